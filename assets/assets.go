@@ -1,0 +1,19 @@
+// Package assets holds the built-in default model and evaluation text, embedded in
+// the binary so that kvq works after `go install` from any directory.
+// See PROVENANCE.md for their origin and licences.
+package assets
+
+import _ "embed"
+
+// ModelName is the name under which the built-in model is served and reported.
+const ModelName = "stories260K"
+
+// Model is the built-in GGUF model (stories260K, ~1 MB, all F32).
+//
+//go:embed stories260K.gguf
+var Model []byte
+
+// Text is the head of the TinyStories validation split used by `kvq eval`.
+//
+//go:embed tinystories-valid-head.txt
+var Text string

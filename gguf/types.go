@@ -1,0 +1,66 @@
+package gguf
+
+import "fmt"
+
+// TensorType is a GGML tensor element type as stored in GGUF tensor infos.
+type TensorType uint32
+
+// Tensor types kvq reads. The numeric values are GGML's.
+const (
+	TypeF32  TensorType = 0
+	TypeF16  TensorType = 1
+	TypeQ4_0 TensorType = 2
+	TypeQ4_1 TensorType = 3
+	TypeQ5_0 TensorType = 6
+	TypeQ5_1 TensorType = 7
+	TypeQ8_0 TensorType = 8
+	TypeQ4_K TensorType = 12
+	TypeQ6_K TensorType = 14
+	TypeBF16 TensorType = 30
+)
+
+type typeInfo struct {
+	name       string
+	blockElems int // values per block
+	blockBytes int // bytes per block
+}
+
+var typeInfos = map[TensorType]typeInfo{
+	TypeF32:  {"F32", 1, 4},
+	TypeF16:  {"F16", 1, 2},
+	TypeBF16: {"BF16", 1, 2},
+	TypeQ4_0: {"Q4_0", 32, 18},
+	TypeQ4_1: {"Q4_1", 32, 20},
+	TypeQ5_0: {"Q5_0", 32, 22},
+	TypeQ5_1: {"Q5_1", 32, 24},
+	TypeQ8_0: {"Q8_0", 32, 34},
+	TypeQ4_K: {"Q4_K", 256, 144},
+	TypeQ6_K: {"Q6_K", 256, 210},
+}
+
+// String returns GGML's name for the type, or "type(N)" for one kvq does not know.
+func (t TensorType) String() string {
+	if ti, ok := typeInfos[t]; ok {
+		return ti.name
+	}
+	return fmt.Sprintf("type(%d)", uint32(t))
+}
+
+// Supported reports whether kvq can read tensors of this type.
+func (t TensorType) Supported() bool { _, ok := typeInfos[t]; return ok }
+
+// BlockElems is the number of values in one block of the type (1 for float types).
+func (t TensorType) BlockElems() int { return typeInfos[t].blockElems }
+
+// RowBytes returns the bytes of a row of n values, and an error if the type is unknown
+// or n is not a whole number of blocks.
+func (t TensorType) RowBytes(n int) (int, error) {
+	ti, ok := typeInfos[t]
+	if !ok {
+		return 0, fmt.Errorf("gguf: unsupported tensor type %v", t)
+	}
+	if n < 0 || n%ti.blockElems != 0 {
+		return 0, fmt.Errorf("gguf: row of %d values is not a whole number of %v blocks (%d values each)", n, t, ti.blockElems)
+	}
+	return n / ti.blockElems * ti.blockBytes, nil
+}

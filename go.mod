@@ -1,0 +1,3 @@
+module kvq
+
+go 1.26

@@ -1,0 +1,89 @@
+// Package quant holds kvq's codecs: how one key or value row (or, for KIVI keys, one
+// block of tokens quantized per channel) is stored in fewer bits. Pure functions and
+// small types; it knows nothing of caches or models.
+//
+// Every codec documents its byte layout at the top of its file. Sizes are exact:
+// RowBytes and BlockBytes are what Encode writes, and memory accounting everywhere
+// else is computed from them.
+package quant
+
+// RowCodec stores one row of d float32 values (one token of one KV head) in a fixed
+// number of bytes. Implementations are stateless values, safe for concurrent use.
+type RowCodec interface {
+	// Name is the codec's short name, e.g. "q8" or "q4:g=32".
+	Name() string
+	// RowBytes is the exact number of bytes one encoded row of d values occupies
+	// (codes, scales and zeros). RowBytes(0) is 0.
+	RowBytes(d int) int
+	// Encode writes the encoding of src into dst. len(dst) must equal RowBytes(len(src)).
+	Encode(dst []byte, src []float32)
+	// Decode reconstructs len(dst) values from src, which holds RowBytes(len(dst)) bytes.
+	Decode(dst []float32, src []byte)
+	// Dot returns q · Decode(src) computed on the codes in place, without a
+	// dequantized copy; len(q) is the row length d.
+	Dot(q []float32, src []byte) float32
+	// AddScaled performs dst += w · Decode(src) on the codes in place; len(dst) is d.
+	AddScaled(dst []float32, w float32, src []byte)
+}
+
+// ChannelCodec stores a block of t tokens × d channels quantized per channel (one
+// scale and zero per channel for the whole block), as KIVI does for keys. The source
+// is row-major: token i, channel c is src[i*d+c].
+type ChannelCodec interface {
+	// Name is the codec's short name, e.g. "kivi4".
+	Name() string
+	// BlockBytes is the exact number of bytes one encoded block of t tokens × d channels occupies.
+	BlockBytes(t, d int) int
+	// Encode writes the encoding of src (t×d, row-major) into dst; len(dst) must equal BlockBytes(t, d).
+	Encode(dst []byte, src []float32, t, d int)
+	// Decode reconstructs the t×d block into dst (row-major).
+	Decode(dst []float32, src []byte, t, d int)
+	// Dot writes scores[i] = q · token i of the block for i < t, computed on the codes
+	// in place; len(q) is d and len(scores) at least t.
+	Dot(scores []float32, q []float32, src []byte, t, d int)
+}
+
+// F32 stores rows unchanged.
+//
+// Layout of a row of d values: d little-endian IEEE-754 float32, 4·d bytes.
+type F32 struct{}
+
+// Name implements RowCodec.
+func (F32) Name() string { return "f32" }
+
+// RowBytes implements RowCodec.
+func (F32) RowBytes(d int) int { return 4 * d }
+
+// Encode implements RowCodec.
+func (F32) Encode(dst []byte, src []float32) {
+	dst = dst[:4*len(src)]
+	for i, x := range src {
+		putF32(dst[4*i:], x)
+	}
+}
+
+// Decode implements RowCodec.
+func (F32) Decode(dst []float32, src []byte) {
+	src = src[:4*len(dst)]
+	for i := range dst {
+		dst[i] = getF32(src[4*i:])
+	}
+}
+
+// Dot implements RowCodec.
+func (F32) Dot(q []float32, src []byte) float32 {
+	src = src[:4*len(q)]
+	var s float32
+	for i, x := range q {
+		s += x * getF32(src[4*i:])
+	}
+	return s
+}
+
+// AddScaled implements RowCodec.
+func (F32) AddScaled(dst []float32, w float32, src []byte) {
+	src = src[:4*len(dst)]
+	for i := range dst {
+		dst[i] += w * getF32(src[4*i:])
+	}
+}
