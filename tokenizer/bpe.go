@@ -1,0 +1,224 @@
+package tokenizer
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// pair is a GPT-2 merge rule: the pieces left and right become left+right.
+type pair struct{ l, r string }
+
+// byteRune maps each byte to the printable rune GPT-2's byte-level BPE spells it with
+// (bytes_to_unicode in GPT-2's encoder.py): the printable Latin-1 bytes '!'..'~',
+// '¡'..'¬' and '®'..'ÿ' stand for themselves, the other 68 bytes map in order to
+// U+0100 onwards.
+var byteRune [256]rune
+
+// runeByte is the inverse of byteRune, indexed by rune (all mapped runes are < 0x144).
+var runeByte [0x144]int16
+
+func init() {
+	for i := range runeByte {
+		runeByte[i] = -1
+	}
+	next := rune(0x100)
+	for b := 0; b < 256; b++ {
+		switch {
+		case b >= '!' && b <= '~', b >= 0xA1 && b <= 0xAC, b >= 0xAE && b <= 0xFF:
+			byteRune[b] = rune(b)
+		default:
+			byteRune[b] = next
+			next++
+		}
+		runeByte[byteRune[b]] = int16(b)
+	}
+}
+
+// mapBytes spells the bytes of s in the byte-level alphabet.
+func mapBytes(s string) string {
+	var b strings.Builder
+	b.Grow(2 * len(s))
+	for i := 0; i < len(s); i++ {
+		b.WriteRune(byteRune[s[i]])
+	}
+	return b.String()
+}
+
+// unmapBytes turns a byte-level piece back into the bytes it stands for. Runes outside
+// the byte-level alphabet (as in added tokens) are kept as their UTF-8 encoding.
+func unmapBytes(p string) string {
+	var b strings.Builder
+	b.Grow(len(p))
+	for _, r := range p {
+		if r >= 0 && int(r) < len(runeByte) && runeByte[r] >= 0 {
+			b.WriteByte(byte(runeByte[r]))
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// initGPT2 parses the merge rules into ranks.
+func (t *Tokenizer) initGPT2(merges []string) error {
+	if len(merges) > 1<<31-1 {
+		return fmt.Errorf("%w: %d merges do not fit int32 ranks", ErrInvalidVocab, len(merges))
+	}
+	t.ranks = make(map[pair]int32, len(merges))
+	for i, m := range merges {
+		k := -1
+		if len(m) > 1 {
+			k = strings.IndexByte(m[1:], ' ')
+		}
+		if k < 0 || k+2 >= len(m) {
+			return fmt.Errorf("%w: merge %d %q is not \"left right\"", ErrInvalidVocab, i, m)
+		}
+		p := pair{m[:k+1], m[k+2:]}
+		if _, dup := t.ranks[p]; !dup {
+			t.ranks[p] = int32(i)
+		}
+	}
+	return nil
+}
+
+// encodeGPT2 appends the byte-level BPE encoding of text to out: the text is split by
+// the GPT-2 pre-tokenizer and each part is encoded on its own.
+func (t *Tokenizer) encodeGPT2(out []int32, text string) []int32 {
+	var syms []symbol
+	var q bigramQueue
+	splitGPT2(text, func(word string) {
+		s := mapBytes(word)
+		syms = splitChars(syms, s)
+		q = q[:0]
+		tryAdd := func(left, right int32) {
+			if left < 0 || right < 0 {
+				return
+			}
+			l, r := syms[left], syms[right]
+			rank, ok := t.ranks[pair{s[l.start : l.start+l.n], s[r.start : r.start+r.n]}]
+			if !ok {
+				return
+			}
+			q.push(bigram{left: left, right: right, rank: rank, size: l.n + r.n})
+		}
+		for i := 1; i < len(syms); i++ {
+			tryAdd(int32(i-1), int32(i))
+		}
+		for len(q) > 0 {
+			b := q.pop()
+			if stale(syms, &b) {
+				continue
+			}
+			merge(syms, &b)
+			tryAdd(syms[b.left].prev, b.left)
+			tryAdd(b.left, syms[b.left].next)
+		}
+		for i := int32(0); i >= 0 && int(i) < len(syms); i = syms[i].next {
+			sym := syms[i]
+			p := s[sym.start : sym.start+sym.n]
+			if id, ok := t.lookup[p]; ok {
+				out = append(out, id)
+				continue
+			}
+			// Not a piece (merges without a result in the vocabulary): one token per
+			// byte-level character, or UNK for characters without one.
+			for _, r := range p {
+				if id, ok := t.lookup[string(r)]; ok {
+					out = append(out, id)
+				} else if t.unk >= 0 {
+					out = append(out, t.unk)
+				}
+			}
+		}
+	})
+	return out
+}
+
+// splitGPT2 calls emit for each consecutive part of s that the GPT-2 pre-tokenizer
+// pattern matches:
+//
+//	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//
+// with the first matching alternative winning at each position, as a backtracking
+// regular expression engine does. \s is Unicode white space, \p{L} letters, \p{N}
+// numbers. An invalid UTF-8 byte counts as one character that is none of these (as
+// U+FFFD would be). The parts concatenate to s.
+func splitGPT2(s string, emit func(string)) {
+	for i := 0; i < len(s); {
+		j := gpt2Match(s, i)
+		emit(s[i:j])
+		i = j
+	}
+}
+
+// char classes of the pre-tokenizer
+const (
+	clsOther = iota
+	clsLetter
+	clsNumber
+	clsSpace
+)
+
+func classOf(r rune) int {
+	switch {
+	case unicode.IsLetter(r):
+		return clsLetter
+	case unicode.IsNumber(r):
+		return clsNumber
+	case unicode.IsSpace(r):
+		return clsSpace
+	}
+	return clsOther
+}
+
+// runAt returns the end of the run of characters of class cls that starts at i.
+func runAt(s string, i, cls int) int {
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if classOf(r) != cls {
+			break
+		}
+		i += n
+	}
+	return i
+}
+
+// gpt2Match returns the end of the pre-tokenizer match that starts at i < len(s).
+func gpt2Match(s string, i int) int {
+	r, n := utf8.DecodeRuneInString(s[i:])
+	// 's|'t|'re|'ve|'m|'ll|'d
+	if r == '\'' && i+1 < len(s) {
+		rest := s[i+1:]
+		switch {
+		case strings.HasPrefix(rest, "re"), strings.HasPrefix(rest, "ve"), strings.HasPrefix(rest, "ll"):
+			return i + 3
+		case rest[0] == 's', rest[0] == 't', rest[0] == 'm', rest[0] == 'd':
+			return i + 2
+		}
+	}
+	// ' ?\p{L}+', ' ?\p{N}+', ' ?[^\s\p{L}\p{N}]+'
+	start, cls := i, classOf(r)
+	if r == ' ' && i+n < len(s) {
+		r2, _ := utf8.DecodeRuneInString(s[i+n:])
+		if c2 := classOf(r2); c2 != clsSpace {
+			start, cls = i+n, c2
+		}
+	}
+	if cls != clsSpace {
+		return runAt(s, start, cls)
+	}
+	// '\s+(?!\S)': the longest white-space run not followed by a non-space, which is
+	// the whole run at the end of s, else the run without its last character; when that
+	// is empty, '\s+' takes the single character.
+	end := runAt(s, i, clsSpace)
+	if end == len(s) {
+		return end
+	}
+	_, last := utf8.DecodeLastRuneInString(s[i:end])
+	if end-last > i {
+		return end - last
+	}
+	return end
+}

@@ -1,0 +1,358 @@
+// Package tokenizer converts text to token ids and back for the two tokenizer families
+// that GGUF models name in tokenizer.ggml.model:
+//
+//   - "llama": SentencePiece-style BPE driven by piece scores, as llama.cpp's SPM
+//     tokenizer. Spaces become ▁ (U+2581), a dummy leading space is added when
+//     AddSpacePrefix is set, the text is split into UTF-8 characters, and the adjacent
+//     pair whose concatenation is a vocabulary piece with the highest score is merged
+//     repeatedly (ties: leftmost). Characters left without a piece fall back to one
+//     <0xNN> token per byte, or to UNK.
+//   - "gpt2": byte-level BPE driven by merge ranks, with the GPT-2 pre-tokenizer.
+//
+// Encode never fails: any byte string, including invalid UTF-8, has an encoding, and
+// for vocabularies with byte tokens (every llama vocabulary with byte fallback, every
+// gpt2 vocabulary) Decode(Encode(s)) restores s exactly, with one exception for
+// "llama": a literal ▁ (U+2581) in the input comes back as a space, because
+// SentencePiece uses that character to stand for the space.
+//
+// Encode treats its input as plain text: the text "<s>" is three characters, never the
+// BOS control token.
+//
+// A Tokenizer is immutable after New and safe for concurrent use; a StreamDecoder is
+// not.
+package tokenizer
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Token types as GGUF stores them in tokenizer.ggml.token_type (llama.cpp's values).
+const (
+	TypeUndefined   int32 = 0
+	TypeNormal      int32 = 1
+	TypeUnknown     int32 = 2
+	TypeControl     int32 = 3
+	TypeUserDefined int32 = 4
+	TypeUnused      int32 = 5
+	TypeByte        int32 = 6
+)
+
+// Model names accepted in Vocab.Model.
+const (
+	ModelLlama = "llama"
+	ModelGPT2  = "gpt2"
+)
+
+// ErrInvalidVocab is returned (wrapped, with what was wrong) by New and FromGGUF for a
+// vocabulary that cannot be used.
+var ErrInvalidVocab = errors.New("tokenizer: invalid vocabulary")
+
+// Vocab is a tokenizer's vocabulary as GGUF metadata describes it. Token ids are
+// indices into Tokens.
+type Vocab struct {
+	// Model is "llama" (SentencePiece BPE by scores) or "gpt2" (byte-level BPE by merges).
+	Model string
+	// Tokens holds each token's piece. For "llama", ▁ (U+2581) stands for a space and
+	// byte tokens are spelled <0xNN> (two upper-case hex digits). For "gpt2", pieces are
+	// spelled in the GPT-2 byte-to-unicode alphabet.
+	Tokens []string
+	// Scores holds each token's merge priority for "llama" (higher merges first). It may
+	// be nil (all zero); otherwise its length equals len(Tokens).
+	Scores []float32
+	// Types holds each token's type (TypeNormal, TypeControl, ...). It may be nil, in
+	// which case <0xNN> pieces are byte tokens, BOS/EOS/PAD are control tokens, UNK is
+	// the unknown token and the rest are normal; otherwise its length equals len(Tokens).
+	Types []int32
+	// Merges holds "left right" merge rules for "gpt2", highest priority first. Unused by
+	// "llama".
+	Merges []string
+	// BOS, EOS, UNK and PAD are token ids, or -1 if the vocabulary has none.
+	BOS, EOS, UNK, PAD int32
+	// AddBOS and AddEOS record whether the model expects BOS in front of / EOS after a
+	// prompt. Encode does not consult them (its caller decides); see Tokenizer.AddBOS.
+	AddBOS, AddEOS bool
+	// AddSpacePrefix adds one space in front of the text before encoding, and makes
+	// Decode drop the one leading space this produces. New takes the value as given;
+	// FromGGUF defaults it to true for "llama" and false for "gpt2" when the GGUF file
+	// does not say.
+	AddSpacePrefix bool
+}
+
+// Tokenizer encodes text to token ids and decodes ids to text. Create it with New or
+// FromGGUF.
+type Tokenizer struct {
+	model   string
+	pieces  []string // raw pieces, as in Vocab.Tokens
+	scores  []float32
+	types   []int32 // resolved: never TypeUndefined-by-absence
+	bos     int32
+	eos     int32
+	unk     int32
+	pad     int32
+	addBOS  bool
+	addEOS  bool
+	prefix  bool
+	lookup  map[string]int32 // mergeable piece → id (normal, user-defined, unused)
+	byteTok [256]int32       // byte → its byte token, or -1
+	text    []string         // id → the text the token adds (control tokens: "")
+
+	// gpt2 only
+	ranks map[pair]int32 // merge rule → rank (lower merges first)
+}
+
+// New validates v and builds a tokenizer from it. It returns an error wrapping
+// ErrInvalidVocab when the model is unknown, the vocabulary is empty, Scores or Types
+// have a length other than len(Tokens), a special id is out of range, or (gpt2) a merge
+// rule is malformed.
+func New(v Vocab) (*Tokenizer, error) {
+	n := len(v.Tokens)
+	if v.Model != ModelLlama && v.Model != ModelGPT2 {
+		return nil, fmt.Errorf("%w: unknown model %q (want %q or %q)", ErrInvalidVocab, v.Model, ModelLlama, ModelGPT2)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w: no tokens", ErrInvalidVocab)
+	}
+	if n > 1<<31-1 {
+		return nil, fmt.Errorf("%w: %d tokens do not fit int32 ids", ErrInvalidVocab, n)
+	}
+	if v.Scores != nil && len(v.Scores) != n {
+		return nil, fmt.Errorf("%w: %d scores for %d tokens", ErrInvalidVocab, len(v.Scores), n)
+	}
+	if v.Types != nil && len(v.Types) != n {
+		return nil, fmt.Errorf("%w: %d token types for %d tokens", ErrInvalidVocab, len(v.Types), n)
+	}
+	for _, s := range []struct {
+		name string
+		id   int32
+	}{{"BOS", v.BOS}, {"EOS", v.EOS}, {"UNK", v.UNK}, {"PAD", v.PAD}} {
+		if s.id < -1 || int(s.id) >= n {
+			return nil, fmt.Errorf("%w: %s id %d out of range [-1, %d)", ErrInvalidVocab, s.name, s.id, n)
+		}
+	}
+	t := &Tokenizer{
+		model:  v.Model,
+		pieces: v.Tokens,
+		scores: v.Scores,
+		bos:    v.BOS,
+		eos:    v.EOS,
+		unk:    v.UNK,
+		pad:    v.PAD,
+		addBOS: v.AddBOS,
+		addEOS: v.AddEOS,
+		prefix: v.AddSpacePrefix,
+		lookup: make(map[string]int32, n),
+		types:  make([]int32, n),
+		text:   make([]string, n),
+	}
+	if t.scores == nil {
+		t.scores = make([]float32, n)
+	}
+	for i := range t.byteTok {
+		t.byteTok[i] = -1
+	}
+	for i, p := range v.Tokens {
+		id := int32(i)
+		typ := TypeNormal
+		if v.Types != nil {
+			typ = v.Types[i]
+		} else {
+			switch {
+			case id == v.BOS || id == v.EOS || id == v.PAD:
+				typ = TypeControl
+			case id == v.UNK:
+				typ = TypeUnknown
+			case v.Model == ModelLlama && isBytePiece(p):
+				typ = TypeByte
+			}
+		}
+		t.types[i] = typ
+		switch typ {
+		case TypeControl:
+			// no text, never produced from text
+		case TypeUnknown:
+			t.text[i] = unknownText
+		case TypeByte:
+			if b, ok := parseBytePiece(p); ok {
+				if t.byteTok[b] < 0 {
+					t.byteTok[b] = id
+				}
+				t.text[i] = string([]byte{b})
+			} else {
+				t.text[i] = t.pieceText(p)
+			}
+		default:
+			if _, dup := t.lookup[p]; !dup && p != "" {
+				t.lookup[p] = id
+			}
+			t.text[i] = t.pieceText(p)
+		}
+	}
+	if v.Model == ModelGPT2 {
+		if err := t.initGPT2(v.Merges); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// unknownText is what the unknown token decodes to (SentencePiece's surface for it).
+const unknownText = " \u2047 "
+
+// pieceText is the text a normal piece stands for.
+func (t *Tokenizer) pieceText(p string) string {
+	if t.model == ModelGPT2 {
+		return unmapBytes(p)
+	}
+	return strings.ReplaceAll(p, spaceMark, " ")
+}
+
+// isBytePiece reports whether p is spelled <0xNN>.
+func isBytePiece(p string) bool {
+	_, ok := parseBytePiece(p)
+	return ok
+}
+
+// parseBytePiece parses a byte token's piece <0xNN> (hex digits of either case).
+func parseBytePiece(p string) (byte, bool) {
+	if len(p) != 6 || p[0] != '<' || p[1] != '0' || p[2] != 'x' || p[5] != '>' {
+		return 0, false
+	}
+	hi, ok1 := hexVal(p[3])
+	lo, ok2 := hexVal(p[4])
+	if !ok1 || !ok2 {
+		return 0, false
+	}
+	return hi<<4 | lo, true
+}
+
+func hexVal(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}
+
+// Model returns the tokenizer family, "llama" or "gpt2".
+func (t *Tokenizer) Model() string { return t.model }
+
+// VocabSize returns the number of tokens; valid ids are 0 ≤ id < VocabSize().
+func (t *Tokenizer) VocabSize() int { return len(t.pieces) }
+
+// BOS returns the beginning-of-sequence token id, or -1 if the vocabulary has none.
+func (t *Tokenizer) BOS() int32 { return t.bos }
+
+// EOS returns the end-of-sequence token id, or -1 if the vocabulary has none.
+func (t *Tokenizer) EOS() int32 { return t.eos }
+
+// UNK returns the unknown token id, or -1 if the vocabulary has none.
+func (t *Tokenizer) UNK() int32 { return t.unk }
+
+// PAD returns the padding token id, or -1 if the vocabulary has none.
+func (t *Tokenizer) PAD() int32 { return t.pad }
+
+// AddBOS reports whether the model expects BOS in front of a prompt
+// (tokenizer.ggml.add_bos_token); pass it as Encode's addBOS.
+func (t *Tokenizer) AddBOS() bool { return t.addBOS }
+
+// AddEOS reports whether the model expects EOS after a prompt
+// (tokenizer.ggml.add_eos_token). Encode never appends EOS; callers that honour this
+// append EOS() themselves.
+func (t *Tokenizer) AddEOS() bool { return t.addEOS }
+
+// valid reports whether id names a token.
+func (t *Tokenizer) valid(id int32) bool { return id >= 0 && int(id) < len(t.pieces) }
+
+// IsControl reports whether id is a control token (BOS, EOS, padding, ...), which
+// decodes to no text. It is false for ids out of range.
+func (t *Tokenizer) IsControl(id int32) bool {
+	return t.valid(id) && t.types[id] == TypeControl
+}
+
+// Type returns the token type of id (TypeNormal, TypeControl, ...), or TypeUndefined
+// for an id out of range.
+func (t *Tokenizer) Type(id int32) int32 {
+	if !t.valid(id) {
+		return TypeUndefined
+	}
+	return t.types[id]
+}
+
+// Score returns the piece score of id (0 when the vocabulary has no scores or id is out
+// of range).
+func (t *Tokenizer) Score(id int32) float32 {
+	if !t.valid(id) {
+		return 0
+	}
+	return t.scores[id]
+}
+
+// Token returns the raw vocabulary piece of id as stored (e.g. "▁the", "<0x0A>",
+// "Ġthe"), or "" for an id out of range.
+func (t *Tokenizer) Token(id int32) string {
+	if !t.valid(id) {
+		return ""
+	}
+	return t.pieces[id]
+}
+
+// Piece returns the text that token id adds when appended to a decoded sequence: ▁
+// becomes a space, a byte token is its single byte (possibly an incomplete UTF-8
+// sequence; see NewStreamDecoder), a control token or an id out of range is "". Piece
+// does not strip the dummy leading space; Decode and StreamDecoder do.
+func (t *Tokenizer) Piece(id int32) string {
+	if !t.valid(id) {
+		return ""
+	}
+	return t.text[id]
+}
+
+// Decode returns the text of ids: the concatenation of their pieces, with control
+// tokens and ids out of range contributing nothing. When the vocabulary adds a space
+// prefix, the one leading space of the first piece that produces text is dropped if no
+// text precedes it (the space Encode added). The result is the exact byte
+// concatenation and may be invalid UTF-8 if ids split a character.
+func (t *Tokenizer) Decode(ids []int32) string {
+	var b strings.Builder
+	started := false
+	for _, id := range ids {
+		s := t.Piece(id)
+		if s == "" {
+			continue
+		}
+		if !started {
+			started = true
+			if t.prefix && s[0] == ' ' {
+				s = s[1:]
+			}
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// Encode returns the token ids of text, with BOS in front when addBOS is true and the
+// vocabulary has a BOS token. Encode never fails; bytes that the vocabulary cannot
+// represent (no piece, no byte token) become UNK, or are dropped if there is no UNK.
+func (t *Tokenizer) Encode(text string, addBOS bool) []int32 {
+	out := make([]int32, 0, len(text)/3+2)
+	if addBOS && t.bos >= 0 {
+		out = append(out, t.bos)
+	}
+	if text == "" {
+		return out
+	}
+	if t.prefix {
+		text = " " + text
+	}
+	if t.model == ModelGPT2 {
+		return t.encodeGPT2(out, text)
+	}
+	return t.encodeSPM(out, text)
+}
