@@ -1,0 +1,181 @@
+package linalg
+
+import (
+	"math"
+	"os"
+	"sync/atomic"
+)
+
+// kernelSet is one implementation of every inner kernel. The scalar set is the reference;
+// SIMD sets must agree with it within float32 rounding (integer parts exactly).
+type kernelSet struct {
+	name string
+	// dotF32 returns Σ a[i]·b[i], len(a) == len(b).
+	dotF32 func(a, b []float32) float32
+	// dotF16 returns Σ f16(w[2i:2i+2])·x[i]; len(w) == 2·len(x), little-endian binary16.
+	dotF16 func(w []byte, x []float32) float32
+	// dotQ8 returns Σ_b d_w(b)·xd[b]·Σ_j w_q(b,j)·xq[32b+j] over the len(xd) Q8_0 blocks of w.
+	dotQ8 func(w []byte, xq []int8, xd []float32) float32
+	// dotQ4 is dotQ8 for Q4_0 weight blocks.
+	dotQ4 func(w []byte, xq []int8, xd []float32) float32
+	// axpy does dst[i] += a·x[i], len(dst) == len(x).
+	axpy func(dst []float32, a float32, x []float32)
+	// quantQ8 quantizes x per 32-value block: xd[b] = max|x|/127, xq = round(x/xd[b]);
+	// len(x) == len(xq) == 32·len(xd).
+	quantQ8 func(xq []int8, xd []float32, x []float32)
+}
+
+var scalarKernels = &kernelSet{
+	name:    "scalar",
+	dotF32:  dotF32Scalar,
+	dotF16:  dotF16Scalar,
+	dotQ8:   dotQ8Scalar,
+	dotQ4:   dotQ4Scalar,
+	axpy:    axpyScalar,
+	quantQ8: quantQ8Scalar,
+}
+
+// simdKernels is set at init by the SIMD build when the CPU supports it; nil otherwise.
+var simdKernels *kernelSet
+
+// active is the kernel set in use.
+var active atomic.Pointer[kernelSet]
+
+func init() {
+	active.Store(scalarKernels)
+	if simdKernels != nil && os.Getenv("KVQ_NOSIMD") != "1" {
+		active.Store(simdKernels)
+	}
+}
+
+// SetSIMD selects the SIMD kernels (on) or the portable scalar ones (off) and reports
+// whether SIMD kernels are in use afterwards: false when this build or this CPU has
+// none. The environment variable KVQ_NOSIMD=1 sets the initial choice to scalar.
+func SetSIMD(on bool) bool {
+	if on && simdKernels != nil {
+		active.Store(simdKernels)
+		return true
+	}
+	active.Store(scalarKernels)
+	return false
+}
+
+// KernelName names the kernel set in use ("scalar", or the SIMD level such as "avx2").
+func KernelName() string { return active.Load().name }
+
+// dotF32Scalar is the reference for dotF32: for i { s += a[i]*b[i] }, here with four
+// partial sums.
+func dotF32Scalar(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// dotF16Scalar is the reference for dotF16: for i { s += f16Table[w[i]]*x[i] }.
+func dotF16Scalar(w []byte, x []float32) float32 {
+	w = w[:2*len(x)]
+	var s0, s1 float32
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		s0 += f16Table[uint16(w[2*i])|uint16(w[2*i+1])<<8] * x[i]
+		s1 += f16Table[uint16(w[2*i+2])|uint16(w[2*i+3])<<8] * x[i+1]
+	}
+	for ; i < len(x); i++ {
+		s0 += f16Table[uint16(w[2*i])|uint16(w[2*i+1])<<8] * x[i]
+	}
+	return s0 + s1
+}
+
+// Q8_0 block: 2 bytes little-endian binary16 scale d, then 32 int8 codes q; value = d·q.
+const (
+	q8BlockBytes = 34
+	q4BlockBytes = 18
+	blockElems   = 32
+)
+
+// dotQ8Scalar is the reference for dotQ8: per block an exact int32 dot of the codes,
+// then one float multiply by both scales.
+func dotQ8Scalar(w []byte, xq []int8, xd []float32) float32 {
+	var s float32
+	w = w[:len(xd)*q8BlockBytes]
+	xq = xq[:len(xd)*blockElems]
+	for b := range xd {
+		blk := w[b*q8BlockBytes : (b+1)*q8BlockBytes]
+		q := xq[b*blockElems : (b+1)*blockElems]
+		var acc int32
+		for j := 0; j < blockElems; j++ {
+			acc += int32(int8(blk[2+j])) * int32(q[j])
+		}
+		d := f16Table[uint16(blk[0])|uint16(blk[1])<<8]
+		s += d * xd[b] * float32(acc)
+	}
+	return s
+}
+
+// Q4_0 block: 2 bytes binary16 scale d, then 16 bytes; byte j holds value j in its low
+// nibble and value j+16 in its high nibble, each as code-8; value = d·(code-8).
+
+// dotQ4Scalar is the reference for dotQ4: dotQ8Scalar with the codes unpacked from nibbles.
+func dotQ4Scalar(w []byte, xq []int8, xd []float32) float32 {
+	var s float32
+	w = w[:len(xd)*q4BlockBytes]
+	xq = xq[:len(xd)*blockElems]
+	for b := range xd {
+		blk := w[b*q4BlockBytes : (b+1)*q4BlockBytes]
+		q := xq[b*blockElems : (b+1)*blockElems]
+		var acc int32
+		for j := 0; j < 16; j++ {
+			v := blk[2+j]
+			acc += (int32(v&0x0f) - 8) * int32(q[j])
+			acc += (int32(v>>4) - 8) * int32(q[j+16])
+		}
+		d := f16Table[uint16(blk[0])|uint16(blk[1])<<8]
+		s += d * xd[b] * float32(acc)
+	}
+	return s
+}
+
+// axpyScalar is the reference for axpy: for i { dst[i] += a*x[i] }.
+func axpyScalar(dst []float32, a float32, x []float32) {
+	x = x[:len(dst)]
+	for i := range dst {
+		dst[i] += a * x[i]
+	}
+}
+
+// quantQ8Scalar is the reference for quantQ8: per block d = max|x|/127 and
+// q = round-half-away(x/d), clamped to [-127, 127]; an all-zero block gets d = 0, q = 0.
+func quantQ8Scalar(xq []int8, xd []float32, x []float32) {
+	x = x[:len(xd)*blockElems]
+	xq = xq[:len(xd)*blockElems]
+	for b := range xd {
+		v := x[b*blockElems : (b+1)*blockElems]
+		q := xq[b*blockElems : (b+1)*blockElems]
+		var amax float32
+		for _, f := range v {
+			amax = max(amax, abs32(f))
+		}
+		d := amax / 127
+		xd[b] = d
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		for j, f := range v {
+			r := math.Round(float64(f * id))
+			q[j] = int8(max(-127, min(127, r)))
+		}
+	}
+}
+
+func abs32(f float32) float32 { return math.Float32frombits(math.Float32bits(f) &^ (1 << 31)) }

@@ -1,0 +1,350 @@
+package linalg
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"kvq/gguf"
+)
+
+// kernelModes returns the kernel sets this build and CPU can run; tests run each.
+func kernelModes(t *testing.T) []bool {
+	t.Helper()
+	modes := []bool{false}
+	if simdKernels != nil {
+		modes = append(modes, true)
+	}
+	t.Cleanup(func() { SetSIMD(true) })
+	return modes
+}
+
+func withKernels(t *testing.T, simd bool) {
+	t.Helper()
+	if got := SetSIMD(simd); got != simd {
+		t.Fatalf("SetSIMD(%v) = %v", simd, got)
+	}
+}
+
+var testTypes = []gguf.TensorType{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_0}
+
+func TestMatMulConformance(t *testing.T) {
+	shapes := []struct{ rows, cols int }{
+		{1, 32}, {7, 32}, {5, 64}, {33, 96}, {17, 256}, {129, 160}, {3, 512},
+		{517, 256}, // large enough to run in parallel
+	}
+	ns := []int{1, 3, 17}
+	const guard = 9
+	for _, simd := range kernelModes(t) {
+		for _, threads := range []int{1, 2, 3} {
+			for _, typ := range testTypes {
+				for _, sh := range shapes {
+					for _, n := range ns {
+						name := fmt.Sprintf("simd=%v/threads=%d/%v/%dx%d/n=%d", simd, threads, typ, sh.rows, sh.cols, n)
+						t.Run(name, func(t *testing.T) {
+							withKernels(t, simd)
+							defer SetThreads(Threads())
+							if err := SetThreads(threads); err != nil {
+								t.Fatal(err)
+							}
+							seed := uint64(sh.rows*1000003 + sh.cols*101 + n)
+							r := rand.New(rand.NewPCG(seed, uint64(typ)))
+							data, wref := encodeRows(t, typ, randVals(r, sh.rows*sh.cols, 0.05), sh.rows, sh.cols)
+							w, err := NewMatrix(typ, sh.rows, sh.cols, data)
+							if err != nil {
+								t.Fatal(err)
+							}
+							x := randVals(r, n*sh.cols+guard, 1)
+							for i := n * sh.cols; i < len(x); i++ {
+								x[i] = 1e30 // reading past n tokens would show
+							}
+							buf := make([]float32, n*sh.rows+2*guard)
+							for i := range buf {
+								buf[i] = -7777
+							}
+							out := buf[guard : guard+n*sh.rows]
+							if err := MatMul(out, w, x, n); err != nil {
+								t.Fatal(err)
+							}
+							for i := 0; i < guard; i++ {
+								if buf[i] != -7777 || buf[len(buf)-1-i] != -7777 {
+									t.Fatalf("guard value overwritten: buf[%d]=%v buf[%d]=%v", i, buf[i], len(buf)-1-i, buf[len(buf)-1-i])
+								}
+							}
+							quantX := typ == gguf.TypeQ8_0 || typ == gguf.TypeQ4_0
+							ref, tol := refMatMul(wref, sh.rows, sh.cols, x, n, quantX)
+							bad := 0
+							for i := range ref {
+								if d := math.Abs(float64(out[i]) - ref[i]); !(d <= tol[i]) {
+									if bad++; bad <= 5 {
+										t.Errorf("out[%d] (token %d row %d) = %v, want %v ± %.3g (off by %.3g)",
+											i, i/sh.rows, i%sh.rows, out[i], ref[i], tol[i], d)
+									}
+								}
+							}
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMatMulKernelsAgree checks the SIMD kernels against their scalar twins on the same
+// inputs, with a tolerance far below the quantization error (both see the same int8 codes).
+func TestMatMulKernelsAgree(t *testing.T) {
+	if simdKernels == nil {
+		t.Skip("no SIMD kernels in this build or on this CPU")
+	}
+	defer SetSIMD(true)
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, typ := range testTypes {
+		for _, cols := range []int{32, 96, 768} {
+			rows, n := 13, 5
+			data, _ := encodeRows(t, typ, randVals(r, rows*cols, 0.05), rows, cols)
+			w, err := NewMatrix(typ, rows, cols, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := randVals(r, n*cols, 1)
+			got := [2][]float32{make([]float32, n*rows), make([]float32, n*rows)}
+			for i, simd := range []bool{false, true} {
+				SetSIMD(simd)
+				if err := MatMul(got[i], w, x, n); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range got[0] {
+				a, b := float64(got[0][i]), float64(got[1][i])
+				if d := math.Abs(a - b); d > 1e-5*(math.Abs(a)+1e-3) {
+					t.Errorf("%v cols=%d out[%d]: scalar %v, simd %v", typ, cols, i, a, b)
+				}
+			}
+		}
+	}
+}
+
+func TestMatMulErrors(t *testing.T) {
+	q8 := make([]byte, 3*34)
+	good := Matrix{Type: gguf.TypeQ8_0, Rows: 3, Cols: 32, Data: q8}
+	cases := []struct {
+		name    string
+		badW    bool // NewMatrix must reject w too
+		w       Matrix
+		outLen  int
+		xLen    int
+		n       int
+		wantErr error
+	}{
+		{"unknown type", true, Matrix{Type: 99, Rows: 1, Cols: 32, Data: make([]byte, 32)}, 1, 32, 1, ErrUnsupportedType},
+		{"cols not whole blocks", true, Matrix{Type: gguf.TypeQ8_0, Rows: 1, Cols: 33, Data: make([]byte, 34)}, 1, 33, 1, ErrShape},
+		{"data short", true, Matrix{Type: gguf.TypeF32, Rows: 2, Cols: 4, Data: make([]byte, 31)}, 2, 4, 1, ErrShape},
+		{"data long", true, Matrix{Type: gguf.TypeF32, Rows: 2, Cols: 4, Data: make([]byte, 33)}, 2, 4, 1, ErrShape},
+		{"negative rows", true, Matrix{Type: gguf.TypeF32, Rows: -1, Cols: 4}, 0, 4, 1, ErrShape},
+		{"overflowing rows", true, Matrix{Type: gguf.TypeF32, Rows: math.MaxInt / 2, Cols: 4}, 0, 4, 1, ErrShape},
+		{"negative n", false, good, 3, 32, -1, ErrShape},
+		{"overflowing n", false, good, 3, 32, math.MaxInt / 2, ErrShape},
+		{"out short", false, good, 5, 64, 2, ErrShape},
+		{"x short", false, good, 6, 63, 2, ErrShape},
+		{"ok", false, good, 6, 64, 2, nil},
+		{"ok empty", false, good, 0, 0, 0, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := make([]float32, c.outLen)
+			for i := range out {
+				out[i] = 42
+			}
+			err := MatMul(out, c.w, make([]float32, c.xLen), c.n)
+			if c.wantErr == nil {
+				if err != nil {
+					t.Fatalf("MatMul: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, c.wantErr) {
+				t.Fatalf("MatMul error = %v, want %v", err, c.wantErr)
+			}
+			for i, v := range out {
+				if v != 42 {
+					t.Fatalf("out[%d] written (%v) on error", i, v)
+				}
+			}
+			if _, err := NewMatrix(c.w.Type, c.w.Rows, c.w.Cols, c.w.Data); c.badW && !errors.Is(err, c.wantErr) {
+				t.Fatalf("NewMatrix error = %v, want %v", err, c.wantErr)
+			}
+		})
+	}
+}
+
+func TestNewMatrix(t *testing.T) {
+	if _, err := NewMatrix(gguf.TypeQ8_0, 2, 64, make([]byte, 2*68)); err != nil {
+		t.Fatalf("valid Q8_0 matrix: %v", err)
+	}
+	_, err := NewMatrix(gguf.TypeQ8_0, 2, 64, make([]byte, 2*68-1))
+	if !errors.Is(err, ErrShape) {
+		t.Fatalf("short data: err = %v, want ErrShape", err)
+	}
+	for _, typ := range testTypes {
+		if !Supports(typ) {
+			t.Errorf("Supports(%v) = false", typ)
+		}
+	}
+	if Supports(99) {
+		t.Error("Supports(type 99) = true")
+	}
+}
+
+func TestMatMulZeroCols(t *testing.T) {
+	w, err := NewMatrix(gguf.TypeF32, 3, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []float32{1, 2, 3, 4, 5, 6, 99}
+	if err := MatMul(out[:6], w, nil, 2); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range out[:6] {
+		if v != 0 {
+			t.Errorf("out[%d] = %v, want 0", i, v)
+		}
+	}
+	if out[6] != 99 {
+		t.Error("wrote past n·Rows")
+	}
+}
+
+func TestMatMulConcurrent(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	rows, cols, n := 300, 256, 4
+	data, wref := encodeRows(t, gguf.TypeQ8_0, randVals(r, rows*cols, 0.05), rows, cols)
+	w, err := NewMatrix(gguf.TypeQ8_0, rows, cols, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 6; g++ {
+		x := randVals(r, n*cols, 1)
+		ref, tol := refMatMul(wref, rows, cols, x, n, true)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out := make([]float32, n*rows)
+			for it := 0; it < 20; it++ {
+				if err := MatMul(out, w, x, n); err != nil {
+					t.Error(err)
+					return
+				}
+				for i := range ref {
+					if math.Abs(float64(out[i])-ref[i]) > tol[i] {
+						t.Errorf("goroutine result out[%d] = %v, want %v", i, out[i], ref[i])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestF16Table(t *testing.T) {
+	cases := []struct {
+		h    uint16
+		want float64
+	}{
+		{0x0000, 0}, {0x3c00, 1}, {0xc000, -2}, {0x7bff, 65504}, {0x0001, math.Pow(2, -24)},
+		{0x03ff, 1023 * math.Pow(2, -24)}, {0x0400, math.Pow(2, -14)}, {0x3555, 0.333251953125},
+		{0x7c00, math.Inf(1)}, {0xfc00, math.Inf(-1)},
+	}
+	for _, c := range cases {
+		if got := F16ToF32(c.h); float64(got) != c.want {
+			t.Errorf("F16ToF32(%#04x) = %v, want %v", c.h, got, c.want)
+		}
+	}
+	for h := 0; h < 1<<16; h++ {
+		got, want := float64(F16ToF32(uint16(h))), f16ToF64(uint16(h))
+		if got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Fatalf("F16ToF32(%#04x) = %v, want %v", h, got, want)
+		}
+	}
+	if math.Float32bits(F16ToF32(0x8000)) != 1<<31 {
+		t.Error("negative zero lost its sign")
+	}
+}
+
+func TestVectorKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, simd := range kernelModes(t) {
+		withKernels(t, simd)
+		for _, n := range []int{0, 1, 7, 8, 15, 16, 31, 33, 100, 768} {
+			a, b := randVals(r, n, 1), randVals(r, n, 1)
+			var want, sa float64
+			for i := range a {
+				want += float64(a[i]) * float64(b[i])
+				sa += math.Abs(float64(a[i]) * float64(b[i]))
+			}
+			tol := 2*float64(n)*math.Pow(2, -24)*sa + 1e-30
+			if got := Dot(a, b); math.Abs(float64(got)-want) > tol {
+				t.Errorf("simd=%v Dot n=%d = %v, want %v", simd, n, got, want)
+			}
+			if got := Dot(a, append(b, 1e30)); math.Abs(float64(got)-want) > tol {
+				t.Errorf("simd=%v Dot with longer b n=%d = %v, want %v", simd, n, got, want)
+			}
+
+			dst := append(randVals(r, n, 1), -5, -5)
+			orig := append([]float32(nil), dst...)
+			Axpy(dst[:n], 0.75, a)
+			for i := 0; i < n; i++ {
+				want := float64(orig[i]) + 0.75*float64(a[i])
+				if math.Abs(float64(dst[i])-want) > 1e-6*(math.Abs(want)+1) {
+					t.Fatalf("simd=%v Axpy n=%d dst[%d] = %v, want %v", simd, n, i, dst[i], want)
+				}
+			}
+			if dst[n] != -5 || dst[n+1] != -5 {
+				t.Fatalf("Axpy wrote past its length")
+			}
+
+			wgt := randVals(r, n, 1)
+			out := make([]float32, n+1)
+			out[n] = 3
+			if err := RMSNorm(out[:n], a, wgt, 1e-5); err != nil {
+				t.Fatal(err)
+			}
+			var ss float64
+			for _, v := range a {
+				ss += float64(v) * float64(v)
+			}
+			scale := 1 / math.Sqrt(ss/float64(max(n, 1))+1e-5)
+			for i := 0; i < n; i++ {
+				want := float64(a[i]) * scale * float64(wgt[i])
+				if math.Abs(float64(out[i])-want) > 1e-5*(math.Abs(want)+1e-3) {
+					t.Fatalf("simd=%v RMSNorm n=%d out[%d] = %v, want %v", simd, n, i, out[i], want)
+				}
+			}
+			if out[n] != 3 {
+				t.Fatal("RMSNorm wrote past its length")
+			}
+		}
+	}
+	if err := RMSNorm(make([]float32, 2), make([]float32, 3), make([]float32, 3), 1e-5); !errors.Is(err, ErrShape) {
+		t.Errorf("RMSNorm short dst: err = %v, want ErrShape", err)
+	}
+	if err := RMSNorm(make([]float32, 3), make([]float32, 3), make([]float32, 3), float32(math.NaN())); err == nil {
+		t.Error("RMSNorm accepted NaN eps")
+	}
+}
+
+func TestSetThreads(t *testing.T) {
+	defer SetThreads(Threads())
+	for _, n := range []int{0, -1, 257} {
+		if err := SetThreads(n); err == nil {
+			t.Errorf("SetThreads(%d) accepted", n)
+		}
+	}
+	if err := SetThreads(3); err != nil || Threads() != 3 {
+		t.Errorf("SetThreads(3): err %v, Threads() = %d", err, Threads())
+	}
+}
