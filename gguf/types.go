@@ -43,6 +43,9 @@ func (t TensorType) String() string {
 	if ti, ok := typeInfos[t]; ok {
 		return ti.name
 	}
+	if ti, ok := otherLayouts[t]; ok {
+		return ti.name
+	}
 	return fmt.Sprintf("type(%d)", uint32(t))
 }
 
@@ -63,4 +66,32 @@ func (t TensorType) RowBytes(n int) (int, error) {
 		return 0, fmt.Errorf("gguf: row of %d values is not a whole number of %v blocks (%d values each)", n, t, ti.blockElems)
 	}
 	return n / ti.blockElems * ti.blockBytes, nil
+}
+
+// layout gives the block geometry of every tensor type a file may hold, including
+// GGML types kvq cannot dequantize (their tensors can be listed and sliced, not
+// converted). ok is false for a type id GGML does not define.
+func (t TensorType) layout() (blockElems, blockBytes int, ok bool) {
+	if ti, found := typeInfos[t]; found {
+		return ti.blockElems, ti.blockBytes, true
+	}
+	if l, found := otherLayouts[t]; found {
+		return l.blockElems, l.blockBytes, true
+	}
+	return 0, 0, false
+}
+
+// otherLayouts are {values per block, bytes per block} of GGML types kvq reads past
+// but does not convert.
+var otherLayouts = map[TensorType]typeInfo{
+	9:  {"Q8_1", 32, 36},   // f16 d, f16 s, 32 × i8
+	10: {"Q2_K", 256, 84},  // 16 scales, 64 qs, f16 d, f16 dmin
+	11: {"Q3_K", 256, 110}, // 32 hmask, 64 qs, 12 scales, f16 d
+	13: {"Q5_K", 256, 176}, // f16 d, f16 dmin, 12 scales, 32 qh, 128 qs
+	15: {"Q8_K", 256, 292}, // f32 d, 256 × i8, 16 × i16 bsums
+	24: {"I8", 1, 1},
+	25: {"I16", 1, 2},
+	26: {"I32", 1, 4},
+	27: {"I64", 1, 8},
+	28: {"F64", 1, 8},
 }
