@@ -1,0 +1,171 @@
+package tokenizer
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestByteAlphabet(t *testing.T) {
+	// Spot checks from GPT-2's bytes_to_unicode.
+	for _, c := range []struct {
+		b byte
+		r rune
+	}{{'!', '!'}, {'~', '~'}, {0, 0x100}, {' ', 'Ġ'}, {'\n', 'Ċ'}, {0x7F, 0x121}, {0xA0, 0x142}, {0xAD, 0x143}, {0xA1, 0xA1}, {0xFF, 0xFF}} {
+		if byteRune[c.b] != c.r {
+			t.Errorf("byte %#x maps to %U, want %U", c.b, byteRune[c.b], c.r)
+		}
+	}
+	seen := map[rune]bool{}
+	for b := 0; b < 256; b++ {
+		r := byteRune[b]
+		if seen[r] {
+			t.Fatalf("rune %U used twice", r)
+		}
+		seen[r] = true
+		if got := unmapBytes(string(r)); got != string([]byte{byte(b)}) {
+			t.Errorf("unmap(%U) = %q, want byte %#x", r, got, b)
+		}
+	}
+}
+
+func TestSplitGPT2(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string
+	}{
+		{"Hello world", []string{"Hello", " world"}},
+		{"I'm here", []string{"I", "'m", " here"}},
+		{"don't", []string{"don", "'t"}},
+		{"'ll've'd", []string{"'ll", "'ve", "'d"}},
+		{"he's 'RE", []string{"he", "'s", " '", "RE"}},
+		{"'", []string{"'"}},
+		{"  spaces", []string{" ", " spaces"}},
+		{"a   \n", []string{"a", "   \n"}},
+		{"x\n\ny", []string{"x", "\n", "\n", "y"}},
+		{" \t x", []string{" \t", " x"}},
+		{"end  ", []string{"end", "  "}},
+		{"abc123def", []string{"abc", "123", "def"}},
+		{" 123", []string{" 123"}},
+		{"$100.00", []string{"$", "100", ".", "00"}},
+		{"!!!?? ok", []string{"!!!??", " ok"}},
+		{"naïve café", []string{"naïve", " café"}},
+		{"3½ 東京", []string{"3½", " 東京"}},
+		{"\u00a0x", []string{"\u00a0", "x"}},
+		{"\xff\xfe a", []string{"\xff\xfe", " a"}},
+		{" ", []string{" "}},
+		{"a\xe2\x98", []string{"a", "\xe2\x98"}},
+	}
+	for _, c := range cases {
+		var got []string
+		splitGPT2(c.in, func(s string) { got = append(got, s) })
+		if !slices.Equal(got, c.want) {
+			t.Errorf("split(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// testGPT2Vocab is a byte-level vocabulary: every byte's character, then the results of
+// a handful of merges.
+func testGPT2Vocab() Vocab {
+	v := Vocab{Model: ModelGPT2, BOS: -1, EOS: -1, UNK: -1, PAD: -1}
+	for b := 0; b < 256; b++ {
+		v.Tokens = append(v.Tokens, string(byteRune[b]))
+	}
+	v.Merges = []string{
+		"l l",       // 0
+		"h e",       // 1
+		"he ll",     // 2
+		"Ġ w",       // 3
+		"o r",       // 4
+		"Ġw or",     // 5
+		"hell o",    // 6
+		"Ġwor l",    // 7
+		"Ġworl d",   // 8
+		"' s",       // 9
+		"1 2",       // 10
+		"Ġ 1",       // 11
+		"! !",       // 12
+		"Ġworld !!", // 13: never applies, the pre-tokenizer separates the parts
+	}
+	for _, m := range []string{"ll", "he", "hell", "Ġw", "or", "Ġwor", "hello", "Ġworl", "Ġworld", "'s", "12", "Ġ1", "!!", "Ġworld!!"} {
+		v.Tokens = append(v.Tokens, m)
+	}
+	v.Tokens = append(v.Tokens, "<|endoftext|>")
+	v.EOS = int32(len(v.Tokens) - 1)
+	v.BOS = v.EOS
+	return v
+}
+
+func TestGPT2Encode(t *testing.T) {
+	tok, err := New(testGPT2Vocab())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := func(p string) int32 {
+		for i, s := range tok.pieces {
+			if s == p {
+				return int32(i)
+			}
+		}
+		t.Fatalf("no piece %q", p)
+		return -1
+	}
+	cases := []struct {
+		text   string
+		pieces []string
+	}{
+		// h e l l o: ll(0) → he(1) → hell(2) → hello(6).
+		{"hello", []string{"hello"}},
+		// Ġ w o r l d: Ġw(3) → or(4) → Ġwor(5) → Ġworl(7) → Ġworld(8).
+		{" world", []string{"Ġworld"}},
+		// 12(10) outranks Ġ1(11), and Ġ·12 is no merge.
+		{" 12", []string{"Ġ", "12"}},
+		// !!(12) twice at equal rank: the leftmost merges, the last ! stays alone.
+		{"!!!", []string{"!!", "!"}},
+		{"hello world's 12!!!\n\n", []string{"hello", "Ġworld", "'s", "Ġ", "12", "!!", "!", "Ċ", "Ċ"}},
+		// No merge touches the Latin-1 bytes of é (C3 A9 → Ã ©).
+		{"hé", []string{"h", "Ã", "©"}},
+		{"", nil},
+	}
+	for _, c := range cases {
+		var want []int32
+		for _, p := range c.pieces {
+			want = append(want, id(p))
+		}
+		got := tok.Encode(c.text, false)
+		if !slices.Equal(got, want) {
+			t.Errorf("Encode(%q) = %v, want %v (%q)", c.text, got, want, c.pieces)
+		}
+		if back := tok.Decode(got); back != c.text {
+			t.Errorf("Decode(Encode(%q)) = %q", c.text, back)
+		}
+	}
+	eot := tok.EOS()
+	if got := tok.Encode("hello", true); !slices.Equal(got, []int32{eot, id("hello")}) {
+		t.Errorf("Encode with BOS = %v", got)
+	}
+	if !tok.IsControl(eot) {
+		// Types are absent: BOS/EOS are inferred to be control tokens.
+		t.Errorf("<|endoftext|> is not a control token")
+	}
+	if got := tok.Decode([]int32{eot, id("hello"), eot}); got != "hello" {
+		t.Errorf("Decode with control tokens = %q", got)
+	}
+}
+
+func TestGPT2RoundTrip(t *testing.T) {
+	tok, err := New(testGPT2Vocab())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{
+		"hello world, hello worlds!! 12 121212",
+		"\x00\x01\x7f\x80\xff invalid \xc3 bytes \xe2\x98",
+		"Ünïcödé façade — 東京 🎉 \t\r\n  x  ",
+		"<|endoftext|>",
+	} {
+		if got := tok.Decode(tok.Encode(s, false)); got != s {
+			t.Errorf("round trip of %q gave %q", s, got)
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package tokenizer
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestNewRejects(t *testing.T) {
+	good := func() Vocab {
+		return Vocab{
+			Model:  ModelLlama,
+			Tokens: []string{"<unk>", "<s>", "</s>", "a"},
+			Scores: []float32{0, 0, 0, -1},
+			Types:  []int32{2, 3, 3, 1},
+			BOS:    1, EOS: 2, UNK: 0, PAD: -1,
+		}
+	}
+	if _, err := New(good()); err != nil {
+		t.Fatalf("valid vocabulary rejected: %v", err)
+	}
+	cases := []struct {
+		name   string
+		edit   func(v *Vocab)
+		inText string
+	}{
+		{"unknown model", func(v *Vocab) { v.Model = "wordpiece" }, "wordpiece"},
+		{"empty model", func(v *Vocab) { v.Model = "" }, "unknown model"},
+		{"no tokens", func(v *Vocab) { v.Tokens, v.Scores, v.Types = nil, nil, nil }, "no tokens"},
+		{"scores length", func(v *Vocab) { v.Scores = v.Scores[:3] }, "3 scores for 4 tokens"},
+		{"types length", func(v *Vocab) { v.Types = append(v.Types, 1) }, "5 token types for 4 tokens"},
+		{"BOS range", func(v *Vocab) { v.BOS = 4 }, "BOS id 4"},
+		{"EOS negative", func(v *Vocab) { v.EOS = -2 }, "EOS id -2"},
+		{"UNK range", func(v *Vocab) { v.UNK = 100 }, "UNK id 100"},
+		{"PAD range", func(v *Vocab) { v.PAD = 4 }, "PAD id 4"},
+		{"bad merge", func(v *Vocab) { v.Model = ModelGPT2; v.Merges = []string{"ab"} }, `merge 0 "ab"`},
+		{"merge empty right", func(v *Vocab) { v.Model = ModelGPT2; v.Merges = []string{"a "} }, `merge 0`},
+		{"merge empty", func(v *Vocab) { v.Model = ModelGPT2; v.Merges = []string{"a b", ""} }, `merge 1`},
+	}
+	for _, c := range cases {
+		v := good()
+		c.edit(&v)
+		_, err := New(v)
+		if err == nil {
+			t.Errorf("%s: accepted", c.name)
+			continue
+		}
+		if !errors.Is(err, ErrInvalidVocab) || !strings.Contains(err.Error(), c.inText) {
+			t.Errorf("%s: error %q, want ErrInvalidVocab mentioning %q", c.name, err, c.inText)
+		}
+	}
+}
+
+func TestAccessors(t *testing.T) {
+	tok := stories(t)
+	if tok.VocabSize() != 512 || tok.BOS() != 1 || tok.EOS() != 2 || tok.UNK() != 0 || tok.PAD() != -1 {
+		t.Fatalf("size %d BOS %d EOS %d UNK %d PAD %d", tok.VocabSize(), tok.BOS(), tok.EOS(), tok.UNK(), tok.PAD())
+	}
+	if !tok.AddBOS() || tok.AddEOS() || tok.Model() != ModelLlama {
+		t.Errorf("AddBOS %v AddEOS %v model %q", tok.AddBOS(), tok.AddEOS(), tok.Model())
+	}
+	cases := []struct {
+		id      int32
+		piece   string
+		control bool
+		typ     int32
+	}{
+		{1, "", true, TypeControl},
+		{2, "", true, TypeControl},
+		{0, unknownText, false, TypeUnknown},
+		{13, "\n", false, TypeByte},
+		{229, "\xe2", false, TypeByte},
+		{259, " t", false, TypeNormal},
+		{410, " ", false, TypeNormal},
+		{-1, "", false, TypeUndefined},
+		{512, "", false, TypeUndefined},
+	}
+	for _, c := range cases {
+		if got := tok.Piece(c.id); got != c.piece {
+			t.Errorf("Piece(%d) = %q, want %q", c.id, got, c.piece)
+		}
+		if got := tok.IsControl(c.id); got != c.control {
+			t.Errorf("IsControl(%d) = %v", c.id, got)
+		}
+		if got := tok.Type(c.id); got != c.typ {
+			t.Errorf("Type(%d) = %d, want %d", c.id, got, c.typ)
+		}
+	}
+	if tok.Token(259) != "▁t" || tok.Score(260) != -1 || tok.Token(9999) != "" || tok.Score(-5) != 0 {
+		t.Errorf("Token/Score: %q %v", tok.Token(259), tok.Score(260))
+	}
+}
+
+func TestDecodeLeadingSpace(t *testing.T) {
+	tok := stories(t)
+	// 403 = ▁Once, 407 = ▁upon, 1 = BOS.
+	cases := []struct {
+		ids  []int32
+		want string
+	}{
+		{[]int32{1, 403, 407}, "Once upon"},
+		{[]int32{403, 407}, "Once upon"},
+		{[]int32{1, 1, 403}, "Once"},
+		{[]int32{407, 1, 403}, "upon Once"},
+		{[]int32{410, 410, 403}, "  Once"},
+		{[]int32{1, -7, 9999, 403}, "Once"},
+		{nil, ""},
+	}
+	for _, c := range cases {
+		if got := tok.Decode(c.ids); got != c.want {
+			t.Errorf("Decode(%v) = %q, want %q", c.ids, got, c.want)
+		}
+	}
+	if got := tok.Encode("", true); len(got) != 1 || got[0] != 1 {
+		t.Errorf("Encode(\"\", BOS) = %v, want [1]", got)
+	}
+	if got := tok.Encode("", false); len(got) != 0 {
+		t.Errorf("Encode(\"\") = %v, want []", got)
+	}
+}
+
+func TestStreamDecoder(t *testing.T) {
+	tok := stories(t)
+	// "naïve café ☕" with BOS: ☕ is E2 98 95, three byte tokens at the end.
+	ids := []int32{1, 297, 412, 198, 178, 360, 280, 412, 431, 485, 410, 229, 155, 152}
+	want := []string{"", "n", "a", "", "ï", "ve", " c", "a", "f", "é", " ", "", "", "☕"}
+	d := tok.NewStreamDecoder()
+	var all strings.Builder
+	for i, id := range ids {
+		got := d.Write(id)
+		if got != want[i] {
+			t.Errorf("Write(%d) at %d = %q, want %q", id, i, got, want[i])
+		}
+		all.WriteString(got)
+	}
+	if rest := d.Flush(); rest != "" {
+		t.Errorf("Flush = %q, want empty", rest)
+	}
+	if all.String() != tok.Decode(ids) {
+		t.Errorf("streamed %q, Decode %q", all.String(), tok.Decode(ids))
+	}
+
+	// An incomplete character at the end comes out of Flush; a broken one is passed on
+	// as soon as it cannot be completed.
+	d = tok.NewStreamDecoder()
+	if got := d.Write(229); got != "" { // E2
+		t.Errorf("Write(E2) = %q", got)
+	}
+	if got := d.Write(412); got != "\xe2a" { // E2 then 'a': E2 can no longer complete
+		t.Errorf("Write(a) after E2 = %q, want %q", got, "\xe2a")
+	}
+	if got := d.Write(229) + d.Write(155); got != "" {
+		t.Errorf("Write(E2 98) = %q", got)
+	}
+	if got := d.Flush(); got != "\xe2\x98" {
+		t.Errorf("Flush = %q", got)
+	}
+}
+
+// TestStreamMatchesDecode streams long reference-like id sequences and checks each
+// piece is valid UTF-8 and the concatenation equals Decode.
+func TestStreamMatchesDecode(t *testing.T) {
+	tok := stories(t)
+	for _, s := range []string{
+		"naïve café ☕ — 東京 🎉 Ünïcödé\n\n  x",
+		"Once upon a time, there was a little girl named Lily.",
+	} {
+		ids := tok.Encode(s, true)
+		d := tok.NewStreamDecoder()
+		var b strings.Builder
+		for _, id := range ids {
+			p := d.Write(id)
+			if !utf8.ValidString(p) {
+				t.Errorf("Write(%d) returned invalid UTF-8 %q", id, p)
+			}
+			b.WriteString(p)
+		}
+		b.WriteString(d.Flush())
+		if b.String() != s {
+			t.Errorf("streamed %q, want %q", b.String(), s)
+		}
+	}
+}
