@@ -1,0 +1,159 @@
+package quant
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Affine stores a row in groups of Group consecutive values, each group as unsigned
+// Bits-bit codes with its own f16 scale and zero: value = lo + code·scale, where lo
+// is the group minimum rounded down to f16 and scale = (max − lo)/(2^Bits − 1)
+// rounded up to f16. This is the asymmetric min/max quantization of UINT8, INT4 and
+// INT2 KV caches, and of KIVI values (per token).
+//
+// Bits is 8, 4 or 2. Group is the number of values per group; 0 means the whole row
+// is one group, and a row (or the row's tail) shorter than Group forms one shorter
+// group. Group sizes used by kvq are 32, 64, 128 and 0.
+//
+// Layout of a row of d values: ⌈d/Group⌉ groups back to back (one group when Group is
+// 0), the first d/Group of Group values and a last one of d mod Group values if that
+// is not 0. A group of n values is 4 + ⌈n·Bits/8⌉ bytes:
+//
+//	bytes 0..1  scale, little-endian IEEE-754 binary16 (≥ 0)
+//	bytes 2..3  lo (zero), little-endian IEEE-754 binary16
+//	bytes 4..   n codes packed as in pack.go: 8-bit one per byte; 4-bit element 2j in
+//	            the low nibble and 2j+1 in the high nibble of byte j; 2-bit element
+//	            4j+k in bits 2k..2k+1 of byte j. Unused bits of the last byte are 0.
+//
+// Every group starts on a byte boundary. RowBytes(128) is 132 (u8), 68 (q4) or 36
+// (q2) for Group 0; 144, 80, 48 for Group 32.
+//
+// Error: every finite value x with |x| ≤ 65504 decodes within scale/2 of x (scale as
+// stored), up to float32 rounding. A group whose values all equal an f16 value has
+// scale 0 and decodes exactly. NaN is stored as 0 and values beyond ±65504 saturate
+// (see params.go); an empty row is 0 bytes.
+//
+// Names: "u8", "q4", "q2" for a whole-row group; "u8:g=32", "q4:g=64", "q2:g=128" etc.
+// for Group > 0.
+type Affine struct {
+	Bits  int // bits per code: 8, 4 or 2
+	Group int // values per group; 0 = whole row
+}
+
+// Validate reports whether a is a usable codec. Methods of an Affine that fails
+// Validate panic.
+func (a Affine) Validate() error {
+	if a.Bits != 8 && a.Bits != 4 && a.Bits != 2 {
+		return fmt.Errorf("quant: affine codec: %d bits unsupported (want 8, 4 or 2)", a.Bits)
+	}
+	if a.Group < 0 {
+		return fmt.Errorf("quant: affine codec: negative group size %d", a.Group)
+	}
+	return nil
+}
+
+func (a Affine) mustValid() {
+	if err := a.Validate(); err != nil {
+		panic(err)
+	}
+}
+
+// Name implements RowCodec; see the type documentation.
+func (a Affine) Name() string {
+	p := "q" + strconv.Itoa(a.Bits)
+	if a.Bits == 8 {
+		p = "u8"
+	}
+	if a.Group == 0 {
+		return p
+	}
+	return p + ":g=" + strconv.Itoa(a.Group)
+}
+
+// group returns the group length for a row of d values.
+func (a Affine) group(d int) int {
+	if a.Group == 0 || a.Group > d {
+		return d
+	}
+	return a.Group
+}
+
+// RowBytes implements RowCodec.
+func (a Affine) RowBytes(d int) int {
+	a.mustValid()
+	if d <= 0 {
+		return 0
+	}
+	g := a.group(d)
+	n := (d / g) * (4 + packedBytes(g, a.Bits))
+	if r := d % g; r != 0 {
+		n += 4 + packedBytes(r, a.Bits)
+	}
+	return n
+}
+
+// Encode implements RowCodec.
+func (a Affine) Encode(dst []byte, src []float32) {
+	a.mustValid()
+	dst = dst[:a.RowBytes(len(src))]
+	g := a.group(len(src))
+	maxCode := 1<<a.Bits - 1
+	for len(src) > 0 {
+		n := min(g, len(src))
+		nb := 4 + packedBytes(n, a.Bits)
+		grp := src[:n]
+		lo, hi := sanitize(grp[0]), sanitize(grp[0])
+		for _, x := range grp[1:] {
+			x = sanitize(x)
+			lo = min(lo, x)
+			hi = max(hi, x)
+		}
+		lo16, s16, lof, sf := affineParams(lo, hi, maxCode)
+		putF16(dst[0:2], s16)
+		putF16(dst[2:4], lo16)
+		packCodes(dst[4:nb], grp, lof, reciprocal(sf), a.Bits)
+		dst, src = dst[nb:], src[n:]
+	}
+}
+
+// Decode implements RowCodec.
+func (a Affine) Decode(dst []float32, src []byte) {
+	a.mustValid()
+	src = src[:a.RowBytes(len(dst))]
+	g := a.group(len(dst))
+	for len(dst) > 0 {
+		n := min(g, len(dst))
+		nb := 4 + packedBytes(n, a.Bits)
+		decodeCodes(dst[:n], getF16(src[2:4]), getF16(src[0:2]), src[4:nb], a.Bits)
+		dst, src = dst[n:], src[nb:]
+	}
+}
+
+// Dot implements RowCodec: per group, scale·(q·codes) + lo·Σq.
+func (a Affine) Dot(q []float32, src []byte) float32 {
+	a.mustValid()
+	src = src[:a.RowBytes(len(q))]
+	g := a.group(len(q))
+	var s float32
+	for len(q) > 0 {
+		n := min(g, len(q))
+		nb := 4 + packedBytes(n, a.Bits)
+		acc, sq := dotCodes(q[:n], src[4:nb], a.Bits)
+		s += getF16(src[0:2])*acc + getF16(src[2:4])*sq
+		q, src = q[n:], src[nb:]
+	}
+	return s
+}
+
+// AddScaled implements RowCodec: per group, dst += (w·scale)·codes + w·lo.
+func (a Affine) AddScaled(dst []float32, w float32, src []byte) {
+	a.mustValid()
+	src = src[:a.RowBytes(len(dst))]
+	g := a.group(len(dst))
+	for len(dst) > 0 {
+		n := min(g, len(dst))
+		nb := 4 + packedBytes(n, a.Bits)
+		addCodes(dst[:n], w*getF16(src[0:2]), w*getF16(src[2:4]), src[4:nb], a.Bits)
+		dst, src = dst[n:], src[nb:]
+	}
+}

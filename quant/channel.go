@@ -1,0 +1,165 @@
+package quant
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Channel is the KIVI key codec: a block of t tokens × d channels is quantized per
+// channel, each channel with one f16 scale and zero over the block's t tokens:
+// value[i][c] = lo_c + code[i][c]·scale_c, lo_c the channel minimum rounded down to
+// f16, scale_c = (max_c − lo_c)/(2^Bits − 1) rounded up to f16. Bits is 8, 4 or 2.
+// KIVI values use Affine (per token).
+//
+// Layout of a block of t tokens × d channels (t, d > 0), 4·d + t·⌈d·Bits/8⌉ bytes:
+//
+//	bytes 4c..4c+1   scale of channel c, little-endian IEEE-754 binary16, c = 0..d−1
+//	bytes 4c+2..4c+3 lo (zero) of channel c, little-endian IEEE-754 binary16
+//	then t token rows of ⌈d·Bits/8⌉ bytes each, token 0 first; a row holds the codes
+//	of channels 0..d−1 packed as in pack.go (8-bit one per byte; 4-bit channel 2j in
+//	the low nibble and 2j+1 in the high nibble of byte j; 2-bit channel 4j+k in bits
+//	2k..2k+1 of byte j; unused bits of a row's last byte are 0).
+//
+// A block with t = 0 or d = 0 is 0 bytes. For t = 32, d = 128: 4608 (8-bit), 2560
+// (4-bit), 1536 (2-bit) bytes.
+//
+// Error: every value x with |x| ≤ 65504 decodes within scale_c/2 of x. NaN is stored
+// as 0 and values beyond ±65504 saturate (see params.go).
+//
+// Names: "kivi8", "kivi4", "kivi2".
+type Channel struct {
+	Bits int // bits per code: 8, 4 or 2
+}
+
+// Validate reports whether c is a usable codec. Methods of a Channel that fails
+// Validate panic.
+func (c Channel) Validate() error {
+	if c.Bits != 8 && c.Bits != 4 && c.Bits != 2 {
+		return fmt.Errorf("quant: channel codec: %d bits unsupported (want 8, 4 or 2)", c.Bits)
+	}
+	return nil
+}
+
+func (c Channel) mustValid() {
+	if err := c.Validate(); err != nil {
+		panic(err)
+	}
+}
+
+// Name implements ChannelCodec.
+func (c Channel) Name() string { return "kivi" + strconv.Itoa(c.Bits) }
+
+// BlockBytes implements ChannelCodec.
+func (c Channel) BlockBytes(t, d int) int {
+	c.mustValid()
+	if t <= 0 || d <= 0 {
+		return 0
+	}
+	return 4*d + t*packedBytes(d, c.Bits)
+}
+
+// Encode implements ChannelCodec.
+func (c Channel) Encode(dst []byte, src []float32, t, d int) {
+	n := c.BlockBytes(t, d)
+	if n == 0 {
+		return
+	}
+	dst = dst[:n]
+	src = src[:t*d]
+	maxCode := 1<<c.Bits - 1
+	var loBuf, invBuf [256]float32
+	los, invs := loBuf[:0], invBuf[:0]
+	if d > len(loBuf) {
+		los, invs = make([]float32, 0, d), make([]float32, 0, d)
+	}
+	for ch := range d {
+		lo, hi := sanitize(src[ch]), sanitize(src[ch])
+		for i := 1; i < t; i++ {
+			x := sanitize(src[i*d+ch])
+			lo = min(lo, x)
+			hi = max(hi, x)
+		}
+		lo16, s16, lof, sf := affineParams(lo, hi, maxCode)
+		putF16(dst[4*ch:], s16)
+		putF16(dst[4*ch+2:], lo16)
+		los = append(los, lof)
+		invs = append(invs, reciprocal(sf))
+	}
+	rb := packedBytes(d, c.Bits)
+	codes := dst[4*d:]
+	for i := range t {
+		row := src[i*d : (i+1)*d]
+		out := codes[i*rb : (i+1)*rb]
+		for j := range out {
+			out[j] = 0
+		}
+		for ch, x := range row {
+			k := quantCode(x, los[ch], invs[ch], maxCode)
+			switch c.Bits {
+			case 8:
+				out[ch] = byte(k)
+			case 4:
+				out[ch/2] |= byte(k << (4 * (ch & 1)))
+			default:
+				out[ch/4] |= byte(k << (2 * (ch & 3)))
+			}
+		}
+	}
+}
+
+// Decode implements ChannelCodec.
+func (c Channel) Decode(dst []float32, src []byte, t, d int) {
+	n := c.BlockBytes(t, d)
+	if n == 0 {
+		return
+	}
+	src = src[:n]
+	dst = dst[:t*d]
+	rb := packedBytes(d, c.Bits)
+	codes := src[4*d:]
+	for i := range t {
+		row := dst[i*d : (i+1)*d]
+		in := codes[i*rb : (i+1)*rb]
+		for ch := range row {
+			var k byte
+			switch c.Bits {
+			case 8:
+				k = in[ch]
+			case 4:
+				k = in[ch/2] >> (4 * (ch & 1)) & 15
+			default:
+				k = in[ch/4] >> (2 * (ch & 3)) & 3
+			}
+			row[ch] = getF16(src[4*ch+2:]) + float32(k)*getF16(src[4*ch:])
+		}
+	}
+}
+
+// Dot implements ChannelCodec: with q'_c = q_c·scale_c and b = Σ_c q_c·lo_c, computed
+// once per block, scores[i] = Σ_c q'_c·code[i][c] + b. The pre-scaled query lives on
+// the stack for d ≤ 256 and is allocated otherwise.
+func (c Channel) Dot(scores []float32, q []float32, src []byte, t, d int) {
+	n := c.BlockBytes(t, d)
+	if n == 0 {
+		return
+	}
+	src = src[:n]
+	q = q[:d]
+	scores = scores[:t]
+	var buf [256]float32
+	qs := buf[:0]
+	if d > len(buf) {
+		qs = make([]float32, 0, d)
+	}
+	var b float32
+	for ch, x := range q {
+		qs = append(qs, x*getF16(src[4*ch:]))
+		b += x * getF16(src[4*ch+2:])
+	}
+	rb := packedBytes(d, c.Bits)
+	codes := src[4*d:]
+	for i := range scores {
+		acc, _ := dotCodes(qs, codes[i*rb:(i+1)*rb], c.Bits)
+		scores[i] = acc + b
+	}
+}

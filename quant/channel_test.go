@@ -1,0 +1,158 @@
+package quant
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestChannelConformance checks sizes, guard bytes, per-element bounds against the
+// stored per-channel parameters, and Dot against the decoded block.
+func TestChannelConformance(t *testing.T) {
+	shapes := [][2]int{{1, 1}, {1, 7}, {2, 3}, {7, 33}, {32, 64}, {32, 128}, {64, 128}, {5, 300}, {16, 100}}
+	for _, bits := range []int{8, 4, 2} {
+		c := Channel{Bits: bits}
+		t.Run(c.Name(), func(t *testing.T) {
+			if n := c.BlockBytes(0, 128) + c.BlockBytes(32, 0); n != 0 {
+				t.Fatalf("empty blocks take %d bytes", n)
+			}
+			c.Encode(nil, nil, 0, 128)
+			c.Decode(nil, nil, 0, 128)
+			c.Dot(nil, make([]float32, 128), nil, 0, 128)
+			r := rand.New(rand.NewPCG(21, 22))
+			for _, sh := range shapes {
+				for _, kind := range rowKinds {
+					tt, d := sh[0], sh[1]
+					var src []float32
+					for range tt {
+						src = append(src, kind.gen(r, d)...)
+					}
+					// Give channels different scales, one an outlier channel.
+					for i := range src {
+						src[i] *= float32(1 + i%d%5)
+						if i%d == d/2 {
+							src[i] *= 50
+						}
+					}
+					conformBlock(t, fmt.Sprintf("%dx%d/%s", tt, d, kind.name), c, src, tt, d, r)
+				}
+			}
+		})
+	}
+}
+
+func conformBlock(t *testing.T, name string, c Channel, src []float32, tt, d int, r *rand.Rand) {
+	t.Helper()
+	n := c.BlockBytes(tt, d)
+	if want := 4*d + tt*((d*c.Bits+7)/8); n != want {
+		t.Fatalf("%s: BlockBytes = %d, want %d", name, n, want)
+	}
+	buf := make([]byte, n+16)
+	for i := range buf {
+		buf[i] = guard
+	}
+	c.Encode(buf[:n], src, tt, d)
+	for i, b := range buf[n:] {
+		if b != guard {
+			t.Fatalf("%s: Encode wrote byte %d past BlockBytes %d", name, n+i, n)
+		}
+	}
+	enc := buf[:n:n]
+	other := make([]byte, n)
+	c.Encode(other, src, tt, d)
+	for i := range other {
+		if other[i] != enc[i] {
+			t.Fatalf("%s: byte %d differs between encodings over different buffers", name, i)
+		}
+	}
+	dec := make([]float32, tt*d+3)
+	dec[tt*d], dec[tt*d+1], dec[tt*d+2] = 7, 7, 7
+	c.Decode(dec[:tt*d], enc, tt, d)
+	if dec[tt*d] != 7 || dec[tt*d+2] != 7 {
+		t.Fatalf("%s: Decode wrote past the block", name)
+	}
+	dec = dec[:tt*d]
+	amax := make([]float64, d)
+	for i, x := range src {
+		ch := i % d
+		s, lo := float64(getF16(enc[4*ch:])), float64(getF16(enc[4*ch+2:]))
+		want := float64(sanitize(x))
+		tol := s/2 + 0x1p-20*(math.Abs(lo)+s*float64(int(1)<<c.Bits))
+		if g := float64(dec[i]); math.IsNaN(g) || math.Abs(g-want) > tol {
+			t.Fatalf("%s: token %d channel %d: got %v, want %v ± %g", name, i/d, ch, g, want, tol)
+		}
+		amax[ch] = math.Max(amax[ch], math.Abs(float64(dec[i])))
+	}
+	q := gaussRow(r, d, 1)
+	scores := make([]float32, tt+1)
+	scores[tt] = 99
+	c.Dot(scores, q, enc, tt, d)
+	if scores[tt] != 99 {
+		t.Fatalf("%s: Dot wrote past t scores", name)
+	}
+	for i := range tt {
+		var want, mag float64
+		for ch := range d {
+			want += float64(q[ch]) * float64(dec[i*d+ch])
+			mag += math.Abs(float64(q[ch])) * (math.Abs(float64(dec[i*d+ch])) + 2*amax[ch])
+		}
+		if g := float64(scores[i]); math.Abs(g-want) > 1e-5*mag+1e-30 {
+			t.Fatalf("%s: score %d = %v, decoded dot %v", name, i, g, want)
+		}
+	}
+}
+
+// TestOutlierChannel shows why KIVI quantizes keys per channel: with one channel
+// 100× larger than the rest, per-token grouping spends its range on the outlier and
+// crushes the small channels; per-channel grouping keeps them sharp.
+func TestOutlierChannel(t *testing.T) {
+	const tt, d, outlier = 64, 128, 17
+	r := rand.New(rand.NewPCG(31, 32))
+	src := make([]float32, tt*d)
+	for i := range src {
+		src[i] = float32(r.NormFloat64())
+		if i%d == outlier {
+			src[i] = float32(100 + 10*r.NormFloat64())
+		}
+	}
+	for _, bits := range []int{8, 4, 2} {
+		perTok := Affine{Bits: bits}
+		perCh := Channel{Bits: bits}
+		tokDec := make([]float32, tt*d)
+		row := make([]byte, perTok.RowBytes(d))
+		for i := range tt {
+			perTok.Encode(row, src[i*d:(i+1)*d])
+			perTok.Decode(tokDec[i*d:(i+1)*d], row)
+		}
+		blk := make([]byte, perCh.BlockBytes(tt, d))
+		perCh.Encode(blk, src, tt, d)
+		chDec := make([]float32, tt*d)
+		perCh.Decode(chDec, blk, tt, d)
+		var eTok, eCh float64
+		for i, x := range src {
+			if i%d == outlier {
+				continue
+			}
+			eTok += sq(float64(tokDec[i] - x))
+			eCh += sq(float64(chDec[i] - x))
+		}
+		n := float64(tt * (d - 1))
+		rTok, rCh := math.Sqrt(eTok/n), math.Sqrt(eCh/n)
+		t.Logf("%d bits, small channels RMSE: per-token %.4g, per-channel %.4g (×%.1f)", bits, rTok, rCh, rTok/rCh)
+		factor := 10.0
+		if bits == 2 { // four levels are coarse even per channel (step ≈ 1.7σ)
+			factor = 5
+		}
+		if rCh*factor > rTok {
+			t.Errorf("%d bits: per-channel RMSE %.4g not %g× below per-token %.4g", bits, rCh, factor, rTok)
+		}
+		// At 2 bits per token the step is ≥ 100/3: every small value collapses to the
+		// same few codes, an error about the size of the signal itself.
+		if bits == 2 && rTok < 0.9 {
+			t.Errorf("2-bit per-token RMSE %.3g: expected the small channels to be crushed (≈1)", rTok)
+		}
+	}
+}
+
+func sq(x float64) float64 { return x * x }

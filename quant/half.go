@@ -1,0 +1,189 @@
+package quant
+
+import "math"
+
+// This file holds kvq's own IEEE-754 binary16 (f16) and bfloat16 (bf16) conversions
+// and the F16 and BF16 row codecs.
+//
+// F16 row layout, d values: d little-endian IEEE-754 binary16 values (sign bit 15,
+// 5 exponent bits 14..10 with bias 15, 10 mantissa bits 9..0), element i at bytes
+// 2i (low byte) and 2i+1 (high byte); 2·d bytes, no header.
+//
+// BF16 row layout, d values: d little-endian bfloat16 values (the high 16 bits of
+// the IEEE-754 float32: sign bit 15, 8 exponent bits, 7 mantissa bits), element i at
+// bytes 2i and 2i+1; 2·d bytes, no header.
+//
+// Both round to nearest, ties to even. F16: magnitudes that round above 65504
+// become ±Inf (IEEE overflow), results below 2⁻²⁴ keep subnormal precision, NaN
+// stays NaN (quiet), signed zero is kept. BF16 has float32's range: only NaN and
+// ±Inf are special, and they are kept.
+
+// F32ToF16 converts x to IEEE-754 binary16 bits, rounding to nearest with ties to
+// even. Overflow gives ±Inf, NaN gives a quiet NaN that keeps the top mantissa bits
+// of x's payload, and values too small for the smallest subnormal (2⁻²⁴) round to
+// signed zero.
+func F32ToF16(x float32) uint16 {
+	b := math.Float32bits(x)
+	sign := uint16(b>>16) & 0x8000
+	exp := int32(b>>23) & 0xff
+	man := b & 0x7fffff
+	if exp == 0xff {
+		if man == 0 {
+			return sign | 0x7c00
+		}
+		return sign | 0x7e00 | uint16(man>>13)
+	}
+	e := exp - 127 + 15 // biased f16 exponent
+	if e >= 0x1f {
+		return sign | 0x7c00
+	}
+	if e <= 0 {
+		// f16 subnormal (or zero): value = m16·2⁻²⁴ with m16 = m·2^(e−14).
+		if e < -10 {
+			return sign // below 2⁻²⁵: rounds to zero
+		}
+		m := man | 0x800000
+		shift := uint32(14 - e) // 14..24
+		r := m >> shift
+		rem := m & (1<<shift - 1)
+		half := uint32(1) << (shift - 1)
+		if rem > half || (rem == half && r&1 == 1) {
+			r++ // may carry into the smallest normal, which is the right encoding
+		}
+		return sign | uint16(r)
+	}
+	r := uint32(e)<<10 | man>>13
+	rem := man & 0x1fff
+	if rem > 0x1000 || (rem == 0x1000 && r&1 == 1) {
+		r++ // may carry into the exponent, up to Inf: correct rounding
+	}
+	return sign | uint16(r)
+}
+
+// F16ToF32 converts IEEE-754 binary16 bits to float32 exactly (every f16 value is a
+// float32). NaN payloads are kept.
+func F16ToF32(h uint16) float32 {
+	sign := uint32(h&0x8000) << 16
+	exp := uint32(h>>10) & 0x1f
+	man := uint32(h & 0x3ff)
+	switch exp {
+	case 0:
+		if man == 0 {
+			return math.Float32frombits(sign)
+		}
+		// Subnormal: man·2⁻²⁴, exact in float32.
+		v := float32(man) * (1.0 / (1 << 24))
+		if sign != 0 {
+			v = -v
+		}
+		return v
+	case 0x1f:
+		return math.Float32frombits(sign | 0x7f800000 | man<<13)
+	}
+	return math.Float32frombits(sign | (exp+112)<<23 | man<<13)
+}
+
+// F32ToBF16 converts x to bfloat16 bits (the high half of its float32 bits), rounding
+// to nearest with ties to even. Values that round beyond the largest bfloat16 become
+// ±Inf; NaN stays a quiet NaN.
+func F32ToBF16(x float32) uint16 {
+	b := math.Float32bits(x)
+	if b&0x7fffffff > 0x7f800000 {
+		return uint16(b>>16) | 0x40
+	}
+	b += 0x7fff + (b>>16)&1
+	return uint16(b >> 16)
+}
+
+// BF16ToF32 converts bfloat16 bits to float32 exactly.
+func BF16ToF32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// F16 stores each value as IEEE-754 binary16; see the layout at the top of half.go.
+type F16 struct{}
+
+// Name implements RowCodec.
+func (F16) Name() string { return "f16" }
+
+// RowBytes implements RowCodec.
+func (F16) RowBytes(d int) int { return 2 * d }
+
+// Encode implements RowCodec.
+func (F16) Encode(dst []byte, src []float32) {
+	dst = dst[:2*len(src)]
+	for i, x := range src {
+		h := F32ToF16(x)
+		dst[2*i] = byte(h)
+		dst[2*i+1] = byte(h >> 8)
+	}
+}
+
+// Decode implements RowCodec.
+func (F16) Decode(dst []float32, src []byte) {
+	src = src[:2*len(dst)]
+	for i := range dst {
+		dst[i] = F16ToF32(uint16(src[2*i]) | uint16(src[2*i+1])<<8)
+	}
+}
+
+// Dot implements RowCodec.
+func (F16) Dot(q []float32, src []byte) float32 {
+	src = src[:2*len(q)]
+	var s float32
+	for i, x := range q {
+		s += x * F16ToF32(uint16(src[2*i])|uint16(src[2*i+1])<<8)
+	}
+	return s
+}
+
+// AddScaled implements RowCodec.
+func (F16) AddScaled(dst []float32, w float32, src []byte) {
+	src = src[:2*len(dst)]
+	for i := range dst {
+		dst[i] += w * F16ToF32(uint16(src[2*i])|uint16(src[2*i+1])<<8)
+	}
+}
+
+// BF16 stores each value as bfloat16; see the layout at the top of half.go.
+type BF16 struct{}
+
+// Name implements RowCodec.
+func (BF16) Name() string { return "bf16" }
+
+// RowBytes implements RowCodec.
+func (BF16) RowBytes(d int) int { return 2 * d }
+
+// Encode implements RowCodec.
+func (BF16) Encode(dst []byte, src []float32) {
+	dst = dst[:2*len(src)]
+	for i, x := range src {
+		h := F32ToBF16(x)
+		dst[2*i] = byte(h)
+		dst[2*i+1] = byte(h >> 8)
+	}
+}
+
+// Decode implements RowCodec.
+func (BF16) Decode(dst []float32, src []byte) {
+	src = src[:2*len(dst)]
+	for i := range dst {
+		dst[i] = math.Float32frombits(uint32(src[2*i])<<16 | uint32(src[2*i+1])<<24)
+	}
+}
+
+// Dot implements RowCodec.
+func (BF16) Dot(q []float32, src []byte) float32 {
+	src = src[:2*len(q)]
+	var s float32
+	for i, x := range q {
+		s += x * math.Float32frombits(uint32(src[2*i])<<16|uint32(src[2*i+1])<<24)
+	}
+	return s
+}
+
+// AddScaled implements RowCodec.
+func (BF16) AddScaled(dst []float32, w float32, src []byte) {
+	src = src[:2*len(dst)]
+	for i := range dst {
+		dst[i] += w * math.Float32frombits(uint32(src[2*i])<<16|uint32(src[2*i+1])<<24)
+	}
+}

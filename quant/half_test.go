@@ -1,0 +1,303 @@
+package quant
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+)
+
+// refF16 is the value of half h computed from the IEEE-754 definition in float64.
+func refF16(h uint16) float64 {
+	sign := 1.0
+	if h&0x8000 != 0 {
+		sign = -1
+	}
+	e := int(h>>10) & 0x1f
+	m := float64(h & 0x3ff)
+	switch e {
+	case 0:
+		return sign * m * math.Pow(2, -24)
+	case 31:
+		if m == 0 {
+			return math.Inf(int(sign))
+		}
+		return math.NaN()
+	}
+	return sign * (1 + m/1024) * math.Pow(2, float64(e-15))
+}
+
+func TestF16ToF32Exhaustive(t *testing.T) {
+	for i := range 1 << 16 {
+		h := uint16(i)
+		got := F16ToF32(h)
+		want := refF16(h)
+		if math.IsNaN(want) {
+			if !math.IsNaN(float64(got)) {
+				t.Fatalf("F16ToF32(%#04x) = %v, want NaN", h, got)
+			}
+			if math.Signbit(float64(got)) != (h&0x8000 != 0) {
+				t.Fatalf("F16ToF32(%#04x) lost the NaN sign", h)
+			}
+			if math.Float32bits(got)>>13&0x3ff != uint32(h&0x3ff) {
+				t.Fatalf("F16ToF32(%#04x) = %#08x lost the NaN payload", h, math.Float32bits(got))
+			}
+			continue
+		}
+		if float64(got) != want || math.Signbit(float64(got)) != math.Signbit(want) {
+			t.Fatalf("F16ToF32(%#04x) = %v, want %v", h, got, want)
+		}
+	}
+}
+
+func TestF16IdentityExhaustive(t *testing.T) {
+	for i := range 1 << 16 {
+		h := uint16(i)
+		back := F32ToF16(F16ToF32(h))
+		if h&0x7c00 == 0x7c00 && h&0x3ff != 0 { // NaN: stays NaN, quiet, same sign
+			if back&0x7c00 != 0x7c00 || back&0x3ff == 0 || back&0x200 == 0 || back&0x8000 != h&0x8000 {
+				t.Fatalf("NaN %#04x → %#04x", h, back)
+			}
+			if h&0x200 != 0 && back != h {
+				t.Fatalf("quiet NaN %#04x → %#04x, want unchanged", h, back)
+			}
+			continue
+		}
+		if back != h {
+			t.Fatalf("F32ToF16(F16ToF32(%#04x)) = %#04x", h, back)
+		}
+	}
+}
+
+// positiveHalves are the finite non-negative halves in increasing order, with values.
+var positiveHalves = func() []float64 {
+	v := make([]float64, 0x7c00)
+	for h := range 0x7c00 {
+		v[h] = refF16(uint16(h))
+	}
+	return v
+}()
+
+// refF32ToF16 rounds x to the nearest half (ties to even) by searching the sorted
+// table of halves; beyond 65520 the result is Inf (IEEE overflow under RNE).
+func refF32ToF16(x float32) uint16 {
+	var sign uint16
+	a := float64(x)
+	if math.Signbit(a) {
+		sign, a = 0x8000, -a
+	}
+	if math.IsNaN(a) {
+		return 0x7e00
+	}
+	if a >= 65520 {
+		return sign | 0x7c00
+	}
+	i := sort.SearchFloat64s(positiveHalves, a) // first half ≥ a
+	if i < len(positiveHalves) && positiveHalves[i] == a {
+		return sign | uint16(i)
+	}
+	if i == len(positiveHalves) { // between 65504 and 65520
+		return sign | 0x7bff
+	}
+	lo, hi := positiveHalves[i-1], positiveHalves[i]
+	switch {
+	case a-lo < hi-a:
+		return sign | uint16(i-1)
+	case a-lo > hi-a:
+		return sign | uint16(i)
+	case (i-1)%2 == 0:
+		return sign | uint16(i-1)
+	}
+	return sign | uint16(i)
+}
+
+func TestF32ToF16Midpoints(t *testing.T) {
+	for h := range 0x7bff {
+		lo, hi := positiveHalves[h], positiveHalves[h+1]
+		mid := float32((lo + hi) / 2) // 12 significant bits: exact in float32
+		if float64(mid) != (lo+hi)/2 {
+			t.Fatalf("midpoint of %#04x not exact", h)
+		}
+		even := uint16(h)
+		if h%2 == 1 {
+			even = uint16(h + 1)
+		}
+		cases := []struct {
+			x    float32
+			want uint16
+		}{
+			{mid, even},
+			{math.Nextafter32(mid, 0), uint16(h)},
+			{math.Nextafter32(mid, 1e9), uint16(h + 1)},
+		}
+		for _, c := range cases {
+			if got := F32ToF16(c.x); got != c.want {
+				t.Fatalf("F32ToF16(%g) = %#04x, want %#04x", c.x, got, c.want)
+			}
+			if got := F32ToF16(-c.x); got != c.want|0x8000 {
+				t.Fatalf("F32ToF16(%g) = %#04x, want %#04x", -c.x, got, c.want|0x8000)
+			}
+		}
+	}
+}
+
+func TestF32ToF16Special(t *testing.T) {
+	cases := []struct {
+		x    float32
+		want uint16
+	}{
+		{0, 0},
+		{float32(math.Copysign(0, -1)), 0x8000},
+		{65504, 0x7bff},
+		{65519.996, 0x7bff},
+		{65520, 0x7c00}, // tie between 65504 and 2^16 goes to the even exponent: Inf
+		{1e10, 0x7c00},
+		{-1e10, 0xfc00},
+		{float32(math.Inf(1)), 0x7c00},
+		{float32(math.Inf(-1)), 0xfc00},
+		{0x1p-24, 0x0001},
+		{0x1p-25, 0x0000},                      // tie with 0 → even (0)
+		{math.Nextafter32(0x1p-25, 1), 0x0001}, // just above the tie
+		{0x3p-25, 0x0002},                      // tie between 1 and 2 → 2
+		{0x1p-14, 0x0400},                      // smallest normal
+		{0x1p-14 - 0x1p-25, 0x0400},            // tie between 0x3ff and 0x400 → 0x400
+		{1e-30, 0},
+		{math.SmallestNonzeroFloat32, 0},
+		{1, 0x3c00},
+		{-2, 0xc000},
+		{0.1, 0x2e66},
+	}
+	for _, c := range cases {
+		if got := F32ToF16(c.x); got != c.want {
+			t.Errorf("F32ToF16(%g) = %#04x, want %#04x", c.x, got, c.want)
+		}
+	}
+	if h := F32ToF16(float32(math.NaN())); h&0x7c00 != 0x7c00 || h&0x3ff == 0 {
+		t.Errorf("F32ToF16(NaN) = %#04x, not a NaN", h)
+	}
+}
+
+func TestF32ToF16Sweep(t *testing.T) {
+	// Every 977th float32 bit pattern plus random ones, against the table search.
+	check := func(b uint32) {
+		x := math.Float32frombits(b)
+		if x != x {
+			return
+		}
+		if got, want := F32ToF16(x), refF32ToF16(x); got != want {
+			t.Fatalf("F32ToF16(%g [%#08x]) = %#04x, want %#04x", x, b, got, want)
+		}
+	}
+	for b := uint64(0); b < 1<<32; b += 977 {
+		check(uint32(b))
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		check(r.Uint32())
+	}
+}
+
+func refBF16(x float32) uint16 {
+	b := math.Float32bits(x)
+	lo := b &^ 0xffff
+	hi := lo + 0x10000
+	d0 := math.Abs(float64(x) - float64(math.Float32frombits(lo)))
+	d1 := math.Abs(float64(math.Float32frombits(hi)) - float64(x))
+	if hi&0x7fffffff == 0x7f800000 { // next step is Inf: treat as the value 2^128
+		d1 = math.Abs(math.Ldexp(1, 128) - math.Abs(float64(x)))
+	}
+	switch {
+	case d0 < d1, d0 == d1 && (lo>>16)&1 == 0:
+		return uint16(lo >> 16)
+	}
+	return uint16(hi >> 16)
+}
+
+func TestBF16(t *testing.T) {
+	for i := range 1 << 16 {
+		h := uint16(i)
+		x := BF16ToF32(h)
+		if math.Float32bits(x) != uint32(h)<<16 {
+			t.Fatalf("BF16ToF32(%#04x) = %#08x", h, math.Float32bits(x))
+		}
+		back := F32ToBF16(x)
+		if x != x {
+			if BF16ToF32(back) == BF16ToF32(back) || back&0x40 == 0 || back&0x8000 != h&0x8000 {
+				t.Fatalf("NaN %#04x → %#04x", h, back)
+			}
+			continue
+		}
+		if back != h {
+			t.Fatalf("F32ToBF16(BF16ToF32(%#04x)) = %#04x", h, back)
+		}
+		// Midpoint to the next value rounds to even, neighbours to nearest.
+		if h&0x7f80 == 0x7f80 {
+			continue
+		}
+		mid := math.Float32frombits(uint32(h)<<16 | 0x8000)
+		want := h
+		if h&1 == 1 {
+			want = h + 1
+		}
+		if got := F32ToBF16(mid); got != want {
+			t.Fatalf("F32ToBF16(mid %#08x) = %#04x, want %#04x", math.Float32bits(mid), got, want)
+		}
+		if got := F32ToBF16(math.Float32frombits(uint32(h)<<16 | 0x8001)); got != h+1 {
+			t.Fatalf("above midpoint of %#04x: got %#04x", h, got)
+		}
+		if got := F32ToBF16(math.Float32frombits(uint32(h)<<16 | 0x7fff)); got != h {
+			t.Fatalf("below midpoint of %#04x: got %#04x", h, got)
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 200000 {
+		x := math.Float32frombits(r.Uint32())
+		if x != x {
+			continue
+		}
+		if got, want := F32ToBF16(x), refBF16(x); got != want {
+			t.Fatalf("F32ToBF16(%g) = %#04x, want %#04x", x, got, want)
+		}
+	}
+}
+
+func TestF16ParamRounding(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 100000 {
+		x := (r.Float64()*2 - 1) * math.Pow(2, float64(r.IntN(40)-30))
+		up, down := F16ToF32(f16Up(x)), F16ToF32(f16Down(x))
+		if float64(up) < x || float64(down) > x {
+			t.Fatalf("x=%g: up %g, down %g", x, up, down)
+		}
+		// Tight: the neighbours on the other side are beyond x.
+		if up != down && (F32ToF16(up) == F32ToF16(down)) {
+			t.Fatalf("x=%g: up and down not adjacent", x)
+		}
+		if float64(up) != x && refF16Next(f16Up(x), -1) >= x {
+			t.Fatalf("x=%g: f16Up %g not the smallest ≥ x", x, up)
+		}
+		if float64(down) != x && refF16Next(f16Down(x), 1) <= x {
+			t.Fatalf("x=%g: f16Down %g not the largest ≤ x", x, down)
+		}
+	}
+	if f16Up(1e9) != 0x7bff || f16Down(-1e9) != 0xfbff {
+		t.Fatal("f16Up/f16Down do not saturate")
+	}
+}
+
+// refF16Next is the half value adjacent to h in direction dir (±1), via the sorted table.
+func refF16Next(h uint16, dir int) float64 {
+	v := refF16(h)
+	if v == 0 {
+		return float64(dir) * math.Pow(2, -24)
+	}
+	i := int(h & 0x7fff)
+	if v < 0 {
+		dir = -dir
+	}
+	j := i + dir
+	if j < 0 {
+		return 0
+	}
+	return math.Copysign(positiveHalves[j], v)
+}

@@ -1,0 +1,107 @@
+package quant
+
+// Int8 stores a row as signed 8-bit codes with one symmetric scale per row:
+// scale = max|x|/127 rounded up to f16, code = round(x/scale) in [−127, 127] (−128 is
+// never written), value = code·scale. This is the INT8 KV format. Name "q8".
+//
+// Layout of a row of d values (d > 0), 2 + d bytes:
+//
+//	bytes 0..1    scale, little-endian IEEE-754 binary16 (≥ 0)
+//	bytes 2..d+1  code of element i at byte 2+i, two's complement int8
+//
+// An empty row is 0 bytes. An all-zero row has scale 0 and codes 0. Error: every
+// value x with |x| ≤ 65504 decodes within scale/2 of x. NaN is stored as 0 and values
+// beyond ±65504 saturate (see params.go).
+type Int8 struct{}
+
+// Name implements RowCodec.
+func (Int8) Name() string { return "q8" }
+
+// RowBytes implements RowCodec.
+func (Int8) RowBytes(d int) int {
+	if d <= 0 {
+		return 0
+	}
+	return 2 + d
+}
+
+// Encode implements RowCodec.
+func (Int8) Encode(dst []byte, src []float32) {
+	if len(src) == 0 {
+		return
+	}
+	dst = dst[:2+len(src)]
+	var m float32
+	for _, x := range src {
+		x = sanitize(x)
+		if x < 0 {
+			x = -x
+		}
+		m = max(m, x)
+	}
+	var s16 uint16
+	if m > 0 {
+		s16 = f16Up(float64(m) / 127)
+	}
+	putF16(dst, s16)
+	inv := reciprocal(F16ToF32(s16))
+	c := dst[2:]
+	for i, x := range src {
+		v := sanitize(x) * inv
+		var k int
+		if v >= 0 {
+			k = int(v + 0.5)
+		} else {
+			k = -int(-v + 0.5)
+		}
+		c[i] = byte(int8(max(-127, min(127, k))))
+	}
+}
+
+// Decode implements RowCodec.
+func (Int8) Decode(dst []float32, src []byte) {
+	if len(dst) == 0 {
+		return
+	}
+	src = src[:2+len(dst)]
+	s := getF16(src)
+	c := src[2:]
+	for i := range dst {
+		dst[i] = s * float32(int8(c[i]))
+	}
+}
+
+// Dot implements RowCodec: scale·(q·codes).
+func (Int8) Dot(q []float32, src []byte) float32 {
+	if len(q) == 0 {
+		return 0
+	}
+	src = src[:2+len(q)]
+	s := getF16(src)
+	c := src[2:]
+	var a0, a1 float32
+	for len(q) >= 4 {
+		qq := (*[4]float32)(q)
+		cc := (*[4]byte)(c)
+		a0 += qq[0]*float32(int8(cc[0])) + qq[1]*float32(int8(cc[1]))
+		a1 += qq[2]*float32(int8(cc[2])) + qq[3]*float32(int8(cc[3]))
+		q, c = q[4:], c[4:]
+	}
+	for i, x := range q {
+		a0 += x * float32(int8(c[i]))
+	}
+	return s * (a0 + a1)
+}
+
+// AddScaled implements RowCodec: dst += (w·scale)·codes.
+func (Int8) AddScaled(dst []float32, w float32, src []byte) {
+	if len(dst) == 0 {
+		return
+	}
+	src = src[:2+len(dst)]
+	a := w * getF16(src)
+	c := src[2 : 2+len(dst)]
+	for i := range dst {
+		dst[i] += a * float32(int8(c[i]))
+	}
+}

@@ -1,0 +1,111 @@
+package quant
+
+// Scale and zero parameters of the integer and FP8 codecs are stored as little-endian
+// IEEE-754 binary16. The choice was measured (see precision_test.go, TestParamPrecision):
+// f16 parameters save 4 bytes per group against f32 (20 vs 24 bytes for 32 4-bit codes,
+// 12 vs 16 for 32 2-bit codes) and change the reconstruction error by well under 1%,
+// because a parameter rounded to f16 moves by at most 2⁻¹¹ relative while a 4-bit step
+// is 2⁻⁴ of the range.
+//
+// To keep every element within half a step of its stored parameters, the zero (group
+// minimum) is rounded down and the scale rounded up to the next f16, so that
+// lo + maxCode·scale ≥ max and codes never clamp.
+//
+// Integer codecs first sanitize their input: NaN reads as 0 and values saturate to
+// ±65504 (the f16 range, beyond which f16 parameters cannot describe a group). KV
+// activations of models that run in f16 never leave that range.
+
+const f16Max = 65504
+
+// sanitize maps x into the range integer codecs store: NaN → 0, saturation to ±65504.
+func sanitize(x float32) float32 {
+	if x != x {
+		return 0
+	}
+	if x > f16Max {
+		return f16Max
+	}
+	if x < -f16Max {
+		return -f16Max
+	}
+	return x
+}
+
+// f16Up returns the smallest f16 ≥ x, saturated to the largest finite f16. x must
+// not be NaN.
+func f16Up(x float64) uint16 {
+	if x >= f16Max {
+		return 0x7bff
+	}
+	h := F32ToF16(float32(x))
+	if float64(F16ToF32(h)) < x {
+		if h&0x8000 != 0 {
+			if h == 0x8000 {
+				h = 0x0001
+			} else {
+				h--
+			}
+		} else {
+			h++
+		}
+	}
+	return h
+}
+
+// f16Down returns the largest f16 ≤ x, saturated to the most negative finite f16.
+// x must not be NaN.
+func f16Down(x float64) uint16 {
+	if x <= -f16Max {
+		return 0xfbff
+	}
+	h := F32ToF16(float32(x))
+	if float64(F16ToF32(h)) > x {
+		if h&0x8000 == 0 {
+			if h == 0 {
+				h = 0x8001
+			} else {
+				h--
+			}
+		} else {
+			h++
+		}
+	}
+	return h
+}
+
+func putF16(b []byte, h uint16) { b[0], b[1] = byte(h), byte(h>>8) }
+
+func getF16(b []byte) float32 { return F16ToF32(uint16(b[0]) | uint16(b[1])<<8) }
+
+// affineParams returns the stored f16 zero and scale for values in [lo, hi] (already
+// sanitized) with codes 0..maxCode, and their float32 values.
+func affineParams(lo, hi float32, maxCode int) (lo16, s16 uint16, lof, sf float32) {
+	lo16 = f16Down(float64(lo))
+	lof = F16ToF32(lo16)
+	rng := float64(hi) - float64(lof)
+	if rng > 0 {
+		s16 = f16Up(rng / float64(maxCode))
+	}
+	return lo16, s16, lof, F16ToF32(s16)
+}
+
+// quantCode returns the code of sanitize(v) for zero lo and reciprocal step inv,
+// clamped to [0, maxCode].
+func quantCode(v, lo, inv float32, maxCode int) int {
+	c := int((sanitize(v)-lo)*inv + 0.5)
+	if c > maxCode {
+		c = maxCode
+	}
+	if c < 0 {
+		c = 0
+	}
+	return c
+}
+
+// reciprocal is 1/s, or 0 when s is 0 (every code is then 0).
+func reciprocal(s float32) float32 {
+	if s == 0 {
+		return 0
+	}
+	return 1 / s
+}
