@@ -312,8 +312,16 @@ func TestWriterErrors(t *testing.T) {
 			w.WriteF32([]float32{1, 2})
 			return w.Close()
 		}, `tensor "t" incomplete`},
-		{"data after last", func(w *Writer) error { w.AddTensor("t", TypeF32, 1); w.WriteF32([]float32{1}); return w.WriteF32([]float32{1}) }, "after the last tensor"},
-		{"kv after data", func(w *Writer) error { w.AddTensor("t", TypeF32, 1); w.WriteF32([]float32{1}); return w.AddKV("k", "v") }, "after tensor data"},
+		{"data after last", func(w *Writer) error {
+			w.AddTensor("t", TypeF32, 1)
+			w.WriteF32([]float32{1})
+			return w.WriteF32([]float32{1})
+		}, "after the last tensor"},
+		{"kv after data", func(w *Writer) error {
+			w.AddTensor("t", TypeF32, 1)
+			w.WriteF32([]float32{1})
+			return w.AddKV("k", "v")
+		}, "after tensor data"},
 		{"sticky", func(w *Writer) error { w.AddKV("k", 3); return w.AddKV("j", "fine") }, "Go type int"},
 	}
 	for _, c := range cases {
