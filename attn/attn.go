@@ -1,0 +1,462 @@
+// Package attn computes attention directly over a KV cache's stored bytes: keys and
+// values are read in place through the codecs' Dot and AddScaled (scales and zeros
+// folded into the query or the softmax weights), never through a dequantized copy of
+// the history. It knows nothing of how the bytes are allocated: the caller describes
+// a query's history as a list of spans, each a run of consecutive positions whose
+// keys and values are stored one way.
+//
+// The kernel is flash-decoding: the spans are split into chunks of about
+// Options.ChunkTokens tokens; each chunk keeps a running maximum, sum and weighted
+// accumulator per query head (online softmax); chunks are independent (and may run
+// in parallel) and are merged at the end. Grouped-query attention reads each key and
+// value row once per group of query heads: the heads loop inside the row loop.
+//
+// Causal prefill of n tokens is n queries, each over the spans describing the
+// history as that query saw it (see package kv); Decode is the one-query kernel.
+package attn
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"kvq/quant"
+)
+
+// Kind says how a span's keys or values are stored.
+type Kind uint8
+
+// Storage kinds of a Src.
+const (
+	F32     Kind = iota + 1 // plain float32 values in Src.F
+	Rows                    // one Src.Row-encoded row per token and head in Src.Bytes
+	Channel                 // Src.Chan-encoded blocks of G tokens per head in Src.Bytes (keys only)
+)
+
+// Src locates the keys or the values of one span for every KV head.
+//
+//   - F32: token i of head h is F[h*HeadStride+i*Stride:][:headDim] (strides in float32s).
+//   - Rows: token i of head h is Bytes[h*HeadStride+i*Stride:][:Row.RowBytes(headDim)]
+//     (strides in bytes).
+//   - Channel: the span's token i is token Off+i of a run of whole blocks of G tokens;
+//     block j of head h is Bytes[h*HeadStride+j*Stride:][:Chan.BlockBytes(G, headDim)].
+//     Scores are computed for whole blocks and the span's part is used.
+type Src struct {
+	Kind       Kind
+	F          []float32
+	Bytes      []byte
+	Row        quant.RowCodec
+	Chan       quant.ChannelCodec
+	G, Off     int
+	HeadStride int
+	Stride     int
+}
+
+// Span is a run of N consecutive history tokens whose keys are stored as K and
+// values as V. Delta, when not 0, rotates the query by Delta positions (through
+// Options.Rotate) before it is scored against this span's keys: a span whose keys
+// were stored at positions Delta apart from where the query now considers them.
+type Span struct {
+	Pos   int // position of the span's first token (informational)
+	N     int
+	Delta int
+	K, V  Src
+}
+
+// Shape is the attention geometry: Heads query heads, KVHeads key/value heads
+// (Heads must be a multiple of KVHeads), HeadDim values per head.
+type Shape struct {
+	Heads, KVHeads, HeadDim int
+}
+
+// Options tune the kernel. The zero value is valid.
+type Options struct {
+	// ChunkTokens is the approximate number of history tokens per independent chunk;
+	// 0 means DefaultChunkTokens.
+	ChunkTokens int
+	// Workers is the number of goroutines that process chunks; 0 or 1 means the
+	// calling goroutine only.
+	Workers int
+	// Rotate rotates one head vector by delta positions in place (RoPE). Required
+	// only when a span has a non-zero Delta.
+	Rotate func(x []float32, delta int)
+}
+
+// DefaultChunkTokens is the chunk length used when Options.ChunkTokens is 0.
+const DefaultChunkTokens = 2048
+
+// ErrShape is returned (wrapped) for inconsistent shapes, lengths or spans.
+var ErrShape = errors.New("attn: bad shape")
+
+// Scratch holds reusable buffers. A Scratch may be reused across calls but not
+// shared between concurrent calls. The zero value is ready to use.
+type Scratch struct {
+	qs     []float32
+	parts  []partial
+	chunks [][2]int
+}
+
+// partial is the online-softmax state of one chunk: per query head the running
+// maximum m, the sum l of exp(score−m) and acc = Σ exp(score−m)·v.
+type partial struct {
+	m, l   []float64
+	acc    []float32
+	scores []float32
+	tmp    []float32
+	qrot   []float32
+}
+
+func (p *partial) reset(sh Shape, maxSpan, g int) {
+	p.m = grow64(p.m, sh.Heads)
+	p.l = grow64(p.l, sh.Heads)
+	p.acc = grow32(p.acc, sh.Heads*sh.HeadDim)
+	for i := range p.m {
+		p.m[i] = math.Inf(-1)
+		p.l[i] = 0
+	}
+	clear(p.acc)
+	group := sh.Heads / sh.KVHeads
+	p.scores = grow32(p.scores, group*maxSpan)
+	p.tmp = grow32(p.tmp, g)
+	p.qrot = grow32(p.qrot, sh.Heads*sh.HeadDim)
+}
+
+func grow32(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+func grow64(b []float64, n int) []float64 {
+	if cap(b) < n {
+		return make([]float64, n)
+	}
+	return b[:n]
+}
+
+// Decode computes one query's attention: out[h] = Σ_t softmax_t(q_h·k_t/√HeadDim)·v_t
+// over the tokens of spans, for every query head h, where query head h reads KV head
+// h/(Heads/KVHeads). q and out hold Heads·HeadDim values; they may not overlap.
+// An empty history gives zeros.
+func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) error {
+	if err := checkShape(sh); err != nil {
+		return err
+	}
+	hd := sh.Heads * sh.HeadDim
+	if len(q) != hd || len(out) != hd {
+		return fmt.Errorf("%w: len(q)=%d len(out)=%d, want heads·headDim=%d", ErrShape, len(q), len(out), hd)
+	}
+	if sc == nil {
+		sc = new(Scratch)
+	}
+	maxSpan, maxG := 0, 1
+	for i := range spans {
+		if err := checkSpan(&spans[i], sh); err != nil {
+			return fmt.Errorf("span %d (pos %d): %w", i, spans[i].Pos, err)
+		}
+		if spans[i].Delta != 0 && opt.Rotate == nil {
+			return fmt.Errorf("%w: span %d has delta %d but Options.Rotate is nil", ErrShape, i, spans[i].Delta)
+		}
+		maxSpan = max(maxSpan, spans[i].N)
+		if spans[i].K.Kind == Channel {
+			maxG = max(maxG, spans[i].K.G*((spans[i].K.Off+spans[i].N+spans[i].K.G-1)/spans[i].K.G))
+		}
+	}
+	// Fold the softmax scale into the query once.
+	sc.qs = grow32(sc.qs, hd)
+	scale := float32(1 / math.Sqrt(float64(sh.HeadDim)))
+	for i, x := range q {
+		sc.qs[i] = x * scale
+	}
+
+	// Partition spans into chunks of about ChunkTokens tokens.
+	ct := opt.ChunkTokens
+	if ct <= 0 {
+		ct = DefaultChunkTokens
+	}
+	sc.chunks = sc.chunks[:0]
+	start, tok := 0, 0
+	for i := range spans {
+		tok += spans[i].N
+		if tok >= ct {
+			sc.chunks = append(sc.chunks, [2]int{start, i + 1})
+			start, tok = i+1, 0
+		}
+	}
+	if start < len(spans) || len(sc.chunks) == 0 {
+		sc.chunks = append(sc.chunks, [2]int{start, len(spans)})
+	}
+	for len(sc.parts) < len(sc.chunks) {
+		sc.parts = append(sc.parts, partial{})
+	}
+	parts := sc.parts[:len(sc.chunks)]
+	for i := range parts {
+		parts[i].reset(sh, maxSpan, maxG)
+	}
+
+	workers := opt.Workers
+	if workers > len(parts) {
+		workers = len(parts)
+	}
+	if workers <= 1 {
+		for i, c := range sc.chunks {
+			runChunk(&parts[i], sc.qs, sh, spans[c[0]:c[1]], opt.Rotate)
+		}
+	} else {
+		var wg sync.WaitGroup
+		next := make(chan int, len(parts))
+		for i := range parts {
+			next <- i
+		}
+		close(next)
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range next {
+					c := sc.chunks[i]
+					runChunk(&parts[i], sc.qs, sh, spans[c[0]:c[1]], opt.Rotate)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	// Merge the chunks' (max, sum, acc) into the first one.
+	p0 := &parts[0]
+	for i := 1; i < len(parts); i++ {
+		merge(p0, &parts[i], sh.HeadDim)
+	}
+	for h := 0; h < sh.Heads; h++ {
+		o := out[h*sh.HeadDim : (h+1)*sh.HeadDim]
+		a := p0.acc[h*sh.HeadDim : (h+1)*sh.HeadDim]
+		if p0.l[h] == 0 {
+			clear(o)
+			continue
+		}
+		inv := float32(1 / p0.l[h])
+		for i := range o {
+			o[i] = a[i] * inv
+		}
+	}
+	return nil
+}
+
+// merge folds chunk b's state into a: m = max(ma, mb), l = la·e^(ma−m) + lb·e^(mb−m),
+// acc likewise.
+func merge(a, b *partial, d int) {
+	for h := range a.m {
+		if b.l[h] == 0 {
+			continue
+		}
+		if a.l[h] == 0 {
+			a.m[h], a.l[h] = b.m[h], b.l[h]
+			copy(a.acc[h*d:(h+1)*d], b.acc[h*d:(h+1)*d])
+			continue
+		}
+		m := math.Max(a.m[h], b.m[h])
+		fa, fb := math.Exp(a.m[h]-m), math.Exp(b.m[h]-m)
+		a.m[h], a.l[h] = m, a.l[h]*fa+b.l[h]*fb
+		aa, bb := a.acc[h*d:(h+1)*d], b.acc[h*d:(h+1)*d]
+		fa32, fb32 := float32(fa), float32(fb)
+		for i := range aa {
+			aa[i] = aa[i]*fa32 + bb[i]*fb32
+		}
+	}
+}
+
+func checkShape(sh Shape) error {
+	if sh.Heads < 1 || sh.KVHeads < 1 || sh.HeadDim < 1 || sh.Heads%sh.KVHeads != 0 {
+		return fmt.Errorf("%w: heads=%d kvHeads=%d headDim=%d (heads must be a positive multiple of kvHeads)", ErrShape, sh.Heads, sh.KVHeads, sh.HeadDim)
+	}
+	return nil
+}
+
+// checkSpan verifies that every row or block the span names lies inside its slices,
+// so that the kernel cannot index out of range.
+func checkSpan(s *Span, sh Shape) error {
+	if s.N < 1 {
+		return fmt.Errorf("%w: span of %d tokens", ErrShape, s.N)
+	}
+	if err := checkSrc(&s.K, s.N, sh, "keys"); err != nil {
+		return err
+	}
+	if s.V.Kind == Channel {
+		return fmt.Errorf("%w: values cannot be stored per channel", ErrShape)
+	}
+	return checkSrc(&s.V, s.N, sh, "values")
+}
+
+func checkSrc(c *Src, n int, sh Shape, what string) error {
+	d := sh.HeadDim
+	if c.HeadStride < 0 || c.Stride < 0 {
+		return fmt.Errorf("%w: %s: negative stride", ErrShape, what)
+	}
+	var need, have int
+	switch c.Kind {
+	case F32:
+		need, have = (sh.KVHeads-1)*c.HeadStride+(n-1)*c.Stride+d, len(c.F)
+	case Rows:
+		if c.Row == nil {
+			return fmt.Errorf("%w: %s: Rows without a codec", ErrShape, what)
+		}
+		need, have = (sh.KVHeads-1)*c.HeadStride+(n-1)*c.Stride+c.Row.RowBytes(d), len(c.Bytes)
+	case Channel:
+		if c.Chan == nil || c.G < 1 || c.Off < 0 || c.Off >= c.G {
+			return fmt.Errorf("%w: %s: Channel needs a codec, G ≥ 1 and 0 ≤ Off < G (G=%d Off=%d)", ErrShape, what, c.G, c.Off)
+		}
+		blocks := (c.Off + n + c.G - 1) / c.G
+		need, have = (sh.KVHeads-1)*c.HeadStride+(blocks-1)*c.Stride+c.Chan.BlockBytes(c.G, d), len(c.Bytes)
+	default:
+		return fmt.Errorf("%w: %s: unknown storage kind %d", ErrShape, what, c.Kind)
+	}
+	if need > have {
+		return fmt.Errorf("%w: %s: span needs %d elements of storage, has %d", ErrShape, what, need, have)
+	}
+	return nil
+}
+
+// runChunk accumulates spans into p (online softmax). qs is the pre-scaled query.
+func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]float32, int)) {
+	d := sh.HeadDim
+	group := sh.Heads / sh.KVHeads
+	lastDelta := 0
+	q := qs
+	for si := range spans {
+		s := &spans[si]
+		if s.Delta != lastDelta {
+			lastDelta = s.Delta
+			if s.Delta == 0 {
+				q = qs
+			} else {
+				copy(p.qrot, qs)
+				for h := 0; h < sh.Heads; h++ {
+					rotate(p.qrot[h*d:(h+1)*d], s.Delta)
+				}
+				q = p.qrot
+			}
+		}
+		n := s.N
+		for kh := 0; kh < sh.KVHeads; kh++ {
+			qh := q[kh*group*d : (kh+1)*group*d]
+			sc := p.scores[:group*n]
+			scoreKeys(sc, qh, s, kh, n, d, group, p.tmp)
+			// Online softmax update per query head; scores become weights in place.
+			for g := 0; g < group; g++ {
+				h := kh*group + g
+				row := sc[g*n : (g+1)*n]
+				mx := float64(row[0])
+				for _, x := range row[1:] {
+					if float64(x) > mx {
+						mx = float64(x)
+					}
+				}
+				if mx > p.m[h] {
+					if p.l[h] != 0 {
+						f := math.Exp(p.m[h] - mx)
+						p.l[h] *= f
+						a := p.acc[h*d : (h+1)*d]
+						f32 := float32(f)
+						for i := range a {
+							a[i] *= f32
+						}
+					}
+					p.m[h] = mx
+				}
+				m := p.m[h]
+				var sum float64
+				for i, x := range row {
+					w := math.Exp(float64(x) - m)
+					sum += w
+					row[i] = float32(w)
+				}
+				p.l[h] += sum
+			}
+			addValues(p.acc[kh*group*d:(kh+1)*group*d], sc, s, kh, n, d, group)
+		}
+	}
+}
+
+// scoreKeys writes sc[g*n+i] = q_g · k_i for the span's n keys of KV head kh and the
+// group query heads sharing it.
+func scoreKeys(sc, qh []float32, s *Span, kh, n, d, group int, tmp []float32) {
+	k := &s.K
+	switch k.Kind {
+	case F32:
+		base := kh * k.HeadStride
+		for i := 0; i < n; i++ {
+			row := k.F[base+i*k.Stride:][:d]
+			for g := 0; g < group; g++ {
+				sc[g*n+i] = dotF32(qh[g*d:(g+1)*d], row)
+			}
+		}
+	case Rows:
+		rb := k.Row.RowBytes(d)
+		base := kh * k.HeadStride
+		for i := 0; i < n; i++ {
+			row := k.Bytes[base+i*k.Stride:][:rb]
+			for g := 0; g < group; g++ {
+				sc[g*n+i] = k.Row.Dot(qh[g*d:(g+1)*d], row)
+			}
+		}
+	case Channel:
+		bb := k.Chan.BlockBytes(k.G, d)
+		base := kh * k.HeadStride
+		blocks := (k.Off + n + k.G - 1) / k.G
+		for g := 0; g < group; g++ {
+			qg := qh[g*d : (g+1)*d]
+			for j := 0; j < blocks; j++ {
+				k.Chan.Dot(tmp[j*k.G:(j+1)*k.G], qg, k.Bytes[base+j*k.Stride:][:bb], k.G, d)
+			}
+			copy(sc[g*n:(g+1)*n], tmp[k.Off:k.Off+n])
+		}
+	}
+}
+
+// addValues performs acc_g += Σ_i w[g*n+i]·v_i for the span's values of KV head kh.
+func addValues(acc, w []float32, s *Span, kh, n, d, group int) {
+	v := &s.V
+	switch v.Kind {
+	case F32:
+		base := kh * v.HeadStride
+		for i := 0; i < n; i++ {
+			row := v.F[base+i*v.Stride:][:d]
+			for g := 0; g < group; g++ {
+				axpy(acc[g*d:(g+1)*d], w[g*n+i], row)
+			}
+		}
+	case Rows:
+		rb := v.Row.RowBytes(d)
+		base := kh * v.HeadStride
+		for i := 0; i < n; i++ {
+			row := v.Bytes[base+i*v.Stride:][:rb]
+			for g := 0; g < group; g++ {
+				v.Row.AddScaled(acc[g*d:(g+1)*d], w[g*n+i], row)
+			}
+		}
+	}
+}
+
+func dotF32(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func axpy(dst []float32, w float32, x []float32) {
+	x = x[:len(dst)]
+	for i := range dst {
+		dst[i] += w * x[i]
+	}
+}

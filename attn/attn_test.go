@@ -1,0 +1,349 @@
+package attn
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"kvq/quant"
+)
+
+// refAttend is the plain reference: keys and values as float32 matrices
+// (token-major, kvHeads·d per token), naive softmax in float64.
+func refAttend(q []float32, keys, vals [][]float32, sh Shape) []float32 {
+	d := sh.HeadDim
+	group := sh.Heads / sh.KVHeads
+	out := make([]float32, sh.Heads*d)
+	scale := 1 / math.Sqrt(float64(d))
+	for h := 0; h < sh.Heads; h++ {
+		kh := h / group
+		qh := q[h*d : (h+1)*d]
+		sc := make([]float64, len(keys))
+		mx := math.Inf(-1)
+		for t, k := range keys {
+			var s float64
+			for c := 0; c < d; c++ {
+				s += float64(qh[c]) * float64(k[kh*d+c])
+			}
+			sc[t] = s * scale
+			mx = math.Max(mx, sc[t])
+		}
+		var sum float64
+		for t := range sc {
+			sc[t] = math.Exp(sc[t] - mx)
+			sum += sc[t]
+		}
+		for c := 0; c < d; c++ {
+			var a float64
+			for t, v := range vals {
+				a += sc[t] * float64(v[kh*d+c])
+			}
+			if len(keys) > 0 {
+				out[h*d+c] = float32(a / sum)
+			}
+		}
+	}
+	return out
+}
+
+func randVec(r *rand.Rand, n int, amp float64) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * amp)
+	}
+	return x
+}
+
+// built is a history stored as spans, with what each token decodes to.
+type built struct {
+	spans      []Span
+	keys, vals [][]float32 // dequantized, token-major
+}
+
+// storage kinds a test history can use for one side.
+type sideKind struct {
+	name string
+	kind Kind
+	row  quant.RowCodec
+	ch   quant.ChannelCodec
+	g    int
+}
+
+// buildHistory lays n random tokens out as spans of at most maxSpan tokens,
+// head-major inside each span, with keys stored as kk and values as vk.
+func buildHistory(r *rand.Rand, sh Shape, n, maxSpan int, kk, vk sideKind) built {
+	d, kvh := sh.HeadDim, sh.KVHeads
+	var b built
+	for a := 0; a < n; {
+		m := min(n-a, 1+r.IntN(maxSpan))
+		if kk.kind == Channel {
+			// Whole blocks of G tokens, the span starting at a random offset in the first.
+			m = min(n-a, kk.g*(1+r.IntN(max(1, maxSpan/kk.g))))
+		}
+		raw := make([][]float32, m) // token-major
+		for i := range raw {
+			raw[i] = randVec(r, kvh*d, 1)
+			// a few outlier channels, as real keys have
+			raw[i][r.IntN(kvh*d)] *= 6
+		}
+		rawV := make([][]float32, m)
+		for i := range rawV {
+			rawV[i] = randVec(r, kvh*d, 1)
+		}
+		sp := Span{Pos: a, N: m}
+		var kdec, vdec [][]float32
+		sp.K, kdec = store(raw, kk, sh)
+		sp.V, vdec = store(rawV, vk, sh)
+		if kk.kind == Channel && m > 1 {
+			// Drop a random number of leading tokens to exercise Off.
+			off := r.IntN(min(m, kk.g))
+			sp.K.Off = off
+			sp.N = m - off
+			sp.V = shift(sp.V, off, vk)
+			kdec, vdec = kdec[off:], vdec[off:]
+		}
+		b.spans = append(b.spans, sp)
+		b.keys = append(b.keys, kdec...)
+		b.vals = append(b.vals, vdec...)
+		a += m
+	}
+	return b
+}
+
+func shift(s Src, off int, k sideKind) Src {
+	switch s.Kind {
+	case F32:
+		s.F = s.F[off*s.Stride:]
+	case Rows:
+		s.Bytes = s.Bytes[off*s.Stride:]
+	}
+	return s
+}
+
+// store encodes m tokens of one side head-major and returns the Src and the
+// dequantized tokens.
+func store(raw [][]float32, k sideKind, sh Shape) (Src, [][]float32) {
+	d, kvh, m := sh.HeadDim, sh.KVHeads, len(raw)
+	dec := make([][]float32, m)
+	for i := range dec {
+		dec[i] = make([]float32, kvh*d)
+	}
+	switch k.kind {
+	case F32:
+		// head-major with padding between heads, to exercise strides
+		hs := m*d + 3
+		f := make([]float32, kvh*hs)
+		for h := 0; h < kvh; h++ {
+			for i := 0; i < m; i++ {
+				copy(f[h*hs+i*d:], raw[i][h*d:(h+1)*d])
+				copy(dec[i][h*d:], raw[i][h*d:(h+1)*d])
+			}
+		}
+		return Src{Kind: F32, F: f, HeadStride: hs, Stride: d}, dec
+	case Rows:
+		rb := k.row.RowBytes(d)
+		buf := make([]byte, kvh*m*rb)
+		for h := 0; h < kvh; h++ {
+			for i := 0; i < m; i++ {
+				row := buf[(h*m+i)*rb:][:rb]
+				k.row.Encode(row, raw[i][h*d:(h+1)*d])
+				k.row.Decode(dec[i][h*d:(h+1)*d], row)
+			}
+		}
+		return Src{Kind: Rows, Row: k.row, Bytes: buf, HeadStride: m * rb, Stride: rb}, dec
+	case Channel:
+		G := k.g
+		blocks := (m + G - 1) / G
+		bb := k.ch.BlockBytes(G, d)
+		buf := make([]byte, kvh*blocks*bb)
+		tmp := make([]float32, G*d)
+		out := make([]float32, G*d)
+		for h := 0; h < kvh; h++ {
+			for j := 0; j < blocks; j++ {
+				clear(tmp)
+				for i := 0; i < G && j*G+i < m; i++ {
+					copy(tmp[i*d:], raw[j*G+i][h*d:(h+1)*d])
+				}
+				blk := buf[(h*blocks+j)*bb:][:bb]
+				k.ch.Encode(blk, tmp, G, d)
+				k.ch.Decode(out, blk, G, d)
+				for i := 0; i < G && j*G+i < m; i++ {
+					copy(dec[j*G+i][h*d:], out[i*d:(i+1)*d])
+				}
+			}
+		}
+		return Src{Kind: Channel, Chan: k.ch, G: G, Bytes: buf, HeadStride: blocks * bb, Stride: bb}, dec
+	}
+	return Src{}, nil
+}
+
+var sideKinds = []sideKind{
+	{name: "f32", kind: F32},
+	{name: "rowf32", kind: Rows, row: quant.F32{}},
+	{name: "f16", kind: Rows, row: quant.F16{}},
+	{name: "q8", kind: Rows, row: quant.Int8{}},
+	{name: "q4g32", kind: Rows, row: quant.Affine{Bits: 4, Group: 32}},
+	{name: "q2", kind: Rows, row: quant.Affine{Bits: 2}},
+	{name: "fp8", kind: Rows, row: quant.FP8{Format: quant.E4M3}},
+	{name: "kivi4", kind: Channel, ch: quant.Channel{Bits: 4}, g: 8},
+	{name: "kivi2", kind: Channel, ch: quant.Channel{Bits: 2}, g: 32},
+}
+
+func maxDiff(a, b []float32) float64 {
+	var m float64
+	for i := range a {
+		m = math.Max(m, math.Abs(float64(a[i])-float64(b[i])))
+	}
+	return m
+}
+
+// TestDecodeMatchesReference: the fused kernel over stored bytes equals the float64
+// reference over the dequantized history, for every storage kind, head size, GQA
+// ratio, chunking and worker count.
+func TestDecodeMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var sc Scratch
+	for _, d := range []int{8, 16, 64, 128} {
+		for _, ratio := range []int{1, 2, 4, 7} {
+			for _, n := range []int{1, 31, 33, 300} {
+				for ki, kk := range sideKinds {
+					vk := sideKinds[(ki+d+ratio)%len(sideKinds)]
+					if vk.kind == Channel {
+						vk = sideKinds[2]
+					}
+					sh := Shape{Heads: 2 * ratio, KVHeads: 2, HeadDim: d}
+					if testing.Short() && d == 128 && n == 300 {
+						continue
+					}
+					h := buildHistory(r, sh, n, 40, kk, vk)
+					q := randVec(r, sh.Heads*d, 1)
+					want := refAttend(q, h.keys, h.vals, sh)
+					for _, opt := range []Options{{}, {ChunkTokens: 17}, {ChunkTokens: 50, Workers: 3}} {
+						got := make([]float32, len(want))
+						if err := Decode(got, q, sh, h.spans, opt, &sc); err != nil {
+							t.Fatalf("d=%d ratio=%d n=%d K=%s V=%s: %v", d, ratio, n, kk.name, vk.name, err)
+						}
+						if e := maxDiff(got, want); e > 2e-5 {
+							t.Errorf("d=%d ratio=%d n=%d K=%s V=%s opt=%+v: max |fused−ref| = %.3g", d, ratio, n, kk.name, vk.name, opt, e)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRotateDelta: a span with Delta scores the rotated query; here Rotate scales
+// by a factor, so the result must equal the reference with those keys scaled.
+func TestRotateDelta(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	sh := Shape{Heads: 4, KVHeads: 2, HeadDim: 16}
+	h := buildHistory(r, sh, 64, 16, sideKinds[0], sideKinds[0])
+	for i := range h.spans {
+		if i%2 == 1 {
+			h.spans[i].Delta = 2
+		}
+	}
+	rot := func(x []float32, delta int) {
+		for i := range x {
+			x[i] *= float32(delta)
+		}
+	}
+	keys := make([][]float32, len(h.keys))
+	tok := 0
+	for i, s := range h.spans {
+		for j := 0; j < s.N; j++ {
+			keys[tok] = append([]float32(nil), h.keys[tok]...)
+			if i%2 == 1 {
+				for c := range keys[tok] {
+					keys[tok][c] *= 2
+				}
+			}
+			tok++
+		}
+	}
+	q := randVec(r, sh.Heads*sh.HeadDim, 1)
+	want := refAttend(q, keys, h.vals, sh)
+	got := make([]float32, len(want))
+	if err := Decode(got, q, sh, h.spans, Options{Rotate: rot, ChunkTokens: 20}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if e := maxDiff(got, want); e > 1e-5 {
+		t.Errorf("max diff %.3g", e)
+	}
+	if err := Decode(got, q, sh, h.spans, Options{}, nil); !errors.Is(err, ErrShape) {
+		t.Errorf("delta without Rotate: got %v, want ErrShape", err)
+	}
+}
+
+// TestDecodeRejectsBadInput: bad shapes and spans that point outside their storage
+// are errors, never panics.
+func TestDecodeRejectsBadInput(t *testing.T) {
+	sh := Shape{Heads: 4, KVHeads: 2, HeadDim: 8}
+	q := make([]float32, 32)
+	out := make([]float32, 32)
+	ok := Span{N: 2, K: Src{Kind: F32, F: make([]float32, 32), HeadStride: 16, Stride: 8}, V: Src{Kind: F32, F: make([]float32, 32), HeadStride: 16, Stride: 8}}
+	if err := Decode(out, q, sh, []Span{ok}, Options{}, nil); err != nil {
+		t.Fatalf("valid span: %v", err)
+	}
+	short := ok
+	short.N = 3
+	chanV := ok
+	chanV.V = Src{Kind: Channel, Chan: quant.Channel{Bits: 4}, G: 2, Bytes: make([]byte, 1000)}
+	badOff := ok
+	badOff.K = Src{Kind: Channel, Chan: quant.Channel{Bits: 4}, G: 2, Off: 2, Bytes: make([]byte, 1000)}
+	cases := []struct {
+		name  string
+		sh    Shape
+		q     []float32
+		spans []Span
+	}{
+		{"heads not multiple", Shape{Heads: 3, KVHeads: 2, HeadDim: 8}, q[:24], nil},
+		{"zero dim", Shape{Heads: 4, KVHeads: 2}, q[:0], nil},
+		{"short q", sh, q[:31], nil},
+		{"span beyond storage", sh, q, []Span{short}},
+		{"empty span", sh, q, []Span{{}}},
+		{"channel values", sh, q, []Span{chanV}},
+		{"offset ≥ G", sh, q, []Span{badOff}},
+		{"no codec", sh, q, []Span{{N: 1, K: Src{Kind: Rows, Bytes: make([]byte, 100)}, V: ok.V}}},
+	}
+	for _, c := range cases {
+		o := make([]float32, len(c.q))
+		if err := Decode(o, c.q, c.sh, c.spans, Options{}, nil); !errors.Is(err, ErrShape) {
+			t.Errorf("%s: got %v, want ErrShape", c.name, err)
+		}
+	}
+}
+
+// TestEmptyHistory gives zeros.
+func TestEmptyHistory(t *testing.T) {
+	sh := Shape{Heads: 2, KVHeads: 1, HeadDim: 4}
+	out := []float32{1, 2, 3, 4, 5, 6, 7, 8}
+	if err := Decode(out, make([]float32, 8), sh, nil, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range out {
+		if x != 0 {
+			t.Fatalf("out = %v, want zeros", out)
+		}
+	}
+}
+
+func ExampleDecode() {
+	// One KV head of size 2, two query heads, two tokens stored as f32.
+	sh := Shape{Heads: 2, KVHeads: 1, HeadDim: 2}
+	keys := []float32{1, 0, 0, 1}   // token 0, token 1
+	vals := []float32{10, 0, 0, 10} // token 0, token 1
+	span := Span{N: 2,
+		K: Src{Kind: F32, F: keys, Stride: 2},
+		V: Src{Kind: F32, F: vals, Stride: 2}}
+	q := []float32{100, 0, 0, 0} // head 0 looks at token 0; head 1 is uniform
+	out := make([]float32, 4)
+	if err := Decode(out, q, sh, []Span{span}, Options{}, nil); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Printf("%.2f\n", out)
+	// Output: [10.00 0.00 5.00 5.00]
+}
