@@ -101,19 +101,20 @@ func (t *Tokenizer) encodeGPT2(out []int32, text string) []int32 {
 			if !ok {
 				return
 			}
-			q.push(bigram{left: left, right: right, rank: rank, size: l.n + r.n})
+			q.push(bigram{key: rankKey(rank, left), size: int32(l.n + r.n)})
 		}
 		for i := 1; i < len(syms); i++ {
 			tryAdd(int32(i-1), int32(i))
 		}
 		for len(q) > 0 {
 			b := q.pop()
-			if stale(syms, &b) {
+			if stale(syms, b) {
 				continue
 			}
-			merge(syms, &b)
-			tryAdd(syms[b.left].prev, b.left)
-			tryAdd(b.left, syms[b.left].next)
+			left := b.left()
+			merge(syms, left)
+			tryAdd(syms[left].prev, left)
+			tryAdd(left, syms[left].next)
 		}
 		for i := int32(0); i >= 0 && int(i) < len(syms); i = syms[i].next {
 			sym := syms[i]

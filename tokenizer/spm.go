@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"math"
 	"strings"
 	"unicode/utf8"
 )
@@ -15,29 +16,39 @@ type symbol struct {
 	prev, next int32 // neighbour indices, -1 at the ends
 }
 
-// bigram is a candidate merge of symbols left and right (left.next == right while it
-// is valid). SPM orders by prio, the merged piece's score (higher first), with rank 0;
-// GPT-2 orders by rank, the merge rule's index (lower first), with prio 0.
+// bigram is a candidate merge of the symbol at index left with its right neighbour.
+// key orders the queue (larger first): its high 32 bits hold the merge priority (SPM:
+// the merged piece's score; GPT-2: the merge rank, lower first), its low 32 bits the
+// complement of left, so that among equal priorities the leftmost pair comes first.
+// size is the byte length of the merged text when the bigram was made; see stale.
 type bigram struct {
-	left, right int32
-	prio        float32
-	rank        int32 // GPT-2: merge rank (lower first); SPM: 0
-	size        int   // byte length of the merged text when the bigram was made
+	key  uint64
+	size int32
 }
 
-// before reports whether a is merged before b: higher priority, lower rank, then
-// leftmost.
-func (a *bigram) before(b *bigram) bool {
-	if a.prio != b.prio {
-		return a.prio > b.prio
+// left returns the index of the bigram's left symbol.
+func (b bigram) left() int32 { return int32(^uint32(b.key)) }
+
+// scoreKey is the key of a bigram at left whose merged piece has score s.
+func scoreKey(s float32, left int32) uint64 {
+	if s == 0 {
+		s = 0 // −0 and +0 tie
 	}
-	if a.rank != b.rank {
-		return a.rank < b.rank
+	u := math.Float32bits(s)
+	if u&(1<<31) != 0 {
+		u = ^u
+	} else {
+		u |= 1 << 31
 	}
-	return a.left < b.left
+	return uint64(u)<<32 | uint64(^uint32(left))
 }
 
-// bigramQueue is a binary heap of bigrams ordered by before.
+// rankKey is the key of a bigram at left whose merge rule has the given rank.
+func rankKey(rank, left int32) uint64 {
+	return uint64(^uint32(rank))<<32 | uint64(^uint32(left))
+}
+
+// bigramQueue is a binary max-heap of bigrams by key.
 type bigramQueue []bigram
 
 func (q *bigramQueue) push(b bigram) {
@@ -45,12 +56,13 @@ func (q *bigramQueue) push(b bigram) {
 	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !h[i].before(&h[p]) {
+		if h[p].key >= b.key {
 			break
 		}
-		h[i], h[p] = h[p], h[i]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = b
 	*q = h
 }
 
@@ -58,7 +70,7 @@ func (q *bigramQueue) pop() bigram {
 	h := *q
 	top := h[0]
 	last := len(h) - 1
-	h[0] = h[last]
+	x := h[last]
 	h = h[:last]
 	i := 0
 	for {
@@ -67,14 +79,17 @@ func (q *bigramQueue) pop() bigram {
 			break
 		}
 		m := l
-		if r := l + 1; r < len(h) && h[r].before(&h[l]) {
+		if r := l + 1; r < len(h) && h[r].key > h[l].key {
 			m = r
 		}
-		if !h[m].before(&h[i]) {
+		if x.key >= h[m].key {
 			break
 		}
-		h[i], h[m] = h[m], h[i]
+		h[i] = h[m]
 		i = m
+	}
+	if i < len(h) {
+		h[i] = x
 	}
 	*q = h
 	return top
@@ -97,20 +112,23 @@ func splitChars(syms []symbol, s string) []symbol {
 }
 
 // stale reports whether b no longer describes two adjacent live symbols of the sizes
-// it was made with.
-func stale(syms []symbol, b *bigram) bool {
-	l, r := &syms[b.left], &syms[b.right]
-	return l.n == 0 || r.n == 0 || l.next != b.right || l.n+r.n != b.size
+// it was made with. Symbols only grow, and a symbol merged into its left neighbour
+// becomes empty, so the pair is unchanged exactly when its left symbol is live and
+// the left symbol and its current right neighbour still add up to b.size bytes.
+func stale(syms []symbol, b bigram) bool {
+	l := &syms[b.left()]
+	return l.n == 0 || l.next < 0 || l.n+syms[l.next].n != int(b.size)
 }
 
-// merge joins symbol b.right into b.left.
-func merge(syms []symbol, b *bigram) {
-	l, r := &syms[b.left], &syms[b.right]
+// merge joins the right neighbour of symbol left into it.
+func merge(syms []symbol, left int32) {
+	l := &syms[left]
+	r := &syms[l.next]
 	l.n += r.n
 	r.n = 0
 	l.next = r.next
 	if r.next >= 0 {
-		syms[r.next].prev = b.left
+		syms[r.next].prev = left
 	}
 }
 
@@ -129,19 +147,20 @@ func (t *Tokenizer) encodeSPM(out []int32, text string) []int32 {
 		if !ok {
 			return
 		}
-		q.push(bigram{left: left, right: right, prio: t.scores[id], size: l.n + r.n})
+		q.push(bigram{key: scoreKey(t.scores[id], left), size: int32(l.n + r.n)})
 	}
 	for i := 1; i < len(syms); i++ {
 		tryAdd(int32(i-1), int32(i))
 	}
 	for len(q) > 0 {
 		b := q.pop()
-		if stale(syms, &b) {
+		if stale(syms, b) {
 			continue
 		}
-		merge(syms, &b)
-		tryAdd(syms[b.left].prev, b.left)
-		tryAdd(b.left, syms[b.left].next)
+		left := b.left()
+		merge(syms, left)
+		tryAdd(syms[left].prev, left)
+		tryAdd(left, syms[left].next)
 	}
 	for i := int32(0); i >= 0 && int(i) < len(syms); i = syms[i].next {
 		sym := syms[i]
