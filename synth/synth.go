@@ -1,0 +1,345 @@
+// Package synth writes random-weight GGUF models with the shapes of real models, for
+// speed work on machines where the real weights cannot be downloaded.
+//
+// A synthetic file is a complete llama.cpp-style model: general.* and <arch>.* metadata,
+// a tokenizer, and every tensor a Llama-family forward pass reads, named and shaped as
+// llama.cpp names and shapes them (dims in GGML order, ne[0] = input features). Weights
+// are drawn from N(0, 0.02²) — matrices and biases — and norm weights are 1, so that
+// activations stay in a sane range through all layers. The same seed gives the same
+// values whatever the weight type, so an F32 and a Q8_0 file of one seed differ only by
+// quantization.
+//
+// Vocabulary. Every shape uses the 32,000-piece SentencePiece vocabulary of llama.cpp's
+// ggml-vocab-llama-spm.gguf (embedded in this package; tokenizer.ggml.model "llama"). A
+// shape with a smaller vocabulary keeps its first pieces (the 3 control tokens and 256
+// byte pieces come first, so at least 259 are required). A shape with a larger one —
+// smollm2-135m (49,152) and qwen2.5-0.5b (151,936), whose real tokenizers are GPT-2-style
+// BPE — is padded with placeholder pieces "<placeholder_N>" of token type UNUSED (5) and
+// score -1e9, so that token ids cover the real vocabulary size (the width of the
+// embedding and output matrices, which is what speed depends on) while text still
+// tokenizes with the 32k pieces.
+//
+// Files are written in one streaming pass: memory use is a few hundred kilobytes of
+// buffers plus the vocabulary, whatever the model size.
+package synth
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"strings"
+
+	"kvq/gguf"
+)
+
+// Shape is the architecture and size of a model.
+type Shape struct {
+	Name     string
+	Arch     string  // general.architecture: "llama" or "qwen2"
+	Dim      int     // embedding width
+	Layers   int     // transformer blocks
+	Heads    int     // query heads
+	KVHeads  int     // key/value heads (≤ Heads, dividing it)
+	FFN      int     // feed-forward hidden width
+	Vocab    int     // tokens (rows of token_embd)
+	Ctx      int     // trained context length, tokens
+	RMSEps   float32 // RMSNorm epsilon
+	RopeBase float32 // RoPE frequency base
+	QKVBias  bool    // attn_q/k/v carry biases (qwen2)
+	Tied     bool    // no output.weight: the output projection is token_embd
+}
+
+// Shapes are the real model shapes synth knows, by name.
+var Shapes = []Shape{
+	{Name: "llama-134m", Arch: "llama", Dim: 768, Layers: 12, Heads: 12, KVHeads: 12, FFN: 2048,
+		Vocab: 32000, Ctx: 2048, RMSEps: 1e-5, RopeBase: 10000},
+	{Name: "smollm2-135m", Arch: "llama", Dim: 576, Layers: 30, Heads: 9, KVHeads: 3, FFN: 1536,
+		Vocab: 49152, Ctx: 8192, RMSEps: 1e-5, RopeBase: 100000, Tied: true},
+	{Name: "qwen2.5-0.5b", Arch: "qwen2", Dim: 896, Layers: 24, Heads: 14, KVHeads: 2, FFN: 4864,
+		Vocab: 151936, Ctx: 32768, RMSEps: 1e-6, RopeBase: 1000000, QKVBias: true, Tied: true},
+}
+
+// ShapeNames returns the names of Shapes, in order.
+func ShapeNames() []string {
+	names := make([]string, len(Shapes))
+	for i, s := range Shapes {
+		names[i] = s.Name
+	}
+	return names
+}
+
+// Lookup returns the shape with the given name.
+func Lookup(name string) (Shape, bool) {
+	for _, s := range Shapes {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Shape{}, false
+}
+
+// HeadDim is the width of one attention head.
+func (s Shape) HeadDim() int { return s.Dim / s.Heads }
+
+// minVocab is the smallest vocabulary that keeps the control tokens and all byte pieces.
+const minVocab = 259
+
+// Validate reports whether the shape can be written: a known architecture, positive
+// sizes, heads dividing the width, KV heads dividing heads, an even head width, and
+// matrix row lengths (Dim, FFN) that are whole Q8_0 blocks (multiples of 32).
+func (s Shape) Validate() error {
+	if s.Arch != "llama" && s.Arch != "qwen2" {
+		return fmt.Errorf("synth: shape %q: architecture %q is not llama or qwen2", s.Name, s.Arch)
+	}
+	if s.Dim <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.KVHeads <= 0 || s.FFN <= 0 || s.Ctx <= 0 {
+		return fmt.Errorf("synth: shape %q: sizes must be positive (%+v)", s.Name, s)
+	}
+	if s.Dim%s.Heads != 0 || s.HeadDim()%2 != 0 {
+		return fmt.Errorf("synth: shape %q: width %d is not an even head width times %d heads", s.Name, s.Dim, s.Heads)
+	}
+	if s.Heads%s.KVHeads != 0 {
+		return fmt.Errorf("synth: shape %q: %d heads are not a multiple of %d KV heads", s.Name, s.Heads, s.KVHeads)
+	}
+	if s.Dim%32 != 0 || s.FFN%32 != 0 {
+		return fmt.Errorf("synth: shape %q: width %d and FFN %d must be multiples of 32 (Q8_0 blocks)", s.Name, s.Dim, s.FFN)
+	}
+	if s.Vocab < minVocab || s.Vocab > 1<<24 {
+		return fmt.Errorf("synth: shape %q: vocabulary %d outside [%d, 2^24]", s.Name, s.Vocab, minVocab)
+	}
+	if s.RMSEps <= 0 || s.RopeBase <= 0 {
+		return fmt.Errorf("synth: shape %q: RMS epsilon and RoPE base must be positive", s.Name)
+	}
+	return nil
+}
+
+// Params returns the number of weights of the shape (all tensors' values).
+func (s Shape) Params() uint64 {
+	var n uint64
+	for _, t := range s.tensors(gguf.TypeF32) {
+		n += t.elems()
+	}
+	return n
+}
+
+// tensorSpec is one tensor to write.
+type tensorSpec struct {
+	name string
+	typ  gguf.TensorType
+	dims []uint64
+	one  bool // all ones (norm weights) instead of random
+}
+
+func (t tensorSpec) elems() uint64 {
+	n := uint64(1)
+	for _, d := range t.dims {
+		n *= d
+	}
+	return n
+}
+
+// tensors lists the shape's tensors in llama.cpp's order, matrices in type w and
+// 1-D tensors (norms, biases) in F32.
+func (s Shape) tensors(w gguf.TensorType) []tensorSpec {
+	dim, ffn, vocab := uint64(s.Dim), uint64(s.FFN), uint64(s.Vocab)
+	kvDim := uint64(s.KVHeads * s.HeadDim())
+	ts := []tensorSpec{{name: "token_embd.weight", typ: w, dims: []uint64{dim, vocab}}}
+	for l := 0; l < s.Layers; l++ {
+		p := fmt.Sprintf("blk.%d.", l)
+		ts = append(ts,
+			tensorSpec{name: p + "attn_norm.weight", typ: gguf.TypeF32, dims: []uint64{dim}, one: true},
+			tensorSpec{name: p + "attn_q.weight", typ: w, dims: []uint64{dim, dim}},
+			tensorSpec{name: p + "attn_k.weight", typ: w, dims: []uint64{dim, kvDim}},
+			tensorSpec{name: p + "attn_v.weight", typ: w, dims: []uint64{dim, kvDim}},
+			tensorSpec{name: p + "attn_output.weight", typ: w, dims: []uint64{dim, dim}},
+		)
+		if s.QKVBias {
+			ts = append(ts,
+				tensorSpec{name: p + "attn_q.bias", typ: gguf.TypeF32, dims: []uint64{dim}},
+				tensorSpec{name: p + "attn_k.bias", typ: gguf.TypeF32, dims: []uint64{kvDim}},
+				tensorSpec{name: p + "attn_v.bias", typ: gguf.TypeF32, dims: []uint64{kvDim}},
+			)
+		}
+		ts = append(ts,
+			tensorSpec{name: p + "ffn_norm.weight", typ: gguf.TypeF32, dims: []uint64{dim}, one: true},
+			tensorSpec{name: p + "ffn_gate.weight", typ: w, dims: []uint64{dim, ffn}},
+			tensorSpec{name: p + "ffn_up.weight", typ: w, dims: []uint64{dim, ffn}},
+			tensorSpec{name: p + "ffn_down.weight", typ: w, dims: []uint64{ffn, dim}},
+		)
+	}
+	ts = append(ts, tensorSpec{name: "output_norm.weight", typ: gguf.TypeF32, dims: []uint64{dim}, one: true})
+	if !s.Tied {
+		ts = append(ts, tensorSpec{name: "output.weight", typ: w, dims: []uint64{dim, vocab}})
+	}
+	return ts
+}
+
+// WeightStd is the standard deviation of the random weights and biases.
+const WeightStd = 0.02
+
+// fileTypes maps a weight type to general.file_type (llama.cpp's llama_ftype).
+var fileTypes = map[gguf.TensorType]uint32{gguf.TypeF32: 0, gguf.TypeF16: 1, gguf.TypeQ8_0: 7}
+
+// Write writes a random-weight model of the named shape (one of ShapeNames) with its
+// matrices in weights (F32, F16 or Q8_0) to w. The output depends only on the shape,
+// weights and seed.
+func Write(w io.Writer, shape string, weights gguf.TensorType, seed uint64) error {
+	s, ok := Lookup(shape)
+	if !ok {
+		return fmt.Errorf("synth: unknown shape %q (known: %s)", shape, strings.Join(ShapeNames(), ", "))
+	}
+	return WriteShape(w, s, weights, seed)
+}
+
+// WriteShape is Write for any valid Shape, such as a small custom one.
+func WriteShape(w io.Writer, s Shape, weights gguf.TensorType, seed uint64) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	ftype, ok := fileTypes[weights]
+	if !ok {
+		return fmt.Errorf("synth: weight type %v not supported (F32, F16 or Q8_0)", weights)
+	}
+	gw := gguf.NewWriter(w)
+	meta, err := s.metadata(ftype, weights)
+	if err != nil {
+		return err
+	}
+	for _, kv := range meta {
+		if err := gw.AddKV(kv.Key, kv.Value); err != nil {
+			return fmt.Errorf("synth: %w", err)
+		}
+	}
+	specs := s.tensors(weights)
+	for _, t := range specs {
+		if err := gw.AddTensor(t.name, t.typ, t.dims...); err != nil {
+			return fmt.Errorf("synth: %w", err)
+		}
+	}
+	const chunk = 1 << 16 // values per WriteF32: a multiple of 32, so always whole blocks
+	buf := make([]float32, chunk)
+	for _, t := range specs {
+		rng := tensorRand(seed, t.name)
+		for left := t.elems(); left > 0; {
+			n := uint64(chunk)
+			if left < n {
+				n = left
+			}
+			vals := buf[:n]
+			for i := range vals {
+				if t.one {
+					vals[i] = 1
+				} else {
+					vals[i] = float32(rng.NormFloat64() * WeightStd)
+				}
+			}
+			if err := gw.WriteF32(vals); err != nil {
+				return fmt.Errorf("synth: %w", err)
+			}
+			left -= n
+		}
+	}
+	if err := gw.Close(); err != nil {
+		return fmt.Errorf("synth: %w", err)
+	}
+	return nil
+}
+
+// tensorRand returns the generator of one tensor's values: seeded by the file seed and
+// the tensor's name, so each tensor's values are independent of the others and of the
+// weight type.
+func tensorRand(seed uint64, name string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
+}
+
+//go:embed ggml-vocab-llama-spm.gguf
+var spmVocab []byte
+
+// placeholderScore is the piece score of padding tokens: lower than any real piece.
+const placeholderScore = -1e9
+
+// tokenTypeUnused is llama.cpp's LLAMA_TOKEN_TYPE_UNUSED.
+const tokenTypeUnused = 5
+
+// metadata returns the file's key/value pairs in order.
+func (s Shape) metadata(ftype uint32, weights gguf.TensorType) ([]gguf.KV, error) {
+	a := s.Arch + "."
+	meta := []gguf.KV{
+		{Key: "general.architecture", Value: s.Arch},
+		{Key: "general.name", Value: "synthetic " + s.Name},
+		{Key: "general.file_type", Value: ftype},
+	}
+	if weights == gguf.TypeQ8_0 {
+		meta = append(meta, gguf.KV{Key: "general.quantization_version", Value: uint32(2)})
+	}
+	meta = append(meta,
+		gguf.KV{Key: a + "vocab_size", Value: uint32(s.Vocab)},
+		gguf.KV{Key: a + "context_length", Value: uint32(s.Ctx)},
+		gguf.KV{Key: a + "embedding_length", Value: uint32(s.Dim)},
+		gguf.KV{Key: a + "block_count", Value: uint32(s.Layers)},
+		gguf.KV{Key: a + "feed_forward_length", Value: uint32(s.FFN)},
+		gguf.KV{Key: a + "attention.head_count", Value: uint32(s.Heads)},
+		gguf.KV{Key: a + "attention.head_count_kv", Value: uint32(s.KVHeads)},
+		gguf.KV{Key: a + "attention.layer_norm_rms_epsilon", Value: s.RMSEps},
+		gguf.KV{Key: a + "rope.freq_base", Value: s.RopeBase},
+		gguf.KV{Key: a + "rope.dimension_count", Value: uint32(s.HeadDim())},
+	)
+	tok, err := s.tokenizerMetadata()
+	if err != nil {
+		return nil, err
+	}
+	return append(meta, tok...), nil
+}
+
+// tokenizerMetadata returns the tokenizer.* pairs of the embedded vocabulary, cut or
+// padded to the shape's vocabulary size.
+func (s Shape) tokenizerMetadata() ([]gguf.KV, error) {
+	vf, err := gguf.Parse(spmVocab)
+	if err != nil {
+		return nil, fmt.Errorf("synth: embedded vocabulary: %w", err)
+	}
+	tokens, ok1 := vf.Strings("tokenizer.ggml.tokens")
+	scores, ok2 := vf.Float32s("tokenizer.ggml.scores")
+	types, ok3 := vf.Int32s("tokenizer.ggml.token_type")
+	if !ok1 || !ok2 || !ok3 || len(scores) != len(tokens) || len(types) != len(tokens) {
+		return nil, errors.New("synth: embedded vocabulary lacks consistent tokens, scores and token types")
+	}
+	n := s.Vocab
+	outTok := make([]string, n)
+	outScore := make([]float32, n)
+	outType := make([]int32, n)
+	k := copy(outTok, tokens)
+	copy(outScore, scores)
+	copy(outType, types)
+	for i := k; i < n; i++ {
+		outTok[i] = fmt.Sprintf("<placeholder_%d>", i)
+		outScore[i] = placeholderScore
+		outType[i] = tokenTypeUnused
+	}
+	var meta []gguf.KV
+	for _, key := range vf.Keys() {
+		if !strings.HasPrefix(key, "tokenizer.") {
+			continue
+		}
+		v, _ := vf.Value(key)
+		var val any = v
+		switch key {
+		case "tokenizer.ggml.tokens":
+			val = outTok
+		case "tokenizer.ggml.scores":
+			val = outScore
+		case "tokenizer.ggml.token_type":
+			val = outType
+		default:
+			if id, isInt := vf.Uint(key); isInt && strings.HasSuffix(key, "_token_id") && id >= uint64(n) {
+				return nil, fmt.Errorf("synth: shape %q: %s %d lies beyond the %d-token vocabulary", s.Name, key, id, n)
+			}
+		}
+		meta = append(meta, gguf.KV{Key: key, Value: val})
+	}
+	return meta, nil
+}
