@@ -287,7 +287,9 @@ func conformRow(t *testing.T, name string, c RowCodec, src []float32, r *rand.Ra
 		mag += math.Abs(float64(q[i])) * (math.Abs(float64(dec[i])) + 2*amax)
 	}
 	got := float64(c.Dot(q, enc))
-	if math.IsNaN(want) || math.IsInf(mag, 0) {
+	if overflows32(mag) {
+		// float32 accumulation may overflow; any result is the defined one.
+	} else if math.IsNaN(want) || math.IsInf(mag, 0) {
 		if !math.IsNaN(got) && !math.IsInf(got, 0) {
 			t.Fatalf("%s: Dot = %v, want non-finite like %v", name, got, want)
 		}
@@ -308,6 +310,9 @@ func conformRow(t *testing.T, name string, c RowCodec, src []float32, r *rand.Ra
 		want := float64(before[i]) + float64(w)*float64(dec[i])
 		tol := 1e-6 * (math.Abs(float64(before[i])) + math.Abs(float64(w))*(math.Abs(float64(dec[i]))+2*amax))
 		g := float64(acc[i])
+		if overflows32(tol * 1e6) {
+			continue
+		}
 		if math.IsNaN(want) || math.IsInf(want, 0) {
 			if !math.IsNaN(g) && !math.IsInf(g, 0) {
 				t.Fatalf("%s: AddScaled element %d = %v, want non-finite", name, i, g)
@@ -453,3 +458,7 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// overflows32 reports whether float32 arithmetic on terms of total magnitude m may
+// overflow (or already has: m is Inf or NaN).
+func overflows32(m float64) bool { return !(m < math.MaxFloat32/4) }
