@@ -3,8 +3,6 @@ package tokenizer
 import (
 	"fmt"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // pair is a GPT-2 merge rule: the pieces left and right become left+right.
@@ -84,12 +82,19 @@ func (t *Tokenizer) initGPT2(merges []string) error {
 }
 
 // encodeGPT2 appends the byte-level BPE encoding of text to out: the text is split by
-// the GPT-2 pre-tokenizer and each part is encoded on its own.
+// the vocabulary's pre-tokenizer and each part is encoded on its own (a part that is a
+// piece itself is taken whole when the pre-tokenizer ignores merges, as Llama 3 does).
 func (t *Tokenizer) encodeGPT2(out []int32, text string) []int32 {
 	var syms []symbol
 	var q bigramQueue
-	splitGPT2(text, func(word string) {
+	split(text, t.pre, func(word string) {
 		s := mapBytes(word)
+		if t.ignoreMerges {
+			if id, ok := t.lookup[s]; ok {
+				out = append(out, id)
+				return
+			}
+		}
 		syms = splitChars(syms, s)
 		q = q[:0]
 		tryAdd := func(left, right int32) {
@@ -135,91 +140,4 @@ func (t *Tokenizer) encodeGPT2(out []int32, text string) []int32 {
 		}
 	})
 	return out
-}
-
-// splitGPT2 calls emit for each consecutive part of s that the GPT-2 pre-tokenizer
-// pattern matches:
-//
-//	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-//
-// with the first matching alternative winning at each position, as a backtracking
-// regular expression engine does. \s is Unicode white space, \p{L} letters, \p{N}
-// numbers. An invalid UTF-8 byte counts as one character that is none of these (as
-// U+FFFD would be). The parts concatenate to s.
-func splitGPT2(s string, emit func(string)) {
-	for i := 0; i < len(s); {
-		j := gpt2Match(s, i)
-		emit(s[i:j])
-		i = j
-	}
-}
-
-// char classes of the pre-tokenizer
-const (
-	clsOther = iota
-	clsLetter
-	clsNumber
-	clsSpace
-)
-
-func classOf(r rune) int {
-	switch {
-	case unicode.IsLetter(r):
-		return clsLetter
-	case unicode.IsNumber(r):
-		return clsNumber
-	case unicode.IsSpace(r):
-		return clsSpace
-	}
-	return clsOther
-}
-
-// runAt returns the end of the run of characters of class cls that starts at i.
-func runAt(s string, i, cls int) int {
-	for i < len(s) {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if classOf(r) != cls {
-			break
-		}
-		i += n
-	}
-	return i
-}
-
-// gpt2Match returns the end of the pre-tokenizer match that starts at i < len(s).
-func gpt2Match(s string, i int) int {
-	r, n := utf8.DecodeRuneInString(s[i:])
-	// 's|'t|'re|'ve|'m|'ll|'d
-	if r == '\'' && i+1 < len(s) {
-		rest := s[i+1:]
-		switch {
-		case strings.HasPrefix(rest, "re"), strings.HasPrefix(rest, "ve"), strings.HasPrefix(rest, "ll"):
-			return i + 3
-		case rest[0] == 's', rest[0] == 't', rest[0] == 'm', rest[0] == 'd':
-			return i + 2
-		}
-	}
-	// ' ?\p{L}+', ' ?\p{N}+', ' ?[^\s\p{L}\p{N}]+'
-	start, cls := i, classOf(r)
-	if r == ' ' && i+n < len(s) {
-		r2, _ := utf8.DecodeRuneInString(s[i+n:])
-		if c2 := classOf(r2); c2 != clsSpace {
-			start, cls = i+n, c2
-		}
-	}
-	if cls != clsSpace {
-		return runAt(s, start, cls)
-	}
-	// '\s+(?!\S)': the longest white-space run not followed by a non-space, which is
-	// the whole run at the end of s, else the run without its last character; when that
-	// is empty, '\s+' takes the single character.
-	end := runAt(s, i, clsSpace)
-	if end == len(s) {
-		return end
-	}
-	_, last := utf8.DecodeLastRuneInString(s[i:end])
-	if end-last > i {
-		return end - last
-	}
-	return end
 }

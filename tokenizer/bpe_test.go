@@ -169,3 +169,74 @@ func TestGPT2RoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitLlama3Qwen2(t *testing.T) {
+	cases := []struct {
+		in            string
+		llama3, qwen2 []string // qwen2 nil: same as llama3
+	}{
+		{"Hello world", []string{"Hello", " world"}, nil},
+		{"I'M here", []string{"I", "'M", " here"}, nil},
+		{"x'RE y'll", []string{"x", "'RE", " y", "'ll"}, nil},
+		{"don't", []string{"don", "'t"}, nil},
+		{"hello 'RE", []string{"hello", " '", "RE"}, nil},
+		{"12345 apples", []string{"123", "45", " apples"}, []string{"1", "2", "3", "4", "5", " apples"}},
+		{"abc123", []string{"abc", "123"}, []string{"abc", "1", "2", "3"}},
+		{"!hello", []string{"!hello"}, nil},
+		{"\thello", []string{"\thello"}, nil},
+		{"\nhello", []string{"\n", "hello"}, nil},
+		{"a...\n\nb", []string{"a", "...\n\n", "b"}, nil},
+		{"x  \n  y", []string{"x", "  \n", " ", " y"}, nil},
+		{" ?!", []string{" ?!"}, nil},
+		{"🦙.cpp", []string{"🦙.", "cpp"}, nil},
+		{".cpp", []string{".cpp"}, nil},
+		{"end  ", []string{"end", "  "}, nil},
+		{"a\r\n", []string{"a", "\r\n"}, nil},
+		{" 42", []string{" ", "42"}, []string{" ", "4", "2"}},
+		{"\xffabc", []string{"\xffabc"}, nil},
+	}
+	for _, c := range cases {
+		if c.qwen2 == nil {
+			c.qwen2 = c.llama3
+		}
+		for _, p := range []struct {
+			pre  preTokenizer
+			want []string
+		}{{preLlama3, c.llama3}, {preQwen2, c.qwen2}} {
+			var got []string
+			split(c.in, p.pre, func(s string) { got = append(got, s) })
+			if !slices.Equal(got, p.want) {
+				t.Errorf("pre %d: split(%q) = %q, want %q", p.pre, c.in, got, p.want)
+			}
+		}
+	}
+}
+
+// TestIgnoreMerges checks that the Llama 3 pre-tokenizer takes a word that is a piece
+// whole even when no merge rule builds it, and that GPT-2's does not.
+func TestIgnoreMerges(t *testing.T) {
+	v := testGPT2Vocab()
+	v.Tokens = append(v.Tokens, "cab")
+	cab := int32(len(v.Tokens) - 1)
+	for _, c := range []struct {
+		pre  string
+		want []int32
+	}{
+		{"gpt2", []int32{'c', 'a', 'b'}},
+		{"llama-bpe", []int32{cab}},
+		{"qwen2", []int32{'c', 'a', 'b'}},
+	} {
+		v.Pre = c.pre
+		tok, err := New(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tok.Encode("cab", false); !slices.Equal(got, c.want) {
+			t.Errorf("pre %q: Encode(cab) = %v, want %v", c.pre, got, c.want)
+		}
+	}
+	v.Pre = "falcon"
+	if _, err := New(v); err == nil {
+		t.Error("unknown pre-tokenizer accepted")
+	}
+}

@@ -7,8 +7,9 @@ import (
 	"kvq/assets"
 )
 
-// FuzzRoundTrip checks, for arbitrary bytes (valid UTF-8 or not), that encoding never
-// panics, only yields valid ids, and that decoding (at once or streamed) restores the
+// FuzzRoundTrip checks, for arbitrary bytes (valid UTF-8 or not), that every
+// pre-tokenizer splits them into non-empty parts that concatenate to the input, that
+// encoding never panics, only yields valid ids, and that decoding (at once or streamed) restores the
 // input on the stories260K vocabulary (up to ▁ → space) and on a byte-level BPE
 // vocabulary (exactly).
 func FuzzRoundTrip(f *testing.F) {
@@ -24,6 +25,18 @@ func FuzzRoundTrip(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, s string, bos bool) {
+		for _, pre := range []preTokenizer{preGPT2, preLlama3, preQwen2} {
+			var b strings.Builder
+			split(s, pre, func(part string) {
+				if part == "" {
+					t.Fatalf("pre %d: empty part splitting %q", pre, s)
+				}
+				b.WriteString(part)
+			})
+			if b.String() != s {
+				t.Fatalf("pre %d: parts of %q concatenate to %q", pre, s, b.String())
+			}
+		}
 		for _, c := range []struct {
 			tok  *Tokenizer
 			want string

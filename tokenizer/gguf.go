@@ -28,8 +28,8 @@ const (
 // Absent settings take llama.cpp's defaults: for "llama", BOS 1, EOS 2, UNK 0, AddBOS
 // and AddSpacePrefix true; for "gpt2", no special ids and both false. PAD defaults to
 // none, AddEOS to false. A special id stored as -1 (or as 0xFFFFFFFF in an unsigned
-// field) means none. For "gpt2", tokenizer.ggml.pre must name the GPT-2 pre-tokenizer
-// ("default", "gpt2", or be absent). A key of the wrong type, an unsupported model or
+// field) means none. For "gpt2", tokenizer.ggml.pre must be absent or name a
+// pre-tokenizer this package implements (see Vocab.Pre). A key of the wrong type, an unsupported model or
 // pre-tokenizer, or an inconsistent vocabulary (see New) is an error that names the
 // key, wrapping ErrInvalidVocab.
 func FromGGUF(f *gguf.File) (*Tokenizer, error) {
@@ -49,12 +49,8 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	}
 	llama := v.Model == ModelLlama
 	if v.Model == ModelGPT2 {
-		pre, _, err := getString(f, KeyPre)
-		if err != nil {
+		if v.Pre, _, err = getString(f, KeyPre); err != nil {
 			return nil, err
-		}
-		if pre != "" && pre != "default" && pre != "gpt2" {
-			return nil, fmt.Errorf("%w: %s = %q is not supported (only the GPT-2 pre-tokenizer is)", ErrInvalidVocab, KeyPre, pre)
 		}
 	}
 	if v.Tokens, ok, err = getStrings(f, KeyTokens); err != nil {

@@ -171,7 +171,7 @@ func TestFromGGUFErrors(t *testing.T) {
 		{"add_bos type", with(kv{KeyAddBOS, uint32(1)}), KeyAddBOS + " is"},
 		{"gpt2 no merges", []kv{{KeyModel, "gpt2"}, {KeyTokens, tinyTokens}}, KeyMerges + " missing"},
 		{"gpt2 bad merge", []kv{{KeyModel, "gpt2"}, {KeyTokens, tinyTokens}, {KeyMerges, []string{"ab"}}}, `merge 0 "ab"`},
-		{"gpt2 pre", []kv{{KeyModel, "gpt2"}, {KeyPre, "qwen2"}, {KeyTokens, tinyTokens}, {KeyMerges, []string{"a b"}}}, `"qwen2" is not supported`},
+		{"gpt2 pre", []kv{{KeyModel, "gpt2"}, {KeyPre, "falcon"}, {KeyTokens, tinyTokens}, {KeyMerges, []string{"a b"}}}, `pre-tokenizer "falcon" is not supported`},
 	}
 	for _, c := range cases {
 		_, err := FromGGUF(parseGGUF(t, c.kvs...))

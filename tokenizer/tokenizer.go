@@ -7,7 +7,8 @@
 //     pair whose concatenation is a vocabulary piece with the highest score is merged
 //     repeatedly (ties: leftmost). Characters left without a piece fall back to one
 //     <0xNN> token per byte, or to UNK.
-//   - "gpt2": byte-level BPE driven by merge ranks, with the GPT-2 pre-tokenizer.
+//   - "gpt2": byte-level BPE driven by merge ranks, after a pre-tokenizer splits the
+//     text into words (GPT-2's, Llama 3's or Qwen2's regular expression).
 //
 // Encode never fails: any byte string, including invalid UTF-8, has an encoding, and
 // for vocabularies with byte tokens (every llama vocabulary with byte fallback, every
@@ -68,6 +69,10 @@ type Vocab struct {
 	// Merges holds "left right" merge rules for "gpt2", highest priority first. Unused by
 	// "llama".
 	Merges []string
+	// Pre names the pre-tokenizer of a "gpt2" vocabulary as tokenizer.ggml.pre does:
+	// "" or "default" or "gpt2" (GPT-2's), "llama-bpe" or "llama3" (Llama 3's), "qwen2"
+	// (Qwen2's). Unused by "llama".
+	Pre string
 	// BOS, EOS, UNK and PAD are token ids, or -1 if the vocabulary has none.
 	BOS, EOS, UNK, PAD int32
 	// AddBOS and AddEOS record whether the model expects BOS in front of / EOS after a
@@ -99,13 +104,15 @@ type Tokenizer struct {
 	text    []string         // id → the text the token adds (control tokens: "")
 
 	// gpt2 only
-	ranks map[pair]int32 // merge rule → rank (lower merges first)
+	ranks        map[pair]int32 // merge rule → rank (lower merges first)
+	pre          preTokenizer
+	ignoreMerges bool // a pre-tokenized word that is a piece is taken whole
 }
 
 // New validates v and builds a tokenizer from it. It returns an error wrapping
 // ErrInvalidVocab when the model is unknown, the vocabulary is empty, Scores or Types
 // have a length other than len(Tokens), a special id is out of range, or (gpt2) a merge
-// rule is malformed.
+// rule is malformed or the pre-tokenizer unknown.
 func New(v Vocab) (*Tokenizer, error) {
 	n := len(v.Tokens)
 	if v.Model != ModelLlama && v.Model != ModelGPT2 {
@@ -190,6 +197,12 @@ func New(v Vocab) (*Tokenizer, error) {
 		}
 	}
 	if v.Model == ModelGPT2 {
+		pre, err := parsePre(v.Pre)
+		if err != nil {
+			return nil, err
+		}
+		t.pre = pre
+		t.ignoreMerges = pre == preLlama3
 		if err := t.initGPT2(v.Merges); err != nil {
 			return nil, err
 		}
