@@ -16,6 +16,7 @@ func FuzzRoundTrip(f *testing.F) {
 	for _, s := range []string{
 		"", " ", "Once upon a time", "  two  spaces", "naïve café ☕", "\n\nnew lines\n",
 		"Lily's 3 cats!", "\xff\xfe\xe2\x98", "▁", "a▁b \u2581", "東京🎉\t\r\n", "'s 're 've",
+		"<s>x</s><|endoftext|>",
 	} {
 		f.Add(s, true)
 	}
@@ -45,9 +46,9 @@ func FuzzRoundTrip(f *testing.F) {
 			{bpe, s},
 		} {
 			ids := c.tok.Encode(s, bos)
-			for _, id := range ids {
+			for _, id := range append(c.tok.EncodeSpecial(s, bos), ids...) {
 				if id < 0 || int(id) >= c.tok.VocabSize() {
-					t.Fatalf("%s: Encode(%q) produced id %d out of range", c.tok.Model(), s, id)
+					t.Fatalf("%s: encoding %q produced id %d out of range", c.tok.Model(), s, id)
 				}
 			}
 			if got := c.tok.Decode(ids); got != c.want {

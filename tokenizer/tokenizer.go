@@ -103,6 +103,9 @@ type Tokenizer struct {
 	byteTok [256]int32       // byte → its byte token, or -1
 	text    []string         // id → the text the token adds (control tokens: "")
 
+	userDefined []special // user-defined tokens, matched whole by Encode
+	control     []special // control tokens, matched whole by EncodeSpecial only
+
 	// gpt2 only
 	ranks        map[pair]int32 // merge rule → rank (lower merges first)
 	pre          preTokenizer
@@ -177,7 +180,19 @@ func New(v Vocab) (*Tokenizer, error) {
 		t.types[i] = typ
 		switch typ {
 		case TypeControl:
-			// no text, never produced from text
+			// No text; produced from text only by EncodeSpecial.
+			if p != "" {
+				t.control = append(t.control, special{p, id})
+			}
+		case TypeUserDefined:
+			// Matched whole in any text, and decoded verbatim.
+			if p != "" {
+				t.userDefined = append(t.userDefined, special{p, id})
+				if _, dup := t.lookup[p]; !dup {
+					t.lookup[p] = id
+				}
+			}
+			t.text[i] = p
 		case TypeUnknown:
 			t.text[i] = unknownText
 		case TypeByte:
@@ -196,6 +211,8 @@ func New(v Vocab) (*Tokenizer, error) {
 			t.text[i] = t.pieceText(p)
 		}
 	}
+	sortSpecials(t.userDefined)
+	sortSpecials(t.control)
 	if v.Model == ModelGPT2 {
 		pre, err := parsePre(v.Pre)
 		if err != nil {
@@ -353,19 +370,58 @@ func (t *Tokenizer) Decode(ids []int32) string {
 // Encode returns the token ids of text, with BOS in front when addBOS is true and the
 // vocabulary has a BOS token. Encode never fails; bytes that the vocabulary cannot
 // represent (no piece, no byte token) become UNK, or are dropped if there is no UNK.
+//
+// The text is plain text, except that user-defined tokens (TypeUserDefined) are matched
+// whole wherever their text occurs, as llama.cpp and Hugging Face tokenizers do; the
+// text around them is encoded separately, and with a space prefix vocabulary, text
+// that follows one gets its own dummy space, as in llama.cpp. Control tokens such as
+// "<s>" are never produced from text; see EncodeSpecial.
 func (t *Tokenizer) Encode(text string, addBOS bool) []int32 {
+	return t.encode(text, addBOS, false)
+}
+
+// EncodeSpecial is Encode that also turns the text of control tokens (e.g. "</s>",
+// "<|im_start|>") into those tokens, for prompts built from chat templates. Where
+// several special tokens match at one position, the longest wins.
+func (t *Tokenizer) EncodeSpecial(text string, addBOS bool) []int32 {
+	return t.encode(text, addBOS, true)
+}
+
+func (t *Tokenizer) encode(text string, addBOS, withControl bool) []int32 {
 	out := make([]int32, 0, len(text)/3+2)
 	if addBOS && t.bos >= 0 {
 		out = append(out, t.bos)
 	}
-	if text == "" {
+	prevSpecial := true // a dummy space goes in front of text at the start or after a special token
+	encodeText := func(frag string) {
+		if frag == "" {
+			return
+		}
+		if t.prefix && prevSpecial {
+			frag = " " + frag
+		}
+		if t.model == ModelGPT2 {
+			out = t.encodeGPT2(out, frag)
+		} else {
+			out = t.encodeSPM(out, frag)
+		}
+		prevSpecial = false
+	}
+	specials := t.userDefined
+	if withControl && len(t.control) > 0 {
+		specials = mergeSpecials(t.userDefined, t.control)
+	}
+	if len(specials) == 0 {
+		encodeText(text)
 		return out
 	}
-	if t.prefix {
-		text = " " + text
-	}
-	if t.model == ModelGPT2 {
-		return t.encodeGPT2(out, text)
-	}
-	return t.encodeSPM(out, text)
+	partition(text, specials, func(frag string, id int32) {
+		if id < 0 {
+			encodeText(frag)
+			return
+		}
+		out = append(out, id)
+		prevSpecial = true
+	})
+	return out
 }
