@@ -1,0 +1,70 @@
+package kv
+
+import (
+	"fmt"
+
+	"kvq/quant"
+)
+
+// sideCodecs are the codecs of one layer as built from its Spec for a head size.
+type sideCodecs struct {
+	kRow  quant.RowCodec     // keys stored per token (nil for KIVI keys)
+	kChan quant.ChannelCodec // KIVI keys: per channel over blocks of kGroup tokens
+	kG    int                // key block length in tokens (KIVI keys only)
+	vRow  quant.RowCodec
+	r     int // value residual in tokens (KIVI values only; 0 = none)
+}
+
+// rowCodec returns the per-token codec of a non-KIVI part, or the per-token value
+// codec of a KIVI part, for rows of d values. Groups are clipped to d.
+func rowCodec(p Part, d int) (quant.RowCodec, error) {
+	g := min(p.G, d)
+	switch p.Type {
+	case TypeF32:
+		return quant.F32{}, nil
+	case TypeF16:
+		return quant.F16{}, nil
+	case TypeBF16:
+		return quant.BF16{}, nil
+	case TypeQ8:
+		return quant.Int8{}, nil
+	case TypeFP8E4M3:
+		return quant.FP8{Format: quant.E4M3}, nil
+	case TypeFP8E5M2:
+		return quant.FP8{Format: quant.E5M2}, nil
+	case TypeQ4, TypeKIVI4:
+		return quant.Affine{Bits: 4, Group: g}, nil
+	case TypeQ2, TypeKIVI2:
+		return quant.Affine{Bits: 2, Group: g}, nil
+	case TypeKIVI8:
+		return quant.Affine{Bits: 8, Group: g}, nil
+	}
+	return nil, fmt.Errorf("kv: no row codec for cache type %v", p.Type)
+}
+
+// codecsFor builds the codecs of spec for head size d.
+func codecsFor(sp Spec, d int) (sideCodecs, error) {
+	var c sideCodecs
+	if sp.K.Type.IsKIVI() {
+		c.kChan = quant.Channel{Bits: sp.K.Type.Bits()}
+		c.kG = sp.K.G
+		if c.kG < 1 {
+			return c, fmt.Errorf("kv: spec %v: key group g=%d must be at least 1", sp, c.kG)
+		}
+	} else {
+		k, err := rowCodec(sp.K, d)
+		if err != nil {
+			return c, fmt.Errorf("kv: spec %v keys: %w", sp, err)
+		}
+		c.kRow = k
+	}
+	v, err := rowCodec(sp.V, d)
+	if err != nil {
+		return c, fmt.Errorf("kv: spec %v values: %w", sp, err)
+	}
+	c.vRow = v
+	if sp.V.Type.IsKIVI() {
+		c.r = sp.V.R
+	}
+	return c, nil
+}

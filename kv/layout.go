@@ -1,0 +1,219 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Config describes a cache: model geometry, cache types and memory.
+type Config struct {
+	Layers  int // transformer layers
+	Heads   int // query heads
+	KVHeads int // key/value heads; Heads must be a multiple
+	HeadDim int // values per head
+
+	Spec       Spec         // cache type of every layer without an override
+	LayerSpecs map[int]Spec // per-layer overrides (layer index in [0, Layers))
+
+	// BlockTokens is the number of tokens per physical block; 0 means 16. It is
+	// rounded up to a multiple of every KIVI key group in use.
+	BlockTokens int
+	// BudgetBytes bounds blocks plus full-precision tails; 0 means unlimited.
+	BudgetBytes int64
+
+	// Rotate rotates one head vector by delta positions in place (RoPE). It is only
+	// needed once a sequence's history holds segments whose keys sit at positions
+	// other than the ones their queries assume (sink+window eviction); nil until then.
+	Rotate func(x []float32, delta int)
+	// AttnChunkTokens and AttnWorkers tune the attention kernel (see attn.Options);
+	// zero values use its defaults (one goroutine).
+	AttnChunkTokens int
+	AttnWorkers     int
+}
+
+// DefaultBlockTokens is the block length used when Config.BlockTokens is 0.
+const DefaultBlockTokens = 16
+
+// layer is the storage layout of one layer inside a physical block, and the
+// full-precision tail geometry of one layer of a sequence.
+//
+// A physical block of B tokens holds, for each layer in order, a K section then a V
+// section. A section is KVHeads head sections back to back; a head section holds
+// that head's B tokens: B rows of RowBytes(HeadDim) for per-token codecs, or B/G
+// KIVI key blocks of BlockBytes(G, HeadDim) (tokens [jG, (j+1)G) of the block in
+// key block j).
+type layer struct {
+	spec Spec
+	sideCodecs
+	sinksK, sinksV int // sink rows kept per side (0 when that side is lossless)
+
+	kRowBytes, kBlkBytes, vRowBytes int
+	kHeadStride, vHeadStride        int // bytes per head section
+	kOff, vOff                      int // section offsets inside a block
+	bytes                           int // bytes of this layer per block
+}
+
+// geometry is the resolved configuration shared by a Store and BytesPerToken.
+type geometry struct {
+	cfg        Config
+	B          int // tokens per block
+	rowLen     int // float32s per token per layer side: KVHeads·HeadDim
+	layers     []layer
+	blockBytes int
+}
+
+func lcm(a, b int) int {
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
+}
+
+func lossless(t Type) bool { return t == TypeF32 }
+
+func newGeometry(cfg Config) (*geometry, error) {
+	if cfg.Layers < 1 || cfg.Heads < 1 || cfg.KVHeads < 1 || cfg.HeadDim < 1 {
+		return nil, fmt.Errorf("kv: config: layers=%d heads=%d kvHeads=%d headDim=%d must all be positive", cfg.Layers, cfg.Heads, cfg.KVHeads, cfg.HeadDim)
+	}
+	if cfg.Heads%cfg.KVHeads != 0 {
+		return nil, fmt.Errorf("kv: config: heads=%d is not a multiple of kvHeads=%d", cfg.Heads, cfg.KVHeads)
+	}
+	if cfg.BlockTokens < 0 || cfg.BudgetBytes < 0 {
+		return nil, fmt.Errorf("kv: config: blockTokens=%d and budgetBytes=%d must not be negative", cfg.BlockTokens, cfg.BudgetBytes)
+	}
+	for l := range cfg.LayerSpecs {
+		if l < 0 || l >= cfg.Layers {
+			return nil, fmt.Errorf("kv: config: layer override for layer %d out of range [0, %d)", l, cfg.Layers)
+		}
+	}
+	g := &geometry{cfg: cfg, rowLen: cfg.KVHeads * cfg.HeadDim, layers: make([]layer, cfg.Layers)}
+	d := cfg.HeadDim
+	B := cfg.BlockTokens
+	if B == 0 {
+		B = DefaultBlockTokens
+	}
+	unit := 1
+	for i := range g.layers {
+		sp := cfg.Spec
+		if o, ok := cfg.LayerSpecs[i]; ok {
+			sp = o
+		}
+		if sp.K.Type == 0 || sp.V.Type == 0 {
+			return nil, fmt.Errorf("kv: config: layer %d has no cache type (set Config.Spec, e.g. with ParseSpec)", i)
+		}
+		if sp.Sinks < 0 {
+			return nil, fmt.Errorf("kv: config: layer %d: sinks=%d is negative", i, sp.Sinks)
+		}
+		c, err := codecsFor(sp, d)
+		if err != nil {
+			return nil, fmt.Errorf("kv: config: layer %d: %w", i, err)
+		}
+		if err := validate(c); err != nil {
+			return nil, fmt.Errorf("kv: config: layer %d spec %v: %w", i, sp, err)
+		}
+		ly := &g.layers[i]
+		ly.spec, ly.sideCodecs = sp, c
+		if !lossless(sp.K.Type) {
+			ly.sinksK = sp.Sinks
+		}
+		if !lossless(sp.V.Type) {
+			ly.sinksV = sp.Sinks
+		}
+		if c.kChan != nil {
+			unit = lcm(unit, c.kG)
+		}
+	}
+	B = (B + unit - 1) / unit * unit
+	g.B = B
+	off := 0
+	for i := range g.layers {
+		ly := &g.layers[i]
+		ly.vRowBytes = ly.vRow.RowBytes(d)
+		if ly.kChan != nil {
+			ly.kBlkBytes = ly.kChan.BlockBytes(ly.kG, d)
+			ly.kHeadStride = B / ly.kG * ly.kBlkBytes
+		} else {
+			ly.kRowBytes = ly.kRow.RowBytes(d)
+			ly.kHeadStride = B * ly.kRowBytes
+		}
+		ly.vHeadStride = B * ly.vRowBytes
+		ly.kOff = off
+		ly.vOff = off + cfg.KVHeads*ly.kHeadStride
+		ly.bytes = cfg.KVHeads * (ly.kHeadStride + ly.vHeadStride)
+		off += ly.bytes
+	}
+	g.blockBytes = off
+	if cfg.BudgetBytes > 0 && cfg.BudgetBytes < int64(g.blockBytes) {
+		return nil, fmt.Errorf("kv: config: budget of %d bytes is smaller than one block (%d bytes = %d tokens × %d layers)", cfg.BudgetBytes, g.blockBytes, B, cfg.Layers)
+	}
+	return g, nil
+}
+
+// validate asks codecs that can tell whether their parameters are usable.
+func validate(c sideCodecs) error {
+	type validator interface{ Validate() error }
+	for _, x := range []any{c.kRow, c.kChan, c.vRow} {
+		if v, ok := x.(validator); ok {
+			if err := v.Validate(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// BytesPerToken is the steady-state storage of one token across all layers, keys and
+// values, in bytes: codes, scales and zeros as laid out by the codecs (a KIVI key
+// block's bytes divided by its G tokens). It excludes each sequence's fixed
+// full-precision tail (sinks, open key block, value residual), which Usage and
+// PoolStats report separately.
+func BytesPerToken(cfg Config) (float64, error) {
+	g, err := newGeometry(cfg)
+	if err != nil {
+		return 0, err
+	}
+	return float64(g.blockBytes) / float64(g.B), nil
+}
+
+// F16BytesPerToken is what an f16 cache of the same geometry stores per token.
+func F16BytesPerToken(cfg Config) float64 {
+	return float64(cfg.Layers * 2 * cfg.KVHeads * cfg.HeadDim * 2)
+}
+
+// CompressionVsF16 is F16BytesPerToken / BytesPerToken: how many times fewer bytes
+// per token the configured cache stores than an f16 cache, tails excluded.
+func CompressionVsF16(cfg Config) (float64, error) {
+	b, err := BytesPerToken(cfg)
+	if err != nil {
+		return 0, err
+	}
+	return F16BytesPerToken(cfg) / b, nil
+}
+
+// tailRows is the number of full-precision rows a layer needs, per side, for a
+// sequence whose queries start at position p0 (the first token of a step):
+// keys of p0's unfinished KIVI block and the values of the r−1 tokens before p0.
+// The rows held are positions [start, p0).
+func (ly *layer) kTailStart(p0 int) int {
+	if ly.kChan == nil {
+		return p0
+	}
+	return p0 - p0%ly.kG
+}
+
+func (ly *layer) vTailStart(p0 int) int {
+	if ly.r == 0 {
+		return p0
+	}
+	return max(0, min(p0, p0-ly.r+1))
+}
+
+func (ly *layer) hasKTail() bool { return ly.kChan != nil }
+func (ly *layer) hasVTail() bool { return ly.r > 0 }
+
+// steadyRows is the ring capacity a side settles at under single-token steps.
+func (ly *layer) kSteady() int { return ly.kG }
+func (ly *layer) vSteady() int { return ly.r }
+
+var errNotExact = errors.New("kv: full-precision rows no longer held")

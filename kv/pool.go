@@ -1,0 +1,130 @@
+package kv
+
+// pool is the set of physical blocks of one Store. Block memory is made on first
+// use and kept for reuse after its block is freed. A block is used while at least
+// one sequence's block table refers to it; refs counts those references.
+//
+// The pool does no budget checks itself: the Store plans every operation, checks
+// the budget against the plan, and only then calls alloc, so that a failure leaves
+// nothing behind.
+type pool struct {
+	blockBytes int
+	data       [][]byte // block id → memory; nil until first used
+	refs       []int32  // block id → references from block tables
+	free       []int32  // ids with refs == 0 and memory made, reused first
+	used       int      // blocks with refs > 0
+	shared     int      // blocks with refs > 1
+}
+
+// alloc returns a block with one reference. Its contents are unspecified.
+func (p *pool) alloc() int32 {
+	var id int32
+	if n := len(p.free); n > 0 {
+		id = p.free[n-1]
+		p.free = p.free[:n-1]
+	} else {
+		id = int32(len(p.data))
+		p.data = append(p.data, make([]byte, p.blockBytes))
+		p.refs = append(p.refs, 0)
+	}
+	p.refs[id] = 1
+	p.used++
+	return id
+}
+
+func (p *pool) incRef(id int32) {
+	p.refs[id]++
+	if p.refs[id] == 2 {
+		p.shared++
+	}
+}
+
+func (p *pool) decRef(id int32) {
+	p.refs[id]--
+	switch p.refs[id] {
+	case 1:
+		p.shared--
+	case 0:
+		p.used--
+		p.free = append(p.free, id)
+	}
+}
+
+// ring holds the full-precision rows of a contiguous range of positions
+// [start, start+n) of one layer side of a sequence. Position p lives in row
+// p mod capRows, so dropping old rows and appending new ones moves nothing.
+type ring struct {
+	buf        []float32
+	rowLen     int
+	start, n   int
+	capRowsVal int
+}
+
+func (r *ring) capRows() int { return r.capRowsVal }
+
+func (r *ring) bytes() int64 { return int64(len(r.buf)) * 4 }
+
+// at returns position p's row; p must be held or be the next position appended.
+func (r *ring) at(p int) []float32 {
+	i := p % r.capRowsVal
+	return r.buf[i*r.rowLen : (i+1)*r.rowLen]
+}
+
+// trim drops rows before position s (s ≥ start), or empties the ring at s.
+func (r *ring) trim(s int) {
+	if s <= r.start {
+		return
+	}
+	if s >= r.start+r.n {
+		r.start, r.n = s, 0
+		return
+	}
+	r.n -= s - r.start
+	r.start = s
+}
+
+// cut drops rows at positions ≥ e.
+func (r *ring) cut(e int) {
+	if e <= r.start {
+		r.start, r.n = e, 0
+		return
+	}
+	if e < r.start+r.n {
+		r.n = e - r.start
+	}
+}
+
+// resize makes the capacity exactly c rows (c ≥ n), keeping the held rows.
+func (r *ring) resize(c int) {
+	if c == r.capRowsVal {
+		return
+	}
+	var nb []float32
+	if c > 0 {
+		nb = make([]float32, c*r.rowLen)
+	}
+	for p := r.start; p < r.start+r.n; p++ {
+		i := p % c
+		copy(nb[i*r.rowLen:(i+1)*r.rowLen], r.at(p))
+	}
+	r.buf, r.capRowsVal = nb, c
+}
+
+// planCap is the capacity a ring gets when it must hold need rows: it grows by
+// doubling up to steady (the single-token-step size) or to exactly need beyond
+// it, and shrinks back to max(need, steady) after a large step.
+func planCap(cur, need, steady int) int {
+	switch {
+	case need > cur:
+		return max(need, min(steady, 2*cur))
+	case cur > max(need, steady):
+		return max(need, steady)
+	}
+	return cur
+}
+
+// wrapEnd is the first position after a at which the ring's rows stop being
+// contiguous in memory.
+func (r *ring) wrapEnd(a int) int {
+	return a + r.capRowsVal - a%r.capRowsVal
+}

@@ -1,0 +1,341 @@
+package kv
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Type is a cache element type, the TYPE of a spec string.
+type Type uint8
+
+// Cache types. The zero Type is invalid.
+const (
+	TypeF32     Type = iota + 1 // float32, lossless
+	TypeF16                     // IEEE half precision per value
+	TypeBF16                    // bfloat16 per value
+	TypeQ8                      // symmetric int8 per row
+	TypeFP8E4M3                 // FP8 E4M3 per value
+	TypeFP8E5M2                 // FP8 E5M2 per value
+	TypeQ4                      // asymmetric 4-bit per group of g values along the row
+	TypeQ2                      // asymmetric 2-bit per group of g values along the row
+	TypeKIVI8                   // KIVI 8-bit: keys per channel over blocks of g tokens, values per token
+	TypeKIVI4                   // KIVI 4-bit
+	TypeKIVI2                   // KIVI 2-bit
+)
+
+var typeNames = [...]string{
+	TypeF32:     "f32",
+	TypeF16:     "f16",
+	TypeBF16:    "bf16",
+	TypeQ8:      "q8",
+	TypeFP8E4M3: "fp8e4m3",
+	TypeFP8E5M2: "fp8e5m2",
+	TypeQ4:      "q4",
+	TypeQ2:      "q2",
+	TypeKIVI8:   "kivi8",
+	TypeKIVI4:   "kivi4",
+	TypeKIVI2:   "kivi2",
+}
+
+// Types lists every valid cache type, in the order of the spec grammar.
+func Types() []Type {
+	ts := make([]Type, 0, len(typeNames)-1)
+	for t := TypeF32; int(t) < len(typeNames); t++ {
+		ts = append(ts, t)
+	}
+	return ts
+}
+
+// String returns the type's spec name, e.g. "kivi4".
+func (t Type) String() string {
+	if t == 0 || int(t) >= len(typeNames) {
+		return fmt.Sprintf("Type(%d)", uint8(t))
+	}
+	return typeNames[t]
+}
+
+// IsKIVI reports whether t is one of the KIVI types.
+func (t Type) IsKIVI() bool { return t == TypeKIVI8 || t == TypeKIVI4 || t == TypeKIVI2 }
+
+// HasGroup reports whether t takes the group parameter g.
+func (t Type) HasGroup() bool { return t == TypeQ4 || t == TypeQ2 || t.IsKIVI() }
+
+// Bits is the number of bits per stored value code (32 for f32).
+func (t Type) Bits() int {
+	switch t {
+	case TypeF32:
+		return 32
+	case TypeF16, TypeBF16:
+		return 16
+	case TypeQ8, TypeFP8E4M3, TypeFP8E5M2, TypeKIVI8:
+		return 8
+	case TypeQ4, TypeKIVI4:
+		return 4
+	case TypeQ2, TypeKIVI2:
+		return 2
+	}
+	return 0
+}
+
+func parseType(s string) (Type, error) {
+	for t := TypeF32; int(t) < len(typeNames); t++ {
+		if typeNames[t] == s {
+			return t, nil
+		}
+	}
+	return 0, fmt.Errorf("kv: unknown cache type %q (valid: %s)", s, strings.Join(typeNames[1:], " "))
+}
+
+// Defaults of spec parameters.
+const (
+	DefaultGroup    = 32  // g: group size along the quantized axis
+	DefaultResidual = 128 // r: KIVI full-precision residual of recent values, in tokens
+)
+
+// Part is the cache type of one side (keys or values) with its parameters.
+type Part struct {
+	Type Type
+	// G is the group size along the quantized axis: values per scale along a row for
+	// q4/q2 and KIVI values (clipped to the head size when the cache is built), and the
+	// key block length in tokens for KIVI keys. 0 for types without groups.
+	G int
+	// R is the number of most recent tokens whose values a KIVI value side keeps in
+	// full precision (counting the querying token itself). Meaningful on the value
+	// side of a KIVI type only; 0 elsewhere.
+	R int
+}
+
+// Spec is a parsed cache spec: the key and value types and the number of leading
+// tokens of every sequence kept in full precision.
+type Spec struct {
+	K, V  Part
+	Sinks int // first Sinks tokens of every sequence are attended in full precision
+}
+
+// ParseSpec parses SPEC := TYPE[:params] | KTYPE[:params]/VTYPE[:params], where TYPE is
+// one of f32 f16 bf16 q8 fp8e4m3 fp8e5m2 q4 q2 kivi8 kivi4 kivi2 and params is a
+// comma-separated list of key=value: g (group size, default 32; q4, q2, kivi*),
+// r (KIVI value residual in tokens, default 128; kivi* on the value side) and
+// sinks (leading full-precision tokens, default 0; any type, written once).
+// With a single TYPE its parameters apply to both keys and values.
+func ParseSpec(s string) (Spec, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Spec{}, fmt.Errorf("kv: empty cache spec (want TYPE or KTYPE/VTYPE, TYPE one of %s)", strings.Join(typeNames[1:], " "))
+	}
+	sides := strings.Split(s, "/")
+	if len(sides) > 2 {
+		return Spec{}, fmt.Errorf("kv: cache spec %q: more than one '/' (want TYPE or KTYPE/VTYPE)", s)
+	}
+	var sp Spec
+	sinksSet := false
+	for i, side := range sides {
+		role := roleBoth
+		if len(sides) == 2 {
+			role = roleKey + i
+		}
+		p, sinks, hasSinks, err := parsePart(side, role)
+		if err != nil {
+			return Spec{}, fmt.Errorf("kv: cache spec %q: %w", s, err)
+		}
+		if hasSinks {
+			if sinksSet && sinks != sp.Sinks {
+				return Spec{}, fmt.Errorf("kv: cache spec %q: sinks given twice with different values", s)
+			}
+			sp.Sinks, sinksSet = sinks, true
+		}
+		switch role {
+		case roleBoth:
+			sp.K, sp.V = p, p
+		case roleKey:
+			sp.K = p
+		case roleValue:
+			sp.V = p
+		}
+	}
+	return sp, nil
+}
+
+// MustParseSpec is ParseSpec for specs fixed in source code; it panics on error
+// and must not be used on user input.
+func MustParseSpec(s string) Spec {
+	sp, err := ParseSpec(s)
+	if err != nil {
+		panic(err)
+	}
+	return sp
+}
+
+const (
+	roleBoth = iota
+	roleKey
+	roleValue
+)
+
+func parsePart(s string, role int) (p Part, sinks int, hasSinks bool, err error) {
+	name, params, _ := strings.Cut(strings.TrimSpace(s), ":")
+	p.Type, err = parseType(strings.TrimSpace(name))
+	if err != nil {
+		return Part{}, 0, false, err
+	}
+	if p.Type.HasGroup() {
+		p.G = DefaultGroup
+	}
+	if p.Type.IsKIVI() {
+		p.R = DefaultResidual
+	}
+	if params == "" {
+		if strings.Contains(s, ":") {
+			return Part{}, 0, false, fmt.Errorf("%s: empty parameter list after ':'", name)
+		}
+		return p, 0, false, nil
+	}
+	seen := map[string]bool{}
+	for _, kvs := range strings.Split(params, ",") {
+		key, val, ok := strings.Cut(strings.TrimSpace(kvs), "=")
+		if !ok {
+			return Part{}, 0, false, fmt.Errorf("%s: parameter %q is not key=value (valid keys: %s)", name, kvs, validKeys(p.Type, role))
+		}
+		if seen[key] {
+			return Part{}, 0, false, fmt.Errorf("%s: parameter %s given twice", name, key)
+		}
+		seen[key] = true
+		n, perr := strconv.Atoi(val)
+		if perr != nil {
+			return Part{}, 0, false, fmt.Errorf("%s: parameter %s=%q is not an integer", name, key, val)
+		}
+		switch {
+		case key == "g" && p.Type.HasGroup():
+			if n < 1 {
+				return Part{}, 0, false, fmt.Errorf("%s: g=%d must be at least 1", name, n)
+			}
+			p.G = n
+		case key == "r" && p.Type.IsKIVI() && role != roleKey:
+			if n < 0 {
+				return Part{}, 0, false, fmt.Errorf("%s: r=%d must not be negative", name, n)
+			}
+			p.R = n
+		case key == "sinks":
+			if n < 0 {
+				return Part{}, 0, false, fmt.Errorf("%s: sinks=%d must not be negative", name, n)
+			}
+			sinks, hasSinks = n, true
+		default:
+			return Part{}, 0, false, fmt.Errorf("%s: parameter %q is not valid here (valid keys: %s)", name, key, validKeys(p.Type, role))
+		}
+	}
+	return p, sinks, hasSinks, nil
+}
+
+func validKeys(t Type, role int) string {
+	var ks []string
+	if t.HasGroup() {
+		ks = append(ks, "g")
+	}
+	if t.IsKIVI() && role != roleKey {
+		ks = append(ks, "r")
+	}
+	ks = append(ks, "sinks")
+	return strings.Join(ks, " ")
+}
+
+// String returns the canonical spec string: one TYPE when keys and values agree,
+// KTYPE/VTYPE otherwise, with only non-default parameters, in the order g, r, sinks.
+// ParseSpec(s.String()) == s for every valid s.
+func (s Spec) String() string {
+	if s.K == s.V {
+		return partString(s.K, s.Sinks)
+	}
+	return partString(s.K, 0) + "/" + partString(s.V, s.Sinks)
+}
+
+func partString(p Part, sinks int) string {
+	var ps []string
+	if p.Type.HasGroup() && p.G != DefaultGroup {
+		ps = append(ps, "g="+strconv.Itoa(p.G))
+	}
+	if p.Type.IsKIVI() && p.R != DefaultResidual {
+		ps = append(ps, "r="+strconv.Itoa(p.R))
+	}
+	if sinks != 0 {
+		ps = append(ps, "sinks="+strconv.Itoa(sinks))
+	}
+	if len(ps) == 0 {
+		return p.Type.String()
+	}
+	return p.Type.String() + ":" + strings.Join(ps, ",")
+}
+
+// ParseLayerOverrides parses per-layer cache specs for a model of nLayers layers:
+// groups separated by ';', each "LAYERS=SPEC" where LAYERS is a comma-separated list
+// of layer indexes, negative ones counting from the end (-1 is the last layer).
+// Example: "0,-1=f16;5=kivi4:g=64". A layer named twice is an error.
+func ParseLayerOverrides(s string, nLayers int) (map[int]Spec, error) {
+	out := map[int]Spec{}
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return out, nil
+	}
+	if nLayers < 1 {
+		return nil, fmt.Errorf("kv: layer overrides %q: model has %d layers", s, nLayers)
+	}
+	for _, group := range strings.Split(s, ";") {
+		group = strings.TrimSpace(group)
+		if group == "" {
+			continue
+		}
+		layers, spec, ok := strings.Cut(group, "=")
+		if !ok {
+			return nil, fmt.Errorf("kv: layer override %q: want LAYERS=SPEC, e.g. 0,-1=f16", group)
+		}
+		sp, err := ParseSpec(spec)
+		if err != nil {
+			return nil, fmt.Errorf("kv: layer override %q: %w", group, err)
+		}
+		for _, ls := range strings.Split(layers, ",") {
+			ls = strings.TrimSpace(ls)
+			l, err := strconv.Atoi(ls)
+			if err != nil {
+				return nil, fmt.Errorf("kv: layer override %q: layer %q is not an integer", group, ls)
+			}
+			idx := l
+			if l < 0 {
+				idx = nLayers + l
+			}
+			if idx < 0 || idx >= nLayers {
+				return nil, fmt.Errorf("kv: layer override %q: layer %d out of range [-%d, %d)", group, l, nLayers, nLayers)
+			}
+			if _, dup := out[idx]; dup {
+				return nil, fmt.Errorf("kv: layer override %q: layer %d (index %d) given twice", group, l, idx)
+			}
+			out[idx] = sp
+		}
+	}
+	return out, nil
+}
+
+// FormatLayerOverrides is the inverse of ParseLayerOverrides with non-negative
+// indexes, layers sharing a spec grouped, groups ordered by their first layer.
+func FormatLayerOverrides(m map[int]Spec) string {
+	layers := make([]int, 0, len(m))
+	for l := range m {
+		layers = append(layers, l)
+	}
+	sort.Ints(layers)
+	var order []string
+	groups := map[string][]string{}
+	for _, l := range layers {
+		k := m[l].String()
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], strconv.Itoa(l))
+	}
+	parts := make([]string, len(order))
+	for i, k := range order {
+		parts[i] = strings.Join(groups[k], ",") + "=" + k
+	}
+	return strings.Join(parts, ";")
+}

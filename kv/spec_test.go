@@ -1,0 +1,104 @@
+package kv
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseSpec(t *testing.T) {
+	cases := []struct {
+		in    string
+		want  Spec
+		canon string
+	}{
+		{"f32", Spec{K: Part{Type: TypeF32}, V: Part{Type: TypeF32}}, "f32"},
+		{" q8 ", Spec{K: Part{Type: TypeQ8}, V: Part{Type: TypeQ8}}, "q8"},
+		{"q4", Spec{K: Part{Type: TypeQ4, G: 32}, V: Part{Type: TypeQ4, G: 32}}, "q4"},
+		{"q4:g=64", Spec{K: Part{Type: TypeQ4, G: 64}, V: Part{Type: TypeQ4, G: 64}}, "q4:g=64"},
+		{"q4:g=32", Spec{K: Part{Type: TypeQ4, G: 32}, V: Part{Type: TypeQ4, G: 32}}, "q4"},
+		{"kivi2:g=32,r=128", Spec{K: Part{Type: TypeKIVI2, G: 32, R: 128}, V: Part{Type: TypeKIVI2, G: 32, R: 128}}, "kivi2"},
+		{"kivi2:r=64,g=16", Spec{K: Part{Type: TypeKIVI2, G: 16, R: 64}, V: Part{Type: TypeKIVI2, G: 16, R: 64}}, "kivi2:g=16,r=64"},
+		{"kivi4/kivi2", Spec{K: Part{Type: TypeKIVI4, G: 32, R: 128}, V: Part{Type: TypeKIVI2, G: 32, R: 128}}, "kivi4/kivi2"},
+		{"kivi2:sinks=4", Spec{K: Part{Type: TypeKIVI2, G: 32, R: 128}, V: Part{Type: TypeKIVI2, G: 32, R: 128}, Sinks: 4}, "kivi2:sinks=4"},
+		{"kivi4/kivi2:r=16,sinks=4", Spec{K: Part{Type: TypeKIVI4, G: 32, R: 128}, V: Part{Type: TypeKIVI2, G: 32, R: 16}, Sinks: 4}, "kivi4/kivi2:r=16,sinks=4"},
+		{"q8/f16", Spec{K: Part{Type: TypeQ8}, V: Part{Type: TypeF16}}, "q8/f16"},
+		{"fp8e4m3/fp8e5m2", Spec{K: Part{Type: TypeFP8E4M3}, V: Part{Type: TypeFP8E5M2}}, "fp8e4m3/fp8e5m2"},
+		{"f16:sinks=2/q2:g=8", Spec{K: Part{Type: TypeF16}, V: Part{Type: TypeQ2, G: 8}, Sinks: 2}, "f16/q2:g=8,sinks=2"},
+		{"bf16", Spec{K: Part{Type: TypeBF16}, V: Part{Type: TypeBF16}}, "bf16"},
+		{"kivi8:r=0", Spec{K: Part{Type: TypeKIVI8, G: 32, R: 0}, V: Part{Type: TypeKIVI8, G: 32, R: 0}}, "kivi8:r=0"},
+	}
+	for _, c := range cases {
+		got, err := ParseSpec(c.in)
+		if err != nil {
+			t.Errorf("ParseSpec(%q): %v", c.in, err)
+			continue
+		}
+		if got != c.want {
+			t.Errorf("ParseSpec(%q) = %+v, want %+v", c.in, got, c.want)
+		}
+		if s := got.String(); s != c.canon {
+			t.Errorf("ParseSpec(%q).String() = %q, want %q", c.in, s, c.canon)
+		}
+		back, err := ParseSpec(got.String())
+		if err != nil || back != got {
+			t.Errorf("round trip of %q: %+v, %v", c.in, back, err)
+		}
+	}
+}
+
+func TestParseSpecErrors(t *testing.T) {
+	cases := []struct{ in, mention string }{
+		{"", "kivi2"},
+		{"q5", "valid: f32 f16 bf16 q8 fp8e4m3 fp8e5m2 q4 q2 kivi8 kivi4 kivi2"},
+		{"q8:g=32", "valid keys: sinks"},
+		{"q4:r=3", "valid keys: g sinks"},
+		{"kivi4:r=8/kivi2", "valid keys: g sinks"},
+		{"q4:g=0", "at least 1"},
+		{"q4:g=x", "not an integer"},
+		{"q4:g", "key=value"},
+		{"q4:", "empty parameter"},
+		{"kivi2:r=-1", "negative"},
+		{"q8:sinks=-2", "negative"},
+		{"a/b/c", "more than one"},
+		{"q8:sinks=1/q8:sinks=2", "sinks given twice"},
+		{"q4:g=8,g=16", "given twice"},
+		{"Q8", "unknown cache type"},
+	}
+	for _, c := range cases {
+		_, err := ParseSpec(c.in)
+		if err == nil {
+			t.Errorf("ParseSpec(%q): no error", c.in)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.mention) {
+			t.Errorf("ParseSpec(%q) error %q does not mention %q", c.in, err, c.mention)
+		}
+	}
+}
+
+func TestParseLayerOverrides(t *testing.T) {
+	m, err := ParseLayerOverrides("0,-1=f16; 3=kivi4:g=16,r=8", 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]string{0: "f16", 5: "f16", 3: "kivi4:g=16,r=8"}
+	if len(m) != len(want) {
+		t.Fatalf("got %v, want %v", m, want)
+	}
+	for l, s := range want {
+		if m[l].String() != s {
+			t.Errorf("layer %d: %v, want %s", l, m[l], s)
+		}
+	}
+	if f := FormatLayerOverrides(m); f != "0,5=f16;3=kivi4:g=16,r=8" {
+		t.Errorf("FormatLayerOverrides = %q", f)
+	}
+	if m, err := ParseLayerOverrides("", 4); err != nil || len(m) != 0 {
+		t.Errorf("empty: %v %v", m, err)
+	}
+	for _, bad := range []string{"6=f16", "-7=f16", "0=q9", "x=f16", "0,0=f16", "f16", "0,-6=q8"} {
+		if _, err := ParseLayerOverrides(bad, 6); err == nil {
+			t.Errorf("ParseLayerOverrides(%q): no error", bad)
+		}
+	}
+}

@@ -1,0 +1,200 @@
+package kv
+
+import (
+	"fmt"
+
+	"kvq/attn"
+)
+
+func (st *Store) stepSeq(layer int, id SeqID, what string) (*seq, error) {
+	s, err := st.lookup(id)
+	if err != nil {
+		return nil, fmt.Errorf("kv: %s layer %d: %w", what, layer, err)
+	}
+	if layer < 0 || layer >= len(st.g.layers) {
+		return nil, fmt.Errorf("kv: %s sequence %d: layer %d out of range [0, %d)", what, id, layer, len(st.g.layers))
+	}
+	if s.pending == 0 {
+		return nil, fmt.Errorf("kv: %s sequence %d layer %d: no tokens reserved (call Grow first)", what, id, layer)
+	}
+	return s, nil
+}
+
+// Append implements Layers. Values and per-token keys are encoded into their blocks
+// at once; KIVI keys go to the layer's f32 key ring and each key block is encoded
+// when its G-th token arrives; rows that queries may need in full precision are
+// also kept in the rings and sink rows. Append allocates nothing: Grow reserved it.
+func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	s, err := st.stepSeq(layer, id, "append")
+	if err != nil {
+		return err
+	}
+	if s.done[layer] {
+		return fmt.Errorf("kv: append sequence %d layer %d: already appended this step", id, layer)
+	}
+	rl := st.g.rowLen
+	if len(k) != s.pending*rl || len(v) != s.pending*rl {
+		return fmt.Errorf("kv: append sequence %d layer %d: len(k)=%d len(v)=%d, want %d tokens × %d kv heads × %d = %d",
+			id, layer, len(k), len(v), s.pending, st.g.cfg.KVHeads, st.g.cfg.HeadDim, s.pending*rl)
+	}
+	ly, t := &st.g.layers[layer], &s.tails[layer]
+	d, B := st.g.cfg.HeadDim, st.g.B
+	for i := 0; i < s.pending; i++ {
+		p := s.base + i
+		blk := st.pool.data[s.blocks[p/B]]
+		slot := p % B
+		kr, vr := k[i*rl:(i+1)*rl], v[i*rl:(i+1)*rl]
+		for h := 0; h < st.g.cfg.KVHeads; h++ {
+			if ly.kRow != nil {
+				ly.kRow.Encode(blk[ly.kOff+h*ly.kHeadStride+slot*ly.kRowBytes:][:ly.kRowBytes], kr[h*d:(h+1)*d])
+			}
+			ly.vRow.Encode(blk[ly.vOff+h*ly.vHeadStride+slot*ly.vRowBytes:][:ly.vRowBytes], vr[h*d:(h+1)*d])
+		}
+		if p < ly.sinksK {
+			copy(t.sk[p*rl:(p+1)*rl], kr)
+		}
+		if p < ly.sinksV {
+			copy(t.sv[p*rl:(p+1)*rl], vr)
+		}
+		if ly.hasVTail() {
+			if err := pushRow(&t.v, p, vr); err != nil {
+				return fmt.Errorf("kv: append sequence %d layer %d values: %w", id, layer, err)
+			}
+		}
+		if ly.hasKTail() {
+			if err := pushRow(&t.k, p, kr); err != nil {
+				return fmt.Errorf("kv: append sequence %d layer %d keys: %w", id, layer, err)
+			}
+			if (p+1)%ly.kG == 0 {
+				st.encodeKeyBlock(s, ly, t, blk, p+1-ly.kG)
+			}
+		}
+	}
+	s.done[layer] = true
+	s.nDone++
+	return nil
+}
+
+func pushRow(r *ring, p int, row []float32) error {
+	if p != r.start+r.n || r.n >= r.capRows() {
+		return fmt.Errorf("internal: ring holds [%d, %d) of capacity %d, cannot take position %d", r.start, r.start+r.n, r.capRows(), p)
+	}
+	copy(r.at(p), row)
+	r.n++
+	return nil
+}
+
+// encodeKeyBlock encodes the KIVI key block of positions [gs, gs+G) of every head
+// into blk, from the key ring (and sink rows for positions the ring no longer holds).
+func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, blk []byte, gs int) {
+	d, G, rl := st.g.cfg.HeadDim, ly.kG, st.g.rowLen
+	if cap(s.encBuf) < G*d {
+		s.encBuf = make([]float32, G*d)
+	}
+	buf := s.encBuf[:G*d]
+	off := ly.kOff + (gs%st.g.B)/G*ly.kBlkBytes
+	for h := 0; h < st.g.cfg.KVHeads; h++ {
+		for i := 0; i < G; i++ {
+			q := gs + i
+			var row []float32
+			if q < t.k.start {
+				row = t.sk[q*rl : (q+1)*rl]
+			} else {
+				row = t.k.at(q)
+			}
+			copy(buf[i*d:(i+1)*d], row[h*d:(h+1)*d])
+		}
+		ly.kChan.Encode(blk[off+h*ly.kHeadStride:][:ly.kBlkBytes], buf, G, d)
+	}
+}
+
+// Attend implements Layers. Each query runs attn.Decode over spans describing the
+// history as that query sees it (see Store).
+func (st *Store) Attend(layer int, id SeqID, q, out []float32) error {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	s, err := st.stepSeq(layer, id, "attend")
+	if err != nil {
+		return err
+	}
+	if !s.done[layer] {
+		return fmt.Errorf("kv: attend sequence %d layer %d: keys and values of this step not appended yet", id, layer)
+	}
+	hq := st.g.cfg.Heads * st.g.cfg.HeadDim
+	if len(q) != s.pending*hq || len(out) != s.pending*hq {
+		return fmt.Errorf("kv: attend sequence %d layer %d: len(q)=%d len(out)=%d, want %d tokens × %d heads × %d = %d",
+			id, layer, len(q), len(out), s.pending, st.g.cfg.Heads, st.g.cfg.HeadDim, s.pending*hq)
+	}
+	for i := 0; i < s.pending; i++ {
+		p := s.base + i
+		s.spans = st.spans(s.spans[:0], s, layer, p)
+		if err := attn.Decode(out[i*hq:(i+1)*hq], q[i*hq:(i+1)*hq], st.shape, s.spans, st.opts, &s.sc); err != nil {
+			return fmt.Errorf("kv: attend sequence %d layer %d position %d: %w", id, layer, p, err)
+		}
+	}
+	return nil
+}
+
+// spans appends to dst the spans of positions [0, p] as the query at position p
+// sees them: sink rows, then blocks, then ring rows, for keys and values
+// independently, cut wherever either side changes storage, a block ends or a ring
+// wraps.
+func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
+	ly, t := &st.g.layers[layer], &s.tails[layer]
+	end := p + 1
+	sK, sV := min(ly.sinksK, end), min(ly.sinksV, end)
+	fk := end // keys [sK, fk) from blocks, [fk, end) from the ring
+	if ly.kChan != nil && end%ly.kG != 0 {
+		fk = p - p%ly.kG
+	}
+	fk = max(fk, sK)
+	fv := end
+	if ly.r > 0 {
+		fv = max(0, end-ly.r)
+	}
+	fv = max(fv, sV)
+	B, rl, d := st.g.B, st.g.rowLen, st.g.cfg.HeadDim
+	for a := 0; a < end; {
+		sp := attn.Span{Pos: a}
+		b := end
+		blk := st.pool.data[s.blocks[a/B]]
+		blockEnd := (a/B + 1) * B
+		switch {
+		case a < sK:
+			sp.K = attn.Src{Kind: attn.F32, F: t.sk[a*rl:], HeadStride: d, Stride: rl}
+			b = min(b, sK)
+		case a < fk:
+			if ly.kChan != nil {
+				sp.K = attn.Src{Kind: attn.Channel, Chan: ly.kChan, G: ly.kG, Off: a % ly.kG,
+					Bytes: blk[ly.kOff+(a%B)/ly.kG*ly.kBlkBytes:], HeadStride: ly.kHeadStride, Stride: ly.kBlkBytes}
+			} else {
+				sp.K = attn.Src{Kind: attn.Rows, Row: ly.kRow,
+					Bytes: blk[ly.kOff+(a%B)*ly.kRowBytes:], HeadStride: ly.kHeadStride, Stride: ly.kRowBytes}
+			}
+			b = min(b, fk, blockEnd)
+		default:
+			i := a % t.k.capRows()
+			sp.K = attn.Src{Kind: attn.F32, F: t.k.buf[i*rl:], HeadStride: d, Stride: rl}
+			b = min(b, t.k.wrapEnd(a))
+		}
+		switch {
+		case a < sV:
+			sp.V = attn.Src{Kind: attn.F32, F: t.sv[a*rl:], HeadStride: d, Stride: rl}
+			b = min(b, sV)
+		case a < fv:
+			sp.V = attn.Src{Kind: attn.Rows, Row: ly.vRow,
+				Bytes: blk[ly.vOff+(a%B)*ly.vRowBytes:], HeadStride: ly.vHeadStride, Stride: ly.vRowBytes}
+			b = min(b, fv, blockEnd)
+		default:
+			i := a % t.v.capRows()
+			sp.V = attn.Src{Kind: attn.F32, F: t.v.buf[i*rl:], HeadStride: d, Stride: rl}
+			b = min(b, t.v.wrapEnd(a))
+		}
+		sp.N = b - a
+		dst = append(dst, sp)
+		a = b
+	}
+	return dst
+}

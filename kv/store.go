@@ -1,0 +1,466 @@
+package kv
+
+import (
+	"fmt"
+	"sync"
+
+	"kvq/attn"
+)
+
+// Store is the paged KV cache: a pool of fixed-size physical blocks under a byte
+// budget, one block table per sequence, reference-counted blocks shared by Fork and
+// copied on first write, and per-sequence full-precision tails.
+//
+// Storage of one sequence (see layer for the byte layout of a block):
+//
+//   - Blocks hold the compressed form of every committed token: values and per-token
+//     keys from the moment they are appended, KIVI keys per channel as soon as their
+//     block of G tokens is full. Block i of the table holds positions [iB, (i+1)B).
+//   - Per layer, f32 rings hold the rows a query may still need in full precision:
+//     keys of the unfinished KIVI key block, the values of the last r−1 tokens (for
+//     KIVI values), and the tokens of the current step until the next Grow.
+//   - Per layer, f32 sink rows hold the first Sinks tokens of lossy sides.
+//
+// Query at position p sees key j in full precision iff j < sinks or j's KIVI key
+// block is unfinished as of p (j ≥ p−p mod G, unless p ends that block); value j iff
+// j < sinks or j > p−r. That is exactly what single-token steps would see, so a
+// prefill of n tokens equals n decode steps.
+//
+// Memory accounting: AllocBytes = used blocks × block bytes + ring and sink bytes,
+// each ring counted at its capacity. All of it counts against BudgetBytes. Memory of
+// freed blocks is kept for reuse (PoolStats.ReservedBytes) but is not AllocBytes.
+//
+// Locking: Sequences methods take the write lock; Append and Attend take the read
+// lock, so several goroutines may serve different sequences of one step at once.
+type Store struct {
+	mu   sync.RWMutex
+	g    *geometry
+	pool pool
+	seqs map[SeqID]*seq
+	next SeqID
+
+	tailBytes int64 // rings and sinks of all sequences
+	opts      attn.Options
+	shape     attn.Shape
+}
+
+// seq is one sequence's block table and tails.
+type seq struct {
+	n       int     // Len: committed tokens plus the current step's reservation
+	base    int     // first position of the current step
+	pending int     // tokens reserved by the last Grow (n − base while a step is open)
+	done    []bool  // per layer: the current step's rows were appended
+	nDone   int     // layers appended this step
+	blocks  []int32 // block table
+	tokens  []int32 // token ids of positions [0, n), for prefix hashing
+	tails   []tail  // per layer
+
+	encBuf []float32 // one KIVI key block of one head, for encoding
+	spans  []attn.Span
+	sc     attn.Scratch
+}
+
+// tail is one layer's full-precision rows of a sequence.
+type tail struct {
+	k, v   ring
+	sk, sv []float32 // sink rows, token-major (nil until first needed)
+}
+
+var _ Cache = (*Store)(nil)
+
+// New creates an empty Store for cfg.
+func New(cfg Config) (*Store, error) {
+	g, err := newGeometry(cfg)
+	if err != nil {
+		return nil, err
+	}
+	st := &Store{
+		g:     g,
+		pool:  pool{blockBytes: g.blockBytes},
+		seqs:  map[SeqID]*seq{},
+		opts:  attn.Options{ChunkTokens: cfg.AttnChunkTokens, Workers: cfg.AttnWorkers, Rotate: cfg.Rotate},
+		shape: attn.Shape{Heads: cfg.Heads, KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim},
+	}
+	return st, nil
+}
+
+// Config returns the configuration with BlockTokens resolved.
+func (st *Store) Config() Config {
+	c := st.g.cfg
+	c.BlockTokens = st.g.B
+	return c
+}
+
+// BlockBytes is the size of one physical block in bytes.
+func (st *Store) BlockBytes() int { return st.g.blockBytes }
+
+// LayerSpec returns the cache spec in force for layer l.
+func (st *Store) LayerSpec(l int) Spec { return st.g.layers[l].spec }
+
+func (st *Store) lookup(id SeqID) (*seq, error) {
+	s, ok := st.seqs[id]
+	if !ok {
+		return nil, fmt.Errorf("kv: sequence %d: %w", id, ErrUnknownSeq)
+	}
+	return s, nil
+}
+
+func (st *Store) newSeq() *seq {
+	s := &seq{done: make([]bool, len(st.g.layers)), tails: make([]tail, len(st.g.layers))}
+	for i := range s.tails {
+		s.tails[i].k.rowLen = st.g.rowLen
+		s.tails[i].v.rowLen = st.g.rowLen
+	}
+	return s
+}
+
+// NewSeq implements Sequences. An empty sequence holds no memory.
+func (st *Store) NewSeq() (SeqID, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	id := st.next
+	st.next++
+	st.seqs[id] = st.newSeq()
+	return id, nil
+}
+
+// Drop implements Sequences: the sequence's block references and tails are released.
+func (st *Store) Drop(id SeqID) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s, err := st.lookup(id)
+	if err != nil {
+		return fmt.Errorf("kv: drop: %w", err)
+	}
+	for _, b := range s.blocks {
+		st.pool.decRef(b)
+	}
+	st.tailBytes -= s.tailBytes()
+	delete(st.seqs, id)
+	return nil
+}
+
+func (s *seq) tailBytes() int64 {
+	var n int64
+	for i := range s.tails {
+		t := &s.tails[i]
+		n += t.k.bytes() + t.v.bytes() + 4*int64(len(t.sk)+len(t.sv))
+	}
+	return n
+}
+
+// stepOpen reports whether a Grow's rows are not yet appended on every layer.
+func (s *seq) stepOpen(layers int) bool { return s.pending > 0 && s.nDone < layers }
+
+// Fork implements Sequences. The child shares every block of src (reference counts
+// rise; the first write into a shared block copies it) and gets its own copies of
+// src's full-precision tails, which count against the budget. src must be between
+// steps: after Grow, every layer appended (or nothing reserved).
+func (st *Store) Fork(src SeqID) (SeqID, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s, err := st.lookup(src)
+	if err != nil {
+		return 0, fmt.Errorf("kv: fork: %w", err)
+	}
+	if s.stepOpen(len(st.g.layers)) {
+		return 0, fmt.Errorf("kv: fork of sequence %d: a step is open (%d of %d layers appended)", src, s.nDone, len(st.g.layers))
+	}
+	extra := s.tailBytes()
+	if err := st.checkBudget(0, extra); err != nil {
+		return 0, fmt.Errorf("kv: fork of sequence %d (%d tokens, %d tail bytes): %w", src, s.n, extra, err)
+	}
+	c := st.newSeq()
+	c.n, c.base, c.pending, c.nDone = s.n, s.base, s.pending, s.nDone
+	copy(c.done, s.done)
+	c.blocks = append([]int32(nil), s.blocks...)
+	for _, b := range c.blocks {
+		st.pool.incRef(b)
+	}
+	c.tokens = append([]int32(nil), s.tokens...)
+	for i := range s.tails {
+		from, to := &s.tails[i], &c.tails[i]
+		to.k = cloneRing(from.k)
+		to.v = cloneRing(from.v)
+		to.sk = cloneF32(from.sk)
+		to.sv = cloneF32(from.sv)
+	}
+	st.tailBytes += extra
+	id := st.next
+	st.next++
+	st.seqs[id] = c
+	return id, nil
+}
+
+func cloneRing(r ring) ring {
+	r.buf = cloneF32(r.buf)
+	return r
+}
+
+func cloneF32(x []float32) []float32 {
+	if x == nil {
+		return nil
+	}
+	return append(make([]float32, 0, len(x)), x...)
+}
+
+// checkBudget reports ErrNoSpace when newBlocks more blocks and extraTail more tail
+// bytes do not fit the budget.
+func (st *Store) checkBudget(newBlocks int, extraTail int64) error {
+	b := st.g.cfg.BudgetBytes
+	if b == 0 {
+		return nil
+	}
+	need := int64(st.pool.used+newBlocks)*int64(st.g.blockBytes) + st.tailBytes + extraTail
+	if need > b {
+		return fmt.Errorf("%w: need %d bytes (%d blocks of %d + %d tail bytes), budget %d", ErrNoSpace, need,
+			st.pool.used+newBlocks, st.g.blockBytes, st.tailBytes+extraTail, b)
+	}
+	return nil
+}
+
+// Grow implements Sequences. It allocates the blocks that positions [Len, Len+n)
+// need, copies any shared block those positions will write into (copy-on-write),
+// trims each tail to what the step's queries need and sizes it to receive the step's
+// rows. Either all of that happens or, on ErrNoSpace, none of it. The previous step
+// must be complete (every layer appended) or undone with Truncate.
+func (st *Store) Grow(id SeqID, tokens []int32) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s, err := st.lookup(id)
+	if err != nil {
+		return fmt.Errorf("kv: grow: %w", err)
+	}
+	L := len(st.g.layers)
+	if s.stepOpen(L) {
+		return fmt.Errorf("kv: grow of sequence %d: previous step of %d tokens is incomplete (%d of %d layers appended)", id, s.pending, s.nDone, L)
+	}
+	n := len(tokens)
+	if n == 0 {
+		return nil
+	}
+	B := st.g.B
+	p0, end := s.n, s.n+n
+	// Plan blocks: new ones at the end, plus copies of shared blocks written into.
+	needBlocks := (end + B - 1) / B
+	newBlocks := needBlocks - len(s.blocks)
+	var cow []int
+	for i := p0 / B; i < len(s.blocks); i++ {
+		if st.pool.refs[s.blocks[i]] > 1 {
+			cow = append(cow, i)
+		}
+	}
+	// Plan tails.
+	type plan struct{ kStart, vStart, kCap, vCap, sinks int }
+	plans := make([]plan, L)
+	var extra int64
+	for i := range st.g.layers {
+		ly, t := &st.g.layers[i], &s.tails[i]
+		pl := &plans[i]
+		if ly.hasKTail() {
+			pl.kStart = ly.kTailStart(p0)
+			pl.kCap = planCap(t.k.capRows(), p0-pl.kStart+n, ly.kSteady())
+			extra += int64(pl.kCap-t.k.capRows()) * int64(st.g.rowLen) * 4
+		}
+		if ly.hasVTail() {
+			pl.vStart = ly.vTailStart(p0)
+			pl.vCap = planCap(t.v.capRows(), p0-pl.vStart+n, ly.vSteady())
+			extra += int64(pl.vCap-t.v.capRows()) * int64(st.g.rowLen) * 4
+		}
+		if ly.sinksK > 0 && t.sk == nil && p0 < ly.sinksK {
+			extra += int64(ly.sinksK * st.g.rowLen * 4)
+		}
+		if ly.sinksV > 0 && t.sv == nil && p0 < ly.sinksV {
+			extra += int64(ly.sinksV * st.g.rowLen * 4)
+		}
+	}
+	if err := st.checkBudget(newBlocks+len(cow), extra); err != nil {
+		return fmt.Errorf("kv: grow of sequence %d by %d tokens at %d: %w", id, n, p0, err)
+	}
+	// Commit.
+	for _, i := range cow {
+		old := s.blocks[i]
+		nb := st.pool.alloc()
+		copy(st.pool.data[nb], st.pool.data[old])
+		st.pool.decRef(old)
+		s.blocks[i] = nb
+	}
+	for len(s.blocks) < needBlocks {
+		s.blocks = append(s.blocks, st.pool.alloc())
+	}
+	for i := range st.g.layers {
+		ly, t := &st.g.layers[i], &s.tails[i]
+		pl := &plans[i]
+		if ly.hasKTail() {
+			t.k.trim(pl.kStart)
+			t.k.resize(pl.kCap)
+		}
+		if ly.hasVTail() {
+			t.v.trim(pl.vStart)
+			t.v.resize(pl.vCap)
+		}
+		if ly.sinksK > 0 && t.sk == nil && p0 < ly.sinksK {
+			t.sk = make([]float32, ly.sinksK*st.g.rowLen)
+		}
+		if ly.sinksV > 0 && t.sv == nil && p0 < ly.sinksV {
+			t.sv = make([]float32, ly.sinksV*st.g.rowLen)
+		}
+	}
+	st.tailBytes += extra
+	s.tokens = append(s.tokens, tokens...)
+	s.base, s.n, s.pending = p0, end, n
+	clear(s.done)
+	s.nDone = 0
+	return nil
+}
+
+// Truncate implements Sequences. Right after Grow (nothing appended) it can undo the
+// reservation. Between steps it can shorten the history to any n whose full-precision
+// rows are still held: n ≥ the first position of the last step always works, as
+// does n = 0; other lengths fail with an error that names the earliest exact one.
+// Blocks past the new end return to the pool.
+func (st *Store) Truncate(id SeqID, n int) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s, err := st.lookup(id)
+	if err != nil {
+		return fmt.Errorf("kv: truncate: %w", err)
+	}
+	if n < 0 || n > s.n {
+		return fmt.Errorf("kv: truncate of sequence %d to %d: want 0 ≤ n ≤ Len=%d", id, n, s.n)
+	}
+	if n == s.n {
+		return nil
+	}
+	L := len(st.g.layers)
+	open := s.stepOpen(L)
+	if open && s.nDone > 0 {
+		return fmt.Errorf("kv: truncate of sequence %d: step is half appended (%d of %d layers)", id, s.nDone, L)
+	}
+	if open && n >= s.base {
+		s.n, s.pending = n, n-s.base
+		st.releaseBlocks(s, n)
+		s.tokens = s.tokens[:n]
+		return nil
+	}
+	if n > 0 {
+		for i := range st.g.layers {
+			if err := st.g.layers[i].exact(&s.tails[i], n); err != nil {
+				return fmt.Errorf("kv: truncate of sequence %d to %d: layer %d: %w", id, n, i, err)
+			}
+		}
+	}
+	for i := range s.tails {
+		s.tails[i].k.cut(n)
+		s.tails[i].v.cut(n)
+	}
+	st.releaseBlocks(s, n)
+	s.tokens = s.tokens[:n]
+	s.n, s.base, s.pending = n, n, 0
+	clear(s.done)
+	s.nDone = 0
+	return nil
+}
+
+// exact reports whether the tail still holds the rows a query at position n needs.
+func (ly *layer) exact(t *tail, n int) error {
+	if ly.hasKTail() {
+		lo := max(ly.kTailStart(n), min(ly.sinksK, n))
+		if lo < n && lo < t.k.start {
+			return fmt.Errorf("%w: keys from position %d are needed, held from %d (earliest exact length %d)", errNotExact, lo, t.k.start, t.k.start)
+		}
+	}
+	if ly.hasVTail() {
+		lo := max(ly.vTailStart(n), min(ly.sinksV, n))
+		if lo < n && lo < t.v.start {
+			return fmt.Errorf("%w: values from position %d are needed, held from %d", errNotExact, lo, t.v.start)
+		}
+	}
+	return nil
+}
+
+func (st *Store) releaseBlocks(s *seq, n int) {
+	keep := (n + st.g.B - 1) / st.g.B
+	for _, b := range s.blocks[keep:] {
+		st.pool.decRef(b)
+	}
+	s.blocks = s.blocks[:keep]
+}
+
+// Len implements Sequences; it is 0 for an unknown sequence.
+func (st *Store) Len(id SeqID) int {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	if s, ok := st.seqs[id]; ok {
+		return s.n
+	}
+	return 0
+}
+
+// Tokens returns a copy of the token ids given to Grow for seq's positions [0, Len).
+func (st *Store) Tokens(id SeqID) ([]int32, error) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	s, err := st.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	return append([]int32(nil), s.tokens...), nil
+}
+
+// Usage implements Sequences. BytesPerToken is the steady-state figure of
+// BytesPerToken(cfg).
+func (st *Store) Usage() Usage {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	u := Usage{
+		Sequences:     len(st.seqs),
+		AllocBytes:    int64(st.pool.used)*int64(st.g.blockBytes) + st.tailBytes,
+		BudgetBytes:   st.g.cfg.BudgetBytes,
+		BytesPerToken: float64(st.g.blockBytes) / float64(st.g.B),
+	}
+	for _, s := range st.seqs {
+		u.Tokens += s.n
+	}
+	return u
+}
+
+// PoolStats are a Store's block pool figures.
+type PoolStats struct {
+	BlockTokens  int   // tokens per block
+	BlockBytes   int   // bytes per block
+	BlocksTotal  int   // blocks the budget holds with no tails; 0 when unlimited
+	BlocksUsed   int   // blocks referenced by at least one sequence
+	BlocksShared int   // blocks referenced by more than one sequence
+	BlocksFree   int   // blocks that could be allocated now (budget left after used blocks and tails); −1 when unlimited
+	BlocksMade   int   // blocks whose memory exists (used + kept for reuse)
+	UsedBytes    int64 // BlocksUsed × BlockBytes
+	TailBytes    int64 // full-precision rings and sinks of all sequences
+	HeldBytes    int64 // BlocksMade × BlockBytes + TailBytes: storage memory the Store holds
+	WasteTokens  int   // unused token slots in the sequences' last blocks
+}
+
+// PoolStats reports the pool's figures.
+func (st *Store) PoolStats() PoolStats {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	ps := PoolStats{
+		BlockTokens:  st.g.B,
+		BlockBytes:   st.g.blockBytes,
+		BlocksUsed:   st.pool.used,
+		BlocksShared: st.pool.shared,
+		BlocksFree:   -1,
+		BlocksMade:   len(st.pool.data),
+		UsedBytes:    int64(st.pool.used) * int64(st.g.blockBytes),
+		TailBytes:    st.tailBytes,
+	}
+	ps.HeldBytes = int64(ps.BlocksMade)*int64(st.g.blockBytes) + st.tailBytes
+	if b := st.g.cfg.BudgetBytes; b > 0 {
+		ps.BlocksTotal = int(b / int64(st.g.blockBytes))
+		ps.BlocksFree = int(max(0, (b-ps.UsedBytes-st.tailBytes)/int64(st.g.blockBytes)))
+	}
+	for _, s := range st.seqs {
+		ps.WasteTokens += len(s.blocks)*st.g.B - s.n
+	}
+	return ps
+}
