@@ -115,22 +115,51 @@ func (c Channel) Decode(dst []float32, src []byte, t, d int) {
 	}
 	src = src[:n]
 	dst = dst[:t*d]
+	var loBuf, sBuf [256]float32
+	los, ss := loBuf[:0], sBuf[:0]
+	if d > len(loBuf) {
+		los, ss = make([]float32, 0, d), make([]float32, 0, d)
+	}
+	for ch := range d {
+		ss = append(ss, getF16(src[4*ch:]))
+		los = append(los, getF16(src[4*ch+2:]))
+	}
 	rb := packedBytes(d, c.Bits)
 	codes := src[4*d:]
 	for i := range t {
 		row := dst[i*d : (i+1)*d]
 		in := codes[i*rb : (i+1)*rb]
-		for ch := range row {
-			var k byte
-			switch c.Bits {
-			case 8:
-				k = in[ch]
-			case 4:
-				k = in[ch/2] >> (4 * (ch & 1)) & 15
-			default:
-				k = in[ch/4] >> (2 * (ch & 3)) & 3
+		los, ss := los[:len(row)], ss[:len(row)]
+		switch c.Bits {
+		case 8:
+			in = in[:len(row)]
+			for ch := range row {
+				row[ch] = los[ch] + float32(in[ch])*ss[ch]
 			}
-			row[ch] = getF16(src[4*ch+2:]) + float32(k)*getF16(src[4*ch:])
+		case 4:
+			for len(row) >= 2 {
+				x := in[0]
+				rr, ll, sc := (*[2]float32)(row), (*[2]float32)(los), (*[2]float32)(ss)
+				rr[0] = ll[0] + float32(x&15)*sc[0]
+				rr[1] = ll[1] + float32(x>>4)*sc[1]
+				row, los, ss, in = row[2:], los[2:], ss[2:], in[1:]
+			}
+			if len(row) == 1 {
+				row[0] = los[0] + float32(in[0]&15)*ss[0]
+			}
+		default:
+			for len(row) >= 4 {
+				x := in[0]
+				rr, ll, sc := (*[4]float32)(row), (*[4]float32)(los), (*[4]float32)(ss)
+				rr[0] = ll[0] + float32(x&3)*sc[0]
+				rr[1] = ll[1] + float32(x>>2&3)*sc[1]
+				rr[2] = ll[2] + float32(x>>4&3)*sc[2]
+				rr[3] = ll[3] + float32(x>>6)*sc[3]
+				row, los, ss, in = row[4:], los[4:], ss[4:], in[1:]
+			}
+			for ch := range row {
+				row[ch] = los[ch] + float32(in[0]>>(2*ch)&3)*ss[ch]
+			}
 		}
 	}
 }
@@ -159,7 +188,6 @@ func (c Channel) Dot(scores []float32, q []float32, src []byte, t, d int) {
 	rb := packedBytes(d, c.Bits)
 	codes := src[4*d:]
 	for i := range scores {
-		acc, _ := dotCodes(qs, codes[i*rb:(i+1)*rb], c.Bits)
-		scores[i] = acc + b
+		scores[i] = dotPlain(qs, codes[i*rb:(i+1)*rb], c.Bits) + b
 	}
 }

@@ -23,6 +23,54 @@ func dotCodes(q []float32, c []byte, bits int) (acc, sq float32) {
 	}
 }
 
+// dotPlain returns Σ q[i]·code[i] over the len(q) codes packed in c.
+func dotPlain(q []float32, c []byte, bits int) float32 {
+	switch bits {
+	case 8:
+		c = c[:len(q)]
+		var a0, a1 float32
+		for len(q) >= 4 {
+			qq := (*[4]float32)(q)
+			cc := (*[4]byte)(c)
+			a0 += qq[0]*float32(cc[0]) + qq[1]*float32(cc[1])
+			a1 += qq[2]*float32(cc[2]) + qq[3]*float32(cc[3])
+			q, c = q[4:], c[4:]
+		}
+		for i, x := range q {
+			a0 += x * float32(c[i])
+		}
+		return a0 + a1
+	case 4:
+		c = c[:(len(q)+1)/2]
+		var a0, a1 float32
+		for len(q) >= 8 {
+			qq := (*[8]float32)(q)
+			cc := (*[4]byte)(c)
+			a0 += qq[0]*float32(cc[0]&15) + qq[1]*float32(cc[0]>>4) + qq[2]*float32(cc[1]&15) + qq[3]*float32(cc[1]>>4)
+			a1 += qq[4]*float32(cc[2]&15) + qq[5]*float32(cc[2]>>4) + qq[6]*float32(cc[3]&15) + qq[7]*float32(cc[3]>>4)
+			q, c = q[8:], c[4:]
+		}
+		for i, x := range q {
+			a0 += x * float32(c[i/2]>>(4*(i&1))&15)
+		}
+		return a0 + a1
+	}
+	c = c[:(len(q)+3)/4]
+	var a0, a1 float32
+	for len(q) >= 8 {
+		qq := (*[8]float32)(q)
+		cc := (*[2]byte)(c)
+		b0, b1 := cc[0], cc[1]
+		a0 += qq[0]*float32(b0&3) + qq[1]*float32(b0>>2&3) + qq[2]*float32(b0>>4&3) + qq[3]*float32(b0>>6)
+		a1 += qq[4]*float32(b1&3) + qq[5]*float32(b1>>2&3) + qq[6]*float32(b1>>4&3) + qq[7]*float32(b1>>6)
+		q, c = q[8:], c[2:]
+	}
+	for i, x := range q {
+		a0 += x * float32(c[i/4]>>(2*(i&3))&3)
+	}
+	return a0 + a1
+}
+
 func dot8(q []float32, c []byte) (acc, sq float32) {
 	c = c[:len(q)]
 	var a1, s1 float32
