@@ -91,7 +91,8 @@ func (w *Writer) AddKV(key string, v any) error {
 }
 
 // AddTensor declares a tensor of the given type and dims (GGML order: dims[0] is the
-// row length, which must be a whole number of the type's blocks). 1 to 4 dims.
+// row length, which must be a whole number of the type's blocks). At most 4 dims; no
+// dims is a single value (float and integer types only).
 func (w *Writer) AddTensor(name string, typ TensorType, dims ...uint64) error {
 	if w.err != nil {
 		return w.err
@@ -102,14 +103,17 @@ func (w *Writer) AddTensor(name string, typ TensorType, dims ...uint64) error {
 	if w.names[name] {
 		return w.fail(fmt.Errorf("gguf: duplicate tensor name %q", name))
 	}
-	if len(dims) == 0 || len(dims) > maxDims {
-		return w.fail(fmt.Errorf("gguf: tensor %q has %d dims, want 1 to %d", name, len(dims), maxDims))
+	if len(dims) > maxDims {
+		return w.fail(fmt.Errorf("gguf: tensor %q has %d dims, GGML allows at most %d", name, len(dims), maxDims))
 	}
 	be, bb, ok := typ.layout()
 	if !ok {
 		return w.fail(fmt.Errorf("gguf: tensor %q: unknown tensor type %v", name, typ))
 	}
-	if dims[0]%uint64(be) != 0 {
+	if len(dims) == 0 && be != 1 {
+		return w.fail(fmt.Errorf("gguf: tensor %q has no dims but type %v has blocks of %d", name, typ, be))
+	}
+	if len(dims) > 0 && dims[0]%uint64(be) != 0 {
 		return w.fail(fmt.Errorf("gguf: tensor %q row length %d is not a multiple of the %v block size %d", name, dims[0], typ, be))
 	}
 	elems := uint64(1)

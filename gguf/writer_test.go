@@ -298,7 +298,8 @@ func TestWriterErrors(t *testing.T) {
 			return w.AddKV("k", []Value{{Type: TypeUint8, Data: uint8(1)}})
 		}, "array of arrays"},
 		{"duplicate tensor", func(w *Writer) error { w.AddTensor("t", TypeF32, 1); return w.AddTensor("t", TypeF32, 1) }, "duplicate tensor"},
-		{"no dims", func(w *Writer) error { return w.AddTensor("t", TypeF32) }, "0 dims"},
+		{"no dims", func(w *Writer) error { return w.AddTensor("t", TypeQ8_0) }, "no dims"},
+		{"five dims", func(w *Writer) error { return w.AddTensor("t", TypeF32, 1, 1, 1, 1, 1) }, "at most 4"},
 		{"partial block", func(w *Writer) error { return w.AddTensor("t", TypeQ8_0, 48) }, "block size 32"},
 		{"unknown type", func(w *Writer) error { return w.AddTensor("t", 77, 1) }, "unknown tensor type"},
 		{"overflow", func(w *Writer) error { return w.AddTensor("t", TypeF32, 1<<40, 1<<40) }, "overflow"},
@@ -378,5 +379,25 @@ func TestWriteMetadataOnly(t *testing.T) {
 	}
 	if a, _ := f.String("general.architecture"); a != "llama" || len(f.Tensors) != 0 {
 		t.Errorf("arch %q, %d tensors", a, len(f.Tensors))
+	}
+}
+
+func TestWriteScalarTensor(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, nil, []Tensor{{Name: "s", Type: TypeF32, Data: []float32{42}}}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti, ok := f.Tensor("s")
+	if !ok || len(ti.Dims) != 0 || ti.Elems() != 1 || ti.Size != 4 {
+		t.Fatalf("scalar tensor: %+v", ti)
+	}
+	b, _ := f.TensorData(ti)
+	got := make([]float32, 1)
+	if err := Dequantize(TypeF32, got, b); err != nil || got[0] != 42 {
+		t.Errorf("scalar = %v, %v", got, err)
 	}
 }
