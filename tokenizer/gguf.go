@@ -18,6 +18,8 @@ const (
 	KeyEOS            = "tokenizer.ggml.eos_token_id"
 	KeyUNK            = "tokenizer.ggml.unknown_token_id"
 	KeyPAD            = "tokenizer.ggml.padding_token_id"
+	KeyEOT            = "tokenizer.ggml.eot_token_id"
+	KeyEOM            = "tokenizer.ggml.eom_token_id"
 	KeyAddBOS         = "tokenizer.ggml.add_bos_token"
 	KeyAddEOS         = "tokenizer.ggml.add_eos_token"
 	KeyAddSpacePrefix = "tokenizer.ggml.add_space_prefix"
@@ -27,7 +29,8 @@ const (
 // token list are required, and merges for "gpt2"; scores and token types are optional.
 // Absent settings take llama.cpp's defaults: for "llama", BOS 1, EOS 2, UNK 0, AddBOS
 // and AddSpacePrefix true; for "gpt2", no special ids and both false. PAD defaults to
-// none, AddEOS to false. A special id stored as -1 (or as 0xFFFFFFFF in an unsigned
+// none, AddEOS to false. tokenizer.ggml.eot_token_id and eom_token_id, when present,
+// go to Vocab.EOG. A special id stored as -1 (or as 0xFFFFFFFF in an unsigned
 // field) means none. For "gpt2", tokenizer.ggml.pre must be absent or name a
 // pre-tokenizer this package implements (see Vocab.Pre). A key of the wrong type, an unsupported model or
 // pre-tokenizer, or an inconsistent vocabulary (see New) is an error that names the
@@ -87,6 +90,15 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	} {
 		if *s.dst, err = getID(f, s.key, s.def); err != nil {
 			return nil, err
+		}
+	}
+	for _, key := range []string{KeyEOT, KeyEOM} {
+		id, err := getID(f, key, -1)
+		if err != nil {
+			return nil, err
+		}
+		if id >= 0 {
+			v.EOG = append(v.EOG, id)
 		}
 	}
 	for _, s := range []struct {

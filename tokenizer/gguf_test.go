@@ -149,6 +149,24 @@ func TestFromGGUFGPT2(t *testing.T) {
 	}
 }
 
+func TestFromGGUFEOG(t *testing.T) {
+	tokens := append(slices.Clone(tinyTokens), "<|im_end|>", "<|eot|>", "<|im_start|>")
+	types := append(slices.Clone(tinyTypes), 3, 3, 3)
+	tok, err := FromGGUF(parseGGUF(t, kv{KeyModel, "llama"}, kv{KeyTokens, tokens}, kv{KeyTokenType, types},
+		kv{KeyEOT, uint32(9)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[int32]bool{2: true, 8: true, 9: true, 10: false, 1: false, 4: false} {
+		if got := tok.IsEOG(id); got != want {
+			t.Errorf("IsEOG(%d %q) = %v, want %v", id, tok.Token(id), got, want)
+		}
+	}
+	if got := tok.EncodeSpecial("<|im_start|>a<|im_end|>", false); !slices.Equal(got, []int32{10, 6, 8}) {
+		t.Errorf("EncodeSpecial = %v, want [10 6 8]", got)
+	}
+}
+
 func TestFromGGUFErrors(t *testing.T) {
 	base := []kv{{KeyModel, "llama"}, {KeyTokens, tinyTokens}}
 	with := func(extra ...kv) []kv { return append(slices.Clone(base), extra...) }
@@ -168,6 +186,7 @@ func TestFromGGUFErrors(t *testing.T) {
 		{"BOS type", with(kv{KeyBOS, "one"}), KeyBOS + " is"},
 		{"BOS range", with(kv{KeyBOS, uint32(8)}), "BOS id 8"},
 		{"UNK negative", with(kv{KeyUNK, int32(-5)}), KeyUNK + " = -5"},
+		{"EOT range", with(kv{KeyEOT, uint32(20)}), "EOG[0] id 20"},
 		{"add_bos type", with(kv{KeyAddBOS, uint32(1)}), KeyAddBOS + " is"},
 		{"gpt2 no merges", []kv{{KeyModel, "gpt2"}, {KeyTokens, tinyTokens}}, KeyMerges + " missing"},
 		{"gpt2 bad merge", []kv{{KeyModel, "gpt2"}, {KeyTokens, tinyTokens}, {KeyMerges, []string{"ab"}}}, `merge 0 "ab"`},

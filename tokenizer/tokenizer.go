@@ -12,12 +12,20 @@
 //
 // Encode never fails: any byte string, including invalid UTF-8, has an encoding, and
 // for vocabularies with byte tokens (every llama vocabulary with byte fallback, every
-// gpt2 vocabulary) Decode(Encode(s)) restores s exactly, with one exception for
-// "llama": a literal ▁ (U+2581) in the input comes back as a space, because
-// SentencePiece uses that character to stand for the space.
+// gpt2 vocabulary) Decode(Encode(s)) restores s exactly, with two exceptions: for
+// "llama", a literal ▁ (U+2581) in the input comes back as a space, because
+// SentencePiece uses that character to stand for the space; and with a space-prefix
+// vocabulary, text that follows a user-defined token comes back with the dummy space
+// Encode put in front of it (llama.cpp's behaviour).
 //
-// Encode treats its input as plain text: the text "<s>" is three characters, never the
-// BOS control token.
+// Encode treats its input as plain text, apart from user-defined tokens: the text "<s>"
+// is three characters, never the BOS control token. EncodeSpecial also recognises
+// control tokens, for prompts built from chat templates.
+//
+// Decoding follows llama.cpp: control tokens produce no text, byte tokens their byte,
+// user-defined tokens their text verbatim, the unknown token " ⁇ " (SentencePiece's
+// rendering), other pieces their text with ▁ read as a space ("llama") or mapped back
+// from the byte-level alphabet ("gpt2").
 //
 // A Tokenizer is immutable after New and safe for concurrent use; a StreamDecoder is
 // not.
@@ -26,6 +34,7 @@ package tokenizer
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -75,6 +84,9 @@ type Vocab struct {
 	Pre string
 	// BOS, EOS, UNK and PAD are token ids, or -1 if the vocabulary has none.
 	BOS, EOS, UNK, PAD int32
+	// EOG lists further ids that end a generation besides EOS (from
+	// tokenizer.ggml.eot_token_id and eom_token_id). May be nil; see IsEOG.
+	EOG []int32
 	// AddBOS and AddEOS record whether the model expects BOS in front of / EOS after a
 	// prompt. Encode does not consult them (its caller decides); see Tokenizer.AddBOS.
 	AddBOS, AddEOS bool
@@ -103,8 +115,9 @@ type Tokenizer struct {
 	byteTok [256]int32       // byte → its byte token, or -1
 	text    []string         // id → the text the token adds (control tokens: "")
 
-	userDefined []special // user-defined tokens, matched whole by Encode
-	control     []special // control tokens, matched whole by EncodeSpecial only
+	eog         map[int32]bool // ids that end a generation
+	userDefined []special      // user-defined tokens, matched whole by Encode
+	control     []special      // control tokens, matched whole by EncodeSpecial only
 
 	// gpt2 only
 	ranks        map[pair]int32 // merge rule → rank (lower merges first)
@@ -112,7 +125,8 @@ type Tokenizer struct {
 	ignoreMerges bool // a pre-tokenized word that is a piece is taken whole
 }
 
-// New validates v and builds a tokenizer from it. It returns an error wrapping
+// New validates v and builds a tokenizer from it; the tokenizer keeps no reference to
+// v's slices. It returns an error wrapping
 // ErrInvalidVocab when the model is unknown, the vocabulary is empty, Scores or Types
 // have a length other than len(Tokens), a special id is out of range, or (gpt2) a merge
 // rule is malformed or the pre-tokenizer unknown.
@@ -141,10 +155,15 @@ func New(v Vocab) (*Tokenizer, error) {
 			return nil, fmt.Errorf("%w: %s id %d out of range [-1, %d)", ErrInvalidVocab, s.name, s.id, n)
 		}
 	}
+	for i, id := range v.EOG {
+		if id < 0 || int(id) >= n {
+			return nil, fmt.Errorf("%w: EOG[%d] id %d out of range [0, %d)", ErrInvalidVocab, i, id, n)
+		}
+	}
 	t := &Tokenizer{
 		model:  v.Model,
-		pieces: v.Tokens,
-		scores: v.Scores,
+		pieces: slices.Clone(v.Tokens),
+		scores: slices.Clone(v.Scores),
 		bos:    v.BOS,
 		eos:    v.EOS,
 		unk:    v.UNK,
@@ -153,6 +172,7 @@ func New(v Vocab) (*Tokenizer, error) {
 		addEOS: v.AddEOS,
 		prefix: v.AddSpacePrefix,
 		lookup: make(map[string]int32, n),
+		eog:    make(map[int32]bool),
 		types:  make([]int32, n),
 		text:   make([]string, n),
 	}
@@ -184,6 +204,9 @@ func New(v Vocab) (*Tokenizer, error) {
 			if p != "" {
 				t.control = append(t.control, special{p, id})
 			}
+			if eogPieces[p] {
+				t.eog[id] = true
+			}
 		case TypeUserDefined:
 			// Matched whole in any text, and decoded verbatim.
 			if p != "" {
@@ -211,6 +234,12 @@ func New(v Vocab) (*Tokenizer, error) {
 			t.text[i] = t.pieceText(p)
 		}
 	}
+	if v.EOS >= 0 {
+		t.eog[v.EOS] = true
+	}
+	for _, id := range v.EOG {
+		t.eog[id] = true
+	}
 	sortSpecials(t.userDefined)
 	sortSpecials(t.control)
 	if v.Model == ModelGPT2 {
@@ -225,6 +254,20 @@ func New(v Vocab) (*Tokenizer, error) {
 		}
 	}
 	return t, nil
+}
+
+// eogPieces are control tokens that end a turn in common chat vocabularies; like
+// llama.cpp, IsEOG counts them even when the GGUF file does not list them.
+var eogPieces = map[string]bool{
+	"<|eot_id|>":          true,
+	"<|im_end|>":          true,
+	"<|end|>":             true,
+	"<end_of_turn>":       true,
+	"<|endoftext|>":       true,
+	"<|end_of_text|>":     true,
+	"<EOT>":               true,
+	"<|eom_id|>":          true,
+	"<｜end▁of▁sentence｜>": true,
 }
 
 // unknownText is what the unknown token decodes to (SentencePiece's surface for it).
@@ -295,6 +338,11 @@ func (t *Tokenizer) AddBOS() bool { return t.addBOS }
 // (tokenizer.ggml.add_eos_token). Encode never appends EOS; callers that honour this
 // append EOS() themselves.
 func (t *Tokenizer) AddEOS() bool { return t.addEOS }
+
+// IsEOG reports whether id ends a generation: EOS, the ids in Vocab.EOG, and control
+// tokens that end a turn in common chat vocabularies ("<|eot_id|>", "<|im_end|>",
+// "<|endoftext|>", "<end_of_turn>", ...).
+func (t *Tokenizer) IsEOG(id int32) bool { return t.eog[id] }
 
 // valid reports whether id names a token.
 func (t *Tokenizer) valid(id int32) bool { return id >= 0 && int(id) < len(t.pieces) }

@@ -34,6 +34,7 @@ func TestNewRejects(t *testing.T) {
 		{"EOS negative", func(v *Vocab) { v.EOS = -2 }, "EOS id -2"},
 		{"UNK range", func(v *Vocab) { v.UNK = 100 }, "UNK id 100"},
 		{"PAD range", func(v *Vocab) { v.PAD = 4 }, "PAD id 4"},
+		{"EOG range", func(v *Vocab) { v.EOG = []int32{2, 9} }, "EOG[1] id 9"},
 		{"bad merge", func(v *Vocab) { v.Model = ModelGPT2; v.Merges = []string{"ab"} }, `merge 0 "ab"`},
 		{"merge empty right", func(v *Vocab) { v.Model = ModelGPT2; v.Merges = []string{"a "} }, `merge 0`},
 		{"merge empty", func(v *Vocab) { v.Model = ModelGPT2; v.Merges = []string{"a b", ""} }, `merge 1`},
@@ -86,6 +87,9 @@ func TestAccessors(t *testing.T) {
 		if got := tok.Type(c.id); got != c.typ {
 			t.Errorf("Type(%d) = %d, want %d", c.id, got, c.typ)
 		}
+	}
+	if !tok.IsEOG(2) || tok.IsEOG(1) || tok.IsEOG(0) || tok.IsEOG(-1) || tok.IsEOG(600) {
+		t.Errorf("IsEOG: EOS %v BOS %v", tok.IsEOG(2), tok.IsEOG(1))
 	}
 	if tok.Token(259) != "▁t" || tok.Score(260) != -1 || tok.Token(9999) != "" || tok.Score(-5) != 0 {
 		t.Errorf("Token/Score: %q %v", tok.Token(259), tok.Score(260))
