@@ -5,6 +5,34 @@
 // Every codec documents its byte layout at the top of its file. Sizes are exact:
 // RowBytes and BlockBytes are what Encode writes, and memory accounting everywhere
 // else is computed from them.
+//
+// Codecs and their names:
+//
+//	F32{}                          "f32"      4 bytes per value
+//	F16{}, BF16{}                  "f16", "bf16"  2 bytes per value, round to nearest even
+//	Int8{}                         "q8"       symmetric per row, f16 scale
+//	Affine{Bits: 8|4|2, Group: g}  "u8", "q4", "q2" (whole row) or "q4:g=32" etc.:
+//	                               asymmetric min/max per group, f16 scale and zero
+//	FP8{Format: E4M3|E5M2}         "fp8e4m3", "fp8e5m2": OCP FP8 with an f16 scale per row
+//	FP8{..., TensorScale: s}       "fp8e4m3:s=0.5": OCP FP8 with a fixed scale
+//	Channel{Bits: 8|4|2}           "kivi8", "kivi4", "kivi2": KIVI keys, per channel
+//	                               over a block of tokens (a ChannelCodec)
+//
+// Bytes per 128-value row: f32 512, f16/bf16 256, q8 130, fp8 130 (128 with a tensor
+// scale), u8 132, q4 68, q2 36, u8:g=32 144, q4:g=32 80, q2:g=32 48.
+//
+// Values: every codec accepts any float32 without panicking. Float formats keep NaN
+// and ±Inf (E4M3 saturates ±Inf); integer codecs read NaN as 0 and saturate to
+// ±65504, the range of their f16 parameters (params.go). Each codec's error bound is
+// stated in its file and proven by the conformance suite (conformance_test.go).
+//
+// Slices: methods panic, like slice indexing, when given slices shorter than their
+// contract (len(dst) < RowBytes(len(src)) and so on), and Affine, FP8 and Channel
+// panic when their configuration fails Validate; both are programming errors, to be
+// ruled out where the codec is configured (e.g. a cache spec parser calls Validate).
+//
+// RoundTrip is the format-free quant→dequant primitive (1..16 bits, by row or by
+// column) for quality tools.
 package quant
 
 // RowCodec stores one row of d float32 values (one token of one KV head) in a fixed
@@ -43,9 +71,10 @@ type ChannelCodec interface {
 	Dot(scores []float32, q []float32, src []byte, t, d int)
 }
 
-// F32 stores rows unchanged.
+// F32 stores rows unchanged (NaN, ±Inf and signed zeros included).
 //
-// Layout of a row of d values: d little-endian IEEE-754 float32, 4·d bytes.
+// Layout of a row of d values: d little-endian IEEE-754 float32, element i at bytes
+// 4i..4i+3, 4·d bytes, no header.
 type F32 struct{}
 
 // Name implements RowCodec.

@@ -24,6 +24,17 @@ import "math"
 // signed zero.
 func F32ToF16(x float32) uint16 {
 	b := math.Float32bits(x)
+	if a := b & 0x7fffffff; a-0x38800000 < 0x47800000-0x38800000 {
+		// 2⁻¹⁴ ≤ |x| < 2¹⁶: rebias the exponent and round the mantissa to nearest even
+		// (a carry may reach Inf, which is the correct rounding from 65520 up).
+		r := (a+0xfff+(a>>13)&1)>>13 - 112<<10
+		return uint16(b>>16)&0x8000 | uint16(r)
+	}
+	return f32ToF16Slow(b)
+}
+
+// f32ToF16Slow converts the bits of a float32 outside the f16 normal range.
+func f32ToF16Slow(b uint32) uint16 {
 	sign := uint16(b>>16) & 0x8000
 	exp := int32(b>>23) & 0xff
 	man := b & 0x7fffff
@@ -63,6 +74,14 @@ func F32ToF16(x float32) uint16 {
 // F16ToF32 converts IEEE-754 binary16 bits to float32 exactly (every f16 value is a
 // float32). NaN payloads are kept.
 func F16ToF32(h uint16) float32 {
+	if e := h & 0x7c00; e != 0 && e != 0x7c00 { // normal: rebias the exponent
+		return math.Float32frombits(uint32(h&0x8000)<<16 | (uint32(h&0x7fff)<<13 + 112<<23))
+	}
+	return f16ToF32Slow(h)
+}
+
+// f16ToF32Slow converts zero, subnormal, infinite and NaN halves.
+func f16ToF32Slow(h uint16) float32 {
 	sign := uint32(h&0x8000) << 16
 	exp := uint32(h>>10) & 0x1f
 	man := uint32(h & 0x3ff)
