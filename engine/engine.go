@@ -1,0 +1,230 @@
+// Package engine schedules many completion requests over one model and one KV cache
+// with continuous batching: requests join and leave the running batch at every step.
+//
+// Each step is one model.Forward over a batch of spans, built within a token budget
+// (Config.MaxBatchTokens): first one decode token for every running choice, then
+// prefill chunks of running requests whose prompt (or recomputation) is incomplete,
+// then new requests admitted from the waiting queue in arrival order while the
+// sequence limit (Config.MaxRunning) and the cache's free memory allow.
+//
+// Memory: when a step cannot reserve cache room (kv.ErrNoSpace — Forward then has
+// changed nothing), the newest running request is preempted: its sequences are
+// dropped, their blocks freed, and it goes back to the waiting queue to be recomputed
+// later from its prompt and the tokens it had generated (its samplers keep their
+// state, so the continuation is the one an uninterrupted run would produce). Other
+// sequences are never touched. A request that does not fit even alone fails with
+// ErrTooLarge.
+//
+// Concurrency: Submit, Stats and Close may be called from any goroutine; one
+// scheduler goroutine owns the model and the cache for the engine's lifetime (nothing
+// else may use them until Close returns).
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"kvq/kv"
+	"kvq/model"
+)
+
+// Defaults of Config fields.
+const (
+	DefaultMaxBatchTokens = 512
+	DefaultMaxRunning     = 64
+	DefaultMaxQueue       = 1024
+)
+
+// Config tunes an Engine. The zero value selects the defaults.
+type Config struct {
+	// MaxBatchTokens is the number of tokens (decode + prefill) per forward step.
+	MaxBatchTokens int
+	// MaxRunning is the maximum number of sequences (choices) in the running batch;
+	// it must not exceed MaxBatchTokens.
+	MaxRunning int
+	// MaxQueue bounds the requests submitted but not yet started; Submit returns
+	// ErrQueueFull beyond it. Preempted requests do not count.
+	MaxQueue int
+	// BytesPerToken is the cache memory one more token of a sequence needs, used to
+	// decide whether a waiting request may start. 0 means: measure it from the cache
+	// (allocated bytes ÷ tokens held), admitting freely while the cache is empty.
+	BytesPerToken float64
+	// OnStep, if not nil, is called on the scheduler goroutine after every step.
+	OnStep func(StepInfo)
+}
+
+// StepInfo describes one completed step.
+type StepInfo struct {
+	DecodeTokens  int // tokens of choices that were decoding (one each)
+	PrefillTokens int // prompt and recomputation tokens
+	Running       int // sequences in the running batch after the step
+	Waiting       int // requests waiting after the step
+	Duration      time.Duration
+	Cache         kv.Usage
+}
+
+// Stats is a snapshot of the engine's state and counters since New.
+type Stats struct {
+	Running         int // sequences (choices) in the running batch
+	RunningRequests int
+	Waiting         int // requests waiting to start or to resume after preemption
+	PeakRunning     int // largest Running seen after a step
+
+	Steps              int64
+	Preemptions        int64
+	Completed          int64 // requests finished normally
+	Failed             int64 // requests that ended with an error other than cancellation
+	Cancelled          int64 // requests ended by their context or by Close
+	PromptTokens       int64 // prompt tokens of admitted requests, each request counted once
+	CachedPromptTokens int64 // of which taken from the prefix cache
+	PrefillTokens      int64 // tokens computed by prefill, recomputation included
+	GeneratedTokens    int64 // tokens sampled
+
+	TTFTSum   time.Duration // sum of times to first token
+	TTFTCount int64
+	ITLSum    time.Duration // sum of inter-token latencies
+	ITLCount  int64
+
+	Cache kv.Usage // cache figures after the last step
+}
+
+// PrefixHitRate is the fraction of admitted prompt tokens served from the prefix cache.
+func (s Stats) PrefixHitRate() float64 {
+	if s.PromptTokens == 0 {
+		return 0
+	}
+	return float64(s.CachedPromptTokens) / float64(s.PromptTokens)
+}
+
+// Engine is a continuous-batching scheduler over one model and one cache.
+type Engine struct {
+	m   *model.Model
+	c   kv.Cache
+	cfg Config
+
+	mu       sync.Mutex
+	incoming []*request
+	cancels  []*request
+	queued   int // requests submitted and not yet started
+	closing  bool
+	abort    bool
+	nextID   uint64
+	stats    Stats
+	wake     chan struct{}
+	exited   chan struct{}
+
+	// Owned by the scheduler goroutine.
+	waiting []*request // sorted by id (arrival order)
+	running []*request // sorted by id
+	ending  []ending   // finished requests whose streams the next publish releases
+}
+
+// New starts an engine over m and c. The engine owns both until Close returns.
+func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
+	if m == nil || c == nil {
+		return nil, fmt.Errorf("engine: nil model or cache")
+	}
+	if cfg.MaxBatchTokens == 0 {
+		cfg.MaxBatchTokens = DefaultMaxBatchTokens
+	}
+	if cfg.MaxRunning == 0 {
+		cfg.MaxRunning = min(DefaultMaxRunning, cfg.MaxBatchTokens)
+	}
+	if cfg.MaxQueue == 0 {
+		cfg.MaxQueue = DefaultMaxQueue
+	}
+	switch {
+	case cfg.MaxBatchTokens < 1:
+		return nil, fmt.Errorf("engine: MaxBatchTokens = %d, must be ≥ 1", cfg.MaxBatchTokens)
+	case cfg.MaxRunning < 1 || cfg.MaxRunning > cfg.MaxBatchTokens:
+		return nil, fmt.Errorf("engine: MaxRunning = %d, must be in [1, MaxBatchTokens = %d]", cfg.MaxRunning, cfg.MaxBatchTokens)
+	case cfg.MaxQueue < 1:
+		return nil, fmt.Errorf("engine: MaxQueue = %d, must be ≥ 1", cfg.MaxQueue)
+	case cfg.BytesPerToken < 0:
+		return nil, fmt.Errorf("engine: BytesPerToken = %g, must be ≥ 0", cfg.BytesPerToken)
+	}
+	e := &Engine{m: m, c: c, cfg: cfg, wake: make(chan struct{}, 1), exited: make(chan struct{})}
+	e.stats.Cache = c.Usage()
+	go e.loop()
+	return e, nil
+}
+
+// Submit queues a request and returns its stream. ctx governs the request's life:
+// when it is cancelled the request ends at once (before the next step), its cache
+// memory is freed, and Wait returns ctx's error. Submit never blocks on the
+// scheduler; it fails with ErrQueueFull when MaxQueue requests are waiting to start,
+// ErrClosed after Close, ErrTooLarge or ErrBadRequest for requests that cannot run.
+func (e *Engine) Submit(ctx context.Context, req Request) (*Stream, error) {
+	r, err := e.newRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	r.stream = newStream(ctx)
+	r.submitted = time.Now()
+	e.mu.Lock()
+	switch {
+	case e.closing:
+		e.mu.Unlock()
+		return nil, ErrClosed
+	case e.queued >= e.cfg.MaxQueue:
+		e.mu.Unlock()
+		return nil, fmt.Errorf("%w (%d requests waiting to start)", ErrQueueFull, e.cfg.MaxQueue)
+	}
+	e.queued++
+	r.id = e.nextID
+	e.nextID++
+	// AfterFunc runs its function on its own goroutine, so registering it under e.mu
+	// cannot deadlock; r is complete before the scheduler can see it.
+	r.stopCancel = context.AfterFunc(ctx, func() {
+		e.mu.Lock()
+		e.cancels = append(e.cancels, r)
+		e.mu.Unlock()
+		e.poke()
+	})
+	e.incoming = append(e.incoming, r)
+	e.mu.Unlock()
+	e.poke()
+	return r.stream, nil
+}
+
+// poke wakes the scheduler.
+func (e *Engine) poke() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Stats returns a snapshot of the engine's state, updated after every step.
+func (e *Engine) Stats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.stats
+	s.Waiting += len(e.incoming)
+	return s
+}
+
+// Close stops accepting requests and lets the ones in flight finish; if ctx ends
+// first, the remaining requests are cancelled (their Wait returns ErrClosed). It
+// returns when the scheduler has stopped, with ctx's error if it cut the wait short.
+// After Close the model and cache belong to the caller again; sequences of cancelled
+// requests have been dropped.
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	e.closing = true
+	e.mu.Unlock()
+	e.poke()
+	select {
+	case <-e.exited:
+		return nil
+	case <-ctx.Done():
+	}
+	e.mu.Lock()
+	e.abort = true
+	e.mu.Unlock()
+	e.poke()
+	<-e.exited
+	return ctx.Err()
+}

@@ -1,0 +1,563 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"kvq/kv"
+	"kvq/model"
+)
+
+func loadModel(t testing.TB) *model.Model {
+	t.Helper()
+	m, err := model.LoadDefault()
+	if err != nil {
+		t.Fatalf("LoadDefault: %v", err)
+	}
+	return m
+}
+
+func newCache(t testing.TB, m *model.Model, spec string, budget int64) kv.Cache {
+	t.Helper()
+	cfg, err := m.CacheConfig(spec, "")
+	if err != nil {
+		t.Fatalf("CacheConfig(%q): %v", spec, err)
+	}
+	cfg.BudgetBytes = budget
+	c, err := kv.New(cfg)
+	if err != nil {
+		t.Fatalf("kv.New: %v", err)
+	}
+	return c
+}
+
+func newEngine(t testing.TB, m *model.Model, c kv.Cache, cfg Config) *Engine {
+	t.Helper()
+	e, err := New(m, c, cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := e.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return e
+}
+
+// solo runs one request alone with model.Generate on its own unlimited cache and
+// returns the generated tokens without a final EOS.
+func solo(t testing.TB, m *model.Model, spec string, prompt []int32, maxNew int, sc model.SamplerConfig) []int32 {
+	t.Helper()
+	c := newCache(t, m, spec, 0)
+	seq, err := c.NewSeq()
+	if err != nil {
+		t.Fatalf("NewSeq: %v", err)
+	}
+	out, err := m.Generate(c, seq, prompt, maxNew, model.NewSampler(sc), nil)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	if len(out) > 0 && out[len(out)-1] == m.Tok.EOS() {
+		out = out[:len(out)-1]
+	}
+	return out
+}
+
+var prompts = []string{
+	"Once upon a time",
+	"The little dog",
+	"Lily and Tom went to the park. They saw a big",
+	"One day, a bird",
+	"Sam had a red ball",
+	"The sun was hot and the",
+}
+
+type job struct {
+	prompt []int32
+	max    int
+}
+
+func jobs(m *model.Model, maxes ...int) []job {
+	js := make([]job, len(prompts))
+	for i, p := range prompts {
+		js[i] = job{m.Tok.Encode(p, true), maxes[i%len(maxes)]}
+	}
+	return js
+}
+
+// runConcurrently submits every job from its own goroutine and waits for all.
+func runConcurrently(t *testing.T, e *Engine, js []job, mk func(job) Request) []Result {
+	t.Helper()
+	res := make([]Result, len(js))
+	errs := make([]error, len(js))
+	var wg sync.WaitGroup
+	for i, j := range js {
+		wg.Go(func() {
+			s, err := e.Submit(context.Background(), mk(j))
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			res[i], errs[i] = s.Wait()
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	return res
+}
+
+func greedy(j job) Request { return Request{Prompt: j.prompt, MaxTokens: j.max} }
+
+func TestBatchedGreedyEqualsSolo(t *testing.T) {
+	ref := loadModel(t)
+	js := jobs(ref, 40, 7, 90, 1, 60, 25)
+	want := make([][]int32, len(js))
+	for i, j := range js {
+		want[i] = solo(t, ref, "f32", j.prompt, j.max, model.SamplerConfig{})
+	}
+	for _, tc := range []struct {
+		name string
+		spec string
+		cfg  Config
+	}{
+		{"defaults", "f32", Config{}},
+		{"small steps", "f32", Config{MaxBatchTokens: 5, MaxRunning: 3}},
+		{"one at a time", "f32", Config{MaxRunning: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := loadModel(t)
+			c := newCache(t, m, tc.spec, 0)
+			e := newEngine(t, m, c, tc.cfg)
+			res := runConcurrently(t, e, js, greedy)
+			for i, r := range res {
+				got := r.Choices[0]
+				if !slices.Equal(got.Tokens, want[i]) {
+					t.Errorf("request %d: tokens %v\nwant %v", i, got.Tokens, want[i])
+				}
+				if wt := m.Tok.Decode(want[i]); got.Text != wt {
+					t.Errorf("request %d: text %q, want %q", i, got.Text, wt)
+				}
+				if r.Usage.PromptTokens != len(js[i].prompt) {
+					t.Errorf("request %d: prompt tokens %d, want %d", i, r.Usage.PromptTokens, len(js[i].prompt))
+				}
+				if len(got.Tokens) < js[i].max && got.FinishReason != FinishStop || len(got.Tokens) == js[i].max && got.FinishReason != FinishLength {
+					t.Errorf("request %d: %d tokens of %d, finish %q", i, len(got.Tokens), js[i].max, got.FinishReason)
+				}
+			}
+			st := e.Stats()
+			if st.Completed != int64(len(js)) || st.Running != 0 || st.Waiting != 0 {
+				t.Errorf("stats after the run: %+v", st)
+			}
+			if tc.cfg.MaxRunning == 0 && st.PeakRunning < 2 {
+				t.Errorf("peak running %d: requests were not batched", st.PeakRunning)
+			}
+			if st.Cache.Sequences != 0 {
+				t.Errorf("%d sequences left in the cache", st.Cache.Sequences)
+			}
+		})
+	}
+}
+
+// seqBytes measures the cache bytes one sequence of n tokens holds.
+func seqBytes(t *testing.T, m *model.Model, spec string, n int) int64 {
+	t.Helper()
+	c := newCache(t, m, spec, 0)
+	seq, err := c.NewSeq()
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := make([]int32, n)
+	for i := range toks {
+		toks[i] = int32(1 + i%50)
+	}
+	if _, err := m.Forward(c, []model.Span{{Seq: seq, Tokens: toks}}); err != nil {
+		t.Fatal(err)
+	}
+	return c.Usage().AllocBytes
+}
+
+func TestPreemptionResumesExactly(t *testing.T) {
+	ref := loadModel(t)
+	js := jobs(ref, 100)
+	sc := model.SamplerConfig{Temp: 0.8, TopK: 40, Seed: 7}
+	want := make([][]int32, len(js))
+	for i, j := range js {
+		want[i] = solo(t, ref, "f32", j.prompt, j.max, sc)
+	}
+	// Room for about two and a half full requests at once: admitting eagerly
+	// (BytesPerToken understated) forces preemption as sequences grow.
+	budget := seqBytes(t, ref, "f32", 250)
+	m := loadModel(t)
+	c := newCache(t, m, "f32", budget)
+	e := newEngine(t, m, c, Config{BytesPerToken: 1})
+	res := runConcurrently(t, e, js, func(j job) Request {
+		return Request{Prompt: j.prompt, MaxTokens: j.max, Sampling: sc, IgnoreEOS: false}
+	})
+	preempted := 0
+	for i, r := range res {
+		if got := r.Choices[0].Tokens; !slices.Equal(got, want[i]) {
+			t.Errorf("request %d (preempted %d times): tokens %v\nwant %v", i, r.Preemptions, got, want[i])
+		}
+		preempted += r.Preemptions
+	}
+	st := e.Stats()
+	if st.Preemptions == 0 || int64(preempted) != st.Preemptions {
+		t.Errorf("preemptions: stats %d, sum over requests %d; the budget should force some", st.Preemptions, preempted)
+	}
+	if st.Cache.AllocBytes > budget {
+		t.Errorf("cache holds %d bytes, over the budget of %d", st.Cache.AllocBytes, budget)
+	}
+	t.Logf("budget %d bytes, %d preemptions, peak running %d", budget, st.Preemptions, st.PeakRunning)
+}
+
+func TestParallelChoicesFork(t *testing.T) {
+	ref := loadModel(t)
+	prompt := ref.Tok.Encode("Once upon a time, there was a little girl", true)
+	sc := model.SamplerConfig{Temp: 1, Seed: 100}
+	const n = 4
+	m := loadModel(t)
+	c := newCache(t, m, "f32", 0)
+	e := newEngine(t, m, c, Config{})
+	s, err := e.Submit(context.Background(), Request{Prompt: prompt, MaxTokens: 30, Sampling: sc, N: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Choices) != n {
+		t.Fatalf("%d choices, want %d", len(res.Choices), n)
+	}
+	distinct := map[string]bool{}
+	for i, ch := range res.Choices {
+		sci := sc
+		sci.Seed += uint64(i)
+		want := solo(t, ref, "f32", prompt, 30, sci)
+		if !slices.Equal(ch.Tokens, want) {
+			t.Errorf("choice %d: %v\nwant %v", i, ch.Tokens, want)
+		}
+		distinct[ch.Text] = true
+	}
+	if len(distinct) < 2 {
+		t.Errorf("all %d choices are equal: seeds not varied per choice", n)
+	}
+	if st := e.Stats(); st.PromptTokens != int64(len(prompt)) || st.PrefillTokens != int64(len(prompt)) {
+		t.Errorf("prompt computed %d times for %d prompt tokens: forking should compute it once", st.PrefillTokens, st.PromptTokens)
+	}
+	total := 0
+	for _, ch := range res.Choices {
+		total += len(ch.Tokens)
+		if ch.FinishReason == FinishStop {
+			total++ // the EOS
+		}
+	}
+	if res.Usage.CompletionTokens != total {
+		t.Errorf("completion tokens %d, want %d", res.Usage.CompletionTokens, total)
+	}
+}
+
+func TestCancelFreesBlocks(t *testing.T) {
+	m := loadModel(t)
+	c := newCache(t, m, "f32", 0)
+	e, err := New(m, c, Config{MaxRunning: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := m.Tok.Encode("Once upon a time", true)
+	ctx, cancel := context.WithCancel(context.Background())
+	// Stats are published after each step: by the second token the first step's are.
+	second := make(chan struct{})
+	tokens := 0 // touched only by the scheduler goroutine
+	s, err := e.Submit(ctx, Request{Prompt: prompt, IgnoreEOS: true, OnToken: func(Event) {
+		if tokens++; tokens == 2 {
+			close(second)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second request waits behind MaxRunning = 1 and is cancelled from the queue.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	s2, err := e.Submit(ctx2, Request{Prompt: prompt, MaxTokens: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-second
+	if u := e.Stats().Cache; u.AllocBytes == 0 {
+		t.Errorf("no cache memory in use while generating")
+	}
+	cancel2()
+	cancel()
+	res, err := s.Wait()
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait after cancel: %v, want context.Canceled", err)
+	}
+	if len(res.Choices) != 1 || len(res.Choices[0].Tokens) == 0 || res.Choices[0].FinishReason != "" {
+		t.Errorf("partial result after cancel: %+v", res.Choices)
+	}
+	if _, err := s2.Wait(); !errors.Is(err, context.Canceled) {
+		t.Errorf("queued request after cancel: %v, want context.Canceled", err)
+	}
+	if err := e.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if u := c.Usage(); u.AllocBytes != 0 || u.Sequences != 0 {
+		t.Errorf("after cancel the cache holds %d bytes in %d sequences, want 0", u.AllocBytes, u.Sequences)
+	}
+	if st := e.Stats(); st.Cancelled != 2 || st.Completed != 0 {
+		t.Errorf("stats: cancelled %d completed %d, want 2 and 0", st.Cancelled, st.Completed)
+	}
+}
+
+func TestStopStrings(t *testing.T) {
+	ref := loadModel(t)
+	prompt := ref.Tok.Encode("Once upon a time", true)
+	full := ref.Tok.Decode(solo(t, ref, "f32", prompt, 120, model.SamplerConfig{}))
+	words := strings.Fields(full)
+	if len(words) < 12 {
+		t.Fatalf("reference text too short: %q", full)
+	}
+	stop := words[8] + " " + words[9]
+	cut := strings.Index(full, stop)
+	m := loadModel(t)
+	e := newEngine(t, m, newCache(t, m, "f32", 0), Config{})
+	s, err := e.Submit(context.Background(), Request{Prompt: prompt, MaxTokens: 120, Stop: []string{"no such text", stop}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed strings.Builder
+	var last Event
+	for ev := range s.Events() {
+		streamed.WriteString(ev.Text)
+		last = ev
+	}
+	res, err := s.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := res.Choices[0]
+	if ch.Text != full[:cut] || ch.FinishReason != FinishStop {
+		t.Errorf("text %q finish %q, want %q and %q", ch.Text, ch.FinishReason, full[:cut], FinishStop)
+	}
+	if streamed.String() != ch.Text {
+		t.Errorf("streamed %q, want %q", streamed.String(), ch.Text)
+	}
+	if last.Finish != FinishStop {
+		t.Errorf("last event finish %q", last.Finish)
+	}
+}
+
+func TestQueueFullAndErrors(t *testing.T) {
+	m := loadModel(t)
+	c := newCache(t, m, "f32", 0)
+	e := newEngine(t, m, c, Config{MaxRunning: 1, MaxQueue: 2})
+	prompt := m.Tok.Encode("Once upon a time", true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := make(chan struct{})
+	var once sync.Once
+	if _, err := e.Submit(ctx, Request{Prompt: prompt, IgnoreEOS: true, OnToken: func(Event) { once.Do(func() { close(started) }) }}); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	for i := range 2 {
+		if _, err := e.Submit(ctx, Request{Prompt: prompt, MaxTokens: 3}); err != nil {
+			t.Fatalf("queued request %d: %v", i, err)
+		}
+	}
+	if _, err := e.Submit(ctx, Request{Prompt: prompt, MaxTokens: 3}); !errors.Is(err, ErrQueueFull) {
+		t.Errorf("third queued request: %v, want ErrQueueFull", err)
+	}
+	for _, tc := range []struct {
+		name string
+		req  Request
+		want error
+	}{
+		{"empty prompt", Request{}, ErrBadRequest},
+		{"token out of range", Request{Prompt: []int32{1, int32(m.Vocab)}}, ErrBadRequest},
+		{"negative token", Request{Prompt: []int32{-1}}, ErrBadRequest},
+		{"empty stop", Request{Prompt: prompt, Stop: []string{""}}, ErrBadRequest},
+		{"beyond context", Request{Prompt: prompt, MaxTokens: m.Ctx}, ErrTooLarge},
+	} {
+		if _, err := e.Submit(ctx, tc.req); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestNeverFits(t *testing.T) {
+	m := loadModel(t)
+	prompt := m.Tok.Encode("Once upon a time there was", true)
+	budget := seqBytes(t, m, "f32", 20)
+	e := newEngine(t, m, newCache(t, m, "f32", budget), Config{})
+	// Fits: short prompt and a few tokens.
+	s, err := e.Submit(context.Background(), Request{Prompt: prompt, MaxTokens: 4, IgnoreEOS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Wait(); err != nil {
+		t.Fatalf("small request: %v", err)
+	}
+	// Does not fit alone: fails cleanly, and the engine keeps serving.
+	s, err = e.Submit(context.Background(), Request{Prompt: prompt, MaxTokens: 200, IgnoreEOS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Wait()
+	if !errors.Is(err, ErrTooLarge) || !errors.Is(err, kv.ErrNoSpace) {
+		t.Errorf("oversized request: %v, want ErrTooLarge wrapping kv.ErrNoSpace", err)
+	}
+	if len(res.Choices[0].Tokens) == 0 {
+		t.Errorf("oversized request: no partial tokens")
+	}
+	s, err = e.Submit(context.Background(), Request{Prompt: prompt, MaxTokens: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Wait(); err != nil {
+		t.Fatalf("request after a failed one: %v", err)
+	}
+	if st := e.Stats(); st.Failed != 1 || st.Completed != 2 || st.Cache.Sequences != 0 {
+		t.Errorf("stats: %+v", st)
+	}
+}
+
+func TestClose(t *testing.T) {
+	m := loadModel(t)
+	c := newCache(t, m, "f32", 0)
+	e, err := New(m, c, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := m.Tok.Encode("Once upon a time", true)
+	short, err := e.Submit(context.Background(), Request{Prompt: prompt, MaxTokens: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, err := e.Submit(context.Background(), Request{Prompt: prompt, IgnoreEOS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The long request cannot finish within the deadline: Close cancels it.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	closeErr := e.Close(ctx)
+	if _, err := short.Wait(); err != nil && !errors.Is(err, ErrClosed) {
+		t.Errorf("short request: %v", err)
+	}
+	_, longErr := long.Wait()
+	if closeErr == nil && longErr != nil || closeErr != nil && !errors.Is(longErr, ErrClosed) {
+		t.Errorf("Close: %v; long request: %v", closeErr, longErr)
+	}
+	if _, err := e.Submit(context.Background(), Request{Prompt: prompt}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Submit after Close: %v, want ErrClosed", err)
+	}
+	if u := c.Usage(); u.Sequences != 0 || u.AllocBytes != 0 {
+		t.Errorf("after Close the cache holds %d sequences, %d bytes", u.Sequences, u.AllocBytes)
+	}
+	// Graceful close: everything finishes.
+	e2, err := New(m, c, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ss []*Stream
+	for i := range 3 {
+		s, err := e2.Submit(context.Background(), Request{Prompt: prompt, MaxTokens: 10 + i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss = append(ss, s)
+	}
+	if err := e2.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range ss {
+		if _, err := s.Wait(); err != nil {
+			t.Errorf("request %d after graceful Close: %v", i, err)
+		}
+	}
+}
+
+func TestEventsMatchResult(t *testing.T) {
+	m := loadModel(t)
+	e := newEngine(t, m, newCache(t, m, "f32", 0), Config{})
+	var wg sync.WaitGroup
+	for i, p := range prompts {
+		wg.Go(func() {
+			s, err := e.Submit(context.Background(), Request{Prompt: m.Tok.Encode(p, true), MaxTokens: 20 + 10*i, N: 2, Sampling: model.SamplerConfig{Temp: 0.9, Seed: uint64(i)}})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			texts := make([]strings.Builder, 2)
+			counts := make([]int, 2)
+			for ev := range s.Events() {
+				texts[ev.Choice].WriteString(ev.Text)
+				counts[ev.Choice]++
+			}
+			res, err := s.Wait()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for k, ch := range res.Choices {
+				if texts[k].String() != ch.Text {
+					t.Errorf("prompt %d choice %d: streamed %q, result %q", i, k, texts[k].String(), ch.Text)
+				}
+				want := len(ch.Tokens)
+				if ch.FinishReason == FinishStop {
+					want++
+				}
+				if counts[k] != want {
+					t.Errorf("prompt %d choice %d: %d events for %d tokens (%s)", i, k, counts[k], len(ch.Tokens), ch.FinishReason)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if st := e.Stats(); st.TTFTCount != int64(len(prompts)) || st.ITLCount == 0 {
+		t.Errorf("latency counters: %d TTFT, %d ITL", st.TTFTCount, st.ITLCount)
+	}
+}
+
+func ExampleEngine() {
+	m, err := model.LoadDefault()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cfg, _ := m.CacheConfig("q8", "")
+	c, err := kv.New(cfg)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	e, err := New(m, c, Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer e.Close(context.Background())
+	s, err := e.Submit(context.Background(), Request{Prompt: m.Tok.Encode("Once upon a time", true), MaxTokens: 8})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := s.Wait()
+	fmt.Println(len(res.Choices[0].Tokens) > 0, err)
+	// Output: true <nil>
+}

@@ -1,0 +1,600 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"kvq/kv"
+	"kvq/model"
+	"kvq/tokenizer"
+)
+
+// request is the scheduler's state of one submitted request. Apart from id, stream,
+// submitted and stopCancel (set before it is shared), it is touched only by the
+// scheduler goroutine.
+type request struct {
+	id         uint64
+	req        Request
+	prompt     []int32
+	maxTokens  int
+	stream     *Stream
+	submitted  time.Time
+	stopCancel func() bool
+
+	choices []*choice
+	// carrier is the choice whose sequence computes the prompt before it is forked to
+	// the choices in unforked; nil once every unfinished choice has its sequence.
+	carrier  *choice
+	unforked []*choice
+
+	started     bool // admitted at least once
+	running     bool
+	preemptions int
+	cached      int // prompt tokens from the prefix cache at first admission
+	firstToken  time.Time
+	completion  int // tokens sampled across choices
+	ended       bool
+}
+
+// choice is one generated continuation of a request, with its own cache sequence.
+type choice struct {
+	idx     int
+	seq     kv.SeqID
+	hasSeq  bool
+	fed     int     // tokens of hist held by seq
+	hist    []int32 // prompt followed by the generated tokens
+	nGen    int
+	sampler *model.Sampler
+	dec     *tokenizer.StreamDecoder
+	stop    stopper
+	finish  string
+	last    time.Time // when the previous token was sampled
+}
+
+func (c *choice) active() bool { return c.finish == "" }
+
+// need is the number of tokens the choice must feed before its next sample.
+func (c *choice) need() int { return len(c.hist) - c.fed }
+
+// newRequest validates req and builds its state.
+func (e *Engine) newRequest(req Request) (*request, error) {
+	ctx := e.m.Ctx
+	if len(req.Prompt) == 0 {
+		return nil, fmt.Errorf("%w: empty prompt", ErrBadRequest)
+	}
+	for i, t := range req.Prompt {
+		if t < 0 || int(t) >= e.m.Vocab {
+			return nil, fmt.Errorf("%w: prompt token %d is %d, outside the vocabulary of %d", ErrBadRequest, i, t, e.m.Vocab)
+		}
+	}
+	for _, s := range req.Stop {
+		if s == "" {
+			return nil, fmt.Errorf("%w: empty stop string", ErrBadRequest)
+		}
+	}
+	n := req.N
+	if n <= 0 {
+		n = 1
+	}
+	maxTokens := req.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = ctx - len(req.Prompt)
+	}
+	if len(req.Prompt)+maxTokens > ctx || maxTokens < 1 {
+		return nil, fmt.Errorf("%w: prompt of %d tokens + %d new tokens exceeds the model's context of %d", ErrTooLarge, len(req.Prompt), maxTokens, ctx)
+	}
+	r := &request{req: req, prompt: slices.Clone(req.Prompt), maxTokens: maxTokens}
+	for i := range n {
+		sc := req.Sampling
+		sc.Seed += uint64(i)
+		c := &choice{
+			idx:     i,
+			hist:    slices.Clone(r.prompt),
+			sampler: model.NewSampler(sc),
+			dec:     e.m.Tok.NewStreamDecoder(),
+			stop:    stopper{stops: req.Stop},
+		}
+		r.choices = append(r.choices, c)
+	}
+	r.resetForks()
+	return r, nil
+}
+
+// resetForks makes the first unfinished choice the prompt carrier and the other
+// unfinished choices wait for its fork.
+func (r *request) resetForks() {
+	r.carrier, r.unforked = nil, r.unforked[:0]
+	for _, c := range r.choices {
+		if !c.active() {
+			continue
+		}
+		if r.carrier == nil {
+			r.carrier = c
+		} else {
+			r.unforked = append(r.unforked, c)
+		}
+	}
+	if len(r.unforked) == 0 {
+		r.carrier = nil
+	}
+}
+
+// loop is the scheduler goroutine.
+func (e *Engine) loop() {
+	defer close(e.exited)
+	for {
+		closing, abort := e.intake()
+		if abort {
+			for _, r := range slices.Concat(e.running, e.waiting) {
+				e.endRequest(r, ErrClosed)
+			}
+			e.publish(nil)
+			return
+		}
+		if len(e.running) == 0 && len(e.waiting) == 0 {
+			if closing {
+				e.publish(nil)
+				return
+			}
+			<-e.wake
+			continue
+		}
+		e.step()
+	}
+}
+
+// intake moves submitted requests to the waiting queue and ends cancelled ones.
+func (e *Engine) intake() (closing, abort bool) {
+	e.mu.Lock()
+	in, cancels := e.incoming, e.cancels
+	e.incoming, e.cancels = nil, nil
+	closing, abort = e.closing, e.abort
+	e.mu.Unlock()
+	e.waiting = append(e.waiting, in...) // ids grow with submission order
+	for _, r := range cancels {
+		if !r.ended {
+			e.endRequest(r, fmt.Errorf("engine: request cancelled: %w", r.stream.ctx.Err()))
+		}
+	}
+	if len(cancels) > 0 {
+		e.publish(nil)
+	}
+	return closing, abort
+}
+
+// span is one entry of a step's batch and who it belongs to.
+type span struct {
+	r *request
+	c *choice
+	n int
+}
+
+// step runs one forward step, preempting on memory exhaustion until a batch fits.
+func (e *Engine) step() {
+	t0 := time.Now()
+	admit := true
+	for {
+		plan := e.plan(admit)
+		if len(plan) == 0 {
+			e.publish(nil)
+			return
+		}
+		batch := make([]model.Span, len(plan))
+		for i, p := range plan {
+			batch[i] = model.Span{Seq: p.c.seq, Tokens: p.c.hist[p.c.fed : p.c.fed+p.n]}
+		}
+		logits, err := e.m.Forward(e.c, batch)
+		if err == nil {
+			e.apply(plan, logits, t0)
+			return
+		}
+		if !errors.Is(err, kv.ErrNoSpace) {
+			// The cache may hold part of this step: end every request in it.
+			for _, p := range plan {
+				if !p.r.ended {
+					e.endRequest(p.r, fmt.Errorf("engine: forward step: %w", err))
+				}
+			}
+			e.publish(nil)
+			return
+		}
+		if !e.preemptNewest(nil, err) {
+			e.publish(nil)
+			return
+		}
+		admit = false // the preempted request would only be admitted again
+	}
+}
+
+// runningSeqs counts the sequences of the running batch, forks to come included.
+func (e *Engine) runningSeqs() int {
+	n := 0
+	for _, r := range e.running {
+		for _, c := range r.choices {
+			if c.active() {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// plan builds the next batch: decode tokens first, then prefill chunks of running
+// requests, then, if admit, newly admitted requests, all within MaxBatchTokens.
+func (e *Engine) plan(admit bool) []span {
+	budget := e.cfg.MaxBatchTokens
+	var plan []span
+	for _, r := range e.running {
+		for _, c := range r.choices {
+			if budget > 0 && c.hasSeq && c.active() && c.need() == 1 {
+				plan = append(plan, span{r, c, 1})
+				budget--
+			}
+		}
+	}
+	for _, r := range e.running {
+		for _, c := range r.choices {
+			if budget > 0 && c.hasSeq && c.active() && c.need() > 1 {
+				n := e.chunk(r, c, budget)
+				plan = append(plan, span{r, c, n})
+				budget -= n
+			}
+		}
+	}
+	seqs := e.runningSeqs()
+	for admit && budget > 0 && len(e.waiting) > 0 {
+		r := e.waiting[0]
+		k := 0
+		for _, c := range r.choices {
+			if c.active() {
+				k++
+			}
+		}
+		if len(e.running) > 0 && (seqs+k > e.cfg.MaxRunning || !e.memoryAllows(r)) {
+			break
+		}
+		c, err := e.admit(r)
+		if err != nil {
+			e.endRequest(r, err)
+			continue
+		}
+		seqs += k
+		if n := e.chunk(r, c, budget); n > 0 {
+			plan = append(plan, span{r, c, n})
+			budget -= n
+		}
+	}
+	return plan
+}
+
+// chunk is how many of c's pending tokens fit this step: at most budget, and while
+// the prompt still has to be forked, no further than the prompt's end.
+func (e *Engine) chunk(r *request, c *choice, budget int) int {
+	n := min(c.need(), budget)
+	if r.carrier == c {
+		n = min(n, len(r.prompt)-c.fed)
+	}
+	return n
+}
+
+// memoryAllows estimates whether the cache has room to start r now: its tokens so
+// far plus one block's worth of growth per running sequence.
+func (e *Engine) memoryAllows(r *request) bool {
+	u := e.c.Usage()
+	if u.BudgetBytes <= 0 {
+		return true
+	}
+	bpt := e.cfg.BytesPerToken
+	if bpt == 0 {
+		if u.Tokens == 0 {
+			return true
+		}
+		bpt = float64(u.AllocBytes) / float64(u.Tokens)
+	}
+	tokens := len(r.prompt)
+	for _, c := range r.choices {
+		if c.active() {
+			tokens += c.nGen
+		}
+	}
+	const slack = 16 // tokens of growth reserved per running sequence
+	tokens += slack * (e.runningSeqs() + 1)
+	return float64(u.BudgetBytes-u.AllocBytes) >= bpt*float64(tokens)
+}
+
+// admit moves the first waiting request to the running batch and gives its carrier
+// (or its only unfinished choice) a sequence. It returns that choice.
+func (e *Engine) admit(r *request) (*choice, error) {
+	e.waiting = e.waiting[1:]
+	r.resetForks()
+	c := r.carrier
+	if c == nil {
+		for _, x := range r.choices {
+			if x.active() {
+				c = x
+				break
+			}
+		}
+	}
+	seq, err := e.c.NewSeq()
+	if err != nil {
+		return nil, fmt.Errorf("engine: new cache sequence: %w", err)
+	}
+	c.seq, c.hasSeq, c.fed = seq, true, 0
+	if !r.started {
+		r.started = true
+		e.mu.Lock()
+		e.queued--
+		e.stats.PromptTokens += int64(len(r.prompt))
+		e.stats.CachedPromptTokens += int64(r.cached)
+		e.mu.Unlock()
+	}
+	r.running = true
+	e.running = insertByID(e.running, r)
+	return c, nil
+}
+
+func insertByID(rs []*request, r *request) []*request {
+	i, _ := slices.BinarySearchFunc(rs, r.id, func(x *request, id uint64) int {
+		switch {
+		case x.id < id:
+			return -1
+		case x.id > id:
+			return 1
+		}
+		return 0
+	})
+	return slices.Insert(rs, i, r)
+}
+
+// preemptNewest preempts the newest running request other than keep. cause is the
+// memory error that made it necessary. If no other request runs, the request that
+// needed the memory cannot fit at all: it fails with ErrTooLarge. It reports whether
+// a request was preempted (so that retrying may succeed).
+func (e *Engine) preemptNewest(keep *request, cause error) bool {
+	for i := len(e.running) - 1; i >= 0; i-- {
+		r := e.running[i]
+		if r == keep {
+			continue
+		}
+		if keep == nil && len(e.running) == 1 {
+			break
+		}
+		e.preempt(r)
+		return true
+	}
+	// Alone and still out of memory.
+	victim := keep
+	if victim == nil && len(e.running) == 1 {
+		victim = e.running[0]
+	}
+	if victim != nil {
+		e.endRequest(victim, fmt.Errorf("%w: it needs more cache memory than the whole budget of %d bytes: %w", ErrTooLarge, e.c.Usage().BudgetBytes, cause))
+	}
+	return false
+}
+
+// preempt drops r's sequences and puts it back in the waiting queue, to be
+// recomputed from its prompt and generated tokens.
+func (e *Engine) preempt(r *request) {
+	e.dropSeqs(r)
+	e.running = slices.DeleteFunc(e.running, func(x *request) bool { return x == r })
+	r.running = false
+	r.preemptions++
+	e.waiting = insertByID(e.waiting, r)
+	e.mu.Lock()
+	e.stats.Preemptions++
+	e.mu.Unlock()
+}
+
+func (e *Engine) dropSeqs(r *request) {
+	for _, c := range r.choices {
+		if c.hasSeq {
+			_ = e.c.Drop(c.seq) // the engine created seq and has not dropped it: cannot fail
+			c.hasSeq, c.fed = false, 0
+		}
+	}
+}
+
+// apply consumes a successful step's logits: it advances every span, forks prompts
+// that are complete, and samples the next token of every choice that caught up.
+func (e *Engine) apply(plan []span, logits [][]float32, t0 time.Time) {
+	type forkJob struct {
+		r      *request
+		logits []float32
+	}
+	var forks []forkJob
+	info := StepInfo{}
+	for i, p := range plan {
+		c := p.c
+		c.fed += p.n
+		if p.n == 1 && c.need() == 0 && c.nGen > 0 {
+			info.DecodeTokens++
+		} else {
+			info.PrefillTokens += p.n
+		}
+		if p.r.carrier == c && c.fed == len(p.r.prompt) {
+			forks = append(forks, forkJob{p.r, logits[i]})
+			continue
+		}
+		if c.need() == 0 {
+			e.sample(p.r, c, logits[i])
+		}
+	}
+	// Forks allocate no new token memory but may need a block for a copy-on-write
+	// tail; on exhaustion preempt newer requests, as for a step.
+	for _, f := range forks {
+		r := f.r
+		if r.ended || !r.running {
+			continue
+		}
+		for len(r.unforked) > 0 {
+			c := r.unforked[0]
+			seq, err := e.c.Fork(r.carrier.seq)
+			if err != nil {
+				if errors.Is(err, kv.ErrNoSpace) && e.preemptNewest(r, err) {
+					continue
+				}
+				if !r.ended {
+					e.endRequest(r, fmt.Errorf("engine: forking the prompt: %w", err))
+				}
+				break
+			}
+			c.seq, c.hasSeq, c.fed = seq, true, r.carrier.fed
+			r.unforked = r.unforked[1:]
+		}
+		if r.ended {
+			continue
+		}
+		r.carrier = nil
+		for _, c := range r.choices {
+			if c.hasSeq && c.active() && c.need() == 0 {
+				e.sample(r, c, f.logits)
+			}
+		}
+	}
+	info.Duration = time.Since(t0)
+	e.publish(&info)
+}
+
+// sample draws c's next token from logits and applies the stop conditions.
+func (e *Engine) sample(r *request, c *choice, logits []float32) {
+	t := c.sampler.Sample(logits, c.hist)
+	now := time.Now()
+	c.hist = append(c.hist, t)
+	c.nGen++
+	r.completion++
+	e.mu.Lock()
+	e.stats.GeneratedTokens++
+	if r.firstToken.IsZero() {
+		r.firstToken = now
+		e.stats.TTFTSum += now.Sub(r.submitted)
+		e.stats.TTFTCount++
+	}
+	if !c.last.IsZero() {
+		e.stats.ITLSum += now.Sub(c.last)
+		e.stats.ITLCount++
+	}
+	e.mu.Unlock()
+	c.last = now
+
+	ev := Event{Choice: c.idx, Token: t}
+	if t == e.m.Tok.EOS() && !r.req.IgnoreEOS {
+		s, _ := c.stop.add(c.dec.Flush())
+		ev.Text, ev.Finish = s+c.stop.flush(), FinishStop
+	} else {
+		s, stopped := c.stop.add(c.dec.Write(t))
+		ev.Text = s
+		switch {
+		case stopped:
+			ev.Finish = FinishStop
+		case c.nGen >= r.maxTokens || len(c.hist)-1 >= e.m.Ctx:
+			ev.Finish = FinishLength
+		}
+		if ev.Finish == FinishLength {
+			s, stopped := c.stop.add(c.dec.Flush())
+			ev.Text += s
+			if stopped {
+				ev.Finish = FinishStop
+			} else {
+				ev.Text += c.stop.flush()
+			}
+		}
+	}
+	if r.req.OnToken != nil {
+		r.req.OnToken(ev)
+	}
+	r.stream.push(ev)
+	if ev.Finish != "" {
+		c.finish = ev.Finish
+		if c.hasSeq {
+			_ = e.c.Drop(c.seq) // owned by the engine: cannot fail
+			c.hasSeq = false
+		}
+		done := true
+		for _, x := range r.choices {
+			done = done && !x.active()
+		}
+		if done {
+			e.endRequest(r, nil)
+		}
+	}
+}
+
+// endRequest frees r's sequences, removes it from the queues and finishes its stream.
+func (e *Engine) endRequest(r *request, err error) {
+	if r.ended {
+		return
+	}
+	r.ended = true
+	e.dropSeqs(r)
+	e.running = slices.DeleteFunc(e.running, func(x *request) bool { return x == r })
+	e.waiting = slices.DeleteFunc(e.waiting, func(x *request) bool { return x == r })
+	r.running = false
+	if r.stopCancel != nil {
+		r.stopCancel()
+	}
+	res := Result{
+		Usage:       Usage{PromptTokens: len(r.prompt), CompletionTokens: r.completion, CachedPromptTokens: r.cached},
+		Preemptions: r.preemptions,
+	}
+	if !r.firstToken.IsZero() {
+		res.TimeToFirstToken = r.firstToken.Sub(r.submitted)
+	}
+	for _, c := range r.choices {
+		gen := c.hist[len(r.prompt):]
+		if c.finish == FinishStop && len(gen) > 0 && gen[len(gen)-1] == e.m.Tok.EOS() && !r.req.IgnoreEOS {
+			gen = gen[:len(gen)-1]
+		}
+		res.Choices = append(res.Choices, Choice{Tokens: slices.Clone(gen), Text: c.stop.text, FinishReason: c.finish})
+	}
+	e.mu.Lock()
+	if !r.started {
+		e.queued--
+	}
+	switch {
+	case err == nil:
+		e.stats.Completed++
+	case r.stream.ctx.Err() != nil || errors.Is(err, ErrClosed):
+		e.stats.Cancelled++
+	default:
+		e.stats.Failed++
+	}
+	e.mu.Unlock()
+	// The stream is finished by the next publish, so that Stats seen after Wait
+	// returns already account for this request.
+	e.ending = append(e.ending, ending{r.stream, res, err})
+}
+
+// ending is a finished request whose stream is released at the next publish.
+type ending struct {
+	s   *Stream
+	res Result
+	err error
+}
+
+// publish refreshes the shared Stats snapshot; info is nil when no step completed.
+func (e *Engine) publish(info *StepInfo) {
+	u := e.c.Usage()
+	seqs := e.runningSeqs()
+	e.mu.Lock()
+	s := &e.stats
+	s.Running, s.RunningRequests, s.Waiting = seqs, len(e.running), len(e.waiting)
+	s.PeakRunning = max(s.PeakRunning, seqs)
+	s.Cache = u
+	if info != nil {
+		s.Steps++
+		s.PrefillTokens += int64(info.PrefillTokens)
+	}
+	e.mu.Unlock()
+	if info != nil && e.cfg.OnStep != nil {
+		info.Running, info.Waiting, info.Cache = seqs, len(e.waiting), u
+		e.cfg.OnStep(*info)
+	}
+	for _, x := range e.ending {
+		x.s.finish(x.res, x.err)
+	}
+	e.ending = e.ending[:0]
+}
