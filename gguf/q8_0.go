@@ -35,33 +35,43 @@ func QuantizeQ8_0(dst []byte, src []float32) error {
 	for b := 0; b < len(src)/32; b++ {
 		x := (*[32]float32)(src[32*b:])
 		out := (*[34]byte)(dst[34*b:])
-		var amax float32
-		for j, v := range x {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return fmt.Errorf("gguf: quantize Q8_0: value %d is %v", 32*b+j, v)
-			}
-			amax = max(amax, float32(math.Abs(float64(v))))
+		// |x| as bits: for non-negative floats the bit patterns order like the values,
+		// and every pattern at or above +Inf's is non-finite.
+		var amaxBits uint32
+		for _, v := range x {
+			amaxBits = max(amaxBits, math.Float32bits(v)&0x7fffffff)
 		}
-		d := amax / 127
-		var id float32
+		if amaxBits >= 0x7f800000 {
+			for j, v := range x {
+				if math.Float32bits(v)&0x7fffffff >= 0x7f800000 {
+					return fmt.Errorf("gguf: quantize Q8_0: value %d is %v", 32*b+j, v)
+				}
+			}
+		}
+		d := math.Float32frombits(amaxBits) / 127
+		binary.LittleEndian.PutUint16(out[0:], F32ToF16(d))
+		id := float32(0)
 		if d != 0 {
 			id = 1 / d
 		}
-		binary.LittleEndian.PutUint16(out[0:], F32ToF16(d))
+		if math.IsInf(float64(id), 0) {
+			// d is so small (amax < 4e-37) that 1/d overflows; the stored f16 d is 0
+			// and every value decodes to 0, so write zero codes.
+			clear(out[2:])
+			continue
+		}
 		for j, v := range x {
-			// Clamping only matters when d is subnormal and 1/d overflows (the stored
-			// f16 d is then 0 and every value decodes to 0 anyway).
-			r := math.Round(float64(v * id))
-			switch {
-			case r > 127:
-				r = 127
-			case r < -127:
-				r = -127
-			case math.IsNaN(r):
-				r = 0
-			}
-			out[2+j] = byte(int8(r))
+			out[2+j] = byte(roundCode(v * id))
 		}
 	}
 	return nil
+}
+
+// roundCode rounds a finite x to the nearest integer, halves away from zero (C's
+// roundf), clamped to [-127, 127]. In float64, x ± 0.5 is exact for float32 x of
+// magnitude at least 2^-29 and rounds to ±0.5 below that, so truncating it toward zero
+// always gives roundf's result.
+func roundCode(x float32) int8 {
+	r := int32(float64(x) + math.Copysign(0.5, float64(x)))
+	return int8(min(max(r, -127), 127))
 }

@@ -401,3 +401,24 @@ func TestWriteScalarTensor(t *testing.T) {
 		t.Errorf("scalar = %v, %v", got, err)
 	}
 }
+
+// TestRoundCode compares roundCode with math.Round (halves away from zero) at every
+// half-integer in range, one float32 ulp either side, and random values.
+func TestRoundCode(t *testing.T) {
+	var xs []float32
+	for k := -128; k <= 127; k++ {
+		h := float32(k) + 0.5
+		xs = append(xs, h, math.Nextafter32(h, 0), math.Nextafter32(h, 200), math.Nextafter32(h, -200), float32(k))
+	}
+	xs = append(xs, 0.49999997, -0.49999997, 1e-30, -1e-30, 0, 127.00001, -127.00001)
+	rng := rand.New(rand.NewPCG(9, 9))
+	for i := 0; i < 100000; i++ {
+		xs = append(xs, float32(rng.Float64()*260-130))
+	}
+	for _, x := range xs {
+		want := math.Max(-127, math.Min(127, math.Round(float64(x))))
+		if got := roundCode(x); float64(got) != want {
+			t.Fatalf("roundCode(%v) = %d, want %v", x, got, want)
+		}
+	}
+}
