@@ -11,27 +11,23 @@ import "unicode/utf8"
 type StreamDecoder struct {
 	t       *Tokenizer
 	pending []byte // bytes of an incomplete UTF-8 character, at most 3
-	started bool   // some text has been produced (the leading space is handled)
+	prev    int32  // the previous id, -1 at the start
 }
 
-// NewStreamDecoder returns a decoder at the start of a sequence: like Decode, it drops
-// the dummy leading space of the first text when the vocabulary adds one.
+// NewStreamDecoder returns a decoder at the start of a sequence. Like Decode, it drops
+// the dummy leading space of a piece that follows BOS; a decoder fed only the tokens
+// generated after a prompt therefore keeps the space of the first one.
 func (t *Tokenizer) NewStreamDecoder() *StreamDecoder {
-	return &StreamDecoder{t: t}
+	return &StreamDecoder{t: t, prev: -1}
 }
 
 // Write adds token id and returns the text that is now complete: possibly "", possibly
 // text held back from earlier tokens. Control tokens and ids out of range add nothing.
 func (d *StreamDecoder) Write(id int32) string {
-	s := d.t.Piece(id)
+	s := d.t.afterPrev(d.prev, id)
+	d.prev = id
 	if s == "" {
 		return ""
-	}
-	if !d.started {
-		d.started = true
-		if d.t.prefix && s[0] == ' ' {
-			s = s[1:]
-		}
 	}
 	buf := append(d.pending, s...)
 	i := 0

@@ -12,7 +12,8 @@
 //
 // Encode never fails: any byte string, including invalid UTF-8, has an encoding, and
 // for vocabularies with byte tokens (every llama vocabulary with byte fallback, every
-// gpt2 vocabulary) Decode(Encode(s)) restores s exactly, with two exceptions: for
+// gpt2 vocabulary) Decode(Encode(s, true)) restores s exactly (see Decode for the
+// dummy space when there is no BOS), with two exceptions: for
 // "llama", a literal ▁ (U+2581) in the input comes back as a space, because
 // SentencePiece uses that character to stand for the space; and with a space-prefix
 // vocabulary, text that follows a user-defined token comes back with the dummy space
@@ -380,10 +381,10 @@ func (t *Tokenizer) Token(id int32) string {
 	return t.pieces[id]
 }
 
-// Piece returns the text that token id adds when appended to a decoded sequence: ▁
+// Piece returns the text of token id on its own: ▁
 // becomes a space, a byte token is its single byte (possibly an incomplete UTF-8
 // sequence; see NewStreamDecoder), a control token or an id out of range is "". Piece
-// does not strip the dummy leading space; Decode and StreamDecoder do.
+// keeps the dummy leading space that Decode and StreamDecoder drop after BOS.
 func (t *Tokenizer) Piece(id int32) string {
 	if !t.valid(id) {
 		return ""
@@ -393,26 +394,30 @@ func (t *Tokenizer) Piece(id int32) string {
 
 // Decode returns the text of ids: the concatenation of their pieces, with control
 // tokens and ids out of range contributing nothing. When the vocabulary adds a space
-// prefix, the one leading space of the first piece that produces text is dropped if no
-// text precedes it (the space Encode added). The result is the exact byte
-// concatenation and may be invalid UTF-8 if ids split a character.
+// prefix, a piece that directly follows BOS loses its one leading space (the dummy
+// space Encode added), as in llama2.c; a piece that does not follow BOS keeps it, so
+// that decoding a continuation joins it correctly to what came before. Hence
+// Decode(Encode(s, true)) == s, while Decode(Encode(s, false)) is s with that space in
+// front. The result is the exact byte concatenation and may be invalid UTF-8 if ids
+// split a character.
 func (t *Tokenizer) Decode(ids []int32) string {
 	var b strings.Builder
-	started := false
+	prev := int32(-1)
 	for _, id := range ids {
-		s := t.Piece(id)
-		if s == "" {
-			continue
-		}
-		if !started {
-			started = true
-			if t.prefix && s[0] == ' ' {
-				s = s[1:]
-			}
-		}
-		b.WriteString(s)
+		b.WriteString(t.afterPrev(prev, id))
+		prev = id
 	}
 	return b.String()
+}
+
+// afterPrev is the text token id adds after token prev: its piece, without the dummy
+// leading space when prev is BOS.
+func (t *Tokenizer) afterPrev(prev, id int32) string {
+	s := t.Piece(id)
+	if t.prefix && prev == t.bos && prev >= 0 && s != "" && s[0] == ' ' {
+		s = s[1:]
+	}
+	return s
 }
 
 // Encode returns the token ids of text, with BOS in front when addBOS is true and the

@@ -104,11 +104,12 @@ func TestDecodeLeadingSpace(t *testing.T) {
 		want string
 	}{
 		{[]int32{1, 403, 407}, "Once upon"},
-		{[]int32{403, 407}, "Once upon"},
+		{[]int32{403, 407}, " Once upon"}, // a continuation keeps its space
 		{[]int32{1, 1, 403}, "Once"},
-		{[]int32{407, 1, 403}, "upon Once"},
-		{[]int32{410, 410, 403}, "  Once"},
-		{[]int32{1, -7, 9999, 403}, "Once"},
+		{[]int32{407, 1, 403}, " uponOnce"}, // each BOS starts a sequence
+		{[]int32{1, 410, 410, 403}, "  Once"},
+		{[]int32{1, -7, 9999, 403}, " Once"}, // only a piece right after BOS is stripped
+		{[]int32{1, 13, 403}, "\n Once"},
 		{nil, ""},
 	}
 	for _, c := range cases {
@@ -143,6 +144,13 @@ func TestStreamDecoder(t *testing.T) {
 	}
 	if all.String() != tok.Decode(ids) {
 		t.Errorf("streamed %q, Decode %q", all.String(), tok.Decode(ids))
+	}
+
+	// A decoder fed only generated tokens keeps the space of the first; after BOS it
+	// is dropped.
+	d = tok.NewStreamDecoder()
+	if got := d.Write(407) + d.Write(1) + d.Write(403); got != " uponOnce" {
+		t.Errorf("stream 407 1 403 = %q, want %q", got, " uponOnce")
 	}
 
 	// An incomplete character at the end comes out of Flush; a broken one is passed on
