@@ -129,10 +129,11 @@ func (F16) RowBytes(d int) int { return 2 * d }
 // Encode implements RowCodec.
 func (F16) Encode(dst []byte, src []float32) {
 	dst = dst[:2*len(src)]
-	for i, x := range src {
+	for _, x := range src {
 		h := F32ToF16(x)
-		dst[2*i] = byte(h)
-		dst[2*i+1] = byte(h >> 8)
+		b := (*[2]byte)(dst)
+		b[0], b[1] = byte(h), byte(h>>8)
+		dst = dst[2:]
 	}
 }
 
@@ -140,7 +141,9 @@ func (F16) Encode(dst []byte, src []float32) {
 func (F16) Decode(dst []float32, src []byte) {
 	src = src[:2*len(dst)]
 	for i := range dst {
-		dst[i] = F16ToF32(uint16(src[2*i]) | uint16(src[2*i+1])<<8)
+		b := (*[2]byte)(src)
+		dst[i] = F16ToF32(uint16(b[0]) | uint16(b[1])<<8)
+		src = src[2:]
 	}
 }
 
@@ -148,8 +151,10 @@ func (F16) Decode(dst []float32, src []byte) {
 func (F16) Dot(q []float32, src []byte) float32 {
 	src = src[:2*len(q)]
 	var s float32
-	for i, x := range q {
-		s += x * F16ToF32(uint16(src[2*i])|uint16(src[2*i+1])<<8)
+	for _, x := range q {
+		b := (*[2]byte)(src)
+		s += x * F16ToF32(uint16(b[0])|uint16(b[1])<<8)
+		src = src[2:]
 	}
 	return s
 }
@@ -158,7 +163,9 @@ func (F16) Dot(q []float32, src []byte) float32 {
 func (F16) AddScaled(dst []float32, w float32, src []byte) {
 	src = src[:2*len(dst)]
 	for i := range dst {
-		dst[i] += w * F16ToF32(uint16(src[2*i])|uint16(src[2*i+1])<<8)
+		b := (*[2]byte)(src)
+		dst[i] += w * F16ToF32(uint16(b[0])|uint16(b[1])<<8)
+		src = src[2:]
 	}
 }
 
@@ -174,35 +181,49 @@ func (BF16) RowBytes(d int) int { return 2 * d }
 // Encode implements RowCodec.
 func (BF16) Encode(dst []byte, src []float32) {
 	dst = dst[:2*len(src)]
-	for i, x := range src {
+	for _, x := range src {
 		h := F32ToBF16(x)
-		dst[2*i] = byte(h)
-		dst[2*i+1] = byte(h >> 8)
+		b := (*[2]byte)(dst)
+		b[0], b[1] = byte(h), byte(h>>8)
+		dst = dst[2:]
 	}
+}
+
+// bf16At returns the value of the little-endian bfloat16 at b[0:2].
+func bf16At(b *[2]byte) float32 {
+	return math.Float32frombits(uint32(b[0])<<16 | uint32(b[1])<<24)
 }
 
 // Decode implements RowCodec.
 func (BF16) Decode(dst []float32, src []byte) {
 	src = src[:2*len(dst)]
 	for i := range dst {
-		dst[i] = math.Float32frombits(uint32(src[2*i])<<16 | uint32(src[2*i+1])<<24)
+		dst[i] = bf16At((*[2]byte)(src))
+		src = src[2:]
 	}
 }
 
 // Dot implements RowCodec.
 func (BF16) Dot(q []float32, src []byte) float32 {
 	src = src[:2*len(q)]
-	var s float32
-	for i, x := range q {
-		s += x * math.Float32frombits(uint32(src[2*i])<<16|uint32(src[2*i+1])<<24)
+	var s0, s1 float32
+	for len(q) >= 2 {
+		b := (*[4]byte)(src)
+		s0 += q[0] * math.Float32frombits(uint32(b[0])<<16|uint32(b[1])<<24)
+		s1 += q[1] * math.Float32frombits(uint32(b[2])<<16|uint32(b[3])<<24)
+		q, src = q[2:], src[4:]
 	}
-	return s
+	if len(q) == 1 {
+		s0 += q[0] * bf16At((*[2]byte)(src))
+	}
+	return s0 + s1
 }
 
 // AddScaled implements RowCodec.
 func (BF16) AddScaled(dst []float32, w float32, src []byte) {
 	src = src[:2*len(dst)]
 	for i := range dst {
-		dst[i] += w * math.Float32frombits(uint32(src[2*i])<<16|uint32(src[2*i+1])<<24)
+		dst[i] += w * bf16At((*[2]byte)(src))
+		src = src[2:]
 	}
 }
