@@ -87,7 +87,13 @@ func (t *Tokenizer) initGPT2(merges []string) error {
 func (t *Tokenizer) encodeGPT2(out []int32, text string) []int32 {
 	var syms []symbol
 	var q bigramQueue
-	split(text, t.pre, func(word string) {
+	var encodeWord func(word string)
+	encodeWord = func(word string) {
+		for len(word) > maxMergeBytes/2 { // mapped, a byte takes up to 2 bytes
+			k := cutAt(word, maxMergeBytes/2)
+			encodeWord(word[:k])
+			word = word[k:]
+		}
 		s := mapBytes(word)
 		if t.ignoreMerges {
 			if id, ok := t.lookup[s]; ok {
@@ -138,6 +144,7 @@ func (t *Tokenizer) encodeGPT2(out []int32, text string) []int32 {
 				}
 			}
 		}
-	})
+	}
+	split(text, t.pre, encodeWord)
 	return out
 }

@@ -136,6 +136,32 @@ func merge(syms []symbol, left int32) {
 // the vocabulary asks for it) to out.
 func (t *Tokenizer) encodeSPM(out []int32, text string) []int32 {
 	s := strings.ReplaceAll(text, " ", spaceMark)
+	for len(s) > maxMergeBytes {
+		k := cutAt(s, maxMergeBytes)
+		out = t.mergeSPM(out, s[:k])
+		s = s[k:]
+	}
+	return t.mergeSPM(out, s)
+}
+
+// maxMergeBytes bounds the text that one run of the merge loop handles, so that symbol
+// indices and sizes fit in 32 bits. Longer texts (over a gigabyte) are merged in
+// pieces cut at character boundaries; no merge crosses a cut. A variable for tests.
+var maxMergeBytes = 1 << 30
+
+// cutAt returns the largest character boundary of s in (0, n], or n if there is none
+// (s[:n] is all continuation bytes).
+func cutAt(s string, n int) int {
+	for k := n; k > n-utf8.UTFMax && k > 0; k-- {
+		if utf8.RuneStart(s[k]) {
+			return k
+		}
+	}
+	return n
+}
+
+// mergeSPM appends the SentencePiece BPE encoding of s, in which spaces are already ▁.
+func (t *Tokenizer) mergeSPM(out []int32, s string) []int32 {
 	syms := splitChars(make([]symbol, 0, len(s)), s)
 	q := make(bigramQueue, 0, len(syms))
 	tryAdd := func(left, right int32) {

@@ -194,3 +194,49 @@ func TestStreamMatchesDecode(t *testing.T) {
 		}
 	}
 }
+
+func TestCutAt(t *testing.T) {
+	cases := []struct {
+		s    string
+		n    int
+		want int
+	}{
+		{"abcdef", 3, 3},
+		{"ab☕cd", 3, 2}, // ☕ is 3 bytes at 2..4
+		{"ab☕cd", 4, 2},
+		{"ab☕cd", 5, 5},
+		{"\x80\x80\x80\x80\x80\x80", 5, 5}, // no boundary: cut anyway
+	}
+	for _, c := range cases {
+		if got := cutAt(c.s, c.n); got != c.want {
+			t.Errorf("cutAt(%q, %d) = %d, want %d", c.s, c.n, got, c.want)
+		}
+	}
+}
+
+// TestLongTextCut encodes with a tiny merge limit: every chunk boundary falls on a
+// character, so no byte fallback appears, and the text still round-trips.
+func TestLongTextCut(t *testing.T) {
+	spm := stories(t)
+	bpe, err := New(testGPT2Vocab())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "naïve café ☕ hello world " + strings.Repeat("é", 40) + " Once upon a time"
+	saved := maxMergeBytes
+	maxMergeBytes = 16
+	defer func() { maxMergeBytes = saved }()
+	ids := spm.Encode(text, true)
+	if got := spm.Decode(ids); got != text {
+		t.Errorf("stories: round trip gave %q", got)
+	}
+	for _, id := range ids {
+		if spm.Type(id) == TypeByte && spm.Piece(id) != "\xc3" && spm.Piece(id) != "\xaf" &&
+			spm.Piece(id) != "\xe2" && spm.Piece(id) != "\x98" && spm.Piece(id) != "\x95" {
+			t.Errorf("byte token %q: a cut split a character", spm.Piece(id))
+		}
+	}
+	if got := bpe.Decode(bpe.Encode(text, false)); got != text {
+		t.Errorf("gpt2: round trip gave %q", got)
+	}
+}
