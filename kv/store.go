@@ -315,10 +315,11 @@ func (st *Store) Grow(id SeqID, tokens []int32) error {
 }
 
 // Truncate implements Sequences. Right after Grow (nothing appended) it can undo the
-// reservation. Between steps it can shorten the history to any n whose full-precision
-// rows are still held: n ≥ the first position of the last step always works, as
-// does n = 0; other lengths fail with an error that names the earliest exact one.
-// Blocks past the new end return to the pool.
+// reservation. After a complete step (every layer appended) it can shorten the
+// history to any n ≥ that step's first position, or to 0; shorter lengths work only
+// while the full-precision rows they need are still held (KIVI keys of n's
+// unfinished block, the r−1 values before n), and otherwise fail with an error
+// naming the earliest position held. Blocks past the new end return to the pool.
 func (st *Store) Truncate(id SeqID, n int) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()

@@ -1,0 +1,624 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fixture is a small multi-layer store with a random history to feed it.
+type fixture struct {
+	st             *Store
+	heads, kvh, d  int
+	layers         int
+	k, v, q        [][][]float32 // [layer][position] rows
+	r              *rand.Rand
+	defaultHistory int
+}
+
+func newFixture(t *testing.T, spec string, layers, heads, kvh, d, n int, budget int64) *fixture {
+	t.Helper()
+	sp, err := ParseSpec(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := New(Config{Layers: layers, Heads: heads, KVHeads: kvh, HeadDim: d, Spec: sp, BudgetBytes: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{st: st, heads: heads, kvh: kvh, d: d, layers: layers, r: rand.New(rand.NewPCG(11, uint64(n)))}
+	f.extend(n)
+	return f
+}
+
+// extend adds n more random positions to the history.
+func (f *fixture) extend(n int) {
+	for len(f.k) < f.layers {
+		f.k, f.v, f.q = append(f.k, nil), append(f.v, nil), append(f.q, nil)
+	}
+	for l := 0; l < f.layers; l++ {
+		f.k[l] = append(f.k[l], randRows(f.r, n, f.kvh*f.d, true)...)
+		f.v[l] = append(f.v[l], randRows(f.r, n, f.kvh*f.d, false)...)
+		f.q[l] = append(f.q[l], randRows(f.r, n, f.heads*f.d, false)...)
+	}
+}
+
+// step grows id by positions [a, b) of history h (layer-major rows), appends them on
+// every layer and returns the attention outputs of every layer, flattened.
+func (f *fixture) step(t *testing.T, id SeqID, k, v, q [][][]float32, a, b int) ([][]float32, error) {
+	t.Helper()
+	if err := f.st.Grow(id, make([]int32, b-a)); err != nil {
+		return nil, err
+	}
+	outs := make([][]float32, f.layers)
+	for l := 0; l < f.layers; l++ {
+		if err := f.st.Append(l, id, flat(k[l][a:b]), flat(v[l][a:b])); err != nil {
+			t.Fatalf("append layer %d [%d,%d): %v", l, a, b, err)
+		}
+		outs[l] = make([]float32, (b-a)*f.heads*f.d)
+		if err := f.st.Attend(l, id, flat(q[l][a:b]), outs[l]); err != nil {
+			t.Fatalf("attend layer %d [%d,%d): %v", l, a, b, err)
+		}
+	}
+	return outs, nil
+}
+
+func (f *fixture) mustStep(t *testing.T, id SeqID, a, b int) [][]float32 {
+	t.Helper()
+	o, err := f.step(t, id, f.k, f.v, f.q, a, b)
+	if err != nil {
+		t.Fatalf("step [%d,%d): %v", a, b, err)
+	}
+	return o
+}
+
+func equalOuts(a, b [][]float32) bool {
+	for l := range a {
+		if maxAbsDiff(a[l], b[l]) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestLayersAndOverrides: each layer follows its own spec (checked against the
+// reference simulation), and a multi-token step equals single steps on every layer.
+func TestLayersAndOverrides(t *testing.T) {
+	ov, err := ParseLayerOverrides("0,-1=f16;1=kivi4:g=8,r=6,sinks=2", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := MustParseSpec("q4:g=16")
+	const layers, heads, kvh, d, L = 4, 6, 3, 16, 50
+	st, err := New(Config{Layers: layers, Heads: heads, KVHeads: kvh, HeadDim: d, Spec: sp, LayerSpecs: ov, BlockTokens: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Config().BlockTokens != 16 {
+		t.Errorf("BlockTokens 10 with a KIVI group of 8: got %d, want 16", st.Config().BlockTokens)
+	}
+	f := &fixture{st: st, heads: heads, kvh: kvh, d: d, layers: layers, r: rand.New(rand.NewPCG(5, 5))}
+	f.extend(L)
+	a, _ := st.NewSeq()
+	b, _ := st.NewSeq()
+	outA := f.mustStep(t, a, 0, L)
+	for p := 0; p < L; p++ {
+		o := f.mustStep(t, b, p, p+1)
+		for l := 0; l < layers; l++ {
+			if e := maxAbsDiff(o[l], outA[l][p*heads*d:(p+1)*heads*d]); e > 1e-5 {
+				t.Fatalf("layer %d query %d: step differs from prefill by %.3g", l, p, e)
+			}
+		}
+	}
+	for l := 0; l < layers; l++ {
+		ref := newSim(t, st.LayerSpec(l), d, kvh, f.k[l], f.v[l])
+		for p := 0; p < L; p++ {
+			keys, vals := ref.view(p)
+			want := refAttend(f.q[l][p], keys, vals, heads, kvh, d)
+			if e := maxAbsDiff(outA[l][p*heads*d:(p+1)*heads*d], want); e > 1e-4 {
+				t.Fatalf("layer %d (%v) query %d: |fused − reference| = %.3g", l, st.LayerSpec(l), p, e)
+			}
+		}
+	}
+	for l, want := range []string{"f16", "kivi4:g=8,r=6,sinks=2", "q4:g=16", "f16"} {
+		if got := st.LayerSpec(l).String(); got != want {
+			t.Errorf("layer %d spec %s, want %s", l, got, want)
+		}
+	}
+	checkAccounting(t, "layers", st)
+}
+
+// TestForkCopyOnWrite: a fork shares blocks; writes after the fork copy the shared
+// block they touch and never change what the other sequence sees.
+func TestForkCopyOnWrite(t *testing.T) {
+	for _, spec := range []string{"f32", "q8", "kivi2:g=8,r=5,sinks=1"} {
+		t.Run(spec, func(t *testing.T) {
+			const L = 37 // not a multiple of the block length: the last block is shared and partial
+			f := newFixture(t, spec, 2, 4, 2, 8, L, 0)
+			st := f.st
+			src, _ := st.NewSeq()
+			f.mustStep(t, src, 0, L-3)
+			f.mustStep(t, src, L-3, L)
+			before := st.PoolStats()
+			child, err := st.Fork(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := st.PoolStats()
+			if after.BlocksUsed != before.BlocksUsed || after.BlocksShared != before.BlocksUsed {
+				t.Fatalf("fork: used %d→%d shared %d, want all %d blocks shared", before.BlocksUsed, after.BlocksUsed, after.BlocksShared, before.BlocksUsed)
+			}
+			if st.Len(child) != L {
+				t.Fatalf("child Len %d, want %d", st.Len(child), L)
+			}
+			checkAccounting(t, spec, st)
+
+			// Two different continuations of 20 tokens.
+			other := newFixture(t, spec, 2, 4, 2, 8, L+20, 0) // an independent history source
+			kC, vC, qC := mix(f, other, L)
+			f.extend(20)
+			outSrc := f.mustStep(t, src, L, L+1)
+			if got := st.PoolStats(); got.BlocksUsed != before.BlocksUsed+1 || got.BlocksShared != before.BlocksUsed-1 {
+				t.Errorf("first write after fork: used %d shared %d, want %d and %d (one block copied)", got.BlocksUsed, got.BlocksShared, before.BlocksUsed+1, before.BlocksUsed-1)
+			}
+			outChild, err := f.step(t, child, kC, vC, qC, L, L+1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p := L + 1; p < L+20; p++ {
+				o1 := f.mustStep(t, src, p, p+1)
+				o2, err := f.step(t, child, kC, vC, qC, p, p+1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				outSrc, outChild = o1, o2
+			}
+			// Fresh sequences with the same full histories must see exactly the same.
+			fresh1, _ := st.NewSeq()
+			fresh2, _ := st.NewSeq()
+			f.mustStep(t, fresh1, 0, L)
+			if _, err := f.step(t, fresh2, kC, vC, qC, 0, L); err != nil {
+				t.Fatal(err)
+			}
+			var w1, w2 [][]float32
+			for p := L; p < L+20; p++ {
+				w1 = f.mustStep(t, fresh1, p, p+1)
+				if w2, err = f.step(t, fresh2, kC, vC, qC, p, p+1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !equalOuts(outSrc, w1) {
+				t.Errorf("source after fork differs from a fresh run of its history")
+			}
+			if !equalOuts(outChild, w2) {
+				t.Errorf("child differs from a fresh run of its history")
+			}
+			if equalOuts(outSrc, outChild) {
+				t.Errorf("source and child gave equal outputs for different continuations")
+			}
+			checkAccounting(t, spec, st)
+			for _, id := range []SeqID{src, child, fresh1, fresh2} {
+				if err := st.Drop(id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if ps := st.PoolStats(); ps.BlocksUsed != 0 || ps.TailBytes != 0 || st.Usage().AllocBytes != 0 {
+				t.Errorf("after dropping everything: %+v", ps)
+			}
+		})
+	}
+}
+
+// mix returns layer-major histories equal to f's before position L and to other's
+// from L on.
+func mix(f, other *fixture, L int) (k, v, q [][][]float32) {
+	for l := 0; l < f.layers; l++ {
+		k = append(k, append(append([][]float32(nil), f.k[l][:L]...), other.k[l][L:]...))
+		v = append(v, append(append([][]float32(nil), f.v[l][:L]...), other.v[l][L:]...))
+		q = append(q, append(append([][]float32(nil), f.q[l][:L]...), other.q[l][L:]...))
+	}
+	return k, v, q
+}
+
+// TestGrowRollback: when the budget cannot hold a Grow or a Fork, the call fails
+// with ErrNoSpace and the pool, the usage figures and the sequence are unchanged.
+func TestGrowRollback(t *testing.T) {
+	for _, spec := range []string{"q4", "kivi4/kivi2:r=20,sinks=2"} {
+		t.Run(spec, func(t *testing.T) {
+			probe := newFixture(t, spec, 2, 4, 2, 16, 0, 0)
+			bb := int64(probe.st.BlockBytes())
+			budget := 9*bb + 30*int64(2*2*16*4)
+			f := newFixture(t, spec, 2, 4, 2, 16, 400, budget)
+			st := f.st
+			a, _ := st.NewSeq()
+			pos := 0
+			var failed bool
+			for pos < 400 {
+				n := 1 + f.r.IntN(40)
+				n = min(n, 400-pos)
+				beforePS, beforeU, beforeLen := st.PoolStats(), st.Usage(), st.Len(a)
+				_, err := f.step(t, a, f.k, f.v, f.q, pos, pos+n)
+				if err != nil {
+					if !errors.Is(err, ErrNoSpace) {
+						t.Fatalf("grow: %v, want ErrNoSpace", err)
+					}
+					if ps, u := st.PoolStats(), st.Usage(); ps != beforePS || u != beforeU || st.Len(a) != beforeLen {
+						t.Fatalf("failed grow changed state:\npool %+v\n  → %+v\nusage %+v\n   → %+v\nlen %d → %d", beforePS, ps, beforeU, u, beforeLen, st.Len(a))
+					}
+					failed = true
+					break
+				}
+				pos += n
+				if u := st.Usage(); u.AllocBytes > budget {
+					t.Fatalf("AllocBytes %d over budget %d", u.AllocBytes, budget)
+				}
+			}
+			if !failed {
+				t.Fatalf("budget of %d bytes held 400 tokens", budget)
+			}
+			// Single-token steps fill the rest of the budget exactly up to failure.
+			for {
+				if _, err := f.step(t, a, f.k, f.v, f.q, pos, pos+1); err != nil {
+					if !errors.Is(err, ErrNoSpace) {
+						t.Fatal(err)
+					}
+					break
+				}
+				pos++
+			}
+			// The sequence still works after the failures: truncate one step and redo it.
+			prev := st.Len(a) - 1
+			if err := st.Truncate(a, prev); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.step(t, a, f.k, f.v, f.q, prev, prev+1); err != nil {
+				t.Fatalf("redo after truncate: %v", err)
+			}
+			// Fork needs tail memory (and, on its first write, a copy of the shared block).
+			beforePS, beforeU := st.PoolStats(), st.Usage()
+			if _, err := st.Fork(a); err == nil {
+				c := st.Len(a)
+				// The fork fit; its first write must copy a shared block and fail cleanly if it cannot.
+				id := SeqID(st.next - 1)
+				before2 := st.PoolStats()
+				if err := st.Grow(id, []int32{1}); err != nil && (!errors.Is(err, ErrNoSpace) || st.PoolStats() != before2 || st.Len(id) != c) {
+					t.Fatalf("grow of fork: err %v, pool %+v → %+v", err, before2, st.PoolStats())
+				}
+			} else {
+				if !errors.Is(err, ErrNoSpace) {
+					t.Fatalf("fork: %v", err)
+				}
+				if st.PoolStats() != beforePS || st.Usage() != beforeU {
+					t.Fatalf("failed fork changed state")
+				}
+			}
+			checkAccounting(t, spec, st)
+			if err := st.Drop(a); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestAccountingFormula: in the steady state of single-token steps the Store holds
+// exactly ⌈L/B⌉ blocks plus rings of G key rows and r value rows per layer plus the
+// sink rows, and the block size is what the codec layouts say.
+func TestAccountingFormula(t *testing.T) {
+	const d, kvh, layers = 128, 2, 3
+	rowBytes := int64(kvh * d * 4)
+	cases := []struct {
+		spec        string
+		perTokenRow int // bytes per token per layer per kv head, K+V, from the codec docs (d=128)
+		ringRows    int // steady f32 ring rows per layer (G keys + r values)
+		sinks       int
+	}{
+		{"f32", 512 + 512, 0, 0},
+		{"f16", 256 + 256, 0, 0},
+		{"bf16:sinks=4", 256 + 256, 0, 4},
+		{"q8", 130 + 130, 0, 0},
+		{"fp8e4m3", 130 + 130, 0, 0},
+		{"q4", 80 + 80, 0, 0},
+		{"q2", 48 + 48, 0, 0},
+		{"q4:g=128", 68 + 68, 0, 0},
+		{"kivi8", 144 + 144, 32 + 128, 0},
+		{"kivi4", 80 + 80, 32 + 128, 0},
+		{"kivi2", 48 + 48, 32 + 128, 0},
+		{"kivi4/kivi2:r=64,sinks=4", 80 + 48, 32 + 64, 4},
+		{"f32/q8:sinks=3", 512 + 130, 0, 3},
+	}
+	for _, c := range cases {
+		sp := MustParseSpec(c.spec)
+		cfg := Config{Layers: layers, Heads: 4, KVHeads: kvh, HeadDim: d, Spec: sp}
+		bpt, err := BytesPerToken(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := float64(layers * kvh * c.perTokenRow); bpt != want {
+			t.Errorf("%s: BytesPerToken = %v, want %v", c.spec, bpt, want)
+		}
+		comp, _ := CompressionVsF16(cfg)
+		if want := float64(2*256) / float64(c.perTokenRow); comp != want {
+			t.Errorf("%s: CompressionVsF16 = %v, want %v", c.spec, comp, want)
+		}
+		st, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &fixture{st: st, heads: 4, kvh: kvh, d: d, layers: layers, r: rand.New(rand.NewPCG(1, 1))}
+		const L = 300
+		f.extend(L)
+		id, _ := st.NewSeq()
+		f.mustStep(t, id, 0, 100)
+		for p := 100; p < L; p++ {
+			f.mustStep(t, id, p, p+1)
+		}
+		// Before the next Grow the rings still hold the last step's row on top of the
+		// steady rows; a Grow of one more token trims them, so measure after it.
+		if err := st.Grow(id, []int32{0}); err != nil {
+			t.Fatal(err)
+		}
+		blocks := int64((L + 1 + st.g.B - 1) / st.g.B)
+		sinkBytes := 0
+		if c.sinks > 0 {
+			lossySides := 0
+			if !lossless(sp.K.Type) {
+				lossySides++
+			}
+			if !lossless(sp.V.Type) {
+				lossySides++
+			}
+			sinkBytes = c.sinks * lossySides
+		}
+		want := blocks*int64(st.BlockBytes()) + int64(layers)*rowBytes*int64(c.ringRows+sinkBytes)
+		if got := st.Usage().AllocBytes; got != want {
+			t.Errorf("%s: AllocBytes = %d, want %d (%d blocks of %d, %d ring and %d sink rows per layer)", c.spec, got, want, blocks, st.BlockBytes(), c.ringRows, sinkBytes)
+		}
+		if got := int64(st.BlockBytes()); float64(got) != bpt*float64(st.g.B) {
+			t.Errorf("%s: block bytes %d ≠ BytesPerToken × B", c.spec, got)
+		}
+		checkAccounting(t, c.spec, st)
+	}
+}
+
+// TestTruncate: undoing a Grow, rolling back whole steps, and refusing lengths whose
+// full-precision rows are gone; a truncated sequence continues exactly like a fresh
+// one with the same history.
+func TestTruncate(t *testing.T) {
+	const spec = "kivi2:g=8,r=4,sinks=1"
+	f := newFixture(t, spec, 2, 2, 1, 8, 80, 0)
+	st := f.st
+	a, _ := st.NewSeq()
+	f.mustStep(t, a, 0, 30)
+	f.mustStep(t, a, 30, 37)
+	// Roll back to the start of the last step (always exact).
+	if err := st.Truncate(a, 30); err != nil {
+		t.Fatal(err)
+	}
+	// Undo a Grow before any Append, in two moves.
+	if err := st.Grow(a, make([]int32, 5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Truncate(a, 32); err != nil { // keep 2 of the 5
+		t.Fatal(err)
+	}
+	if err := st.Truncate(a, 30); err != nil {
+		t.Fatal(err)
+	}
+	if st.Len(a) != 30 {
+		t.Fatalf("Len %d", st.Len(a))
+	}
+	// Positions before the last step's block of keys are no longer held in f32.
+	err := st.Truncate(a, 21)
+	if err == nil || !errors.Is(err, errNotExact) || !strings.Contains(err.Error(), "held from") {
+		t.Fatalf("truncate to 21: %v, want a not-exact error", err)
+	}
+	if st.Len(a) != 30 {
+		t.Fatalf("failed truncate changed Len to %d", st.Len(a))
+	}
+	var got [][]float32
+	for p := 30; p < 45; p++ {
+		got = f.mustStep(t, a, p, p+1)
+	}
+	b, _ := st.NewSeq()
+	var want [][]float32
+	for p := 0; p < 45; p++ {
+		want = f.mustStep(t, b, p, p+1)
+	}
+	if !equalOuts(got, want) {
+		t.Errorf("truncated and continued sequence differs from a fresh one")
+	}
+	if err := st.Truncate(a, 0); err != nil {
+		t.Fatal(err)
+	}
+	if st.Len(a) != 0 || len(st.seqs[a].blocks) != 0 {
+		t.Errorf("truncate to 0 left %d tokens, %d blocks", st.Len(a), len(st.seqs[a].blocks))
+	}
+	// A half-appended step cannot be truncated.
+	if err := st.Grow(b, []int32{1}); err != nil {
+		t.Fatal(err)
+	}
+	f.extend(1)
+	if err := st.Append(0, b, f.k[0][45], f.v[0][45]); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Truncate(b, 45); err == nil {
+		t.Errorf("truncate of a half-appended step succeeded")
+	}
+	checkAccounting(t, spec, st)
+}
+
+// TestErrors: misuse is an error naming what was wrong, never a panic.
+func TestErrors(t *testing.T) {
+	f := newFixture(t, "q8", 2, 4, 2, 8, 4, 0)
+	st := f.st
+	a, _ := st.NewSeq()
+	row := make([]float32, 16)
+	q := make([]float32, 32)
+	checks := []struct {
+		name    string
+		err     error
+		mention string
+		is      error
+	}{
+		{"drop unknown", st.Drop(99), "sequence 99", ErrUnknownSeq},
+		{"fork unknown", func() error { _, err := st.Fork(99); return err }(), "sequence 99", ErrUnknownSeq},
+		{"grow unknown", st.Grow(99, []int32{1}), "sequence 99", ErrUnknownSeq},
+		{"append before grow", st.Append(0, a, row, row), "call Grow first", nil},
+		{"truncate beyond", st.Truncate(a, 3), "Len=0", nil},
+	}
+	if err := st.Grow(a, []int32{1}); err != nil {
+		t.Fatal(err)
+	}
+	checks = append(checks, []struct {
+		name    string
+		err     error
+		mention string
+		is      error
+	}{
+		{"attend before append", st.Attend(0, a, q, q), "not appended", nil},
+		{"bad layer", st.Append(2, a, row, row), "layer 2 out of range", nil},
+		{"short k", st.Append(0, a, row[:15], row), "len(k)=15", nil},
+		{"fork mid-step", func() error { _, err := st.Fork(a); return err }(), "step is open", nil},
+	}...)
+	if err := st.Append(0, a, row, row); err != nil {
+		t.Fatal(err)
+	}
+	checks = append(checks, []struct {
+		name    string
+		err     error
+		mention string
+		is      error
+	}{
+		{"append twice", st.Append(0, a, row, row), "already appended", nil},
+		{"grow mid-step", st.Grow(a, []int32{1}), "incomplete", nil},
+		{"attend short out", st.Attend(0, a, q, q[:8]), "len(out)=8", nil},
+	}...)
+	for _, c := range checks {
+		if c.err == nil {
+			t.Errorf("%s: no error", c.name)
+			continue
+		}
+		if !strings.Contains(c.err.Error(), c.mention) {
+			t.Errorf("%s: error %q does not mention %q", c.name, c.err, c.mention)
+		}
+		if c.is != nil && !errors.Is(c.err, c.is) {
+			t.Errorf("%s: error %q is not %v", c.name, c.err, c.is)
+		}
+	}
+	for _, bad := range []Config{
+		{Layers: 0, Heads: 1, KVHeads: 1, HeadDim: 8, Spec: MustParseSpec("f32")},
+		{Layers: 1, Heads: 3, KVHeads: 2, HeadDim: 8, Spec: MustParseSpec("f32")},
+		{Layers: 1, Heads: 2, KVHeads: 2, HeadDim: 8},
+		{Layers: 1, Heads: 2, KVHeads: 2, HeadDim: 8, Spec: MustParseSpec("f32"), LayerSpecs: map[int]Spec{3: MustParseSpec("q8")}},
+		{Layers: 1, Heads: 2, KVHeads: 2, HeadDim: 8, Spec: MustParseSpec("f32"), BudgetBytes: 10},
+		{Layers: 1, Heads: 2, KVHeads: 2, HeadDim: 8, Spec: MustParseSpec("f32"), BlockTokens: -1},
+	} {
+		if _, err := New(bad); err == nil {
+			t.Errorf("New(%+v): no error", bad)
+		}
+	}
+}
+
+// TestConcurrentSequences: one step of several sequences may run Append and Attend
+// from several goroutines; results equal the sequential ones.
+func TestConcurrentSequences(t *testing.T) {
+	f := newFixture(t, "kivi4:g=8,r=6", 2, 4, 2, 16, 40, 0)
+	st := f.st
+	const nseq = 4
+	ids := make([]SeqID, nseq)
+	for i := range ids {
+		ids[i], _ = st.NewSeq()
+	}
+	ref, _ := st.NewSeq()
+	var want [][]float32
+	for p := 0; p < 40; p++ {
+		want = f.mustStep(t, ref, p, p+1)
+		for _, id := range ids {
+			if err := st.Grow(id, []int32{int32(p)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, nseq)
+		outs := make([][][]float32, nseq)
+		for i, id := range ids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				outs[i] = make([][]float32, f.layers)
+				for l := 0; l < f.layers; l++ {
+					if err := st.Append(l, id, f.k[l][p], f.v[l][p]); err != nil {
+						errs[i] = err
+						return
+					}
+					outs[i][l] = make([]float32, f.heads*f.d)
+					if err := st.Attend(l, id, f.q[l][p], outs[i][l]); err != nil {
+						errs[i] = err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		for i := range ids {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			if !equalOuts(outs[i], want) {
+				t.Fatalf("sequence %d position %d differs from the sequential run", i, p)
+			}
+		}
+	}
+}
+
+func TestPoolStatsWaste(t *testing.T) {
+	f := newFixture(t, "q8", 1, 2, 1, 8, 40, 1<<20)
+	st := f.st
+	B := st.g.B
+	var ids []SeqID
+	for i, n := range []int{1, B, B + 3, 2*B - 1} {
+		id, _ := st.NewSeq()
+		ids = append(ids, id)
+		f.mustStep(t, id, 0, n)
+		_ = i
+	}
+	ps := st.PoolStats()
+	wantWaste := (B - 1) + 0 + (B - 3) + 1
+	if ps.WasteTokens != wantWaste || ps.BlocksUsed != 1+1+2+2 {
+		t.Errorf("waste %d blocks %d, want %d and 6", ps.WasteTokens, ps.BlocksUsed, wantWaste)
+	}
+	if ps.BlocksTotal != int((1<<20)/int64(ps.BlockBytes)) || ps.BlocksFree != ps.BlocksTotal-6 {
+		t.Errorf("total %d free %d", ps.BlocksTotal, ps.BlocksFree)
+	}
+	for _, id := range ids {
+		_ = st.Drop(id)
+	}
+	id, _ := st.NewSeq()
+	f.mustStep(t, id, 0, 2*B)
+	if ps2 := st.PoolStats(); ps2.BlocksMade != 6 || ps2.BlocksUsed != 2 {
+		t.Errorf("after reuse: made %d used %d, want freed blocks reused (6 made, 2 used)", ps2.BlocksMade, ps2.BlocksUsed)
+	}
+}
+
+func ExampleStore() {
+	sp, _ := ParseSpec("kivi4/kivi2")
+	cfg := Config{Layers: 2, Heads: 8, KVHeads: 2, HeadDim: 64, Spec: sp}
+	st, _ := New(cfg)
+	id, _ := st.NewSeq()
+	// One step of 3 tokens: Grow, then per layer Append and Attend.
+	_ = st.Grow(id, []int32{1, 2, 3})
+	k := make([]float32, 3*2*64)
+	q := make([]float32, 3*8*64)
+	out := make([]float32, len(q))
+	for l := 0; l < 2; l++ {
+		_ = st.Append(l, id, k, k)
+		_ = st.Attend(l, id, q, out)
+	}
+	bpt, _ := BytesPerToken(cfg)
+	comp, _ := CompressionVsF16(cfg)
+	fmt.Printf("len %d, %.0f bytes/token, %.2fx smaller than f16, block %d tokens\n", st.Len(id), bpt, comp, st.Config().BlockTokens)
+	// Output: len 3, 256 bytes/token, 4.00x smaller than f16, block 32 tokens
+}
