@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -273,5 +274,51 @@ func TestSPMMergeOrder(t *testing.T) {
 	}
 	if got, want := tok2.Encode("aba", false), []int32{3, 7, 4}; !slices.Equal(got, want) {
 		t.Errorf("tie: Encode(%q) = %v, want %v", "aba", got, want)
+	}
+}
+
+func TestQueueKeys(t *testing.T) {
+	negZero := float32(math.Copysign(0, -1))
+	if scoreKey(negZero, 5) != scoreKey(0, 5) {
+		t.Error("-0 and +0 scores differ")
+	}
+	ordered := []uint64{ // merged first → last
+		scoreKey(float32(math.Inf(1)), 7),
+		scoreKey(3, 0),
+		scoreKey(3, 1),
+		scoreKey(0.5, 0),
+		scoreKey(0, 2),
+		scoreKey(-1e-30, 0),
+		scoreKey(-2, 0),
+		scoreKey(-2, 1<<31-1),
+		scoreKey(float32(math.Inf(-1)), 0),
+	}
+	for i := 1; i < len(ordered); i++ {
+		if ordered[i-1] <= ordered[i] {
+			t.Errorf("score key %d (%#x) does not come before %d (%#x)", i-1, ordered[i-1], i, ordered[i])
+		}
+	}
+	if !(rankKey(0, 9) > rankKey(1, 0) && rankKey(1, 0) > rankKey(1, 1)) {
+		t.Error("rank keys out of order")
+	}
+	for _, left := range []int32{0, 1, 12345, 1<<31 - 1} {
+		if got := (bigram{key: scoreKey(-3, left)}).left(); got != left {
+			t.Errorf("left() = %d, want %d", got, left)
+		}
+	}
+	// The heap pops in key order.
+	var q bigramQueue
+	keys := []uint64{5, 1, 9, 3, 9, 7, 2, 8}
+	for _, k := range keys {
+		q.push(bigram{key: k})
+	}
+	var got []uint64
+	for len(q) > 0 {
+		got = append(got, q.pop().key)
+	}
+	want := slices.Sorted(slices.Values(keys))
+	slices.Reverse(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("pop order %v, want %v", got, want)
 	}
 }

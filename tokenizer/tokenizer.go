@@ -12,8 +12,8 @@
 //
 // Encode never fails: any byte string, including invalid UTF-8, has an encoding, and
 // for vocabularies with byte tokens (every llama vocabulary with byte fallback, every
-// gpt2 vocabulary) Decode(Encode(s, true)) restores s exactly (see Decode for the
-// dummy space when there is no BOS), with two exceptions: for
+// gpt2 vocabulary) Decode(Encode(s, true)) restores s exactly (for a space-prefix
+// vocabulary this needs its BOS; see Decode), with two exceptions: for
 // "llama", a literal ▁ (U+2581) in the input comes back as a space, because
 // SentencePiece uses that character to stand for the space; and with a space-prefix
 // vocabulary, text that follows a user-defined token comes back with the dummy space
@@ -23,9 +23,9 @@
 // is three characters, never the BOS control token. EncodeSpecial also recognises
 // control tokens, for prompts built from chat templates.
 //
-// Decoding follows llama.cpp: control tokens produce no text, byte tokens their byte,
-// user-defined tokens their text verbatim, the unknown token " ⁇ " (SentencePiece's
-// rendering), other pieces their text with ▁ read as a space ("llama") or mapped back
+// In decoding, control tokens produce no text, byte tokens their byte, user-defined
+// tokens their text verbatim (as in llama.cpp), the unknown token " ⁇ " (as in
+// SentencePiece), and other pieces their text with ▁ read as a space ("llama") or mapped back
 // from the byte-level alphabet ("gpt2").
 //
 // A Tokenizer is immutable after New and safe for concurrent use; a StreamDecoder is
