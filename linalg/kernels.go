@@ -35,8 +35,9 @@ var scalarKernels = &kernelSet{
 	quantQ8: quantQ8Scalar,
 }
 
-// simdKernels is set at init by the SIMD build when the CPU supports it; nil otherwise.
-var simdKernels *kernelSet
+// simdKernels is the SIMD kernel set of this build for this CPU, or nil when there is none
+// (portable build, or a CPU without the needed features).
+var simdKernels = detectSIMD()
 
 // active is the kernel set in use.
 var active atomic.Pointer[kernelSet]
@@ -154,7 +155,8 @@ func axpyScalar(dst []float32, a float32, x []float32) {
 }
 
 // quantQ8Scalar is the reference for quantQ8: per block d = max|x|/127 and
-// q = round-half-away(x/d), clamped to [-127, 127]; an all-zero block gets d = 0, q = 0.
+// q = x·(1/d) rounded to nearest, ties to even (in float32), clamped to [-127, 127]; an
+// all-zero block gets d = 0, q = 0.
 func quantQ8Scalar(xq []int8, xd []float32, x []float32) {
 	x = x[:len(xd)*blockElems]
 	xq = xq[:len(xd)*blockElems]
@@ -172,10 +174,23 @@ func quantQ8Scalar(xq []int8, xd []float32, x []float32) {
 			id = 1 / d
 		}
 		for j, f := range v {
-			r := math.Round(float64(f * id))
-			q[j] = int8(max(-127, min(127, r)))
+			q[j] = int8(max(-127, min(127, roundEven32(float32(f*id)))))
 		}
 	}
+}
+
+// roundEven32 rounds f to the nearest integer, ties to even, for |f| < 2^22 (adding and
+// subtracting 1.5·2^23 leaves the rounded value); larger or NaN inputs give a value
+// outside [-127, 127] or NaN, which callers clamp.
+func roundEven32(f float32) int32 {
+	const magic = 3 << 22
+	if !(abs32(f) < 1<<22) {
+		if f > 0 {
+			return math.MaxInt32
+		}
+		return math.MinInt32 // negative overflow or NaN, as VCVTPS2DQ gives
+	}
+	return int32(float32(f+magic) - magic)
 }
 
 func abs32(f float32) float32 { return math.Float32frombits(math.Float32bits(f) &^ (1 << 31)) }

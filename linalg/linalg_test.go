@@ -95,6 +95,7 @@ func TestMatMulConformance(t *testing.T) {
 
 // TestMatMulKernelsAgree checks the SIMD kernels against their scalar twins on the same
 // inputs, with a tolerance far below the quantization error (both see the same int8 codes).
+// It also checks that both quantize activations to the same codes and scales.
 func TestMatMulKernelsAgree(t *testing.T) {
 	if simdKernels == nil {
 		t.Skip("no SIMD kernels in this build or on this CPU")
@@ -104,7 +105,7 @@ func TestMatMulKernelsAgree(t *testing.T) {
 	for _, typ := range testTypes {
 		for _, cols := range []int{32, 96, 768} {
 			rows, n := 13, 5
-			data, _ := encodeRows(t, typ, randVals(r, rows*cols, 0.05), rows, cols)
+			data, wref := encodeRows(t, typ, randVals(r, rows*cols, 0.05), rows, cols)
 			w, err := NewMatrix(typ, rows, cols, data)
 			if err != nil {
 				t.Fatal(err)
@@ -117,9 +118,13 @@ func TestMatMulKernelsAgree(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// Both differ from the exact product of the same codes by at most the float32
+			// accumulation bound; codes and scales are identical, so that bound (×2, and a
+			// margin for Σ|w·x̂| vs Σ|w·x|) is all they may differ by.
+			_, tol := refMatMul(wref, rows, cols, x, n, false)
 			for i := range got[0] {
 				a, b := float64(got[0][i]), float64(got[1][i])
-				if d := math.Abs(a - b); d > 1e-5*(math.Abs(a)+1e-3) {
+				if d := math.Abs(a - b); d > 2.2*tol[i] {
 					t.Errorf("%v cols=%d out[%d]: scalar %v, simd %v", typ, cols, i, a, b)
 				}
 			}
@@ -346,5 +351,38 @@ func TestSetThreads(t *testing.T) {
 	}
 	if err := SetThreads(3); err != nil || Threads() != 3 {
 		t.Errorf("SetThreads(3): err %v, Threads() = %d", err, Threads())
+	}
+}
+
+func TestQuantQ8Twins(t *testing.T) {
+	if simdKernels == nil {
+		t.Skip("no SIMD kernels in this build or on this CPU")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	x := randVals(r, 32*64, 1)
+	// Exact ties, zeros, a NaN block, an infinity block, subnormals and huge values.
+	for j := 0; j < 32; j++ {
+		x[j] = float32(j-16) * 0.5 // ties at ±127·k/2 multiples after scaling
+		x[32+j] = 0
+		x[96+j] = 1e-40 * float32(j)
+		x[128+j] = 3e38 * float32(j%3-1)
+	}
+	x[64+5] = float32(math.NaN())
+	x[160+7] = float32(math.Inf(-1))
+	n := len(x) / 32
+	qs, ds := make([]int8, len(x)), make([]float32, n)
+	qv, dv := make([]int8, len(x)), make([]float32, n)
+	scalarKernels.quantQ8(qs, ds, x)
+	simdKernels.quantQ8(qv, dv, x)
+	for b := 0; b < n; b++ {
+		if math.Float32bits(ds[b]) != math.Float32bits(dv[b]) && !(ds[b] != ds[b] && dv[b] != dv[b]) {
+			t.Errorf("block %d: scale scalar %v, simd %v", b, ds[b], dv[b])
+		}
+		for j := b * 32; j < (b+1)*32; j++ {
+			if qs[j] != qv[j] {
+				t.Errorf("block %d value %d (x=%v): code scalar %d, simd %d", b, j%32, x[j], qs[j], qv[j])
+				break
+			}
+		}
 	}
 }

@@ -1,0 +1,199 @@
+package linalg
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"syscall"
+	"testing"
+	"time"
+
+	"kvq/gguf"
+)
+
+// benchMatrix returns a rows×cols matrix of type t filled with random but valid values
+// (fast to build: no quantization search).
+func benchMatrix(b *testing.B, t gguf.TensorType, rows, cols int) Matrix {
+	b.Helper()
+	rb, err := t.RowBytes(cols)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(uint64(rows), uint64(cols)))
+	data := make([]byte, rows*rb)
+	switch t {
+	case gguf.TypeF32:
+		for i := 0; i < len(data); i += 4 {
+			binary.LittleEndian.PutUint32(data[i:], math.Float32bits(float32(r.NormFloat64()*0.05)))
+		}
+	case gguf.TypeF16:
+		for i := 0; i < len(data); i += 2 {
+			binary.LittleEndian.PutUint16(data[i:], f32ToF16(float32(r.NormFloat64()*0.05)))
+		}
+	case gguf.TypeQ8_0, gguf.TypeQ4_0:
+		bb := 34
+		if t == gguf.TypeQ4_0 {
+			bb = 18
+		}
+		for i := 0; i < len(data); i += bb {
+			binary.LittleEndian.PutUint16(data[i:], f32ToF16(float32(0.0005+r.Float64()*0.001)))
+			for j := i + 2; j < i+bb; j++ {
+				data[j] = byte(r.Uint32())
+			}
+		}
+	default:
+		b.Fatalf("no bench matrix for %v", t)
+	}
+	m, err := NewMatrix(t, rows, cols, data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// cpuTime returns the user+system CPU time of the process so far. On a machine shared with
+// other work, CPU time per operation is a steadier figure than wall time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// llama-134m shapes as rows×cols (out×in).
+var benchShapes = []struct {
+	name       string
+	rows, cols int
+}{
+	{"768x768", 768, 768}, {"2048x768", 2048, 768}, {"768x2048", 768, 2048}, {"32000x768", 32000, 768},
+}
+
+// BenchmarkMatMul reports weight bytes per second (b.SetBytes = weight bytes per call).
+func BenchmarkMatMul(b *testing.B) {
+	for _, typ := range []gguf.TensorType{gguf.TypeF32, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_0} {
+		for _, sh := range benchShapes {
+			w := benchMatrix(b, typ, sh.rows, sh.cols)
+			for _, n := range []int{1, 64} {
+				b.Run(fmt.Sprintf("%v/%s/n=%d", typ, sh.name, n), func(b *testing.B) {
+					x := randVals(rand.New(rand.NewPCG(1, 1)), n*sh.cols, 1)
+					out := make([]float32, n*sh.rows)
+					b.SetBytes(int64(len(w.Data)))
+					c0 := cpuTime()
+					for b.Loop() {
+						if err := MatMul(out, w, x, n); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+					b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkModel runs every weight product of one llama-134m forward pass (12 layers of
+// q, k, v, o 768×768, gate and up 2048×768, down 768×2048, then the 32000×768 output) for
+// n tokens and reports tokens per second: the ceiling the matrix kernels put on decode
+// (n=1) and prefill (n=64) of that shape.
+func BenchmarkModel(b *testing.B) {
+	for _, typ := range []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeF32} {
+		sq := benchMatrix(b, typ, 768, 768)
+		up := benchMatrix(b, typ, 2048, 768)
+		down := benchMatrix(b, typ, 768, 2048)
+		outW := benchMatrix(b, typ, 32000, 768)
+		// Each layer gets its own copies so the weights stream from memory, as in a model.
+		type layer struct{ q, k, v, o, gate, up, down Matrix }
+		layers := make([]layer, 12)
+		cp := func(m Matrix) Matrix { m.Data = append([]byte(nil), m.Data...); return m }
+		var total int64
+		for i := range layers {
+			layers[i] = layer{cp(sq), cp(sq), cp(sq), cp(sq), cp(up), cp(up), cp(down)}
+			total += int64(4*len(sq.Data) + 2*len(up.Data) + len(down.Data))
+		}
+		total += int64(len(outW.Data))
+		for _, n := range []int{1, 64} {
+			b.Run(fmt.Sprintf("llama134m/%v/n=%d", typ, n), func(b *testing.B) {
+				r := rand.New(rand.NewPCG(2, 2))
+				x := randVals(r, n*2048, 1)
+				y := make([]float32, n*32000)
+				b.SetBytes(total)
+				c0 := cpuTime()
+				for b.Loop() {
+					for _, l := range layers {
+						for _, m := range []Matrix{l.q, l.k, l.v, l.o, l.gate, l.up, l.down} {
+							if err := MatMul(y, m, x, n); err != nil {
+								b.Fatal(err)
+							}
+						}
+					}
+					if err := MatMul(y, outW, x, n); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+				b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/pass")
+				b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/pass")
+			})
+		}
+	}
+}
+
+// BenchmarkKernels times the inner kernels on one 4096-value row, per kernel set.
+func BenchmarkKernels(b *testing.B) {
+	const cols = 4096
+	r := rand.New(rand.NewPCG(9, 9))
+	x := randVals(r, cols, 1)
+	xq, xd := make([]int8, cols), make([]float32, cols/32)
+	scalarKernels.quantQ8(xq, xd, x)
+	q8 := benchMatrix(b, gguf.TypeQ8_0, 1, cols).Data
+	q4 := benchMatrix(b, gguf.TypeQ4_0, 1, cols).Data
+	f16 := benchMatrix(b, gguf.TypeF16, 1, cols).Data
+	y := randVals(r, cols, 1)
+	sets := []*kernelSet{scalarKernels}
+	if simdKernels != nil {
+		sets = append(sets, simdKernels)
+	}
+	var sink float32
+	for _, k := range sets {
+		b.Run(k.name+"/dotF32", func(b *testing.B) {
+			b.SetBytes(cols * 4)
+			for b.Loop() {
+				sink += k.dotF32(x, y)
+			}
+		})
+		b.Run(k.name+"/dotF16", func(b *testing.B) {
+			b.SetBytes(int64(len(f16)))
+			for b.Loop() {
+				sink += k.dotF16(f16, x)
+			}
+		})
+		b.Run(k.name+"/dotQ8", func(b *testing.B) {
+			b.SetBytes(int64(len(q8)))
+			for b.Loop() {
+				sink += k.dotQ8(q8, xq, xd)
+			}
+		})
+		b.Run(k.name+"/dotQ4", func(b *testing.B) {
+			b.SetBytes(int64(len(q4)))
+			for b.Loop() {
+				sink += k.dotQ4(q4, xq, xd)
+			}
+		})
+		b.Run(k.name+"/quantQ8", func(b *testing.B) {
+			b.SetBytes(cols * 4)
+			for b.Loop() {
+				k.quantQ8(xq, xd, x)
+			}
+		})
+		b.Run(k.name+"/axpy", func(b *testing.B) {
+			b.SetBytes(cols * 4)
+			for b.Loop() {
+				k.axpy(y, 1e-9, x)
+			}
+		})
+	}
+	_ = sink
+}

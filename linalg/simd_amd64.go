@@ -1,0 +1,275 @@
+//go:build amd64 && goexperiment.simd
+
+package linalg
+
+import (
+	"simd/archsimd"
+	"unsafe"
+)
+
+// The AVX2+FMA kernels. Each computes what its scalar twin in kernels.go computes (the
+// twin is the reference): integer parts exactly, float sums in a different order.
+// Slices are resliced and loaded through array pointers so bounds checks fold away;
+// tails shorter than a vector run the scalar loop.
+
+func detectSIMD() *kernelSet {
+	if !archsimd.X86.AVX2() || !archsimd.X86.FMA() {
+		return nil
+	}
+	return &kernelSet{
+		name:    "avx2",
+		dotF32:  dotF32AVX2,
+		dotF16:  dotF16AVX2,
+		dotQ8:   dotQ8AVX2,
+		dotQ4:   dotQ4AVX2,
+		axpy:    axpyAVX2,
+		quantQ8: quantQ8AVX2,
+	}
+}
+
+// hsum returns the sum of the 8 lanes of v. It clears the upper halves of the vector
+// registers (VZEROUPPER) before the scalar adds: legacy-SSE scalar float instructions,
+// which Go emits for float32 arithmetic, stall while those halves are dirty. Every kernel
+// ends this way, or with an explicit clear, before any scalar float code.
+func hsum(v archsimd.Float32x8) float32 {
+	var a [4]float32
+	v.GetLo().Add(v.GetHi()).Store(&a)
+	archsimd.ClearAVXUpperBits()
+	return (a[0] + a[1]) + (a[2] + a[3])
+}
+
+// dotF32AVX2 is dotF32Scalar with four 8-lane FMA accumulators.
+func dotF32AVX2(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 archsimd.Float32x8
+	for len(a) >= 32 && len(b) >= 32 {
+		s0 = archsimd.LoadFloat32x8((*[8]float32)(a[0:8])).MulAdd(archsimd.LoadFloat32x8((*[8]float32)(b[0:8])), s0)
+		s1 = archsimd.LoadFloat32x8((*[8]float32)(a[8:16])).MulAdd(archsimd.LoadFloat32x8((*[8]float32)(b[8:16])), s1)
+		s2 = archsimd.LoadFloat32x8((*[8]float32)(a[16:24])).MulAdd(archsimd.LoadFloat32x8((*[8]float32)(b[16:24])), s2)
+		s3 = archsimd.LoadFloat32x8((*[8]float32)(a[24:32])).MulAdd(archsimd.LoadFloat32x8((*[8]float32)(b[24:32])), s3)
+		a, b = a[32:], b[32:]
+	}
+	for len(a) >= 8 && len(b) >= 8 {
+		s0 = archsimd.LoadFloat32x8((*[8]float32)(a[0:8])).MulAdd(archsimd.LoadFloat32x8((*[8]float32)(b[0:8])), s0)
+		a, b = a[8:], b[8:]
+	}
+	s := hsum(s0.Add(s1).Add(s2.Add(s3)))
+	b = b[:len(a)]
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// axpyAVX2 is axpyScalar with 8-lane FMAs.
+func axpyAVX2(dst []float32, a float32, x []float32) {
+	x = x[:len(dst)]
+	av := archsimd.BroadcastFloat32x8(a)
+	for len(dst) >= 8 && len(x) >= 8 {
+		d := (*[8]float32)(dst[0:8])
+		av.MulAdd(archsimd.LoadFloat32x8((*[8]float32)(x[0:8])), archsimd.LoadFloat32x8(d)).Store(d)
+		dst, x = dst[8:], x[8:]
+	}
+	archsimd.ClearAVXUpperBits()
+	x = x[:len(dst)]
+	for i := range dst {
+		dst[i] += a * x[i]
+	}
+}
+
+// f16consts are the constants of f16x8, built once per kernel call so the loop does not
+// rebuild them.
+type f16consts struct {
+	expMant, sign, exp, expInc archsimd.Uint32x8
+	infExp                     archsimd.Uint32x8
+	mul                        archsimd.Float32x8
+}
+
+func newF16consts() f16consts {
+	return f16consts{
+		expMant: archsimd.BroadcastUint32x8(0x7fff),
+		sign:    archsimd.BroadcastUint32x8(0x8000),
+		exp:     archsimd.BroadcastUint32x8(0x7c00),
+		expInc:  archsimd.BroadcastUint32x8(0x0400),
+		infExp:  archsimd.BroadcastUint32x8(0x7f800000),
+		mul:     archsimd.BroadcastFloat32x8(0x1p112),
+	}
+}
+
+// f16x8 widens 8 little-endian binary16 values at p to float32 exactly: the exponent and
+// mantissa shifted into float32 position and scaled by 2^112 (which also makes subnormals
+// right), the sign put back, and exponent 31 (infinity, NaN) mapped to 255.
+func f16x8(p *[16]byte, c *f16consts) archsimd.Float32x8 {
+	h := archsimd.LoadUint16x8((*[8]uint16)(unsafe.Pointer(p))).ExtendToUint32()
+	em := h.And(c.expMant).ShiftAllLeft(13).AsFloat32x8().Mul(c.mul)
+	sign := h.And(c.sign).ShiftAllLeft(16)
+	// exponent 31 carries into bit 15; moved to bit 31 and smeared over the exponent field.
+	inf := h.And(c.exp).Add(c.expInc).And(c.sign).ShiftAllLeft(16).AsInt32x8().ShiftAllRight(8).
+		AsUint32x8().And(c.infExp)
+	return em.AsUint32x8().Or(sign).Or(inf).AsFloat32x8()
+}
+
+// dotF16AVX2 is dotF16Scalar with the binary16 values widened 8 at a time in registers.
+func dotF16AVX2(w []byte, x []float32) float32 {
+	w = w[:2*len(x)]
+	c := newF16consts()
+	var s0, s1 archsimd.Float32x8
+	for len(x) >= 16 && len(w) >= 32 {
+		s0 = f16x8((*[16]byte)(w[0:16]), &c).MulAdd(archsimd.LoadFloat32x8((*[8]float32)(x[0:8])), s0)
+		s1 = f16x8((*[16]byte)(w[16:32]), &c).MulAdd(archsimd.LoadFloat32x8((*[8]float32)(x[8:16])), s1)
+		w, x = w[32:], x[16:]
+	}
+	s := hsum(s0.Add(s1))
+	w = w[:2*len(x)]
+	for i := range x {
+		s += f16Table[uint16(w[2*i])|uint16(w[2*i+1])<<8] * x[i]
+	}
+	return s
+}
+
+// f16Bits is f16Table viewed as float32 bit patterns, for loads that stay in integer
+// registers.
+var f16Bits = (*[1 << 16]uint32)(unsafe.Pointer(&f16Table))
+
+// scale returns d_w·d_x broadcast to 8 lanes, from the binary16 weight scale at h and the
+// float32 activation scale bits at x, computed in vector registers only: a scalar SSE
+// float operation between AVX instructions stalls on the upper register halves.
+func scale(h []byte, x []uint32) archsimd.Float32x8 {
+	dw := archsimd.BroadcastUint32x8(f16Bits[uint16(h[0])|uint16(h[1])<<8]).AsFloat32x8()
+	return dw.Mul(archsimd.BroadcastUint32x8(x[0]).AsFloat32x8())
+}
+
+// int8x32 loads 32 bytes at p as signed codes.
+func int8x32(p *[32]byte) archsimd.Int8x32 {
+	return archsimd.LoadInt8x32((*[32]int8)(unsafe.Pointer(p)))
+}
+
+// dotCodes returns the 8 partial int32 sums of Σ w[j]·x[j] over 32 codes as float32 lanes:
+// |w| (unsigned) times x with w's sign (VPMADDUBSW; |w| ≤ 128 and |x| ≤ 127 cannot
+// saturate), then pairs of int16 summed to int32 (VPMADDWD).
+func dotCodes(w, x archsimd.Int8x32, ones archsimd.Int16x16) archsimd.Float32x8 {
+	return w.Abs().AsUint8x32().DotProductPairsSaturated(x.CopySign(w)).DotProductPairs(ones).ConvertToFloat32()
+}
+
+// dotQ8AVX2 is dotQ8Scalar: one integer dot per block in registers, then an FMA by the
+// product of the two scales.
+func dotQ8AVX2(w []byte, xq []int8, xd []float32) float32 {
+	w = w[:len(xd)*q8BlockBytes]
+	xq = xq[:len(xd)*blockElems]
+	ones := archsimd.BroadcastInt16x16(1)
+	xdBits := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(xd))), len(xd))
+	var s0, s1 archsimd.Float32x8
+	for len(xdBits) >= 2 && len(w) >= 2*q8BlockBytes && len(xq) >= 2*blockElems {
+		d0 := scale(w[0:2], xdBits[0:1])
+		d1 := scale(w[34:36], xdBits[1:2])
+		p0 := dotCodes(int8x32((*[32]byte)(w[2:34])), archsimd.LoadInt8x32((*[32]int8)(xq[0:32])), ones)
+		p1 := dotCodes(int8x32((*[32]byte)(w[36:68])), archsimd.LoadInt8x32((*[32]int8)(xq[32:64])), ones)
+		s0 = p0.MulAdd(d0, s0)
+		s1 = p1.MulAdd(d1, s1)
+		w, xq, xdBits = w[2*q8BlockBytes:], xq[2*blockElems:], xdBits[2:]
+	}
+	if len(xdBits) == 1 && len(w) >= q8BlockBytes && len(xq) >= blockElems {
+		d0 := scale(w[0:2], xdBits[0:1])
+		p0 := dotCodes(int8x32((*[32]byte)(w[2:34])), archsimd.LoadInt8x32((*[32]int8)(xq[0:32])), ones)
+		s0 = p0.MulAdd(d0, s0)
+	}
+	return hsum(s0.Add(s1))
+}
+
+// q4codes unpacks the 16 bytes of a Q4_0 block at p into its 32 signed codes (value-8):
+// low nibbles are values 0..15, high nibbles values 16..31.
+//
+// The high nibbles are shifted down with a per-lane 32-bit shift (VPSRLVD) by a vector of
+// 4s: Uint16x8.ShiftAllRight moves its count with a legacy-SSE MOVQ, which stalls.
+func q4codes(p *[16]byte, mask archsimd.Uint8x16, fours archsimd.Uint32x4, eight archsimd.Int8x32) archsimd.Int8x32 {
+	v := archsimd.LoadUint8x16(p)
+	lo := v.And(mask)
+	hi := v.AsUint32x4().ShiftRight(fours).AsUint8x16().And(mask)
+	var z archsimd.Uint8x32
+	return z.SetLo(lo).SetHi(hi).AsInt8x32().Sub(eight)
+}
+
+// dotQ4AVX2 is dotQ4Scalar: the nibbles unpacked in registers, then as dotQ8AVX2.
+func dotQ4AVX2(w []byte, xq []int8, xd []float32) float32 {
+	w = w[:len(xd)*q4BlockBytes]
+	xq = xq[:len(xd)*blockElems]
+	ones := archsimd.BroadcastInt16x16(1)
+	mask := archsimd.BroadcastUint8x16(0x0f)
+	eight := archsimd.BroadcastInt8x32(8)
+	fours := archsimd.BroadcastUint32x4(4)
+	xdBits := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(xd))), len(xd))
+	var s0, s1 archsimd.Float32x8
+	for len(xdBits) >= 2 && len(w) >= 2*q4BlockBytes && len(xq) >= 2*blockElems {
+		d0 := scale(w[0:2], xdBits[0:1])
+		d1 := scale(w[18:20], xdBits[1:2])
+		p0 := dotCodes(q4codes((*[16]byte)(w[2:18]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xq[0:32])), ones)
+		p1 := dotCodes(q4codes((*[16]byte)(w[20:36]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xq[32:64])), ones)
+		s0 = p0.MulAdd(d0, s0)
+		s1 = p1.MulAdd(d1, s1)
+		w, xq, xdBits = w[2*q4BlockBytes:], xq[2*blockElems:], xdBits[2:]
+	}
+	if len(xdBits) == 1 && len(w) >= q4BlockBytes && len(xq) >= blockElems {
+		d0 := scale(w[0:2], xdBits[0:1])
+		p0 := dotCodes(q4codes((*[16]byte)(w[2:18]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xq[0:32])), ones)
+		s0 = p0.MulAdd(d0, s0)
+	}
+	return hsum(s0.Add(s1))
+}
+
+const maxFinite32 = 0x1.fffffep127
+
+// quantQ8AVX2 is quantQ8Scalar: block maximum, scaling and round-to-even in registers
+// (the same float32 operations, so the same codes), narrowing to int8 in scalar code.
+func quantQ8AVX2(xq []int8, xd []float32, x []float32) {
+	x = x[:len(xd)*blockElems]
+	xq = xq[:len(xd)*blockElems]
+	absMask := archsimd.BroadcastUint32x8(0x7fffffff)
+	lim := archsimd.BroadcastInt32x8(127)
+	nlim := archsimd.BroadcastInt32x8(-127)
+	var zero archsimd.Float32x8
+	var m [8]float32
+	var q32 [32]int32
+	for b := range xd {
+		v := (*[32]float32)(x[b*blockElems : (b+1)*blockElems])
+		v0 := archsimd.LoadFloat32x8((*[8]float32)(v[0:8]))
+		v1 := archsimd.LoadFloat32x8((*[8]float32)(v[8:16]))
+		v2 := archsimd.LoadFloat32x8((*[8]float32)(v[16:24]))
+		v3 := archsimd.LoadFloat32x8((*[8]float32)(v[24:32]))
+		a := v0.AsUint32x8().And(absMask).AsFloat32x8().Max(v1.AsUint32x8().And(absMask).AsFloat32x8())
+		a = a.Max(v2.AsUint32x8().And(absMask).AsFloat32x8().Max(v3.AsUint32x8().And(absMask).AsFloat32x8()))
+		// poison is 0 in every lane when all values (and their sum) are finite, NaN otherwise.
+		poison := v0.Add(v1).Add(v2.Add(v3)).Mul(zero)
+		a.Add(poison).Store(&m)
+		archsimd.ClearAVXUpperBits()
+		var amax float32
+		finite := true
+		for _, f := range m {
+			if f > amax {
+				amax = f
+			} else if f != f {
+				finite = false
+			}
+		}
+		d := amax / 127
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		if !finite || amax > maxFinite32 || id > 1<<100 {
+			// NaN, infinity or a subnormal scale: the scalar twin defines the result.
+			quantQ8Scalar(xq[b*blockElems:(b+1)*blockElems], xd[b:b+1], v[:])
+			continue
+		}
+		xd[b] = d
+		iv := archsimd.BroadcastFloat32x8(id)
+		v0.Mul(iv).RoundToEven().ConvertToInt32().Min(lim).Max(nlim).Store((*[8]int32)(q32[0:8]))
+		v1.Mul(iv).RoundToEven().ConvertToInt32().Min(lim).Max(nlim).Store((*[8]int32)(q32[8:16]))
+		v2.Mul(iv).RoundToEven().ConvertToInt32().Min(lim).Max(nlim).Store((*[8]int32)(q32[16:24]))
+		v3.Mul(iv).RoundToEven().ConvertToInt32().Min(lim).Max(nlim).Store((*[8]int32)(q32[24:32]))
+		archsimd.ClearAVXUpperBits()
+		q := (*[32]int8)(xq[b*blockElems : (b+1)*blockElems])
+		for j := range q {
+			q[j] = int8(q32[j])
+		}
+	}
+}
