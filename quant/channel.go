@@ -27,6 +27,11 @@ import (
 // as 0 and values beyond ±65504 saturate (see params.go).
 //
 // Names: "kivi8", "kivi4", "kivi2".
+//
+// On real keys (stories260K, all layers, blocks of 32 tokens; realkv_test.go) per
+// channel quantization halves the error of per-token-and-head groups: RMSE 0.48 vs
+// 0.88 at 4 bits, 2.4 vs 4.5 at 2 bits, because keys carry large fixed-channel
+// magnitudes.
 type Channel struct {
 	Bits int // bits per code: 8, 4 or 2
 }
