@@ -59,6 +59,7 @@ type Config struct {
 type StepInfo struct {
 	DecodeTokens  int // tokens of choices that were decoding (one each)
 	PrefillTokens int // prompt and recomputation tokens
+	Sampled       int // tokens sampled (first tokens after a prefill included)
 	Running       int // sequences in the running batch after the step
 	Waiting       int // requests waiting after the step
 	Duration      time.Duration
@@ -87,7 +88,8 @@ type Stats struct {
 	ITLSum    time.Duration // sum of inter-token latencies
 	ITLCount  int64
 
-	Cache kv.Usage // cache figures after the last step
+	Cache kv.Usage     // cache figures after the last step
+	Pool  kv.PoolStats // block pool figures after the last step; zero if the cache has none
 }
 
 // PrefixHitRate is the fraction of admitted prompt tokens served from the prefix cache.
@@ -100,9 +102,13 @@ func (s Stats) PrefixHitRate() float64 {
 
 // Engine is a continuous-batching scheduler over one model and one cache.
 type Engine struct {
-	m   *model.Model
-	c   kv.Cache
-	cfg Config
+	m    *model.Model
+	c    kv.Cache
+	cfg  Config
+	pool poolStatser // c's block pool figures, nil if it has none
+
+	// Static pool geometry (0 without a pool or without a budget).
+	blockTokens, blocksTotal int
 
 	mu       sync.Mutex
 	incoming []*request
@@ -119,6 +125,7 @@ type Engine struct {
 	waiting []*request // sorted by id (arrival order)
 	running []*request // sorted by id
 	ending  []ending   // finished requests whose streams the next publish releases
+	sampled int        // tokens sampled in the current step
 }
 
 // New starts an engine over m and c. The engine owns both until Close returns.
@@ -147,6 +154,14 @@ func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{m: m, c: c, cfg: cfg, wake: make(chan struct{}, 1), exited: make(chan struct{})}
 	e.stats.Cache = c.Usage()
+	if ps, ok := c.(poolStatser); ok {
+		e.pool = ps
+		p := ps.PoolStats()
+		e.stats.Pool = p
+		if p.BlocksTotal > 0 && p.BlockTokens > 0 {
+			e.blockTokens, e.blocksTotal = p.BlockTokens, p.BlocksTotal
+		}
+	}
 	go e.loop()
 	return e, nil
 }

@@ -399,11 +399,23 @@ func TestQueueFullAndErrors(t *testing.T) {
 	}
 }
 
+// plainCache hides the pool figures of a cache, so that the engine cannot check a
+// request against the budget at Submit and must find out at run time.
+type plainCache struct{ kv.Cache }
+
 func TestNeverFits(t *testing.T) {
 	m := loadModel(t)
 	prompt := m.Tok.Encode("Once upon a time there was", true)
 	budget := seqBytes(t, m, "f32", 20)
 	e := newEngine(t, m, newCache(t, m, "f32", budget), Config{})
+	if _, err := e.Submit(context.Background(), Request{Prompt: prompt, MaxTokens: 200}); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Submit of a request larger than the budget: %v, want ErrTooLarge", err)
+	}
+	if err := e.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	e = newEngine(t, m, plainCache{newCache(t, m, "f32", budget)}, Config{})
 	// Fits: short prompt and a few tokens.
 	s, err := e.Submit(context.Background(), Request{Prompt: prompt, MaxTokens: 4, IgnoreEOS: true})
 	if err != nil {

@@ -85,6 +85,16 @@ func (e *Engine) newRequest(req Request) (*request, error) {
 	if len(req.Prompt)+maxTokens > ctx || maxTokens < 1 {
 		return nil, fmt.Errorf("%w: prompt of %d tokens + %d new tokens exceeds the model's context of %d", ErrTooLarge, len(req.Prompt), maxTokens, ctx)
 	}
+	if bt := e.blockTokens; e.blocksTotal > 0 {
+		// Lower bound: the prompt's blocks once, each choice's own blocks after it.
+		need := (len(req.Prompt)+bt-1)/bt + n*((maxTokens+bt-1)/bt)
+		if len(req.Prompt)%bt != 0 {
+			need-- // the prompt's last block may be the first choice's too
+		}
+		if need > e.blocksTotal {
+			return nil, fmt.Errorf("%w: %d prompt + %d×%d new tokens need at least %d blocks of %d tokens; the cache budget holds %d", ErrTooLarge, len(req.Prompt), n, maxTokens, need, bt, e.blocksTotal)
+		}
+	}
 	r := &request{req: req, prompt: slices.Clone(req.Prompt), maxTokens: maxTokens}
 	for i := range n {
 		sc := req.Sampling
@@ -282,6 +292,26 @@ func (e *Engine) chunk(r *request, c *choice, budget int) int {
 // memoryAllows estimates whether the cache has room to start r now: its tokens so
 // far plus one block's worth of growth per running sequence.
 func (e *Engine) memoryAllows(r *request) bool {
+	tokens, k := len(r.prompt), 0
+	for _, c := range r.choices {
+		if c.active() {
+			tokens += c.nGen
+			k++
+		}
+	}
+	if e.pool != nil {
+		p := e.pool.PoolStats()
+		if p.BlocksFree < 0 {
+			return true
+		}
+		// The request's blocks, one block of growth for every sequence running or
+		// starting, and the new sequences' full-precision tails (measured per sequence).
+		need := int64((tokens+p.BlockTokens-1)/p.BlockTokens+e.runningSeqs()+k) * int64(p.BlockBytes)
+		if u := e.c.Usage(); u.Sequences > 0 {
+			need += p.TailBytes / int64(u.Sequences) * int64(k)
+		}
+		return int64(p.BlocksFree)*int64(p.BlockBytes) >= need
+	}
 	u := e.c.Usage()
 	if u.BudgetBytes <= 0 {
 		return true
@@ -292,12 +322,6 @@ func (e *Engine) memoryAllows(r *request) bool {
 			return true
 		}
 		bpt = float64(u.AllocBytes) / float64(u.Tokens)
-	}
-	tokens := len(r.prompt)
-	for _, c := range r.choices {
-		if c.active() {
-			tokens += c.nGen
-		}
 	}
 	const slack = 16 // tokens of growth reserved per running sequence
 	tokens += slack * (e.runningSeqs() + 1)
@@ -456,6 +480,7 @@ func (e *Engine) apply(plan []span, logits [][]float32, t0 time.Time) {
 		}
 	}
 	info.Duration = time.Since(t0)
+	info.Sampled, e.sampled = e.sampled, 0
 	e.publish(&info)
 }
 
@@ -466,6 +491,7 @@ func (e *Engine) sample(r *request, c *choice, logits []float32) {
 	c.hist = append(c.hist, t)
 	c.nGen++
 	r.completion++
+	e.sampled++
 	e.mu.Lock()
 	e.stats.GeneratedTokens++
 	if r.firstToken.IsZero() {
@@ -584,6 +610,9 @@ func (e *Engine) publish(info *StepInfo) {
 	s.Running, s.RunningRequests, s.Waiting = seqs, len(e.running), len(e.waiting)
 	s.PeakRunning = max(s.PeakRunning, seqs)
 	s.Cache = u
+	if e.pool != nil {
+		s.Pool = e.pool.PoolStats()
+	}
 	if info != nil {
 		s.Steps++
 		s.PrefillTokens += int64(info.PrefillTokens)

@@ -1,0 +1,201 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"kvq/kv"
+	"kvq/model"
+)
+
+// ThroughputConfig describes an offline throughput run: Requests synthetic requests,
+// all submitted at once, each a prompt of PromptLen token ids followed by exactly
+// GenLen greedy tokens (EOS ignored).
+type ThroughputConfig struct {
+	Requests     int
+	PromptLen    int // tokens per prompt, BOS included when the model adds one
+	GenLen       int // tokens generated per request
+	SharedPrefix int // the first SharedPrefix prompt tokens are the same in every request
+	Seed         uint64
+	Engine       Config // MaxQueue is raised to Requests if smaller
+}
+
+// ThroughputResult holds the figures of a throughput run. Rates are per second of
+// wall time from the first Submit to the last request's end.
+type ThroughputResult struct {
+	Requests        int     `json:"requests"`
+	PromptLen       int     `json:"prompt_len"`
+	GenLen          int     `json:"gen_len"`
+	SharedPrefix    int     `json:"shared_prefix"`
+	BudgetBytes     int64   `json:"budget_bytes"`
+	Seconds         float64 `json:"seconds"`
+	PromptTokens    int64   `json:"prompt_tokens"`
+	GeneratedTokens int64   `json:"generated_tokens"`
+	PrefillTokens   int64   `json:"prefill_tokens"` // prompt and recomputed tokens actually computed
+	TokensPerS      float64 `json:"tokens_per_s"`   // generated tokens per second
+	TotalTokensPerS float64 `json:"total_tokens_per_s"`
+	RequestsPerS    float64 `json:"requests_per_s"`
+	Steps           int64   `json:"steps"`
+	PeakConcurrency int     `json:"peak_concurrency"` // most sequences in one step's batch
+	MeanConcurrency float64 `json:"mean_concurrency"` // over steps
+	Preemptions     int64   `json:"preemptions"`
+	// Utilization is the cache's allocated bytes over its budget, mean and peak over
+	// steps (0 without a budget).
+	MeanUtilization float64 `json:"mean_utilization"`
+	PeakUtilization float64 `json:"peak_utilization"`
+	// WasteFrac is the mean over steps of unused token slots in the blocks in use
+	// divided by the token slots of those blocks (needs a cache with PoolStats).
+	WasteFrac     float64 `json:"waste_frac"`
+	PrefixHitRate float64 `json:"prefix_hit_rate"` // prompt tokens served from the prefix cache
+	// BytesPerToken is the mean over steps of allocated bytes per token held.
+	BytesPerToken float64 `json:"bytes_per_token"`
+	MeanTTFTms    float64 `json:"mean_ttft_ms"`
+	MeanITLms     float64 `json:"mean_itl_ms"`
+}
+
+// poolStatser is implemented by caches that report block pool figures (kv.Store).
+type poolStatser interface{ PoolStats() kv.PoolStats }
+
+// SyntheticPrompts returns n prompts of length p drawn deterministically from seed:
+// token ids uniform over the model's vocabulary except control tokens, BOS first when
+// the model adds one; the first s tokens are the same in every prompt.
+func SyntheticPrompts(m *model.Model, n, p, s int, seed uint64) ([][]int32, error) {
+	if n < 1 || p < 1 || s < 0 || s > p {
+		return nil, fmt.Errorf("engine: synthetic prompts: want n ≥ 1, p ≥ 1, 0 ≤ s ≤ p; got n=%d p=%d s=%d", n, p, s)
+	}
+	var pool []int32
+	for id := range int32(m.Vocab) {
+		if !m.Tok.IsControl(id) {
+			pool = append(pool, id)
+		}
+	}
+	if len(pool) == 0 {
+		return nil, fmt.Errorf("engine: synthetic prompts: the vocabulary has only control tokens")
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x70726f6d7074))
+	draw := func(dst []int32) {
+		for i := range dst {
+			dst[i] = pool[rng.IntN(len(pool))]
+		}
+	}
+	shared := make([]int32, s)
+	draw(shared)
+	if s > 0 && m.Tok.AddBOS() {
+		shared[0] = m.Tok.BOS()
+	}
+	out := make([][]int32, n)
+	for i := range out {
+		pr := make([]int32, p)
+		copy(pr, shared)
+		draw(pr[s:])
+		if s == 0 && m.Tok.AddBOS() {
+			pr[0] = m.Tok.BOS()
+		}
+		out[i] = pr
+	}
+	return out, nil
+}
+
+// Throughput runs tc's workload through a new engine over m and c and measures it.
+// The engine is closed before Throughput returns; c is left empty of sequences.
+func Throughput(m *model.Model, c kv.Cache, tc ThroughputConfig) (ThroughputResult, error) {
+	res := ThroughputResult{Requests: tc.Requests, PromptLen: tc.PromptLen, GenLen: tc.GenLen, SharedPrefix: tc.SharedPrefix}
+	if tc.GenLen < 1 {
+		return res, fmt.Errorf("engine: throughput: gen-len %d must be ≥ 1", tc.GenLen)
+	}
+	prompts, err := SyntheticPrompts(m, tc.Requests, tc.PromptLen, tc.SharedPrefix, tc.Seed)
+	if err != nil {
+		return res, err
+	}
+	ps, _ := c.(poolStatser)
+	var (
+		steps            int
+		sumRun, sumUtil  float64
+		peakRun          int
+		peakUtil         float64
+		sumWaste, sumBPT float64
+		nWaste, nBPT     int
+	)
+	cfg := tc.Engine
+	if cfg.MaxQueue < tc.Requests {
+		cfg.MaxQueue = tc.Requests
+	}
+	userStep := cfg.OnStep
+	cfg.OnStep = func(si StepInfo) {
+		steps++
+		sumRun += float64(si.Running)
+		peakRun = max(peakRun, si.Running)
+		if si.Cache.BudgetBytes > 0 {
+			u := float64(si.Cache.AllocBytes) / float64(si.Cache.BudgetBytes)
+			sumUtil += u
+			peakUtil = max(peakUtil, u)
+		}
+		if si.Cache.Tokens > 0 {
+			sumBPT += float64(si.Cache.AllocBytes) / float64(si.Cache.Tokens)
+			nBPT++
+		}
+		if ps != nil {
+			p := ps.PoolStats()
+			if p.BlocksUsed > 0 {
+				sumWaste += float64(p.WasteTokens) / float64(p.BlocksUsed*p.BlockTokens)
+				nWaste++
+			}
+		}
+		if userStep != nil {
+			userStep(si)
+		}
+	}
+	e, err := New(m, c, cfg)
+	if err != nil {
+		return res, err
+	}
+	t0 := time.Now()
+	streams := make([]*Stream, len(prompts))
+	for i, p := range prompts {
+		streams[i], err = e.Submit(context.Background(), Request{Prompt: p, MaxTokens: tc.GenLen, IgnoreEOS: true})
+		if err != nil {
+			e.Close(context.Background())
+			return res, fmt.Errorf("engine: throughput: request %d: %w", i, err)
+		}
+	}
+	var firstErr error
+	for i, s := range streams {
+		if _, err := s.Wait(); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("engine: throughput: request %d: %w", i, err)
+		}
+	}
+	secs := time.Since(t0).Seconds()
+	if err := e.Close(context.Background()); err != nil && firstErr == nil {
+		firstErr = err
+	}
+	st := e.Stats()
+	res.BudgetBytes = st.Cache.BudgetBytes
+	res.Seconds = secs
+	res.PromptTokens, res.GeneratedTokens, res.PrefillTokens = st.PromptTokens, st.GeneratedTokens, st.PrefillTokens
+	res.TokensPerS = float64(st.GeneratedTokens) / secs
+	res.TotalTokensPerS = float64(st.GeneratedTokens+st.PromptTokens) / secs
+	res.RequestsPerS = float64(st.Completed) / secs
+	res.Steps, res.Preemptions = st.Steps, st.Preemptions
+	res.PeakConcurrency = peakRun
+	res.PrefixHitRate = st.PrefixHitRate()
+	if steps > 0 {
+		res.MeanConcurrency = sumRun / float64(steps)
+		res.MeanUtilization = sumUtil / float64(steps)
+	}
+	res.PeakUtilization = peakUtil
+	if nWaste > 0 {
+		res.WasteFrac = sumWaste / float64(nWaste)
+	}
+	if nBPT > 0 {
+		res.BytesPerToken = sumBPT / float64(nBPT)
+	}
+	if st.TTFTCount > 0 {
+		res.MeanTTFTms = float64(st.TTFTSum.Microseconds()) / 1e3 / float64(st.TTFTCount)
+	}
+	if st.ITLCount > 0 {
+		res.MeanITLms = float64(st.ITLSum.Microseconds()) / 1e3 / float64(st.ITLCount)
+	}
+	return res, firstErr
+}

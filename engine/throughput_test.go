@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestSyntheticPrompts(t *testing.T) {
+	m := loadModel(t)
+	a, err := SyntheticPrompts(m, 5, 40, 16, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := SyntheticPrompts(m, 5, 40, 16, 3)
+	c, _ := SyntheticPrompts(m, 5, 40, 16, 4)
+	for i := range a {
+		if len(a[i]) != 40 {
+			t.Fatalf("prompt %d has %d tokens", i, len(a[i]))
+		}
+		if !slices.Equal(a[i], b[i]) {
+			t.Errorf("prompt %d differs between runs with the same seed", i)
+		}
+		if slices.Equal(a[i], c[i]) {
+			t.Errorf("prompt %d equal under different seeds", i)
+		}
+		if !slices.Equal(a[i][:16], a[0][:16]) {
+			t.Errorf("prompt %d does not share the 16-token prefix", i)
+		}
+		if i > 0 && slices.Equal(a[i][16:], a[0][16:]) {
+			t.Errorf("prompt %d repeats prompt 0 after the prefix", i)
+		}
+		if a[i][0] != m.Tok.BOS() {
+			t.Errorf("prompt %d starts with %d, want BOS", i, a[i][0])
+		}
+		for _, id := range a[i][1:] {
+			if id < 0 || int(id) >= m.Vocab || m.Tok.IsControl(id) {
+				t.Errorf("prompt %d holds token %d", i, id)
+			}
+		}
+	}
+	for _, bad := range [][3]int{{0, 4, 0}, {2, 0, 0}, {2, 4, 5}, {2, 4, -1}} {
+		if _, err := SyntheticPrompts(m, bad[0], bad[1], bad[2], 1); err == nil {
+			t.Errorf("SyntheticPrompts(n=%d, p=%d, s=%d) accepted", bad[0], bad[1], bad[2])
+		}
+	}
+}
+
+func TestThroughput(t *testing.T) {
+	m := loadModel(t)
+	for _, tc := range []struct {
+		name    string
+		budget  int64
+		preempt bool
+	}{
+		{"unlimited", 0, false},
+		{"tight", seqBytes(t, m, "f32", 200), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCache(t, m, "f32", tc.budget)
+			const n, p, g = 12, 48, 40
+			sampled := 0
+			onStep := func(si StepInfo) { sampled += si.Sampled }
+			res, err := Throughput(m, c, ThroughputConfig{Requests: n, PromptLen: p, GenLen: g, SharedPrefix: 16, Seed: 1, Engine: Config{MaxBatchTokens: 128, OnStep: onStep}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if int64(sampled) != res.GeneratedTokens {
+				t.Errorf("steps report %d sampled tokens, stats %d", sampled, res.GeneratedTokens)
+			}
+			if res.GeneratedTokens != n*g || res.PromptTokens != n*p {
+				t.Errorf("tokens: %d generated, %d prompt; want %d and %d", res.GeneratedTokens, res.PromptTokens, n*g, n*p)
+			}
+			if res.PeakConcurrency < 2 || res.TokensPerS <= 0 || res.Steps < g {
+				t.Errorf("peak concurrency %d, %.0f tok/s, %d steps", res.PeakConcurrency, res.TokensPerS, res.Steps)
+			}
+			if (res.Preemptions > 0) != tc.preempt {
+				t.Errorf("%d preemptions (budget %d)", res.Preemptions, tc.budget)
+			}
+			if res.Preemptions > 0 && res.PrefillTokens <= res.PromptTokens {
+				t.Errorf("preempted but prefill tokens %d ≤ prompt tokens %d: nothing recomputed", res.PrefillTokens, res.PromptTokens)
+			}
+			if res.WasteFrac <= 0 || res.WasteFrac >= 1 || res.BytesPerToken <= 0 {
+				t.Errorf("waste %.3f, bytes/token %.1f", res.WasteFrac, res.BytesPerToken)
+			}
+			if tc.budget > 0 && (res.PeakUtilization <= 0 || res.PeakUtilization > 1) {
+				t.Errorf("peak utilization %.3f", res.PeakUtilization)
+			}
+			if u := c.Usage(); u.Sequences != 0 {
+				t.Errorf("%d sequences left", u.Sequences)
+			}
+			t.Logf("%+v", res)
+		})
+	}
+}
