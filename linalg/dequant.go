@@ -10,17 +10,20 @@ import (
 type rowDecoder func(dst []float32, src []byte) error
 
 // dequantizerFor returns the row decoder MatMul uses for a weight type without a native
-// kernel, or nil when the type cannot be decoded.
+// kernel, or nil when the type cannot be decoded: BF16 here, every other type gguf knows
+// through gguf.Dequantize.
 func dequantizerFor(t gguf.TensorType) rowDecoder {
-	switch t {
-	case gguf.TypeBF16:
+	switch {
+	case t == gguf.TypeBF16:
 		return decodeBF16
+	case t.Supported():
+		return func(dst []float32, src []byte) error { return gguf.Dequantize(t, dst, src) }
 	}
 	return nil
 }
 
 // dequantNote lists the types multiplied through dequantization, for error messages.
-func dequantNote() string { return ", BF16" }
+func dequantNote() string { return ", and by dequantizing rows every other type package gguf reads" }
 
 // decodeBF16 widens little-endian bfloat16 values (the high half of a float32) exactly.
 func decodeBF16(dst []float32, src []byte) error {
