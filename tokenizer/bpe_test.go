@@ -1,6 +1,8 @@
 package tokenizer
 
 import (
+	"encoding/json"
+	"os"
 	"slices"
 	"testing"
 )
@@ -238,5 +240,44 @@ func TestIgnoreMerges(t *testing.T) {
 	v.Pre = "falcon"
 	if _, err := New(v); err == nil {
 		t.Error("unknown pre-tokenizer accepted")
+	}
+}
+
+// TestPreTokenizersMatchRegex compares the hand-written pre-tokenizers with the regular
+// expressions themselves, as the Python regex module applies them, on random texts
+// (testdata/pretok.json, made by testdata/pretok_gen.py).
+func TestPreTokenizersMatchRegex(t *testing.T) {
+	data, err := os.ReadFile("testdata/pretok.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Cases []map[string]any `json:"cases"`
+	}
+	if err := json.Unmarshal(data, &ref); err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.Cases) < 100 {
+		t.Fatalf("%d cases, want at least 100", len(ref.Cases))
+	}
+	pres := map[string]preTokenizer{"gpt2": preGPT2, "llama3": preLlama3, "qwen2": preQwen2}
+	for _, c := range ref.Cases {
+		text, _ := c["text"].(string)
+		for name, pre := range pres {
+			parts, ok := c[name].([]any)
+			if !ok {
+				t.Fatalf("case %q lacks %s", text, name)
+			}
+			var want []string
+			for _, p := range parts {
+				s, _ := p.(string)
+				want = append(want, s)
+			}
+			var got []string
+			split(text, pre, func(s string) { got = append(got, s) })
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: split(%q) = %q, regex gives %q", name, text, got, want)
+			}
+		}
 	}
 }
