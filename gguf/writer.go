@@ -227,25 +227,8 @@ func (w *Writer) WriteF32(src []float32) error {
 		w.scratch = make([]byte, n)
 	}
 	buf := w.scratch[:n]
-	switch ti.Type {
-	case TypeF32:
-		for i, x := range src {
-			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
-		}
-	case TypeF16:
-		for i, x := range src {
-			binary.LittleEndian.PutUint16(buf[2*i:], F32ToF16(x))
-		}
-	case TypeBF16:
-		for i, x := range src {
-			binary.LittleEndian.PutUint16(buf[2*i:], F32ToBF16(x))
-		}
-	case TypeQ8_0:
-		if err := QuantizeQ8_0(buf, src); err != nil {
-			return w.fail(fmt.Errorf("gguf: tensor %q: %w", ti.Name, err))
-		}
-	default:
-		return w.fail(fmt.Errorf("gguf: tensor %q: no encoder for type %v (use WriteRaw)", ti.Name, ti.Type))
+	if err := Encode(ti.Type, buf, src); err != nil {
+		return w.fail(fmt.Errorf("gguf: tensor %q: %w", ti.Name, err))
 	}
 	return w.emit(buf)
 }
@@ -312,6 +295,38 @@ func (w *Writer) Close() error {
 	}
 	if err := w.bw.Flush(); err != nil {
 		return w.fail(fmt.Errorf("gguf: flush: %w", err))
+	}
+	return nil
+}
+
+// Encode converts src into dst in tensor type t: F32, F16 and BF16 (rounded to nearest
+// even) or Q8_0 (QuantizeQ8_0, which rejects non-finite values). len(src) must be a
+// whole number of t's blocks and len(dst) exactly t.RowBytes(len(src)).
+func Encode(t TensorType, dst []byte, src []float32) error {
+	n, err := t.RowBytes(len(src))
+	if err != nil {
+		return fmt.Errorf("gguf: encode: %w", err)
+	}
+	if len(dst) != n {
+		return fmt.Errorf("gguf: encode %d %v values: destination has %d bytes, want %d", len(src), t, len(dst), n)
+	}
+	switch t {
+	case TypeF32:
+		for i, x := range src {
+			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(x))
+		}
+	case TypeF16:
+		for i, x := range src {
+			binary.LittleEndian.PutUint16(dst[2*i:], F32ToF16(x))
+		}
+	case TypeBF16:
+		for i, x := range src {
+			binary.LittleEndian.PutUint16(dst[2*i:], F32ToBF16(x))
+		}
+	case TypeQ8_0:
+		return QuantizeQ8_0(dst, src)
+	default:
+		return fmt.Errorf("gguf: encode: no encoder for type %v (write its bytes with WriteRaw)", t)
 	}
 	return nil
 }

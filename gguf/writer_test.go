@@ -422,3 +422,38 @@ func TestRoundCode(t *testing.T) {
 		}
 	}
 }
+
+func TestEncode(t *testing.T) {
+	src := make([]float32, 64)
+	for i := range src {
+		src[i] = float32(i-32) / 8
+	}
+	for _, typ := range []TensorType{TypeF32, TypeF16, TypeBF16, TypeQ8_0} {
+		rb, _ := typ.RowBytes(len(src))
+		dst := make([]byte, rb)
+		if err := Encode(typ, dst, src); err != nil {
+			t.Fatal(err)
+		}
+		back := make([]float32, len(src))
+		if err := Dequantize(typ, back, dst); err != nil {
+			t.Fatal(err)
+		}
+		// Multiples of 1/8 in [-4, 4) are exact in F32, F16 and BF16; Q8_0 (d ≤ 4/127)
+		// is within 0.57 of a step.
+		for i := range src {
+			tol := 0.0
+			if typ == TypeQ8_0 {
+				tol = 4.0 / 127 * 0.57
+			}
+			if math.Abs(float64(back[i]-src[i])) > tol {
+				t.Errorf("%v value %d: %v, want %v", typ, i, back[i], src[i])
+			}
+		}
+		if err := Encode(typ, dst[:rb-1], src); err == nil {
+			t.Errorf("%v: short destination accepted", typ)
+		}
+	}
+	if err := Encode(TypeQ4_0, make([]byte, 18), src[:32]); err == nil || !strings.Contains(err.Error(), "no encoder") {
+		t.Errorf("Q4_0: %v", err)
+	}
+}

@@ -19,18 +19,22 @@
 // embedding and output matrices, which is what speed depends on) while text still
 // tokenizes with the 32k pieces.
 //
-// Files are written in one streaming pass: memory use is a few hundred kilobytes of
-// buffers plus the vocabulary, whatever the model size.
+// Files are written in one streaming pass: chunks of 64 Ki values are generated and
+// encoded on up to GOMAXPROCS goroutines and written in order, so memory use is a few
+// megabytes plus the vocabulary, whatever the model size.
 package synth
 
 import (
 	_ "embed"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync"
 
 	"kvq/gguf"
 )
@@ -218,28 +222,8 @@ func WriteShape(w io.Writer, s Shape, weights gguf.TensorType, seed uint64) erro
 			return fmt.Errorf("synth: %w", err)
 		}
 	}
-	const chunk = 1 << 16 // values per WriteF32: a multiple of 32, so always whole blocks
-	buf := make([]float32, chunk)
-	for _, t := range specs {
-		rng := tensorRand(seed, t.name)
-		for left := t.elems(); left > 0; {
-			n := uint64(chunk)
-			if left < n {
-				n = left
-			}
-			vals := buf[:n]
-			for i := range vals {
-				if t.one {
-					vals[i] = 1
-				} else {
-					vals[i] = float32(rng.NormFloat64() * WeightStd)
-				}
-			}
-			if err := gw.WriteF32(vals); err != nil {
-				return fmt.Errorf("synth: %w", err)
-			}
-			left -= n
-		}
+	if err := writeData(gw, specs, seed); err != nil {
+		return err
 	}
 	if err := gw.Close(); err != nil {
 		return fmt.Errorf("synth: %w", err)
@@ -247,12 +231,128 @@ func WriteShape(w io.Writer, s Shape, weights gguf.TensorType, seed uint64) erro
 	return nil
 }
 
-// tensorRand returns the generator of one tensor's values: seeded by the file seed and
-// the tensor's name, so each tensor's values are independent of the others and of the
-// weight type.
-func tensorRand(seed uint64, name string) *rand.Rand {
+// chunkValues is the number of values generated and encoded as one unit: a multiple of
+// 32, so every chunk is whole Q8_0 blocks.
+const chunkValues = 1 << 16
+
+// chunk is one unit of work: values [k·chunkValues, k·chunkValues+n) of a tensor.
+type chunk struct {
+	spec *tensorSpec
+	k    uint64
+	n    int
+	out  chan chunkResult // buffered: a worker never blocks on it
+}
+
+type chunkResult struct {
+	data []byte
+	err  error
+}
+
+// writeData generates and encodes the tensors' chunks on up to GOMAXPROCS workers and
+// writes them in order. At most 2 chunks per worker are in flight, so memory stays a
+// few megabytes whatever the model size.
+func writeData(gw *gguf.Writer, specs []tensorSpec, seed uint64) error {
+	workers := max(1, min(runtime.GOMAXPROCS(0), 8))
+	order := make(chan *chunk, 2*workers)
+	jobs := make(chan *chunk, 2*workers)
+	done := make(chan struct{})
+	var pool sync.Pool
+
+	go func() { // producer: chunks in file order
+		defer close(order)
+		defer close(jobs)
+		for i := range specs {
+			t := &specs[i]
+			for k, left := uint64(0), t.elems(); left > 0; k++ {
+				n := min(left, chunkValues)
+				c := &chunk{spec: t, k: k, n: int(n), out: make(chan chunkResult, 1)}
+				select {
+				case <-done:
+					return
+				default:
+				}
+				select {
+				case order <- c:
+				case <-done:
+					return
+				}
+				jobs <- c // never blocks for long: workers drain jobs until it is closed
+				left -= n
+			}
+		}
+	}()
+
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vals := make([]float32, chunkValues)
+			for c := range jobs {
+				c.out <- encodeChunk(c, vals[:c.n], seed, &pool)
+			}
+		}()
+	}
+
+	var err error
+	for c := range order {
+		r := <-c.out
+		if r.err == nil {
+			r.err = gw.WriteRaw(r.data)
+		}
+		if r.data != nil {
+			pool.Put(r.data[:0])
+		}
+		if r.err != nil {
+			err = fmt.Errorf("synth: %w", r.err)
+			close(done)
+			break
+		}
+	}
+	if err != nil {
+		for c := range order { // let the producer finish; discard queued results
+			<-c.out
+		}
+	}
+	wg.Wait()
+	return err
+}
+
+// encodeChunk generates one chunk's values and encodes them in the tensor's type.
+func encodeChunk(c *chunk, vals []float32, seed uint64, pool *sync.Pool) chunkResult {
+	if c.spec.one {
+		for i := range vals {
+			vals[i] = 1
+		}
+	} else {
+		rng := chunkRand(seed, c.spec.name, c.k)
+		for i := range vals {
+			vals[i] = float32(rng.NormFloat64() * WeightStd)
+		}
+	}
+	size, err := c.spec.typ.RowBytes(len(vals))
+	if err != nil {
+		return chunkResult{err: err}
+	}
+	var buf []byte
+	if b, ok := pool.Get().([]byte); ok && cap(b) >= size {
+		buf = b[:size]
+	} else {
+		buf = make([]byte, size, 4*chunkValues)
+	}
+	if err := gguf.Encode(c.spec.typ, buf, vals); err != nil {
+		return chunkResult{err: err}
+	}
+	return chunkResult{data: buf}
+}
+
+// chunkRand returns the generator of one chunk of a tensor's values, seeded by the
+// file seed, the tensor's name and the chunk's index: every chunk is independent of the
+// others (so chunks can be generated in parallel) and of the weight type.
+func chunkRand(seed uint64, name string, k uint64) *rand.Rand {
 	h := fnv.New64a()
 	h.Write([]byte(name))
+	h.Write(binary.LittleEndian.AppendUint64(nil, k))
 	return rand.New(rand.NewPCG(seed, h.Sum64()))
 }
 
