@@ -281,3 +281,50 @@ func TestPreTokenizersMatchRegex(t *testing.T) {
 		}
 	}
 }
+
+// TestGPT2TrainedVocab encodes texts with a 400-merge byte-level BPE vocabulary trained
+// on TinyStories and compares with GPT-2's original encoder.py algorithm
+// (testdata/gpt2_bpe.json, made by testdata/bpe_gen.py).
+func TestGPT2TrainedVocab(t *testing.T) {
+	data, err := os.ReadFile("testdata/gpt2_bpe.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Tokens []string `json:"tokens"`
+		Merges []string `json:"merges"`
+		Cases  []struct {
+			Text string  `json:"text"`
+			IDs  []int32 `json:"ids"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(data, &ref); err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.Cases) == 0 || len(ref.Merges) == 0 {
+		t.Fatal("reference has no cases or merges")
+	}
+	eot := int32(len(ref.Tokens) - 1)
+	tok, err := New(Vocab{Model: ModelGPT2, Tokens: ref.Tokens, Merges: ref.Merges, BOS: eot, EOS: eot, UNK: -1, PAD: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged := 0
+	for _, c := range ref.Cases {
+		got := tok.Encode(c.Text, false)
+		if !slices.Equal(got, c.IDs) {
+			t.Errorf("Encode(%q) =\n%v, want\n%v", c.Text, got, c.IDs)
+		}
+		if back := tok.Decode(got); back != c.Text {
+			t.Errorf("Decode(Encode(%q)) = %q", c.Text, back)
+		}
+		for _, id := range got {
+			if id >= 256 {
+				merged++
+			}
+		}
+	}
+	if merged < 100 {
+		t.Errorf("only %d merged tokens in all cases: the test does not exercise merges", merged)
+	}
+}
