@@ -73,8 +73,9 @@ type Vocab struct {
 	// be nil (all zero); otherwise its length equals len(Tokens).
 	Scores []float32
 	// Types holds each token's type (TypeNormal, TypeControl, ...). It may be nil, in
-	// which case <0xNN> pieces are byte tokens, BOS/EOS/PAD are control tokens, UNK is
-	// the unknown token and the rest are normal; otherwise its length equals len(Tokens).
+	// which case BOS/EOS/PAD are control tokens, UNK is the unknown token and the rest
+	// are normal; otherwise its length equals len(Tokens). For "llama", a normal,
+	// undefined or unused piece spelled <0xNN> is taken as a byte token.
 	Types []int32
 	// Merges holds "left right" merge rules for "gpt2", highest priority first. Unused by
 	// "llama".
@@ -194,9 +195,12 @@ func New(v Vocab) (*Tokenizer, error) {
 				typ = TypeControl
 			case id == v.UNK:
 				typ = TypeUnknown
-			case v.Model == ModelLlama && isBytePiece(p):
-				typ = TypeByte
 			}
+		}
+		// A llama piece spelled <0xNN> is a byte token even where a converter recorded
+		// it as normal (llama.cpp and llama2.c find byte tokens by their spelling).
+		if v.Model == ModelLlama && (typ == TypeNormal || typ == TypeUndefined || typ == TypeUnused) && isBytePiece(p) {
+			typ = TypeByte
 		}
 		t.types[i] = typ
 		switch typ {

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -238,5 +239,33 @@ func TestLongTextCut(t *testing.T) {
 	}
 	if got := bpe.Decode(bpe.Encode(text, false)); got != text {
 		t.Errorf("gpt2: round trip gave %q", got)
+	}
+}
+
+// TestBytePiecesBySpelling checks that <0xNN> pieces recorded as normal tokens still
+// serve as byte fallback and decode to their byte.
+func TestBytePiecesBySpelling(t *testing.T) {
+	tok, err := New(Vocab{
+		Model:          ModelLlama,
+		Tokens:         []string{"<unk>", "<s>", "</s>", "▁", "a", "<0xC3>", "<0xA9>", "<0x0a>"},
+		Types:          []int32{2, 3, 3, 1, 1, 1, 0, 1},
+		BOS:            1,
+		EOS:            2,
+		UNK:            0,
+		PAD:            -1,
+		AddSpacePrefix: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := tok.Encode("aé\n", true)
+	if want := []int32{1, 3, 4, 5, 6, 7}; !slices.Equal(ids, want) {
+		t.Errorf("Encode = %v, want %v", ids, want)
+	}
+	if got := tok.Decode(ids); got != "aé\n" {
+		t.Errorf("Decode = %q", got)
+	}
+	if tok.Type(5) != TypeByte || tok.Type(6) != TypeByte || tok.Type(7) != TypeByte {
+		t.Errorf("types %d %d %d, want byte", tok.Type(5), tok.Type(6), tok.Type(7))
 	}
 }
