@@ -269,3 +269,36 @@ func TestBytePiecesBySpelling(t *testing.T) {
 		t.Errorf("types %d %d %d, want byte", tok.Type(5), tok.Type(6), tok.Type(7))
 	}
 }
+
+// TestConcurrentUse encodes and decodes from several goroutines at once (run with
+// -race to check that a Tokenizer is safe for concurrent use).
+func TestConcurrentUse(t *testing.T) {
+	tok := stories(t)
+	texts := []string{"Once upon a time", "naïve café ☕", "Lily's 3 cats!", "\n\nnew lines\n"}
+	want := make([][]int32, len(texts))
+	for i, s := range texts {
+		want[i] = tok.Encode(s, true)
+	}
+	errs := make(chan string, 4*len(texts))
+	done := make(chan bool)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for k := 0; k < 50; k++ {
+				i := (g + k) % len(texts)
+				ids := tok.Encode(texts[i], true)
+				if !slices.Equal(ids, want[i]) || tok.Decode(ids) != texts[i] {
+					errs <- texts[i]
+					break
+				}
+			}
+			done <- true
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		<-done
+	}
+	close(errs)
+	for s := range errs {
+		t.Errorf("concurrent encode/decode of %q differed", s)
+	}
+}
