@@ -18,6 +18,11 @@ type kernelSet struct {
 	dotQ8 func(w []byte, xq []int8, xd []float32) float32
 	// dotQ4 is dotQ8 for Q4_0 weight blocks.
 	dotQ4 func(w []byte, xq []int8, xd []float32) float32
+	// dotQ8x4 is dotQ8 of one weight row against 4 consecutive tokens: xq holds their
+	// 4·32·nb codes and xd their 4·nb scales, token-major; out[t] is token t's result.
+	dotQ8x4 func(out *[4]float32, w []byte, xq []int8, xd []float32)
+	// dotQ4x4 is dotQ8x4 for Q4_0 weight blocks.
+	dotQ4x4 func(out *[4]float32, w []byte, xq []int8, xd []float32)
 	// axpy does dst[i] += a·x[i], len(dst) == len(x).
 	axpy func(dst []float32, a float32, x []float32)
 	// quantQ8 quantizes x per 32-value block: xd[b] = max|x|/127, xq = round(x/xd[b]);
@@ -31,6 +36,8 @@ var scalarKernels = &kernelSet{
 	dotF16:  dotF16Scalar,
 	dotQ8:   dotQ8Scalar,
 	dotQ4:   dotQ4Scalar,
+	dotQ8x4: func(out *[4]float32, w []byte, xq []int8, xd []float32) { dotX4(out, dotQ8Scalar, w, xq, xd) },
+	dotQ4x4: func(out *[4]float32, w []byte, xq []int8, xd []float32) { dotX4(out, dotQ4Scalar, w, xq, xd) },
 	axpy:    axpyScalar,
 	quantQ8: quantQ8Scalar,
 }
@@ -144,6 +151,15 @@ func dotQ4Scalar(w []byte, xq []int8, xd []float32) float32 {
 		s += d * xd[b] * float32(acc)
 	}
 	return s
+}
+
+// dotX4 is the reference for the 4-token kernels: the single-token kernel per token.
+func dotX4(out *[4]float32, dot func([]byte, []int8, []float32) float32, w []byte, xq []int8, xd []float32) {
+	nb := len(xd) / 4
+	cols := nb * blockElems
+	for t := range out {
+		out[t] = dot(w, xq[t*cols:(t+1)*cols], xd[t*nb:(t+1)*nb])
+	}
 }
 
 // axpyScalar is the reference for axpy: for i { dst[i] += a*x[i] }.

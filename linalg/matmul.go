@@ -162,17 +162,27 @@ func (p *product) chunkF16(r0, r1 int) {
 	}
 }
 
-func (p *product) chunkQ8(r0, r1 int) { p.chunkQuant(r0, r1, p.k.dotQ8) }
-func (p *product) chunkQ4(r0, r1 int) { p.chunkQuant(r0, r1, p.k.dotQ4) }
+func (p *product) chunkQ8(r0, r1 int) { p.chunkQuant(r0, r1, p.k.dotQ8, p.k.dotQ8x4) }
+func (p *product) chunkQ4(r0, r1 int) { p.chunkQuant(r0, r1, p.k.dotQ4, p.k.dotQ4x4) }
 
-func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) float32) {
+func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) float32,
+	dot4 func(*[4]float32, []byte, []int8, []float32)) {
 	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
 	nb := cols / blockElems
+	var res [4]float32
 	for t0 := 0; t0 < p.n; t0 += p.tb {
 		t1 := min(p.n, t0+p.tb)
 		for r := r0; r < r1; r++ {
 			row := p.w.Data[r*rb : (r+1)*rb]
-			for t := t0; t < t1; t++ {
+			t := t0
+			for ; t+4 <= t1; t += 4 {
+				dot4(&res, row, p.xq[t*cols:(t+4)*cols], p.xd[t*nb:(t+4)*nb])
+				p.out[t*rows+r] = res[0]
+				p.out[(t+1)*rows+r] = res[1]
+				p.out[(t+2)*rows+r] = res[2]
+				p.out[(t+3)*rows+r] = res[3]
+			}
+			for ; t < t1; t++ {
 				p.out[t*rows+r] = dot(row, p.xq[t*cols:(t+1)*cols], p.xd[t*nb:(t+1)*nb])
 			}
 		}

@@ -3,6 +3,7 @@
 package linalg
 
 import (
+	"math"
 	"simd/archsimd"
 	"unsafe"
 )
@@ -22,6 +23,8 @@ func detectSIMD() *kernelSet {
 		dotF16:  dotF16AVX2,
 		dotQ8:   dotQ8AVX2,
 		dotQ4:   dotQ4AVX2,
+		dotQ8x4: dotQ8x4AVX2,
+		dotQ4x4: dotQ4x4AVX2,
 		axpy:    axpyAVX2,
 		quantQ8: quantQ8AVX2,
 	}
@@ -127,9 +130,15 @@ func dotF16AVX2(w []byte, x []float32) float32 {
 	return s
 }
 
-// f16Bits is f16Table viewed as float32 bit patterns, for loads that stay in integer
+// f16Bits holds the float32 bit patterns of f16Table, for loads that stay in integer
 // registers.
-var f16Bits = (*[1 << 16]uint32)(unsafe.Pointer(&f16Table))
+var f16Bits [1 << 16]uint32
+
+func init() {
+	for i, f := range f16Table {
+		f16Bits[i] = math.Float32bits(f)
+	}
+}
 
 // scale returns d_w·d_x broadcast to 8 lanes, from the binary16 weight scale at h and the
 // float32 activation scale bits at x, computed in vector registers only: a scalar SSE
@@ -151,29 +160,125 @@ func dotCodes(w, x archsimd.Int8x32, ones archsimd.Int16x16) archsimd.Float32x8 
 	return w.Abs().AsUint8x32().DotProductPairsSaturated(x.CopySign(w)).DotProductPairs(ones).ConvertToFloat32()
 }
 
+// scale4 returns, in lanes 0..3, d_w(b)·d_x(b) for the 4 blocks of 34 or 18 bytes
+// (stride bytes) starting at w, with the activation scales xd: the binary16 weight scales
+// are looked up as bit patterns and inserted, so no scalar float instruction runs.
+func scale4(w []byte, stride int, xd *[4]float32) archsimd.Float32x8 {
+	var u archsimd.Uint32x4
+	u = u.SetElem(0, f16Bits[uint16(w[0])|uint16(w[1])<<8])
+	u = u.SetElem(1, f16Bits[uint16(w[stride])|uint16(w[stride+1])<<8])
+	u = u.SetElem(2, f16Bits[uint16(w[2*stride])|uint16(w[2*stride+1])<<8])
+	u = u.SetElem(3, f16Bits[uint16(w[3*stride])|uint16(w[3*stride+1])<<8])
+	var z archsimd.Float32x8
+	return z.SetLo(u.AsFloat32x4().Mul(archsimd.LoadFloat32x4(xd)))
+}
+
 // dotQ8AVX2 is dotQ8Scalar: one integer dot per block in registers, then an FMA by the
-// product of the two scales.
+// product of the two scales; 4 blocks per step, their scales computed together.
 func dotQ8AVX2(w []byte, xq []int8, xd []float32) float32 {
-	w = w[:len(xd)*q8BlockBytes]
-	xq = xq[:len(xd)*blockElems]
+	nb := len(xd)
+	w = w[:nb*q8BlockBytes]
+	xq = xq[:nb*blockElems]
 	ones := archsimd.BroadcastInt16x16(1)
-	xdBits := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(xd))), len(xd))
+	// VPERMPS indices broadcasting lane k (separate variables: an array of vectors is
+	// copied with legacy-SSE moves).
+	l0, l1, l2, l3 := archsimd.BroadcastUint32x8(0), archsimd.BroadcastUint32x8(1),
+		archsimd.BroadcastUint32x8(2), archsimd.BroadcastUint32x8(3)
 	var s0, s1 archsimd.Float32x8
-	for len(xdBits) >= 2 && len(w) >= 2*q8BlockBytes && len(xq) >= 2*blockElems {
-		d0 := scale(w[0:2], xdBits[0:1])
-		d1 := scale(w[34:36], xdBits[1:2])
-		p0 := dotCodes(int8x32((*[32]byte)(w[2:34])), archsimd.LoadInt8x32((*[32]int8)(xq[0:32])), ones)
-		p1 := dotCodes(int8x32((*[32]byte)(w[36:68])), archsimd.LoadInt8x32((*[32]int8)(xq[32:64])), ones)
-		s0 = p0.MulAdd(d0, s0)
-		s1 = p1.MulAdd(d1, s1)
-		w, xq, xdBits = w[2*q8BlockBytes:], xq[2*blockElems:], xdBits[2:]
+	i := 0
+	for ; i+4 <= nb; i += 4 {
+		blk := (*[4 * q8BlockBytes]byte)(w[i*q8BlockBytes : (i+4)*q8BlockBytes])
+		xb := (*[4 * blockElems]int8)(xq[i*blockElems : (i+4)*blockElems])
+		sc := scale4(blk[:], q8BlockBytes, (*[4]float32)(xd[i:i+4]))
+		p0 := dotCodes(int8x32((*[32]byte)(blk[2:34])), archsimd.LoadInt8x32((*[32]int8)(xb[0:32])), ones)
+		p1 := dotCodes(int8x32((*[32]byte)(blk[36:68])), archsimd.LoadInt8x32((*[32]int8)(xb[32:64])), ones)
+		p2 := dotCodes(int8x32((*[32]byte)(blk[70:102])), archsimd.LoadInt8x32((*[32]int8)(xb[64:96])), ones)
+		p3 := dotCodes(int8x32((*[32]byte)(blk[104:136])), archsimd.LoadInt8x32((*[32]int8)(xb[96:128])), ones)
+		s0 = p0.MulAdd(sc.Permute(l0), s0)
+		s1 = p1.MulAdd(sc.Permute(l1), s1)
+		s0 = p2.MulAdd(sc.Permute(l2), s0)
+		s1 = p3.MulAdd(sc.Permute(l3), s1)
 	}
-	if len(xdBits) == 1 && len(w) >= q8BlockBytes && len(xq) >= blockElems {
-		d0 := scale(w[0:2], xdBits[0:1])
-		p0 := dotCodes(int8x32((*[32]byte)(w[2:34])), archsimd.LoadInt8x32((*[32]int8)(xq[0:32])), ones)
-		s0 = p0.MulAdd(d0, s0)
+	xdBits := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(xd))), len(xd))
+	for ; i < nb; i++ {
+		blk := (*[q8BlockBytes]byte)(w[i*q8BlockBytes : (i+1)*q8BlockBytes])
+		p := dotCodes(int8x32((*[32]byte)(blk[2:34])), archsimd.LoadInt8x32((*[32]int8)(xq[i*blockElems:(i+1)*blockElems])), ones)
+		s0 = p.MulAdd(scale(blk[0:2], xdBits[i:i+1]), s0)
 	}
 	return hsum(s0.Add(s1))
+}
+
+// hsum4 stores the lane sums of a0..a3 in out[0..3].
+func hsum4(out *[4]float32, a0, a1, a2, a3 archsimd.Float32x8) {
+	var v [4][4]float32
+	a0.GetLo().Add(a0.GetHi()).Store(&v[0])
+	a1.GetLo().Add(a1.GetHi()).Store(&v[1])
+	a2.GetLo().Add(a2.GetHi()).Store(&v[2])
+	a3.GetLo().Add(a3.GetHi()).Store(&v[3])
+	archsimd.ClearAVXUpperBits()
+	for t := range out {
+		out[t] = (v[t][0] + v[t][1]) + (v[t][2] + v[t][3])
+	}
+}
+
+// dotQ8x4AVX2 is dotQ8x4 (4 × dotQ8Scalar): each weight block is loaded, its sign split
+// off and its scale widened once for the 4 tokens.
+func dotQ8x4AVX2(out *[4]float32, w []byte, xq []int8, xd []float32) {
+	nb := len(xd) / 4
+	cols := nb * blockElems
+	w = w[:nb*q8BlockBytes]
+	x0, x1, x2, x3 := xq[0:cols], xq[cols:2*cols], xq[2*cols:3*cols], xq[3*cols:4*cols]
+	db := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(xd))), 4*nb)
+	d0, d1, d2, d3 := db[0:nb], db[nb:2*nb], db[2*nb:3*nb], db[3*nb:4*nb]
+	ones := archsimd.BroadcastInt16x16(1)
+	var a0, a1, a2, a3 archsimd.Float32x8
+	for b := 0; b < nb; b++ {
+		blk := (*[q8BlockBytes]byte)(w[b*q8BlockBytes : (b+1)*q8BlockBytes])
+		wv := int8x32((*[32]byte)(blk[2:34]))
+		aw := wv.Abs().AsUint8x32()
+		dw := archsimd.BroadcastUint32x8(f16Bits[uint16(blk[0])|uint16(blk[1])<<8]).AsFloat32x8()
+		o := b * blockElems
+		p := aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(x0[o : o+32])).CopySign(wv)).DotProductPairs(ones).ConvertToFloat32()
+		a0 = p.MulAdd(dw.Mul(archsimd.BroadcastUint32x8(d0[b]).AsFloat32x8()), a0)
+		p = aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(x1[o : o+32])).CopySign(wv)).DotProductPairs(ones).ConvertToFloat32()
+		a1 = p.MulAdd(dw.Mul(archsimd.BroadcastUint32x8(d1[b]).AsFloat32x8()), a1)
+		p = aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(x2[o : o+32])).CopySign(wv)).DotProductPairs(ones).ConvertToFloat32()
+		a2 = p.MulAdd(dw.Mul(archsimd.BroadcastUint32x8(d2[b]).AsFloat32x8()), a2)
+		p = aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(x3[o : o+32])).CopySign(wv)).DotProductPairs(ones).ConvertToFloat32()
+		a3 = p.MulAdd(dw.Mul(archsimd.BroadcastUint32x8(d3[b]).AsFloat32x8()), a3)
+	}
+	hsum4(out, a0, a1, a2, a3)
+}
+
+// dotQ4x4AVX2 is dotQ4x4 (4 × dotQ4Scalar), organized as dotQ8x4AVX2.
+func dotQ4x4AVX2(out *[4]float32, w []byte, xq []int8, xd []float32) {
+	nb := len(xd) / 4
+	cols := nb * blockElems
+	w = w[:nb*q4BlockBytes]
+	x0, x1, x2, x3 := xq[0:cols], xq[cols:2*cols], xq[2*cols:3*cols], xq[3*cols:4*cols]
+	db := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(xd))), 4*nb)
+	d0, d1, d2, d3 := db[0:nb], db[nb:2*nb], db[2*nb:3*nb], db[3*nb:4*nb]
+	ones := archsimd.BroadcastInt16x16(1)
+	mask := archsimd.BroadcastUint8x16(0x0f)
+	eight := archsimd.BroadcastInt8x32(8)
+	fours := archsimd.BroadcastUint32x4(4)
+	var a0, a1, a2, a3 archsimd.Float32x8
+	for b := 0; b < nb; b++ {
+		blk := (*[q4BlockBytes]byte)(w[b*q4BlockBytes : (b+1)*q4BlockBytes])
+		wv := q4codes((*[16]byte)(blk[2:18]), mask, fours, eight)
+		aw := wv.Abs().AsUint8x32()
+		dw := archsimd.BroadcastUint32x8(f16Bits[uint16(blk[0])|uint16(blk[1])<<8]).AsFloat32x8()
+		o := b * blockElems
+		p := aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(x0[o : o+32])).CopySign(wv)).DotProductPairs(ones).ConvertToFloat32()
+		a0 = p.MulAdd(dw.Mul(archsimd.BroadcastUint32x8(d0[b]).AsFloat32x8()), a0)
+		p = aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(x1[o : o+32])).CopySign(wv)).DotProductPairs(ones).ConvertToFloat32()
+		a1 = p.MulAdd(dw.Mul(archsimd.BroadcastUint32x8(d1[b]).AsFloat32x8()), a1)
+		p = aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(x2[o : o+32])).CopySign(wv)).DotProductPairs(ones).ConvertToFloat32()
+		a2 = p.MulAdd(dw.Mul(archsimd.BroadcastUint32x8(d2[b]).AsFloat32x8()), a2)
+		p = aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(x3[o : o+32])).CopySign(wv)).DotProductPairs(ones).ConvertToFloat32()
+		a3 = p.MulAdd(dw.Mul(archsimd.BroadcastUint32x8(d3[b]).AsFloat32x8()), a3)
+	}
+	hsum4(out, a0, a1, a2, a3)
 }
 
 // q4codes unpacks the 16 bytes of a Q4_0 block at p into its 32 signed codes (value-8):
