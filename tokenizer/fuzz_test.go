@@ -1,13 +1,15 @@
 package tokenizer
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"kvq/assets"
 )
 
-// FuzzRoundTrip checks, for arbitrary bytes (valid UTF-8 or not), that every
+// FuzzRoundTrip checks, for arbitrary bytes (valid UTF-8 or not), that SentencePiece
+// encoding word by word equals encoding the whole text at once, that every
 // pre-tokenizer splits them into non-empty parts that concatenate to the input, that
 // encoding never panics, only yields valid ids, and that decoding (at once or streamed) restores the
 // input on the stories260K vocabulary (up to ▁ → space, and with the dummy space in
@@ -25,7 +27,15 @@ func FuzzRoundTrip(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	whole := *spm
+	whole.splitWords = false
+	if !spm.splitWords {
+		f.Fatal("stories260K vocabulary should allow word splitting")
+	}
 	f.Fuzz(func(t *testing.T, s string, bos bool) {
+		if a, b := spm.Encode(s, bos), whole.Encode(s, bos); !slices.Equal(a, b) {
+			t.Fatalf("Encode(%q) by words %v, whole %v", s, a, b)
+		}
 		for _, pre := range []preTokenizer{preGPT2, preLlama3, preQwen2} {
 			var b strings.Builder
 			split(s, pre, func(part string) {

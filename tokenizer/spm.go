@@ -134,14 +134,50 @@ func merge(syms []symbol, left int32) {
 
 // encodeSPM appends the SentencePiece BPE encoding of text (already space-prefixed if
 // the vocabulary asks for it) to out.
+//
+// When no piece of the vocabulary contains a ▁ right after another character
+// (t.splitWords, true of SentencePiece vocabularies), no merge can join a character
+// to a following ▁ that does not itself follow a ▁. The text is then cut before each
+// such ▁ and the parts are merged independently; the result equals merging the whole
+// text at once, because every merge candidate lies within one part and each part's
+// candidates are unaffected by merges in the others. Small parts keep the merge queue
+// small and in cache.
 func (t *Tokenizer) encodeSPM(out []int32, text string) []int32 {
 	s := strings.ReplaceAll(text, " ", spaceMark)
+	var sc spmScratch
+	if !t.splitWords {
+		return t.mergeLong(out, s, &sc)
+	}
+	start := 0
+	for i := 1; i < len(s); {
+		k := strings.Index(s[i:], spaceMark)
+		if k < 0 {
+			break
+		}
+		i += k
+		if r, _ := utf8.DecodeLastRuneInString(s[:i]); r != '\u2581' {
+			out = t.mergeLong(out, s[start:i], &sc)
+			start = i
+		}
+		i += len(spaceMark)
+	}
+	return t.mergeLong(out, s[start:], &sc)
+}
+
+// spmScratch holds buffers reused across the parts of one encoding.
+type spmScratch struct {
+	syms []symbol
+	q    bigramQueue
+}
+
+// mergeLong merges s, cut into parts of at most maxMergeBytes.
+func (t *Tokenizer) mergeLong(out []int32, s string, sc *spmScratch) []int32 {
 	for len(s) > maxMergeBytes {
 		k := cutAt(s, maxMergeBytes)
-		out = t.mergeSPM(out, s[:k])
+		out = t.mergeSPM(out, s[:k], sc)
 		s = s[k:]
 	}
-	return t.mergeSPM(out, s)
+	return t.mergeSPM(out, s, sc)
 }
 
 // maxMergeBytes bounds the text that one run of the merge loop handles, so that symbol
@@ -161,9 +197,10 @@ func cutAt(s string, n int) int {
 }
 
 // mergeSPM appends the SentencePiece BPE encoding of s, in which spaces are already ▁.
-func (t *Tokenizer) mergeSPM(out []int32, s string) []int32 {
-	syms := splitChars(make([]symbol, 0, len(s)), s)
-	q := make(bigramQueue, 0, len(syms))
+func (t *Tokenizer) mergeSPM(out []int32, s string, sc *spmScratch) []int32 {
+	syms := splitChars(sc.syms, s)
+	q := sc.q[:0]
+	defer func() { sc.syms, sc.q = syms, q }()
 	tryAdd := func(left, right int32) {
 		if left < 0 || right < 0 {
 			return

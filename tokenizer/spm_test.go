@@ -329,3 +329,35 @@ func TestQueueKeys(t *testing.T) {
 		t.Errorf("pop order %v, want %v", got, want)
 	}
 }
+
+// TestSplitWordsEquivalent compares encoding word by word with encoding whole texts on
+// the 32k vocabulary, and checks which vocabularies allow word splitting.
+func TestSplitWordsEquivalent(t *testing.T) {
+	tok := llamaSPM(t)
+	if !tok.splitWords {
+		t.Fatal("the Llama vocabulary should allow word splitting")
+	}
+	whole := *tok
+	whole.splitWords = false
+	texts := []string{assets.Text[:20000], "  a  b   c\n\n d ▁x▁▁y", "\xe2▁ \xe2\x96 \x81 z"}
+	for _, c := range llamaSPMCases {
+		texts = append(texts, c.text)
+	}
+	for _, s := range texts {
+		if a, b := tok.Encode(s, true), whole.Encode(s, true); !slices.Equal(a, b) {
+			t.Errorf("Encode(%.40q): by words %v, whole %v", s, a, b)
+		}
+	}
+	for _, c := range []struct {
+		piece string
+		inner bool
+	}{{"▁the", false}, {"▁▁", false}, {"a▁", true}, {"▁a▁b", true}, {"▁▁▁x", false}, {"x", false}, {"\xff▁", true}} {
+		if got := innerSpaceMark(c.piece); got != c.inner {
+			t.Errorf("innerSpaceMark(%q) = %v", c.piece, got)
+		}
+	}
+	v := Vocab{Model: ModelLlama, Tokens: []string{"<unk>", "a▁b"}, BOS: -1, EOS: -1, UNK: 0, PAD: -1}
+	if nt, err := New(v); err != nil || nt.splitWords {
+		t.Errorf("vocabulary with a▁b: splitWords %v, err %v", nt != nil && nt.splitWords, err)
+	}
+}

@@ -121,6 +121,9 @@ type Tokenizer struct {
 	userDefined []special      // user-defined tokens, matched whole by Encode
 	control     []special      // control tokens, matched whole by EncodeSpecial only
 
+	// llama only
+	splitWords bool // no piece has ▁ after another character; see encodeSPM
+
 	// gpt2 only
 	ranks        map[pair]int32 // merge rule → rank (lower merges first)
 	pre          preTokenizer
@@ -239,6 +242,15 @@ func New(v Vocab) (*Tokenizer, error) {
 			t.text[i] = t.pieceText(p)
 		}
 	}
+	if v.Model == ModelLlama {
+		t.splitWords = true
+		for p := range t.lookup {
+			if innerSpaceMark(p) {
+				t.splitWords = false
+				break
+			}
+		}
+	}
 	if v.EOS >= 0 {
 		t.eog[v.EOS] = true
 	}
@@ -284,6 +296,22 @@ func (t *Tokenizer) pieceText(p string) string {
 		return unmapBytes(p)
 	}
 	return strings.ReplaceAll(p, spaceMark, " ")
+}
+
+// innerSpaceMark reports whether p has a ▁ right after a character other than ▁.
+func innerSpaceMark(p string) bool {
+	for i := 1; i < len(p); {
+		k := strings.Index(p[i:], spaceMark)
+		if k < 0 {
+			return false
+		}
+		i += k
+		if !strings.HasSuffix(p[:i], spaceMark) {
+			return true
+		}
+		i += len(spaceMark)
+	}
+	return false
 }
 
 // isBytePiece reports whether p is spelled <0xNN>.
