@@ -92,6 +92,7 @@ var ErrShape = errors.New("attn: bad shape")
 // Scratch holds reusable buffers. A Scratch may be reused across calls but not
 // shared between concurrent calls. The zero value is ready to use.
 type Scratch struct {
+	spans  []Span
 	qs     []float32
 	parts  []partial
 	chunks [][2]int
@@ -238,6 +239,32 @@ func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) 
 		inv := float32(1 / p0.l[h])
 		for i := range o {
 			o[i] = a[i] * inv
+		}
+	}
+	return nil
+}
+
+// Prefill computes causal attention for n consecutive queries: query i (q and out
+// rows i, Heads·HeadDim values each) attends over the spans that spans(i, dst)
+// appends to dst — the history as that query sees it, its own token included. Each
+// query is a Decode; a cache whose storage of a token depends on the querying
+// position (full-precision windows) describes each query's view exactly, which makes
+// a prefill of n tokens equal to n single-token steps.
+func Prefill(out, q []float32, n int, sh Shape, spans func(i int, dst []Span) []Span, opt Options, sc *Scratch) error {
+	if err := checkShape(sh); err != nil {
+		return err
+	}
+	hd := sh.Heads * sh.HeadDim
+	if n < 0 || len(q) != n*hd || len(out) != n*hd {
+		return fmt.Errorf("%w: prefill of %d queries: len(q)=%d len(out)=%d, want %d", ErrShape, n, len(q), len(out), n*hd)
+	}
+	if sc == nil {
+		sc = new(Scratch)
+	}
+	for i := 0; i < n; i++ {
+		sc.spans = spans(i, sc.spans[:0])
+		if err := Decode(out[i*hd:(i+1)*hd], q[i*hd:(i+1)*hd], sh, sc.spans, opt, sc); err != nil {
+			return fmt.Errorf("query %d: %w", i, err)
 		}
 	}
 	return nil

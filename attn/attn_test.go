@@ -347,3 +347,28 @@ func ExampleDecode() {
 	fmt.Printf("%.2f\n", out)
 	// Output: [10.00 0.00 5.00 5.00]
 }
+
+// TestPrefillIsDecodePerQuery: Prefill gives each query the spans its callback
+// returns; here query i sees the first i+1 tokens.
+func TestPrefillIsDecodePerQuery(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	sh := Shape{Heads: 6, KVHeads: 3, HeadDim: 16}
+	const n = 20
+	h := buildHistory(r, sh, n, 1, sideKinds[3], sideKinds[4]) // one token per span
+	q := randVec(r, n*sh.Heads*sh.HeadDim, 1)
+	out := make([]float32, len(q))
+	view := func(i int, dst []Span) []Span { return append(dst, h.spans[:i+1]...) }
+	if err := Prefill(out, q, n, sh, view, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	hd := sh.Heads * sh.HeadDim
+	for i := 0; i < n; i++ {
+		want := refAttend(q[i*hd:(i+1)*hd], h.keys[:i+1], h.vals[:i+1], sh)
+		if e := maxDiff(out[i*hd:(i+1)*hd], want); e > 2e-5 {
+			t.Errorf("query %d: max diff %.3g", i, e)
+		}
+	}
+	if err := Prefill(out, q[:hd], n, sh, view, Options{}, nil); !errors.Is(err, ErrShape) {
+		t.Errorf("short q: %v, want ErrShape", err)
+	}
+}

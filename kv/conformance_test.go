@@ -80,7 +80,11 @@ func newSim(t *testing.T, sp Spec, d, kvh int, k, v [][]float32) *sim {
 		}
 		for h := 0; h < kvh; h++ {
 			for i := 0; i < G; i++ {
-				copy(blk[i*d:], k[gs+i][h*d:(h+1)*d])
+				src := gs + i
+				if S := sp.Sinks; src < S && S < gs+G {
+					src = S // sink keys are read in f32; their slots copy the first other key
+				}
+				copy(blk[i*d:], k[src][h*d:(h+1)*d])
 			}
 			ch.Encode(buf, blk, G, d)
 			ch.Decode(out, buf, G, d)

@@ -88,6 +88,8 @@ func pushRow(r *ring, p int, row []float32) error {
 
 // encodeKeyBlock encodes the KIVI key block of positions [gs, gs+G) of every head
 // into blk, from the key ring (and sink rows for positions the ring no longer holds).
+// Sink positions of a block that also holds other tokens are encoded as copies of
+// the block's first non-sink key.
 func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, blk []byte, gs int) {
 	d, G, rl := st.g.cfg.HeadDim, ly.kG, st.g.rowLen
 	if cap(s.encBuf) < G*d {
@@ -98,6 +100,12 @@ func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, blk []byte, gs int) 
 	for h := 0; h < st.g.cfg.KVHeads; h++ {
 		for i := 0; i < G; i++ {
 			q := gs + i
+			if q < ly.sinksK && ly.sinksK < gs+G {
+				// Sink keys are read from their f32 rows, never from this block:
+				// encode the first non-sink key in their place so that their
+				// outliers do not widen the per-channel ranges of the others.
+				q = ly.sinksK
+			}
 			var row []float32
 			if q < t.k.start {
 				row = t.sk[q*rl : (q+1)*rl]
@@ -127,12 +135,9 @@ func (st *Store) Attend(layer int, id SeqID, q, out []float32) error {
 		return fmt.Errorf("kv: attend sequence %d layer %d: len(q)=%d len(out)=%d, want %d tokens × %d heads × %d = %d",
 			id, layer, len(q), len(out), s.pending, st.g.cfg.Heads, st.g.cfg.HeadDim, s.pending*hq)
 	}
-	for i := 0; i < s.pending; i++ {
-		p := s.base + i
-		s.spans = st.spans(s.spans[:0], s, layer, p)
-		if err := attn.Decode(out[i*hq:(i+1)*hq], q[i*hq:(i+1)*hq], st.shape, s.spans, st.opts, &s.sc); err != nil {
-			return fmt.Errorf("kv: attend sequence %d layer %d position %d: %w", id, layer, p, err)
-		}
+	view := func(i int, dst []attn.Span) []attn.Span { return st.spans(dst, s, layer, s.base+i) }
+	if err := attn.Prefill(out, q, s.pending, st.shape, view, st.opts, &s.sc); err != nil {
+		return fmt.Errorf("kv: attend sequence %d layer %d at position %d: %w", id, layer, s.base, err)
 	}
 	return nil
 }

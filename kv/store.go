@@ -56,7 +56,6 @@ type seq struct {
 	tails   []tail  // per layer
 
 	encBuf []float32 // one KIVI key block of one head, for encoding
-	spans  []attn.Span
 	sc     attn.Scratch
 }
 

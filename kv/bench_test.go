@@ -1,0 +1,68 @@
+package kv
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkDecodeAttention measures one decode step's attention (one query, one
+// layer) over a history of ctx tokens, per cache type: head size 64, 8 KV heads,
+// 32 query heads (GQA 4). Bytes per op are the layer's cache bytes the step reads
+// (blocks plus full-precision tails), so MB/s is the cache read bandwidth and
+// tok/s the decode rate of one layer.
+//
+//	go test ./kv -run '^$' -bench DecodeAttention -benchtime=200ms
+func BenchmarkDecodeAttention(b *testing.B) {
+	const heads, kvh, d = 32, 8, 64
+	specs := []string{"f32", "f16", "bf16", "q8", "fp8e4m3", "fp8e5m2", "q4", "q2", "kivi8", "kivi4", "kivi2", "kivi4/kivi2"}
+	for _, ctx := range []int{512, 4096, 32768} {
+		for _, spec := range specs {
+			b.Run(fmt.Sprintf("ctx=%d/%s", ctx, spec), func(b *testing.B) {
+				st, err := New(Config{Layers: 1, Heads: heads, KVHeads: kvh, HeadDim: d, Spec: MustParseSpec(spec)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				id, _ := st.NewSeq()
+				r := rand.New(rand.NewPCG(1, uint64(ctx)))
+				const chunk = 512
+				k := make([]float32, chunk*kvh*d)
+				v := make([]float32, chunk*kvh*d)
+				for i := range k {
+					k[i] = float32(r.NormFloat64())
+					v[i] = float32(r.NormFloat64())
+				}
+				// History of ctx−1 tokens, then the decode token.
+				for n := 0; n < ctx-1; {
+					m := min(chunk, ctx-1-n)
+					if err := st.Grow(id, make([]int32, m)); err != nil {
+						b.Fatal(err)
+					}
+					if err := st.Append(0, id, k[:m*kvh*d], v[:m*kvh*d]); err != nil {
+						b.Fatal(err)
+					}
+					n += m
+				}
+				if err := st.Grow(id, []int32{0}); err != nil {
+					b.Fatal(err)
+				}
+				if err := st.Append(0, id, k[:kvh*d], v[:kvh*d]); err != nil {
+					b.Fatal(err)
+				}
+				q := make([]float32, heads*d)
+				for i := range q {
+					q[i] = float32(r.NormFloat64())
+				}
+				out := make([]float32, heads*d)
+				b.SetBytes(st.Usage().AllocBytes)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := st.Attend(0, id, q, out); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+			})
+		}
+	}
+}
