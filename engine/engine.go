@@ -7,13 +7,15 @@
 // then new requests admitted from the waiting queue in arrival order while the
 // sequence limit (Config.MaxRunning) and the cache's free memory allow.
 //
-// Memory: when a step cannot reserve cache room (kv.ErrNoSpace — Forward then has
-// changed nothing), the newest running request is preempted: its sequences are
-// dropped, their blocks freed, and it goes back to the waiting queue to be recomputed
-// later from its prompt and the tokens it had generated (its samplers keep their
-// state, so the continuation is the one an uninterrupted run would produce). Other
-// sequences are never touched. A request that does not fit even alone fails with
-// ErrTooLarge.
+// Memory: a waiting request starts only if the cache's free memory holds its tokens
+// plus one block of growth for every running sequence. When a step still cannot
+// reserve cache room (kv.ErrNoSpace — Forward then has changed nothing), the newest
+// running request is preempted: its sequences are dropped, their blocks freed, and it
+// goes back to the waiting queue to be recomputed later from its prompt and the
+// tokens it had generated (its samplers keep their state, so the continuation is the
+// one an uninterrupted run would produce). Other sequences are never touched. After
+// a preemption no request starts until a running one ends, which bounds
+// recomputation. A request that does not fit even alone fails with ErrTooLarge.
 //
 // Concurrency: Submit, Stats and Close may be called from any goroutine; one
 // scheduler goroutine owns the model and the cache for the engine's lifetime (nothing
@@ -126,6 +128,9 @@ type Engine struct {
 	running []*request // sorted by id
 	ending  []ending   // finished requests whose streams the next publish releases
 	sampled int        // tokens sampled in the current step
+	// hold stops admission after a preemption until a running request ends, so that
+	// a preempted request is not readmitted only to be preempted again.
+	hold bool
 }
 
 // New starts an engine over m and c. The engine owns both until Close returns.

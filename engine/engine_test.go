@@ -128,6 +128,7 @@ func TestBatchedGreedyEqualsSolo(t *testing.T) {
 	for i, j := range js {
 		want[i] = solo(t, ref, "f32", j.prompt, j.max, model.SamplerConfig{})
 	}
+	wantBySpec := map[string][][]int32{"f32": want}
 	for _, tc := range []struct {
 		name string
 		spec string
@@ -136,8 +137,18 @@ func TestBatchedGreedyEqualsSolo(t *testing.T) {
 		{"defaults", "f32", Config{}},
 		{"small steps", "f32", Config{MaxBatchTokens: 5, MaxRunning: 3}},
 		{"one at a time", "f32", Config{MaxRunning: 1}},
+		{"kivi4/kivi2", "kivi4/kivi2:r=16", Config{MaxBatchTokens: 7}},
+		{"q8", "q8", Config{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			want, ok := wantBySpec[tc.spec]
+			if !ok {
+				want = make([][]int32, len(js))
+				for i, j := range js {
+					want[i] = solo(t, ref, tc.spec, j.prompt, j.max, model.SamplerConfig{})
+				}
+				wantBySpec[tc.spec] = want
+			}
 			m := loadModel(t)
 			c := newCache(t, m, tc.spec, 0)
 			e := newEngine(t, m, c, tc.cfg)
@@ -171,7 +182,9 @@ func TestBatchedGreedyEqualsSolo(t *testing.T) {
 	}
 }
 
-// seqBytes measures the cache bytes one sequence of n tokens holds.
+// seqBytes measures the cache bytes one sequence of n tokens holds after a short
+// prefill and single-token steps (a long prefill may hold a larger full-precision
+// tail until the next step).
 func seqBytes(t *testing.T, m *model.Model, spec string, n int) int64 {
 	t.Helper()
 	c := newCache(t, m, spec, 0)
@@ -179,29 +192,34 @@ func seqBytes(t *testing.T, m *model.Model, spec string, n int) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	toks := make([]int32, n)
-	for i := range toks {
-		toks[i] = int32(1 + i%50)
-	}
-	if _, err := m.Forward(c, []model.Span{{Seq: seq, Tokens: toks}}); err != nil {
-		t.Fatal(err)
+	for i := range n {
+		if _, err := m.Forward(c, []model.Span{{Seq: seq, Tokens: []int32{int32(1 + i%50)}}}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return c.Usage().AllocBytes
 }
 
 func TestPreemptionResumesExactly(t *testing.T) {
+	for _, spec := range []string{"f32", "kivi4/kivi2:r=16", "q4"} {
+		t.Run(spec, func(t *testing.T) { testPreemption(t, spec) })
+	}
+}
+
+func testPreemption(t *testing.T, spec string) {
 	ref := loadModel(t)
 	js := jobs(ref, 100)
 	sc := model.SamplerConfig{Temp: 0.8, TopK: 40, Seed: 7}
 	want := make([][]int32, len(js))
 	for i, j := range js {
-		want[i] = solo(t, ref, "f32", j.prompt, j.max, sc)
+		want[i] = solo(t, ref, spec, j.prompt, j.max, sc)
 	}
-	// Room for about two and a half full requests at once: admitting eagerly
-	// (BytesPerToken understated) forces preemption as sequences grow.
-	budget := seqBytes(t, ref, "f32", 250)
+	// Room for about two and a half full requests at once: admission reserves one
+	// block of growth per sequence, so sequences growing together run out of
+	// memory and force preemption. The cache hides its pool figures.
+	budget := seqBytes(t, ref, spec, 105) * 5 / 2
 	m := loadModel(t)
-	c := newCache(t, m, "f32", budget)
+	c := plainCache{newCache(t, m, spec, budget)}
 	e := newEngine(t, m, c, Config{BytesPerToken: 1})
 	res := runConcurrently(t, e, js, func(j job) Request {
 		return Request{Prompt: j.prompt, MaxTokens: j.max, Sampling: sc, IgnoreEOS: false}

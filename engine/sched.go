@@ -254,6 +254,9 @@ func (e *Engine) plan(admit bool) []span {
 		}
 	}
 	seqs := e.runningSeqs()
+	if e.hold && len(e.running) > 0 {
+		admit = false
+	}
 	for admit && budget > 0 && len(e.waiting) > 0 {
 		r := e.waiting[0]
 		k := 0
@@ -407,6 +410,7 @@ func (e *Engine) preempt(r *request) {
 	e.running = slices.DeleteFunc(e.running, func(x *request) bool { return x == r })
 	r.running = false
 	r.preemptions++
+	e.hold = true
 	e.waiting = insertByID(e.waiting, r)
 	e.mu.Lock()
 	e.stats.Preemptions++
@@ -555,6 +559,9 @@ func (e *Engine) endRequest(r *request, err error) {
 		return
 	}
 	r.ended = true
+	if r.running {
+		e.hold = false // its memory is free: admission may resume
+	}
 	e.dropSeqs(r)
 	e.running = slices.DeleteFunc(e.running, func(x *request) bool { return x == r })
 	e.waiting = slices.DeleteFunc(e.waiting, func(x *request) bool { return x == r })
