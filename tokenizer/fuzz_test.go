@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"kvq/assets"
 )
@@ -13,7 +14,8 @@ import (
 // pre-tokenizer splits them into non-empty parts that concatenate to the input, that
 // encoding never panics, only yields valid ids, and that decoding (at once or streamed) restores the
 // input on the stories260K vocabulary (up to ▁ → space, and with the dummy space in
-// front when there is no BOS) and on a byte-level BPE vocabulary (exactly).
+// front when there is no BOS) and on a byte-level BPE vocabulary (exactly), and that a
+// stream decoder writes only valid UTF-8 when the input is valid.
 func FuzzRoundTrip(f *testing.F) {
 	for _, s := range []string{
 		"", " ", "Once upon a time", "  two  spaces", "naïve café ☕", "\n\nnew lines\n",
@@ -70,7 +72,11 @@ func FuzzRoundTrip(f *testing.F) {
 			d := c.tok.NewStreamDecoder()
 			var b strings.Builder
 			for _, id := range ids {
-				b.WriteString(d.Write(id))
+				p := d.Write(id)
+				if utf8.ValidString(s) && !utf8.ValidString(p) {
+					t.Fatalf("%s: streaming %q wrote invalid UTF-8 %q", c.tok.Model(), s, p)
+				}
+				b.WriteString(p)
 			}
 			b.WriteString(d.Flush())
 			if b.String() != c.want {
