@@ -131,16 +131,27 @@ func (a Affine) Decode(dst []float32, src []byte) {
 
 // Dot implements RowCodec: per group, scale·(q·codes) + lo·Σq.
 func (a Affine) Dot(q []float32, src []byte) float32 {
-	a.mustValid()
-	src = src[:a.RowBytes(len(q))]
+	src = src[:a.RowBytes(len(q))] // validates a
 	g := a.group(len(q))
+	var dot func(q []float32, c []byte) (acc, sq float32)
+	switch a.Bits {
+	case 8:
+		dot = dot8
+	case 4:
+		dot = dot4
+	default:
+		dot = dot2
+	}
+	gb := 4 + packedBytes(g, a.Bits)
 	var s float32
-	for len(q) > 0 {
-		n := min(g, len(q))
-		nb := 4 + packedBytes(n, a.Bits)
-		acc, sq := dotCodes(q[:n], src[4:nb], a.Bits)
+	for len(q) >= g && len(src) >= gb { // full groups
+		acc, sq := dot(q[:g], src[4:gb])
 		s += getF16(src[0:2])*acc + getF16(src[2:4])*sq
-		q, src = q[n:], src[nb:]
+		q, src = q[g:], src[gb:]
+	}
+	if len(q) > 0 { // the shorter last group
+		acc, sq := dot(q, src[4:])
+		s += getF16(src[0:2])*acc + getF16(src[2:4])*sq
 	}
 	return s
 }

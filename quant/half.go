@@ -73,33 +73,17 @@ func f32ToF16Slow(b uint32) uint16 {
 
 // F16ToF32 converts IEEE-754 binary16 bits to float32 exactly (every f16 value is a
 // float32). NaN payloads are kept.
+//
+// The exponent is rebiased by a multiplication: the half's magnitude bits shifted
+// into float32 position read as a float32 2¹¹² times too small, for normals and
+// subnormals alike (the latter land on float32 subnormals, which the product makes
+// normal again). Only Inf and NaN need a branch.
 func F16ToF32(h uint16) float32 {
-	if e := h & 0x7c00; e != 0 && e != 0x7c00 { // normal: rebias the exponent
-		return math.Float32frombits(uint32(h&0x8000)<<16 | (uint32(h&0x7fff)<<13 + 112<<23))
+	v := math.Float32bits(math.Float32frombits(uint32(h&0x7fff)<<13) * 0x1p112)
+	if h&0x7c00 == 0x7c00 {
+		v = 0x7f800000 | uint32(h&0x3ff)<<13
 	}
-	return f16ToF32Slow(h)
-}
-
-// f16ToF32Slow converts zero, subnormal, infinite and NaN halves.
-func f16ToF32Slow(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	man := uint32(h & 0x3ff)
-	switch exp {
-	case 0:
-		if man == 0 {
-			return math.Float32frombits(sign)
-		}
-		// Subnormal: man·2⁻²⁴, exact in float32.
-		v := float32(man) * (1.0 / (1 << 24))
-		if sign != 0 {
-			v = -v
-		}
-		return v
-	case 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | man<<13)
-	}
-	return math.Float32frombits(sign | (exp+112)<<23 | man<<13)
+	return math.Float32frombits(v | uint32(h&0x8000)<<16)
 }
 
 // F32ToBF16 converts x to bfloat16 bits (the high half of its float32 bits), rounding
@@ -141,9 +125,7 @@ func (F16) Encode(dst []byte, src []float32) {
 func (F16) Decode(dst []float32, src []byte) {
 	src = src[:2*len(dst)]
 	for i := range dst {
-		b := (*[2]byte)(src)
-		dst[i] = F16ToF32(uint16(b[0]) | uint16(b[1])<<8)
-		src = src[2:]
+		dst[i] = F16ToF32(uint16(src[2*i]) | uint16(src[2*i+1])<<8)
 	}
 }
 
@@ -151,10 +133,8 @@ func (F16) Decode(dst []float32, src []byte) {
 func (F16) Dot(q []float32, src []byte) float32 {
 	src = src[:2*len(q)]
 	var s float32
-	for _, x := range q {
-		b := (*[2]byte)(src)
-		s += x * F16ToF32(uint16(b[0])|uint16(b[1])<<8)
-		src = src[2:]
+	for i, x := range q {
+		s += x * F16ToF32(uint16(src[2*i])|uint16(src[2*i+1])<<8)
 	}
 	return s
 }
@@ -163,9 +143,7 @@ func (F16) Dot(q []float32, src []byte) float32 {
 func (F16) AddScaled(dst []float32, w float32, src []byte) {
 	src = src[:2*len(dst)]
 	for i := range dst {
-		b := (*[2]byte)(src)
-		dst[i] += w * F16ToF32(uint16(b[0])|uint16(b[1])<<8)
-		src = src[2:]
+		dst[i] += w * F16ToF32(uint16(src[2*i])|uint16(src[2*i+1])<<8)
 	}
 }
 

@@ -14,6 +14,14 @@ package quant
 // beyond ±65504 saturate (see params.go).
 type Int8 struct{}
 
+// int8F32[b] is float32(int8(b)): code values by table lookup (see codeF32).
+var int8F32 = func() (t [256]float32) {
+	for i := range t {
+		t[i] = float32(int8(uint8(i)))
+	}
+	return t
+}()
+
 // Name implements RowCodec.
 func (Int8) Name() string { return "q8" }
 
@@ -66,8 +74,9 @@ func (Int8) Decode(dst []float32, src []byte) {
 	src = src[:2+len(dst)]
 	s := getF16(src)
 	c := src[2:]
+	c = c[:len(dst)]
 	for i := range dst {
-		dst[i] = s * float32(int8(c[i]))
+		dst[i] = s * int8F32[c[i]]
 	}
 }
 
@@ -79,16 +88,17 @@ func (Int8) Dot(q []float32, src []byte) float32 {
 	src = src[:2+len(q)]
 	s := getF16(src)
 	c := src[2:]
+	t := &int8F32
 	var a0, a1 float32
-	for len(q) >= 4 {
+	for len(q) >= 4 && len(c) >= 4 {
 		qq := (*[4]float32)(q)
 		cc := (*[4]byte)(c)
-		a0 += qq[0]*float32(int8(cc[0])) + qq[1]*float32(int8(cc[1]))
-		a1 += qq[2]*float32(int8(cc[2])) + qq[3]*float32(int8(cc[3]))
+		a0 += qq[0]*t[cc[0]] + qq[1]*t[cc[1]]
+		a1 += qq[2]*t[cc[2]] + qq[3]*t[cc[3]]
 		q, c = q[4:], c[4:]
 	}
 	for i, x := range q {
-		a0 += x * float32(int8(c[i]))
+		a0 += x * t[c[i]]
 	}
 	return s * (a0 + a1)
 }
@@ -101,7 +111,8 @@ func (Int8) AddScaled(dst []float32, w float32, src []byte) {
 	src = src[:2+len(dst)]
 	a := w * getF16(src)
 	c := src[2 : 2+len(dst)]
+	t := &int8F32
 	for i := range dst {
-		dst[i] += a * float32(int8(c[i]))
+		dst[i] += a * t[c[i]]
 	}
 }
