@@ -61,7 +61,10 @@ type Sequences interface {
 	// len(tokens) rows per layer for seq. On ErrNoSpace nothing is reserved.
 	Grow(seq SeqID, tokens []int32) error
 	// Truncate shortens seq to its first n tokens (n ≤ Len). It is always possible
-	// right after Grow, before any Append, which undoes that Grow.
+	// right after Grow, before any Append, which undoes that Grow, and after a
+	// complete step back to that step's first token. A lossy cache may refuse other
+	// lengths whose full-precision residual it no longer holds (an error, nothing
+	// changed).
 	Truncate(seq SeqID, n int) error
 	// Len is the number of tokens in seq's history, counting those reserved by Grow.
 	Len(seq SeqID) int
@@ -77,9 +80,11 @@ type Cache interface {
 
 // Usage is a cache's memory state, in bytes unless stated otherwise.
 type Usage struct {
-	Sequences     int   // live sequences
-	Tokens        int   // tokens held across live sequences
-	AllocBytes    int64 // bytes of storage allocated for K and V (codes, scales, zeros, residual)
-	BudgetBytes   int64 // byte budget; 0 means unlimited
+	Sequences   int   // live sequences
+	Tokens      int   // tokens held across live sequences (shared tokens counted per sequence)
+	AllocBytes  int64 // bytes of storage allocated for K and V (codes, scales, zeros, residual)
+	BudgetBytes int64 // byte budget; 0 means unlimited
+	// BytesPerToken is the steady-state storage of one token over all layers (codes,
+	// scales and zeros), without the fixed per-sequence full-precision residual.
 	BytesPerToken float64
 }
