@@ -394,3 +394,84 @@ func TestQuantQ8Twins(t *testing.T) {
 		}
 	}
 }
+
+func TestMatMulMany(t *testing.T) {
+	defer SetThreads(Threads())
+	r := rand.New(rand.NewPCG(11, 12))
+	cols := 256
+	types := []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeF32, gguf.TypeQ4_0, gguf.TypeQ6_K, gguf.TypeF16}
+	rowsOf := []int{300, 7, 129, 64, 1}
+	var ws []Matrix
+	for i, typ := range types {
+		data, _ := encodeRows(t, typ, randVals(r, rowsOf[i]*cols, 0.05), rowsOf[i], cols)
+		w, err := NewMatrix(typ, rowsOf[i], cols, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, w)
+	}
+	for _, simd := range kernelModes(t) {
+		for _, threads := range []int{1, 2} {
+			for _, n := range []int{1, 5, 17} {
+				withKernels(t, simd)
+				if err := SetThreads(threads); err != nil {
+					t.Fatal(err)
+				}
+				x := randVals(r, n*cols, 1)
+				outs := make([][]float32, len(ws))
+				for j, w := range ws {
+					outs[j] = make([]float32, n*w.Rows+1)
+					outs[j][n*w.Rows] = 99
+				}
+				if err := MatMulMany(outs, ws, x, n); err != nil {
+					t.Fatal(err)
+				}
+				for j, w := range ws {
+					want := make([]float32, n*w.Rows)
+					if err := MatMul(want, w, x, n); err != nil {
+						t.Fatal(err)
+					}
+					for i := range want {
+						if math.Float32bits(want[i]) != math.Float32bits(outs[j][i]) {
+							t.Fatalf("simd=%v threads=%d n=%d matrix %d (%v) out[%d] = %v, MatMul gives %v",
+								simd, threads, n, j, w.Type, i, outs[j][i], want[i])
+						}
+					}
+					if outs[j][n*w.Rows] != 99 {
+						t.Fatalf("matrix %d: wrote past n·Rows", j)
+					}
+				}
+			}
+		}
+	}
+
+	// Invalid arguments: an error, and no output written.
+	x := make([]float32, 2*cols)
+	bad := []struct {
+		name string
+		outs [][]float32
+		ws   []Matrix
+	}{
+		{"count mismatch", [][]float32{make([]float32, 600)}, ws[:2]},
+		{"cols mismatch", [][]float32{make([]float32, 600), make([]float32, 64)},
+			[]Matrix{ws[0], {Type: gguf.TypeF32, Rows: 1, Cols: 32, Data: make([]byte, 128)}}},
+		{"one out short", [][]float32{make([]float32, 600), make([]float32, 13)}, ws[:2]},
+	}
+	for _, c := range bad {
+		for _, o := range c.outs {
+			for i := range o {
+				o[i] = 42
+			}
+		}
+		if err := MatMulMany(c.outs, c.ws, x, 2); !errors.Is(err, ErrShape) {
+			t.Errorf("%s: err = %v, want ErrShape", c.name, err)
+		}
+		for _, o := range c.outs {
+			for i, v := range o {
+				if v != 42 {
+					t.Fatalf("%s: output written at %d on error", c.name, i)
+				}
+			}
+		}
+	}
+}

@@ -36,104 +36,183 @@ const (
 // by at most Σ_c |W[r,c]|·max|x_block(c)|/254 plus float32 rounding.
 //
 // It returns an error wrapping ErrShape or ErrUnsupportedType, and writes nothing, when
-// w is invalid (see NewMatrix), n is negative or out or x are too short.
+// w is invalid (see NewMatrix), n is negative or out or x are too short. A weight row that
+// fails to decode (types multiplied through gguf.Dequantize) returns that error, wrapped,
+// with out partly written.
 func MatMul(out []float32, w Matrix, x []float32, n int) error {
+	return matMul("MatMul", [][]float32{out}, []Matrix{w}, x, n)
+}
+
+// MatMulMany computes outs[j] = ws[j]·x for every j, as MatMul does for each, for weights
+// that share their input (a layer's q, k and v projections; its gate and up projections).
+// It quantizes x once and spreads all the products over the threads in one dispatch, so
+// it costs less than separate MatMul calls. Every ws[j] must have the same Cols. On an
+// invalid argument it returns an error and writes nothing.
+func MatMulMany(outs [][]float32, ws []Matrix, x []float32, n int) error {
+	if len(outs) != len(ws) {
+		return fmt.Errorf("linalg: MatMulMany: %w: %d outputs for %d matrices", ErrShape, len(outs), len(ws))
+	}
+	for j := 1; j < len(ws); j++ {
+		if ws[j].Cols != ws[0].Cols {
+			return fmt.Errorf("linalg: MatMulMany: %w: matrix %d has %d columns, matrix 0 has %d",
+				ErrShape, j, ws[j].Cols, ws[0].Cols)
+		}
+	}
+	return matMul("MatMulMany", outs, ws, x, n)
+}
+
+// checkProduct validates one product's arguments.
+func checkProduct(name string, out []float32, w Matrix, x []float32, n int) error {
 	if err := w.check(); err != nil {
 		return err
 	}
 	if n < 0 {
-		return fmt.Errorf("linalg: MatMul: %w: negative token count %d", ErrShape, n)
+		return fmt.Errorf("linalg: %s: %w: negative token count %d", name, ErrShape, n)
 	}
 	if (w.Rows > 0 && n > math.MaxInt/w.Rows) || (w.Cols > 0 && n > math.MaxInt/w.Cols) {
-		return fmt.Errorf("linalg: MatMul: %w: %d tokens of a %d×%d matrix overflow", ErrShape, n, w.Rows, w.Cols)
+		return fmt.Errorf("linalg: %s: %w: %d tokens of a %d×%d matrix overflow", name, ErrShape, n, w.Rows, w.Cols)
 	}
 	if len(out) < n*w.Rows {
-		return fmt.Errorf("linalg: MatMul: %w: out has %d values, want %d tokens × %d rows = %d",
-			ErrShape, len(out), n, w.Rows, n*w.Rows)
+		return fmt.Errorf("linalg: %s: %w: out has %d values, want %d tokens × %d rows = %d",
+			name, ErrShape, len(out), n, w.Rows, n*w.Rows)
 	}
 	if len(x) < n*w.Cols {
-		return fmt.Errorf("linalg: MatMul: %w: x has %d values, want %d tokens × %d columns = %d",
-			ErrShape, len(x), n, w.Cols, n*w.Cols)
+		return fmt.Errorf("linalg: %s: %w: x has %d values, want %d tokens × %d columns = %d",
+			name, ErrShape, len(x), n, w.Cols, n*w.Cols)
 	}
-	if n == 0 || w.Rows == 0 {
-		return nil
-	}
-	out = out[:n*w.Rows]
-	x = x[:n*w.Cols]
-	if w.Cols == 0 {
-		clear(out)
-		return nil
-	}
-	k := active.Load()
-	rb, _ := w.RowBytes() // checked above
-	p := product{k: k, w: w, rb: rb, out: out, x: x, n: n}
-	switch w.Type {
-	case gguf.TypeF32:
-		p.wf = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(w.Data))), w.Rows*w.Cols)
-		p.run(p.chunkF32, w.Cols*4)
-	case gguf.TypeF16:
-		p.run(p.chunkF16, w.Cols*4)
-	case gguf.TypeQ8_0, gguf.TypeQ4_0:
-		s := getQ8Scratch(n * w.Cols)
-		defer putQ8Scratch(s)
-		p.xq, p.xd = s.q, s.d
-		k.quantQ8(p.xq, p.xd, x)
-		if w.Type == gguf.TypeQ8_0 {
-			p.run(p.chunkQ8, w.Cols+w.Cols/blockElems*4)
-		} else {
-			p.run(p.chunkQ4, w.Cols+w.Cols/blockElems*4)
+	return nil
+}
+
+func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) error {
+	needQ := false
+	for j, w := range ws {
+		if err := checkProduct(name, outs[j], w, x, n); err != nil {
+			if len(ws) > 1 {
+				return fmt.Errorf("matrix %d: %w", j, err)
+			}
+			return err
 		}
-	default:
-		p.dec = dequantizerFor(w.Type)
-		p.run(p.chunkDecoded, w.Cols*4)
-		if p.err != nil {
-			return p.err
+		if w.Type == gguf.TypeQ8_0 || w.Type == gguf.TypeQ4_0 {
+			needQ = true
+		}
+	}
+	if n == 0 || len(ws) == 0 {
+		return nil
+	}
+	cols := ws[0].Cols
+	x = x[:n*cols]
+	k := active.Load()
+	var xq []int8
+	var xd []float32
+	if needQ && cols > 0 {
+		s := getQ8Scratch(n * cols)
+		defer putQ8Scratch(s)
+		xq, xd = s.q, s.d
+		k.quantQ8(xq, xd, x)
+	}
+	ps := make([]product, len(ws))
+	var work int64
+	for j, w := range ws {
+		p := &ps[j]
+		*p = product{k: k, w: w, out: outs[j][:n*w.Rows], x: x, n: n, xq: xq, xd: xd}
+		if w.Rows == 0 {
+			continue
+		}
+		if cols == 0 {
+			clear(p.out)
+			continue
+		}
+		p.rb, _ = w.RowBytes() // checked above
+		p.prepare()
+		work += int64(w.Rows) * int64(p.rb) * int64(n)
+	}
+	if work < serialWork || Threads() == 1 {
+		for j := range ps {
+			if p := &ps[j]; p.chunk != nil {
+				p.chunk(0, p.w.Rows)
+			}
+		}
+	} else {
+		// Chunks of every product in one list: first[j] is product j's first chunk.
+		first := make([]int, len(ps)+1)
+		for j := range ps {
+			first[j+1] = first[j]
+			if p := &ps[j]; p.chunk != nil {
+				p.plan(len(ps))
+				first[j+1] += (p.w.Rows + p.rpc - 1) / p.rpc
+			}
+		}
+		parallelFor(first[len(ps)], func(c int) {
+			j := 0
+			for c >= first[j+1] {
+				j++
+			}
+			p := &ps[j]
+			r0 := (c - first[j]) * p.rpc
+			p.chunk(r0, min(p.w.Rows, r0+p.rpc))
+		})
+	}
+	for j := range ps {
+		if ps[j].err != nil {
+			return ps[j].err
 		}
 	}
 	return nil
 }
 
-// product is the state of one MatMul call shared by its chunks.
+// product is the state of one weight × activations product shared by its chunks.
 type product struct {
-	k   *kernelSet
-	w   Matrix
-	rb  int // bytes per weight row
-	out []float32
-	x   []float32
-	n   int
-	tb  int // tokens per block
-
-	wf     []float32 // F32 weights viewed as float32
-	xq     []int8    // quantized activations (Q8_0, Q4_0)
-	xd     []float32 // their per-block scales
-	dec    rowDecoder
-	errMu  sync.Mutex
-	err    error
-	rowsPC int // rows per chunk
+	k     *kernelSet
+	w     Matrix
+	rb    int // bytes per weight row
+	out   []float32
+	x     []float32
+	n     int
+	tb    int              // tokens per block
+	rpc   int              // rows per parallel chunk
+	chunk func(r0, r1 int) // computes rows [r0, r1) for all tokens
+	wf    []float32        // F32 weights viewed as float32
+	xq    []int8           // quantized activations (Q8_0, Q4_0)
+	xd    []float32        // their per-block scales
+	dec   rowDecoder       // row decoder of other types
+	errMu sync.Mutex
+	err   error
 }
 
-// run splits the rows into chunks and calls chunk(r0, r1) for each, in parallel when the
-// product is large enough. xTokenBytes is the bytes of one token's activations as the
-// kernel reads them; it sizes the token blocks.
-func (p *product) run(chunk func(r0, r1 int), xTokenBytes int) {
-	p.tb = max(1, min(p.n, xBlockBytes/max(1, xTokenBytes)))
-	rows := p.w.Rows
-	total := rows * p.rb
-	if total/max(1, p.rb) != rows || int64(total)*int64(p.n) < serialWork || Threads() == 1 {
-		chunk(0, rows)
-		return
+// prepare picks the chunk kernel for the weight type and the token block size: the
+// activations of one token block (as the kernel reads them) stay within xBlockBytes.
+func (p *product) prepare() {
+	w := p.w
+	xTokenBytes := w.Cols * 4
+	switch w.Type {
+	case gguf.TypeF32:
+		p.wf = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(w.Data))), w.Rows*w.Cols)
+		p.chunk = p.chunkF32
+	case gguf.TypeF16:
+		p.chunk = p.chunkF16
+	case gguf.TypeQ8_0:
+		p.chunk = p.chunkQ8
+		xTokenBytes = w.Cols + w.Cols/blockElems*4
+	case gguf.TypeQ4_0:
+		p.chunk = p.chunkQ4
+		xTokenBytes = w.Cols + w.Cols/blockElems*4
+	default:
+		p.dec = dequantizerFor(w.Type)
+		p.chunk = p.chunkDecoded
 	}
+	p.tb = max(1, min(p.n, xBlockBytes/max(1, xTokenBytes)))
+}
+
+// plan sets the rows per parallel chunk: about chunkBytes of weights, and at least 4
+// chunks per thread (over all nprod products of the call) so a thread slowed by other
+// load is caught up by the others; a multiple of 4 rows.
+func (p *product) plan(nprod int) {
+	rows := p.w.Rows
 	rpc := max(1, chunkBytes/max(1, p.rb))
-	// At least 4 chunks per thread so a thread slowed by other load is caught up by others.
-	if perThread := rows / (4 * Threads()); perThread < rpc {
+	if perThread := rows * nprod / (4 * Threads()); perThread < rpc {
 		rpc = max(1, perThread)
 	}
-	rpc = (rpc + 3) &^ 3
-	nchunks := (rows + rpc - 1) / rpc
-	parallelFor(nchunks, func(c int) {
-		r0 := c * rpc
-		chunk(r0, min(rows, r0+rpc))
-	})
+	p.rpc = (rpc + 3) &^ 3
 }
 
 func (p *product) chunkF32(r0, r1 int) {
