@@ -28,19 +28,18 @@ import (
 //
 // After the first error every method returns that error.
 type Writer struct {
-	bw        *bufio.Writer
-	align     uint64
-	keys      []string
-	values    map[string]Value
-	tensors   []TensorInfo
-	names     map[string]bool
-	started   bool   // header written
-	cur       int    // index of the tensor receiving data
-	curBytes  uint64 // bytes of tensors[cur] written so far
-	scratch   []byte
-	err       error
-	closed    bool
-	headerLen uint64
+	bw       *bufio.Writer
+	align    uint64
+	keys     []string
+	values   map[string]Value
+	tensors  []TensorInfo
+	names    map[string]bool
+	started  bool   // header written
+	cur      int    // index of the tensor receiving data
+	curBytes uint64 // bytes of tensors[cur] written so far
+	scratch  []byte
+	err      error
+	closed   bool
 }
 
 // NewWriter returns a Writer that writes a GGUF v3 file to w.
@@ -179,7 +178,6 @@ func (w *Writer) writeHeader() error {
 	for uint64(len(e.buf))%w.align != 0 {
 		e.buf = append(e.buf, 0)
 	}
-	w.headerLen = uint64(len(e.buf))
 	if _, err := w.bw.Write(e.buf); err != nil {
 		return w.fail(fmt.Errorf("gguf: write header: %w", err))
 	}
