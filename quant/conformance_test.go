@@ -348,6 +348,11 @@ func TestRowBytesTable(t *testing.T) {
 			t.Errorf("%s.RowBytes(%d) = %d, want %d", tc.c.Name(), tc.d, got, tc.want)
 		}
 	}
+	for bits, want := range map[int]int{8: 4608, 4: 2560, 2: 1536} {
+		if got := (Channel{Bits: bits}).BlockBytes(32, 128); got != want {
+			t.Errorf("kivi%d.BlockBytes(32, 128) = %d, want %d", bits, got, want)
+		}
+	}
 }
 
 // TestSpecialRows pins documented behaviour on degenerate rows.
