@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"kvq/assets"
+	"kvq/eval"
+	"kvq/model"
+)
+
+func init() {
+	register("eval", "measure perplexity, KL divergence and top-1 agreement of KV cache types against f32", runEval)
+}
+
+// defaultEvalCaches is a representative set: every family, symmetric and split K/V.
+var defaultEvalCaches = []string{"f16", "bf16", "q8", "fp8e4m3", "fp8e5m2", "q4", "q2", "kivi8", "kivi4", "kivi2", "kivi4/kivi2", "q8/q4"}
+
+func runEval(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("eval", "[--model F] [--text F] [--ctx N] [--chunks N] [--cache SPEC]... [--json F]", stderr)
+	modelPath := fs.String("model", "", "GGUF model file (default: built-in stories260K)")
+	textPath := fs.String("text", "", "UTF-8 text file (default: built-in TinyStories validation head)")
+	ctx := fs.Int("ctx", 512, "tokens scored per chunk (≤ the model's context)")
+	chunks := fs.Int("chunks", 8, "number of chunks")
+	var caches listFlag
+	fs.Var(&caches, "cache", "cache spec to compare with f32; repeatable (default: a representative set)")
+	layers := fs.String("cache-layers", "", "per-layer overrides applied to every cache, e.g. 0,-1=f16")
+	jsonPath := fs.String("json", "", "also write the results as JSON to this file")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, `Usage: kvq eval [--model F] [--text F] [--ctx N] [--chunks N] [--cache SPEC]... [--json F]
+
+Runs perplexity with an f32 KV cache and with each requested cache on the same tokens, and
+prints, per cache: bytes per token, compression against f16, perplexity and its ratio to f32,
+mean KL divergence of the next-token distribution from f32's, and top-1 agreement with f32.
+
+Protocol: tokenize the first %d characters of the text without BOS, CRLF->LF; take the first
+ctx*chunks tokens; each chunk is [BOS] + the next ctx tokens; all ctx next-token predictions of
+a chunk are scored; the cache is empty at each chunk start; PPL = exp(mean NLL). Each chunk is
+one prefill, which the cache computes exactly as ctx single-token decode steps would.
+
+Flags:
+`, eval.TextChars)
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if len(caches) == 0 {
+		caches = defaultEvalCaches
+	}
+	m, err := model.Open(*modelPath)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	text, textName := assets.Text, "built-in:tinystories-valid-head.txt"
+	if *textPath != "" {
+		b, err := os.ReadFile(*textPath)
+		if err != nil {
+			return err
+		}
+		text, textName = string(b), *textPath
+	}
+	toks := eval.Tokens(m, text)
+	bar := newProgress(stderr, "eval")
+	res, err := eval.Run(m, toks, eval.Options{Ctx: *ctx, Chunks: *chunks, Specs: caches, Layers: *layers, Progress: bar.update})
+	bar.done()
+	if err != nil {
+		return err
+	}
+	res.Model = modelName(*modelPath, m)
+	res.Text = textName
+	fmt.Fprintf(stdout, "model %s, text %s: %d tokens (ctx %d × %d chunks)\n\n", res.Model, res.Text, res.Tokens, res.Ctx, res.Chunks)
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "cache\tbytes/token\tvs f16\tPPL\tPPL ratio\tKLD mean\ttop-1 agree\ttok/s\t")
+	for _, r := range res.Rows {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.2fx\t%.4f\t%.4f\t%.5f\t%.2f%%\t%.0f\t\n", r.Cache, r.BytesPerToken, r.CompressionVsF16, r.PPL, r.PPLRatio, r.KLDMean, 100*r.Top1Agree, r.TokPerS)
+	}
+	tw.Flush()
+	if *jsonPath != "" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*jsonPath, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func modelName(path string, m *model.Model) string {
+	if path == "" {
+		return assets.ModelName
+	}
+	return path
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+
+	"kvq/eval"
+	"kvq/kv"
+	"kvq/model"
+)
+
+func init() {
+	register("inspect", "show a model's architecture, tensors and what each cache type fits in a budget", runInspect)
+}
+
+// inspectCaches are the cache types listed by inspect.
+var inspectCaches = []string{"f32", "f16", "bf16", "q8", "fp8e4m3", "fp8e5m2", "q4", "q2", "kivi8", "kivi4", "kivi2", "kivi4/kivi2", "q8/q4"}
+
+func runInspect(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("inspect", "[--model F] [--ctx N] [--budget BYTES]", stderr)
+	modelPath := fs.String("model", "", "GGUF model file (default: built-in stories260K)")
+	ctx := fs.Int("ctx", 0, "sequence length for the fit figures (default: the model's context)")
+	budget := byteSize(1 << 30)
+	fs.Var(&budget, "budget", "KV memory budget, bytes with optional KB/MB/GB/KiB/MiB/GiB suffix")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	m, err := model.Open(*modelPath)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if *ctx <= 0 {
+		*ctx = m.Ctx
+	}
+	c := m.Config
+	name := c.Name
+	if name == "" {
+		name = modelName(*modelPath, m)
+	}
+	fmt.Fprintf(stdout, "model        %s (architecture %s)\n", name, c.Arch)
+	fmt.Fprintf(stdout, "shape        dim %d, %d layers, %d heads, %d KV heads, head size %d, FFN %d, vocab %d\n", c.Dim, c.Layers, c.Heads, c.KVHeads, c.HeadDim, c.FFN, c.Vocab)
+	fmt.Fprintf(stdout, "context      %d tokens; RoPE base %g on %d dims (%s pairs)\n", c.Ctx, c.RopeBase, c.RopeDims, map[bool]string{false: "adjacent", true: "NeoX half-split"}[c.RopeNeoX])
+	fmt.Fprintf(stdout, "output       %s; q/k/v bias: %v; RMSNorm eps %g\n", map[bool]string{true: "tied to token_embd", false: "separate"}[c.Tied], c.QKVBias, c.RMSEps)
+	types := m.TensorTypes()
+	keys := make([]string, 0, len(types))
+	for t, n := range types {
+		keys = append(keys, fmt.Sprintf("%s×%d", t, n))
+	}
+	sort.Strings(keys)
+	fmt.Fprintf(stdout, "tensors      %v; %s of weights read per token\n", keys, fmtBytes(m.WeightBytes()))
+	fmt.Fprintf(stdout, "tokenizer    %d tokens, BOS %d, EOS %d\n\n", m.Tok.VocabSize(), m.Tok.BOS(), m.Tok.EOS())
+
+	fmt.Fprintf(stdout, "KV cache per type: exact bytes per token, and what fits in %s (sequences of %d tokens)\n", fmtBytes(int64(budget)), *ctx)
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "cache\tbytes/token\tvs f16\tper sequence\ttokens in budget\tsequences\t")
+	for _, spec := range inspectCaches {
+		cfg, err := m.CacheConfig(spec, "")
+		if err != nil {
+			return err
+		}
+		bpt, err := kv.BytesPerToken(cfg)
+		if err != nil {
+			return err
+		}
+		seqBytes, err := sequenceBytes(cfg, *ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(tw, "%s\t%.1f\t%.2fx\t%s\t%d\t%d\t\n", eval.CacheName(cfg), bpt, kv.F16BytesPerToken(cfg)/bpt, fmtBytes(seqBytes), int64(float64(budget)/bpt), int64(budget)/seqBytes)
+	}
+	return tw.Flush()
+}
+
+// sequenceBytes is the exact memory a cache of cfg holds for one sequence of n tokens:
+// it reserves them in an empty store and reads the store's allocation.
+func sequenceBytes(cfg kv.Config, n int) (int64, error) {
+	st, err := kv.New(cfg)
+	if err != nil {
+		return 0, err
+	}
+	seq, err := st.NewSeq()
+	if err != nil {
+		return 0, err
+	}
+	if err := st.Grow(seq, make([]int32, n)); err != nil {
+		return 0, err
+	}
+	return st.Usage().AllocBytes, nil
+}

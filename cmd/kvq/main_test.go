@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = runMain(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// The reference continuation of "Once upon a time" (greedy, 64 tokens) from an
+// independent implementation.
+const onceUponATime = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. She wanted to play with it, but it was too high.\nLily's mom said"
+
+func TestGeneratePrintsReferenceContinuation(t *testing.T) {
+	code, out, errOut := run(t, "generate", "--prompt", "Once upon a time", "-n", "64")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if got := strings.TrimSuffix(out, "\n"); got != onceUponATime {
+		t.Fatalf("output\n%q\nwant\n%q", got, onceUponATime)
+	}
+}
+
+func TestGenerateWithCompressedCache(t *testing.T) {
+	code, out, errOut := run(t, "generate", "--cache", "kivi4/kivi2", "-n", "40", "--stats")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if len(strings.Fields(out)) < 20 || !strings.Contains(errOut, "bytes/token") {
+		t.Fatalf("stdout %q, stderr %q", out, errOut)
+	}
+}
+
+func TestEvalJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "eval.json")
+	code, out, errOut := run(t, "eval", "--ctx", "128", "--chunks", "2", "--cache", "q8", "--cache", "kivi4/kivi2", "--json", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "kivi4/kivi2") || !strings.Contains(errOut, "eval") {
+		t.Fatalf("stdout %q, stderr %q", out, errOut)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Model  string           `json:"model"`
+		Text   string           `json:"text"`
+		Ctx    int              `json:"ctx"`
+		Chunks int              `json:"chunks"`
+		Tokens int              `json:"tokens"`
+		Rows   []map[string]any `json:"rows"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Ctx != 128 || res.Chunks != 2 || res.Tokens != 256 || len(res.Rows) != 3 || res.Model == "" || res.Text == "" {
+		t.Fatalf("json header %+v", res)
+	}
+	if res.Rows[0]["cache"] != "f32" {
+		t.Fatalf("first row %v, want f32", res.Rows[0])
+	}
+	for _, r := range res.Rows {
+		for _, f := range []string{"cache", "bytes_per_token", "compression_vs_f16", "ppl", "ppl_ratio", "kld_mean", "top1_agree", "tok_per_s"} {
+			if _, ok := r[f]; !ok {
+				t.Errorf("row %v lacks %q", r["cache"], f)
+			}
+		}
+	}
+}
+
+func TestInspect(t *testing.T) {
+	code, out, errOut := run(t, "inspect", "--budget", "1MiB", "--ctx", "256")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"llama", "5 layers", "8 heads", "4 KV heads", "head size 8", "kivi4/kivi2", "q8"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	dir := t.TempDir()
+	notGGUF := filepath.Join(dir, "x.gguf")
+	if err := os.WriteFile(notGGUF, []byte("hello, this is not a model file at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("once upon a time ", 400)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"generate", "--model", filepath.Join(dir, "missing.gguf")}, "missing.gguf"},
+		{[]string{"generate", "--model", notGGUF}, "magic"},
+		{[]string{"generate", "--cache", "q5"}, "q5"},
+		{[]string{"generate", "--prompt", long}, "context"},
+		{[]string{"eval", "--cache", "kivi9"}, "kivi9"},
+		{[]string{"inspect", "--budget", "lots"}, "lots"},
+		{[]string{"synth", "--shape", "nope", "--out", filepath.Join(dir, "s.gguf")}, "nope"},
+	}
+	for _, tc := range tests {
+		code, _, errOut := run(t, tc.args...)
+		if code == 0 {
+			t.Errorf("%v: exit 0, want failure", tc.args)
+			continue
+		}
+		if !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: stderr %q does not mention %q", tc.args, errOut, tc.want)
+		}
+	}
+}

@@ -1,0 +1,221 @@
+// Package eval measures what a lossy KV cache costs in quality: perplexity, mean KL
+// divergence of next-token distributions and top-1 agreement, each against the same
+// model run with an f32 cache on the same tokens.
+//
+// Protocol (that of the reference figures for the built-in model): tokenize the first
+// 32768 characters of the text without BOS, CRLF→LF; take the first ctx·chunks tokens;
+// each chunk is [BOS] + the next ctx tokens; all ctx next-token predictions of a chunk are
+// scored; the cache is empty at each chunk start; PPL = exp(mean NLL).
+package eval
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"kvq/kv"
+	"kvq/model"
+)
+
+// TextChars is how many characters of the text the protocol tokenizes.
+const TextChars = 32768
+
+// Tokens applies the protocol's tokenization to text: its first TextChars characters,
+// CRLF→LF, without BOS.
+func Tokens(m *model.Model, text string) []int32 {
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	if utf8.RuneCountInString(text) > TextChars {
+		n := 0
+		for i := range text {
+			if n == TextChars {
+				text = text[:i]
+				break
+			}
+			n++
+		}
+	}
+	return m.Tok.Encode(text, false)
+}
+
+// Options configures Run.
+type Options struct {
+	Ctx    int      // tokens scored per chunk
+	Chunks int      // chunks
+	Specs  []string // cache specs to compare with f32 (f32 itself is always run first)
+	Layers string   // per-layer overrides applied to every spec, e.g. "0,-1=f16"; may be empty
+	// Progress, if set, is called after each (chunk, cache) run with the runs done and in total.
+	Progress func(done, total int)
+}
+
+// Row is one cache's figures. Field names are the JSON contract of `kvq eval --json`.
+type Row struct {
+	Cache            string  `json:"cache"`
+	BytesPerToken    float64 `json:"bytes_per_token"`
+	CompressionVsF16 float64 `json:"compression_vs_f16"`
+	PPL              float64 `json:"ppl"`
+	PPLRatio         float64 `json:"ppl_ratio"`
+	KLDMean          float64 `json:"kld_mean"`
+	KLDMax           float64 `json:"kld_max"`
+	Top1Agree        float64 `json:"top1_agree"`
+	TokPerS          float64 `json:"tok_per_s"`
+}
+
+// Result is a whole evaluation.
+type Result struct {
+	Model  string `json:"model"`
+	Text   string `json:"text"`
+	Ctx    int    `json:"ctx"`
+	Chunks int    `json:"chunks"`
+	Tokens int    `json:"tokens"`
+	Rows   []Row  `json:"rows"`
+}
+
+// ErrTooFewTokens means the text is shorter than ctx·chunks tokens.
+var ErrTooFewTokens = errors.New("eval: text too short")
+
+type runner struct {
+	name string
+	cfg  kv.Config
+	row  Row
+	nll  float64
+	kl   float64
+	agr  int
+	dur  time.Duration
+}
+
+// Run evaluates every spec in opt.Specs against an f32 cache on tokens (already
+// tokenized by Tokens). The f32 row comes first.
+func Run(m *model.Model, tokens []int32, opt Options) (*Result, error) {
+	if opt.Ctx <= 0 || opt.Chunks <= 0 {
+		return nil, fmt.Errorf("eval: ctx (%d) and chunks (%d) must be positive", opt.Ctx, opt.Chunks)
+	}
+	if opt.Ctx > m.Ctx {
+		return nil, fmt.Errorf("eval: ctx %d exceeds the model's context of %d tokens", opt.Ctx, m.Ctx)
+	}
+	if need := opt.Ctx * opt.Chunks; len(tokens) < need {
+		return nil, fmt.Errorf("%w: %d tokens, ctx·chunks needs %d (use fewer --chunks or a shorter --ctx)", ErrTooFewTokens, len(tokens), need)
+	}
+	specs := append([]string{"f32"}, opt.Specs...)
+	rs := make([]*runner, len(specs))
+	for i, s := range specs {
+		cfg, err := m.CacheConfig(s, opt.Layers)
+		if err != nil {
+			return nil, err
+		}
+		bpt, err := kv.BytesPerToken(cfg)
+		if err != nil {
+			return nil, err
+		}
+		rs[i] = &runner{name: CacheName(cfg), cfg: cfg, row: Row{BytesPerToken: bpt, CompressionVsF16: kv.F16BytesPerToken(cfg) / bpt}}
+	}
+	v := m.Vocab
+	refLogp := make([]float64, opt.Ctx*v) // f32 log-probabilities of the current chunk
+	logp := make([]float64, v)
+	input := make([]int32, opt.Ctx)
+	done, total := 0, opt.Chunks*len(rs)
+	for ch := range opt.Chunks {
+		text := tokens[ch*opt.Ctx : (ch+1)*opt.Ctx]
+		input[0] = m.Tok.BOS()
+		copy(input[1:], text[:opt.Ctx-1])
+		for ri, r := range rs {
+			t0 := time.Now()
+			logits, err := runChunk(m, r.cfg, input)
+			if err != nil {
+				return nil, fmt.Errorf("eval: cache %s, chunk %d: %w", r.name, ch, err)
+			}
+			r.dur += time.Since(t0)
+			for i := range opt.Ctx {
+				row := logits[i*v : (i+1)*v]
+				target := text[i]
+				if ri == 0 {
+					logSoftmax(refLogp[i*v:(i+1)*v], row)
+					r.nll -= refLogp[i*v+int(target)]
+					r.agr++
+					continue
+				}
+				logSoftmax(logp, row)
+				r.nll -= logp[target]
+				ref := refLogp[i*v : (i+1)*v]
+				var kl float64
+				for j, lp := range ref {
+					kl += math.Exp(lp) * (lp - logp[j])
+				}
+				r.kl += kl
+				r.row.KLDMax = max(r.row.KLDMax, kl)
+				if argmax64(ref) == argmax64(logp) {
+					r.agr++
+				}
+			}
+			done++
+			if opt.Progress != nil {
+				opt.Progress(done, total)
+			}
+		}
+	}
+	n := float64(opt.Ctx * opt.Chunks)
+	res := &Result{Ctx: opt.Ctx, Chunks: opt.Chunks, Tokens: opt.Ctx * opt.Chunks}
+	for _, r := range rs {
+		r.row.Cache = r.name
+		r.row.PPL = math.Exp(r.nll / n)
+		r.row.PPLRatio = r.row.PPL / math.Exp(rs[0].nll/n)
+		r.row.KLDMean = r.kl / n
+		r.row.Top1Agree = float64(r.agr) / n
+		r.row.TokPerS = n / r.dur.Seconds()
+		res.Rows = append(res.Rows, r.row)
+	}
+	return res, nil
+}
+
+// CacheName is how reports name a cache configuration: its canonical spec, followed by
+// its per-layer overrides when it has any.
+func CacheName(cfg kv.Config) string {
+	if len(cfg.LayerSpecs) == 0 {
+		return cfg.Spec.String()
+	}
+	return cfg.Spec.String() + " [" + kv.FormatLayerOverrides(cfg.LayerSpecs) + "]"
+}
+
+// runChunk prefills input into a fresh cache and returns all logits.
+func runChunk(m *model.Model, cfg kv.Config, input []int32) ([]float32, error) {
+	c, err := kv.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	seq, err := c.NewSeq()
+	if err != nil {
+		return nil, err
+	}
+	out, err := m.Forward(c, []model.Span{{Seq: seq, Tokens: input, AllLogits: true}})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], c.Drop(seq)
+}
+
+func logSoftmax(dst []float64, x []float32) {
+	mx := math.Inf(-1)
+	for _, v := range x {
+		mx = math.Max(mx, float64(v))
+	}
+	var s float64
+	for _, v := range x {
+		s += math.Exp(float64(v) - mx)
+	}
+	ls := mx + math.Log(s)
+	for i, v := range x {
+		dst[i] = float64(v) - ls
+	}
+}
+
+func argmax64(x []float64) int {
+	b := 0
+	for i, v := range x {
+		if v > x[b] {
+			b = i
+		}
+	}
+	return b
+}

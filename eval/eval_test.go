@@ -1,0 +1,98 @@
+package eval
+
+import (
+	"math"
+	"testing"
+
+	"kvq/assets"
+	"kvq/model"
+)
+
+// Reference figures (testdata of package model: stories260K.json, an independent
+// float64 implementation) on the built-in text, ctx 512, 8 chunks.
+const refPPL = 3.94129
+
+func TestProtocolTokens(t *testing.T) {
+	m, err := model.LoadDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := Tokens(m, assets.Text)
+	want := []int32{301, 427, 309, 426, 301, 427, 309, 394, 265, 262, 415, 271, 422, 280, 295, 269}
+	for i, w := range want {
+		if toks[i] != w {
+			t.Fatalf("first tokens %v, want %v", toks[:len(want)], want)
+		}
+	}
+	if len(toks) < 512*8 {
+		t.Fatalf("built-in text gives %d tokens, protocol needs %d", len(toks), 512*8)
+	}
+}
+
+// TestQualityTargets runs the evaluation of the targets: f32 perplexity equals
+// the reference, and the lossy caches stay within their quality bounds.
+func TestQualityTargets(t *testing.T) {
+	m, err := model.LoadDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(m, Tokens(m, assets.Text), Options{Ctx: 512, Chunks: 8, Specs: []string{"q8", "kivi8", "kivi4/kivi2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]Row{}
+	for _, r := range res.Rows {
+		rows[r.Cache] = r
+		t.Logf("%-12s bytes/token %6.1f  ppl %.5f  ratio %.5f  kld %.6f  top1 %.4f", r.Cache, r.BytesPerToken, r.PPL, r.PPLRatio, r.KLDMean, r.Top1Agree)
+	}
+	if res.Rows[0].Cache != "f32" {
+		t.Fatalf("first row is %q, want f32", res.Rows[0].Cache)
+	}
+	if p := res.Rows[0].PPL; math.Abs(p-refPPL)/refPPL > 0.001 {
+		t.Errorf("f32 perplexity %.5f, reference %.5f (tolerance 0.1%%)", p, refPPL)
+	}
+	if r := res.Rows[0]; r.KLDMean != 0 || r.Top1Agree != 1 || r.PPLRatio != 1 {
+		t.Errorf("f32 row against itself: %+v", r)
+	}
+	checks := []struct {
+		cache        string
+		maxKLD       float64
+		maxPPLRatio  float64
+		minTop1Agree float64
+	}{
+		{"q8", 0.002, 1.005, 0.95},
+		{"kivi8", 5e-5, 1.001, 0.99},
+		{"kivi4/kivi2", 0.006, 1.005, 0.95},
+	}
+	for _, c := range checks {
+		r, ok := rows[c.cache]
+		if !ok {
+			t.Errorf("no row for %s (rows: %v)", c.cache, rows)
+			continue
+		}
+		if r.KLDMean > c.maxKLD || r.PPLRatio > c.maxPPLRatio || r.Top1Agree < c.minTop1Agree {
+			t.Errorf("%s: kld %.6f (max %g), ppl ratio %.5f (max %g), top-1 %.4f (min %g)", c.cache, r.KLDMean, c.maxKLD, r.PPLRatio, c.maxPPLRatio, r.Top1Agree, c.minTop1Agree)
+		}
+		if r.KLDMean <= 0 {
+			t.Errorf("%s: kld %g; a lossy cache cannot match f32 exactly", c.cache, r.KLDMean)
+		}
+	}
+}
+
+func TestRunRejectsBadOptions(t *testing.T) {
+	m, err := model.LoadDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := Tokens(m, assets.Text)
+	for _, o := range []Options{
+		{Ctx: 0, Chunks: 1},
+		{Ctx: 513, Chunks: 1},
+		{Ctx: 512, Chunks: 1000},
+		{Ctx: 64, Chunks: 1, Specs: []string{"q5"}},
+	} {
+		if _, err := Run(m, toks, o); err == nil {
+			t.Errorf("Run(%+v) succeeded, want error", o)
+		}
+	}
+}

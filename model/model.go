@@ -1,0 +1,231 @@
+package model
+
+import (
+	"fmt"
+
+	"kvq/assets"
+	"kvq/gguf"
+	"kvq/kv"
+	"kvq/linalg"
+	"kvq/tokenizer"
+)
+
+// Model is a loaded Llama-family model. Its weights are read-only after Load; Forward
+// uses per-model scratch space and must not run concurrently with itself.
+type Model struct {
+	Config
+	Tok *tokenizer.Tokenizer
+
+	file    *gguf.File
+	embd    linalg.Matrix // vocab × dim
+	layers  []layer
+	outNorm []float32
+	output  linalg.Matrix // vocab × dim (token_embd when tied)
+
+	ropeFreq []float64 // RopeDims/2 angular frequencies, radians per position
+	ws       workspace
+}
+
+type layer struct {
+	attnNorm, ffnNorm []float32
+	wq, wk, wv, wo    linalg.Matrix
+	bq, bk, bv        []float32 // nil without biases
+	wGate, wUp, wDown linalg.Matrix
+}
+
+// Load opens a GGUF model file. Close releases its mapping.
+func Load(path string) (*Model, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := FromGGUF(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// LoadDefault loads the built-in model (stories260K) embedded in the binary.
+func LoadDefault() (*Model, error) {
+	f, err := gguf.Parse(assets.Model)
+	if err != nil {
+		return nil, fmt.Errorf("built-in model: %w", err)
+	}
+	return FromGGUF(f)
+}
+
+// Open loads the model at path, or the built-in model when path is empty.
+func Open(path string) (*Model, error) {
+	if path == "" {
+		return LoadDefault()
+	}
+	return Load(path)
+}
+
+// Close releases the model's file.
+func (m *Model) Close() error { return m.file.Close() }
+
+// FromGGUF builds a model over a parsed GGUF file; the model keeps references to the
+// file's tensor data (no copy of the weights).
+func FromGGUF(f *gguf.File) (*Model, error) {
+	cfg, err := ConfigFromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		return nil, fmt.Errorf("model: tokenizer: %w", err)
+	}
+	if tok.VocabSize() != cfg.Vocab {
+		return nil, fmt.Errorf("model: tokenizer has %d tokens but token_embd has %d rows", tok.VocabSize(), cfg.Vocab)
+	}
+	m := &Model{Config: cfg, Tok: tok, file: f}
+	l := loader{f: f}
+	m.embd = l.matrix("token_embd.weight", cfg.Vocab, cfg.Dim)
+	m.outNorm = l.vector("output_norm.weight", cfg.Dim)
+	if cfg.Tied {
+		m.output = m.embd
+	} else {
+		m.output = l.matrix("output.weight", cfg.Vocab, cfg.Dim)
+	}
+	q, kvd := cfg.Heads*cfg.HeadDim, cfg.KVDim()
+	m.layers = make([]layer, cfg.Layers)
+	for i := range m.layers {
+		p := fmt.Sprintf("blk.%d.", i)
+		ly := &m.layers[i]
+		ly.attnNorm = l.vector(p+"attn_norm.weight", cfg.Dim)
+		ly.wq = l.matrix(p+"attn_q.weight", q, cfg.Dim)
+		ly.wk = l.matrix(p+"attn_k.weight", kvd, cfg.Dim)
+		ly.wv = l.matrix(p+"attn_v.weight", kvd, cfg.Dim)
+		ly.wo = l.matrix(p+"attn_output.weight", cfg.Dim, q)
+		if cfg.QKVBias {
+			ly.bq = l.vector(p+"attn_q.bias", q)
+			ly.bk = l.vector(p+"attn_k.bias", kvd)
+			ly.bv = l.vector(p+"attn_v.bias", kvd)
+		}
+		ly.ffnNorm = l.vector(p+"ffn_norm.weight", cfg.Dim)
+		ly.wGate = l.matrix(p+"ffn_gate.weight", cfg.FFN, cfg.Dim)
+		ly.wUp = l.matrix(p+"ffn_up.weight", cfg.FFN, cfg.Dim)
+		ly.wDown = l.matrix(p+"ffn_down.weight", cfg.Dim, cfg.FFN)
+	}
+	if l.err != nil {
+		return nil, l.err
+	}
+	m.ropeFreq = ropeFrequencies(cfg.RopeBase, cfg.RopeDims)
+	return m, nil
+}
+
+// loader reads tensors, remembering the first error so that FromGGUF stays linear.
+type loader struct {
+	f   *gguf.File
+	err error
+}
+
+func (l *loader) data(name string, rows, cols int) (*gguf.TensorInfo, []byte) {
+	if l.err != nil {
+		return nil, nil
+	}
+	ti, ok := l.f.Tensor(name)
+	if !ok {
+		l.err = fmt.Errorf("model: tensor %s missing", name)
+		return nil, nil
+	}
+	want := []uint64{uint64(cols)}
+	if rows > 1 {
+		want = append(want, uint64(rows))
+	}
+	if !sameDims(ti.Dims, want) {
+		l.err = fmt.Errorf("model: tensor %s has shape %v, want %v", name, ti.Dims, want)
+		return nil, nil
+	}
+	b, err := l.f.TensorData(ti)
+	if err != nil {
+		l.err = fmt.Errorf("model: tensor %s: %w", name, err)
+		return nil, nil
+	}
+	return ti, b
+}
+
+// sameDims compares GGUF dims, ignoring trailing 1s.
+func sameDims(got, want []uint64) bool {
+	for len(got) > len(want) && got[len(got)-1] == 1 {
+		got = got[:len(got)-1]
+	}
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (l *loader) matrix(name string, rows, cols int) linalg.Matrix {
+	ti, b := l.data(name, rows, cols)
+	if ti == nil {
+		return linalg.Matrix{}
+	}
+	m, err := linalg.NewMatrix(ti.Type, rows, cols, b)
+	if err != nil {
+		l.err = fmt.Errorf("model: tensor %s: %w", name, err)
+	}
+	return m
+}
+
+// vector returns a 1-D tensor as float32 (norm weights and biases are small; copying
+// them to f32 once keeps the hot loops simple).
+func (l *loader) vector(name string, n int) []float32 {
+	ti, b := l.data(name, 1, n)
+	if ti == nil {
+		return nil
+	}
+	v := make([]float32, n)
+	if err := gguf.Dequantize(ti.Type, v, b); err != nil {
+		l.err = fmt.Errorf("model: tensor %s: %w", name, err)
+	}
+	return v
+}
+
+// WeightBytes is the number of bytes of weight data the model reads per token.
+func (m *Model) WeightBytes() int64 {
+	var n int64
+	add := func(ms ...linalg.Matrix) {
+		for _, x := range ms {
+			n += int64(len(x.Data))
+		}
+	}
+	for _, ly := range m.layers {
+		add(ly.wq, ly.wk, ly.wv, ly.wo, ly.wGate, ly.wUp, ly.wDown)
+	}
+	add(m.output)
+	return n
+}
+
+// TensorTypes counts the model's tensors by GGUF type, for reports.
+func (m *Model) TensorTypes() map[gguf.TensorType]int {
+	c := map[gguf.TensorType]int{}
+	for _, t := range m.file.Tensors {
+		c[t.Type]++
+	}
+	return c
+}
+
+// CacheConfig returns the configuration of a KV cache for this model from a cache spec
+// string (e.g. "kivi4/kivi2") and optional per-layer overrides (e.g. "0,-1=f16").
+func (m *Model) CacheConfig(spec, layers string) (kv.Config, error) {
+	s, err := kv.ParseSpec(spec)
+	if err != nil {
+		return kv.Config{}, err
+	}
+	cfg := kv.Config{Layers: m.Layers, Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim, Spec: s, Rotate: m.Rotate}
+	if layers != "" {
+		if cfg.LayerSpecs, err = kv.ParseLayerOverrides(layers, m.Layers); err != nil {
+			return kv.Config{}, err
+		}
+	}
+	return cfg, nil
+}

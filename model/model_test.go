@@ -1,0 +1,225 @@
+package model
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"sort"
+	"testing"
+
+	"kvq/kv"
+)
+
+// reference is the part of testdata/stories260K.json (figures from an independent
+// float64 implementation) that the runtime must reproduce.
+type reference struct {
+	Greedy []struct {
+		Prompt       string  `json:"prompt"`
+		PromptTokens []int32 `json:"prompt_tokens"`
+		Tokens       []int32 `json:"tokens"`
+		Text         string  `json:"text"`
+	} `json:"greedy"`
+	Logits struct {
+		Tokens []int32 `json:"tokens"`
+		Top5   []struct {
+			Pos  int          `json:"pos"`
+			Top5 [][2]float64 `json:"top5"`
+		} `json:"logits_top5"`
+	} `json:"logits"`
+}
+
+func loadReference(t *testing.T) reference {
+	t.Helper()
+	b, err := os.ReadFile("testdata/stories260K.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r reference
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func loadDefault(t *testing.T) *Model {
+	t.Helper()
+	m, err := LoadDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func newCache(t *testing.T, m *Model, spec string) (kv.Cache, kv.SeqID) {
+	t.Helper()
+	cfg, err := m.CacheConfig(spec, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := kv.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := c.NewSeq()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, seq
+}
+
+func TestConfigOfBuiltinModel(t *testing.T) {
+	m := loadDefault(t)
+	want := Config{Arch: "llama", Dim: 64, Layers: 5, Heads: 8, KVHeads: 4, HeadDim: 8, FFN: 172, Vocab: 512, Ctx: 512, RopeDims: 8, Tied: true}
+	got := m.Config
+	got.Name, got.RMSEps, got.RopeBase = "", 0, 0
+	if got != want {
+		t.Fatalf("config = %+v, want %+v", got, want)
+	}
+}
+
+func TestGreedyMatchesReference(t *testing.T) {
+	m := loadDefault(t)
+	ref := loadReference(t)
+	for _, g := range ref.Greedy {
+		t.Run(g.Prompt, func(t *testing.T) {
+			toks := m.Tok.Encode(g.Prompt, true)
+			if !equal(toks, g.PromptTokens) {
+				t.Fatalf("prompt tokens %v, want %v", toks, g.PromptTokens)
+			}
+			c, seq := newCache(t, m, "f32")
+			out, err := m.Generate(c, seq, toks, len(g.Tokens), NewSampler(SamplerConfig{}), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equal(out, g.Tokens) {
+				t.Fatalf("greedy tokens\n got %v\nwant %v", out, g.Tokens)
+			}
+			if text := g.Prompt + m.Tok.Decode(out); text != g.Text {
+				t.Fatalf("text %q, want %q", text, g.Text)
+			}
+		})
+	}
+}
+
+// TestLogitsMatchReference checks the top-5 logits at every position, both from one
+// prefill of the whole prompt and from token-by-token decode.
+func TestLogitsMatchReference(t *testing.T) {
+	m := loadDefault(t)
+	ref := loadReference(t).Logits
+	check := func(t *testing.T, pos int, logits []float32) {
+		t.Helper()
+		want := ref.Top5[pos].Top5
+		idx := make([]int, len(logits))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return logits[idx[a]] > logits[idx[b]] })
+		for k, w := range want {
+			id, val := int(w[0]), w[1]
+			if idx[k] != id {
+				t.Errorf("pos %d rank %d: token %d, want %d", pos, k, idx[k], id)
+			}
+			if got := float64(logits[id]); math.Abs(got-val) > 1e-3*math.Abs(val) {
+				t.Errorf("pos %d token %d: logit %.6f, want %.6f (rel err %.2g)", pos, id, got, val, math.Abs(got-val)/math.Abs(val))
+			}
+		}
+	}
+	t.Run("prefill", func(t *testing.T) {
+		c, seq := newCache(t, m, "f32")
+		out, err := m.Forward(c, []Span{{Seq: seq, Tokens: ref.Tokens, AllLogits: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for pos := range ref.Top5 {
+			check(t, pos, out[0][pos*m.Vocab:(pos+1)*m.Vocab])
+		}
+	})
+	t.Run("decode", func(t *testing.T) {
+		c, seq := newCache(t, m, "f32")
+		for pos, tok := range ref.Tokens {
+			out, err := m.Forward(c, []Span{{Seq: seq, Tokens: []int32{tok}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, pos, out[0])
+		}
+	})
+}
+
+// TestBatchedSpansMatchSeparateRuns runs two sequences of different lengths in one
+// step and compares with running each alone.
+func TestBatchedSpansMatchSeparateRuns(t *testing.T) {
+	m := loadDefault(t)
+	a := m.Tok.Encode("Once upon a time", true)
+	b := m.Tok.Encode("Tom and Lily went to the park", true)
+	alone := func(toks []int32) []float32 {
+		c, seq := newCache(t, m, "f32")
+		out, err := m.Forward(c, []Span{{Seq: seq, Tokens: toks}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append([]float32(nil), out[0]...)
+	}
+	wa, wb := alone(a), alone(b)
+	c, sa := newCache(t, m, "f32")
+	sb, err := c.NewSeq()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.Forward(c, []Span{{Seq: sa, Tokens: a}, {Seq: sb, Tokens: b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, pair := range [][2][]float32{{out[0], wa}, {out[1], wb}} {
+		for j := range pair[0] {
+			if d := math.Abs(float64(pair[0][j] - pair[1][j])); d > 1e-4 {
+				t.Fatalf("span %d logit %d: batched %v, alone %v", i, j, pair[0][j], pair[1][j])
+			}
+		}
+	}
+}
+
+func TestForwardRejectsBadTokens(t *testing.T) {
+	m := loadDefault(t)
+	c, seq := newCache(t, m, "f32")
+	for _, toks := range [][]int32{{-1}, {512}, {}} {
+		if _, err := m.Forward(c, []Span{{Seq: seq, Tokens: toks}}); err == nil {
+			t.Errorf("Forward(%v) succeeded, want error", toks)
+		}
+		if n := c.Len(seq); n != 0 {
+			t.Fatalf("failed Forward left %d tokens in the cache", n)
+		}
+	}
+}
+
+func TestRotateComposes(t *testing.T) {
+	m := loadDefault(t)
+	x := []float32{1, 2, 3, 4, 5, 6, 7, 8}
+	y := append([]float32(nil), x...)
+	m.Rotate(x, 7)
+	m.Rotate(x, 5)
+	m.Rotate(y, 12)
+	for i := range x {
+		if math.Abs(float64(x[i]-y[i])) > 1e-5 {
+			t.Fatalf("R(5)R(7)x = %v, R(12)x = %v", x, y)
+		}
+	}
+	m.Rotate(y, -12)
+	for i, v := range []float32{1, 2, 3, 4, 5, 6, 7, 8} {
+		if math.Abs(float64(y[i]-v)) > 1e-5 {
+			t.Fatalf("R(-12)R(12)x = %v", y)
+		}
+	}
+}
+
+func equal(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

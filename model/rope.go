@@ -1,0 +1,53 @@
+package model
+
+import "math"
+
+// ropeFrequencies returns the angular frequency of each rotated pair j < dims/2:
+// base^(−2j/dims) radians per position.
+func ropeFrequencies(base float64, dims int) []float64 {
+	f := make([]float64, dims/2)
+	for j := range f {
+		f[j] = math.Pow(base, -2*float64(j)/float64(dims))
+	}
+	return f
+}
+
+// ropeAngles fills cos/sin of pos·freq for every pair. Angles are formed in float64 so
+// that positions far past the trained context keep their precision.
+func (m *Model) ropeAngles(cos, sin []float32, pos int) {
+	for j, f := range m.ropeFreq {
+		s, c := math.Sincos(float64(pos) * f)
+		cos[j], sin[j] = float32(c), float32(s)
+	}
+}
+
+// rope rotates one head vector in place by the given per-pair angles. Pairs are
+// (2j, 2j+1) for llama and (j, j+RopeDims/2) for NeoX-style architectures; dimensions
+// past RopeDims are left unrotated.
+func (m *Model) rope(x, cos, sin []float32) {
+	half := len(cos)
+	if m.RopeNeoX {
+		a, b := x[:half], x[half:2*half]
+		for j := range half {
+			x0, x1 := a[j], b[j]
+			a[j] = x0*cos[j] - x1*sin[j]
+			b[j] = x0*sin[j] + x1*cos[j]
+		}
+		return
+	}
+	for j := range half {
+		x0, x1 := x[2*j], x[2*j+1]
+		x[2*j] = x0*cos[j] - x1*sin[j]
+		x[2*j+1] = x0*sin[j] + x1*cos[j]
+	}
+}
+
+// Rotate rotates one head vector (HeadDim values, after RoPE at some position p) so
+// that it equals the vector rotated at p+delta. Caches use it to keep attention exact
+// when they shift positions (sink + window eviction) without touching stored keys.
+func (m *Model) Rotate(x []float32, delta int) {
+	half := m.RopeDims / 2
+	cos, sin := make([]float32, half), make([]float32, half)
+	m.ropeAngles(cos, sin, delta)
+	m.rope(x, cos, sin)
+}

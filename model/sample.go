@@ -1,0 +1,120 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// SamplerConfig chooses how the next token is drawn from logits.
+type SamplerConfig struct {
+	Temp          float32 // ≤ 0 means greedy (argmax)
+	TopK          int     // keep the K most likely tokens; ≤ 0 keeps all
+	TopP          float32 // keep the smallest set whose probability reaches P; ≤ 0 or ≥ 1 keeps all
+	RepeatPenalty float32 // > 1 discourages tokens seen in the last RepeatLastN; ≤ 1 disables
+	RepeatLastN   int     // history window for the penalty; ≤ 0 means 64
+	Seed          uint64  // fixed seed: the same seed and logits give the same tokens
+}
+
+// Sampler draws tokens. It is not safe for concurrent use.
+type Sampler struct {
+	cfg  SamplerConfig
+	rng  *rand.Rand
+	work []float32
+	idx  []int32
+}
+
+// NewSampler returns a sampler seeded from cfg.Seed.
+func NewSampler(cfg SamplerConfig) *Sampler {
+	if cfg.RepeatLastN <= 0 {
+		cfg.RepeatLastN = 64
+	}
+	return &Sampler{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6b7671))}
+}
+
+// Argmax returns the index of the largest logit (the lowest index among ties).
+func Argmax(logits []float32) int32 {
+	best := 0
+	for i, v := range logits {
+		if v > logits[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}
+
+// Sample draws the next token from logits given the tokens so far (for the
+// repetition penalty). logits is not modified.
+func (s *Sampler) Sample(logits []float32, history []int32) int32 {
+	l := logits
+	if s.cfg.RepeatPenalty > 1 && len(history) > 0 {
+		s.work = append(s.work[:0], logits...)
+		l = s.work
+		h := history[max(0, len(history)-s.cfg.RepeatLastN):]
+		seen := map[int32]bool{}
+		for _, t := range h {
+			if t < 0 || int(t) >= len(l) || seen[t] {
+				continue
+			}
+			seen[t] = true
+			if l[t] > 0 {
+				l[t] /= s.cfg.RepeatPenalty
+			} else {
+				l[t] *= s.cfg.RepeatPenalty
+			}
+		}
+	}
+	if s.cfg.Temp <= 0 {
+		return Argmax(l)
+	}
+
+	// Candidates sorted by logit, descending (ties by id), cut by top-k.
+	s.idx = s.idx[:0]
+	for i := range l {
+		s.idx = append(s.idx, int32(i))
+	}
+	slices.SortFunc(s.idx, func(a, b int32) int {
+		switch {
+		case l[a] > l[b]:
+			return -1
+		case l[a] < l[b]:
+			return 1
+		}
+		return int(a - b)
+	})
+	cand := s.idx
+	if k := s.cfg.TopK; k > 0 && k < len(cand) {
+		cand = cand[:k]
+	}
+	// Softmax with temperature over the candidates.
+	probs := make([]float64, len(cand))
+	maxL := float64(l[cand[0]])
+	var sum float64
+	for i, t := range cand {
+		p := math.Exp((float64(l[t]) - maxL) / float64(s.cfg.Temp))
+		probs[i] = p
+		sum += p
+	}
+	if p := s.cfg.TopP; p > 0 && p < 1 {
+		var cum float64
+		for i := range cand {
+			cum += probs[i] / sum
+			if cum >= float64(p) {
+				cand, probs = cand[:i+1], probs[:i+1]
+				break
+			}
+		}
+		sum = 0
+		for _, q := range probs {
+			sum += q
+		}
+	}
+	r := s.rng.Float64() * sum
+	for i, q := range probs {
+		r -= q
+		if r < 0 {
+			return cand[i]
+		}
+	}
+	return cand[len(cand)-1]
+}
