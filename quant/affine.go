@@ -44,10 +44,10 @@ type Affine struct {
 // Validate panic.
 func (a Affine) Validate() error {
 	if a.Bits != 8 && a.Bits != 4 && a.Bits != 2 {
-		return fmt.Errorf("quant: affine codec: %d bits unsupported (want 8, 4 or 2)", a.Bits)
+		return fmt.Errorf("%w: affine codec: %d bits unsupported (want 8, 4 or 2)", ErrInvalid, a.Bits)
 	}
 	if a.Group < 0 {
-		return fmt.Errorf("quant: affine codec: negative group size %d", a.Group)
+		return fmt.Errorf("%w: affine codec: negative group size %d", ErrInvalid, a.Group)
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ type Channel struct {
 // Validate panic.
 func (c Channel) Validate() error {
 	if c.Bits != 8 && c.Bits != 4 && c.Bits != 2 {
-		return fmt.Errorf("quant: channel codec: %d bits unsupported (want 8, 4 or 2)", c.Bits)
+		return fmt.Errorf("%w: channel codec: %d bits unsupported (want 8, 4 or 2)", ErrInvalid, c.Bits)
 	}
 	return nil
 }

@@ -35,6 +35,12 @@
 // column) for quality tools.
 package quant
 
+import "errors"
+
+// ErrInvalid is returned (wrapped, with what was wrong) by Validate methods for an
+// unusable codec configuration and by RoundTrip for bad arguments.
+var ErrInvalid = errors.New("quant: invalid codec or argument")
+
 // RowCodec stores one row of d float32 values (one token of one KV head) in a fixed
 // number of bytes. Implementations are stateless values, safe for concurrent use.
 type RowCodec interface {

@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -454,8 +455,8 @@ func TestValidate(t *testing.T) {
 		FP8{Format: 7}, FP8{TensorScale: -1}, FP8{TensorScale: float32(math.NaN())}, FP8{TensorScale: float32(math.Inf(1))},
 	}
 	for _, c := range bad {
-		if err := c.Validate(); err == nil {
-			t.Errorf("%#v.Validate() = nil, want error", c)
+		if err := c.Validate(); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%#v.Validate() = %v, want an ErrInvalid", c, err)
 		}
 	}
 	good := []interface{ Validate() error }{Affine{Bits: 2, Group: 32}, Channel{Bits: 4}, FP8{Format: E5M2, TensorScale: 3}}

@@ -159,10 +159,10 @@ type FP8 struct {
 // panic.
 func (f FP8) Validate() error {
 	if f.Format != E4M3 && f.Format != E5M2 {
-		return fmt.Errorf("quant: fp8 codec: unknown format %v", f.Format)
+		return fmt.Errorf("%w: fp8 codec: unknown format %v", ErrInvalid, f.Format)
 	}
 	if s := f.TensorScale; s < 0 || s != s || math.IsInf(float64(s), 0) {
-		return fmt.Errorf("quant: fp8 codec: tensor scale %v is not a finite value ≥ 0", s)
+		return fmt.Errorf("%w: fp8 codec: tensor scale %v is not a finite value ≥ 0", ErrInvalid, s)
 	}
 	return nil
 }

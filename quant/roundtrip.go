@@ -37,21 +37,21 @@ func (a Axis) String() string {
 // before anything is written).
 func RoundTrip(dst, src []float32, rows, cols, bits int, axis Axis) error {
 	if rows < 0 || cols < 0 {
-		return fmt.Errorf("quant: round trip: negative shape %d×%d", rows, cols)
+		return fmt.Errorf("%w: round trip: negative shape %d×%d", ErrInvalid, rows, cols)
 	}
 	if bits < 1 || bits > 16 {
-		return fmt.Errorf("quant: round trip: %d bits out of range 1..16", bits)
+		return fmt.Errorf("%w: round trip: %d bits out of range 1..16", ErrInvalid, bits)
 	}
 	if axis != ByRow && axis != ByColumn {
-		return fmt.Errorf("quant: round trip: unknown axis %v", axis)
+		return fmt.Errorf("%w: round trip: unknown axis %v", ErrInvalid, axis)
 	}
 	n := rows * cols
 	if len(src) != n || len(dst) != n {
-		return fmt.Errorf("quant: round trip: %d×%d matrix needs %d values, got src %d, dst %d", rows, cols, n, len(src), len(dst))
+		return fmt.Errorf("%w: round trip: %d×%d matrix needs %d values, got src %d, dst %d", ErrInvalid, rows, cols, n, len(src), len(dst))
 	}
 	for i, x := range src {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("quant: round trip: non-finite value %v at row %d, column %d", x, i/cols, i%cols)
+			return fmt.Errorf("%w: round trip: non-finite value %v at row %d, column %d", ErrInvalid, x, i/cols, i%cols)
 		}
 	}
 	groups, stride, step := rows, cols, 1 // group g: elements g·stride + k·step, k < length
