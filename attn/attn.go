@@ -391,14 +391,14 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 					}
 					p.m[h] = mx
 				}
-				m := p.m[h]
-				var sum float64
+				m := float32(p.m[h])
+				var sum float32
 				for i, x := range row {
-					w := math.Exp(float64(x) - m)
+					w := exp32(x - m)
 					sum += w
-					row[i] = float32(w)
+					row[i] = w
 				}
-				p.l[h] += sum
+				p.l[h] += float64(sum)
 			}
 			addValues(p.acc[kh*group*d:(kh+1)*group*d], sc, s, kh, n, d, group)
 		}
@@ -486,4 +486,30 @@ func axpy(dst []float32, w float32, x []float32) {
 	for i := range dst {
 		dst[i] += w * x[i]
 	}
+}
+
+// exp32 is e^x for x ≤ 0 (softmax weights) with a relative error below 2e-7:
+// x = n·ln2 + r with |r| ≤ ln2/2, e^r by its degree-6 Taylor polynomial (error
+// |r|^7/7! < 1.2e-7), scaled by 2^n through the exponent bits. It returns 0 below
+// −87 (where e^x is under the smallest normal float32) and is exact at 0.
+func exp32(x float32) float32 {
+	const (
+		log2e = 1.44269504088896341
+		ln2hi = 0.693359375
+		ln2lo = -2.12194440e-4
+	)
+	if x < -87 {
+		return 0
+	}
+	v := x * log2e
+	n := int32(v)
+	if f := v - float32(n); f > 0.5 {
+		n++
+	} else if f < -0.5 {
+		n--
+	}
+	fn := float32(n)
+	r := x - fn*ln2hi - fn*ln2lo
+	p := 1 + r*(1+r*(0.5+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720))))))
+	return p * math.Float32frombits(uint32(n+127)<<23)
 }

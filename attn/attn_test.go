@@ -372,3 +372,20 @@ func TestPrefillIsDecodePerQuery(t *testing.T) {
 		t.Errorf("short q: %v, want ErrShape", err)
 	}
 }
+
+func TestExp32(t *testing.T) {
+	var worst float64
+	for x := -87.0; x <= 0; x += 0.0137 {
+		got := float64(exp32(float32(x)))
+		want := math.Exp(float64(float32(x)))
+		if rel := math.Abs(got-want) / want; rel > worst {
+			worst = rel
+		}
+	}
+	if worst > 3e-7 {
+		t.Errorf("exp32 worst relative error %.3g on [-87, 0]", worst)
+	}
+	if exp32(0) != 1 || exp32(-100) != 0 || exp32(float32(math.Inf(-1))) != 0 {
+		t.Errorf("exp32(0)=%v exp32(-100)=%v exp32(-Inf)=%v", exp32(0), exp32(-100), exp32(float32(math.Inf(-1))))
+	}
+}
