@@ -40,8 +40,8 @@ type Affine struct {
 	Group int // values per group; 0 = whole row
 }
 
-// Validate reports whether a is a usable codec. Methods of an Affine that fails
-// Validate panic.
+// Validate reports whether a is a usable codec. RowBytes, Encode, Decode, Dot and
+// AddScaled of an Affine that fails Validate panic.
 func (a Affine) Validate() error {
 	if a.Bits != 8 && a.Bits != 4 && a.Bits != 2 {
 		return fmt.Errorf("%w: affine codec: %d bits unsupported (want 8, 4 or 2)", ErrInvalid, a.Bits)
@@ -94,7 +94,6 @@ func (a Affine) RowBytes(d int) int {
 
 // Encode implements RowCodec.
 func (a Affine) Encode(dst []byte, src []float32) {
-	a.mustValid()
 	dst = dst[:a.RowBytes(len(src))]
 	g := a.group(len(src))
 	maxCode := 1<<a.Bits - 1
@@ -118,7 +117,6 @@ func (a Affine) Encode(dst []byte, src []float32) {
 
 // Decode implements RowCodec.
 func (a Affine) Decode(dst []float32, src []byte) {
-	a.mustValid()
 	src = src[:a.RowBytes(len(dst))]
 	g := a.group(len(dst))
 	for len(dst) > 0 {
@@ -158,7 +156,6 @@ func (a Affine) Dot(q []float32, src []byte) float32 {
 
 // AddScaled implements RowCodec: per group, dst += (w·scale)·codes + w·lo.
 func (a Affine) AddScaled(dst []float32, w float32, src []byte) {
-	a.mustValid()
 	src = src[:a.RowBytes(len(dst))]
 	g := a.group(len(dst))
 	for len(dst) > 0 {

@@ -36,8 +36,8 @@ type Channel struct {
 	Bits int // bits per code: 8, 4 or 2
 }
 
-// Validate reports whether c is a usable codec. Methods of a Channel that fails
-// Validate panic.
+// Validate reports whether c is a usable codec. BlockBytes, Encode, Decode and Dot
+// of a Channel that fails Validate panic.
 func (c Channel) Validate() error {
 	if c.Bits != 8 && c.Bits != 4 && c.Bits != 2 {
 		return fmt.Errorf("%w: channel codec: %d bits unsupported (want 8, 4 or 2)", ErrInvalid, c.Bits)

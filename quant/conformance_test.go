@@ -470,3 +470,31 @@ func TestValidate(t *testing.T) {
 // overflows32 reports whether float32 arithmetic on terms of total magnitude m may
 // overflow (or already has: m is Inf or NaN).
 func overflows32(m float64) bool { return !(m < math.MaxFloat32/4) }
+
+// TestInvalidCodecPanics pins the documented behaviour of codecs that fail Validate:
+// they panic with the Validate error instead of writing a wrong layout.
+func TestInvalidCodecPanics(t *testing.T) {
+	calls := []struct {
+		name string
+		f    func()
+	}{
+		{"Affine{Bits: 3}.RowBytes", func() { Affine{Bits: 3}.RowBytes(8) }},
+		{"Affine{Bits: 5}.Encode", func() { Affine{Bits: 5}.Encode(make([]byte, 64), make([]float32, 8)) }},
+		{"Affine{Group: -1}.Dot", func() { Affine{Bits: 4, Group: -1}.Dot(make([]float32, 8), make([]byte, 64)) }},
+		{"Channel{Bits: 1}.BlockBytes", func() { Channel{Bits: 1}.BlockBytes(2, 2) }},
+		{"FP8{Format: 9}.Decode", func() { FP8{Format: 9}.Decode(make([]float32, 4), make([]byte, 8)) }},
+		{"FP8{TensorScale: -1}.Encode", func() { FP8{TensorScale: -1}.Encode(make([]byte, 8), make([]float32, 4)) }},
+	}
+	for _, c := range calls {
+		func() {
+			defer func() {
+				r := recover()
+				err, ok := r.(error)
+				if !ok || !errors.Is(err, ErrInvalid) {
+					t.Errorf("%s: recovered %v, want a panic with an ErrInvalid", c.name, r)
+				}
+			}()
+			c.f()
+		}()
+	}
+}
