@@ -156,12 +156,14 @@ func (a Affine) Dot(q []float32, src []byte) float32 {
 
 // AddScaled implements RowCodec: per group, dst += (w·scale)·codes + w·lo.
 func (a Affine) AddScaled(dst []float32, w float32, src []byte) {
-	src = src[:a.RowBytes(len(dst))]
+	src = src[:a.RowBytes(len(dst))] // validates a
 	g := a.group(len(dst))
-	for len(dst) > 0 {
-		n := min(g, len(dst))
-		nb := 4 + packedBytes(n, a.Bits)
-		addCodes(dst[:n], w*getF16(src[0:2]), w*getF16(src[2:4]), src[4:nb], a.Bits)
-		dst, src = dst[n:], src[nb:]
+	gb := 4 + packedBytes(g, a.Bits)
+	for len(dst) >= g && len(src) >= gb { // full groups
+		addCodes(dst[:g], w*getF16(src[0:2]), w*getF16(src[2:4]), src[4:gb], a.Bits)
+		dst, src = dst[g:], src[gb:]
+	}
+	if len(dst) > 0 { // the shorter last group
+		addCodes(dst, w*getF16(src[0:2]), w*getF16(src[2:4]), src[4:], a.Bits)
 	}
 }
