@@ -115,28 +115,49 @@ func BenchmarkModel(b *testing.B) {
 		}
 		total += int64(len(outW.Data))
 		for _, n := range []int{1, 64} {
-			b.Run(fmt.Sprintf("llama134m/%v/n=%d", typ, n), func(b *testing.B) {
-				r := rand.New(rand.NewPCG(2, 2))
-				x := randVals(r, n*2048, 1)
-				y := make([]float32, n*32000)
-				b.SetBytes(total)
-				c0 := cpuTime()
-				for b.Loop() {
-					for _, l := range layers {
-						for _, m := range []Matrix{l.q, l.k, l.v, l.o, l.gate, l.up, l.down} {
-							if err := MatMul(y, m, x, n); err != nil {
-								b.Fatal(err)
-							}
+			for _, many := range []bool{false, true} {
+				b.Run(fmt.Sprintf("llama134m/%v/n=%d/many=%v", typ, n, many), func(b *testing.B) {
+					r := rand.New(rand.NewPCG(2, 2))
+					x := randVals(r, n*2048, 1)
+					y := make([]float32, n*32000)
+					q, k, v := make([]float32, n*768), make([]float32, n*768), make([]float32, n*768)
+					g, u := make([]float32, n*2048), make([]float32, n*2048)
+					run := func(out []float32, m Matrix) {
+						if err := MatMul(out, m, x, n); err != nil {
+							b.Fatal(err)
 						}
 					}
-					if err := MatMul(y, outW, x, n); err != nil {
-						b.Fatal(err)
+					b.SetBytes(total)
+					c0 := cpuTime()
+					for b.Loop() {
+						for _, l := range layers {
+							if many {
+								if err := MatMulMany([][]float32{q, k, v}, []Matrix{l.q, l.k, l.v}, x, n); err != nil {
+									b.Fatal(err)
+								}
+							} else {
+								run(q, l.q)
+								run(k, l.k)
+								run(v, l.v)
+							}
+							run(y, l.o)
+							if many {
+								if err := MatMulMany([][]float32{g, u}, []Matrix{l.gate, l.up}, x, n); err != nil {
+									b.Fatal(err)
+								}
+							} else {
+								run(g, l.gate)
+								run(u, l.up)
+							}
+							run(y, l.down)
+						}
+						run(y, outW)
 					}
-				}
-				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tok/s")
-				b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/pass")
-				b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/pass")
-			})
+					b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+					b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/pass")
+					b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/pass")
+				})
+			}
 		}
 	}
 }
