@@ -20,7 +20,8 @@ import (
 //	the low nibble and 2j+1 in the high nibble of byte j; 2-bit channel 4j+k in bits
 //	2k..2k+1 of byte j; unused bits of a row's last byte are 0).
 //
-// A block with t = 0 or d = 0 is 0 bytes. For t = 32, d = 128: 4608 (8-bit), 2560
+// Parameters are f16, a measured choice (see params.go). A block with t = 0 or
+// d = 0 is 0 bytes. For t = 32, d = 128: 4608 (8-bit), 2560
 // (4-bit), 1536 (2-bit) bytes.
 //
 // Error: every value x with |x| ≤ 65504 decodes within scale_c/2 of x. NaN is stored

@@ -9,9 +9,10 @@ package quant
 //	bytes 0..1    scale, little-endian IEEE-754 binary16 (≥ 0)
 //	bytes 2..d+1  code of element i at byte 2+i, two's complement int8
 //
-// An empty row is 0 bytes. An all-zero row has scale 0 and codes 0. Error: every
-// value x with |x| ≤ 65504 decodes within scale/2 of x. NaN is stored as 0 and values
-// beyond ±65504 saturate (see params.go).
+// The f16 scale is a measured choice (see params.go). An empty row is 0 bytes. An
+// all-zero row has scale 0 and codes 0. Error: every value x with |x| ≤ 65504 decodes
+// within scale/2 of x. NaN is stored as 0, values beyond ±65504 saturate (see
+// params.go) and the sign of zero is not kept.
 type Int8 struct{}
 
 // int8F32[b] is float32(int8(b)): code values by table lookup (see codeF32).
