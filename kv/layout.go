@@ -176,6 +176,40 @@ func BytesPerToken(cfg Config) (float64, error) {
 	return float64(g.blockBytes) / float64(g.B), nil
 }
 
+// SteadyBytes is the memory a sequence of n tokens holds in the steady state of
+// decoding, right after the Grow of its n-th token: ⌈n/B⌉ blocks plus, per layer,
+// the full-precision rows at their single-step size (G key rows for KIVI keys, r
+// value rows for KIVI values) and the sink rows of lossy sides. It is exact once
+// n > max(G, r) on a sequence that decodes token by token, and an upper bound for
+// shorter sequences; a multi-token step holds its tokens' f32 rows on top until
+// the next Grow.
+func SteadyBytes(cfg Config, n int) (int64, error) {
+	g, err := newGeometry(cfg)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("kv: steady bytes of %d tokens", n)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	total := int64((n+g.B-1)/g.B) * int64(g.blockBytes)
+	for i := range g.layers {
+		ly := &g.layers[i]
+		rows := 0
+		if ly.hasKTail() {
+			rows += ly.kSteady()
+		}
+		if ly.hasVTail() {
+			rows += ly.vSteady()
+		}
+		rows += ly.sinksK + ly.sinksV
+		total += int64(rows) * int64(g.rowLen) * 4
+	}
+	return total, nil
+}
+
 // F16BytesPerToken is what an f16 cache of the same geometry stores per token.
 func F16BytesPerToken(cfg Config) float64 {
 	return float64(cfg.Layers * 2 * cfg.KVHeads * cfg.HeadDim * 2)

@@ -376,6 +376,9 @@ func TestAccountingFormula(t *testing.T) {
 		if got := st.Usage().AllocBytes; got != want {
 			t.Errorf("%s: AllocBytes = %d, want %d (%d blocks of %d, %d ring and %d sink rows per layer)", c.spec, got, want, blocks, st.BlockBytes(), c.ringRows, sinkBytes)
 		}
+		if sb, err := SteadyBytes(cfg, L+1); err != nil || sb != want {
+			t.Errorf("%s: SteadyBytes = %d (%v), want %d", c.spec, sb, err, want)
+		}
 		if got := int64(st.BlockBytes()); float64(got) != bpt*float64(st.g.B) {
 			t.Errorf("%s: block bytes %d ≠ BytesPerToken × B", c.spec, got)
 		}
