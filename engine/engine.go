@@ -81,7 +81,8 @@ type Stats struct {
 	Failed             int64 // requests that ended with an error other than cancellation
 	Cancelled          int64 // requests ended by their context or by Close
 	PromptTokens       int64 // prompt tokens of admitted requests, each request counted once
-	CachedPromptTokens int64 // of which taken from the prefix cache
+	CachedPromptTokens int64 // of which taken from the prefix cache at first admission
+	ReusedTokens       int64 // tokens taken from the prefix cache at every admission, resumes included
 	PrefillTokens      int64 // tokens computed by prefill, recomputation included
 	GeneratedTokens    int64 // tokens sampled
 

@@ -591,3 +591,72 @@ func ExampleEngine() {
 	fmt.Println(len(res.Choices[0].Tokens) > 0, err)
 	// Output: true <nil>
 }
+
+// forkPrefixCache serves a fixed cached prefix by forking a donor sequence that holds
+// it, standing in for a cache with prefix caching.
+type forkPrefixCache struct {
+	kv.Cache
+	donor  kv.SeqID
+	prefix []int32
+	hits   int
+}
+
+func (f *forkPrefixCache) NewSeqWithPrefix(tokens []int32) (kv.SeqID, int, error) {
+	if len(tokens) < len(f.prefix) || !slices.Equal(tokens[:len(f.prefix)], f.prefix) {
+		id, err := f.NewSeq()
+		return id, 0, err
+	}
+	id, err := f.Fork(f.donor)
+	if err == nil {
+		f.hits++
+	}
+	return id, len(f.prefix), err
+}
+
+func TestPrefixReuse(t *testing.T) {
+	ref := loadModel(t)
+	prefix := ref.Tok.Encode("Once upon a time, there was a little girl named Lily.", true)
+	var js []job
+	for i, p := range []string{" She", " One day", " Lily", " She loved to play"} {
+		js = append(js, job{append(slices.Clone(prefix), ref.Tok.Encode(p, false)...), 20 + 5*i})
+	}
+	js = append(js, job{prefix[:len(prefix)-2], 10}) // shorter than the prefix: no hit
+	want := make([][]int32, len(js))
+	for i, j := range js {
+		want[i] = solo(t, ref, "f32", j.prompt, j.max, model.SamplerConfig{})
+	}
+	m := loadModel(t)
+	c := &forkPrefixCache{Cache: newCache(t, m, "f32", 0), prefix: prefix}
+	var err error
+	if c.donor, err = c.NewSeq(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Forward(c, []model.Span{{Seq: c.donor, Tokens: prefix}}); err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t, m, c, Config{})
+	res := runConcurrently(t, e, js, greedy)
+	for i, r := range res {
+		if !slices.Equal(r.Choices[0].Tokens, want[i]) {
+			t.Errorf("request %d: %v\nwant %v", i, r.Choices[0].Tokens, want[i])
+		}
+		wantCached := len(prefix)
+		if i == len(js)-1 {
+			wantCached = 0
+		}
+		if r.Usage.CachedPromptTokens != wantCached {
+			t.Errorf("request %d: %d cached prompt tokens, want %d", i, r.Usage.CachedPromptTokens, wantCached)
+		}
+	}
+	st := e.Stats()
+	prompt := 0
+	for _, j := range js {
+		prompt += len(j.prompt)
+	}
+	if c.hits != 4 || st.CachedPromptTokens != int64(4*len(prefix)) || st.PrefillTokens != int64(prompt-4*len(prefix)) {
+		t.Errorf("%d hits, %d cached tokens, %d prefill tokens; want 4, %d, %d", c.hits, st.CachedPromptTokens, st.PrefillTokens, 4*len(prefix), prompt-4*len(prefix))
+	}
+	if got, want := st.PrefixHitRate(), float64(4*len(prefix))/float64(prompt); got != want {
+		t.Errorf("prefix hit rate %g, want %g", got, want)
+	}
+}

@@ -331,6 +331,13 @@ func (e *Engine) memoryAllows(r *request) bool {
 	return float64(u.BudgetBytes-u.AllocBytes) >= bpt*float64(tokens)
 }
 
+// prefixCache is implemented by caches that reuse the stored blocks of earlier
+// sequences whose tokens begin the same way: NewSeqWithPrefix creates a sequence
+// holding the longest cached prefix of tokens and returns its length.
+type prefixCache interface {
+	NewSeqWithPrefix(tokens []int32) (kv.SeqID, int, error)
+}
+
 // admit moves the first waiting request to the running batch and gives its carrier
 // (or its only unfinished choice) a sequence. It returns that choice.
 func (e *Engine) admit(r *request) (*choice, error) {
@@ -345,19 +352,40 @@ func (e *Engine) admit(r *request) (*choice, error) {
 			}
 		}
 	}
-	seq, err := e.c.NewSeq()
+	// Reuse cached blocks of the history, but leave at least one token to compute
+	// (its logits give the next token) and, before a fork, stop at the prompt's end.
+	limit := len(c.hist) - 1
+	if r.carrier == c {
+		limit = len(r.prompt) - 1
+	}
+	var (
+		seq    kv.SeqID
+		cached int
+		err    error
+	)
+	if pc, ok := e.c.(prefixCache); ok && limit > 0 {
+		seq, cached, err = pc.NewSeqWithPrefix(c.hist[:limit])
+		if err == nil && (cached < 0 || cached > limit) {
+			_ = e.c.Drop(seq)
+			err = fmt.Errorf("cache reports %d cached tokens of %d", cached, limit)
+		}
+	} else {
+		seq, err = e.c.NewSeq()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("engine: new cache sequence: %w", err)
 	}
-	c.seq, c.hasSeq, c.fed = seq, true, 0
+	c.seq, c.hasSeq, c.fed = seq, true, cached
+	e.mu.Lock()
+	e.stats.ReusedTokens += int64(cached)
 	if !r.started {
 		r.started = true
-		e.mu.Lock()
+		r.cached = min(cached, len(r.prompt))
 		e.queued--
 		e.stats.PromptTokens += int64(len(r.prompt))
 		e.stats.CachedPromptTokens += int64(r.cached)
-		e.mu.Unlock()
 	}
+	e.mu.Unlock()
 	r.running = true
 	e.running = insertByID(e.running, r)
 	return c, nil

@@ -49,6 +49,9 @@ type ThroughputResult struct {
 	// divided by the token slots of those blocks (needs a cache with PoolStats).
 	WasteFrac     float64 `json:"waste_frac"`
 	PrefixHitRate float64 `json:"prefix_hit_rate"` // prompt tokens served from the prefix cache
+	// SharedHitRate is the cached prompt tokens over the shared-prefix tokens of all
+	// requests (the first request cannot hit: at most (Requests−1)/Requests).
+	SharedHitRate float64 `json:"shared_prefix_hit_rate"`
 	// BytesPerToken is the mean over steps of allocated bytes per token held.
 	BytesPerToken float64 `json:"bytes_per_token"`
 	MeanTTFTms    float64 `json:"mean_ttft_ms"`
@@ -180,6 +183,9 @@ func Throughput(m *model.Model, c kv.Cache, tc ThroughputConfig) (ThroughputResu
 	res.Steps, res.Preemptions = st.Steps, st.Preemptions
 	res.PeakConcurrency = peakRun
 	res.PrefixHitRate = st.PrefixHitRate()
+	if tc.SharedPrefix > 0 {
+		res.SharedHitRate = float64(st.CachedPromptTokens) / float64(tc.Requests*tc.SharedPrefix)
+	}
 	if steps > 0 {
 		res.MeanConcurrency = sumRun / float64(steps)
 		res.MeanUtilization = sumUtil / float64(steps)
