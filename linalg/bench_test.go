@@ -218,3 +218,24 @@ func BenchmarkKernels(b *testing.B) {
 	}
 	_ = sink
 }
+
+// BenchmarkDispatch measures the fixed cost of a parallel MatMul: a product just above
+// the size where MatMul starts using the helper goroutines, on 1 and on 2 threads.
+func BenchmarkDispatch(b *testing.B) {
+	w := benchMatrix(b, gguf.TypeF32, 64, 256)
+	x := randVals(rand.New(rand.NewPCG(3, 3)), 256, 1)
+	out := make([]float32, 64)
+	for _, t := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", t), func(b *testing.B) {
+			defer SetThreads(Threads())
+			if err := SetThreads(t); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if err := MatMul(out, w, x, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -160,44 +160,46 @@ func dotCodes(w, x archsimd.Int8x32, ones archsimd.Int16x16) archsimd.Float32x8 
 	return w.Abs().AsUint8x32().DotProductPairsSaturated(x.CopySign(w)).DotProductPairs(ones).ConvertToFloat32()
 }
 
-// scale4 returns, in lanes 0..3, d_w(b)·d_x(b) for the 4 blocks of 34 or 18 bytes
-// (stride bytes) starting at w, with the activation scales xd: the binary16 weight scales
-// are looked up as bit patterns and inserted, so no scalar float instruction runs.
-func scale4(w []byte, stride int, xd *[4]float32) archsimd.Float32x8 {
+// scale4x2 returns d_w(b)·d_x(b) for the 4 blocks (stride bytes apart: 34 for Q8_0, 18
+// for Q4_0) starting at w, with activation scales xd, in lanes b and 4+b. The binary16
+// weight scales are looked up as bit patterns and inserted, so no scalar float
+// instruction runs between the vector ones.
+func scale4x2(w []byte, stride int, xd *[4]float32) archsimd.Float32x8 {
 	var u archsimd.Uint32x4
 	u = u.SetElem(0, f16Bits[uint16(w[0])|uint16(w[1])<<8])
 	u = u.SetElem(1, f16Bits[uint16(w[stride])|uint16(w[stride+1])<<8])
 	u = u.SetElem(2, f16Bits[uint16(w[2*stride])|uint16(w[2*stride+1])<<8])
 	u = u.SetElem(3, f16Bits[uint16(w[3*stride])|uint16(w[3*stride+1])<<8])
+	s := u.AsFloat32x4().Mul(archsimd.LoadFloat32x4(xd))
 	var z archsimd.Float32x8
-	return z.SetLo(u.AsFloat32x4().Mul(archsimd.LoadFloat32x4(xd)))
+	return z.SetLo(s).SetHi(s)
 }
 
-// dotQ8AVX2 is dotQ8Scalar: one integer dot per block in registers, then an FMA by the
-// product of the two scales; 4 blocks per step, their scales computed together.
+// codes32 returns the 8 int32 partial sums of the 32-code dot of w and x.
+func codes32(w, x archsimd.Int8x32, ones archsimd.Int16x16) archsimd.Int32x8 {
+	return w.Abs().AsUint8x32().DotProductPairsSaturated(x.CopySign(w)).DotProductPairs(ones)
+}
+
+// dotQ8AVX2 is dotQ8Scalar: integer dots of 4 blocks in registers, their 8-lane partial
+// sums folded by 2 levels of VPHADDD into one vector (lane b and 4+b: block b), then one
+// conversion and one FMA by the 4 scale products.
 func dotQ8AVX2(w []byte, xq []int8, xd []float32) float32 {
 	nb := len(xd)
 	w = w[:nb*q8BlockBytes]
 	xq = xq[:nb*blockElems]
 	ones := archsimd.BroadcastInt16x16(1)
-	// VPERMPS indices broadcasting lane k (separate variables: an array of vectors is
-	// copied with legacy-SSE moves).
-	l0, l1, l2, l3 := archsimd.BroadcastUint32x8(0), archsimd.BroadcastUint32x8(1),
-		archsimd.BroadcastUint32x8(2), archsimd.BroadcastUint32x8(3)
-	var s0, s1 archsimd.Float32x8
+	var s0 archsimd.Float32x8
 	i := 0
 	for ; i+4 <= nb; i += 4 {
 		blk := (*[4 * q8BlockBytes]byte)(w[i*q8BlockBytes : (i+4)*q8BlockBytes])
 		xb := (*[4 * blockElems]int8)(xq[i*blockElems : (i+4)*blockElems])
-		sc := scale4(blk[:], q8BlockBytes, (*[4]float32)(xd[i:i+4]))
-		p0 := dotCodes(int8x32((*[32]byte)(blk[2:34])), archsimd.LoadInt8x32((*[32]int8)(xb[0:32])), ones)
-		p1 := dotCodes(int8x32((*[32]byte)(blk[36:68])), archsimd.LoadInt8x32((*[32]int8)(xb[32:64])), ones)
-		p2 := dotCodes(int8x32((*[32]byte)(blk[70:102])), archsimd.LoadInt8x32((*[32]int8)(xb[64:96])), ones)
-		p3 := dotCodes(int8x32((*[32]byte)(blk[104:136])), archsimd.LoadInt8x32((*[32]int8)(xb[96:128])), ones)
-		s0 = p0.MulAdd(sc.Permute(l0), s0)
-		s1 = p1.MulAdd(sc.Permute(l1), s1)
-		s0 = p2.MulAdd(sc.Permute(l2), s0)
-		s1 = p3.MulAdd(sc.Permute(l3), s1)
+		sc := scale4x2(blk[:], q8BlockBytes, (*[4]float32)(xd[i:i+4]))
+		p0 := codes32(int8x32((*[32]byte)(blk[2:34])), archsimd.LoadInt8x32((*[32]int8)(xb[0:32])), ones)
+		p1 := codes32(int8x32((*[32]byte)(blk[36:68])), archsimd.LoadInt8x32((*[32]int8)(xb[32:64])), ones)
+		p2 := codes32(int8x32((*[32]byte)(blk[70:102])), archsimd.LoadInt8x32((*[32]int8)(xb[64:96])), ones)
+		p3 := codes32(int8x32((*[32]byte)(blk[104:136])), archsimd.LoadInt8x32((*[32]int8)(xb[96:128])), ones)
+		h := p0.AddPairsGrouped(p1).AddPairsGrouped(p2.AddPairsGrouped(p3))
+		s0 = h.ConvertToFloat32().MulAdd(sc, s0)
 	}
 	xdBits := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(xd))), len(xd))
 	for ; i < nb; i++ {
@@ -205,7 +207,7 @@ func dotQ8AVX2(w []byte, xq []int8, xd []float32) float32 {
 		p := dotCodes(int8x32((*[32]byte)(blk[2:34])), archsimd.LoadInt8x32((*[32]int8)(xq[i*blockElems:(i+1)*blockElems])), ones)
 		s0 = p.MulAdd(scale(blk[0:2], xdBits[i:i+1]), s0)
 	}
-	return hsum(s0.Add(s1))
+	return hsum(s0)
 }
 
 // hsum4 stores the lane sums of a0..a3 in out[0..3].
@@ -296,29 +298,33 @@ func q4codes(p *[16]byte, mask archsimd.Uint8x16, fours archsimd.Uint32x4, eight
 
 // dotQ4AVX2 is dotQ4Scalar: the nibbles unpacked in registers, then as dotQ8AVX2.
 func dotQ4AVX2(w []byte, xq []int8, xd []float32) float32 {
-	w = w[:len(xd)*q4BlockBytes]
-	xq = xq[:len(xd)*blockElems]
+	nb := len(xd)
+	w = w[:nb*q4BlockBytes]
+	xq = xq[:nb*blockElems]
 	ones := archsimd.BroadcastInt16x16(1)
 	mask := archsimd.BroadcastUint8x16(0x0f)
 	eight := archsimd.BroadcastInt8x32(8)
 	fours := archsimd.BroadcastUint32x4(4)
+	var s0 archsimd.Float32x8
+	i := 0
+	for ; i+4 <= nb; i += 4 {
+		blk := (*[4 * q4BlockBytes]byte)(w[i*q4BlockBytes : (i+4)*q4BlockBytes])
+		xb := (*[4 * blockElems]int8)(xq[i*blockElems : (i+4)*blockElems])
+		sc := scale4x2(blk[:], q4BlockBytes, (*[4]float32)(xd[i:i+4]))
+		p0 := codes32(q4codes((*[16]byte)(blk[2:18]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xb[0:32])), ones)
+		p1 := codes32(q4codes((*[16]byte)(blk[20:36]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xb[32:64])), ones)
+		p2 := codes32(q4codes((*[16]byte)(blk[38:54]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xb[64:96])), ones)
+		p3 := codes32(q4codes((*[16]byte)(blk[56:72]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xb[96:128])), ones)
+		h := p0.AddPairsGrouped(p1).AddPairsGrouped(p2.AddPairsGrouped(p3))
+		s0 = h.ConvertToFloat32().MulAdd(sc, s0)
+	}
 	xdBits := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(xd))), len(xd))
-	var s0, s1 archsimd.Float32x8
-	for len(xdBits) >= 2 && len(w) >= 2*q4BlockBytes && len(xq) >= 2*blockElems {
-		d0 := scale(w[0:2], xdBits[0:1])
-		d1 := scale(w[18:20], xdBits[1:2])
-		p0 := dotCodes(q4codes((*[16]byte)(w[2:18]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xq[0:32])), ones)
-		p1 := dotCodes(q4codes((*[16]byte)(w[20:36]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xq[32:64])), ones)
-		s0 = p0.MulAdd(d0, s0)
-		s1 = p1.MulAdd(d1, s1)
-		w, xq, xdBits = w[2*q4BlockBytes:], xq[2*blockElems:], xdBits[2:]
+	for ; i < nb; i++ {
+		blk := (*[q4BlockBytes]byte)(w[i*q4BlockBytes : (i+1)*q4BlockBytes])
+		p := dotCodes(q4codes((*[16]byte)(blk[2:18]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xq[i*blockElems:(i+1)*blockElems])), ones)
+		s0 = p.MulAdd(scale(blk[0:2], xdBits[i:i+1]), s0)
 	}
-	if len(xdBits) == 1 && len(w) >= q4BlockBytes && len(xq) >= blockElems {
-		d0 := scale(w[0:2], xdBits[0:1])
-		p0 := dotCodes(q4codes((*[16]byte)(w[2:18]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xq[0:32])), ones)
-		s0 = p0.MulAdd(d0, s0)
-	}
-	return hsum(s0.Add(s1))
+	return hsum(s0)
 }
 
 const maxFinite32 = 0x1.fffffep127
