@@ -35,7 +35,11 @@
 // column) for quality tools.
 package quant
 
-import "errors"
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+)
 
 // ErrInvalid is returned (wrapped, with what was wrong) by Validate methods for an
 // unusable codec configuration and by RoundTrip for bad arguments.
@@ -108,11 +112,20 @@ func (F32) Decode(dst []float32, src []byte) {
 // Dot implements RowCodec.
 func (F32) Dot(q []float32, src []byte) float32 {
 	src = src[:4*len(q)]
-	var s float32
-	for i, x := range q {
-		s += x * getF32(src[4*i:])
+	var s0, s1, s2, s3 float32
+	for len(q) >= 4 && len(src) >= 16 {
+		qq := (*[4]float32)(q)
+		b := (*[16]byte)(src)
+		s0 += qq[0] * math.Float32frombits(binary.LittleEndian.Uint32(b[0:4]))
+		s1 += qq[1] * math.Float32frombits(binary.LittleEndian.Uint32(b[4:8]))
+		s2 += qq[2] * math.Float32frombits(binary.LittleEndian.Uint32(b[8:12]))
+		s3 += qq[3] * math.Float32frombits(binary.LittleEndian.Uint32(b[12:16]))
+		q, src = q[4:], src[16:]
 	}
-	return s
+	for i, x := range q {
+		s0 += x * getF32(src[4*i:])
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // AddScaled implements RowCodec.

@@ -132,11 +132,20 @@ func (F16) Decode(dst []float32, src []byte) {
 // Dot implements RowCodec.
 func (F16) Dot(q []float32, src []byte) float32 {
 	src = src[:2*len(q)]
-	var s float32
-	for i, x := range q {
-		s += x * F16ToF32(uint16(src[2*i])|uint16(src[2*i+1])<<8)
+	var s0, s1, s2, s3 float32
+	for len(q) >= 4 && len(src) >= 8 {
+		qq := (*[4]float32)(q)
+		b := (*[8]byte)(src)
+		s0 += qq[0] * F16ToF32(uint16(b[0])|uint16(b[1])<<8)
+		s1 += qq[1] * F16ToF32(uint16(b[2])|uint16(b[3])<<8)
+		s2 += qq[2] * F16ToF32(uint16(b[4])|uint16(b[5])<<8)
+		s3 += qq[3] * F16ToF32(uint16(b[6])|uint16(b[7])<<8)
+		q, src = q[4:], src[8:]
 	}
-	return s
+	for i, x := range q {
+		s0 += x * F16ToF32(uint16(src[2*i])|uint16(src[2*i+1])<<8)
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // AddScaled implements RowCodec.
