@@ -92,6 +92,7 @@ var ErrShape = errors.New("attn: bad shape")
 // Scratch holds reusable buffers. A Scratch may be reused across calls but not
 // shared between concurrent calls. The zero value is ready to use.
 type Scratch struct {
+	sub    []*Scratch // per-worker scratch of a parallel Prefill
 	spans  []Span
 	qs     []float32
 	parts  []partial
@@ -246,8 +247,9 @@ func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) 
 
 // Prefill computes causal attention for n consecutive queries: query i (q and out
 // rows i, Heads·HeadDim values each) attends over the spans that spans(i, dst)
-// appends to dst — the history as that query sees it, its own token included. Each
-// query is a Decode; a cache whose storage of a token depends on the querying
+// appends to dst — the history as that query sees it, its own token included. With
+// Options.Workers > 1 the queries are spread over that many goroutines (spans is
+// then called concurrently and must be safe for it). Each query is a Decode; a cache whose storage of a token depends on the querying
 // position (full-precision windows) describes each query's view exactly, which makes
 // a prefill of n tokens equal to n single-token steps.
 func Prefill(out, q []float32, n int, sh Shape, spans func(i int, dst []Span) []Span, opt Options, sc *Scratch) error {
@@ -261,13 +263,41 @@ func Prefill(out, q []float32, n int, sh Shape, spans func(i int, dst []Span) []
 	if sc == nil {
 		sc = new(Scratch)
 	}
-	for i := 0; i < n; i++ {
-		sc.spans = spans(i, sc.spans[:0])
-		if err := Decode(out[i*hd:(i+1)*hd], q[i*hd:(i+1)*hd], sh, sc.spans, opt, sc); err != nil {
-			return fmt.Errorf("query %d: %w", i, err)
+	workers := min(opt.Workers, n)
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			sc.spans = spans(i, sc.spans[:0])
+			if err := Decode(out[i*hd:(i+1)*hd], q[i*hd:(i+1)*hd], sh, sc.spans, opt, sc); err != nil {
+				return fmt.Errorf("query %d: %w", i, err)
+			}
 		}
+		return nil
 	}
-	return nil
+	// Queries are independent: spread them over the workers, each with its own
+	// scratch, one goroutine per query at a time (no chunk parallelism inside).
+	for len(sc.sub) < workers {
+		sc.sub = append(sc.sub, new(Scratch))
+	}
+	one := opt
+	one.Workers = 1
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			ws := sc.sub[w]
+			for i := w; i < n; i += workers {
+				ws.spans = spans(i, ws.spans[:0])
+				if err := Decode(out[i*hd:(i+1)*hd], q[i*hd:(i+1)*hd], sh, ws.spans, one, ws); err != nil {
+					errs[w] = fmt.Errorf("query %d: %w", i, err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // merge folds chunk b's state into a: m = max(ma, mb), l = la·e^(ma−m) + lb·e^(mb−m),

@@ -368,6 +368,13 @@ func TestPrefillIsDecodePerQuery(t *testing.T) {
 			t.Errorf("query %d: max diff %.3g", i, e)
 		}
 	}
+	par := make([]float32, len(out))
+	if err := Prefill(par, q, n, sh, view, Options{Workers: 3}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if e := maxDiff(par, out); e != 0 {
+		t.Errorf("parallel prefill differs by %.3g", e)
+	}
 	if err := Prefill(out, q[:hd], n, sh, view, Options{}, nil); !errors.Is(err, ErrShape) {
 		t.Errorf("short q: %v, want ErrShape", err)
 	}

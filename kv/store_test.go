@@ -625,3 +625,30 @@ func ExampleStore() {
 	fmt.Printf("len %d, %.0f bytes/token, %.2fx smaller than f16, block %d tokens\n", st.Len(id), bpt, comp, st.Config().BlockTokens)
 	// Output: len 3, 256 bytes/token, 4.00x smaller than f16, block 32 tokens
 }
+
+// TestAttnWorkers: parallel attention (queries of a prefill, chunks of a decode)
+// gives the sequential result.
+func TestAttnWorkers(t *testing.T) {
+	mk := func(workers int) *fixture {
+		sp := MustParseSpec("kivi4/q8:sinks=2")
+		st, err := New(Config{Layers: 2, Heads: 8, KVHeads: 2, HeadDim: 16, Spec: sp, AttnWorkers: workers, AttnChunkTokens: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &fixture{st: st, heads: 8, kvh: 2, d: 16, layers: 2, r: rand.New(rand.NewPCG(2, 2))}
+		f.extend(300)
+		return f
+	}
+	seqf, parf := mk(0), mk(2)
+	a, _ := seqf.st.NewSeq()
+	b, _ := parf.st.NewSeq()
+	for _, r := range [][2]int{{0, 250}, {250, 251}, {251, 300}} {
+		want := seqf.mustStep(t, a, r[0], r[1])
+		got := parf.mustStep(t, b, r[0], r[1])
+		for l := range want {
+			if e := maxAbsDiff(got[l], want[l]); e > 1e-5 {
+				t.Errorf("positions %v layer %d: parallel differs by %.3g", r, l, e)
+			}
+		}
+	}
+}
