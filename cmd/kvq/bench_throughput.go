@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"kvq/engine"
+	"kvq/kv"
+	"kvq/model"
+)
+
+func init() {
+	registerBench("throughput", "replay synthetic requests through the batching engine (offline throughput)", runBenchThroughput)
+}
+
+// throughputReport is the JSON output of `kvq bench throughput`.
+type throughputReport struct {
+	Model               string  `json:"model"`
+	Cache               string  `json:"cache"`
+	CacheLayers         string  `json:"cache_layers,omitempty"`
+	BlockTokens         int     `json:"block_tokens"`
+	MaxBatchTokens      int     `json:"max_batch_tokens"`
+	MaxRunning          int     `json:"max_running"`
+	SteadyBytesPerToken float64 `json:"steady_bytes_per_token"` // codes, scales and zeros of one token, all layers
+	engine.ThroughputResult
+}
+
+func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench throughput", "[--model F] --cache SPEC --budget BYTES --requests N --prompt-len P --gen-len G [--shared-prefix S] [--json F]", stderr)
+	modelPath := fs.String("model", "", "GGUF model file (default: built-in stories260K)")
+	cacheSpec := fs.String("cache", "f16", "KV cache spec, e.g. f16, q8, kivi4/kivi2")
+	cacheLayers := fs.String("cache-layers", "", "per-layer cache overrides, e.g. 0,-1=f16")
+	var budget byteSize
+	fs.Var(&budget, "budget", "KV cache byte budget, e.g. 64MiB (0: unlimited)")
+	blockTokens := fs.Int("block-tokens", 0, "tokens per cache block (0: the cache's default)")
+	requests := fs.Int("requests", 32, "number of requests")
+	promptLen := fs.Int("prompt-len", 128, "prompt tokens per request")
+	genLen := fs.Int("gen-len", 128, "generated tokens per request (EOS ignored)")
+	shared := fs.Int("shared-prefix", 0, "leading prompt tokens shared by every request")
+	maxBatch := fs.Int("max-batch-tokens", engine.DefaultMaxBatchTokens, "tokens per engine step")
+	maxRunning := fs.Int("max-running", 256, "maximum concurrent sequences (≤ max-batch-tokens)")
+	seed := fs.Uint64("seed", 1, "seed of the synthetic prompts")
+	jsonPath := fs.String("json", "", "also write the results as JSON to this file")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *requests < 1:
+		return fmt.Errorf("--requests must be ≥ 1, got %d", *requests)
+	case *promptLen < 1 || *genLen < 1:
+		return fmt.Errorf("--prompt-len and --gen-len must be ≥ 1, got %d and %d", *promptLen, *genLen)
+	case *shared < 0 || *shared > *promptLen:
+		return fmt.Errorf("--shared-prefix must be in [0, prompt-len = %d], got %d", *promptLen, *shared)
+	case *blockTokens < 0:
+		return fmt.Errorf("--block-tokens must be ≥ 0, got %d", *blockTokens)
+	}
+	m, err := model.Open(*modelPath)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if *promptLen+*genLen > m.Ctx {
+		return fmt.Errorf("--prompt-len %d + --gen-len %d exceeds the model's context of %d tokens", *promptLen, *genLen, m.Ctx)
+	}
+	cfg, err := m.CacheConfig(*cacheSpec, *cacheLayers)
+	if err != nil {
+		return err
+	}
+	cfg.BudgetBytes = int64(budget)
+	cfg.BlockTokens = *blockTokens
+	c, err := kv.New(cfg)
+	if err != nil {
+		return err
+	}
+	steady, err := kv.BytesPerToken(cfg)
+	if err != nil {
+		return err
+	}
+	ecfg := engine.Config{MaxBatchTokens: *maxBatch, MaxRunning: min(*maxRunning, *maxBatch)}
+	bar := newProgress(stderr, "bench throughput")
+	total := *requests * *genLen
+	var generated int
+	ecfg.OnStep = func(si engine.StepInfo) {
+		generated += si.Sampled
+		bar.update(generated, total)
+	}
+	res, err := engine.Throughput(m, c, engine.ThroughputConfig{
+		Requests: *requests, PromptLen: *promptLen, GenLen: *genLen, SharedPrefix: *shared, Seed: *seed, Engine: ecfg,
+	})
+	bar.done()
+	if err != nil {
+		return err
+	}
+	rep := throughputReport{
+		Model: modelName(*modelPath, m), Cache: cfg.Spec.String(), CacheLayers: *cacheLayers,
+		BlockTokens: c.PoolStats().BlockTokens, MaxBatchTokens: ecfg.MaxBatchTokens, MaxRunning: ecfg.MaxRunning,
+		SteadyBytesPerToken: steady, ThroughputResult: res,
+	}
+	budgetText := "unlimited"
+	if rep.BudgetBytes > 0 {
+		budgetText = fmtBytes(rep.BudgetBytes)
+	}
+	fmt.Fprintf(stdout, "model %s, cache %s, budget %s, %d requests × (%d prompt [%d shared] + %d generated) tokens\n",
+		rep.Model, rep.Cache, budgetText, res.Requests, res.PromptLen, res.SharedPrefix, res.GenLen)
+	fmt.Fprintf(stdout, "throughput      %.1f generated tok/s, %.1f total tok/s, %.2f req/s (%.2f s, %d steps)\n",
+		res.TokensPerS, res.TotalTokensPerS, res.RequestsPerS, res.Seconds, res.Steps)
+	fmt.Fprintf(stdout, "concurrency     peak %d, mean %.1f sequences; %d preemptions (%d tokens computed for %d prompt tokens)\n",
+		res.PeakConcurrency, res.MeanConcurrency, res.Preemptions, res.PrefillTokens, res.PromptTokens)
+	fmt.Fprintf(stdout, "cache pool      utilization mean %.1f%% peak %.1f%%, waste %.2f%% of used block slots\n",
+		100*res.MeanUtilization, 100*res.PeakUtilization, 100*res.WasteFrac)
+	fmt.Fprintf(stdout, "memory          %.1f bytes/token held (steady state %.1f)\n", res.BytesPerToken, steady)
+	fmt.Fprintf(stdout, "prefix cache    hit rate %.1f%% of prompt tokens, %.1f%% of shared-prefix tokens\n", 100*res.PrefixHitRate, 100*res.SharedHitRate)
+	fmt.Fprintf(stdout, "latency         mean time to first token %.1f ms, inter-token %.2f ms\n", res.MeanTTFTms, res.MeanITLms)
+	if *jsonPath != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*jsonPath, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
