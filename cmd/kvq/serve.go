@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"kvq/engine"
+	"kvq/kv"
+	"kvq/model"
+	"kvq/server"
+)
+
+func init() {
+	register("serve", "serve the model over an OpenAI-compatible HTTP API", runServe)
+}
+
+// serveSignals are the signals that start a graceful shutdown; tests replace them.
+var serveSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
+
+// serveReady, if not nil, receives the listening address once the model is loaded.
+var serveReady func(addr string)
+
+func runServe(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", "[--model F] --cache SPEC --kv-budget BYTES [--host 127.0.0.1] [--port N] [--max-running N] [--max-queue N] [--api-key K]", stderr)
+	modelPath := fs.String("model", "", "GGUF model file (default: built-in stories260K)")
+	cacheSpec := fs.String("cache", "f16", "KV cache spec, e.g. f16, q8, kivi4/kivi2")
+	cacheLayers := fs.String("cache-layers", "", "per-layer cache overrides, e.g. 0,-1=f16")
+	var budget byteSize
+	fs.Var(&budget, "kv-budget", "KV cache byte budget, e.g. 512MiB (required; 0 means unlimited)")
+	host := fs.String("host", "127.0.0.1", "address to listen on (loopback by default; 0.0.0.0 for every interface)")
+	port := fs.Int("port", 8080, "TCP port (0 picks a free one)")
+	maxRunning := fs.Int("max-running", engine.DefaultMaxRunning, "maximum sequences decoded together (≤ --max-batch-tokens)")
+	maxQueue := fs.Int("max-queue", 256, "maximum requests waiting to start; more get 429")
+	maxBatch := fs.Int("max-batch-tokens", engine.DefaultMaxBatchTokens, "tokens per engine step (decode + prefill)")
+	apiKey := fs.String("api-key", "", "require this bearer token on /v1/ routes (default: $KVQ_API_KEY if set)")
+	name := fs.String("model-name", "", "model id reported to clients (default: the model's name)")
+	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGINT/SIGTERM, how long requests in flight may run before they are cancelled")
+	logJSON := fs.Bool("log-json", false, "write request logs as JSON instead of text")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	budgetSet := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "kv-budget" {
+			budgetSet = true
+		}
+	})
+	switch {
+	case !budgetSet:
+		return fmt.Errorf("--kv-budget is required (e.g. --kv-budget 256MiB; 0 means unlimited)")
+	case *port < 0 || *port > 65535:
+		return fmt.Errorf("--port must be in [0, 65535], got %d", *port)
+	case *maxRunning < 1 || *maxRunning > *maxBatch:
+		return fmt.Errorf("--max-running must be in [1, --max-batch-tokens = %d], got %d", *maxBatch, *maxRunning)
+	case *maxQueue < 1:
+		return fmt.Errorf("--max-queue must be ≥ 1, got %d", *maxQueue)
+	case *shutdownTimeout < 0:
+		return fmt.Errorf("--shutdown-timeout must be ≥ 0, got %v", *shutdownTimeout)
+	}
+	if *apiKey == "" {
+		*apiKey = os.Getenv("KVQ_API_KEY")
+	}
+	var h slog.Handler = slog.NewTextHandler(stderr, nil)
+	if *logJSON {
+		h = slog.NewJSONHandler(stderr, nil)
+	}
+	log := slog.New(h)
+
+	template, err := server.ReadChatTemplate(*modelPath)
+	if err != nil {
+		return err
+	}
+	modelName := *name
+	if modelName == "" && *modelPath != "" {
+		modelName = strings.TrimSuffix(filepath.Base(*modelPath), filepath.Ext(*modelPath))
+	}
+	srv := server.New(server.Options{ModelName: modelName, APIKey: *apiKey, ChatTemplate: template, Logger: log})
+
+	// Listen first, so that /health answers 503 while the model loads.
+	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
+	if err != nil {
+		return fmt.Errorf("listening: %w", err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, serveSignals...)
+	defer signal.Stop(sig)
+
+	t0 := time.Now()
+	m, err := model.Open(*modelPath)
+	if err != nil {
+		srv.Shutdown(context.Background())
+		return err
+	}
+	defer m.Close()
+	cfg, err := m.CacheConfig(*cacheSpec, *cacheLayers)
+	if err != nil {
+		srv.Shutdown(context.Background())
+		return err
+	}
+	cfg.BudgetBytes = int64(budget)
+	c, err := kv.New(cfg)
+	if err != nil {
+		srv.Shutdown(context.Background())
+		return err
+	}
+	if err := srv.Start(m, c, engine.Config{MaxBatchTokens: *maxBatch, MaxRunning: *maxRunning, MaxQueue: *maxQueue}); err != nil {
+		srv.Shutdown(context.Background())
+		return err
+	}
+	addr := ln.Addr().String()
+	log.Info("serving", "addr", "http://"+addr, "model", srv.ModelName(), "cache", *cacheSpec, "kv_budget", fmtBytes(int64(budget)),
+		"chat_format", srv.ChatFormat().String(), "auth", *apiKey != "", "load_time", time.Since(t0).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "kvq serve: listening on http://%s (model %s)\n", addr, srv.ModelName())
+	if serveReady != nil {
+		serveReady(addr)
+	}
+
+	select {
+	case err := <-served:
+		srv.Shutdown(context.Background())
+		return fmt.Errorf("serving: %w", err)
+	case s := <-sig:
+		log.Info("shutting down", "signal", s.String(), "timeout", *shutdownTimeout)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *shutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(ctx)
+	if serr := <-served; serr != nil {
+		return fmt.Errorf("serving: %w", serr)
+	}
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,257 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+
+	"kvq/model"
+)
+
+// Request bodies. Optional fields are pointers so that absent and null differ from
+// zero; fields that take several JSON shapes are kept raw and parsed by hand. Fields
+// of the OpenAI API that kvq does not use (frequency_penalty, user, ...) are ignored.
+
+type streamOptions struct {
+	IncludeUsage *bool `json:"include_usage"`
+}
+
+// commonRequest holds the fields shared by both endpoints.
+type commonRequest struct {
+	Model         *string         `json:"model"`
+	MaxTokens     *int            `json:"max_tokens"`
+	Temperature   *float64        `json:"temperature"`
+	TopP          *float64        `json:"top_p"`
+	Seed          *int64          `json:"seed"`
+	Stop          json.RawMessage `json:"stop"`
+	N             *int            `json:"n"`
+	Stream        *bool           `json:"stream"`
+	StreamOptions *streamOptions  `json:"stream_options"`
+	Logprobs      json.RawMessage `json:"logprobs"`
+}
+
+type completionRequest struct {
+	commonRequest
+	Prompt json.RawMessage `json:"prompt"`
+	Echo   *bool           `json:"echo"`
+}
+
+type chatRequest struct {
+	commonRequest
+	Messages            []chatMessage `json:"messages"`
+	MaxCompletionTokens *int          `json:"max_completion_tokens"`
+}
+
+type chatMessage struct {
+	Role    *string         `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// genParams is a validated request, ready for the engine.
+type genParams struct {
+	prompt       []int32
+	maxTokens    int
+	sampling     model.SamplerConfig
+	stop         []string
+	n            int
+	stream       bool
+	includeUsage bool
+}
+
+// decodeBody reads one JSON object from r's body into v.
+func decodeBody(r *http.Request, v any) *apiError {
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(v); err != nil {
+		if err == io.EOF {
+			return invalid("", "the request body is empty; it must be a JSON object")
+		}
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err != nil {
+			return decodeError(err)
+		}
+		return invalid("", "the request body holds data after its JSON object")
+	}
+	return nil
+}
+
+// limits are the bounds a request is checked against.
+type limits struct {
+	ctx  int // model context, tokens
+	maxN int // largest n accepted
+}
+
+// common validates the shared fields; prompt must already be set in p. maxTokens
+// is the requested max_tokens (nil if absent) and maxParam its field name;
+// defaultMax is used when it is absent (0: the rest of the context).
+func (c *commonRequest) common(p *genParams, lim limits, maxTokens *int, maxParam string, defaultMax int, promptParam string) *apiError {
+	if len(p.prompt) > lim.ctx-1 {
+		return invalid(promptParam, "the prompt is %d tokens; the model's context of %d tokens leaves no room to generate", len(p.prompt), lim.ctx)
+	}
+	room := lim.ctx - len(p.prompt)
+	switch {
+	case maxTokens == nil:
+		p.maxTokens = room
+		if defaultMax > 0 {
+			p.maxTokens = min(defaultMax, room)
+		}
+	case *maxTokens <= 0:
+		return invalid(maxParam, "%s must be ≥ 1, got %d", maxParam, *maxTokens)
+	case *maxTokens > room:
+		return invalid(maxParam, "%s is %d, but the prompt's %d tokens leave room for %d in the model's context of %d tokens", maxParam, *maxTokens, len(p.prompt), room, lim.ctx)
+	default:
+		p.maxTokens = *maxTokens
+	}
+	p.sampling = model.SamplerConfig{Temp: 1, TopP: 1}
+	if c.Temperature != nil {
+		t := *c.Temperature
+		if math.IsNaN(t) || t < 0 || t > 2 {
+			return invalid("temperature", "temperature must be in [0, 2], got %v", t)
+		}
+		p.sampling.Temp = float32(t)
+	}
+	if c.TopP != nil {
+		t := *c.TopP
+		if math.IsNaN(t) || t <= 0 || t > 1 {
+			return invalid("top_p", "top_p must be in (0, 1], got %v", t)
+		}
+		p.sampling.TopP = float32(t)
+	}
+	if c.Seed != nil {
+		p.sampling.Seed = uint64(*c.Seed)
+	} else {
+		p.sampling.Seed = rand.Uint64()
+	}
+	p.n = 1
+	if c.N != nil {
+		if *c.N < 1 || *c.N > lim.maxN {
+			return invalid("n", "n must be in [1, %d], got %d", lim.maxN, *c.N)
+		}
+		p.n = *c.N
+	}
+	stop, err := parseStop(c.Stop)
+	if err != nil {
+		return err
+	}
+	p.stop = stop
+	p.stream = c.Stream != nil && *c.Stream
+	if c.StreamOptions != nil {
+		if !p.stream {
+			return invalid("stream_options", "stream_options is only allowed with stream: true")
+		}
+		p.includeUsage = c.StreamOptions.IncludeUsage != nil && *c.StreamOptions.IncludeUsage
+	}
+	if l := bytes.TrimSpace(c.Logprobs); len(l) > 0 && !bytes.Equal(l, []byte("null")) && !bytes.Equal(l, []byte("false")) && !bytes.Equal(l, []byte("0")) {
+		return invalid("logprobs", "logprobs are not supported")
+	}
+	return nil
+}
+
+// maxStops is the largest number of stop strings accepted, as in OpenAI's API.
+const maxStops = 4
+
+// parseStop reads stop: absent, null, a string, or an array of up to 4 strings.
+func parseStop(raw json.RawMessage) ([]string, *apiError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		if one == "" {
+			return nil, nil
+		}
+		return []string{one}, nil
+	}
+	var many []string
+	if err := json.Unmarshal(raw, &many); err != nil {
+		return nil, invalid("stop", "stop must be a string or an array of strings")
+	}
+	if len(many) > maxStops {
+		return nil, invalid("stop", "stop holds %d strings; at most %d are allowed", len(many), maxStops)
+	}
+	out := many[:0]
+	for _, s := range many {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// parsePrompt reads a completion prompt: a string, an array of one string, or an
+// array of token ids. text reports whether it was text (to be tokenized).
+func parsePrompt(raw json.RawMessage, vocab int) (s string, ids []int32, text bool, err *apiError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return "", nil, false, invalid("prompt", "prompt is required")
+	}
+	if json.Unmarshal(raw, &s) == nil {
+		if s == "" {
+			return "", nil, false, invalid("prompt", "prompt is empty")
+		}
+		return s, nil, true, nil
+	}
+	var ss []string
+	if json.Unmarshal(raw, &ss) == nil {
+		if len(ss) != 1 {
+			return "", nil, false, invalid("prompt", "prompt arrays of %d strings are not supported; send one prompt per request", len(ss))
+		}
+		if ss[0] == "" {
+			return "", nil, false, invalid("prompt", "prompt is empty")
+		}
+		return ss[0], nil, true, nil
+	}
+	var toks []int64
+	if json.Unmarshal(raw, &toks) == nil {
+		if len(toks) == 0 {
+			return "", nil, false, invalid("prompt", "prompt is empty")
+		}
+		ids = make([]int32, len(toks))
+		for i, t := range toks {
+			if t < 0 || t >= int64(vocab) {
+				return "", nil, false, invalid("prompt", "prompt token %d is %d, outside the vocabulary of %d tokens", i, t, vocab)
+			}
+			ids[i] = int32(t)
+		}
+		return "", ids, false, nil
+	}
+	return "", nil, false, invalid("prompt", "prompt must be a string, an array of one string, or an array of token ids")
+}
+
+// messageText reads a chat message's content: a string, null, or an array of
+// {"type":"text","text":...} parts, which are concatenated.
+func messageText(raw json.RawMessage, i int) (string, *apiError) {
+	param := fmt.Sprintf("messages[%d].content", i)
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type *string `json:"type"`
+		Text *string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", invalid(param, "%s must be a string or an array of text parts", param)
+	}
+	var b bytes.Buffer
+	for j, p := range parts {
+		if p.Type == nil || *p.Type != "text" || p.Text == nil {
+			return "", invalid(fmt.Sprintf("%s[%d]", param, j), "only content parts of type \"text\" with a text field are supported")
+		}
+		b.WriteString(*p.Text)
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,506 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"kvq/engine"
+	"kvq/model"
+)
+
+// Response bodies, shaped as OpenAI's.
+
+type usageDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+type usage struct {
+	PromptTokens        int          `json:"prompt_tokens"`
+	CompletionTokens    int          `json:"completion_tokens"`
+	TotalTokens         int          `json:"total_tokens"`
+	PromptTokensDetails usageDetails `json:"prompt_tokens_details"`
+}
+
+type completionChoice struct {
+	Index        int       `json:"index"`
+	Text         string    `json:"text"`
+	Logprobs     *struct{} `json:"logprobs"`
+	FinishReason *string   `json:"finish_reason"`
+}
+
+type completionResponse struct {
+	ID      string             `json:"id"`
+	Object  string             `json:"object"`
+	Created int64              `json:"created"`
+	Model   string             `json:"model"`
+	Choices []completionChoice `json:"choices"`
+	Usage   *usage             `json:"usage,omitempty"`
+}
+
+type chatMessageOut struct {
+	Role    string  `json:"role"`
+	Content string  `json:"content"`
+	Refusal *string `json:"refusal"`
+}
+
+type chatDelta struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+}
+
+type chatChoice struct {
+	Index        int             `json:"index"`
+	Message      *chatMessageOut `json:"message,omitempty"`
+	Delta        *chatDelta      `json:"delta,omitempty"`
+	Logprobs     *struct{}       `json:"logprobs"`
+	FinishReason *string         `json:"finish_reason"`
+}
+
+type chatResponse struct {
+	ID      string       `json:"id"`
+	Object  string       `json:"object"`
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []chatChoice `json:"choices"`
+	Usage   *usage       `json:"usage,omitempty"`
+}
+
+// defaultCompletionMaxTokens is max_tokens when a /v1/completions request omits it,
+// as in OpenAI's API; chat requests default to the rest of the context.
+const defaultCompletionMaxTokens = 16
+
+func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
+	s.metrics.request(s.generate(w, r, false))
+}
+
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	s.metrics.request(s.generate(w, r, true))
+}
+
+// job is one validated request on its way through the engine.
+type job struct {
+	chat    bool
+	id      string
+	created int64
+	model   string
+	p       genParams
+}
+
+// generate serves one completion request and returns the HTTP status it ended with
+// (499 when the client went away first).
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) int {
+	t0 := time.Now()
+	if r.ContentLength > s.opts.MaxBodyBytes {
+		return s.fail(w, &apiError{status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error",
+			message: fmt.Sprintf("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, s.opts.MaxBodyBytes)})
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+	e, m, names := s.engine()
+	if e == nil || !s.ready.Load() {
+		return s.fail(w, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", message: "the model is not loaded (the server is starting or shutting down)"})
+	}
+	j := &job{chat: chat, created: time.Now().Unix(), model: names[0]}
+	var aerr *apiError
+	if chat {
+		aerr = s.parseChat(r, m, names, j)
+	} else {
+		aerr = s.parseCompletion(r, m, names, j)
+	}
+	if aerr != nil {
+		return s.fail(w, aerr)
+	}
+	if chat {
+		j.id = "chatcmpl-" + rand.Text()
+	} else {
+		j.id = "cmpl-" + rand.Text()
+	}
+	addLog(r, slog.String("id", j.id), slog.Int("prompt_tokens", len(j.p.prompt)), slog.Int("max_tokens", j.p.maxTokens),
+		slog.Int("n", j.p.n), slog.Bool("stream", j.p.stream))
+	return s.run(w, r, e, m, j, t0)
+}
+
+// fail answers err and returns its status.
+func (s *Server) fail(w http.ResponseWriter, err *apiError) int {
+	writeError(w, err)
+	return err.status
+}
+
+// checkModel accepts an absent model or one of the served names.
+func checkModel(name *string, names []string) *apiError {
+	if name == nil {
+		return nil
+	}
+	for _, n := range names {
+		if *name == n {
+			return nil
+		}
+	}
+	return &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", param: "model",
+		message: fmt.Sprintf("the model %q does not exist; this server serves %q (also accepted as \"default\")", *name, names[0])}
+}
+
+func (s *Server) limits(m *model.Model) limits {
+	return limits{ctx: m.Ctx, maxN: s.opts.MaxN}
+}
+
+func (s *Server) parseCompletion(r *http.Request, m *model.Model, names []string, j *job) *apiError {
+	var req completionRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if err := checkModel(req.Model, names); err != nil {
+		return err
+	}
+	text, ids, isText, err := parsePrompt(req.Prompt, m.Vocab)
+	if err != nil {
+		return err
+	}
+	if isText {
+		ids = m.Tok.Encode(text, m.Tok.AddBOS())
+	}
+	if req.Echo != nil && *req.Echo {
+		return invalid("echo", "echo is not supported")
+	}
+	j.p.prompt = ids
+	return req.common(&j.p, s.limits(m), req.MaxTokens, "max_tokens", defaultCompletionMaxTokens, "prompt")
+}
+
+// chatRoles are the message roles accepted, mapped to the role rendered.
+var chatRoles = map[string]string{"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
+
+func (s *Server) parseChat(r *http.Request, m *model.Model, names []string, j *job) *apiError {
+	var req chatRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if err := checkModel(req.Model, names); err != nil {
+		return err
+	}
+	if len(req.Messages) == 0 {
+		return invalid("messages", "messages must hold at least one message")
+	}
+	msgs := make([]message, len(req.Messages))
+	for i, cm := range req.Messages {
+		if cm.Role == nil {
+			return invalid(fmt.Sprintf("messages[%d].role", i), "messages[%d] has no role", i)
+		}
+		role, ok := chatRoles[*cm.Role]
+		if !ok {
+			return invalid(fmt.Sprintf("messages[%d].role", i), "messages[%d].role is %q; expected system, developer, user, assistant or tool", i, *cm.Role)
+		}
+		text, err := messageText(cm.Content, i)
+		if err != nil {
+			return err
+		}
+		msgs[i] = message{role: role, content: text}
+	}
+	j.p.prompt = m.Tok.EncodeSpecial(renderChat(s.format, msgs), m.Tok.AddBOS())
+	maxTokens, param := req.MaxTokens, "max_tokens"
+	if req.MaxCompletionTokens != nil {
+		maxTokens, param = req.MaxCompletionTokens, "max_completion_tokens"
+	}
+	return req.common(&j.p, s.limits(m), maxTokens, param, 0, "messages")
+}
+
+// tokenQueue receives a request's events on the engine's goroutine (never blocking
+// it) and hands them to the handler.
+type tokenQueue struct {
+	mu     sync.Mutex
+	evs    []engine.Event
+	notify chan struct{}
+}
+
+func (q *tokenQueue) push(ev engine.Event) {
+	q.mu.Lock()
+	q.evs = append(q.evs, ev)
+	q.mu.Unlock()
+	select {
+	case q.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (q *tokenQueue) take() []engine.Event {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	evs := q.evs
+	q.evs = nil
+	return evs
+}
+
+// submitError maps an error of engine.Submit (or of a request that failed before
+// any output was sent) to an API error.
+func submitError(err error, promptParam string) *apiError {
+	switch {
+	case errors.Is(err, engine.ErrQueueFull):
+		return &apiError{status: http.StatusTooManyRequests, typ: "rate_limit_error", message: "the server is at capacity (request queue full); retry later", err: err}
+	case errors.Is(err, engine.ErrClosed):
+		return &apiError{status: http.StatusServiceUnavailable, typ: "server_error", message: "the server is shutting down", err: err}
+	case errors.Is(err, engine.ErrTooLarge):
+		return &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", param: "max_tokens", message: err.Error(), err: err}
+	case errors.Is(err, engine.ErrBadRequest):
+		return &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", param: promptParam, message: err.Error(), err: err}
+	}
+	return &apiError{status: http.StatusInternalServerError, typ: "server_error", message: err.Error(), err: err}
+}
+
+// run submits j to the engine and answers it, streamed or whole.
+func (s *Server) run(w http.ResponseWriter, r *http.Request, e *engine.Engine, m *model.Model, j *job, t0 time.Time) int {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+
+	q := &tokenQueue{notify: make(chan struct{}, 1)}
+	// Timing runs on the engine's goroutine, token by token, in order per choice.
+	first := true
+	last := make([]time.Time, j.p.n)
+	onToken := func(ev engine.Event) {
+		now := time.Now()
+		if first {
+			first = false
+			s.metrics.observeTTFT(now.Sub(t0))
+		}
+		if !last[ev.Choice].IsZero() {
+			s.metrics.observeITL(now.Sub(last[ev.Choice]))
+		}
+		last[ev.Choice] = now
+		q.push(ev)
+	}
+	promptParam := "prompt"
+	if j.chat {
+		promptParam = "messages"
+	}
+	st, err := e.Submit(ctx, engine.Request{
+		Prompt:    j.p.prompt,
+		MaxTokens: j.p.maxTokens,
+		Sampling:  j.p.sampling,
+		Stop:      j.p.stop,
+		N:         j.p.n,
+		OnToken:   onToken,
+	})
+	if err != nil {
+		return s.fail(w, submitError(err, promptParam))
+	}
+
+	out := &output{s: s, w: w, j: j, texts: make([]strings.Builder, j.p.n), finish: make([]string, j.p.n)}
+	if j.p.stream {
+		out.startStream()
+	}
+	eos := m.Tok.EOS()
+	ended := 0 // choices finished
+	selfCancelled := false
+	handle := func(evs []engine.Event) {
+		for _, ev := range evs {
+			i := ev.Choice
+			if out.finish[i] != "" {
+				continue // ended here by an end-of-generation token the engine does not know
+			}
+			fin := ev.Finish
+			if fin == "" && ev.Token != eos && m.Tok.IsEOG(ev.Token) {
+				fin = engine.FinishStop
+			}
+			out.token(i, ev.Text, fin)
+			if fin != "" {
+				ended++
+				if ended == j.p.n && ev.Finish == "" {
+					// Every choice ended on a turn-end token: stop the engine's work now.
+					selfCancelled = true
+					cancel()
+				}
+			}
+		}
+	}
+	gone := false
+loop:
+	for {
+		select {
+		case <-q.notify:
+			handle(q.take())
+		case <-st.Done():
+			handle(q.take())
+			break loop
+		case <-ctx.Done():
+			if !selfCancelled {
+				gone = true
+			}
+			<-st.Done() // the engine ends the request before its next step
+			handle(q.take())
+			break loop
+		}
+		if out.writeErr != nil && !gone {
+			gone = true
+			cancel() // the client cannot be written to: free the request's blocks now
+		}
+	}
+	res, err := st.Wait()
+	u := usage{
+		PromptTokens:        res.Usage.PromptTokens,
+		CompletionTokens:    res.Usage.CompletionTokens,
+		TotalTokens:         res.Usage.PromptTokens + res.Usage.CompletionTokens,
+		PromptTokensDetails: usageDetails{CachedTokens: res.Usage.CachedPromptTokens},
+	}
+	addLog(r, slog.Int("completion_tokens", u.CompletionTokens), slog.Int("cached_tokens", u.PromptTokensDetails.CachedTokens),
+		slog.Duration("ttft", res.TimeToFirstToken), slog.Int("preemptions", res.Preemptions))
+	if err != nil && !(selfCancelled && ended == j.p.n) {
+		if gone || r.Context().Err() != nil {
+			addLog(r, slog.String("outcome", "client gone"))
+			return 499
+		}
+		ae := submitError(err, promptParam)
+		addLog(r, slog.String("error", err.Error()))
+		if j.p.stream {
+			out.streamError(ae)
+			return ae.status
+		}
+		return s.fail(w, ae)
+	}
+	if j.p.stream {
+		out.endStream(u)
+		if out.writeErr != nil {
+			return 499
+		}
+		return http.StatusOK
+	}
+	out.whole(u)
+	return http.StatusOK
+}
+
+// output writes a request's answer: SSE chunks as tokens arrive, or one body at
+// the end from the accumulated texts.
+type output struct {
+	s        *Server
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	j        *job
+	texts    []strings.Builder
+	finish   []string
+	writeErr error
+}
+
+func (o *output) startStream() {
+	h := o.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	o.w.WriteHeader(http.StatusOK)
+	o.rc = http.NewResponseController(o.w)
+	if o.j.chat {
+		// OpenAI opens every chat choice with a role-only delta.
+		empty := ""
+		for i := range o.j.p.n {
+			o.chunk(chatResponse{ID: o.j.id, Object: "chat.completion.chunk", Created: o.j.created, Model: o.j.model,
+				Choices: []chatChoice{{Index: i, Delta: &chatDelta{Role: "assistant", Content: &empty}}}})
+		}
+	} else {
+		o.flush()
+	}
+}
+
+// token takes one event's text and finish reason for choice i.
+func (o *output) token(i int, text, finish string) {
+	o.texts[i].WriteString(text)
+	if finish != "" {
+		o.finish[i] = finish
+	}
+	if !o.j.p.stream {
+		return
+	}
+	if text != "" {
+		if o.j.chat {
+			o.chunk(chatResponse{ID: o.j.id, Object: "chat.completion.chunk", Created: o.j.created, Model: o.j.model,
+				Choices: []chatChoice{{Index: i, Delta: &chatDelta{Content: &text}}}})
+		} else {
+			o.chunk(completionResponse{ID: o.j.id, Object: "text_completion", Created: o.j.created, Model: o.j.model,
+				Choices: []completionChoice{{Index: i, Text: text}}})
+		}
+	}
+	if finish != "" {
+		f := finish
+		if o.j.chat {
+			o.chunk(chatResponse{ID: o.j.id, Object: "chat.completion.chunk", Created: o.j.created, Model: o.j.model,
+				Choices: []chatChoice{{Index: i, Delta: &chatDelta{}, FinishReason: &f}}})
+		} else {
+			o.chunk(completionResponse{ID: o.j.id, Object: "text_completion", Created: o.j.created, Model: o.j.model,
+				Choices: []completionChoice{{Index: i, FinishReason: &f}}})
+		}
+	}
+}
+
+// chunk writes one SSE event and flushes it to the client.
+func (o *output) chunk(v any) {
+	if o.writeErr != nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		o.writeErr = err
+		return
+	}
+	if _, err := fmt.Fprintf(o.w, "data: %s\n\n", b); err != nil {
+		o.writeErr = err
+		return
+	}
+	o.flush()
+}
+
+func (o *output) flush() {
+	if err := o.rc.Flush(); err != nil && o.writeErr == nil {
+		o.writeErr = err
+	}
+}
+
+// endStream sends the usage chunk if asked for, then [DONE].
+func (o *output) endStream(u usage) {
+	if o.j.p.includeUsage {
+		if o.j.chat {
+			o.chunk(chatResponse{ID: o.j.id, Object: "chat.completion.chunk", Created: o.j.created, Model: o.j.model, Choices: []chatChoice{}, Usage: &u})
+		} else {
+			o.chunk(completionResponse{ID: o.j.id, Object: "text_completion", Created: o.j.created, Model: o.j.model, Choices: []completionChoice{}, Usage: &u})
+		}
+	}
+	o.done()
+}
+
+// streamError reports a failure after the stream has started, then ends it.
+func (o *output) streamError(ae *apiError) {
+	o.chunk(ae.body())
+	o.done()
+}
+
+func (o *output) done() {
+	if o.writeErr != nil {
+		return
+	}
+	if _, err := fmt.Fprint(o.w, "data: [DONE]\n\n"); err != nil {
+		o.writeErr = err
+		return
+	}
+	o.flush()
+}
+
+// whole writes the non-streamed response.
+func (o *output) whole(u usage) {
+	if o.j.chat {
+		resp := chatResponse{ID: o.j.id, Object: "chat.completion", Created: o.j.created, Model: o.j.model, Usage: &u}
+		for i := range o.texts {
+			f := o.finish[i]
+			resp.Choices = append(resp.Choices, chatChoice{Index: i, Message: &chatMessageOut{Role: "assistant", Content: o.texts[i].String()}, FinishReason: &f})
+		}
+		writeJSON(o.w, http.StatusOK, resp)
+		return
+	}
+	resp := completionResponse{ID: o.j.id, Object: "text_completion", Created: o.j.created, Model: o.j.model, Usage: &u}
+	for i := range o.texts {
+		f := o.finish[i]
+		resp.Choices = append(resp.Choices, completionChoice{Index: i, Text: o.texts[i].String(), FinishReason: &f})
+	}
+	writeJSON(o.w, http.StatusOK, resp)
+}

@@ -1,0 +1,338 @@
+// Package server is kvq's OpenAI-compatible HTTP API over the batching engine:
+//
+//   - POST /v1/completions and POST /v1/chat/completions, streamed as Server-Sent
+//     Events (stream: true; one "data: {json}\n\n" chunk per token that brings text,
+//     then "data: [DONE]\n\n") or answered in one JSON body;
+//   - GET /v1/models, the one model served;
+//   - GET /health: 503 until Start has attached the model (and again while shutting
+//     down), then 200;
+//   - GET /metrics: Prometheus text format, metric names prefixed kvq_.
+//
+// Concurrency comes from the engine's continuous batching over the paged KV cache;
+// the server only translates. Requests are bounded by the engine's queue (429 with
+// Retry-After when it is full), bodies by Options.MaxBodyBytes, and every request's
+// life by its HTTP request context: a client that goes away cancels its request and
+// the engine frees its cache blocks before its next step.
+//
+// Errors are answered as OpenAI does: {"error":{"message","type","param","code"}},
+// with param naming the request field at fault.
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"kvq/engine"
+	"kvq/kv"
+	"kvq/model"
+)
+
+// Defaults of Options fields.
+const (
+	DefaultMaxBodyBytes = 4 << 20
+	DefaultMaxN         = 16
+)
+
+// Options configure a Server. The zero value is usable.
+type Options struct {
+	// ModelName is the model id reported by /v1/models and in responses; "" uses the
+	// model's general.name, or "kvq" if it has none. Requests may name the model by
+	// this id, by its general.name, or as "default"; an absent model field means the
+	// served model too.
+	ModelName string
+	// APIKey, if not empty, is required as "Authorization: Bearer <key>" on /v1/
+	// routes (401 otherwise). /health and /metrics stay open.
+	APIKey string
+	// MaxBodyBytes bounds request bodies (413 beyond it); 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxN is the largest n (choices per request) accepted; 0 means DefaultMaxN.
+	MaxN int
+	// ChatTemplate is the model's Jinja chat template (GGUF tokenizer.chat_template,
+	// see ReadChatTemplate); its family is recognised by DetectChatFormat. "" uses the
+	// plain fallback (ChatPlain).
+	ChatTemplate string
+	// Logger receives one record per request (and shutdown notes); nil discards them.
+	Logger *slog.Logger
+}
+
+// Server serves one model through one engine.
+type Server struct {
+	opts    Options
+	format  ChatFormat
+	log     *slog.Logger
+	metrics *metrics
+	mux     *http.ServeMux
+
+	mu       sync.Mutex
+	m        *model.Model
+	eng      *engine.Engine
+	names    []string // accepted model names
+	closing  bool
+	httpSrvs []*http.Server
+
+	ready atomic.Bool
+	ids   atomic.Uint64
+}
+
+// New returns a server without a model: /health answers 503 and completion routes
+// 503 until Start.
+func New(opts Options) *Server {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxN <= 0 {
+		opts.MaxN = DefaultMaxN
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opts: opts, format: DetectChatFormat(opts.ChatTemplate), log: log, metrics: newMetrics(), mux: http.NewServeMux()}
+	s.mux.HandleFunc("POST /v1/completions", s.auth(s.handleCompletions))
+	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.handleChat))
+	s.mux.HandleFunc("GET /v1/models", s.auth(s.handleModels))
+	s.mux.HandleFunc("GET /health", s.handleHealth)
+	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
+	s.mux.HandleFunc("/v1/", s.auth(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &apiError{status: http.StatusNotFound, typ: "invalid_request_error", message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)})
+	}))
+	return s
+}
+
+// ChatFormat is the chat layout the server renders messages with.
+func (s *Server) ChatFormat() ChatFormat { return s.format }
+
+// ModelName is the id of the served model ("" before Start).
+func (s *Server) ModelName() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.names) == 0 {
+		return ""
+	}
+	return s.names[0]
+}
+
+// Start attaches the model and its cache: it starts an engine over them (which owns
+// both until Shutdown returns) and marks the server ready.
+func (s *Server) Start(m *model.Model, c kv.Cache, cfg engine.Config) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.eng != nil {
+		return errors.New("server: already started")
+	}
+	if s.closing {
+		return errors.New("server: shut down")
+	}
+	e, err := engine.New(m, c, cfg)
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.m, s.eng = m, e
+	name := s.opts.ModelName
+	if name == "" {
+		name = m.Name
+	}
+	if name == "" {
+		name = "kvq"
+	}
+	s.names = []string{name, "default"}
+	if m.Name != "" && m.Name != name {
+		s.names = append(s.names, m.Name)
+	}
+	s.ready.Store(true)
+	return nil
+}
+
+// Handler is the server's HTTP handler, with request logging.
+func (s *Server) Handler() http.Handler { return s.logRequests(s.mux) }
+
+// Serve accepts connections on ln until Shutdown; it returns nil after Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return errors.New("server: shut down")
+	}
+	s.httpSrvs = append(s.httpSrvs, hs)
+	s.mu.Unlock()
+	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops the server gracefully: listeners close at once and /health turns
+// 503; requests in flight (running or queued) may finish until ctx ends, then the
+// rest are cancelled and their clients get an error (a final SSE error event, or a
+// 503). It returns once every handler has returned (at most a few seconds after
+// ctx ends), with ctx's error if requests had to be cancelled. Afterwards the model
+// and cache belong to the caller again.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	e, srvs := s.eng, s.httpSrvs
+	s.mu.Unlock()
+	s.ready.Store(false)
+
+	// Handlers end soon after the engine is closed; give them a short grace beyond ctx.
+	grace := context.WithoutCancel(ctx)
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		grace, cancel = context.WithDeadline(grace, d.Add(5*time.Second))
+		defer cancel()
+	}
+	errs := make(chan error, len(srvs))
+	for _, hs := range srvs {
+		go func() { errs <- hs.Shutdown(grace) }()
+	}
+	var err error
+	if e != nil {
+		err = e.Close(ctx)
+		if err != nil {
+			s.log.Warn("shutdown: requests still in flight were cancelled", "err", err)
+		}
+	}
+	for range srvs {
+		if herr := <-errs; herr != nil && err == nil {
+			err = fmt.Errorf("server: closing HTTP connections: %w", herr)
+		}
+	}
+	return err
+}
+
+// engine returns the running engine, or nil before Start.
+func (s *Server) engine() (*engine.Engine, *model.Model, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.eng, s.m, s.names
+}
+
+// auth requires the API key, when one is set, as a bearer token.
+func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
+	if s.opts.APIKey == "" {
+		return h
+	}
+	want := []byte(s.opts.APIKey)
+	return func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
+			if isCompletion(r) {
+				s.metrics.request(http.StatusUnauthorized)
+			}
+			writeError(w, &apiError{status: http.StatusUnauthorized, typ: "authentication_error",
+				message: "missing or invalid API key: send it as the header \"Authorization: Bearer <key>\""})
+			return
+		}
+		h(w, r)
+	}
+}
+
+func isCompletion(r *http.Request) bool {
+	return r.Method == http.MethodPost && (r.URL.Path == "/v1/completions" || r.URL.Path == "/v1/chat/completions")
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if !s.ready.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	e, _, _ := s.engine()
+	var st *engine.Stats
+	if e != nil {
+		x := e.Stats()
+		st = &x
+	}
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	s.metrics.write(w, st, s.ready.Load())
+}
+
+type modelObject struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+type modelList struct {
+	Object string        `json:"object"`
+	Data   []modelObject `json:"data"`
+}
+
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	_, _, names := s.engine()
+	list := modelList{Object: "list", Data: []modelObject{}}
+	if len(names) > 0 {
+		list.Data = append(list.Data, modelObject{ID: names[0], Object: "model", Created: time.Now().Unix(), OwnedBy: "kvq"})
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+// statusWriter records the status and size of a response for the request log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection's Flush.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// logKey carries a request's log attributes from its handler to the logger.
+type logKey struct{}
+
+type logAttrs struct{ attrs []slog.Attr }
+
+func addLog(r *http.Request, attrs ...slog.Attr) {
+	if la, ok := r.Context().Value(logKey{}).(*logAttrs); ok {
+		la.attrs = append(la.attrs, attrs...)
+	}
+}
+
+func (s *Server) logRequests(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t0 := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		la := &logAttrs{}
+		r = r.WithContext(context.WithValue(r.Context(), logKey{}, la))
+		h.ServeHTTP(sw, r)
+		attrs := append([]slog.Attr{
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", sw.status),
+			slog.Int64("bytes", sw.bytes), slog.Duration("duration", time.Since(t0)), slog.String("remote", r.RemoteAddr),
+		}, la.attrs...)
+		level := slog.LevelInfo
+		if sw.status >= 500 {
+			level = slog.LevelWarn
+		}
+		s.log.LogAttrs(r.Context(), level, "request", attrs...)
+	})
+}
