@@ -31,8 +31,12 @@ type Config struct {
 	AttnWorkers     int
 }
 
-// DefaultBlockTokens is the block length used when Config.BlockTokens is 0.
-const DefaultBlockTokens = 16
+// Block length: the default when Config.BlockTokens is 0, and the largest allowed.
+const (
+	DefaultBlockTokens = 16
+	MaxBlockTokens     = 1 << 14
+	MaxBlockBytes      = 1 << 30 // largest physical block
+)
 
 // layer is the storage layout of one layer inside a physical block, and the
 // full-precision tail geometry of one layer of a sequence.
@@ -79,8 +83,11 @@ func newGeometry(cfg Config) (*geometry, error) {
 	if cfg.Heads%cfg.KVHeads != 0 {
 		return nil, fmt.Errorf("kv: config: heads=%d is not a multiple of kvHeads=%d", cfg.Heads, cfg.KVHeads)
 	}
-	if cfg.BlockTokens < 0 || cfg.BudgetBytes < 0 {
-		return nil, fmt.Errorf("kv: config: blockTokens=%d and budgetBytes=%d must not be negative", cfg.BlockTokens, cfg.BudgetBytes)
+	if cfg.BlockTokens < 0 || cfg.BlockTokens > MaxBlockTokens || cfg.BudgetBytes < 0 {
+		return nil, fmt.Errorf("kv: config: want 0 ≤ blockTokens ≤ %d and budgetBytes ≥ 0, got %d and %d", MaxBlockTokens, cfg.BlockTokens, cfg.BudgetBytes)
+	}
+	if int64(cfg.Layers)*int64(cfg.KVHeads)*int64(cfg.HeadDim) > 1<<24 || cfg.Heads > 1<<16 {
+		return nil, fmt.Errorf("kv: config: layers=%d × kvHeads=%d × headDim=%d (heads=%d) is beyond any model this cache serves", cfg.Layers, cfg.KVHeads, cfg.HeadDim, cfg.Heads)
 	}
 	for l := range cfg.LayerSpecs {
 		if l < 0 || l >= cfg.Layers {
@@ -122,9 +129,15 @@ func newGeometry(cfg Config) (*geometry, error) {
 		}
 		if c.kChan != nil {
 			unit = lcm(unit, c.kG)
+			if unit > MaxBlockTokens {
+				return nil, fmt.Errorf("kv: config: the KIVI key groups of the layers need blocks of a multiple of %d tokens, more than %d", unit, MaxBlockTokens)
+			}
 		}
 	}
 	B = (B + unit - 1) / unit * unit
+	if B > MaxBlockTokens {
+		return nil, fmt.Errorf("kv: config: %d tokens per block (after rounding to the KIVI groups) exceeds %d", B, MaxBlockTokens)
+	}
 	g.B = B
 	off := 0
 	for i := range g.layers {
@@ -144,6 +157,9 @@ func newGeometry(cfg Config) (*geometry, error) {
 		off += ly.bytes
 	}
 	g.blockBytes = off
+	if off > MaxBlockBytes {
+		return nil, fmt.Errorf("kv: config: one block would take %d bytes (%d tokens × %d layers), more than %d", off, B, cfg.Layers, MaxBlockBytes)
+	}
 	if cfg.BudgetBytes > 0 && cfg.BudgetBytes < int64(g.blockBytes) {
 		return nil, fmt.Errorf("kv: config: budget of %d bytes is smaller than one block (%d bytes = %d tokens × %d layers)", cfg.BudgetBytes, g.blockBytes, B, cfg.Layers)
 	}

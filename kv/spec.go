@@ -88,10 +88,12 @@ func parseType(s string) (Type, error) {
 	return 0, fmt.Errorf("kv: unknown cache type %q (valid: %s)", s, strings.Join(typeNames[1:], " "))
 }
 
-// Defaults of spec parameters.
+// Defaults and limits of spec parameters.
 const (
-	DefaultGroup    = 32  // g: group size along the quantized axis
-	DefaultResidual = 128 // r: KIVI full-precision residual of recent values, in tokens
+	DefaultGroup    = 32      // g: group size along the quantized axis
+	DefaultResidual = 128     // r: KIVI full-precision residual of recent values, in tokens
+	MaxGroup        = 1024    // largest g
+	MaxWindow       = 1 << 20 // largest r and sinks
 )
 
 // Part is the cache type of one side (keys or values) with its parameters.
@@ -208,18 +210,18 @@ func parsePart(s string, role int) (p Part, sinks int, hasSinks bool, err error)
 		}
 		switch {
 		case key == "g" && p.Type.HasGroup():
-			if n < 1 {
-				return Part{}, 0, false, fmt.Errorf("%s: g=%d must be at least 1", name, n)
+			if n < 1 || n > MaxGroup {
+				return Part{}, 0, false, fmt.Errorf("%s: g=%d must be in [1, %d]", name, n, MaxGroup)
 			}
 			p.G = n
 		case key == "r" && p.Type.IsKIVI() && role != roleKey:
-			if n < 0 {
-				return Part{}, 0, false, fmt.Errorf("%s: r=%d must not be negative", name, n)
+			if n < 0 || n > MaxWindow {
+				return Part{}, 0, false, fmt.Errorf("%s: r=%d must be in [0, %d]", name, n, MaxWindow)
 			}
 			p.R = n
 		case key == "sinks":
-			if n < 0 {
-				return Part{}, 0, false, fmt.Errorf("%s: sinks=%d must not be negative", name, n)
+			if n < 0 || n > MaxWindow {
+				return Part{}, 0, false, fmt.Errorf("%s: sinks=%d must be in [0, %d]", name, n, MaxWindow)
 			}
 			sinks, hasSinks = n, true
 		default:

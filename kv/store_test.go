@@ -518,6 +518,9 @@ func TestErrors(t *testing.T) {
 		{Layers: 1, Heads: 2, KVHeads: 2, HeadDim: 8, Spec: MustParseSpec("f32"), LayerSpecs: map[int]Spec{3: MustParseSpec("q8")}},
 		{Layers: 1, Heads: 2, KVHeads: 2, HeadDim: 8, Spec: MustParseSpec("f32"), BudgetBytes: 10},
 		{Layers: 1, Heads: 2, KVHeads: 2, HeadDim: 8, Spec: MustParseSpec("f32"), BlockTokens: -1},
+		{Layers: 1, Heads: 2, KVHeads: 2, HeadDim: 8, Spec: MustParseSpec("f32"), BlockTokens: 1 << 20},
+		{Layers: 1 << 20, Heads: 64, KVHeads: 64, HeadDim: 128, Spec: MustParseSpec("f32")},
+		{Layers: 2, Heads: 2, KVHeads: 2, HeadDim: 8, Spec: MustParseSpec("kivi2:g=1024"), LayerSpecs: map[int]Spec{1: MustParseSpec("kivi2:g=1023")}},
 	} {
 		if _, err := New(bad); err == nil {
 			t.Errorf("New(%+v): no error", bad)
