@@ -18,11 +18,12 @@ type kernelSet struct {
 	dotQ8 func(w []byte, xq []int8, xd []float32) float32
 	// dotQ4 is dotQ8 for Q4_0 weight blocks.
 	dotQ4 func(w []byte, xq []int8, xd []float32) float32
-	// dotQ8x4 is dotQ8 of one weight row against 4 consecutive tokens: xq holds their
-	// 4·32·nb codes and xd their 4·nb scales, token-major; out[t] is token t's result.
-	dotQ8x4 func(out *[4]float32, w []byte, xq []int8, xd []float32)
+	// dotQ8x4 is dotQ8 of one weight row against 4 consecutive tokens: xi holds their
+	// codes and xs their scales, both interleaved by block (see interleave4); out[t] is
+	// token t's result.
+	dotQ8x4 func(out *[4]float32, w []byte, xi []int8, xs []float32)
 	// dotQ4x4 is dotQ8x4 for Q4_0 weight blocks.
-	dotQ4x4 func(out *[4]float32, w []byte, xq []int8, xd []float32)
+	dotQ4x4 func(out *[4]float32, w []byte, xi []int8, xs []float32)
 	// axpy does dst[i] += a·x[i], len(dst) == len(x).
 	axpy func(dst []float32, a float32, x []float32)
 	// quantQ8 quantizes x per 32-value block: xd[b] = max|x|/127, xq = round(x/xd[b]);
@@ -36,8 +37,8 @@ var scalarKernels = &kernelSet{
 	dotF16:  dotF16Scalar,
 	dotQ8:   dotQ8Scalar,
 	dotQ4:   dotQ4Scalar,
-	dotQ8x4: func(out *[4]float32, w []byte, xq []int8, xd []float32) { dotX4(out, dotQ8Scalar, w, xq, xd) },
-	dotQ4x4: func(out *[4]float32, w []byte, xq []int8, xd []float32) { dotX4(out, dotQ4Scalar, w, xq, xd) },
+	dotQ8x4: dotQ8x4Scalar,
+	dotQ4x4: dotQ4x4Scalar,
 	axpy:    axpyScalar,
 	quantQ8: quantQ8Scalar,
 }
@@ -153,12 +154,66 @@ func dotQ4Scalar(w []byte, xq []int8, xd []float32) float32 {
 	return s
 }
 
-// dotX4 is the reference for the 4-token kernels: the single-token kernel per token.
-func dotX4(out *[4]float32, dot func([]byte, []int8, []float32) float32, w []byte, xq []int8, xd []float32) {
+// interleave4 lays out 4 consecutive tokens' quantized activations as the 4-token
+// kernels read them, block by block: xi[128b+32t+j] = code j of token t in block b, and
+// xs[8b+t] = xs[8b+4+t] = scale of token t in block b (both halves, so one 8-lane load
+// serves a lane layout of [t0..t3, t0..t3]). xq holds the 4 tokens' codes and xd their
+// scales, token-major.
+func interleave4(xi []int8, xs []float32, xq []int8, xd []float32) {
 	nb := len(xd) / 4
 	cols := nb * blockElems
+	xi, xs = xi[:4*cols], xs[:8*nb]
+	for t := 0; t < 4; t++ {
+		q := xq[t*cols : (t+1)*cols]
+		for b, d := range xd[t*nb : (t+1)*nb] {
+			copy(xi[128*b+32*t:128*b+32*t+32], q[b*blockElems:(b+1)*blockElems])
+			xs[8*b+t] = d
+			xs[8*b+4+t] = d
+		}
+	}
+}
+
+// dotQ8x4Scalar is the reference for dotQ8x4: dotQ8Scalar per token, reading token t's
+// codes and scales from the interleaved layout.
+func dotQ8x4Scalar(out *[4]float32, w []byte, xi []int8, xs []float32) {
+	nb := len(xs) / 8
+	w = w[:nb*q8BlockBytes]
 	for t := range out {
-		out[t] = dot(w, xq[t*cols:(t+1)*cols], xd[t*nb:(t+1)*nb])
+		var s float32
+		for b := 0; b < nb; b++ {
+			blk := w[b*q8BlockBytes : (b+1)*q8BlockBytes]
+			qb := xi[128*b+32*t : 128*b+32*t+32]
+			var acc int32
+			for j := 0; j < blockElems; j++ {
+				acc += int32(int8(blk[2+j])) * int32(qb[j])
+			}
+			d := f16Table[uint16(blk[0])|uint16(blk[1])<<8]
+			s += d * xs[8*b+t] * float32(acc)
+		}
+		out[t] = s
+	}
+}
+
+// dotQ4x4Scalar is the reference for dotQ4x4: dotQ4Scalar per token, reading token t's
+// codes and scales from the interleaved layout.
+func dotQ4x4Scalar(out *[4]float32, w []byte, xi []int8, xs []float32) {
+	nb := len(xs) / 8
+	w = w[:nb*q4BlockBytes]
+	for t := range out {
+		var s float32
+		for b := 0; b < nb; b++ {
+			blk := w[b*q4BlockBytes : (b+1)*q4BlockBytes]
+			qb := xi[128*b+32*t : 128*b+32*t+32]
+			var acc int32
+			for j := 0; j < 16; j++ {
+				v := blk[2+j]
+				acc += (int32(v&0x0f) - 8) * int32(qb[j])
+				acc += (int32(v>>4) - 8) * int32(qb[j+16])
+			}
+			d := f16Table[uint16(blk[0])|uint16(blk[1])<<8]
+			s += d * xs[8*b+t] * float32(acc)
+		}
+		out[t] = s
 	}
 }
 

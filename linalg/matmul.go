@@ -102,19 +102,26 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	cols := ws[0].Cols
 	x = x[:n*cols]
 	k := active.Load()
-	var xq []int8
-	var xd []float32
+	var xq, xi []int8
+	var xd, xs []float32
 	if needQ && cols > 0 {
 		s := getQ8Scratch(n * cols)
 		defer putQ8Scratch(s)
 		xq, xd = s.q, s.d
 		k.quantQ8(xq, xd, x)
+		if n >= 4 {
+			nb := cols / blockElems
+			xi, xs = s.i, s.s
+			for g := 0; g+4 <= n; g += 4 {
+				interleave4(xi[g*cols:(g+4)*cols], xs[2*g*nb:2*(g+4)*nb], xq[g*cols:(g+4)*cols], xd[g*nb:(g+4)*nb])
+			}
+		}
 	}
 	ps := make([]product, len(ws))
 	var work int64
 	for j, w := range ws {
 		p := &ps[j]
-		*p = product{k: k, w: w, out: outs[j][:n*w.Rows], x: x, n: n, xq: xq, xd: xd}
+		*p = product{k: k, w: w, out: outs[j][:n*w.Rows], x: x, n: n, xq: xq, xd: xd, xi: xi, xs: xs}
 		if w.Rows == 0 {
 			continue
 		}
@@ -174,6 +181,8 @@ type product struct {
 	wf    []float32        // F32 weights viewed as float32
 	xq    []int8           // quantized activations (Q8_0, Q4_0)
 	xd    []float32        // their per-block scales
+	xi    []int8           // xq of 4-token groups, interleaved (n >= 4)
+	xs    []float32        // xd of 4-token groups, interleaved (n >= 4)
 	dec   rowDecoder       // row decoder of other types
 	errMu sync.Mutex
 	err   error
@@ -201,6 +210,9 @@ func (p *product) prepare() {
 		p.chunk = p.chunkDecoded
 	}
 	p.tb = max(1, min(p.n, xBlockBytes/max(1, xTokenBytes)))
+	if p.tb >= 4 {
+		p.tb &^= 3 // token blocks start on 4-token groups
+	}
 }
 
 // plan sets the rows per parallel chunk: about chunkBytes of weights, and at least 4
@@ -255,7 +267,7 @@ func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) flo
 			row := p.w.Data[r*rb : (r+1)*rb]
 			t := t0
 			for ; t+4 <= t1; t += 4 {
-				dot4(&res, row, p.xq[t*cols:(t+4)*cols], p.xd[t*nb:(t+4)*nb])
+				dot4(&res, row, p.xi[t*cols:(t+4)*cols], p.xs[2*t*nb:2*(t+4)*nb])
 				p.out[t*rows+r] = res[0]
 				p.out[(t+1)*rows+r] = res[1]
 				p.out[(t+2)*rows+r] = res[2]
@@ -296,6 +308,8 @@ func (p *product) chunkDecoded(r0, r1 int) {
 type q8Scratch struct {
 	q []int8
 	d []float32
+	i []int8    // q interleaved for the 4-token kernels
+	s []float32 // d interleaved for the 4-token kernels, 2 per block
 }
 
 var q8Pool sync.Pool
@@ -308,8 +322,10 @@ func getQ8Scratch(n int) *q8Scratch {
 	if cap(s.q) < n {
 		s.q = make([]int8, n)
 		s.d = make([]float32, n/blockElems)
+		s.i = make([]int8, n)
+		s.s = make([]float32, 2*(n/blockElems))
 	}
-	s.q, s.d = s.q[:n], s.d[:n/blockElems]
+	s.q, s.d, s.i, s.s = s.q[:n], s.d[:n/blockElems], s.i[:n], s.s[:2*(n/blockElems)]
 	return s
 }
 

@@ -210,77 +210,80 @@ func dotQ8AVX2(w []byte, xq []int8, xd []float32) float32 {
 	return hsum(s0)
 }
 
-// hsum4 stores the lane sums of a0..a3 in out[0..3].
-func hsum4(out *[4]float32, a0, a1, a2, a3 archsimd.Float32x8) {
-	var v [4][4]float32
-	a0.GetLo().Add(a0.GetHi()).Store(&v[0])
-	a1.GetLo().Add(a1.GetHi()).Store(&v[1])
-	a2.GetLo().Add(a2.GetHi()).Store(&v[2])
-	a3.GetLo().Add(a3.GetHi()).Store(&v[3])
+// step4 returns acc + the block of weight codes wv (binary16 scale bytes h0, h1) dotted
+// with the 4 tokens' codes xb (interleaved), as lanes t and 4+t for token t, scaled by
+// the interleaved activation scales xs.
+func step4(wv archsimd.Int8x32, xb *[128]int8, h0, h1 byte, xs *[8]float32, ones archsimd.Int16x16, acc archsimd.Float32x8) archsimd.Float32x8 {
+	aw := wv.Abs().AsUint8x32()
+	p0 := aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(xb[0:32])).CopySign(wv)).DotProductPairs(ones)
+	p1 := aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(xb[32:64])).CopySign(wv)).DotProductPairs(ones)
+	p2 := aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(xb[64:96])).CopySign(wv)).DotProductPairs(ones)
+	p3 := aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(xb[96:128])).CopySign(wv)).DotProductPairs(ones)
+	h := p0.AddPairsGrouped(p1).AddPairsGrouped(p2.AddPairsGrouped(p3))
+	dw := archsimd.BroadcastUint32x8(f16Bits[uint16(h0)|uint16(h1)<<8]).AsFloat32x8()
+	return h.ConvertToFloat32().MulAdd(dw.Mul(archsimd.LoadFloat32x8(xs)), acc)
+}
+
+// sumHalves stores lane t + lane 4+t of a in out[t].
+func sumHalves(out *[4]float32, a archsimd.Float32x8) {
+	var v [8]float32
+	a.Store(&v)
 	archsimd.ClearAVXUpperBits()
 	for t := range out {
-		out[t] = (v[t][0] + v[t][1]) + (v[t][2] + v[t][3])
+		out[t] = v[t] + v[4+t]
 	}
 }
 
-// dotQ8x4AVX2 is dotQ8x4 (4 × dotQ8Scalar): each weight block is loaded, its sign split
-// off and its scale widened once for the 4 tokens.
-func dotQ8x4AVX2(out *[4]float32, w []byte, xq []int8, xd []float32) {
-	nb := len(xd) / 4
-	cols := nb * blockElems
+// dotQ8x4AVX2 is dotQ8x4Scalar: each weight block is loaded and its sign split off once
+// for the 4 tokens; the 4 tokens' 8-lane partial sums are folded by VPHADDD into one
+// vector (lanes t and 4+t: token t), converted once and scaled by one FMA with the
+// interleaved activation scales times the weight scale.
+func dotQ8x4AVX2(out *[4]float32, w []byte, xi []int8, xs []float32) {
+	nb := len(xs) / 8
 	w = w[:nb*q8BlockBytes]
-	x0, x1, x2, x3 := xq[0:cols], xq[cols:2*cols], xq[2*cols:3*cols], xq[3*cols:4*cols]
-	db := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(xd))), 4*nb)
-	d0, d1, d2, d3 := db[0:nb], db[nb:2*nb], db[2*nb:3*nb], db[3*nb:4*nb]
+	xi = xi[:nb*4*blockElems]
 	ones := archsimd.BroadcastInt16x16(1)
-	var a0, a1, a2, a3 archsimd.Float32x8
-	for b := 0; b < nb; b++ {
-		blk := (*[q8BlockBytes]byte)(w[b*q8BlockBytes : (b+1)*q8BlockBytes])
-		wv := int8x32((*[32]byte)(blk[2:34]))
-		aw := wv.Abs().AsUint8x32()
-		dw := archsimd.BroadcastUint32x8(f16Bits[uint16(blk[0])|uint16(blk[1])<<8]).AsFloat32x8()
-		o := b * blockElems
-		p := aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(x0[o : o+32])).CopySign(wv)).DotProductPairs(ones).ConvertToFloat32()
-		a0 = p.MulAdd(dw.Mul(archsimd.BroadcastUint32x8(d0[b]).AsFloat32x8()), a0)
-		p = aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(x1[o : o+32])).CopySign(wv)).DotProductPairs(ones).ConvertToFloat32()
-		a1 = p.MulAdd(dw.Mul(archsimd.BroadcastUint32x8(d1[b]).AsFloat32x8()), a1)
-		p = aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(x2[o : o+32])).CopySign(wv)).DotProductPairs(ones).ConvertToFloat32()
-		a2 = p.MulAdd(dw.Mul(archsimd.BroadcastUint32x8(d2[b]).AsFloat32x8()), a2)
-		p = aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(x3[o : o+32])).CopySign(wv)).DotProductPairs(ones).ConvertToFloat32()
-		a3 = p.MulAdd(dw.Mul(archsimd.BroadcastUint32x8(d3[b]).AsFloat32x8()), a3)
+	var acc0, acc1 archsimd.Float32x8
+	// Two blocks per step.
+	for len(xs) >= 16 && len(w) >= 2*q8BlockBytes && len(xi) >= 8*blockElems {
+		blk := (*[2 * q8BlockBytes]byte)(w[:2*q8BlockBytes])
+		xb := (*[8 * blockElems]int8)(xi[:8*blockElems])
+		sb := (*[16]float32)(xs[:16])
+		acc0 = step4(int8x32((*[32]byte)(blk[2:34])), (*[128]int8)(xb[0:128]), blk[0], blk[1], (*[8]float32)(sb[0:8]), ones, acc0)
+		acc1 = step4(int8x32((*[32]byte)(blk[36:68])), (*[128]int8)(xb[128:256]), blk[34], blk[34+1], (*[8]float32)(sb[8:16]), ones, acc1)
+		w, xi, xs = w[2*q8BlockBytes:], xi[8*blockElems:], xs[16:]
 	}
-	hsum4(out, a0, a1, a2, a3)
+	if len(xs) >= 8 && len(w) >= q8BlockBytes && len(xi) >= 4*blockElems {
+		blk := (*[q8BlockBytes]byte)(w[:q8BlockBytes])
+		acc0 = step4(int8x32((*[32]byte)(blk[2:34])), (*[128]int8)(xi[:128]), blk[0], blk[1], (*[8]float32)(xs[:8]), ones, acc0)
+	}
+	sumHalves(out, acc0.Add(acc1))
 }
 
-// dotQ4x4AVX2 is dotQ4x4 (4 × dotQ4Scalar), organized as dotQ8x4AVX2.
-func dotQ4x4AVX2(out *[4]float32, w []byte, xq []int8, xd []float32) {
-	nb := len(xd) / 4
-	cols := nb * blockElems
+// dotQ4x4AVX2 is dotQ4x4Scalar, organized as dotQ8x4AVX2.
+func dotQ4x4AVX2(out *[4]float32, w []byte, xi []int8, xs []float32) {
+	nb := len(xs) / 8
 	w = w[:nb*q4BlockBytes]
-	x0, x1, x2, x3 := xq[0:cols], xq[cols:2*cols], xq[2*cols:3*cols], xq[3*cols:4*cols]
-	db := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(xd))), 4*nb)
-	d0, d1, d2, d3 := db[0:nb], db[nb:2*nb], db[2*nb:3*nb], db[3*nb:4*nb]
+	xi = xi[:nb*4*blockElems]
 	ones := archsimd.BroadcastInt16x16(1)
 	mask := archsimd.BroadcastUint8x16(0x0f)
 	eight := archsimd.BroadcastInt8x32(8)
 	fours := archsimd.BroadcastUint32x4(4)
-	var a0, a1, a2, a3 archsimd.Float32x8
-	for b := 0; b < nb; b++ {
-		blk := (*[q4BlockBytes]byte)(w[b*q4BlockBytes : (b+1)*q4BlockBytes])
-		wv := q4codes((*[16]byte)(blk[2:18]), mask, fours, eight)
-		aw := wv.Abs().AsUint8x32()
-		dw := archsimd.BroadcastUint32x8(f16Bits[uint16(blk[0])|uint16(blk[1])<<8]).AsFloat32x8()
-		o := b * blockElems
-		p := aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(x0[o : o+32])).CopySign(wv)).DotProductPairs(ones).ConvertToFloat32()
-		a0 = p.MulAdd(dw.Mul(archsimd.BroadcastUint32x8(d0[b]).AsFloat32x8()), a0)
-		p = aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(x1[o : o+32])).CopySign(wv)).DotProductPairs(ones).ConvertToFloat32()
-		a1 = p.MulAdd(dw.Mul(archsimd.BroadcastUint32x8(d1[b]).AsFloat32x8()), a1)
-		p = aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(x2[o : o+32])).CopySign(wv)).DotProductPairs(ones).ConvertToFloat32()
-		a2 = p.MulAdd(dw.Mul(archsimd.BroadcastUint32x8(d2[b]).AsFloat32x8()), a2)
-		p = aw.DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(x3[o : o+32])).CopySign(wv)).DotProductPairs(ones).ConvertToFloat32()
-		a3 = p.MulAdd(dw.Mul(archsimd.BroadcastUint32x8(d3[b]).AsFloat32x8()), a3)
+	var acc0, acc1 archsimd.Float32x8
+	// Two blocks per step.
+	for len(xs) >= 16 && len(w) >= 2*q4BlockBytes && len(xi) >= 8*blockElems {
+		blk := (*[2 * q4BlockBytes]byte)(w[:2*q4BlockBytes])
+		xb := (*[8 * blockElems]int8)(xi[:8*blockElems])
+		sb := (*[16]float32)(xs[:16])
+		acc0 = step4(q4codes((*[16]byte)(blk[2:18]), mask, fours, eight), (*[128]int8)(xb[0:128]), blk[0], blk[1], (*[8]float32)(sb[0:8]), ones, acc0)
+		acc1 = step4(q4codes((*[16]byte)(blk[20:36]), mask, fours, eight), (*[128]int8)(xb[128:256]), blk[18], blk[18+1], (*[8]float32)(sb[8:16]), ones, acc1)
+		w, xi, xs = w[2*q4BlockBytes:], xi[8*blockElems:], xs[16:]
 	}
-	hsum4(out, a0, a1, a2, a3)
+	if len(xs) >= 8 && len(w) >= q4BlockBytes && len(xi) >= 4*blockElems {
+		blk := (*[q4BlockBytes]byte)(w[:q4BlockBytes])
+		acc0 = step4(q4codes((*[16]byte)(blk[2:18]), mask, fours, eight), (*[128]int8)(xi[:128]), blk[0], blk[1], (*[8]float32)(xs[:8]), ones, acc0)
+	}
+	sumHalves(out, acc0.Add(acc1))
 }
 
 // q4codes unpacks the 16 bytes of a Q4_0 block at p into its 32 signed codes (value-8):
