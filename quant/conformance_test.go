@@ -153,6 +153,20 @@ func expect(t *testing.T, c RowCodec, src []float32, enc []byte) []expectation {
 		if s == 0 {
 			s = float64(getF16(enc))
 		}
+		// Codes are exactly the format's encoding of x/scale.
+		codes := enc
+		if c.TensorScale == 0 {
+			codes = enc[2:]
+		}
+		for i, x := range src {
+			want := EncodeE4M3(x / float32(s))
+			if c.Format == E5M2 {
+				want = EncodeE5M2(x / float32(s))
+			}
+			if codes[i] != want {
+				t.Fatalf("%s: code %d = %#02x, want Encode(%g/%g) = %#02x", c.Name(), i, codes[i], x, s, want)
+			}
+		}
 		mx := float64(c.Format.Max())
 		relErr, sub := 0x1p-4, 0x1p-10
 		if c.Format == E5M2 {

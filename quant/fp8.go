@@ -136,14 +136,45 @@ func encodeFP8(x float32, man uint, bias int32, maxCode, nan uint8, ieee bool) u
 
 // EncodeE4M3 converts x to OCP FP8 E4M3FN with round-to-nearest-even, saturating
 // finite overflow and ±Inf to ±448; NaN gives NaN (0x7F or 0xFF). No scaling.
-func EncodeE4M3(x float32) uint8 { return encodeFP8(x, 3, 7, 0x7e, 0x7f, false) }
+func EncodeE4M3(x float32) uint8 {
+	if b := math.Float32bits(x); e4m3IsNormal(b) {
+		return e4m3Normal(b)
+	}
+	return encodeFP8(x, 3, 7, 0x7e, 0x7f, false)
+}
+
+// e4m3IsNormal reports whether float32 bits b have 2⁻⁶ ≤ |x| ≤ 448, the magnitudes
+// that encode to a normal E4M3 value without saturating.
+func e4m3IsNormal(b uint32) bool { return b&0x7fffffff-0x3c800000 <= 0x43e00000-0x3c800000 }
+
+// e4m3Normal encodes bits for which e4m3IsNormal holds: round the mantissa to 3 bits
+// (ties to even; a carry moves into the exponent) and rebias the exponent from 127 to 7.
+func e4m3Normal(b uint32) uint8 {
+	a := b & 0x7fffffff
+	return uint8(b>>24)&0x80 | uint8((a+0x7ffff+(a>>20)&1)>>20-120<<3)
+}
 
 // DecodeE4M3 returns the value of an OCP FP8 E4M3FN code (0x7F and 0xFF are NaN).
 func DecodeE4M3(b uint8) float32 { return e4m3Table[b] }
 
 // EncodeE5M2 converts x to OCP FP8 E5M2 with round-to-nearest-even, saturating finite
 // overflow to ±57344, keeping ±Inf; NaN gives NaN (0x7F or 0xFF). No scaling.
-func EncodeE5M2(x float32) uint8 { return encodeFP8(x, 2, 15, 0x7b, 0x7f, true) }
+func EncodeE5M2(x float32) uint8 {
+	if b := math.Float32bits(x); e5m2IsNormal(b) {
+		return e5m2Normal(b)
+	}
+	return encodeFP8(x, 2, 15, 0x7b, 0x7f, true)
+}
+
+// e5m2IsNormal reports whether float32 bits b have 2⁻¹⁴ ≤ |x| ≤ 57344.
+func e5m2IsNormal(b uint32) bool { return b&0x7fffffff-0x38800000 <= 0x47600000-0x38800000 }
+
+// e5m2Normal encodes bits for which e5m2IsNormal holds: round the mantissa to 2 bits
+// (ties to even) and rebias the exponent from 127 to 15.
+func e5m2Normal(b uint32) uint8 {
+	a := b & 0x7fffffff
+	return uint8(b>>24)&0x80 | uint8((a+0xfffff+(a>>21)&1)>>21-112<<2)
+}
 
 // DecodeE5M2 returns the value of an OCP FP8 E5M2 code.
 func DecodeE5M2(b uint8) float32 { return e5m2Table[b] }
@@ -213,26 +244,39 @@ func (f FP8) Encode(dst []byte, src []float32) {
 	dst = dst[:f.RowBytes(len(src))]
 	s := f.TensorScale
 	if s == 0 {
-		var m float32
+		var m uint32 // largest finite |x|, as float32 bits (ordered like the values)
 		for _, x := range src {
-			if a := float32(math.Abs(float64(x))); a <= math.MaxFloat32 {
+			if a := math.Float32bits(x) &^ (1 << 31); a < 0x7f800000 {
 				m = max(m, a)
 			}
 		}
 		s16 := uint16(0x3c00) // 1.0
 		if m > 0 {
-			s16 = f16Up(float64(m) / float64(f.Format.Max()))
+			s16 = f16Up(float64(math.Float32frombits(m)) / float64(f.Format.Max()))
 		}
 		putF16(dst, s16)
 		s = F16ToF32(s16)
 		dst = dst[2:]
 	}
-	enc := EncodeE4M3
+	dst = dst[:len(src)]
+	// The normal-range test and encoding inline here; other values take the full
+	// encoder. Either way code i is EncodeE4M3(x/s) (EncodeE5M2(x/s)).
 	if f.Format == E5M2 {
-		enc = EncodeE5M2
+		for i, x := range src {
+			if v := x / s; e5m2IsNormal(math.Float32bits(v)) {
+				dst[i] = e5m2Normal(math.Float32bits(v))
+			} else {
+				dst[i] = EncodeE5M2(v)
+			}
+		}
+		return
 	}
 	for i, x := range src {
-		dst[i] = enc(x / s)
+		if v := x / s; e4m3IsNormal(math.Float32bits(v)) {
+			dst[i] = e4m3Normal(math.Float32bits(v))
+		} else {
+			dst[i] = EncodeE4M3(v)
+		}
 	}
 }
 
