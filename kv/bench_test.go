@@ -14,55 +14,65 @@ import (
 //
 //	go test ./kv -run '^$' -bench DecodeAttention -benchtime=200ms
 func BenchmarkDecodeAttention(b *testing.B) {
-	const heads, kvh, d = 32, 8, 64
 	specs := []string{"f32", "f16", "bf16", "q8", "fp8e4m3", "fp8e5m2", "q4", "q2", "kivi8", "kivi4", "kivi2", "kivi4/kivi2"}
 	for _, ctx := range []int{512, 4096, 32768} {
 		for _, spec := range specs {
-			b.Run(fmt.Sprintf("ctx=%d/%s", ctx, spec), func(b *testing.B) {
-				st, err := New(Config{Layers: 1, Heads: heads, KVHeads: kvh, HeadDim: d, Spec: MustParseSpec(spec)})
-				if err != nil {
-					b.Fatal(err)
-				}
-				id, _ := st.NewSeq()
-				r := rand.New(rand.NewPCG(1, uint64(ctx)))
-				const chunk = 512
-				k := make([]float32, chunk*kvh*d)
-				v := make([]float32, chunk*kvh*d)
-				for i := range k {
-					k[i] = float32(r.NormFloat64())
-					v[i] = float32(r.NormFloat64())
-				}
-				// History of ctx−1 tokens, then the decode token.
-				for n := 0; n < ctx-1; {
-					m := min(chunk, ctx-1-n)
-					if err := st.Grow(id, make([]int32, m)); err != nil {
-						b.Fatal(err)
-					}
-					if err := st.Append(0, id, k[:m*kvh*d], v[:m*kvh*d]); err != nil {
-						b.Fatal(err)
-					}
-					n += m
-				}
-				if err := st.Grow(id, []int32{0}); err != nil {
-					b.Fatal(err)
-				}
-				if err := st.Append(0, id, k[:kvh*d], v[:kvh*d]); err != nil {
-					b.Fatal(err)
-				}
-				q := make([]float32, heads*d)
-				for i := range q {
-					q[i] = float32(r.NormFloat64())
-				}
-				out := make([]float32, heads*d)
-				b.SetBytes(st.Usage().AllocBytes)
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					if err := st.Attend(0, id, q, out); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
-			})
+			b.Run(fmt.Sprintf("ctx=%d/%s", ctx, spec), func(b *testing.B) { benchDecode(b, spec, ctx, 0) })
 		}
 	}
+}
+
+// BenchmarkDecodeAttentionWorkers is the 32k decode with its chunks spread over two
+// goroutines (flash-decoding split and merge).
+func BenchmarkDecodeAttentionWorkers(b *testing.B) {
+	for _, spec := range []string{"f32", "q8", "kivi4/kivi2"} {
+		b.Run(fmt.Sprintf("ctx=32768/%s/workers=2", spec), func(b *testing.B) { benchDecode(b, spec, 32768, 2) })
+	}
+}
+
+func benchDecode(b *testing.B, spec string, ctx, workers int) {
+	const heads, kvh, d = 32, 8, 64
+	st, err := New(Config{Layers: 1, Heads: heads, KVHeads: kvh, HeadDim: d, Spec: MustParseSpec(spec), AttnWorkers: workers})
+	if err != nil {
+		b.Fatal(err)
+	}
+	id, _ := st.NewSeq()
+	r := rand.New(rand.NewPCG(1, uint64(ctx)))
+	const chunk = 512
+	k := make([]float32, chunk*kvh*d)
+	v := make([]float32, chunk*kvh*d)
+	for i := range k {
+		k[i] = float32(r.NormFloat64())
+		v[i] = float32(r.NormFloat64())
+	}
+	// History of ctx−1 tokens, then the decode token.
+	for n := 0; n < ctx-1; {
+		m := min(chunk, ctx-1-n)
+		if err := st.Grow(id, make([]int32, m)); err != nil {
+			b.Fatal(err)
+		}
+		if err := st.Append(0, id, k[:m*kvh*d], v[:m*kvh*d]); err != nil {
+			b.Fatal(err)
+		}
+		n += m
+	}
+	if err := st.Grow(id, []int32{0}); err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Append(0, id, k[:kvh*d], v[:kvh*d]); err != nil {
+		b.Fatal(err)
+	}
+	q := make([]float32, heads*d)
+	for i := range q {
+		q[i] = float32(r.NormFloat64())
+	}
+	out := make([]float32, heads*d)
+	b.SetBytes(st.Usage().AllocBytes)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := st.Attend(0, id, q, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
 }

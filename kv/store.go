@@ -32,6 +32,7 @@ import (
 //
 // Locking: Sequences methods take the write lock; Append and Attend take the read
 // lock, so several goroutines may serve different sequences of one step at once.
+// Calls for one sequence must not overlap (they share its scratch buffers).
 type Store struct {
 	mu   sync.RWMutex
 	g    *geometry
