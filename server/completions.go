@@ -42,7 +42,9 @@ type completionResponse struct {
 	Created int64              `json:"created"`
 	Model   string             `json:"model"`
 	Choices []completionChoice `json:"choices"`
-	Usage   *usage             `json:"usage,omitempty"`
+	// Usage is a *usage, or in a stream with include_usage, JSON null on every chunk
+	// but the last (as OpenAI sends it); nil omits it.
+	Usage any `json:"usage,omitempty"`
 }
 
 type chatMessageOut struct {
@@ -70,7 +72,7 @@ type chatResponse struct {
 	Created int64        `json:"created"`
 	Model   string       `json:"model"`
 	Choices []chatChoice `json:"choices"`
-	Usage   *usage       `json:"usage,omitempty"`
+	Usage   any          `json:"usage,omitempty"` // as completionResponse.Usage
 }
 
 // defaultCompletionMaxTokens is max_tokens when a /v1/completions request omits it,
@@ -434,10 +436,27 @@ func (o *output) token(i int, text, finish string) {
 	}
 }
 
+// jsonNull is the usage of every chunk but the last when include_usage is set.
+var jsonNull = json.RawMessage("null")
+
 // chunk writes one SSE event and flushes it to the client.
 func (o *output) chunk(v any) {
 	if o.writeErr != nil {
 		return
+	}
+	if o.j.p.includeUsage {
+		switch c := v.(type) {
+		case chatResponse:
+			if c.Usage == nil {
+				c.Usage = jsonNull
+				v = c
+			}
+		case completionResponse:
+			if c.Usage == nil {
+				c.Usage = jsonNull
+				v = c
+			}
+		}
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
