@@ -134,7 +134,7 @@ func TestLayersAndOverrides(t *testing.T) {
 // TestForkCopyOnWrite: a fork shares blocks; writes after the fork copy the shared
 // block they touch and never change what the other sequence sees.
 func TestForkCopyOnWrite(t *testing.T) {
-	for _, spec := range []string{"f32", "q8", "kivi2:g=8,r=5,sinks=1"} {
+	for _, spec := range append([]string{"kivi2:g=8,r=5,sinks=1"}, conformanceSpecs...) {
 		t.Run(spec, func(t *testing.T) {
 			const L = 37 // not a multiple of the block length: the last block is shared and partial
 			f := newFixture(t, spec, 2, 4, 2, 8, L, 0)
@@ -226,7 +226,7 @@ func mix(f, other *fixture, L int) (k, v, q [][][]float32) {
 // TestGrowRollback: when the budget cannot hold a Grow or a Fork, the call fails
 // with ErrNoSpace and the pool, the usage figures and the sequence are unchanged.
 func TestGrowRollback(t *testing.T) {
-	for _, spec := range []string{"q4", "kivi4/kivi2:r=20,sinks=2"} {
+	for _, spec := range append([]string{"kivi4/kivi2:r=20,sinks=2"}, conformanceSpecs...) {
 		t.Run(spec, func(t *testing.T) {
 			probe := newFixture(t, spec, 2, 4, 2, 16, 0, 0)
 			bb := int64(probe.st.BlockBytes())
