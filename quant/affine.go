@@ -103,12 +103,7 @@ func (a Affine) Encode(dst []byte, src []float32) {
 		n := min(g, len(src))
 		nb := 4 + packedBytes(n, a.Bits)
 		grp := src[:n]
-		lo, hi := sanitize(grp[0]), sanitize(grp[0])
-		for _, x := range grp[1:] {
-			x = sanitize(x)
-			lo = min(lo, x)
-			hi = max(hi, x)
-		}
+		lo, hi := groupRange(grp)
 		lo16, s16, lof, sf := affineParams(lo, hi, maxCode)
 		putF16(dst[0:2], s16)
 		putF16(dst[2:4], lo16)

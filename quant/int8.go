@@ -55,14 +55,11 @@ func (Int8) Encode(dst []byte, src []float32) {
 	putF16(dst, s16)
 	inv := reciprocal(F16ToF32(s16))
 	c := dst[2:]
+	c = c[:len(src)]
 	for i, x := range src {
-		v := sanitize(x) * inv
-		var k int
-		if v >= 0 {
-			k = int(v + 0.5)
-		} else {
-			k = -int(-v + 0.5)
-		}
+		// |x·inv| ≤ 127: offset to a non-negative value so that truncation rounds
+		// (half up) without a data-dependent branch on the sign.
+		k := int(sanitize(x)*inv+127.5) - 127
 		c[i] = byte(int8(max(-127, min(127, k))))
 	}
 }

@@ -102,16 +102,39 @@ func affineParams(lo, hi float32, maxCode int) (lo16, s16 uint16, lof, sf float3
 }
 
 // quantCode returns the code of sanitize(v) for zero lo and reciprocal step inv,
-// clamped to [0, maxCode].
+// clamped to [0, maxCode], where lo and lo + maxCode/inv are within ±65504. Values
+// outside that range clamp, which equals saturating them first; NaN takes the code
+// of 0. The common case costs no data-dependent branch.
 func quantCode(v, lo, inv float32, maxCode int) int {
-	c := int((sanitize(v)-lo)*inv + 0.5)
-	if c > maxCode {
-		c = maxCode
-	}
-	if c < 0 {
+	c := (v-lo)*inv + 0.5
+	if !(c >= 0) { // below the range, −Inf or NaN
 		c = 0
+		if v != v {
+			c = -lo*inv + 0.5
+		}
 	}
-	return c
+	return min(int(min(c, float32(maxCode))), maxCode)
+}
+
+// groupRange returns the minimum and maximum of sanitize(x) over grp (not empty).
+func groupRange(grp []float32) (lo, hi float32) {
+	lo, hi = f16Max, -f16Max
+	nan := false
+	for _, x := range grp {
+		if x < lo {
+			lo = x
+		}
+		if x > hi {
+			hi = x
+		}
+		if x != x {
+			nan = true
+		}
+	}
+	if nan { // NaN reads as 0
+		lo, hi = min(lo, 0), max(hi, 0)
+	}
+	return max(lo, -f16Max), min(hi, f16Max)
 }
 
 // reciprocal is 1/s, or 0 when s is 0 (every code is then 0).
