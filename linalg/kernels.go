@@ -50,11 +50,15 @@ var simdKernels = detectSIMD()
 // active is the kernel set in use.
 var active atomic.Pointer[kernelSet]
 
-func init() {
-	active.Store(scalarKernels)
-	if simdKernels != nil && os.Getenv("KVQ_NOSIMD") != "1" {
-		active.Store(simdKernels)
+func init() { active.Store(initialKernels(os.Getenv("KVQ_NOSIMD"))) }
+
+// initialKernels returns the kernel set to start with: SIMD when available, unless
+// noSIMD (the value of KVQ_NOSIMD) is "1".
+func initialKernels(noSIMD string) *kernelSet {
+	if simdKernels != nil && noSIMD != "1" {
+		return simdKernels
 	}
+	return scalarKernels
 }
 
 // SetSIMD selects the SIMD kernels (on) or the portable scalar ones (off) and reports

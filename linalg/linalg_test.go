@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
@@ -474,4 +475,68 @@ func TestMatMulMany(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestInitialKernels(t *testing.T) {
+	if got := initialKernels("1"); got != scalarKernels {
+		t.Errorf("KVQ_NOSIMD=1: got %s kernels, want scalar", got.name)
+	}
+	want := scalarKernels
+	if simdKernels != nil {
+		want = simdKernels
+	}
+	for _, env := range []string{"", "0"} {
+		if got := initialKernels(env); got != want {
+			t.Errorf("KVQ_NOSIMD=%q: got %s kernels, want %s", env, got.name, want.name)
+		}
+	}
+	defer SetSIMD(true)
+	SetSIMD(false)
+	if KernelName() != "scalar" {
+		t.Errorf("after SetSIMD(false) KernelName() = %q", KernelName())
+	}
+}
+
+// FuzzMatMul feeds arbitrary matrices and sizes to NewMatrix and MatMul: they must return
+// an error or compute, never panic, and never write outside out[:n·Rows].
+func FuzzMatMul(f *testing.F) {
+	f.Add(uint32(8), uint16(3), uint16(32), uint8(2), []byte{0x00, 0x3c, 1, 2, 3})
+	f.Add(uint32(0), uint16(2), uint16(4), uint8(1), make([]byte, 32))
+	f.Add(uint32(2), uint16(1), uint16(64), uint8(5), make([]byte, 36))
+	f.Add(uint32(12), uint16(1), uint16(256), uint8(1), make([]byte, 144))
+	f.Add(uint32(99), uint16(1), uint16(32), uint8(1), make([]byte, 34))
+	f.Fuzz(func(t *testing.T, typ uint32, rows, cols uint16, n uint8, data []byte) {
+		w := Matrix{Type: gguf.TensorType(typ), Rows: int(rows), Cols: int(cols), Data: data}
+		// Fill data to the expected size half of the time, so valid matrices are common.
+		if rb, err := w.Type.RowBytes(w.Cols); err == nil && rows%2 == 0 && rb*w.Rows <= 1<<16 {
+			d := make([]byte, rb*w.Rows)
+			copy(d, data)
+			w.Data = d
+		}
+		if _, err := NewMatrix(w.Type, w.Rows, w.Cols, w.Data); (err == nil) != (w.check() == nil) {
+			t.Fatalf("NewMatrix and check disagree: %v", err)
+		}
+		nn := int(n % 9)
+		out := make([]float32, nn*w.Rows+4)
+		for i := range out {
+			out[i] = 7
+		}
+		x := make([]float32, nn*w.Cols)
+		for i := range x {
+			x[i] = float32(i%7) - 3
+		}
+		err := MatMul(out[:nn*w.Rows], w, x, nn)
+		for i := nn * w.Rows; i < len(out); i++ {
+			if out[i] != 7 {
+				t.Fatalf("wrote out[%d] past n·Rows = %d", i, nn*w.Rows)
+			}
+		}
+		if err != nil {
+			for i, v := range out {
+				if v != 7 && !strings.Contains(err.Error(), "decoding row") {
+					t.Fatalf("out[%d] written on error %v", i, err)
+				}
+			}
+		}
+	})
 }

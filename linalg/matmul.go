@@ -19,7 +19,7 @@ const (
 	chunkBytes = 64 << 10
 	// serialWork is the product size (weight bytes × tokens) under which MatMul stays
 	// on the calling goroutine.
-	serialWork = 48 << 10
+	serialWork = 128 << 10
 )
 
 // MatMul computes out = W·x for n tokens: for i < n and r < w.Rows,
