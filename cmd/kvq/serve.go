@@ -26,12 +26,6 @@ func init() {
 	register("serve", "serve the model over an OpenAI-compatible HTTP API", runServe)
 }
 
-// serveSignals are the signals that start a graceful shutdown; tests replace them.
-var serveSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
-
-// serveReady, if not nil, receives the listening address once the model is loaded.
-var serveReady func(addr string)
-
 func runServe(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", "[--model F] --cache SPEC --kv-budget BYTES [--host 127.0.0.1] [--port N] [--max-running N] [--max-queue N] [--api-key K]", stderr)
 	modelPath := fs.String("model", "", "GGUF model file (default: built-in stories260K)")
@@ -97,7 +91,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	go func() { served <- srv.Serve(ln) }()
 
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, serveSignals...)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 
 	t0 := time.Now()
@@ -126,9 +120,6 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	log.Info("serving", "addr", "http://"+addr, "model", srv.ModelName(), "cache", *cacheSpec, "kv_budget", fmtBytes(int64(budget)),
 		"chat_format", srv.ChatFormat().String(), "auth", *apiKey != "", "load_time", time.Since(t0).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "kvq serve: listening on http://%s (model %s)\n", addr, srv.ModelName())
-	if serveReady != nil {
-		serveReady(addr)
-	}
 
 	select {
 	case err := <-served:
