@@ -79,12 +79,24 @@ func (c Channel) Encode(dst []byte, src []float32, t, d int) {
 		los, invs = make([]float32, 0, d), make([]float32, 0, d)
 	}
 	for ch := range d {
-		lo, hi := sanitize(src[ch]), sanitize(src[ch])
-		for i := 1; i < t; i++ {
-			x := sanitize(src[i*d+ch])
-			lo = min(lo, x)
-			hi = max(hi, x)
+		lo, hi := float32(f16Max), float32(-f16Max) // as groupRange, down a column
+		nan := false
+		for i := ch; i < len(src); i += d {
+			x := src[i]
+			if x < lo {
+				lo = x
+			}
+			if x > hi {
+				hi = x
+			}
+			if x != x {
+				nan = true
+			}
 		}
+		if nan {
+			lo, hi = min(lo, 0), max(hi, 0)
+		}
+		lo, hi = max(lo, -f16Max), min(hi, f16Max)
 		lo16, s16, lof, sf := affineParams(lo, hi, maxCode)
 		putF16(dst[4*ch:], s16)
 		putF16(dst[4*ch+2:], lo16)

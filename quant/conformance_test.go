@@ -89,6 +89,21 @@ func constRow(d int, v float32) []float32 {
 	return x
 }
 
+// sanitize is the value integer codecs store for x (params.go): NaN → 0,
+// saturation to ±65504.
+func sanitize(x float32) float32 {
+	if x != x {
+		return 0
+	}
+	if x > f16Max {
+		return f16Max
+	}
+	if x < -f16Max {
+		return -f16Max
+	}
+	return x
+}
+
 // expectation says what element i of a row must decode to: want (NaN for "must be
 // NaN", ±Inf for "must be that infinity") within tol.
 type expectation struct {

@@ -1,5 +1,7 @@
 package quant
 
+import "math"
+
 // Int8 stores a row as signed 8-bit codes with one symmetric scale per row:
 // scale = max|x|/127 rounded up to f16, code = round(x/scale) in [−127, 127] (−128 is
 // never written), value = code·scale. This is the INT8 KV format. Name "q8".
@@ -40,27 +42,32 @@ func (Int8) Encode(dst []byte, src []float32) {
 		return
 	}
 	dst = dst[:2+len(src)]
-	var m float32
+	var m uint32 // largest |x| over non-NaN x, as float32 bits (ordered like the values)
 	for _, x := range src {
-		x = sanitize(x)
-		if x < 0 {
-			x = -x
+		if a := math.Float32bits(x) &^ (1 << 31); a <= 0x7f800000 {
+			m = max(m, a)
 		}
-		m = max(m, x)
 	}
+	mf := min(math.Float32frombits(m), f16Max) // saturation
 	var s16 uint16
-	if m > 0 {
-		s16 = f16Up(float64(m) / 127)
+	if mf > 0 {
+		s16 = f16Up(float64(mf) / 127)
 	}
 	putF16(dst, s16)
 	inv := reciprocal(F16ToF32(s16))
 	c := dst[2:]
 	c = c[:len(src)]
 	for i, x := range src {
-		// |x·inv| ≤ 127: offset to a non-negative value so that truncation rounds
-		// (half up) without a data-dependent branch on the sign.
-		k := int(sanitize(x)*inv+127.5) - 127
-		c[i] = byte(int8(max(-127, min(127, k))))
+		// |x·inv| ≤ 127 once saturated: offset to a non-negative value so that
+		// truncation rounds (half up) without a data-dependent branch on the sign.
+		f := x*inv + 127.5
+		if !(f >= 0) { // below −127, −Inf or NaN (stored as 0)
+			f = 0
+			if x != x {
+				f = 127.5
+			}
+		}
+		c[i] = byte(int8(int(min(f, 254)) - 127))
 	}
 }
 

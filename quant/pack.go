@@ -210,8 +210,7 @@ func decodeCodes(dst []float32, lo, s float32, c []byte, bits int) {
 }
 
 // packCodes quantizes src with zero lo and reciprocal step inv into codes 0..2^bits−1
-// packed into c (packedBytes(len(src), bits) bytes, fully written). src values must be
-// sanitized and ≥ lo.
+// packed into c (packedBytes(len(src), bits) bytes, fully written); see quantCode.
 func packCodes(c []byte, src []float32, lo, inv float32, bits int) {
 	maxCode := 1<<bits - 1
 	switch bits {

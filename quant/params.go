@@ -23,25 +23,11 @@ package quant
 // minimum) is rounded down and the scale rounded up to the next f16, so that
 // lo + maxCode·scale ≥ max and codes never clamp.
 //
-// Integer codecs first sanitize their input: NaN reads as 0 and values saturate to
-// ±65504 (the f16 range, beyond which f16 parameters cannot describe a group). KV
-// activations of models that run in f16 never leave that range.
+// Integer codecs read NaN as 0 and saturate values to ±65504 (the f16 range, beyond
+// which f16 parameters cannot describe a group). KV activations of models that run
+// in f16 never leave that range.
 
 const f16Max = 65504
-
-// sanitize maps x into the range integer codecs store: NaN → 0, saturation to ±65504.
-func sanitize(x float32) float32 {
-	if x != x {
-		return 0
-	}
-	if x > f16Max {
-		return f16Max
-	}
-	if x < -f16Max {
-		return -f16Max
-	}
-	return x
-}
 
 // f16Up returns the smallest f16 ≥ x, saturated to the largest finite f16. x must
 // not be NaN.
@@ -90,7 +76,7 @@ func putF16(b []byte, h uint16) { b[0], b[1] = byte(h), byte(h>>8) }
 func getF16(b []byte) float32 { return F16ToF32(uint16(b[0]) | uint16(b[1])<<8) }
 
 // affineParams returns the stored f16 zero and scale for values in [lo, hi] (already
-// sanitized) with codes 0..maxCode, and their float32 values.
+// read as groupRange does) with codes 0..maxCode, and their float32 values.
 func affineParams(lo, hi float32, maxCode int) (lo16, s16 uint16, lof, sf float32) {
 	lo16 = f16Down(float64(lo))
 	lof = F16ToF32(lo16)
@@ -101,10 +87,10 @@ func affineParams(lo, hi float32, maxCode int) (lo16, s16 uint16, lof, sf float3
 	return lo16, s16, lof, F16ToF32(s16)
 }
 
-// quantCode returns the code of sanitize(v) for zero lo and reciprocal step inv,
-// clamped to [0, maxCode], where lo and lo + maxCode/inv are within ±65504. Values
-// outside that range clamp, which equals saturating them first; NaN takes the code
-// of 0. The common case costs no data-dependent branch.
+// quantCode returns the code of v (NaN read as 0, saturated to ±65504) for zero lo
+// and reciprocal step inv, clamped to [0, maxCode], where lo and lo + maxCode/inv are
+// within ±65504. Values outside that range clamp, which equals saturating them first;
+// NaN takes the code of 0. The common case costs no data-dependent branch.
 func quantCode(v, lo, inv float32, maxCode int) int {
 	c := (v-lo)*inv + 0.5
 	if !(c >= 0) { // below the range, −Inf or NaN
@@ -116,7 +102,8 @@ func quantCode(v, lo, inv float32, maxCode int) int {
 	return min(int(min(c, float32(maxCode))), maxCode)
 }
 
-// groupRange returns the minimum and maximum of sanitize(x) over grp (not empty).
+// groupRange returns the minimum and maximum over grp (not empty) of its values read
+// as integer codecs read them: NaN as 0, saturated to ±65504.
 func groupRange(grp []float32) (lo, hi float32) {
 	lo, hi = f16Max, -f16Max
 	nan := false
