@@ -14,6 +14,8 @@ type kernelSet struct {
 	dotF32 func(a, b []float32) float32
 	// dotF16 returns Σ f16(w[2i:2i+2])·x[i]; len(w) == 2·len(x), little-endian binary16.
 	dotF16 func(w []byte, x []float32) float32
+	// widenF16 converts the binary16 values of src (2·len(dst) bytes) to dst, exactly.
+	widenF16 func(dst []float32, src []byte)
 	// dotQ8 returns Σ_b d_w(b)·xd[b]·Σ_j w_q(b,j)·xq[32b+j] over the len(xd) Q8_0 blocks of w.
 	dotQ8 func(w []byte, xq []int8, xd []float32) float32
 	// dotQ4 is dotQ8 for Q4_0 weight blocks.
@@ -32,15 +34,16 @@ type kernelSet struct {
 }
 
 var scalarKernels = &kernelSet{
-	name:    "scalar",
-	dotF32:  dotF32Scalar,
-	dotF16:  dotF16Scalar,
-	dotQ8:   dotQ8Scalar,
-	dotQ4:   dotQ4Scalar,
-	dotQ8x4: dotQ8x4Scalar,
-	dotQ4x4: dotQ4x4Scalar,
-	axpy:    axpyScalar,
-	quantQ8: quantQ8Scalar,
+	name:     "scalar",
+	dotF32:   dotF32Scalar,
+	dotF16:   dotF16Scalar,
+	widenF16: widenF16Scalar,
+	dotQ8:    dotQ8Scalar,
+	dotQ4:    dotQ4Scalar,
+	dotQ8x4:  dotQ8x4Scalar,
+	dotQ4x4:  dotQ4x4Scalar,
+	axpy:     axpyScalar,
+	quantQ8:  quantQ8Scalar,
 }
 
 // simdKernels is the SIMD kernel set of this build for this CPU, or nil when there is none
@@ -107,6 +110,14 @@ func dotF16Scalar(w []byte, x []float32) float32 {
 		s0 += f16Table[uint16(w[2*i])|uint16(w[2*i+1])<<8] * x[i]
 	}
 	return s0 + s1
+}
+
+// widenF16Scalar is the reference for widenF16: dst[i] = f16Table[src[2i:2i+2]].
+func widenF16Scalar(dst []float32, src []byte) {
+	src = src[:2*len(dst)]
+	for i := range dst {
+		dst[i] = f16Table[uint16(src[2*i])|uint16(src[2*i+1])<<8]
+	}
 }
 
 // Q8_0 block: 2 bytes little-endian binary16 scale d, then 32 int8 codes q; value = d·q.

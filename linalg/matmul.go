@@ -240,14 +240,25 @@ func (p *product) chunkF32(r0, r1 int) {
 	}
 }
 
+// chunkF16 multiplies binary16 rows directly for one token; for more, it widens each row
+// once per token block into a float32 scratch row and multiplies that.
 func (p *product) chunkF16(r0, r1 int) {
-	rows, cols, rb, dot := p.w.Rows, p.w.Cols, p.rb, p.k.dotF16
+	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
+	if p.n == 1 {
+		for r := r0; r < r1; r++ {
+			p.out[r] = p.k.dotF16(p.w.Data[r*rb:(r+1)*rb], p.x)
+		}
+		return
+	}
+	bufp := getF32Scratch(cols)
+	defer f32Scratch.Put(bufp)
+	buf := (*bufp)[:cols]
 	for t0 := 0; t0 < p.n; t0 += p.tb {
 		t1 := min(p.n, t0+p.tb)
 		for r := r0; r < r1; r++ {
-			row := p.w.Data[r*rb : (r+1)*rb]
+			p.k.widenF16(buf, p.w.Data[r*rb:(r+1)*rb])
 			for t := t0; t < t1; t++ {
-				p.out[t*rows+r] = dot(row, p.x[t*cols:(t+1)*cols])
+				p.out[t*rows+r] = p.k.dotF32(buf, p.x[t*cols:(t+1)*cols])
 			}
 		}
 	}

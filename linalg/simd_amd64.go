@@ -18,15 +18,16 @@ func detectSIMD() *kernelSet {
 		return nil
 	}
 	return &kernelSet{
-		name:    "avx2",
-		dotF32:  dotF32AVX2,
-		dotF16:  dotF16AVX2,
-		dotQ8:   dotQ8AVX2,
-		dotQ4:   dotQ4AVX2,
-		dotQ8x4: dotQ8x4AVX2,
-		dotQ4x4: dotQ4x4AVX2,
-		axpy:    axpyAVX2,
-		quantQ8: quantQ8AVX2,
+		name:     "avx2",
+		dotF32:   dotF32AVX2,
+		dotF16:   dotF16AVX2,
+		widenF16: widenF16AVX2,
+		dotQ8:    dotQ8AVX2,
+		dotQ4:    dotQ4AVX2,
+		dotQ8x4:  dotQ8x4AVX2,
+		dotQ4x4:  dotQ4x4AVX2,
+		axpy:     axpyAVX2,
+		quantQ8:  quantQ8AVX2,
 	}
 }
 
@@ -128,6 +129,21 @@ func dotF16AVX2(w []byte, x []float32) float32 {
 		s += f16Table[uint16(w[2*i])|uint16(w[2*i+1])<<8] * x[i]
 	}
 	return s
+}
+
+// widenF16AVX2 is widenF16Scalar with 8 values widened at a time in registers.
+func widenF16AVX2(dst []float32, src []byte) {
+	src = src[:2*len(dst)]
+	c := newF16consts()
+	for len(dst) >= 8 && len(src) >= 16 {
+		f16x8((*[16]byte)(src[:16]), &c).Store((*[8]float32)(dst[:8]))
+		dst, src = dst[8:], src[16:]
+	}
+	archsimd.ClearAVXUpperBits()
+	src = src[:2*len(dst)]
+	for i := range dst {
+		dst[i] = f16Table[uint16(src[2*i])|uint16(src[2*i+1])<<8]
+	}
 }
 
 // f16Bits holds the float32 bit patterns of f16Table, for loads that stay in integer
