@@ -5,8 +5,9 @@ import (
 	"testing"
 )
 
-// Benchmarks report GB/s of float32 input (b.SetBytes of 4 bytes per value) for a
-// 128-wide row and a 64×128 block (64 rows, or one KIVI block).
+// Benchmarks report GB/s of float32 input (b.SetBytes of 4 bytes per value; Go
+// prints MB/s) for a 128-wide row and a 64×128 block (64 rows, or one KIVI block; a
+// KIVI "row" is a block of one token).
 
 const benchD, benchT = 128, 64
 
@@ -119,6 +120,19 @@ func BenchmarkChannel(b *testing.B) {
 		c := Channel{Bits: bits}
 		enc := make([]byte, c.BlockBytes(benchT, benchD))
 		c.Encode(enc, src, benchT, benchD)
+		one := make([]byte, c.BlockBytes(1, benchD))
+		b.Run(c.Name()+"/encode/row128", func(b *testing.B) {
+			b.SetBytes(4 * benchD)
+			for b.Loop() {
+				c.Encode(one, src[:benchD], 1, benchD)
+			}
+		})
+		b.Run(c.Name()+"/decode/row128", func(b *testing.B) {
+			b.SetBytes(4 * benchD)
+			for b.Loop() {
+				c.Decode(dst[:benchD], one, 1, benchD)
+			}
+		})
 		b.Run(c.Name()+"/encode/block64x128", func(b *testing.B) {
 			b.SetBytes(4 * benchD * benchT)
 			for b.Loop() {
