@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -557,4 +558,19 @@ func FuzzMatMul(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestKernelSetsComplete checks that every kernel set fills every kernel.
+func TestKernelSetsComplete(t *testing.T) {
+	for _, k := range []*kernelSet{scalarKernels, simdKernels} {
+		if k == nil {
+			continue
+		}
+		v := reflect.ValueOf(*k)
+		for i := 0; i < v.NumField(); i++ {
+			if f := v.Field(i); f.Kind() == reflect.Func && f.IsNil() {
+				t.Errorf("%s kernels: %s is nil", k.name, v.Type().Field(i).Name)
+			}
+		}
+	}
 }
