@@ -27,7 +27,8 @@ func F32ToF16(x float32) uint16 {
 	return f32ToF16Slow(b)
 }
 
-// f32ToF16Slow converts the bits of a float32 outside the f16 normal range.
+// f32ToF16Slow converts the bits of a float32 outside the f16 normal range: NaN,
+// ±Inf, magnitudes ≥ 2¹⁶ (Inf) and below 2⁻¹⁴ (subnormal or zero).
 func f32ToF16Slow(b uint32) uint16 {
 	sign := uint16(b>>16) & 0x8000
 	exp := int32(b>>23) & 0xff
@@ -42,25 +43,18 @@ func f32ToF16Slow(b uint32) uint16 {
 	if e >= 0x1f {
 		return sign | 0x7c00
 	}
-	if e <= 0 {
-		// f16 subnormal (or zero): value = m16·2⁻²⁴ with m16 = m·2^(e−14).
-		if e < -10 {
-			return sign // below 2⁻²⁵: rounds to zero
-		}
-		m := man | 0x800000
-		shift := uint32(14 - e) // 14..24
-		r := m >> shift
-		rem := m & (1<<shift - 1)
-		half := uint32(1) << (shift - 1)
-		if rem > half || (rem == half && r&1 == 1) {
-			r++ // may carry into the smallest normal, which is the right encoding
-		}
-		return sign | uint16(r)
+	// Below 2⁻¹⁴ (F32ToF16 handles the normal range): an f16 subnormal or zero,
+	// value = m16·2⁻²⁴ with m16 = m·2^(e−14).
+	if e < -10 {
+		return sign // below 2⁻²⁵: rounds to zero
 	}
-	r := uint32(e)<<10 | man>>13
-	rem := man & 0x1fff
-	if rem > 0x1000 || (rem == 0x1000 && r&1 == 1) {
-		r++ // may carry into the exponent, up to Inf: correct rounding
+	m := man | 0x800000
+	shift := uint32(14 - e) // 14..24
+	r := m >> shift
+	rem := m & (1<<shift - 1)
+	half := uint32(1) << (shift - 1)
+	if rem > half || (rem == half && r&1 == 1) {
+		r++ // may carry into the smallest normal, which is the right encoding
 	}
 	return sign | uint16(r)
 }

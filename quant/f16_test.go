@@ -219,6 +219,21 @@ func TestF16ParamRounding(t *testing.T) {
 	if f16Up(1e9) != 0x7bff || f16Down(-1e9) != 0xfbff {
 		t.Fatal("f16Up/f16Down do not saturate")
 	}
+	// Around zero: tiny magnitudes step to the smallest subnormal or to a signed zero.
+	for _, c := range []struct {
+		x        float64
+		up, down uint16
+	}{
+		{1e-12, 0x0001, 0x0000},
+		{-1e-12, 0x8000, 0x8001},
+		{0, 0x0000, 0x0000},
+		{0x1p-24, 0x0001, 0x0001},
+		{-0x1p-24, 0x8001, 0x8001},
+	} {
+		if u, d := f16Up(c.x), f16Down(c.x); u != c.up || d != c.down {
+			t.Errorf("x=%g: f16Up %#04x f16Down %#04x, want %#04x %#04x", c.x, u, d, c.up, c.down)
+		}
+	}
 }
 
 // refF16Next is the half value adjacent to h in direction dir (±1), via the sorted table.

@@ -93,6 +93,15 @@ func TestFP8TableExhaustive(t *testing.T) {
 	}
 }
 
+func TestFP8FormatMax(t *testing.T) {
+	if E4M3.Max() != 448 || E5M2.Max() != 57344 || FP8Format(7).Max() != 0 {
+		t.Errorf("Max: %v %v %v", E4M3.Max(), E5M2.Max(), FP8Format(7).Max())
+	}
+	if E4M3.String() != "e4m3" || E5M2.String() != "e5m2" || FP8Format(7).String() != "FP8Format(7)" {
+		t.Errorf("String: %v %v %v", E4M3, E5M2, FP8Format(7))
+	}
+}
+
 func TestFP8EncodeDecodeIdentity(t *testing.T) {
 	for _, f := range fp8Formats {
 		for i := range 256 {

@@ -23,18 +23,8 @@ var codeF32 = func() (t [256]float32) {
 	return t
 }()
 
-// dotCodes returns Σ q[i]·code[i] and Σ q[i] over the len(q) codes packed in c.
-func dotCodes(q []float32, c []byte, bits int) (acc, sq float32) {
-	switch bits {
-	case 8:
-		return dot8(q, c)
-	case 4:
-		return dot4(q, c)
-	default:
-		return dot2(q, c)
-	}
-}
-
+// dot8, dot4 and dot2 return Σ q[i]·code[i] and Σ q[i] over the len(q) codes packed
+// in c.
 func dot8(q []float32, c []byte) (acc, sq float32) {
 	c = c[:len(q)]
 	t := &codeF32

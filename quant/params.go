@@ -35,14 +35,12 @@ func f16Up(x float64) uint16 {
 	if x >= f16Max {
 		return 0x7bff
 	}
-	h := F32ToF16(float32(x))
+	h := F32ToF16(float32(x)) // nearest, with x's sign (a zero too)
 	if float64(F16ToF32(h)) < x {
+		// One step up: away from zero for x > 0 (from +0 to the smallest subnormal),
+		// toward zero for x < 0 (from −2⁻²⁴ to −0).
 		if h&0x8000 != 0 {
-			if h == 0x8000 {
-				h = 0x0001
-			} else {
-				h--
-			}
+			h--
 		} else {
 			h++
 		}
@@ -56,16 +54,14 @@ func f16Down(x float64) uint16 {
 	if x <= -f16Max {
 		return 0xfbff
 	}
-	h := F32ToF16(float32(x))
+	h := F32ToF16(float32(x)) // nearest, with x's sign (a zero too)
 	if float64(F16ToF32(h)) > x {
-		if h&0x8000 == 0 {
-			if h == 0 {
-				h = 0x8001
-			} else {
-				h--
-			}
-		} else {
+		// One step down: toward zero for x > 0, away from zero for x < 0 (from −0 to
+		// −2⁻²⁴).
+		if h&0x8000 != 0 {
 			h++
+		} else {
+			h--
 		}
 	}
 	return h
