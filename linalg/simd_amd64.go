@@ -205,14 +205,11 @@ func dotQ8AVX2(w []byte, xq []int8, xd []float32) float32 {
 	xq = xq[:nb*blockElems]
 	ones := archsimd.BroadcastInt16x16(1)
 	var s0 archsimd.Float32x8
-	// The slices were cut to exactly nb blocks above, so every address below is in bounds;
-	// plain pointer steps keep the loop free of bounds checks and slice bookkeeping.
-	pw, px, pd := unsafe.Pointer(unsafe.SliceData(w)), unsafe.Pointer(unsafe.SliceData(xq)), unsafe.Pointer(unsafe.SliceData(xd))
 	i := 0
 	for ; i+4 <= nb; i += 4 {
-		blk := (*[4 * q8BlockBytes]byte)(unsafe.Add(pw, i*q8BlockBytes))
-		xb := (*[4 * blockElems]int8)(unsafe.Add(px, i*blockElems))
-		sc := scale4x2(blk[:], q8BlockBytes, (*[4]float32)(unsafe.Add(pd, i*4)))
+		blk := (*[4 * q8BlockBytes]byte)(w[i*q8BlockBytes : (i+4)*q8BlockBytes])
+		xb := (*[4 * blockElems]int8)(xq[i*blockElems : (i+4)*blockElems])
+		sc := scale4x2(blk[:], q8BlockBytes, (*[4]float32)(xd[i:i+4]))
 		p0 := codes32(int8x32((*[32]byte)(blk[2:34])), archsimd.LoadInt8x32((*[32]int8)(xb[0:32])), ones)
 		p1 := codes32(int8x32((*[32]byte)(blk[36:68])), archsimd.LoadInt8x32((*[32]int8)(xb[32:64])), ones)
 		p2 := codes32(int8x32((*[32]byte)(blk[70:102])), archsimd.LoadInt8x32((*[32]int8)(xb[64:96])), ones)
@@ -263,20 +260,17 @@ func dotQ8x4AVX2(out *[4]float32, w []byte, xi []int8, xs []float32) {
 	xi = xi[:nb*4*blockElems]
 	ones := archsimd.BroadcastInt16x16(1)
 	var acc0, acc1 archsimd.Float32x8
-	xs = xs[:8*nb]
-	// The slices were cut to exactly nb blocks above, so every address below is in bounds.
-	pw, px, ps := unsafe.Pointer(unsafe.SliceData(w)), unsafe.Pointer(unsafe.SliceData(xi)), unsafe.Pointer(unsafe.SliceData(xs))
-	b := 0
-	for ; b+2 <= nb; b += 2 { // two blocks per step
-		blk := (*[2 * q8BlockBytes]byte)(unsafe.Add(pw, b*q8BlockBytes))
-		xb := (*[8 * blockElems]int8)(unsafe.Add(px, b*4*blockElems))
-		sb := (*[16]float32)(unsafe.Add(ps, b*8*4))
+	// Two blocks per step.
+	for len(xs) >= 16 && len(w) >= 2*q8BlockBytes && len(xi) >= 8*blockElems {
+		blk := (*[2 * q8BlockBytes]byte)(w[:2*q8BlockBytes])
+		xb := (*[8 * blockElems]int8)(xi[:8*blockElems])
+		sb := (*[16]float32)(xs[:16])
 		acc0 = step4(int8x32((*[32]byte)(blk[2:34])), (*[128]int8)(xb[0:128]), blk[0], blk[1], (*[8]float32)(sb[0:8]), ones, acc0)
 		acc1 = step4(int8x32((*[32]byte)(blk[36:68])), (*[128]int8)(xb[128:256]), blk[34], blk[34+1], (*[8]float32)(sb[8:16]), ones, acc1)
+		w, xi, xs = w[2*q8BlockBytes:], xi[8*blockElems:], xs[16:]
 	}
-	if b < nb {
-		blk := (*[q8BlockBytes]byte)(w[b*q8BlockBytes : (b+1)*q8BlockBytes])
-		xi, xs := xi[b*4*blockElems:], xs[b*8:]
+	if len(xs) >= 8 && len(w) >= q8BlockBytes && len(xi) >= 4*blockElems {
+		blk := (*[q8BlockBytes]byte)(w[:q8BlockBytes])
 		acc0 = step4(int8x32((*[32]byte)(blk[2:34])), (*[128]int8)(xi[:128]), blk[0], blk[1], (*[8]float32)(xs[:8]), ones, acc0)
 	}
 	sumHalves(out, acc0.Add(acc1))
@@ -292,20 +286,17 @@ func dotQ4x4AVX2(out *[4]float32, w []byte, xi []int8, xs []float32) {
 	eight := archsimd.BroadcastInt8x32(8)
 	fours := archsimd.BroadcastUint32x4(4)
 	var acc0, acc1 archsimd.Float32x8
-	xs = xs[:8*nb]
-	// The slices were cut to exactly nb blocks above, so every address below is in bounds.
-	pw, px, ps := unsafe.Pointer(unsafe.SliceData(w)), unsafe.Pointer(unsafe.SliceData(xi)), unsafe.Pointer(unsafe.SliceData(xs))
-	b := 0
-	for ; b+2 <= nb; b += 2 { // two blocks per step
-		blk := (*[2 * q4BlockBytes]byte)(unsafe.Add(pw, b*q4BlockBytes))
-		xb := (*[8 * blockElems]int8)(unsafe.Add(px, b*4*blockElems))
-		sb := (*[16]float32)(unsafe.Add(ps, b*8*4))
+	// Two blocks per step.
+	for len(xs) >= 16 && len(w) >= 2*q4BlockBytes && len(xi) >= 8*blockElems {
+		blk := (*[2 * q4BlockBytes]byte)(w[:2*q4BlockBytes])
+		xb := (*[8 * blockElems]int8)(xi[:8*blockElems])
+		sb := (*[16]float32)(xs[:16])
 		acc0 = step4(q4codes((*[16]byte)(blk[2:18]), mask, fours, eight), (*[128]int8)(xb[0:128]), blk[0], blk[1], (*[8]float32)(sb[0:8]), ones, acc0)
 		acc1 = step4(q4codes((*[16]byte)(blk[20:36]), mask, fours, eight), (*[128]int8)(xb[128:256]), blk[18], blk[18+1], (*[8]float32)(sb[8:16]), ones, acc1)
+		w, xi, xs = w[2*q4BlockBytes:], xi[8*blockElems:], xs[16:]
 	}
-	if b < nb {
-		blk := (*[q4BlockBytes]byte)(w[b*q4BlockBytes : (b+1)*q4BlockBytes])
-		xi, xs := xi[b*4*blockElems:], xs[b*8:]
+	if len(xs) >= 8 && len(w) >= q4BlockBytes && len(xi) >= 4*blockElems {
+		blk := (*[q4BlockBytes]byte)(w[:q4BlockBytes])
 		acc0 = step4(q4codes((*[16]byte)(blk[2:18]), mask, fours, eight), (*[128]int8)(xi[:128]), blk[0], blk[1], (*[8]float32)(xs[:8]), ones, acc0)
 	}
 	sumHalves(out, acc0.Add(acc1))
@@ -334,13 +325,11 @@ func dotQ4AVX2(w []byte, xq []int8, xd []float32) float32 {
 	eight := archsimd.BroadcastInt8x32(8)
 	fours := archsimd.BroadcastUint32x4(4)
 	var s0 archsimd.Float32x8
-	// As in dotQ8AVX2: addresses in bounds by the cuts above.
-	pw, px, pd := unsafe.Pointer(unsafe.SliceData(w)), unsafe.Pointer(unsafe.SliceData(xq)), unsafe.Pointer(unsafe.SliceData(xd))
 	i := 0
 	for ; i+4 <= nb; i += 4 {
-		blk := (*[4 * q4BlockBytes]byte)(unsafe.Add(pw, i*q4BlockBytes))
-		xb := (*[4 * blockElems]int8)(unsafe.Add(px, i*blockElems))
-		sc := scale4x2(blk[:], q4BlockBytes, (*[4]float32)(unsafe.Add(pd, i*4)))
+		blk := (*[4 * q4BlockBytes]byte)(w[i*q4BlockBytes : (i+4)*q4BlockBytes])
+		xb := (*[4 * blockElems]int8)(xq[i*blockElems : (i+4)*blockElems])
+		sc := scale4x2(blk[:], q4BlockBytes, (*[4]float32)(xd[i:i+4]))
 		p0 := codes32(q4codes((*[16]byte)(blk[2:18]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xb[0:32])), ones)
 		p1 := codes32(q4codes((*[16]byte)(blk[20:36]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xb[32:64])), ones)
 		p2 := codes32(q4codes((*[16]byte)(blk[38:54]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xb[64:96])), ones)
