@@ -34,6 +34,7 @@ type ThroughputResult struct {
 	PromptTokens    int64   `json:"prompt_tokens"`
 	GeneratedTokens int64   `json:"generated_tokens"`
 	PrefillTokens   int64   `json:"prefill_tokens"` // prompt and recomputed tokens actually computed
+	ReusedTokens    int64   `json:"reused_tokens"`  // prompt and recomputation tokens taken from the prefix cache
 	TokensPerS      float64 `json:"tokens_per_s"`   // generated tokens per second
 	TotalTokensPerS float64 `json:"total_tokens_per_s"`
 	RequestsPerS    float64 `json:"requests_per_s"`
@@ -177,6 +178,7 @@ func Throughput(m *model.Model, c kv.Cache, tc ThroughputConfig) (ThroughputResu
 	res.BudgetBytes = st.Cache.BudgetBytes
 	res.Seconds = secs
 	res.PromptTokens, res.GeneratedTokens, res.PrefillTokens = st.PromptTokens, st.GeneratedTokens, st.PrefillTokens
+	res.ReusedTokens = st.ReusedTokens
 	res.TokensPerS = float64(st.GeneratedTokens) / secs
 	res.TotalTokensPerS = float64(st.GeneratedTokens+st.PromptTokens) / secs
 	res.RequestsPerS = float64(st.Completed) / secs

@@ -106,8 +106,9 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 		rep.Model, rep.Cache, budgetText, res.Requests, res.PromptLen, res.SharedPrefix, res.GenLen)
 	fmt.Fprintf(stdout, "throughput      %.1f generated tok/s, %.1f total tok/s, %.2f req/s (%.2f s, %d steps)\n",
 		res.TokensPerS, res.TotalTokensPerS, res.RequestsPerS, res.Seconds, res.Steps)
-	fmt.Fprintf(stdout, "concurrency     peak %d, mean %.1f sequences; %d preemptions (%d tokens computed for %d prompt tokens)\n",
-		res.PeakConcurrency, res.MeanConcurrency, res.Preemptions, res.PrefillTokens, res.PromptTokens)
+	fmt.Fprintf(stdout, "concurrency     peak %d, mean %.1f sequences; %d preemptions\n", res.PeakConcurrency, res.MeanConcurrency, res.Preemptions)
+	fmt.Fprintf(stdout, "prefill         %d prompt tokens: %d computed (recomputation included), %d from the prefix cache\n",
+		res.PromptTokens, res.PrefillTokens, res.ReusedTokens)
 	fmt.Fprintf(stdout, "cache pool      utilization mean %.1f%% peak %.1f%%, waste %.2f%% of used block slots\n",
 		100*res.MeanUtilization, 100*res.PeakUtilization, 100*res.WasteFrac)
 	fmt.Fprintf(stdout, "memory          %.1f bytes/token held (steady state %.1f)\n", res.BytesPerToken, steady)
