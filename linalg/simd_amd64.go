@@ -282,37 +282,50 @@ func dotQ4x4AVX2(out *[4]float32, w []byte, xi []int8, xs []float32) {
 	w = w[:nb*q4BlockBytes]
 	xi = xi[:nb*4*blockElems]
 	ones := archsimd.BroadcastInt16x16(1)
-	mask := archsimd.BroadcastUint8x16(0x0f)
-	eight := archsimd.BroadcastInt8x32(8)
-	fours := archsimd.BroadcastUint32x4(4)
+	q4c := newQ4consts()
 	var acc0, acc1 archsimd.Float32x8
 	// Two blocks per step.
 	for len(xs) >= 16 && len(w) >= 2*q4BlockBytes && len(xi) >= 8*blockElems {
 		blk := (*[2 * q4BlockBytes]byte)(w[:2*q4BlockBytes])
 		xb := (*[8 * blockElems]int8)(xi[:8*blockElems])
 		sb := (*[16]float32)(xs[:16])
-		acc0 = step4(q4codes((*[16]byte)(blk[2:18]), mask, fours, eight), (*[128]int8)(xb[0:128]), blk[0], blk[1], (*[8]float32)(sb[0:8]), ones, acc0)
-		acc1 = step4(q4codes((*[16]byte)(blk[20:36]), mask, fours, eight), (*[128]int8)(xb[128:256]), blk[18], blk[18+1], (*[8]float32)(sb[8:16]), ones, acc1)
+		acc0 = step4(q4codes((*[16]byte)(blk[2:18]), &q4c), (*[128]int8)(xb[0:128]), blk[0], blk[1], (*[8]float32)(sb[0:8]), ones, acc0)
+		acc1 = step4(q4codes((*[16]byte)(blk[20:36]), &q4c), (*[128]int8)(xb[128:256]), blk[18], blk[18+1], (*[8]float32)(sb[8:16]), ones, acc1)
 		w, xi, xs = w[2*q4BlockBytes:], xi[8*blockElems:], xs[16:]
 	}
 	if len(xs) >= 8 && len(w) >= q4BlockBytes && len(xi) >= 4*blockElems {
 		blk := (*[q4BlockBytes]byte)(w[:q4BlockBytes])
-		acc0 = step4(q4codes((*[16]byte)(blk[2:18]), mask, fours, eight), (*[128]int8)(xi[:128]), blk[0], blk[1], (*[8]float32)(xs[:8]), ones, acc0)
+		acc0 = step4(q4codes((*[16]byte)(blk[2:18]), &q4c), (*[128]int8)(xi[:128]), blk[0], blk[1], (*[8]float32)(xs[:8]), ones, acc0)
 	}
 	sumHalves(out, acc0.Add(acc1))
 }
 
+// q4consts are the constants of q4codes, built once per kernel call.
+type q4consts struct {
+	shifts archsimd.Uint32x8 // 0 in the low 128 bits, 4 in the high
+	mask   archsimd.Uint8x32
+	eight  archsimd.Int8x32
+}
+
+var q4shifts = [8]uint32{0, 0, 0, 0, 4, 4, 4, 4}
+
+func newQ4consts() q4consts {
+	return q4consts{
+		shifts: archsimd.LoadUint32x8(&q4shifts),
+		mask:   archsimd.BroadcastUint8x32(0x0f),
+		eight:  archsimd.BroadcastInt8x32(8),
+	}
+}
+
 // q4codes unpacks the 16 bytes of a Q4_0 block at p into its 32 signed codes (value-8):
-// low nibbles are values 0..15, high nibbles values 16..31.
-//
-// The high nibbles are shifted down with a per-lane 32-bit shift (VPSRLVD) by a vector of
-// 4s: Uint16x8.ShiftAllRight moves its count with a legacy-SSE MOVQ, which stalls.
-func q4codes(p *[16]byte, mask archsimd.Uint8x16, fours archsimd.Uint32x4, eight archsimd.Int8x32) archsimd.Int8x32 {
+// low nibbles are values 0..15, high nibbles values 16..31. The 16 bytes go to both
+// halves of a vector, the high half is shifted right by 4 (VPSRLVD with per-lane counts;
+// Uint16x8.ShiftAllRight moves its count with a legacy-SSE MOVQ, which stalls), and both
+// are masked to 4 bits.
+func q4codes(p *[16]byte, c *q4consts) archsimd.Int8x32 {
 	v := archsimd.LoadUint8x16(p)
-	lo := v.And(mask)
-	hi := v.AsUint32x4().ShiftRight(fours).AsUint8x16().And(mask)
 	var z archsimd.Uint8x32
-	return z.SetLo(lo).SetHi(hi).AsInt8x32().Sub(eight)
+	return z.SetLo(v).SetHi(v).AsUint32x8().ShiftRight(c.shifts).AsUint8x32().And(c.mask).AsInt8x32().Sub(c.eight)
 }
 
 // dotQ4AVX2 is dotQ4Scalar: the nibbles unpacked in registers, then as dotQ8AVX2.
@@ -321,26 +334,24 @@ func dotQ4AVX2(w []byte, xq []int8, xd []float32) float32 {
 	w = w[:nb*q4BlockBytes]
 	xq = xq[:nb*blockElems]
 	ones := archsimd.BroadcastInt16x16(1)
-	mask := archsimd.BroadcastUint8x16(0x0f)
-	eight := archsimd.BroadcastInt8x32(8)
-	fours := archsimd.BroadcastUint32x4(4)
+	q4c := newQ4consts()
 	var s0 archsimd.Float32x8
 	i := 0
 	for ; i+4 <= nb; i += 4 {
 		blk := (*[4 * q4BlockBytes]byte)(w[i*q4BlockBytes : (i+4)*q4BlockBytes])
 		xb := (*[4 * blockElems]int8)(xq[i*blockElems : (i+4)*blockElems])
 		sc := scale4x2(blk[:], q4BlockBytes, (*[4]float32)(xd[i:i+4]))
-		p0 := codes32(q4codes((*[16]byte)(blk[2:18]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xb[0:32])), ones)
-		p1 := codes32(q4codes((*[16]byte)(blk[20:36]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xb[32:64])), ones)
-		p2 := codes32(q4codes((*[16]byte)(blk[38:54]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xb[64:96])), ones)
-		p3 := codes32(q4codes((*[16]byte)(blk[56:72]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xb[96:128])), ones)
+		p0 := codes32(q4codes((*[16]byte)(blk[2:18]), &q4c), archsimd.LoadInt8x32((*[32]int8)(xb[0:32])), ones)
+		p1 := codes32(q4codes((*[16]byte)(blk[20:36]), &q4c), archsimd.LoadInt8x32((*[32]int8)(xb[32:64])), ones)
+		p2 := codes32(q4codes((*[16]byte)(blk[38:54]), &q4c), archsimd.LoadInt8x32((*[32]int8)(xb[64:96])), ones)
+		p3 := codes32(q4codes((*[16]byte)(blk[56:72]), &q4c), archsimd.LoadInt8x32((*[32]int8)(xb[96:128])), ones)
 		h := p0.AddPairsGrouped(p1).AddPairsGrouped(p2.AddPairsGrouped(p3))
 		s0 = h.ConvertToFloat32().MulAdd(sc, s0)
 	}
 	xdBits := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(xd))), len(xd))
 	for ; i < nb; i++ {
 		blk := (*[q4BlockBytes]byte)(w[i*q4BlockBytes : (i+1)*q4BlockBytes])
-		p := dotCodes(q4codes((*[16]byte)(blk[2:18]), mask, fours, eight), archsimd.LoadInt8x32((*[32]int8)(xq[i*blockElems:(i+1)*blockElems])), ones)
+		p := dotCodes(q4codes((*[16]byte)(blk[2:18]), &q4c), archsimd.LoadInt8x32((*[32]int8)(xq[i*blockElems:(i+1)*blockElems])), ones)
 		s0 = p.MulAdd(scale(blk[0:2], xdBits[i:i+1]), s0)
 	}
 	return hsum(s0)
