@@ -75,8 +75,8 @@ type Options struct {
 	// ChunkTokens is the approximate number of history tokens per independent chunk;
 	// 0 means DefaultChunkTokens.
 	ChunkTokens int
-	// Workers is the number of goroutines that process chunks; 0 or 1 means the
-	// calling goroutine only.
+	// Workers is the number of goroutines that process the chunks of a Decode or
+	// the queries of a Prefill; 0 or 1 means the calling goroutine only.
 	Workers int
 	// Rotate rotates one head vector by delta positions in place (RoPE). Required
 	// only when a span has a non-zero Delta.
