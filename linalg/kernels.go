@@ -134,16 +134,22 @@ func dotQ8Scalar(w []byte, xq []int8, xd []float32) float32 {
 	w = w[:len(xd)*q8BlockBytes]
 	xq = xq[:len(xd)*blockElems]
 	for b := range xd {
-		blk := w[b*q8BlockBytes : (b+1)*q8BlockBytes]
-		q := xq[b*blockElems : (b+1)*blockElems]
-		var acc int32
-		for j := 0; j < blockElems; j++ {
-			acc += int32(int8(blk[2+j])) * int32(q[j])
-		}
-		d := f16Table[uint16(blk[0])|uint16(blk[1])<<8]
-		s += d * xd[b] * float32(acc)
+		s += f16Table[uint16(w[b*q8BlockBytes])|uint16(w[b*q8BlockBytes+1])<<8] * xd[b] *
+			float32(dotCodes8((*[q8BlockBytes]byte)(w[b*q8BlockBytes:]), (*[blockElems]int8)(xq[b*blockElems:])))
 	}
 	return s
+}
+
+// dotCodes8 returns Σ_j int8(blk[2+j])·q[j], exactly, in four partial sums.
+func dotCodes8(blk *[q8BlockBytes]byte, q *[blockElems]int8) int32 {
+	var a0, a1, a2, a3 int32
+	for j := 0; j < blockElems; j += 4 {
+		a0 += int32(int8(blk[2+j])) * int32(q[j])
+		a1 += int32(int8(blk[3+j])) * int32(q[j+1])
+		a2 += int32(int8(blk[4+j])) * int32(q[j+2])
+		a3 += int32(int8(blk[5+j])) * int32(q[j+3])
+	}
+	return (a0 + a1) + (a2 + a3)
 }
 
 // Q4_0 block: 2 bytes binary16 scale d, then 16 bytes; byte j holds value j in its low
@@ -155,18 +161,21 @@ func dotQ4Scalar(w []byte, xq []int8, xd []float32) float32 {
 	w = w[:len(xd)*q4BlockBytes]
 	xq = xq[:len(xd)*blockElems]
 	for b := range xd {
-		blk := w[b*q4BlockBytes : (b+1)*q4BlockBytes]
-		q := xq[b*blockElems : (b+1)*blockElems]
-		var acc int32
-		for j := 0; j < 16; j++ {
-			v := blk[2+j]
-			acc += (int32(v&0x0f) - 8) * int32(q[j])
-			acc += (int32(v>>4) - 8) * int32(q[j+16])
-		}
-		d := f16Table[uint16(blk[0])|uint16(blk[1])<<8]
-		s += d * xd[b] * float32(acc)
+		s += f16Table[uint16(w[b*q4BlockBytes])|uint16(w[b*q4BlockBytes+1])<<8] * xd[b] *
+			float32(dotCodes4((*[q4BlockBytes]byte)(w[b*q4BlockBytes:]), (*[blockElems]int8)(xq[b*blockElems:])))
 	}
 	return s
+}
+
+// dotCodes4 returns Σ_j (code_j - 8)·q[j] over the 32 nibble codes of a Q4_0 block, exactly.
+func dotCodes4(blk *[q4BlockBytes]byte, q *[blockElems]int8) int32 {
+	var a0, a1 int32
+	for j := 0; j < 16; j++ {
+		v := blk[2+j]
+		a0 += (int32(v&0x0f) - 8) * int32(q[j])
+		a1 += (int32(v>>4) - 8) * int32(q[j+16])
+	}
+	return a0 + a1
 }
 
 // interleave4 lays out 4 consecutive tokens' quantized activations as the 4-token
@@ -193,17 +202,12 @@ func interleave4(xi []int8, xs []float32, xq []int8, xd []float32) {
 func dotQ8x4Scalar(out *[4]float32, w []byte, xi []int8, xs []float32) {
 	nb := len(xs) / 8
 	w = w[:nb*q8BlockBytes]
+	xi = xi[:nb*4*blockElems]
 	for t := range out {
 		var s float32
 		for b := 0; b < nb; b++ {
-			blk := w[b*q8BlockBytes : (b+1)*q8BlockBytes]
-			qb := xi[128*b+32*t : 128*b+32*t+32]
-			var acc int32
-			for j := 0; j < blockElems; j++ {
-				acc += int32(int8(blk[2+j])) * int32(qb[j])
-			}
-			d := f16Table[uint16(blk[0])|uint16(blk[1])<<8]
-			s += d * xs[8*b+t] * float32(acc)
+			s += f16Table[uint16(w[b*q8BlockBytes])|uint16(w[b*q8BlockBytes+1])<<8] * xs[8*b+t] *
+				float32(dotCodes8((*[q8BlockBytes]byte)(w[b*q8BlockBytes:]), (*[blockElems]int8)(xi[128*b+32*t:])))
 		}
 		out[t] = s
 	}
@@ -214,19 +218,12 @@ func dotQ8x4Scalar(out *[4]float32, w []byte, xi []int8, xs []float32) {
 func dotQ4x4Scalar(out *[4]float32, w []byte, xi []int8, xs []float32) {
 	nb := len(xs) / 8
 	w = w[:nb*q4BlockBytes]
+	xi = xi[:nb*4*blockElems]
 	for t := range out {
 		var s float32
 		for b := 0; b < nb; b++ {
-			blk := w[b*q4BlockBytes : (b+1)*q4BlockBytes]
-			qb := xi[128*b+32*t : 128*b+32*t+32]
-			var acc int32
-			for j := 0; j < 16; j++ {
-				v := blk[2+j]
-				acc += (int32(v&0x0f) - 8) * int32(qb[j])
-				acc += (int32(v>>4) - 8) * int32(qb[j+16])
-			}
-			d := f16Table[uint16(blk[0])|uint16(blk[1])<<8]
-			s += d * xs[8*b+t] * float32(acc)
+			s += f16Table[uint16(w[b*q4BlockBytes])|uint16(w[b*q4BlockBytes+1])<<8] * xs[8*b+t] *
+				float32(dotCodes4((*[q4BlockBytes]byte)(w[b*q4BlockBytes:]), (*[blockElems]int8)(xi[128*b+32*t:])))
 		}
 		out[t] = s
 	}
