@@ -2,6 +2,7 @@ package quant
 
 import (
 	"bytes"
+	"math"
 	"testing"
 )
 
@@ -36,6 +37,9 @@ func TestLayoutGolden(t *testing.T) {
 		// scale 1/448 rounded up to 2⁻⁹·(1+147/1024) (0x1893); 1/scale = 447.7 → 448
 		// (0x7e); −0.5/scale = −223.9 → −224 (0xf6); 0 → 0x00.
 		{"fp8e4m3", FP8{Format: E4M3}, []float32{1, -0.5, 0}, []byte{0x93, 0x18, 0x7e, 0xf6, 0x00}},
+		// A row without non-zero finite values stores scale 1 (0x3c00); −0 and NaN keep
+		// their codes.
+		{"fp8e4m3 zero row", FP8{Format: E4M3}, []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN())}, []byte{0x00, 0x3c, 0x00, 0x80, 0x7f}},
 		// Tensor scale 0.5, no header: 1/0.5 = 2 (0x40 in E5M2), −3/0.5 = −6 (0xc6).
 		{"fp8e5m2 tensor", FP8{Format: E5M2, TensorScale: 0.5}, []float32{1, -3}, []byte{0x40, 0xc6}},
 	}
