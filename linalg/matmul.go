@@ -20,6 +20,9 @@ const (
 	// serialWork is the product size (weight bytes × tokens) under which MatMul stays
 	// on the calling goroutine.
 	serialWork = 128 << 10
+	// serialQuant is the activation count under which they are quantized on the calling
+	// goroutine.
+	serialQuant = 64 << 10
 )
 
 // MatMul computes out = W·x for n tokens: for i < n and r < w.Rows,
@@ -45,6 +48,7 @@ func MatMul(out []float32, w Matrix, x []float32, n int) error {
 
 // MatMulMany computes outs[j] = ws[j]·x for every j, as MatMul does for each, for weights
 // that share their input (a layer's q, k and v projections; its gate and up projections).
+// The outputs must not overlap each other or x.
 // It quantizes x once and spreads all the products over the threads in one dispatch, so
 // it costs less than separate MatMul calls. Every ws[j] must have the same Cols. On an
 // invalid argument it returns an error and writes nothing.
@@ -107,13 +111,21 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	if needQ && cols > 0 {
 		s := getQ8Scratch(n * cols)
 		defer putQ8Scratch(s)
-		xq, xd = s.q, s.d
-		k.quantQ8(xq, xd, x)
-		if n >= 4 {
-			nb := cols / blockElems
-			xi, xs = s.i, s.s
-			for g := 0; g+4 <= n; g += 4 {
-				interleave4(xi[g*cols:(g+4)*cols], xs[2*g*nb:2*(g+4)*nb], xq[g*cols:(g+4)*cols], xd[g*nb:(g+4)*nb])
+		xq, xd, xi, xs = s.q, s.d, s.i, s.s
+		nb := cols / blockElems
+		// Quantize (and, for the 4-token kernels, interleave) 4 tokens per task.
+		quant := func(g int) {
+			t0, t1 := 4*g, min(n, 4*g+4)
+			k.quantQ8(xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], x[t0*cols:t1*cols])
+			if t1-t0 == 4 {
+				interleave4(xi[t0*cols:t1*cols], xs[2*t0*nb:2*t1*nb], xq[t0*cols:t1*cols], xd[t0*nb:t1*nb])
+			}
+		}
+		if groups := (n + 3) / 4; n*cols >= serialQuant {
+			parallelFor(groups, quant)
+		} else {
+			for g := 0; g < groups; g++ {
+				quant(g)
 			}
 		}
 	}
