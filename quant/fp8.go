@@ -34,7 +34,10 @@ import (
 //	bytes 2..d+1  code of element i at byte 2+i: Encode(x/scale) in the format
 //
 // An f16 scale costs no accuracy (the error of an FP8 code is relative to x/scale,
-// whatever the scale) and saves 2 bytes per row against f32.
+// whatever the scale) and saves 2 bytes per row against f32. Only near zero does it
+// show: the scale cannot go below the smallest f16, 2⁻²⁴ ≈ 6e-8, so E4M3 rows whose
+// largest magnitude is below about 1e-6 fall partly into FP8's subnormal range, where
+// the error is absolute (at most 2⁻²⁴·2⁻¹⁰ ≈ 6e-11) rather than relative.
 //
 // FP8 row layout, per-tensor scale (TensorScale > 0), d bytes: code of element i at
 // byte i, Encode(x/TensorScale); nothing else is stored, the scale is part of the
