@@ -27,11 +27,11 @@ func TestOpenAIClientStreams(t *testing.T) {
 
 	t.Run("completion", func(t *testing.T) {
 		const prompt = "Once upon a time"
-		want := greedy(t, e.m.Tok.Encode(prompt, true), 64)
+		want := greedy(t, e.m.Tok.Encode(prompt, true), 40)
 		stream := client.Completions.NewStreaming(ctx, openai.CompletionNewParams{
 			Model:       "default",
 			Prompt:      openai.CompletionNewParamsPromptUnion{OfString: openai.String(prompt)},
-			MaxTokens:   openai.Int(64),
+			MaxTokens:   openai.Int(40),
 			Temperature: openai.Float(0),
 		})
 		var text strings.Builder
@@ -58,11 +58,11 @@ func TestOpenAIClientStreams(t *testing.T) {
 	})
 
 	t.Run("chat", func(t *testing.T) {
-		want := greedy(t, e.m.Tok.Encode("user: Tom had a dog.\nassistant:", true), 48)
+		want := greedy(t, e.m.Tok.Encode("user: Tom had a dog.\nassistant:", true), 32)
 		stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
 			Model:         "stories260K",
 			Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Tom had a dog.")},
-			MaxTokens:     openai.Int(48),
+			MaxTokens:     openai.Int(32),
 			Temperature:   openai.Float(0),
 			StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 		})
@@ -79,7 +79,7 @@ func TestOpenAIClientStreams(t *testing.T) {
 		if got := acc.Choices[0].Message.Content; got != want {
 			t.Fatalf("streamed %q\nwant     %q", got, want)
 		}
-		if acc.Choices[0].FinishReason != "length" || acc.Usage.CompletionTokens != 48 || acc.Usage.PromptTokens == 0 {
+		if acc.Choices[0].FinishReason != "length" || acc.Usage.CompletionTokens != 32 || acc.Usage.PromptTokens == 0 {
 			t.Errorf("finish %q, usage %+v", acc.Choices[0].FinishReason, acc.Usage)
 		}
 	})
