@@ -1,0 +1,87 @@
+package server
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"kvq/gguf"
+)
+
+func TestDetectChatFormat(t *testing.T) {
+	for _, tc := range []struct {
+		name, template string
+		want           ChatFormat
+	}{
+		{"none", "", ChatPlain},
+		{"qwen2 chatml", "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\nYou are a helpful assistant<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}", ChatML},
+		{"llama3", "{% set loop_messages = messages %}{% for message in loop_messages %}{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim + '<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}{{ content }}{% endfor %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}", ChatLlama3},
+		{"llama2", "{% if messages[0]['role'] == 'system' %}{% set system_message = '<<SYS>>\\n' + messages[0]['content'] | trim + '\\n<</SYS>>\\n\\n' %}{% endif %}{% for message in loop_messages %}{% if message['role'] == 'user' %}{{ bos_token + '[INST] ' + content | trim + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ ' ' + content | trim + ' ' + eos_token }}{% endif %}{% endfor %}", ChatLlama2},
+		{"unrecognised (gemma)", "{{ bos_token }}{% for message in messages %}{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}{% endfor %}", ChatPlain},
+	} {
+		if got := DetectChatFormat(tc.template); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestRenderChat(t *testing.T) {
+	msgs := []message{{"system", "Be brief."}, {"user", "Hi "}, {"assistant", "Hello."}, {"user", "Story?"}}
+	for _, tc := range []struct {
+		f    ChatFormat
+		msgs []message
+		want string
+	}{
+		{ChatPlain, msgs, "system: Be brief.\nuser: Hi \nassistant: Hello.\nuser: Story?\nassistant:"},
+		{ChatML, msgs, "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi <|im_end|>\n<|im_start|>assistant\nHello.<|im_end|>\n<|im_start|>user\nStory?<|im_end|>\n<|im_start|>assistant\n"},
+		{ChatLlama3, msgs, "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHello.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nStory?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
+		{ChatLlama2, msgs, "[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST] Hello. </s><s>[INST] Story? [/INST]"},
+		{ChatLlama2, []message{{"user", "Hi"}}, "[INST] Hi [/INST]"},
+	} {
+		if got := renderChat(tc.f, tc.msgs); got != tc.want {
+			t.Errorf("%v:\n got %q\nwant %q", tc.f, got, tc.want)
+		}
+	}
+}
+
+// writeGGUF writes a tensorless GGUF file holding the given metadata.
+func writeGGUF(t *testing.T, kvs ...any) string {
+	t.Helper()
+	var b bytes.Buffer
+	w := gguf.NewWriter(&b)
+	for i := 0; i+1 < len(kvs); i += 2 {
+		if err := w.AddKV(kvs[i].(string), kvs[i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestReadChatTemplate(t *testing.T) {
+	const tmpl = "{{'<|im_start|>' + message['role'] + '\n'}}"
+	for _, tc := range []struct {
+		name    string
+		path    string
+		want    string
+		wantErr bool
+	}{
+		{"built-in model has none", "", "", false},
+		{"template present", writeGGUF(t, "general.architecture", "llama", KeyChatTemplate, tmpl), tmpl, false},
+		{"template absent", writeGGUF(t, "general.architecture", "llama"), "", false},
+		{"template of the wrong type", writeGGUF(t, KeyChatTemplate, uint32(7)), "", true},
+		{"missing file", filepath.Join(t.TempDir(), "nope.gguf"), "", true},
+	} {
+		got, err := ReadChatTemplate(tc.path)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("%s: %q, %v; want %q (error %v)", tc.name, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
