@@ -1,6 +1,6 @@
 // Package linalg holds the matrix kernels of the kvq model runtime: weight-matrix ×
-// activation products for every GGUF tensor type (MatMul), and the small vector kernels
-// the forward pass needs (Dot, Axpy, RMSNorm).
+// activation products for every GGUF tensor type (MatMul, MatMulMany), and the small
+// vector kernels the forward pass needs (Dot, Axpy, RMSNorm).
 //
 // # Layout
 //
@@ -11,23 +11,34 @@
 //
 // # Types
 //
-// F32 and F16 weights are multiplied directly in float32. Q8_0 and Q4_0 weights are
-// multiplied natively against activations quantized per 32-value block to int8 with a
-// float32 scale (as llama.cpp's q8_0 dot does): one integer dot per block, then one
-// multiply by the two scales. Every other type gguf can dequantize is multiplied by
-// dequantizing one weight row at a time into a scratch buffer.
+// F32 and F16 weights are multiplied in float32 (F16 widened exactly). Q8_0 and Q4_0
+// weights are multiplied natively against activations quantized per 32-value block to int8
+// with a float32 scale (as llama.cpp's q8_0 dot does): one integer dot per block, then one
+// multiply by the two scales. BF16 and every other type package gguf reads (Q4_1, Q5_0,
+// Q5_1, Q4_K, Q6_K) are multiplied by dequantizing one weight row at a time into a scratch
+// row (gguf.Dequantize).
+//
+// # Blocking
+//
+// With one token (decode) each weight row is read once and dotted with the activations.
+// With n tokens (prefill) the rows are split into chunks of about 64 KiB of weights; a
+// chunk is multiplied against blocks of tokens whose activations stay within 128 KiB, 4
+// tokens per kernel call for Q8_0 and Q4_0, so each weight row comes from memory once per
+// chunk and is reused from cache for every token.
 //
 // # Kernels
 //
-// Each hot kernel has a portable scalar version, which is the reference the conformance
-// tests check every other version against. Built with GOEXPERIMENT=simd on amd64, the
-// package also carries simd/archsimd versions, selected at init when the CPU supports
-// AVX2 and FMA; setting the environment variable KVQ_NOSIMD=1, or calling SetSIMD(false),
-// forces the scalar kernels.
+// Each hot kernel has a portable scalar version (kernels.go), which is the reference the
+// conformance tests check every other version against. Built with GOEXPERIMENT=simd on
+// amd64, the package also carries simd/archsimd versions (simd_amd64.go), selected at init
+// when the CPU has AVX2 and FMA; setting the environment variable KVQ_NOSIMD=1, or calling
+// SetSIMD(false), forces the scalar kernels. KernelName reports the set in use.
 //
 // # Parallelism
 //
-// MatMul splits the rows of a product across a small persistent pool of worker
-// goroutines (SetThreads, default runtime.NumCPU()); the calling goroutine works too.
-// All functions are safe for concurrent use.
+// A product larger than 128 KiB of weight bytes × tokens is split into row chunks run by
+// a small persistent pool of helper goroutines and the calling goroutine (SetThreads,
+// default runtime.NumCPU()); chunks are claimed one at a time, so a thread slowed by other
+// load is caught up by the others. MatMulMany runs several products that share their input
+// in one dispatch. All functions are safe for concurrent use.
 package linalg
