@@ -46,6 +46,12 @@ type Config struct {
 	// MaxRunning is the maximum number of sequences (choices) in the running batch;
 	// it must not exceed MaxBatchTokens.
 	MaxRunning int
+	// PrefillChunk is the most tokens one sequence computes in one step (its prompt
+	// is split into chunks of this size); 0 means MaxBatchTokens. Smaller chunks
+	// bound what a step holds on top of the steady state — a cache with
+	// full-precision tails (KIVI) keeps a step's rows in f32 until the next step —
+	// and interleave prefill with the decoding of running requests.
+	PrefillChunk int
 	// MaxQueue bounds the requests submitted but not yet started; Submit returns
 	// ErrQueueFull beyond it. Preempted requests do not count.
 	MaxQueue int
@@ -148,11 +154,16 @@ func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
 	if cfg.MaxQueue == 0 {
 		cfg.MaxQueue = DefaultMaxQueue
 	}
+	if cfg.PrefillChunk == 0 {
+		cfg.PrefillChunk = cfg.MaxBatchTokens
+	}
 	switch {
 	case cfg.MaxBatchTokens < 1:
 		return nil, fmt.Errorf("engine: MaxBatchTokens = %d, must be ≥ 1", cfg.MaxBatchTokens)
 	case cfg.MaxRunning < 1 || cfg.MaxRunning > cfg.MaxBatchTokens:
 		return nil, fmt.Errorf("engine: MaxRunning = %d, must be in [1, MaxBatchTokens = %d]", cfg.MaxRunning, cfg.MaxBatchTokens)
+	case cfg.PrefillChunk < 1:
+		return nil, fmt.Errorf("engine: PrefillChunk = %d, must be ≥ 1", cfg.PrefillChunk)
 	case cfg.MaxQueue < 1:
 		return nil, fmt.Errorf("engine: MaxQueue = %d, must be ≥ 1", cfg.MaxQueue)
 	case cfg.BytesPerToken < 0:

@@ -100,8 +100,10 @@ func runConcurrently(t *testing.T, e *Engine, js []job, mk func(job) Request) []
 	res := make([]Result, len(js))
 	errs := make([]error, len(js))
 	var wg sync.WaitGroup
+	start := make(chan struct{}) // all goroutines submit at once
 	for i, j := range js {
 		wg.Go(func() {
+			<-start
 			s, err := e.Submit(context.Background(), mk(j))
 			if err != nil {
 				errs[i] = err
@@ -110,6 +112,7 @@ func runConcurrently(t *testing.T, e *Engine, js []job, mk func(job) Request) []
 			res[i], errs[i] = s.Wait()
 		})
 	}
+	close(start)
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {

@@ -247,9 +247,10 @@ func (e *Engine) plan(admit bool) []span {
 	for _, r := range e.running {
 		for _, c := range r.choices {
 			if budget > 0 && c.hasSeq && c.active() && c.need() > 1 {
-				n := e.chunk(r, c, budget)
-				plan = append(plan, span{r, c, n})
-				budget -= n
+				if n := e.chunk(r, c, budget); n > 0 {
+					plan = append(plan, span{r, c, n})
+					budget -= n
+				}
 			}
 		}
 	}
@@ -282,10 +283,11 @@ func (e *Engine) plan(admit bool) []span {
 	return plan
 }
 
-// chunk is how many of c's pending tokens fit this step: at most budget, and while
-// the prompt still has to be forked, no further than the prompt's end.
+// chunk is how many of c's pending tokens fit this step: at most budget and
+// PrefillChunk, and while the prompt still has to be forked, no further than the
+// prompt's end.
 func (e *Engine) chunk(r *request, c *choice, budget int) int {
-	n := min(c.need(), budget)
+	n := min(c.need(), budget, e.cfg.PrefillChunk)
 	if r.carrier == c {
 		n = min(n, len(r.prompt)-c.fed)
 	}

@@ -23,6 +23,7 @@ type throughputReport struct {
 	BlockTokens         int     `json:"block_tokens"`
 	MaxBatchTokens      int     `json:"max_batch_tokens"`
 	MaxRunning          int     `json:"max_running"`
+	PrefillChunk        int     `json:"prefill_chunk"`
 	SteadyBytesPerToken float64 `json:"steady_bytes_per_token"` // codes, scales and zeros of one token, all layers
 	engine.ThroughputResult
 }
@@ -41,6 +42,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	shared := fs.Int("shared-prefix", 0, "leading prompt tokens shared by every request")
 	maxBatch := fs.Int("max-batch-tokens", engine.DefaultMaxBatchTokens, "tokens per engine step")
 	maxRunning := fs.Int("max-running", 256, "maximum concurrent sequences (≤ max-batch-tokens)")
+	prefillChunk := fs.Int("prefill-chunk", 0, "most tokens of one sequence per step (0: max-batch-tokens)")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic prompts")
 	jsonPath := fs.String("json", "", "also write the results as JSON to this file")
 	if err := parse(fs, args); err != nil {
@@ -78,7 +80,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ecfg := engine.Config{MaxBatchTokens: *maxBatch, MaxRunning: min(*maxRunning, *maxBatch)}
+	ecfg := engine.Config{MaxBatchTokens: *maxBatch, MaxRunning: min(*maxRunning, *maxBatch), PrefillChunk: *prefillChunk}
 	bar := newProgress(stderr, "bench throughput")
 	total := *requests * *genLen
 	var generated int
@@ -95,7 +97,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	}
 	rep := throughputReport{
 		Model: modelName(*modelPath, m), Cache: cfg.Spec.String(), CacheLayers: *cacheLayers,
-		BlockTokens: c.PoolStats().BlockTokens, MaxBatchTokens: ecfg.MaxBatchTokens, MaxRunning: ecfg.MaxRunning,
+		BlockTokens: c.PoolStats().BlockTokens, MaxBatchTokens: ecfg.MaxBatchTokens, MaxRunning: ecfg.MaxRunning, PrefillChunk: *prefillChunk,
 		SteadyBytesPerToken: steady, ThroughputResult: res,
 	}
 	budgetText := "unlimited"
