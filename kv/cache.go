@@ -61,10 +61,9 @@ type Sequences interface {
 	// len(tokens) rows per layer for seq. On ErrNoSpace nothing is reserved.
 	Grow(seq SeqID, tokens []int32) error
 	// Truncate shortens seq to its first n tokens (n ≤ Len). It is always possible
-	// right after Grow, before any Append, which undoes that Grow, and after a
-	// complete step back to that step's first token. A lossy cache may refuse other
-	// lengths whose full-precision residual it no longer holds (an error, nothing
-	// changed).
+	// right after Grow, before any Append, which undoes that Grow, and to 0. A cache
+	// that keeps recent tokens in full precision may refuse other lengths whose
+	// full-precision rows it no longer holds (an error; nothing changed).
 	Truncate(seq SeqID, n int) error
 	// Len is the number of tokens in seq's history, counting those reserved by Grow.
 	Len(seq SeqID) int

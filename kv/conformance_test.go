@@ -316,6 +316,7 @@ func checkAccounting(t *testing.T, name string, st *Store) {
 		for _, tl := range s.tails {
 			bytes += 4 * int64(cap(tl.k.buf)+cap(tl.v.buf)+cap(tl.sk)+cap(tl.sv))
 		}
+		bytes += 4 * int64(cap(s.work.k)+cap(s.work.v))
 		tokens += s.n
 		if want := (s.n + st.g.B - 1) / st.g.B; len(s.blocks) != want {
 			t.Errorf("%s: sequence of %d tokens has %d blocks, want %d", name, s.n, len(s.blocks), want)

@@ -64,6 +64,9 @@ type geometry struct {
 	rowLen     int // float32s per token per layer side: KVHeads·HeadDim
 	layers     []layer
 	blockBytes int
+	// workK, workV: some layer keeps f32 key (value) rings, so a step's new rows
+	// pass through the sequence's work area.
+	workK, workV bool
 }
 
 func lcm(a, b int) int {
@@ -127,6 +130,8 @@ func newGeometry(cfg Config) (*geometry, error) {
 		if !lossless(sp.V.Type) {
 			ly.sinksV = sp.Sinks
 		}
+		g.workK = g.workK || c.kChan != nil
+		g.workV = g.workV || c.r > 0
 		if c.kChan != nil {
 			unit = lcm(unit, c.kG)
 			if unit > MaxBlockTokens {
@@ -193,12 +198,12 @@ func BytesPerToken(cfg Config) (float64, error) {
 }
 
 // SteadyBytes is the memory a sequence of n tokens holds in the steady state of
-// decoding, right after the Grow of its n-th token: ⌈n/B⌉ blocks plus, per layer,
-// the full-precision rows at their single-step size (G key rows for KIVI keys, r
-// value rows for KIVI values) and the sink rows of lossy sides. It is exact once
-// n > max(G, r) on a sequence that decodes token by token, and an upper bound for
-// shorter sequences; a multi-token step holds its tokens' f32 rows on top until
-// the next Grow.
+// decoding, right after the Grow of its n-th token: ⌈n/B⌉ blocks; per layer the
+// full-precision rings at their steady size (G−1 key rows for KIVI keys, r−1 value
+// rows for KIVI values) and the sink rows of lossy sides; and one work row per side
+// that has rings. It is exact once n > max(G, r) on a sequence that decodes token by
+// token, and an upper bound for shorter sequences; a step of m tokens holds m work
+// rows per such side (for one layer at a time) until the next Grow.
 func SteadyBytes(cfg Config, n int) (int64, error) {
 	g, err := newGeometry(cfg)
 	if err != nil {
@@ -211,6 +216,12 @@ func SteadyBytes(cfg Config, n int) (int64, error) {
 		return 0, nil
 	}
 	total := int64((n+g.B-1)/g.B) * int64(g.blockBytes)
+	if g.workK {
+		total += int64(g.rowLen) * 4 // the work row of a single-token step
+	}
+	if g.workV {
+		total += int64(g.rowLen) * 4
+	}
 	for i := range g.layers {
 		ly := &g.layers[i]
 		rows := 0
@@ -241,10 +252,9 @@ func CompressionVsF16(cfg Config) (float64, error) {
 	return F16BytesPerToken(cfg) / b, nil
 }
 
-// tailRows is the number of full-precision rows a layer needs, per side, for a
-// sequence whose queries start at position p0 (the first token of a step):
-// keys of p0's unfinished KIVI block and the values of the r−1 tokens before p0.
-// The rows held are positions [start, p0).
+// kTailStart and vTailStart are the first positions whose keys (values) a layer's
+// ring holds between steps, for a sequence of p0 tokens: the keys of p0's unfinished
+// KIVI block, [p0 − p0 mod G, p0), and the values of the r−1 tokens before p0.
 func (ly *layer) kTailStart(p0 int) int {
 	if ly.kChan == nil {
 		return p0
@@ -262,8 +272,9 @@ func (ly *layer) vTailStart(p0 int) int {
 func (ly *layer) hasKTail() bool { return ly.kChan != nil }
 func (ly *layer) hasVTail() bool { return ly.r > 0 }
 
-// steadyRows is the ring capacity a side settles at under single-token steps.
-func (ly *layer) kSteady() int { return ly.kG }
-func (ly *layer) vSteady() int { return ly.r }
+// kSteady and vSteady are the most rows a ring holds between steps (its capacity
+// once the sequence is long enough): G−1 keys, r−1 values.
+func (ly *layer) kSteady() int { return ly.kG - 1 }
+func (ly *layer) vSteady() int { return max(0, ly.r-1) }
 
 var errNotExact = errors.New("kv: full-precision rows no longer held")

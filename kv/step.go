@@ -21,9 +21,10 @@ func (st *Store) stepSeq(layer int, id SeqID, what string) (*seq, error) {
 }
 
 // Append implements Layers. Values and per-token keys are encoded into their blocks
-// at once; KIVI keys go to the layer's f32 key ring and each key block is encoded
-// when its G-th token arrives; rows that queries may need in full precision are
-// also kept in the rings and sink rows. Append allocates nothing: Grow reserved it.
+// at once; each KIVI key block is encoded when its G-th token arrives. The step's
+// f32 rows go to the work area (after the previous layer's rows there are folded
+// into that layer's rings) and to the sink rows. Append allocates nothing: Grow
+// reserved it.
 func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
@@ -39,8 +40,16 @@ func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 		return fmt.Errorf("kv: append sequence %d layer %d: len(k)=%d len(v)=%d, want %d tokens × %d kv heads × %d = %d",
 			id, layer, len(k), len(v), s.pending, st.g.cfg.KVHeads, st.g.cfg.HeadDim, s.pending*rl)
 	}
+	st.fold(s)
 	ly, t := &st.g.layers[layer], &s.tails[layer]
 	d, B := st.g.cfg.HeadDim, st.g.B
+	if ly.hasKTail() {
+		copy(s.work.k, k)
+	}
+	if ly.hasVTail() {
+		copy(s.work.v, v)
+	}
+	s.work.layer = layer
 	for i := 0; i < s.pending; i++ {
 		p := s.base + i
 		blk := st.pool.data[s.blocks[p/B]]
@@ -58,18 +67,8 @@ func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 		if p < ly.sinksV {
 			copy(t.sv[p*rl:(p+1)*rl], vr)
 		}
-		if ly.hasVTail() {
-			if err := pushRow(&t.v, p, vr); err != nil {
-				return fmt.Errorf("kv: append sequence %d layer %d values: %w", id, layer, err)
-			}
-		}
-		if ly.hasKTail() {
-			if err := pushRow(&t.k, p, kr); err != nil {
-				return fmt.Errorf("kv: append sequence %d layer %d keys: %w", id, layer, err)
-			}
-			if (p+1)%ly.kG == 0 {
-				st.encodeKeyBlock(s, ly, t, blk, p+1-ly.kG)
-			}
+		if ly.hasKTail() && (p+1)%ly.kG == 0 {
+			st.encodeKeyBlock(s, ly, t, blk, p+1-ly.kG)
 		}
 	}
 	s.done[layer] = true
@@ -77,17 +76,39 @@ func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 	return nil
 }
 
-func pushRow(r *ring, p int, row []float32) error {
-	if p != r.start+r.n || r.n >= r.capRows() {
-		return fmt.Errorf("internal: ring holds [%d, %d) of capacity %d, cannot take position %d", r.start, r.start+r.n, r.capRows(), p)
+// fold moves the rows of the work area that its layer's rings must keep after the
+// step (keys of the then unfinished KIVI block, the last r−1 values) into the rings,
+// dropping the older ring rows, and marks the work area free. Grow sized the rings
+// for this.
+func (st *Store) fold(s *seq) {
+	l := s.work.layer
+	if l < 0 {
+		return
 	}
-	copy(r.at(p), row)
-	r.n++
-	return nil
+	s.work.layer = -1
+	ly, t := &st.g.layers[l], &s.tails[l]
+	end, rl := s.base+s.pending, st.g.rowLen
+	if ly.hasKTail() {
+		foldRing(&t.k, ly.kTailStart(end), s.base, end, s.work.k, rl)
+	}
+	if ly.hasVTail() {
+		foldRing(&t.v, ly.vTailStart(end), s.base, end, s.work.v, rl)
+	}
+}
+
+// foldRing makes r hold positions [keep, end): it drops rows before keep and appends
+// rows of positions ≥ base from w, which holds positions [base, end).
+func foldRing(r *ring, keep, base, end int, w []float32, rl int) {
+	r.trim(keep)
+	for p := r.start + r.n; p < end; p++ {
+		copy(r.at(p), w[(p-base)*rl:(p-base+1)*rl])
+		r.n++
+	}
 }
 
 // encodeKeyBlock encodes the KIVI key block of positions [gs, gs+G) of every head
-// into blk, from the key ring (and sink rows for positions the ring no longer holds).
+// into blk, from the work area (this step's keys), the key ring (earlier keys of the
+// block) and the sink rows (positions the ring no longer holds).
 // Sink positions of a block that also holds other tokens are encoded as copies of
 // the block's first non-sink key.
 func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, blk []byte, gs int) {
@@ -107,10 +128,13 @@ func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, blk []byte, gs int) 
 				q = ly.sinksK
 			}
 			var row []float32
-			if q < t.k.start {
-				row = t.sk[q*rl : (q+1)*rl]
-			} else {
+			switch {
+			case q >= s.base:
+				row = s.work.k[(q-s.base)*rl : (q-s.base+1)*rl]
+			case q >= t.k.start:
 				row = t.k.at(q)
+			default:
+				row = t.sk[q*rl : (q+1)*rl]
 			}
 			copy(buf[i*d:(i+1)*d], row[h*d:(h+1)*d])
 		}
@@ -130,6 +154,9 @@ func (st *Store) Attend(layer int, id SeqID, q, out []float32) error {
 	if !s.done[layer] {
 		return fmt.Errorf("kv: attend sequence %d layer %d: keys and values of this step not appended yet", id, layer)
 	}
+	if (st.g.layers[layer].hasKTail() || st.g.layers[layer].hasVTail()) && s.work.layer != layer {
+		return fmt.Errorf("kv: attend sequence %d layer %d: this step's full-precision rows were released by a later Append or Grow (attend each layer before appending the next)", id, layer)
+	}
 	hq := st.g.cfg.Heads * st.g.cfg.HeadDim
 	if len(q) != s.pending*hq || len(out) != s.pending*hq {
 		return fmt.Errorf("kv: attend sequence %d layer %d: len(q)=%d len(out)=%d, want %d tokens × %d heads × %d = %d",
@@ -143,14 +170,14 @@ func (st *Store) Attend(layer int, id SeqID, q, out []float32) error {
 }
 
 // spans appends to dst the spans of positions [0, p] as the query at position p
-// sees them: sink rows, then blocks, then ring rows, for keys and values
-// independently, cut wherever either side changes storage, a block ends or a ring
-// wraps.
+// sees them: sink rows, then blocks, then full-precision rows (ring for positions
+// before the step, work area for the step's), for keys and values independently,
+// cut wherever either side changes storage, a block ends or a ring wraps.
 func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 	ly, t := &st.g.layers[layer], &s.tails[layer]
 	end := p + 1
 	sK, sV := min(ly.sinksK, end), min(ly.sinksV, end)
-	fk := end // keys [sK, fk) from blocks, [fk, end) from the ring
+	fk := end // keys [sK, fk) from blocks, [fk, end) in f32
 	if ly.kChan != nil && end%ly.kG != 0 {
 		fk = p - p%ly.kG
 	}
@@ -160,7 +187,7 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 		fv = max(0, end-ly.r)
 	}
 	fv = max(fv, sV)
-	B, rl, d := st.g.B, st.g.rowLen, st.g.cfg.HeadDim
+	B, rl, d, base := st.g.B, st.g.rowLen, st.g.cfg.HeadDim, s.base
 	for a := 0; a < end; {
 		sp := attn.Span{Pos: a}
 		b := end
@@ -179,10 +206,12 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 					Bytes: blk[ly.kOff+(a%B)*ly.kRowBytes:], HeadStride: ly.kHeadStride, Stride: ly.kRowBytes}
 			}
 			b = min(b, fk, blockEnd)
-		default:
+		case a < base:
 			i := a % t.k.capRows()
 			sp.K = attn.Src{Kind: attn.F32, F: t.k.buf[i*rl:], HeadStride: d, Stride: rl}
-			b = min(b, t.k.wrapEnd(a))
+			b = min(b, base, t.k.wrapEnd(a))
+		default:
+			sp.K = attn.Src{Kind: attn.F32, F: s.work.k[(a-base)*rl:], HeadStride: d, Stride: rl}
 		}
 		switch {
 		case a < sV:
@@ -192,10 +221,12 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 			sp.V = attn.Src{Kind: attn.Rows, Row: ly.vRow,
 				Bytes: blk[ly.vOff+(a%B)*ly.vRowBytes:], HeadStride: ly.vHeadStride, Stride: ly.vRowBytes}
 			b = min(b, fv, blockEnd)
-		default:
+		case a < base:
 			i := a % t.v.capRows()
 			sp.V = attn.Src{Kind: attn.F32, F: t.v.buf[i*rl:], HeadStride: d, Stride: rl}
-			b = min(b, t.v.wrapEnd(a))
+			b = min(b, base, t.v.wrapEnd(a))
+		default:
+			sp.V = attn.Src{Kind: attn.F32, F: s.work.v[(a-base)*rl:], HeadStride: d, Stride: rl}
 		}
 		sp.N = b - a
 		dst = append(dst, sp)

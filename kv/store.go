@@ -16,9 +16,14 @@ import (
 //   - Blocks hold the compressed form of every committed token: values and per-token
 //     keys from the moment they are appended, KIVI keys per channel as soon as their
 //     block of G tokens is full. Block i of the table holds positions [iB, (i+1)B).
-//   - Per layer, f32 rings hold the rows a query may still need in full precision:
-//     keys of the unfinished KIVI key block, the values of the last r−1 tokens (for
-//     KIVI values), and the tokens of the current step until the next Grow.
+//   - Per layer, f32 rings hold, between steps, the rows a later query may still need
+//     in full precision: keys of the unfinished KIVI key block (< G rows) and the
+//     values of the last r−1 tokens (KIVI values).
+//   - Per sequence, a work area holds the current step's f32 keys and values of one
+//     layer: Append(l) fills it, Attend(l) reads it next to layer l's ring, and the
+//     rows the ring must keep are folded into it before the area is reused (Append
+//     of another layer, Grow, Truncate). So a prefill of m tokens holds m f32 rows
+//     per side once, not once per layer.
 //   - Per layer, f32 sink rows hold the first Sinks tokens of lossy sides.
 //
 // Query at position p sees key j in full precision iff j < sinks or j's KIVI key
@@ -26,9 +31,10 @@ import (
 // j < sinks or j > p−r. That is exactly what single-token steps would see, so a
 // prefill of n tokens equals n decode steps.
 //
-// Memory accounting: AllocBytes = used blocks × block bytes + ring and sink bytes,
-// each ring counted at its capacity. All of it counts against BudgetBytes. Memory of
-// freed blocks is kept for reuse (PoolStats.ReservedBytes) but is not AllocBytes.
+// Memory accounting: AllocBytes = used blocks × block bytes + ring, work-area and
+// sink bytes, each buffer counted at its capacity. All of it counts against
+// BudgetBytes. Memory of freed blocks is kept for reuse (PoolStats.HeldBytes) but is
+// not AllocBytes.
 //
 // Locking: Sequences methods take the write lock; Append and Attend take the read
 // lock, so several goroutines may serve different sequences of one step at once.
@@ -40,7 +46,7 @@ type Store struct {
 	seqs map[SeqID]*seq
 	next SeqID
 
-	tailBytes int64 // rings and sinks of all sequences
+	tailBytes int64 // rings, work areas and sinks of all sequences
 	opts      attn.Options
 	shape     attn.Shape
 }
@@ -55,10 +61,22 @@ type seq struct {
 	blocks  []int32 // block table
 	tokens  []int32 // token ids of positions [0, n), for prefix hashing
 	tails   []tail  // per layer
+	work    work    // the current step's f32 rows of one layer
 
 	encBuf []float32 // one KIVI key block of one head, for encoding
 	sc     attn.Scratch
 }
+
+// work holds the f32 keys and values of the current step's tokens (positions
+// [base, base+pending)) for one layer, token-major; k or v is nil when no layer
+// keeps rings of that side. layer is −1 when the rows have been folded.
+type work struct {
+	k, v  []float32
+	rows  int // capacity in tokens
+	layer int
+}
+
+func (w *work) bytes() int64 { return 4 * int64(len(w.k)+len(w.v)) }
 
 // tail is one layer's full-precision rows of a sequence.
 type tail struct {
@@ -106,7 +124,7 @@ func (st *Store) lookup(id SeqID) (*seq, error) {
 }
 
 func (st *Store) newSeq() *seq {
-	s := &seq{done: make([]bool, len(st.g.layers)), tails: make([]tail, len(st.g.layers))}
+	s := &seq{done: make([]bool, len(st.g.layers)), tails: make([]tail, len(st.g.layers)), work: work{layer: -1}}
 	for i := range s.tails {
 		s.tails[i].k.rowLen = st.g.rowLen
 		s.tails[i].v.rowLen = st.g.rowLen
@@ -141,7 +159,7 @@ func (st *Store) Drop(id SeqID) error {
 }
 
 func (s *seq) tailBytes() int64 {
-	var n int64
+	n := s.work.bytes()
 	for i := range s.tails {
 		t := &s.tails[i]
 		n += t.k.bytes() + t.v.bytes() + 4*int64(len(t.sk)+len(t.sv))
@@ -185,6 +203,7 @@ func (st *Store) Fork(src SeqID) (SeqID, error) {
 		to.sk = cloneF32(from.sk)
 		to.sv = cloneF32(from.sv)
 	}
+	c.work = work{k: cloneF32(s.work.k), v: cloneF32(s.work.v), rows: s.work.rows, layer: s.work.layer}
 	st.tailBytes += extra
 	id := st.next
 	st.next++
@@ -221,9 +240,10 @@ func (st *Store) checkBudget(newBlocks int, extraTail int64) error {
 
 // Grow implements Sequences. It allocates the blocks that positions [Len, Len+n)
 // need, copies any shared block those positions will write into (copy-on-write),
-// trims each tail to what the step's queries need and sizes it to receive the step's
-// rows. Either all of that happens or, on ErrNoSpace, none of it. The previous step
-// must be complete (every layer appended) or undone with Truncate.
+// sizes the rings for what they must hold after the step and the work area for the
+// step's rows. Either all of that happens or, on ErrNoSpace, none of it. The previous
+// step must be complete (every layer appended) or undone with Truncate; its layers
+// can no longer be attended once Grow succeeds.
 func (st *Store) Grow(id SeqID, tokens []int32) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -250,34 +270,51 @@ func (st *Store) Grow(id SeqID, tokens []int32) error {
 			cow = append(cow, i)
 		}
 	}
-	// Plan tails.
-	type plan struct{ kStart, vStart, kCap, vCap, sinks int }
+	// Plan tails. The previous step's last layer may still have rows in the work
+	// area: plan as if they were folded into its ring (they are, on commit).
+	type plan struct{ kCap, vCap int }
 	plans := make([]plan, L)
 	var extra int64
+	rl := int64(st.g.rowLen) * 4
 	for i := range st.g.layers {
 		ly, t := &st.g.layers[i], &s.tails[i]
 		pl := &plans[i]
 		if ly.hasKTail() {
-			pl.kStart = ly.kTailStart(p0)
-			pl.kCap = planCap(t.k.capRows(), p0-pl.kStart+n, ly.kSteady())
-			extra += int64(pl.kCap-t.k.capRows()) * int64(st.g.rowLen) * 4
+			now := p0 - max(ly.kTailStart(p0), t.k.start)
+			after := end - ly.kTailStart(end)
+			pl.kCap = planCap(t.k.capRows(), max(now, after), ly.kSteady())
+			extra += int64(pl.kCap-t.k.capRows()) * rl
 		}
 		if ly.hasVTail() {
-			pl.vStart = ly.vTailStart(p0)
-			pl.vCap = planCap(t.v.capRows(), p0-pl.vStart+n, ly.vSteady())
-			extra += int64(pl.vCap-t.v.capRows()) * int64(st.g.rowLen) * 4
+			now := p0 - max(ly.vTailStart(p0), t.v.start)
+			after := end - ly.vTailStart(end)
+			pl.vCap = planCap(t.v.capRows(), max(now, after), ly.vSteady())
+			extra += int64(pl.vCap-t.v.capRows()) * rl
 		}
 		if ly.sinksK > 0 && t.sk == nil && p0 < ly.sinksK {
-			extra += int64(ly.sinksK * st.g.rowLen * 4)
+			extra += int64(ly.sinksK) * rl
 		}
 		if ly.sinksV > 0 && t.sv == nil && p0 < ly.sinksV {
-			extra += int64(ly.sinksV * st.g.rowLen * 4)
+			extra += int64(ly.sinksV) * rl
 		}
 	}
+	workRows := s.work.rows
+	if n > workRows || workRows > 2*n {
+		workRows = n
+	}
+	sides := 0
+	if st.g.workK {
+		sides++
+	}
+	if st.g.workV {
+		sides++
+	}
+	extra += int64(sides) * int64(workRows-s.work.rows) * rl
 	if err := st.checkBudget(newBlocks+len(cow), extra); err != nil {
 		return fmt.Errorf("kv: grow of sequence %d by %d tokens at %d: %w", id, n, p0, err)
 	}
 	// Commit.
+	st.fold(s)
 	for _, i := range cow {
 		old := s.blocks[i]
 		nb := st.pool.alloc()
@@ -292,11 +329,9 @@ func (st *Store) Grow(id SeqID, tokens []int32) error {
 		ly, t := &st.g.layers[i], &s.tails[i]
 		pl := &plans[i]
 		if ly.hasKTail() {
-			t.k.trim(pl.kStart)
 			t.k.resize(pl.kCap)
 		}
 		if ly.hasVTail() {
-			t.v.trim(pl.vStart)
 			t.v.resize(pl.vCap)
 		}
 		if ly.sinksK > 0 && t.sk == nil && p0 < ly.sinksK {
@@ -304,6 +339,16 @@ func (st *Store) Grow(id SeqID, tokens []int32) error {
 		}
 		if ly.sinksV > 0 && t.sv == nil && p0 < ly.sinksV {
 			t.sv = make([]float32, ly.sinksV*st.g.rowLen)
+		}
+	}
+	if workRows != s.work.rows {
+		s.work.rows = workRows
+		s.work.k, s.work.v = nil, nil
+		if st.g.workK {
+			s.work.k = make([]float32, workRows*st.g.rowLen)
+		}
+		if st.g.workV {
+			s.work.v = make([]float32, workRows*st.g.rowLen)
 		}
 	}
 	st.tailBytes += extra
@@ -315,11 +360,11 @@ func (st *Store) Grow(id SeqID, tokens []int32) error {
 }
 
 // Truncate implements Sequences. Right after Grow (nothing appended) it can undo the
-// reservation. After a complete step (every layer appended) it can shorten the
-// history to any n ≥ that step's first position, or to 0; shorter lengths work only
-// while the full-precision rows they need are still held (KIVI keys of n's
-// unfinished block, the r−1 values before n), and otherwise fail with an error
-// naming the earliest position held. Blocks past the new end return to the pool.
+// reservation in part or in full; it can always cut to 0; caches without f32 rings
+// (no KIVI side) can cut to any length. Otherwise n must find in the rings the f32
+// rows a query at n needs (KIVI keys of n's unfinished block, the r−1 values before
+// n), or Truncate fails naming the earliest position held. Blocks past the new end
+// return to the pool.
 func (st *Store) Truncate(id SeqID, n int) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -338,6 +383,7 @@ func (st *Store) Truncate(id SeqID, n int) error {
 	if open && s.nDone > 0 {
 		return fmt.Errorf("kv: truncate of sequence %d: step is half appended (%d of %d layers)", id, s.nDone, L)
 	}
+	st.fold(s)
 	if open && n >= s.base {
 		s.n, s.pending = n, n-s.base
 		st.releaseBlocks(s, n)

@@ -230,15 +230,24 @@ func TestGrowRollback(t *testing.T) {
 		t.Run(spec, func(t *testing.T) {
 			probe := newFixture(t, spec, 2, 4, 2, 16, 0, 0)
 			bb := int64(probe.st.BlockBytes())
-			budget := 9*bb + 30*int64(2*2*16*4)
-			f := newFixture(t, spec, 2, 4, 2, 16, 400, budget)
+			// Nine blocks, plus the steady f32 rows of two sequences and work rows for
+			// steps of up to 40 tokens.
+			steady, err := SteadyBytes(probe.st.Config(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rowBytes := int64(2 * 16 * 4)
+			budget := 9*bb + 2*(steady-bb) + 2*2*(40+int64(probe.st.g.B))*rowBytes
+			f := newFixture(t, spec, 2, 4, 2, 16, 3000, budget)
 			st := f.st
+			other, _ := st.NewSeq()
+			f.mustStep(t, other, 0, 3*st.g.B)
 			a, _ := st.NewSeq()
 			pos := 0
 			var failed bool
-			for pos < 400 {
+			for pos < 2000 {
 				n := 1 + f.r.IntN(40)
-				n = min(n, 400-pos)
+				n = min(n, 2000-pos)
 				beforePS, beforeU, beforeLen := st.PoolStats(), st.Usage(), st.Len(a)
 				_, err := f.step(t, a, f.k, f.v, f.q, pos, pos+n)
 				if err != nil {
@@ -257,7 +266,7 @@ func TestGrowRollback(t *testing.T) {
 				}
 			}
 			if !failed {
-				t.Fatalf("budget of %d bytes held 400 tokens", budget)
+				t.Fatalf("budget of %d bytes held 2000 tokens", budget)
 			}
 			// Single-token steps fill the rest of the budget exactly up to failure.
 			for {
@@ -269,13 +278,12 @@ func TestGrowRollback(t *testing.T) {
 				}
 				pos++
 			}
-			// The sequence still works after the failures: truncate one step and redo it.
-			prev := st.Len(a) - 1
-			if err := st.Truncate(a, prev); err != nil {
+			// The sequence still works after the failures once memory is freed.
+			if err := st.Drop(other); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := f.step(t, a, f.k, f.v, f.q, prev, prev+1); err != nil {
-				t.Fatalf("redo after truncate: %v", err)
+			if _, err := f.step(t, a, f.k, f.v, f.q, pos, pos+1); err != nil {
+				t.Fatalf("step after freeing memory: %v", err)
 			}
 			// Fork needs tail memory (and, on its first write, a copy of the shared block).
 			beforePS, beforeU := st.PoolStats(), st.Usage()
@@ -312,22 +320,24 @@ func TestAccountingFormula(t *testing.T) {
 	cases := []struct {
 		spec        string
 		perTokenRow int // bytes per token per layer per kv head, K+V, from the codec docs (d=128)
-		ringRows    int // steady f32 ring rows per layer (G keys + r values)
+		ringRows    int // steady f32 ring rows per layer (G−1 keys + r−1 values)
 		sinks       int
+		workRows    int // f32 work rows per sequence (one per side with rings)
 	}{
-		{"f32", 512 + 512, 0, 0},
-		{"f16", 256 + 256, 0, 0},
-		{"bf16:sinks=4", 256 + 256, 0, 4},
-		{"q8", 130 + 130, 0, 0},
-		{"fp8e4m3", 130 + 130, 0, 0},
-		{"q4", 80 + 80, 0, 0},
-		{"q2", 48 + 48, 0, 0},
-		{"q4:g=128", 68 + 68, 0, 0},
-		{"kivi8", 144 + 144, 32 + 128, 0},
-		{"kivi4", 80 + 80, 32 + 128, 0},
-		{"kivi2", 48 + 48, 32 + 128, 0},
-		{"kivi4/kivi2:r=64,sinks=4", 80 + 48, 32 + 64, 4},
-		{"f32/q8:sinks=3", 512 + 130, 0, 3},
+		{"f32", 512 + 512, 0, 0, 0},
+		{"f16", 256 + 256, 0, 0, 0},
+		{"bf16:sinks=4", 256 + 256, 0, 4, 0},
+		{"q8", 130 + 130, 0, 0, 0},
+		{"fp8e4m3", 130 + 130, 0, 0, 0},
+		{"q4", 80 + 80, 0, 0, 0},
+		{"q2", 48 + 48, 0, 0, 0},
+		{"q4:g=128", 68 + 68, 0, 0, 0},
+		{"kivi8", 144 + 144, 31 + 127, 0, 2},
+		{"kivi4", 80 + 80, 31 + 127, 0, 2},
+		{"kivi2", 48 + 48, 31 + 127, 0, 2},
+		{"kivi4/kivi2:r=64,sinks=4", 80 + 48, 31 + 63, 4, 2},
+		{"kivi4/q8", 80 + 130, 31, 0, 1},
+		{"f32/q8:sinks=3", 512 + 130, 0, 3, 0},
 	}
 	for _, c := range cases {
 		sp := MustParseSpec(c.spec)
@@ -355,8 +365,7 @@ func TestAccountingFormula(t *testing.T) {
 		for p := 100; p < L; p++ {
 			f.mustStep(t, id, p, p+1)
 		}
-		// Before the next Grow the rings still hold the last step's row on top of the
-		// steady rows; a Grow of one more token trims them, so measure after it.
+		// Measure in the steady state, right after the Grow of one more token.
 		if err := st.Grow(id, []int32{0}); err != nil {
 			t.Fatal(err)
 		}
@@ -372,9 +381,9 @@ func TestAccountingFormula(t *testing.T) {
 			}
 			sinkBytes = c.sinks * lossySides
 		}
-		want := blocks*int64(st.BlockBytes()) + int64(layers)*rowBytes*int64(c.ringRows+sinkBytes)
+		want := blocks*int64(st.BlockBytes()) + int64(layers)*rowBytes*int64(c.ringRows+sinkBytes) + rowBytes*int64(c.workRows)
 		if got := st.Usage().AllocBytes; got != want {
-			t.Errorf("%s: AllocBytes = %d, want %d (%d blocks of %d, %d ring and %d sink rows per layer)", c.spec, got, want, blocks, st.BlockBytes(), c.ringRows, sinkBytes)
+			t.Errorf("%s: AllocBytes = %d, want %d (%d blocks of %d, %d ring and %d sink rows per layer, %d work rows)", c.spec, got, want, blocks, st.BlockBytes(), c.ringRows, sinkBytes, c.workRows)
 		}
 		if sb, err := SteadyBytes(cfg, L+1); err != nil || sb != want {
 			t.Errorf("%s: SteadyBytes = %d (%v), want %d", c.spec, sb, err, want)
@@ -386,71 +395,95 @@ func TestAccountingFormula(t *testing.T) {
 	}
 }
 
-// TestTruncate: undoing a Grow, rolling back whole steps, and refusing lengths whose
-// full-precision rows are gone; a truncated sequence continues exactly like a fresh
-// one with the same history.
+// TestTruncate: undoing a Grow; cutting a cache without full-precision rows to any
+// length; refusing lengths whose rows are gone; a truncated sequence continues
+// exactly like a fresh one with the same history.
 func TestTruncate(t *testing.T) {
-	const spec = "kivi2:g=8,r=4,sinks=1"
-	f := newFixture(t, spec, 2, 2, 1, 8, 80, 0)
-	st := f.st
-	a, _ := st.NewSeq()
-	f.mustStep(t, a, 0, 30)
-	f.mustStep(t, a, 30, 37)
-	// Roll back to the start of the last step (always exact).
-	if err := st.Truncate(a, 30); err != nil {
-		t.Fatal(err)
-	}
-	// Undo a Grow before any Append, in two moves.
-	if err := st.Grow(a, make([]int32, 5)); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Truncate(a, 32); err != nil { // keep 2 of the 5
-		t.Fatal(err)
-	}
-	if err := st.Truncate(a, 30); err != nil {
-		t.Fatal(err)
-	}
-	if st.Len(a) != 30 {
-		t.Fatalf("Len %d", st.Len(a))
-	}
-	// Positions before the last step's block of keys are no longer held in f32.
-	err := st.Truncate(a, 21)
-	if err == nil || !errors.Is(err, errNotExact) || !strings.Contains(err.Error(), "held from") {
-		t.Fatalf("truncate to 21: %v, want a not-exact error", err)
-	}
-	if st.Len(a) != 30 {
-		t.Fatalf("failed truncate changed Len to %d", st.Len(a))
-	}
-	var got [][]float32
-	for p := 30; p < 45; p++ {
-		got = f.mustStep(t, a, p, p+1)
-	}
-	b, _ := st.NewSeq()
-	var want [][]float32
-	for p := 0; p < 45; p++ {
-		want = f.mustStep(t, b, p, p+1)
-	}
-	if !equalOuts(got, want) {
-		t.Errorf("truncated and continued sequence differs from a fresh one")
-	}
-	if err := st.Truncate(a, 0); err != nil {
-		t.Fatal(err)
-	}
-	if st.Len(a) != 0 || len(st.seqs[a].blocks) != 0 {
-		t.Errorf("truncate to 0 left %d tokens, %d blocks", st.Len(a), len(st.seqs[a].blocks))
-	}
-	// A half-appended step cannot be truncated.
-	if err := st.Grow(b, []int32{1}); err != nil {
-		t.Fatal(err)
-	}
-	f.extend(1)
-	if err := st.Append(0, b, f.k[0][45], f.v[0][45]); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Truncate(b, 45); err == nil {
-		t.Errorf("truncate of a half-appended step succeeded")
-	}
-	checkAccounting(t, spec, st)
+	t.Run("kivi", func(t *testing.T) {
+		const spec = "kivi2:g=8,r=4,sinks=1"
+		f := newFixture(t, spec, 2, 2, 1, 8, 80, 0)
+		st := f.st
+		a, _ := st.NewSeq()
+		f.mustStep(t, a, 0, 30)
+		f.mustStep(t, a, 30, 37)
+		// Undo a Grow before any Append, in two moves.
+		if err := st.Grow(a, make([]int32, 5)); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Truncate(a, 39); err != nil { // keep 2 of the 5
+			t.Fatal(err)
+		}
+		if err := st.Truncate(a, 37); err != nil {
+			t.Fatal(err)
+		}
+		if st.Len(a) != 37 {
+			t.Fatalf("Len %d", st.Len(a))
+		}
+		// The f32 rows length 30 needs (keys from 24, values from 27) are gone.
+		err := st.Truncate(a, 30)
+		if err == nil || !errors.Is(err, errNotExact) || !strings.Contains(err.Error(), "held from") {
+			t.Fatalf("truncate to 30: %v, want a not-exact error", err)
+		}
+		if st.Len(a) != 37 {
+			t.Fatalf("failed truncate changed Len to %d", st.Len(a))
+		}
+		var got [][]float32
+		for p := 37; p < 45; p++ {
+			got = f.mustStep(t, a, p, p+1)
+		}
+		b, _ := st.NewSeq()
+		var want [][]float32
+		for p := 0; p < 45; p++ {
+			want = f.mustStep(t, b, p, p+1)
+		}
+		if !equalOuts(got, want) {
+			t.Errorf("sequence after a refused truncate differs from a fresh one")
+		}
+		if err := st.Truncate(a, 0); err != nil {
+			t.Fatal(err)
+		}
+		if st.Len(a) != 0 || len(st.seqs[a].blocks) != 0 {
+			t.Errorf("truncate to 0 left %d tokens, %d blocks", st.Len(a), len(st.seqs[a].blocks))
+		}
+		// A half-appended step cannot be truncated.
+		if err := st.Grow(b, []int32{1}); err != nil {
+			t.Fatal(err)
+		}
+		f.extend(1)
+		if err := st.Append(0, b, f.k[0][45], f.v[0][45]); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Truncate(b, 45); err == nil {
+			t.Errorf("truncate of a half-appended step succeeded")
+		}
+		checkAccounting(t, spec, st)
+	})
+	t.Run("q4 sinks", func(t *testing.T) {
+		const spec = "q4:g=8,sinks=3"
+		f := newFixture(t, spec, 2, 4, 2, 16, 80, 0)
+		st := f.st
+		a, _ := st.NewSeq()
+		f.mustStep(t, a, 0, 50)
+		for _, n := range []int{41, 33, 32, 2} {
+			if err := st.Truncate(a, n); err != nil {
+				t.Fatalf("truncate to %d: %v", n, err)
+			}
+			checkAccounting(t, spec, st)
+		}
+		// Refill to 40 in steps, continue, and compare with a fresh sequence.
+		f.mustStep(t, a, 2, 20)
+		var got [][]float32
+		for p := 20; p < 40; p++ {
+			got = f.mustStep(t, a, p, p+1)
+		}
+		b, _ := st.NewSeq()
+		want := f.mustStep(t, b, 0, 40)
+		for l := range want {
+			if e := maxAbsDiff(got[l], want[l][39*4*16:]); e > 1e-5 {
+				t.Errorf("layer %d: truncated and refilled sequence differs by %.3g", l, e)
+			}
+		}
+	})
 }
 
 // TestErrors: misuse is an error naming what was wrong, never a panic.
