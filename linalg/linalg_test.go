@@ -37,8 +37,9 @@ var testTypes = []gguf.TensorType{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, ggu
 func TestMatMulConformance(t *testing.T) {
 	shapes := []struct{ rows, cols int }{
 		{1, 32}, {7, 32}, {5, 64}, {33, 96}, {17, 256}, {129, 160}, {3, 512},
-		{517, 256}, // large enough to run in parallel
-		{13, 4096}, // at n = 17, enough activations to quantize them in parallel
+		{517, 256},               // large enough to run in parallel
+		{13, 4096},               // at n = 17, enough activations to quantize them in parallel
+		{5, 172}, {3, 7}, {9, 1}, // float types only: rows that are no whole number of vectors
 	}
 	blockOK := func(typ gguf.TensorType, cols int) bool { return cols%typ.BlockElems() == 0 }
 	ns := []int{1, 3, 17}
