@@ -350,6 +350,11 @@ func checkSrc(c *Src, n int, sh Shape, what string) error {
 	if c.HeadStride < 0 || c.Stride < 0 {
 		return fmt.Errorf("%w: %s: negative stride", ErrShape, what)
 	}
+	// Strides beyond the storage could only be valid for one head and one token;
+	// rejecting them first keeps the products below from overflowing.
+	if size := max(len(c.F), len(c.Bytes)); (sh.KVHeads > 1 && c.HeadStride > size) || (n > 1 && c.Stride > size) || n > size+1<<20 {
+		return fmt.Errorf("%w: %s: strides %d, %d beyond storage of %d", ErrShape, what, c.HeadStride, c.Stride, size)
+	}
 	var need, have int
 	switch c.Kind {
 	case F32:
@@ -360,7 +365,7 @@ func checkSrc(c *Src, n int, sh Shape, what string) error {
 		}
 		need, have = (sh.KVHeads-1)*c.HeadStride+(n-1)*c.Stride+c.Row.RowBytes(d), len(c.Bytes)
 	case Channel:
-		if c.Chan == nil || c.G < 1 || c.Off < 0 || c.Off >= c.G {
+		if c.Chan == nil || c.G < 1 || c.G > len(c.Bytes) || c.Off < 0 || c.Off >= c.G {
 			return fmt.Errorf("%w: %s: Channel needs a codec, G ≥ 1 and 0 ≤ Off < G (G=%d Off=%d)", ErrShape, what, c.G, c.Off)
 		}
 		blocks := (c.Off + n + c.G - 1) / c.G

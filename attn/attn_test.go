@@ -308,6 +308,8 @@ func TestDecodeRejectsBadInput(t *testing.T) {
 		{"channel values", sh, q, []Span{chanV}},
 		{"offset ≥ G", sh, q, []Span{badOff}},
 		{"no codec", sh, q, []Span{{N: 1, K: Src{Kind: Rows, Bytes: make([]byte, 100)}, V: ok.V}}},
+		{"huge stride", sh, q, []Span{{N: 2, K: Src{Kind: F32, F: make([]float32, 32), HeadStride: 16, Stride: 1 << 62}, V: ok.V}}},
+		{"huge head stride", sh, q, []Span{{N: 1, K: Src{Kind: Rows, Row: quant.Int8{}, Bytes: make([]byte, 100), HeadStride: 1 << 62}, V: ok.V}}},
 	}
 	for _, c := range cases {
 		o := make([]float32, len(c.q))
