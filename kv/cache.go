@@ -35,7 +35,10 @@ var ErrUnknownSeq = errors.New("kv: unknown sequence")
 type Layers interface {
 	// Append stores the keys and values of the n tokens reserved by the last Grow of
 	// seq, for one layer. k and v hold n·kvHeads·headDim values, token after token.
-	// Every layer must be appended exactly once per Grow, before Attend of that layer.
+	// Every layer must be appended exactly once per Grow, before Attend of that layer,
+	// and a layer's Attend must come before the Append of another layer of the same
+	// sequence (the order of a forward pass): a cache may keep the step's
+	// full-precision rows for one layer at a time.
 	Append(layer int, seq SeqID, k, v []float32) error
 
 	// Attend computes causal attention for the n queries of the tokens reserved by the
