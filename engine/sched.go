@@ -294,26 +294,45 @@ func (e *Engine) chunk(r *request, c *choice, budget int) int {
 	return n
 }
 
-// memoryAllows estimates whether the cache has room to start r now: its tokens so
-// far plus one block's worth of growth per running sequence.
+// memoryAllows estimates whether the cache has room to start r now: free memory must
+// cover what the running sequences still have to compute (prompts in progress and
+// recomputations, requests admitted earlier in this plan included) plus one block of
+// growth each, and r's history plus one block of growth per sequence of r.
 func (e *Engine) memoryAllows(r *request) bool {
-	tokens, k := len(r.prompt), 0
+	B := 16 // tokens per block when the cache does not say
+	var p kv.PoolStats
+	if e.pool != nil {
+		p = e.pool.PoolStats()
+		if p.BlocksFree < 0 {
+			return true
+		}
+		B = p.BlockTokens
+	}
+	blocks := 0 // blocks still to allocate
+	for _, x := range e.running {
+		for _, c := range x.choices {
+			if !c.active() {
+				continue
+			}
+			if c.hasSeq {
+				blocks += (c.fed+c.need()+B-1)/B - (c.fed+B-1)/B
+			}
+			blocks++
+		}
+	}
+	k := 0
+	tokens := len(r.prompt)
 	for _, c := range r.choices {
 		if c.active() {
 			tokens += c.nGen
 			k++
 		}
 	}
+	blocks += (tokens+B-1)/B + k
 	if e.pool != nil {
-		p := e.pool.PoolStats()
-		if p.BlocksFree < 0 {
-			return true
-		}
-		// The request's blocks, one block of growth for every sequence running or
-		// starting, and the new sequences' full-precision tails (measured per sequence).
-		need := int64((tokens+p.BlockTokens-1)/p.BlockTokens+e.runningSeqs()+k) * int64(p.BlockBytes)
+		need := int64(blocks) * int64(p.BlockBytes)
 		if u := e.c.Usage(); u.Sequences > 0 {
-			need += p.TailBytes / int64(u.Sequences) * int64(k)
+			need += p.TailBytes / int64(u.Sequences) * int64(k) // the new sequences' tails, measured
 		}
 		return int64(p.BlocksFree)*int64(p.BlockBytes) >= need
 	}
@@ -328,9 +347,7 @@ func (e *Engine) memoryAllows(r *request) bool {
 		}
 		bpt = float64(u.AllocBytes) / float64(u.Tokens)
 	}
-	const slack = 16 // tokens of growth reserved per running sequence
-	tokens += slack * (e.runningSeqs() + 1)
-	return float64(u.BudgetBytes-u.AllocBytes) >= bpt*float64(tokens)
+	return float64(u.BudgetBytes-u.AllocBytes) >= bpt*float64(blocks*B)
 }
 
 // prefixCache is implemented by caches that reuse the stored blocks of earlier
