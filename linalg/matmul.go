@@ -23,6 +23,11 @@ const (
 	// serialQuant is the activation count under which they are quantized on the calling
 	// goroutine.
 	serialQuant = 64 << 10
+	// prefetchRows is how many rows ahead of the one being multiplied a chunk asks the
+	// CPU to fetch (on the first token block): the hardware prefetcher alone leaves decode
+	// about 5-10% short of that in CPU time per token (interleaved A/B runs, llama-134m
+	// shape, Q8_0).
+	prefetchRows = 4
 )
 
 // MatMul computes out = W·x for n tokens: for i < n and r < w.Rows,
@@ -245,6 +250,9 @@ func (p *product) chunkF32(r0, r1 int) {
 		t1 := min(p.n, t0+p.tb)
 		for r := r0; r < r1; r++ {
 			row := p.wf[r*cols : (r+1)*cols]
+			if t0 == 0 && r+prefetchRows < r1 {
+				prefetch(&p.w.Data[(r+prefetchRows)*p.rb], p.rb)
+			}
 			for t := t0; t < t1; t++ {
 				p.out[t*rows+r] = dot(row, p.x[t*cols:(t+1)*cols])
 			}
@@ -258,6 +266,9 @@ func (p *product) chunkF16(r0, r1 int) {
 	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
 	if p.n == 1 {
 		for r := r0; r < r1; r++ {
+			if r+prefetchRows < r1 {
+				prefetch(&p.w.Data[(r+prefetchRows)*rb], rb)
+			}
 			p.out[r] = p.k.dotF16(p.w.Data[r*rb:(r+1)*rb], p.x)
 		}
 		return
@@ -288,6 +299,9 @@ func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) flo
 		t1 := min(p.n, t0+p.tb)
 		for r := r0; r < r1; r++ {
 			row := p.w.Data[r*rb : (r+1)*rb]
+			if t0 == 0 && r+prefetchRows < r1 {
+				prefetch(&p.w.Data[(r+prefetchRows)*rb], rb)
+			}
 			t := t0
 			for ; t+4 <= t1; t += 4 {
 				dot4(&res, row, p.xi[t*cols:(t+4)*cols], p.xs[2*t*nb:2*(t+4)*nb])
