@@ -118,6 +118,9 @@ type Engine struct {
 
 	// Static pool geometry (0 without a pool or without a budget).
 	blockTokens, blocksTotal int
+	// seqTail is the full-precision tail memory one sequence holds in the steady
+	// state (rings and sinks, kv.SteadyBytes beyond blocks), 0 if unknown.
+	seqTail int64
 
 	mu       sync.Mutex
 	incoming []*request
@@ -177,6 +180,11 @@ func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
 		e.stats.Pool = p
 		if p.BlocksTotal > 0 && p.BlockTokens > 0 {
 			e.blockTokens, e.blocksTotal = p.BlockTokens, p.BlocksTotal
+		}
+		if cc, ok := c.(interface{ Config() kv.Config }); ok {
+			if b, err := kv.SteadyBytes(cc.Config(), p.BlockTokens); err == nil {
+				e.seqTail = max(0, b-int64(p.BlockBytes))
+			}
 		}
 	}
 	go e.loop()

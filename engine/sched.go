@@ -309,6 +309,7 @@ func (e *Engine) memoryAllows(r *request) bool {
 		B = p.BlockTokens
 	}
 	blocks := 0 // blocks still to allocate
+	seqs := 0   // running sequences, forks to come included
 	for _, x := range e.running {
 		for _, c := range x.choices {
 			if !c.active() {
@@ -318,6 +319,7 @@ func (e *Engine) memoryAllows(r *request) bool {
 				blocks += (c.fed+c.need()+B-1)/B - (c.fed+B-1)/B
 			}
 			blocks++
+			seqs++
 		}
 	}
 	k := 0
@@ -330,10 +332,9 @@ func (e *Engine) memoryAllows(r *request) bool {
 	}
 	blocks += (tokens+B-1)/B + k
 	if e.pool != nil {
-		need := int64(blocks) * int64(p.BlockBytes)
-		if u := e.c.Usage(); u.Sequences > 0 {
-			need += p.TailBytes / int64(u.Sequences) * int64(k) // the new sequences' tails, measured
-		}
+		// Tails: every sequence, new ones included, holds one at the steady size;
+		// those of sequences that have not grown yet are still to allocate.
+		need := int64(blocks)*int64(p.BlockBytes) + max(0, e.seqTail*int64(seqs+k)-p.TailBytes)
 		return int64(p.BlocksFree)*int64(p.BlockBytes) >= need
 	}
 	u := e.c.Usage()
