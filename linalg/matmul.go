@@ -294,6 +294,16 @@ func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) flo
 	dot4 func(*[4]float32, []byte, []int8, []float32)) {
 	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
 	nb := cols / blockElems
+	if p.n == 1 { // decode: one dot per row
+		w, xq, xd := p.w.Data[:r1*rb], p.xq[:cols], p.xd[:nb]
+		for r := r0; r < r1; r++ {
+			if r+prefetchRows < r1 {
+				prefetch(&w[(r+prefetchRows)*rb], rb)
+			}
+			p.out[r] = dot(w[r*rb:(r+1)*rb], xq, xd)
+		}
+		return
+	}
 	var res [4]float32
 	for t0 := 0; t0 < p.n; t0 += p.tb {
 		t1 := min(p.n, t0+p.tb)
