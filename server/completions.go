@@ -390,7 +390,6 @@ func (o *output) startStream() {
 	h := o.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	o.w.WriteHeader(http.StatusOK)
 	o.rc = http.NewResponseController(o.w)

@@ -30,13 +30,17 @@ type envConfig struct {
 	spec   string // cache spec; "" means f32
 	budget int64  // cache byte budget; 0 unlimited
 	engine engine.Config
+	model  *model.Model // nil: the built-in model
 }
 
 func newEnv(t testing.TB, ec envConfig) *testEnv {
 	t.Helper()
-	m, err := model.LoadDefault()
-	if err != nil {
-		t.Fatalf("LoadDefault: %v", err)
+	m := ec.model
+	if m == nil {
+		var err error
+		if m, err = model.LoadDefault(); err != nil {
+			t.Fatalf("LoadDefault: %v", err)
+		}
 	}
 	if ec.spec == "" {
 		ec.spec = "f32"
