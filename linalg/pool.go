@@ -19,7 +19,7 @@ var pool struct {
 }
 
 func init() {
-	threads.Store(int32(max(1, runtime.NumCPU())))
+	threads.Store(int32(max(1, min(runtime.NumCPU(), runtime.GOMAXPROCS(0)))))
 	pool.jobs = make(chan *job, 256)
 }
 
@@ -27,7 +27,8 @@ func init() {
 const maxThreads = 256
 
 // SetThreads sets how many goroutines, the caller included, one MatMul call may use:
-// n = 1 runs every product on the calling goroutine. It returns an error, and changes
+// n = 1 runs every product on the calling goroutine. The default is the number of CPUs
+// the process may run on at once (runtime.NumCPU, bounded by GOMAXPROCS at start). It returns an error, and changes
 // nothing, if n is not in [1, 256].
 func SetThreads(n int) error {
 	if n < 1 || n > maxThreads {
