@@ -17,7 +17,7 @@ func detectSIMD() *kernelSet {
 	if !archsimd.X86.AVX2() || !archsimd.X86.FMA() {
 		return nil
 	}
-	return &kernelSet{
+	k := &kernelSet{
 		name:     "avx2",
 		dotF32:   dotF32AVX2,
 		dotF16:   dotF16AVX2,
@@ -29,6 +29,10 @@ func detectSIMD() *kernelSet {
 		axpy:     axpyAVX2,
 		quantQ8:  quantQ8AVX2,
 	}
+	if hasF16C() {
+		k.dotF16, k.widenF16 = dotF16F16C, widenF16F16C
+	}
+	return k
 }
 
 // hsum returns the sum of the 8 lanes of v. It clears the upper halves of the vector
