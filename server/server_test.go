@@ -541,3 +541,37 @@ func TestModelsAndHealth(t *testing.T) {
 		t.Errorf("health after Shutdown: %d, want 503", code)
 	}
 }
+
+// A body without a declared length is cut off at the limit while it is read.
+func TestOversizedChunkedBody(t *testing.T) {
+	e := newEnv(t, envConfig{opts: Options{MaxBodyBytes: 1024}})
+	for _, tc := range []struct {
+		name   string
+		size   int
+		status int
+	}{
+		{"under the limit", 900, 200},
+		{"over the limit", 1 << 20, 413},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pad := strings.Repeat(" ", tc.size)
+			body := io.MultiReader(strings.NewReader(`{"prompt":"Once",`+pad), strings.NewReader(`"max_tokens":2}`))
+			req, err := http.NewRequest(http.MethodPost, e.ts.URL+"/v1/completions", body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := e.ts.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if req.ContentLength != 0 || resp.StatusCode != tc.status {
+				t.Fatalf("content length %d, status %d (want %d): %s", req.ContentLength, resp.StatusCode, tc.status, b)
+			}
+			if tc.status == 413 && !strings.Contains(string(b), "limit of 1024 bytes") {
+				t.Errorf("body %s", b)
+			}
+		})
+	}
+}
