@@ -3,7 +3,7 @@
 //   - POST /v1/completions and POST /v1/chat/completions, streamed as Server-Sent
 //     Events (stream: true; one "data: {json}\n\n" chunk per token that brings text,
 //     then "data: [DONE]\n\n") or answered in one JSON body;
-//   - GET /v1/models, the one model served;
+//   - GET /v1/models, the one model served, and GET /v1/models/{id};
 //   - GET /health: 503 until Start has attached the model (and again while shutting
 //     down), then 200;
 //   - GET /metrics: Prometheus text format, metric names prefixed kvq_.
@@ -100,6 +100,7 @@ func New(opts Options) *Server {
 	s.mux.HandleFunc("POST /v1/completions", s.auth(s.handleCompletions))
 	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.handleChat))
 	s.mux.HandleFunc("GET /v1/models", s.auth(s.handleModels))
+	s.mux.HandleFunc("GET /v1/models/{id...}", s.auth(s.handleModel))
 	s.mux.HandleFunc("GET /health", s.handleHealth)
 	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
 	s.mux.HandleFunc("/v1/", s.auth(func(w http.ResponseWriter, r *http.Request) {
@@ -279,6 +280,17 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 		list.Data = append(list.Data, modelObject{ID: names[0], Object: "model", Created: time.Now().Unix(), OwnedBy: "kvq"})
 	}
 	writeJSON(w, http.StatusOK, list)
+}
+
+func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
+	_, _, names := s.engine()
+	id := r.PathValue("id")
+	if err := checkModel(&id, names); err != nil || len(names) == 0 {
+		writeError(w, &apiError{status: http.StatusNotFound, typ: "invalid_request_error", param: "model",
+			message: fmt.Sprintf("the model %q does not exist", id)})
+		return
+	}
+	writeJSON(w, http.StatusOK, modelObject{ID: names[0], Object: "model", Created: time.Now().Unix(), OwnedBy: "kvq"})
 }
 
 // statusWriter records the status and size of a response for the request log.

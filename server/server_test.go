@@ -524,6 +524,13 @@ func TestModelsAndHealth(t *testing.T) {
 	if list.Object != "list" || len(list.Data) != 1 || list.Data[0].ID != "tiny" || list.Data[0].Object != "model" {
 		t.Errorf("models %+v", list)
 	}
+	for path, want := range map[string]int{"/v1/models/tiny": 200, "/v1/models/default": 200, "/v1/models/gpt-4": 404} {
+		code, body := get(path)
+		var mo modelObject
+		if code != want || code == 200 && (json.Unmarshal([]byte(body), &mo) != nil || mo.ID != "tiny") {
+			t.Errorf("GET %s: %d %s, want %d", path, code, body, want)
+		}
+	}
 	for _, name := range []string{"tiny", "default", "stories260K"} {
 		resp, err := ts.Client().Post(ts.URL+"/v1/completions", "application/json", strings.NewReader(`{"model":"`+name+`","prompt":"a","max_tokens":2}`))
 		if err != nil {
