@@ -238,6 +238,90 @@ func (st *Store) checkBudget(newBlocks int, extraTail int64) error {
 	return nil
 }
 
+// growPlan is what a Grow of n tokens at p0 needs: blocks to append, shared blocks
+// to copy, ring capacities per layer, work-area rows, and the tail bytes it adds
+// (negative when buffers shrink).
+type growPlan struct {
+	p0, end               int
+	needBlocks, newBlocks int
+	cow                   []int // block-table indexes of shared blocks to copy
+	kCap, vCap            []int
+	workRows              int
+	extra                 int64
+}
+
+// planGrow plans a Grow of n ≥ 1 tokens of s without changing anything. The
+// previous step's last layer may still have rows in the work area: the plan treats
+// them as folded into its ring (Grow folds them on commit).
+func (st *Store) planGrow(s *seq, n int) growPlan {
+	B, L := st.g.B, len(st.g.layers)
+	pl := growPlan{p0: s.n, end: s.n + n, kCap: make([]int, L), vCap: make([]int, L)}
+	p0, end := pl.p0, pl.end
+	pl.needBlocks = (end + B - 1) / B
+	pl.newBlocks = pl.needBlocks - len(s.blocks)
+	for i := p0 / B; i < len(s.blocks); i++ {
+		if st.pool.refs[s.blocks[i]] > 1 {
+			pl.cow = append(pl.cow, i)
+		}
+	}
+	rl := int64(st.g.rowLen) * 4
+	for i := range st.g.layers {
+		ly, t := &st.g.layers[i], &s.tails[i]
+		if ly.hasKTail() {
+			now := p0 - max(ly.kTailStart(p0), t.k.start)
+			after := end - ly.kTailStart(end)
+			pl.kCap[i] = planCap(t.k.capRows(), max(now, after), ly.kSteady())
+			pl.extra += int64(pl.kCap[i]-t.k.capRows()) * rl
+		}
+		if ly.hasVTail() {
+			now := p0 - max(ly.vTailStart(p0), t.v.start)
+			after := end - ly.vTailStart(end)
+			pl.vCap[i] = planCap(t.v.capRows(), max(now, after), ly.vSteady())
+			pl.extra += int64(pl.vCap[i]-t.v.capRows()) * rl
+		}
+		if ly.sinksK > 0 && t.sk == nil && p0 < ly.sinksK {
+			pl.extra += int64(ly.sinksK) * rl
+		}
+		if ly.sinksV > 0 && t.sv == nil && p0 < ly.sinksV {
+			pl.extra += int64(ly.sinksV) * rl
+		}
+	}
+	pl.workRows = s.work.rows
+	if n > pl.workRows || pl.workRows > 2*n {
+		pl.workRows = n
+	}
+	sides := 0
+	if st.g.workK {
+		sides++
+	}
+	if st.g.workV {
+		sides++
+	}
+	pl.extra += int64(sides) * int64(pl.workRows-s.work.rows) * rl
+	return pl
+}
+
+// GrowCost is the change of Usage().AllocBytes that Grow(seq, n tokens) would make
+// now: new and copied blocks plus the change of the full-precision buffers (which
+// may shrink). A Grow succeeds iff the budget is 0 or AllocBytes + GrowCost ≤
+// BudgetBytes. The previous step of seq must be complete, as for Grow.
+func (st *Store) GrowCost(id SeqID, n int) (int64, error) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	s, err := st.lookup(id)
+	if err != nil {
+		return 0, fmt.Errorf("kv: grow cost: %w", err)
+	}
+	if n < 0 || s.stepOpen(len(st.g.layers)) {
+		return 0, fmt.Errorf("kv: grow cost of %d tokens for sequence %d: want n ≥ 0 and a complete step", n, id)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	pl := st.planGrow(s, n)
+	return int64(pl.newBlocks+len(pl.cow))*int64(st.g.blockBytes) + pl.extra, nil
+}
+
 // Grow implements Sequences. It allocates the blocks that positions [Len, Len+n)
 // need, copies any shared block those positions will write into (copy-on-write),
 // sizes the rings for what they must hold after the step and the work area for the
@@ -259,80 +343,30 @@ func (st *Store) Grow(id SeqID, tokens []int32) error {
 	if n == 0 {
 		return nil
 	}
-	B := st.g.B
-	p0, end := s.n, s.n+n
-	// Plan blocks: new ones at the end, plus copies of shared blocks written into.
-	needBlocks := (end + B - 1) / B
-	newBlocks := needBlocks - len(s.blocks)
-	var cow []int
-	for i := p0 / B; i < len(s.blocks); i++ {
-		if st.pool.refs[s.blocks[i]] > 1 {
-			cow = append(cow, i)
-		}
-	}
-	// Plan tails. The previous step's last layer may still have rows in the work
-	// area: plan as if they were folded into its ring (they are, on commit).
-	type plan struct{ kCap, vCap int }
-	plans := make([]plan, L)
-	var extra int64
-	rl := int64(st.g.rowLen) * 4
-	for i := range st.g.layers {
-		ly, t := &st.g.layers[i], &s.tails[i]
-		pl := &plans[i]
-		if ly.hasKTail() {
-			now := p0 - max(ly.kTailStart(p0), t.k.start)
-			after := end - ly.kTailStart(end)
-			pl.kCap = planCap(t.k.capRows(), max(now, after), ly.kSteady())
-			extra += int64(pl.kCap-t.k.capRows()) * rl
-		}
-		if ly.hasVTail() {
-			now := p0 - max(ly.vTailStart(p0), t.v.start)
-			after := end - ly.vTailStart(end)
-			pl.vCap = planCap(t.v.capRows(), max(now, after), ly.vSteady())
-			extra += int64(pl.vCap-t.v.capRows()) * rl
-		}
-		if ly.sinksK > 0 && t.sk == nil && p0 < ly.sinksK {
-			extra += int64(ly.sinksK) * rl
-		}
-		if ly.sinksV > 0 && t.sv == nil && p0 < ly.sinksV {
-			extra += int64(ly.sinksV) * rl
-		}
-	}
-	workRows := s.work.rows
-	if n > workRows || workRows > 2*n {
-		workRows = n
-	}
-	sides := 0
-	if st.g.workK {
-		sides++
-	}
-	if st.g.workV {
-		sides++
-	}
-	extra += int64(sides) * int64(workRows-s.work.rows) * rl
-	if err := st.checkBudget(newBlocks+len(cow), extra); err != nil {
+	pl := st.planGrow(s, n)
+	p0, end := pl.p0, pl.end
+	if err := st.checkBudget(pl.newBlocks+len(pl.cow), pl.extra); err != nil {
 		return fmt.Errorf("kv: grow of sequence %d by %d tokens at %d: %w", id, n, p0, err)
 	}
 	// Commit.
 	st.fold(s)
-	for _, i := range cow {
+	for _, i := range pl.cow {
 		old := s.blocks[i]
 		nb := st.pool.alloc()
 		copy(st.pool.data[nb], st.pool.data[old])
 		st.pool.decRef(old)
 		s.blocks[i] = nb
 	}
-	for len(s.blocks) < needBlocks {
+	for len(s.blocks) < pl.needBlocks {
 		s.blocks = append(s.blocks, st.pool.alloc())
 	}
 	for i := range st.g.layers {
 		ly, t := &st.g.layers[i], &s.tails[i]
-		pl := &plans[i]
 		if ly.hasKTail() {
-			t.k.resize(pl.kCap)
+			t.k.resize(pl.kCap[i])
 		}
 		if ly.hasVTail() {
-			t.v.resize(pl.vCap)
+			t.v.resize(pl.vCap[i])
 		}
 		if ly.sinksK > 0 && t.sk == nil && p0 < ly.sinksK {
 			t.sk = make([]float32, ly.sinksK*st.g.rowLen)
@@ -341,7 +375,7 @@ func (st *Store) Grow(id SeqID, tokens []int32) error {
 			t.sv = make([]float32, ly.sinksV*st.g.rowLen)
 		}
 	}
-	if workRows != s.work.rows {
+	if workRows := pl.workRows; workRows != s.work.rows {
 		s.work.rows = workRows
 		s.work.k, s.work.v = nil, nil
 		if st.g.workK {
@@ -351,7 +385,7 @@ func (st *Store) Grow(id SeqID, tokens []int32) error {
 			s.work.v = make([]float32, workRows*st.g.rowLen)
 		}
 	}
-	st.tailBytes += extra
+	st.tailBytes += pl.extra
 	s.tokens = append(s.tokens, tokens...)
 	s.base, s.n, s.pending = p0, end, n
 	clear(s.done)

@@ -249,7 +249,17 @@ func TestGrowRollback(t *testing.T) {
 				n := 1 + f.r.IntN(40)
 				n = min(n, 2000-pos)
 				beforePS, beforeU, beforeLen := st.PoolStats(), st.Usage(), st.Len(a)
+				cost, cerr := st.GrowCost(a, n)
+				if cerr != nil {
+					t.Fatal(cerr)
+				}
 				_, err := f.step(t, a, f.k, f.v, f.q, pos, pos+n)
+				if fits := beforeU.AllocBytes+cost <= budget; fits != (err == nil) {
+					t.Fatalf("GrowCost %d with %d allocated of %d predicts fits=%v, Grow: %v", cost, beforeU.AllocBytes, budget, fits, err)
+				}
+				if err == nil && st.Usage().AllocBytes-beforeU.AllocBytes != cost {
+					t.Fatalf("Grow of %d changed AllocBytes by %d, GrowCost said %d", n, st.Usage().AllocBytes-beforeU.AllocBytes, cost)
+				}
 				if err != nil {
 					if !errors.Is(err, ErrNoSpace) {
 						t.Fatalf("grow: %v, want ErrNoSpace", err)
