@@ -53,7 +53,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "tensors      %v; %s of weights read per token\n", keys, fmtBytes(m.WeightBytes()))
 	fmt.Fprintf(stdout, "tokenizer    %d tokens, BOS %d, EOS %d\n\n", m.Tok.VocabSize(), m.Tok.BOS(), m.Tok.EOS())
 
-	fmt.Fprintf(stdout, "KV cache per type: exact bytes per token, and what fits in %s (sequences of %d tokens)\n", fmtBytes(int64(budget)), *ctx)
+	fmt.Fprintf(stdout, "KV cache per type: exact bytes per token, and what fits in %s (sequences of %d tokens, full-precision tails included)\n", fmtBytes(int64(budget)), *ctx)
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "cache\tbytes/token\tvs f16\tper sequence\ttokens in budget\tsequences\t")
 	for _, spec := range inspectCaches {
@@ -65,28 +65,11 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		seqBytes, err := sequenceBytes(cfg, *ctx)
+		seqBytes, err := kv.SteadyBytes(cfg, *ctx)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(tw, "%s\t%.1f\t%.2fx\t%s\t%d\t%d\t\n", eval.CacheName(cfg), bpt, kv.F16BytesPerToken(cfg)/bpt, fmtBytes(seqBytes), int64(float64(budget)/bpt), int64(budget)/seqBytes)
 	}
 	return tw.Flush()
-}
-
-// sequenceBytes is the exact memory a cache of cfg holds for one sequence of n tokens:
-// it reserves them in an empty store and reads the store's allocation.
-func sequenceBytes(cfg kv.Config, n int) (int64, error) {
-	st, err := kv.New(cfg)
-	if err != nil {
-		return 0, err
-	}
-	seq, err := st.NewSeq()
-	if err != nil {
-		return 0, err
-	}
-	if err := st.Grow(seq, make([]int32, n)); err != nil {
-		return 0, err
-	}
-	return st.Usage().AllocBytes, nil
 }
