@@ -172,8 +172,9 @@ func (s *seq) stepOpen(layers int) bool { return s.pending > 0 && s.nDone < laye
 
 // Fork implements Sequences. The child shares every block of src (reference counts
 // rise; the first write into a shared block copies it) and gets its own copies of
-// src's full-precision tails, which count against the budget. src must be between
-// steps: after Grow, every layer appended (or nothing reserved).
+// src's rings and sink rows, which count against the budget. src must be between
+// steps (every layer of its last Grow appended, or nothing reserved); Fork ends
+// that step: neither sequence can attend its layers again before the next Grow.
 func (st *Store) Fork(src SeqID) (SeqID, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -184,10 +185,11 @@ func (st *Store) Fork(src SeqID) (SeqID, error) {
 	if s.stepOpen(len(st.g.layers)) {
 		return 0, fmt.Errorf("kv: fork of sequence %d: a step is open (%d of %d layers appended)", src, s.nDone, len(st.g.layers))
 	}
-	extra := s.tailBytes()
+	extra := s.tailBytes() - s.work.bytes() // the child starts with an empty work area
 	if err := st.checkBudget(0, extra); err != nil {
 		return 0, fmt.Errorf("kv: fork of sequence %d (%d tokens, %d tail bytes): %w", src, s.n, extra, err)
 	}
+	st.fold(s)
 	c := st.newSeq()
 	c.n, c.base, c.pending, c.nDone = s.n, s.base, s.pending, s.nDone
 	copy(c.done, s.done)
@@ -203,7 +205,6 @@ func (st *Store) Fork(src SeqID) (SeqID, error) {
 		to.sk = cloneF32(from.sk)
 		to.sv = cloneF32(from.sv)
 	}
-	c.work = work{k: cloneF32(s.work.k), v: cloneF32(s.work.v), rows: s.work.rows, layer: s.work.layer}
 	st.tailBytes += extra
 	id := st.next
 	st.next++
