@@ -20,6 +20,9 @@ type kernelSet struct {
 	dotQ8 func(w []byte, xq []int8, xd []float32) float32
 	// dotQ4 is dotQ8 for Q4_0 weight blocks.
 	dotQ4 func(w []byte, xq []int8, xd []float32) float32
+	// dotQ4K returns the dot of one Q4_K row (len(xd)/8 super-blocks of 144 bytes) with
+	// activations quantized as for dotQ8, given also their per-block code sums xsum.
+	dotQ4K func(w []byte, xq []int8, xd []float32, xsum []int32) float32
 	// dotQ8x4 is dotQ8 of one weight row against 4 consecutive tokens: xi holds their
 	// codes and xs their scales, both interleaved by block (see interleave4); out[t] is
 	// token t's result.
@@ -40,6 +43,7 @@ var scalarKernels = &kernelSet{
 	widenF16: widenF16Scalar,
 	dotQ8:    dotQ8Scalar,
 	dotQ4:    dotQ4Scalar,
+	dotQ4K:   dotQ4KScalar,
 	dotQ8x4:  dotQ8x4Scalar,
 	dotQ4x4:  dotQ4x4Scalar,
 	axpy:     axpyScalar,
@@ -176,6 +180,69 @@ func dotCodes4(blk *[q4BlockBytes]byte, q *[blockElems]int8) int32 {
 		a1 += (int32(v>>4) - 8) * int32(q[j+16])
 	}
 	return a0 + a1
+}
+
+// Q4_K super-block (layout documented in package gguf, q4_k.go): 144 bytes for 256
+// values in 8 sub-blocks of 32: binary16 d and dmin, 12 bytes of 6-bit sub-block scales
+// sc[i] and minimums m[i], then 128 bytes of 4-bit codes (group g of 32 bytes: sub-block
+// 2g in the low nibbles, 2g+1 in the high); value = d·sc[i]·code − dmin·m[i].
+const q4KBlockBytes = 144
+
+// q4KScales unpacks the 8 six-bit scales and minimums of a Q4_K super-block's 12 scale
+// bytes s.
+func q4KScales(s *[12]byte) (sc, m [8]uint8) {
+	for i := 0; i < 4; i++ {
+		sc[i], m[i] = s[i]&63, s[i+4]&63
+		sc[i+4] = s[i+8]&15 | (s[i]>>6)<<4
+		m[i+4] = s[i+8]>>4 | (s[i+4]>>6)<<4
+	}
+	return sc, m
+}
+
+// blockSums writes the sum of each 32-code block of xq to xsum.
+func blockSums(xsum []int32, xq []int8) {
+	xq = xq[:len(xsum)*blockElems]
+	for b := range xsum {
+		var s int32
+		for _, q := range (*[blockElems]int8)(xq[b*blockElems:]) {
+			s += int32(q)
+		}
+		xsum[b] = s
+	}
+}
+
+// dotQ4KScalar is the reference for dotQ4K. Activation block b of 32 values lines up with
+// sub-block b%8 of super-block b/8, so per sub-block
+//
+//	Σ (d·sc·code − dmin·m)·xd·xq = d·sc·xd·Σ code·xq − dmin·m·xd·Σ xq,
+//
+// one exact integer dot and the block's code sum, then float32 scaling.
+func dotQ4KScalar(w []byte, xq []int8, xd []float32, xsum []int32) float32 {
+	nsb := len(xd) / 8
+	w = w[:nsb*q4KBlockBytes]
+	xq = xq[:nsb*256]
+	xsum = xsum[:nsb*8]
+	var s float32
+	for sb := 0; sb < nsb; sb++ {
+		blk := (*[q4KBlockBytes]byte)(w[sb*q4KBlockBytes:])
+		d := f16Table[uint16(blk[0])|uint16(blk[1])<<8]
+		dmin := f16Table[uint16(blk[2])|uint16(blk[3])<<8]
+		sc, m := q4KScales((*[12]byte)(blk[4:16]))
+		for g := 0; g < 4; g++ {
+			b0 := 8*sb + 2*g
+			q0 := (*[blockElems]int8)(xq[b0*blockElems:])
+			q1 := (*[blockElems]int8)(xq[(b0+1)*blockElems:])
+			qs := (*[32]byte)(blk[16+32*g:])
+			var a0, a1 int32
+			for l, c := range qs {
+				a0 += int32(c&15) * int32(q0[l])
+				a1 += int32(c>>4) * int32(q1[l])
+			}
+			s += d*float32(sc[2*g])*xd[b0]*float32(a0) - dmin*float32(m[2*g])*xd[b0]*float32(xsum[b0])
+			s += d*float32(sc[2*g+1])*xd[b0+1]*float32(a1) - dmin*float32(m[2*g+1])*xd[b0+1]*float32(xsum[b0+1])
+		}
+	}
+	return s
 }
 
 // interleave4 lays out 4 consecutive tokens' quantized activations as the 4-token

@@ -93,7 +93,7 @@ func checkProduct(name string, out []float32, w Matrix, x []float32, n int) erro
 }
 
 func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) error {
-	needQ := false
+	needQ, needSums := false, false
 	for j, w := range ws {
 		if err := checkProduct(name, outs[j], w, x, n); err != nil {
 			if len(ws) > 1 {
@@ -101,8 +101,11 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 			}
 			return err
 		}
-		if w.Type == gguf.TypeQ8_0 || w.Type == gguf.TypeQ4_0 {
+		switch w.Type {
+		case gguf.TypeQ8_0, gguf.TypeQ4_0:
 			needQ = true
+		case gguf.TypeQ4_K:
+			needQ, needSums = true, true
 		}
 	}
 	if n == 0 || len(ws) == 0 {
@@ -113,15 +116,20 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	k := active.Load()
 	var xq, xi []int8
 	var xd, xs []float32
+	var xsum []int32
 	if needQ && cols > 0 {
 		s := getQ8Scratch(n * cols)
 		defer putQ8Scratch(s)
-		xq, xd, xi, xs = s.q, s.d, s.i, s.s
+		xq, xd, xi, xs, xsum = s.q, s.d, s.i, s.s, s.sum
 		nb := cols / blockElems
-		// Quantize (and, for the 4-token kernels, interleave) 4 tokens per task.
+		// Quantize (and, for the 4-token kernels, interleave; for Q4_K, sum) 4 tokens
+		// per task.
 		quant := func(g int) {
 			t0, t1 := 4*g, min(n, 4*g+4)
 			k.quantQ8(xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], x[t0*cols:t1*cols])
+			if needSums {
+				blockSums(xsum[t0*nb:t1*nb], xq[t0*cols:t1*cols])
+			}
 			if t1-t0 == 4 {
 				interleave4(xi[t0*cols:t1*cols], xs[2*t0*nb:2*t1*nb], xq[t0*cols:t1*cols], xd[t0*nb:t1*nb])
 			}
@@ -138,7 +146,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	var work int64
 	for j, w := range ws {
 		p := &ps[j]
-		*p = product{k: k, w: w, out: outs[j][:n*w.Rows], x: x, n: n, xq: xq, xd: xd, xi: xi, xs: xs}
+		*p = product{k: k, w: w, out: outs[j][:n*w.Rows], x: x, n: n, xq: xq, xd: xd, xi: xi, xs: xs, xsum: xsum}
 		if w.Rows == 0 {
 			continue
 		}
@@ -200,6 +208,7 @@ type product struct {
 	xd    []float32        // their per-block scales
 	xi    []int8           // xq of 4-token groups, interleaved (n >= 4)
 	xs    []float32        // xd of 4-token groups, interleaved (n >= 4)
+	xsum  []int32          // per-block sums of xq (Q4_K)
 	dec   rowDecoder       // row decoder of other types
 	errMu sync.Mutex
 	err   error
@@ -222,6 +231,9 @@ func (p *product) prepare() {
 	case gguf.TypeQ4_0:
 		p.chunk = p.chunkQ4
 		xTokenBytes = w.Cols + w.Cols/blockElems*4
+	case gguf.TypeQ4_K:
+		p.chunk = p.chunkQ4K
+		xTokenBytes = w.Cols + w.Cols/blockElems*8
 	default:
 		p.dec = dequantizerFor(w.Type)
 		p.chunk = p.chunkDecoded
@@ -327,6 +339,24 @@ func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) flo
 	}
 }
 
+// chunkQ4K multiplies Q4_K rows natively, one token per kernel call.
+func (p *product) chunkQ4K(r0, r1 int) {
+	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
+	nb := cols / blockElems
+	for t0 := 0; t0 < p.n; t0 += p.tb {
+		t1 := min(p.n, t0+p.tb)
+		for r := r0; r < r1; r++ {
+			if t0 == 0 && r+prefetchRows < r1 {
+				prefetch(&p.w.Data[(r+prefetchRows)*rb], rb)
+			}
+			row := p.w.Data[r*rb : (r+1)*rb]
+			for t := t0; t < t1; t++ {
+				p.out[t*rows+r] = p.k.dotQ4K(row, p.xq[t*cols:(t+1)*cols], p.xd[t*nb:(t+1)*nb], p.xsum[t*nb:(t+1)*nb])
+			}
+		}
+	}
+}
+
 // chunkDecoded decodes each weight row once per token block into a scratch row.
 func (p *product) chunkDecoded(r0, r1 int) {
 	rows, cols, rb, dot := p.w.Rows, p.w.Cols, p.rb, p.k.dotF32
@@ -353,10 +383,11 @@ func (p *product) chunkDecoded(r0, r1 int) {
 
 // q8Scratch holds activations quantized per 32-value block.
 type q8Scratch struct {
-	q []int8
-	d []float32
-	i []int8    // q interleaved for the 4-token kernels
-	s []float32 // d interleaved for the 4-token kernels, 2 per block
+	q   []int8
+	d   []float32
+	i   []int8    // q interleaved for the 4-token kernels
+	s   []float32 // d interleaved for the 4-token kernels, 2 per block
+	sum []int32   // per-block sums of q (Q4_K)
 }
 
 var q8Pool sync.Pool
@@ -371,8 +402,10 @@ func getQ8Scratch(n int) *q8Scratch {
 		s.d = make([]float32, n/blockElems)
 		s.i = make([]int8, n)
 		s.s = make([]float32, 2*(n/blockElems))
+		s.sum = make([]int32, n/blockElems)
 	}
-	s.q, s.d, s.i, s.s = s.q[:n], s.d[:n/blockElems], s.i[:n], s.s[:2*(n/blockElems)]
+	nb := n / blockElems
+	s.q, s.d, s.i, s.s, s.sum = s.q[:n], s.d[:nb], s.i[:n], s.s[:2*nb], s.sum[:nb]
 	return s
 }
 

@@ -3,6 +3,7 @@
 package linalg
 
 import (
+	"encoding/binary"
 	"math"
 	"simd/archsimd"
 	"unsafe"
@@ -24,6 +25,7 @@ func detectSIMD() *kernelSet {
 		widenF16: widenF16AVX2,
 		dotQ8:    dotQ8AVX2,
 		dotQ4:    dotQ4AVX2,
+		dotQ4K:   dotQ4KAVX2,
 		dotQ8x4:  dotQ8x4AVX2,
 		dotQ4x4:  dotQ4x4AVX2,
 		axpy:     axpyAVX2,
@@ -362,6 +364,65 @@ func dotQ4AVX2(w []byte, xq []int8, xd []float32) float32 {
 }
 
 const maxFinite32 = 0x1.fffffep127
+
+// Q4_K scale unpacking masks (see q4KScaleWords).
+const q4KMask1, q4KMask2, q4KMask3 = 0x3f3f3f3f, 0x0f0f0f0f, 0x03030303
+
+// q4KScaleWords returns a Q4_K super-block's 8 six-bit scales (scw) and minimums (mw), one
+// per byte, computed on the 32-bit words u0, u1, u2 of its 12 scale bytes in integer
+// registers (the layout is in kernels.go). Small enough to inline into the kernel loop.
+func q4KScaleWords(u0, u1, u2 uint32) (scw, mw uint64) {
+	return uint64(u0&q4KMask1) | uint64(u2&q4KMask2|(u0>>6&q4KMask3)<<4)<<32,
+		uint64(u1&q4KMask1) | uint64(u2>>4&q4KMask2|(u1>>6&q4KMask3)<<4)<<32
+}
+
+// dotQ4KAVX2 is dotQ4KScalar: per super-block, the 8 sub-block integer dots (unsigned
+// 4-bit codes straight into VPMADDUBSW, pairs by VPMADDWD) folded by VPHADDD and
+// VPERM2I128 into one vector (lane i: sub-block i), then scaled as a whole by the sub-block
+// scales, minimums, activation scales and code sums, all 8 at once.
+func dotQ4KAVX2(w []byte, xq []int8, xd []float32, xsum []int32) float32 {
+	nsb := len(xd) / 8
+	w = w[:nsb*q4KBlockBytes]
+	xq = xq[:nsb*256]
+	xd = xd[:nsb*8]
+	xsum = xsum[:nsb*8]
+	ones := archsimd.BroadcastInt16x16(1)
+	mask := archsimd.BroadcastUint8x32(0x0f)
+	fours := archsimd.BroadcastUint32x8(4)
+	var acc archsimd.Float32x8
+	for sb := 0; sb < nsb; sb++ {
+		blk := (*[q4KBlockBytes]byte)(w[sb*q4KBlockBytes : (sb+1)*q4KBlockBytes])
+		xb := (*[256]int8)(xq[sb*256 : (sb+1)*256])
+		v := archsimd.LoadUint8x32((*[32]uint8)(blk[16:48]))
+		p0 := v.And(mask).DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(xb[0:32]))).DotProductPairs(ones)
+		p1 := v.AsUint32x8().ShiftRight(fours).AsUint8x32().And(mask).DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(xb[32:64]))).DotProductPairs(ones)
+		v = archsimd.LoadUint8x32((*[32]uint8)(blk[48:80]))
+		p2 := v.And(mask).DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(xb[64:96]))).DotProductPairs(ones)
+		p3 := v.AsUint32x8().ShiftRight(fours).AsUint8x32().And(mask).DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(xb[96:128]))).DotProductPairs(ones)
+		v = archsimd.LoadUint8x32((*[32]uint8)(blk[80:112]))
+		p4 := v.And(mask).DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(xb[128:160]))).DotProductPairs(ones)
+		p5 := v.AsUint32x8().ShiftRight(fours).AsUint8x32().And(mask).DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(xb[160:192]))).DotProductPairs(ones)
+		v = archsimd.LoadUint8x32((*[32]uint8)(blk[112:144]))
+		p6 := v.And(mask).DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(xb[192:224]))).DotProductPairs(ones)
+		p7 := v.AsUint32x8().ShiftRight(fours).AsUint8x32().And(mask).DotProductPairsSaturated(archsimd.LoadInt8x32((*[32]int8)(xb[224:256]))).DotProductPairs(ones)
+		lo := p0.AddPairsGrouped(p1).AddPairsGrouped(p2.AddPairsGrouped(p3)) // [0..3 | 0..3]
+		hi := p4.AddPairsGrouped(p5).AddPairsGrouped(p6.AddPairsGrouped(p7)) // [4..7 | 4..7]
+		dots := lo.Select128FromPair(0, 2, hi).Add(lo.Select128FromPair(1, 3, hi)).ConvertToFloat32()
+
+		scw, mw := q4KScaleWords(binary.LittleEndian.Uint32(blk[4:8]), binary.LittleEndian.Uint32(blk[8:12]),
+			binary.LittleEndian.Uint32(blk[12:16]))
+		var u archsimd.Uint64x2
+		sc := u.SetElem(0, scw).AsUint8x16().ExtendLo8ToUint32().AsInt32x8().ConvertToFloat32()
+		mn := u.SetElem(0, mw).AsUint8x16().ExtendLo8ToUint32().AsInt32x8().ConvertToFloat32()
+		dx := archsimd.LoadFloat32x8((*[8]float32)(xd[8*sb : 8*sb+8]))
+		bs := archsimd.LoadInt32x8((*[8]int32)(xsum[8*sb : 8*sb+8])).ConvertToFloat32()
+		d := archsimd.BroadcastUint32x8(f16Bits[uint16(blk[0])|uint16(blk[1])<<8]).AsFloat32x8()
+		dmin := archsimd.BroadcastUint32x8(f16Bits[uint16(blk[2])|uint16(blk[3])<<8]).AsFloat32x8()
+		acc = dots.Mul(sc).Mul(dx).MulAdd(d, acc)
+		acc = acc.Sub(mn.Mul(dx).Mul(bs).Mul(dmin))
+	}
+	return hsum(acc)
+}
 
 // quantQ8AVX2 is quantQ8Scalar: block maximum, scaling and round-to-even in registers
 // (the same float32 operations, so the same codes), narrowing to int8 in scalar code.
