@@ -53,11 +53,11 @@ type chatMessage struct {
 
 // genParams is a validated request, ready for the engine.
 type genParams struct {
-	prompt       []int32
+	prompts      [][]int32 // one engine request each; chat has one
+	n            int       // choices per prompt
 	maxTokens    int
 	sampling     model.SamplerConfig
 	stop         []string
-	n            int
 	stream       bool
 	includeUsage bool
 }
@@ -86,14 +86,18 @@ type limits struct {
 	maxN int // largest n accepted
 }
 
-// common validates the shared fields; prompt must already be set in p. maxTokens
-// is the requested max_tokens (nil if absent) and maxParam its field name;
+// common validates the shared fields; the prompts must already be set in p.
+// maxTokens is the requested max_tokens (nil if absent) and maxParam its field name;
 // defaultMax is used when it is absent (0: the rest of the context).
 func (c *commonRequest) common(p *genParams, lim limits, maxTokens *int, maxParam string, defaultMax int, promptParam string) *apiError {
-	if len(p.prompt) > lim.ctx-1 {
-		return invalid(promptParam, "the prompt is %d tokens; the model's context of %d tokens leaves no room to generate", len(p.prompt), lim.ctx)
+	longest := 0
+	for _, pr := range p.prompts {
+		longest = max(longest, len(pr))
 	}
-	room := lim.ctx - len(p.prompt)
+	if longest > lim.ctx-1 {
+		return invalid(promptParam, "the prompt is %d tokens; the model's context of %d tokens leaves no room to generate", longest, lim.ctx)
+	}
+	room := lim.ctx - longest
 	switch {
 	case maxTokens == nil:
 		p.maxTokens = room
@@ -103,7 +107,7 @@ func (c *commonRequest) common(p *genParams, lim limits, maxTokens *int, maxPara
 	case *maxTokens <= 0:
 		return invalid(maxParam, "%s must be ≥ 1, got %d", maxParam, *maxTokens)
 	case *maxTokens > room:
-		return invalid(maxParam, "%s is %d, but the prompt's %d tokens leave room for %d in the model's context of %d tokens", maxParam, *maxTokens, len(p.prompt), room, lim.ctx)
+		return invalid(maxParam, "%s is %d, but the prompt's %d tokens leave room for %d in the model's context of %d tokens", maxParam, *maxTokens, longest, room, lim.ctx)
 	default:
 		p.maxTokens = *maxTokens
 	}
@@ -131,6 +135,9 @@ func (c *commonRequest) common(p *genParams, lim limits, maxTokens *int, maxPara
 	if c.N != nil {
 		if *c.N < 1 || *c.N > lim.maxN {
 			return invalid("n", "n must be in [1, %d], got %d", lim.maxN, *c.N)
+		}
+		if len(p.prompts)**c.N > maxChoices {
+			return invalid("n", "%d prompts × n = %d would make %d choices; at most %d are allowed", len(p.prompts), *c.N, len(p.prompts)**c.N, maxChoices)
 		}
 		p.n = *c.N
 	}
@@ -187,44 +194,83 @@ func parseStop(raw json.RawMessage) ([]string, *apiError) {
 	return out, nil
 }
 
-// parsePrompt reads a completion prompt: a string, an array of one string, or an
-// array of token ids. text reports whether it was text (to be tokenized).
-func parsePrompt(raw json.RawMessage, vocab int) (s string, ids []int32, text bool, err *apiError) {
+// Bounds on prompt arrays: prompts per request and choices (prompts × n) per request.
+const (
+	maxPrompts = 32
+	maxChoices = 64
+)
+
+// promptPart is one element of a completion prompt: text to tokenize, or token ids.
+type promptPart struct {
+	text string
+	ids  []int32
+}
+
+// parsePrompt reads a completion prompt: a string, an array of strings, an array of
+// token ids, or an array of arrays of token ids. Each string or id array is one
+// prompt, answered by its own n choices.
+func parsePrompt(raw json.RawMessage, vocab int) ([]promptPart, *apiError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return "", nil, false, invalid("prompt", "prompt is required")
+		return nil, invalid("prompt", "prompt is required")
 	}
-	if json.Unmarshal(raw, &s) == nil {
-		if s == "" {
-			return "", nil, false, invalid("prompt", "prompt is empty")
-		}
-		return s, nil, true, nil
-	}
-	var ss []string
-	if json.Unmarshal(raw, &ss) == nil {
-		if len(ss) != 1 {
-			return "", nil, false, invalid("prompt", "prompt arrays of %d strings are not supported; send one prompt per request", len(ss))
-		}
-		if ss[0] == "" {
-			return "", nil, false, invalid("prompt", "prompt is empty")
-		}
-		return ss[0], nil, true, nil
-	}
-	var toks []int64
-	if json.Unmarshal(raw, &toks) == nil {
+	ids := func(toks []int64, which string) ([]int32, *apiError) {
 		if len(toks) == 0 {
-			return "", nil, false, invalid("prompt", "prompt is empty")
+			return nil, invalid("prompt", "%s is empty", which)
 		}
-		ids = make([]int32, len(toks))
+		out := make([]int32, len(toks))
 		for i, t := range toks {
 			if t < 0 || t >= int64(vocab) {
-				return "", nil, false, invalid("prompt", "prompt token %d is %d, outside the vocabulary of %d tokens", i, t, vocab)
+				return nil, invalid("prompt", "%s: token %d is %d, outside the vocabulary of %d tokens", which, i, t, vocab)
 			}
-			ids[i] = int32(t)
+			out[i] = int32(t)
 		}
-		return "", ids, false, nil
+		return out, nil
 	}
-	return "", nil, false, invalid("prompt", "prompt must be a string, an array of one string, or an array of token ids")
+	// Each shape is tried on a fresh value: a failed Unmarshal may fill part of it.
+	var (
+		parts []promptPart
+		ss    []string
+	)
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		ss = []string{s}
+	} else if err := json.Unmarshal(raw, &ss); err != nil {
+		ss = nil
+		var toks []int64
+		var tokss [][]int64
+		switch {
+		case json.Unmarshal(raw, &toks) == nil:
+			one, perr := ids(toks, "prompt")
+			if perr != nil {
+				return nil, perr
+			}
+			return []promptPart{{ids: one}}, nil
+		case json.Unmarshal(raw, &tokss) == nil:
+			for i, t := range tokss {
+				one, perr := ids(t, fmt.Sprintf("prompt %d", i))
+				if perr != nil {
+					return nil, perr
+				}
+				parts = append(parts, promptPart{ids: one})
+			}
+		default:
+			return nil, invalid("prompt", "prompt must be a string, an array of strings, an array of token ids or an array of such arrays")
+		}
+	}
+	for i, t := range ss {
+		if t == "" {
+			return nil, invalid("prompt", "prompt %d is empty", i)
+		}
+		parts = append(parts, promptPart{text: t})
+	}
+	switch {
+	case len(parts) == 0:
+		return nil, invalid("prompt", "prompt is an empty array")
+	case len(parts) > maxPrompts:
+		return nil, invalid("prompt", "prompt holds %d prompts; at most %d are allowed", len(parts), maxPrompts)
+	}
+	return parts, nil
 }
 
 // messageText reads a chat message's content: a string, null, or an array of

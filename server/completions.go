@@ -124,7 +124,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) int
 	} else {
 		j.id = "cmpl-" + rand.Text()
 	}
-	addLog(r, slog.String("id", j.id), slog.Int("prompt_tokens", len(j.p.prompt)), slog.Int("max_tokens", j.p.maxTokens),
+	addLog(r, slog.String("id", j.id), slog.Int("prompts", len(j.p.prompts)), slog.Int("max_tokens", j.p.maxTokens),
 		slog.Int("n", j.p.n), slog.Bool("stream", j.p.stream))
 	return s.run(w, r, e, m, j, t0)
 }
@@ -161,17 +161,20 @@ func (s *Server) parseCompletion(r *http.Request, m *model.Model, names []string
 	if err := checkModel(req.Model, names); err != nil {
 		return err
 	}
-	text, ids, isText, err := parsePrompt(req.Prompt, m.Vocab)
+	parts, err := parsePrompt(req.Prompt, m.Vocab)
 	if err != nil {
 		return err
 	}
-	if isText {
-		ids = m.Tok.Encode(text, m.Tok.AddBOS())
+	for _, pp := range parts {
+		ids := pp.ids
+		if ids == nil {
+			ids = m.Tok.Encode(pp.text, m.Tok.AddBOS())
+		}
+		j.p.prompts = append(j.p.prompts, ids)
 	}
 	if req.Echo != nil && *req.Echo {
 		return invalid("echo", "echo is not supported")
 	}
-	j.p.prompt = ids
 	return req.common(&j.p, s.limits(m), req.MaxTokens, "max_tokens", defaultCompletionMaxTokens, "prompt")
 }
 
@@ -204,7 +207,7 @@ func (s *Server) parseChat(r *http.Request, m *model.Model, names []string, j *j
 		}
 		msgs[i] = message{role: role, content: text}
 	}
-	j.p.prompt = m.Tok.EncodeSpecial(renderChat(s.format, msgs), m.Tok.AddBOS())
+	j.p.prompts = [][]int32{m.Tok.EncodeSpecial(renderChat(s.format, msgs), m.Tok.AddBOS())}
 	maxTokens, param := req.MaxTokens, "max_tokens"
 	if req.MaxCompletionTokens != nil {
 		maxTokens, param = req.MaxCompletionTokens, "max_completion_tokens"
@@ -260,38 +263,66 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, e *engine.Engine, m
 	defer cancel()
 
 	q := &tokenQueue{notify: make(chan struct{}, 1)}
+	n := j.p.n
+	choices := len(j.p.prompts) * n
 	// Timing runs on the engine's goroutine, token by token, in order per choice.
 	first := true
-	last := make([]time.Time, j.p.n)
-	onToken := func(ev engine.Event) {
-		now := time.Now()
-		if first {
-			first = false
-			s.metrics.observeTTFT(now.Sub(t0))
-		}
-		if !last[ev.Choice].IsZero() {
-			s.metrics.observeITL(now.Sub(last[ev.Choice]))
-		}
-		last[ev.Choice] = now
-		q.push(ev)
-	}
+	last := make([]time.Time, choices)
 	promptParam := "prompt"
 	if j.chat {
 		promptParam = "messages"
 	}
-	st, err := e.Submit(ctx, engine.Request{
-		Prompt:    j.p.prompt,
-		MaxTokens: j.p.maxTokens,
-		Sampling:  j.p.sampling,
-		Stop:      j.p.stop,
-		N:         j.p.n,
-		OnToken:   onToken,
-	})
-	if err != nil {
-		return s.fail(w, submitError(err, promptParam))
+	// One engine request per prompt; its choices are numbered from prompt index × n.
+	streams := make([]*engine.Stream, len(j.p.prompts))
+	for pi, prompt := range j.p.prompts {
+		base := pi * n
+		st, err := e.Submit(ctx, engine.Request{
+			Prompt:    prompt,
+			MaxTokens: j.p.maxTokens,
+			Sampling:  j.p.sampling,
+			Stop:      j.p.stop,
+			N:         n,
+			OnToken: func(ev engine.Event) {
+				ev.Choice += base
+				now := time.Now()
+				if first {
+					first = false
+					s.metrics.observeTTFT(now.Sub(t0))
+				}
+				if !last[ev.Choice].IsZero() {
+					s.metrics.observeITL(now.Sub(last[ev.Choice]))
+				}
+				last[ev.Choice] = now
+				q.push(ev)
+			},
+		})
+		if err != nil {
+			cancel() // ends the prompts already submitted
+			for _, st := range streams[:pi] {
+				<-st.Done()
+			}
+			return s.fail(w, submitError(err, promptParam))
+		}
+		streams[pi] = st
 	}
+	// allDone closes when every prompt's request has ended; a prompt that fails
+	// cancels the others, whose answer could not be complete anyway.
+	allDone := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, st := range streams {
+		wg.Go(func() {
+			<-st.Done()
+			if _, err := st.Wait(); err != nil {
+				cancel()
+			}
+		})
+	}
+	go func() {
+		wg.Wait()
+		close(allDone)
+	}()
 
-	out := &output{s: s, w: w, j: j, texts: make([]strings.Builder, j.p.n), finish: make([]string, j.p.n)}
+	out := &output{s: s, w: w, j: j, texts: make([]strings.Builder, choices), finish: make([]string, choices)}
 	if j.p.stream {
 		out.startStream()
 	}
@@ -311,47 +342,59 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, e *engine.Engine, m
 			out.token(i, ev.Text, fin)
 			if fin != "" {
 				ended++
-				if ended == j.p.n && ev.Finish == "" {
-					// Every choice ended on a turn-end token: stop the engine's work now.
+				if ended == choices && ev.Finish == "" {
+					// Every choice has ended, the last on a turn-end token: stop the
+					// engine's work now.
 					selfCancelled = true
 					cancel()
 				}
 			}
 		}
 	}
-	gone := false
 loop:
 	for {
 		select {
 		case <-q.notify:
 			handle(q.take())
-		case <-st.Done():
+		case <-allDone:
 			handle(q.take())
 			break loop
 		case <-ctx.Done():
-			if !selfCancelled {
-				gone = true
-			}
-			<-st.Done() // the engine ends the request before its next step
+			<-allDone // the engine ends the requests before its next step
 			handle(q.take())
 			break loop
 		}
-		if out.writeErr != nil && !gone {
-			gone = true
+		if out.writeErr != nil {
 			cancel() // the client cannot be written to: free the request's blocks now
 		}
 	}
-	res, err := st.Wait()
-	u := usage{
-		PromptTokens:        res.Usage.PromptTokens,
-		CompletionTokens:    res.Usage.CompletionTokens,
-		TotalTokens:         res.Usage.PromptTokens + res.Usage.CompletionTokens,
-		PromptTokensDetails: usageDetails{CachedTokens: res.Usage.CachedPromptTokens},
+	gone := r.Context().Err() != nil || out.writeErr != nil
+	var (
+		u        usage
+		err      error
+		ttft     time.Duration
+		preempts int
+	)
+	for _, st := range streams {
+		res, rerr := st.Wait()
+		u.PromptTokens += res.Usage.PromptTokens
+		u.CompletionTokens += res.Usage.CompletionTokens
+		u.PromptTokensDetails.CachedTokens += res.Usage.CachedPromptTokens
+		preempts += res.Preemptions
+		if ttft == 0 || res.TimeToFirstToken > 0 && res.TimeToFirstToken < ttft {
+			ttft = res.TimeToFirstToken
+		}
+		// Report the failure that ended the request rather than the cancellations
+		// it caused.
+		if rerr != nil && (err == nil || errors.Is(err, context.Canceled) && !errors.Is(rerr, context.Canceled)) {
+			err = rerr
+		}
 	}
-	addLog(r, slog.Int("completion_tokens", u.CompletionTokens), slog.Int("cached_tokens", u.PromptTokensDetails.CachedTokens),
-		slog.Duration("ttft", res.TimeToFirstToken), slog.Int("preemptions", res.Preemptions))
-	if err != nil && !(selfCancelled && ended == j.p.n) {
-		if gone || r.Context().Err() != nil {
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	addLog(r, slog.Int("prompt_tokens", u.PromptTokens), slog.Int("completion_tokens", u.CompletionTokens),
+		slog.Int("cached_tokens", u.PromptTokensDetails.CachedTokens), slog.Duration("ttft", ttft), slog.Int("preemptions", preempts))
+	if err != nil && !(selfCancelled && ended == choices) {
+		if gone {
 			addLog(r, slog.String("outcome", "client gone"))
 			return 499
 		}
@@ -396,7 +439,7 @@ func (o *output) startStream() {
 	if o.j.chat {
 		// OpenAI opens every chat choice with a role-only delta.
 		empty := ""
-		for i := range o.j.p.n {
+		for i := range o.texts {
 			o.chunk(chatResponse{ID: o.j.id, Object: "chat.completion.chunk", Created: o.j.created, Model: o.j.model,
 				Choices: []chatChoice{{Index: i, Delta: &chatDelta{Role: "assistant", Content: &empty}}}})
 		}

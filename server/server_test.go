@@ -353,6 +353,66 @@ func TestStopAndN(t *testing.T) {
 	}
 }
 
+// A prompt array is answered with n choices per prompt, numbered prompt by prompt,
+// each the greedy text of its own prompt, streamed or whole.
+func TestPromptArray(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	prompts := []string{"Once upon a time", "The little dog"}
+	ids := e.m.Tok.Encode("Sam had a red ball", true)
+	want := []string{greedy(t, e.m.Tok.Encode(prompts[0], true), 20), greedy(t, e.m.Tok.Encode(prompts[1], true), 20), greedy(t, ids, 20)}
+	idsJSON, _ := json.Marshal(ids)
+	for _, tc := range []struct {
+		name, prompt string
+		want         []string
+	}{
+		{"strings", `["Once upon a time","The little dog"]`, want[:2]},
+		{"token arrays", `[` + string(idsJSON) + `,` + string(idsJSON) + `]`, []string{want[2], want[2]}},
+	} {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s stream=%v", tc.name, stream), func(t *testing.T) {
+				resp := e.post(t, "/v1/completions", fmt.Sprintf(`{"prompt":%s,"max_tokens":20,"temperature":0,"n":2,"stream":%v}`, tc.prompt, stream))
+				if resp.StatusCode != 200 {
+					t.Fatalf("status %d", resp.StatusCode)
+				}
+				texts, finishes := make([]string, 4), make([]string, 4)
+				var chunks []completionOut
+				if stream {
+					payloads, _ := sseEvents(t, resp.Body)
+					resp.Body.Close()
+					for _, p := range payloads {
+						var c completionOut
+						if err := json.Unmarshal([]byte(p), &c); err != nil {
+							t.Fatal(err)
+						}
+						chunks = append(chunks, c)
+					}
+				} else {
+					var c completionOut
+					decode(t, resp, &c)
+					if len(c.Choices) != 4 || c.Usage == nil || c.Usage.CompletionTokens != 80 {
+						t.Fatalf("%d choices, usage %+v", len(c.Choices), c.Usage)
+					}
+					chunks = append(chunks, c)
+				}
+				for _, c := range chunks {
+					for _, x := range c.Choices {
+						texts[x.Index] += x.Text
+						if x.FinishReason != nil {
+							finishes[x.Index] = *x.FinishReason
+						}
+					}
+				}
+				for i := range 4 {
+					if texts[i] != tc.want[i/2] || finishes[i] != "length" {
+						t.Errorf("choice %d: %q (%s), want %q", i, texts[i], finishes[i], tc.want[i/2])
+					}
+				}
+			})
+		}
+	}
+	e.waitMetric(t, "kvq_kv_blocks_used", 0)
+}
+
 func TestBadRequests(t *testing.T) {
 	e := newEnv(t, envConfig{opts: Options{MaxBodyBytes: 4096}})
 	long := strings.Repeat("Once upon a time ", 200) // > 512 tokens
@@ -377,6 +437,12 @@ func TestBadRequests(t *testing.T) {
 		{"prompt empty", "/v1/completions", `{"prompt":""}`, 400, "prompt"},
 		{"prompt wrong type", "/v1/completions", `{"prompt":{"a":1}}`, 400, "prompt"},
 		{"prompt token out of range", "/v1/completions", `{"prompt":[1,2,99999]}`, 400, "prompt"},
+		{"prompt empty array", "/v1/completions", `{"prompt":[]}`, 400, "prompt"},
+		{"prompt array with an empty string", "/v1/completions", `{"prompt":["a",""]}`, 400, "prompt"},
+		{"prompt array with an empty id array", "/v1/completions", `{"prompt":[[1],[]]}`, 400, "prompt"},
+		{"prompt array mixing types", "/v1/completions", `{"prompt":["a",1]}`, 400, "prompt"},
+		{"too many prompts", "/v1/completions", `{"prompt":[` + strings.TrimSuffix(strings.Repeat(`"a",`, 33), ",") + `]}`, 400, "prompt"},
+		{"too many choices", "/v1/completions", `{"prompt":["a","b","c","d","e"],"n":16}`, 400, "n"},
 		{"n zero", "/v1/completions", `{"prompt":"a","n":0}`, 400, "n"},
 		{"n too large", "/v1/completions", `{"prompt":"a","n":1000}`, 400, "n"},
 		{"temperature out of range", "/v1/completions", `{"prompt":"a","temperature":3}`, 400, "temperature"},
