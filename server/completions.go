@@ -322,7 +322,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, e *engine.Engine, m
 		close(allDone)
 	}()
 
-	out := &output{s: s, w: w, j: j, texts: make([]strings.Builder, choices), finish: make([]string, choices)}
+	out := &output{w: w, j: j, texts: make([]strings.Builder, choices), finish: make([]string, choices)}
 	if j.p.stream {
 		out.startStream()
 	}
@@ -420,7 +420,6 @@ loop:
 // output writes a request's answer: SSE chunks as tokens arrive, or one body at
 // the end from the accumulated texts.
 type output struct {
-	s        *Server
 	w        http.ResponseWriter
 	rc       *http.ResponseController
 	j        *job
