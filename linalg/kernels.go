@@ -23,6 +23,8 @@ type kernelSet struct {
 	// dotQ4K returns the dot of one Q4_K row (len(xd)/8 super-blocks of 144 bytes) with
 	// activations quantized as for dotQ8, given also their per-block code sums xsum.
 	dotQ4K func(w []byte, xq []int8, xd []float32, xsum []int32) float32
+	// dotQ6K is dotQ8 for a Q6_K row (len(xd)/8 super-blocks of 210 bytes).
+	dotQ6K func(w []byte, xq []int8, xd []float32) float32
 	// dotQ8x4 is dotQ8 of one weight row against 4 consecutive tokens: xi holds their
 	// codes and xs their scales, both interleaved by block (see interleave4); out[t] is
 	// token t's result.
@@ -44,6 +46,7 @@ var scalarKernels = &kernelSet{
 	dotQ8:    dotQ8Scalar,
 	dotQ4:    dotQ4Scalar,
 	dotQ4K:   dotQ4KScalar,
+	dotQ6K:   dotQ6KScalar,
 	dotQ8x4:  dotQ8x4Scalar,
 	dotQ4x4:  dotQ4x4Scalar,
 	axpy:     axpyScalar,
@@ -53,6 +56,10 @@ var scalarKernels = &kernelSet{
 // simdKernels is the SIMD kernel set of this build for this CPU, or nil when there is none
 // (portable build, or a CPU without the needed features).
 var simdKernels = detectSIMD()
+
+// alternateKernels are further SIMD kernel sets this CPU can run, which the tests check
+// like the others (the AVX2-only F16 kernels where the CPU also has F16C).
+var alternateKernels []*kernelSet
 
 // active is the kernel set in use.
 var active atomic.Pointer[kernelSet]
@@ -240,6 +247,51 @@ func dotQ4KScalar(w []byte, xq []int8, xd []float32, xsum []int32) float32 {
 			}
 			s += d*float32(sc[2*g])*xd[b0]*float32(a0) - dmin*float32(m[2*g])*xd[b0]*float32(xsum[b0])
 			s += d*float32(sc[2*g+1])*xd[b0+1]*float32(a1) - dmin*float32(m[2*g+1])*xd[b0+1]*float32(xsum[b0+1])
+		}
+	}
+	return s
+}
+
+// Q6_K super-block (layout documented in package gguf, q6_k.go): 210 bytes for 256 values
+// in 16 sub-blocks of 16: 128 bytes of low 4 bits (ql), 64 bytes of high 2 bits (qh), 16
+// int8 sub-block scales, binary16 d; value = d·sc[k]·(code − 32).
+const q6KBlockBytes = 210
+
+// q6KCode returns the 6-bit code of value 32k+l (k = 0..3, l = 0..31) of a Q6_K half
+// block with low bits L (64 bytes) and high bits H (32 bytes).
+func q6KCode(L *[64]byte, H *[32]byte, k, l int) int32 {
+	lo := L[l+32*(k&1)]
+	if k >= 2 {
+		lo >>= 4
+	}
+	return int32(lo&15 | (H[l]>>(2*k)&3)<<4)
+}
+
+// dotQ6KScalar is the reference for dotQ6K. Activation block 4h+k of a super-block holds
+// the 32 values 128h+32k+l; its first 16 use scale sc[8h+2k], the last 16 sc[8h+2k+1]:
+// two exact integer dots per activation block, then float32 scaling.
+func dotQ6KScalar(w []byte, xq []int8, xd []float32) float32 {
+	nsb := len(xd) / 8
+	w = w[:nsb*q6KBlockBytes]
+	xq = xq[:nsb*256]
+	var s float32
+	for sb := 0; sb < nsb; sb++ {
+		blk := (*[q6KBlockBytes]byte)(w[sb*q6KBlockBytes:])
+		d := f16Table[uint16(blk[208])|uint16(blk[209])<<8]
+		for h := 0; h < 2; h++ {
+			L := (*[64]byte)(blk[64*h:])
+			H := (*[32]byte)(blk[128+32*h:])
+			for k := 0; k < 4; k++ {
+				b := 8*sb + 4*h + k
+				q := (*[blockElems]int8)(xq[b*blockElems:])
+				var a0, a1 int32
+				for l := 0; l < 16; l++ {
+					a0 += (q6KCode(L, H, k, l) - 32) * int32(q[l])
+					a1 += (q6KCode(L, H, k, l+16) - 32) * int32(q[l+16])
+				}
+				sc0, sc1 := float32(int8(blk[192+8*h+2*k])), float32(int8(blk[192+8*h+2*k+1]))
+				s += d * xd[b] * (sc0*float32(a0) + sc1*float32(a1))
+			}
 		}
 	}
 	return s

@@ -13,22 +13,24 @@ import (
 	"kvq/gguf"
 )
 
-// kernelModes returns the kernel sets this build and CPU can run; tests run each.
-func kernelModes(t *testing.T) []bool {
+// kernelModes returns every kernel set this build and CPU can run, the scalar reference
+// first; tests run each, and the set in use is restored afterwards.
+func kernelModes(t *testing.T) []*kernelSet {
 	t.Helper()
-	modes := []bool{false}
+	sets := []*kernelSet{scalarKernels}
 	if simdKernels != nil {
-		modes = append(modes, true)
+		sets = append(sets, simdKernels)
 	}
-	t.Cleanup(func() { SetSIMD(true) })
-	return modes
+	sets = append(sets, alternateKernels...)
+	prev := active.Load()
+	t.Cleanup(func() { active.Store(prev) })
+	return sets
 }
 
-func withKernels(t *testing.T, simd bool) {
+// withKernels makes k the kernel set in use.
+func withKernels(t *testing.T, k *kernelSet) {
 	t.Helper()
-	if got := SetSIMD(simd); got != simd {
-		t.Fatalf("SetSIMD(%v) = %v", simd, got)
-	}
+	active.Store(k)
 }
 
 var testTypes = []gguf.TensorType{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_0,
@@ -44,7 +46,7 @@ func TestMatMulConformance(t *testing.T) {
 	blockOK := func(typ gguf.TensorType, cols int) bool { return cols%typ.BlockElems() == 0 }
 	ns := []int{1, 3, 17}
 	const guard = 9
-	for _, simd := range kernelModes(t) {
+	for _, k := range kernelModes(t) {
 		for _, threads := range []int{1, 2, 3} {
 			for _, typ := range testTypes {
 				for _, sh := range shapes {
@@ -52,9 +54,9 @@ func TestMatMulConformance(t *testing.T) {
 						continue
 					}
 					for _, n := range ns {
-						name := fmt.Sprintf("simd=%v/threads=%d/%v/%dx%d/n=%d", simd, threads, typ, sh.rows, sh.cols, n)
+						name := fmt.Sprintf("%s/threads=%d/%v/%dx%d/n=%d", k.name, threads, typ, sh.rows, sh.cols, n)
 						t.Run(name, func(t *testing.T) {
-							withKernels(t, simd)
+							withKernels(t, k)
 							defer SetThreads(Threads())
 							if err := SetThreads(threads); err != nil {
 								t.Fatal(err)
@@ -83,7 +85,7 @@ func TestMatMulConformance(t *testing.T) {
 									t.Fatalf("guard value overwritten: buf[%d]=%v buf[%d]=%v", i, buf[i], len(buf)-1-i, buf[len(buf)-1-i])
 								}
 							}
-							quantX := typ == gguf.TypeQ8_0 || typ == gguf.TypeQ4_0 || typ == gguf.TypeQ4_K
+							quantX := typ == gguf.TypeQ8_0 || typ == gguf.TypeQ4_0 || typ == gguf.TypeQ4_K || typ == gguf.TypeQ6_K
 							ref, tol := refMatMul(wref, sh.rows, sh.cols, x, n, quantX)
 							bad := 0
 							for i := range ref {
@@ -106,10 +108,10 @@ func TestMatMulConformance(t *testing.T) {
 // inputs, with a tolerance far below the quantization error (both see the same int8 codes).
 // It also checks that both quantize activations to the same codes and scales.
 func TestMatMulKernelsAgree(t *testing.T) {
-	if simdKernels == nil {
+	sets := kernelModes(t)
+	if len(sets) == 1 {
 		t.Skip("no SIMD kernels in this build or on this CPU")
 	}
-	defer SetSIMD(true)
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, typ := range testTypes {
 		for _, cols := range []int{32, 96, 768} {
@@ -123,9 +125,10 @@ func TestMatMulKernelsAgree(t *testing.T) {
 				t.Fatal(err)
 			}
 			x := randVals(r, n*cols, 1)
-			got := [2][]float32{make([]float32, n*rows), make([]float32, n*rows)}
-			for i, simd := range []bool{false, true} {
-				SetSIMD(simd)
+			got := make([][]float32, len(sets))
+			for i, k := range sets {
+				withKernels(t, k)
+				got[i] = make([]float32, n*rows)
 				if err := MatMul(got[i], w, x, n); err != nil {
 					t.Fatal(err)
 				}
@@ -134,10 +137,12 @@ func TestMatMulKernelsAgree(t *testing.T) {
 			// accumulation bound; codes and scales are identical, so that bound (×2, and a
 			// margin for Σ|w·x̂| vs Σ|w·x|) is all they may differ by.
 			_, tol := refMatMul(wref, rows, cols, x, n, false)
-			for i := range got[0] {
-				a, b := float64(got[0][i]), float64(got[1][i])
-				if d := math.Abs(a - b); d > 2.2*tol[i] {
-					t.Errorf("%v cols=%d out[%d]: scalar %v, simd %v", typ, cols, i, a, b)
+			for s := 1; s < len(sets); s++ {
+				for i := range got[0] {
+					a, b := float64(got[0][i]), float64(got[s][i])
+					if d := math.Abs(a - b); d > 2.2*tol[i] {
+						t.Errorf("%v cols=%d out[%d]: scalar %v, %s %v", typ, cols, i, a, sets[s].name, b)
+					}
 				}
 			}
 		}
@@ -296,10 +301,7 @@ func TestF16Table(t *testing.T) {
 	for h := 0; h < 1<<16+3; h++ {
 		src[2*h], src[2*h+1] = byte(h), byte(h>>8)
 	}
-	for _, k := range []*kernelSet{scalarKernels, simdKernels} {
-		if k == nil {
-			continue
-		}
+	for _, k := range kernelModes(t) {
 		dst := make([]float32, 1<<16+3)
 		k.widenF16(dst, src)
 		for i, f := range dst {
@@ -316,8 +318,8 @@ func TestF16Table(t *testing.T) {
 
 func TestVectorKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, simd := range kernelModes(t) {
-		withKernels(t, simd)
+	for _, k := range kernelModes(t) {
+		withKernels(t, k)
 		for _, n := range []int{0, 1, 7, 8, 15, 16, 31, 33, 100, 768} {
 			a, b := randVals(r, n, 1), randVals(r, n, 1)
 			var want, sa float64
@@ -327,10 +329,10 @@ func TestVectorKernels(t *testing.T) {
 			}
 			tol := 2*float64(n)*math.Pow(2, -24)*sa + 1e-30
 			if got := Dot(a, b); math.Abs(float64(got)-want) > tol {
-				t.Errorf("simd=%v Dot n=%d = %v, want %v", simd, n, got, want)
+				t.Errorf("%s Dot n=%d = %v, want %v", k.name, n, got, want)
 			}
 			if got := Dot(a, append(b, 1e30)); math.Abs(float64(got)-want) > tol {
-				t.Errorf("simd=%v Dot with longer b n=%d = %v, want %v", simd, n, got, want)
+				t.Errorf("%s Dot with longer b n=%d = %v, want %v", k.name, n, got, want)
 			}
 
 			dst := append(randVals(r, n, 1), -5, -5)
@@ -339,7 +341,7 @@ func TestVectorKernels(t *testing.T) {
 			for i := 0; i < n; i++ {
 				want := float64(orig[i]) + 0.75*float64(a[i])
 				if math.Abs(float64(dst[i])-want) > 1e-6*(math.Abs(want)+1) {
-					t.Fatalf("simd=%v Axpy n=%d dst[%d] = %v, want %v", simd, n, i, dst[i], want)
+					t.Fatalf("%s Axpy n=%d dst[%d] = %v, want %v", k.name, n, i, dst[i], want)
 				}
 			}
 			if dst[n] != -5 || dst[n+1] != -5 {
@@ -360,7 +362,7 @@ func TestVectorKernels(t *testing.T) {
 			for i := 0; i < n; i++ {
 				want := float64(a[i]) * scale * float64(wgt[i])
 				if math.Abs(float64(out[i])-want) > 1e-5*(math.Abs(want)+1e-3) {
-					t.Fatalf("simd=%v RMSNorm n=%d out[%d] = %v, want %v", simd, n, i, out[i], want)
+					t.Fatalf("%s RMSNorm n=%d out[%d] = %v, want %v", k.name, n, i, out[i], want)
 				}
 			}
 			if out[n] != 3 {
@@ -436,10 +438,10 @@ func TestMatMulMany(t *testing.T) {
 		}
 		ws = append(ws, w)
 	}
-	for _, simd := range kernelModes(t) {
+	for _, k := range kernelModes(t) {
 		for _, threads := range []int{1, 2} {
 			for _, n := range []int{1, 5, 17} {
-				withKernels(t, simd)
+				withKernels(t, k)
 				if err := SetThreads(threads); err != nil {
 					t.Fatal(err)
 				}
@@ -459,8 +461,8 @@ func TestMatMulMany(t *testing.T) {
 					}
 					for i := range want {
 						if math.Float32bits(want[i]) != math.Float32bits(outs[j][i]) {
-							t.Fatalf("simd=%v threads=%d n=%d matrix %d (%v) out[%d] = %v, MatMul gives %v",
-								simd, threads, n, j, w.Type, i, outs[j][i], want[i])
+							t.Fatalf("%s threads=%d n=%d matrix %d (%v) out[%d] = %v, MatMul gives %v",
+								k.name, threads, n, j, w.Type, i, outs[j][i], want[i])
 						}
 					}
 					if outs[j][n*w.Rows] != 99 {
@@ -568,10 +570,7 @@ func FuzzMatMul(f *testing.F) {
 
 // TestKernelSetsComplete checks that every kernel set fills every kernel.
 func TestKernelSetsComplete(t *testing.T) {
-	for _, k := range []*kernelSet{scalarKernels, simdKernels} {
-		if k == nil {
-			continue
-		}
+	for _, k := range kernelModes(t) {
 		v := reflect.ValueOf(*k)
 		for i := 0; i < v.NumField(); i++ {
 			if f := v.Field(i); f.Kind() == reflect.Func && f.IsNil() {

@@ -102,7 +102,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 			return err
 		}
 		switch w.Type {
-		case gguf.TypeQ8_0, gguf.TypeQ4_0:
+		case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ6_K:
 			needQ = true
 		case gguf.TypeQ4_K:
 			needQ, needSums = true, true
@@ -234,6 +234,9 @@ func (p *product) prepare() {
 	case gguf.TypeQ4_K:
 		p.chunk = p.chunkQ4K
 		xTokenBytes = w.Cols + w.Cols/blockElems*8
+	case gguf.TypeQ6_K:
+		p.chunk = p.chunkQ6K
+		xTokenBytes = w.Cols + w.Cols/blockElems*4
 	default:
 		p.dec = dequantizerFor(w.Type)
 		p.chunk = p.chunkDecoded
@@ -352,6 +355,24 @@ func (p *product) chunkQ4K(r0, r1 int) {
 			row := p.w.Data[r*rb : (r+1)*rb]
 			for t := t0; t < t1; t++ {
 				p.out[t*rows+r] = p.k.dotQ4K(row, p.xq[t*cols:(t+1)*cols], p.xd[t*nb:(t+1)*nb], p.xsum[t*nb:(t+1)*nb])
+			}
+		}
+	}
+}
+
+// chunkQ6K multiplies Q6_K rows natively, one token per kernel call.
+func (p *product) chunkQ6K(r0, r1 int) {
+	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
+	nb := cols / blockElems
+	for t0 := 0; t0 < p.n; t0 += p.tb {
+		t1 := min(p.n, t0+p.tb)
+		for r := r0; r < r1; r++ {
+			if t0 == 0 && r+prefetchRows < r1 {
+				prefetch(&p.w.Data[(r+prefetchRows)*rb], rb)
+			}
+			row := p.w.Data[r*rb : (r+1)*rb]
+			for t := t0; t < t1; t++ {
+				p.out[t*rows+r] = p.k.dotQ6K(row, p.xq[t*cols:(t+1)*cols], p.xd[t*nb:(t+1)*nb])
 			}
 		}
 	}

@@ -70,9 +70,9 @@ func TestMatMulRealWeights(t *testing.T) {
 			for _, n := range []int{1, 6} {
 				x := embVals[7*cols : 7*cols+n*cols] // n tokens of real activations
 				ref, tol := refMatMul(wref, rows, cols, x, n, typ == gguf.TypeQ8_0)
-				for _, simd := range kernelModes(t) {
-					t.Run(fmt.Sprintf("%s/%v/n=%d/simd=%v", name, typ, n, simd), func(t *testing.T) {
-						withKernels(t, simd)
+				for _, k := range kernelModes(t) {
+					t.Run(fmt.Sprintf("%s/%v/n=%d/%s", name, typ, n, k.name), func(t *testing.T) {
+						withKernels(t, k)
 						out := make([]float32, n*rows)
 						if err := MatMul(out, w, x, n); err != nil {
 							t.Fatal(err)

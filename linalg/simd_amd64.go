@@ -26,12 +26,16 @@ func detectSIMD() *kernelSet {
 		dotQ8:    dotQ8AVX2,
 		dotQ4:    dotQ4AVX2,
 		dotQ4K:   dotQ4KAVX2,
+		dotQ6K:   dotQ6KAVX2,
 		dotQ8x4:  dotQ8x4AVX2,
 		dotQ4x4:  dotQ4x4AVX2,
 		axpy:     axpyAVX2,
 		quantQ8:  quantQ8AVX2,
 	}
 	if hasF16C() {
+		plain := *k
+		plain.name = "avx2-nof16c"
+		alternateKernels = append(alternateKernels, &plain)
 		k.dotF16, k.widenF16 = dotF16F16C, widenF16F16C
 	}
 	return k
@@ -87,46 +91,35 @@ func axpyAVX2(dst []float32, a float32, x []float32) {
 	}
 }
 
-// f16consts are the constants of f16x8, built once per kernel call so the loop does not
-// rebuild them.
-type f16consts struct {
-	expMant, sign, exp, expInc archsimd.Uint32x8
-	infExp                     archsimd.Uint32x8
-	mul                        archsimd.Float32x8
-}
-
-func newF16consts() f16consts {
-	return f16consts{
-		expMant: archsimd.BroadcastUint32x8(0x7fff),
-		sign:    archsimd.BroadcastUint32x8(0x8000),
-		exp:     archsimd.BroadcastUint32x8(0x7c00),
-		expInc:  archsimd.BroadcastUint32x8(0x0400),
-		infExp:  archsimd.BroadcastUint32x8(0x7f800000),
-		mul:     archsimd.BroadcastFloat32x8(0x1p112),
-	}
-}
-
 // f16x8 widens 8 little-endian binary16 values at p to float32 exactly: the exponent and
 // mantissa shifted into float32 position and scaled by 2^112 (which also makes subnormals
 // right), the sign put back, and exponent 31 (infinity, NaN) mapped to 255.
-func f16x8(p *[16]byte, c *f16consts) archsimd.Float32x8 {
+func f16x8(p *[16]byte, expMant, sign, exp, expInc, infExp archsimd.Uint32x8, mul archsimd.Float32x8) archsimd.Float32x8 {
 	h := archsimd.LoadUint16x8((*[8]uint16)(unsafe.Pointer(p))).ExtendToUint32()
-	em := h.And(c.expMant).ShiftAllLeft(13).AsFloat32x8().Mul(c.mul)
-	sign := h.And(c.sign).ShiftAllLeft(16)
+	em := h.And(expMant).ShiftAllLeft(13).AsFloat32x8().Mul(mul)
+	sg := h.And(sign).ShiftAllLeft(16)
 	// exponent 31 carries into bit 15; moved to bit 31 and smeared over the exponent field.
-	inf := h.And(c.exp).Add(c.expInc).And(c.sign).ShiftAllLeft(16).AsInt32x8().ShiftAllRight(8).
-		AsUint32x8().And(c.infExp)
-	return em.AsUint32x8().Or(sign).Or(inf).AsFloat32x8()
+	inf := h.And(exp).Add(expInc).And(sign).ShiftAllLeft(16).AsInt32x8().ShiftAllRight(8).
+		AsUint32x8().And(infExp)
+	return em.AsUint32x8().Or(sg).Or(inf).AsFloat32x8()
+}
+
+// f16Consts returns the constants of f16x8 (separate values: a struct of vectors is copied
+// with legacy-SSE moves, which stall).
+func f16Consts() (expMant, sign, exp, expInc, infExp archsimd.Uint32x8, mul archsimd.Float32x8) {
+	return archsimd.BroadcastUint32x8(0x7fff), archsimd.BroadcastUint32x8(0x8000),
+		archsimd.BroadcastUint32x8(0x7c00), archsimd.BroadcastUint32x8(0x0400),
+		archsimd.BroadcastUint32x8(0x7f800000), archsimd.BroadcastFloat32x8(0x1p112)
 }
 
 // dotF16AVX2 is dotF16Scalar with the binary16 values widened 8 at a time in registers.
 func dotF16AVX2(w []byte, x []float32) float32 {
 	w = w[:2*len(x)]
-	c := newF16consts()
+	em, sg, ex, ei, ie, mu := f16Consts()
 	var s0, s1 archsimd.Float32x8
 	for len(x) >= 16 && len(w) >= 32 {
-		s0 = f16x8((*[16]byte)(w[0:16]), &c).MulAdd(archsimd.LoadFloat32x8((*[8]float32)(x[0:8])), s0)
-		s1 = f16x8((*[16]byte)(w[16:32]), &c).MulAdd(archsimd.LoadFloat32x8((*[8]float32)(x[8:16])), s1)
+		s0 = f16x8((*[16]byte)(w[0:16]), em, sg, ex, ei, ie, mu).MulAdd(archsimd.LoadFloat32x8((*[8]float32)(x[0:8])), s0)
+		s1 = f16x8((*[16]byte)(w[16:32]), em, sg, ex, ei, ie, mu).MulAdd(archsimd.LoadFloat32x8((*[8]float32)(x[8:16])), s1)
 		w, x = w[32:], x[16:]
 	}
 	s := hsum(s0.Add(s1))
@@ -140,9 +133,9 @@ func dotF16AVX2(w []byte, x []float32) float32 {
 // widenF16AVX2 is widenF16Scalar with 8 values widened at a time in registers.
 func widenF16AVX2(dst []float32, src []byte) {
 	src = src[:2*len(dst)]
-	c := newF16consts()
+	em, sg, ex, ei, ie, mu := f16Consts()
 	for len(dst) >= 8 && len(src) >= 16 {
-		f16x8((*[16]byte)(src[:16]), &c).Store((*[8]float32)(dst[:8]))
+		f16x8((*[16]byte)(src[:16]), em, sg, ex, ei, ie, mu).Store((*[8]float32)(dst[:8]))
 		dst, src = dst[8:], src[16:]
 	}
 	archsimd.ClearAVXUpperBits()
@@ -420,6 +413,66 @@ func dotQ4KAVX2(w []byte, xq []int8, xd []float32, xsum []int32) float32 {
 		dmin := archsimd.BroadcastUint32x8(f16Bits[uint16(blk[2])|uint16(blk[3])<<8]).AsFloat32x8()
 		acc = dots.Mul(sc).Mul(dx).MulAdd(d, acc)
 		acc = acc.Sub(mn.Mul(dx).Mul(bs).Mul(dmin))
+	}
+	return hsum(acc)
+}
+
+var q6kPick = [4][8]uint32{{0, 0, 0, 0, 1, 1, 1, 1}, {2, 2, 2, 2, 3, 3, 3, 3}, {4, 4, 4, 4, 5, 5, 5, 5}, {6, 6, 6, 6, 7, 7, 7, 7}}
+
+// q6kBlock returns the contribution of one activation block: the 32 codes c (0..63) times
+// the codes xv, minus 32·xv, as 8 int32 partial sums (lanes 0-3: first 16 values, 4-7: last
+// 16), converted, times the block's scale pair sc (lanes as the sums) and dx, added to acc.
+func q6kBlock(c archsimd.Uint8x32, xv archsimd.Int8x32, sc, dx archsimd.Float32x8, off archsimd.Uint8x32, ones archsimd.Int16x16, acc archsimd.Float32x8) archsimd.Float32x8 {
+	p := c.DotProductPairsSaturated(xv).Sub(off.DotProductPairsSaturated(xv)).DotProductPairs(ones).ConvertToFloat32()
+	return p.Mul(sc).MulAdd(dx, acc)
+}
+
+// dotQ6KAVX2 is dotQ6KScalar: per half super-block, the 4 blocks of 32 six-bit codes are
+// assembled from the low and high bit planes with masks and 32-bit shifts (bits crossing
+// into a neighbouring byte are masked off), multiplied unsigned in VPMADDUBSW with the
+// offset 32 subtracted through a second VPMADDUBSW (|code−32|·|x| ≤ 32·127 cannot
+// saturate), and scaled per 16 values by the int8 sub-block scales, widened once per
+// super-block and picked by VPERMD.
+func dotQ6KAVX2(w []byte, xq []int8, xd []float32) float32 {
+	nsb := len(xd) / 8
+	w = w[:nsb*q6KBlockBytes]
+	xq = xq[:nsb*256]
+	xd = xd[:nsb*8]
+	xdBits := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(xd))), len(xd))
+	// Constants as separate variables: a struct or array of vectors is copied with
+	// legacy-SSE moves, which stall.
+	lo4, hi2 := archsimd.BroadcastUint8x32(0x0f), archsimd.BroadcastUint8x32(0x30)
+	sh2, sh4 := archsimd.BroadcastUint32x8(2), archsimd.BroadcastUint32x8(4)
+	ones, off := archsimd.BroadcastInt16x16(1), archsimd.BroadcastUint8x32(32)
+	var acc archsimd.Float32x8
+	for sb := 0; sb < nsb; sb++ {
+		blk := (*[q6KBlockBytes]byte)(w[sb*q6KBlockBytes : (sb+1)*q6KBlockBytes])
+		xb := (*[256]int8)(xq[sb*256 : (sb+1)*256])
+		d := archsimd.BroadcastUint32x8(f16Bits[uint16(blk[208])|uint16(blk[209])<<8]).AsFloat32x8()
+		// The 16 scales widened to two 256-bit vectors up front: a 128-bit vector live
+		// across the loop would be spilled with legacy-SSE moves, which stall.
+		scales := archsimd.LoadInt8x16((*[16]int8)(unsafe.Pointer(&blk[192])))
+		scLo := scales.ExtendLo8ToInt32().ConvertToFloat32().Mul(d)
+		scHi := scales.AsUint64x2().SetElem(0, scales.AsUint64x2().GetElem(1)).AsInt8x16().ExtendLo8ToInt32().ConvertToFloat32().Mul(d)
+		for h := 0; h < 2; h++ {
+			sc8 := scLo
+			if h == 1 {
+				sc8 = scHi
+			}
+			L0 := archsimd.LoadUint8x32((*[32]uint8)(blk[64*h : 64*h+32]))
+			L1 := archsimd.LoadUint8x32((*[32]uint8)(blk[64*h+32 : 64*h+64]))
+			H := archsimd.LoadUint8x32((*[32]uint8)(blk[128+32*h : 160+32*h]))
+			c0 := L0.And(lo4).Or(H.AsUint32x8().ShiftLeft(sh4).AsUint8x32().And(hi2))
+			c1 := L1.And(lo4).Or(H.AsUint32x8().ShiftLeft(sh2).AsUint8x32().And(hi2))
+			c2 := L0.AsUint32x8().ShiftRight(sh4).AsUint8x32().And(lo4).Or(H.And(hi2))
+			c3 := L1.AsUint32x8().ShiftRight(sh4).AsUint8x32().And(lo4).Or(H.AsUint32x8().ShiftRight(sh2).AsUint8x32().And(hi2))
+			b := 8*sb + 4*h
+			x := xb[128*h : 128*h+128]
+			acc = q6kBlock(c0, archsimd.LoadInt8x32((*[32]int8)(x[0:32])), sc8.Permute(archsimd.LoadUint32x8(&q6kPick[0])), archsimd.BroadcastUint32x8(xdBits[b+0]).AsFloat32x8(), off, ones, acc)
+			acc = q6kBlock(c1, archsimd.LoadInt8x32((*[32]int8)(x[32:64])), sc8.Permute(archsimd.LoadUint32x8(&q6kPick[1])), archsimd.BroadcastUint32x8(xdBits[b+1]).AsFloat32x8(), off, ones, acc)
+			acc = q6kBlock(c2, archsimd.LoadInt8x32((*[32]int8)(x[64:96])), sc8.Permute(archsimd.LoadUint32x8(&q6kPick[2])), archsimd.BroadcastUint32x8(xdBits[b+2]).AsFloat32x8(), off, ones, acc)
+			acc = q6kBlock(c3, archsimd.LoadInt8x32((*[32]int8)(x[96:128])), sc8.Permute(archsimd.LoadUint32x8(&q6kPick[3])), archsimd.BroadcastUint32x8(xdBits[b+3]).AsFloat32x8(), off, ones, acc)
+		}
 	}
 	return hsum(acc)
 }
