@@ -39,9 +39,10 @@ const (
 // product (decode); for n > 1 (prefill) each weight row is read from memory once per
 // block of tokens, not once per token.
 //
-// Q8_0 and Q4_0 weights are multiplied against x quantized per 32-value block to int8
-// with a float32 scale (llama.cpp's q8_0 dot): the result differs from the exact product
-// by at most Σ_c |W[r,c]|·max|x_block(c)|/254 plus float32 rounding.
+// Q8_0, Q4_0, Q4_K and Q6_K weights are multiplied against x quantized per 32-value block
+// to int8 with a float32 scale (llama.cpp's q8_0 dot): the result differs from the exact
+// product by at most Σ_c |W[r,c]|·max|x_block(c)|/254 plus float32 rounding (the bound
+// the conformance tests check).
 //
 // It returns an error wrapping ErrShape or ErrUnsupportedType, and writes nothing, when
 // w is invalid (see NewMatrix), n is negative or out or x are too short. A weight row that
