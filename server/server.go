@@ -14,6 +14,19 @@
 // life by its HTTP request context: a client that goes away cancels its request and
 // the engine frees its cache blocks before its next step.
 //
+// Request fields: model, prompt (a string, token ids, or an array of up to 32 of
+// either, each answered by its own n choices) or messages, max_tokens (chat also
+// max_completion_tokens; default 16 for completions, the rest of the context for
+// chat), temperature (default 1; 0 is greedy), top_p, seed (random when absent),
+// stop (a string or up to 4), n, stream and stream_options.include_usage. Other
+// OpenAI fields are ignored, except logprobs and echo, which are refused.
+// usage.completion_tokens counts every sampled token, a final EOS included.
+//
+// A choice ends at EOS or a stop string ("stop"), or at max_tokens or the context
+// ("length"). A token the tokenizer reports as ending a turn (e.g. <|im_end|>,
+// <|eot_id|>) ends its choice with "stop" too; once every choice of a request has
+// ended, the request is cancelled in the engine.
+//
 // Errors are answered as OpenAI does: {"error":{"message","type","param","code"}},
 // with param naming the request field at fault.
 package server
@@ -38,7 +51,7 @@ import (
 
 // Defaults of Options fields.
 const (
-	DefaultMaxBodyBytes = 4 << 20
+	DefaultMaxBodyBytes = 4 << 20 // bytes
 	DefaultMaxN         = 16
 )
 
@@ -52,9 +65,10 @@ type Options struct {
 	// APIKey, if not empty, is required as "Authorization: Bearer <key>" on /v1/
 	// routes (401 otherwise). /health and /metrics stay open.
 	APIKey string
-	// MaxBodyBytes bounds request bodies (413 beyond it); 0 means DefaultMaxBodyBytes.
+	// MaxBodyBytes bounds request bodies, in bytes (413 beyond it); 0 means
+	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// MaxN is the largest n (choices per request) accepted; 0 means DefaultMaxN.
+	// MaxN is the largest n (choices per prompt) accepted; 0 means DefaultMaxN.
 	MaxN int
 	// ChatTemplate is the model's Jinja chat template (GGUF tokenizer.chat_template,
 	// see ReadChatTemplate); its family is recognised by DetectChatFormat. "" uses the
