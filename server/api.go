@@ -121,10 +121,13 @@ func (c *commonRequest) common(p *genParams, lim limits, maxTokens *int, maxPara
 	}
 	if c.TopP != nil {
 		t := *c.TopP
-		if math.IsNaN(t) || t <= 0 || t > 1 {
-			return invalid("top_p", "top_p must be in (0, 1], got %v", t)
+		if math.IsNaN(t) || t < 0 || t > 1 {
+			return invalid("top_p", "top_p must be in [0, 1], got %v", t)
 		}
 		p.sampling.TopP = float32(t)
+		if t == 0 {
+			p.sampling.Temp = 0 // the smallest nucleus: the most likely token alone
+		}
 	}
 	if c.Seed != nil {
 		p.sampling.Seed = uint64(*c.Seed)

@@ -351,6 +351,12 @@ func TestStopAndN(t *testing.T) {
 	if a.Choices[0].Text == a.Choices[1].Text {
 		t.Errorf("the two sampled choices are identical: %q", a.Choices[0].Text)
 	}
+	// top_p 0 keeps the most likely token alone: greedy, whatever the temperature.
+	var g completionOut
+	decode(t, e.post(t, "/v1/completions", `{"prompt":"Once upon a time","max_tokens":40,"temperature":1.5,"top_p":0}`), &g)
+	if len(g.Choices) != 1 || g.Choices[0].Text != full {
+		t.Errorf("top_p 0: %+v, want %q", g.Choices, full)
+	}
 }
 
 // A prompt array is answered with n choices per prompt, numbered prompt by prompt,
@@ -446,7 +452,8 @@ func TestBadRequests(t *testing.T) {
 		{"n zero", "/v1/completions", `{"prompt":"a","n":0}`, 400, "n"},
 		{"n too large", "/v1/completions", `{"prompt":"a","n":1000}`, 400, "n"},
 		{"temperature out of range", "/v1/completions", `{"prompt":"a","temperature":3}`, 400, "temperature"},
-		{"top_p out of range", "/v1/completions", `{"prompt":"a","top_p":0}`, 400, "top_p"},
+		{"top_p out of range", "/v1/completions", `{"prompt":"a","top_p":1.5}`, 400, "top_p"},
+		{"top_p negative", "/v1/completions", `{"prompt":"a","top_p":-0.1}`, 400, "top_p"},
 		{"stop wrong type", "/v1/completions", `{"prompt":"a","stop":5}`, 400, "stop"},
 		{"too many stops", "/v1/completions", `{"prompt":"a","stop":["a","b","c","d","e"]}`, 400, "stop"},
 		{"stream_options without stream", "/v1/completions", `{"prompt":"a","stream_options":{"include_usage":true}}`, 400, "stream_options"},
