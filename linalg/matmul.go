@@ -205,7 +205,7 @@ type product struct {
 	rpc   int              // rows per parallel chunk
 	chunk func(r0, r1 int) // computes rows [r0, r1) for all tokens
 	wf    []float32        // F32 weights viewed as float32
-	xq    []int8           // quantized activations (Q8_0, Q4_0)
+	xq    []int8           // quantized activations (Q8_0, Q4_0, Q4_K, Q6_K)
 	xd    []float32        // their per-block scales
 	xi    []int8           // xq of 4-token groups, interleaved (n >= 4)
 	xs    []float32        // xd of 4-token groups, interleaved (n >= 4)
