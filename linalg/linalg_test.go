@@ -579,3 +579,50 @@ func TestKernelSetsComplete(t *testing.T) {
 		}
 	}
 }
+
+// TestQ8ExtremeCodes multiplies Q8_0 rows whose codes sit at the int8 limits (-128, which
+// llama.cpp's quantizer never writes but a file may hold, and ±127) against activations
+// that quantize to ±127, where a 16-bit pair sum would saturate if the kernels let it.
+func TestQ8ExtremeCodes(t *testing.T) {
+	const rows, cols, n = 4, 256, 5
+	codes := []int8{-128, 127, -127, -128}
+	data := make([]byte, 0, rows*cols/32*34)
+	wref := make([]float64, 0, rows*cols)
+	for r := 0; r < rows; r++ {
+		for b := 0; b < cols/32; b++ {
+			data = append(data, 0x00, 0x3c) // d = 1
+			for j := 0; j < 32; j++ {
+				c := codes[r]
+				if r == 3 && j%2 == 1 {
+					c = 127
+				}
+				data = append(data, byte(c))
+				wref = append(wref, float64(c))
+			}
+		}
+	}
+	w, err := NewMatrix(gguf.TypeQ8_0, rows, cols, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, n*cols)
+	for i := range x {
+		x[i] = 3
+		if i%3 == 0 {
+			x[i] = -3
+		}
+	}
+	ref, tol := refMatMul(wref, rows, cols, x, n, true)
+	for _, k := range kernelModes(t) {
+		withKernels(t, k)
+		out := make([]float32, n*rows)
+		if err := MatMul(out, w, x, n); err != nil {
+			t.Fatal(err)
+		}
+		for i := range out {
+			if d := math.Abs(float64(out[i]) - ref[i]); !(d <= tol[i]) {
+				t.Errorf("%s out[%d] = %v, want %v ± %.3g", k.name, i, out[i], ref[i], tol[i])
+			}
+		}
+	}
+}
