@@ -190,8 +190,18 @@ func (l *loader) vector(name string, n int) []float32 {
 	return v
 }
 
-// WeightBytes is the number of bytes of weight data the model reads per token.
+// WeightBytes is the size of all the model's tensor data in bytes.
 func (m *Model) WeightBytes() int64 {
+	var n int64
+	for _, t := range m.file.Tensors {
+		n += int64(t.Size)
+	}
+	return n
+}
+
+// DecodeWeightBytes is the number of bytes of weights one decode step reads: every
+// matrix once, plus one embedding row (not counted: negligible).
+func (m *Model) DecodeWeightBytes() int64 {
 	var n int64
 	add := func(ms ...linalg.Matrix) {
 		for _, x := range ms {

@@ -50,7 +50,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		keys = append(keys, fmt.Sprintf("%s×%d", t, n))
 	}
 	sort.Strings(keys)
-	fmt.Fprintf(stdout, "tensors      %v; %s of weights read per token\n", keys, fmtBytes(m.WeightBytes()))
+	fmt.Fprintf(stdout, "tensors      %v; %s of weights, %s read per decoded token\n", keys, fmtBytes(m.WeightBytes()), fmtBytes(m.DecodeWeightBytes()))
 	fmt.Fprintf(stdout, "tokenizer    %d tokens, BOS %d, EOS %d\n\n", m.Tok.VocabSize(), m.Tok.BOS(), m.Tok.EOS())
 
 	fmt.Fprintf(stdout, "KV cache per type: exact bytes per token, and what fits in %s (sequences of %d tokens, full-precision tails included)\n", fmtBytes(int64(budget)), *ctx)

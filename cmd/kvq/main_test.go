@@ -122,3 +122,36 @@ func TestErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestBenchDecodeJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "decode.json")
+	code, out, errOut := run(t, "bench", "decode", "--cache", "q8", "--ctx", "64", "--gen", "4", "--threads", "1", "--json", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "tok/s") {
+		t.Fatalf("stdout %q", out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"cache", "ctx", "threads", "decode_tok_per_s", "prefill_tok_per_s", "kv_bytes", "rss_bytes"} {
+		if _, ok := r[f]; !ok {
+			t.Errorf("result lacks %q: %v", f, r)
+		}
+	}
+	if r["cache"] != "q8" || r["ctx"] != float64(64) || r["threads"] != float64(1) {
+		t.Errorf("result %v", r)
+	}
+	if v, _ := r["decode_tok_per_s"].(float64); v <= 0 {
+		t.Errorf("decode_tok_per_s %v", r["decode_tok_per_s"])
+	}
+	if v, _ := r["kv_bytes"].(float64); v <= 0 {
+		t.Errorf("kv_bytes %v", r["kv_bytes"])
+	}
+}

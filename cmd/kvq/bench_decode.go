@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"syscall"
+	"time"
+
+	"kvq/eval"
+	"kvq/kv"
+	"kvq/linalg"
+	"kvq/model"
+)
+
+func init() {
+	registerBench("decode", "fill the cache to N tokens, then time decode (tok/s) and report memory", runBenchDecode)
+}
+
+// decodeResult is the JSON contract of `kvq bench decode --json`.
+type decodeResult struct {
+	Model          string  `json:"model"`
+	Cache          string  `json:"cache"`
+	Ctx            int     `json:"ctx"`
+	Threads        int     `json:"threads"`
+	Kernels        string  `json:"kernels"`
+	DecodeTokens   int     `json:"decode_tokens"`
+	DecodeTokPerS  float64 `json:"decode_tok_per_s"`
+	PrefillTokPerS float64 `json:"prefill_tok_per_s"`
+	KVBytes        int64   `json:"kv_bytes"`
+	WeightBytes    int64   `json:"weight_bytes"`
+	RSSBytes       int64   `json:"rss_bytes"`
+}
+
+func runBenchDecode(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench decode", "[--model F] [--cache SPEC] [--ctx N] [--gen N] [--threads T] [--json F]", stderr)
+	modelPath := fs.String("model", "", "GGUF model file (default: built-in stories260K)")
+	spec := fs.String("cache", "f16", "KV cache spec")
+	layers := fs.String("cache-layers", "", "per-layer cache overrides, e.g. 0,-1=f16")
+	ctx := fs.Int("ctx", 512, "tokens in the cache before decode is timed (may exceed the trained context: speed only)")
+	gen := fs.Int("gen", 32, "decode steps timed")
+	chunk := fs.Int("chunk", 512, "prefill chunk, tokens per forward step while filling")
+	threads := fs.Int("threads", 0, "threads for matrix products and attention (default: all CPUs)")
+	seed := fs.Uint64("seed", 1, "seed of the random prompt tokens")
+	jsonPath := fs.String("json", "", "also write the result as JSON to this file")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *ctx < 1 || *gen < 1 || *chunk < 1 {
+		return fmt.Errorf("--ctx, --gen and --chunk must be ≥ 1")
+	}
+	if *threads > 0 {
+		if err := linalg.SetThreads(*threads); err != nil {
+			return err
+		}
+	}
+	m, err := model.Open(*modelPath)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	cfg, err := m.CacheConfig(*spec, *layers)
+	if err != nil {
+		return err
+	}
+	cfg.AttnWorkers = linalg.Threads()
+	c, err := kv.New(cfg)
+	if err != nil {
+		return err
+	}
+	seq, err := c.NewSeq()
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(*seed, 0))
+	toks := make([]int32, *ctx)
+	toks[0] = m.Tok.BOS()
+	for i := 1; i < len(toks); i++ {
+		toks[i] = int32(rng.IntN(m.Vocab))
+	}
+	bar := newProgress(stderr, "prefill")
+	t0 := time.Now()
+	var logits [][]float32
+	for i := 0; i < len(toks); i += *chunk {
+		if logits, err = m.Forward(c, []model.Span{{Seq: seq, Tokens: toks[i:min(i+*chunk, len(toks))]}}); err != nil {
+			return err
+		}
+		bar.update(min(i+*chunk, len(toks)), len(toks))
+	}
+	bar.done()
+	prefill := time.Since(t0)
+	next := model.Argmax(logits[0])
+	t0 = time.Now()
+	for range *gen {
+		if logits, err = m.Forward(c, []model.Span{{Seq: seq, Tokens: []int32{next}}}); err != nil {
+			return err
+		}
+		next = model.Argmax(logits[0])
+	}
+	decode := time.Since(t0)
+	res := decodeResult{
+		Model: modelName(*modelPath, m), Cache: eval.CacheName(cfg), Ctx: *ctx, Threads: linalg.Threads(), Kernels: linalg.KernelName(),
+		DecodeTokens: *gen, DecodeTokPerS: float64(*gen) / decode.Seconds(), PrefillTokPerS: float64(*ctx) / prefill.Seconds(),
+		KVBytes: c.Usage().AllocBytes, WeightBytes: m.WeightBytes(), RSSBytes: peakRSS(),
+	}
+	fmt.Fprintf(stdout, "model %s, cache %s, %d threads (%s kernels)\n", res.Model, res.Cache, res.Threads, res.Kernels)
+	fmt.Fprintf(stdout, "prefill %d tokens: %.1f tok/s\n", res.Ctx, res.PrefillTokPerS)
+	fmt.Fprintf(stdout, "decode %d tokens at context %d: %.1f tok/s (%.2f ms/token)\n", res.DecodeTokens, res.Ctx, res.DecodeTokPerS, 1000/res.DecodeTokPerS)
+	fmt.Fprintf(stdout, "memory: weights %s, KV %s, peak RSS %s (%.2fx weights+KV)\n", fmtBytes(res.WeightBytes), fmtBytes(res.KVBytes), fmtBytes(res.RSSBytes), float64(res.RSSBytes)/float64(res.WeightBytes+res.KVBytes))
+	if *jsonPath != "" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(*jsonPath, append(b, '\n'), 0o644)
+	}
+	return nil
+}
+
+// peakRSS is the process's peak resident set size in bytes (0 where unknown).
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss * 1024 // kilobytes on Linux
+}
