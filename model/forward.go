@@ -97,9 +97,9 @@ func (m *Model) Forward(c kv.Cache, batch []Span) ([][]float32, error) {
 	for li := range m.layers {
 		ly := &m.layers[li]
 		rmsNormRows(ws.xb, ws.x, ly.attnNorm, cfg.Dim, cfg.RMSEps)
-		linalg.MatMul(ws.q, ly.wq, ws.xb, n)
-		linalg.MatMul(ws.k, ly.wk, ws.xb, n)
-		linalg.MatMul(ws.v, ly.wv, ws.xb, n)
+		if err := linalg.MatMulMany([][]float32{ws.q, ws.k, ws.v}, []linalg.Matrix{ly.wq, ly.wk, ly.wv}, ws.xb, n); err != nil {
+			return nil, fmt.Errorf("model: layer %d q/k/v: %w", li, err)
+		}
 		if ly.bq != nil {
 			addBiasRows(ws.q, ly.bq)
 			addBiasRows(ws.k, ly.bk)
@@ -125,14 +125,19 @@ func (m *Model) Forward(c kv.Cache, batch []Span) ([][]float32, error) {
 			}
 			row = b
 		}
-		linalg.MatMul(ws.xb, ly.wo, ws.att, n)
+		if err := linalg.MatMul(ws.xb, ly.wo, ws.att, n); err != nil {
+			return nil, fmt.Errorf("model: layer %d attention output: %w", li, err)
+		}
 		addRows(ws.x, ws.xb)
 
 		rmsNormRows(ws.xb, ws.x, ly.ffnNorm, cfg.Dim, cfg.RMSEps)
-		linalg.MatMul(ws.hb, ly.wGate, ws.xb, n)
-		linalg.MatMul(ws.hb2, ly.wUp, ws.xb, n)
+		if err := linalg.MatMulMany([][]float32{ws.hb, ws.hb2}, []linalg.Matrix{ly.wGate, ly.wUp}, ws.xb, n); err != nil {
+			return nil, fmt.Errorf("model: layer %d gate/up: %w", li, err)
+		}
 		swiglu(ws.hb, ws.hb2)
-		linalg.MatMul(ws.xb, ly.wDown, ws.hb, n)
+		if err := linalg.MatMul(ws.xb, ly.wDown, ws.hb, n); err != nil {
+			return nil, fmt.Errorf("model: layer %d down: %w", li, err)
+		}
 		addRows(ws.x, ws.xb)
 	}
 
@@ -156,7 +161,9 @@ func (m *Model) Forward(c kv.Cache, batch []Span) ([][]float32, error) {
 	}
 	rmsNormRows(sel, sel, m.outNorm, cfg.Dim, cfg.RMSEps)
 	ws.logits = grow(ws.logits, nr*cfg.Vocab)
-	linalg.MatMul(ws.logits, m.output, sel, nr)
+	if err := linalg.MatMul(ws.logits, m.output, sel, nr); err != nil {
+		return nil, fmt.Errorf("model: output: %w", err)
+	}
 
 	out := make([][]float32, len(batch))
 	off := 0

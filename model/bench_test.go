@@ -1,0 +1,79 @@
+package model
+
+import (
+	"os"
+	"testing"
+
+	"kvq/kv"
+)
+
+// benchModel is the built-in model, or the GGUF file named by KVQ_BENCH_MODEL (for
+// example a `kvq synth --shape llama-134m --weights q8_0` file).
+func benchModel(b *testing.B) *Model {
+	b.Helper()
+	m, err := Open(os.Getenv("KVQ_BENCH_MODEL"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { m.Close() })
+	return m
+}
+
+func benchCache(b *testing.B, m *Model, spec string) (kv.Cache, kv.SeqID) {
+	b.Helper()
+	cfg, err := m.CacheConfig(spec, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := kv.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seq, err := c.NewSeq()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, seq
+}
+
+func tokens(m *Model, n int) []int32 {
+	t := make([]int32, n)
+	for i := range t {
+		t[i] = int32((i*7919 + 13) % m.Vocab)
+	}
+	return t
+}
+
+// BenchmarkPrefill times a 128-token prefill into an empty f16 cache; tok/s is reported.
+func BenchmarkPrefill(b *testing.B) {
+	m := benchModel(b)
+	toks := tokens(m, 128)
+	for b.Loop() {
+		c, seq := benchCache(b, m, "f16")
+		if _, err := m.Forward(c, []Span{{Seq: seq, Tokens: toks}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(toks)*b.N)/b.Elapsed().Seconds(), "tok/s")
+}
+
+// BenchmarkDecode times single-token steps after a 128-token prompt (f16 cache).
+func BenchmarkDecode(b *testing.B) {
+	m := benchModel(b)
+	c, seq := benchCache(b, m, "f16")
+	if _, err := m.Forward(c, []Span{{Seq: seq, Tokens: tokens(m, 128)}}); err != nil {
+		b.Fatal(err)
+	}
+	tok := []int32{5}
+	for b.Loop() {
+		if c.Len(seq) >= m.Ctx {
+			b.StopTimer()
+			c, seq = benchCache(b, m, "f16")
+			b.StartTimer()
+		}
+		if _, err := m.Forward(c, []Span{{Seq: seq, Tokens: tok}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+}
