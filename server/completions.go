@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"kvq/engine"
@@ -265,54 +266,87 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, e *engine.Engine, m
 	q := &tokenQueue{notify: make(chan struct{}, 1)}
 	n := j.p.n
 	choices := len(j.p.prompts) * n
-	// Timing runs on the engine's goroutine, token by token, in order per choice.
-	first := true
-	last := make([]time.Time, choices)
 	promptParam := "prompt"
 	if j.chat {
 		promptParam = "messages"
 	}
-	// One engine request per prompt; its choices are numbered from prompt index × n.
-	streams := make([]*engine.Stream, len(j.p.prompts))
+	eos := m.Tok.EOS()
+	// State touched only by OnToken, which runs on the engine's goroutine, token by
+	// token, in order per choice.
+	first := true
+	last := make([]time.Time, choices)
+	ended := make([]bool, choices)
+	// One engine request per prompt, each under its own context; its choices are
+	// numbered from prompt index × n.
+	type part struct {
+		st     *engine.Stream
+		cancel context.CancelFunc
+		// self: every choice has ended and some on a turn-end token the engine
+		// does not know, so this request was cancelled on purpose.
+		self atomic.Bool
+	}
+	parts := make([]*part, len(j.p.prompts))
 	for pi, prompt := range j.p.prompts {
 		base := pi * n
-		st, err := e.Submit(ctx, engine.Request{
+		pctx, pcancel := context.WithCancel(ctx)
+		defer pcancel()
+		pt := &part{cancel: pcancel}
+		open := n // choices of this prompt not ended
+		onToken := func(ev engine.Event) {
+			ev.Choice += base
+			now := time.Now()
+			if first {
+				first = false
+				s.metrics.observeTTFT(now.Sub(t0))
+			}
+			if !last[ev.Choice].IsZero() {
+				s.metrics.observeITL(now.Sub(last[ev.Choice]))
+			}
+			last[ev.Choice] = now
+			if ended[ev.Choice] {
+				return // ended by a turn-end token; the engine goes on until cancelled
+			}
+			if ev.Finish == "" && ev.Token != eos && m.Tok.IsEOG(ev.Token) {
+				ev.Finish = engine.FinishStop
+				if open == 1 {
+					// The last open choice: stop the engine's work at once (the
+					// cancellation takes effect before its next step).
+					pt.self.Store(true)
+					pcancel()
+				}
+			}
+			if ev.Finish != "" {
+				ended[ev.Choice] = true
+				open--
+			}
+			q.push(ev)
+		}
+		st, err := e.Submit(pctx, engine.Request{
 			Prompt:    prompt,
 			MaxTokens: j.p.maxTokens,
 			Sampling:  j.p.sampling,
 			Stop:      j.p.stop,
 			N:         n,
-			OnToken: func(ev engine.Event) {
-				ev.Choice += base
-				now := time.Now()
-				if first {
-					first = false
-					s.metrics.observeTTFT(now.Sub(t0))
-				}
-				if !last[ev.Choice].IsZero() {
-					s.metrics.observeITL(now.Sub(last[ev.Choice]))
-				}
-				last[ev.Choice] = now
-				q.push(ev)
-			},
+			OnToken:   onToken,
 		})
 		if err != nil {
 			cancel() // ends the prompts already submitted
-			for _, st := range streams[:pi] {
-				<-st.Done()
+			for _, p := range parts[:pi] {
+				<-p.st.Done()
 			}
 			return s.fail(w, submitError(err, promptParam))
 		}
-		streams[pi] = st
+		pt.st = st
+		parts[pi] = pt
 	}
 	// allDone closes when every prompt's request has ended; a prompt that fails
 	// cancels the others, whose answer could not be complete anyway.
 	allDone := make(chan struct{})
 	var wg sync.WaitGroup
-	for _, st := range streams {
+	for _, p := range parts {
 		wg.Go(func() {
-			<-st.Done()
-			if _, err := st.Wait(); err != nil {
+			<-p.st.Done()
+			if _, err := p.st.Wait(); err != nil && !p.self.Load() {
 				cancel()
 			}
 		})
@@ -326,29 +360,9 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, e *engine.Engine, m
 	if j.p.stream {
 		out.startStream()
 	}
-	eos := m.Tok.EOS()
-	ended := 0 // choices finished
-	selfCancelled := false
 	handle := func(evs []engine.Event) {
 		for _, ev := range evs {
-			i := ev.Choice
-			if out.finish[i] != "" {
-				continue // ended here by an end-of-generation token the engine does not know
-			}
-			fin := ev.Finish
-			if fin == "" && ev.Token != eos && m.Tok.IsEOG(ev.Token) {
-				fin = engine.FinishStop
-			}
-			out.token(i, ev.Text, fin)
-			if fin != "" {
-				ended++
-				if ended == choices && ev.Finish == "" {
-					// Every choice has ended, the last on a turn-end token: stop the
-					// engine's work now.
-					selfCancelled = true
-					cancel()
-				}
-			}
+			out.token(ev.Choice, ev.Text, ev.Finish)
 		}
 	}
 loop:
@@ -375,14 +389,17 @@ loop:
 		ttft     time.Duration
 		preempts int
 	)
-	for _, st := range streams {
-		res, rerr := st.Wait()
+	for _, p := range parts {
+		res, rerr := p.st.Wait()
 		u.PromptTokens += res.Usage.PromptTokens
 		u.CompletionTokens += res.Usage.CompletionTokens
 		u.PromptTokensDetails.CachedTokens += res.Usage.CachedPromptTokens
 		preempts += res.Preemptions
 		if ttft == 0 || res.TimeToFirstToken > 0 && res.TimeToFirstToken < ttft {
 			ttft = res.TimeToFirstToken
+		}
+		if p.self.Load() {
+			continue // complete: cancelled after its last choice ended
 		}
 		// Report the failure that ended the request rather than the cancellations
 		// it caused.
@@ -393,7 +410,7 @@ loop:
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	addLog(r, slog.Int("prompt_tokens", u.PromptTokens), slog.Int("completion_tokens", u.CompletionTokens),
 		slog.Int("cached_tokens", u.PromptTokensDetails.CachedTokens), slog.Duration("ttft", ttft), slog.Int("preemptions", preempts))
-	if err != nil && !(selfCancelled && ended == choices) {
+	if err != nil {
 		if gone {
 			addLog(r, slog.String("outcome", "client gone"))
 			return 499
