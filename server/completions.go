@@ -125,6 +125,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) int
 	} else {
 		j.id = "cmpl-" + rand.Text()
 	}
+	w.Header().Set("X-Request-Id", j.id) // as OpenAI's x-request-id; the same id as the body's
 	addLog(r, slog.String("id", j.id), slog.Int("prompts", len(j.p.prompts)), slog.Int("max_tokens", j.p.maxTokens),
 		slog.Int("n", j.p.n), slog.Bool("stream", j.p.stream))
 	return s.run(w, r, e, m, j, t0)

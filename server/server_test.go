@@ -237,6 +237,9 @@ func TestCompletionWholeMatchesGenerate(t *testing.T) {
 	}
 	var out completionOut
 	decode(t, resp, &out)
+	if id := resp.Header.Get("X-Request-Id"); id != out.ID {
+		t.Errorf("X-Request-Id %q, body id %q", id, out.ID)
+	}
 	if out.Object != "text_completion" || !strings.HasPrefix(out.ID, "cmpl-") || out.Model != "stories260K" || out.Created == 0 {
 		t.Errorf("envelope %+v", out)
 	}
