@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"kvq/gguf"
+	"kvq/tokenizer"
 )
 
 func TestDetectChatFormat(t *testing.T) {
@@ -82,6 +83,45 @@ func TestReadChatTemplate(t *testing.T) {
 		got, err := ReadChatTemplate(tc.path)
 		if (err != nil) != tc.wantErr || got != tc.want {
 			t.Errorf("%s: %q, %v; want %q (error %v)", tc.name, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+// A Llama-2 conversation tokenized as the server does (EncodeSpecial, BOS from the
+// tokenizer) has BOS once in front and "</s><s>" as the EOS and BOS control tokens
+// between exchanges, on the real llama SentencePiece vocabulary.
+func TestLlama2ChatTokens(t *testing.T) {
+	path := filepath.Join("..", "tokenizer", "testdata", "ggml-vocab-llama-spm.gguf")
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Skipf("llama vocabulary not available: %v", err)
+	}
+	defer f.Close()
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := renderChat(ChatLlama2, []message{{"user", "Hi"}, {"assistant", "Hello."}, {"user", "Bye"}})
+	ids := tok.EncodeSpecial(text, tok.AddBOS())
+	var bos, eos []int
+	for i, id := range ids {
+		switch id {
+		case tok.BOS():
+			bos = append(bos, i)
+		case tok.EOS():
+			eos = append(eos, i)
+		}
+	}
+	if len(bos) != 2 || bos[0] != 0 || len(eos) != 1 || bos[1] != eos[0]+1 {
+		t.Fatalf("%q: BOS at %v, EOS at %v in %v", text, bos, eos, ids)
+	}
+	if got := tok.Decode(ids); got != "[INST] Hi [/INST] Hello. [INST] Bye [/INST]" {
+		t.Errorf("decoded %q", got)
+	}
+	// Plain text never produces control tokens.
+	for _, id := range tok.Encode(text, true)[1:] {
+		if tok.IsControl(id) {
+			t.Fatalf("Encode produced control token %d from %q", id, text)
 		}
 	}
 }
