@@ -59,8 +59,21 @@ type Config struct {
 	// decide whether a waiting request may start. 0 means: measure it from the cache
 	// (allocated bytes ÷ tokens held), admitting freely while the cache is empty.
 	BytesPerToken float64
+	// Window, if > 0, bounds every sequence's cache memory with attention sinks and a
+	// sliding window (StreamingLLM): after each step, a sequence longer than
+	// Sinks+Window keeps only its first Sinks and its last Window tokens (see
+	// kv.Store.Evict), and requests may generate past the model's context. The cache
+	// must be able to evict. A preempted request is recomputed with evictions at its
+	// chunk boundaries, so its continuation may differ slightly from an uninterrupted
+	// run's.
+	Window, Sinks int
 	// OnStep, if not nil, is called on the scheduler goroutine after every step.
 	OnStep func(StepInfo)
+}
+
+// evicter is implemented by caches that can drop the middle of a sequence (kv.Store).
+type evicter interface {
+	Evict(seq kv.SeqID, sinks, window int) (int, error)
 }
 
 // StepInfo describes one completed step.
@@ -115,6 +128,7 @@ type Engine struct {
 	c    kv.Cache
 	cfg  Config
 	pool poolStatser // c's block pool figures, nil if it has none
+	ev   evicter     // c's eviction, set when Config.Window > 0
 
 	// Static pool geometry (0 without a pool or without a budget).
 	blockTokens, blocksTotal int
@@ -171,8 +185,17 @@ func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: MaxQueue = %d, must be ≥ 1", cfg.MaxQueue)
 	case cfg.BytesPerToken < 0:
 		return nil, fmt.Errorf("engine: BytesPerToken = %g, must be ≥ 0", cfg.BytesPerToken)
+	case cfg.Window < 0 || cfg.Sinks < 0:
+		return nil, fmt.Errorf("engine: Window = %d and Sinks = %d must be ≥ 0", cfg.Window, cfg.Sinks)
 	}
-	e := &Engine{m: m, c: c, cfg: cfg, wake: make(chan struct{}, 1), exited: make(chan struct{})}
+	var ev evicter
+	if cfg.Window > 0 {
+		var ok bool
+		if ev, ok = c.(evicter); !ok {
+			return nil, fmt.Errorf("engine: Window = %d needs a cache that can evict (%T cannot)", cfg.Window, c)
+		}
+	}
+	e := &Engine{m: m, c: c, cfg: cfg, ev: ev, wake: make(chan struct{}, 1), exited: make(chan struct{})}
 	e.stats.Cache = c.Usage()
 	if ps, ok := c.(poolStatser); ok {
 		e.pool = ps

@@ -82,13 +82,22 @@ func (e *Engine) newRequest(req Request) (*request, error) {
 	if maxTokens <= 0 {
 		maxTokens = ctx - len(req.Prompt)
 	}
-	if len(req.Prompt)+maxTokens > ctx || maxTokens < 1 {
+	switch {
+	case maxTokens < 1:
+		return nil, fmt.Errorf("%w: prompt of %d tokens leaves no room in the model's context of %d", ErrTooLarge, len(req.Prompt), ctx)
+	case e.cfg.Window == 0 && len(req.Prompt)+maxTokens > ctx:
 		return nil, fmt.Errorf("%w: prompt of %d tokens + %d new tokens exceeds the model's context of %d", ErrTooLarge, len(req.Prompt), maxTokens, ctx)
 	}
 	if bt := e.blockTokens; e.blocksTotal > 0 {
 		// Lower bound: the prompt's blocks once, each choice's own blocks after it.
-		need := (len(req.Prompt)+bt-1)/bt + n*((maxTokens+bt-1)/bt)
-		if len(req.Prompt)%bt != 0 {
+		prompt, gen := len(req.Prompt), maxTokens
+		if w := e.cfg.Window; w > 0 {
+			// With a window a sequence holds at most its sinks, the window and one step.
+			prompt = min(prompt, e.cfg.Sinks+w+e.cfg.PrefillChunk)
+			gen = min(gen, e.cfg.Sinks+w+1)
+		}
+		need := (prompt+bt-1)/bt + n*((gen+bt-1)/bt)
+		if prompt%bt != 0 {
 			need-- // the prompt's last block may be the first choice's too
 		}
 		if need > e.blocksTotal {
@@ -531,9 +540,28 @@ func (e *Engine) apply(plan []span, logits [][]float32, t0 time.Time) {
 			}
 		}
 	}
+	if e.ev != nil {
+		e.evict()
+	}
 	info.Duration = time.Since(t0)
 	info.Sampled, e.sampled = e.sampled, 0
 	e.publish(&info)
+}
+
+// evict keeps every running sequence to its sinks and window.
+func (e *Engine) evict() {
+	limit := e.cfg.Sinks + e.cfg.Window
+	for _, r := range slices.Clone(e.running) {
+		for _, c := range r.choices {
+			if !c.hasSeq || c.fed <= limit {
+				continue
+			}
+			if _, err := e.ev.Evict(c.seq, e.cfg.Sinks, e.cfg.Window); err != nil {
+				e.endRequest(r, fmt.Errorf("engine: evicting beyond the window: %w", err))
+				break
+			}
+		}
+	}
 }
 
 // sample draws c's next token from logits and applies the stop conditions.
@@ -568,7 +596,7 @@ func (e *Engine) sample(r *request, c *choice, logits []float32) {
 		switch {
 		case stopped:
 			ev.Finish = FinishStop
-		case c.nGen >= r.maxTokens || len(c.hist)-1 >= e.m.Ctx:
+		case c.nGen >= r.maxTokens || e.cfg.Window == 0 && len(c.hist)-1 >= e.m.Ctx:
 			ev.Finish = FinishLength
 		}
 		if ev.Finish == FinishLength {

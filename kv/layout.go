@@ -25,6 +25,13 @@ type Config struct {
 	// needed once a sequence's history holds segments whose keys sit at positions
 	// other than the ones their queries assume (sink+window eviction); nil until then.
 	Rotate func(x []float32, delta int)
+	// ModelFingerprint names the model whose keys and values the cache holds (e.g. its
+	// name and a hash of its weights); it enters every prefix-cache block hash so
+	// that hashes are never shared between models. Empty is allowed.
+	ModelFingerprint string
+	// NoPrefixCache turns prefix caching off (see Store.NewSeqWithPrefix).
+	NoPrefixCache bool
+
 	// AttnChunkTokens and AttnWorkers tune the attention kernel (see attn.Options);
 	// zero values use its defaults (one goroutine).
 	AttnChunkTokens int

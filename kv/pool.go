@@ -7,30 +7,60 @@ package kv
 // The pool does no budget checks itself: the Store plans every operation, checks
 // the budget against the plan, and only then calls alloc, so that a failure leaves
 // nothing behind.
+//
+// Registered blocks (prefix caching, see prefix.go) whose references all go away are
+// not freed but cached: they stay findable in idx's LRU queue. alloc takes free
+// blocks first, then makes new memory while the pool holds fewer than maxBlocks,
+// then evicts the least recently cached block.
 type pool struct {
 	blockBytes int
+	maxBlocks  int      // blocks the budget holds; 0 when unlimited
 	data       [][]byte // block id → memory; nil until first used
 	refs       []int32  // block id → references from block tables
-	free       []int32  // ids with refs == 0 and memory made, reused first
+	free       []int32  // ids with refs == 0, memory made and not cached, reused first
 	used       int      // blocks with refs > 0
 	shared     int      // blocks with refs > 1
+	idx        prefixIndex
 }
 
 // alloc returns a block with one reference. Its contents are unspecified.
 func (p *pool) alloc() int32 {
 	var id int32
-	if n := len(p.free); n > 0 {
+	switch n := len(p.free); {
+	case n > 0:
 		id = p.free[n-1]
 		p.free = p.free[:n-1]
-	} else {
+	case p.idx.head >= 0 && p.maxBlocks > 0 && len(p.data) >= p.maxBlocks:
+		id = p.idx.head
+		p.idx.remove(id)
+		p.idx.unregister(id)
+		p.idx.evictions++
+	default:
 		id = int32(len(p.data))
 		p.data = append(p.data, make([]byte, p.blockBytes))
 		p.refs = append(p.refs, 0)
+		p.idx.grow(len(p.data))
 	}
 	p.refs[id] = 1
 	p.used++
 	return id
 }
+
+// adopt adds a reference to a registered block, taking it out of the LRU queue if
+// it was cached.
+func (p *pool) adopt(id int32) {
+	if p.refs[id] == 0 {
+		p.idx.remove(id)
+		p.refs[id] = 1
+		p.used++
+		return
+	}
+	p.incRef(id)
+}
+
+// write prepares block id, referenced once, for new contents: it stops being
+// findable under its old identity.
+func (p *pool) write(id int32) { p.idx.unregister(id) }
 
 func (p *pool) incRef(id int32) {
 	p.refs[id]++
@@ -46,7 +76,11 @@ func (p *pool) decRef(id int32) {
 		p.shared--
 	case 0:
 		p.used--
-		p.free = append(p.free, id)
+		if p.idx.meta[id].registered {
+			p.idx.push(id)
+		} else {
+			p.free = append(p.free, id)
+		}
 	}
 }
 

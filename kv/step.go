@@ -172,7 +172,8 @@ func (st *Store) Attend(layer int, id SeqID, q, out []float32) error {
 // spans appends to dst the spans of positions [0, p] as the query at position p
 // sees them: sink rows, then blocks, then full-precision rows (ring for positions
 // before the step, work area for the step's), for keys and values independently,
-// cut wherever either side changes storage, a block ends or a ring wraps.
+// cut wherever either side changes storage, a block ends or a ring wraps. Evicted
+// positions are skipped and the kept sinks carry Delta = −gap (see window.go).
 func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 	ly, t := &st.g.layers[layer], &s.tails[layer]
 	end := p + 1
@@ -188,9 +189,18 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 	}
 	fv = max(fv, sV)
 	B, rl, d, base := st.g.B, st.g.rowLen, st.g.cfg.HeadDim, s.base
+	gap := s.winStart - s.sinkEnd // evicted positions (window.go)
 	for a := 0; a < end; {
+		if gap > 0 && a == s.sinkEnd {
+			a = s.winStart
+			continue
+		}
 		sp := attn.Span{Pos: a}
 		b := end
+		if gap > 0 && a < s.sinkEnd {
+			// A sink: the query is scored as if at position p−gap.
+			b, sp.Delta = s.sinkEnd, -gap
+		}
 		blk := st.pool.data[s.blocks[a/B]]
 		blockEnd := (a/B + 1) * B
 		switch {

@@ -49,19 +49,31 @@ type Store struct {
 	tailBytes int64 // rings, work areas and sinks of all sequences
 	opts      attn.Options
 	shape     attn.Shape
+
+	// Prefix caching (prefix.go).
+	prefixOK      bool   // layers allow sharing full blocks between sequences
+	root          uint64 // parent hash of every block 0
+	prefixQueried int64  // full blocks looked up by NewSeqWithPrefix
+	prefixHits    int64  // of which found and adopted
 }
 
 // seq is one sequence's block table and tails.
 type seq struct {
-	n       int     // Len: committed tokens plus the current step's reservation
-	base    int     // first position of the current step
-	pending int     // tokens reserved by the last Grow (n − base while a step is open)
-	done    []bool  // per layer: the current step's rows were appended
-	nDone   int     // layers appended this step
-	blocks  []int32 // block table
-	tokens  []int32 // token ids of positions [0, n), for prefix hashing
-	tails   []tail  // per layer
-	work    work    // the current step's f32 rows of one layer
+	n       int      // Len: committed tokens plus the current step's reservation
+	base    int      // first position of the current step
+	pending int      // tokens reserved by the last Grow (n − base while a step is open)
+	done    []bool   // per layer: the current step's rows were appended
+	nDone   int      // layers appended this step
+	blocks  []int32  // block table; −1 for blocks freed by Evict
+	tokens  []int32  // token ids of positions [0, n), for prefix hashing
+	hashes  []uint64 // prefix hashes of the first blocks, registered (prefix.go)
+
+	// Eviction (window.go): positions [sinkEnd, winStart) are gone; their blocks
+	// are −1 in the table. winStart == sinkEnd (0) when nothing was evicted.
+	sinkEnd, winStart int
+
+	tails []tail // per layer
+	work  work   // the current step's f32 rows of one layer
 
 	encBuf []float32 // one KIVI key block of one head, for encoding
 	sc     attn.Scratch
@@ -93,11 +105,14 @@ func New(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	st := &Store{
-		g:     g,
-		pool:  pool{blockBytes: g.blockBytes},
-		seqs:  map[SeqID]*seq{},
-		opts:  attn.Options{ChunkTokens: cfg.AttnChunkTokens, Workers: cfg.AttnWorkers, Rotate: cfg.Rotate},
-		shape: attn.Shape{Heads: cfg.Heads, KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim},
+		g: g,
+		pool: pool{blockBytes: g.blockBytes, maxBlocks: int(cfg.BudgetBytes / int64(g.blockBytes)),
+			idx: prefixIndex{byHash: map[uint64]int32{}, head: -1, tail: -1}},
+		prefixOK: prefixEligible(g),
+		root:     rootHash(g),
+		seqs:     map[SeqID]*seq{},
+		opts:     attn.Options{ChunkTokens: cfg.AttnChunkTokens, Workers: cfg.AttnWorkers, Rotate: cfg.Rotate},
+		shape:    attn.Shape{Heads: cfg.Heads, KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim},
 	}
 	return st, nil
 }
@@ -150,8 +165,13 @@ func (st *Store) Drop(id SeqID) error {
 	if err != nil {
 		return fmt.Errorf("kv: drop: %w", err)
 	}
-	for _, b := range s.blocks {
-		st.pool.decRef(b)
+	st.register(s) // its full blocks stay cached after the drop
+	// Last block first: the LRU queue then gives up a prefix's tail before its head,
+	// which other prompts are likelier to share.
+	for i := len(s.blocks) - 1; i >= 0; i-- {
+		if b := s.blocks[i]; b >= 0 {
+			st.pool.decRef(b)
+		}
 	}
 	st.tailBytes -= s.tailBytes()
 	delete(st.seqs, id)
@@ -185,6 +205,7 @@ func (st *Store) Fork(src SeqID) (SeqID, error) {
 	if s.stepOpen(len(st.g.layers)) {
 		return 0, fmt.Errorf("kv: fork of sequence %d: a step is open (%d of %d layers appended)", src, s.nDone, len(st.g.layers))
 	}
+	st.register(s)
 	extra := s.tailBytes() - s.work.bytes() // the child starts with an empty work area
 	if err := st.checkBudget(0, extra); err != nil {
 		return 0, fmt.Errorf("kv: fork of sequence %d (%d tokens, %d tail bytes): %w", src, s.n, extra, err)
@@ -195,9 +216,13 @@ func (st *Store) Fork(src SeqID) (SeqID, error) {
 	copy(c.done, s.done)
 	c.blocks = append([]int32(nil), s.blocks...)
 	for _, b := range c.blocks {
-		st.pool.incRef(b)
+		if b >= 0 {
+			st.pool.incRef(b)
+		}
 	}
 	c.tokens = append([]int32(nil), s.tokens...)
+	c.hashes = append([]uint64(nil), s.hashes...)
+	c.sinkEnd, c.winStart = s.sinkEnd, s.winStart
 	for i := range s.tails {
 		from, to := &s.tails[i], &c.tails[i]
 		to.k = cloneRing(from.k)
@@ -344,6 +369,7 @@ func (st *Store) Grow(id SeqID, tokens []int32) error {
 	if n == 0 {
 		return nil
 	}
+	st.register(s)
 	pl := st.planGrow(s, n)
 	p0, end := pl.p0, pl.end
 	if err := st.checkBudget(pl.newBlocks+len(pl.cow), pl.extra); err != nil {
@@ -358,6 +384,11 @@ func (st *Store) Grow(id SeqID, tokens []int32) error {
 		st.pool.decRef(old)
 		s.blocks[i] = nb
 	}
+	B := st.g.B
+	for i := p0 / B; i < len(s.blocks); i++ {
+		st.pool.write(s.blocks[i]) // its contents change: no longer a cached prefix
+	}
+	s.hashes = s.hashes[:min(len(s.hashes), p0/B)]
 	for len(s.blocks) < pl.needBlocks {
 		s.blocks = append(s.blocks, st.pool.alloc())
 	}
@@ -413,6 +444,10 @@ func (st *Store) Truncate(id SeqID, n int) error {
 	if n == s.n {
 		return nil
 	}
+	if s.evicted() && n < s.winStart && n != 0 {
+		return fmt.Errorf("kv: truncate of sequence %d to %d: positions [%d, %d) were evicted; the shortest length is %d", id, n, s.sinkEnd, s.winStart, s.winStart)
+	}
+	st.register(s)
 	L := len(st.g.layers)
 	open := s.stepOpen(L)
 	if open && s.nDone > 0 {
@@ -464,9 +499,15 @@ func (ly *layer) exact(t *tail, n int) error {
 func (st *Store) releaseBlocks(s *seq, n int) {
 	keep := (n + st.g.B - 1) / st.g.B
 	for _, b := range s.blocks[keep:] {
-		st.pool.decRef(b)
+		if b >= 0 {
+			st.pool.decRef(b)
+		}
 	}
 	s.blocks = s.blocks[:keep]
+	s.hashes = s.hashes[:min(len(s.hashes), n/st.g.B)]
+	if n == 0 {
+		s.sinkEnd, s.winStart = 0, 0
+	}
 }
 
 // Len implements Sequences; it is 0 for an unknown sequence.
@@ -502,7 +543,7 @@ func (st *Store) Usage() Usage {
 		BytesPerToken: float64(st.g.blockBytes) / float64(st.g.B),
 	}
 	for _, s := range st.seqs {
-		u.Tokens += s.n
+		u.Tokens += s.kept()
 	}
 	return u
 }
@@ -519,7 +560,29 @@ type PoolStats struct {
 	UsedBytes    int64 // BlocksUsed × BlockBytes
 	TailBytes    int64 // full-precision rings and sinks of all sequences
 	HeldBytes    int64 // BlocksMade × BlockBytes + TailBytes: storage memory the Store holds
-	WasteTokens  int   // unused token slots in the sequences' last blocks
+	WasteTokens  int   // unused token slots in the blocks the sequences hold
+
+	// Prefix caching (see NewSeqWithPrefix).
+	BlocksCached        int   // blocks no sequence uses, kept findable until their memory is needed
+	Evictions           int64 // cached blocks whose memory was taken for new blocks
+	PrefixQueriedBlocks int64 // full blocks looked up by NewSeqWithPrefix
+	PrefixHitBlocks     int64 // of which found in the cache and adopted
+}
+
+// PrefixHitRate is PrefixHitBlocks / PrefixQueriedBlocks (0 before any lookup).
+func (ps PoolStats) PrefixHitRate() float64 {
+	if ps.PrefixQueriedBlocks == 0 {
+		return 0
+	}
+	return float64(ps.PrefixHitBlocks) / float64(ps.PrefixQueriedBlocks)
+}
+
+// Utilization is (used block bytes + tail bytes) / budget (0 when unlimited).
+func (ps PoolStats) Utilization(budget int64) float64 {
+	if budget <= 0 {
+		return 0
+	}
+	return float64(ps.UsedBytes+ps.TailBytes) / float64(budget)
 }
 
 // PoolStats reports the pool's figures.
@@ -535,6 +598,11 @@ func (st *Store) PoolStats() PoolStats {
 		BlocksMade:   len(st.pool.data),
 		UsedBytes:    int64(st.pool.used) * int64(st.g.blockBytes),
 		TailBytes:    st.tailBytes,
+
+		BlocksCached:        st.pool.idx.cached,
+		Evictions:           st.pool.idx.evictions,
+		PrefixQueriedBlocks: st.prefixQueried,
+		PrefixHitBlocks:     st.prefixHits,
 	}
 	ps.HeldBytes = int64(ps.BlocksMade)*int64(st.g.blockBytes) + st.tailBytes
 	if b := st.g.cfg.BudgetBytes; b > 0 {
@@ -542,7 +610,13 @@ func (st *Store) PoolStats() PoolStats {
 		ps.BlocksFree = int(max(0, (b-ps.UsedBytes-st.tailBytes)/int64(st.g.blockBytes)))
 	}
 	for _, s := range st.seqs {
-		ps.WasteTokens += len(s.blocks)*st.g.B - s.n
+		live := 0
+		for _, b := range s.blocks {
+			if b >= 0 {
+				live++
+			}
+		}
+		ps.WasteTokens += live*st.g.B - s.kept()
 	}
 	return ps
 }

@@ -1,0 +1,240 @@
+package kv
+
+import (
+	"errors"
+	"testing"
+)
+
+// stepTok is fixture.step with real token ids for positions [a, b).
+func (f *fixture) stepTok(t *testing.T, id SeqID, toks []int32, a, b int) ([][]float32, error) {
+	t.Helper()
+	if err := f.st.Grow(id, toks[a:b]); err != nil {
+		return nil, err
+	}
+	outs := make([][]float32, f.layers)
+	for l := 0; l < f.layers; l++ {
+		if err := f.st.Append(l, id, flat(f.k[l][a:b]), flat(f.v[l][a:b])); err != nil {
+			t.Fatalf("append layer %d [%d,%d): %v", l, a, b, err)
+		}
+		outs[l] = make([]float32, (b-a)*f.heads*f.d)
+		if err := f.st.Attend(l, id, flat(f.q[l][a:b]), outs[l]); err != nil {
+			t.Fatalf("attend layer %d [%d,%d): %v", l, a, b, err)
+		}
+	}
+	return outs, nil
+}
+
+// run feeds toks[a:b) to id in steps of at most chunk tokens and returns the
+// outputs of every layer, concatenated over the steps.
+func (f *fixture) run(t *testing.T, id SeqID, toks []int32, a, b, chunk int) [][]float32 {
+	t.Helper()
+	all := make([][]float32, f.layers)
+	for p := a; p < b; p += chunk {
+		o, err := f.stepTok(t, id, toks, p, min(p+chunk, b))
+		if err != nil {
+			t.Fatalf("step at %d: %v", p, err)
+		}
+		for l := range all {
+			all[l] = append(all[l], o[l]...)
+		}
+	}
+	return all
+}
+
+func seqTokens(n int, salt int32) []int32 {
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(i)*7 + salt
+	}
+	return out
+}
+
+func TestBlockHashStable(t *testing.T) {
+	// Golden values: the hash must not change between processes or releases, since a
+	// shared cache tier keys blocks by it.
+	if got := BlockHash(0, []int32{1, 2, 3}); got != 0x707a78e3b84966c8 {
+		t.Errorf("BlockHash(0, [1 2 3]) = %#x", got)
+	}
+	if BlockHash(0, []int32{1, 2, 3}) == BlockHash(0, []int32{1, 2, 4}) || BlockHash(0, []int32{1, 2, 3}) == BlockHash(1, []int32{1, 2, 3}) {
+		t.Error("hash ignores tokens or parent")
+	}
+	mk := func(spec, model string) uint64 {
+		st, err := New(Config{Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 8, Spec: MustParseSpec(spec), ModelFingerprint: model})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.RootHash()
+	}
+	if mk("q8", "m") != mk("q8", "m") {
+		t.Error("root hash differs between two identical stores")
+	}
+	if mk("q8", "m") == mk("q4", "m") || mk("q8", "m") == mk("q8", "other") {
+		t.Error("root hash ignores the cache spec or the model fingerprint")
+	}
+}
+
+func TestPrefixReuseIsExact(t *testing.T) {
+	for _, spec := range []string{"f32", "f16", "q8", "q4:g=8", "kivi4/q8", "kivi2:g=8,r=1"} {
+		t.Run(spec, func(t *testing.T) {
+			const n = 70
+			f := newFixture(t, spec, 2, 4, 2, 8, n, 0)
+			st := f.st
+			if !st.PrefixCaching() {
+				t.Fatalf("prefix caching off for %s", spec)
+			}
+			B := st.g.B
+			toks := seqTokens(n, 3)
+			// Reference: the whole history computed in one sequence.
+			ref, _ := st.NewSeq()
+			want := f.run(t, ref, toks, 0, n, 5)
+			// Donor: computes the first 50 tokens, then is dropped (its full blocks
+			// stay cached).
+			donor, _ := st.NewSeq()
+			f.run(t, donor, toks, 0, 50, 50)
+			if err := st.Drop(donor); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Drop(ref); err != nil {
+				t.Fatal(err)
+			}
+			ps := st.PoolStats()
+			if ps.BlocksCached < 50/B || ps.BlocksUsed != 0 {
+				t.Fatalf("after drops: %d cached, %d used", ps.BlocksCached, ps.BlocksUsed)
+			}
+			// Two sequences adopt the prefix concurrently and continue it.
+			for i := range 2 {
+				id, cached, err := st.NewSeqWithPrefix(toks[:n-1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantCached := (n - 1) / B * B // the reference registered every full block
+				if cached != wantCached || st.Len(id) != cached {
+					t.Fatalf("seq %d: cached %d (Len %d), want %d", i, cached, st.Len(id), wantCached)
+				}
+				got := f.run(t, id, toks, cached, n, 3)
+				rows := (n - cached) * f.heads * f.d
+				for l := range got {
+					w := want[l][len(want[l])-rows:]
+					// Exact up to float rounding: steps split differently (the
+					// reference stepped from position 0) may sum in another order.
+					if d := maxAbsDiff(got[l], w); d > 1e-6 {
+						t.Errorf("seq %d layer %d: output differs from the computed history by %g", i, l, d)
+					}
+				}
+			}
+			ps = st.PoolStats()
+			if ps.BlocksShared != (n-1)/B || ps.PrefixHitBlocks != int64(2*((n-1)/B)) || ps.PrefixHitRate() != 1 {
+				t.Errorf("pool: %d shared, %d hits of %d queried", ps.BlocksShared, ps.PrefixHitBlocks, ps.PrefixQueriedBlocks)
+			}
+			// A different prompt shares only what it has in common.
+			other := append(append([]int32(nil), toks[:B+3]...), seqTokens(40, 1000)...)
+			id, cached, err := st.NewSeqWithPrefix(other)
+			if err != nil || cached != B {
+				t.Errorf("diverging prompt: cached %d (err %v), want %d", cached, err, B)
+			}
+			_ = st.Drop(id)
+		})
+	}
+}
+
+func TestPrefixNotShared(t *testing.T) {
+	for _, spec := range []string{"kivi4", "q8:sinks=4", "kivi4/kivi2:r=8"} {
+		f := newFixture(t, spec, 1, 2, 1, 8, 64, 0)
+		if f.st.PrefixCaching() {
+			t.Errorf("%s: prefix caching on, but the f32 tail rows are not in blocks", spec)
+		}
+		toks := seqTokens(64, 0)
+		a, _ := f.st.NewSeq()
+		f.run(t, a, toks, 0, 64, 64)
+		if _, cached, err := f.st.NewSeqWithPrefix(toks); cached != 0 || err != nil {
+			t.Errorf("%s: adopted %d tokens (err %v)", spec, cached, err)
+		}
+	}
+	sp := MustParseSpec("q8")
+	st, err := New(Config{Layers: 1, Heads: 2, KVHeads: 1, HeadDim: 8, Spec: sp, NoPrefixCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.PrefixCaching() {
+		t.Error("NoPrefixCache ignored")
+	}
+}
+
+func TestPrefixLRUEviction(t *testing.T) {
+	f := newFixture(t, "q8", 1, 2, 1, 8, 64, 0)
+	B, bb := f.st.g.B, int64(f.st.g.blockBytes)
+	// A budget of exactly 8 blocks (q8 has no tails).
+	f = newFixture(t, "q8", 1, 2, 1, 8, 8*B, 8*bb)
+	st := f.st
+	a, b := seqTokens(3*B, 1), seqTokens(3*B, 500)
+	for _, toks := range [][]int32{a, b} {
+		id, _ := st.NewSeq()
+		f.run(t, id, toks, 0, 3*B, B)
+		if err := st.Drop(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ps := st.PoolStats(); ps.BlocksCached != 6 || ps.BlocksFree != 8 || ps.Evictions != 0 {
+		t.Fatalf("after two drops: %+v", ps)
+	}
+	// Five new blocks: two never made, then three taken from the cache, oldest
+	// released first: a's blocks, last block first.
+	c, _ := st.NewSeq()
+	f.run(t, c, seqTokens(5*B, 9000), 0, 5*B, B)
+	ps := st.PoolStats()
+	if ps.Evictions != 3 || ps.BlocksCached != 3 || ps.BlocksUsed != 5 {
+		t.Fatalf("after reuse: %d evictions, %d cached, %d used", ps.Evictions, ps.BlocksCached, ps.BlocksUsed)
+	}
+	if _, got, _ := st.NewSeqWithPrefix(a); got != 0 {
+		t.Errorf("a's blocks were evicted, but %d tokens were found", got)
+	}
+	id, got, _ := st.NewSeqWithPrefix(b)
+	if got != 3*B {
+		t.Errorf("b's blocks should still be cached: found %d tokens, want %d", got, 3*B)
+	}
+	// Adopting b took its blocks out of the queue: 8 used, none free, growth fails.
+	if ps := st.PoolStats(); ps.BlocksUsed != 8 || ps.BlocksCached != 0 {
+		t.Errorf("after adoption: %d used %d cached", ps.BlocksUsed, ps.BlocksCached)
+	}
+	if err := st.Grow(id, []int32{1}); !errors.Is(err, ErrNoSpace) {
+		t.Errorf("grow beyond the budget: %v", err)
+	}
+}
+
+func TestPrefixRewriteUnregisters(t *testing.T) {
+	f := newFixture(t, "f16", 1, 2, 1, 8, 64, 0)
+	st := f.st
+	B := st.g.B
+	toks := seqTokens(2*B, 5)
+	a, _ := st.NewSeq()
+	f.run(t, a, toks, 0, 2*B, 2*B)
+	// c shares a's blocks, then rewrites its second block with other tokens: the
+	// shared block is copied, a and the cache entry are untouched.
+	c, cached, _ := st.NewSeqWithPrefix(toks)
+	if cached != 2*B {
+		t.Fatalf("cached %d", cached)
+	}
+	if err := st.Truncate(c, B+2); err != nil {
+		t.Fatal(err)
+	}
+	alt := append(append([]int32(nil), toks[:B+2]...), seqTokens(B-2, 777)...)
+	f.k[0][B+2], f.v[0][B+2] = f.v[0][B+2], f.k[0][B+2] // different rows
+	f.run(t, c, alt, B+2, 2*B, 4)
+	if _, got, _ := st.NewSeqWithPrefix(toks); got != 2*B {
+		t.Errorf("original prefix: %d cached tokens, want %d", got, 2*B)
+	}
+	if _, got, _ := st.NewSeqWithPrefix(alt); got != 2*B {
+		t.Errorf("rewritten prefix: %d cached tokens, want %d (c's own second block registers once full)", got, 2*B)
+	}
+	// a alone rewrites its registered second block in place: it must stop being found.
+	_ = st.Drop(c)
+	b, _ := st.NewSeq()
+	f.run(t, b, seqTokens(2*B, 31), 0, 2*B, 2*B)
+	if err := st.Truncate(b, B+2); err != nil {
+		t.Fatal(err)
+	}
+	f.run(t, b, append(seqTokens(B+2, 31), seqTokens(B, 4000)...), B+2, B+6, 4)
+	if _, got, _ := st.NewSeqWithPrefix(seqTokens(2*B, 31)); got != B {
+		t.Errorf("overwritten block still found: %d cached tokens, want %d", got, B)
+	}
+}

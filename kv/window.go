@@ -1,0 +1,76 @@
+package kv
+
+import "fmt"
+
+// Attention sinks + sliding window (StreamingLLM).
+//
+// Evict(seq, sinks, window) keeps the first sinks tokens of a sequence and its last
+// window tokens and forgets the rest: whole blocks inside the forgotten range return
+// to the pool at once (blocks it only partly covers stay, their forgotten slots
+// counted as waste). Positions keep counting: Len is unchanged and the next token
+// is at position Len, so the model keeps applying RoPE at logical positions, and
+// keys stay stored after RoPE at the positions where they were computed.
+//
+// Attention stays exact for every codec without touching stored keys: what
+// StreamingLLM prescribes is attention as if the kept tokens were contiguous — sinks
+// at 0..sinks−1, the window right after them — i.e. a fresh run over the kept tokens
+// whose window keys sit gap = winStart − sinks positions earlier. RoPE scores depend
+// only on position differences, so a query at logical position p scores the window
+// keys (stored at their logical positions) exactly as the fresh run would, and scores
+// the sink keys as the fresh run would if the query is rotated back by gap positions
+// first: q·R(−gap) against the sink spans (attn.Span.Delta = −gap, through
+// Config.Rotate, which the model supplies). Only queries are rotated, and only in
+// f32, so compressed keys are read unchanged and the result equals the fresh run's
+// attention over the same stored bytes. Values carry no position and are unaffected.
+//
+// Later calls may move the window forward (the evicted range grows); sinks must not
+// change once something was evicted. A sequence that has evicted no longer registers
+// prefix-cache blocks (their contents depend on what was evicted).
+
+func (s *seq) evicted() bool { return s.winStart > s.sinkEnd }
+
+// kept is the number of positions the sequence still holds.
+func (s *seq) kept() int { return s.n - (s.winStart - s.sinkEnd) }
+
+// Evict forgets seq's positions between its first sinks and its last window tokens
+// and frees the blocks that held only forgotten positions; it returns how many
+// blocks it released. Nothing is forgotten while Len ≤ sinks + window. It fails
+// (changing nothing) while a step is open, without Config.Rotate (needed to rotate
+// queries onto the sinks), or with sinks different from an earlier eviction's.
+func (st *Store) Evict(id SeqID, sinks, window int) (int, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s, err := st.lookup(id)
+	if err != nil {
+		return 0, fmt.Errorf("kv: evict: %w", err)
+	}
+	if sinks < 0 || window < 1 {
+		return 0, fmt.Errorf("kv: evict sequence %d: want sinks ≥ 0 and window ≥ 1, got %d and %d", id, sinks, window)
+	}
+	if s.stepOpen(len(st.g.layers)) {
+		return 0, fmt.Errorf("kv: evict sequence %d: a step is open (%d of %d layers appended)", id, s.nDone, len(st.g.layers))
+	}
+	if st.g.cfg.Rotate == nil {
+		return 0, fmt.Errorf("kv: evict sequence %d: Config.Rotate is nil (the model's RoPE rotation is needed to keep attention exact)", id)
+	}
+	if s.evicted() && sinks != s.sinkEnd {
+		return 0, fmt.Errorf("kv: evict sequence %d: sinks=%d, but an earlier eviction kept %d", id, sinks, s.sinkEnd)
+	}
+	start := s.n - window // first kept position of the window
+	if start <= sinks || start <= s.winStart {
+		return 0, nil
+	}
+	st.register(s) // blocks computed before the eviction stay valid prefixes
+	B := st.g.B
+	freed := 0
+	// Blocks entirely inside [sinks, start).
+	for i := (sinks + B - 1) / B; (i+1)*B <= start; i++ {
+		if b := s.blocks[i]; b >= 0 {
+			st.pool.decRef(b)
+			s.blocks[i] = -1
+			freed++
+		}
+	}
+	s.sinkEnd, s.winStart = sinks, start
+	return freed, nil
+}
