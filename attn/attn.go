@@ -105,10 +105,13 @@ type partial struct {
 	m, l   []float64
 	acc    []float32
 	scores []float32
-	tmp    []float32
+	tile   []float32 // decoded rows or block (see tileRows)
+	lo, sc []float32 // a channel block's zeros and scales
 	qrot   []float32
 }
 
+// reset prepares p for a chunk; maxSpan is the longest span and g the longest
+// channel-codec block (in tokens, 1 if none).
 func (p *partial) reset(sh Shape, maxSpan, g int) {
 	p.m = grow64(p.m, sh.Heads)
 	p.l = grow64(p.l, sh.Heads)
@@ -120,7 +123,9 @@ func (p *partial) reset(sh Shape, maxSpan, g int) {
 	clear(p.acc)
 	group := sh.Heads / sh.KVHeads
 	p.scores = grow32(p.scores, group*maxSpan)
-	p.tmp = grow32(p.tmp, g)
+	p.tile = grow32(p.tile, max(tileRows(sh.HeadDim), g)*sh.HeadDim)
+	p.lo = grow32(p.lo, sh.HeadDim)
+	p.sc = grow32(p.sc, sh.HeadDim)
 	p.qrot = grow32(p.qrot, sh.Heads*sh.HeadDim)
 }
 
@@ -163,7 +168,7 @@ func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) 
 		}
 		maxSpan = max(maxSpan, spans[i].N)
 		if spans[i].K.Kind == Channel {
-			maxG = max(maxG, spans[i].K.G*((spans[i].K.Off+spans[i].N+spans[i].K.G-1)/spans[i].K.G))
+			maxG = max(maxG, spans[i].K.G)
 		}
 	}
 	// Fold the softmax scale into the query once.
@@ -403,7 +408,7 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 		for kh := 0; kh < sh.KVHeads; kh++ {
 			qh := q[kh*group*d : (kh+1)*group*d]
 			sc := p.scores[:group*n]
-			scoreKeys(sc, qh, s, kh, n, d, group, p.tmp)
+			scoreKeys(sc, qh, s, kh, n, d, group, p)
 			// Online softmax update per query head; scores become weights in place.
 			for g := 0; g < group; g++ {
 				h := kh*group + g
@@ -435,93 +440,66 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 				}
 				p.l[h] += float64(sum)
 			}
-			addValues(p.acc[kh*group*d:(kh+1)*group*d], sc, s, kh, n, d, group)
+			addValues(p.acc[kh*group*d:(kh+1)*group*d], sc, s, kh, n, d, group, p)
 		}
 	}
 }
 
 // scoreKeys writes sc[g*n+i] = q_g · k_i for the span's n keys of KV head kh and the
-// group query heads sharing it.
-func scoreKeys(sc, qh []float32, s *Span, kh, n, d, group int, tmp []float32) {
+// group query heads sharing it: each tile of rows (or block of a channel codec) is
+// decoded once and scored against all group heads in one pass (quant.MultiDot).
+func scoreKeys(sc, qh []float32, s *Span, kh, n, d, group int, p *partial) {
 	k := &s.K
 	switch k.Kind {
 	case F32:
-		base := kh * k.HeadStride
-		for i := 0; i < n; i++ {
-			row := k.F[base+i*k.Stride:][:d]
-			for g := 0; g < group; g++ {
-				sc[g*n+i] = dotF32(qh[g*d:(g+1)*d], row)
-			}
-		}
+		quant.MultiDot(sc, n, qh, group, k.F[kh*k.HeadStride:], k.Stride, n, d)
 	case Rows:
-		rb := k.Row.RowBytes(d)
 		base := kh * k.HeadStride
-		for i := 0; i < n; i++ {
-			row := k.Bytes[base+i*k.Stride:][:rb]
-			for g := 0; g < group; g++ {
-				sc[g*n+i] = k.Row.Dot(qh[g*d:(g+1)*d], row)
-			}
+		t := tileRows(d)
+		for i0 := 0; i0 < n; i0 += t {
+			m := min(t, n-i0)
+			quant.DecodeRows(k.Row, p.tile, k.Bytes[base+i0*k.Stride:], k.Stride, m, d)
+			quant.MultiDot(sc[i0:], n, qh, group, p.tile, d, m, d)
 		}
 	case Channel:
 		bb := k.Chan.BlockBytes(k.G, d)
 		base := kh * k.HeadStride
 		blocks := (k.Off + n + k.G - 1) / k.G
-		for g := 0; g < group; g++ {
-			qg := qh[g*d : (g+1)*d]
-			for j := 0; j < blocks; j++ {
-				k.Chan.Dot(tmp[j*k.G:(j+1)*k.G], qg, k.Bytes[base+j*k.Stride:][:bb], k.G, d)
-			}
-			copy(sc[g*n:(g+1)*n], tmp[k.Off:k.Off+n])
+		for j := 0; j < blocks; j++ {
+			quant.DecodeBlock(k.Chan, p.tile, k.Bytes[base+j*k.Stride:][:bb], k.G, d, p.lo, p.sc)
+			// Block token b is span token j·G + b − Off.
+			b0 := max(0, k.Off-j*k.G)
+			b1 := min(k.G, n+k.Off-j*k.G)
+			quant.MultiDot(sc[j*k.G+b0-k.Off:], n, qh, group, p.tile[b0*d:], d, b1-b0, d)
 		}
 	}
 }
 
-// addValues performs acc_g += Σ_i w[g*n+i]·v_i for the span's values of KV head kh.
-func addValues(acc, w []float32, s *Span, kh, n, d, group int) {
+// addValues performs acc_g += Σ_i w[g*n+i]·v_i for the span's values of KV head kh:
+// each tile of rows is decoded once and added into all group accumulators in one
+// pass (quant.MultiAxpy).
+func addValues(acc, w []float32, s *Span, kh, n, d, group int, p *partial) {
 	v := &s.V
 	switch v.Kind {
 	case F32:
-		base := kh * v.HeadStride
-		for i := 0; i < n; i++ {
-			row := v.F[base+i*v.Stride:][:d]
-			for g := 0; g < group; g++ {
-				axpy(acc[g*d:(g+1)*d], w[g*n+i], row)
-			}
-		}
+		quant.MultiAxpy(acc, w, n, group, v.F[kh*v.HeadStride:], v.Stride, n, d)
 	case Rows:
-		rb := v.Row.RowBytes(d)
 		base := kh * v.HeadStride
-		for i := 0; i < n; i++ {
-			row := v.Bytes[base+i*v.Stride:][:rb]
-			for g := 0; g < group; g++ {
-				v.Row.AddScaled(acc[g*d:(g+1)*d], w[g*n+i], row)
-			}
+		t := tileRows(d)
+		for i0 := 0; i0 < n; i0 += t {
+			m := min(t, n-i0)
+			quant.DecodeRows(v.Row, p.tile, v.Bytes[base+i0*v.Stride:], v.Stride, m, d)
+			quant.MultiAxpy(acc, w[i0:], n, group, p.tile, d, m, d)
 		}
 	}
 }
 
-func dotF32(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
+// tileFloats is the size of the decode tile in float32s (8 KiB: rows decoded once stay
+// in L1 while every query head of the group reads them).
+const tileFloats = 2048
 
-func axpy(dst []float32, w float32, x []float32) {
-	x = x[:len(dst)]
-	for i := range dst {
-		dst[i] += w * x[i]
-	}
-}
+// tileRows is the number of rows of d values per decode tile.
+func tileRows(d int) int { return max(1, tileFloats/d) }
 
 // exp32 is e^x for x ≤ 0 (softmax weights) with a relative error below 2e-7:
 // x = n·ln2 + r with |r| ≤ ln2/2, e^r by its degree-6 Taylor polynomial (error

@@ -1,0 +1,266 @@
+package quant
+
+import (
+	"os"
+	"sync/atomic"
+)
+
+// Batched kernels for attention over stored rows. Decode attention with grouped-query
+// attention scores g query heads against every key row of a KV head and adds every
+// value row into g accumulators. Calling RowCodec.Dot and RowCodec.AddScaled once per
+// (row, head) pays an interface call and a full pass over the codes each time; the
+// functions here instead decode a tile of rows once into a small float32 buffer (which
+// stays in L1) and then run one multi-query pass over it:
+//
+//	DecodeRows / DecodeBlock   codes → float32 tile, once per row
+//	MultiDot                   g scores per row from the tile
+//	MultiAxpy                  g weighted sums of the tile's rows
+//
+// Every function has a portable scalar implementation (the reference, kernels_scalar
+// in this file) and, in builds with GOEXPERIMENT=simd on amd64 CPUs with AVX2 and FMA,
+// an archsimd implementation (multi_amd64.go) that agrees with it: decoding bit for
+// bit, the float sums up to summation order. KVQ_NOSIMD=1 in the environment, or
+// SetSIMD(false), selects the scalar kernels.
+
+// kernelSet is one implementation of every batched kernel.
+type kernelSet struct {
+	name string
+	// multiDot: scores[j*ld+i] = Σ_c q[j*d+c]·x[i*xs+c] for j < g, i < n.
+	multiDot func(scores []float32, ld int, q []float32, g int, x []float32, xs, n, d int)
+	// multiAxpy: acc[j*d+c] += Σ_i w[j*ld+i]·x[i*xs+c] for j < g, c < d.
+	multiAxpy func(acc, w []float32, ld, g int, x []float32, xs, n, d int)
+	// decF32, decF16, decBF16 decode len(dst) values of the row format at src.
+	decF32, decF16, decBF16 func(dst []float32, src []byte)
+	// decInt8: dst[i] = s·int8(c[i]).
+	decInt8 func(dst []float32, s float32, c []byte)
+	// decFP8: dst[i] = s·value(c[i]) in E5M2 (e5m2) or E4M3.
+	decFP8 func(dst []float32, s float32, c []byte, e5m2 bool)
+	// decAffine: dst[i] = lo + s·code[i], codes of bits bits packed in c (pack.go).
+	decAffine func(dst []float32, lo, s float32, c []byte, bits int)
+	// decChannel: dst[i] = lo[i] + s[i]·code[i] (one token row of a Channel block).
+	decChannel func(dst, lo, s []float32, c []byte, bits int)
+}
+
+var scalarKernels = &kernelSet{
+	name:       "scalar",
+	multiDot:   multiDotScalar,
+	multiAxpy:  multiAxpyScalar,
+	decF32:     func(dst []float32, src []byte) { F32{}.Decode(dst, src) },
+	decF16:     func(dst []float32, src []byte) { F16{}.Decode(dst, src) },
+	decBF16:    func(dst []float32, src []byte) { BF16{}.Decode(dst, src) },
+	decInt8:    decInt8Scalar,
+	decFP8:     decFP8Scalar,
+	decAffine:  decodeCodes,
+	decChannel: decChannelScalar,
+}
+
+// simdKernels is this build's SIMD kernel set for this CPU, or nil.
+var simdKernels = detectSIMD()
+
+var active atomic.Pointer[kernelSet]
+
+func init() { active.Store(initialKernels(os.Getenv("KVQ_NOSIMD"))) }
+
+func initialKernels(noSIMD string) *kernelSet {
+	if simdKernels != nil && noSIMD != "1" {
+		return simdKernels
+	}
+	return scalarKernels
+}
+
+// SetSIMD selects the SIMD kernels (on) or the portable scalar ones (off) for
+// DecodeRows, DecodeBlock, MultiDot and MultiAxpy, and reports whether SIMD kernels
+// are in use afterwards: false when this build or this CPU has none. The
+// environment variable KVQ_NOSIMD=1 sets the initial choice to scalar.
+func SetSIMD(on bool) bool {
+	if on && simdKernels != nil {
+		active.Store(simdKernels)
+		return true
+	}
+	active.Store(scalarKernels)
+	return false
+}
+
+// KernelName names the batched kernel set in use: "scalar" or "avx2".
+func KernelName() string { return active.Load().name }
+
+// MultiDot computes g·n dot products of length d: for query j < g (q[j*d:(j+1)*d])
+// and row i < n (x[i*xs:][:d]), scores[j*ld+i] = q_j · x_i. It panics, like slice
+// indexing, when a slice is too short for that contract.
+func MultiDot(scores []float32, ld int, q []float32, g int, x []float32, xs, n, d int) {
+	if g <= 0 || n <= 0 || d <= 0 {
+		return
+	}
+	_ = scores[(g-1)*ld+n-1]
+	_ = q[g*d-1]
+	_ = x[(n-1)*xs+d-1]
+	active.Load().multiDot(scores, ld, q, g, x, xs, n, d)
+}
+
+// MultiAxpy adds g weighted sums of n rows of length d: for j < g and c < d,
+// acc[j*d+c] += Σ_{i<n} w[j*ld+i]·x[i*xs+c]. It panics, like slice indexing, when a
+// slice is too short for that contract.
+func MultiAxpy(acc, w []float32, ld, g int, x []float32, xs, n, d int) {
+	if g <= 0 || n <= 0 || d <= 0 {
+		return
+	}
+	_ = acc[g*d-1]
+	_ = w[(g-1)*ld+n-1]
+	_ = x[(n-1)*xs+d-1]
+	active.Load().multiAxpy(acc, w, ld, g, x, xs, n, d)
+}
+
+// DecodeRows decodes n rows of d values: row i, stored at src[i*stride:][:c.RowBytes(d)],
+// into dst[i*d:(i+1)*d]. It equals calling c.Decode per row (bit for bit) and is
+// faster for kvq's codecs (F32, F16, BF16, Int8, FP8, Affine); other RowCodecs are
+// decoded through c.Decode. It panics, like slice indexing, when a slice is too short.
+func DecodeRows(c RowCodec, dst []float32, src []byte, stride, n, d int) {
+	if n <= 0 || d <= 0 {
+		return
+	}
+	rb := c.RowBytes(d)
+	_ = dst[n*d-1]
+	_ = src[(n-1)*stride+rb-1]
+	k := active.Load()
+	switch c := c.(type) {
+	case F32:
+		for i := range n {
+			k.decF32(dst[i*d:(i+1)*d], src[i*stride:][:rb])
+		}
+	case F16:
+		for i := range n {
+			k.decF16(dst[i*d:(i+1)*d], src[i*stride:][:rb])
+		}
+	case BF16:
+		for i := range n {
+			k.decBF16(dst[i*d:(i+1)*d], src[i*stride:][:rb])
+		}
+	case Int8:
+		for i := range n {
+			row := src[i*stride:][:rb]
+			k.decInt8(dst[i*d:(i+1)*d], getF16(row), row[2:])
+		}
+	case FP8:
+		e5 := c.Format == E5M2
+		for i := range n {
+			s, codes := c.scale(src[i*stride:][:rb])
+			k.decFP8(dst[i*d:(i+1)*d], s, codes, e5)
+		}
+	case Affine:
+		g := c.group(d)
+		gb := 4 + packedBytes(g, c.Bits)
+		for i := range n {
+			row, out := src[i*stride:][:rb], dst[i*d:(i+1)*d]
+			for len(out) > 0 {
+				m := min(g, len(out))
+				nb := min(gb, len(row))
+				k.decAffine(out[:m], getF16(row[2:4]), getF16(row[0:2]), row[4:nb], c.Bits)
+				out, row = out[m:], row[nb:]
+			}
+		}
+	default:
+		for i := range n {
+			c.Decode(dst[i*d:(i+1)*d], src[i*stride:][:rb])
+		}
+	}
+}
+
+// DecodeBlock decodes a block of t tokens × d channels of c (c.BlockBytes(t, d)
+// bytes at src) into dst[:t*d], row-major. It equals c.Decode (bit for bit) and is
+// faster for Channel; other ChannelCodecs are decoded through c.Decode. lo and s are
+// scratch of at least d values each (the block's per-channel zeros and scales).
+func DecodeBlock(c ChannelCodec, dst []float32, src []byte, t, d int, lo, s []float32) {
+	ch, ok := c.(Channel)
+	if !ok {
+		c.Decode(dst, src, t, d)
+		return
+	}
+	n := ch.BlockBytes(t, d)
+	if n == 0 {
+		return
+	}
+	src, dst, lo, s = src[:n], dst[:t*d], lo[:d], s[:d]
+	for c := range d {
+		s[c] = getF16(src[4*c:])
+		lo[c] = getF16(src[4*c+2:])
+	}
+	k := active.Load()
+	rb := packedBytes(d, ch.Bits)
+	codes := src[4*d:]
+	for i := range t {
+		k.decChannel(dst[i*d:(i+1)*d], lo, s, codes[i*rb:(i+1)*rb], ch.Bits)
+	}
+}
+
+// multiDotScalar is the reference for multiDot: one four-way-unrolled dot per (j, i).
+func multiDotScalar(scores []float32, ld int, q []float32, g int, x []float32, xs, n, d int) {
+	for i := range n {
+		row := x[i*xs:][:d]
+		for j := range g {
+			qj := q[j*d:][:d]
+			var s0, s1, s2, s3 float32
+			c := 0
+			for ; c+4 <= d; c += 4 {
+				s0 += qj[c] * row[c]
+				s1 += qj[c+1] * row[c+1]
+				s2 += qj[c+2] * row[c+2]
+				s3 += qj[c+3] * row[c+3]
+			}
+			for ; c < d; c++ {
+				s0 += qj[c] * row[c]
+			}
+			scores[j*ld+i] = (s0 + s1) + (s2 + s3)
+		}
+	}
+}
+
+// multiAxpyScalar is the reference for multiAxpy: per row, g axpys.
+func multiAxpyScalar(acc, w []float32, ld, g int, x []float32, xs, n, d int) {
+	for i := range n {
+		row := x[i*xs:][:d]
+		for j := range g {
+			a := acc[j*d:][:d]
+			wj := w[j*ld+i]
+			for c, v := range row {
+				a[c] += wj * v
+			}
+		}
+	}
+}
+
+// decInt8Scalar is the reference for decInt8.
+func decInt8Scalar(dst []float32, s float32, c []byte) {
+	c = c[:len(dst)]
+	for i := range dst {
+		dst[i] = s * int8F32[c[i]]
+	}
+}
+
+// decFP8Scalar is the reference for decFP8 (as FP8.Decode: table value times scale).
+func decFP8Scalar(dst []float32, s float32, c []byte, e5m2 bool) {
+	t := &e4m3Table
+	if e5m2 {
+		t = &e5m2Table
+	}
+	c = c[:len(dst)]
+	for i, b := range c {
+		dst[i] = t[b] * s
+	}
+}
+
+// decChannelScalar is the reference for decChannel (as Channel.Decode).
+func decChannelScalar(dst, lo, s []float32, c []byte, bits int) {
+	lo, s = lo[:len(dst)], s[:len(dst)]
+	for ch := range dst {
+		var k byte
+		switch bits {
+		case 8:
+			k = c[ch]
+		case 4:
+			k = c[ch/2] >> (4 * (ch & 1)) & 15
+		default:
+			k = c[ch/4] >> (2 * (ch & 3)) & 3
+		}
+		dst[ch] = lo[ch] + codeF32[k]*s[ch]
+	}
+}

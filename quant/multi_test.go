@@ -1,0 +1,192 @@
+package quant
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// kernelSets returns every batched kernel set this build and CPU can run, the scalar
+// reference first.
+func kernelSets() []*kernelSet {
+	ks := []*kernelSet{scalarKernels}
+	if simdKernels != nil {
+		ks = append(ks, simdKernels)
+	}
+	return ks
+}
+
+// withKernels runs fn with each kernel set active in turn, restoring the previous one.
+func withKernels(t *testing.T, fn func(t *testing.T)) {
+	prev := active.Load()
+	defer active.Store(prev)
+	for _, k := range kernelSets() {
+		active.Store(k)
+		t.Run(k.name, fn)
+	}
+}
+
+// sameBits reports whether a and b are the same float32, any NaN matching any NaN.
+func sameBits(a, b float32) bool {
+	if a != a || b != b {
+		return a != a && b != b
+	}
+	return math.Float32bits(a) == math.Float32bits(b)
+}
+
+// TestDecodeRowsMatchesDecode checks DecodeRows against per-row Decode, bit for bit,
+// over every codec, row kind and length, with a row stride larger than the row and
+// guard values after the output.
+func TestDecodeRowsMatchesDecode(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(7, 8))
+		for _, c := range allRowCodecs() {
+			for _, d := range testLengths {
+				for _, kind := range rowKinds {
+					const n = 3
+					rb := c.RowBytes(d)
+					stride := rb + 5
+					src := make([]byte, (n-1)*stride+rb)
+					want := make([]float32, n*d)
+					for i := range n {
+						c.Encode(src[i*stride:][:rb], kind.gen(r, d))
+						c.Decode(want[i*d:(i+1)*d], src[i*stride:][:rb])
+					}
+					got := make([]float32, n*d+4)
+					for i := n * d; i < len(got); i++ {
+						got[i] = 12345
+					}
+					DecodeRows(c, got[:n*d], src, stride, n, d)
+					for i := range want {
+						if !sameBits(got[i], want[i]) {
+							t.Fatalf("%s d=%d %s: element %d = %v (%#x), Decode gives %v (%#x)", c.Name(), d, kind.name, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+						}
+					}
+					for i := n * d; i < len(got); i++ {
+						if got[i] != 12345 {
+							t.Fatalf("%s d=%d: wrote past the output at %d", c.Name(), d, i)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestDecodeBlockMatchesDecode checks DecodeBlock against Channel.Decode bit for bit.
+func TestDecodeBlockMatchesDecode(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(9, 10))
+		for _, bits := range []int{8, 4, 2} {
+			c := Channel{Bits: bits}
+			for _, tt := range []int{1, 5, 32} {
+				for _, d := range testLengths {
+					for _, kind := range rowKinds {
+						src := make([]float32, 0, tt*d)
+						for range tt {
+							src = append(src, kind.gen(r, d)...)
+						}
+						enc := make([]byte, c.BlockBytes(tt, d))
+						c.Encode(enc, src, tt, d)
+						want := make([]float32, tt*d)
+						c.Decode(want, enc, tt, d)
+						got := make([]float32, tt*d)
+						lo, s := make([]float32, d), make([]float32, d)
+						DecodeBlock(c, got, enc, tt, d, lo, s)
+						for i := range want {
+							if !sameBits(got[i], want[i]) {
+								t.Fatalf("%s t=%d d=%d %s: element %d = %v, Decode gives %v", c.Name(), tt, d, kind.name, i, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestMultiDotAxpy checks MultiDot and MultiAxpy against float64 references over
+// query counts, row counts and head sizes around the vector widths, with leading
+// dimensions and row strides larger than needed and guard values around the outputs.
+func TestMultiDotAxpy(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(11, 12))
+		for _, g := range []int{1, 2, 3, 4, 5, 7, 8} {
+			for _, n := range []int{1, 2, 7, 8, 9, 16, 33} {
+				for _, d := range []int{1, 7, 8, 16, 24, 64, 65, 128} {
+					t.Run(fmt.Sprintf("g=%d/n=%d/d=%d", g, n, d), func(t *testing.T) {
+						ld, xs := n+3, d+2
+						q := gaussRow(r, g*d, 1)
+						x := gaussRow(r, (n-1)*xs+d, 1)
+						w := gaussRow(r, (g-1)*ld+n, 1)
+						const guard = -777
+						scores := constRow((g-1)*ld+n+8, guard)
+						MultiDot(scores, ld, q, g, x, xs, n, d)
+						acc0 := gaussRow(r, g*d, 1)
+						acc := append(append([]float32(nil), acc0...), guard, guard)
+						MultiAxpy(acc[:g*d], w, ld, g, x, xs, n, d)
+						for j := range g {
+							for i := range ld {
+								got := scores[j*ld+i]
+								if i >= n {
+									if got != guard && j*ld+i < len(scores) {
+										t.Fatalf("score (%d,%d) outside the output written: %v", j, i, got)
+									}
+									continue
+								}
+								var want, mag float64
+								for c := range d {
+									p := float64(q[j*d+c]) * float64(x[i*xs+c])
+									want += p
+									mag += math.Abs(p)
+								}
+								if math.Abs(float64(got)-want) > 1e-5*mag+1e-6 {
+									t.Fatalf("score (%d,%d) = %v, want %v", j, i, got, want)
+								}
+							}
+							for c := range d {
+								want, mag := float64(acc0[j*d+c]), math.Abs(float64(acc0[j*d+c]))
+								for i := range n {
+									p := float64(w[j*ld+i]) * float64(x[i*xs+c])
+									want += p
+									mag += math.Abs(p)
+								}
+								if got := acc[j*d+c]; math.Abs(float64(got)-want) > 1e-5*mag+1e-6 {
+									t.Fatalf("acc (%d,%d) = %v, want %v", j, c, got, want)
+								}
+							}
+						}
+						for i := (g-1)*ld + n; i < len(scores); i++ {
+							if scores[i] != guard {
+								t.Fatalf("score %d past the output written: %v", i, scores[i])
+							}
+						}
+						if acc[g*d] != guard || acc[g*d+1] != guard {
+							t.Fatal("accumulator written past g·d")
+						}
+					})
+				}
+			}
+		}
+	})
+}
+
+// TestKernelSwitch checks SetSIMD and KernelName agree.
+func TestKernelSwitch(t *testing.T) {
+	prev := active.Load()
+	defer active.Store(prev)
+	if SetSIMD(false) || KernelName() != "scalar" {
+		t.Fatalf("SetSIMD(false): kernel %q", KernelName())
+	}
+	on := SetSIMD(true)
+	if on != (simdKernels != nil) {
+		t.Fatalf("SetSIMD(true) = %v with simd kernels %v", on, simdKernels != nil)
+	}
+	if on && KernelName() == "scalar" {
+		t.Fatal("SIMD on but kernel named scalar")
+	}
+	if initialKernels("1") != scalarKernels {
+		t.Fatal("KVQ_NOSIMD=1 does not select the scalar kernels")
+	}
+}
