@@ -658,3 +658,40 @@ func TestOversizedChunkedBody(t *testing.T) {
 		})
 	}
 }
+
+// A prompt sent again is served partly from the prefix cache: usage reports the
+// cached tokens, the text is unchanged, and the metrics show the hit and the blocks
+// kept for reuse.
+func TestPrefixCacheHit(t *testing.T) {
+	e := newEnv(t, envConfig{spec: "f16", budget: 8 << 20})
+	prompt := strings.Repeat("Lily and Tom went to the park. ", 6)
+	n := len(e.m.Tok.Encode(prompt, true))
+	body := `{"prompt":"` + prompt + `","max_tokens":24,"temperature":0}`
+	var first, second completionOut
+	decode(t, e.post(t, "/v1/completions", body), &first)
+	decode(t, e.post(t, "/v1/completions", body), &second)
+	if len(first.Choices) != 1 || len(second.Choices) != 1 || first.Usage == nil || second.Usage == nil {
+		t.Fatalf("responses %+v and %+v", first, second)
+	}
+	if first.Choices[0].Text != second.Choices[0].Text {
+		t.Errorf("texts differ: %q then %q", first.Choices[0].Text, second.Choices[0].Text)
+	}
+	if c := first.Usage.PromptTokensDetails.CachedTokens; c != 0 {
+		t.Errorf("first request: %d cached tokens", c)
+	}
+	// Whole blocks of 16 tokens, at least one token left to compute.
+	c := second.Usage.PromptTokensDetails.CachedTokens
+	if c < 16 || c > n-1 || c%16 != 0 || second.Usage.PromptTokens != n {
+		t.Errorf("second request: %d cached of %d prompt tokens (prompt %d tokens)", c, second.Usage.PromptTokens, n)
+	}
+	e.waitMetric(t, "kvq_kv_blocks_used", 0)
+	if got := e.metric(t, "kvq_kv_blocks_cached"); got < float64(c/16) {
+		t.Errorf("kvq_kv_blocks_cached = %v, want ≥ %d", got, c/16)
+	}
+	if got, want := e.metric(t, "kvq_prefix_hit_rate"), float64(c)/float64(2*n); got != want {
+		t.Errorf("kvq_prefix_hit_rate = %v, want %v", got, want)
+	}
+	if got := e.metric(t, "kvq_prompt_tokens_cached_total"); got != float64(c) {
+		t.Errorf("kvq_prompt_tokens_cached_total = %v, want %d", got, c)
+	}
+}
