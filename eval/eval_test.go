@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"kvq/assets"
@@ -94,5 +95,22 @@ func TestRunRejectsBadOptions(t *testing.T) {
 		if _, err := Run(m, toks, o); err == nil {
 			t.Errorf("Run(%+v) succeeded, want error", o)
 		}
+	}
+}
+
+func TestWriteSVG(t *testing.T) {
+	res := &Result{Model: "m<1>", Ctx: 8, Chunks: 1, Rows: []Row{
+		{Cache: "f32", CompressionVsF16: 0.5},
+		{Cache: "q8", CompressionVsF16: 1.6, KLDMean: 0.0015},
+		{Cache: "kivi4/kivi2", CompressionVsF16: 2.9, KLDMean: 0.0035},
+		{Cache: "f16", CompressionVsF16: 1, KLDMean: 0},
+	}}
+	var b strings.Builder
+	if err := WriteSVG(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	svg := b.String()
+	if strings.Count(svg, "<circle") != 3 || !strings.Contains(svg, "kivi4/kivi2") || !strings.Contains(svg, "m&lt;1&gt;") || strings.Contains(svg, "NaN") {
+		t.Fatalf("svg:\n%s", svg)
 	}
 }

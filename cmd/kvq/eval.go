@@ -20,7 +20,7 @@ func init() {
 var defaultEvalCaches = []string{"f16", "bf16", "q8", "fp8e4m3", "fp8e5m2", "q4", "q2", "kivi8", "kivi4", "kivi2", "kivi4/kivi2", "q8/q4"}
 
 func runEval(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval", "[--model F] [--text F] [--ctx N] [--chunks N] [--cache SPEC]... [--json F]", stderr)
+	fs := newFlags("eval", "[--model F] [--text F] [--ctx N] [--chunks N] [--cache SPEC]... [--json F] [--svg F]", stderr)
 	modelPath := fs.String("model", "", "GGUF model file (default: built-in stories260K)")
 	textPath := fs.String("text", "", "UTF-8 text file (default: built-in TinyStories validation head)")
 	ctx := fs.Int("ctx", 512, "tokens scored per chunk (≤ the model's context)")
@@ -29,8 +29,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&caches, "cache", "cache spec to compare with f32; repeatable (default: a representative set)")
 	layers := fs.String("cache-layers", "", "per-layer overrides applied to every cache, e.g. 0,-1=f16")
 	jsonPath := fs.String("json", "", "also write the results as JSON to this file")
+	svgPath := fs.String("svg", "", "also draw compression vs KL divergence as an SVG chart to this file")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, `Usage: kvq eval [--model F] [--text F] [--ctx N] [--chunks N] [--cache SPEC]... [--json F]
+		fmt.Fprintf(stderr, `Usage: kvq eval [--model F] [--text F] [--ctx N] [--chunks N] [--cache SPEC]... [--json F] [--svg F]
 
 Runs perplexity with an f32 KV cache and with each requested cache on the same tokens, and
 prints, per cache: bytes per token, compression against f16, perplexity and its ratio to f32,
@@ -80,6 +81,19 @@ Flags:
 		fmt.Fprintf(tw, "%s\t%.1f\t%.2fx\t%.4f\t%.4f\t%.5f\t%.2f%%\t%.0f\t\n", r.Cache, r.BytesPerToken, r.CompressionVsF16, r.PPL, r.PPLRatio, r.KLDMean, 100*r.Top1Agree, r.TokPerS)
 	}
 	tw.Flush()
+	if *svgPath != "" {
+		f, err := os.Create(*svgPath)
+		if err != nil {
+			return err
+		}
+		if err := eval.WriteSVG(f, res); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
 	if *jsonPath != "" {
 		b, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
