@@ -24,6 +24,9 @@ type throughputReport struct {
 	MaxBatchTokens      int     `json:"max_batch_tokens"`
 	MaxRunning          int     `json:"max_running"`
 	PrefillChunk        int     `json:"prefill_chunk"`
+	Window              int     `json:"window,omitempty"`
+	Sinks               int     `json:"sinks,omitempty"`
+	PrefixCaching       bool    `json:"prefix_caching"`
 	SteadyBytesPerToken float64 `json:"steady_bytes_per_token"` // codes, scales and zeros of one token, all layers
 	engine.ThroughputResult
 }
@@ -43,6 +46,9 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	maxBatch := fs.Int("max-batch-tokens", engine.DefaultMaxBatchTokens, "tokens per engine step")
 	maxRunning := fs.Int("max-running", 256, "maximum concurrent sequences (≤ max-batch-tokens)")
 	prefillChunk := fs.Int("prefill-chunk", 0, "most tokens of one sequence per step (0: max-batch-tokens)")
+	window := fs.Int("window", 0, "keep only the first --sinks and the last N tokens of every sequence (0: keep all)")
+	sinks := fs.Int("sinks", 4, "attention-sink tokens kept with --window")
+	noPrefix := fs.Bool("no-prefix-cache", false, "turn prefix caching off")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic prompts")
 	jsonPath := fs.String("json", "", "also write the results as JSON to this file")
 	if err := parse(fs, args); err != nil {
@@ -63,7 +69,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
-	if *promptLen+*genLen > m.Ctx {
+	if *window == 0 && *promptLen+*genLen > m.Ctx {
 		return fmt.Errorf("--prompt-len %d + --gen-len %d exceeds the model's context of %d tokens", *promptLen, *genLen, m.Ctx)
 	}
 	cfg, err := m.CacheConfig(*cacheSpec, *cacheLayers)
@@ -72,6 +78,8 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.BudgetBytes = int64(budget)
 	cfg.BlockTokens = *blockTokens
+	cfg.ModelFingerprint = modelName(*modelPath, m)
+	cfg.NoPrefixCache = *noPrefix
 	c, err := kv.New(cfg)
 	if err != nil {
 		return err
@@ -81,6 +89,9 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	ecfg := engine.Config{MaxBatchTokens: *maxBatch, MaxRunning: min(*maxRunning, *maxBatch), PrefillChunk: *prefillChunk}
+	if *window > 0 {
+		ecfg.Window, ecfg.Sinks = *window, *sinks
+	}
 	bar := newProgress(stderr, "bench throughput")
 	total := *requests * *genLen
 	var generated int
@@ -98,6 +109,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	rep := throughputReport{
 		Model: modelName(*modelPath, m), Cache: cfg.Spec.String(), CacheLayers: *cacheLayers,
 		BlockTokens: c.PoolStats().BlockTokens, MaxBatchTokens: ecfg.MaxBatchTokens, MaxRunning: ecfg.MaxRunning, PrefillChunk: *prefillChunk,
+		Window: ecfg.Window, Sinks: ecfg.Sinks, PrefixCaching: c.PrefixCaching(),
 		SteadyBytesPerToken: steady, ThroughputResult: res,
 	}
 	budgetText := "unlimited"
