@@ -7,15 +7,25 @@
 // then new requests admitted from the waiting queue in arrival order while the
 // sequence limit (Config.MaxRunning) and the cache's free memory allow.
 //
-// Memory: a waiting request starts only if the cache's free memory holds its tokens
-// plus one block of growth for every running sequence. When a step still cannot
-// reserve cache room (kv.ErrNoSpace — Forward then has changed nothing), the newest
-// running request is preempted: its sequences are dropped, their blocks freed, and it
-// goes back to the waiting queue to be recomputed later from its prompt and the
-// tokens it had generated (its samplers keep their state, so the continuation is the
-// one an uninterrupted run would produce). Other sequences are never touched. After
-// a preemption no request starts until a running one ends, which bounds
-// recomputation. A request that does not fit even alone fails with ErrTooLarge.
+// Memory: a waiting request starts only if the cache's free memory covers what the
+// running sequences still have to compute plus one block of growth each, the new
+// request's history and growth, and the full-precision tail every sequence holds
+// (kv.SteadyBytes). When a step still cannot reserve cache room (kv.ErrNoSpace —
+// Forward then has changed nothing), the newest running request is preempted: its
+// sequences are dropped, their blocks freed, and it goes back to the waiting queue to
+// be recomputed later from its prompt and the tokens it had generated (its samplers
+// keep their state, so the continuation is the one an uninterrupted run would
+// produce). Other sequences are never touched. After a preemption no request starts
+// until a running one ends, which bounds recomputation. A request that does not fit
+// even alone fails with ErrTooLarge.
+//
+// Prefix caching: when the cache offers NewSeqWithPrefix (kv.Store), a starting or
+// resuming request takes the cached blocks its history begins with instead of
+// computing them (Usage.CachedPromptTokens, Stats.ReusedTokens); a preempted
+// request's own blocks usually are still cached when it resumes.
+//
+// Streaming past the context: with Config.Window, sequences keep attention sinks and
+// a sliding window (kv.Store.Evict) and may grow beyond the model's context.
 //
 // Concurrency: Submit, Stats and Close may be called from any goroutine; one
 // scheduler goroutine owns the model and the cache for the engine's lifetime (nothing
