@@ -663,3 +663,43 @@ func TestPrefixReuse(t *testing.T) {
 		t.Errorf("prefix hit rate %g, want %g", got, want)
 	}
 }
+
+func TestPrefixCacheOfStore(t *testing.T) {
+	ref := loadModel(t)
+	prefix := ref.Tok.Encode("Once upon a time, there was a little girl named Lily. She loved to play outside in the sun with her dog, Max.", true)
+	suffixes := []string{" One day", " Lily", " Max was", " They"}
+	m := loadModel(t)
+	st := newCache(t, m, "f16", 0).(*kv.Store)
+	if !st.PrefixCaching() {
+		t.Fatal("f16 store without prefix caching")
+	}
+	B := st.PoolStats().BlockTokens
+	if len(prefix) < 2*B {
+		t.Fatalf("prefix of %d tokens is shorter than two blocks of %d", len(prefix), B)
+	}
+	e := newEngine(t, m, st, Config{})
+	run := func(js []job) []Result { return runConcurrently(t, e, js, greedy) }
+	var js []job
+	for _, sfx := range suffixes {
+		js = append(js, job{append(slices.Clone(prefix), ref.Tok.Encode(sfx, false)...), 24})
+	}
+	first := run(js[:1])[0]
+	rest := run(js[1:])
+	for i, r := range append([]Result{first}, rest...) {
+		want := solo(t, ref, "f16", js[i].prompt, js[i].max, model.SamplerConfig{})
+		if !slices.Equal(r.Choices[0].Tokens, want) {
+			t.Errorf("request %d: %v\nwant %v", i, r.Choices[0].Tokens, want)
+		}
+		wantCached := len(prefix) / B * B
+		if i == 0 {
+			wantCached = 0
+		}
+		if r.Usage.CachedPromptTokens != wantCached {
+			t.Errorf("request %d: %d cached prompt tokens, want %d", i, r.Usage.CachedPromptTokens, wantCached)
+		}
+	}
+	s := e.Stats()
+	if s.Pool.BlocksCached == 0 || s.Pool.PrefixHitBlocks == 0 || s.Cache.AllocBytes != 0 {
+		t.Errorf("pool after the run: %+v, cache %+v", s.Pool, s.Cache)
+	}
+}
