@@ -1,0 +1,60 @@
+//go:build amd64 && goexperiment.simd
+
+package linalg
+
+// Q8_0 kernels in assembly (q8_amd64.s), used when the CPU has AVX2, FMA and F16C: binary16
+// weight scales are widened by VCVTPH2PS, which simd/archsimd does not expose. Each
+// computes what its scalar twin in kernels.go computes: integer block dots exactly, float
+// sums in a different order.
+
+// q8DotRows4 writes to out[r] the dot of the Q8_0 row of nb blocks at w+r·stride with the
+// activation codes xq (32·nb) and block scales xd (nb), for r < 4.
+//
+//go:noescape
+func q8DotRows4(out *[4]float32, w *byte, stride int, xq *int8, xd *float32, nb int)
+
+// q8Dot1 returns the dot of the Q8_0 row of nb blocks at w with xq and xd.
+//
+//go:noescape
+func q8Dot1(w *byte, xq *int8, xd *float32, nb int) float32
+
+// q8Dot4Tok writes to out[t] the dot of the Q8_0 row of nb blocks at w with token t of
+// the 4 tokens interleaved in xi (128·nb codes) and xs (8·nb scales) by interleave4.
+//
+//go:noescape
+func q8Dot4Tok(out *[4]float32, w *byte, xi *int8, xs *float32, nb int)
+
+// dotQ8F16C is dotQ8Scalar.
+func dotQ8F16C(w []byte, xq []int8, xd []float32) float32 {
+	nb := len(xd)
+	if nb == 0 {
+		return 0
+	}
+	_ = w[nb*q8BlockBytes-1]
+	_ = xq[nb*blockElems-1]
+	return q8Dot1(&w[0], &xq[0], &xd[0], nb)
+}
+
+// dotQ8Rows4F16C is dotQ8Rows4Scalar.
+func dotQ8Rows4F16C(out *[4]float32, w []byte, stride int, xq []int8, xd []float32) {
+	nb := len(xd)
+	if nb == 0 {
+		*out = [4]float32{}
+		return
+	}
+	_ = w[3*stride+nb*q8BlockBytes-1]
+	_ = xq[nb*blockElems-1]
+	q8DotRows4(out, &w[0], stride, &xq[0], &xd[0], nb)
+}
+
+// dotQ8x4F16C is dotQ8x4Scalar.
+func dotQ8x4F16C(out *[4]float32, w []byte, xi []int8, xs []float32) {
+	nb := len(xs) / 8
+	if nb == 0 {
+		*out = [4]float32{}
+		return
+	}
+	_ = w[nb*q8BlockBytes-1]
+	_ = xi[nb*4*blockElems-1]
+	q8Dot4Tok(out, &w[0], &xi[0], &xs[0], nb)
+}

@@ -1,0 +1,202 @@
+//go:build amd64 && goexperiment.simd
+
+#include "textflag.h"
+
+// Q8_0 products in AVX2 + FMA + F16C assembly. A Q8_0 block is 34 bytes: a binary16
+// scale, then 32 int8 codes. Per block the integer dot of the weight codes w and the
+// activation codes x is VPMADDUBSW(|w|, x·sign(w)) (|w| ≤ 128, |x| ≤ 127: a pair sum is at
+// most 32512, no saturation) then VPMADDWD with ones (8 int32 partial sums); the sums are
+// converted to float32 and accumulated with one FMA by d_w·d_x, d_w widened by VCVTPH2PS.
+// Every routine ends with VZEROUPPER (scalar Go float code follows).
+
+// ONES16 sets Y15 to sixteen int16 ones.
+#define ONES16 \
+	VPCMPEQW Y15, Y15, Y15 \
+	VPSRLW   $15, Y15, Y15
+
+// ROWBLOCK accumulates one block of the row at ptr into acc: x codes in Y4, d_x
+// broadcast in Y5, ones in Y15; t1, t2, t3 are scratch.
+#define ROWBLOCK(ptr, acc, t1, t2, t3) \
+	VMOVDQU      2(ptr), t1 \
+	VPSIGNB      t1, Y4, t2 \
+	VPSIGNB      t1, t1, t1 \
+	VPMADDUBSW   t2, t1, t1 \
+	VPMADDWD     Y15, t1, t1 \
+	VCVTDQ2PS    t1, t1 \
+	VPBROADCASTW (ptr), X3 \
+	VCVTPH2PS    X3, t3 \
+	VMULPS       Y5, t3, t3 \
+	VFMADD231PS  t3, t1, acc
+
+// func q8DotRows4(out *[4]float32, w *byte, stride int, xq *int8, xd *float32, nb int)
+// out[r] = Σ_b d_w(r,b)·xd[b]·Σ_j w(r,b,j)·xq[32b+j] for the 4 rows of nb blocks that
+// start at w, w+stride, w+2·stride, w+3·stride: the activation codes of each block are
+// loaded once for the 4 rows.
+TEXT ·q8DotRows4(SB), NOSPLIT, $0-48
+	MOVQ w+8(FP), R8
+	MOVQ stride+16(FP), DX
+	MOVQ xq+24(FP), DI
+	MOVQ xd+32(FP), BX
+	MOVQ nb+40(FP), CX
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R8)(DX*2), R10
+	LEAQ (R9)(DX*2), R11
+	ONES16
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y13, Y13, Y13
+
+r4loop:
+	TESTQ        CX, CX
+	JE           r4done
+	VMOVDQU      (DI), Y4
+	VBROADCASTSS (BX), Y5
+	ROWBLOCK(R8, Y0, Y6, Y7, Y8)
+	ROWBLOCK(R9, Y1, Y9, Y10, Y11)
+	ROWBLOCK(R10, Y2, Y6, Y7, Y8)
+	ROWBLOCK(R11, Y13, Y9, Y10, Y11)
+	ADDQ         $34, R8
+	ADDQ         $34, R9
+	ADDQ         $34, R10
+	ADDQ         $34, R11
+	ADDQ         $32, DI
+	ADDQ         $4, BX
+	DECQ         CX
+	JMP          r4loop
+
+r4done:
+	// Fold each accumulator to 4 lanes, then the 4 rows' sums into one vector.
+	VEXTRACTF128 $1, Y0, X4
+	VADDPS       X4, X0, X0
+	VEXTRACTF128 $1, Y1, X4
+	VADDPS       X4, X1, X1
+	VEXTRACTF128 $1, Y2, X4
+	VADDPS       X4, X2, X2
+	VEXTRACTF128 $1, Y13, X4
+	VADDPS       X4, X13, X13
+	VHADDPS      X1, X0, X0
+	VHADDPS      X13, X2, X2
+	VHADDPS      X2, X0, X0
+	MOVQ         out+0(FP), AX
+	VMOVUPS      X0, (AX)
+	VZEROUPPER
+	RET
+
+// func q8Dot1(w *byte, xq *int8, xd *float32, nb int) float32
+// The q8DotRows4 sum for one row, two blocks per step in two accumulators.
+TEXT ·q8Dot1(SB), NOSPLIT, $0-36
+	MOVQ w+0(FP), R8
+	MOVQ xq+8(FP), DI
+	MOVQ xd+16(FP), BX
+	MOVQ nb+24(FP), CX
+	ONES16
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+d1loop2:
+	CMPQ         CX, $2
+	JB           d1tail
+	VMOVDQU      (DI), Y4
+	VBROADCASTSS (BX), Y5
+	ROWBLOCK(R8, Y0, Y6, Y7, Y8)
+	VMOVDQU      32(DI), Y4
+	VBROADCASTSS 4(BX), Y5
+	LEAQ         34(R8), R9
+	ROWBLOCK(R9, Y1, Y9, Y10, Y11)
+	ADDQ         $68, R8
+	ADDQ         $64, DI
+	ADDQ         $8, BX
+	SUBQ         $2, CX
+	JMP          d1loop2
+
+d1tail:
+	TESTQ        CX, CX
+	JE           d1done
+	VMOVDQU      (DI), Y4
+	VBROADCASTSS (BX), Y5
+	ROWBLOCK(R8, Y0, Y6, Y7, Y8)
+
+d1done:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+32(FP)
+	RET
+
+// TOKEN computes the 8 int32 partial sums of one token's block (codes at off(DI)) against
+// the weight block in Y6 (codes) and Y7 (their absolute values), into dst.
+#define TOKEN(off, dst) \
+	VMOVDQU    off(DI), dst \
+	VPSIGNB    Y6, dst, dst \
+	VPMADDUBSW dst, Y7, dst \
+	VPMADDWD   Y15, dst, dst
+
+// func q8Dot4Tok(out *[4]float32, w *byte, xi *int8, xs *float32, nb int)
+// The dot of one Q8_0 row of nb blocks with 4 tokens, interleaved as interleave4 writes
+// them (block b: 4×32 codes at xi[128b:], scales at xs[8b+t] and xs[8b+4+t]): each weight
+// block is loaded and its sign split off once for the 4 tokens, whose partial sums are
+// folded by VPHADDD into one vector (lanes t and 4+t: token t), converted once and scaled
+// by one FMA.
+TEXT ·q8Dot4Tok(SB), NOSPLIT, $0-40
+	MOVQ w+8(FP), SI
+	MOVQ xi+16(FP), DI
+	MOVQ xs+24(FP), BX
+	MOVQ nb+32(FP), CX
+	ONES16
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+t4loop:
+	TESTQ        CX, CX
+	JE           t4done
+	VMOVDQU      2(SI), Y6
+	VPSIGNB      Y6, Y6, Y7
+	TOKEN(0, Y8)
+	TOKEN(32, Y9)
+	TOKEN(64, Y10)
+	TOKEN(96, Y11)
+	VPHADDD      Y9, Y8, Y8
+	VPHADDD      Y11, Y10, Y10
+	VPHADDD      Y10, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (SI), X12
+	VCVTPH2PS    X12, Y12
+	VMULPS       (BX), Y12, Y12
+	VFMADD231PS  Y12, Y8, Y0
+	ADDQ         $34, SI
+	ADDQ         $128, DI
+	ADDQ         $32, BX
+	DECQ         CX
+	JE           t4done
+	VMOVDQU      2(SI), Y6
+	VPSIGNB      Y6, Y6, Y7
+	TOKEN(0, Y8)
+	TOKEN(32, Y9)
+	TOKEN(64, Y10)
+	TOKEN(96, Y11)
+	VPHADDD      Y9, Y8, Y8
+	VPHADDD      Y11, Y10, Y10
+	VPHADDD      Y10, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VPBROADCASTW (SI), X12
+	VCVTPH2PS    X12, Y12
+	VMULPS       (BX), Y12, Y12
+	VFMADD231PS  Y12, Y8, Y1
+	ADDQ         $34, SI
+	ADDQ         $128, DI
+	ADDQ         $32, BX
+	DECQ         CX
+	JMP          t4loop
+
+t4done:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	MOVQ         out+0(FP), AX
+	VMOVUPS      X0, (AX)
+	VZEROUPPER
+	RET

@@ -1,0 +1,120 @@
+package linalg
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestQ8KernelTwins checks every kernel set's Q8_0 dot kernels (one row, 4 rows sharing
+// the activations, one row against 4 interleaved tokens) against the scalar reference on
+// random blocks with codes over the whole int8 range, for block counts that exercise the
+// unrolled loops and their tails. Rows are cut to their exact length, so a kernel that
+// reads past its row fails the slice bounds of its wrapper.
+func TestQ8KernelTwins(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 8))
+	for _, nb := range []int{1, 2, 3, 5, 8, 24, 64} {
+		cols := nb * blockElems
+		stride := nb*q8BlockBytes + 34*r.IntN(3) // rows need not be adjacent
+		w := make([]byte, 3*stride+nb*q8BlockBytes)
+		for i := range w {
+			w[i] = byte(r.Uint32())
+		}
+		for b := 0; b < len(w)/q8BlockBytes; b++ { // finite scales in [2^-10, 2^-6)
+			w[b*q8BlockBytes] = byte(r.Uint32())
+			w[b*q8BlockBytes+1] = byte(0x14 + r.IntN(16))
+		}
+		x := randVals(r, 4*cols, 1)
+		xq, xd := make([]int8, 4*cols), make([]float32, 4*nb)
+		scalarKernels.quantQ8(xq, xd, x)
+		xi, xs := make([]int8, 4*cols), make([]float32, 8*nb)
+		interleave4(xi, xs, xq, xd)
+		row := func(i int) []byte { return w[i*stride : i*stride+nb*q8BlockBytes] }
+		// Tolerance: float32 rounding of the block sums, relative to Σ|terms|.
+		tol := func(ri, tok int) float64 {
+			var s float64
+			for b := 0; b < nb; b++ {
+				blk := row(ri)[b*q8BlockBytes:]
+				d := float64(f16Table[uint16(blk[0])|uint16(blk[1])<<8]) * float64(xd[tok*nb+b])
+				for j := 0; j < blockElems; j++ {
+					s += math.Abs(d * float64(int8(blk[2+j])) * float64(xq[tok*cols+b*blockElems+j]))
+				}
+			}
+			return 1e-5*s + 1e-30
+		}
+		for _, k := range kernelModes(t) {
+			t.Run(fmt.Sprintf("%s/nb=%d", k.name, nb), func(t *testing.T) {
+				var got4 [4]float32
+				k.dotQ8Rows4(&got4, w, stride, xq[:cols], xd[:nb])
+				for ri := 0; ri < 4; ri++ {
+					want := scalarKernels.dotQ8(row(ri), xq[:cols], xd[:nb])
+					if d := math.Abs(float64(got4[ri] - want)); d > tol(ri, 0) {
+						t.Errorf("dotQ8Rows4 row %d = %v, scalar %v", ri, got4[ri], want)
+					}
+					if got := k.dotQ8(row(ri), xq[:cols], xd[:nb]); math.Abs(float64(got-want)) > tol(ri, 0) {
+						t.Errorf("dotQ8 row %d = %v, scalar %v", ri, got, want)
+					}
+				}
+				var gotT [4]float32
+				k.dotQ8x4(&gotT, row(1), xi, xs)
+				for tok := 0; tok < 4; tok++ {
+					want := scalarKernels.dotQ8(row(1), xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb])
+					if d := math.Abs(float64(gotT[tok] - want)); d > tol(1, tok) {
+						t.Errorf("dotQ8x4 token %d = %v, scalar %v", tok, gotT[tok], want)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkQ8Kernels times the Q8_0 dot kernels of every kernel set on hot data (a
+// 768-value row, 24 blocks, as in llama-134m) and reports nanoseconds per row-block:
+// dotQ8 one row, dotQ8Rows4 4 rows sharing the activations, dotQ8x4 one row against 4
+// tokens (per row-token block).
+func BenchmarkQ8Kernels(b *testing.B) {
+	const nb, cols = 24, 24 * blockElems
+	r := rand.New(rand.NewPCG(1, 9))
+	stride := nb * q8BlockBytes
+	w := make([]byte, 4*stride)
+	for i := range w {
+		w[i] = byte(r.Uint32())
+	}
+	for i := 0; i < len(w); i += q8BlockBytes {
+		w[i], w[i+1] = 0, 0x18
+	}
+	x := randVals(r, 4*cols, 1)
+	xq, xd := make([]int8, 4*cols), make([]float32, 4*nb)
+	scalarKernels.quantQ8(xq, xd, x)
+	xi, xs := make([]int8, 4*cols), make([]float32, 8*nb)
+	interleave4(xi, xs, xq, xd)
+	sets := []*kernelSet{scalarKernels}
+	if simdKernels != nil {
+		sets = append(sets, simdKernels)
+	}
+	sets = append(sets, alternateKernels...)
+	var sink float32
+	var res [4]float32
+	for _, k := range sets {
+		b.Run(k.name+"/dotQ8", func(b *testing.B) {
+			for b.Loop() {
+				sink += k.dotQ8(w[:stride], xq[:cols], xd[:nb])
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nb), "ns/block")
+		})
+		b.Run(k.name+"/dotQ8Rows4", func(b *testing.B) {
+			for b.Loop() {
+				k.dotQ8Rows4(&res, w, stride, xq[:cols], xd[:nb])
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*4*nb), "ns/block")
+		})
+		b.Run(k.name+"/dotQ8x4", func(b *testing.B) {
+			for b.Loop() {
+				k.dotQ8x4(&res, w[:stride], xi, xs)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*4*nb), "ns/block")
+		})
+	}
+	_ = sink
+}
