@@ -413,12 +413,8 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 			for g := 0; g < group; g++ {
 				h := kh*group + g
 				row := sc[g*n : (g+1)*n]
-				mx := float64(row[0])
-				for _, x := range row[1:] {
-					if float64(x) > mx {
-						mx = float64(x)
-					}
-				}
+				k := active.Load()
+				mx := float64(k.maxRow(row))
 				if mx > p.m[h] {
 					if p.l[h] != 0 {
 						f := math.Exp(p.m[h] - mx)
@@ -431,14 +427,7 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 					}
 					p.m[h] = mx
 				}
-				m := float32(p.m[h])
-				var sum float32
-				for i, x := range row {
-					w := exp32(x - m)
-					sum += w
-					row[i] = w
-				}
-				p.l[h] += float64(sum)
+				p.l[h] += float64(k.expRow(row, float32(p.m[h])))
 			}
 			addValues(p.acc[kh*group*d:(kh+1)*group*d], sc, s, kh, n, d, group, p)
 		}

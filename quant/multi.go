@@ -29,29 +29,20 @@ type kernelSet struct {
 	multiDot func(scores []float32, ld int, q []float32, g int, x []float32, xs, n, d int)
 	// multiAxpy: acc[j*d+c] += Σ_i w[j*ld+i]·x[i*xs+c] for j < g, c < d.
 	multiAxpy func(acc, w []float32, ld, g int, x []float32, xs, n, d int)
-	// decF32, decF16, decBF16 decode len(dst) values of the row format at src.
-	decF32, decF16, decBF16 func(dst []float32, src []byte)
-	// decInt8: dst[i] = s·int8(c[i]).
-	decInt8 func(dst []float32, s float32, c []byte)
-	// decFP8: dst[i] = s·value(c[i]) in E5M2 (e5m2) or E4M3.
-	decFP8 func(dst []float32, s float32, c []byte, e5m2 bool)
-	// decAffine: dst[i] = lo + s·code[i], codes of bits bits packed in c (pack.go).
-	decAffine func(dst []float32, lo, s float32, c []byte, bits int)
-	// decChannel: dst[i] = lo[i] + s[i]·code[i] (one token row of a Channel block).
-	decChannel func(dst, lo, s []float32, c []byte, bits int)
+	// decRows decodes n rows of d values of codec c (one of F32, F16, BF16, Int8,
+	// FP8, Affine; validated): row i at src[i*stride:] into dst[i*d:(i+1)*d].
+	decRows func(c RowCodec, dst []float32, src []byte, stride, n, d int)
+	// decBlock decodes a Channel block of t tokens × d channels (as Channel.Decode);
+	// lo and s are scratch of d values.
+	decBlock func(c Channel, dst []float32, src []byte, t, d int, lo, s []float32)
 }
 
 var scalarKernels = &kernelSet{
-	name:       "scalar",
-	multiDot:   multiDotScalar,
-	multiAxpy:  multiAxpyScalar,
-	decF32:     func(dst []float32, src []byte) { F32{}.Decode(dst, src) },
-	decF16:     func(dst []float32, src []byte) { F16{}.Decode(dst, src) },
-	decBF16:    func(dst []float32, src []byte) { BF16{}.Decode(dst, src) },
-	decInt8:    decInt8Scalar,
-	decFP8:     decFP8Scalar,
-	decAffine:  decodeCodes,
-	decChannel: decChannelScalar,
+	name:      "scalar",
+	multiDot:  multiDotScalar,
+	multiAxpy: multiAxpyScalar,
+	decRows:   decRowsScalar,
+	decBlock:  decBlockScalar,
 }
 
 // simdKernels is this build's SIMD kernel set for this CPU, or nil.
@@ -121,43 +112,9 @@ func DecodeRows(c RowCodec, dst []float32, src []byte, stride, n, d int) {
 	rb := c.RowBytes(d)
 	_ = dst[n*d-1]
 	_ = src[(n-1)*stride+rb-1]
-	k := active.Load()
-	switch c := c.(type) {
-	case F32:
-		for i := range n {
-			k.decF32(dst[i*d:(i+1)*d], src[i*stride:][:rb])
-		}
-	case F16:
-		for i := range n {
-			k.decF16(dst[i*d:(i+1)*d], src[i*stride:][:rb])
-		}
-	case BF16:
-		for i := range n {
-			k.decBF16(dst[i*d:(i+1)*d], src[i*stride:][:rb])
-		}
-	case Int8:
-		for i := range n {
-			row := src[i*stride:][:rb]
-			k.decInt8(dst[i*d:(i+1)*d], getF16(row), row[2:])
-		}
-	case FP8:
-		e5 := c.Format == E5M2
-		for i := range n {
-			s, codes := c.scale(src[i*stride:][:rb])
-			k.decFP8(dst[i*d:(i+1)*d], s, codes, e5)
-		}
-	case Affine:
-		g := c.group(d)
-		gb := 4 + packedBytes(g, c.Bits)
-		for i := range n {
-			row, out := src[i*stride:][:rb], dst[i*d:(i+1)*d]
-			for len(out) > 0 {
-				m := min(g, len(out))
-				nb := min(gb, len(row))
-				k.decAffine(out[:m], getF16(row[2:4]), getF16(row[0:2]), row[4:nb], c.Bits)
-				out, row = out[m:], row[nb:]
-			}
-		}
+	switch c.(type) {
+	case F32, F16, BF16, Int8, FP8, Affine:
+		active.Load().decRows(c, dst, src, stride, n, d)
 	default:
 		for i := range n {
 			c.Decode(dst[i*d:(i+1)*d], src[i*stride:][:rb])
@@ -179,17 +136,20 @@ func DecodeBlock(c ChannelCodec, dst []float32, src []byte, t, d int, lo, s []fl
 	if n == 0 {
 		return
 	}
-	src, dst, lo, s = src[:n], dst[:t*d], lo[:d], s[:d]
-	for c := range d {
-		s[c] = getF16(src[4*c:])
-		lo[c] = getF16(src[4*c+2:])
+	active.Load().decBlock(ch, dst[:t*d], src[:n], t, d, lo[:d], s[:d])
+}
+
+// decRowsScalar is the reference for decRows: c.Decode per row.
+func decRowsScalar(c RowCodec, dst []float32, src []byte, stride, n, d int) {
+	rb := c.RowBytes(d)
+	for i := range n {
+		c.Decode(dst[i*d:(i+1)*d], src[i*stride:][:rb])
 	}
-	k := active.Load()
-	rb := packedBytes(d, ch.Bits)
-	codes := src[4*d:]
-	for i := range t {
-		k.decChannel(dst[i*d:(i+1)*d], lo, s, codes[i*rb:(i+1)*rb], ch.Bits)
-	}
+}
+
+// decBlockScalar is the reference for decBlock: Channel.Decode.
+func decBlockScalar(c Channel, dst []float32, src []byte, t, d int, lo, s []float32) {
+	c.Decode(dst, src, t, d)
 }
 
 // multiDotScalar is the reference for multiDot: one four-way-unrolled dot per (j, i).
@@ -225,42 +185,5 @@ func multiAxpyScalar(acc, w []float32, ld, g int, x []float32, xs, n, d int) {
 				a[c] += wj * v
 			}
 		}
-	}
-}
-
-// decInt8Scalar is the reference for decInt8.
-func decInt8Scalar(dst []float32, s float32, c []byte) {
-	c = c[:len(dst)]
-	for i := range dst {
-		dst[i] = s * int8F32[c[i]]
-	}
-}
-
-// decFP8Scalar is the reference for decFP8 (as FP8.Decode: table value times scale).
-func decFP8Scalar(dst []float32, s float32, c []byte, e5m2 bool) {
-	t := &e4m3Table
-	if e5m2 {
-		t = &e5m2Table
-	}
-	c = c[:len(dst)]
-	for i, b := range c {
-		dst[i] = t[b] * s
-	}
-}
-
-// decChannelScalar is the reference for decChannel (as Channel.Decode).
-func decChannelScalar(dst, lo, s []float32, c []byte, bits int) {
-	lo, s = lo[:len(dst)], s[:len(dst)]
-	for ch := range dst {
-		var k byte
-		switch bits {
-		case 8:
-			k = c[ch]
-		case 4:
-			k = c[ch/2] >> (4 * (ch & 1)) & 15
-		default:
-			k = c[ch/4] >> (2 * (ch & 3)) & 3
-		}
-		dst[ch] = lo[ch] + codeF32[k]*s[ch]
 	}
 }

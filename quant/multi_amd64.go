@@ -3,7 +3,7 @@
 package quant
 
 import (
-	"encoding/binary"
+	"math"
 	"simd/archsimd"
 	"unsafe"
 )
@@ -21,16 +21,11 @@ func detectSIMD() *kernelSet {
 		return nil
 	}
 	return &kernelSet{
-		name:       "avx2",
-		multiDot:   multiDotAVX2,
-		multiAxpy:  multiAxpyAVX2,
-		decF32:     decF32Copy,
-		decF16:     decF16AVX2,
-		decBF16:    decBF16AVX2,
-		decInt8:    decInt8AVX2,
-		decFP8:     decFP8AVX2,
-		decAffine:  decAffineAVX2,
-		decChannel: decChannelAVX2,
+		name:      "avx2",
+		multiDot:  multiDotAVX2,
+		multiAxpy: multiAxpyAVX2,
+		decRows:   decRowsAVX2,
+		decBlock:  decBlockAVX2,
 	}
 }
 
@@ -46,54 +41,69 @@ func f32Bits(x []float32) []uint32 {
 // bcast broadcasts the float32 whose bits are b.
 func bcast(b uint32) archsimd.Float32x8 { return archsimd.BroadcastUint32x8(b).AsFloat32x8() }
 
-// sum8 returns the vector of the lane sums of a0..a7: lane r is Σ lanes of a_r.
-func sum8(a0, a1, a2, a3, a4, a5, a6, a7 archsimd.Float32x8) archsimd.Float32x8 {
-	h01 := a0.AddPairsGrouped(a1) // lo: a0 01,23 a1 01,23; hi: 45,67 of each
-	h23 := a2.AddPairsGrouped(a3)
-	h45 := a4.AddPairsGrouped(a5)
-	h67 := a6.AddPairsGrouped(a7)
-	s0 := h01.AddPairsGrouped(h23) // lo: a0..a3 low-half sums; hi: their high-half sums
-	s1 := h45.AddPairsGrouped(h67)
-	return s0.Select128FromPair(0, 2, s1).Add(s0.Select128FromPair(1, 3, s1))
+// ld8 loads the 8 float32s at p + off bytes.
+func ld8(p unsafe.Pointer, off uintptr) archsimd.Float32x8 {
+	return archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(p, off)))
 }
 
-// multiDotAVX2 is multiDotScalar for d a multiple of 8: per query, 8 rows at a time
-// in 8 accumulators reduced by sum8 into one vector of 8 scores.
+// sum4 returns the lane sums of a0..a3: lane r is Σ lanes of a_r.
+func sum4(a0, a1, a2, a3 archsimd.Float32x8) archsimd.Float32x4 {
+	s := a0.AddPairsGrouped(a1).AddPairsGrouped(a2.AddPairsGrouped(a3))
+	return s.GetLo().Add(s.GetHi())
+}
+
+// dot4rows stores to out the 4 dot products of the end/4 float32s at q with those at
+// p0..p3. It is a separate function so that its loop has the registers to itself
+// (inlined into multiDotAVX2's loops, the loop variables spilled).
+//
+//go:noinline
+func dot4rows(out *[4]uint32, q, p0, p1, p2, p3 unsafe.Pointer, end uintptr) {
+	var a0, a1, a2, a3 archsimd.Float32x8
+	for c := uintptr(0); c < end; c += 32 {
+		qv := ld8(q, c)
+		a0 = ld8(p0, c).MulAdd(qv, a0)
+		a1 = ld8(p1, c).MulAdd(qv, a1)
+		a2 = ld8(p2, c).MulAdd(qv, a2)
+		a3 = ld8(p3, c).MulAdd(qv, a3)
+	}
+	sum4(a0, a1, a2, a3).AsUint32x4().Store(out)
+}
+
+// multiDotAVX2 is multiDotScalar for d a multiple of 8: per query, 4 rows at a time
+// in 4 accumulators reduced by sum4 into 4 scores. The rows are read through unsafe
+// pointers (MultiDot checked every index first): with indexed slices the loop ran out
+// of registers and spilled.
 func multiDotAVX2(scores []float32, ld int, q []float32, g int, x []float32, xs, n, d int) {
 	if d%8 != 0 {
 		multiDotScalar(scores, ld, q, g, x, xs, n, d)
 		return
 	}
 	sb := f32Bits(scores)
-	for i := 0; i < n; i += 8 {
-		m := min(8, n-i)
-		var o [8]int // row offsets; missing rows repeat the last one
-		for r := range o {
-			o[r] = (i + min(r, m-1)) * xs
+	xp, qp := unsafe.Pointer(&x[0]), unsafe.Pointer(&q[0])
+	end := uintptr(4 * d)
+	rowB := uintptr(4 * xs)
+	for i := 0; i < n; i += 4 {
+		m := min(4, n-i)
+		p0 := unsafe.Add(xp, uintptr(i)*rowB)
+		p1, p2, p3 := p0, p0, p0
+		if m > 1 {
+			p1 = unsafe.Add(p0, rowB)
+			p2, p3 = p1, p1
 		}
-		r0, r1, r2, r3 := x[o[0]:][:d], x[o[1]:][:d], x[o[2]:][:d], x[o[3]:][:d]
-		r4, r5, r6, r7 := x[o[4]:][:d], x[o[5]:][:d], x[o[6]:][:d], x[o[7]:][:d]
+		if m > 2 {
+			p2 = unsafe.Add(p1, rowB)
+			p3 = p2
+		}
+		if m > 3 {
+			p3 = unsafe.Add(p2, rowB)
+		}
 		for j := range g {
-			qj := q[j*d:][:d]
-			var a0, a1, a2, a3, a4, a5, a6, a7 archsimd.Float32x8
-			for c := 0; c+8 <= d; c += 8 {
-				qv := archsimd.LoadFloat32x8((*[8]float32)(qj[c:]))
-				a0 = archsimd.LoadFloat32x8((*[8]float32)(r0[c:])).MulAdd(qv, a0)
-				a1 = archsimd.LoadFloat32x8((*[8]float32)(r1[c:])).MulAdd(qv, a1)
-				a2 = archsimd.LoadFloat32x8((*[8]float32)(r2[c:])).MulAdd(qv, a2)
-				a3 = archsimd.LoadFloat32x8((*[8]float32)(r3[c:])).MulAdd(qv, a3)
-				a4 = archsimd.LoadFloat32x8((*[8]float32)(r4[c:])).MulAdd(qv, a4)
-				a5 = archsimd.LoadFloat32x8((*[8]float32)(r5[c:])).MulAdd(qv, a5)
-				a6 = archsimd.LoadFloat32x8((*[8]float32)(r6[c:])).MulAdd(qv, a6)
-				a7 = archsimd.LoadFloat32x8((*[8]float32)(r7[c:])).MulAdd(qv, a7)
-			}
-			s := sum8(a0, a1, a2, a3, a4, a5, a6, a7).AsUint32x8()
-			if m == 8 {
-				s.Store((*[8]uint32)(sb[j*ld+i:]))
+			if m == 4 {
+				dot4rows((*[4]uint32)(sb[j*ld+i:]), unsafe.Add(qp, 4*j*d), p0, p1, p2, p3, end)
 				continue
 			}
-			var t [8]uint32
-			s.Store(&t)
+			var t [4]uint32
+			dot4rows(&t, unsafe.Add(qp, 4*j*d), p0, p1, p2, p3, end)
 			copy(sb[j*ld+i:][:m], t[:m])
 		}
 	}
@@ -101,169 +111,114 @@ func multiDotAVX2(scores []float32, ld int, q []float32, g int, x []float32, xs,
 }
 
 // multiAxpyAVX2 is multiAxpyScalar for d a multiple of 8: 16 (or 8) columns at a
-// time, the accumulators of up to 4 queries in registers while the rows stream by.
+// time, the accumulators of up to 4 queries in registers while the rows stream by
+// (read through unsafe pointers, MultiAxpy checked every index first).
 func multiAxpyAVX2(acc, w []float32, ld, g int, x []float32, xs, n, d int) {
 	if d%8 != 0 {
 		multiAxpyScalar(acc, w, ld, g, x, xs, n, d)
 		return
 	}
-	wb := f32Bits(w)
+	xp, wp, ap := unsafe.Pointer(&x[0]), unsafe.Pointer(&w[0]), unsafe.Pointer(&acc[0])
+	rowB, nB := uintptr(4*xs), uintptr(4*n)
 	c := 0
 	for ; c+16 <= d; c += 16 {
 		j := 0
 		for ; j+4 <= g; j += 4 {
-			p0 := (*[16]float32)(acc[j*d+c:])
-			p1 := (*[16]float32)(acc[(j+1)*d+c:])
-			p2 := (*[16]float32)(acc[(j+2)*d+c:])
-			p3 := (*[16]float32)(acc[(j+3)*d+c:])
-			a00, a01 := archsimd.LoadFloat32x8((*[8]float32)(p0[:8])), archsimd.LoadFloat32x8((*[8]float32)(p0[8:]))
-			a10, a11 := archsimd.LoadFloat32x8((*[8]float32)(p1[:8])), archsimd.LoadFloat32x8((*[8]float32)(p1[8:]))
-			a20, a21 := archsimd.LoadFloat32x8((*[8]float32)(p2[:8])), archsimd.LoadFloat32x8((*[8]float32)(p2[8:]))
-			a30, a31 := archsimd.LoadFloat32x8((*[8]float32)(p3[:8])), archsimd.LoadFloat32x8((*[8]float32)(p3[8:]))
-			w0, w1, w2, w3 := wb[j*ld:][:n], wb[(j+1)*ld:][:n], wb[(j+2)*ld:][:n], wb[(j+3)*ld:][:n]
-			for i := range n {
-				xr := (*[16]float32)(x[i*xs+c:])
-				x0, x1 := archsimd.LoadFloat32x8((*[8]float32)(xr[:8])), archsimd.LoadFloat32x8((*[8]float32)(xr[8:]))
-				v := bcast(w0[i])
+			q0 := unsafe.Add(ap, 4*(j*d+c))
+			q1 := unsafe.Add(q0, 4*d)
+			q2 := unsafe.Add(q1, 4*d)
+			q3 := unsafe.Add(q2, 4*d)
+			a00, a01 := ld8(q0, 0), ld8(q0, 32)
+			a10, a11 := ld8(q1, 0), ld8(q1, 32)
+			a20, a21 := ld8(q2, 0), ld8(q2, 32)
+			a30, a31 := ld8(q3, 0), ld8(q3, 32)
+			w0 := unsafe.Add(wp, 4*j*ld)
+			wl := uintptr(4 * ld)
+			xo := uintptr(4 * c)
+			for k := uintptr(0); k < nB; k += 4 {
+				x0, x1 := ld8(xp, xo), ld8(xp, xo+32)
+				v := bcast(*(*uint32)(unsafe.Add(w0, k)))
 				a00, a01 = x0.MulAdd(v, a00), x1.MulAdd(v, a01)
-				v = bcast(w1[i])
+				v = bcast(*(*uint32)(unsafe.Add(w0, k+wl)))
 				a10, a11 = x0.MulAdd(v, a10), x1.MulAdd(v, a11)
-				v = bcast(w2[i])
+				v = bcast(*(*uint32)(unsafe.Add(w0, k+2*wl)))
 				a20, a21 = x0.MulAdd(v, a20), x1.MulAdd(v, a21)
-				v = bcast(w3[i])
+				v = bcast(*(*uint32)(unsafe.Add(w0, k+3*wl)))
 				a30, a31 = x0.MulAdd(v, a30), x1.MulAdd(v, a31)
+				xo += rowB
 			}
-			a00.Store((*[8]float32)(p0[:8]))
-			a01.Store((*[8]float32)(p0[8:]))
-			a10.Store((*[8]float32)(p1[:8]))
-			a11.Store((*[8]float32)(p1[8:]))
-			a20.Store((*[8]float32)(p2[:8]))
-			a21.Store((*[8]float32)(p2[8:]))
-			a30.Store((*[8]float32)(p3[:8]))
-			a31.Store((*[8]float32)(p3[8:]))
+			a00.Store((*[8]float32)(q0))
+			a01.Store((*[8]float32)(unsafe.Add(q0, 32)))
+			a10.Store((*[8]float32)(q1))
+			a11.Store((*[8]float32)(unsafe.Add(q1, 32)))
+			a20.Store((*[8]float32)(q2))
+			a21.Store((*[8]float32)(unsafe.Add(q2, 32)))
+			a30.Store((*[8]float32)(q3))
+			a31.Store((*[8]float32)(unsafe.Add(q3, 32)))
 		}
 		for ; j < g; j++ {
-			p0 := (*[16]float32)(acc[j*d+c:])
-			a00, a01 := archsimd.LoadFloat32x8((*[8]float32)(p0[:8])), archsimd.LoadFloat32x8((*[8]float32)(p0[8:]))
-			w0 := wb[j*ld:][:n]
-			for i := range n {
-				xr := (*[16]float32)(x[i*xs+c:])
-				v := bcast(w0[i])
-				a00 = archsimd.LoadFloat32x8((*[8]float32)(xr[:8])).MulAdd(v, a00)
-				a01 = archsimd.LoadFloat32x8((*[8]float32)(xr[8:])).MulAdd(v, a01)
+			q0 := unsafe.Add(ap, 4*(j*d+c))
+			a00, a01 := ld8(q0, 0), ld8(q0, 32)
+			w0 := unsafe.Add(wp, 4*j*ld)
+			xo := uintptr(4 * c)
+			for k := uintptr(0); k < nB; k += 4 {
+				v := bcast(*(*uint32)(unsafe.Add(w0, k)))
+				a00, a01 = ld8(xp, xo).MulAdd(v, a00), ld8(xp, xo+32).MulAdd(v, a01)
+				xo += rowB
 			}
-			a00.Store((*[8]float32)(p0[:8]))
-			a01.Store((*[8]float32)(p0[8:]))
+			a00.Store((*[8]float32)(q0))
+			a01.Store((*[8]float32)(unsafe.Add(q0, 32)))
 		}
 	}
 	if c < d { // one last group of 8 columns
 		for j := range g {
-			p := (*[8]float32)(acc[j*d+c:])
-			a := archsimd.LoadFloat32x8(p)
-			wj := wb[j*ld:][:n]
-			for i := range n {
-				a = archsimd.LoadFloat32x8((*[8]float32)(x[i*xs+c:])).MulAdd(bcast(wj[i]), a)
+			q0 := unsafe.Add(ap, 4*(j*d+c))
+			a := ld8(q0, 0)
+			w0 := unsafe.Add(wp, 4*j*ld)
+			xo := uintptr(4 * c)
+			for k := uintptr(0); k < nB; k += 4 {
+				a = ld8(xp, xo).MulAdd(bcast(*(*uint32)(unsafe.Add(w0, k))), a)
+				xo += rowB
 			}
-			a.Store(p)
+			a.Store((*[8]float32)(q0))
 		}
 	}
 	archsimd.ClearAVXUpperBits()
 }
 
-// decF32Copy is F32.Decode on a little-endian machine: a copy of the bytes.
-func decF32Copy(dst []float32, src []byte) {
-	if len(dst) == 0 {
-		return
-	}
-	copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 4*len(dst)), src[:4*len(dst)])
+// f16Consts returns the constants of f16x8. Kernels load them once into locals
+// (separate values: a struct of vectors is copied through memory) outside their
+// loops; rebuilt per use they cost three instructions each.
+func f16Consts() (em, sg, ex, ei, ie archsimd.Uint32x8) {
+	return archsimd.BroadcastUint32x8(0x7fff), archsimd.BroadcastUint32x8(0x8000),
+		archsimd.BroadcastUint32x8(0x7c00), archsimd.BroadcastUint32x8(0x0400),
+		archsimd.BroadcastUint32x8(0x7f800000)
 }
 
 // f16x8 widens the 8 binary16 values h (one per lane) to float32 exactly: exponent
-// and mantissa shifted into float32 position and scaled by 2^112 (which also makes
-// subnormals right), the sign put back, and exponent 31 (Inf, NaN) mapped to 255.
-func f16x8(h archsimd.Uint32x8) archsimd.Float32x8 {
-	em := h.And(archsimd.BroadcastUint32x8(0x7fff)).ShiftAllLeft(13).AsFloat32x8().Mul(bcast(0x77800000)) // 2^112
-	sg := h.And(archsimd.BroadcastUint32x8(0x8000)).ShiftAllLeft(16)
-	inf := h.And(archsimd.BroadcastUint32x8(0x7c00)).Add(archsimd.BroadcastUint32x8(0x0400)).
-		And(archsimd.BroadcastUint32x8(0x8000)).ShiftAllLeft(16).AsInt32x8().ShiftAllRight(8).
-		AsUint32x8().And(archsimd.BroadcastUint32x8(0x7f800000))
-	return em.AsUint32x8().Or(sg).Or(inf).AsFloat32x8()
+// and mantissa shifted into float32 position and scaled by mul = 2^112 (which also
+// makes subnormals right), the sign put back, and exponent 31 (Inf, NaN) mapped to
+// 255. em..ie are f16Consts.
+func f16x8(h, em, sg, ex, ei, ie archsimd.Uint32x8, mul archsimd.Float32x8) archsimd.Float32x8 {
+	m := h.And(em).ShiftAllLeft(13).AsFloat32x8().Mul(mul)
+	sign := h.And(sg).ShiftAllLeft(16)
+	inf := h.And(ex).Add(ei).And(sg).ShiftAllLeft(16).AsInt32x8().ShiftAllRight(8).AsUint32x8().And(ie)
+	return m.AsUint32x8().Or(sign).Or(inf).AsFloat32x8()
 }
 
-// decF16AVX2 is F16.Decode, 8 values at a time.
-func decF16AVX2(dst []float32, src []byte) {
-	src = src[:2*len(dst)]
-	for len(dst) >= 8 && len(src) >= 16 {
-		h := archsimd.LoadUint8x16((*[16]uint8)(src)).AsUint16x8().ExtendToUint32()
-		f16x8(h).Store((*[8]float32)(dst))
-		dst, src = dst[8:], src[16:]
-	}
-	archsimd.ClearAVXUpperBits()
-	if len(dst) > 0 {
-		F16{}.Decode(dst, src)
-	}
+// u8x16 loads the 16 bytes at p + off.
+func u8x16(p unsafe.Pointer, off uintptr) archsimd.Uint8x16 {
+	return archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p, off)))
 }
 
-// decBF16AVX2 is BF16.Decode, 8 values at a time.
-func decBF16AVX2(dst []float32, src []byte) {
-	src = src[:2*len(dst)]
-	for len(dst) >= 8 && len(src) >= 16 {
-		h := archsimd.LoadUint8x16((*[16]uint8)(src)).AsUint16x8().ExtendToUint32()
-		h.ShiftAllLeft(16).AsFloat32x8().Store((*[8]float32)(dst))
-		dst, src = dst[8:], src[16:]
-	}
-	archsimd.ClearAVXUpperBits()
-	if len(dst) > 0 {
-		BF16{}.Decode(dst, src)
-	}
+// bytes8 returns the 8 bytes at p + off, one per lane, zero-extended.
+func bytes8(p unsafe.Pointer, off uintptr) archsimd.Uint32x8 {
+	return archsimd.BroadcastUint64x2(*(*uint64)(unsafe.Add(p, off))).AsUint8x16().ExtendLo8ToUint32()
 }
 
-// bytes8 returns the 8 bytes at c, one per lane, zero-extended.
-func bytes8(c *[8]byte) archsimd.Uint32x8 {
-	return archsimd.BroadcastUint64x2(binary.LittleEndian.Uint64(c[:])).AsUint8x16().ExtendLo8ToUint32()
-}
-
-// decInt8AVX2 is decInt8Scalar, 8 values at a time.
-func decInt8AVX2(dst []float32, s float32, c []byte) {
-	c = c[:len(dst)]
-	sv := archsimd.BroadcastFloat32x8(s)
-	for len(dst) >= 8 && len(c) >= 8 {
-		v := archsimd.BroadcastUint64x2(binary.LittleEndian.Uint64(c)).AsInt8x16().ExtendLo8ToInt32()
-		v.ConvertToFloat32().Mul(sv).Store((*[8]float32)(dst))
-		dst, c = dst[8:], c[8:]
-	}
-	archsimd.ClearAVXUpperBits()
-	if len(dst) > 0 {
-		decInt8Scalar(dst, s, c)
-	}
-}
-
-// decFP8AVX2 is decFP8Scalar, 8 values at a time. E5M2 codes are the high byte of
-// binary16 and widen as such; E4M3 magnitudes shifted into float32 position read
-// 2^120 too small (normals and subnormals alike), and 0x7F/0xFF are NaN.
-func decFP8AVX2(dst []float32, s float32, c []byte, e5m2 bool) {
-	c = c[:len(dst)]
-	sv := archsimd.BroadcastFloat32x8(s)
-	if e5m2 {
-		for len(dst) >= 8 && len(c) >= 8 {
-			f16x8(bytes8((*[8]byte)(c)).ShiftAllLeft(8)).Mul(sv).Store((*[8]float32)(dst))
-			dst, c = dst[8:], c[8:]
-		}
-	} else {
-		mag := archsimd.BroadcastUint32x8(0x7f)
-		for len(dst) >= 8 && len(c) >= 8 {
-			h := bytes8((*[8]byte)(c))
-			m := h.And(mag)
-			v := m.ShiftAllLeft(20).AsFloat32x8().Mul(bcast(0x7b800000)).AsUint32x8() // 2^120
-			v = archsimd.BroadcastUint32x8(0x7fc00000).Merge(v, m.Equal(mag)).Or(h.AndNot(mag).ShiftAllLeft(24))
-			v.AsFloat32x8().Mul(sv).Store((*[8]float32)(dst))
-			dst, c = dst[8:], c[8:]
-		}
-	}
-	archsimd.ClearAVXUpperBits()
-	if len(dst) > 0 {
-		decFP8Scalar(dst, s, c, e5m2)
-	}
+// st8 stores v at p + off bytes.
+func st8(v archsimd.Float32x8, p unsafe.Pointer, off uintptr) {
+	v.Store((*[8]float32)(unsafe.Add(p, off)))
 }
 
 // Lane shifts that spread packed codes over 8 lanes.
@@ -272,56 +227,251 @@ var (
 	shifts2 = [8]uint32{0, 2, 4, 6, 8, 10, 12, 14}
 )
 
-// codes8 returns the next 8 codes of c (8, 4 or 2 bits, packed as in pack.go) as
-// float32 lanes, and the number of bytes they occupy.
-func codes8(c []byte, bits int, sh4, sh2 archsimd.Uint32x8) (archsimd.Float32x8, int) {
-	switch bits {
+// decRowsAVX2 is decRowsScalar for d a multiple of 8 (and, for Affine, groups a
+// multiple of 8); other shapes run the scalar twin. Rows are read and written
+// through unsafe pointers (DecodeRows checked every index first); scales and zeros
+// are read as float32 bits (f16Bits) and broadcast from integer registers.
+func decRowsAVX2(c RowCodec, dst []float32, src []byte, stride, n, d int) {
+	if d%8 != 0 {
+		decRowsScalar(c, dst, src, stride, n, d)
+		return
+	}
+	sp, dp := unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0])
+	switch c := c.(type) {
+	case F32:
+		rb := 4 * d
+		for i := range n {
+			copy(unsafe.Slice((*byte)(unsafe.Add(dp, i*rb)), rb), src[i*stride:][:rb])
+		}
+	case F16:
+		decF16Rows(dp, sp, uintptr(stride), n, uintptr(d))
+	case BF16:
+		decBF16Rows(dp, sp, uintptr(stride), n, uintptr(d))
+	case Int8:
+		decInt8Rows(dp, sp, uintptr(stride), n, uintptr(d))
+	case FP8:
+		sb, hdr := math.Float32bits(c.TensorScale), uintptr(0)
+		if c.TensorScale == 0 {
+			hdr = 2
+		}
+		if c.Format == E5M2 {
+			decE5M2Rows(dp, sp, uintptr(stride), n, uintptr(d), hdr, sb)
+		} else {
+			decE4M3Rows(dp, sp, uintptr(stride), n, uintptr(d), hdr, sb)
+		}
+	case Affine:
+		g := c.group(d)
+		if g%8 != 0 {
+			decRowsScalar(c, dst, src, stride, n, d)
+			return
+		}
+		switch c.Bits {
+		case 8:
+			decAffine8Rows(dp, sp, uintptr(stride), n, uintptr(d), uintptr(g))
+		case 4:
+			decAffine4Rows(dp, sp, uintptr(stride), n, uintptr(d), uintptr(g))
+		default:
+			decAffine2Rows(dp, sp, uintptr(stride), n, uintptr(d), uintptr(g))
+		}
+	default:
+		decRowsScalar(c, dst, src, stride, n, d)
+	}
+}
+
+// The row decoders below take dst (n rows of d float32s, contiguous), src (row i at
+// i·stride bytes) and d a multiple of 8 (and g for Affine); each ends with the vector
+// state cleared.
+
+func decF16Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d uintptr) {
+	em, sg, ex, ei, ie := f16Consts()
+	mul := bcast(0x77800000) // 2^112
+	for i := range uintptr(n) {
+		sp, dp := unsafe.Add(sp0, i*stride), unsafe.Add(dp0, 4*i*d)
+		for c := uintptr(0); c < d; c += 8 {
+			h := u8x16(sp, 2*c).AsUint16x8().ExtendToUint32()
+			st8(f16x8(h, em, sg, ex, ei, ie, mul), dp, 4*c)
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+func decBF16Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d uintptr) {
+	for i := range uintptr(n) {
+		sp, dp := unsafe.Add(sp0, i*stride), unsafe.Add(dp0, 4*i*d)
+		for c := uintptr(0); c < d; c += 8 {
+			h := u8x16(sp, 2*c).AsUint16x8().ExtendToUint32()
+			st8(h.ShiftAllLeft(16).AsFloat32x8(), dp, 4*c)
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// decInt8Rows: bytes 0..1 of a row are its f16 scale, then d int8 codes.
+func decInt8Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d uintptr) {
+	for i := range uintptr(n) {
+		sp, dp := unsafe.Add(sp0, i*stride), unsafe.Add(dp0, 4*i*d)
+		sv := bcast(f16Bits((*[2]byte)(sp)[:]))
+		for c := uintptr(0); c < d; c += 8 {
+			v := archsimd.BroadcastUint64x2(*(*uint64)(unsafe.Add(sp, 2+c))).AsInt8x16().ExtendLo8ToInt32()
+			st8(v.ConvertToFloat32().Mul(sv), dp, 4*c)
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// decE5M2Rows: E5M2 codes are the high byte of binary16 and widen as such. hdr is 2
+// with a per-row f16 scale, 0 with the tensor scale whose bits are sb.
+func decE5M2Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, sb uint32) {
+	em, sg, ex, ei, ie := f16Consts()
+	mul := bcast(0x77800000) // 2^112
+	for i := range uintptr(n) {
+		sp, dp := unsafe.Add(sp0, i*stride), unsafe.Add(dp0, 4*i*d)
+		if hdr != 0 {
+			sb = f16Bits((*[2]byte)(sp)[:])
+		}
+		sv := bcast(sb)
+		for c := uintptr(0); c < d; c += 8 {
+			st8(f16x8(bytes8(sp, hdr+c).ShiftAllLeft(8), em, sg, ex, ei, ie, mul).Mul(sv), dp, 4*c)
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// decE4M3Rows: normal E4M3 magnitudes m (exponent ≥ 1) are float32 bits m<<20 plus
+// a rebias of 120 in the exponent; subnormals (m < 8) are m·2⁻⁹, exact through an
+// integer conversion; 0x7F/0xFF are NaN. (Scaling m<<20 by 2^120 instead would feed
+// float32 subnormals to the multiplier, which is slow.)
+func decE4M3Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, sb uint32) {
+	mag := archsimd.BroadcastUint32x8(0x7f)
+	eight := archsimd.BroadcastUint32x8(8)
+	rebias := archsimd.BroadcastUint32x8(120 << 23)
+	nan := archsimd.BroadcastUint32x8(0x7fc00000)
+	sub := bcast(0x3b000000) // 2^-9
+	for i := range uintptr(n) {
+		sp, dp := unsafe.Add(sp0, i*stride), unsafe.Add(dp0, 4*i*d)
+		if hdr != 0 {
+			sb = f16Bits((*[2]byte)(sp)[:])
+		}
+		sv := bcast(sb)
+		for c := uintptr(0); c < d; c += 8 {
+			h := bytes8(sp, hdr+c)
+			m := h.And(mag)
+			v := m.ShiftAllLeft(20).Add(rebias)
+			v = m.AsInt32x8().ConvertToFloat32().Mul(sub).AsUint32x8().Merge(v, m.Less(eight))
+			v = nan.Merge(v, m.Equal(mag)).Or(h.AndNot(mag).ShiftAllLeft(24))
+			st8(v.AsFloat32x8().Mul(sv), dp, 4*c)
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// The Affine decoders: groups of g values (the last one d mod g, also a multiple of
+// 8), each 4 header bytes (f16 scale, f16 lo) and the packed codes; value lo + s·code
+// with the product rounded before the sum, as decodeCodes.
+
+func decAffine8Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d, g uintptr) {
+	for i := range uintptr(n) {
+		sp, dp := unsafe.Add(sp0, i*stride), unsafe.Add(dp0, 4*i*d)
+		off := uintptr(0) // of the group in the row
+		for c0 := uintptr(0); c0 < d; c0 += g {
+			p := unsafe.Add(sp, off)
+			m := min(g, d-c0)
+			sb, lb := f16Bits((*[2]byte)(p)[:]), f16Bits((*[2]byte)(unsafe.Add(p, 2))[:])
+			sv, lv := bcast(sb), bcast(lb)
+			for c := uintptr(0); c < m; c += 8 {
+				st8(bytes8(p, 4+c).AsInt32x8().ConvertToFloat32().Mul(sv).Add(lv), dp, 4*(c0+c))
+			}
+			off += 4 + m
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+func decAffine4Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d, g uintptr) {
+	sh := archsimd.LoadUint32x8(&shifts4)
+	mask := archsimd.BroadcastUint32x8(15)
+	for i := range uintptr(n) {
+		sp, dp := unsafe.Add(sp0, i*stride), unsafe.Add(dp0, 4*i*d)
+		off := uintptr(0) // of the group in the row
+		for c0 := uintptr(0); c0 < d; c0 += g {
+			p := unsafe.Add(sp, off)
+			m := min(g, d-c0)
+			sb, lb := f16Bits((*[2]byte)(p)[:]), f16Bits((*[2]byte)(unsafe.Add(p, 2))[:])
+			sv, lv := bcast(sb), bcast(lb)
+			for c := uintptr(0); c < m; c += 8 {
+				w := archsimd.BroadcastUint32x8(*(*uint32)(unsafe.Add(p, 4+c/2))).ShiftRight(sh).And(mask)
+				st8(w.AsInt32x8().ConvertToFloat32().Mul(sv).Add(lv), dp, 4*(c0+c))
+			}
+			off += 4 + m/2
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+func decAffine2Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d, g uintptr) {
+	sh := archsimd.LoadUint32x8(&shifts2)
+	mask := archsimd.BroadcastUint32x8(3)
+	for i := range uintptr(n) {
+		sp, dp := unsafe.Add(sp0, i*stride), unsafe.Add(dp0, 4*i*d)
+		off := uintptr(0) // of the group in the row
+		for c0 := uintptr(0); c0 < d; c0 += g {
+			p := unsafe.Add(sp, off)
+			m := min(g, d-c0)
+			sb, lb := f16Bits((*[2]byte)(p)[:]), f16Bits((*[2]byte)(unsafe.Add(p, 2))[:])
+			sv, lv := bcast(sb), bcast(lb)
+			for c := uintptr(0); c < m; c += 8 {
+				w := archsimd.BroadcastUint32x8(uint32(*(*uint16)(unsafe.Add(p, 4+c/4)))).ShiftRight(sh).And(mask)
+				st8(w.AsInt32x8().ConvertToFloat32().Mul(sv).Add(lv), dp, 4*(c0+c))
+			}
+			off += 4 + m/4
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// decBlockAVX2 is decBlockScalar for d a multiple of 8: per-channel scales and zeros
+// as float32 bits in s and lo, then each token row 8 channels at a time.
+func decBlockAVX2(c Channel, dst []float32, src []byte, t, d int, lo, s []float32) {
+	if d%8 != 0 {
+		decBlockScalar(c, dst, src, t, d, lo, s)
+		return
+	}
+	lb, sb := f32Bits(lo[:d]), f32Bits(s[:d])
+	for ch := range d {
+		sb[ch] = f16Bits(src[4*ch:])
+		lb[ch] = f16Bits(src[4*ch+2:])
+	}
+	rb := uintptr(packedBytes(d, c.Bits))
+	cp0 := unsafe.Pointer(&src[4*d])
+	dp0, lp, spp := unsafe.Pointer(&dst[0]), unsafe.Pointer(&lo[0]), unsafe.Pointer(&s[0])
+	ud := uintptr(d)
+	switch c.Bits {
 	case 8:
-		return bytes8((*[8]byte)(c)).AsInt32x8().ConvertToFloat32(), 8
+		for i := range uintptr(t) {
+			cp, dp := unsafe.Add(cp0, i*rb), unsafe.Add(dp0, 4*i*ud)
+			for ch := uintptr(0); ch < ud; ch += 8 {
+				v := bytes8(cp, ch).AsInt32x8().ConvertToFloat32()
+				st8(v.Mul(ld8(spp, 4*ch)).Add(ld8(lp, 4*ch)), dp, 4*ch)
+			}
+		}
 	case 4:
-		w := binary.LittleEndian.Uint32(c)
-		return archsimd.BroadcastUint32x8(w).ShiftRight(sh4).And(archsimd.BroadcastUint32x8(15)).AsInt32x8().ConvertToFloat32(), 4
-	}
-	w := uint32(binary.LittleEndian.Uint16(c))
-	return archsimd.BroadcastUint32x8(w).ShiftRight(sh2).And(archsimd.BroadcastUint32x8(3)).AsInt32x8().ConvertToFloat32(), 2
-}
-
-// decAffineAVX2 is decodeCodes (dst = lo + s·code, product rounded before the sum),
-// 8 values at a time.
-func decAffineAVX2(dst []float32, lo, s float32, c []byte, bits int) {
-	c = c[:packedBytes(len(dst), bits)]
-	sv, lv := archsimd.BroadcastFloat32x8(s), archsimd.BroadcastFloat32x8(lo)
-	sh4, sh2 := archsimd.LoadUint32x8(&shifts4), archsimd.LoadUint32x8(&shifts2)
-	need := bits // bytes per 8 codes
-	for len(dst) >= 8 && len(c) >= need {
-		if bits == 8 && len(c) < 8 {
-			break
+		sh, mask := archsimd.LoadUint32x8(&shifts4), archsimd.BroadcastUint32x8(15)
+		for i := range uintptr(t) {
+			cp, dp := unsafe.Add(cp0, i*rb), unsafe.Add(dp0, 4*i*ud)
+			for ch := uintptr(0); ch < ud; ch += 8 {
+				w := archsimd.BroadcastUint32x8(*(*uint32)(unsafe.Add(cp, ch/2))).ShiftRight(sh).And(mask)
+				st8(w.AsInt32x8().ConvertToFloat32().Mul(ld8(spp, 4*ch)).Add(ld8(lp, 4*ch)), dp, 4*ch)
+			}
 		}
-		v, nb := codes8(c, bits, sh4, sh2)
-		v.Mul(sv).Add(lv).Store((*[8]float32)(dst))
-		dst, c = dst[8:], c[nb:]
+	default:
+		sh, mask := archsimd.LoadUint32x8(&shifts2), archsimd.BroadcastUint32x8(3)
+		for i := range uintptr(t) {
+			cp, dp := unsafe.Add(cp0, i*rb), unsafe.Add(dp0, 4*i*ud)
+			for ch := uintptr(0); ch < ud; ch += 8 {
+				w := archsimd.BroadcastUint32x8(uint32(*(*uint16)(unsafe.Add(cp, ch/4)))).ShiftRight(sh).And(mask)
+				st8(w.AsInt32x8().ConvertToFloat32().Mul(ld8(spp, 4*ch)).Add(ld8(lp, 4*ch)), dp, 4*ch)
+			}
+		}
 	}
 	archsimd.ClearAVXUpperBits()
-	if len(dst) > 0 {
-		decodeCodes(dst, lo, s, c, bits)
-	}
-}
-
-// decChannelAVX2 is decChannelScalar, 8 channels at a time.
-func decChannelAVX2(dst, lo, s []float32, c []byte, bits int) {
-	lo, s = lo[:len(dst)], s[:len(dst)]
-	c = c[:packedBytes(len(dst), bits)]
-	sh4, sh2 := archsimd.LoadUint32x8(&shifts4), archsimd.LoadUint32x8(&shifts2)
-	for len(dst) >= 8 && len(lo) >= 8 && len(s) >= 8 && len(c) >= bits {
-		if bits == 8 && len(c) < 8 {
-			break
-		}
-		v, nb := codes8(c, bits, sh4, sh2)
-		v.Mul(archsimd.LoadFloat32x8((*[8]float32)(s))).Add(archsimd.LoadFloat32x8((*[8]float32)(lo))).Store((*[8]float32)(dst))
-		dst, lo, s, c = dst[8:], lo[8:], s[8:], c[nb:]
-	}
-	archsimd.ClearAVXUpperBits()
-	if len(dst) > 0 {
-		decChannelScalar(dst, lo, s, c, bits)
-	}
 }

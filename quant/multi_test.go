@@ -190,3 +190,14 @@ func TestKernelSwitch(t *testing.T) {
 		t.Fatal("KVQ_NOSIMD=1 does not select the scalar kernels")
 	}
 }
+
+// TestF16Bits checks the integer binary16 widening against F16ToF32 for all 65536
+// values.
+func TestF16Bits(t *testing.T) {
+	for h := range 1 << 16 {
+		b := []byte{byte(h), byte(h >> 8)}
+		if got, want := f16Bits(b), math.Float32bits(F16ToF32(uint16(h))); got != want {
+			t.Fatalf("f16Bits(%#04x) = %#08x, want %#08x", h, got, want)
+		}
+	}
+}

@@ -1,5 +1,10 @@
 package quant
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // Scale and zero parameters of the integer and FP8 codecs are stored as little-endian
 // IEEE-754 binary16. The choice was measured (precision_test.go, TestParamPrecision,
 // 256 rows of 128 values): against exact f32 parameters, f16 parameters
@@ -126,4 +131,34 @@ func reciprocal(s float32) float32 {
 		return 0
 	}
 	return 1 / s
+}
+
+// f16Bits returns the float32 bits of the little-endian binary16 at b[0:2], exactly
+// as math.Float32bits(getF16(b)), using integer operations only (vector kernels use
+// it to broadcast parameters without scalar float code). Normal values take the
+// inlined path: the exponent rebiased from 15 to 127.
+func f16Bits(b []byte) uint32 {
+	h := uint32(binary.LittleEndian.Uint16(b))
+	if h&0x7c00-0x400 < 0x7800 { // exponent 1..30
+		return (h&0x8000)<<16 + (h&0x7fff)<<13 + 112<<23
+	}
+	return f16BitsSlow(h)
+}
+
+// f16BitsSlow is f16Bits for zero, subnormals, infinities and NaN.
+func f16BitsSlow(h uint32) uint32 {
+	sign := (h & 0x8000) << 16
+	e := h >> 10 & 0x1f
+	m := h & 0x3ff
+	switch {
+	case e == 0x1f:
+		return sign | 0x7f800000 | m<<13
+	case e != 0:
+		return sign | (e+112)<<23 | m<<13
+	case m == 0:
+		return sign
+	}
+	// Subnormal m·2⁻²⁴: normalize so that bit 10 is set.
+	s := uint32(bits.LeadingZeros32(m) - 21)
+	return sign | (113-s)<<23 | (m<<s&0x3ff)<<13
 }

@@ -1,0 +1,83 @@
+package attn
+
+import (
+	"os"
+	"sync/atomic"
+
+	"kvq/quant"
+)
+
+// kernelSet is one implementation of the softmax kernels. The scalar set is the
+// reference; the SIMD set (kernels_amd64.go, GOEXPERIMENT=simd on AVX2+FMA CPUs)
+// agrees with it within float32 rounding.
+type kernelSet struct {
+	name string
+	// maxRow returns the largest value of row (len(row) ≥ 1); NaNs are skipped
+	// unless every value is NaN.
+	maxRow func(row []float32) float32
+	// expRow replaces each x of row by e^(x−m) (exp32) and returns their float32 sum.
+	expRow func(row []float32, m float32) float32
+}
+
+var scalarKernels = &kernelSet{name: "scalar", maxRow: maxRowScalar, expRow: expRowScalar}
+
+// simdKernels is this build's SIMD kernel set for this CPU, or nil.
+var simdKernels = detectSIMD()
+
+var active atomic.Pointer[kernelSet]
+
+func init() { active.Store(initialKernels(os.Getenv("KVQ_NOSIMD"))) }
+
+func initialKernels(noSIMD string) *kernelSet {
+	if simdKernels != nil && noSIMD != "1" {
+		return simdKernels
+	}
+	return scalarKernels
+}
+
+// SetSIMD selects the SIMD kernels (on) or the portable scalar ones (off) for
+// attention, here and in package quant (the row decoders and multi-query products),
+// and reports whether SIMD kernels are in use afterwards: false when this build or
+// this CPU has none. The environment variable KVQ_NOSIMD=1 sets the initial choice
+// to scalar.
+func SetSIMD(on bool) bool {
+	q := quant.SetSIMD(on)
+	if on && simdKernels != nil {
+		active.Store(simdKernels)
+		return q
+	}
+	active.Store(scalarKernels)
+	return false
+}
+
+// KernelName names the kernels in use: "scalar", or the SIMD level such as "avx2"
+// (of package quant's batched kernels and of the softmax kernels here).
+func KernelName() string {
+	k, q := active.Load().name, quant.KernelName()
+	if k == q {
+		return k
+	}
+	return k + "+" + q
+}
+
+// maxRowScalar is the reference for maxRow.
+func maxRowScalar(row []float32) float32 {
+	mx := row[0]
+	for _, x := range row[1:] {
+		if x > mx || mx != mx {
+			mx = x
+		}
+	}
+	return mx
+}
+
+// expRowScalar is the reference for expRow.
+func expRowScalar(row []float32, m float32) float32 {
+	var sum float32
+	for i, x := range row {
+		w := exp32(x - m)
+		sum += w
+		row[i] = w
+	}
+	return sum
+}

@@ -1,0 +1,7 @@
+//go:build !(amd64 && goexperiment.simd)
+
+package attn
+
+// detectSIMD reports no SIMD kernels: this build has only the portable scalar ones.
+// Build with GOEXPERIMENT=simd on amd64 for the archsimd kernels.
+func detectSIMD() *kernelSet { return nil }

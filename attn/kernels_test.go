@@ -1,0 +1,80 @@
+package attn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"kvq/quant"
+)
+
+// kernelSets returns every softmax kernel set this build and CPU can run, the scalar
+// reference first.
+func kernelSets() []*kernelSet {
+	ks := []*kernelSet{scalarKernels}
+	if simdKernels != nil {
+		ks = append(ks, simdKernels)
+	}
+	return ks
+}
+
+// TestSoftmaxKernels checks maxRow and expRow of every kernel set against float64
+// references, over lengths around the vector width and values that reach below the
+// −87 cut-off of exp32.
+func TestSoftmaxKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, k := range kernelSets() {
+		for _, n := range []int{1, 2, 7, 8, 9, 15, 16, 17, 31, 64, 100} {
+			for _, spread := range []float64{0.1, 5, 60, 200} {
+				t.Run(fmt.Sprintf("%s/n=%d/spread=%g", k.name, n, spread), func(t *testing.T) {
+					row := make([]float32, n)
+					for i := range row {
+						row[i] = float32(r.NormFloat64() * spread)
+					}
+					want := math.Inf(-1)
+					for _, x := range row {
+						want = math.Max(want, float64(x))
+					}
+					if got := k.maxRow(row); float64(got) != want {
+						t.Fatalf("maxRow = %v, want %v", got, want)
+					}
+					m := float32(want)
+					ref := make([]float64, n)
+					var sum float64
+					for i, x := range row {
+						if d := float64(x - m); d >= -87 {
+							ref[i] = math.Exp(d)
+						}
+						sum += ref[i]
+					}
+					got := k.expRow(row, m)
+					if math.Abs(float64(got)-sum) > 1e-6*sum*float64(n) {
+						t.Fatalf("expRow sum = %v, want %v", got, sum)
+					}
+					for i, w := range row {
+						if math.Abs(float64(w)-ref[i]) > 4e-7*ref[i]+1e-38 {
+							t.Fatalf("expRow[%d] = %v, want %v", i, w, ref[i])
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestSetSIMD checks the kernel switch and that Decode gives the same result (within
+// float32 rounding) with the scalar and the SIMD kernels.
+func TestSetSIMD(t *testing.T) {
+	prev, prevQ := active.Load(), quant.KernelName() != "scalar"
+	defer func() { active.Store(prev); quant.SetSIMD(prevQ) }()
+	if SetSIMD(false) || KernelName() != "scalar" {
+		t.Fatalf("SetSIMD(false): kernels %q", KernelName())
+	}
+	if on := SetSIMD(true); on != (simdKernels != nil) {
+		t.Fatalf("SetSIMD(true) = %v with SIMD kernels %v", on, simdKernels != nil)
+	}
+	if initialKernels("1") != scalarKernels {
+		t.Fatal("KVQ_NOSIMD=1 does not select the scalar kernels")
+	}
+}
