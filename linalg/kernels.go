@@ -18,9 +18,6 @@ type kernelSet struct {
 	widenF16 func(dst []float32, src []byte)
 	// dotQ8 returns Σ_b d_w(b)·xd[b]·Σ_j w_q(b,j)·xq[32b+j] over the len(xd) Q8_0 blocks of w.
 	dotQ8 func(w []byte, xq []int8, xd []float32) float32
-	// dotQ8Rows4 writes to out[r] the dotQ8 of the 4 Q8_0 rows w[r·stride:] (r < 4) with
-	// the same activations, which a kernel may load once for the 4 rows.
-	dotQ8Rows4 func(out *[4]float32, w []byte, stride int, xq []int8, xd []float32)
 	// dotQ4 is dotQ8 for Q4_0 weight blocks.
 	dotQ4 func(w []byte, xq []int8, xd []float32) float32
 	// dotQ4K returns the dot of one Q4_K row (len(xd)/8 super-blocks of 144 bytes) with
@@ -42,19 +39,18 @@ type kernelSet struct {
 }
 
 var scalarKernels = &kernelSet{
-	name:       "scalar",
-	dotF32:     dotF32Scalar,
-	dotF16:     dotF16Scalar,
-	widenF16:   widenF16Scalar,
-	dotQ8:      dotQ8Scalar,
-	dotQ8Rows4: dotQ8Rows4Scalar,
-	dotQ4:      dotQ4Scalar,
-	dotQ4K:     dotQ4KScalar,
-	dotQ6K:     dotQ6KScalar,
-	dotQ8x4:    dotQ8x4Scalar,
-	dotQ4x4:    dotQ4x4Scalar,
-	axpy:       axpyScalar,
-	quantQ8:    quantQ8Scalar,
+	name:     "scalar",
+	dotF32:   dotF32Scalar,
+	dotF16:   dotF16Scalar,
+	widenF16: widenF16Scalar,
+	dotQ8:    dotQ8Scalar,
+	dotQ4:    dotQ4Scalar,
+	dotQ4K:   dotQ4KScalar,
+	dotQ6K:   dotQ6KScalar,
+	dotQ8x4:  dotQ8x4Scalar,
+	dotQ4x4:  dotQ4x4Scalar,
+	axpy:     axpyScalar,
+	quantQ8:  quantQ8Scalar,
 }
 
 // simdKernels is the SIMD kernel set of this build for this CPU, or nil when there is none
@@ -153,14 +149,6 @@ func dotQ8Scalar(w []byte, xq []int8, xd []float32) float32 {
 			float32(dotCodes8((*[q8BlockBytes]byte)(w[b*q8BlockBytes:]), (*[blockElems]int8)(xq[b*blockElems:])))
 	}
 	return s
-}
-
-// dotQ8Rows4Scalar is the reference for dotQ8Rows4: dotQ8Scalar of each row.
-func dotQ8Rows4Scalar(out *[4]float32, w []byte, stride int, xq []int8, xd []float32) {
-	rb := len(xd) * q8BlockBytes
-	for r := range out {
-		out[r] = dotQ8Scalar(w[r*stride:r*stride+rb], xq, xd)
-	}
 }
 
 // dotCodes8 returns Σ_j int8(blk[2+j])·q[j], exactly, in four partial sums.

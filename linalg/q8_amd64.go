@@ -7,12 +7,6 @@ package linalg
 // computes what its scalar twin in kernels.go computes: integer block dots exactly, float
 // sums in a different order.
 
-// q8DotRows4 writes to out[r] the dot of the Q8_0 row of nb blocks at w+r·stride with the
-// activation codes xq (32·nb) and block scales xd (nb), for r < 4.
-//
-//go:noescape
-func q8DotRows4(out *[4]float32, w *byte, stride int, xq *int8, xd *float32, nb int)
-
 // q8Dot1 returns the dot of the Q8_0 row of nb blocks at w with xq and xd.
 //
 //go:noescape
@@ -33,18 +27,6 @@ func dotQ8F16C(w []byte, xq []int8, xd []float32) float32 {
 	_ = w[nb*q8BlockBytes-1]
 	_ = xq[nb*blockElems-1]
 	return q8Dot1(&w[0], &xq[0], &xd[0], nb)
-}
-
-// dotQ8Rows4F16C is dotQ8Rows4Scalar.
-func dotQ8Rows4F16C(out *[4]float32, w []byte, stride int, xq []int8, xd []float32) {
-	nb := len(xd)
-	if nb == 0 {
-		*out = [4]float32{}
-		return
-	}
-	_ = w[3*stride+nb*q8BlockBytes-1]
-	_ = xq[nb*blockElems-1]
-	q8DotRows4(out, &w[0], stride, &xq[0], &xd[0], nb)
 }
 
 // dotQ8x4F16C is dotQ8x4Scalar.

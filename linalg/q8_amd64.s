@@ -28,63 +28,9 @@
 	VMULPS       Y5, t3, t3 \
 	VFMADD231PS  t3, t1, acc
 
-// func q8DotRows4(out *[4]float32, w *byte, stride int, xq *int8, xd *float32, nb int)
-// out[r] = Σ_b d_w(r,b)·xd[b]·Σ_j w(r,b,j)·xq[32b+j] for the 4 rows of nb blocks that
-// start at w, w+stride, w+2·stride, w+3·stride: the activation codes of each block are
-// loaded once for the 4 rows.
-TEXT ·q8DotRows4(SB), NOSPLIT, $0-48
-	MOVQ w+8(FP), R8
-	MOVQ stride+16(FP), DX
-	MOVQ xq+24(FP), DI
-	MOVQ xd+32(FP), BX
-	MOVQ nb+40(FP), CX
-	LEAQ (R8)(DX*1), R9
-	LEAQ (R8)(DX*2), R10
-	LEAQ (R9)(DX*2), R11
-	ONES16
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y13, Y13, Y13
-
-r4loop:
-	TESTQ        CX, CX
-	JE           r4done
-	VMOVDQU      (DI), Y4
-	VBROADCASTSS (BX), Y5
-	ROWBLOCK(R8, Y0, Y6, Y7, Y8)
-	ROWBLOCK(R9, Y1, Y9, Y10, Y11)
-	ROWBLOCK(R10, Y2, Y6, Y7, Y8)
-	ROWBLOCK(R11, Y13, Y9, Y10, Y11)
-	ADDQ         $34, R8
-	ADDQ         $34, R9
-	ADDQ         $34, R10
-	ADDQ         $34, R11
-	ADDQ         $32, DI
-	ADDQ         $4, BX
-	DECQ         CX
-	JMP          r4loop
-
-r4done:
-	// Fold each accumulator to 4 lanes, then the 4 rows' sums into one vector.
-	VEXTRACTF128 $1, Y0, X4
-	VADDPS       X4, X0, X0
-	VEXTRACTF128 $1, Y1, X4
-	VADDPS       X4, X1, X1
-	VEXTRACTF128 $1, Y2, X4
-	VADDPS       X4, X2, X2
-	VEXTRACTF128 $1, Y13, X4
-	VADDPS       X4, X13, X13
-	VHADDPS      X1, X0, X0
-	VHADDPS      X13, X2, X2
-	VHADDPS      X2, X0, X0
-	MOVQ         out+0(FP), AX
-	VMOVUPS      X0, (AX)
-	VZEROUPPER
-	RET
-
 // func q8Dot1(w *byte, xq *int8, xd *float32, nb int) float32
-// The q8DotRows4 sum for one row, two blocks per step in two accumulators.
+// Σ_b d_w(b)·xd[b]·Σ_j w(b,j)·xq[32b+j] over the nb blocks of the row at w, two blocks per
+// step in two accumulators.
 TEXT ·q8Dot1(SB), NOSPLIT, $0-36
 	MOVQ w+0(FP), R8
 	MOVQ xq+8(FP), DI

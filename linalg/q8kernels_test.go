@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestQ8KernelTwins checks every kernel set's Q8_0 dot kernels (one row, 4 rows sharing
-// the activations, one row against 4 interleaved tokens) against the scalar reference on
+// TestQ8KernelTwins checks every kernel set's Q8_0 dot kernels (one row, one row against
+// 4 interleaved tokens) against the scalar reference on
 // random blocks with codes over the whole int8 range, for block counts that exercise the
 // unrolled loops and their tails. Rows are cut to their exact length, so a kernel that
 // reads past its row fails the slice bounds of its wrapper.
@@ -45,13 +45,8 @@ func TestQ8KernelTwins(t *testing.T) {
 		}
 		for _, k := range kernelModes(t) {
 			t.Run(fmt.Sprintf("%s/nb=%d", k.name, nb), func(t *testing.T) {
-				var got4 [4]float32
-				k.dotQ8Rows4(&got4, w, stride, xq[:cols], xd[:nb])
 				for ri := 0; ri < 4; ri++ {
 					want := scalarKernels.dotQ8(row(ri), xq[:cols], xd[:nb])
-					if d := math.Abs(float64(got4[ri] - want)); d > tol(ri, 0) {
-						t.Errorf("dotQ8Rows4 row %d = %v, scalar %v", ri, got4[ri], want)
-					}
 					if got := k.dotQ8(row(ri), xq[:cols], xd[:nb]); math.Abs(float64(got-want)) > tol(ri, 0) {
 						t.Errorf("dotQ8 row %d = %v, scalar %v", ri, got, want)
 					}
@@ -71,8 +66,7 @@ func TestQ8KernelTwins(t *testing.T) {
 
 // BenchmarkQ8Kernels times the Q8_0 dot kernels of every kernel set on hot data (a
 // 768-value row, 24 blocks, as in llama-134m) and reports nanoseconds per row-block:
-// dotQ8 one row, dotQ8Rows4 4 rows sharing the activations, dotQ8x4 one row against 4
-// tokens (per row-token block).
+// dotQ8 one row, dotQ8x4 one row against 4 tokens (per row-token block).
 func BenchmarkQ8Kernels(b *testing.B) {
 	const nb, cols = 24, 24 * blockElems
 	r := rand.New(rand.NewPCG(1, 9))
@@ -102,12 +96,6 @@ func BenchmarkQ8Kernels(b *testing.B) {
 				sink += k.dotQ8(w[:stride], xq[:cols], xd[:nb])
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nb), "ns/block")
-		})
-		b.Run(k.name+"/dotQ8Rows4", func(b *testing.B) {
-			for b.Loop() {
-				k.dotQ8Rows4(&res, w, stride, xq[:cols], xd[:nb])
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*4*nb), "ns/block")
 		})
 		b.Run(k.name+"/dotQ8x4", func(b *testing.B) {
 			for b.Loop() {

@@ -19,26 +19,25 @@ func detectSIMD() *kernelSet {
 		return nil
 	}
 	k := &kernelSet{
-		name:       "avx2",
-		dotF32:     dotF32AVX2,
-		dotF16:     dotF16AVX2,
-		widenF16:   widenF16AVX2,
-		dotQ8:      dotQ8AVX2,
-		dotQ8Rows4: dotQ8Rows4AVX2,
-		dotQ4:      dotQ4AVX2,
-		dotQ4K:     dotQ4KAVX2,
-		dotQ6K:     dotQ6KAVX2,
-		dotQ8x4:    dotQ8x4AVX2,
-		dotQ4x4:    dotQ4x4AVX2,
-		axpy:       axpyAVX2,
-		quantQ8:    quantQ8AVX2,
+		name:     "avx2",
+		dotF32:   dotF32AVX2,
+		dotF16:   dotF16AVX2,
+		widenF16: widenF16AVX2,
+		dotQ8:    dotQ8AVX2,
+		dotQ4:    dotQ4AVX2,
+		dotQ4K:   dotQ4KAVX2,
+		dotQ6K:   dotQ6KAVX2,
+		dotQ8x4:  dotQ8x4AVX2,
+		dotQ4x4:  dotQ4x4AVX2,
+		axpy:     axpyAVX2,
+		quantQ8:  quantQ8AVX2,
 	}
 	if hasF16C() {
 		plain := *k
 		plain.name = "avx2-nof16c"
 		alternateKernels = append(alternateKernels, &plain)
 		k.dotF16, k.widenF16 = dotF16F16C, widenF16F16C
-		k.dotQ8, k.dotQ8Rows4, k.dotQ8x4 = dotQ8F16C, dotQ8Rows4F16C, dotQ8x4F16C
+		k.dotQ8, k.dotQ8x4 = dotQ8F16C, dotQ8x4F16C
 	}
 	return k
 }
@@ -225,14 +224,6 @@ func dotQ8AVX2(w []byte, xq []int8, xd []float32) float32 {
 		s0 = p.MulAdd(scale(blk[0:2], xdBits[i:i+1]), s0)
 	}
 	return hsum(s0)
-}
-
-// dotQ8Rows4AVX2 is dotQ8Rows4Scalar: dotQ8AVX2 of each row.
-func dotQ8Rows4AVX2(out *[4]float32, w []byte, stride int, xq []int8, xd []float32) {
-	rb := len(xd) * q8BlockBytes
-	for r := range out {
-		out[r] = dotQ8AVX2(w[r*stride:r*stride+rb], xq, xd)
-	}
 }
 
 // step4 returns acc + the block of weight codes wv (binary16 scale bytes h0, h1) dotted
