@@ -230,36 +230,58 @@ func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
 // scheduler; it fails with ErrQueueFull when MaxQueue requests are waiting to start,
 // ErrClosed after Close, ErrTooLarge or ErrBadRequest for requests that cannot run.
 func (e *Engine) Submit(ctx context.Context, req Request) (*Stream, error) {
-	r, err := e.newRequest(req)
+	ss, err := e.SubmitBatch(ctx, []Request{req})
 	if err != nil {
 		return nil, err
 	}
-	r.stream = newStream(ctx)
-	r.submitted = time.Now()
+	return ss[0], nil
+}
+
+// SubmitBatch queues several requests at once, as Submit does one: the scheduler
+// sees all of them in the same step (offline workloads, benchmarks). Either every
+// request is queued or, on error, none; they share ctx.
+func (e *Engine) SubmitBatch(ctx context.Context, reqs []Request) ([]*Stream, error) {
+	rs := make([]*request, len(reqs))
+	for i, req := range reqs {
+		r, err := e.newRequest(req)
+		if err != nil {
+			if len(reqs) > 1 {
+				return nil, fmt.Errorf("request %d: %w", i, err)
+			}
+			return nil, err
+		}
+		r.stream = newStream(ctx)
+		r.submitted = time.Now()
+		rs[i] = r
+	}
 	e.mu.Lock()
 	switch {
 	case e.closing:
 		e.mu.Unlock()
 		return nil, ErrClosed
-	case e.queued >= e.cfg.MaxQueue:
+	case e.queued+len(rs) > e.cfg.MaxQueue:
 		e.mu.Unlock()
-		return nil, fmt.Errorf("%w (%d requests waiting to start)", ErrQueueFull, e.cfg.MaxQueue)
+		return nil, fmt.Errorf("%w (%d requests waiting to start, room for %d)", ErrQueueFull, e.queued, e.cfg.MaxQueue-e.queued)
 	}
-	e.queued++
-	r.id = e.nextID
-	e.nextID++
-	// AfterFunc runs its function on its own goroutine, so registering it under e.mu
-	// cannot deadlock; r is complete before the scheduler can see it.
-	r.stopCancel = context.AfterFunc(ctx, func() {
-		e.mu.Lock()
-		e.cancels = append(e.cancels, r)
-		e.mu.Unlock()
-		e.poke()
-	})
-	e.incoming = append(e.incoming, r)
+	streams := make([]*Stream, len(rs))
+	for i, r := range rs {
+		e.queued++
+		r.id = e.nextID
+		e.nextID++
+		// AfterFunc runs its function on its own goroutine, so registering it under
+		// e.mu cannot deadlock; r is complete before the scheduler can see it.
+		r.stopCancel = context.AfterFunc(ctx, func() {
+			e.mu.Lock()
+			e.cancels = append(e.cancels, r)
+			e.mu.Unlock()
+			e.poke()
+		})
+		e.incoming = append(e.incoming, r)
+		streams[i] = r.stream
+	}
 	e.mu.Unlock()
 	e.poke()
-	return r.stream, nil
+	return streams, nil
 }
 
 // poke wakes the scheduler.

@@ -703,3 +703,34 @@ func TestPrefixCacheOfStore(t *testing.T) {
 		t.Errorf("pool after the run: %+v, cache %+v", s.Pool, s.Cache)
 	}
 }
+
+func TestSubmitBatchAllOrNothing(t *testing.T) {
+	m := loadModel(t)
+	e := newEngine(t, m, newCache(t, m, "f32", 0), Config{MaxRunning: 1, MaxQueue: 3})
+	prompt := m.Tok.Encode("Once upon a time", true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := make(chan struct{})
+	var once sync.Once
+	if _, err := e.Submit(ctx, Request{Prompt: prompt, IgnoreEOS: true, OnToken: func(Event) { once.Do(func() { close(started) }) }}); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	ok := Request{Prompt: prompt, MaxTokens: 2}
+	if _, err := e.SubmitBatch(ctx, []Request{ok, ok, ok, ok}); !errors.Is(err, ErrQueueFull) {
+		t.Errorf("batch over the queue: %v, want ErrQueueFull", err)
+	}
+	if _, err := e.SubmitBatch(ctx, []Request{ok, {Prompt: []int32{-5}}}); !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), "request 1") {
+		t.Errorf("batch with a bad request: %v, want ErrBadRequest naming request 1", err)
+	}
+	if w := e.Stats().Waiting; w != 0 {
+		t.Errorf("failed batches left %d requests waiting", w)
+	}
+	ss, err := e.SubmitBatch(ctx, []Request{ok, ok, ok})
+	if err != nil || len(ss) != 3 {
+		t.Fatalf("batch that fits: %d streams, %v", len(ss), err)
+	}
+	if w := e.Stats().Waiting; w != 3 {
+		t.Errorf("%d requests waiting, want 3", w)
+	}
+}

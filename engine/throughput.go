@@ -155,14 +155,15 @@ func Throughput(m *model.Model, c kv.Cache, tc ThroughputConfig) (ThroughputResu
 	if err != nil {
 		return res, err
 	}
-	t0 := time.Now()
-	streams := make([]*Stream, len(prompts))
+	reqs := make([]Request, len(prompts))
 	for i, p := range prompts {
-		streams[i], err = e.Submit(context.Background(), Request{Prompt: p, MaxTokens: tc.GenLen, IgnoreEOS: true})
-		if err != nil {
-			e.Close(context.Background())
-			return res, fmt.Errorf("engine: throughput: request %d: %w", i, err)
-		}
+		reqs[i] = Request{Prompt: p, MaxTokens: tc.GenLen, IgnoreEOS: true}
+	}
+	t0 := time.Now()
+	streams, err := e.SubmitBatch(context.Background(), reqs)
+	if err != nil {
+		e.Close(context.Background())
+		return res, fmt.Errorf("engine: throughput: %w", err)
 	}
 	var firstErr error
 	for i, s := range streams {
