@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 
 	"kvq/quant"
 )
@@ -75,16 +74,25 @@ type Options struct {
 	// ChunkTokens is the approximate number of history tokens per independent chunk;
 	// 0 means DefaultChunkTokens.
 	ChunkTokens int
-	// Workers is the number of goroutines that process the chunks of a Decode or
-	// the queries of a Prefill; 0 or 1 means the calling goroutine only.
+	// Workers is the number of goroutines (the caller included, helpers from a
+	// persistent pool) that process the chunks of a Decode or the queries of a
+	// Prefill. 1 means the calling goroutine only. 0 means automatic: a Decode over
+	// at least ParallelMinTokens tokens uses DefaultWorkers goroutines and, when
+	// ChunkTokens is 0 too, chunks sized to give each about two; a shorter one runs
+	// on the caller; a Prefill runs its queries one after the other, each such a
+	// Decode.
 	Workers int
 	// Rotate rotates one head vector by delta positions in place (RoPE). Required
 	// only when a span has a non-zero Delta.
 	Rotate func(x []float32, delta int)
 }
 
-// DefaultChunkTokens is the chunk length used when Options.ChunkTokens is 0.
+// DefaultChunkTokens is the chunk length used when Options.ChunkTokens is 0 (and
+// the longest automatic one).
 const DefaultChunkTokens = 2048
+
+// minAutoChunk is the shortest chunk the automatic split makes.
+const minAutoChunk = 256
 
 // ErrShape is returned (wrapped) for inconsistent shapes, lengths or spans.
 var ErrShape = errors.New("attn: bad shape")
@@ -179,7 +187,21 @@ func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) 
 	}
 
 	// Partition spans into chunks of about ChunkTokens tokens.
+	total := 0
+	for i := range spans {
+		total += spans[i].N
+	}
+	workers := opt.Workers
 	ct := opt.ChunkTokens
+	if workers == 0 {
+		workers = 1
+		if total >= ParallelMinTokens {
+			workers = DefaultWorkers()
+			if ct <= 0 && workers > 1 {
+				ct = min(DefaultChunkTokens, max(minAutoChunk, (total+2*workers-1)/(2*workers)))
+			}
+		}
+	}
 	if ct <= 0 {
 		ct = DefaultChunkTokens
 	}
@@ -203,32 +225,15 @@ func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) 
 		parts[i].reset(sh, maxSpan, maxG)
 	}
 
-	workers := opt.Workers
-	if workers > len(parts) {
-		workers = len(parts)
-	}
-	if workers <= 1 {
+	if workers <= 1 || len(parts) == 1 {
 		for i, c := range sc.chunks {
 			runChunk(&parts[i], sc.qs, sh, spans[c[0]:c[1]], opt.Rotate)
 		}
 	} else {
-		var wg sync.WaitGroup
-		next := make(chan int, len(parts))
-		for i := range parts {
-			next <- i
-		}
-		close(next)
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range next {
-					c := sc.chunks[i]
-					runChunk(&parts[i], sc.qs, sh, spans[c[0]:c[1]], opt.Rotate)
-				}
-			}()
-		}
-		wg.Wait()
+		parallelFor(workers, len(parts), func(i int) {
+			c := sc.chunks[i]
+			runChunk(&parts[i], sc.qs, sh, spans[c[0]:c[1]], opt.Rotate)
+		})
 	}
 	// Merge the chunks' (max, sum, acc) into the first one.
 	p0 := &parts[0]
@@ -279,29 +284,23 @@ func Prefill(out, q []float32, n int, sh Shape, spans func(i int, dst []Span) []
 		return nil
 	}
 	// Queries are independent: spread them over the workers, each with its own
-	// scratch, one goroutine per query at a time (no chunk parallelism inside).
+	// scratch, one query per worker at a time (no chunk parallelism inside).
 	for len(sc.sub) < workers {
 		sc.sub = append(sc.sub, new(Scratch))
 	}
 	one := opt
 	one.Workers = 1
 	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			ws := sc.sub[w]
-			for i := w; i < n; i += workers {
-				ws.spans = spans(i, ws.spans[:0])
-				if err := Decode(out[i*hd:(i+1)*hd], q[i*hd:(i+1)*hd], sh, ws.spans, one, ws); err != nil {
-					errs[w] = fmt.Errorf("query %d: %w", i, err)
-					return
-				}
+	parallelFor(workers, workers, func(w int) {
+		ws := sc.sub[w]
+		for i := w; i < n; i += workers {
+			ws.spans = spans(i, ws.spans[:0])
+			if err := Decode(out[i*hd:(i+1)*hd], q[i*hd:(i+1)*hd], sh, ws.spans, one, ws); err != nil {
+				errs[w] = fmt.Errorf("query %d: %w", i, err)
+				return
 			}
-		}(w)
-	}
-	wg.Wait()
+		}
+	})
 	return errors.Join(errs...)
 }
 
@@ -427,7 +426,7 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 					}
 					p.m[h] = mx
 				}
-				p.l[h] += float64(k.expRow(row, float32(p.m[h])))
+				p.l[h] += float64(k.expRow(row, math.Float32bits(float32(p.m[h]))))
 			}
 			addValues(p.acc[kh*group*d:(kh+1)*group*d], sc, s, kh, n, d, group, p)
 		}

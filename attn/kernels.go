@@ -1,6 +1,7 @@
 package attn
 
 import (
+	"math"
 	"os"
 	"sync/atomic"
 
@@ -15,8 +16,10 @@ type kernelSet struct {
 	// maxRow returns the largest value of row (len(row) ≥ 1); NaNs are skipped
 	// unless every value is NaN.
 	maxRow func(row []float32) float32
-	// expRow replaces each x of row by e^(x−m) (exp32) and returns their float32 sum.
-	expRow func(row []float32, m float32) float32
+	// expRow replaces each x of row by e^(x−m) (exp32) and returns their float32
+	// sum; mb is math.Float32bits(m) (a float argument would be read with legacy SSE
+	// instructions inside the vector code, which stall).
+	expRow func(row []float32, mb uint32) float32
 }
 
 var scalarKernels = &kernelSet{name: "scalar", maxRow: maxRowScalar, expRow: expRowScalar}
@@ -72,7 +75,8 @@ func maxRowScalar(row []float32) float32 {
 }
 
 // expRowScalar is the reference for expRow.
-func expRowScalar(row []float32, m float32) float32 {
+func expRowScalar(row []float32, mb uint32) float32 {
+	m := math.Float32frombits(mb)
 	var sum float32
 	for i, x := range row {
 		w := exp32(x - m)

@@ -48,7 +48,7 @@ func TestSoftmaxKernels(t *testing.T) {
 						}
 						sum += ref[i]
 					}
-					got := k.expRow(row, m)
+					got := k.expRow(row, math.Float32bits(m))
 					if math.Abs(float64(got)-sum) > 1e-6*sum*float64(n) {
 						t.Fatalf("expRow sum = %v, want %v", got, sum)
 					}
@@ -76,5 +76,39 @@ func TestSetSIMD(t *testing.T) {
 	}
 	if initialKernels("1") != scalarKernels {
 		t.Fatal("KVQ_NOSIMD=1 does not select the scalar kernels")
+	}
+}
+
+// TestDecodeAutoParallel checks the automatic worker split (Options.Workers 0) on
+// histories long enough to use it, against the reference and against one worker,
+// for every storage kind.
+func TestDecodeAutoParallel(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	sh := Shape{Heads: 8, KVHeads: 2, HeadDim: 64}
+	for ki, kk := range sideKinds {
+		vk := sideKinds[(ki+1)%len(sideKinds)]
+		if vk.kind == Channel {
+			vk = sideKinds[2]
+		}
+		for _, n := range []int{ParallelMinTokens - 1, ParallelMinTokens, 3000} {
+			h := buildHistory(r, sh, n, 40, kk, vk)
+			q := randVec(r, sh.Heads*sh.HeadDim, 1)
+			want := refAttend(q, h.keys, h.vals, sh)
+			var sc Scratch
+			auto := make([]float32, len(want))
+			one := make([]float32, len(want))
+			if err := Decode(auto, q, sh, h.spans, Options{}, &sc); err != nil {
+				t.Fatal(err)
+			}
+			if err := Decode(one, q, sh, h.spans, Options{Workers: 1}, &sc); err != nil {
+				t.Fatal(err)
+			}
+			if e := maxDiff(auto, want); e > 2e-5 {
+				t.Errorf("K=%s V=%s n=%d: auto workers: max |fused−ref| = %.3g", kk.name, vk.name, n, e)
+			}
+			if e := maxDiff(auto, one); e > 2e-5 {
+				t.Errorf("K=%s V=%s n=%d: auto vs one worker differ by %.3g", kk.name, vk.name, n, e)
+			}
+		}
 	}
 }
