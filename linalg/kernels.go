@@ -18,6 +18,9 @@ type kernelSet struct {
 	widenF16 func(dst []float32, src []byte)
 	// dotQ8 returns Σ_b d_w(b)·xd[b]·Σ_j w_q(b,j)·xq[32b+j] over the len(xd) Q8_0 blocks of w.
 	dotQ8 func(w []byte, xq []int8, xd []float32) float32
+	// dotQ8Prefetches reports that dotQ8 prefetches weight bytes ahead of the row it
+	// multiplies (into the rows that follow it in memory).
+	dotQ8Prefetches bool
 	// dotQ4 is dotQ8 for Q4_0 weight blocks.
 	dotQ4 func(w []byte, xq []int8, xd []float32) float32
 	// dotQ4K returns the dot of one Q4_K row (len(xd)/8 super-blocks of 144 bytes) with

@@ -28,6 +28,13 @@
 	VMULPS       Y5, t3, t3 \
 	VFMADD231PS  t3, t1, acc
 
+// q8PrefetchAhead is how far ahead of the block being multiplied q8Dot1 asks for weight
+// bytes (PREFETCHT0, one per two blocks): rows are multiplied in memory order, so this
+// runs ahead into the following rows. Prefetching a line past the matrix is harmless.
+// 4096 measured best of 1-16 KiB on the AMD Zen 3 this was tuned on (llama-134m decode,
+// 5% less CPU time than prefetching whole rows from Go).
+#define q8PrefetchAhead 4096
+
 // func q8Dot1(w *byte, xq *int8, xd *float32, nb int) float32
 // Σ_b d_w(b)·xd[b]·Σ_j w(b,j)·xq[32b+j] over the nb blocks of the row at w, two blocks per
 // step in two accumulators.
@@ -43,6 +50,7 @@ TEXT ·q8Dot1(SB), NOSPLIT, $0-36
 d1loop2:
 	CMPQ         CX, $2
 	JB           d1tail
+	PREFETCHT0   q8PrefetchAhead(R8)
 	VMOVDQU      (DI), Y4
 	VBROADCASTSS (BX), Y5
 	ROWBLOCK(R8, Y0, Y6, Y7, Y8)

@@ -37,7 +37,7 @@ func detectSIMD() *kernelSet {
 		plain.name = "avx2-nof16c"
 		alternateKernels = append(alternateKernels, &plain)
 		k.dotF16, k.widenF16 = dotF16F16C, widenF16F16C
-		k.dotQ8, k.dotQ8x4 = dotQ8F16C, dotQ8x4F16C
+		k.dotQ8, k.dotQ8x4, k.dotQ8Prefetches = dotQ8F16C, dotQ8x4F16C, true
 	}
 	return k
 }
