@@ -1,0 +1,196 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"kvq/attn"
+	"kvq/kv"
+)
+
+func init() {
+	registerBench("attention", "time decode attention over a filled cache: GB/s of cache bytes and fraction of read bandwidth", runBenchAttention)
+}
+
+// attentionReport is the JSON output of `kvq bench attention`.
+type attentionReport struct {
+	Cache        string  `json:"cache"`
+	Ctx          int     `json:"ctx"`
+	Heads        int     `json:"heads"`
+	KVHeads      int     `json:"kv_heads"`
+	HeadDim      int     `json:"head_dim"`
+	Threads      int     `json:"threads"` // goroutines per step (the caller included)
+	Kernels      string  `json:"kernels"` // attn.KernelName()
+	Steps        int     `json:"steps"`
+	StepMicros   float64 `json:"step_us"`         // wall time of one decode step of one layer
+	CPUMicros    float64 `json:"cpu_us_per_step"` // process CPU time per step (all threads)
+	TokPerS      float64 `json:"tok_per_s"`       // steps per second (one layer)
+	CacheBytes   int64   `json:"cache_bytes"`     // K and V bytes of the layer, read once per step
+	GBPerS       float64 `json:"gb_per_s"`        // cache bytes read per second, 1e9 bytes
+	BandwidthGBs float64 `json:"bandwidth_gb_per_s"`
+	FracOfBW     float64 `json:"frac_of_bandwidth"`
+}
+
+func runBenchAttention(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench attention", "--cache SPEC --ctx N [--heads H --kv-heads K --head-dim D] [--threads T] [--json F]", stderr)
+	cacheSpec := fs.String("cache", "q8", "KV cache spec, e.g. f32, q8, kivi4/kivi2")
+	ctx := fs.Int("ctx", 32768, "history length in tokens (the decode token included)")
+	heads := fs.Int("heads", 32, "query heads")
+	kvHeads := fs.Int("kv-heads", 8, "key/value heads")
+	headDim := fs.Int("head-dim", 64, "values per head")
+	threads := fs.Int("threads", 0, "goroutines per step: 0 = automatic (all CPUs for long histories), 1 = one")
+	blockTokens := fs.Int("block-tokens", 0, "tokens per cache block (0: the cache's default)")
+	minTime := fs.Duration("time", 2*time.Second, "measuring time")
+	bwTime := fs.Duration("bw-time", time.Second, "measuring time of the read bandwidth")
+	noSIMD := fs.Bool("no-simd", false, "use the portable scalar kernels")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
+	jsonPath := fs.String("json", "", "also write the results as JSON to this file")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *ctx < 1:
+		return fmt.Errorf("--ctx must be ≥ 1, got %d", *ctx)
+	case *heads < 1 || *kvHeads < 1 || *headDim < 1 || *heads%*kvHeads != 0:
+		return fmt.Errorf("--heads %d must be a positive multiple of --kv-heads %d, and --head-dim %d positive", *heads, *kvHeads, *headDim)
+	case *threads < 0:
+		return fmt.Errorf("--threads must be ≥ 0, got %d", *threads)
+	case *minTime <= 0 || *bwTime <= 0:
+		return fmt.Errorf("--time and --bw-time must be positive")
+	}
+	spec, err := kv.ParseSpec(*cacheSpec)
+	if err != nil {
+		return err
+	}
+	if *noSIMD {
+		attn.SetSIMD(false)
+		defer attn.SetSIMD(true)
+	}
+	st, err := kv.New(kv.Config{Layers: 1, Heads: *heads, KVHeads: *kvHeads, HeadDim: *headDim, Spec: spec,
+		BlockTokens: *blockTokens, AttnWorkers: *threads})
+	if err != nil {
+		return err
+	}
+	id, err := st.NewSeq()
+	if err != nil {
+		return err
+	}
+	if err := fillRandom(st, id, *ctx, *kvHeads**headDim); err != nil {
+		return err
+	}
+	r := rand.New(rand.NewPCG(2, uint64(*ctx)))
+	q := make([]float32, *heads**headDim)
+	for i := range q {
+		q[i] = float32(r.NormFloat64())
+	}
+	out := make([]float32, len(q))
+	for range 3 { // warm up: the worker pool, caches, page tables
+		if err := st.Attend(0, id, q, out); err != nil {
+			return err
+		}
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
+	steps := 0
+	cpu0 := processCPU()
+	t0 := time.Now()
+	for steps < 3 || time.Since(t0) < *minTime {
+		if err := st.Attend(0, id, q, out); err != nil {
+			return err
+		}
+		steps++
+	}
+	wall := time.Since(t0)
+	cpu := processCPU() - cpu0
+	if *cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
+	nThreads := *threads
+	if nThreads == 0 {
+		nThreads = 1
+		if *ctx >= attn.ParallelMinTokens {
+			nThreads = attn.DefaultWorkers()
+		}
+	}
+	bw := readBandwidth(newReadBuffer(defaultBandwidthBuffer), nThreads, *bwTime)
+	rep := attentionReport{
+		Cache: spec.String(), Ctx: *ctx, Heads: *heads, KVHeads: *kvHeads, HeadDim: *headDim,
+		Threads: nThreads, Kernels: attn.KernelName(), Steps: steps,
+		StepMicros: float64(wall.Microseconds()) / float64(steps),
+		CPUMicros:  float64(cpu.Microseconds()) / float64(steps),
+		TokPerS:    float64(steps) / wall.Seconds(),
+		CacheBytes: st.Usage().AllocBytes,
+	}
+	rep.GBPerS = float64(rep.CacheBytes) * rep.TokPerS / 1e9
+	rep.BandwidthGBs = bw
+	if bw > 0 {
+		rep.FracOfBW = rep.GBPerS / bw
+	}
+	fmt.Fprintf(stdout, "cache %s, ctx %d, %d heads / %d kv heads × %d, %d thread(s), kernels %s\n",
+		rep.Cache, rep.Ctx, rep.Heads, rep.KVHeads, rep.HeadDim, rep.Threads, rep.Kernels)
+	fmt.Fprintf(stdout, "step            %.1f µs wall, %.1f µs CPU (%d steps): %.1f tok/s per layer\n", rep.StepMicros, rep.CPUMicros, steps, rep.TokPerS)
+	fmt.Fprintf(stdout, "cache read      %s per step at %.2f GB/s\n", fmtBytes(rep.CacheBytes), rep.GBPerS)
+	fmt.Fprintf(stdout, "read bandwidth  %.2f GB/s with %d thread(s): %.1f%% of it\n", bw, nThreads, 100*rep.FracOfBW)
+	if *jsonPath != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*jsonPath, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", *jsonPath, err)
+		}
+	}
+	return nil
+}
+
+// fillRandom appends ctx tokens of random keys and values (rowLen = kvHeads·headDim
+// values each) to layer 0 of sequence id: ctx−1 tokens of history in chunks, then
+// the decode token in a step of its own (the step Attend then computes).
+func fillRandom(st *kv.Store, id kv.SeqID, ctx, rowLen int) error {
+	const chunk = 512
+	r := rand.New(rand.NewPCG(1, uint64(ctx)))
+	k := make([]float32, chunk*rowLen)
+	v := make([]float32, chunk*rowLen)
+	for i := range k {
+		k[i] = float32(r.NormFloat64())
+		v[i] = float32(r.NormFloat64())
+	}
+	tok := make([]int32, chunk)
+	for n := 0; n < ctx; {
+		m := min(chunk, ctx-1-n)
+		if n == ctx-1 {
+			m = 1
+		}
+		if err := st.Grow(id, tok[:m]); err != nil {
+			return fmt.Errorf("filling the cache at token %d: %w", n, err)
+		}
+		if err := st.Append(0, id, k[:m*rowLen], v[:m*rowLen]); err != nil {
+			return fmt.Errorf("filling the cache at token %d: %w", n, err)
+		}
+		n += m
+	}
+	return nil
+}
+
+// processCPU is the process's user plus system CPU time so far (0 where unknown).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
