@@ -106,12 +106,12 @@ func newStream(ctx context.Context) *Stream {
 	return &Stream{ctx: ctx, done: make(chan struct{}), notify: make(chan struct{}, 1)}
 }
 
-// push queues an event for the Events channel; it never blocks.
+// push queues an event for the Events channel; it never blocks. Events are kept
+// from the start (at most one per generated token and choice), so a caller that
+// takes the channel after Submit returns still sees every event.
 func (s *Stream) push(ev Event) {
 	s.mu.Lock()
-	if s.ch != nil {
-		s.events = append(s.events, ev)
-	}
+	s.events = append(s.events, ev)
 	s.mu.Unlock()
 	select {
 	case s.notify <- struct{}{}:
@@ -139,9 +139,9 @@ func (s *Stream) Wait() (Result, error) {
 	return s.res, s.err
 }
 
-// Events returns a channel that receives the request's token events from the first
-// call on (call it right after Submit to see them all), and is closed after the last
-// one or when the request's context is cancelled. Delivery never blocks the engine:
+// Events returns a channel that receives all of the request's token events, including
+// those produced before the first call, and is closed after the last one or when the
+// request's context is cancelled. Delivery never blocks the engine:
 // events are buffered until read. The channel must be read until it is closed.
 func (s *Stream) Events() <-chan Event {
 	s.mu.Lock()

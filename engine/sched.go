@@ -587,7 +587,7 @@ func (e *Engine) sample(r *request, c *choice, logits []float32) {
 	c.last = now
 
 	ev := Event{Choice: c.idx, Token: t}
-	if t == e.m.Tok.EOS() && !r.req.IgnoreEOS {
+	if e.m.Tok.IsEOG(t) && !r.req.IgnoreEOS {
 		s, _ := c.stop.add(c.dec.Flush())
 		ev.Text, ev.Finish = s+c.stop.flush(), FinishStop
 	} else {
@@ -654,7 +654,7 @@ func (e *Engine) endRequest(r *request, err error) {
 	}
 	for _, c := range r.choices {
 		gen := c.hist[len(r.prompt):]
-		if c.finish == FinishStop && len(gen) > 0 && gen[len(gen)-1] == e.m.Tok.EOS() && !r.req.IgnoreEOS {
+		if c.finish == FinishStop && len(gen) > 0 && e.m.Tok.IsEOG(gen[len(gen)-1]) && !r.req.IgnoreEOS {
 			gen = gen[:len(gen)-1]
 		}
 		res.Choices = append(res.Choices, Choice{Tokens: slices.Clone(gen), Text: c.stop.text, FinishReason: c.finish})

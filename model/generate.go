@@ -8,9 +8,9 @@ import (
 
 // Generate feeds prompt to seq in one prefill step, then samples up to maxNew tokens one
 // decode step at a time. onToken, if not nil, receives each generated token as soon as
-// it is drawn and may return false to stop. Generation also stops at the model's EOS
-// token (which is returned but not passed on) and before the sequence would exceed the
-// trained context. It returns the generated tokens.
+// it is drawn and may return false to stop. Generation also stops at an end-of-generation
+// token (EOS or an end-of-turn token; it is returned but not passed on) and before the
+// sequence would exceed the trained context. It returns the generated tokens.
 func (m *Model) Generate(c kv.Cache, seq kv.SeqID, prompt []int32, maxNew int, s *Sampler, onToken func(int32) bool) ([]int32, error) {
 	if len(prompt) == 0 {
 		return nil, fmt.Errorf("model: empty prompt")
@@ -28,7 +28,7 @@ func (m *Model) Generate(c kv.Cache, seq kv.SeqID, prompt []int32, maxNew int, s
 		t := s.Sample(logits[0], history)
 		out = append(out, t)
 		history = append(history, t)
-		if t == m.Tok.EOS() {
+		if m.Tok.IsEOG(t) {
 			break
 		}
 		if onToken != nil && !onToken(t) {

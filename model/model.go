@@ -1,6 +1,7 @@
 package model
 
 import (
+	"crypto/sha256"
 	"fmt"
 
 	"kvq/assets"
@@ -22,8 +23,9 @@ type Model struct {
 	outNorm []float32
 	output  linalg.Matrix // vocab × dim (token_embd when tied)
 
-	ropeFreq []float64 // RopeDims/2 angular frequencies, radians per position
-	ws       workspace
+	ropeFreq    []float64 // RopeDims/2 angular frequencies, radians per position
+	fingerprint string    // identifies the weights in prefix-cache block hashes
+	ws          workspace
 }
 
 type layer struct {
@@ -114,6 +116,7 @@ func FromGGUF(f *gguf.File) (*Model, error) {
 		return nil, l.err
 	}
 	m.ropeFreq = ropeFrequencies(cfg.RopeBase, cfg.RopeDims)
+	m.fingerprint = fingerprint(f, cfg)
 	return m, nil
 }
 
@@ -231,11 +234,27 @@ func (m *Model) CacheConfig(spec, layers string) (kv.Config, error) {
 	if err != nil {
 		return kv.Config{}, err
 	}
-	cfg := kv.Config{Layers: m.Layers, Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim, Spec: s, Rotate: m.Rotate}
+	cfg := kv.Config{Layers: m.Layers, Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim, Spec: s, Rotate: m.Rotate, ModelFingerprint: m.fingerprint}
 	if layers != "" {
 		if cfg.LayerSpecs, err = kv.ParseLayerOverrides(layers, m.Layers); err != nil {
 			return kv.Config{}, err
 		}
 	}
 	return cfg, nil
+}
+
+// fingerprint identifies a model's weights cheaply and stably across processes: its
+// architecture, shape and tensor table, and a SHA-256 over the first KiB of every
+// tensor (hashing all weights would cost a second per GB at load).
+func fingerprint(f *gguf.File, c Config) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s|%s|%d|%d|%d|%d|%d|%d|%d\n", c.Arch, c.Name, c.Dim, c.Layers, c.Heads, c.KVHeads, c.FFN, c.Vocab, c.RopeDims)
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		fmt.Fprintf(h, "%s|%v|%v|%d\n", t.Name, t.Dims, t.Type, t.Offset)
+		if b, err := f.TensorData(t); err == nil {
+			h.Write(b[:min(len(b), 1024)])
+		}
+	}
+	return fmt.Sprintf("%s:%x", c.Arch, h.Sum(nil)[:12])
 }

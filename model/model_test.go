@@ -223,3 +223,23 @@ func equal(a, b []int32) bool {
 	}
 	return true
 }
+
+func TestFingerprintDistinguishesModels(t *testing.T) {
+	a := loadDefault(t)
+	b := loadDefault(t)
+	if a.fingerprint == "" || a.fingerprint != b.fingerprint {
+		t.Fatalf("same model, fingerprints %q and %q", a.fingerprint, b.fingerprint)
+	}
+	l, _ := tinyModel(t, "llama", 8)
+	q, _ := tinyModel(t, "qwen2", 8)
+	if l.fingerprint == a.fingerprint || l.fingerprint == q.fingerprint {
+		t.Fatalf("different models share a fingerprint: %q %q %q", a.fingerprint, l.fingerprint, q.fingerprint)
+	}
+	cfg, err := a.CacheConfig("q8", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ModelFingerprint != a.fingerprint {
+		t.Fatalf("cache config fingerprint %q, model %q", cfg.ModelFingerprint, a.fingerprint)
+	}
+}

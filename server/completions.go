@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"kvq/engine"
@@ -271,20 +270,15 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, e *engine.Engine, m
 	if j.chat {
 		promptParam = "messages"
 	}
-	eos := m.Tok.EOS()
 	// State touched only by OnToken, which runs on the engine's goroutine, token by
 	// token, in order per choice.
 	first := true
 	last := make([]time.Time, choices)
-	ended := make([]bool, choices)
 	// One engine request per prompt, each under its own context; its choices are
 	// numbered from prompt index × n.
 	type part struct {
 		st     *engine.Stream
 		cancel context.CancelFunc
-		// self: every choice has ended and some on a turn-end token the engine
-		// does not know, so this request was cancelled on purpose.
-		self atomic.Bool
 	}
 	parts := make([]*part, len(j.p.prompts))
 	for pi, prompt := range j.p.prompts {
@@ -292,7 +286,6 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, e *engine.Engine, m
 		pctx, pcancel := context.WithCancel(ctx)
 		defer pcancel()
 		pt := &part{cancel: pcancel}
-		open := n // choices of this prompt not ended
 		onToken := func(ev engine.Event) {
 			ev.Choice += base
 			now := time.Now()
@@ -304,22 +297,6 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, e *engine.Engine, m
 				s.metrics.observeITL(now.Sub(last[ev.Choice]))
 			}
 			last[ev.Choice] = now
-			if ended[ev.Choice] {
-				return // ended by a turn-end token; the engine goes on until cancelled
-			}
-			if ev.Finish == "" && ev.Token != eos && m.Tok.IsEOG(ev.Token) {
-				ev.Finish = engine.FinishStop
-				if open == 1 {
-					// The last open choice: stop the engine's work at once (the
-					// cancellation takes effect before its next step).
-					pt.self.Store(true)
-					pcancel()
-				}
-			}
-			if ev.Finish != "" {
-				ended[ev.Choice] = true
-				open--
-			}
 			q.push(ev)
 		}
 		st, err := e.Submit(pctx, engine.Request{
@@ -347,7 +324,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, e *engine.Engine, m
 	for _, p := range parts {
 		wg.Go(func() {
 			<-p.st.Done()
-			if _, err := p.st.Wait(); err != nil && !p.self.Load() {
+			if _, err := p.st.Wait(); err != nil {
 				cancel()
 			}
 		})
@@ -398,9 +375,6 @@ loop:
 		preempts += res.Preemptions
 		if ttft == 0 || res.TimeToFirstToken > 0 && res.TimeToFirstToken < ttft {
 			ttft = res.TimeToFirstToken
-		}
-		if p.self.Load() {
-			continue // complete: cancelled after its last choice ended
 		}
 		// Report the failure that ended the request rather than the cancellations
 		// it caused.

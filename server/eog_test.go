@@ -64,7 +64,7 @@ func modelWithEOT(t *testing.T, eot int32) *model.Model {
 }
 
 // A turn-end token other than EOS (e.g. <|im_end|>) ends a choice with "stop" and
-// its request's work, though the engine itself stops only at EOS.
+// its request's work at once in the engine, as EOS does.
 func TestEndOfTurnToken(t *testing.T) {
 	ref, err := model.LoadDefault()
 	if err != nil {
@@ -88,7 +88,7 @@ func TestEndOfTurnToken(t *testing.T) {
 			t.Fatalf("token %d occurs before position %d", tk, k)
 		}
 	}
-	want := ref.Tok.Decode(out[:k+1]) // the token's own piece comes too (a control token has none)
+	want := ref.Tok.Decode(out[:k]) // an end-of-generation token ends the text, as EOS does
 	// Slow steps: a request that did not stop would run its 30 tokens meanwhile.
 	e := newEnv(t, envConfig{model: modelWithEOT(t, out[k]), engine: slowSteps(2 * time.Millisecond)})
 	for _, stream := range []bool{false, true} {

@@ -78,7 +78,6 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.BudgetBytes = int64(budget)
 	cfg.BlockTokens = *blockTokens
-	cfg.ModelFingerprint = modelName(*modelPath, m)
 	cfg.NoPrefixCache = *noPrefix
 	c, err := kv.New(cfg)
 	if err != nil {
