@@ -34,6 +34,8 @@ type kernelSet struct {
 	dotQ8x4 func(out *[4]float32, w []byte, xi []int8, xs []float32)
 	// dotQ4x4 is dotQ8x4 for Q4_0 weight blocks.
 	dotQ4x4 func(out *[4]float32, w []byte, xi []int8, xs []float32)
+	// siluMul does g[i] = g[i]/(1+e^−g[i])·u[i], len(g) == len(u).
+	siluMul func(g, u []float32)
 	// axpy does dst[i] += a·x[i], len(dst) == len(x).
 	axpy func(dst []float32, a float32, x []float32)
 	// quantQ8 quantizes x per 32-value block: xd[b] = max|x|/127, xq = round(x/xd[b]);
@@ -53,6 +55,7 @@ var scalarKernels = &kernelSet{
 	dotQ8x4:  dotQ8x4Scalar,
 	dotQ4x4:  dotQ4x4Scalar,
 	axpy:     axpyScalar,
+	siluMul:  siluMulScalar,
 	quantQ8:  quantQ8Scalar,
 }
 

@@ -14,7 +14,7 @@ import (
 // reads past its row fails the slice bounds of its wrapper.
 func TestQ8KernelTwins(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 8))
-	for _, nb := range []int{1, 2, 3, 5, 8, 24, 64} {
+	for _, nb := range []int{1, 2, 3, 5, 8, 11, 24, 64} {
 		cols := nb * blockElems
 		stride := nb*q8BlockBytes + 34*r.IntN(3) // rows need not be adjacent
 		w := make([]byte, 3*stride+nb*q8BlockBytes)

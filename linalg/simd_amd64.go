@@ -30,6 +30,7 @@ func detectSIMD() *kernelSet {
 		dotQ8x4:  dotQ8x4AVX2,
 		dotQ4x4:  dotQ4x4AVX2,
 		axpy:     axpyAVX2,
+		siluMul:  siluMulAVX2,
 		quantQ8:  quantQ8AVX2,
 	}
 	if hasF16C() {
@@ -532,4 +533,37 @@ func quantQ8AVX2(xq []int8, xd []float32, x []float32) {
 			q[j] = int8(q32[j])
 		}
 	}
+}
+
+// expNegAVX2 returns e^−v per lane for v clamped to [−88, 88]: n = round(−v·log2 e),
+// r = −v − n·ln 2 (ln 2 split in two parts for precision), e^r by Cephes' expf
+// polynomial, times 2^n built in the exponent bits.
+func expNegAVX2(v archsimd.Float32x8) archsimd.Float32x8 {
+	x := v.Max(archsimd.BroadcastFloat32x8(-88)).Min(archsimd.BroadcastFloat32x8(88)).Mul(archsimd.BroadcastFloat32x8(-1))
+	n := x.Mul(archsimd.BroadcastFloat32x8(1.44269504088896341)).RoundToEven()
+	r := n.MulAdd(archsimd.BroadcastFloat32x8(-0.693359375), x)
+	r = n.MulAdd(archsimd.BroadcastFloat32x8(2.12194440e-4), r)
+	p := archsimd.BroadcastFloat32x8(1.9875691500e-4)
+	p = p.MulAdd(r, archsimd.BroadcastFloat32x8(1.3981999507e-3))
+	p = p.MulAdd(r, archsimd.BroadcastFloat32x8(8.3334519073e-3))
+	p = p.MulAdd(r, archsimd.BroadcastFloat32x8(4.1665795894e-2))
+	p = p.MulAdd(r, archsimd.BroadcastFloat32x8(1.6666665459e-1))
+	p = p.MulAdd(r, archsimd.BroadcastFloat32x8(5.0000001201e-1))
+	p = p.MulAdd(r.Mul(r), r).Add(archsimd.BroadcastFloat32x8(1))
+	pow := n.ConvertToInt32().Add(archsimd.BroadcastInt32x8(127)).ShiftAllLeft(23).AsFloat32x8()
+	return p.Mul(pow)
+}
+
+// siluMulAVX2 is siluMulScalar with e^−v from expNegAVX2, 8 values at a time.
+func siluMulAVX2(g, u []float32) {
+	u = u[:len(g)]
+	one := archsimd.BroadcastFloat32x8(1)
+	for len(g) >= 8 && len(u) >= 8 {
+		gp := (*[8]float32)(g[:8])
+		v := archsimd.LoadFloat32x8(gp)
+		v.Div(one.Add(expNegAVX2(v))).Mul(archsimd.LoadFloat32x8((*[8]float32)(u[:8]))).Store(gp)
+		g, u = g[8:], u[8:]
+	}
+	archsimd.ClearAVXUpperBits()
+	siluMulScalar(g, u)
 }

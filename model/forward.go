@@ -134,7 +134,9 @@ func (m *Model) Forward(c kv.Cache, batch []Span) ([][]float32, error) {
 		if err := linalg.MatMulMany([][]float32{ws.hb, ws.hb2}, []linalg.Matrix{ly.wGate, ly.wUp}, ws.xb, n); err != nil {
 			return nil, fmt.Errorf("model: layer %d gate/up: %w", li, err)
 		}
-		swiglu(ws.hb, ws.hb2)
+		if err := linalg.SiLUMul(ws.hb, ws.hb2); err != nil {
+			return nil, fmt.Errorf("model: layer %d SwiGLU: %w", li, err)
+		}
 		if err := linalg.MatMul(ws.xb, ly.wDown, ws.hb, n); err != nil {
 			return nil, fmt.Errorf("model: layer %d down: %w", li, err)
 		}
@@ -215,13 +217,5 @@ func addRows(x, y []float32) {
 func addBiasRows(x, b []float32) {
 	for r := 0; r < len(x); r += len(b) {
 		addRows(x[r:r+len(b)], b)
-	}
-}
-
-// swiglu computes g = silu(g) · u in place.
-func swiglu(g, u []float32) {
-	u = u[:len(g)]
-	for i, v := range g {
-		g[i] = v / (1 + float32(math.Exp(float64(-v)))) * u[i]
 	}
 }
