@@ -113,7 +113,7 @@ type partial struct {
 	m, l   []float64
 	acc    []float32
 	scores []float32
-	tile   []float32 // decoded rows or block (see tileRows)
+	tile   []float32 // scratch of quant.DotRows/AddRows, or a decoded channel block
 	lo, sc []float32 // a channel block's zeros and scales
 	qrot   []float32
 }
@@ -130,8 +130,8 @@ func (p *partial) reset(sh Shape, maxSpan, g int) {
 	}
 	clear(p.acc)
 	group := sh.Heads / sh.KVHeads
-	p.scores = grow32(p.scores, group*maxSpan)
-	p.tile = grow32(p.tile, max(tileRows(sh.HeadDim), g)*sh.HeadDim)
+	p.scores = grow32(p.scores, group*max(maxSpan, batchTokens))
+	p.tile = grow32(p.tile, max(quant.ScratchFloats(sh.HeadDim), g*sh.HeadDim))
 	p.lo = grow32(p.lo, sh.HeadDim)
 	p.sc = grow32(p.sc, sh.HeadDim)
 	p.qrot = grow32(p.qrot, sh.Heads*sh.HeadDim)
@@ -389,30 +389,43 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 	group := sh.Heads / sh.KVHeads
 	lastDelta := 0
 	q := qs
-	for si := range spans {
-		s := &spans[si]
-		if s.Delta != lastDelta {
-			lastDelta = s.Delta
-			if s.Delta == 0 {
+	k := active.Load()
+	for len(spans) > 0 {
+		// A batch: consecutive spans with the same Delta and at most batchTokens
+		// tokens (or one longer span). Its scores, for all group heads of a KV head,
+		// go through one online-softmax update.
+		delta := spans[0].Delta
+		nb, ld := 1, spans[0].N
+		for nb < len(spans) && spans[nb].Delta == delta && ld+spans[nb].N <= batchTokens {
+			ld += spans[nb].N
+			nb++
+		}
+		batch := spans[:nb]
+		spans = spans[nb:]
+		if delta != lastDelta {
+			lastDelta = delta
+			if delta == 0 {
 				q = qs
 			} else {
 				copy(p.qrot, qs)
 				for h := 0; h < sh.Heads; h++ {
-					rotate(p.qrot[h*d:(h+1)*d], s.Delta)
+					rotate(p.qrot[h*d:(h+1)*d], delta)
 				}
 				q = p.qrot
 			}
 		}
-		n := s.N
 		for kh := 0; kh < sh.KVHeads; kh++ {
 			qh := q[kh*group*d : (kh+1)*group*d]
-			sc := p.scores[:group*n]
-			scoreKeys(sc, qh, s, kh, n, d, group, p)
+			sc := p.scores[:group*ld]
+			off := 0
+			for si := range batch {
+				scoreKeys(sc[off:], ld, qh, &batch[si], kh, d, group, p)
+				off += batch[si].N
+			}
 			// Online softmax update per query head; scores become weights in place.
 			for g := 0; g < group; g++ {
 				h := kh*group + g
-				row := sc[g*n : (g+1)*n]
-				k := active.Load()
+				row := sc[g*ld : (g+1)*ld]
 				mx := float64(k.maxRow(row))
 				if mx > p.m[h] {
 					if p.l[h] != 0 {
@@ -428,27 +441,32 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 				}
 				p.l[h] += float64(k.expRow(row, math.Float32bits(float32(p.m[h]))))
 			}
-			addValues(p.acc[kh*group*d:(kh+1)*group*d], sc, s, kh, n, d, group, p)
+			acc := p.acc[kh*group*d : (kh+1)*group*d]
+			off = 0
+			for si := range batch {
+				addValues(acc, sc[off:], ld, &batch[si], kh, d, group, p)
+				off += batch[si].N
+			}
 		}
 	}
 }
 
-// scoreKeys writes sc[g*n+i] = q_g · k_i for the span's n keys of KV head kh and the
-// group query heads sharing it: each tile of rows (or block of a channel codec) is
-// decoded once and scored against all group heads in one pass (quant.MultiDot).
-func scoreKeys(sc, qh []float32, s *Span, kh, n, d, group int, p *partial) {
-	k := &s.K
+// batchTokens is the most tokens whose scores one online-softmax update covers (a
+// longer span is one batch of its own): spans are often a cache block of 16
+// tokens, and a softmax update per block and head cost more than its scores.
+const batchTokens = 256
+
+// scoreKeys writes sc[g*ld+i] = q_g · k_i for the span's keys i < s.N of KV head kh
+// and the group query heads sharing it, in one pass over the codes for all group
+// heads (quant.DotRows; a channel codec's blocks are decoded once and scored by
+// quant.MultiDot).
+func scoreKeys(sc []float32, ld int, qh []float32, s *Span, kh, d, group int, p *partial) {
+	k, n := &s.K, s.N
 	switch k.Kind {
 	case F32:
-		quant.MultiDot(sc, n, qh, group, k.F[kh*k.HeadStride:], k.Stride, n, d)
+		quant.MultiDot(sc, ld, qh, group, k.F[kh*k.HeadStride:], k.Stride, n, d)
 	case Rows:
-		base := kh * k.HeadStride
-		t := tileRows(d)
-		for i0 := 0; i0 < n; i0 += t {
-			m := min(t, n-i0)
-			quant.DecodeRows(k.Row, p.tile, k.Bytes[base+i0*k.Stride:], k.Stride, m, d)
-			quant.MultiDot(sc[i0:], n, qh, group, p.tile, d, m, d)
-		}
+		quant.DotRows(k.Row, sc, ld, qh, group, k.Bytes[kh*k.HeadStride:], k.Stride, n, p.tile)
 	case Channel:
 		bb := k.Chan.BlockBytes(k.G, d)
 		base := kh * k.HeadStride
@@ -458,36 +476,22 @@ func scoreKeys(sc, qh []float32, s *Span, kh, n, d, group int, p *partial) {
 			// Block token b is span token j·G + b − Off.
 			b0 := max(0, k.Off-j*k.G)
 			b1 := min(k.G, n+k.Off-j*k.G)
-			quant.MultiDot(sc[j*k.G+b0-k.Off:], n, qh, group, p.tile[b0*d:], d, b1-b0, d)
+			quant.MultiDot(sc[j*k.G+b0-k.Off:], ld, qh, group, p.tile[b0*d:], d, b1-b0, d)
 		}
 	}
 }
 
-// addValues performs acc_g += Σ_i w[g*n+i]·v_i for the span's values of KV head kh:
-// each tile of rows is decoded once and added into all group accumulators in one
-// pass (quant.MultiAxpy).
-func addValues(acc, w []float32, s *Span, kh, n, d, group int, p *partial) {
-	v := &s.V
+// addValues performs acc_g += Σ_i w[g*ld+i]·v_i for the span's values i < s.N of KV
+// head kh, in one pass over the codes for all group heads (quant.AddRows).
+func addValues(acc, w []float32, ld int, s *Span, kh, d, group int, p *partial) {
+	v, n := &s.V, s.N
 	switch v.Kind {
 	case F32:
-		quant.MultiAxpy(acc, w, n, group, v.F[kh*v.HeadStride:], v.Stride, n, d)
+		quant.MultiAxpy(acc, w, ld, group, v.F[kh*v.HeadStride:], v.Stride, n, d)
 	case Rows:
-		base := kh * v.HeadStride
-		t := tileRows(d)
-		for i0 := 0; i0 < n; i0 += t {
-			m := min(t, n-i0)
-			quant.DecodeRows(v.Row, p.tile, v.Bytes[base+i0*v.Stride:], v.Stride, m, d)
-			quant.MultiAxpy(acc, w[i0:], n, group, p.tile, d, m, d)
-		}
+		quant.AddRows(v.Row, acc, w, ld, group, v.Bytes[kh*v.HeadStride:], v.Stride, n, p.tile)
 	}
 }
-
-// tileFloats is the size of the decode tile in float32s (8 KiB: rows decoded once stay
-// in L1 while every query head of the group reads them).
-const tileFloats = 2048
-
-// tileRows is the number of rows of d values per decode tile.
-func tileRows(d int) int { return max(1, tileFloats/d) }
 
 // exp32 is e^x for x ≤ 0 (softmax weights) with a relative error below 2e-7:
 // x = n·ln2 + r with |r| ≤ ln2/2, e^r by its degree-6 Taylor polynomial (error

@@ -32,6 +32,10 @@ type kernelSet struct {
 	// decRows decodes n rows of d values of codec c (one of F32, F16, BF16, Int8,
 	// FP8, Affine; validated): row i at src[i*stride:] into dst[i*d:(i+1)*d].
 	decRows func(c RowCodec, dst []float32, src []byte, stride, n, d int)
+	// dotRows and addRows are fused kernels (decoding and products in one pass) for
+	// the codecs and shapes they report true for; others go through tiles.
+	dotRows func(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int) bool
+	addRows func(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool
 	// decBlock decodes a Channel block of t tokens × d channels (as Channel.Decode);
 	// lo and s are scratch of d values.
 	decBlock func(c Channel, dst []float32, src []byte, t, d int, lo, s []float32)
@@ -43,6 +47,8 @@ var scalarKernels = &kernelSet{
 	multiAxpy: multiAxpyScalar,
 	decRows:   decRowsScalar,
 	decBlock:  decBlockScalar,
+	dotRows:   noFused,
+	addRows:   func(RowCodec, []float32, []float32, int, int, []byte, int, int, int, []float32) bool { return false },
 }
 
 // simdKernels is this build's SIMD kernel set for this CPU, or nil.

@@ -26,6 +26,8 @@ func detectSIMD() *kernelSet {
 		multiAxpy: multiAxpyAVX2,
 		decRows:   decRowsAVX2,
 		decBlock:  decBlockAVX2,
+		dotRows:   fusedDotRows,
+		addRows:   fusedAddRows,
 	}
 }
 
@@ -472,6 +474,132 @@ func decBlockAVX2(c Channel, dst []float32, src []byte, t, d int, lo, s []float3
 				st8(w.AsInt32x8().ConvertToFloat32().Mul(ld8(spp, 4*ch)).Add(ld8(lp, 4*ch)), dp, 4*ch)
 			}
 		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// Fused kernels: decoding and products in one pass over the codes, for the shapes
+// they report true for (the rest goes through tiles). Per-row scales are applied to
+// the row's g scores (dot) or folded into its g weights (add) instead of to every
+// value.
+
+// fusedDotRows is the dotRows kernel of the AVX2 set.
+func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int) bool {
+	if _, ok := c.(Int8); !ok || d%16 != 0 {
+		return false
+	}
+	sb := f32Bits(scores)
+	sp, qp := unsafe.Pointer(&src[0]), unsafe.Pointer(&q[0])
+	qs := uintptr(4 * d)
+	for i := range n {
+		row := unsafe.Add(sp, uintptr(i*stride))
+		s := f16Bits((*[2]byte)(row)[:])
+		j := 0
+		for ; j+4 <= g; j += 4 {
+			var t [4]uint32
+			dotInt8Row(&t, unsafe.Add(qp, uintptr(j)*qs), qs, unsafe.Add(row, 2), uintptr(d), s)
+			sb[j*ld+i], sb[(j+1)*ld+i], sb[(j+2)*ld+i], sb[(j+3)*ld+i] = t[0], t[1], t[2], t[3]
+		}
+		for ; j < g; j++ {
+			var t [4]uint32
+			dotInt8Row(&t, unsafe.Add(qp, uintptr(j)*qs), 0, unsafe.Add(row, 2), uintptr(d), s)
+			sb[j*ld+i] = t[0]
+		}
+	}
+	return true
+}
+
+// dotInt8Row stores to out[k] the bits of s·(q_k · codes) for the 4 queries q_k at
+// q + k·qs bytes (qs 0: one query four times) and the d int8 codes at codes (d a
+// multiple of 16), s being float32 bits.
+//
+//go:noinline
+func dotInt8Row(out *[4]uint32, q unsafe.Pointer, qs uintptr, codes unsafe.Pointer, d uintptr, s uint32) {
+	var a0, a1, a2, a3 archsimd.Float32x8
+	q1 := unsafe.Add(q, qs)
+	q2 := unsafe.Add(q1, qs)
+	q3 := unsafe.Add(q2, qs)
+	for c := uintptr(0); c < d; c += 16 {
+		v := archsimd.LoadInt8x16((*[16]int8)(unsafe.Add(codes, c))).ExtendToInt16()
+		x0 := v.GetLo().ExtendToInt32().ConvertToFloat32()
+		x1 := v.GetHi().ExtendToInt32().ConvertToFloat32()
+		a0 = x1.MulAdd(ld8(q, 4*c+32), x0.MulAdd(ld8(q, 4*c), a0))
+		a1 = x1.MulAdd(ld8(q1, 4*c+32), x0.MulAdd(ld8(q1, 4*c), a1))
+		a2 = x1.MulAdd(ld8(q2, 4*c+32), x0.MulAdd(ld8(q2, 4*c), a2))
+		a3 = x1.MulAdd(ld8(q3, 4*c+32), x0.MulAdd(ld8(q3, 4*c), a3))
+	}
+	sum4(a0, a1, a2, a3).Mul(archsimd.BroadcastUint32x4(s).AsFloat32x4()).AsUint32x4().Store(out)
+	archsimd.ClearAVXUpperBits()
+}
+
+// fusedAddRows is the addRows kernel of the AVX2 set. For Int8 rows it first folds
+// each row's scale into the weights (ws[j·m+i] = w[j·ld+i]·s_i in tmp, m rows at a
+// time), then streams the codes 16 columns at a time into the accumulators of 4
+// queries.
+func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
+	if _, ok := c.(Int8); !ok || d%16 != 0 || len(tmp) < g {
+		return false
+	}
+	ap := unsafe.Pointer(&acc[0])
+	step := len(tmp) / g
+	for i0 := 0; i0 < n; i0 += step {
+		m := min(step, n-i0)
+		ws := tmp[:g*m]
+		for i := range m {
+			s := getF16(src[(i0+i)*stride:])
+			for j := range g {
+				ws[j*m+i] = w[j*ld+i0+i] * s
+			}
+		}
+		sp, wp := unsafe.Pointer(&src[i0*stride+2]), unsafe.Pointer(&ws[0])
+		for c := 0; c < d; c += 16 {
+			j := 0
+			for ; j+4 <= g; j += 4 {
+				addInt8Cols(unsafe.Add(ap, 4*(j*d+c)), uintptr(4*d), unsafe.Add(wp, 4*j*m), uintptr(4*m), unsafe.Add(sp, c), uintptr(stride), m)
+			}
+			for ; j < g; j++ {
+				addInt8Cols(unsafe.Add(ap, 4*(j*d+c)), 0, unsafe.Add(wp, 4*j*m), 0, unsafe.Add(sp, c), uintptr(stride), m)
+			}
+		}
+	}
+	return true
+}
+
+// addInt8Cols adds, for the 4 queries k (accumulators at acc + k·as bytes, weights
+// at w + k·ws bytes; as = ws = 0: one query, applied once), Σ_i w_k[i]·codes_i over
+// 16 columns, row i's codes at codes + i·stride.
+//
+//go:noinline
+func addInt8Cols(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int) {
+	one := as == 0
+	p1, p2, p3 := unsafe.Add(acc, as), unsafe.Add(acc, 2*as), unsafe.Add(acc, 3*as)
+	a00, a01 := ld8(acc, 0), ld8(acc, 32)
+	a10, a11 := ld8(p1, 0), ld8(p1, 32)
+	a20, a21 := ld8(p2, 0), ld8(p2, 32)
+	a30, a31 := ld8(p3, 0), ld8(p3, 32)
+	w1, w2, w3 := unsafe.Add(w, ws), unsafe.Add(w, 2*ws), unsafe.Add(w, 3*ws)
+	for i := range uintptr(n) {
+		v := archsimd.LoadInt8x16((*[16]int8)(unsafe.Add(codes, i*stride))).ExtendToInt16()
+		x0 := v.GetLo().ExtendToInt32().ConvertToFloat32()
+		x1 := v.GetHi().ExtendToInt32().ConvertToFloat32()
+		c := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
+		a00, a01 = x0.MulAdd(c, a00), x1.MulAdd(c, a01)
+		c = bcast(*(*uint32)(unsafe.Add(w1, 4*i)))
+		a10, a11 = x0.MulAdd(c, a10), x1.MulAdd(c, a11)
+		c = bcast(*(*uint32)(unsafe.Add(w2, 4*i)))
+		a20, a21 = x0.MulAdd(c, a20), x1.MulAdd(c, a21)
+		c = bcast(*(*uint32)(unsafe.Add(w3, 4*i)))
+		a30, a31 = x0.MulAdd(c, a30), x1.MulAdd(c, a31)
+	}
+	a00.Store((*[8]float32)(acc))
+	a01.Store((*[8]float32)(unsafe.Add(acc, 32)))
+	if !one {
+		a10.Store((*[8]float32)(p1))
+		a11.Store((*[8]float32)(unsafe.Add(p1, 32)))
+		a20.Store((*[8]float32)(p2))
+		a21.Store((*[8]float32)(unsafe.Add(p2, 32)))
+		a30.Store((*[8]float32)(p3))
+		a31.Store((*[8]float32)(unsafe.Add(p3, 32)))
 	}
 	archsimd.ClearAVXUpperBits()
 }

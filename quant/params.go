@@ -135,30 +135,34 @@ func reciprocal(s float32) float32 {
 
 // f16Bits returns the float32 bits of the little-endian binary16 at b[0:2], exactly
 // as math.Float32bits(getF16(b)), using integer operations only (vector kernels use
-// it to broadcast parameters without scalar float code). Normal values take the
-// inlined path: the exponent rebiased from 15 to 127.
+// it to broadcast parameters without scalar float code) and small enough to inline:
+// the magnitude bits shifted into float32 position plus an exponent rebias by table
+// (112 for normals, 224 for Inf and NaN), subnormals by table.
 func f16Bits(b []byte) uint32 {
 	h := uint32(binary.LittleEndian.Uint16(b))
-	if h&0x7c00-0x400 < 0x7800 { // exponent 1..30
-		return (h&0x8000)<<16 + (h&0x7fff)<<13 + 112<<23
+	e := h >> 10 & 31
+	v := (h&0x7fff)<<13 + f16Rebias[e]
+	if e == 0 {
+		v = f16Subnormal[h&0x3ff]
 	}
-	return f16BitsSlow(h)
+	return v | (h&0x8000)<<16
 }
 
-// f16BitsSlow is f16Bits for zero, subnormals, infinities and NaN.
-func f16BitsSlow(h uint32) uint32 {
-	sign := (h & 0x8000) << 16
-	e := h >> 10 & 0x1f
-	m := h & 0x3ff
-	switch {
-	case e == 0x1f:
-		return sign | 0x7f800000 | m<<13
-	case e != 0:
-		return sign | (e+112)<<23 | m<<13
-	case m == 0:
-		return sign
+// f16Rebias[e] turns a binary16 exponent e, shifted into float32 position, into the
+// float32 exponent: +112 for normals (bias 15 → 127), +224 for 31 (Inf, NaN → 255).
+var f16Rebias = func() (t [32]uint32) {
+	for e := 1; e < 31; e++ {
+		t[e] = 112 << 23
 	}
-	// Subnormal m·2⁻²⁴: normalize so that bit 10 is set.
-	s := uint32(bits.LeadingZeros32(m) - 21)
-	return sign | (113-s)<<23 | (m<<s&0x3ff)<<13
-}
+	t[31] = 224 << 23
+	return t
+}()
+
+// f16Subnormal[m] is the float32 bits of the binary16 subnormal m·2⁻²⁴ (m = 0: +0).
+var f16Subnormal = func() (t [1024]uint32) {
+	for m := 1; m < 1024; m++ {
+		s := uint32(bits.LeadingZeros32(uint32(m)) - 21) // normalize so that bit 10 is set
+		t[m] = (113-s)<<23 | (uint32(m)<<s&0x3ff)<<13
+	}
+	return t
+}()
