@@ -11,12 +11,11 @@ import (
 
 // fixture is a small multi-layer store with a random history to feed it.
 type fixture struct {
-	st             *Store
-	heads, kvh, d  int
-	layers         int
-	k, v, q        [][][]float32 // [layer][position] rows
-	r              *rand.Rand
-	defaultHistory int
+	st            *Store
+	heads, kvh, d int
+	layers        int
+	k, v, q       [][][]float32 // [layer][position] rows
+	r             *rand.Rand
 }
 
 func newFixture(t *testing.T, spec string, layers, heads, kvh, d, n int, budget int64) *fixture {

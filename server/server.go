@@ -94,7 +94,6 @@ type Server struct {
 	httpSrvs []*http.Server
 
 	ready atomic.Bool
-	ids   atomic.Uint64
 }
 
 // New returns a server without a model: /health answers 503 and completion routes
