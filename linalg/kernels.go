@@ -18,8 +18,12 @@ type kernelSet struct {
 	widenF16 func(dst []float32, src []byte)
 	// dotQ8 returns Σ_b d_w(b)·xd[b]·Σ_j w_q(b,j)·xq[32b+j] over the len(xd) Q8_0 blocks of w.
 	dotQ8 func(w []byte, xq []int8, xd []float32) float32
-	// dotQ8Prefetches reports that dotQ8 prefetches weight bytes ahead of the row it
-	// multiplies (into the rows that follow it in memory).
+	// dotQ8Rows writes to out[r] the dotQ8 of the row w[r·rowBytes:] with the same
+	// activations, for r < len(out).
+	dotQ8Rows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32)
+	// dotQ8Prefetches reports that dotQ8Rows prefetches weight bytes ahead of the row it
+	// multiplies (into the rows that follow it in memory): decode then multiplies a whole
+	// chunk of rows with one dotQ8Rows call.
 	dotQ8Prefetches bool
 	// dotQ4 is dotQ8 for Q4_0 weight blocks.
 	dotQ4 func(w []byte, xq []int8, xd []float32) float32
@@ -44,19 +48,20 @@ type kernelSet struct {
 }
 
 var scalarKernels = &kernelSet{
-	name:     "scalar",
-	dotF32:   dotF32Scalar,
-	dotF16:   dotF16Scalar,
-	widenF16: widenF16Scalar,
-	dotQ8:    dotQ8Scalar,
-	dotQ4:    dotQ4Scalar,
-	dotQ4K:   dotQ4KScalar,
-	dotQ6K:   dotQ6KScalar,
-	dotQ8x4:  dotQ8x4Scalar,
-	dotQ4x4:  dotQ4x4Scalar,
-	axpy:     axpyScalar,
-	siluMul:  siluMulScalar,
-	quantQ8:  quantQ8Scalar,
+	name:      "scalar",
+	dotF32:    dotF32Scalar,
+	dotF16:    dotF16Scalar,
+	widenF16:  widenF16Scalar,
+	dotQ8:     dotQ8Scalar,
+	dotQ8Rows: dotQ8RowsScalar,
+	dotQ4:     dotQ4Scalar,
+	dotQ4K:    dotQ4KScalar,
+	dotQ6K:    dotQ6KScalar,
+	dotQ8x4:   dotQ8x4Scalar,
+	dotQ4x4:   dotQ4x4Scalar,
+	axpy:      axpyScalar,
+	siluMul:   siluMulScalar,
+	quantQ8:   quantQ8Scalar,
 }
 
 // simdKernels is the SIMD kernel set of this build for this CPU, or nil when there is none
@@ -155,6 +160,14 @@ func dotQ8Scalar(w []byte, xq []int8, xd []float32) float32 {
 			float32(dotCodes8((*[q8BlockBytes]byte)(w[b*q8BlockBytes:]), (*[blockElems]int8)(xq[b*blockElems:])))
 	}
 	return s
+}
+
+// dotQ8RowsScalar is the reference for dotQ8Rows: dotQ8Scalar of each row.
+func dotQ8RowsScalar(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	rb := len(xd) * q8BlockBytes
+	for r := range out {
+		out[r] = dotQ8Scalar(w[r*rowBytes:r*rowBytes+rb], xq, xd)
+	}
 }
 
 // dotCodes8 returns Σ_j int8(blk[2+j])·q[j], exactly, in four partial sums.

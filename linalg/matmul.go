@@ -304,24 +304,30 @@ func (p *product) chunkF16(r0, r1 int) {
 }
 
 func (p *product) chunkQ8(r0, r1 int) {
-	p.chunkQuant(r0, r1, p.k.dotQ8, p.k.dotQ8x4, p.k.dotQ8Prefetches)
+	if p.n == 1 && p.k.dotQ8Prefetches {
+		// The whole chunk in one kernel call: rows of llama-size matrices take ~50 ns
+		// each, so a Go call per row costs several percent.
+		nb := p.w.Cols / blockElems
+		p.k.dotQ8Rows(p.out[r0:r1], p.w.Data[r0*p.rb:r1*p.rb], p.rb, p.xq[:p.w.Cols], p.xd[:nb])
+		return
+	}
+	p.chunkQuant(r0, r1, p.k.dotQ8, p.k.dotQ8x4)
 }
-func (p *product) chunkQ4(r0, r1 int) { p.chunkQuant(r0, r1, p.k.dotQ4, p.k.dotQ4x4, false) }
+func (p *product) chunkQ4(r0, r1 int) { p.chunkQuant(r0, r1, p.k.dotQ4, p.k.dotQ4x4) }
 
 // chunkQuant multiplies rows [r0, r1) of a Q8_0 or Q4_0 matrix: for one token one dot per
 // row, rows in order (a single sequential stream: computing 4 rows per pass, sharing the
 // activation loads, is faster from cache but streams slower from memory on the AMD Zen 3
 // this was tuned on, 11 vs 8 ms per llama-134m pass on one thread); for more tokens, each
-// row against 4 tokens per dot4 call. dotPrefetches tells that dot prefetches the weights
-// ahead of itself, so the rows need not be prefetched here.
+// row against 4 tokens per dot4 call.
 func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) float32,
-	dot4 func(*[4]float32, []byte, []int8, []float32), dotPrefetches bool) {
+	dot4 func(*[4]float32, []byte, []int8, []float32)) {
 	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
 	nb := cols / blockElems
 	if p.n == 1 { // decode
 		w, xq, xd := p.w.Data[:r1*rb], p.xq[:cols], p.xd[:nb]
 		for r := r0; r < r1; r++ {
-			if !dotPrefetches && r+prefetchRows < r1 {
+			if r+prefetchRows < r1 {
 				prefetch(&w[(r+prefetchRows)*rb], rb)
 			}
 			p.out[r] = dot(w[r*rb:(r+1)*rb], xq, xd)

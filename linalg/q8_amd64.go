@@ -12,6 +12,12 @@ package linalg
 //go:noescape
 func q8Dot1(w *byte, xq *int8, xd *float32, nb int) float32
 
+// q8DotRows writes to out[r] the dot of the Q8_0 row of nb blocks at w+r·rowBytes with xq
+// and xd, for r < rows.
+//
+//go:noescape
+func q8DotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, nb int)
+
 // q8Dot4Tok writes to out[t] the dot of the Q8_0 row of nb blocks at w with token t of
 // the 4 tokens interleaved in xi (128·nb codes) and xs (8·nb scales) by interleave4.
 //
@@ -27,6 +33,21 @@ func dotQ8F16C(w []byte, xq []int8, xd []float32) float32 {
 	_ = w[nb*q8BlockBytes-1]
 	_ = xq[nb*blockElems-1]
 	return q8Dot1(&w[0], &xq[0], &xd[0], nb)
+}
+
+// dotQ8RowsF16C is dotQ8RowsScalar.
+func dotQ8RowsF16C(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	nb := len(xd)
+	if len(out) == 0 {
+		return
+	}
+	if nb == 0 {
+		clear(out)
+		return
+	}
+	_ = w[(len(out)-1)*rowBytes+nb*q8BlockBytes-1]
+	_ = xq[nb*blockElems-1]
+	q8DotRows(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], nb)
 }
 
 // dotQ8x4F16C is dotQ8x4Scalar.

@@ -81,6 +81,66 @@ d1done:
 	MOVSS        X0, ret+32(FP)
 	RET
 
+// func q8DotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, nb int)
+// out[r] = the q8Dot1 sum of the row at w+r·rowBytes, for r < rows: the rows one after
+// the other in memory order (one sequential stream, prefetched ahead as in q8Dot1), without
+// a call per row.
+TEXT ·q8DotRows(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), AX
+	MOVQ w+8(FP), R10
+	MOVQ rows+24(FP), R11
+	ONES16
+
+rrow:
+	TESTQ R11, R11
+	JE    rdone
+	MOVQ  R10, R8
+	MOVQ  xq+32(FP), DI
+	MOVQ  xd+40(FP), BX
+	MOVQ  nb+48(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+rloop2:
+	CMPQ         CX, $2
+	JB           rtail
+	PREFETCHT0   q8PrefetchAhead(R8)
+	VMOVDQU      (DI), Y4
+	VBROADCASTSS (BX), Y5
+	ROWBLOCK(R8, Y0, Y6, Y7, Y8)
+	VMOVDQU      32(DI), Y4
+	VBROADCASTSS 4(BX), Y5
+	LEAQ         34(R8), R9
+	ROWBLOCK(R9, Y1, Y9, Y10, Y11)
+	ADDQ         $68, R8
+	ADDQ         $64, DI
+	ADDQ         $8, BX
+	SUBQ         $2, CX
+	JMP          rloop2
+
+rtail:
+	TESTQ        CX, CX
+	JE           rsum
+	VMOVDQU      (DI), Y4
+	VBROADCASTSS (BX), Y5
+	ROWBLOCK(R8, Y0, Y6, Y7, Y8)
+
+rsum:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $4, AX
+	ADDQ         rowBytes+16(FP), R10
+	DECQ         R11
+	JMP          rrow
+
+rdone:
+	VZEROUPPER
+	RET
+
 // TOKEN computes the 8 int32 partial sums of one token's block (codes at off(DI)) against
 // the weight block in Y6 (codes) and Y7 (their absolute values), into dst.
 #define TOKEN(off, dst) \

@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestQ8KernelTwins checks every kernel set's Q8_0 dot kernels (one row, one row against
-// 4 interleaved tokens) against the scalar reference on
+// TestQ8KernelTwins checks every kernel set's Q8_0 dot kernels (one row, consecutive rows
+// in one call, one row against 4 interleaved tokens) against the scalar reference on
 // random blocks with codes over the whole int8 range, for block counts that exercise the
 // unrolled loops and their tails. Rows are cut to their exact length, so a kernel that
 // reads past its row fails the slice bounds of its wrapper.
@@ -45,8 +45,13 @@ func TestQ8KernelTwins(t *testing.T) {
 		}
 		for _, k := range kernelModes(t) {
 			t.Run(fmt.Sprintf("%s/nb=%d", k.name, nb), func(t *testing.T) {
+				var gotRows [4]float32
+				k.dotQ8Rows(gotRows[:], w, stride, xq[:cols], xd[:nb])
 				for ri := 0; ri < 4; ri++ {
 					want := scalarKernels.dotQ8(row(ri), xq[:cols], xd[:nb])
+					if d := math.Abs(float64(gotRows[ri] - want)); d > tol(ri, 0) {
+						t.Errorf("dotQ8Rows row %d = %v, scalar %v", ri, gotRows[ri], want)
+					}
 					if got := k.dotQ8(row(ri), xq[:cols], xd[:nb]); math.Abs(float64(got-want)) > tol(ri, 0) {
 						t.Errorf("dotQ8 row %d = %v, scalar %v", ri, got, want)
 					}

@@ -19,26 +19,27 @@ func detectSIMD() *kernelSet {
 		return nil
 	}
 	k := &kernelSet{
-		name:     "avx2",
-		dotF32:   dotF32AVX2,
-		dotF16:   dotF16AVX2,
-		widenF16: widenF16AVX2,
-		dotQ8:    dotQ8AVX2,
-		dotQ4:    dotQ4AVX2,
-		dotQ4K:   dotQ4KAVX2,
-		dotQ6K:   dotQ6KAVX2,
-		dotQ8x4:  dotQ8x4AVX2,
-		dotQ4x4:  dotQ4x4AVX2,
-		axpy:     axpyAVX2,
-		siluMul:  siluMulAVX2,
-		quantQ8:  quantQ8AVX2,
+		name:      "avx2",
+		dotF32:    dotF32AVX2,
+		dotF16:    dotF16AVX2,
+		widenF16:  widenF16AVX2,
+		dotQ8:     dotQ8AVX2,
+		dotQ8Rows: dotQ8RowsAVX2,
+		dotQ4:     dotQ4AVX2,
+		dotQ4K:    dotQ4KAVX2,
+		dotQ6K:    dotQ6KAVX2,
+		dotQ8x4:   dotQ8x4AVX2,
+		dotQ4x4:   dotQ4x4AVX2,
+		axpy:      axpyAVX2,
+		siluMul:   siluMulAVX2,
+		quantQ8:   quantQ8AVX2,
 	}
 	if hasF16C() {
 		plain := *k
 		plain.name = "avx2-nof16c"
 		alternateKernels = append(alternateKernels, &plain)
 		k.dotF16, k.widenF16 = dotF16F16C, widenF16F16C
-		k.dotQ8, k.dotQ8x4, k.dotQ8Prefetches = dotQ8F16C, dotQ8x4F16C, true
+		k.dotQ8, k.dotQ8Rows, k.dotQ8x4, k.dotQ8Prefetches = dotQ8F16C, dotQ8RowsF16C, dotQ8x4F16C, true
 	}
 	return k
 }
@@ -225,6 +226,14 @@ func dotQ8AVX2(w []byte, xq []int8, xd []float32) float32 {
 		s0 = p.MulAdd(scale(blk[0:2], xdBits[i:i+1]), s0)
 	}
 	return hsum(s0)
+}
+
+// dotQ8RowsAVX2 is dotQ8RowsScalar: dotQ8AVX2 of each row.
+func dotQ8RowsAVX2(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	rb := len(xd) * q8BlockBytes
+	for r := range out {
+		out[r] = dotQ8AVX2(w[r*rowBytes:r*rowBytes+rb], xq, xd)
+	}
 }
 
 // step4 returns acc + the block of weight codes wv (binary16 scale bytes h0, h1) dotted
