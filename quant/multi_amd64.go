@@ -60,15 +60,29 @@ func sum4(a0, a1, a2, a3 archsimd.Float32x8) archsimd.Float32x4 {
 //
 //go:noinline
 func dot4rows(out *[4]uint32, q, p0, p1, p2, p3 unsafe.Pointer, end uintptr) {
-	var a0, a1, a2, a3 archsimd.Float32x8
-	for c := uintptr(0); c < end; c += 32 {
+	// Two accumulators per row (even and odd chunks): with one, the loop waits on
+	// the FMA latency instead of issuing FMAs back to back.
+	var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float32x8
+	c := uintptr(0)
+	for ; c+64 <= end; c += 64 {
+		qv, qw := ld8(q, c), ld8(q, c+32)
+		a0 = ld8(p0, c).MulAdd(qv, a0)
+		a1 = ld8(p1, c).MulAdd(qv, a1)
+		a2 = ld8(p2, c).MulAdd(qv, a2)
+		a3 = ld8(p3, c).MulAdd(qv, a3)
+		b0 = ld8(p0, c+32).MulAdd(qw, b0)
+		b1 = ld8(p1, c+32).MulAdd(qw, b1)
+		b2 = ld8(p2, c+32).MulAdd(qw, b2)
+		b3 = ld8(p3, c+32).MulAdd(qw, b3)
+	}
+	if c < end {
 		qv := ld8(q, c)
 		a0 = ld8(p0, c).MulAdd(qv, a0)
 		a1 = ld8(p1, c).MulAdd(qv, a1)
 		a2 = ld8(p2, c).MulAdd(qv, a2)
 		a3 = ld8(p3, c).MulAdd(qv, a3)
 	}
-	sum4(a0, a1, a2, a3).AsUint32x4().Store(out)
+	sum4(a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3)).AsUint32x4().Store(out)
 }
 
 // multiDotAVX2 is multiDotScalar for d a multiple of 8: per query, 4 rows at a time
@@ -515,7 +529,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 //
 //go:noinline
 func dotInt8Row(out *[4]uint32, q unsafe.Pointer, qs uintptr, codes unsafe.Pointer, d uintptr, s uint32) {
-	var a0, a1, a2, a3 archsimd.Float32x8
+	var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float32x8 // two chains per query (FMA latency)
 	q1 := unsafe.Add(q, qs)
 	q2 := unsafe.Add(q1, qs)
 	q3 := unsafe.Add(q2, qs)
@@ -523,11 +537,12 @@ func dotInt8Row(out *[4]uint32, q unsafe.Pointer, qs uintptr, codes unsafe.Point
 		v := archsimd.LoadInt8x16((*[16]int8)(unsafe.Add(codes, c))).ExtendToInt16()
 		x0 := v.GetLo().ExtendToInt32().ConvertToFloat32()
 		x1 := v.GetHi().ExtendToInt32().ConvertToFloat32()
-		a0 = x1.MulAdd(ld8(q, 4*c+32), x0.MulAdd(ld8(q, 4*c), a0))
-		a1 = x1.MulAdd(ld8(q1, 4*c+32), x0.MulAdd(ld8(q1, 4*c), a1))
-		a2 = x1.MulAdd(ld8(q2, 4*c+32), x0.MulAdd(ld8(q2, 4*c), a2))
-		a3 = x1.MulAdd(ld8(q3, 4*c+32), x0.MulAdd(ld8(q3, 4*c), a3))
+		a0, b0 = x0.MulAdd(ld8(q, 4*c), a0), x1.MulAdd(ld8(q, 4*c+32), b0)
+		a1, b1 = x0.MulAdd(ld8(q1, 4*c), a1), x1.MulAdd(ld8(q1, 4*c+32), b1)
+		a2, b2 = x0.MulAdd(ld8(q2, 4*c), a2), x1.MulAdd(ld8(q2, 4*c+32), b2)
+		a3, b3 = x0.MulAdd(ld8(q3, 4*c), a3), x1.MulAdd(ld8(q3, 4*c+32), b3)
 	}
+	a0, a1, a2, a3 = a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3)
 	sum4(a0, a1, a2, a3).Mul(archsimd.BroadcastUint32x4(s).AsFloat32x4()).AsUint32x4().Store(out)
 	archsimd.ClearAVXUpperBits()
 }

@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -43,4 +44,48 @@ func BenchmarkMultiKernels(b *testing.B) {
 			MultiAxpy(acc, w, n, g, x, d, n, d)
 		}
 	})
+}
+
+// BenchmarkRows times DotRows + AddRows (one key pass and one value pass of decode
+// attention) over n rows of 64 values for 4 query heads, per codec and kernel set
+// ("tiled" is the AVX2 set without its fused kernels). Bytes are the encoded rows.
+//
+//	go test ./quant -run '^$' -bench Rows -benchtime=200ms
+func BenchmarkRows(b *testing.B) {
+	const d, g = 64, 4
+	sets := kernelSets()
+	if simdKernels != nil {
+		tiled := *simdKernels
+		tiled.name = "tiled"
+		tiled.dotRows = noFused
+		tiled.addRows = scalarKernels.addRows
+		sets = append(sets, &tiled)
+	}
+	prev := active.Load()
+	defer active.Store(prev)
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []RowCodec{F32{}, F16{}, BF16{}, Int8{}, FP8{Format: E4M3}, Affine{Bits: 4, Group: 32}, Affine{Bits: 2, Group: 32}} {
+		for _, n := range []int{16, 256} {
+			rb := c.RowBytes(d)
+			src := make([]byte, n*rb)
+			for i := range n {
+				c.Encode(src[i*rb:(i+1)*rb], gaussRow(r, d, 1))
+			}
+			q := gaussRow(r, g*d, 1)
+			w := gaussRow(r, g*n, 1)
+			scores := make([]float32, g*n)
+			acc := make([]float32, g*d)
+			tmp := make([]float32, ScratchFloats(d))
+			for _, k := range sets {
+				b.Run(fmt.Sprintf("%s/n=%d/%s", c.Name(), n, k.name), func(b *testing.B) {
+					active.Store(k)
+					b.SetBytes(int64(len(src)))
+					for b.Loop() {
+						DotRows(c, scores, n, q, g, src, rb, n, tmp)
+						AddRows(c, acc, w, n, g, src, rb, n, tmp)
+					}
+				})
+			}
+		}
+	}
 }
