@@ -36,6 +36,10 @@ type kernelSet struct {
 	// codes and xs their scales, both interleaved by block (see interleave4); out[t] is
 	// token t's result.
 	dotQ8x4 func(out *[4]float32, w []byte, xi []int8, xs []float32)
+	// dotQ8x4N is dotQ8x4 of one weight row against groups consecutive 4-token groups
+	// (xi and xs hold groups interleaved groups of len(xs)/(8·groups) blocks each), token
+	// 4g+t's result stored at out[(4g+t)·rows].
+	dotQ8x4N func(out []float32, rows int, w []byte, xi []int8, xs []float32, groups int)
 	// dotQ4x4 is dotQ8x4 for Q4_0 weight blocks.
 	dotQ4x4 func(out *[4]float32, w []byte, xi []int8, xs []float32)
 	// siluMul does g[i] = g[i]/(1+e^−g[i])·u[i], len(g) == len(u).
@@ -58,6 +62,7 @@ var scalarKernels = &kernelSet{
 	dotQ4K:    dotQ4KScalar,
 	dotQ6K:    dotQ6KScalar,
 	dotQ8x4:   dotQ8x4Scalar,
+	dotQ8x4N:  dotQ8x4NScalar,
 	dotQ4x4:   dotQ4x4Scalar,
 	axpy:      axpyScalar,
 	siluMul:   siluMulScalar,
@@ -331,6 +336,27 @@ func interleave4(xi []int8, xs []float32, xq []int8, xd []float32) {
 			copy(xi[128*b+32*t:128*b+32*t+32], q[b*blockElems:(b+1)*blockElems])
 			xs[8*b+t] = d
 			xs[8*b+4+t] = d
+		}
+	}
+}
+
+// dotQ8x4NScalar is the reference for dotQ8x4N: dotQ8x4Scalar per group.
+func dotQ8x4NScalar(out []float32, rows int, w []byte, xi []int8, xs []float32, groups int) {
+	dot4xN(dotQ8x4Scalar, out, rows, w, xi, xs, groups)
+}
+
+// dot4xN runs dot4 per 4-token group, storing as dotQ8x4N does.
+func dot4xN(dot4 func(*[4]float32, []byte, []int8, []float32), out []float32, rows int, w []byte,
+	xi []int8, xs []float32, groups int) {
+	if groups == 0 {
+		return
+	}
+	nb := len(xs) / (8 * groups)
+	var res [4]float32
+	for g := 0; g < groups; g++ {
+		dot4(&res, w, xi[g*4*nb*blockElems:(g+1)*4*nb*blockElems], xs[g*8*nb:(g+1)*8*nb])
+		for t, v := range res {
+			out[(4*g+t)*rows] = v
 		}
 	}
 }

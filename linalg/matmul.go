@@ -311,17 +311,19 @@ func (p *product) chunkQ8(r0, r1 int) {
 		p.k.dotQ8Rows(p.out[r0:r1], p.w.Data[r0*p.rb:r1*p.rb], p.rb, p.xq[:p.w.Cols], p.xd[:nb])
 		return
 	}
-	p.chunkQuant(r0, r1, p.k.dotQ8, p.k.dotQ8x4)
+	p.chunkQuant(r0, r1, p.k.dotQ8, p.k.dotQ8x4, p.k.dotQ8x4N)
 }
-func (p *product) chunkQ4(r0, r1 int) { p.chunkQuant(r0, r1, p.k.dotQ4, p.k.dotQ4x4) }
+func (p *product) chunkQ4(r0, r1 int) { p.chunkQuant(r0, r1, p.k.dotQ4, p.k.dotQ4x4, nil) }
 
 // chunkQuant multiplies rows [r0, r1) of a Q8_0 or Q4_0 matrix: for one token one dot per
 // row, rows in order (a single sequential stream: computing 4 rows per pass, sharing the
 // activation loads, is faster from cache but streams slower from memory on the AMD Zen 3
 // this was tuned on, 11 vs 8 ms per llama-134m pass on one thread); for more tokens, each
-// row against 4 tokens per dot4 call.
+// row against 4 tokens per dot4 call, or against all the 4-token groups of a token block
+// in one dot4N call when the type has one.
 func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) float32,
-	dot4 func(*[4]float32, []byte, []int8, []float32)) {
+	dot4 func(*[4]float32, []byte, []int8, []float32),
+	dot4N func([]float32, int, []byte, []int8, []float32, int)) {
 	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
 	nb := cols / blockElems
 	if p.n == 1 { // decode
@@ -343,6 +345,11 @@ func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) flo
 				prefetch(&p.w.Data[(r+prefetchRows)*rb], rb)
 			}
 			t := t0
+			if dot4N != nil && t1-t0 >= 4 {
+				g := (t1 - t0) / 4
+				dot4N(p.out[t0*rows+r:], rows, row, p.xi[t0*cols:(t0+4*g)*cols], p.xs[2*t0*nb:2*(t0+4*g)*nb], g)
+				t += 4 * g
+			}
 			for ; t+4 <= t1; t += 4 {
 				dot4(&res, row, p.xi[t*cols:(t+4)*cols], p.xs[2*t*nb:2*(t+4)*nb])
 				p.out[t*rows+r] = res[0]

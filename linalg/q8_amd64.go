@@ -35,6 +35,12 @@ func dotQ8F16C(w []byte, xq []int8, xd []float32) float32 {
 	return q8Dot1(&w[0], &xq[0], &xd[0], nb)
 }
 
+// q8Dot4TokN computes the q8Dot4Tok sums of the row at w for groups consecutive 4-token
+// groups of xi and xs, storing token 4g+t's result at out[(4g+t)·rows].
+//
+//go:noescape
+func q8Dot4TokN(out *float32, rows int, w *byte, xi *int8, xs *float32, nb, groups int)
+
 // dotQ8RowsF16C is dotQ8RowsScalar.
 func dotQ8RowsF16C(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
 	nb := len(xd)
@@ -60,4 +66,22 @@ func dotQ8x4F16C(out *[4]float32, w []byte, xi []int8, xs []float32) {
 	_ = w[nb*q8BlockBytes-1]
 	_ = xi[nb*4*blockElems-1]
 	q8Dot4Tok(out, &w[0], &xi[0], &xs[0], nb)
+}
+
+// dotQ8x4NF16C is dotQ8x4NScalar.
+func dotQ8x4NF16C(out []float32, rows int, w []byte, xi []int8, xs []float32, groups int) {
+	if groups == 0 {
+		return
+	}
+	nb := len(xs) / (8 * groups)
+	if nb == 0 {
+		for i := 0; i < 4*groups; i++ {
+			out[i*rows] = 0
+		}
+		return
+	}
+	_ = out[(4*groups-1)*rows]
+	_ = w[nb*q8BlockBytes-1]
+	_ = xi[groups*nb*4*blockElems-1]
+	q8Dot4TokN(&out[0], rows, &w[0], &xi[0], &xs[0], nb, groups)
 }

@@ -214,3 +214,76 @@ t4done:
 	VMOVUPS      X0, (AX)
 	VZEROUPPER
 	RET
+
+// TOK4BLOCK accumulates one weight block at SI against the 4 tokens' codes at DI and
+// scales at BX into acc (lanes t and 4+t: token t), then steps SI, DI and BX to the next
+// block.
+#define TOK4BLOCK(acc) \
+	VMOVDQU      2(SI), Y6 \
+	VPSIGNB      Y6, Y6, Y7 \
+	TOKEN(0, Y8) \
+	TOKEN(32, Y9) \
+	TOKEN(64, Y10) \
+	TOKEN(96, Y11) \
+	VPHADDD      Y9, Y8, Y8 \
+	VPHADDD      Y11, Y10, Y10 \
+	VPHADDD      Y10, Y8, Y8 \
+	VCVTDQ2PS    Y8, Y8 \
+	VPBROADCASTW (SI), X12 \
+	VCVTPH2PS    X12, Y12 \
+	VMULPS       (BX), Y12, Y12 \
+	VFMADD231PS  Y12, Y8, acc \
+	ADDQ         $34, SI \
+	ADDQ         $128, DI \
+	ADDQ         $32, BX
+
+// func q8Dot4TokN(out *float32, rows int, w *byte, xi *int8, xs *float32, nb, groups int)
+// The q8Dot4Tok sums of one row against groups consecutive 4-token groups (group g's codes
+// at xi[128·nb·g:], scales at xs[8·nb·g:]), token 4g+t's result stored at out[(4g+t)·rows]:
+// the row stays in L1 while the tokens stream past it, without a call per group.
+TEXT ·q8Dot4TokN(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), AX
+	MOVQ rows+8(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R12
+	MOVQ xi+24(FP), DI
+	MOVQ xs+32(FP), BX
+	MOVQ groups+48(FP), R11
+	ONES16
+
+ngroup:
+	TESTQ  R11, R11
+	JE     ndone
+	MOVQ   w+16(FP), SI
+	MOVQ   nb+40(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+nloop:
+	CMPQ CX, $2
+	JB   ntail
+	TOK4BLOCK(Y0)
+	TOK4BLOCK(Y1)
+	SUBQ $2, CX
+	JMP  nloop
+
+ntail:
+	TESTQ CX, CX
+	JE    nsum
+	TOK4BLOCK(Y0)
+
+nsum:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTPS   $1, X0, (AX)(DX*1)
+	VEXTRACTPS   $2, X0, (AX)(DX*2)
+	VEXTRACTPS   $3, X0, (AX)(R12*1)
+	LEAQ         (AX)(DX*4), AX
+	DECQ         R11
+	JMP          ngroup
+
+ndone:
+	VZEROUPPER
+	RET

@@ -56,6 +56,30 @@ func TestQ8KernelTwins(t *testing.T) {
 						t.Errorf("dotQ8 row %d = %v, scalar %v", ri, got, want)
 					}
 				}
+				// dotQ8x4N over 3 groups: the 4 tokens repeated, results every rows values.
+				const rows, groups = 5, 3
+				xiN, xsN := make([]int8, 0, groups*len(xi)), make([]float32, 0, groups*len(xs))
+				for range groups {
+					xiN, xsN = append(xiN, xi...), append(xsN, xs...)
+				}
+				outN := make([]float32, 4*groups*rows)
+				for i := range outN {
+					outN[i] = -1
+				}
+				k.dotQ8x4N(outN[2:], rows, row(2), xiN, xsN, groups)
+				for i, v := range outN {
+					tok, ok := (i-2)/rows, (i-2)%rows == 0 && i >= 2
+					if !ok {
+						if v != -1 {
+							t.Errorf("dotQ8x4N wrote out[%d] = %v, outside its results", i, v)
+						}
+						continue
+					}
+					want := scalarKernels.dotQ8(row(2), xq[tok%4*cols:(tok%4+1)*cols], xd[tok%4*nb:(tok%4+1)*nb])
+					if d := math.Abs(float64(v - want)); d > tol(2, tok%4) {
+						t.Errorf("dotQ8x4N token %d = %v, scalar %v", tok, v, want)
+					}
+				}
 				var gotT [4]float32
 				k.dotQ8x4(&gotT, row(1), xi, xs)
 				for tok := 0; tok < 4; tok++ {

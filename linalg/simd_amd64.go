@@ -29,6 +29,7 @@ func detectSIMD() *kernelSet {
 		dotQ4K:    dotQ4KAVX2,
 		dotQ6K:    dotQ6KAVX2,
 		dotQ8x4:   dotQ8x4AVX2,
+		dotQ8x4N:  dotQ8x4NAVX2,
 		dotQ4x4:   dotQ4x4AVX2,
 		axpy:      axpyAVX2,
 		siluMul:   siluMulAVX2,
@@ -40,6 +41,7 @@ func detectSIMD() *kernelSet {
 		alternateKernels = append(alternateKernels, &plain)
 		k.dotF16, k.widenF16 = dotF16F16C, widenF16F16C
 		k.dotQ8, k.dotQ8Rows, k.dotQ8x4, k.dotQ8Prefetches = dotQ8F16C, dotQ8RowsF16C, dotQ8x4F16C, true
+		k.dotQ8x4N = dotQ8x4NF16C
 	}
 	return k
 }
@@ -234,6 +236,11 @@ func dotQ8RowsAVX2(out []float32, w []byte, rowBytes int, xq []int8, xd []float3
 	for r := range out {
 		out[r] = dotQ8AVX2(w[r*rowBytes:r*rowBytes+rb], xq, xd)
 	}
+}
+
+// dotQ8x4NAVX2 is dotQ8x4NScalar: dotQ8x4AVX2 per group.
+func dotQ8x4NAVX2(out []float32, rows int, w []byte, xi []int8, xs []float32, groups int) {
+	dot4xN(dotQ8x4AVX2, out, rows, w, xi, xs, groups)
 }
 
 // step4 returns acc + the block of weight codes wv (binary16 scale bytes h0, h1) dotted
