@@ -1,15 +1,24 @@
 // Package attn computes attention directly over a KV cache's stored bytes: keys and
-// values are read in place through the codecs' Dot and AddScaled (scales and zeros
-// folded into the query or the softmax weights), never through a dequantized copy of
-// the history. It knows nothing of how the bytes are allocated: the caller describes
-// a query's history as a list of spans, each a run of consecutive positions whose
-// keys and values are stored one way.
+// values are read in place through the codecs' batched kernels (quant.DotRows,
+// quant.AddRows; scales and zeros applied to the scores or folded into the softmax
+// weights), never through a dequantized copy of the history. It knows nothing of how
+// the bytes are allocated: the caller describes a query's history as a list of
+// spans, each a run of consecutive positions whose keys and values are stored one
+// way.
 //
 // The kernel is flash-decoding: the spans are split into chunks of about
 // Options.ChunkTokens tokens; each chunk keeps a running maximum, sum and weighted
-// accumulator per query head (online softmax); chunks are independent (and may run
-// in parallel) and are merged at the end. Grouped-query attention reads each key and
-// value row once per group of query heads: the heads loop inside the row loop.
+// accumulator per query head (online softmax); chunks are independent, run in
+// parallel on a persistent worker pool (by default on every CPU once the history
+// reaches ParallelMinTokens), and are merged at the end. Grouped-query attention
+// reads each key and value row once per group of query heads: one pass over a run
+// of rows scores all the group's heads (and adds the row into all their
+// accumulators), and one online-softmax update covers up to 256 tokens of spans.
+//
+// Kernels: the row decoders and multi-query products live in package quant, the
+// softmax kernels here; each has a portable scalar twin, the reference, and an
+// AVX2+FMA implementation built with GOEXPERIMENT=simd on amd64. KVQ_NOSIMD=1 or
+// SetSIMD(false) selects the scalar ones.
 //
 // Causal prefill of n tokens is n queries, each over the spans describing the
 // history as that query saw it (see package kv); Decode is the one-query kernel.

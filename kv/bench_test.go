@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"kvq/attn"
 )
 
 // BenchmarkDecodeAttention measures one decode step's attention (one query, one
@@ -81,4 +83,24 @@ func benchDecode(b *testing.B, spec string, ctx, workers int) {
 	// CPU time per step: comparable across cache types even when other processes
 	// share the cores (wall time then also measures their load).
 	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+}
+
+// BenchmarkDecodeAttentionKernels is the 32k decode with the scalar kernels and with
+// the SIMD ones (the same as scalar in a build without GOEXPERIMENT=simd), one
+// worker and the automatic split: the kernels' speed-up measured in one run.
+//
+//	GOEXPERIMENT=simd go test ./kv -run '^$' -bench DecodeAttentionKernels -benchtime=200ms
+func BenchmarkDecodeAttentionKernels(b *testing.B) {
+	defer attn.SetSIMD(true)
+	for _, spec := range []string{"f32", "q8", "q4", "kivi4/kivi2"} {
+		for _, simd := range []bool{false, true} {
+			for _, workers := range []int{1, 0} {
+				name := fmt.Sprintf("ctx=32768/%s/simd=%v/workers=%d", spec, simd, workers)
+				b.Run(name, func(b *testing.B) {
+					attn.SetSIMD(simd)
+					benchDecode(b, spec, 32768, workers)
+				})
+			}
+		}
+	}
 }

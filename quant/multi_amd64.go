@@ -499,7 +499,18 @@ func decBlockAVX2(c Channel, dst []float32, src []byte, t, d int, lo, s []float3
 
 // fusedDotRows is the dotRows kernel of the AVX2 set.
 func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int) bool {
-	if _, ok := c.(Int8); !ok || d%16 != 0 {
+	if d%16 != 0 {
+		return false
+	}
+	switch c.(type) {
+	case F16:
+		dot16Rows(scores, ld, q, g, src, stride, n, d, false)
+		return true
+	case BF16:
+		dot16Rows(scores, ld, q, g, src, stride, n, d, true)
+		return true
+	case Int8:
+	default:
 		return false
 	}
 	sb := f32Bits(scores)
@@ -552,7 +563,21 @@ func dotInt8Row(out *[4]uint32, q unsafe.Pointer, qs uintptr, codes unsafe.Point
 // time), then streams the codes 16 columns at a time into the accumulators of 4
 // queries.
 func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
-	if _, ok := c.(Int8); !ok || d%16 != 0 || len(tmp) < g {
+	if d%16 != 0 {
+		return false
+	}
+	switch c.(type) {
+	case F16:
+		add16Rows(acc, w, ld, g, src, stride, n, d, false)
+		return true
+	case BF16:
+		add16Rows(acc, w, ld, g, src, stride, n, d, true)
+		return true
+	case Int8:
+		if len(tmp) < g {
+			return false
+		}
+	default:
 		return false
 	}
 	ap := unsafe.Pointer(&acc[0])
@@ -597,6 +622,116 @@ func addInt8Cols(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, c
 		v := archsimd.LoadInt8x16((*[16]int8)(unsafe.Add(codes, i*stride))).ExtendToInt16()
 		x0 := v.GetLo().ExtendToInt32().ConvertToFloat32()
 		x1 := v.GetHi().ExtendToInt32().ConvertToFloat32()
+		c := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
+		a00, a01 = x0.MulAdd(c, a00), x1.MulAdd(c, a01)
+		c = bcast(*(*uint32)(unsafe.Add(w1, 4*i)))
+		a10, a11 = x0.MulAdd(c, a10), x1.MulAdd(c, a11)
+		c = bcast(*(*uint32)(unsafe.Add(w2, 4*i)))
+		a20, a21 = x0.MulAdd(c, a20), x1.MulAdd(c, a21)
+		c = bcast(*(*uint32)(unsafe.Add(w3, 4*i)))
+		a30, a31 = x0.MulAdd(c, a30), x1.MulAdd(c, a31)
+	}
+	a00.Store((*[8]float32)(acc))
+	a01.Store((*[8]float32)(unsafe.Add(acc, 32)))
+	if !one {
+		a10.Store((*[8]float32)(p1))
+		a11.Store((*[8]float32)(unsafe.Add(p1, 32)))
+		a20.Store((*[8]float32)(p2))
+		a21.Store((*[8]float32)(unsafe.Add(p2, 32)))
+		a30.Store((*[8]float32)(p3))
+		a31.Store((*[8]float32)(unsafe.Add(p3, 32)))
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// dot16Rows is fusedDotRows for F16 (bf false) and BF16 (bf true) rows.
+func dot16Rows(scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, bf bool) {
+	sb := f32Bits(scores)
+	sp, qp := unsafe.Pointer(&src[0]), unsafe.Pointer(&q[0])
+	qs := uintptr(4 * d)
+	for i := range n {
+		row := unsafe.Add(sp, uintptr(i*stride))
+		j := 0
+		for ; j+4 <= g; j += 4 {
+			var t [4]uint32
+			dot16Row(&t, unsafe.Add(qp, uintptr(j)*qs), qs, row, uintptr(d), bf)
+			sb[j*ld+i], sb[(j+1)*ld+i], sb[(j+2)*ld+i], sb[(j+3)*ld+i] = t[0], t[1], t[2], t[3]
+		}
+		for ; j < g; j++ {
+			var t [4]uint32
+			dot16Row(&t, unsafe.Add(qp, uintptr(j)*qs), 0, row, uintptr(d), bf)
+			sb[j*ld+i] = t[0]
+		}
+	}
+}
+
+// dot16Row stores to out[k] the bits of q_k · row for the 4 queries q_k at q + k·qs
+// bytes (qs 0: one query four times) and the d binary16 (bf false) or bfloat16 (bf
+// true) values at row, d a multiple of 16.
+//
+//go:noinline
+func dot16Row(out *[4]uint32, q unsafe.Pointer, qs uintptr, row unsafe.Pointer, d uintptr, bf bool) {
+	var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float32x8 // two chains per query (FMA latency)
+	q1 := unsafe.Add(q, qs)
+	q2 := unsafe.Add(q1, qs)
+	q3 := unsafe.Add(q2, qs)
+	em, sg, ex, ei, ie := f16Consts()
+	mul := bcast(0x77800000) // 2^112
+	for c := uintptr(0); c < d; c += 16 {
+		h0 := u8x16(row, 2*c).AsUint16x8().ExtendToUint32()
+		h1 := u8x16(row, 2*c+16).AsUint16x8().ExtendToUint32()
+		var x0, x1 archsimd.Float32x8
+		if bf {
+			x0, x1 = h0.ShiftAllLeft(16).AsFloat32x8(), h1.ShiftAllLeft(16).AsFloat32x8()
+		} else {
+			x0, x1 = f16x8(h0, em, sg, ex, ei, ie, mul), f16x8(h1, em, sg, ex, ei, ie, mul)
+		}
+		a0, b0 = x0.MulAdd(ld8(q, 4*c), a0), x1.MulAdd(ld8(q, 4*c+32), b0)
+		a1, b1 = x0.MulAdd(ld8(q1, 4*c), a1), x1.MulAdd(ld8(q1, 4*c+32), b1)
+		a2, b2 = x0.MulAdd(ld8(q2, 4*c), a2), x1.MulAdd(ld8(q2, 4*c+32), b2)
+		a3, b3 = x0.MulAdd(ld8(q3, 4*c), a3), x1.MulAdd(ld8(q3, 4*c+32), b3)
+	}
+	sum4(a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3)).AsUint32x4().Store(out)
+	archsimd.ClearAVXUpperBits()
+}
+
+// add16Rows is fusedAddRows for F16 (bf false) and BF16 (bf true) rows.
+func add16Rows(acc, w []float32, ld, g int, src []byte, stride, n, d int, bf bool) {
+	sp, wp, ap := unsafe.Pointer(&src[0]), unsafe.Pointer(&w[0]), unsafe.Pointer(&acc[0])
+	for c := 0; c < d; c += 16 {
+		j := 0
+		for ; j+4 <= g; j += 4 {
+			add16Cols(unsafe.Add(ap, 4*(j*d+c)), uintptr(4*d), unsafe.Add(wp, 4*j*ld), uintptr(4*ld), unsafe.Add(sp, 2*c), uintptr(stride), n, bf)
+		}
+		for ; j < g; j++ {
+			add16Cols(unsafe.Add(ap, 4*(j*d+c)), 0, unsafe.Add(wp, 4*j*ld), 0, unsafe.Add(sp, 2*c), uintptr(stride), n, bf)
+		}
+	}
+}
+
+// add16Cols is addInt8Cols for 16 binary16 (bf false) or bfloat16 (bf true) values
+// per row at vals + i·stride.
+//
+//go:noinline
+func add16Cols(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, vals unsafe.Pointer, stride uintptr, n int, bf bool) {
+	one := as == 0
+	p1, p2, p3 := unsafe.Add(acc, as), unsafe.Add(acc, 2*as), unsafe.Add(acc, 3*as)
+	a00, a01 := ld8(acc, 0), ld8(acc, 32)
+	a10, a11 := ld8(p1, 0), ld8(p1, 32)
+	a20, a21 := ld8(p2, 0), ld8(p2, 32)
+	a30, a31 := ld8(p3, 0), ld8(p3, 32)
+	w1, w2, w3 := unsafe.Add(w, ws), unsafe.Add(w, 2*ws), unsafe.Add(w, 3*ws)
+	em, sg, ex, ei, ie := f16Consts()
+	mul := bcast(0x77800000) // 2^112
+	for i := range uintptr(n) {
+		h0 := u8x16(vals, i*stride).AsUint16x8().ExtendToUint32()
+		h1 := u8x16(vals, i*stride+16).AsUint16x8().ExtendToUint32()
+		var x0, x1 archsimd.Float32x8
+		if bf {
+			x0, x1 = h0.ShiftAllLeft(16).AsFloat32x8(), h1.ShiftAllLeft(16).AsFloat32x8()
+		} else {
+			x0, x1 = f16x8(h0, em, sg, ex, ei, ie, mul), f16x8(h1, em, sg, ex, ei, ie, mul)
+		}
 		c := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
 		a00, a01 = x0.MulAdd(c, a00), x1.MulAdd(c, a01)
 		c = bcast(*(*uint32)(unsafe.Add(w1, 4*i)))
