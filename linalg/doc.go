@@ -1,6 +1,6 @@
 // Package linalg holds the matrix kernels of the kvq model runtime: weight-matrix ×
 // activation products for every GGUF tensor type (MatMul, MatMulMany), and the small
-// vector kernels the forward pass needs (Dot, Axpy, RMSNorm).
+// vector kernels the forward pass needs (Dot, Axpy, RMSNorm, SiLUMul).
 //
 // # Layout
 //
@@ -33,7 +33,14 @@
 // conformance tests check every other version against. Built with GOEXPERIMENT=simd on
 // amd64, the package also carries simd/archsimd versions (simd_amd64.go), selected at init
 // when the CPU has AVX2 and FMA; setting the environment variable KVQ_NOSIMD=1, or calling
-// SetSIMD(false), forces the scalar kernels. KernelName reports the set in use.
+// SetSIMD(false), forces the scalar kernels. KernelName reports the set in use. Where the
+// CPU also has F16C, the F16 kernels and the Q8_0 products run in Go assembly
+// (f16c_amd64.s, q8_amd64.s), which can widen binary16 scales with VCVTPH2PS: a decode
+// chunk of rows is one call that streams the rows in memory order and prefetches 4 KiB
+// ahead; a prefill row meets all the 4-token groups of a token block in one call.
+//
+// SiLUMul, the SwiGLU gate of the forward pass, evaluates its exponential with a
+// polynomial in the SIMD set.
 //
 // # Parallelism
 //
