@@ -34,7 +34,7 @@ type kernelSet struct {
 	decRows func(c RowCodec, dst []float32, src []byte, stride, n, d int)
 	// dotRows and addRows are fused kernels (decoding and products in one pass) for
 	// the codecs and shapes they report true for; others go through tiles.
-	dotRows func(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int) bool
+	dotRows func(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool
 	addRows func(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool
 	// decBlock decodes a Channel block of t tokens × d channels (as Channel.Decode);
 	// lo and s are scratch of d values.
@@ -47,7 +47,7 @@ var scalarKernels = &kernelSet{
 	multiAxpy: multiAxpyScalar,
 	decRows:   decRowsScalar,
 	decBlock:  decBlockScalar,
-	dotRows:   noFused,
+	dotRows:   func(RowCodec, []float32, int, []float32, int, []byte, int, int, int, []float32) bool { return false },
 	addRows:   func(RowCodec, []float32, []float32, int, int, []byte, int, int, int, []float32) bool { return false },
 }
 

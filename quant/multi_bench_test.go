@@ -57,7 +57,7 @@ func BenchmarkRows(b *testing.B) {
 	if simdKernels != nil {
 		tiled := *simdKernels
 		tiled.name = "tiled"
-		tiled.dotRows = noFused
+		tiled.dotRows = scalarKernels.dotRows
 		tiled.addRows = scalarKernels.addRows
 		sets = append(sets, &tiled)
 	}

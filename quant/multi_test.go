@@ -231,13 +231,22 @@ func TestDotAddRows(t *testing.T) {
 						acc0 := gaussRow(r, g*d, 1)
 						acc := append([]float32(nil), acc0...)
 						AddRows(c, acc, w, ld, g, src, stride, n, tmp)
+						// Error scale: products with each row's largest magnitude, since
+						// Affine kernels fold the zero separately (s·code and lo may be
+						// larger than the value they sum to).
+						rowMax := make([]float64, n)
+						for i := range n {
+							for _, x := range dec[i*d : (i+1)*d] {
+								rowMax[i] = math.Max(rowMax[i], math.Abs(float64(x)))
+							}
+						}
 						for j := range g {
 							for i := range n {
 								var want, mag float64
 								for k := range d {
 									p := float64(q[j*d+k]) * float64(dec[i*d+k])
 									want += p
-									mag += math.Abs(p)
+									mag += math.Abs(float64(q[j*d+k])) * 2 * rowMax[i]
 								}
 								if got := scores[j*ld+i]; math.Abs(float64(got)-want) > 2e-6*mag+1e-6 {
 									t.Fatalf("%s g=%d n=%d d=%d: score (%d,%d) = %v, want %v", c.Name(), g, n, d, j, i, got, want)
@@ -248,7 +257,7 @@ func TestDotAddRows(t *testing.T) {
 								for i := range n {
 									p := float64(w[j*ld+i]) * float64(dec[i*d+k])
 									want += p
-									mag += math.Abs(p)
+									mag += math.Abs(float64(w[j*ld+i])) * 2 * rowMax[i]
 								}
 								if got := acc[j*d+k]; math.Abs(float64(got)-want) > 2e-6*mag+1e-6 {
 									t.Fatalf("%s g=%d n=%d d=%d: acc (%d,%d) = %v, want %v", c.Name(), g, n, d, j, k, got, want)

@@ -78,7 +78,7 @@ func dotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byt
 	_ = scores[(g-1)*ld+n-1]
 	_ = src[(n-1)*stride+rb-1]
 	k := active.Load()
-	if k.dotRows(c, scores, ld, q[:g*d], g, src, stride, n, d) {
+	if k.dotRows(c, scores, ld, q[:g*d], g, src, stride, n, d, tmp[:ScratchFloats(d)]) {
 		return
 	}
 	t := max(1, TileFloats/d)
@@ -111,9 +111,6 @@ func addRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n int,
 		MultiAxpy(acc, w[i0:], ld, g, tmp, d, m, d)
 	}
 }
-
-// noFused is the scalar set's dotRows and addRows: no fused kernels.
-func noFused(RowCodec, []float32, int, []float32, int, []byte, int, int, int) bool { return false }
 
 // DotRows implements MultiRowCodec.
 func (c F32) DotRows(scores []float32, ld int, q []float32, g int, src []byte, stride, n int, tmp []float32) {
