@@ -2,7 +2,9 @@ package model
 
 import (
 	"os"
+	"syscall"
 	"testing"
+	"time"
 
 	"kvq/kv"
 )
@@ -36,6 +38,16 @@ func benchCache(b *testing.B, m *Model, spec string) (kv.Cache, kv.SeqID) {
 	return c, seq
 }
 
+// cpuTime returns the user+system CPU time of the process so far: on a machine shared with
+// other work, CPU time per token is a steadier figure than wall time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func tokens(m *Model, n int) []int32 {
 	t := make([]int32, n)
 	for i := range t {
@@ -48,6 +60,7 @@ func tokens(m *Model, n int) []int32 {
 func BenchmarkPrefill(b *testing.B) {
 	m := benchModel(b)
 	toks := tokens(m, 128)
+	c0 := cpuTime()
 	for b.Loop() {
 		c, seq := benchCache(b, m, "f16")
 		if _, err := m.Forward(c, []Span{{Seq: seq, Tokens: toks}}); err != nil {
@@ -55,6 +68,7 @@ func BenchmarkPrefill(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(toks)*b.N)/b.Elapsed().Seconds(), "tok/s")
+	b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(len(toks)*b.N), "cpu-ms/tok")
 }
 
 // BenchmarkDecode times single-token steps after a 128-token prompt (f16 cache).
@@ -65,6 +79,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.Fatal(err)
 	}
 	tok := []int32{5}
+	c0 := cpuTime()
 	for b.Loop() {
 		if c.Len(seq) >= m.Ctx {
 			b.StopTimer()
@@ -76,4 +91,5 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+	b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/tok")
 }
