@@ -493,7 +493,10 @@ func decBlockAVX2(c Channel, dst []float32, src []byte, t, d int, lo, s []float3
 }
 
 // Fused kernels: decoding and products in one pass over the codes, for the shapes
-// they report true for (the rest goes through tiles). Per-row scales are applied to
+// they report true for (the rest goes through tiles). Affine rows stay on tiles: a
+// fused version (raw codes, scales per group on the scores and in the weights) was
+// measured slower than decoding a tile with the vector decoder, because of its
+// per-row, per-group scalar work on the weights. Per-row scales are applied to
 // the row's g scores (dot) or folded into its g weights (add) instead of to every
 // value.
 
@@ -502,9 +505,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 	if d%16 != 0 {
 		return false
 	}
-	switch c := c.(type) {
-	case Affine:
-		return dotAffineRows(c, scores, ld, q, g, src, stride, n, d, tmp)
+	switch c.(type) {
 	case F16:
 		dot16Rows(scores, ld, q, g, src, stride, n, d, false)
 		return true
@@ -568,9 +569,7 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 	if d%16 != 0 {
 		return false
 	}
-	switch c := c.(type) {
-	case Affine:
-		return addAffineRows(c, acc, w, ld, g, src, stride, n, d, tmp)
+	switch c.(type) {
 	case F16:
 		add16Rows(acc, w, ld, g, src, stride, n, d, false)
 		return true
@@ -735,204 +734,6 @@ func add16Cols(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, val
 			x0, x1 = h0.ShiftAllLeft(16).AsFloat32x8(), h1.ShiftAllLeft(16).AsFloat32x8()
 		} else {
 			x0, x1 = f16x8(h0, em, sg, ex, ei, ie, mul), f16x8(h1, em, sg, ex, ei, ie, mul)
-		}
-		c := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
-		a00, a01 = x0.MulAdd(c, a00), x1.MulAdd(c, a01)
-		c = bcast(*(*uint32)(unsafe.Add(w1, 4*i)))
-		a10, a11 = x0.MulAdd(c, a10), x1.MulAdd(c, a11)
-		c = bcast(*(*uint32)(unsafe.Add(w2, 4*i)))
-		a20, a21 = x0.MulAdd(c, a20), x1.MulAdd(c, a21)
-		c = bcast(*(*uint32)(unsafe.Add(w3, 4*i)))
-		a30, a31 = x0.MulAdd(c, a30), x1.MulAdd(c, a31)
-	}
-	a00.Store((*[8]float32)(acc))
-	a01.Store((*[8]float32)(unsafe.Add(acc, 32)))
-	if !one {
-		a10.Store((*[8]float32)(p1))
-		a11.Store((*[8]float32)(unsafe.Add(p1, 32)))
-		a20.Store((*[8]float32)(p2))
-		a21.Store((*[8]float32)(unsafe.Add(p2, 32)))
-		a30.Store((*[8]float32)(p3))
-		a31.Store((*[8]float32)(unsafe.Add(p3, 32)))
-	}
-	archsimd.ClearAVXUpperBits()
-}
-
-// dotAffineRows is fusedDotRows for Affine rows whose groups are multiples of 16
-// values: per group, s·(q·codes) + lo·Σq, the codes' products accumulated per group
-// and scaled once, the Σq of every query and group computed once per call (in tmp).
-func dotAffineRows(c Affine, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
-	G := c.group(d)
-	ng := d / G
-	if G%16 != 0 || d%G != 0 || len(tmp) < 8*ng*((g+3)/4) {
-		return false
-	}
-	// qsum[(j/4)·8·ng + gi·8 + j%4] = Σ of query j over group gi: one 8-lane vector
-	// per block of 4 queries and group, lanes 4..7 zero. (8 lanes: a 4-lane vector
-	// live across the loops would be spilled with legacy-SSE moves, which stall.)
-	qsum := tmp[:8*ng*((g+3)/4)]
-	clear(qsum)
-	for j := range g {
-		for gi := range ng {
-			var t float32
-			for _, x := range q[j*d+gi*G : j*d+(gi+1)*G] {
-				t += x
-			}
-			qsum[(j/4)*8*ng+gi*8+j%4] = t
-		}
-	}
-	sb := f32Bits(scores)
-	sp, qp, qsp := unsafe.Pointer(&src[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&qsum[0])
-	qs := uintptr(4 * d)
-	gb := uintptr(4 + packedBytes(G, c.Bits))
-	for i := range n {
-		row := unsafe.Add(sp, uintptr(i*stride))
-		j := 0
-		for ; j < g; j += 4 {
-			var t [4]uint32
-			nq := min(4, g-j)
-			qstep := qs
-			if nq < 4 {
-				qstep = 0 // fewer than 4 queries left: one at a time
-				nq = 1
-			}
-			dotAffineRow(&t, unsafe.Add(qp, uintptr(j)*qs), qstep, unsafe.Add(qsp, 4*(j/4)*8*ng), row, uintptr(G), gb, ng, c.Bits)
-			if qstep == 0 {
-				// The sums of Σq are per lane: lane j%4 holds this query's.
-				sb[j*ld+i] = t[j%4]
-				j -= 3
-				continue
-			}
-			sb[j*ld+i], sb[(j+1)*ld+i], sb[(j+2)*ld+i], sb[(j+3)*ld+i] = t[0], t[1], t[2], t[3]
-		}
-	}
-	return true
-}
-
-// dotAffineRow stores to out[k] the bits of q_k · Decode(row) for the 4 queries q_k
-// at q + k·qs bytes (qs 0: one query four times), an Affine row of ng groups of G
-// values (gb bytes each) at row, qsum holding Σq per group as 8-lane vectors.
-//
-//go:noinline
-func dotAffineRow(out *[4]uint32, q unsafe.Pointer, qs uintptr, qsum unsafe.Pointer, row unsafe.Pointer, G, gb uintptr, ng, bits int) {
-	q1 := unsafe.Add(q, qs)
-	q2 := unsafe.Add(q1, qs)
-	q3 := unsafe.Add(q2, qs)
-	sh4, sh2 := archsimd.LoadUint32x8(&shifts4), archsimd.LoadUint32x8(&shifts2)
-	m15, m3 := archsimd.BroadcastUint32x8(15), archsimd.BroadcastUint32x8(3)
-	var r0, r1, r2, r3, lo8 archsimd.Float32x8
-	for gi := range uintptr(ng) {
-		grp := unsafe.Add(row, gi*gb)
-		sb, lb := f16Bits((*[2]byte)(grp)[:]), f16Bits((*[2]byte)(unsafe.Add(grp, 2))[:])
-		codes := unsafe.Add(grp, 4)
-		var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float32x8
-		for c := uintptr(0); c < G; c += 16 {
-			var x0, x1 archsimd.Float32x8
-			switch bits {
-			case 8:
-				v := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(codes, c))).ExtendToUint16()
-				x0 = v.GetLo().ExtendToUint32().AsInt32x8().ConvertToFloat32()
-				x1 = v.GetHi().ExtendToUint32().AsInt32x8().ConvertToFloat32()
-			case 4:
-				w := *(*uint64)(unsafe.Add(codes, c/2))
-				x0 = archsimd.BroadcastUint32x8(uint32(w)).ShiftRight(sh4).And(m15).AsInt32x8().ConvertToFloat32()
-				x1 = archsimd.BroadcastUint32x8(uint32(w >> 32)).ShiftRight(sh4).And(m15).AsInt32x8().ConvertToFloat32()
-			default:
-				w := *(*uint32)(unsafe.Add(codes, c/4))
-				x0 = archsimd.BroadcastUint32x8(w & 0xffff).ShiftRight(sh2).And(m3).AsInt32x8().ConvertToFloat32()
-				x1 = archsimd.BroadcastUint32x8(w >> 16).ShiftRight(sh2).And(m3).AsInt32x8().ConvertToFloat32()
-			}
-			o := 4 * (gi*G + c)
-			a0, b0 = x0.MulAdd(ld8(q, o), a0), x1.MulAdd(ld8(q, o+32), b0)
-			a1, b1 = x0.MulAdd(ld8(q1, o), a1), x1.MulAdd(ld8(q1, o+32), b1)
-			a2, b2 = x0.MulAdd(ld8(q2, o), a2), x1.MulAdd(ld8(q2, o+32), b2)
-			a3, b3 = x0.MulAdd(ld8(q3, o), a3), x1.MulAdd(ld8(q3, o+32), b3)
-		}
-		sv := bcast(sb)
-		r0, r1 = a0.Add(b0).MulAdd(sv, r0), a1.Add(b1).MulAdd(sv, r1)
-		r2, r3 = a2.Add(b2).MulAdd(sv, r2), a3.Add(b3).MulAdd(sv, r3)
-		lo8 = ld8(qsum, 32*gi).MulAdd(bcast(lb), lo8)
-	}
-	sum4(r0, r1, r2, r3).Add(lo8.GetLo()).AsUint32x4().Store(out)
-	archsimd.ClearAVXUpperBits()
-}
-
-// addAffineRows is fusedAddRows for Affine rows whose groups are multiples of 16
-// values: acc_j += Σ_i (w_ji·s_i)·codes_i per group, plus Σ_i w_ji·lo_i added to the
-// group's columns. The scaled weights of m rows at a time are in tmp.
-func addAffineRows(c Affine, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
-	G := c.group(d)
-	ng := d / G
-	if G%16 != 0 || d%G != 0 || len(tmp) < g*ng {
-		return false
-	}
-	gb := 4 + packedBytes(G, c.Bits)
-	ap := unsafe.Pointer(&acc[0])
-	step := len(tmp) / (g * ng)
-	for i0 := 0; i0 < n; i0 += step {
-		m := min(step, n-i0)
-		ws := tmp[:g*ng*m] // ws[(j·ng+gi)·m + i] = w_j,i0+i · s_i0+i,gi
-		for gi := range ng {
-			for j := range g {
-				var lo float32
-				for i := range m {
-					grp := src[(i0+i)*stride+gi*gb:]
-					x := w[j*ld+i0+i]
-					ws[(j*ng+gi)*m+i] = x * getF16(grp[0:2])
-					lo += x * getF16(grp[2:4])
-				}
-				a := acc[j*d+gi*G : j*d+(gi+1)*G]
-				for k := range a {
-					a[k] += lo
-				}
-			}
-		}
-		sp, wp := unsafe.Pointer(&src[i0*stride]), unsafe.Pointer(&ws[0])
-		for col := 0; col < d; col += 16 {
-			gi := col / G
-			off := uintptr(gi*gb + 4 + (col-gi*G)*c.Bits/8) // the codes of columns col..col+15
-			j := 0
-			for ; j+4 <= g; j += 4 {
-				addAffineCols(unsafe.Add(ap, 4*(j*d+col)), uintptr(4*d), unsafe.Add(wp, 4*(j*ng+gi)*m), uintptr(4*ng*m), unsafe.Add(sp, off), uintptr(stride), m, c.Bits)
-			}
-			for ; j < g; j++ {
-				addAffineCols(unsafe.Add(ap, 4*(j*d+col)), 0, unsafe.Add(wp, 4*(j*ng+gi)*m), 0, unsafe.Add(sp, off), uintptr(stride), m, c.Bits)
-			}
-		}
-	}
-	return true
-}
-
-// addAffineCols is addInt8Cols for 16 unsigned codes of bits bits per row at
-// codes + i·stride.
-//
-//go:noinline
-func addAffineCols(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n, bits int) {
-	one := as == 0
-	p1, p2, p3 := unsafe.Add(acc, as), unsafe.Add(acc, 2*as), unsafe.Add(acc, 3*as)
-	a00, a01 := ld8(acc, 0), ld8(acc, 32)
-	a10, a11 := ld8(p1, 0), ld8(p1, 32)
-	a20, a21 := ld8(p2, 0), ld8(p2, 32)
-	a30, a31 := ld8(p3, 0), ld8(p3, 32)
-	w1, w2, w3 := unsafe.Add(w, ws), unsafe.Add(w, 2*ws), unsafe.Add(w, 3*ws)
-	sh4, sh2 := archsimd.LoadUint32x8(&shifts4), archsimd.LoadUint32x8(&shifts2)
-	m15, m3 := archsimd.BroadcastUint32x8(15), archsimd.BroadcastUint32x8(3)
-	for i := range uintptr(n) {
-		p := unsafe.Add(codes, i*stride)
-		var x0, x1 archsimd.Float32x8
-		switch bits {
-		case 8:
-			v := archsimd.LoadUint8x16((*[16]uint8)(p)).ExtendToUint16()
-			x0 = v.GetLo().ExtendToUint32().AsInt32x8().ConvertToFloat32()
-			x1 = v.GetHi().ExtendToUint32().AsInt32x8().ConvertToFloat32()
-		case 4:
-			cw := *(*uint64)(p)
-			x0 = archsimd.BroadcastUint32x8(uint32(cw)).ShiftRight(sh4).And(m15).AsInt32x8().ConvertToFloat32()
-			x1 = archsimd.BroadcastUint32x8(uint32(cw >> 32)).ShiftRight(sh4).And(m15).AsInt32x8().ConvertToFloat32()
-		default:
-			cw := *(*uint32)(p)
-			x0 = archsimd.BroadcastUint32x8(cw & 0xffff).ShiftRight(sh2).And(m3).AsInt32x8().ConvertToFloat32()
-			x1 = archsimd.BroadcastUint32x8(cw >> 16).ShiftRight(sh2).And(m3).AsInt32x8().ConvertToFloat32()
 		}
 		c := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
 		a00, a01 = x0.MulAdd(c, a00), x1.MulAdd(c, a01)

@@ -59,7 +59,10 @@ func BenchmarkRows(b *testing.B) {
 		tiled.name = "tiled"
 		tiled.dotRows = scalarKernels.dotRows
 		tiled.addRows = scalarKernels.addRows
-		sets = append(sets, &tiled)
+		dotOnly := *simdKernels
+		dotOnly.name = "fused-dot-only"
+		dotOnly.addRows = scalarKernels.addRows
+		sets = append(sets, &tiled, &dotOnly)
 	}
 	prev := active.Load()
 	defer active.Store(prev)
