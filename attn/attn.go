@@ -481,11 +481,12 @@ func scoreKeys(sc []float32, ld int, qh []float32, s *Span, kh, d, group int, p 
 		base := kh * k.HeadStride
 		blocks := (k.Off + n + k.G - 1) / k.G
 		for j := 0; j < blocks; j++ {
-			quant.DecodeBlock(k.Chan, p.tile, k.Bytes[base+j*k.Stride:][:bb], k.G, d, p.lo, p.sc)
-			// Block token b is span token j·G + b − Off.
+			// Block token b is span token j·G + b − Off; only the span's tokens are
+			// decoded (a span is often part of a block).
 			b0 := max(0, k.Off-j*k.G)
 			b1 := min(k.G, n+k.Off-j*k.G)
-			quant.MultiDot(sc[j*k.G+b0-k.Off:], ld, qh, group, p.tile[b0*d:], d, b1-b0, d)
+			quant.DecodeBlockRows(k.Chan, p.tile, k.Bytes[base+j*k.Stride:][:bb], k.G, d, b0, b1, p.lo, p.sc)
+			quant.MultiDot(sc[j*k.G+b0-k.Off:], ld, qh, group, p.tile, d, b1-b0, d)
 		}
 	}
 }

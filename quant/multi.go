@@ -36,9 +36,9 @@ type kernelSet struct {
 	// the codecs and shapes they report true for; others go through tiles.
 	dotRows func(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool
 	addRows func(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool
-	// decBlock decodes a Channel block of t tokens × d channels (as Channel.Decode);
-	// lo and s are scratch of d values.
-	decBlock func(c Channel, dst []float32, src []byte, t, d int, lo, s []float32)
+	// decBlock decodes tokens i0..i1-1 of a Channel block of t tokens × d channels
+	// (as Channel.Decode) into dst; lo and s are scratch of d values.
+	decBlock func(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s []float32)
 }
 
 var scalarKernels = &kernelSet{
@@ -133,16 +133,27 @@ func DecodeRows(c RowCodec, dst []float32, src []byte, stride, n, d int) {
 // faster for Channel; other ChannelCodecs are decoded through c.Decode. lo and s are
 // scratch of at least d values each (the block's per-channel zeros and scales).
 func DecodeBlock(c ChannelCodec, dst []float32, src []byte, t, d int, lo, s []float32) {
+	DecodeBlockRows(c, dst, src, t, d, 0, t, lo, s)
+}
+
+// DecodeBlockRows is DecodeBlock for tokens i0 ≤ i < i1 of the block only, written to
+// dst[(i-i0)*d:][:d]. For ChannelCodecs other than Channel, the whole block is decoded
+// (c.Decode; dst must then hold t·d values) and the rows moved to the front.
+func DecodeBlockRows(c ChannelCodec, dst []float32, src []byte, t, d, i0, i1 int, lo, s []float32) {
+	if i0 < 0 || i1 > t || i0 >= i1 {
+		return
+	}
 	ch, ok := c.(Channel)
 	if !ok {
-		c.Decode(dst, src, t, d)
+		c.Decode(dst[:t*d], src, t, d)
+		copy(dst, dst[i0*d:i1*d])
 		return
 	}
 	n := ch.BlockBytes(t, d)
 	if n == 0 {
 		return
 	}
-	active.Load().decBlock(ch, dst[:t*d], src[:n], t, d, lo[:d], s[:d])
+	active.Load().decBlock(ch, dst[:(i1-i0)*d], src[:n], t, d, i0, i1, lo[:d], s[:d])
 }
 
 // decRowsScalar is the reference for decRows: c.Decode per row.
@@ -153,9 +164,30 @@ func decRowsScalar(c RowCodec, dst []float32, src []byte, stride, n, d int) {
 	}
 }
 
-// decBlockScalar is the reference for decBlock: Channel.Decode.
-func decBlockScalar(c Channel, dst []float32, src []byte, t, d int, lo, s []float32) {
-	c.Decode(dst, src, t, d)
+// decBlockScalar is the reference for decBlock: Channel.Decode's formula, lo + code·s
+// per channel, for tokens i0..i1-1.
+func decBlockScalar(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s []float32) {
+	for ch := range d {
+		s[ch] = getF16(src[4*ch:])
+		lo[ch] = getF16(src[4*ch+2:])
+	}
+	rb := packedBytes(d, c.Bits)
+	codes := src[4*d:]
+	for i := i0; i < i1; i++ {
+		row, in := dst[(i-i0)*d:][:d], codes[i*rb:][:rb]
+		for ch := range row {
+			var k byte
+			switch c.Bits {
+			case 8:
+				k = in[ch]
+			case 4:
+				k = in[ch/2] >> (4 * (ch & 1)) & 15
+			default:
+				k = in[ch/4] >> (2 * (ch & 3)) & 3
+			}
+			row[ch] = lo[ch] + codeF32[k]*s[ch]
+		}
+	}
 }
 
 // multiDotScalar is the reference for multiDot: one four-way-unrolled dot per (j, i).

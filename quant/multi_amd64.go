@@ -447,9 +447,9 @@ func decAffine2Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d, g uintptr
 
 // decBlockAVX2 is decBlockScalar for d a multiple of 8: per-channel scales and zeros
 // as float32 bits in s and lo, then each token row 8 channels at a time.
-func decBlockAVX2(c Channel, dst []float32, src []byte, t, d int, lo, s []float32) {
+func decBlockAVX2(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s []float32) {
 	if d%8 != 0 {
-		decBlockScalar(c, dst, src, t, d, lo, s)
+		decBlockScalar(c, dst, src, t, d, i0, i1, lo, s)
 		return
 	}
 	lb, sb := f32Bits(lo[:d]), f32Bits(s[:d])
@@ -458,12 +458,12 @@ func decBlockAVX2(c Channel, dst []float32, src []byte, t, d int, lo, s []float3
 		lb[ch] = f16Bits(src[4*ch+2:])
 	}
 	rb := uintptr(packedBytes(d, c.Bits))
-	cp0 := unsafe.Pointer(&src[4*d])
+	cp0 := unsafe.Pointer(&src[4*d+i0*int(rb)])
 	dp0, lp, spp := unsafe.Pointer(&dst[0]), unsafe.Pointer(&lo[0]), unsafe.Pointer(&s[0])
 	ud := uintptr(d)
 	switch c.Bits {
 	case 8:
-		for i := range uintptr(t) {
+		for i := range uintptr(i1 - i0) {
 			cp, dp := unsafe.Add(cp0, i*rb), unsafe.Add(dp0, 4*i*ud)
 			for ch := uintptr(0); ch < ud; ch += 8 {
 				v := bytes8(cp, ch).AsInt32x8().ConvertToFloat32()
@@ -472,7 +472,7 @@ func decBlockAVX2(c Channel, dst []float32, src []byte, t, d int, lo, s []float3
 		}
 	case 4:
 		sh, mask := archsimd.LoadUint32x8(&shifts4), archsimd.BroadcastUint32x8(15)
-		for i := range uintptr(t) {
+		for i := range uintptr(i1 - i0) {
 			cp, dp := unsafe.Add(cp0, i*rb), unsafe.Add(dp0, 4*i*ud)
 			for ch := uintptr(0); ch < ud; ch += 8 {
 				w := archsimd.BroadcastUint32x8(*(*uint32)(unsafe.Add(cp, ch/2))).ShiftRight(sh).And(mask)
@@ -481,7 +481,7 @@ func decBlockAVX2(c Channel, dst []float32, src []byte, t, d int, lo, s []float3
 		}
 	default:
 		sh, mask := archsimd.LoadUint32x8(&shifts2), archsimd.BroadcastUint32x8(3)
-		for i := range uintptr(t) {
+		for i := range uintptr(i1 - i0) {
 			cp, dp := unsafe.Add(cp0, i*rb), unsafe.Add(dp0, 4*i*ud)
 			for ch := uintptr(0); ch < ud; ch += 8 {
 				w := archsimd.BroadcastUint32x8(uint32(*(*uint16)(unsafe.Add(cp, ch/4)))).ShiftRight(sh).And(mask)

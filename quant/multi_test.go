@@ -99,6 +99,21 @@ func TestDecodeBlockMatchesDecode(t *testing.T) {
 								t.Fatalf("%s t=%d d=%d %s: element %d = %v, Decode gives %v", c.Name(), tt, d, kind.name, i, got[i], want[i])
 							}
 						}
+						// Row ranges, through Channel and through the fallback.
+						for _, cc := range []ChannelCodec{c, plainChannel{c}} {
+							for _, rg := range [][2]int{{0, 1}, {tt / 2, tt}, {tt - 1, tt}} {
+								if rg[0] >= rg[1] {
+									continue
+								}
+								part := make([]float32, tt*d)
+								DecodeBlockRows(cc, part, enc, tt, d, rg[0], rg[1], lo, s)
+								for i := range (rg[1] - rg[0]) * d {
+									if w := want[rg[0]*d+i]; !sameBits(part[i], w) {
+										t.Fatalf("%s t=%d d=%d rows %v: element %d = %v, Decode gives %v", cc.Name(), tt, d, rg, i, part[i], w)
+									}
+								}
+							}
+						}
 					}
 				}
 			}
@@ -274,3 +289,6 @@ func TestDotAddRows(t *testing.T) {
 // plainCodec hides a codec's batched kernels: DotRows and AddRows fall back to its
 // Dot and AddScaled.
 type plainCodec struct{ RowCodec }
+
+// plainChannel hides Channel's type: DecodeBlockRows falls back to its Decode.
+type plainChannel struct{ ChannelCodec }
