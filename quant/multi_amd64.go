@@ -243,6 +243,24 @@ var (
 	shifts2 = [8]uint32{0, 2, 4, 6, 8, 10, 12, 14}
 )
 
+// Constants of groupParams.
+var (
+	paramShifts = [8]uint32{0, 16, 0, 16, 0, 16, 0, 16}
+	paramConsts = [8]uint32{0xffff, 0x7fff, 0x8000, 0x7c00, 0x0400, 0x7f800000, 0, 1}
+)
+
+// groupParams returns the scale and the zero of the Affine group at p (f16 scale at
+// p, f16 zero at p+2), each broadcast to 8 lanes: both widened at once in vector
+// registers (f16x8) and spread by permutes, which is much cheaper than two scalar
+// conversions and keeps scalar code out of the vector loops.
+func groupParams(p unsafe.Pointer) (sv, lv archsimd.Float32x8) {
+	c := archsimd.LoadUint32x8(&paramConsts)
+	at := func(i uint32) archsimd.Uint32x8 { return c.Permute(archsimd.BroadcastUint32x8(i)) }
+	h := archsimd.BroadcastUint32x8(*(*uint32)(p)).ShiftRight(archsimd.LoadUint32x8(&paramShifts)).And(at(0))
+	v := f16x8(h, at(1), at(2), at(3), at(4), at(5), bcast(0x77800000))
+	return v.Permute(at(6)), v.Permute(at(7))
+}
+
 // decRowsAVX2 is decRowsScalar for d a multiple of 8 (and, for Affine, groups a
 // multiple of 8); other shapes run the scalar twin. Rows are read and written
 // through unsafe pointers (DecodeRows checked every index first); scales and zeros
@@ -392,8 +410,7 @@ func decAffine8Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d, g uintptr
 		for c0 := uintptr(0); c0 < d; c0 += g {
 			p := unsafe.Add(sp, off)
 			m := min(g, d-c0)
-			sb, lb := f16Bits((*[2]byte)(p)[:]), f16Bits((*[2]byte)(unsafe.Add(p, 2))[:])
-			sv, lv := bcast(sb), bcast(lb)
+			sv, lv := groupParams(p)
 			for c := uintptr(0); c < m; c += 8 {
 				st8(bytes8(p, 4+c).AsInt32x8().ConvertToFloat32().Mul(sv).Add(lv), dp, 4*(c0+c))
 			}
@@ -412,8 +429,7 @@ func decAffine4Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d, g uintptr
 		for c0 := uintptr(0); c0 < d; c0 += g {
 			p := unsafe.Add(sp, off)
 			m := min(g, d-c0)
-			sb, lb := f16Bits((*[2]byte)(p)[:]), f16Bits((*[2]byte)(unsafe.Add(p, 2))[:])
-			sv, lv := bcast(sb), bcast(lb)
+			sv, lv := groupParams(p)
 			for c := uintptr(0); c < m; c += 8 {
 				w := archsimd.BroadcastUint32x8(*(*uint32)(unsafe.Add(p, 4+c/2))).ShiftRight(sh).And(mask)
 				st8(w.AsInt32x8().ConvertToFloat32().Mul(sv).Add(lv), dp, 4*(c0+c))
@@ -433,8 +449,7 @@ func decAffine2Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d, g uintptr
 		for c0 := uintptr(0); c0 < d; c0 += g {
 			p := unsafe.Add(sp, off)
 			m := min(g, d-c0)
-			sb, lb := f16Bits((*[2]byte)(p)[:]), f16Bits((*[2]byte)(unsafe.Add(p, 2))[:])
-			sv, lv := bcast(sb), bcast(lb)
+			sv, lv := groupParams(p)
 			for c := uintptr(0); c < m; c += 8 {
 				w := archsimd.BroadcastUint32x8(uint32(*(*uint16)(unsafe.Add(p, 4+c/4)))).ShiftRight(sh).And(mask)
 				st8(w.AsInt32x8().ConvertToFloat32().Mul(sv).Add(lv), dp, 4*(c0+c))
