@@ -1,4 +1,4 @@
-//go:build amd64 && goexperiment.simd
+//go:build amd64
 
 package linalg
 
@@ -8,6 +8,9 @@ package linalg
 
 // hasF16C reports whether the CPU has the F16C instructions.
 func hasF16C() bool
+
+// hasAVX2FMA reports whether the CPU has AVX2 and FMA and the OS saves the YMM registers.
+func hasAVX2FMA() bool
 
 // dotF16C returns Σ f16(w[2i:2i+2])·x[i] for i < n; n must be a multiple of 32 and w, x
 // must hold n values.
@@ -21,7 +24,7 @@ func dotF16C(w *byte, x *float32, n int) float32
 func widenF16C(dst *float32, src *byte, n int)
 
 // dotF16F16C is dotF16Scalar: the largest multiple of 32 values through dotF16C, the rest
-// through dotF16AVX2.
+// through dotF16Tail (the AVX2 kernel with GOEXPERIMENT=simd, the scalar one otherwise).
 func dotF16F16C(w []byte, x []float32) float32 {
 	w = w[:2*len(x)]
 	n := len(x) &^ 31
@@ -30,7 +33,7 @@ func dotF16F16C(w []byte, x []float32) float32 {
 		s = dotF16C(&w[0], &x[0], n)
 	}
 	if n < len(x) {
-		s += dotF16AVX2(w[2*n:], x[n:])
+		s += dotF16Tail(w[2*n:], x[n:])
 	}
 	return s
 }

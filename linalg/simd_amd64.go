@@ -583,3 +583,6 @@ func siluMulAVX2(g, u []float32) {
 	archsimd.ClearAVXUpperBits()
 	siluMulScalar(g, u)
 }
+
+// dotF16Tail finishes dotF16F16C's last values.
+func dotF16Tail(w []byte, x []float32) float32 { return dotF16AVX2(w, x) }
