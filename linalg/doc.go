@@ -37,7 +37,9 @@
 // CPU also has F16C, the F16 kernels and the Q8_0 products run in Go assembly
 // (f16c_amd64.s, q8_amd64.s), which can widen binary16 scales with VCVTPH2PS: a decode
 // chunk of rows is one call that streams the rows in memory order and prefetches 4 KiB
-// ahead; a prefill row meets all the 4-token groups of a token block in one call.
+// ahead; a prefill row meets all the 4-token groups of a token block in one call. The
+// assembly needs no experiment: amd64 builds without GOEXPERIMENT=simd use the scalar set
+// with these kernels in place ("avx2-asm", asm_amd64.go) on CPUs with AVX2, FMA and F16C.
 //
 // SiLUMul, the SwiGLU gate of the forward pass, evaluates its exponential with a
 // polynomial in the SIMD set.
