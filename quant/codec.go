@@ -31,6 +31,15 @@
 // panic when their configuration fails Validate; both are programming errors, to be
 // ruled out where the codec is configured (e.g. a cache spec parser calls Validate).
 //
+// Attention kernels (multi.go, multirow.go): every row codec also implements
+// MultiRowCodec — DotRows scores g query vectors against a run of rows and AddRows
+// adds a run of rows weighted per query into g accumulators, each in one pass over
+// the codes (grouped-query attention reads a KV row once for all its query heads).
+// DecodeRows, DecodeBlockRows, MultiDot and MultiAxpy are the pieces they are built
+// from. Each has a portable scalar implementation, the reference, and with
+// GOEXPERIMENT=simd on amd64 CPUs with AVX2 and FMA an archsimd one (multi_amd64.go)
+// that agrees with it; SetSIMD(false) or KVQ_NOSIMD=1 selects the scalar kernels.
+//
 // RoundTrip is the format-free quant→dequant primitive (1..16 bits, by row or by
 // column) for quality tools.
 package quant
