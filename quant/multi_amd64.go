@@ -31,6 +31,14 @@ func detectSIMD() *kernelSet {
 	}
 }
 
+// bytesAsF32 views the first 4·n bytes of b as n float32s (F32 rows are
+// little-endian float32, as amd64 stores them): F32 rows are read in place, without
+// the copy into a tile.
+func bytesAsF32(b []byte, n int) []float32 {
+	_ = b[4*n-1]
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
+}
+
 // f32Bits views a float32 slice as its bits (for broadcasting scalars from integer
 // registers).
 func f32Bits(x []float32) []uint32 {
@@ -243,10 +251,19 @@ var (
 	shifts2 = [8]uint32{0, 2, 4, 6, 8, 10, 12, 14}
 )
 
-// Constants of groupParams.
+// Constants of groupParams, one vector each (loads from memory are cheaper than
+// building them in registers every group).
 var (
 	paramShifts = [8]uint32{0, 16, 0, 16, 0, 16, 0, 16}
-	paramConsts = [8]uint32{0xffff, 0x7fff, 0x8000, 0x7c00, 0x0400, 0x7f800000, 0, 1}
+	paramLow16  = [8]uint32{0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff}
+	paramEM     = [8]uint32{0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff}
+	paramSign   = [8]uint32{0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000}
+	paramExp    = [8]uint32{0x7c00, 0x7c00, 0x7c00, 0x7c00, 0x7c00, 0x7c00, 0x7c00, 0x7c00}
+	paramExpInc = [8]uint32{0x0400, 0x0400, 0x0400, 0x0400, 0x0400, 0x0400, 0x0400, 0x0400}
+	paramInf    = [8]uint32{0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000}
+	paramMul    = [8]uint32{0x77800000, 0x77800000, 0x77800000, 0x77800000, 0x77800000, 0x77800000, 0x77800000, 0x77800000} // 2^112
+	paramLane0  = [8]uint32{}
+	paramLane1  = [8]uint32{1, 1, 1, 1, 1, 1, 1, 1}
 )
 
 // groupParams returns the scale and the zero of the Affine group at p (f16 scale at
@@ -254,11 +271,10 @@ var (
 // registers (f16x8) and spread by permutes, which is much cheaper than two scalar
 // conversions and keeps scalar code out of the vector loops.
 func groupParams(p unsafe.Pointer) (sv, lv archsimd.Float32x8) {
-	c := archsimd.LoadUint32x8(&paramConsts)
-	at := func(i uint32) archsimd.Uint32x8 { return c.Permute(archsimd.BroadcastUint32x8(i)) }
-	h := archsimd.BroadcastUint32x8(*(*uint32)(p)).ShiftRight(archsimd.LoadUint32x8(&paramShifts)).And(at(0))
-	v := f16x8(h, at(1), at(2), at(3), at(4), at(5), bcast(0x77800000))
-	return v.Permute(at(6)), v.Permute(at(7))
+	h := archsimd.BroadcastUint32x8(*(*uint32)(p)).ShiftRight(archsimd.LoadUint32x8(&paramShifts)).And(archsimd.LoadUint32x8(&paramLow16))
+	v := f16x8(h, archsimd.LoadUint32x8(&paramEM), archsimd.LoadUint32x8(&paramSign), archsimd.LoadUint32x8(&paramExp),
+		archsimd.LoadUint32x8(&paramExpInc), archsimd.LoadUint32x8(&paramInf), archsimd.LoadUint32x8(&paramMul).AsFloat32x8())
+	return v.Permute(archsimd.LoadUint32x8(&paramLane0)), v.Permute(archsimd.LoadUint32x8(&paramLane1))
 }
 
 // decRowsAVX2 is decRowsScalar for d a multiple of 8 (and, for Affine, groups a
@@ -521,6 +537,12 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 		return false
 	}
 	switch c.(type) {
+	case F32:
+		if stride%4 != 0 {
+			return false
+		}
+		multiDotAVX2(scores, ld, q, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+		return true
 	case F16:
 		dot16Rows(scores, ld, q, g, src, stride, n, d, false)
 		return true
@@ -585,6 +607,12 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 		return false
 	}
 	switch c.(type) {
+	case F32:
+		if stride%4 != 0 {
+			return false
+		}
+		multiAxpyAVX2(acc, w, ld, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+		return true
 	case F16:
 		add16Rows(acc, w, ld, g, src, stride, n, d, false)
 		return true
