@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,5 +154,45 @@ func TestBenchDecodeJSON(t *testing.T) {
 	}
 	if v, _ := r["kv_bytes"].(float64); v <= 0 {
 		t.Errorf("kv_bytes %v", r["kv_bytes"])
+	}
+}
+
+func TestBenchAttentionAndBandwidthJSON(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		args   []string
+		fields []string
+	}{
+		{[]string{"bench", "attention", "--cache", "kivi4/kivi2", "--ctx", "300", "--heads", "8", "--kv-heads", "2", "--head-dim", "16",
+			"--time", "50ms", "--bw-time", "50ms"}, []string{"cache", "ctx", "gb_per_s", "bandwidth_gb_per_s", "frac_of_bandwidth"}},
+		{[]string{"bench", "bandwidth", "--size", "64MiB", "--threads", "1", "--time", "50ms"}, nil},
+	}
+	for i, tc := range tests {
+		path := filepath.Join(dir, fmt.Sprintf("%d.json", i))
+		code, _, errOut := run(t, append(tc.args, "--json", path)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r map[string]any
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%v: %v in %s", tc.args, err, b)
+		}
+		for _, f := range tc.fields {
+			if v, ok := r[f]; !ok || v == nil {
+				t.Errorf("%v: result lacks %q: %s", tc.args, f, b)
+			}
+		}
+		if tc.fields != nil {
+			if g, _ := r["gb_per_s"].(float64); g <= 0 {
+				t.Errorf("gb_per_s %v", r["gb_per_s"])
+			}
+		}
+	}
+	if code, _, errOut := run(t, "bench", "attention", "--cache", "nope"); code == 0 || !strings.Contains(errOut, "nope") {
+		t.Errorf("unknown cache: exit %d, stderr %q", code, errOut)
 	}
 }
