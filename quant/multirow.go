@@ -28,6 +28,10 @@ func ScratchFloats(d int) int { return max(TileFloats, d) }
 // DotRows is MultiRowCodec.DotRows for any row codec: c's own when it has one, else
 // c.Dot per (row, query). It panics, like slice indexing, when a slice is too short.
 func DotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n int, tmp []float32) {
+	if ours(c) {
+		dotRows(c, scores, ld, q, g, src, stride, n, tmp) // c stays boxed once: no allocation per call
+		return
+	}
 	if mc, ok := c.(MultiRowCodec); ok {
 		mc.DotRows(scores, ld, q, g, src, stride, n, tmp)
 		return
@@ -49,6 +53,10 @@ func DotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byt
 // c.AddScaled per (row, query). It panics, like slice indexing, when a slice is too
 // short.
 func AddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n int, tmp []float32) {
+	if ours(c) {
+		addRows(c, acc, w, ld, g, src, stride, n, tmp)
+		return
+	}
 	if mc, ok := c.(MultiRowCodec); ok {
 		mc.AddRows(acc, w, ld, g, src, stride, n, tmp)
 		return
@@ -64,6 +72,18 @@ func AddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n int,
 			c.AddScaled(acc[j*d:(j+1)*d], w[j*ld+i], row)
 		}
 	}
+}
+
+// ours reports whether c is one of this package's row codecs, whose DotRows and AddRows
+// methods are dotRows and addRows. Calling those directly with c keeps its interface
+// value: going through the methods would box a struct codec (Affine, FP8) again on every
+// call, an allocation per attention span.
+func ours(c RowCodec) bool {
+	switch c.(type) {
+	case F32, F16, BF16, Int8, FP8, Affine:
+		return true
+	}
+	return false
 }
 
 // dotRows implements DotRows for kvq's codecs: a fused kernel of the active set when
