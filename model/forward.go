@@ -23,7 +23,6 @@ type workspace struct {
 	rows                         []int // rows that need logits
 	logits                       []float32
 	cos, sin                     []float32 // per token × RopeDims/2
-	embRow                       []float32
 }
 
 func grow(b []float32, n int) []float32 {
