@@ -260,8 +260,9 @@ func (e *Engine) SubmitBatch(ctx context.Context, reqs []Request) ([]*Stream, er
 		e.mu.Unlock()
 		return nil, ErrClosed
 	case e.queued+len(rs) > e.cfg.MaxQueue:
+		queued := e.queued
 		e.mu.Unlock()
-		return nil, fmt.Errorf("%w (%d requests waiting to start, room for %d)", ErrQueueFull, e.queued, e.cfg.MaxQueue-e.queued)
+		return nil, fmt.Errorf("%w (%d requests waiting to start, room for %d)", ErrQueueFull, queued, e.cfg.MaxQueue-queued)
 	}
 	streams := make([]*Stream, len(rs))
 	for i, r := range rs {
