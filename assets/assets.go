@@ -17,3 +17,10 @@ var Model []byte
 //
 //go:embed tinystories-valid-head.txt
 var Text string
+
+// LlamaVocab is the 32,000-piece LLaMA SentencePiece vocabulary as a tensor-less GGUF
+// (llama.cpp's models/ggml-vocab-llama-spm.gguf): the tokenizer of synthetic models and a
+// real vocabulary for tokenizer tests.
+//
+//go:embed ggml-vocab-llama-spm.gguf
+var LlamaVocab []byte

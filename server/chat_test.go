@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"kvq/assets"
 	"kvq/gguf"
 	"kvq/tokenizer"
 )
@@ -91,12 +92,10 @@ func TestReadChatTemplate(t *testing.T) {
 // tokenizer) has BOS once in front and "</s><s>" as the EOS and BOS control tokens
 // between exchanges, on the real llama SentencePiece vocabulary.
 func TestLlama2ChatTokens(t *testing.T) {
-	path := filepath.Join("..", "tokenizer", "testdata", "ggml-vocab-llama-spm.gguf")
-	f, err := gguf.Open(path)
+	f, err := gguf.Parse(assets.LlamaVocab)
 	if err != nil {
-		t.Skipf("llama vocabulary not available: %v", err)
+		t.Fatal(err)
 	}
-	defer f.Close()
 	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@
 // quantization.
 //
 // Vocabulary. Every shape uses the 32,000-piece SentencePiece vocabulary of llama.cpp's
-// ggml-vocab-llama-spm.gguf (embedded in this package; tokenizer.ggml.model "llama"). A
+// ggml-vocab-llama-spm.gguf (assets.LlamaVocab; tokenizer.ggml.model "llama"). A
 // shape with a smaller vocabulary keeps its first pieces (the 3 control tokens and 256
 // byte pieces come first, so at least 259 are required). A shape with a larger one —
 // smollm2-135m (49,152) and qwen2.5-0.5b (151,936), whose real tokenizers are GPT-2-style
@@ -25,7 +25,6 @@
 package synth
 
 import (
-	_ "embed"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -36,6 +35,7 @@ import (
 	"strings"
 	"sync"
 
+	"kvq/assets"
 	"kvq/gguf"
 )
 
@@ -356,8 +356,8 @@ func chunkRand(seed uint64, name string, k uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, h.Sum64()))
 }
 
-//go:embed ggml-vocab-llama-spm.gguf
-var spmVocab []byte
+// spmVocab is the 32k SentencePiece vocabulary every synthetic model carries.
+var spmVocab = assets.LlamaVocab
 
 // placeholderScore is the piece score of padding tokens: lower than any real piece.
 const placeholderScore = -1e9

@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"os"
 	"testing"
 
 	"kvq/assets"
@@ -31,9 +30,5 @@ func stories(t testing.TB) *Tokenizer {
 // llamaSPM returns the tokenizer of the 32k Llama SentencePiece vocabulary.
 func llamaSPM(t testing.TB) *Tokenizer {
 	t.Helper()
-	data, err := os.ReadFile("testdata/ggml-vocab-llama-spm.gguf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return loadGGUF(t, data)
+	return loadGGUF(t, assets.LlamaVocab)
 }
