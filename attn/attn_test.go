@@ -7,45 +7,14 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"kvq/internal/attnref"
 	"kvq/quant"
 )
 
-// refAttend is the plain reference: keys and values as float32 matrices
-// (token-major, kvHeads·d per token), naive softmax in float64.
+// refAttend is the plain reference (package attnref): keys and values as float32
+// matrices (token-major, kvHeads·d per token), naive softmax in float64.
 func refAttend(q []float32, keys, vals [][]float32, sh Shape) []float32 {
-	d := sh.HeadDim
-	group := sh.Heads / sh.KVHeads
-	out := make([]float32, sh.Heads*d)
-	scale := 1 / math.Sqrt(float64(d))
-	for h := 0; h < sh.Heads; h++ {
-		kh := h / group
-		qh := q[h*d : (h+1)*d]
-		sc := make([]float64, len(keys))
-		mx := math.Inf(-1)
-		for t, k := range keys {
-			var s float64
-			for c := 0; c < d; c++ {
-				s += float64(qh[c]) * float64(k[kh*d+c])
-			}
-			sc[t] = s * scale
-			mx = math.Max(mx, sc[t])
-		}
-		var sum float64
-		for t := range sc {
-			sc[t] = math.Exp(sc[t] - mx)
-			sum += sc[t]
-		}
-		for c := 0; c < d; c++ {
-			var a float64
-			for t, v := range vals {
-				a += sc[t] * float64(v[kh*d+c])
-			}
-			if len(keys) > 0 {
-				out[h*d+c] = float32(a / sum)
-			}
-		}
-	}
-	return out
+	return attnref.Attend(q, keys, vals, sh.Heads, sh.KVHeads, sh.HeadDim)
 }
 
 func randVec(r *rand.Rand, n int, amp float64) []float32 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"kvq/internal/attnref"
 	"kvq/quant"
 )
 
@@ -126,36 +127,7 @@ func (s *sim) view(p int) (keys, vals [][]float32) {
 
 // refAttend is plain attention in float64 over float32 rows (kvh·d per token).
 func refAttend(q []float32, keys, vals [][]float32, heads, kvh, d int) []float32 {
-	group := heads / kvh
-	out := make([]float32, heads*d)
-	scale := 1 / math.Sqrt(float64(d))
-	sc := make([]float64, len(keys))
-	for h := 0; h < heads; h++ {
-		kh := h / group
-		qh := q[h*d : (h+1)*d]
-		mx := math.Inf(-1)
-		for t, k := range keys {
-			var s float64
-			for c := 0; c < d; c++ {
-				s += float64(qh[c]) * float64(k[kh*d+c])
-			}
-			sc[t] = s * scale
-			mx = math.Max(mx, sc[t])
-		}
-		var sum float64
-		for t := range keys {
-			sc[t] = math.Exp(sc[t] - mx)
-			sum += sc[t]
-		}
-		for c := 0; c < d; c++ {
-			var a float64
-			for t, v := range vals {
-				a += sc[t] * float64(v[kh*d+c])
-			}
-			out[h*d+c] = float32(a / sum)
-		}
-	}
-	return out
+	return attnref.Attend(q, keys, vals, heads, kvh, d)
 }
 
 func randRows(r *rand.Rand, n, w int, outliers bool) [][]float32 {

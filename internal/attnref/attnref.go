@@ -1,0 +1,46 @@
+// Package attnref is the plain reference attention that the conformance suites of
+// packages attn and kv check their kernels against: float32 rows in, float64 softmax,
+// nothing shared with the code under test.
+package attnref
+
+import "math"
+
+// Attend returns, for each of heads query heads h, Σ_t softmax_t(q_h·k_t/√d)·v_t over the
+// rows of keys and vals (each kvHeads·d values, head after head), where query head h
+// reads KV head h/(heads/kvHeads). q holds heads·d values. With no rows the result is
+// zero.
+func Attend(q []float32, keys, vals [][]float32, heads, kvHeads, d int) []float32 {
+	group := heads / kvHeads
+	out := make([]float32, heads*d)
+	if len(keys) == 0 {
+		return out
+	}
+	scale := 1 / math.Sqrt(float64(d))
+	sc := make([]float64, len(keys))
+	for h := range heads {
+		kh := h / group
+		qh := q[h*d : (h+1)*d]
+		mx := math.Inf(-1)
+		for t, k := range keys {
+			var s float64
+			for c := range d {
+				s += float64(qh[c]) * float64(k[kh*d+c])
+			}
+			sc[t] = s * scale
+			mx = math.Max(mx, sc[t])
+		}
+		var sum float64
+		for t := range sc {
+			sc[t] = math.Exp(sc[t] - mx)
+			sum += sc[t]
+		}
+		for c := range d {
+			var a float64
+			for t, v := range vals {
+				a += sc[t] * float64(v[kh*d+c])
+			}
+			out[h*d+c] = float32(a / sum)
+		}
+	}
+	return out
+}
