@@ -31,10 +31,10 @@
 // panic when their configuration fails Validate; both are programming errors, to be
 // ruled out where the codec is configured (e.g. a cache spec parser calls Validate).
 //
-// Attention kernels (multi.go, multirow.go): every row codec also implements
-// MultiRowCodec — DotRows scores g query vectors against a run of rows and AddRows
-// adds a run of rows weighted per query into g accumulators, each in one pass over
-// the codes (grouped-query attention reads a KV row once for all its query heads).
+// Attention kernels (multi.go, multirow.go): DotRows scores g query vectors against a
+// run of rows and AddRows adds a run of rows weighted per query into g accumulators,
+// each in one pass over the codes (grouped-query attention reads a KV row once for
+// all its query heads); other RowCodec implementations fall back to Dot and AddScaled.
 // DecodeRows, DecodeBlockRows, MultiDot and MultiAxpy are the pieces they are built
 // from. Each has a portable scalar implementation, the reference, and with
 // GOEXPERIMENT=simd on amd64 CPUs with AVX2 and FMA an archsimd one (multi_amd64.go)

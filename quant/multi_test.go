@@ -289,8 +289,8 @@ func TestDotAddRows(t *testing.T) {
 	})
 }
 
-// plainCodec hides a codec's batched kernels: DotRows and AddRows fall back to its
-// Dot and AddScaled.
+// plainCodec hides a codec's type: DotRows and AddRows fall back to its Dot and
+// AddScaled.
 type plainCodec struct{ RowCodec }
 
 // plainChannel hides Channel's type: DecodeBlockRows falls back to its Decode.

@@ -1,22 +1,5 @@
 package quant
 
-// MultiRowCodec is implemented by row codecs with batched attention kernels: one call
-// scores g query vectors against n stored rows, or adds n rows weighted per query
-// into g accumulators, instead of g·n calls of Dot or AddScaled. Every kvq row codec
-// implements it; DotRows and AddRows below discover it by type assertion and fall
-// back to the plain methods for other codecs.
-type MultiRowCodec interface {
-	RowCodec
-	// DotRows writes scores[j*ld+i] = q_j · Decode(row i) for j < g and i < n, where
-	// q_j is q[j*d:(j+1)*d], d = len(q)/g, and row i is src[i*stride:][:RowBytes(d)].
-	// tmp is scratch of at least ScratchFloats(d) values.
-	DotRows(scores []float32, ld int, q []float32, g int, src []byte, stride, n int, tmp []float32)
-	// AddRows performs acc[j*d+c] += Σ_{i<n} w[j*ld+i]·Decode(row i)[c] for j < g and
-	// c < d = len(acc)/g, rows as for DotRows. tmp is scratch of at least
-	// ScratchFloats(d) values.
-	AddRows(acc, w []float32, ld, g int, src []byte, stride, n int, tmp []float32)
-}
-
 // TileFloats is the size, in float32s, of the tile of decoded rows the batched
 // kernels work through (8 KiB: the rows decoded once stay in L1 while every query
 // of the group reads them).
@@ -25,15 +8,15 @@ const TileFloats = 2048
 // ScratchFloats is the scratch size DotRows and AddRows need for rows of d values.
 func ScratchFloats(d int) int { return max(TileFloats, d) }
 
-// DotRows is MultiRowCodec.DotRows for any row codec: c's own when it has one, else
-// c.Dot per (row, query). It panics, like slice indexing, when a slice is too short.
+// DotRows writes scores[j*ld+i] = q_j · Decode(row i) for j < g and i < n, where q_j
+// is q[j*d:(j+1)*d], d = len(q)/g, and row i is src[i*stride:][:c.RowBytes(d)]: one
+// pass over the codes scores all g queries (grouped-query attention reads a KV row
+// once for its query heads). tmp is scratch of at least ScratchFloats(d) values.
+// kvq's codecs run the batched kernels; any other codec falls back to c.Dot per
+// (row, query). It panics, like slice indexing, when a slice is too short.
 func DotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n int, tmp []float32) {
 	if ours(c) {
-		dotRows(c, scores, ld, q, g, src, stride, n, tmp) // c stays boxed once: no allocation per call
-		return
-	}
-	if mc, ok := c.(MultiRowCodec); ok {
-		mc.DotRows(scores, ld, q, g, src, stride, n, tmp)
+		dotRows(c, scores, ld, q, g, src, stride, n, tmp)
 		return
 	}
 	if g <= 0 || n <= 0 {
@@ -49,16 +32,13 @@ func DotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byt
 	}
 }
 
-// AddRows is MultiRowCodec.AddRows for any row codec: c's own when it has one, else
-// c.AddScaled per (row, query). It panics, like slice indexing, when a slice is too
-// short.
+// AddRows performs acc[j*d+c] += Σ_{i<n} w[j*ld+i]·Decode(row i)[c] for j < g and
+// c < d = len(acc)/g, rows as for DotRows, in one pass over the codes. kvq's codecs
+// run the batched kernels; any other codec falls back to c.AddScaled per (row, query).
+// It panics, like slice indexing, when a slice is too short.
 func AddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n int, tmp []float32) {
 	if ours(c) {
 		addRows(c, acc, w, ld, g, src, stride, n, tmp)
-		return
-	}
-	if mc, ok := c.(MultiRowCodec); ok {
-		mc.AddRows(acc, w, ld, g, src, stride, n, tmp)
 		return
 	}
 	if g <= 0 || n <= 0 {
@@ -74,10 +54,9 @@ func AddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n int,
 	}
 }
 
-// ours reports whether c is one of this package's row codecs, whose DotRows and AddRows
-// methods are dotRows and addRows. Calling those directly with c keeps its interface
-// value: going through the methods would box a struct codec (Affine, FP8) again on every
-// call, an allocation per attention span.
+// ours reports whether c is one of this package's row codecs, which the batched
+// kernels know. c is passed on as the caller's interface value, so no struct codec
+// (Affine, FP8) is boxed again per call.
 func ours(c RowCodec) bool {
 	switch c.(type) {
 	case F32, F16, BF16, Int8, FP8, Affine:
@@ -130,64 +109,4 @@ func addRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n int,
 		DecodeRows(c, tmp, src[i0*stride:], stride, m, d)
 		MultiAxpy(acc, w[i0:], ld, g, tmp, d, m, d)
 	}
-}
-
-// DotRows implements MultiRowCodec.
-func (c F32) DotRows(scores []float32, ld int, q []float32, g int, src []byte, stride, n int, tmp []float32) {
-	dotRows(c, scores, ld, q, g, src, stride, n, tmp)
-}
-
-// AddRows implements MultiRowCodec.
-func (c F32) AddRows(acc, w []float32, ld, g int, src []byte, stride, n int, tmp []float32) {
-	addRows(c, acc, w, ld, g, src, stride, n, tmp)
-}
-
-// DotRows implements MultiRowCodec.
-func (c F16) DotRows(scores []float32, ld int, q []float32, g int, src []byte, stride, n int, tmp []float32) {
-	dotRows(c, scores, ld, q, g, src, stride, n, tmp)
-}
-
-// AddRows implements MultiRowCodec.
-func (c F16) AddRows(acc, w []float32, ld, g int, src []byte, stride, n int, tmp []float32) {
-	addRows(c, acc, w, ld, g, src, stride, n, tmp)
-}
-
-// DotRows implements MultiRowCodec.
-func (c BF16) DotRows(scores []float32, ld int, q []float32, g int, src []byte, stride, n int, tmp []float32) {
-	dotRows(c, scores, ld, q, g, src, stride, n, tmp)
-}
-
-// AddRows implements MultiRowCodec.
-func (c BF16) AddRows(acc, w []float32, ld, g int, src []byte, stride, n int, tmp []float32) {
-	addRows(c, acc, w, ld, g, src, stride, n, tmp)
-}
-
-// DotRows implements MultiRowCodec.
-func (c Int8) DotRows(scores []float32, ld int, q []float32, g int, src []byte, stride, n int, tmp []float32) {
-	dotRows(c, scores, ld, q, g, src, stride, n, tmp)
-}
-
-// AddRows implements MultiRowCodec.
-func (c Int8) AddRows(acc, w []float32, ld, g int, src []byte, stride, n int, tmp []float32) {
-	addRows(c, acc, w, ld, g, src, stride, n, tmp)
-}
-
-// DotRows implements MultiRowCodec.
-func (c FP8) DotRows(scores []float32, ld int, q []float32, g int, src []byte, stride, n int, tmp []float32) {
-	dotRows(c, scores, ld, q, g, src, stride, n, tmp)
-}
-
-// AddRows implements MultiRowCodec.
-func (c FP8) AddRows(acc, w []float32, ld, g int, src []byte, stride, n int, tmp []float32) {
-	addRows(c, acc, w, ld, g, src, stride, n, tmp)
-}
-
-// DotRows implements MultiRowCodec.
-func (c Affine) DotRows(scores []float32, ld int, q []float32, g int, src []byte, stride, n int, tmp []float32) {
-	dotRows(c, scores, ld, q, g, src, stride, n, tmp)
-}
-
-// AddRows implements MultiRowCodec.
-func (c Affine) AddRows(acc, w []float32, ld, g int, src []byte, stride, n int, tmp []float32) {
-	addRows(c, acc, w, ld, g, src, stride, n, tmp)
 }
