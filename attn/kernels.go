@@ -2,9 +2,8 @@ package attn
 
 import (
 	"math"
-	"os"
-	"sync/atomic"
 
+	"kvq/internal/kernelsel"
 	"kvq/quant"
 )
 
@@ -27,16 +26,8 @@ var scalarKernels = &kernelSet{name: "scalar", maxRow: maxRowScalar, expRow: exp
 // simdKernels is this build's SIMD kernel set for this CPU, or nil.
 var simdKernels = detectSIMD()
 
-var active atomic.Pointer[kernelSet]
-
-func init() { active.Store(initialKernels(os.Getenv("KVQ_NOSIMD"))) }
-
-func initialKernels(noSIMD string) *kernelSet {
-	if simdKernels != nil && noSIMD != "1" {
-		return simdKernels
-	}
-	return scalarKernels
-}
+// active is the kernel set in use.
+var active = kernelsel.New(scalarKernels, simdKernels)
 
 // SetSIMD selects the SIMD kernels (on) or the portable scalar ones (off) for
 // attention, here and in package quant (the row decoders and multi-query products),
@@ -45,12 +36,7 @@ func initialKernels(noSIMD string) *kernelSet {
 // to scalar.
 func SetSIMD(on bool) bool {
 	q := quant.SetSIMD(on)
-	if on && simdKernels != nil {
-		active.Store(simdKernels)
-		return q
-	}
-	active.Store(scalarKernels)
-	return false
+	return active.SetSIMD(on) && q
 }
 
 // KernelName names the kernels in use: "scalar", or the SIMD level such as "avx2"

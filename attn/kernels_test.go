@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"kvq/internal/kernelsel"
 	"kvq/quant"
 )
 
@@ -74,7 +75,7 @@ func TestSetSIMD(t *testing.T) {
 	if on := SetSIMD(true); on != (simdKernels != nil) {
 		t.Fatalf("SetSIMD(true) = %v with SIMD kernels %v", on, simdKernels != nil)
 	}
-	if initialKernels("1") != scalarKernels {
+	if kernelsel.Initial(scalarKernels, simdKernels, "1") != scalarKernels {
 		t.Fatal("KVQ_NOSIMD=1 does not select the scalar kernels")
 	}
 }

@@ -2,8 +2,8 @@ package linalg
 
 import (
 	"math"
-	"os"
-	"sync/atomic"
+
+	"kvq/internal/kernelsel"
 )
 
 // kernelSet is one implementation of every inner kernel. The scalar set is the reference;
@@ -77,31 +77,13 @@ var simdKernels = detectSIMD()
 // like the others (the AVX2-only F16 kernels where the CPU also has F16C).
 var alternateKernels []*kernelSet
 
-// active is the kernel set in use.
-var active atomic.Pointer[kernelSet]
-
-func init() { active.Store(initialKernels(os.Getenv("KVQ_NOSIMD"))) }
-
-// initialKernels returns the kernel set to start with: SIMD when available, unless
-// noSIMD (the value of KVQ_NOSIMD) is "1".
-func initialKernels(noSIMD string) *kernelSet {
-	if simdKernels != nil && noSIMD != "1" {
-		return simdKernels
-	}
-	return scalarKernels
-}
+// active is the kernel set in use: SIMD when available, unless KVQ_NOSIMD=1.
+var active = kernelsel.New(scalarKernels, simdKernels)
 
 // SetSIMD selects the SIMD kernels (on) or the portable scalar ones (off) and reports
 // whether SIMD kernels are in use afterwards: false when this build or this CPU has
 // none. The environment variable KVQ_NOSIMD=1 sets the initial choice to scalar.
-func SetSIMD(on bool) bool {
-	if on && simdKernels != nil {
-		active.Store(simdKernels)
-		return true
-	}
-	active.Store(scalarKernels)
-	return false
-}
+func SetSIMD(on bool) bool { return active.SetSIMD(on) }
 
 // KernelName names the kernel set in use ("scalar", or the SIMD level such as "avx2").
 func KernelName() string { return active.Load().name }

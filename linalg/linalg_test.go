@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"kvq/gguf"
+	"kvq/internal/kernelsel"
 )
 
 // kernelModes returns every kernel set this build and CPU can run, the scalar reference
@@ -505,7 +506,7 @@ func TestMatMulMany(t *testing.T) {
 }
 
 func TestInitialKernels(t *testing.T) {
-	if got := initialKernels("1"); got != scalarKernels {
+	if got := kernelsel.Initial(scalarKernels, simdKernels, "1"); got != scalarKernels {
 		t.Errorf("KVQ_NOSIMD=1: got %s kernels, want scalar", got.name)
 	}
 	want := scalarKernels
@@ -513,7 +514,7 @@ func TestInitialKernels(t *testing.T) {
 		want = simdKernels
 	}
 	for _, env := range []string{"", "0"} {
-		if got := initialKernels(env); got != want {
+		if got := kernelsel.Initial(scalarKernels, simdKernels, env); got != want {
 			t.Errorf("KVQ_NOSIMD=%q: got %s kernels, want %s", env, got.name, want.name)
 		}
 	}

@@ -1,8 +1,7 @@
 package quant
 
 import (
-	"os"
-	"sync/atomic"
+	"kvq/internal/kernelsel"
 )
 
 // Batched kernels for attention over stored rows. Decode attention with grouped-query
@@ -54,29 +53,14 @@ var scalarKernels = &kernelSet{
 // simdKernels is this build's SIMD kernel set for this CPU, or nil.
 var simdKernels = detectSIMD()
 
-var active atomic.Pointer[kernelSet]
-
-func init() { active.Store(initialKernels(os.Getenv("KVQ_NOSIMD"))) }
-
-func initialKernels(noSIMD string) *kernelSet {
-	if simdKernels != nil && noSIMD != "1" {
-		return simdKernels
-	}
-	return scalarKernels
-}
+// active is the kernel set in use.
+var active = kernelsel.New(scalarKernels, simdKernels)
 
 // SetSIMD selects the SIMD kernels (on) or the portable scalar ones (off) for
 // DecodeRows, DecodeBlock, MultiDot and MultiAxpy, and reports whether SIMD kernels
 // are in use afterwards: false when this build or this CPU has none. The
 // environment variable KVQ_NOSIMD=1 sets the initial choice to scalar.
-func SetSIMD(on bool) bool {
-	if on && simdKernels != nil {
-		active.Store(simdKernels)
-		return true
-	}
-	active.Store(scalarKernels)
-	return false
-}
+func SetSIMD(on bool) bool { return active.SetSIMD(on) }
 
 // KernelName names the batched kernel set in use: "scalar" or "avx2".
 func KernelName() string { return active.Load().name }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"kvq/internal/kernelsel"
 )
 
 // kernelSets returns every batched kernel set this build and CPU can run, the scalar
@@ -201,7 +203,7 @@ func TestKernelSwitch(t *testing.T) {
 	if on && KernelName() == "scalar" {
 		t.Fatal("SIMD on but kernel named scalar")
 	}
-	if initialKernels("1") != scalarKernels {
+	if kernelsel.Initial(scalarKernels, simdKernels, "1") != scalarKernels {
 		t.Fatal("KVQ_NOSIMD=1 does not select the scalar kernels")
 	}
 }
