@@ -243,3 +243,12 @@ func TestFingerprintDistinguishesModels(t *testing.T) {
 		t.Fatalf("cache config fingerprint %q, model %q", cfg.ModelFingerprint, a.fingerprint)
 	}
 }
+
+// Rotate runs per query head during attention with eviction: it must not allocate.
+func TestRotateDoesNotAllocate(t *testing.T) {
+	m := loadDefault(t)
+	x := make([]float32, m.HeadDim)
+	if a := testing.AllocsPerRun(100, func() { m.Rotate(x, 17) }); a != 0 {
+		t.Fatalf("Rotate allocates %v times per call", a)
+	}
+}

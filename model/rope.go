@@ -45,9 +45,17 @@ func (m *Model) rope(x, cos, sin []float32) {
 // Rotate rotates one head vector (HeadDim values, after RoPE at some position p) so
 // that it equals the vector rotated at p+delta. Caches use it to keep attention exact
 // when they shift positions (sink + window eviction) without touching stored keys.
+//
+// It is called per query head and segment during attention with eviction, so the
+// angles of common head sizes live on the stack.
 func (m *Model) Rotate(x []float32, delta int) {
 	half := m.RopeDims / 2
-	cos, sin := make([]float32, half), make([]float32, half)
+	var buf [2][128]float32
+	cos, sin := buf[0][:0], buf[1][:0]
+	if half > len(buf[0]) {
+		cos, sin = make([]float32, 0, half), make([]float32, 0, half)
+	}
+	cos, sin = cos[:half], sin[:half]
 	m.ropeAngles(cos, sin, delta)
 	m.rope(x, cos, sin)
 }
