@@ -6,38 +6,48 @@ import (
 	"testing"
 
 	"kvq/assets"
+	"kvq/internal/reference"
 	"kvq/model"
 )
 
-// Reference figures (testdata of package model: stories260K.json, an independent
-// float64 implementation) on the built-in text, ctx 512, 8 chunks.
-const refPPL = 3.94129
+// protocol is the reference's perplexity protocol and figures (an independent float64
+// implementation) on the built-in text.
+func protocol(t *testing.T) (ctx, chunks int, ppl float64, first []int32) {
+	t.Helper()
+	r, err := reference.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Perplexity
+	return p.Ctx, p.Chunks, p.F32, p.FirstTokens
+}
 
 func TestProtocolTokens(t *testing.T) {
+	ctx, chunks, _, want := protocol(t)
 	m, err := model.LoadDefault()
 	if err != nil {
 		t.Fatal(err)
 	}
 	toks := Tokens(m, assets.Text)
-	want := []int32{301, 427, 309, 426, 301, 427, 309, 394, 265, 262, 415, 271, 422, 280, 295, 269}
 	for i, w := range want {
 		if toks[i] != w {
 			t.Fatalf("first tokens %v, want %v", toks[:len(want)], want)
 		}
 	}
-	if len(toks) < 512*8 {
-		t.Fatalf("built-in text gives %d tokens, protocol needs %d", len(toks), 512*8)
+	if len(toks) < ctx*chunks {
+		t.Fatalf("built-in text gives %d tokens, protocol needs %d", len(toks), ctx*chunks)
 	}
 }
 
 // TestQualityTargets runs the evaluation of the targets: f32 perplexity equals
 // the reference, and the lossy caches stay within their quality bounds.
 func TestQualityTargets(t *testing.T) {
+	ctx, chunks, refPPL, _ := protocol(t)
 	m, err := model.LoadDefault()
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(m, Tokens(m, assets.Text), Options{Ctx: 512, Chunks: 8, Specs: []string{"q8", "kivi8", "kivi4/kivi2"}})
+	res, err := Run(m, Tokens(m, assets.Text), Options{Ctx: ctx, Chunks: chunks, Specs: []string{"q8", "kivi8", "kivi4/kivi2"}})
 	if err != nil {
 		t.Fatal(err)
 	}

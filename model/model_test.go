@@ -1,41 +1,18 @@
 package model
 
 import (
-	"encoding/json"
 	"math"
-	"os"
 	"sort"
 	"testing"
 
+	"kvq/internal/reference"
 	"kvq/kv"
 )
 
-// reference is the part of testdata/stories260K.json (figures from an independent
-// float64 implementation) that the runtime must reproduce.
-type reference struct {
-	Greedy []struct {
-		Prompt       string  `json:"prompt"`
-		PromptTokens []int32 `json:"prompt_tokens"`
-		Tokens       []int32 `json:"tokens"`
-		Text         string  `json:"text"`
-	} `json:"greedy"`
-	Logits struct {
-		Tokens []int32 `json:"tokens"`
-		Top5   []struct {
-			Pos  int          `json:"pos"`
-			Top5 [][2]float64 `json:"top5"`
-		} `json:"logits_top5"`
-	} `json:"logits"`
-}
-
-func loadReference(t *testing.T) reference {
+func loadReference(t *testing.T) *reference.Stories260K {
 	t.Helper()
-	b, err := os.ReadFile("testdata/stories260K.json")
+	r, err := reference.Load()
 	if err != nil {
-		t.Fatal(err)
-	}
-	var r reference
-	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
 	return r

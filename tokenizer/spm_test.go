@@ -1,49 +1,20 @@
 package tokenizer
 
 import (
-	"encoding/json"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"kvq/assets"
+	"kvq/internal/reference"
 )
 
-// reference is the part of testdata/stories260K.json (a copy of
-// shared/reference/stories260K.json, computed by an independent implementation of the
-// llama2.c tokenizer) that concerns tokenization.
-type reference struct {
-	Greedy []struct {
-		Prompt       string  `json:"prompt"`
-		PromptTokens []int32 `json:"prompt_tokens"`
-		Tokens       []int32 `json:"tokens"`
-		Text         string  `json:"text"`
-	} `json:"greedy"`
-	Perplexity struct {
-		FirstTokens []int32 `json:"first_16_text_tokens"`
-	} `json:"perplexity"`
-	Tokenizer struct {
-		Cases []struct {
-			Text string  `json:"text"`
-			IDs  []int32 `json:"ids"`
-		} `json:"cases"`
-	} `json:"tokenizer"`
-}
-
-func loadReference(t *testing.T) reference {
+func loadReference(t *testing.T) *reference.Stories260K {
 	t.Helper()
-	data, err := os.ReadFile("testdata/stories260K.json")
+	r, err := reference.Load()
 	if err != nil {
 		t.Fatal(err)
-	}
-	var r reference
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatalf("parsing reference: %v", err)
-	}
-	if len(r.Tokenizer.Cases) == 0 || len(r.Greedy) == 0 || len(r.Perplexity.FirstTokens) == 0 {
-		t.Fatal("reference file lacks tokenizer cases, greedy prompts or perplexity tokens")
 	}
 	return r
 }
