@@ -101,7 +101,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	}
 	decode := time.Since(t0)
 	res := decodeResult{
-		Model: modelName(*modelPath, m), Cache: eval.CacheName(cfg), Ctx: *ctx, Threads: linalg.Threads(), Kernels: linalg.KernelName(),
+		Model: modelName(*modelPath), Cache: eval.CacheName(cfg), Ctx: *ctx, Threads: linalg.Threads(), Kernels: linalg.KernelName(),
 		DecodeTokens: *gen, DecodeTokPerS: float64(*gen) / decode.Seconds(), PrefillTokPerS: float64(*ctx) / prefill.Seconds(),
 		KVBytes: c.Usage().AllocBytes, WeightBytes: m.WeightBytes(), RSSBytes: peakRSS(),
 	}

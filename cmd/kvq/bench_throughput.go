@@ -106,7 +106,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	rep := throughputReport{
-		Model: modelName(*modelPath, m), Cache: cfg.Spec.String(), CacheLayers: *cacheLayers,
+		Model: modelName(*modelPath), Cache: cfg.Spec.String(), CacheLayers: *cacheLayers,
 		BlockTokens: c.PoolStats().BlockTokens, MaxBatchTokens: ecfg.MaxBatchTokens, MaxRunning: ecfg.MaxRunning, PrefillChunk: *prefillChunk,
 		Window: ecfg.Window, Sinks: ecfg.Sinks, PrefixCaching: c.PrefixCaching(),
 		SteadyBytesPerToken: steady, ThroughputResult: res,

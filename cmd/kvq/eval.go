@@ -72,7 +72,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	res.Model = modelName(*modelPath, m)
+	res.Model = modelName(*modelPath)
 	res.Text = textName
 	fmt.Fprintf(stdout, "model %s, text %s: %d tokens (ctx %d × %d chunks)\n\n", res.Model, res.Text, res.Tokens, res.Ctx, res.Chunks)
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', tabwriter.AlignRight)
@@ -106,7 +106,8 @@ Flags:
 	return nil
 }
 
-func modelName(path string, m *model.Model) string {
+// modelName is how reports name the model at path: the path, or the built-in model's name.
+func modelName(path string) string {
 	if path == "" {
 		return assets.ModelName
 	}

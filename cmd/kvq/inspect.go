@@ -38,7 +38,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	c := m.Config
 	name := c.Name
 	if name == "" {
-		name = modelName(*modelPath, m)
+		name = modelName(*modelPath)
 	}
 	fmt.Fprintf(stdout, "model        %s (architecture %s)\n", name, c.Arch)
 	fmt.Fprintf(stdout, "shape        dim %d, %d layers, %d heads, %d KV heads, head size %d, FFN %d, vocab %d\n", c.Dim, c.Layers, c.Heads, c.KVHeads, c.HeadDim, c.FFN, c.Vocab)
