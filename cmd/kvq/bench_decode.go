@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -45,6 +46,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	threads := fs.Int("threads", 0, "threads for matrix products and attention (default: all CPUs)")
 	seed := fs.Uint64("seed", 1, "seed of the random prompt tokens")
 	jsonPath := fs.String("json", "", "also write the result as JSON to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed decode steps to this file")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -92,6 +94,13 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	bar.done()
 	prefill := time.Since(t0)
 	next := model.Argmax(logits[0])
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	t0 = time.Now()
 	for range *gen {
 		if logits, err = m.Forward(c, []model.Span{{Seq: seq, Tokens: []int32{next}}}); err != nil {
@@ -100,6 +109,9 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 		next = model.Argmax(logits[0])
 	}
 	decode := time.Since(t0)
+	if *cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	res := decodeResult{
 		Model: modelName(*modelPath), Cache: eval.CacheName(cfg), Ctx: *ctx, Threads: linalg.Threads(), Kernels: linalg.KernelName(),
 		DecodeTokens: *gen, DecodeTokPerS: float64(*gen) / decode.Seconds(), PrefillTokPerS: float64(*ctx) / prefill.Seconds(),
@@ -126,4 +138,18 @@ func peakRSS() int64 {
 		return 0
 	}
 	return ru.Maxrss * 1024 // kilobytes on Linux
+}
+
+// startCPUProfile starts a pprof CPU profile written to path; stop ends it
+// and closes the file (stopping twice is harmless).
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
