@@ -242,3 +242,53 @@ func BenchmarkDispatch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPrefill runs the weight products of a llama-134m prefill of n tokens as the
+// model issues them (per layer: q, k, v in one MatMulMany; o; gate and up in one
+// MatMulMany; down; then the output matrix for the last token only) and reports tokens per
+// second, and CPU time per token, which the other work on a shared machine disturbs less
+// than wall time.
+func BenchmarkPrefill(b *testing.B) {
+	const layers, dim, ffn, vocab = 12, 768, 2048, 32000
+	typ := gguf.TypeQ8_0
+	sq := benchMatrix(b, typ, dim, dim)
+	up := benchMatrix(b, typ, ffn, dim)
+	down := benchMatrix(b, typ, dim, ffn)
+	outW := benchMatrix(b, typ, vocab, dim)
+	type layer struct{ q, k, v, o, gate, up, down Matrix }
+	ls := make([]layer, layers)
+	cp := func(m Matrix) Matrix { m.Data = append([]byte(nil), m.Data...); return m }
+	for i := range ls {
+		ls[i] = layer{cp(sq), cp(sq), cp(sq), cp(sq), cp(up), cp(up), cp(down)}
+	}
+	for _, n := range []int{64, 512} {
+		b.Run(fmt.Sprintf("llama134m/%v/n=%d", typ, n), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(4, 4))
+			x, h := randVals(r, n*dim, 1), randVals(r, n*ffn, 1)
+			q, k, v, o := make([]float32, n*dim), make([]float32, n*dim), make([]float32, n*dim), make([]float32, n*dim)
+			g, u, y := make([]float32, n*ffn), make([]float32, n*ffn), make([]float32, vocab)
+			c0 := cpuTime()
+			for b.Loop() {
+				for _, l := range ls {
+					if err := MatMulMany([][]float32{q, k, v}, []Matrix{l.q, l.k, l.v}, x, n); err != nil {
+						b.Fatal(err)
+					}
+					if err := MatMul(o, l.o, q, n); err != nil {
+						b.Fatal(err)
+					}
+					if err := MatMulMany([][]float32{g, u}, []Matrix{l.gate, l.up}, x, n); err != nil {
+						b.Fatal(err)
+					}
+					if err := MatMul(o, l.down, h, n); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := MatMul(y, outW, x[(n-1)*dim:], 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+			b.ReportMetric(float64(cpuTime()-c0)/1e3/float64(b.N*n), "cpu-us/tok")
+		})
+	}
+}
