@@ -236,12 +236,12 @@ func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) 
 
 	if workers <= 1 || len(parts) == 1 {
 		for i, c := range sc.chunks {
-			runChunk(&parts[i], sc.qs, sh, spans[c[0]:c[1]], opt.Rotate)
+			runChunk(&parts[i], sc.qs, sh, spans[c[0]:c[1]], opt.Rotate, nil)
 		}
 	} else {
 		parallelFor(workers, len(parts), func(i int) {
 			c := sc.chunks[i]
-			runChunk(&parts[i], sc.qs, sh, spans[c[0]:c[1]], opt.Rotate)
+			runChunk(&parts[i], sc.qs, sh, spans[c[0]:c[1]], opt.Rotate, nil)
 		})
 	}
 	// Merge the chunks' (max, sum, acc) into the first one.
@@ -262,55 +262,6 @@ func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) 
 		}
 	}
 	return nil
-}
-
-// Prefill computes causal attention for n consecutive queries: query i (q and out
-// rows i, Heads·HeadDim values each) attends over the spans that spans(i, dst)
-// appends to dst — the history as that query sees it, its own token included. With
-// Options.Workers > 1 the queries are spread over that many goroutines (spans is
-// then called concurrently and must be safe for it). Each query is a Decode; a cache whose storage of a token depends on the querying
-// position (full-precision windows) describes each query's view exactly, which makes
-// a prefill of n tokens equal to n single-token steps.
-func Prefill(out, q []float32, n int, sh Shape, spans func(i int, dst []Span) []Span, opt Options, sc *Scratch) error {
-	if err := checkShape(sh); err != nil {
-		return err
-	}
-	hd := sh.Heads * sh.HeadDim
-	if n < 0 || len(q) != n*hd || len(out) != n*hd {
-		return fmt.Errorf("%w: prefill of %d queries: len(q)=%d len(out)=%d, want %d", ErrShape, n, len(q), len(out), n*hd)
-	}
-	if sc == nil {
-		sc = new(Scratch)
-	}
-	workers := min(opt.Workers, n)
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
-			sc.spans = spans(i, sc.spans[:0])
-			if err := Decode(out[i*hd:(i+1)*hd], q[i*hd:(i+1)*hd], sh, sc.spans, opt, sc); err != nil {
-				return fmt.Errorf("query %d: %w", i, err)
-			}
-		}
-		return nil
-	}
-	// Queries are independent: spread them over the workers, each with its own
-	// scratch, one query per worker at a time (no chunk parallelism inside).
-	for len(sc.sub) < workers {
-		sc.sub = append(sc.sub, new(Scratch))
-	}
-	one := opt
-	one.Workers = 1
-	errs := make([]error, workers)
-	parallelFor(workers, workers, func(w int) {
-		ws := sc.sub[w]
-		for i := w; i < n; i += workers {
-			ws.spans = spans(i, ws.spans[:0])
-			if err := Decode(out[i*hd:(i+1)*hd], q[i*hd:(i+1)*hd], sh, ws.spans, one, ws); err != nil {
-				errs[w] = fmt.Errorf("query %d: %w", i, err)
-				return
-			}
-		}
-	})
-	return errors.Join(errs...)
 }
 
 // merge folds chunk b's state into a: m = max(ma, mb), l = la·e^(ma−m) + lb·e^(mb−m),
@@ -393,12 +344,16 @@ func checkSrc(c *Src, n int, sh Shape, what string) error {
 }
 
 // runChunk accumulates spans into p (online softmax). qs is the pre-scaled query.
-func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]float32, int)) {
+// visible, when not nil, limits query head h to the first visible[h] tokens of
+// spans (causal masking of a tile of queries, see Prefill); every head must see at
+// least the first token.
+func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]float32, int), visible []int) {
 	d := sh.HeadDim
 	group := sh.Heads / sh.KVHeads
 	lastDelta := 0
 	q := qs
 	k := active.Load()
+	base := 0 // tokens of spans before the batch
 	for len(spans) > 0 {
 		// A batch: consecutive spans with the same Delta and at most batchTokens
 		// tokens (or one longer span). Its scores, for all group heads of a KV head,
@@ -411,6 +366,8 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 		}
 		batch := spans[:nb]
 		spans = spans[nb:]
+		b0 := base
+		base += ld
 		if delta != lastDelta {
 			lastDelta = delta
 			if delta == 0 {
@@ -435,6 +392,17 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 			for g := 0; g < group; g++ {
 				h := kh*group + g
 				row := sc[g*ld : (g+1)*ld]
+				if visible != nil {
+					v := visible[h] - b0
+					if v <= 0 {
+						clear(row) // nothing visible: zero weights
+						continue
+					}
+					if v < ld {
+						row = row[:v]
+						clear(sc[g*ld+v : (g+1)*ld])
+					}
+				}
 				mx := float64(k.maxRow(row))
 				if mx > p.m[h] {
 					if p.l[h] != 0 {
