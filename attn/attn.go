@@ -110,6 +110,7 @@ var ErrShape = errors.New("attn: bad shape")
 // shared between concurrent calls. The zero value is ready to use.
 type Scratch struct {
 	sub    []*Scratch // per-worker scratch of a parallel Prefill
+	tile   *tileScratch
 	spans  []Span
 	qs     []float32
 	parts  []partial
