@@ -13,13 +13,14 @@ package workpool
 
 import (
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// Spin is how long an idle helper keeps polling for work before it parks.
+// Spin is how long an idle helper keeps polling for work before it parks, and how
+// long a caller polls for its loop's last items before it parks. 0 disables
+// polling.
 var Spin time.Duration
 
 func init() {
@@ -41,10 +42,11 @@ func init() { pool.jobs = make(chan *job, 256) }
 // and by whichever helpers pick the job up. A helper that arrives after the last
 // item was claimed does nothing, so the caller never waits for a helper to start.
 type job struct {
-	fn   func(i int)
-	n    int32
-	next atomic.Int32
-	wg   sync.WaitGroup
+	fn       func(i int)
+	n        int32
+	next     atomic.Int32
+	left     atomic.Int32  // items not finished
+	finished chan struct{} // closed when left reaches 0
 }
 
 func (j *job) run() {
@@ -54,7 +56,9 @@ func (j *job) run() {
 			return
 		}
 		j.fn(int(i))
-		j.wg.Done()
+		if j.left.Add(-1) == 0 {
+			close(j.finished)
+		}
 	}
 }
 
@@ -73,20 +77,18 @@ func helper() {
 
 // poll returns the next job if one arrives within Spin, else nil.
 func poll() *job {
-	var start time.Time
-	for i := 0; ; i++ {
+	start := time.Now()
+	for i := 1; ; i++ {
 		select {
 		case j := <-pool.jobs:
 			return j
 		default:
 		}
-		if i%64 == 63 {
-			if start.IsZero() {
-				start = time.Now()
-			} else if time.Since(start) > Spin {
+		if i%16 == 0 {
+			if time.Since(start) > Spin {
 				return nil
 			}
-			runtime.Gosched()
+			yield()
 		}
 	}
 }
@@ -110,8 +112,8 @@ func For(workers, n int, fn func(i int)) {
 		go helper()
 	}
 	pool.mu.Unlock()
-	j := &job{fn: fn, n: int32(n)}
-	j.wg.Add(n)
+	j := &job{fn: fn, n: int32(n), finished: make(chan struct{})}
+	j.left.Store(int32(n))
 	for range workers - 1 {
 		select {
 		case pool.jobs <- j:
@@ -119,5 +121,16 @@ func For(workers, n int, fn func(i int)) {
 		}
 	}
 	j.run()
-	j.wg.Wait()
+	if Spin > 0 && j.left.Load() > 0 {
+		start := time.Now()
+		for i := 1; j.left.Load() > 0; i++ {
+			if i%16 == 0 {
+				if time.Since(start) > Spin {
+					break
+				}
+				yield()
+			}
+		}
+	}
+	<-j.finished
 }
