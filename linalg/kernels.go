@@ -42,6 +42,15 @@ type kernelSet struct {
 	dotQ8x4N func(out []float32, rows int, w []byte, xi []int8, xs []float32, groups int)
 	// dotQ4x4 is dotQ8x4 for Q4_0 weight blocks.
 	dotQ4x4 func(out *[4]float32, w []byte, xi []int8, xs []float32)
+	// widenQ8 writes the codes of Q8_0 rows to a 4-row tile as dotQ8Tile reads them:
+	// w16[i·cols+c] = code c of row w[i·rowBytes:] as int16 for i < len(w16)/cols (at most
+	// 4 rows; cols = 32·nb), and dw[4b+i] = that row's block b scale as float32.
+	widenQ8 func(w16 []int16, dw []float32, w []byte, rowBytes, nb int)
+	// dotQ8Tile multiplies a 4-row tile written by widenQ8 (4·32·nb codes in w16, 4·nb
+	// scales in dw) by groups 8-token groups packed by pack8 (xg, xdg), storing the
+	// result of row i and token 8g+t at out[(8g+t)·rows+i], for i < 4 and t < 8: Σ_b
+	// dw[4b+i]·xdg[8·(g·nb+b)+t]·(exact integer dot of block b).
+	dotQ8Tile func(out []float32, rows int, w16 []int16, dw []float32, xg []int16, xdg []float32, groups int)
 	// siluMul does g[i] = g[i]/(1+e^−g[i])·u[i], len(g) == len(u).
 	siluMul func(g, u []float32)
 	// axpy does dst[i] += a·x[i], len(dst) == len(x).
@@ -64,6 +73,8 @@ var scalarKernels = &kernelSet{
 	dotQ8x4:   dotQ8x4Scalar,
 	dotQ8x4N:  dotQ8x4NScalar,
 	dotQ4x4:   dotQ4x4Scalar,
+	widenQ8:   widenQ8Scalar,
+	dotQ8Tile: dotQ8TileScalar,
 	axpy:      axpyScalar,
 	siluMul:   siluMulScalar,
 	quantQ8:   quantQ8Scalar,
@@ -356,6 +367,78 @@ func dotQ8x4Scalar(out *[4]float32, w []byte, xi []int8, xs []float32) {
 				float32(dotCodes8((*[q8BlockBytes]byte)(w[b*q8BlockBytes:]), (*[blockElems]int8)(xi[128*b+32*t:])))
 		}
 		out[t] = s
+	}
+}
+
+// pack8 lays out 8 consecutive tokens' quantized activations as dotQ8Tile reads them:
+// token t's codes 32b+2j and 32b+2j+1 as int16 at xg[256b+16j+2t] and xg[256b+16j+2t+1]
+// (one 32-byte vector holds a pair of codes of each of the 8 tokens), and its block b scale
+// at xdg[8b+t]. xq holds k ≤ 8 tokens' codes and xd their scales, token-major; tokens k..7
+// are written as zeros (codes and scales), so a tile's results for them are 0.
+func pack8(xg []int16, xdg []float32, xq []int8, xd []float32, k int) {
+	nb := len(xdg) / 8
+	cols := nb * blockElems
+	xg, xdg = xg[:8*cols], xdg[:8*nb]
+	xq, xd = xq[:k*cols], xd[:k*nb]
+	if k < 8 {
+		clear(xg)
+		clear(xdg)
+	}
+	for t := 0; t < k; t++ {
+		q := xq[t*cols : (t+1)*cols]
+		for b := 0; b < nb; b++ {
+			src := (*[blockElems]int8)(q[b*blockElems:])
+			dst := (*[256]int16)(xg[256*b:])
+			for j := 0; j < 16; j++ {
+				dst[16*j+2*t] = int16(src[2*j])
+				dst[16*j+2*t+1] = int16(src[2*j+1])
+			}
+			xdg[8*b+t] = xd[t*nb+b]
+		}
+	}
+}
+
+// widenQ8Scalar is the reference for widenQ8.
+func widenQ8Scalar(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
+	cols := nb * blockElems
+	rows := len(w16) / cols
+	for i := 0; i < rows; i++ {
+		row := w[i*rowBytes : i*rowBytes+nb*q8BlockBytes]
+		dst := w16[i*cols : (i+1)*cols]
+		for b := 0; b < nb; b++ {
+			blk := (*[q8BlockBytes]byte)(row[b*q8BlockBytes:])
+			dw[4*b+i] = f16Table[uint16(blk[0])|uint16(blk[1])<<8]
+			for j, c := range blk[2:] {
+				dst[b*blockElems+j] = int16(int8(c))
+			}
+		}
+	}
+}
+
+// dotQ8TileScalar is the reference for dotQ8Tile: per row, token and block an exact int32
+// dot, then one float multiply by both scales.
+func dotQ8TileScalar(out []float32, rows int, w16 []int16, dw []float32, xg []int16, xdg []float32, groups int) {
+	nb := len(dw) / 4
+	cols := nb * blockElems
+	w16 = w16[:4*cols]
+	for g := 0; g < groups; g++ {
+		x := xg[g*8*cols : (g+1)*8*cols]
+		xd := xdg[g*8*nb : (g+1)*8*nb]
+		for t := 0; t < 8; t++ {
+			for i := 0; i < 4; i++ {
+				var s float32
+				for b := 0; b < nb; b++ {
+					w := (*[blockElems]int16)(w16[i*cols+b*blockElems:])
+					xb := (*[256]int16)(x[256*b:])
+					var a int32
+					for j := 0; j < 16; j++ {
+						a += int32(w[2*j])*int32(xb[16*j+2*t]) + int32(w[2*j+1])*int32(xb[16*j+2*t+1])
+					}
+					s += dw[4*b+i] * xd[8*b+t] * float32(a)
+				}
+				out[(8*g+t)*rows+i] = s
+			}
+		}
 	}
 }
 

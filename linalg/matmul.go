@@ -94,7 +94,7 @@ func checkProduct(name string, out []float32, w Matrix, x []float32, n int) erro
 }
 
 func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) error {
-	needQ, needSums := false, false
+	needQ, needSums, needTile, needI := false, false, false, false
 	for j, w := range ws {
 		if err := checkProduct(name, outs[j], w, x, n); err != nil {
 			if len(ws) > 1 {
@@ -103,7 +103,12 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 			return err
 		}
 		switch w.Type {
-		case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ6_K:
+		case gguf.TypeQ8_0:
+			// 8 tokens or more go through the tile kernel, fewer through the 4-token one.
+			needQ, needTile, needI = true, needTile || n >= tileTokens, needI || n < tileTokens
+		case gguf.TypeQ4_0:
+			needQ, needI = true, true
+		case gguf.TypeQ6_K:
 			needQ = true
 		case gguf.TypeQ4_K:
 			needQ, needSums = true, true
@@ -116,26 +121,42 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	x = x[:n*cols]
 	k := active.Load()
 	var xq, xi []int8
-	var xd, xs []float32
+	var xd, xs, xdg []float32
+	var xg []int16
 	var xsum []int32
 	if needQ && cols > 0 {
-		s := getQ8Scratch(n * cols)
+		ng := 0
+		if needTile {
+			ng = (n + tileTokens - 1) / tileTokens
+		}
+		s := getQ8Scratch(n*cols, ng*tileTokens*cols)
 		defer putQ8Scratch(s)
-		xq, xd, xi, xs, xsum = s.q, s.d, s.i, s.s, s.sum
+		xq, xd, xsum = s.q, s.d, s.sum
+		if needI {
+			xi, xs = s.i, s.s
+		}
+		if needTile {
+			xg, xdg = s.g, s.gd
+		}
 		nb := cols / blockElems
-		// Quantize (and, for the 4-token kernels, interleave; for Q4_K, sum) 4 tokens
-		// per task.
+		// Quantize (and, for the 4-token kernels, interleave; for the tile kernel, pack;
+		// for Q4_K, sum) 8 tokens per task.
 		quant := func(g int) {
-			t0, t1 := 4*g, min(n, 4*g+4)
+			t0, t1 := 8*g, min(n, 8*g+8)
 			k.quantQ8(xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], x[t0*cols:t1*cols])
 			if needSums {
 				blockSums(xsum[t0*nb:t1*nb], xq[t0*cols:t1*cols])
 			}
-			if t1-t0 == 4 {
-				interleave4(xi[t0*cols:t1*cols], xs[2*t0*nb:2*t1*nb], xq[t0*cols:t1*cols], xd[t0*nb:t1*nb])
+			if needI {
+				for t := t0; t+4 <= t1; t += 4 {
+					interleave4(xi[t*cols:(t+4)*cols], xs[2*t*nb:2*(t+4)*nb], xq[t*cols:(t+4)*cols], xd[t*nb:(t+4)*nb])
+				}
+			}
+			if needTile {
+				pack8(xg[t0*cols:(t0+8)*cols], xdg[t0*nb:(t0+8)*nb], xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], t1-t0)
 			}
 		}
-		if groups := (n + 3) / 4; n*cols >= serialQuant {
+		if groups := (n + 7) / 8; n*cols >= serialQuant {
 			parallelFor(groups, quant)
 		} else {
 			for g := 0; g < groups; g++ {
@@ -148,6 +169,9 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	for j, w := range ws {
 		p := &ps[j]
 		*p = product{k: k, w: w, out: outs[j][:n*w.Rows], x: x, n: n, xq: xq, xd: xd, xi: xi, xs: xs, xsum: xsum}
+		if w.Type == gguf.TypeQ8_0 && n >= tileTokens {
+			p.xg, p.xdg = xg, xdg
+		}
 		if w.Rows == 0 {
 			continue
 		}
@@ -210,6 +234,8 @@ type product struct {
 	xi    []int8           // xq of 4-token groups, interleaved (n >= 4)
 	xs    []float32        // xd of 4-token groups, interleaved (n >= 4)
 	xsum  []int32          // per-block sums of xq (Q4_K)
+	xg    []int16          // xq of 8-token groups packed by pack8 (Q8_0, n >= tileTokens)
+	xdg   []float32        // xd of those groups, packed
 	dec   rowDecoder       // row decoder of other types
 	errMu sync.Mutex
 	err   error
@@ -229,6 +255,10 @@ func (p *product) prepare() {
 	case gguf.TypeQ8_0:
 		p.chunk = p.chunkQ8
 		xTokenBytes = w.Cols + w.Cols/blockElems*4
+		if p.xg != nil {
+			p.chunk = p.chunkQ8Tile
+			xTokenBytes = 2*w.Cols + w.Cols/blockElems*4
+		}
 	case gguf.TypeQ4_0:
 		p.chunk = p.chunkQ4
 		xTokenBytes = w.Cols + w.Cols/blockElems*4
@@ -243,7 +273,9 @@ func (p *product) prepare() {
 		p.chunk = p.chunkDecoded
 	}
 	p.tb = max(1, min(p.n, xBlockBytes/max(1, xTokenBytes)))
-	if p.tb >= 4 {
+	if p.xg != nil {
+		p.tb = max(tileTokens, p.tb&^(tileTokens-1)) // token blocks start on 8-token groups
+	} else if p.tb >= 4 {
 		p.tb &^= 3 // token blocks start on 4-token groups
 	}
 }
@@ -313,6 +345,55 @@ func (p *product) chunkQ8(r0, r1 int) {
 	}
 	p.chunkQuant(r0, r1, p.k.dotQ8, p.k.dotQ8x4, p.k.dotQ8x4N)
 }
+
+// chunkQ8Tile multiplies rows [r0, r1) of a Q8_0 matrix against 8 or more tokens: the
+// rows are widened once into 4-row int16 tiles (see widenQ8), then each tile is
+// multiplied by every 8-token group of a token block in one dotQ8Tile call. Rows past r1
+// in the last tile and tokens past n in the last group are zeros whose results go to a
+// scratch tile, not to out.
+func (p *product) chunkQ8Tile(r0, r1 int) {
+	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
+	nb := cols / blockElems
+	ntile := (r1 - r0 + 3) / 4
+	sp := getTileScratch(ntile*4*cols, ntile*4*nb)
+	defer tilePool.Put(sp)
+	w16, dw := sp.w16, sp.dw
+	for i := 0; i < ntile; i++ {
+		r := r0 + 4*i
+		k := min(4, r1-r)
+		tw, td := w16[4*i*cols:4*(i+1)*cols], dw[4*i*nb:4*(i+1)*nb]
+		if k < 4 {
+			clear(tw)
+			clear(td)
+		}
+		p.k.widenQ8(tw[:k*cols], td, p.w.Data[r*rb:], rb, nb)
+	}
+	full := p.n / tileTokens // groups of 8 real tokens
+	var tmp [4 * tileTokens]float32
+	for t0 := 0; t0 < p.n; t0 += p.tb {
+		t1 := min(p.n, t0+p.tb)
+		g0, g1 := t0/tileTokens, (t1+tileTokens-1)/tileTokens
+		for i := 0; i < ntile; i++ {
+			r := r0 + 4*i
+			k := min(4, r1-r)
+			tw, td := w16[4*i*cols:4*(i+1)*cols], dw[4*i*nb:4*(i+1)*nb]
+			g := g0
+			if k == 4 && min(g1, full) > g0 {
+				g = min(g1, full)
+				p.k.dotQ8Tile(p.out[g0*tileTokens*rows+r:], rows, tw, td,
+					p.xg[g0*tileTokens*cols:g*tileTokens*cols], p.xdg[g0*tileTokens*nb:g*tileTokens*nb], g-g0)
+			}
+			for ; g < g1; g++ { // a partial tile or group
+				p.k.dotQ8Tile(tmp[:], 4, tw, td,
+					p.xg[g*tileTokens*cols:(g+1)*tileTokens*cols], p.xdg[g*tileTokens*nb:(g+1)*tileTokens*nb], 1)
+				for t := g * tileTokens; t < min(p.n, (g+1)*tileTokens); t++ {
+					copy(p.out[t*rows+r:t*rows+r+k], tmp[(t-g*tileTokens)*4:])
+				}
+			}
+		}
+	}
+}
+
 func (p *product) chunkQ4(r0, r1 int) { p.chunkQuant(r0, r1, p.k.dotQ4, p.k.dotQ4x4, nil) }
 
 // chunkQuant multiplies rows [r0, r1) of a Q8_0 or Q4_0 matrix: for one token one dot per
@@ -424,6 +505,9 @@ func (p *product) chunkDecoded(r0, r1 int) {
 	}
 }
 
+// tileTokens is the token count of a dotQ8Tile group.
+const tileTokens = 8
+
 // q8Scratch holds activations quantized per 32-value block.
 type q8Scratch struct {
 	q   []int8
@@ -431,11 +515,15 @@ type q8Scratch struct {
 	i   []int8    // q interleaved for the 4-token kernels
 	s   []float32 // d interleaved for the 4-token kernels, 2 per block
 	sum []int32   // per-block sums of q (Q4_K)
+	g   []int16   // q packed for the tile kernel, whole 8-token groups
+	gd  []float32 // d packed for the tile kernel
 }
 
 var q8Pool sync.Pool
 
-func getQ8Scratch(n int) *q8Scratch {
+// getQ8Scratch returns scratch for n activations, and ng more in whole 8-token groups
+// for the tile kernel.
+func getQ8Scratch(n, ng int) *q8Scratch {
 	s, _ := q8Pool.Get().(*q8Scratch)
 	if s == nil {
 		s = &q8Scratch{}
@@ -447,8 +535,36 @@ func getQ8Scratch(n int) *q8Scratch {
 		s.s = make([]float32, 2*(n/blockElems))
 		s.sum = make([]int32, n/blockElems)
 	}
+	if cap(s.g) < ng {
+		s.g = make([]int16, ng)
+		s.gd = make([]float32, ng/blockElems)
+	}
 	nb := n / blockElems
 	s.q, s.d, s.i, s.s, s.sum = s.q[:n], s.d[:nb], s.i[:n], s.s[:2*nb], s.sum[:nb]
+	s.g, s.gd = s.g[:ng], s.gd[:ng/blockElems]
+	return s
+}
+
+// tileScratch holds a chunk's weight rows widened for the tile kernel.
+type tileScratch struct {
+	w16 []int16
+	dw  []float32
+}
+
+var tilePool sync.Pool
+
+func getTileScratch(n, nd int) *tileScratch {
+	s, _ := tilePool.Get().(*tileScratch)
+	if s == nil {
+		s = &tileScratch{}
+	}
+	if cap(s.w16) < n {
+		s.w16 = make([]int16, n)
+	}
+	if cap(s.dw) < nd {
+		s.dw = make([]float32, nd)
+	}
+	s.w16, s.dw = s.w16[:n], s.dw[:nd]
 	return s
 }
 

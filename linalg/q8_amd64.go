@@ -85,3 +85,61 @@ func dotQ8x4NF16C(out []float32, rows int, w []byte, xi []int8, xs []float32, gr
 	_ = xi[groups*nb*4*blockElems-1]
 	q8Dot4TokN(&out[0], rows, &w[0], &xi[0], &xs[0], nb, groups)
 }
+
+// q8Tile computes the dotQ8Tile sums of the 4-row tile of nb blocks at w16 (row stride
+// 32·nb codes) with block scales dw, for groups 8-token groups at xg and xdg.
+//
+//go:noescape
+func q8Tile(out *float32, rows int, w16 *int16, dw *float32, xg *int16, xdg *float32, nb, groups int)
+
+// q8Widen writes the 32·nb codes of the Q8_0 row at w to dst as int16.
+//
+//go:noescape
+func q8Widen(dst *int16, w *byte, nb int)
+
+// dotQ8TileAVX2 is dotQ8TileScalar (AVX2 and FMA only: the scales are already float32).
+func dotQ8TileAVX2(out []float32, rows int, w16 []int16, dw []float32, xg []int16, xdg []float32, groups int) {
+	nb := len(dw) / 4
+	if groups == 0 {
+		return
+	}
+	_ = out[(8*groups-1)*rows+3]
+	if nb == 0 {
+		for i := 0; i < 8*groups; i++ {
+			clear(out[i*rows : i*rows+4])
+		}
+		return
+	}
+	_ = w16[4*nb*blockElems-1]
+	_ = xg[groups*8*nb*blockElems-1]
+	_ = xdg[groups*8*nb-1]
+	q8Tile(&out[0], rows, &w16[0], &dw[0], &xg[0], &xdg[0], nb, groups)
+}
+
+// widenQ8AVX2 is widenQ8Scalar: codes by q8Widen, scales through the table.
+func widenQ8AVX2(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
+	if nb == 0 {
+		return
+	}
+	cols := nb * blockElems
+	rows := len(w16) / cols
+	_ = dw[4*(nb-1)+rows-1]
+	for i := 0; i < rows; i++ {
+		row := w[i*rowBytes : i*rowBytes+nb*q8BlockBytes]
+		q8Widen(&w16[i*cols], &row[0], nb)
+		for b := 0; b < nb; b++ {
+			dw[4*b+i] = f16Table[uint16(row[b*q8BlockBytes])|uint16(row[b*q8BlockBytes+1])<<8]
+		}
+	}
+}
+
+// The tile kernels need only AVX2 and FMA, which every non-scalar kernel set of this
+// package requires (detectSIMD returns nil without them): they are set here for all of
+// them, the GOEXPERIMENT=simd sets and the assembly-only set alike.
+func init() {
+	for _, k := range append([]*kernelSet{simdKernels}, alternateKernels...) {
+		if k != nil {
+			k.widenQ8, k.dotQ8Tile = widenQ8AVX2, dotQ8TileAVX2
+		}
+	}
+}

@@ -287,3 +287,159 @@ nsum:
 ndone:
 	VZEROUPPER
 	RET
+
+// The 4-row × 8-token tile product (q8Tile): weights widened to int16 by q8Widen, 8 tokens'
+// int16 codes packed by pack8 so that one vector holds a pair of codes of each token. Per
+// pair of columns one VPMADDWD per row multiplies the row's two codes, broadcast, by the 8
+// tokens' pair and adds into the row's int32 lanes (one lane per token): no sign split and
+// no horizontal sums, which the one-row kernels above spend most of their time on. Each
+// block's int32 sums are converted once and scaled by one FMA per row.
+
+// TSTEP0 and TSTEP: column pair j of the block at SI (rows at SI, SI+R8, SI+2·R8, SI+R9)
+// against the tokens' pair at DI; TSTEP0 starts the block's sums in Y0-Y3.
+#define TSTEP0(j) \
+	VMOVDQU      (32*j)(DI), Y8 \
+	VPBROADCASTD (4*j)(SI), Y9 \
+	VPMADDWD     Y9, Y8, Y0 \
+	VPBROADCASTD (4*j)(SI)(R8*1), Y10 \
+	VPMADDWD     Y10, Y8, Y1 \
+	VPBROADCASTD (4*j)(SI)(R8*2), Y11 \
+	VPMADDWD     Y11, Y8, Y2 \
+	VPBROADCASTD (4*j)(SI)(R9*1), Y12 \
+	VPMADDWD     Y12, Y8, Y3
+
+#define TSTEP(j) \
+	VMOVDQU      (32*j)(DI), Y8 \
+	VPBROADCASTD (4*j)(SI), Y9 \
+	VPMADDWD     Y9, Y8, Y9 \
+	VPADDD       Y9, Y0, Y0 \
+	VPBROADCASTD (4*j)(SI)(R8*1), Y10 \
+	VPMADDWD     Y10, Y8, Y10 \
+	VPADDD       Y10, Y1, Y1 \
+	VPBROADCASTD (4*j)(SI)(R8*2), Y11 \
+	VPMADDWD     Y11, Y8, Y11 \
+	VPADDD       Y11, Y2, Y2 \
+	VPBROADCASTD (4*j)(SI)(R9*1), Y12 \
+	VPMADDWD     Y12, Y8, Y12 \
+	VPADDD       Y12, Y3, Y3
+
+// TSCALE adds the block's int32 sums acc, scaled by the row's weight scale at off(BX) times
+// the tokens' scales in Y13, to facc.
+#define TSCALE(acc, facc, off) \
+	VCVTDQ2PS    acc, acc \
+	VBROADCASTSS off(BX), Y9 \
+	VMULPS       Y13, Y9, Y9 \
+	VFMADD231PS  Y9, acc, facc
+
+// func q8Tile(out *float32, rows int, w16 *int16, dw *float32, xg *int16, xdg *float32, nb, groups int)
+// For each of groups 8-token groups (group g: codes at xg+512·nb·g bytes, scales at
+// xdg[8·nb·g:]): the 4 rows of nb blocks of int16 codes at w16 (row stride 64·nb bytes),
+// block scales at dw[4b+i], against the 8 tokens; row i of token 8g+t stored at
+// out[(8g+t)·rows+i]. The sums stay in registers (Y4-Y7: row i, lane t) until the group is
+// done, then are transposed so that each token's 4 rows are stored as one 16-byte vector.
+TEXT ·q8Tile(SB), NOSPLIT, $0-64
+	MOVQ out+0(FP), AX
+	MOVQ rows+8(FP), DX
+	SHLQ $2, DX
+	MOVQ nb+48(FP), R8
+	SHLQ $6, R8
+	LEAQ (R8)(R8*2), R9
+	MOVQ xg+32(FP), DI
+	MOVQ xdg+40(FP), R10
+	MOVQ groups+56(FP), R11
+
+tgroup:
+	TESTQ  R11, R11
+	JE     tdone
+	MOVQ   w16+16(FP), SI
+	MOVQ   dw+24(FP), BX
+	MOVQ   nb+48(FP), CX
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+tblock:
+	TSTEP0(0)
+	TSTEP(1)
+	TSTEP(2)
+	TSTEP(3)
+	TSTEP(4)
+	TSTEP(5)
+	TSTEP(6)
+	TSTEP(7)
+	TSTEP(8)
+	TSTEP(9)
+	TSTEP(10)
+	TSTEP(11)
+	TSTEP(12)
+	TSTEP(13)
+	TSTEP(14)
+	TSTEP(15)
+	VMOVUPS (R10), Y13
+	TSCALE(Y0, Y4, 0)
+	TSCALE(Y1, Y5, 4)
+	TSCALE(Y2, Y6, 8)
+	TSCALE(Y3, Y7, 12)
+	ADDQ    $64, SI
+	ADDQ    $512, DI
+	ADDQ    $16, BX
+	ADDQ    $32, R10
+	DECQ    CX
+	JNE     tblock
+
+	// Rows × tokens to tokens × rows: Y8-Y11 hold tokens 0-3 (low halves) and 4-7.
+	VUNPCKLPS    Y5, Y4, Y0
+	VUNPCKHPS    Y5, Y4, Y1
+	VUNPCKLPS    Y7, Y6, Y2
+	VUNPCKHPS    Y7, Y6, Y3
+	VUNPCKLPD    Y2, Y0, Y8
+	VUNPCKHPD    Y2, Y0, Y9
+	VUNPCKLPD    Y3, Y1, Y10
+	VUNPCKHPD    Y3, Y1, Y11
+	MOVQ         AX, R12
+	VMOVUPS      X8, (R12)
+	ADDQ         DX, R12
+	VMOVUPS      X9, (R12)
+	ADDQ         DX, R12
+	VMOVUPS      X10, (R12)
+	ADDQ         DX, R12
+	VMOVUPS      X11, (R12)
+	ADDQ         DX, R12
+	VEXTRACTF128 $1, Y8, (R12)
+	ADDQ         DX, R12
+	VEXTRACTF128 $1, Y9, (R12)
+	ADDQ         DX, R12
+	VEXTRACTF128 $1, Y10, (R12)
+	ADDQ         DX, R12
+	VEXTRACTF128 $1, Y11, (R12)
+	LEAQ         (AX)(DX*8), AX
+	DECQ         R11
+	JMP          tgroup
+
+tdone:
+	VZEROUPPER
+	RET
+
+// func q8Widen(dst *int16, w *byte, nb int)
+// dst[32b+j] = int16(code j of the Q8_0 block b at w), for b < nb (VPMOVSXBW).
+TEXT ·q8Widen(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ nb+16(FP), CX
+
+wloop:
+	TESTQ     CX, CX
+	JE        wdone
+	VPMOVSXBW 2(SI), Y0
+	VPMOVSXBW 18(SI), Y1
+	VMOVDQU   Y0, (DI)
+	VMOVDQU   Y1, 32(DI)
+	ADDQ      $34, SI
+	ADDQ      $64, DI
+	DECQ      CX
+	JMP       wloop
+
+wdone:
+	VZEROUPPER
+	RET

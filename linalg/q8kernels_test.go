@@ -135,3 +135,81 @@ func BenchmarkQ8Kernels(b *testing.B) {
 	}
 	_ = sink
 }
+
+// TestQ8TileTwins checks every kernel set's widenQ8 (exactly) and dotQ8Tile against the
+// scalar references and against dotQ8Scalar of the unpacked rows and tokens, on random
+// blocks with codes over the whole int8 range (−128 included), for block counts, group
+// counts and partial last groups (tokens packed as zeros) that exercise the loops. The
+// output has room around the results, filled with a marker: a write outside them fails.
+func TestQ8TileTwins(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 3))
+	for _, nb := range []int{1, 2, 3, 5, 24, 64} {
+		for _, tc := range []struct{ groups, last, rows int }{{1, 8, 4}, {2, 3, 6}, {3, 8, 9}, {1, 1, 5}} {
+			cols := nb * blockElems
+			stride := nb*q8BlockBytes + 34*r.IntN(3)
+			w := make([]byte, 3*stride+nb*q8BlockBytes)
+			for i := range w {
+				w[i] = byte(r.Uint32())
+			}
+			for b := 0; b < len(w)/q8BlockBytes; b++ { // finite scales in [2^-10, 2^-6)
+				w[b*q8BlockBytes] = byte(r.Uint32())
+				w[b*q8BlockBytes+1] = byte(0x14 + r.IntN(16))
+			}
+			n := 8*(tc.groups-1) + tc.last
+			x := randVals(r, n*cols, 1)
+			xq, xd := make([]int8, n*cols), make([]float32, n*nb)
+			scalarKernels.quantQ8(xq, xd, x)
+			xg, xdg := make([]int16, 8*tc.groups*cols), make([]float32, 8*tc.groups*nb)
+			for g := 0; g < tc.groups; g++ {
+				t0, t1 := 8*g, min(n, 8*g+8)
+				pack8(xg[t0*cols:(t0+8)*cols], xdg[t0*nb:(t0+8)*nb], xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], t1-t0)
+			}
+			w16, dw := make([]int16, 4*cols), make([]float32, 4*nb)
+			scalarKernels.widenQ8(w16, dw, w, stride, nb)
+			const mark = -7.5
+			for _, k := range kernelModes(t) {
+				t.Run(fmt.Sprintf("%s/nb=%d/groups=%d/last=%d", k.name, nb, tc.groups, tc.last), func(t *testing.T) {
+					kw, kd := make([]int16, 4*cols), make([]float32, 4*nb)
+					k.widenQ8(kw, kd, w, stride, nb)
+					for i := range kw {
+						if kw[i] != w16[i] {
+							t.Fatalf("widenQ8 code %d = %d, scalar %d", i, kw[i], w16[i])
+						}
+					}
+					for i := range kd {
+						if kd[i] != dw[i] {
+							t.Fatalf("widenQ8 scale %d = %v, scalar %v", i, kd[i], dw[i])
+						}
+					}
+					out := make([]float32, 8*tc.groups*tc.rows+2)
+					for i := range out {
+						out[i] = mark
+					}
+					k.dotQ8Tile(out[1:], tc.rows, w16, dw, xg, xdg, tc.groups)
+					for i, v := range out {
+						tok, ri := (i-1)/tc.rows, (i-1)%tc.rows
+						if i == 0 || i == len(out)-1 || ri >= 4 {
+							if v != mark {
+								t.Errorf("dotQ8Tile wrote out[%d] = %v, outside its results", i, v)
+							}
+							continue
+						}
+						want, tol := float32(0), 0.0
+						if tok < n {
+							row := w[ri*stride : ri*stride+nb*q8BlockBytes]
+							want = scalarKernels.dotQ8(row, xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb])
+							for b := 0; b < nb; b++ { // float32 rounding, relative to Σ|block terms|
+								blk := (*[q8BlockBytes]byte)(row[b*q8BlockBytes:])
+								a := dotCodes8(blk, (*[blockElems]int8)(xq[tok*cols+b*blockElems:]))
+								tol += 1e-5 * math.Abs(float64(dw[4*b+ri])*float64(xd[tok*nb+b])*float64(a))
+							}
+						}
+						if d := math.Abs(float64(v - want)); d > tol {
+							t.Errorf("dotQ8Tile row %d token %d = %v, dotQ8Scalar %v", ri, tok, v, want)
+						}
+					}
+				})
+			}
+		}
+	}
+}
