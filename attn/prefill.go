@@ -77,15 +77,25 @@ func Prefill(out, q []float32, n int, sh Shape, spans func(i int, dst []Span) []
 // stored rows.
 const PrefillTile = 16
 
+// minCommonTokens is the shortest common part of a tile's views (when they are not
+// prefixes of each other) worth a shared pass before each query's own rest.
+const minCommonTokens = 64
+
 // tileScratch is Prefill's per-tile scratch.
 type tileScratch struct {
 	view    []Span
 	visible []int
 	tokens  []int
+	own     partial   // one query's state, continued over its own spans
+	rest    partial   // the state over those spans
+	qi      []float32 // that query, pre-scaled
 }
 
-// prefillTile computes queries i0..i1-1 of a Prefill (see there), together when
-// their views allow it, else one Decode each.
+// prefillTile computes queries i0..i1-1 of a Prefill (see there). When every view
+// is a prefix of the last one, the tile is one masked pass. Otherwise, when the
+// views share their first spans (a cache with full-precision windows agrees on
+// everything older than the windows), those are one shared pass and each query
+// continues alone over the rest of its view. Otherwise each query is a Decode.
 func (sc *Scratch) prefillTile(out, q []float32, i0, i1 int, sh Shape, spans func(i int, dst []Span) []Span, opt Options) error {
 	hd := sh.Heads * sh.HeadDim
 	if sc.tile == nil {
@@ -96,39 +106,47 @@ func (sc *Scratch) prefillTile(out, q []float32, i0, i1 int, sh Shape, spans fun
 	sc.spans = spans(i1-1, sc.spans[:0])
 	last := sc.spans
 	ts.tokens = growInt(ts.tokens, t)
-	shared := t > 1
-	if shared {
-		ts.tokens[t-1] = viewTokens(last)
-		for j := 0; j < t-1 && shared; j++ {
-			ts.view = spans(i0+j, ts.view[:0])
-			ts.tokens[j], shared = prefixOf(ts.view, last)
+	ts.tokens[t-1] = viewTokens(last)
+	prefix, common := true, len(last)
+	for j := 0; j < t-1; j++ {
+		ts.view = spans(i0+j, ts.view[:0])
+		if prefix {
+			ts.tokens[j], prefix = prefixOf(ts.view, last)
+		}
+		common = min(common, commonSpans(ts.view, last))
+	}
+	switch {
+	case t > 1 && prefix:
+		return sc.tilePass(out, q, i0, i1, sh, last, ts.tokens, opt, nil)
+	case t > 1 && viewTokens(last[:common]) >= minCommonTokens:
+		for j := range ts.tokens {
+			ts.tokens[j] = viewTokens(last[:common])
+		}
+		return sc.tilePass(out, q, i0, i1, sh, last[:common], ts.tokens, opt, func(i int) []Span {
+			ts.view = spans(i, ts.view[:0])
+			return ts.view[common:]
+		})
+	}
+	for i := i0; i < i1; i++ {
+		sc.spans = spans(i, sc.spans[:0])
+		if err := Decode(out[i*hd:(i+1)*hd], q[i*hd:(i+1)*hd], sh, sc.spans, opt, sc); err != nil {
+			return fmt.Errorf("query %d: %w", i, err)
 		}
 	}
-	if !shared {
-		for i := i0; i < i1; i++ {
-			sc.spans = spans(i, sc.spans[:0])
-			if err := Decode(out[i*hd:(i+1)*hd], q[i*hd:(i+1)*hd], sh, sc.spans, opt, sc); err != nil {
-				return fmt.Errorf("query %d: %w", i, err)
-			}
-		}
-		return nil
+	return nil
+}
+
+// tilePass runs queries i0..i1-1 over shared as one grouped-query Decode: KV head
+// kh serves t·group heads, ordered (query, head of the group), each pre-scaled and
+// limited to the first tokens[j] tokens of shared. rest, when not nil, gives the
+// spans each query i sees after shared; they continue that query's softmax alone.
+func (sc *Scratch) tilePass(out, q []float32, i0, i1 int, sh Shape, shared []Span, tokens []int, opt Options, rest func(i int) []Span) error {
+	maxSpan, maxG, err := checkSpans(shared, sh, opt)
+	if err != nil {
+		return fmt.Errorf("query %d: %w", i1-1, err)
 	}
-	maxSpan, maxG := 0, 1
-	for i := range last {
-		if err := checkSpan(&last[i], sh); err != nil {
-			return fmt.Errorf("query %d: span %d (pos %d): %w", i1-1, i, last[i].Pos, err)
-		}
-		if last[i].Delta != 0 && opt.Rotate == nil {
-			return fmt.Errorf("%w: query %d: span %d has delta %d but Options.Rotate is nil", ErrShape, i1-1, i, last[i].Delta)
-		}
-		maxSpan = max(maxSpan, last[i].N)
-		if last[i].K.Kind == Channel {
-			maxG = max(maxG, last[i].K.G)
-		}
-	}
-	// The tile as one grouped-query Decode: KV head kh serves t·group heads, ordered
-	// (query, head of the group), each pre-scaled and limited to its query's tokens.
-	d, group := sh.HeadDim, sh.Heads/sh.KVHeads
+	ts := sc.tile
+	hd, d, group, t := sh.Heads*sh.HeadDim, sh.HeadDim, sh.Heads/sh.KVHeads, i1-i0
 	vg := t * group
 	vsh := Shape{Heads: sh.KVHeads * vg, KVHeads: sh.KVHeads, HeadDim: d}
 	sc.qs = grow32(sc.qs, vsh.Heads*d)
@@ -143,7 +161,7 @@ func (sc *Scratch) prefillTile(out, q []float32, i0, i1 int, sh Shape, spans fun
 				for c, x := range src {
 					dst[c] = x * scale
 				}
-				ts.visible[vh] = ts.tokens[j]
+				ts.visible[vh] = tokens[j]
 			}
 		}
 	}
@@ -152,20 +170,62 @@ func (sc *Scratch) prefillTile(out, q []float32, i0, i1 int, sh Shape, spans fun
 	}
 	p := &sc.parts[0]
 	p.reset(vsh, maxSpan, maxG)
-	runChunk(p, sc.qs, vsh, last, opt.Rotate, ts.visible)
-	for kh := 0; kh < sh.KVHeads; kh++ {
-		for j := 0; j < t; j++ {
+	runChunk(p, sc.qs, vsh, shared, opt.Rotate, ts.visible)
+	own := &ts.own
+	for j := 0; j < t; j++ {
+		i := i0 + j
+		// Query i's state: its heads of the tile.
+		own.reset(sh, 1, 1)
+		for kh := 0; kh < sh.KVHeads; kh++ {
 			for g := 0; g < group; g++ {
-				vh := (kh*t+j)*group + g
-				o := out[(i0+j)*hd+(kh*group+g)*d:][:d]
-				inv := float32(1 / p.l[vh]) // every query sees its first token: l > 0
-				for c, a := range p.acc[vh*d : (vh+1)*d] {
-					o[c] = a * inv
+				h, vh := kh*group+g, (kh*t+j)*group+g
+				own.m[h], own.l[h] = p.m[vh], p.l[vh]
+				copy(own.acc[h*d:(h+1)*d], p.acc[vh*d:(vh+1)*d])
+			}
+		}
+		if rest != nil {
+			if spans := rest(i); len(spans) > 0 {
+				maxSpan, maxG, err := checkSpans(spans, sh, opt)
+				if err != nil {
+					return fmt.Errorf("query %d: %w", i, err)
 				}
+				ts.qi = grow32(ts.qi, hd)
+				for c, x := range q[i*hd : (i+1)*hd] {
+					ts.qi[c] = x * scale
+				}
+				ts.rest.reset(sh, maxSpan, maxG)
+				runChunk(&ts.rest, ts.qi, sh, spans, opt.Rotate, nil)
+				merge(own, &ts.rest, d)
+			}
+		}
+		o := out[i*hd : (i+1)*hd]
+		for h := 0; h < sh.Heads; h++ {
+			inv := float32(1 / own.l[h]) // every query sees its first token: l > 0
+			for c, a := range own.acc[h*d : (h+1)*d] {
+				o[h*d+c] = a * inv
 			}
 		}
 	}
 	return nil
+}
+
+// checkSpans validates spans as Decode does and returns the longest span and the
+// largest channel block.
+func checkSpans(spans []Span, sh Shape, opt Options) (maxSpan, maxG int, err error) {
+	maxG = 1
+	for i := range spans {
+		if err := checkSpan(&spans[i], sh); err != nil {
+			return 0, 0, fmt.Errorf("span %d (pos %d): %w", i, spans[i].Pos, err)
+		}
+		if spans[i].Delta != 0 && opt.Rotate == nil {
+			return 0, 0, fmt.Errorf("%w: span %d has delta %d but Options.Rotate is nil", ErrShape, i, spans[i].Delta)
+		}
+		maxSpan = max(maxSpan, spans[i].N)
+		if spans[i].K.Kind == Channel {
+			maxG = max(maxG, spans[i].K.G)
+		}
+	}
+	return maxSpan, maxG, nil
 }
 
 // viewTokens is the number of tokens spans describe.
@@ -175,6 +235,19 @@ func viewTokens(spans []Span) int {
 		n += spans[i].N
 	}
 	return n
+}
+
+// commonSpans is the number of leading spans a and b have identical.
+func commonSpans(a, b []Span) int {
+	n := 0
+	for n < len(a) && n < len(b) && sameSpan(&a[n], &b[n]) {
+		n++
+	}
+	return n
+}
+
+func sameSpan(a, b *Span) bool {
+	return a.Pos == b.Pos && a.N == b.N && a.Delta == b.Delta && sameStorage(&a.K, &b.K) && sameStorage(&a.V, &b.V)
 }
 
 // prefixOf reports whether view describes a prefix of last: the same spans over

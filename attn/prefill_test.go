@@ -31,7 +31,7 @@ func TestPrefillTiles(t *testing.T) {
 	for si, sh := range shapes {
 		for ki, kk := range sideKinds {
 			vk := sideKinds[(ki+si)%7] // values: any row kind
-			ctx, n := 37+r.IntN(40), 1+r.IntN(35)
+			ctx, n := 37+r.IntN(80), 1+r.IntN(35)
 			name := fmt.Sprintf("%dx%dx%d/%s-%s/n%d", sh.Heads, sh.KVHeads, sh.HeadDim, kk.name, vk.name, n)
 			t.Run(name, func(t *testing.T) {
 				h := buildHistory(r, sh, ctx+n, 16, kk, vk)
@@ -76,6 +76,35 @@ func TestPrefillTiles(t *testing.T) {
 				}
 				if e := maxDiff(out, perQuery); e > 1e-5 {
 					t.Errorf("private views: max diff from per-query Decode %.3g", e)
+				}
+				// Views sharing their first spans (≥ minCommonTokens tokens), each with a
+				// private copy of the rest, as a cache with full-precision windows gives:
+				// a shared pass, then each query alone.
+				common, k := 0, 0
+				for k < len(h.spans) && common < minCommonTokens {
+					common += h.spans[k].N
+					k++
+				}
+				if common > base {
+					return // the history before the queries is too short for a common part
+				}
+				tail := func(i int, dst []Span) []Span {
+					dst = prefixView(dst, h.spans, base+i+1)
+					for j := k; j < len(dst); j++ {
+						dst[j].K, dst[j].V = cloneSrc(dst[j].K), cloneSrc(dst[j].V)
+					}
+					return dst
+				}
+				for _, workers := range []int{1, 2} {
+					if err := Prefill(out, q, n, sh, tail, Options{Workers: workers}, nil); err != nil {
+						t.Fatal(err)
+					}
+					if e := maxDiff(out, ref); e > 5e-5 {
+						t.Errorf("common part, workers %d: max diff from reference %.3g", workers, e)
+					}
+					if e := maxDiff(out, perQuery); e > 1e-5 {
+						t.Errorf("common part, workers %d: max diff from per-query Decode %.3g", workers, e)
+					}
 				}
 			})
 		}
