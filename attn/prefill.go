@@ -13,14 +13,17 @@ import (
 // Options.Workers > 1 the work is spread over that many goroutines (spans is then
 // called concurrently and must be safe for it).
 //
-// Consecutive queries are scored together in tiles of up to PrefillTile: when every
-// query's view is a prefix of the last one's (same storage, the last span possibly
-// shorter) — the case of a cache that stores a token the same way whoever queries
-// it — each stored key and value row is read once per tile instead of once per
-// query, the tile's queries acting as extra heads of a grouped-query Decode with
-// each masked to its own prefix. Otherwise (full-precision windows, evictions) the
-// tile's queries run one Decode each over their own views, which makes a prefill of
-// n tokens equal to n single-token steps for every cache.
+// Consecutive queries are scored together in tiles of up to PrefillTile, each
+// stored key and value row read once per tile instead of once per query: the tile's
+// queries act as extra heads of one grouped-query Decode. When every query's view is
+// a prefix of the last one's (same storage, the last span possibly shorter) — a
+// cache that stores a token the same way whoever queries it — each query is masked
+// to its own prefix. When the views only share their first spans (full-precision
+// windows: KIVI keeps the newest tokens unquantized, so each query sees the window
+// differently), those are scored for the tile and each query continues alone over
+// the rest of its view. Otherwise each query is its own Decode. Every query thus
+// sees exactly its view, which makes a prefill of n tokens equal to n single-token
+// steps (up to float summation order) for every cache.
 func Prefill(out, q []float32, n int, sh Shape, spans func(i int, dst []Span) []Span, opt Options, sc *Scratch) error {
 	if err := checkShape(sh); err != nil {
 		return err
