@@ -62,152 +62,54 @@ func sum4(a0, a1, a2, a3 archsimd.Float32x8) archsimd.Float32x4 {
 	return s.GetLo().Add(s.GetHi())
 }
 
-// dot4rows stores to out the 4 dot products of the end/4 float32s at q with those at
-// p0..p3. It is a separate function so that its loop has the registers to itself
-// (inlined into multiDotAVX2's loops, the loop variables spilled).
-//
-//go:noinline
-func dot4rows(out *[4]uint32, q, p0, p1, p2, p3 unsafe.Pointer, end uintptr) {
-	// Two accumulators per row (even and odd chunks): with one, the loop waits on
-	// the FMA latency instead of issuing FMAs back to back.
-	var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float32x8
-	c := uintptr(0)
-	for ; c+64 <= end; c += 64 {
-		qv, qw := ld8(q, c), ld8(q, c+32)
-		a0 = ld8(p0, c).MulAdd(qv, a0)
-		a1 = ld8(p1, c).MulAdd(qv, a1)
-		a2 = ld8(p2, c).MulAdd(qv, a2)
-		a3 = ld8(p3, c).MulAdd(qv, a3)
-		b0 = ld8(p0, c+32).MulAdd(qw, b0)
-		b1 = ld8(p1, c+32).MulAdd(qw, b1)
-		b2 = ld8(p2, c+32).MulAdd(qw, b2)
-		b3 = ld8(p3, c+32).MulAdd(qw, b3)
-	}
-	if c < end {
-		qv := ld8(q, c)
-		a0 = ld8(p0, c).MulAdd(qv, a0)
-		a1 = ld8(p1, c).MulAdd(qv, a1)
-		a2 = ld8(p2, c).MulAdd(qv, a2)
-		a3 = ld8(p3, c).MulAdd(qv, a3)
-	}
-	sum4(a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3)).AsUint32x4().Store(out)
-}
-
-// multiDotAVX2 is multiDotScalar for d a multiple of 8: per query, 4 rows at a time
-// in 4 accumulators reduced by sum4 into 4 scores. The rows are read through unsafe
-// pointers (MultiDot checked every index first): with indexed slices the loop ran out
-// of registers and spilled.
+// multiDotAVX2 is multiDotScalar for d a multiple of 8: per query, four rows at a
+// time (dotF32R4), one horizontal sum per four scores.
 func multiDotAVX2(scores []float32, ld int, q []float32, g int, x []float32, xs, n, d int) {
 	if d%8 != 0 {
 		multiDotScalar(scores, ld, q, g, x, xs, n, d)
 		return
 	}
-	sb := f32Bits(scores)
-	xp, qp := unsafe.Pointer(&x[0]), unsafe.Pointer(&q[0])
-	end := uintptr(4 * d)
-	rowB := uintptr(4 * xs)
-	for i := 0; i < n; i += 4 {
-		m := min(4, n-i)
-		p0 := unsafe.Add(xp, uintptr(i)*rowB)
-		p1, p2, p3 := p0, p0, p0
-		if m > 1 {
-			p1 = unsafe.Add(p0, rowB)
-			p2, p3 = p1, p1
-		}
-		if m > 2 {
-			p2 = unsafe.Add(p1, rowB)
-			p3 = p2
-		}
-		if m > 3 {
-			p3 = unsafe.Add(p2, rowB)
-		}
-		for j := range g {
-			if m == 4 {
-				dot4rows((*[4]uint32)(sb[j*ld+i:]), unsafe.Add(qp, 4*j*d), p0, p1, p2, p3, end)
-				continue
-			}
-			var t [4]uint32
-			dot4rows(&t, unsafe.Add(qp, 4*j*d), p0, p1, p2, p3, end)
-			copy(sb[j*ld+i:][:m], t[:m])
-		}
+	op, qp, xp := unsafe.Pointer(&scores[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&x[0])
+	for j := range g {
+		dotR4(dotF32R4, unsafe.Add(op, 4*j*ld), unsafe.Add(qp, 4*j*d), xp, uintptr(4*xs), n, uintptr(d))
 	}
-	archsimd.ClearAVXUpperBits()
 }
 
-// multiAxpyAVX2 is multiAxpyScalar for d a multiple of 8: 16 (or 8) columns at a
-// time, the accumulators of up to 4 queries in registers while the rows stream by
-// (read through unsafe pointers, MultiAxpy checked every index first).
+// multiAxpyAVX2 is multiAxpyScalar for d a multiple of 8: 16 columns of four
+// queries at a time (addF32Q4), the queries left over one at a time with 64 (then
+// 16) columns in registers (addF32Q1x64), the rows streaming by; the last 8 columns
+// of an odd multiple of 8 per query in one register.
 func multiAxpyAVX2(acc, w []float32, ld, g int, x []float32, xs, n, d int) {
 	if d%8 != 0 {
 		multiAxpyScalar(acc, w, ld, g, x, xs, n, d)
 		return
 	}
 	xp, wp, ap := unsafe.Pointer(&x[0]), unsafe.Pointer(&w[0]), unsafe.Pointer(&acc[0])
-	rowB, nB := uintptr(4*xs), uintptr(4*n)
-	c := 0
-	for ; c+16 <= d; c += 16 {
-		j := 0
-		for ; j+4 <= g; j += 4 {
-			q0 := unsafe.Add(ap, 4*(j*d+c))
-			q1 := unsafe.Add(q0, 4*d)
-			q2 := unsafe.Add(q1, 4*d)
-			q3 := unsafe.Add(q2, 4*d)
-			a00, a01 := ld8(q0, 0), ld8(q0, 32)
-			a10, a11 := ld8(q1, 0), ld8(q1, 32)
-			a20, a21 := ld8(q2, 0), ld8(q2, 32)
-			a30, a31 := ld8(q3, 0), ld8(q3, 32)
-			w0 := unsafe.Add(wp, 4*j*ld)
-			wl := uintptr(4 * ld)
-			xo := uintptr(4 * c)
-			for k := uintptr(0); k < nB; k += 4 {
-				x0, x1 := ld8(xp, xo), ld8(xp, xo+32)
-				v := bcast(*(*uint32)(unsafe.Add(w0, k)))
-				a00, a01 = x0.MulAdd(v, a00), x1.MulAdd(v, a01)
-				v = bcast(*(*uint32)(unsafe.Add(w0, k+wl)))
-				a10, a11 = x0.MulAdd(v, a10), x1.MulAdd(v, a11)
-				v = bcast(*(*uint32)(unsafe.Add(w0, k+2*wl)))
-				a20, a21 = x0.MulAdd(v, a20), x1.MulAdd(v, a21)
-				v = bcast(*(*uint32)(unsafe.Add(w0, k+3*wl)))
-				a30, a31 = x0.MulAdd(v, a30), x1.MulAdd(v, a31)
-				xo += rowB
-			}
-			a00.Store((*[8]float32)(q0))
-			a01.Store((*[8]float32)(unsafe.Add(q0, 32)))
-			a10.Store((*[8]float32)(q1))
-			a11.Store((*[8]float32)(unsafe.Add(q1, 32)))
-			a20.Store((*[8]float32)(q2))
-			a21.Store((*[8]float32)(unsafe.Add(q2, 32)))
-			a30.Store((*[8]float32)(q3))
-			a31.Store((*[8]float32)(unsafe.Add(q3, 32)))
-		}
-		for ; j < g; j++ {
-			q0 := unsafe.Add(ap, 4*(j*d+c))
-			a00, a01 := ld8(q0, 0), ld8(q0, 32)
-			w0 := unsafe.Add(wp, 4*j*ld)
-			xo := uintptr(4 * c)
-			for k := uintptr(0); k < nB; k += 4 {
-				v := bcast(*(*uint32)(unsafe.Add(w0, k)))
-				a00, a01 = ld8(xp, xo).MulAdd(v, a00), ld8(xp, xo+32).MulAdd(v, a01)
-				xo += rowB
-			}
-			a00.Store((*[8]float32)(q0))
-			a01.Store((*[8]float32)(unsafe.Add(q0, 32)))
+	rowB, ab, wb := uintptr(4*xs), uintptr(4*d), uintptr(4*ld)
+	d16 := uintptr(d &^ 15)
+	j := 0
+	for ; j+4 <= g; j += 4 {
+		for c := uintptr(0); c < d16; c += 16 {
+			addF32Q4(unsafe.Add(ap, uintptr(j)*ab+4*c), ab, unsafe.Add(wp, uintptr(j)*wb), wb, unsafe.Add(xp, 4*c), rowB, n)
 		}
 	}
-	if c < d { // one last group of 8 columns
-		for j := range g {
-			q0 := unsafe.Add(ap, 4*(j*d+c))
+	for ; j < g; j++ {
+		addQ1(addF32Q1x64, addF32Q1x16, unsafe.Add(ap, uintptr(j)*ab), unsafe.Add(wp, uintptr(j)*wb), xp, rowB, n, d16, 4)
+	}
+	if d16 < uintptr(d) {
+		for j := range uintptr(g) {
+			q0 := unsafe.Add(ap, j*ab+4*d16)
 			a := ld8(q0, 0)
-			w0 := unsafe.Add(wp, 4*j*ld)
-			xo := uintptr(4 * c)
-			for k := uintptr(0); k < nB; k += 4 {
-				a = ld8(xp, xo).MulAdd(bcast(*(*uint32)(unsafe.Add(w0, k))), a)
+			w0 := unsafe.Add(wp, j*wb)
+			xo := 4 * d16
+			for k := range uintptr(n) {
+				a = ld8(xp, xo).MulAdd(bcast(*(*uint32)(unsafe.Add(w0, 4*k))), a)
 				xo += rowB
 			}
 			a.Store((*[8]float32)(q0))
 		}
+		archsimd.ClearAVXUpperBits()
 	}
-	archsimd.ClearAVXUpperBits()
 }
 
 // f16Consts returns the constants of f16x8. Kernels load them once into locals
@@ -531,7 +433,8 @@ func decBlockAVX2(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s 
 // the row's g scores (dot) or folded into its g weights (add) instead of to every
 // value.
 
-// fusedDotRows is the dotRows kernel of the AVX2 set.
+// fusedDotRows is the dotRows kernel of the AVX2 set: the row kernels of
+// rows_amd64.go (F16: rows_f16c_amd64.s, with F16C) for d a multiple of 16.
 func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	if d%16 != 0 {
 		return false
@@ -542,66 +445,24 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 			return false
 		}
 		multiDotAVX2(scores, ld, q, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
-		return true
 	case F16:
-		dot16Rows(scores, ld, q, g, src, stride, n, d, false)
-		return true
+		if !haveF16C {
+			return false
+		}
+		dotRowsFused(dotF16Q4, dotF16R4, scores, ld, q, g, src, stride, n, d)
 	case BF16:
-		dot16Rows(scores, ld, q, g, src, stride, n, d, true)
-		return true
+		dotRowsFused(dotBF16Q4, dotBF16R4, scores, ld, q, g, src, stride, n, d)
 	case Int8:
+		dotRowsFused(dotInt8Q4, dotInt8R4, scores, ld, q, g, src, stride, n, d)
 	default:
 		return false
-	}
-	sb := f32Bits(scores)
-	sp, qp := unsafe.Pointer(&src[0]), unsafe.Pointer(&q[0])
-	qs := uintptr(4 * d)
-	for i := range n {
-		row := unsafe.Add(sp, uintptr(i*stride))
-		s := f16Bits((*[2]byte)(row)[:])
-		j := 0
-		for ; j+4 <= g; j += 4 {
-			var t [4]uint32
-			dotInt8Row(&t, unsafe.Add(qp, uintptr(j)*qs), qs, unsafe.Add(row, 2), uintptr(d), s)
-			sb[j*ld+i], sb[(j+1)*ld+i], sb[(j+2)*ld+i], sb[(j+3)*ld+i] = t[0], t[1], t[2], t[3]
-		}
-		for ; j < g; j++ {
-			var t [4]uint32
-			dotInt8Row(&t, unsafe.Add(qp, uintptr(j)*qs), 0, unsafe.Add(row, 2), uintptr(d), s)
-			sb[j*ld+i] = t[0]
-		}
 	}
 	return true
 }
 
-// dotInt8Row stores to out[k] the bits of s·(q_k · codes) for the 4 queries q_k at
-// q + k·qs bytes (qs 0: one query four times) and the d int8 codes at codes (d a
-// multiple of 16), s being float32 bits.
-//
-//go:noinline
-func dotInt8Row(out *[4]uint32, q unsafe.Pointer, qs uintptr, codes unsafe.Pointer, d uintptr, s uint32) {
-	var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float32x8 // two chains per query (FMA latency)
-	q1 := unsafe.Add(q, qs)
-	q2 := unsafe.Add(q1, qs)
-	q3 := unsafe.Add(q2, qs)
-	for c := uintptr(0); c < d; c += 16 {
-		v := archsimd.LoadInt8x16((*[16]int8)(unsafe.Add(codes, c))).ExtendToInt16()
-		x0 := v.GetLo().ExtendToInt32().ConvertToFloat32()
-		x1 := v.GetHi().ExtendToInt32().ConvertToFloat32()
-		a0, b0 = x0.MulAdd(ld8(q, 4*c), a0), x1.MulAdd(ld8(q, 4*c+32), b0)
-		a1, b1 = x0.MulAdd(ld8(q1, 4*c), a1), x1.MulAdd(ld8(q1, 4*c+32), b1)
-		a2, b2 = x0.MulAdd(ld8(q2, 4*c), a2), x1.MulAdd(ld8(q2, 4*c+32), b2)
-		a3, b3 = x0.MulAdd(ld8(q3, 4*c), a3), x1.MulAdd(ld8(q3, 4*c+32), b3)
-	}
-	a0, a1, a2, a3 = a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3)
-	sum4(a0, a1, a2, a3).Mul(archsimd.BroadcastUint32x4(s).AsFloat32x4()).AsUint32x4().Store(out)
-	archsimd.ClearAVXUpperBits()
-}
-
-// fusedAddRows is the addRows kernel of the AVX2 set. For Int8 rows it first folds
-// each row's scale into the weights (ws[j·m+i] = w[j·ld+i]·s_i in tmp, m rows at a
-// time), then streams the codes 16 columns at a time into the accumulators of 4
-// queries.
+// fusedAddRows is the addRows kernel of the AVX2 set, for d a multiple of 16 (see
+// fusedDotRows). For Int8 rows it first folds each row's scale into the weights
+// (ws[j·m+i] = w[j·ld+i]·s_i in tmp, m rows at a time), then streams the codes.
 func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	if d%16 != 0 {
 		return false
@@ -612,190 +473,31 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 			return false
 		}
 		multiAxpyAVX2(acc, w, ld, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
-		return true
 	case F16:
-		add16Rows(acc, w, ld, g, src, stride, n, d, false)
-		return true
+		if !haveF16C {
+			return false
+		}
+		addRowsFused(nil, addF16Q1x64, addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
 	case BF16:
-		add16Rows(acc, w, ld, g, src, stride, n, d, true)
-		return true
+		addRowsFused(addBF16Q4, addBF16Q1x64, addBF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
 	case Int8:
 		if len(tmp) < g {
 			return false
 		}
+		step := len(tmp) / g
+		for i0 := 0; i0 < n; i0 += step {
+			m := min(step, n-i0)
+			ws := tmp[:g*m]
+			for i := range m {
+				s := getF16(src[(i0+i)*stride:])
+				for j := range g {
+					ws[j*m+i] = w[j*ld+i0+i] * s
+				}
+			}
+			addRowsFused(addInt8Q4, addInt8Q1x64, addInt8Q1x16, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g, unsafe.Pointer(&src[i0*stride+2]), stride, m, d, 1)
+		}
 	default:
 		return false
 	}
-	ap := unsafe.Pointer(&acc[0])
-	step := len(tmp) / g
-	for i0 := 0; i0 < n; i0 += step {
-		m := min(step, n-i0)
-		ws := tmp[:g*m]
-		for i := range m {
-			s := getF16(src[(i0+i)*stride:])
-			for j := range g {
-				ws[j*m+i] = w[j*ld+i0+i] * s
-			}
-		}
-		sp, wp := unsafe.Pointer(&src[i0*stride+2]), unsafe.Pointer(&ws[0])
-		for c := 0; c < d; c += 16 {
-			j := 0
-			for ; j+4 <= g; j += 4 {
-				addInt8Cols(unsafe.Add(ap, 4*(j*d+c)), uintptr(4*d), unsafe.Add(wp, 4*j*m), uintptr(4*m), unsafe.Add(sp, c), uintptr(stride), m)
-			}
-			for ; j < g; j++ {
-				addInt8Cols(unsafe.Add(ap, 4*(j*d+c)), 0, unsafe.Add(wp, 4*j*m), 0, unsafe.Add(sp, c), uintptr(stride), m)
-			}
-		}
-	}
 	return true
-}
-
-// addInt8Cols adds, for the 4 queries k (accumulators at acc + k·as bytes, weights
-// at w + k·ws bytes; as = ws = 0: one query, applied once), Σ_i w_k[i]·codes_i over
-// 16 columns, row i's codes at codes + i·stride.
-//
-//go:noinline
-func addInt8Cols(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int) {
-	one := as == 0
-	p1, p2, p3 := unsafe.Add(acc, as), unsafe.Add(acc, 2*as), unsafe.Add(acc, 3*as)
-	a00, a01 := ld8(acc, 0), ld8(acc, 32)
-	a10, a11 := ld8(p1, 0), ld8(p1, 32)
-	a20, a21 := ld8(p2, 0), ld8(p2, 32)
-	a30, a31 := ld8(p3, 0), ld8(p3, 32)
-	w1, w2, w3 := unsafe.Add(w, ws), unsafe.Add(w, 2*ws), unsafe.Add(w, 3*ws)
-	for i := range uintptr(n) {
-		v := archsimd.LoadInt8x16((*[16]int8)(unsafe.Add(codes, i*stride))).ExtendToInt16()
-		x0 := v.GetLo().ExtendToInt32().ConvertToFloat32()
-		x1 := v.GetHi().ExtendToInt32().ConvertToFloat32()
-		c := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
-		a00, a01 = x0.MulAdd(c, a00), x1.MulAdd(c, a01)
-		c = bcast(*(*uint32)(unsafe.Add(w1, 4*i)))
-		a10, a11 = x0.MulAdd(c, a10), x1.MulAdd(c, a11)
-		c = bcast(*(*uint32)(unsafe.Add(w2, 4*i)))
-		a20, a21 = x0.MulAdd(c, a20), x1.MulAdd(c, a21)
-		c = bcast(*(*uint32)(unsafe.Add(w3, 4*i)))
-		a30, a31 = x0.MulAdd(c, a30), x1.MulAdd(c, a31)
-	}
-	a00.Store((*[8]float32)(acc))
-	a01.Store((*[8]float32)(unsafe.Add(acc, 32)))
-	if !one {
-		a10.Store((*[8]float32)(p1))
-		a11.Store((*[8]float32)(unsafe.Add(p1, 32)))
-		a20.Store((*[8]float32)(p2))
-		a21.Store((*[8]float32)(unsafe.Add(p2, 32)))
-		a30.Store((*[8]float32)(p3))
-		a31.Store((*[8]float32)(unsafe.Add(p3, 32)))
-	}
-	archsimd.ClearAVXUpperBits()
-}
-
-// dot16Rows is fusedDotRows for F16 (bf false) and BF16 (bf true) rows.
-func dot16Rows(scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, bf bool) {
-	sb := f32Bits(scores)
-	sp, qp := unsafe.Pointer(&src[0]), unsafe.Pointer(&q[0])
-	qs := uintptr(4 * d)
-	for i := range n {
-		row := unsafe.Add(sp, uintptr(i*stride))
-		j := 0
-		for ; j+4 <= g; j += 4 {
-			var t [4]uint32
-			dot16Row(&t, unsafe.Add(qp, uintptr(j)*qs), qs, row, uintptr(d), bf)
-			sb[j*ld+i], sb[(j+1)*ld+i], sb[(j+2)*ld+i], sb[(j+3)*ld+i] = t[0], t[1], t[2], t[3]
-		}
-		for ; j < g; j++ {
-			var t [4]uint32
-			dot16Row(&t, unsafe.Add(qp, uintptr(j)*qs), 0, row, uintptr(d), bf)
-			sb[j*ld+i] = t[0]
-		}
-	}
-}
-
-// dot16Row stores to out[k] the bits of q_k · row for the 4 queries q_k at q + k·qs
-// bytes (qs 0: one query four times) and the d binary16 (bf false) or bfloat16 (bf
-// true) values at row, d a multiple of 16.
-//
-//go:noinline
-func dot16Row(out *[4]uint32, q unsafe.Pointer, qs uintptr, row unsafe.Pointer, d uintptr, bf bool) {
-	var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float32x8 // two chains per query (FMA latency)
-	q1 := unsafe.Add(q, qs)
-	q2 := unsafe.Add(q1, qs)
-	q3 := unsafe.Add(q2, qs)
-	em, sg, ex, ei, ie := f16Consts()
-	mul := bcast(0x77800000) // 2^112
-	for c := uintptr(0); c < d; c += 16 {
-		h0 := u8x16(row, 2*c).AsUint16x8().ExtendToUint32()
-		h1 := u8x16(row, 2*c+16).AsUint16x8().ExtendToUint32()
-		var x0, x1 archsimd.Float32x8
-		if bf {
-			x0, x1 = h0.ShiftAllLeft(16).AsFloat32x8(), h1.ShiftAllLeft(16).AsFloat32x8()
-		} else {
-			x0, x1 = f16x8(h0, em, sg, ex, ei, ie, mul), f16x8(h1, em, sg, ex, ei, ie, mul)
-		}
-		a0, b0 = x0.MulAdd(ld8(q, 4*c), a0), x1.MulAdd(ld8(q, 4*c+32), b0)
-		a1, b1 = x0.MulAdd(ld8(q1, 4*c), a1), x1.MulAdd(ld8(q1, 4*c+32), b1)
-		a2, b2 = x0.MulAdd(ld8(q2, 4*c), a2), x1.MulAdd(ld8(q2, 4*c+32), b2)
-		a3, b3 = x0.MulAdd(ld8(q3, 4*c), a3), x1.MulAdd(ld8(q3, 4*c+32), b3)
-	}
-	sum4(a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3)).AsUint32x4().Store(out)
-	archsimd.ClearAVXUpperBits()
-}
-
-// add16Rows is fusedAddRows for F16 (bf false) and BF16 (bf true) rows.
-func add16Rows(acc, w []float32, ld, g int, src []byte, stride, n, d int, bf bool) {
-	sp, wp, ap := unsafe.Pointer(&src[0]), unsafe.Pointer(&w[0]), unsafe.Pointer(&acc[0])
-	for c := 0; c < d; c += 16 {
-		j := 0
-		for ; j+4 <= g; j += 4 {
-			add16Cols(unsafe.Add(ap, 4*(j*d+c)), uintptr(4*d), unsafe.Add(wp, 4*j*ld), uintptr(4*ld), unsafe.Add(sp, 2*c), uintptr(stride), n, bf)
-		}
-		for ; j < g; j++ {
-			add16Cols(unsafe.Add(ap, 4*(j*d+c)), 0, unsafe.Add(wp, 4*j*ld), 0, unsafe.Add(sp, 2*c), uintptr(stride), n, bf)
-		}
-	}
-}
-
-// add16Cols is addInt8Cols for 16 binary16 (bf false) or bfloat16 (bf true) values
-// per row at vals + i·stride.
-//
-//go:noinline
-func add16Cols(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, vals unsafe.Pointer, stride uintptr, n int, bf bool) {
-	one := as == 0
-	p1, p2, p3 := unsafe.Add(acc, as), unsafe.Add(acc, 2*as), unsafe.Add(acc, 3*as)
-	a00, a01 := ld8(acc, 0), ld8(acc, 32)
-	a10, a11 := ld8(p1, 0), ld8(p1, 32)
-	a20, a21 := ld8(p2, 0), ld8(p2, 32)
-	a30, a31 := ld8(p3, 0), ld8(p3, 32)
-	w1, w2, w3 := unsafe.Add(w, ws), unsafe.Add(w, 2*ws), unsafe.Add(w, 3*ws)
-	em, sg, ex, ei, ie := f16Consts()
-	mul := bcast(0x77800000) // 2^112
-	for i := range uintptr(n) {
-		h0 := u8x16(vals, i*stride).AsUint16x8().ExtendToUint32()
-		h1 := u8x16(vals, i*stride+16).AsUint16x8().ExtendToUint32()
-		var x0, x1 archsimd.Float32x8
-		if bf {
-			x0, x1 = h0.ShiftAllLeft(16).AsFloat32x8(), h1.ShiftAllLeft(16).AsFloat32x8()
-		} else {
-			x0, x1 = f16x8(h0, em, sg, ex, ei, ie, mul), f16x8(h1, em, sg, ex, ei, ie, mul)
-		}
-		c := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
-		a00, a01 = x0.MulAdd(c, a00), x1.MulAdd(c, a01)
-		c = bcast(*(*uint32)(unsafe.Add(w1, 4*i)))
-		a10, a11 = x0.MulAdd(c, a10), x1.MulAdd(c, a11)
-		c = bcast(*(*uint32)(unsafe.Add(w2, 4*i)))
-		a20, a21 = x0.MulAdd(c, a20), x1.MulAdd(c, a21)
-		c = bcast(*(*uint32)(unsafe.Add(w3, 4*i)))
-		a30, a31 = x0.MulAdd(c, a30), x1.MulAdd(c, a31)
-	}
-	a00.Store((*[8]float32)(acc))
-	a01.Store((*[8]float32)(unsafe.Add(acc, 32)))
-	if !one {
-		a10.Store((*[8]float32)(p1))
-		a11.Store((*[8]float32)(unsafe.Add(p1, 32)))
-		a20.Store((*[8]float32)(p2))
-		a21.Store((*[8]float32)(unsafe.Add(p2, 32)))
-		a30.Store((*[8]float32)(p3))
-		a31.Store((*[8]float32)(unsafe.Add(p3, 32)))
-	}
-	archsimd.ClearAVXUpperBits()
 }

@@ -6,6 +6,10 @@ import (
 	"testing"
 )
 
+// legacyKernels is the AVX2 set with the fused kernels it had before the row kernels
+// (rows_legacy_amd64_test.go), measured against them; nil without it.
+var legacyKernels *kernelSet
+
 // BenchmarkMultiKernels times the batched kernels on a tile of 32 rows of 64 values
 // and 4 query heads (the GQA-4, head size 64 decode shape); bytes are the encoded rows.
 //
@@ -88,6 +92,63 @@ func BenchmarkRows(b *testing.B) {
 						AddRows(c, acc, w, n, g, src, rb, n, tmp)
 					}
 				})
+			}
+		}
+	}
+}
+
+// BenchmarkRowKernels times DotRows and AddRows separately on one span of n = 16 rows
+// (a cache block) for group sizes 1 and 4 and head sizes 64 and 128, per codec and
+// kernel set ("tiled": the AVX2 set without fused kernels; "legacy": the fused
+// kernels before the row kernels, while that file exists). It reports ns per row
+// (per row and all g queries) and the codes' bytes per second.
+//
+//	GOEXPERIMENT=simd go test ./quant -run '^$' -bench RowKernels -benchtime=200ms
+func BenchmarkRowKernels(b *testing.B) {
+	const n = 16
+	sets := kernelSets()
+	if simdKernels != nil {
+		tiled := *simdKernels
+		tiled.name = "tiled"
+		tiled.dotRows = scalarKernels.dotRows
+		tiled.addRows = scalarKernels.addRows
+		sets = append(sets, &tiled)
+	}
+	if legacyKernels != nil {
+		sets = append(sets, legacyKernels)
+	}
+	prev := active.Load()
+	defer active.Store(prev)
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []RowCodec{F32{}, F16{}, BF16{}, Int8{}} {
+		for _, d := range []int{64, 128} {
+			rb := c.RowBytes(d)
+			src := make([]byte, n*rb)
+			for i := range n {
+				c.Encode(src[i*rb:(i+1)*rb], gaussRow(r, d, 1))
+			}
+			for _, g := range []int{1, 4} {
+				q := gaussRow(r, g*d, 1)
+				w := gaussRow(r, g*n, 1)
+				scores := make([]float32, g*n)
+				acc := make([]float32, g*d)
+				tmp := make([]float32, ScratchFloats(d))
+				for _, op := range []string{"dot", "add"} {
+					for _, k := range sets {
+						b.Run(fmt.Sprintf("%s/d=%d/g=%d/%s/%s", c.Name(), d, g, op, k.name), func(b *testing.B) {
+							active.Store(k)
+							b.SetBytes(int64(len(src)))
+							for b.Loop() {
+								if op == "dot" {
+									DotRows(c, scores, n, q, g, src, rb, n, tmp)
+								} else {
+									AddRows(c, acc, w, n, g, src, rb, n, tmp)
+								}
+							}
+							b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/row")
+						})
+					}
+				}
 			}
 		}
 	}

@@ -1,0 +1,527 @@
+//go:build amd64 && goexperiment.simd
+
+package quant
+
+import (
+	"simd/archsimd"
+	"unsafe"
+)
+
+// Fused row kernels for F32, BF16 and Int8 rows (F16: rows_f16c_amd64.s), shaped so
+// that no group size computes products it throws away:
+//
+//   - dot, four queries at a time (*Q4): one row decoded once for four queries,
+//     two accumulators per query, one horizontal sum per row and four queries;
+//   - dot, the queries left over (all of them when g < 4) one at a time (*R4): four
+//     rows per pass, two accumulators per row, one horizontal sum per four rows;
+//   - add, four queries at a time (*Q4): 16 columns of four accumulators;
+//   - add, the queries left over (*Q1x64, *Q1x16): 64 columns of one accumulator in
+//     eight registers (eight independent FMA chains) while the rows stream by,
+//     weights broadcast; the last columns 16 at a time.
+//
+// Each kernel is a separate noinline function whose loop over the rows is inside,
+// so the loop has the registers to itself and a call covers a whole span. Rows are
+// read through unsafe pointers: the callers checked every index first.
+
+// r4Kernel is the shape of the *R4 dot kernels: for each group k < ng of four rows
+// at p = src + k·gstep, p+o1, p+o2, p+o3 (bytes), it stores to out[4k+r] (float32
+// bits) the dot of the query at q with row r over d values, d a positive multiple of
+// 16 (of 8 for F32).
+type r4Kernel func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
+
+// rowOffsets returns the byte offsets of the second, third and fourth row of a group
+// of four among n rows stride bytes apart; with n < 4 the missing rows repeat the
+// last one.
+func rowOffsets(stride uintptr, n int) (o1, o2, o3 uintptr) {
+	if n >= 4 {
+		return stride, 2 * stride, 3 * stride
+	}
+	return stride * uintptr(min(1, n-1)), stride * uintptr(min(2, n-1)), stride * uintptr(min(2, n-1))
+}
+
+// dotR4 stores to out[i], i < n, the dots of the query at q with the n rows at src +
+// i·stride through the R4 kernel k: groups of four rows, the last rows (n mod 4) as
+// a group that ends at row n-1 and overlaps the previous one (the rows they share get
+// the same bits again), and fewer than four rows as a group with the last row
+// repeated, stored through a temporary.
+func dotR4(k r4Kernel, out, q, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
+	o1, o2, o3 := rowOffsets(stride, n)
+	if n < 4 {
+		var t [4]uint32
+		k(unsafe.Pointer(&t), q, src, o1, o2, o3, 0, 1, d)
+		copy(unsafe.Slice((*uint32)(out), n), t[:n])
+		return
+	}
+	k(out, q, src, o1, o2, o3, 4*stride, n/4, d)
+	if n%4 != 0 {
+		k(unsafe.Add(out, 4*(n-4)), q, unsafe.Add(src, uintptr(n-4)*stride), o1, o2, o3, 0, 1, d)
+	}
+}
+
+// i8x16 widens the 16 int8 codes at p + off to float32 (exactly).
+func i8x16(p unsafe.Pointer, off uintptr) (x0, x1 archsimd.Float32x8) {
+	v := archsimd.LoadInt8x16((*[16]int8)(unsafe.Add(p, off))).ExtendToInt16()
+	return v.GetLo().ExtendToInt32().ConvertToFloat32(), v.GetHi().ExtendToInt32().ConvertToFloat32()
+}
+
+// bf16x16 widens the 16 bfloat16 values at p + off to float32 (exactly).
+func bf16x16(p unsafe.Pointer, off uintptr) (x0, x1 archsimd.Float32x8) {
+	h0 := u8x16(p, off).AsUint16x8().ExtendToUint32()
+	h1 := u8x16(p, off+16).AsUint16x8().ExtendToUint32()
+	return h0.ShiftAllLeft(16).AsFloat32x8(), h1.ShiftAllLeft(16).AsFloat32x8()
+}
+
+// rowScales returns the f16 scales at the starts of the four Int8 rows p0..p3, as
+// float32.
+func rowScales(p0, p1, p2, p3 unsafe.Pointer) archsimd.Float32x4 {
+	s := [4]uint32{f16Bits((*[2]byte)(p0)[:]), f16Bits((*[2]byte)(p1)[:]), f16Bits((*[2]byte)(p2)[:]), f16Bits((*[2]byte)(p3)[:])}
+	return archsimd.LoadUint32x4(&s).AsFloat32x4()
+}
+
+// dotInt8R4 is the r4Kernel of Int8 rows (f16 scale, then d int8 codes): the plain
+// dot with the codes, times the row's scale.
+//
+//go:noinline
+func dotInt8R4(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr) {
+	for k := range uintptr(ng) {
+		p0 := unsafe.Add(src, k*gstep)
+		p1, p2, p3 := unsafe.Add(p0, o1), unsafe.Add(p0, o2), unsafe.Add(p0, o3)
+		var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float32x8
+		for c := uintptr(0); c < d; c += 16 {
+			qv, qw := ld8(q, 4*c), ld8(q, 4*c+32)
+			x, y := i8x16(p0, 2+c)
+			a0, b0 = x.MulAdd(qv, a0), y.MulAdd(qw, b0)
+			x, y = i8x16(p1, 2+c)
+			a1, b1 = x.MulAdd(qv, a1), y.MulAdd(qw, b1)
+			x, y = i8x16(p2, 2+c)
+			a2, b2 = x.MulAdd(qv, a2), y.MulAdd(qw, b2)
+			x, y = i8x16(p3, 2+c)
+			a3, b3 = x.MulAdd(qv, a3), y.MulAdd(qw, b3)
+		}
+		s := sum4(a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3)).Mul(rowScales(p0, p1, p2, p3))
+		s.AsUint32x4().Store((*[4]uint32)(unsafe.Add(out, 16*k)))
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// dotBF16R4 is the r4Kernel of BF16 rows.
+//
+//go:noinline
+func dotBF16R4(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr) {
+	for k := range uintptr(ng) {
+		p0 := unsafe.Add(src, k*gstep)
+		p1, p2, p3 := unsafe.Add(p0, o1), unsafe.Add(p0, o2), unsafe.Add(p0, o3)
+		var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float32x8
+		for c := uintptr(0); c < d; c += 16 {
+			qv, qw := ld8(q, 4*c), ld8(q, 4*c+32)
+			x, y := bf16x16(p0, 2*c)
+			a0, b0 = x.MulAdd(qv, a0), y.MulAdd(qw, b0)
+			x, y = bf16x16(p1, 2*c)
+			a1, b1 = x.MulAdd(qv, a1), y.MulAdd(qw, b1)
+			x, y = bf16x16(p2, 2*c)
+			a2, b2 = x.MulAdd(qv, a2), y.MulAdd(qw, b2)
+			x, y = bf16x16(p3, 2*c)
+			a3, b3 = x.MulAdd(qv, a3), y.MulAdd(qw, b3)
+		}
+		sum4(a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3)).AsUint32x4().Store((*[4]uint32)(unsafe.Add(out, 16*k)))
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// dotF32R4 is the r4Kernel of float32 rows, d a multiple of 8.
+//
+//go:noinline
+func dotF32R4(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr) {
+	end := 4 * d
+	for k := range uintptr(ng) {
+		p0 := unsafe.Add(src, k*gstep)
+		p1, p2, p3 := unsafe.Add(p0, o1), unsafe.Add(p0, o2), unsafe.Add(p0, o3)
+		var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float32x8
+		c := uintptr(0)
+		for ; c+64 <= end; c += 64 {
+			qv, qw := ld8(q, c), ld8(q, c+32)
+			a0, b0 = ld8(p0, c).MulAdd(qv, a0), ld8(p0, c+32).MulAdd(qw, b0)
+			a1, b1 = ld8(p1, c).MulAdd(qv, a1), ld8(p1, c+32).MulAdd(qw, b1)
+			a2, b2 = ld8(p2, c).MulAdd(qv, a2), ld8(p2, c+32).MulAdd(qw, b2)
+			a3, b3 = ld8(p3, c).MulAdd(qv, a3), ld8(p3, c+32).MulAdd(qw, b3)
+		}
+		if c < end {
+			qv := ld8(q, c)
+			a0, a1 = ld8(p0, c).MulAdd(qv, a0), ld8(p1, c).MulAdd(qv, a1)
+			a2, a3 = ld8(p2, c).MulAdd(qv, a2), ld8(p3, c).MulAdd(qv, a3)
+		}
+		sum4(a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3)).AsUint32x4().Store((*[4]uint32)(unsafe.Add(out, 16*k)))
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// q4Store stores the four query sums s of row i to out + 4i + r·ldb, r < 4.
+func q4Store(out unsafe.Pointer, ldb uintptr, i uintptr, s archsimd.Float32x4) {
+	var t [4]uint32
+	s.AsUint32x4().Store(&t)
+	o := unsafe.Add(out, 4*i)
+	*(*uint32)(o) = t[0]
+	*(*uint32)(unsafe.Add(o, ldb)) = t[1]
+	*(*uint32)(unsafe.Add(o, 2*ldb)) = t[2]
+	*(*uint32)(unsafe.Add(o, 3*ldb)) = t[3]
+}
+
+// dotInt8Q4 stores to out + 4i + r·ldb (float32 bits) the scores of the four queries
+// at q + r·qs bytes with the n Int8 rows at src + i·stride, d a positive multiple of
+// 16: each row's codes are widened once for the four queries.
+//
+//go:noinline
+func dotInt8Q4(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
+	q1 := unsafe.Add(q, qs)
+	q2 := unsafe.Add(q1, qs)
+	q3 := unsafe.Add(q2, qs)
+	for i := range uintptr(n) {
+		row := unsafe.Add(src, i*stride)
+		var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float32x8 // two chains per query (FMA latency)
+		for c := uintptr(0); c < d; c += 16 {
+			x0, x1 := i8x16(row, 2+c)
+			a0, b0 = x0.MulAdd(ld8(q, 4*c), a0), x1.MulAdd(ld8(q, 4*c+32), b0)
+			a1, b1 = x0.MulAdd(ld8(q1, 4*c), a1), x1.MulAdd(ld8(q1, 4*c+32), b1)
+			a2, b2 = x0.MulAdd(ld8(q2, 4*c), a2), x1.MulAdd(ld8(q2, 4*c+32), b2)
+			a3, b3 = x0.MulAdd(ld8(q3, 4*c), a3), x1.MulAdd(ld8(q3, 4*c+32), b3)
+		}
+		s := archsimd.BroadcastUint32x4(f16Bits((*[2]byte)(row)[:])).AsFloat32x4()
+		q4Store(out, ldb, i, sum4(a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3)).Mul(s))
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// dotBF16Q4 is dotInt8Q4 for BF16 rows.
+//
+//go:noinline
+func dotBF16Q4(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
+	q1 := unsafe.Add(q, qs)
+	q2 := unsafe.Add(q1, qs)
+	q3 := unsafe.Add(q2, qs)
+	for i := range uintptr(n) {
+		row := unsafe.Add(src, i*stride)
+		var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float32x8
+		for c := uintptr(0); c < d; c += 16 {
+			x0, x1 := bf16x16(row, 2*c)
+			a0, b0 = x0.MulAdd(ld8(q, 4*c), a0), x1.MulAdd(ld8(q, 4*c+32), b0)
+			a1, b1 = x0.MulAdd(ld8(q1, 4*c), a1), x1.MulAdd(ld8(q1, 4*c+32), b1)
+			a2, b2 = x0.MulAdd(ld8(q2, 4*c), a2), x1.MulAdd(ld8(q2, 4*c+32), b2)
+			a3, b3 = x0.MulAdd(ld8(q3, 4*c), a3), x1.MulAdd(ld8(q3, 4*c+32), b3)
+		}
+		q4Store(out, ldb, i, sum4(a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3)))
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// q1Kernel is the shape of the *Q1x64 and *Q1x16 add kernels: acc[c] += Σ_{i<n}
+// w[i]·row_i[c] over 64 (16) columns, row i's first column at src + i·stride (for
+// Int8, w already holds the rows' scales).
+type q1Kernel func(acc, w, src unsafe.Pointer, stride uintptr, n int)
+
+// addQ1 performs acc[c] += Σ_{i<n} w[i]·row_i[c] for c < d (a multiple of 16) with
+// the 64-column kernel k64 and then the 16-column kernel k16; vb is the bytes of a
+// value in the rows, src the first value of row 0.
+func addQ1(k64, k16 q1Kernel, acc, w, src unsafe.Pointer, stride uintptr, n int, d, vb uintptr) {
+	c := uintptr(0)
+	for ; c+64 <= d; c += 64 {
+		k64(unsafe.Add(acc, 4*c), w, unsafe.Add(src, vb*c), stride, n)
+	}
+	for ; c < d; c += 16 {
+		k16(unsafe.Add(acc, 4*c), w, unsafe.Add(src, vb*c), stride, n)
+	}
+}
+
+// addInt8Q1x64 is the 64-column q1Kernel of int8 codes.
+//
+//go:noinline
+func addInt8Q1x64(acc, w, src unsafe.Pointer, stride uintptr, n int) {
+	a0, a1, a2, a3 := ld8(acc, 0), ld8(acc, 32), ld8(acc, 64), ld8(acc, 96)
+	a4, a5, a6, a7 := ld8(acc, 128), ld8(acc, 160), ld8(acc, 192), ld8(acc, 224)
+	for i := range uintptr(n) {
+		p := unsafe.Add(src, i*stride)
+		v := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
+		x, y := i8x16(p, 0)
+		a0, a1 = x.MulAdd(v, a0), y.MulAdd(v, a1)
+		x, y = i8x16(p, 16)
+		a2, a3 = x.MulAdd(v, a2), y.MulAdd(v, a3)
+		x, y = i8x16(p, 32)
+		a4, a5 = x.MulAdd(v, a4), y.MulAdd(v, a5)
+		x, y = i8x16(p, 48)
+		a6, a7 = x.MulAdd(v, a6), y.MulAdd(v, a7)
+	}
+	st8(a0, acc, 0)
+	st8(a1, acc, 32)
+	st8(a2, acc, 64)
+	st8(a3, acc, 96)
+	st8(a4, acc, 128)
+	st8(a5, acc, 160)
+	st8(a6, acc, 192)
+	st8(a7, acc, 224)
+	archsimd.ClearAVXUpperBits()
+}
+
+// addInt8Q1x16 is the 16-column q1Kernel of int8 codes: even and odd rows in
+// separate accumulators (four chains).
+//
+//go:noinline
+func addInt8Q1x16(acc, w, src unsafe.Pointer, stride uintptr, n int) {
+	a0, a1 := ld8(acc, 0), ld8(acc, 32)
+	var b0, b1 archsimd.Float32x8
+	i := uintptr(0)
+	for ; i+2 <= uintptr(n); i += 2 {
+		p := unsafe.Add(src, i*stride)
+		v, u := bcast(*(*uint32)(unsafe.Add(w, 4*i))), bcast(*(*uint32)(unsafe.Add(w, 4*i+4)))
+		x, y := i8x16(p, 0)
+		a0, a1 = x.MulAdd(v, a0), y.MulAdd(v, a1)
+		x, y = i8x16(p, stride)
+		b0, b1 = x.MulAdd(u, b0), y.MulAdd(u, b1)
+	}
+	if i < uintptr(n) {
+		v := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
+		x, y := i8x16(src, i*stride)
+		a0, a1 = x.MulAdd(v, a0), y.MulAdd(v, a1)
+	}
+	st8(a0.Add(b0), acc, 0)
+	st8(a1.Add(b1), acc, 32)
+	archsimd.ClearAVXUpperBits()
+}
+
+// addBF16Q1x64 is the 64-column q1Kernel of bfloat16 values.
+//
+//go:noinline
+func addBF16Q1x64(acc, w, src unsafe.Pointer, stride uintptr, n int) {
+	a0, a1, a2, a3 := ld8(acc, 0), ld8(acc, 32), ld8(acc, 64), ld8(acc, 96)
+	a4, a5, a6, a7 := ld8(acc, 128), ld8(acc, 160), ld8(acc, 192), ld8(acc, 224)
+	for i := range uintptr(n) {
+		p := unsafe.Add(src, i*stride)
+		v := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
+		x, y := bf16x16(p, 0)
+		a0, a1 = x.MulAdd(v, a0), y.MulAdd(v, a1)
+		x, y = bf16x16(p, 32)
+		a2, a3 = x.MulAdd(v, a2), y.MulAdd(v, a3)
+		x, y = bf16x16(p, 64)
+		a4, a5 = x.MulAdd(v, a4), y.MulAdd(v, a5)
+		x, y = bf16x16(p, 96)
+		a6, a7 = x.MulAdd(v, a6), y.MulAdd(v, a7)
+	}
+	st8(a0, acc, 0)
+	st8(a1, acc, 32)
+	st8(a2, acc, 64)
+	st8(a3, acc, 96)
+	st8(a4, acc, 128)
+	st8(a5, acc, 160)
+	st8(a6, acc, 192)
+	st8(a7, acc, 224)
+	archsimd.ClearAVXUpperBits()
+}
+
+// addBF16Q1x16 is the 16-column q1Kernel of bfloat16 values.
+//
+//go:noinline
+func addBF16Q1x16(acc, w, src unsafe.Pointer, stride uintptr, n int) {
+	a0, a1 := ld8(acc, 0), ld8(acc, 32)
+	var b0, b1 archsimd.Float32x8
+	i := uintptr(0)
+	for ; i+2 <= uintptr(n); i += 2 {
+		p := unsafe.Add(src, i*stride)
+		v, u := bcast(*(*uint32)(unsafe.Add(w, 4*i))), bcast(*(*uint32)(unsafe.Add(w, 4*i+4)))
+		x, y := bf16x16(p, 0)
+		a0, a1 = x.MulAdd(v, a0), y.MulAdd(v, a1)
+		x, y = bf16x16(p, stride)
+		b0, b1 = x.MulAdd(u, b0), y.MulAdd(u, b1)
+	}
+	if i < uintptr(n) {
+		v := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
+		x, y := bf16x16(src, i*stride)
+		a0, a1 = x.MulAdd(v, a0), y.MulAdd(v, a1)
+	}
+	st8(a0.Add(b0), acc, 0)
+	st8(a1.Add(b1), acc, 32)
+	archsimd.ClearAVXUpperBits()
+}
+
+// addF32Q1x64 is the 64-column q1Kernel of float32 values.
+//
+//go:noinline
+func addF32Q1x64(acc, w, src unsafe.Pointer, stride uintptr, n int) {
+	a0, a1, a2, a3 := ld8(acc, 0), ld8(acc, 32), ld8(acc, 64), ld8(acc, 96)
+	a4, a5, a6, a7 := ld8(acc, 128), ld8(acc, 160), ld8(acc, 192), ld8(acc, 224)
+	for i := range uintptr(n) {
+		p := unsafe.Add(src, i*stride)
+		v := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
+		a0, a1 = ld8(p, 0).MulAdd(v, a0), ld8(p, 32).MulAdd(v, a1)
+		a2, a3 = ld8(p, 64).MulAdd(v, a2), ld8(p, 96).MulAdd(v, a3)
+		a4, a5 = ld8(p, 128).MulAdd(v, a4), ld8(p, 160).MulAdd(v, a5)
+		a6, a7 = ld8(p, 192).MulAdd(v, a6), ld8(p, 224).MulAdd(v, a7)
+	}
+	st8(a0, acc, 0)
+	st8(a1, acc, 32)
+	st8(a2, acc, 64)
+	st8(a3, acc, 96)
+	st8(a4, acc, 128)
+	st8(a5, acc, 160)
+	st8(a6, acc, 192)
+	st8(a7, acc, 224)
+	archsimd.ClearAVXUpperBits()
+}
+
+// addF32Q1x16 is the 16-column q1Kernel of float32 values.
+//
+//go:noinline
+func addF32Q1x16(acc, w, src unsafe.Pointer, stride uintptr, n int) {
+	a0, a1 := ld8(acc, 0), ld8(acc, 32)
+	var b0, b1 archsimd.Float32x8
+	i := uintptr(0)
+	for ; i+2 <= uintptr(n); i += 2 {
+		p := unsafe.Add(src, i*stride)
+		v, u := bcast(*(*uint32)(unsafe.Add(w, 4*i))), bcast(*(*uint32)(unsafe.Add(w, 4*i+4)))
+		a0, a1 = ld8(p, 0).MulAdd(v, a0), ld8(p, 32).MulAdd(v, a1)
+		q := unsafe.Add(p, stride)
+		b0, b1 = ld8(q, 0).MulAdd(u, b0), ld8(q, 32).MulAdd(u, b1)
+	}
+	if i < uintptr(n) {
+		v := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
+		p := unsafe.Add(src, i*stride)
+		a0, a1 = ld8(p, 0).MulAdd(v, a0), ld8(p, 32).MulAdd(v, a1)
+	}
+	st8(a0.Add(b0), acc, 0)
+	st8(a1.Add(b1), acc, 32)
+	archsimd.ClearAVXUpperBits()
+}
+
+// addInt8Q4 adds, for the four queries r (16 accumulators at acc + r·as bytes,
+// weights at w + r·ws bytes), Σ_i w_r[i]·codes_i over 16 columns, row i's int8 codes
+// at codes + i·stride: each row's codes widened once for the four queries.
+//
+//go:noinline
+func addInt8Q4(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int) {
+	p1, p2, p3 := unsafe.Add(acc, as), unsafe.Add(acc, 2*as), unsafe.Add(acc, 3*as)
+	a00, a01 := ld8(acc, 0), ld8(acc, 32)
+	a10, a11 := ld8(p1, 0), ld8(p1, 32)
+	a20, a21 := ld8(p2, 0), ld8(p2, 32)
+	a30, a31 := ld8(p3, 0), ld8(p3, 32)
+	w1, w2, w3 := unsafe.Add(w, ws), unsafe.Add(w, 2*ws), unsafe.Add(w, 3*ws)
+	for i := range uintptr(n) {
+		x0, x1 := i8x16(codes, i*stride)
+		c := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
+		a00, a01 = x0.MulAdd(c, a00), x1.MulAdd(c, a01)
+		c = bcast(*(*uint32)(unsafe.Add(w1, 4*i)))
+		a10, a11 = x0.MulAdd(c, a10), x1.MulAdd(c, a11)
+		c = bcast(*(*uint32)(unsafe.Add(w2, 4*i)))
+		a20, a21 = x0.MulAdd(c, a20), x1.MulAdd(c, a21)
+		c = bcast(*(*uint32)(unsafe.Add(w3, 4*i)))
+		a30, a31 = x0.MulAdd(c, a30), x1.MulAdd(c, a31)
+	}
+	st8(a00, acc, 0)
+	st8(a01, acc, 32)
+	st8(a10, p1, 0)
+	st8(a11, p1, 32)
+	st8(a20, p2, 0)
+	st8(a21, p2, 32)
+	st8(a30, p3, 0)
+	st8(a31, p3, 32)
+	archsimd.ClearAVXUpperBits()
+}
+
+// addBF16Q4 is addInt8Q4 for 16 bfloat16 values per row at vals + i·stride.
+//
+//go:noinline
+func addBF16Q4(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, vals unsafe.Pointer, stride uintptr, n int) {
+	p1, p2, p3 := unsafe.Add(acc, as), unsafe.Add(acc, 2*as), unsafe.Add(acc, 3*as)
+	a00, a01 := ld8(acc, 0), ld8(acc, 32)
+	a10, a11 := ld8(p1, 0), ld8(p1, 32)
+	a20, a21 := ld8(p2, 0), ld8(p2, 32)
+	a30, a31 := ld8(p3, 0), ld8(p3, 32)
+	w1, w2, w3 := unsafe.Add(w, ws), unsafe.Add(w, 2*ws), unsafe.Add(w, 3*ws)
+	for i := range uintptr(n) {
+		x0, x1 := bf16x16(vals, i*stride)
+		c := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
+		a00, a01 = x0.MulAdd(c, a00), x1.MulAdd(c, a01)
+		c = bcast(*(*uint32)(unsafe.Add(w1, 4*i)))
+		a10, a11 = x0.MulAdd(c, a10), x1.MulAdd(c, a11)
+		c = bcast(*(*uint32)(unsafe.Add(w2, 4*i)))
+		a20, a21 = x0.MulAdd(c, a20), x1.MulAdd(c, a21)
+		c = bcast(*(*uint32)(unsafe.Add(w3, 4*i)))
+		a30, a31 = x0.MulAdd(c, a30), x1.MulAdd(c, a31)
+	}
+	st8(a00, acc, 0)
+	st8(a01, acc, 32)
+	st8(a10, p1, 0)
+	st8(a11, p1, 32)
+	st8(a20, p2, 0)
+	st8(a21, p2, 32)
+	st8(a30, p3, 0)
+	st8(a31, p3, 32)
+	archsimd.ClearAVXUpperBits()
+}
+
+// dotRowsFused is fusedDotRows for F16 (with F16C), BF16 and Int8 rows, d a
+// multiple of 16: four queries at a time through q4, the rest one at a time through
+// r4 (src: the first row).
+func dotRowsFused(q4 func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr),
+	r4 r4Kernel, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int) {
+	sp, qp, op := unsafe.Pointer(&src[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&scores[0])
+	us, ud, qb, ldb := uintptr(stride), uintptr(d), uintptr(4*d), uintptr(4*ld)
+	j := 0
+	for ; j+4 <= g; j += 4 {
+		q4(unsafe.Add(op, uintptr(j)*ldb), ldb, unsafe.Add(qp, uintptr(j)*qb), qb, sp, us, n, ud)
+	}
+	for ; j < g; j++ {
+		dotR4(r4, unsafe.Add(op, uintptr(j)*ldb), unsafe.Add(qp, uintptr(j)*qb), sp, us, n, ud)
+	}
+}
+
+// addRowsFused is fusedAddRows for F16 (with F16C), BF16 and Int8 rows, d a
+// multiple of 16: 16 columns of four queries at a time through q4 (nil: none), the
+// rest one query at a time through k64 and k16. w holds each query's n weights ws
+// bytes apart (for Int8, already times the rows' scales); src is the first value of
+// row 0 and vb the bytes of a value.
+func addRowsFused(q4 func(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, src unsafe.Pointer, stride uintptr, n int),
+	k64, k16 q1Kernel, acc []float32, w unsafe.Pointer, ws uintptr, g int, src unsafe.Pointer, stride, n, d int, vb uintptr) {
+	ap := unsafe.Pointer(&acc[0])
+	us, ud, ab := uintptr(stride), uintptr(d), uintptr(4*d)
+	j := 0
+	if q4 != nil {
+		for ; j+4 <= g; j += 4 {
+			for c := uintptr(0); c < ud; c += 16 {
+				q4(unsafe.Add(ap, uintptr(j)*ab+4*c), ab, unsafe.Add(w, uintptr(j)*ws), ws, unsafe.Add(src, vb*c), us, n)
+			}
+		}
+	}
+	for ; j < g; j++ {
+		addQ1(k64, k16, unsafe.Add(ap, uintptr(j)*ab), unsafe.Add(w, uintptr(j)*ws), src, us, n, ud, vb)
+	}
+}
+
+// addF32Q4 is addInt8Q4 for 16 float32 values per row at x + i·stride.
+//
+//go:noinline
+func addF32Q4(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, x unsafe.Pointer, stride uintptr, n int) {
+	p1, p2, p3 := unsafe.Add(acc, as), unsafe.Add(acc, 2*as), unsafe.Add(acc, 3*as)
+	a00, a01 := ld8(acc, 0), ld8(acc, 32)
+	a10, a11 := ld8(p1, 0), ld8(p1, 32)
+	a20, a21 := ld8(p2, 0), ld8(p2, 32)
+	a30, a31 := ld8(p3, 0), ld8(p3, 32)
+	w1, w2, w3 := unsafe.Add(w, ws), unsafe.Add(w, 2*ws), unsafe.Add(w, 3*ws)
+	for i := range uintptr(n) {
+		p := unsafe.Add(x, i*stride)
+		x0, x1 := ld8(p, 0), ld8(p, 32)
+		c := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
+		a00, a01 = x0.MulAdd(c, a00), x1.MulAdd(c, a01)
+		c = bcast(*(*uint32)(unsafe.Add(w1, 4*i)))
+		a10, a11 = x0.MulAdd(c, a10), x1.MulAdd(c, a11)
+		c = bcast(*(*uint32)(unsafe.Add(w2, 4*i)))
+		a20, a21 = x0.MulAdd(c, a20), x1.MulAdd(c, a21)
+		c = bcast(*(*uint32)(unsafe.Add(w3, 4*i)))
+		a30, a31 = x0.MulAdd(c, a30), x1.MulAdd(c, a31)
+	}
+	st8(a00, acc, 0)
+	st8(a01, acc, 32)
+	st8(a10, p1, 0)
+	st8(a11, p1, 32)
+	st8(a20, p2, 0)
+	st8(a21, p2, 32)
+	st8(a30, p3, 0)
+	st8(a31, p3, 32)
+	archsimd.ClearAVXUpperBits()
+}
