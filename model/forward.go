@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"kvq/gguf"
+	"kvq/internal/workpool"
 	"kvq/kv"
 	"kvq/linalg"
 )
@@ -17,12 +18,35 @@ type Span struct {
 	AllLogits bool // return logits for every token of the span, not only the last
 }
 
-// workspace holds Forward's scratch buffers, grown on demand and reused.
+// DefaultPassTokens is the pass size Forward uses when Model.PassTokens is 0. A pass
+// of 64 tokens keeps Forward's activations near 2 MiB on a 768-wide model with
+// 2048-wide FFN (34 KiB per token) while the matrix kernels still work on whole
+// 8-token tiles; larger passes save no measurable time (the weights stay in cache
+// across a pass's tiles, and attention reads the history once per 16 queries
+// whatever the pass).
+const DefaultPassTokens = 64
+
+// workspace holds Forward's scratch buffers, sized for one pass and reused across
+// calls.
 type workspace struct {
 	x, xb, q, k, v, att, hb, hb2 []float32
-	rows                         []int // rows that need logits
+	rows                         []int // rows of the pass that need logits
 	logits                       []float32
 	cos, sin                     []float32 // per token × RopeDims/2
+	start                        []int     // per span: its sequence's length before the call
+	pieces                       []piece
+	out                          [][]float32
+}
+
+// piece is the part of one span that a pass runs: tokens at positions pos… of seq.
+// The pass computes logits for the piece's last nLogits tokens into the rows
+// logitRow… of the call's logits.
+type piece struct {
+	seq      kv.SeqID
+	tokens   []int32
+	pos      int
+	nLogits  int
+	logitRow int
 }
 
 func grow(b []float32, n int) []float32 {
@@ -36,15 +60,27 @@ func grow(b []float32, n int) []float32 {
 var ErrTokenRange = errors.New("model: token id out of range")
 
 // Forward runs one step over a batch of spans: it reserves cache room for every span
-// (undoing all reservations if one fails), then runs the transformer over all tokens at
-// once, appending K/V to the cache and attending per span. Each new token's position is
+// (undoing all reservations if one fails), then runs the transformer over all tokens,
+// appending K/V to the cache and attending per span. Each new token's position is
 // its sequence's length before this step plus its index in the span.
+//
+// A batch of more than PassTokens tokens runs in passes of at most PassTokens tokens
+// through all layers, each pass a cache step of its own (Grow, then per layer Append
+// and Attend): the cache's causal attention makes that equal to one step, and the
+// activations then take memory for one pass, not for the batch. Passes are used only
+// when the cache can hold the whole batch (no budget, or a kv.Store whose GrowCost
+// says it fits), so a batch that does not fit fails before any change with
+// kv.ErrNoSpace, as a single step does. Should a later pass fail anyway, the
+// sequences are truncated back to their lengths before the call; if the cache
+// refuses that, the error does not wrap kv.ErrNoSpace and the sequences hold the
+// tokens of the passes that ran.
 //
 // It returns one logits slice per span: len(Tokens)·Vocab values when AllLogits, else
 // Vocab values for the span's last token. The slices are valid until the next call.
 func (m *Model) Forward(c kv.Cache, batch []Span) ([][]float32, error) {
-	n := 0
-	start := make([]int, len(batch))
+	ws := &m.ws
+	n, nLogits := 0, 0
+	ws.start = ws.start[:0]
 	for i, sp := range batch {
 		if len(sp.Tokens) == 0 {
 			return nil, fmt.Errorf("model: span %d of sequence %d has no tokens", i, sp.Seq)
@@ -54,16 +90,123 @@ func (m *Model) Forward(c kv.Cache, batch []Span) ([][]float32, error) {
 				return nil, fmt.Errorf("%w: %d (vocabulary %d)", ErrTokenRange, t, m.Vocab)
 			}
 		}
-		start[i] = c.Len(sp.Seq)
+		ws.start = append(ws.start, c.Len(sp.Seq))
 		n += len(sp.Tokens)
+		nLogits += spanLogits(sp)
 	}
+	ws.logits = grow(ws.logits, nLogits*m.Vocab)
+	out := make([][]float32, len(batch))
+	off := 0
 	for i, sp := range batch {
-		if err := c.Grow(sp.Seq, sp.Tokens); err != nil {
-			for j := range i {
-				_ = c.Truncate(batch[j].Seq, start[j]) // undoing a Grow before any Append cannot fail
+		k := spanLogits(sp)
+		out[i] = ws.logits[off*m.Vocab : (off+k)*m.Vocab]
+		off += k
+	}
+
+	pass := m.PassTokens
+	if pass <= 0 {
+		pass = DefaultPassTokens
+	}
+	if n <= pass || !fitsWhole(c, batch) {
+		pass = n
+	}
+	// Cut the batch, in order, into passes of at most pass tokens.
+	lrow := 0
+	si, ti := 0, 0 // next token: span si, index ti
+	for si < len(batch) {
+		ws.pieces = ws.pieces[:0]
+		for room := pass; room > 0 && si < len(batch); {
+			sp := batch[si]
+			k := min(room, len(sp.Tokens)-ti)
+			pc := piece{seq: sp.Seq, tokens: sp.Tokens[ti : ti+k], pos: ws.start[si] + ti, logitRow: lrow}
+			switch {
+			case sp.AllLogits:
+				pc.nLogits = k
+			case ti+k == len(sp.Tokens):
+				pc.nLogits = 1
 			}
-			return nil, fmt.Errorf("model: reserving %d tokens for sequence %d: %w", len(sp.Tokens), sp.Seq, err)
+			lrow += pc.nLogits
+			ws.pieces = append(ws.pieces, pc)
+			room -= k
+			if ti += k; ti == len(sp.Tokens) {
+				si, ti = si+1, 0
+			}
 		}
+		if err := m.pass(c, ws.pieces); err != nil {
+			if si == 0 && ti == 0 || lrow == 0 && pass == n {
+				return nil, err // the first pass: pass undid its own reservations
+			}
+			return nil, m.rollback(c, batch, err)
+		}
+	}
+	return out, nil
+}
+
+// spanLogits is the number of logits rows Forward returns for sp.
+func spanLogits(sp Span) int {
+	if sp.AllLogits {
+		return len(sp.Tokens)
+	}
+	return 1
+}
+
+// growCoster is implemented by caches that can tell in advance what a Grow costs
+// (kv.Store).
+type growCoster interface {
+	GrowCost(seq kv.SeqID, n int) (int64, error)
+}
+
+// fitsWhole reports whether c can certainly hold every span of batch: it has no
+// budget, or it reports Grow costs that fit the room left. The costs are those of one
+// step per span; passes need no more (the same blocks, smaller step buffers).
+func fitsWhole(c kv.Cache, batch []Span) bool {
+	u := c.Usage()
+	if u.BudgetBytes <= 0 {
+		return true
+	}
+	gc, ok := c.(growCoster)
+	if !ok {
+		return false
+	}
+	need := u.AllocBytes
+	for _, sp := range batch {
+		cost, err := gc.GrowCost(sp.Seq, len(sp.Tokens))
+		if err != nil {
+			return false
+		}
+		need += cost
+	}
+	return need <= u.BudgetBytes
+}
+
+// rollback truncates every span's sequence back to its length before Forward after a
+// pass other than the first failed with cause.
+func (m *Model) rollback(c kv.Cache, batch []Span, cause error) error {
+	var failed error
+	for i, sp := range batch {
+		if err := c.Truncate(sp.Seq, m.ws.start[i]); err != nil && failed == nil {
+			failed = err
+		}
+	}
+	if failed != nil {
+		return fmt.Errorf("model: a pass failed (%v) and the cache kept the tokens of earlier passes (%v)", cause, failed)
+	}
+	return cause
+}
+
+// pass runs the tokens of pieces through the model as one cache step and writes the
+// logits the pieces ask for into m.ws.logits. It reserves cache room for every piece
+// first, undoing all of them if one fails.
+func (m *Model) pass(c kv.Cache, pieces []piece) error {
+	n := 0
+	for i, pc := range pieces {
+		if err := c.Grow(pc.seq, pc.tokens); err != nil {
+			for j := range i {
+				_ = c.Truncate(pieces[j].seq, pieces[j].pos) // undoing a Grow before any Append cannot fail
+			}
+			return fmt.Errorf("model: reserving %d tokens for sequence %d: %w", len(pc.tokens), pc.seq, err)
+		}
+		n += len(pc.tokens)
 	}
 
 	cfg := &m.Config
@@ -83,12 +226,12 @@ func (m *Model) Forward(c kv.Cache, batch []Span) ([][]float32, error) {
 	ws.cos = grow(ws.cos, n*half)
 	ws.sin = grow(ws.sin, n*half)
 	row := 0
-	for i, sp := range batch {
-		for j, t := range sp.Tokens {
+	for _, pc := range pieces {
+		for j, t := range pc.tokens {
 			if err := m.embed(ws.x[row*cfg.Dim:(row+1)*cfg.Dim], t); err != nil {
-				return nil, err
+				return err
 			}
-			m.ropeAngles(ws.cos[row*half:(row+1)*half], ws.sin[row*half:(row+1)*half], start[i]+j)
+			m.ropeAngles(ws.cos[row*half:(row+1)*half], ws.sin[row*half:(row+1)*half], pc.pos+j)
 			row++
 		}
 	}
@@ -97,7 +240,7 @@ func (m *Model) Forward(c kv.Cache, batch []Span) ([][]float32, error) {
 		ly := &m.layers[li]
 		rmsNormRows(ws.xb, ws.x, ly.attnNorm, cfg.Dim, cfg.RMSEps)
 		if err := linalg.MatMulMany([][]float32{ws.q, ws.k, ws.v}, []linalg.Matrix{ly.wq, ly.wk, ly.wv}, ws.xb, n); err != nil {
-			return nil, fmt.Errorf("model: layer %d q/k/v: %w", li, err)
+			return fmt.Errorf("model: layer %d q/k/v: %w", li, err)
 		}
 		if ly.bq != nil {
 			addBiasRows(ws.q, ly.bq)
@@ -114,69 +257,61 @@ func (m *Model) Forward(c kv.Cache, batch []Span) ([][]float32, error) {
 			}
 		}
 		row = 0
-		for _, sp := range batch {
-			a, b := row, row+len(sp.Tokens)
-			if err := c.Append(li, sp.Seq, ws.k[a*kvd:b*kvd], ws.v[a*kvd:b*kvd]); err != nil {
-				return nil, fmt.Errorf("model: layer %d: %w", li, err)
+		for _, pc := range pieces {
+			a, b := row, row+len(pc.tokens)
+			if err := c.Append(li, pc.seq, ws.k[a*kvd:b*kvd], ws.v[a*kvd:b*kvd]); err != nil {
+				return fmt.Errorf("model: layer %d: %w", li, err)
 			}
-			if err := c.Attend(li, sp.Seq, ws.q[a*qd:b*qd], ws.att[a*qd:b*qd]); err != nil {
-				return nil, fmt.Errorf("model: layer %d: %w", li, err)
+			if err := c.Attend(li, pc.seq, ws.q[a*qd:b*qd], ws.att[a*qd:b*qd]); err != nil {
+				return fmt.Errorf("model: layer %d: %w", li, err)
 			}
 			row = b
 		}
 		if err := linalg.MatMul(ws.xb, ly.wo, ws.att, n); err != nil {
-			return nil, fmt.Errorf("model: layer %d attention output: %w", li, err)
+			return fmt.Errorf("model: layer %d attention output: %w", li, err)
 		}
 		addRows(ws.x, ws.xb)
 
 		rmsNormRows(ws.xb, ws.x, ly.ffnNorm, cfg.Dim, cfg.RMSEps)
 		if err := linalg.MatMulMany([][]float32{ws.hb, ws.hb2}, []linalg.Matrix{ly.wGate, ly.wUp}, ws.xb, n); err != nil {
-			return nil, fmt.Errorf("model: layer %d gate/up: %w", li, err)
+			return fmt.Errorf("model: layer %d gate/up: %w", li, err)
 		}
 		if err := linalg.SiLUMul(ws.hb, ws.hb2); err != nil {
-			return nil, fmt.Errorf("model: layer %d SwiGLU: %w", li, err)
+			return fmt.Errorf("model: layer %d SwiGLU: %w", li, err)
 		}
 		if err := linalg.MatMul(ws.xb, ly.wDown, ws.hb, n); err != nil {
-			return nil, fmt.Errorf("model: layer %d down: %w", li, err)
+			return fmt.Errorf("model: layer %d down: %w", li, err)
 		}
 		addRows(ws.x, ws.xb)
 	}
 
-	// Logits only for the rows that need them.
+	// Logits only for the rows that need them. They are consecutive rows of the
+	// call's logits: a pass is a contiguous run of the batch's tokens.
 	ws.rows = ws.rows[:0]
 	row = 0
-	for _, sp := range batch {
-		if sp.AllLogits {
-			for j := range sp.Tokens {
-				ws.rows = append(ws.rows, row+j)
-			}
-		} else {
-			ws.rows = append(ws.rows, row+len(sp.Tokens)-1)
+	first := -1
+	for _, pc := range pieces {
+		if pc.nLogits > 0 && first < 0 {
+			first = pc.logitRow
 		}
-		row += len(sp.Tokens)
+		for j := len(pc.tokens) - pc.nLogits; j < len(pc.tokens); j++ {
+			ws.rows = append(ws.rows, row+j)
+		}
+		row += len(pc.tokens)
 	}
 	nr := len(ws.rows)
+	if nr == 0 {
+		return nil
+	}
 	sel := ws.xb[:nr*cfg.Dim] // xb is free now; rows are gathered in increasing order
 	for i, r := range ws.rows {
 		copy(sel[i*cfg.Dim:(i+1)*cfg.Dim], ws.x[r*cfg.Dim:(r+1)*cfg.Dim])
 	}
 	rmsNormRows(sel, sel, m.outNorm, cfg.Dim, cfg.RMSEps)
-	ws.logits = grow(ws.logits, nr*cfg.Vocab)
-	if err := linalg.MatMul(ws.logits, m.output, sel, nr); err != nil {
-		return nil, fmt.Errorf("model: output: %w", err)
+	if err := linalg.MatMul(ws.logits[first*cfg.Vocab:(first+nr)*cfg.Vocab], m.output, sel, nr); err != nil {
+		return fmt.Errorf("model: output: %w", err)
 	}
-
-	out := make([][]float32, len(batch))
-	off := 0
-	for i, sp := range batch {
-		k := 1
-		if sp.AllLogits {
-			k = len(sp.Tokens)
-		}
-		out[i] = ws.logits[off*cfg.Vocab : (off+k)*cfg.Vocab]
-		off += k
-	}
-	return out, nil
+	return nil
 }
 
 // embed writes token t's embedding row into dst.
@@ -217,4 +352,11 @@ func addBiasRows(x, b []float32) {
 	for r := 0; r < len(x); r += len(b) {
 		addRows(x[r:r+len(b)], b)
 	}
+}
+
+func growErrs(b []error, n int) []error {
+	if cap(b) < n {
+		return make([]error, n)
+	}
+	return b[:n]
 }
