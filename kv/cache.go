@@ -27,7 +27,9 @@ var ErrNoSpace = errors.New("kv: out of cache memory")
 // ErrUnknownSeq is returned (wrapped) for a SeqID the cache does not hold.
 var ErrUnknownSeq = errors.New("kv: unknown sequence")
 
-// Layers is the part of a cache that a model uses during a forward step.
+// Layers is the part of a cache that a model uses during a forward step. Append and
+// Attend of different sequences may be called concurrently (a model attends the
+// sequences of a step in parallel); calls for one sequence must not overlap.
 //
 // Shapes: a token's keys or values for one layer are kvHeads·headDim float32 laid out
 // head after head; its queries are heads·headDim. Keys arrive after RoPE at the
