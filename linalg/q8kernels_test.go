@@ -95,7 +95,8 @@ func TestQ8KernelTwins(t *testing.T) {
 
 // BenchmarkQ8Kernels times the Q8_0 dot kernels of every kernel set on hot data (a
 // 768-value row, 24 blocks, as in llama-134m) and reports nanoseconds per row-block:
-// dotQ8 one row, dotQ8x4 one row against 4 tokens (per row-token block).
+// dotQ8 one row, dotQ8x4 one row against 4 tokens, dotQ8Tile 4 rows against 4 groups of
+// 8 tokens (both per row-token block, so the three compare directly).
 func BenchmarkQ8Kernels(b *testing.B) {
 	const nb, cols = 24, 24 * blockElems
 	r := rand.New(rand.NewPCG(1, 9))
@@ -112,6 +113,14 @@ func BenchmarkQ8Kernels(b *testing.B) {
 	scalarKernels.quantQ8(xq, xd, x)
 	xi, xs := make([]int8, 4*cols), make([]float32, 8*nb)
 	interleave4(xi, xs, xq, xd)
+	const groups = 4
+	xg, xdg := make([]int16, 8*groups*cols), make([]float32, 8*groups*nb)
+	for g := 0; g < groups; g++ { // the 4 tokens twice per group
+		pack8(xg[8*g*cols:8*(g+1)*cols], xdg[8*g*nb:8*(g+1)*nb], append(xq[:4*cols:4*cols], xq...), append(xd[:4*nb:4*nb], xd...), 8)
+	}
+	w16, dw := make([]int16, 4*cols), make([]float32, 4*nb)
+	scalarKernels.widenQ8(w16, dw, w, stride, nb)
+	tout := make([]float32, 8*groups*4)
 	sets := []*kernelSet{scalarKernels}
 	if simdKernels != nil {
 		sets = append(sets, simdKernels)
@@ -127,10 +136,20 @@ func BenchmarkQ8Kernels(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nb), "ns/block")
 		})
 		b.Run(k.name+"/dotQ8x4", func(b *testing.B) {
+			c0 := cpuTime()
 			for b.Loop() {
 				k.dotQ8x4(&res, w[:stride], xi, xs)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*4*nb), "ns/block")
+			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N*4*nb), "cpu-ns/block")
+		})
+		b.Run(k.name+"/dotQ8Tile", func(b *testing.B) {
+			c0 := cpuTime()
+			for b.Loop() {
+				k.dotQ8Tile(tout, 4, w16, dw, xg, xdg, groups)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*4*8*groups*nb), "ns/block")
+			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N*4*8*groups*nb), "cpu-ns/block")
 		})
 	}
 	_ = sink
