@@ -36,6 +36,7 @@ type workspace struct {
 	start                        []int     // per span: its sequence's length before the call
 	pieces                       []piece
 	out                          [][]float32
+	errs                         []error // per piece, of a layer's parallel Append and Attend
 }
 
 // piece is the part of one span that a pass runs: tokens at positions pos… of seq.
@@ -47,6 +48,7 @@ type piece struct {
 	pos      int
 	nLogits  int
 	logitRow int
+	row      int // the pass's row of the piece's first token
 }
 
 func grow(b []float32, n int) []float32 {
@@ -95,7 +97,10 @@ func (m *Model) Forward(c kv.Cache, batch []Span) ([][]float32, error) {
 		nLogits += spanLogits(sp)
 	}
 	ws.logits = grow(ws.logits, nLogits*m.Vocab)
-	out := make([][]float32, len(batch))
+	if cap(ws.out) < len(batch) {
+		ws.out = make([][]float32, len(batch))
+	}
+	out := ws.out[:len(batch)]
 	off := 0
 	for i, sp := range batch {
 		k := spanLogits(sp)
@@ -113,7 +118,7 @@ func (m *Model) Forward(c kv.Cache, batch []Span) ([][]float32, error) {
 	// Cut the batch, in order, into passes of at most pass tokens.
 	lrow := 0
 	si, ti := 0, 0 // next token: span si, index ti
-	for si < len(batch) {
+	for passes := 0; si < len(batch); passes++ {
 		ws.pieces = ws.pieces[:0]
 		for room := pass; room > 0 && si < len(batch); {
 			sp := batch[si]
@@ -133,8 +138,8 @@ func (m *Model) Forward(c kv.Cache, batch []Span) ([][]float32, error) {
 			}
 		}
 		if err := m.pass(c, ws.pieces); err != nil {
-			if si == 0 && ti == 0 || lrow == 0 && pass == n {
-				return nil, err // the first pass: pass undid its own reservations
+			if passes == 0 {
+				return nil, err // nothing to undo beyond what pass undid itself
 			}
 			return nil, m.rollback(c, batch, err)
 		}
@@ -226,7 +231,9 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 	ws.cos = grow(ws.cos, n*half)
 	ws.sin = grow(ws.sin, n*half)
 	row := 0
-	for _, pc := range pieces {
+	for i := range pieces {
+		pc := &pieces[i]
+		pc.row = row
 		for j, t := range pc.tokens {
 			if err := m.embed(ws.x[row*cfg.Dim:(row+1)*cfg.Dim], t); err != nil {
 				return err
@@ -256,16 +263,8 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 				m.rope(ws.k[r*kvd+h*cfg.HeadDim:r*kvd+(h+1)*cfg.HeadDim], cs, sn)
 			}
 		}
-		row = 0
-		for _, pc := range pieces {
-			a, b := row, row+len(pc.tokens)
-			if err := c.Append(li, pc.seq, ws.k[a*kvd:b*kvd], ws.v[a*kvd:b*kvd]); err != nil {
-				return fmt.Errorf("model: layer %d: %w", li, err)
-			}
-			if err := c.Attend(li, pc.seq, ws.q[a*qd:b*qd], ws.att[a*qd:b*qd]); err != nil {
-				return fmt.Errorf("model: layer %d: %w", li, err)
-			}
-			row = b
+		if err := m.attendPieces(c, li, pieces); err != nil {
+			return err
 		}
 		if err := linalg.MatMul(ws.xb, ly.wo, ws.att, n); err != nil {
 			return fmt.Errorf("model: layer %d attention output: %w", li, err)
@@ -310,6 +309,38 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 	rmsNormRows(sel, sel, m.outNorm, cfg.Dim, cfg.RMSEps)
 	if err := linalg.MatMul(ws.logits[first*cfg.Vocab:(first+nr)*cfg.Vocab], m.output, sel, nr); err != nil {
 		return fmt.Errorf("model: output: %w", err)
+	}
+	return nil
+}
+
+// attendPieces appends the keys and values of layer li to the cache and attends,
+// for every piece of the pass; the pieces (different sequences) run in parallel.
+func (m *Model) attendPieces(c kv.Cache, li int, pieces []piece) error {
+	if len(pieces) == 1 {
+		return m.attendPiece(c, li, &pieces[0])
+	}
+	ws := &m.ws
+	ws.errs = growErrs(ws.errs, len(pieces))
+	workpool.For(linalg.Threads(), len(pieces), func(i int) { ws.errs[i] = m.attendPiece(c, li, &pieces[i]) })
+	for _, err := range ws.errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// attendPiece appends the keys and values of layer li of one piece and attends its
+// queries.
+func (m *Model) attendPiece(c kv.Cache, li int, pc *piece) error {
+	ws := &m.ws
+	qd, kvd := m.Heads*m.HeadDim, m.KVDim()
+	a, b := pc.row, pc.row+len(pc.tokens)
+	if err := c.Append(li, pc.seq, ws.k[a*kvd:b*kvd], ws.v[a*kvd:b*kvd]); err != nil {
+		return fmt.Errorf("model: layer %d: %w", li, err)
+	}
+	if err := c.Attend(li, pc.seq, ws.q[a*qd:b*qd], ws.att[a*qd:b*qd]); err != nil {
+		return fmt.Errorf("model: layer %d: %w", li, err)
 	}
 	return nil
 }

@@ -17,6 +17,11 @@ type Model struct {
 	Config
 	Tok *tokenizer.Tokenizer
 
+	// PassTokens is the most tokens Forward runs through the layers at once (0:
+	// DefaultPassTokens). Forward's scratch memory is proportional to it; a longer
+	// batch runs in several passes (see Forward).
+	PassTokens int
+
 	file    *gguf.File
 	embd    linalg.Matrix // vocab × dim
 	layers  []layer

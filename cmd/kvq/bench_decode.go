@@ -6,7 +6,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -33,6 +37,12 @@ type decodeResult struct {
 	KVBytes        int64   `json:"kv_bytes"`
 	WeightBytes    int64   `json:"weight_bytes"`
 	RSSBytes       int64   `json:"rss_bytes"`
+	// Where resident memory is at the end of the run (KV at its largest): Go heap
+	// objects (the KV blocks included), and the resident anonymous and file-backed
+	// pages (the mapped weights and the binary are file-backed). 0 where unknown.
+	HeapBytes    int64 `json:"heap_bytes"`
+	RSSAnonBytes int64 `json:"rss_anon_bytes"`
+	RSSFileBytes int64 `json:"rss_file_bytes"`
 }
 
 func runBenchDecode(args []string, stdout, stderr io.Writer) error {
@@ -47,6 +57,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed of the random prompt tokens")
 	jsonPath := fs.String("json", "", "also write the result as JSON to this file")
 	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed decode steps to this file")
+	memProfile := fs.String("memprofile", "", "write a pprof heap profile to this file after the timed decode steps (the cache at its largest)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -116,11 +127,23 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 		Model: modelName(*modelPath), Cache: eval.CacheName(cfg), Ctx: *ctx, Threads: linalg.Threads(), Kernels: linalg.KernelName(),
 		DecodeTokens: *gen, DecodeTokPerS: float64(*gen) / decode.Seconds(), PrefillTokPerS: float64(*ctx) / prefill.Seconds(),
 		KVBytes: c.Usage().AllocBytes, WeightBytes: m.WeightBytes(), RSSBytes: peakRSS(),
+		HeapBytes: heapObjectBytes(),
+	}
+	res.RSSAnonBytes, res.RSSFileBytes = rssSplit()
+	if *memProfile != "" {
+		if err := writeHeapProfile(*memProfile); err != nil {
+			return err
+		}
+		runtime.KeepAlive(c) // the profile must see the cache, which is not used after
 	}
 	fmt.Fprintf(stdout, "model %s, cache %s, %d threads (%s kernels)\n", res.Model, res.Cache, res.Threads, res.Kernels)
 	fmt.Fprintf(stdout, "prefill %d tokens: %.1f tok/s\n", res.Ctx, res.PrefillTokPerS)
 	fmt.Fprintf(stdout, "decode %d tokens at context %d: %.1f tok/s (%.2f ms/token)\n", res.DecodeTokens, res.Ctx, res.DecodeTokPerS, 1000/res.DecodeTokPerS)
 	fmt.Fprintf(stdout, "memory: weights %s, KV %s, peak RSS %s (%.2fx weights+KV)\n", fmtBytes(res.WeightBytes), fmtBytes(res.KVBytes), fmtBytes(res.RSSBytes), float64(res.RSSBytes)/float64(res.WeightBytes+res.KVBytes))
+	if res.RSSAnonBytes+res.RSSFileBytes > 0 {
+		fmt.Fprintf(stdout, "memory at end: Go heap objects %s (KV %s, other %s), RSS anonymous %s, file-backed %s\n",
+			fmtBytes(res.HeapBytes), fmtBytes(res.KVBytes), fmtBytes(res.HeapBytes-res.KVBytes), fmtBytes(res.RSSAnonBytes), fmtBytes(res.RSSFileBytes))
+	}
 	if *jsonPath != "" {
 		b, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
@@ -152,4 +175,58 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// heapObjectBytes is the size of the Go heap's objects, live or not yet swept
+// (runtime/metrics /memory/classes/heap/objects:bytes).
+func heapObjectBytes() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
+}
+
+// rssSplit returns the process's resident anonymous and file-backed bytes from
+// /proc/self/status (0, 0 where unavailable).
+func rssSplit() (anon, file int64) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		name, val, ok := strings.Cut(line, ":")
+		if !ok || (name != "RssAnon" && name != "RssFile") {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 10, 64)
+		if err != nil {
+			continue
+		}
+		if name == "RssAnon" {
+			anon = kb * 1024
+		} else {
+			file = kb * 1024
+		}
+	}
+	return anon, file
+}
+
+// writeHeapProfile writes a pprof heap profile of the live objects after a
+// garbage collection (so that it is current, not as of the last cycle).
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	return nil
 }
