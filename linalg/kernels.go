@@ -3,6 +3,7 @@ package linalg
 import (
 	"math"
 
+	"kvq/gguf"
 	"kvq/internal/kernelsel"
 )
 
@@ -46,6 +47,8 @@ type kernelSet struct {
 	// w16[i·cols+c] = code c of row w[i·rowBytes:] as int16 for i < len(w16)/cols (at most
 	// 4 rows; cols = 32·nb), and dw[4b+i] = that row's block b scale as float32.
 	widenQ8 func(w16 []int16, dw []float32, w []byte, rowBytes, nb int)
+	// widenQ4 is widenQ8 for Q4_0 rows: weights code−8.
+	widenQ4 func(w16 []int16, dw []float32, w []byte, rowBytes, nb int)
 	// dotQ8Tile multiplies a 4-row tile written by widenQ8 (4·32·nb codes in w16, 4·nb
 	// scales in dw) by groups 8-token groups packed by pack8 (xg, xdg), storing the
 	// result of row i and token 8g+t at out[(8g+t)·rows+i], for i < 4 and t < 8: Σ_b
@@ -74,6 +77,7 @@ var scalarKernels = &kernelSet{
 	dotQ8x4N:  dotQ8x4NScalar,
 	dotQ4x4:   dotQ4x4Scalar,
 	widenQ8:   widenQ8Scalar,
+	widenQ4:   widenQ4Scalar,
 	dotQ8Tile: dotQ8TileScalar,
 	axpy:      axpyScalar,
 	siluMul:   siluMulScalar,
@@ -394,6 +398,77 @@ func pack8(xg []int16, xdg []float32, xq []int8, xd []float32, k int) {
 				dst[16*j+2*t+1] = int16(src[2*j+1])
 			}
 			xdg[8*b+t] = xd[t*nb+b]
+		}
+	}
+}
+
+// tileWiden writes rows of a weight type to a 4-row tile as dotQ8Tile reads them, as
+// widenQ8 does for Q8_0: w16[i·cols+c] the integer weight of column c of row i
+// (w[i·rowBytes:]), dw[4b+i] the float32 scale of its 32-column block b, so that the
+// row's value at column c of block b is dw[4b+i]·w16[i·cols+c], exactly.
+type tileWiden func(w16 []int16, dw []float32, w []byte, rowBytes, nb int)
+
+// tileWidener returns the tile widener of k for a weight type the tile kernel
+// multiplies, or nil: Q8_0 and Q4_0 through kernels (widenQ8, widenQ4); Q6_K, whose
+// matrices are rarely multiplied by many tokens (output layers), in plain Go.
+func tileWidener(k *kernelSet, t gguf.TensorType) tileWiden {
+	switch t {
+	case gguf.TypeQ8_0:
+		return k.widenQ8
+	case gguf.TypeQ4_0:
+		return k.widenQ4
+	case gguf.TypeQ6_K:
+		return widenQ6KTile
+	}
+	return nil
+}
+
+// widenQ4Scalar is the reference for widenQ4.
+func widenQ4Scalar(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
+	cols := nb * blockElems
+	rows := len(w16) / cols
+	for i := 0; i < rows; i++ {
+		row := w[i*rowBytes : i*rowBytes+nb*q4BlockBytes]
+		dst := w16[i*cols : (i+1)*cols]
+		for b := 0; b < nb; b++ {
+			blk := (*[q4BlockBytes]byte)(row[b*q4BlockBytes:])
+			dw[4*b+i] = f16Table[uint16(blk[0])|uint16(blk[1])<<8]
+			d := (*[blockElems]int16)(dst[b*blockElems:])
+			for j, v := range blk[2:] {
+				d[j] = int16(v&0x0f) - 8
+				d[j+16] = int16(v>>4) - 8
+			}
+		}
+	}
+}
+
+// widenQ6KTile widens Q6_K rows: weight sc·(code−32) with the int8 scale sc of its
+// 16-value sub-block (|weight| ≤ 4096), scale d of its super-block for each of the 8
+// 32-column blocks in it.
+func widenQ6KTile(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
+	cols := nb * blockElems
+	rows := len(w16) / cols
+	nsb := nb / 8
+	for i := 0; i < rows; i++ {
+		row := w[i*rowBytes : i*rowBytes+nsb*q6KBlockBytes]
+		dst := w16[i*cols : (i+1)*cols]
+		for sb := 0; sb < nsb; sb++ {
+			blk := (*[q6KBlockBytes]byte)(row[sb*q6KBlockBytes:])
+			d := f16Table[uint16(blk[208])|uint16(blk[209])<<8]
+			for h := 0; h < 2; h++ {
+				L := (*[64]byte)(blk[64*h:])
+				H := (*[32]byte)(blk[128+32*h:])
+				for k := 0; k < 4; k++ {
+					b := 8*sb + 4*h + k
+					dw[4*b+i] = d
+					out := (*[blockElems]int16)(dst[b*blockElems:])
+					sc0, sc1 := int32(int8(blk[192+8*h+2*k])), int32(int8(blk[192+8*h+2*k+1]))
+					for l := 0; l < 16; l++ {
+						out[l] = int16(sc0 * (q6KCode(L, H, k, l) - 32))
+						out[l+16] = int16(sc1 * (q6KCode(L, H, k, l+16) - 32))
+					}
+				}
+			}
 		}
 	}
 }

@@ -103,13 +103,11 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 			return err
 		}
 		switch w.Type {
-		case gguf.TypeQ8_0:
-			// 8 tokens or more go through the tile kernel, fewer through the 4-token one.
+		case gguf.TypeQ8_0, gguf.TypeQ4_0:
+			// 8 tokens or more go through the tile kernel, fewer through the 4-token ones.
 			needQ, needTile, needI = true, needTile || n >= tileTokens, needI || n < tileTokens
-		case gguf.TypeQ4_0:
-			needQ, needI = true, true
 		case gguf.TypeQ6_K:
-			needQ = true
+			needQ, needTile = true, needTile || n >= tileTokens
 		case gguf.TypeQ4_K:
 			needQ, needSums = true, true
 		}
@@ -169,7 +167,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	for j, w := range ws {
 		p := &ps[j]
 		*p = product{k: k, w: w, out: outs[j][:n*w.Rows], x: x, n: n, xq: xq, xd: xd, xi: xi, xs: xs, xsum: xsum}
-		if w.Type == gguf.TypeQ8_0 && n >= tileTokens {
+		if tileWidener(k, w.Type) != nil && n >= tileTokens {
 			p.xg, p.xdg = xg, xdg
 		}
 		if w.Rows == 0 {
@@ -236,6 +234,7 @@ type product struct {
 	xsum  []int32          // per-block sums of xq (Q4_K)
 	xg    []int16          // xq of 8-token groups packed by pack8 (Q8_0, n >= tileTokens)
 	xdg   []float32        // xd of those groups, packed
+	widen tileWiden        // widens rows into tiles (when xg is set)
 	dec   rowDecoder       // row decoder of other types
 	errMu sync.Mutex
 	err   error
@@ -255,10 +254,6 @@ func (p *product) prepare() {
 	case gguf.TypeQ8_0:
 		p.chunk = p.chunkQ8
 		xTokenBytes = w.Cols + w.Cols/blockElems*4
-		if p.xg != nil {
-			p.chunk = p.chunkQ8Tile
-			xTokenBytes = 2*w.Cols + w.Cols/blockElems*4
-		}
 	case gguf.TypeQ4_0:
 		p.chunk = p.chunkQ4
 		xTokenBytes = w.Cols + w.Cols/blockElems*4
@@ -271,6 +266,11 @@ func (p *product) prepare() {
 	default:
 		p.dec = dequantizerFor(w.Type)
 		p.chunk = p.chunkDecoded
+	}
+	if p.xg != nil {
+		p.widen = tileWidener(p.k, w.Type)
+		p.chunk = p.chunkTile
+		xTokenBytes = 2*w.Cols + w.Cols/blockElems*4
 	}
 	p.tb = max(1, min(p.n, xBlockBytes/max(1, xTokenBytes)))
 	if p.xg != nil {
@@ -346,12 +346,12 @@ func (p *product) chunkQ8(r0, r1 int) {
 	p.chunkQuant(r0, r1, p.k.dotQ8, p.k.dotQ8x4, p.k.dotQ8x4N)
 }
 
-// chunkQ8Tile multiplies rows [r0, r1) of a Q8_0 matrix against 8 or more tokens: the
-// rows are widened once into 4-row int16 tiles (see widenQ8), then each tile is
+// chunkTile multiplies rows [r0, r1) of a Q8_0, Q4_0 or Q6_K matrix against 8 or more
+// tokens: the rows are widened once into 4-row int16 tiles (see widenQ8), then each tile is
 // multiplied by every 8-token group of a token block in one dotQ8Tile call. Rows past r1
 // in the last tile and tokens past n in the last group are zeros whose results go to a
 // scratch tile, not to out.
-func (p *product) chunkQ8Tile(r0, r1 int) {
+func (p *product) chunkTile(r0, r1 int) {
 	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
 	nb := cols / blockElems
 	ntile := (r1 - r0 + 3) / 4
@@ -366,7 +366,7 @@ func (p *product) chunkQ8Tile(r0, r1 int) {
 			clear(tw)
 			clear(td)
 		}
-		p.k.widenQ8(tw[:k*cols], td, p.w.Data[r*rb:], rb, nb)
+		p.widen(tw[:k*cols], td, p.w.Data[r*rb:], rb, nb)
 	}
 	full := p.n / tileTokens // groups of 8 real tokens
 	var tmp [4 * tileTokens]float32

@@ -97,6 +97,28 @@ func q8Tile(out *float32, rows int, w16 *int16, dw *float32, xg *int16, xdg *flo
 //go:noescape
 func q8Widen(dst *int16, w *byte, nb int)
 
+// q4Widen writes the 32·nb codes of the Q4_0 row at w to dst as int16, less 8.
+//
+//go:noescape
+func q4Widen(dst *int16, w *byte, nb int)
+
+// widenQ4AVX2 is widenQ4Scalar: codes by q4Widen, scales through the table.
+func widenQ4AVX2(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
+	if nb == 0 {
+		return
+	}
+	cols := nb * blockElems
+	rows := len(w16) / cols
+	_ = dw[4*(nb-1)+rows-1]
+	for i := 0; i < rows; i++ {
+		row := w[i*rowBytes : i*rowBytes+nb*q4BlockBytes]
+		q4Widen(&w16[i*cols], &row[0], nb)
+		for b := 0; b < nb; b++ {
+			dw[4*b+i] = f16Table[uint16(row[b*q4BlockBytes])|uint16(row[b*q4BlockBytes+1])<<8]
+		}
+	}
+}
+
 // dotQ8TileAVX2 is dotQ8TileScalar (AVX2 and FMA only: the scales are already float32).
 func dotQ8TileAVX2(out []float32, rows int, w16 []int16, dw []float32, xg []int16, xdg []float32, groups int) {
 	nb := len(dw) / 4
@@ -139,7 +161,7 @@ func widenQ8AVX2(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
 func init() {
 	for _, k := range append([]*kernelSet{simdKernels}, alternateKernels...) {
 		if k != nil {
-			k.widenQ8, k.dotQ8Tile = widenQ8AVX2, dotQ8TileAVX2
+			k.widenQ8, k.widenQ4, k.dotQ8Tile = widenQ8AVX2, widenQ4AVX2, dotQ8TileAVX2
 		}
 	}
 }

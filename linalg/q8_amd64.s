@@ -443,3 +443,39 @@ wloop:
 wdone:
 	VZEROUPPER
 	RET
+
+// func q4Widen(dst *int16, w *byte, nb int)
+// dst[32b+j] = int16(code j of the Q4_0 block b at w) − 8, for b < nb: the 16 code bytes'
+// low nibbles are values 0-15, their high nibbles values 16-31.
+TEXT ·q4Widen(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         nb+16(FP), CX
+	MOVL         $0x0f0f0f0f, AX
+	MOVD         AX, X14
+	VPBROADCASTD X14, X14
+	MOVL         $0x08080808, AX
+	MOVD         AX, X15
+	VPBROADCASTD X15, X15
+
+q4wloop:
+	TESTQ     CX, CX
+	JE        q4wdone
+	VMOVDQU   2(SI), X0
+	VPSRLW    $4, X0, X1
+	VPAND     X14, X0, X0
+	VPAND     X14, X1, X1
+	VPSUBB    X15, X0, X0
+	VPSUBB    X15, X1, X1
+	VPMOVSXBW X0, Y0
+	VPMOVSXBW X1, Y1
+	VMOVDQU   Y0, (DI)
+	VMOVDQU   Y1, 32(DI)
+	ADDQ      $18, SI
+	ADDQ      $64, DI
+	DECQ      CX
+	JMP       q4wloop
+
+q4wdone:
+	VZEROUPPER
+	RET

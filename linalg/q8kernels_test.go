@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"kvq/gguf"
 )
 
 // TestQ8KernelTwins checks every kernel set's Q8_0 dot kernels (one row, consecutive rows
@@ -228,6 +230,83 @@ func TestQ8TileTwins(t *testing.T) {
 						}
 					}
 				})
+			}
+		}
+	}
+}
+
+// TestTileWideners checks that the tile wideners of Q8_0 and Q4_0 (every kernel set's
+// widenQ8 and widenQ4) and Q6_K write weights and scales whose products are the rows' values as
+// gguf.Dequantize decodes them, bit for bit, on random blocks, for up to 4 rows with a
+// row stride longer than a row; rows past the ones asked for stay untouched.
+func TestTileWideners(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 11))
+	type widener struct {
+		name string
+		f    tileWiden
+	}
+	for _, tc := range []struct {
+		typ        gguf.TensorType
+		blockBytes int
+		scaleAt    []int // byte offsets of binary16 scales in a block
+		wideners   []widener
+	}{
+		{gguf.TypeQ8_0, q8BlockBytes, []int{0}, nil},
+		{gguf.TypeQ4_0, q4BlockBytes, []int{0}, nil},
+		{gguf.TypeQ6_K, q6KBlockBytes, []int{208}, []widener{{"widenQ6KTile", widenQ6KTile}}},
+	} {
+		ws := tc.wideners
+		if tc.typ != gguf.TypeQ6_K {
+			for _, k := range kernelModes(t) {
+				ws = append(ws, widener{k.name, tileWidener(k, tc.typ)})
+			}
+		}
+		for _, nb := range []int{8, 16, 24} {
+			cols := nb * blockElems
+			rb, err := tc.typ.RowBytes(cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stride := rb + 7
+			w := make([]byte, 4*stride)
+			for i := range w {
+				w[i] = byte(r.Uint32())
+			}
+			for row := 0; row < 4; row++ {
+				for b := row * stride; b+tc.blockBytes <= row*stride+rb; b += tc.blockBytes {
+					for _, at := range tc.scaleAt { // finite scales
+						w[b+at+1] = byte(0x10 + r.IntN(32))
+					}
+				}
+			}
+			for _, wd := range ws {
+				for _, rows := range []int{4, 3, 1} {
+					w16, dw := make([]int16, 4*cols), make([]float32, 4*nb)
+					for i := range w16 {
+						w16[i] = 12345
+					}
+					wd.f(w16[:rows*cols], dw, w, stride, nb)
+					want := make([]float32, cols)
+					for row := 0; row < 4; row++ {
+						if row >= rows {
+							for c := 0; c < cols; c++ {
+								if w16[row*cols+c] != 12345 {
+									t.Fatalf("%v %s rows=%d: wrote row %d", tc.typ, wd.name, rows, row)
+								}
+							}
+							continue
+						}
+						if err := gguf.Dequantize(tc.typ, want, w[row*stride:row*stride+rb]); err != nil {
+							t.Fatal(err)
+						}
+						for c, v := range want {
+							if got := dw[4*(c/blockElems)+row] * float32(w16[row*cols+c]); got != v {
+								t.Fatalf("%v %s nb=%d row %d column %d: %v·%d = %v, Dequantize %v",
+									tc.typ, wd.name, nb, row, c, dw[4*(c/blockElems)+row], w16[row*cols+c], got, v)
+							}
+						}
+					}
+				}
 			}
 		}
 	}
