@@ -434,7 +434,8 @@ func decBlockAVX2(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s 
 // value.
 
 // fusedDotRows is the dotRows kernel of the AVX2 set: the row kernels of
-// rows_amd64.go (F16: rows_f16c_amd64.s, with F16C) for d a multiple of 16.
+// rows_amd64.go for d a multiple of 16, or for F16 and Int8 on CPUs with F16C those
+// of rows_f16c_amd64.s.
 func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	if d%16 != 0 {
 		return false
@@ -453,7 +454,11 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 	case BF16:
 		dotRowsFused(dotBF16Q4, dotBF16R4, scores, ld, q, g, src, stride, n, d)
 	case Int8:
-		dotRowsFused(dotInt8Q4, dotInt8R4, scores, ld, q, g, src, stride, n, d)
+		if haveF16C {
+			dotRowsFused(dotInt8Q4F16C, dotInt8R4F16C, scores, ld, q, g, src, stride, n, d)
+		} else {
+			dotRowsFused(dotInt8Q4, dotInt8R4, scores, ld, q, g, src, stride, n, d)
+		}
 	default:
 		return false
 	}
@@ -461,8 +466,9 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 }
 
 // fusedAddRows is the addRows kernel of the AVX2 set, for d a multiple of 16 (see
-// fusedDotRows). For Int8 rows it first folds each row's scale into the weights
-// (ws[j·m+i] = w[j·ld+i]·s_i in tmp, m rows at a time), then streams the codes.
+// fusedDotRows). For Int8 rows without F16C it first folds each row's scale into the
+// weights (ws[j·m+i] = w[j·ld+i]·s_i in tmp, m rows at a time), then streams the
+// codes; with F16C, addInt8RowsF16C.
 func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	if d%16 != 0 {
 		return false
@@ -481,6 +487,9 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 	case BF16:
 		addRowsFused(addBF16Q4, addBF16Q1x64, addBF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
 	case Int8:
+		if haveF16C {
+			return addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp)
+		}
 		if len(tmp) < g {
 			return false
 		}

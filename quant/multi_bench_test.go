@@ -8,7 +8,7 @@ import (
 
 // legacyKernels is the AVX2 set with the fused kernels it had before the row kernels
 // (rows_legacy_amd64_test.go), measured against them; nil without it.
-var legacyKernels *kernelSet
+var legacyKernels, expKernels *kernelSet
 
 // BenchmarkMultiKernels times the batched kernels on a tile of 32 rows of 64 values
 // and 4 query heads (the GQA-4, head size 64 decode shape); bytes are the encoded rows.
@@ -113,6 +113,9 @@ func BenchmarkRowKernels(b *testing.B) {
 		tiled.dotRows = scalarKernels.dotRows
 		tiled.addRows = scalarKernels.addRows
 		sets = append(sets, &tiled)
+	}
+	if expKernels != nil {
+		sets = append(sets, expKernels)
 	}
 	if legacyKernels != nil {
 		sets = append(sets, legacyKernels)

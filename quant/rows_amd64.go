@@ -60,8 +60,9 @@ func dotR4(k r4Kernel, out, q, src unsafe.Pointer, stride uintptr, n int, d uint
 
 // i8x16 widens the 16 int8 codes at p + off to float32 (exactly).
 func i8x16(p unsafe.Pointer, off uintptr) (x0, x1 archsimd.Float32x8) {
-	v := archsimd.LoadInt8x16((*[16]int8)(unsafe.Add(p, off))).ExtendToInt16()
-	return v.GetLo().ExtendToInt32().ConvertToFloat32(), v.GetHi().ExtendToInt32().ConvertToFloat32()
+	v := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p, off)))
+	h := v.ConcatShiftBytesRight(8, v) // the high 8 codes in the low half
+	return v.AsInt8x16().ExtendLo8ToInt32().ConvertToFloat32(), h.AsInt8x16().ExtendLo8ToInt32().ConvertToFloat32()
 }
 
 // bf16x16 widens the 16 bfloat16 values at p + off to float32 (exactly).

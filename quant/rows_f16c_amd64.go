@@ -36,3 +36,75 @@ func addF16Q1x64(acc, w, src unsafe.Pointer, stride uintptr, n int)
 //
 //go:noescape
 func addF16Q1x16(acc, w, src unsafe.Pointer, stride uintptr, n int)
+
+// dotInt8R4F16C is dotInt8R4 with the codes widened from memory (VPMOVSXBD) and the
+// scales by VCVTPH2PS.
+//
+//go:noescape
+func dotInt8R4F16C(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
+
+// dotInt8Q4F16C is dotInt8Q4 as dotInt8R4F16C is dotInt8R4.
+//
+//go:noescape
+func dotInt8Q4F16C(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
+
+// addInt8Q1x64F16C performs acc[c] += Σ_{i<n} (w[i]·s_i)·code_i[c] for c < 64, row
+// i's codes at src + i·stride and its f16 scale s_i at src + i·stride + so (so < 0:
+// the row's header): the scale is folded into the weight in the kernel.
+//
+//go:noescape
+func addInt8Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
+
+// addInt8Q1x16F16C is addInt8Q1x64F16C for 16 columns.
+//
+//go:noescape
+func addInt8Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
+
+// addInt8Q4F16C is addInt8Q4 with the codes widened from memory.
+//
+//go:noescape
+func addInt8Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+
+// addInt8RowsF16C is fusedAddRows for Int8 rows on CPUs with F16C: groups of four
+// queries through addInt8Q4F16C, the rows' scales folded into their weights in tmp
+// first (m rows at a time); the queries left over through addInt8Q1x64F16C (then
+// addInt8Q1x16F16C), which fold the scales themselves. It reports false, having done
+// nothing, when tmp cannot hold the weights of four queries.
+func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
+	g4 := g &^ 3
+	if len(tmp) < g4 {
+		return false
+	}
+	ap, sp := unsafe.Pointer(&acc[0]), unsafe.Pointer(&src[0])
+	us, ab := uintptr(stride), uintptr(4*d)
+	if g4 > 0 {
+		step := len(tmp) / g4
+		for i0 := 0; i0 < n; i0 += step {
+			m := min(step, n-i0)
+			ws := tmp[:g4*m]
+			for i := range m {
+				s := getF16(src[(i0+i)*stride:])
+				for j := range g4 {
+					ws[j*m+i] = w[j*ld+i0+i] * s
+				}
+			}
+			codes, wp, wb := unsafe.Add(sp, i0*stride+2), unsafe.Pointer(&ws[0]), uintptr(4*m)
+			for j := 0; j < g4; j += 4 {
+				for c := 0; c < d; c += 16 {
+					addInt8Q4F16C(unsafe.Add(ap, uintptr(j)*ab+uintptr(4*c)), ab, unsafe.Add(wp, uintptr(j)*wb), wb, unsafe.Add(codes, c), us, m)
+				}
+			}
+		}
+	}
+	for j := g4; j < g; j++ {
+		a, wj := unsafe.Add(ap, uintptr(j)*ab), unsafe.Pointer(&w[j*ld])
+		c := 0
+		for ; c+64 <= d; c += 64 {
+			addInt8Q1x64F16C(unsafe.Add(a, 4*c), wj, unsafe.Add(sp, 2+c), us, n, -(2 + c))
+		}
+		for ; c < d; c += 16 {
+			addInt8Q1x16F16C(unsafe.Add(a, 4*c), wj, unsafe.Add(sp, 2+c), us, n, -(2 + c))
+		}
+	}
+	return true
+}

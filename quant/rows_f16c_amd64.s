@@ -263,3 +263,368 @@ sdone:
 	VMOVUPS Y1, 32(DI)
 	VZEROUPPER
 	RET
+
+// The Int8 row kernels: codes widened by VPMOVSXBD straight from memory (8 per
+// instruction) and converted by VCVTDQ2PS; the rows' f16 scales widened by
+// VCVTPH2PS.
+
+// func dotInt8R4F16C(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
+// dotF16R4 for Int8 rows (f16 scale, then d int8 codes): out[4k+r] = s_r·(q · codes_r).
+TEXT ·dotInt8R4F16C(SB), NOSPLIT, $0-72
+	MOVQ out+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ src+16(FP), R8
+	MOVQ o1+24(FP), R9
+	MOVQ o2+32(FP), R10
+	MOVQ o3+40(FP), R11
+	MOVQ gstep+48(FP), R12
+	MOVQ ng+56(FP), R13
+	MOVQ d+64(FP), R14
+
+igroup:
+	TESTQ  R13, R13
+	JZ     idone
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	LEAQ   (R8)(R9*1), BX
+	LEAQ   (R8)(R10*1), CX
+	LEAQ   (R8)(R11*1), DX
+	XORQ   AX, AX // code index; the query's byte offset is 4·AX
+
+iloop:
+	VMOVUPS     (SI)(AX*4), Y8
+	VMOVUPS     32(SI)(AX*4), Y9
+	VPMOVSXBD   2(R8)(AX*1), Y10
+	VPMOVSXBD   10(R8)(AX*1), Y11
+	VCVTDQ2PS   Y10, Y10
+	VCVTDQ2PS   Y11, Y11
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y9, Y11, Y4
+	VPMOVSXBD   2(BX)(AX*1), Y10
+	VPMOVSXBD   10(BX)(AX*1), Y11
+	VCVTDQ2PS   Y10, Y10
+	VCVTDQ2PS   Y11, Y11
+	VFMADD231PS Y8, Y10, Y1
+	VFMADD231PS Y9, Y11, Y5
+	VPMOVSXBD   2(CX)(AX*1), Y10
+	VPMOVSXBD   10(CX)(AX*1), Y11
+	VCVTDQ2PS   Y10, Y10
+	VCVTDQ2PS   Y11, Y11
+	VFMADD231PS Y8, Y10, Y2
+	VFMADD231PS Y9, Y11, Y6
+	VPMOVSXBD   2(DX)(AX*1), Y10
+	VPMOVSXBD   10(DX)(AX*1), Y11
+	VCVTDQ2PS   Y10, Y10
+	VCVTDQ2PS   Y11, Y11
+	VFMADD231PS Y8, Y10, Y3
+	VFMADD231PS Y9, Y11, Y7
+	ADDQ        $16, AX
+	CMPQ        AX, R14
+	JB          iloop
+
+	VADDPS       Y4, Y0, Y0
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y7, Y3, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+
+	// The four rows' scales, lane r from row r.
+	VPXOR     X1, X1, X1
+	VPINSRW   $0, (R8), X1, X1
+	VPINSRW   $1, (BX), X1, X1
+	VPINSRW   $2, (CX), X1, X1
+	VPINSRW   $3, (DX), X1, X1
+	VCVTPH2PS X1, X1
+	VMULPS    X1, X0, X0
+	VMOVUPS   X0, (DI)
+	ADDQ      $16, DI
+	ADDQ      R12, R8
+	DECQ      R13
+	JMP       igroup
+
+idone:
+	VZEROUPPER
+	RET
+
+// func dotInt8Q4F16C(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
+// dotF16Q4 for Int8 rows: out[i + r·ldb/4] = s_i·(q_r · codes_i).
+TEXT ·dotInt8Q4F16C(SB), NOSPLIT, $0-64
+	MOVQ out+0(FP), DI
+	MOVQ ldb+8(FP), BX
+	MOVQ q+16(FP), SI
+	MOVQ qs+24(FP), CX
+	MOVQ src+32(FP), R8
+	MOVQ stride+40(FP), R12
+	MOVQ n+48(FP), R13
+	MOVQ d+56(FP), R14
+	LEAQ (SI)(CX*1), R9
+	LEAQ (R9)(CX*1), R10
+	LEAQ (R10)(CX*1), R11
+	LEAQ (BX)(BX*2), DX   // 3·ldb
+
+jrow:
+	TESTQ  R13, R13
+	JZ     jdone
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	XORQ   AX, AX
+
+jloop:
+	VPMOVSXBD   2(R8)(AX*1), Y8
+	VPMOVSXBD   10(R8)(AX*1), Y9
+	VCVTDQ2PS   Y8, Y8
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS (SI)(AX*4), Y8, Y0
+	VFMADD231PS 32(SI)(AX*4), Y9, Y4
+	VFMADD231PS (R9)(AX*4), Y8, Y1
+	VFMADD231PS 32(R9)(AX*4), Y9, Y5
+	VFMADD231PS (R10)(AX*4), Y8, Y2
+	VFMADD231PS 32(R10)(AX*4), Y9, Y6
+	VFMADD231PS (R11)(AX*4), Y8, Y3
+	VFMADD231PS 32(R11)(AX*4), Y9, Y7
+	ADDQ        $16, AX
+	CMPQ        AX, R14
+	JB          jloop
+
+	VADDPS       Y4, Y0, Y0
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y7, Y3, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	MOVWLZX      (R8), AX
+	VMOVD        AX, X1
+	VCVTPH2PS    X1, X1
+	VBROADCASTSS X1, X1
+	VMULPS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTPS   $1, X0, (DI)(BX*1)
+	VEXTRACTPS   $2, X0, (DI)(BX*2)
+	VEXTRACTPS   $3, X0, (DI)(DX*1)
+	ADDQ         $4, DI
+	ADDQ         R12, R8
+	DECQ         R13
+	JMP          jrow
+
+jdone:
+	VZEROUPPER
+	RET
+
+// func addInt8Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
+// acc[c] += Σ_{i<n} (w[i]·s_i)·code_i[c] for c < 64, row i's codes at src + i·stride
+// and its f16 scale s_i at src + i·stride + so (so < 0).
+TEXT ·addInt8Q1x64F16C(SB), NOSPLIT, $0-48
+	MOVQ    acc+0(FP), DI
+	MOVQ    w+8(FP), SI
+	MOVQ    src+16(FP), R8
+	MOVQ    stride+24(FP), R12
+	MOVQ    n+32(FP), R13
+	MOVQ    so+40(FP), R9
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	TESTQ   R13, R13
+	JZ      kdone
+
+kloop:
+	MOVWLZX      (R8)(R9*1), AX
+	VMOVD        AX, X8
+	VCVTPH2PS    X8, X8
+	VMULSS       (SI), X8, X8
+	VBROADCASTSS X8, Y8
+	VPMOVSXBD    (R8), Y9
+	VPMOVSXBD    8(R8), Y10
+	VPMOVSXBD    16(R8), Y11
+	VPMOVSXBD    24(R8), Y12
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y11, Y11
+	VCVTDQ2PS    Y12, Y12
+	VFMADD231PS  Y8, Y9, Y0
+	VFMADD231PS  Y8, Y10, Y1
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y8, Y12, Y3
+	VPMOVSXBD    32(R8), Y9
+	VPMOVSXBD    40(R8), Y10
+	VPMOVSXBD    48(R8), Y11
+	VPMOVSXBD    56(R8), Y12
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y11, Y11
+	VCVTDQ2PS    Y12, Y12
+	VFMADD231PS  Y8, Y9, Y4
+	VFMADD231PS  Y8, Y10, Y5
+	VFMADD231PS  Y8, Y11, Y6
+	VFMADD231PS  Y8, Y12, Y7
+	ADDQ         $4, SI
+	ADDQ         R12, R8
+	DECQ         R13
+	JNZ          kloop
+
+kdone:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	VZEROUPPER
+	RET
+
+// func addInt8Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
+// addInt8Q1x64F16C for 16 columns; even and odd rows in separate accumulators.
+TEXT ·addInt8Q1x16F16C(SB), NOSPLIT, $0-48
+	MOVQ    acc+0(FP), DI
+	MOVQ    w+8(FP), SI
+	MOVQ    src+16(FP), R8
+	MOVQ    stride+24(FP), R12
+	MOVQ    n+32(FP), R13
+	MOVQ    so+40(FP), R9
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	LEAQ    (R8)(R12*1), R10 // the odd row
+
+mloop:
+	CMPQ         R13, $2
+	JB           mtail
+	MOVWLZX      (R8)(R9*1), AX
+	VMOVD        AX, X8
+	VCVTPH2PS    X8, X8
+	VMULSS       (SI), X8, X8
+	VBROADCASTSS X8, Y8
+	MOVWLZX      (R10)(R9*1), AX
+	VMOVD        AX, X9
+	VCVTPH2PS    X9, X9
+	VMULSS       4(SI), X9, X9
+	VBROADCASTSS X9, Y9
+	VPMOVSXBD    (R8), Y10
+	VPMOVSXBD    8(R8), Y11
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y8, Y11, Y1
+	VPMOVSXBD    (R10), Y10
+	VPMOVSXBD    8(R10), Y11
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y9, Y10, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	ADDQ         $8, SI
+	LEAQ         (R8)(R12*2), R8
+	LEAQ         (R10)(R12*2), R10
+	SUBQ         $2, R13
+	JMP          mloop
+
+mtail:
+	TESTQ        R13, R13
+	JZ           mdone
+	MOVWLZX      (R8)(R9*1), AX
+	VMOVD        AX, X8
+	VCVTPH2PS    X8, X8
+	VMULSS       (SI), X8, X8
+	VBROADCASTSS X8, Y8
+	VPMOVSXBD    (R8), Y10
+	VPMOVSXBD    8(R8), Y11
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y8, Y11, Y1
+
+mdone:
+	VADDPS  Y2, Y0, Y0
+	VADDPS  Y3, Y1, Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VZEROUPPER
+	RET
+
+// func addInt8Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+// addInt8Q4 (weights already times the rows' scales), with the codes widened from
+// memory.
+TEXT ·addInt8Q4F16C(SB), NOSPLIT, $0-56
+	MOVQ    acc+0(FP), DI
+	MOVQ    as+8(FP), R9
+	MOVQ    w+16(FP), SI
+	MOVQ    ws+24(FP), R10
+	MOVQ    codes+32(FP), R8
+	MOVQ    stride+40(FP), R12
+	MOVQ    n+48(FP), R13
+	LEAQ    (DI)(R9*1), BX
+	LEAQ    (BX)(R9*1), CX
+	LEAQ    (CX)(R9*1), DX
+	LEAQ    (SI)(R10*1), R11
+	LEAQ    (R11)(R10*1), R14
+	LEAQ    (R14)(R10*1), R10
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS (BX), Y2
+	VMOVUPS 32(BX), Y3
+	VMOVUPS (CX), Y4
+	VMOVUPS 32(CX), Y5
+	VMOVUPS (DX), Y6
+	VMOVUPS 32(DX), Y7
+	XORQ    AX, AX // row index
+	TESTQ   R13, R13
+	JZ      pdone
+
+ploop:
+	VPMOVSXBD    (R8), Y8
+	VPMOVSXBD    8(R8), Y9
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (SI)(AX*4), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y1
+	VBROADCASTSS (R11)(AX*4), Y11
+	VFMADD231PS  Y11, Y8, Y2
+	VFMADD231PS  Y11, Y9, Y3
+	VBROADCASTSS (R14)(AX*4), Y10
+	VFMADD231PS  Y10, Y8, Y4
+	VFMADD231PS  Y10, Y9, Y5
+	VBROADCASTSS (R10)(AX*4), Y11
+	VFMADD231PS  Y11, Y8, Y6
+	VFMADD231PS  Y11, Y9, Y7
+	ADDQ         R12, R8
+	INCQ         AX
+	CMPQ         AX, R13
+	JB           ploop
+
+pdone:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, (BX)
+	VMOVUPS Y3, 32(BX)
+	VMOVUPS Y4, (CX)
+	VMOVUPS Y5, 32(CX)
+	VMOVUPS Y6, (DX)
+	VMOVUPS Y7, 32(DX)
+	VZEROUPPER
+	RET

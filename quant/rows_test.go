@@ -133,21 +133,25 @@ func TestRowKernels(t *testing.T) {
 		t.Skip("no SIMD kernels in this build or on this CPU")
 	}
 	r := rand.New(rand.NewPCG(21, 22))
-	for _, c := range []RowCodec{F32{}, F16{}, BF16{}, Int8{}} {
-		for _, g := range rowGroups {
-			for _, n := range rowCounts {
-				for _, d := range rowDims {
-					rc := newRowCase(r, c, g, n, d)
-					name := fmt.Sprintf("%s/g=%d/n=%d/d=%d", c.Name(), g, n, d)
-					rs, ra, _ := rc.run(scalarKernels, false)
-					scores, acc, ok := rc.run(simdKernels, true)
-					if !ok {
-						if _, f16 := c.(F16); f16 && !simdF16Fused() {
-							continue // no F16C: F16 goes through tiles
+	defer setF16C(setF16C(true))
+	for _, f16c := range f16cModes() {
+		setF16C(f16c)
+		for _, c := range []RowCodec{F32{}, F16{}, BF16{}, Int8{}} {
+			for _, g := range rowGroups {
+				for _, n := range rowCounts {
+					for _, d := range rowDims {
+						rc := newRowCase(r, c, g, n, d)
+						name := fmt.Sprintf("f16c=%v/%s/g=%d/n=%d/d=%d", f16c, c.Name(), g, n, d)
+						rs, ra, _ := rc.run(scalarKernels, false)
+						scores, acc, ok := rc.run(simdKernels, true)
+						if !ok {
+							if _, f16 := c.(F16); f16 && !simdF16Fused() {
+								continue // no F16C: F16 goes through tiles
+							}
+							t.Fatalf("%s: the fused kernels did not take the shape", name)
 						}
-						t.Fatalf("%s: the fused kernels did not take the shape", name)
+						t.Run(name, func(t *testing.T) { rc.check(t, scores, acc, rs, ra) })
 					}
-					t.Run(name, func(t *testing.T) { rc.check(t, scores, acc, rs, ra) })
 				}
 			}
 		}
@@ -159,13 +163,21 @@ func TestRowKernels(t *testing.T) {
 // path of F16 when the fused kernels are off).
 func TestRowKernelsViaAPI(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
+	defer setF16C(setF16C(true))
+	for _, f16c := range f16cModes() {
+		setF16C(f16c)
+		testRowKernelsViaAPI(t, r, f16c)
+	}
+}
+
+func testRowKernelsViaAPI(t *testing.T, r *rand.Rand, f16c bool) {
 	for _, k := range kernelSets() {
 		for _, c := range []RowCodec{F32{}, F16{}, BF16{}, Int8{}} {
 			for _, s := range [][3]int{{1, 16, 64}, {3, 17, 128}, {7, 5, 80}, {8, 33, 48}, {2, 3, 256}} {
 				rc := newRowCase(r, c, s[0], s[1], s[2])
 				rs, ra, _ := rc.run(scalarKernels, false)
 				scores, acc, _ := rc.run(k, false)
-				t.Run(fmt.Sprintf("%s/%s/g=%d/n=%d/d=%d", k.name, c.Name(), s[0], s[1], s[2]), func(t *testing.T) {
+				t.Run(fmt.Sprintf("f16c=%v/%s/%s/g=%d/n=%d/d=%d", f16c, k.name, c.Name(), s[0], s[1], s[2]), func(t *testing.T) {
 					rc.check(t, scores, acc, rs, ra)
 				})
 			}
