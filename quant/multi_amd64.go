@@ -460,7 +460,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 			dotRowsFused(dotInt8Q4, dotInt8R4, scores, ld, q, g, src, stride, n, d)
 		}
 	default:
-		return false
+		return fusedDotRowsLossy(c, scores, ld, q, g, src, stride, n, d, tmp)
 	}
 	return true
 }
@@ -506,7 +506,7 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 			addRowsFused(addInt8Q4, addInt8Q1x64, addInt8Q1x16, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g, unsafe.Pointer(&src[i0*stride+2]), stride, m, d, 1)
 		}
 	default:
-		return false
+		return fusedAddRowsLossy(c, acc, w, ld, g, src, stride, n, d, tmp)
 	}
 	return true
 }

@@ -1,0 +1,905 @@
+//go:build amd64 && goexperiment.simd
+
+package quant
+
+import (
+	"math"
+	"simd/archsimd"
+	"unsafe"
+)
+
+// Fused AVX2 kernels for the lossy row codecs (Affine 8/4/2-bit groups, FP8 with a
+// per-row or per-tensor scale) and for KIVI channel blocks: the codes are read once,
+// unpacked in registers and multiplied into the queries or the accumulators, with no
+// decoded tile in between. The algebra (DESIGN.md):
+//
+//	Affine dot:  q·row = Σ_k s_k·(q_k·codes_k) + Σ_k lo_k·Σq_k   (k: the row's groups)
+//	Affine add:  acc_c += Σ_i (w_i·s_ik)·code_ic + Σ_i w_i·lo_ik  (k: the group of c)
+//	FP8:         q·row = s·(q·fp8(codes)),   acc += (w·s)·fp8(codes)
+//	Channel:     q·row = Σ_c (q_c·s_c)·code_c + Σ_c q_c·lo_c
+//
+// Group scales and zeros are f16; the rows of a call have theirs widened 8 groups at
+// a time in vector registers into a small float32 table in the caller's scratch
+// (lossyParams), so that the kernels broadcast them from memory. Each code value is
+// exact in float32; the products are float32 FMAs, so results equal the decoded
+// reference up to the order and rounding of the float sums (the zero term is summed
+// apart from the codes, as Affine.Dot does).
+//
+// Shapes: d a multiple of 16 and, for Affine, groups a multiple of 16 that divide d
+// (groups of 16, 32, 64, … and whole rows); other shapes report false and go through
+// tiles. Queries are taken four at a time per row; one or two left over are scored
+// four rows at a time (the kernel for a group of 1), three left over as four with one
+// repeated.
+
+// Code kinds of a lossy geometry: the Affine bit widths and the two FP8 formats.
+const (
+	kindU2   = 2
+	kindU4   = 4
+	kindU8   = 8
+	kindE4M3 = 16
+	kindE5M2 = 17
+)
+
+// lossyKernels are the kernels of one code kind (dot*Rows4, dot*Q4, add*Q4, add*Q1
+// below).
+//
+//   - rows4 stores to out[r] the bits of q · row r for the rows whose first codes are
+//     at p0..p3 (groups gb bytes apart) and the query at q, with np groups of gs
+//     values, group k's scale of row r at st + k·stM + 4r: per group, the plain dot
+//     of q and the codes is folded into the score with the group scale (the zero
+//     terms are the caller's).
+//   - q4 stores to out[r] the bits of q_r · row for the queries at q0..q3 (any may
+//     repeat) and one row, arguments as rows4's (st: the row's scale).
+//   - addQ4 adds, for the queries r < 4 (accumulators of 16 columns at a0..a3,
+//     weights ws_r[i] at w0..w3; a query may repeat, with its weights), Σ_i
+//     ws_r[i]·codes_i over 16 columns, row i's codes at cp + i·stride.
+//   - addQ1 adds Σ_i ws[i]·codes_i over 32 columns into the accumulators at a: the
+//     first 16 columns with weights at w0 and codes at cp0 + i·stride, the next 16
+//     with weights at w1 and codes at cp1 + i·stride (two groups of 16).
+type lossyKernels struct {
+	rows4 func(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
+	q4    func(out *[4]uint32, q0, q1, q2, q3, p, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
+	addQ4 func(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int)
+	addQ1 func(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int)
+}
+
+var (
+	lossyU8 = lossyKernels{dotU8Rows4, dotU8Q4, addU8Q4, addU8Q1}
+	lossyU4 = lossyKernels{dotU4Rows4, dotU4Q4, addU4Q4, addU4Q1}
+	lossyU2 = lossyKernels{dotU2Rows4, dotU2Q4, addU2Q4, addU2Q1}
+	// FP8 rows are scored fused only for E4M3 and added fused only for E5M2: the
+	// other two kernels measured slower than tiles (the E5M2 dot kernels spill
+	// their registers; E4M3 adds gained nothing for one query and lost 20% for four).
+	lossyE4M3 = lossyKernels{rows4: dotE4M3Rows4, q4: dotE4M3Q4}
+	lossyE5M2 = lossyKernels{addQ4: addE5M2Q4, addQ1: addE5M2Q1}
+)
+
+// lossyGeom describes where the codes and parameters of a row are.
+type lossyGeom struct {
+	k      *lossyKernels
+	kind   int
+	p      int     // groups per row (1 for FP8)
+	g      uintptr // values per group (d for FP8)
+	gb     uintptr // bytes per group (the row for FP8)
+	hdr    uintptr // bytes before a group's codes: 4 (Affine), 2 (FP8 row scale) or 0
+	bits   uintptr // bits per code
+	tscale uint32  // FP8 per-tensor scale bits (hdr 0)
+}
+
+func (lg *lossyGeom) affine() bool { return lg.kind <= kindU8 }
+
+// codeOff returns the byte offset in a row of the code of column c (c a multiple of
+// 16).
+func (lg *lossyGeom) codeOff(c uintptr) uintptr {
+	k := c / lg.g
+	return k*lg.gb + lg.hdr + (c-k*lg.g)*lg.bits/8
+}
+
+// lossyGeomOf returns the geometry of rows of d values of c, or false when the fused
+// kernels do not handle c or this shape.
+func lossyGeomOf(c RowCodec, d int) (lossyGeom, bool) {
+	if d%16 != 0 || d <= 0 {
+		return lossyGeom{}, false
+	}
+	switch c := c.(type) {
+	case Affine:
+		if c.Bits != 8 && c.Bits != 4 && c.Bits != 2 {
+			return lossyGeom{}, false
+		}
+		g := c.group(d)
+		if g%16 != 0 || d%g != 0 {
+			return lossyGeom{}, false
+		}
+		k := &lossyU8
+		switch c.Bits {
+		case 4:
+			k = &lossyU4
+		case 2:
+			k = &lossyU2
+		}
+		return lossyGeom{k: k, kind: c.Bits, p: d / g, g: uintptr(g), gb: uintptr(4 + g*c.Bits/8), hdr: 4, bits: uintptr(c.Bits)}, true
+	case FP8:
+		lg := lossyGeom{k: &lossyE4M3, kind: kindE4M3, p: 1, g: uintptr(d), gb: uintptr(c.RowBytes(d)), hdr: 2, bits: 8}
+		if c.Format == E5M2 {
+			lg.k, lg.kind = &lossyE5M2, kindE5M2
+		} else if c.Format != E4M3 {
+			return lossyGeom{}, false
+		}
+		if c.TensorScale != 0 {
+			lg.hdr, lg.tscale = 0, math.Float32bits(c.TensorScale)
+		}
+		return lg, true
+	}
+	return lossyGeom{}, false
+}
+
+// lossyBatch returns how many rows a batch of the param table holds when room
+// float32s of scratch are left for it (two tables of p groups × rows, rows a multiple
+// of 8, at most 64), or 0 when not even 8 fit.
+func lossyBatch(room, perRow int) int {
+	if room <= 0 {
+		return 0
+	}
+	return min(64, room/perRow&^7)
+}
+
+// lossyParams fills the param table of rows 0..m-1 at sp (row i at i·stride): for
+// group k, tab[k·mm+i] = float32 bits of the group's scale and, Affine only,
+// tab[(p+k)·mm+i] = those of its zero. Rows m..⌈m/8⌉·8−1 repeat row m−1. tab holds
+// 2·p·mm values; mm is a multiple of 8 ≥ m.
+func lossyParams(lg *lossyGeom, tab []uint32, sp unsafe.Pointer, stride uintptr, m, mm int) {
+	p := lg.p
+	mr := (m + 7) &^ 7
+	_ = tab[2*p*mm-1]
+	if lg.tscale != 0 { // FP8 with a tensor scale: one scale for every row
+		for i := range mr {
+			tab[i] = lg.tscale
+		}
+		return
+	}
+	// No legacy SSE instruction (Go's scalar float and zeroing code) may run while
+	// the vector registers are dirty: the loops below use vector code only.
+	em, sg, ex, ei, ie := f16Consts()
+	mul := bcast(0x77800000) // 2^112
+	low, sixteen := archsimd.BroadcastUint32x8(0xffff), archsimd.BroadcastUint32x8(16)
+	tp := unsafe.Pointer(&tab[0])
+	zoff := uintptr(4 * p * mm)
+	aff := lg.affine()
+	for i := 0; i < mr; i += 8 {
+		for k := range p {
+			// The words (scale | zero<<16; FP8: scale | two code bytes) of 8 rows put
+			// together in registers (a vector load of words just stored would wait
+			// for the stores).
+			w := words8(unsafe.Add(sp, uintptr(k)*lg.gb), stride, i, m)
+			o := uintptr(4 * (k*mm + i))
+			st8(f16x8(w.And(low), em, sg, ex, ei, ie, mul), tp, o)
+			if aff {
+				st8(f16x8(w.ShiftRight(sixteen), em, sg, ex, ei, ie, mul), tp, zoff+o)
+			}
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// words8 returns the 32-bit words at p + r·stride of rows i+r, r < 8, rows past m−1
+// read as row m−1.
+func words8(p unsafe.Pointer, stride uintptr, i, m int) archsimd.Uint32x8 {
+	at := func(r int) uint32 { return *(*uint32)(unsafe.Add(p, uintptr(min(i+r, m-1))*stride)) }
+	var lo, hi archsimd.Uint32x4
+	lo = lo.SetElem(0, at(0)).SetElem(1, at(1)).SetElem(2, at(2)).SetElem(3, at(3))
+	hi = hi.SetElem(0, at(4)).SetElem(1, at(5)).SetElem(2, at(6)).SetElem(3, at(7))
+	var v archsimd.Uint32x8
+	return v.SetLo(lo).SetHi(hi)
+}
+
+// fusedDotRowsLossy is fusedDotRows for Affine and FP8 rows; see the top of this
+// file. tmp holds the query group sums (Affine) and the param table of a batch of
+// rows.
+func fusedDotRowsLossy(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
+	lg, ok := lossyGeomOf(c, d)
+	if !ok || lg.k.rows4 == nil {
+		return false
+	}
+	p := lg.p
+	pp := (p + 3) &^ 3
+	nsq := 0
+	if lg.affine() {
+		nsq = g * pp
+	}
+	mm := lossyBatch(len(tmp)-nsq-4, 2*p)
+	if mm == 0 {
+		return false
+	}
+	sq, tab := f32Bits(tmp[:nsq]), f32Bits(tmp[nsq:nsq+2*p*mm])
+	// The kernels' outputs for rows or queries that are not all stored (in the
+	// scratch: a local array would escape through the kernels' function values).
+	t := (*[4]uint32)(f32Bits(tmp[len(tmp)-4:]))
+	if lg.affine() {
+		groupSums(sq, q, g, d, int(lg.g), pp)
+	}
+	sb := f32Bits(scores)
+	sp, qp, tp := unsafe.Pointer(&src[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&tab[0])
+	ustride, qb, stM := uintptr(stride), uintptr(4*d), uintptr(4*mm)
+	for i0 := 0; i0 < n; i0 += mm {
+		m := min(mm, n-i0)
+		rows := unsafe.Add(sp, uintptr(i0)*ustride)
+		lossyParams(&lg, tab, rows, ustride, m, mm)
+		j := 0
+		for ; j < g && g-j != 1 && g-j != 2; j += 4 { // four queries (three: one repeated)
+			q0 := unsafe.Add(qp, uintptr(j)*qb)
+			q1, q2 := unsafe.Add(q0, qb), unsafe.Add(q0, 2*qb)
+			q3 := q2
+			if g-j >= 4 {
+				q3 = unsafe.Add(q0, 3*qb)
+			}
+			nq := min(4, g-j)
+			for i := range m {
+				lg.k.q4(t, q0, q1, q2, q3, unsafe.Add(rows, uintptr(i)*ustride+lg.hdr), unsafe.Add(tp, 4*uintptr(i)), stM, p, lg.g, lg.gb)
+				for r := range nq {
+					sb[(j+r)*ld+i0+i] = t[r]
+				}
+			}
+		}
+		for ; j < g; j++ { // one query, four rows at a time
+			qj := unsafe.Add(qp, uintptr(j)*qb)
+			for i := 0; i < m; i += 4 {
+				r := min(4, m-i)
+				p0 := unsafe.Add(rows, uintptr(i)*ustride+lg.hdr)
+				p1, p2, p3 := p0, p0, p0
+				if r > 1 {
+					p1 = unsafe.Add(p0, ustride)
+				}
+				if r > 2 {
+					p2 = unsafe.Add(p0, 2*ustride)
+				}
+				if r > 3 {
+					p3 = unsafe.Add(p0, 3*ustride)
+				}
+				// Rows past m repeat row m−1 (in the rows and in the param table).
+				if r == 4 {
+					lg.k.rows4((*[4]uint32)(sb[j*ld+i0+i:]), qj, p0, p1, p2, p3, unsafe.Add(tp, 4*uintptr(i)), stM, p, lg.g, lg.gb)
+					continue
+				}
+				lg.k.rows4(t, qj, p0, p1, p2, p3, unsafe.Add(tp, 4*uintptr(i)), stM, p, lg.g, lg.gb)
+				copy(sb[j*ld+i0+i:][:r], t[:r])
+			}
+		}
+		if lg.affine() {
+			addZeroTerms(sb, ld, g, i0, m, sq, pp, tab[p*mm:], mm, p)
+		}
+	}
+	return true
+}
+
+// groupSums writes sq[j·pp+k] = Σ of query j's values in group k (groups of gs
+// values, p = d/gs of them; entries k ≥ p of each query are 0).
+func groupSums(sq []uint32, q []float32, g, d, gs, pp int) {
+	_ = sq[g*pp-1]
+	_ = q[g*d-1]
+	qp := unsafe.Pointer(&q[0])
+	p := d / gs
+	for j := range g {
+		qj := unsafe.Add(qp, 4*j*d)
+		for k0 := 0; k0 < pp; k0 += 4 {
+			v0 := groupSum(qj, k0, p, gs)
+			v1 := groupSum(qj, k0+1, p, gs)
+			v2 := groupSum(qj, k0+2, p, gs)
+			v3 := groupSum(qj, k0+3, p, gs)
+			sum4(v0, v1, v2, v3).AsUint32x4().Store((*[4]uint32)(sq[j*pp+k0:]))
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// moveBits copies src to dst with integer moves (copy may use SSE instructions, which
+// must not run while the vector registers are dirty).
+func moveBits(dst, src []uint32) {
+	for i, x := range src {
+		dst[i] = x
+	}
+}
+
+// groupSum returns the lanes of query values of group k (0 for k ≥ p) summed
+// vertically.
+func groupSum(q unsafe.Pointer, k, p, gs int) archsimd.Float32x8 {
+	var v archsimd.Float32x8
+	if k < p {
+		for c := k * gs; c < (k+1)*gs; c += 8 {
+			v = v.Add(ld8(q, uintptr(4*c)))
+		}
+	}
+	return v
+}
+
+// addZeroTerms adds the Affine zero terms of rows i0..i0+m-1 to the scores:
+// scores[j·ld+i0+i] += Σ_k lo[k·mm+i]·sq[j·pp+k].
+func addZeroTerms(sb []uint32, ld, g, i0, m int, sq []uint32, pp int, lo []uint32, mm, p int) {
+	var t [8]uint32 // zeroed here, before any vector code (see lossyParams)
+	lp := unsafe.Pointer(&lo[0])
+	for j := range g {
+		sqj := sq[j*pp:][:p]
+		for i := 0; i < m; i += 8 {
+			var b archsimd.Float32x8
+			for k, s := range sqj {
+				b = ld8(lp, uintptr(4*(k*mm+i))).MulAdd(bcast(s), b)
+			}
+			out := sb[j*ld+i0+i:]
+			if m-i >= 8 {
+				o := (*[8]uint32)(out)
+				archsimd.LoadUint32x8(o).AsFloat32x8().Add(b).AsUint32x8().Store(o)
+				continue
+			}
+			r := m - i
+			moveBits(t[:r], out[:r])
+			archsimd.LoadUint32x8(&t).AsFloat32x8().Add(b).AsUint32x8().Store(&t)
+			moveBits(out[:r], t[:r])
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// Code unpacking: 16 consecutive codes at p into two vectors of 8 float32s.
+
+func unpackU8(p unsafe.Pointer) (x0, x1 archsimd.Float32x8) {
+	return bytes8(p, 0).AsInt32x8().ConvertToFloat32(), bytes8(p, 8).AsInt32x8().ConvertToFloat32()
+}
+
+func unpackU4(p unsafe.Pointer, sh, mask archsimd.Uint32x8) (x0, x1 archsimd.Float32x8) {
+	w0 := archsimd.BroadcastUint32x8(*(*uint32)(p)).ShiftRight(sh).And(mask)
+	w1 := archsimd.BroadcastUint32x8(*(*uint32)(unsafe.Add(p, 4))).ShiftRight(sh).And(mask)
+	return w0.AsInt32x8().ConvertToFloat32(), w1.AsInt32x8().ConvertToFloat32()
+}
+
+func unpackU2(p unsafe.Pointer, sh0, sh1, mask archsimd.Uint32x8) (x0, x1 archsimd.Float32x8) {
+	w := archsimd.BroadcastUint32x8(*(*uint32)(p))
+	return w.ShiftRight(sh0).And(mask).AsInt32x8().ConvertToFloat32(), w.ShiftRight(sh1).And(mask).AsInt32x8().ConvertToFloat32()
+}
+
+func unpackE4M3(p unsafe.Pointer, mag, eight, rebias, nan archsimd.Uint32x8, sub archsimd.Float32x8) (x0, x1 archsimd.Float32x8) {
+	return e4m3x8(p, mag, eight, rebias, nan, sub), e4m3x8(unsafe.Add(p, 8), mag, eight, rebias, nan, sub)
+}
+
+func unpackE5M2(p unsafe.Pointer, mag, top, inf archsimd.Uint32x8, mul archsimd.Float32x8) (x0, x1 archsimd.Float32x8) {
+	return e5m2x8(p, mag, top, inf, mul), e5m2x8(unsafe.Add(p, 8), mag, top, inf, mul)
+}
+
+// e5m2x8 decodes the 8 E5M2 codes at p (unscaled): the magnitude bits shifted into
+// float32 position and multiplied by 2^112 (mul) as binary16 widens (exact for
+// subnormals too), exponent 31 (magnitudes above top = 0x7b) made Inf or NaN by
+// setting every exponent bit (inf), then the sign. It needs fewer constants than
+// f16x8 (register pressure in the kernels).
+func e5m2x8(p unsafe.Pointer, mag, top, inf archsimd.Uint32x8, mul archsimd.Float32x8) archsimd.Float32x8 {
+	h := bytes8(p, 0)
+	m := h.And(mag)
+	v := m.ShiftAllLeft(21).AsFloat32x8().Mul(mul).AsUint32x8()
+	v = v.Or(inf).Merge(v, m.AsInt32x8().Greater(top.AsInt32x8()))
+	return v.Or(h.AndNot(mag).ShiftAllLeft(24)).AsFloat32x8()
+}
+
+// e5m2Consts returns the constants of e5m2x8.
+func e5m2Consts() (mag, top, inf archsimd.Uint32x8, mul archsimd.Float32x8) {
+	return archsimd.BroadcastUint32x8(0x7f), archsimd.BroadcastUint32x8(0x7b), archsimd.BroadcastUint32x8(0x7f800000), bcast(0x77800000) // 2^112
+}
+
+// e4m3x8 decodes the 8 E4M3 codes at p as decE4M3Rows does (unscaled).
+func e4m3x8(p unsafe.Pointer, mag, eight, rebias, nan archsimd.Uint32x8, sub archsimd.Float32x8) archsimd.Float32x8 {
+	h := bytes8(p, 0)
+	m := h.And(mag)
+	v := m.ShiftAllLeft(20).Add(rebias)
+	v = m.AsInt32x8().ConvertToFloat32().Mul(sub).AsUint32x8().Merge(v, m.Less(eight))
+	return nan.Merge(v, m.Equal(mag)).Or(h.AndNot(mag).ShiftAllLeft(24)).AsFloat32x8()
+}
+
+// e4m3Consts returns the constants of e4m3x8.
+func e4m3Consts() (mag, eight, rebias, nan archsimd.Uint32x8, sub archsimd.Float32x8) {
+	return archsimd.BroadcastUint32x8(0x7f), archsimd.BroadcastUint32x8(8), archsimd.BroadcastUint32x8(120 << 23),
+		archsimd.BroadcastUint32x8(0x7fc00000), bcast(0x3b000000) // 2^-9
+}
+
+// Lane shifts of the second 8 of 16 2-bit codes in one 32-bit word.
+var shifts2hi = [8]uint32{16, 18, 20, 22, 24, 26, 28, 30}
+
+// fusedAddRowsLossy is fusedAddRows for Affine and FP8 rows; see the top of this
+// file. tmp holds the param table and the scaled weights of a batch of rows.
+func fusedAddRowsLossy(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
+	lg, ok := lossyGeomOf(c, d)
+	if !ok || lg.k.addQ4 == nil {
+		return false
+	}
+	p := lg.p
+	mm := lossyBatch(len(tmp), (2+g)*p)
+	if mm == 0 {
+		return false
+	}
+	tab := f32Bits(tmp[:2*p*mm])
+	ws := tmp[2*p*mm : (2+g)*p*mm]
+	sp, ap, wsp := unsafe.Pointer(&src[0]), unsafe.Pointer(&acc[0]), unsafe.Pointer(&ws[0])
+	ustride, ab, wq := uintptr(stride), uintptr(4*d), uintptr(4*p*mm)
+	wk := uintptr(4 * mm) // between the weights of two groups
+	for i0 := 0; i0 < n; i0 += mm {
+		m := min(mm, n-i0)
+		rows := unsafe.Add(sp, uintptr(i0)*ustride)
+		lossyParams(&lg, tab, rows, ustride, m, mm)
+		lossyWeights(&lg, acc, w, ld, g, i0, m, tab, ws, mm, d)
+		j := 0
+		for ; j < g && g-j != 1 && g-j != 2; j += 4 { // four queries (three: one repeated)
+			a0 := unsafe.Add(ap, uintptr(j)*ab)
+			a1, a2 := unsafe.Add(a0, ab), unsafe.Add(a0, 2*ab)
+			w0 := unsafe.Add(wsp, uintptr(j)*wq)
+			w1, w2 := unsafe.Add(w0, wq), unsafe.Add(w0, 2*wq)
+			a3, w3 := a2, w2
+			if g-j >= 4 {
+				a3, w3 = unsafe.Add(a0, 3*ab), unsafe.Add(w0, 3*wq)
+			}
+			for c := uintptr(0); c < uintptr(d); c += 16 {
+				ko := c / lg.g * wk
+				lg.k.addQ4(unsafe.Add(a0, 4*c), unsafe.Add(a1, 4*c), unsafe.Add(a2, 4*c), unsafe.Add(a3, 4*c),
+					unsafe.Add(w0, ko), unsafe.Add(w1, ko), unsafe.Add(w2, ko), unsafe.Add(w3, ko),
+					unsafe.Add(rows, lg.codeOff(c)), ustride, m)
+			}
+		}
+		for ; j < g; j++ { // one query, 32 columns at a time
+			aj := unsafe.Add(ap, uintptr(j)*ab)
+			wj := unsafe.Add(wsp, uintptr(j)*wq)
+			c := uintptr(0)
+			for ; c+32 <= uintptr(d); c += 32 {
+				lg.k.addQ1(unsafe.Add(aj, 4*c), unsafe.Add(wj, c/lg.g*wk), unsafe.Add(wj, (c+16)/lg.g*wk),
+					unsafe.Add(rows, lg.codeOff(c)), unsafe.Add(rows, lg.codeOff(c+16)), ustride, m)
+			}
+			if c < uintptr(d) { // 16 columns left: the four-query kernel with one query
+				a, wc := unsafe.Add(aj, 4*c), unsafe.Add(wj, c/lg.g*wk)
+				lg.k.addQ4(a, a, a, a, wc, wc, wc, wc, unsafe.Add(rows, lg.codeOff(c)), ustride, m)
+			}
+		}
+	}
+	return true
+}
+
+// lossyWeights folds the row scales of rows i0..i0+m-1 into the weights, ws[(j·p+k)·mm
+// + i] = w[j·ld+i0+i]·s_ik, and, for Affine, adds the zero terms Σ_i w[j·ld+i0+i]·lo_ik
+// to every column of group k of acc_j. tab is the batch's param table.
+func lossyWeights(lg *lossyGeom, acc, w []float32, ld, g, i0, m int, tab []uint32, ws []float32, mm, d int) {
+	var wt [8]uint32 // zeroed here, before any vector code (see lossyParams)
+	var bt [4]uint32
+	p := lg.p
+	mr := (m + 7) &^ 7
+	tp, wsp, ap := unsafe.Pointer(&tab[0]), unsafe.Pointer(&ws[0]), unsafe.Pointer(&acc[0])
+	zoff := uintptr(4 * p * mm)
+	gs := int(lg.g)
+	for j := range g {
+		wj := w[j*ld+i0:]
+		for k := range p {
+			var b archsimd.Float32x8
+			for i := 0; i < mr; i += 8 {
+				var wv archsimd.Float32x8
+				if m-i >= 8 {
+					wv = archsimd.LoadFloat32x8((*[8]float32)(wj[i:]))
+				} else { // rows past m weigh 0 (wt is all 0 after them)
+					moveBits(wt[:], f32Bits(wj[i:m]))
+					wv = archsimd.LoadUint32x8(&wt).AsFloat32x8()
+				}
+				o := uintptr(4 * (k*mm + i))
+				st8(wv.Mul(ld8(tp, o)), wsp, uintptr(4*((j*p+k)*mm+i)))
+				if lg.affine() {
+					b = wv.MulAdd(ld8(tp, zoff+o), b)
+				}
+			}
+			if !lg.affine() {
+				continue
+			}
+			sum4(b, b, b, b).AsUint32x4().Store(&bt)
+			bv := bcast(bt[0])
+			a := unsafe.Add(ap, uintptr(4*(j*d+k*gs)))
+			for c := uintptr(0); c < uintptr(4*gs); c += 32 {
+				st8(ld8(a, c).Add(bv), a, c)
+			}
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// dotU8Rows4 is dotRows4 for 8-bit codes.
+//
+//go:noinline
+func dotU8Rows4(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr) {
+	var t0, t1, t2, t3 archsimd.Float32x8
+
+	for range np {
+		var a0, a1, a2, a3 archsimd.Float32x8
+		for c := uintptr(0); c < gs; c += 16 {
+			qv, qw := ld8(q, 4*c), ld8(q, 4*c+32)
+			x0, x1 := unpackU8(unsafe.Add(p0, c))
+			a0 = x1.MulAdd(qw, x0.MulAdd(qv, a0))
+			x0, x1 = unpackU8(unsafe.Add(p1, c))
+			a1 = x1.MulAdd(qw, x0.MulAdd(qv, a1))
+			x0, x1 = unpackU8(unsafe.Add(p2, c))
+			a2 = x1.MulAdd(qw, x0.MulAdd(qv, a2))
+			x0, x1 = unpackU8(unsafe.Add(p3, c))
+			a3 = x1.MulAdd(qw, x0.MulAdd(qv, a3))
+		}
+		t0 = a0.MulAdd(bcast(*(*uint32)(st)), t0)
+		t1 = a1.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 4))), t1)
+		t2 = a2.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 8))), t2)
+		t3 = a3.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 12))), t3)
+		q, st = unsafe.Add(q, 4*gs), unsafe.Add(st, stM)
+		p0, p1, p2, p3 = unsafe.Add(p0, gb), unsafe.Add(p1, gb), unsafe.Add(p2, gb), unsafe.Add(p3, gb)
+	}
+	sum4(t0, t1, t2, t3).AsUint32x4().Store(out)
+	archsimd.ClearAVXUpperBits()
+}
+
+// dotU8Q4 is dotQ4 for 8-bit codes.
+//
+//go:noinline
+func dotU8Q4(out *[4]uint32, q0, q1, q2, q3, p, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr) {
+	var t0, t1, t2, t3 archsimd.Float32x8
+
+	for range np {
+		var a0, a1, a2, a3 archsimd.Float32x8
+		for c := uintptr(0); c < gs; c += 16 {
+			x0, x1 := unpackU8(unsafe.Add(p, c))
+			qo := 4 * c
+			a0 = ld8(q0, qo+32).MulAdd(x1, ld8(q0, qo).MulAdd(x0, a0))
+			a1 = ld8(q1, qo+32).MulAdd(x1, ld8(q1, qo).MulAdd(x0, a1))
+			a2 = ld8(q2, qo+32).MulAdd(x1, ld8(q2, qo).MulAdd(x0, a2))
+			a3 = ld8(q3, qo+32).MulAdd(x1, ld8(q3, qo).MulAdd(x0, a3))
+		}
+		s := bcast(*(*uint32)(st))
+		t0, t1, t2, t3 = a0.MulAdd(s, t0), a1.MulAdd(s, t1), a2.MulAdd(s, t2), a3.MulAdd(s, t3)
+		q0, q1, q2, q3 = unsafe.Add(q0, 4*gs), unsafe.Add(q1, 4*gs), unsafe.Add(q2, 4*gs), unsafe.Add(q3, 4*gs)
+		p, st = unsafe.Add(p, gb), unsafe.Add(st, stM)
+	}
+	sum4(t0, t1, t2, t3).AsUint32x4().Store(out)
+	archsimd.ClearAVXUpperBits()
+}
+
+// addU8Q4 is addQ4 for 8-bit codes.
+//
+//go:noinline
+func addU8Q4(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int) {
+	a00, a01 := ld8(a0p, 0), ld8(a0p, 32)
+	a10, a11 := ld8(a1p, 0), ld8(a1p, 32)
+	a20, a21 := ld8(a2p, 0), ld8(a2p, 32)
+	a30, a31 := ld8(a3p, 0), ld8(a3p, 32)
+
+	for i := uintptr(0); i < uintptr(4*n); i += 4 {
+		x0, x1 := unpackU8(cp)
+		cp = unsafe.Add(cp, stride)
+		a00, a01 = bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x0, a00), bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x1, a01)
+		a10, a11 = bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x0, a10), bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x1, a11)
+		a20, a21 = bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x0, a20), bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x1, a21)
+		a30, a31 = bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x0, a30), bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x1, a31)
+	}
+	st8(a30, a3p, 0)
+	st8(a31, a3p, 32)
+	st8(a20, a2p, 0)
+	st8(a21, a2p, 32)
+	st8(a10, a1p, 0)
+	st8(a11, a1p, 32)
+	st8(a00, a0p, 0)
+	st8(a01, a0p, 32)
+	archsimd.ClearAVXUpperBits()
+}
+
+// addU8Q1 is addQ1 for 8-bit codes.
+//
+//go:noinline
+func addU8Q1(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int) {
+	a0, a1, a2, a3 := ld8(a, 0), ld8(a, 32), ld8(a, 64), ld8(a, 96)
+
+	for i := uintptr(0); i < uintptr(4*n); i += 4 {
+		x0, x1 := unpackU8(cp0)
+		x2, x3 := unpackU8(cp1)
+		cp0, cp1 = unsafe.Add(cp0, stride), unsafe.Add(cp1, stride)
+		v, u := bcast(*(*uint32)(unsafe.Add(w0, i))), bcast(*(*uint32)(unsafe.Add(w1, i)))
+		a0, a1, a2, a3 = x0.MulAdd(v, a0), x1.MulAdd(v, a1), x2.MulAdd(u, a2), x3.MulAdd(u, a3)
+	}
+	st8(a0, a, 0)
+	st8(a1, a, 32)
+	st8(a2, a, 64)
+	st8(a3, a, 96)
+	archsimd.ClearAVXUpperBits()
+}
+
+// dotU4Rows4 is dotRows4 for 4-bit codes.
+//
+//go:noinline
+func dotU4Rows4(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr) {
+	var t0, t1, t2, t3 archsimd.Float32x8
+	sh, mask := archsimd.LoadUint32x8(&shifts4), archsimd.BroadcastUint32x8(15)
+	for range np {
+		var a0, a1, a2, a3 archsimd.Float32x8
+		for c := uintptr(0); c < gs; c += 16 {
+			qv, qw := ld8(q, 4*c), ld8(q, 4*c+32)
+			x0, x1 := unpackU4(unsafe.Add(p0, c/2), sh, mask)
+			a0 = x1.MulAdd(qw, x0.MulAdd(qv, a0))
+			x0, x1 = unpackU4(unsafe.Add(p1, c/2), sh, mask)
+			a1 = x1.MulAdd(qw, x0.MulAdd(qv, a1))
+			x0, x1 = unpackU4(unsafe.Add(p2, c/2), sh, mask)
+			a2 = x1.MulAdd(qw, x0.MulAdd(qv, a2))
+			x0, x1 = unpackU4(unsafe.Add(p3, c/2), sh, mask)
+			a3 = x1.MulAdd(qw, x0.MulAdd(qv, a3))
+		}
+		t0 = a0.MulAdd(bcast(*(*uint32)(st)), t0)
+		t1 = a1.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 4))), t1)
+		t2 = a2.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 8))), t2)
+		t3 = a3.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 12))), t3)
+		q, st = unsafe.Add(q, 4*gs), unsafe.Add(st, stM)
+		p0, p1, p2, p3 = unsafe.Add(p0, gb), unsafe.Add(p1, gb), unsafe.Add(p2, gb), unsafe.Add(p3, gb)
+	}
+	sum4(t0, t1, t2, t3).AsUint32x4().Store(out)
+	archsimd.ClearAVXUpperBits()
+}
+
+// dotU4Q4 is dotQ4 for 4-bit codes.
+//
+//go:noinline
+func dotU4Q4(out *[4]uint32, q0, q1, q2, q3, p, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr) {
+	var t0, t1, t2, t3 archsimd.Float32x8
+	sh, mask := archsimd.LoadUint32x8(&shifts4), archsimd.BroadcastUint32x8(15)
+	for range np {
+		var a0, a1, a2, a3 archsimd.Float32x8
+		for c := uintptr(0); c < gs; c += 16 {
+			x0, x1 := unpackU4(unsafe.Add(p, c/2), sh, mask)
+			qo := 4 * c
+			a0 = ld8(q0, qo+32).MulAdd(x1, ld8(q0, qo).MulAdd(x0, a0))
+			a1 = ld8(q1, qo+32).MulAdd(x1, ld8(q1, qo).MulAdd(x0, a1))
+			a2 = ld8(q2, qo+32).MulAdd(x1, ld8(q2, qo).MulAdd(x0, a2))
+			a3 = ld8(q3, qo+32).MulAdd(x1, ld8(q3, qo).MulAdd(x0, a3))
+		}
+		s := bcast(*(*uint32)(st))
+		t0, t1, t2, t3 = a0.MulAdd(s, t0), a1.MulAdd(s, t1), a2.MulAdd(s, t2), a3.MulAdd(s, t3)
+		q0, q1, q2, q3 = unsafe.Add(q0, 4*gs), unsafe.Add(q1, 4*gs), unsafe.Add(q2, 4*gs), unsafe.Add(q3, 4*gs)
+		p, st = unsafe.Add(p, gb), unsafe.Add(st, stM)
+	}
+	sum4(t0, t1, t2, t3).AsUint32x4().Store(out)
+	archsimd.ClearAVXUpperBits()
+}
+
+// addU4Q4 is addQ4 for 4-bit codes.
+//
+//go:noinline
+func addU4Q4(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int) {
+	a00, a01 := ld8(a0p, 0), ld8(a0p, 32)
+	a10, a11 := ld8(a1p, 0), ld8(a1p, 32)
+	a20, a21 := ld8(a2p, 0), ld8(a2p, 32)
+	a30, a31 := ld8(a3p, 0), ld8(a3p, 32)
+	sh, mask := archsimd.LoadUint32x8(&shifts4), archsimd.BroadcastUint32x8(15)
+	for i := uintptr(0); i < uintptr(4*n); i += 4 {
+		x0, x1 := unpackU4(cp, sh, mask)
+		cp = unsafe.Add(cp, stride)
+		a00, a01 = bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x0, a00), bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x1, a01)
+		a10, a11 = bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x0, a10), bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x1, a11)
+		a20, a21 = bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x0, a20), bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x1, a21)
+		a30, a31 = bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x0, a30), bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x1, a31)
+	}
+	st8(a30, a3p, 0)
+	st8(a31, a3p, 32)
+	st8(a20, a2p, 0)
+	st8(a21, a2p, 32)
+	st8(a10, a1p, 0)
+	st8(a11, a1p, 32)
+	st8(a00, a0p, 0)
+	st8(a01, a0p, 32)
+	archsimd.ClearAVXUpperBits()
+}
+
+// addU4Q1 is addQ1 for 4-bit codes.
+//
+//go:noinline
+func addU4Q1(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int) {
+	a0, a1, a2, a3 := ld8(a, 0), ld8(a, 32), ld8(a, 64), ld8(a, 96)
+	sh, mask := archsimd.LoadUint32x8(&shifts4), archsimd.BroadcastUint32x8(15)
+	for i := uintptr(0); i < uintptr(4*n); i += 4 {
+		x0, x1 := unpackU4(cp0, sh, mask)
+		x2, x3 := unpackU4(cp1, sh, mask)
+		cp0, cp1 = unsafe.Add(cp0, stride), unsafe.Add(cp1, stride)
+		v, u := bcast(*(*uint32)(unsafe.Add(w0, i))), bcast(*(*uint32)(unsafe.Add(w1, i)))
+		a0, a1, a2, a3 = x0.MulAdd(v, a0), x1.MulAdd(v, a1), x2.MulAdd(u, a2), x3.MulAdd(u, a3)
+	}
+	st8(a0, a, 0)
+	st8(a1, a, 32)
+	st8(a2, a, 64)
+	st8(a3, a, 96)
+	archsimd.ClearAVXUpperBits()
+}
+
+// dotU2Rows4 is dotRows4 for 2-bit codes.
+//
+//go:noinline
+func dotU2Rows4(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr) {
+	var t0, t1, t2, t3 archsimd.Float32x8
+	sh0, sh1, mask := archsimd.LoadUint32x8(&shifts2), archsimd.LoadUint32x8(&shifts2hi), archsimd.BroadcastUint32x8(3)
+	for range np {
+		var a0, a1, a2, a3 archsimd.Float32x8
+		for c := uintptr(0); c < gs; c += 16 {
+			qv, qw := ld8(q, 4*c), ld8(q, 4*c+32)
+			x0, x1 := unpackU2(unsafe.Add(p0, c/4), sh0, sh1, mask)
+			a0 = x1.MulAdd(qw, x0.MulAdd(qv, a0))
+			x0, x1 = unpackU2(unsafe.Add(p1, c/4), sh0, sh1, mask)
+			a1 = x1.MulAdd(qw, x0.MulAdd(qv, a1))
+			x0, x1 = unpackU2(unsafe.Add(p2, c/4), sh0, sh1, mask)
+			a2 = x1.MulAdd(qw, x0.MulAdd(qv, a2))
+			x0, x1 = unpackU2(unsafe.Add(p3, c/4), sh0, sh1, mask)
+			a3 = x1.MulAdd(qw, x0.MulAdd(qv, a3))
+		}
+		t0 = a0.MulAdd(bcast(*(*uint32)(st)), t0)
+		t1 = a1.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 4))), t1)
+		t2 = a2.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 8))), t2)
+		t3 = a3.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 12))), t3)
+		q, st = unsafe.Add(q, 4*gs), unsafe.Add(st, stM)
+		p0, p1, p2, p3 = unsafe.Add(p0, gb), unsafe.Add(p1, gb), unsafe.Add(p2, gb), unsafe.Add(p3, gb)
+	}
+	sum4(t0, t1, t2, t3).AsUint32x4().Store(out)
+	archsimd.ClearAVXUpperBits()
+}
+
+// dotU2Q4 is dotQ4 for 2-bit codes.
+//
+//go:noinline
+func dotU2Q4(out *[4]uint32, q0, q1, q2, q3, p, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr) {
+	var t0, t1, t2, t3 archsimd.Float32x8
+	sh0, sh1, mask := archsimd.LoadUint32x8(&shifts2), archsimd.LoadUint32x8(&shifts2hi), archsimd.BroadcastUint32x8(3)
+	for range np {
+		var a0, a1, a2, a3 archsimd.Float32x8
+		for c := uintptr(0); c < gs; c += 16 {
+			x0, x1 := unpackU2(unsafe.Add(p, c/4), sh0, sh1, mask)
+			qo := 4 * c
+			a0 = ld8(q0, qo+32).MulAdd(x1, ld8(q0, qo).MulAdd(x0, a0))
+			a1 = ld8(q1, qo+32).MulAdd(x1, ld8(q1, qo).MulAdd(x0, a1))
+			a2 = ld8(q2, qo+32).MulAdd(x1, ld8(q2, qo).MulAdd(x0, a2))
+			a3 = ld8(q3, qo+32).MulAdd(x1, ld8(q3, qo).MulAdd(x0, a3))
+		}
+		s := bcast(*(*uint32)(st))
+		t0, t1, t2, t3 = a0.MulAdd(s, t0), a1.MulAdd(s, t1), a2.MulAdd(s, t2), a3.MulAdd(s, t3)
+		q0, q1, q2, q3 = unsafe.Add(q0, 4*gs), unsafe.Add(q1, 4*gs), unsafe.Add(q2, 4*gs), unsafe.Add(q3, 4*gs)
+		p, st = unsafe.Add(p, gb), unsafe.Add(st, stM)
+	}
+	sum4(t0, t1, t2, t3).AsUint32x4().Store(out)
+	archsimd.ClearAVXUpperBits()
+}
+
+// addU2Q4 is addQ4 for 2-bit codes.
+//
+//go:noinline
+func addU2Q4(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int) {
+	a00, a01 := ld8(a0p, 0), ld8(a0p, 32)
+	a10, a11 := ld8(a1p, 0), ld8(a1p, 32)
+	a20, a21 := ld8(a2p, 0), ld8(a2p, 32)
+	a30, a31 := ld8(a3p, 0), ld8(a3p, 32)
+	sh0, sh1, mask := archsimd.LoadUint32x8(&shifts2), archsimd.LoadUint32x8(&shifts2hi), archsimd.BroadcastUint32x8(3)
+	for i := uintptr(0); i < uintptr(4*n); i += 4 {
+		x0, x1 := unpackU2(cp, sh0, sh1, mask)
+		cp = unsafe.Add(cp, stride)
+		a00, a01 = bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x0, a00), bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x1, a01)
+		a10, a11 = bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x0, a10), bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x1, a11)
+		a20, a21 = bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x0, a20), bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x1, a21)
+		a30, a31 = bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x0, a30), bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x1, a31)
+	}
+	st8(a30, a3p, 0)
+	st8(a31, a3p, 32)
+	st8(a20, a2p, 0)
+	st8(a21, a2p, 32)
+	st8(a10, a1p, 0)
+	st8(a11, a1p, 32)
+	st8(a00, a0p, 0)
+	st8(a01, a0p, 32)
+	archsimd.ClearAVXUpperBits()
+}
+
+// addU2Q1 is addQ1 for 2-bit codes.
+//
+//go:noinline
+func addU2Q1(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int) {
+	a0, a1, a2, a3 := ld8(a, 0), ld8(a, 32), ld8(a, 64), ld8(a, 96)
+	sh0, sh1, mask := archsimd.LoadUint32x8(&shifts2), archsimd.LoadUint32x8(&shifts2hi), archsimd.BroadcastUint32x8(3)
+	for i := uintptr(0); i < uintptr(4*n); i += 4 {
+		x0, x1 := unpackU2(cp0, sh0, sh1, mask)
+		x2, x3 := unpackU2(cp1, sh0, sh1, mask)
+		cp0, cp1 = unsafe.Add(cp0, stride), unsafe.Add(cp1, stride)
+		v, u := bcast(*(*uint32)(unsafe.Add(w0, i))), bcast(*(*uint32)(unsafe.Add(w1, i)))
+		a0, a1, a2, a3 = x0.MulAdd(v, a0), x1.MulAdd(v, a1), x2.MulAdd(u, a2), x3.MulAdd(u, a3)
+	}
+	st8(a0, a, 0)
+	st8(a1, a, 32)
+	st8(a2, a, 64)
+	st8(a3, a, 96)
+	archsimd.ClearAVXUpperBits()
+}
+
+// dotE4M3Rows4 is dotRows4 for FP8 E4M3 codes.
+//
+//go:noinline
+func dotE4M3Rows4(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr) {
+	var t0, t1, t2, t3 archsimd.Float32x8
+	mag, eight, rebias, nan, sub := e4m3Consts()
+	for range np {
+		var a0, a1, a2, a3 archsimd.Float32x8
+		for c := uintptr(0); c < gs; c += 16 {
+			qv, qw := ld8(q, 4*c), ld8(q, 4*c+32)
+			x0, x1 := unpackE4M3(unsafe.Add(p0, c), mag, eight, rebias, nan, sub)
+			a0 = x1.MulAdd(qw, x0.MulAdd(qv, a0))
+			x0, x1 = unpackE4M3(unsafe.Add(p1, c), mag, eight, rebias, nan, sub)
+			a1 = x1.MulAdd(qw, x0.MulAdd(qv, a1))
+			x0, x1 = unpackE4M3(unsafe.Add(p2, c), mag, eight, rebias, nan, sub)
+			a2 = x1.MulAdd(qw, x0.MulAdd(qv, a2))
+			x0, x1 = unpackE4M3(unsafe.Add(p3, c), mag, eight, rebias, nan, sub)
+			a3 = x1.MulAdd(qw, x0.MulAdd(qv, a3))
+		}
+		t0 = a0.MulAdd(bcast(*(*uint32)(st)), t0)
+		t1 = a1.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 4))), t1)
+		t2 = a2.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 8))), t2)
+		t3 = a3.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 12))), t3)
+		q, st = unsafe.Add(q, 4*gs), unsafe.Add(st, stM)
+		p0, p1, p2, p3 = unsafe.Add(p0, gb), unsafe.Add(p1, gb), unsafe.Add(p2, gb), unsafe.Add(p3, gb)
+	}
+	sum4(t0, t1, t2, t3).AsUint32x4().Store(out)
+	archsimd.ClearAVXUpperBits()
+}
+
+// dotE4M3Q4 is dotQ4 for FP8 E4M3 codes: one row, np 1, the scale at the end.
+//
+//go:noinline
+func dotE4M3Q4(out *[4]uint32, q0, q1, q2, q3, p, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr) {
+	var a0, a1, a2, a3 archsimd.Float32x8
+	mag, eight, rebias, nan, sub := e4m3Consts()
+	for c := uintptr(0); c < gs; c += 16 {
+		x0, x1 := unpackE4M3(unsafe.Add(p, c), mag, eight, rebias, nan, sub)
+		qo := 4 * c
+		a0 = ld8(q0, qo+32).MulAdd(x1, ld8(q0, qo).MulAdd(x0, a0))
+		a1 = ld8(q1, qo+32).MulAdd(x1, ld8(q1, qo).MulAdd(x0, a1))
+		a2 = ld8(q2, qo+32).MulAdd(x1, ld8(q2, qo).MulAdd(x0, a2))
+		a3 = ld8(q3, qo+32).MulAdd(x1, ld8(q3, qo).MulAdd(x0, a3))
+	}
+	s := archsimd.BroadcastUint32x4(*(*uint32)(st)).AsFloat32x4()
+	sum4(a0, a1, a2, a3).Mul(s).AsUint32x4().Store(out)
+	archsimd.ClearAVXUpperBits()
+}
+
+// addE5M2Q4 is addQ4 for FP8 E5M2 codes.
+//
+//go:noinline
+func addE5M2Q4(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int) {
+	a00, a01 := ld8(a0p, 0), ld8(a0p, 32)
+	a10, a11 := ld8(a1p, 0), ld8(a1p, 32)
+	a20, a21 := ld8(a2p, 0), ld8(a2p, 32)
+	a30, a31 := ld8(a3p, 0), ld8(a3p, 32)
+	mag, top, inf, mul := e5m2Consts()
+	for i := uintptr(0); i < uintptr(4*n); i += 4 {
+		x0, x1 := unpackE5M2(cp, mag, top, inf, mul)
+		cp = unsafe.Add(cp, stride)
+		a00, a01 = bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x0, a00), bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x1, a01)
+		a10, a11 = bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x0, a10), bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x1, a11)
+		a20, a21 = bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x0, a20), bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x1, a21)
+		a30, a31 = bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x0, a30), bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x1, a31)
+	}
+	st8(a30, a3p, 0)
+	st8(a31, a3p, 32)
+	st8(a20, a2p, 0)
+	st8(a21, a2p, 32)
+	st8(a10, a1p, 0)
+	st8(a11, a1p, 32)
+	st8(a00, a0p, 0)
+	st8(a01, a0p, 32)
+	archsimd.ClearAVXUpperBits()
+}
+
+// addE5M2Q1 is addQ1 for FP8 E5M2 codes.
+//
+//go:noinline
+func addE5M2Q1(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int) {
+	a0, a1, a2, a3 := ld8(a, 0), ld8(a, 32), ld8(a, 64), ld8(a, 96)
+	mag, top, inf, mul := e5m2Consts()
+	for i := uintptr(0); i < uintptr(4*n); i += 4 {
+		x0, x1 := unpackE5M2(cp0, mag, top, inf, mul)
+		x2, x3 := unpackE5M2(cp1, mag, top, inf, mul)
+		cp0, cp1 = unsafe.Add(cp0, stride), unsafe.Add(cp1, stride)
+		v, u := bcast(*(*uint32)(unsafe.Add(w0, i))), bcast(*(*uint32)(unsafe.Add(w1, i)))
+		a0, a1, a2, a3 = x0.MulAdd(v, a0), x1.MulAdd(v, a1), x2.MulAdd(u, a2), x3.MulAdd(u, a3)
+	}
+	st8(a0, a, 0)
+	st8(a1, a, 32)
+	st8(a2, a, 64)
+	st8(a3, a, 96)
+	archsimd.ClearAVXUpperBits()
+}

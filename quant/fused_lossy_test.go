@@ -1,0 +1,173 @@
+package quant
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// lossyCodecs are the codecs of the fused lossy kernels (fused_lossy_amd64.go), with
+// group sizes the kernels take (16, 32, 64, whole rows) and some they leave to tiles
+// (8, and groups that do not divide d).
+func lossyCodecs() []RowCodec {
+	var cs []RowCodec
+	for _, bits := range []int{8, 4, 2} {
+		for _, g := range []int{8, 16, 32, 64, 0, 48} {
+			cs = append(cs, Affine{Bits: bits, Group: g})
+		}
+	}
+	return append(cs, FP8{Format: E4M3}, FP8{Format: E5M2}, FP8{Format: E4M3, TensorScale: 0.01}, FP8{Format: E5M2, TensorScale: 1.0 / 4096})
+}
+
+// fusedLossyHandles reports whether the SIMD set must score (dot) and add (add) rows
+// of d values of c fused, not through tiles.
+func fusedLossyHandles(c RowCodec, d int) (dot, add bool) {
+	if d%16 != 0 {
+		return false, false
+	}
+	switch c := c.(type) {
+	case Affine:
+		g := c.group(d)
+		ok := g%16 == 0 && d%g == 0
+		return ok, ok
+	case FP8:
+		return c.Format == E4M3, c.Format == E5M2
+	}
+	return false, false
+}
+
+// lossyRowKinds are the rows of the fused kernel tests, mixed within one call.
+var lossyRowKinds = []func(r *rand.Rand, d int) []float32{
+	func(r *rand.Rand, d int) []float32 { return gaussRow(r, d, 1) },
+	func(r *rand.Rand, d int) []float32 { // an outlier channel
+		x := gaussRow(r, d, 1)
+		x[r.IntN(d)] *= 80
+		return x
+	},
+	func(r *rand.Rand, d int) []float32 { // on an offset
+		x := gaussRow(r, d, 0.5)
+		for i := range x {
+			x[i] += 20
+		}
+		return x
+	},
+	func(r *rand.Rand, d int) []float32 { return make([]float32, d) },
+	func(r *rand.Rand, d int) []float32 { return constRow(d, 0.75) },            // scale 0
+	func(r *rand.Rand, d int) []float32 { return gaussRow(r, d, 3e4) },          // near (and past) the f16 range
+	func(r *rand.Rand, d int) []float32 { return gaussRow(r, d, 1e-6) },         // subnormal f16 parameters, FP8 subnormals
+	func(r *rand.Rand, d int) []float32 { return constRow(d, float32(-65504)) }, // the extreme
+}
+
+// lossyCase encodes n rows of d values of c, mixed kinds, at a row stride larger than
+// the row, and returns the bytes, the stride and the decoded rows.
+func lossyCase(r *rand.Rand, c RowCodec, n, d int) (src []byte, stride int, dec []float32) {
+	rb := c.RowBytes(d)
+	stride = rb + 5 + r.IntN(4)
+	src = make([]byte, (n-1)*stride+rb)
+	for i := range src {
+		src[i] = 0xa5 // bytes between rows are not codes
+	}
+	dec = make([]float32, n*d)
+	for i := range n {
+		c.Encode(src[i*stride:][:rb], lossyRowKinds[r.IntN(len(lossyRowKinds))](r, d))
+		c.Decode(dec[i*d:(i+1)*d], src[i*stride:][:rb])
+	}
+	return src, stride, dec
+}
+
+// TestFusedLossyRows checks DotRows and AddRows of the lossy codecs, with every
+// kernel set, against float64 products with the decoded rows, and the SIMD set's
+// fused kernels against the scalar twin (tiles decoded by Decode), over query counts,
+// row counts (one batch of the param table and several), head sizes and groups, with
+// leading dimensions and row strides larger than needed and guards around the
+// outputs. It also checks that the SIMD set takes the shapes it documents fused.
+func TestFusedLossyRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	prev := active.Load()
+	defer active.Store(prev)
+	const guard = -777
+	for _, c := range lossyCodecs() {
+		for _, g := range []int{1, 2, 3, 4, 7} {
+			for _, n := range []int{1, 3, 4, 5, 16, 17, 150} {
+				for _, d := range []int{16, 32, 64, 128} {
+					name := fmt.Sprintf("%s/g=%d/n=%d/d=%d", c.Name(), g, n, d)
+					src, stride, dec := lossyCase(r, c, n, d)
+					ld := n + 3
+					q := gaussRow(r, g*d, 1)
+					w := gaussRow(r, (g-1)*ld+n, 1)
+					acc0 := gaussRow(r, g*d, 1)
+					rowMax := make([]float64, n)
+					for i := range n {
+						for _, x := range dec[i*d : (i+1)*d] {
+							rowMax[i] = math.Max(rowMax[i], math.Abs(float64(x)))
+						}
+					}
+					var ref [2][]float32 // scores and accumulators of the scalar set
+					for _, k := range kernelSets() {
+						active.Store(k)
+						scores := constRow((g-1)*ld+n+5, guard)
+						tmp := make([]float32, ScratchFloats(d))
+						DotRows(c, scores, ld, q, g, src, stride, n, tmp)
+						acc := append(append([]float32(nil), acc0...), guard, guard)
+						AddRows(c, acc[:g*d], w, ld, g, src, stride, n, tmp)
+						for j := range g {
+							for i := range n {
+								var want, mag float64
+								for x := range d {
+									want += float64(q[j*d+x]) * float64(dec[i*d+x])
+									mag += math.Abs(float64(q[j*d+x])) * 2 * rowMax[i]
+								}
+								if got := scores[j*ld+i]; math.Abs(float64(got)-want) > 2e-6*mag+1e-30 {
+									t.Fatalf("%s %s: score (%d,%d) = %v, want %v", name, k.name, j, i, got, want)
+								}
+								if ref[0] != nil && math.Abs(float64(scores[j*ld+i]-ref[0][j*ld+i])) > 4e-6*mag+1e-30 {
+									t.Fatalf("%s %s: score (%d,%d) = %v, scalar twin %v", name, k.name, j, i, scores[j*ld+i], ref[0][j*ld+i])
+								}
+							}
+							for x := range d {
+								want, mag := float64(acc0[j*d+x]), math.Abs(float64(acc0[j*d+x]))
+								for i := range n {
+									want += float64(w[j*ld+i]) * float64(dec[i*d+x])
+									mag += math.Abs(float64(w[j*ld+i])) * 2 * rowMax[i]
+								}
+								if got := acc[j*d+x]; math.Abs(float64(got)-want) > 2e-6*mag+1e-30 {
+									t.Fatalf("%s %s: acc (%d,%d) = %v, want %v", name, k.name, j, x, got, want)
+								}
+								if ref[1] != nil && math.Abs(float64(acc[j*d+x]-ref[1][j*d+x])) > 4e-6*mag+1e-30 {
+									t.Fatalf("%s %s: acc (%d,%d) = %v, scalar twin %v", name, k.name, j, x, acc[j*d+x], ref[1][j*d+x])
+								}
+							}
+							for i := n; i < ld && j*ld+i < len(scores); i++ {
+								if scores[j*ld+i] != guard {
+									t.Fatalf("%s %s: score (%d,%d) past the rows written", name, k.name, j, i)
+								}
+							}
+						}
+						if acc[g*d] != guard || acc[g*d+1] != guard {
+							t.Fatalf("%s %s: accumulator written past g·d", name, k.name)
+						}
+						if k == scalarKernels {
+							ref = [2][]float32{scores, acc}
+						}
+					}
+					if simdKernels == nil {
+						continue
+					}
+					// The SIMD set's fused kernels, called directly: they must take the
+					// shapes they document.
+					tmp := make([]float32, ScratchFloats(d))
+					scores := make([]float32, (g-1)*ld+n)
+					acc := make([]float32, g*d)
+					dot, add := fusedLossyHandles(c, d)
+					if got := simdKernels.dotRows(c, scores, ld, q, g, src, stride, n, d, tmp); got != dot {
+						t.Fatalf("%s: fused dot kernel reports %v, want %v", name, got, dot)
+					}
+					if got := simdKernels.addRows(c, acc, w, ld, g, src, stride, n, d, tmp); got != add {
+						t.Fatalf("%s: fused add kernel reports %v, want %v", name, got, add)
+					}
+				}
+			}
+		}
+	}
+}
