@@ -293,23 +293,25 @@ func BenchmarkPrefill(b *testing.B) {
 	}
 }
 
-// BenchmarkQ8Batch times one Q8_0 2048×768 product (a llama-134m gate projection) for
-// small token counts, as batched decode steps of several sequences issue them, where the
-// 4-token kernel and the tile kernel (from tileTokens tokens) meet. It reports CPU time
+// BenchmarkBatch times one 2048×768 product (a llama-134m gate projection) of the types
+// with a tile kernel for small token counts, as batched decode steps of several sequences
+// issue them, where the per-token kernels and the tile kernel meet. It reports CPU time
 // per token.
-func BenchmarkQ8Batch(b *testing.B) {
-	w := benchMatrix(b, gguf.TypeQ8_0, 2048, 768)
-	for _, n := range []int{4, 7, 8, 12, 16, 32} {
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			x := randVals(rand.New(rand.NewPCG(5, 5)), n*768, 1)
-			out := make([]float32, n*2048)
-			c0 := cpuTime()
-			for b.Loop() {
-				if err := MatMul(out, w, x, n); err != nil {
-					b.Fatal(err)
+func BenchmarkBatch(b *testing.B) {
+	for _, typ := range []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ6_K} {
+		w := benchMatrix(b, typ, 2048, 768)
+		for _, n := range []int{2, 4, 5, 6, 7, 8, 12, 16, 32} {
+			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) {
+				x := randVals(rand.New(rand.NewPCG(5, 5)), n*768, 1)
+				out := make([]float32, n*2048)
+				c0 := cpuTime()
+				for b.Loop() {
+					if err := MatMul(out, w, x, n); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			b.ReportMetric(float64(cpuTime()-c0)/1e3/float64(b.N*n), "cpu-us/tok")
-		})
+				b.ReportMetric(float64(cpuTime()-c0)/1e3/float64(b.N*n), "cpu-us/tok")
+			})
+		}
 	}
 }

@@ -444,7 +444,9 @@ func widenQ4Scalar(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
 
 // widenQ6KTile widens Q6_K rows: weight sc·(code−32) with the int8 scale sc of its
 // 16-value sub-block (|weight| ≤ 4096), scale d of its super-block for each of the 8
-// 32-column blocks in it.
+// 32-column blocks in it. Value l of the half block's 32-value blocks k = 0..3 shares the
+// low-bit bytes L[l] (k = 0, 2) and L[32+l] (k = 1, 3) and the high-bit byte H[l]; all
+// four are decoded together (see q6KCode).
 func widenQ6KTile(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
 	cols := nb * blockElems
 	rows := len(w16) / cols
@@ -458,15 +460,19 @@ func widenQ6KTile(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
 			for h := 0; h < 2; h++ {
 				L := (*[64]byte)(blk[64*h:])
 				H := (*[32]byte)(blk[128+32*h:])
+				sc := (*[8]byte)(blk[192+8*h:])
+				b := 8*sb + 4*h
 				for k := 0; k < 4; k++ {
-					b := 8*sb + 4*h + k
-					dw[4*b+i] = d
-					out := (*[blockElems]int16)(dst[b*blockElems:])
-					sc0, sc1 := int32(int8(blk[192+8*h+2*k])), int32(int8(blk[192+8*h+2*k+1]))
-					for l := 0; l < 16; l++ {
-						out[l] = int16(sc0 * (q6KCode(L, H, k, l) - 32))
-						out[l+16] = int16(sc1 * (q6KCode(L, H, k, l+16) - 32))
-					}
+					dw[4*(b+k)+i] = d
+				}
+				o := (*[4 * blockElems]int16)(dst[b*blockElems:])
+				for l := 0; l < 32; l++ {
+					s := l >> 4 // first or second 16 values of each block
+					lo0, lo1, hb := int32(L[l]), int32(L[32+l]), int32(H[l])
+					o[l] = int16(int32(int8(sc[s])) * ((lo0&15 | (hb&3)<<4) - 32))
+					o[32+l] = int16(int32(int8(sc[2+s])) * ((lo1&15 | (hb>>2&3)<<4) - 32))
+					o[64+l] = int16(int32(int8(sc[4+s])) * ((lo0>>4 | (hb>>4&3)<<4) - 32))
+					o[96+l] = int16(int32(int8(sc[6+s])) * ((lo1>>4 | (hb>>6)<<4) - 32))
 				}
 			}
 		}

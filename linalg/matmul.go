@@ -104,10 +104,11 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		}
 		switch w.Type {
 		case gguf.TypeQ8_0, gguf.TypeQ4_0:
-			// 8 tokens or more go through the tile kernel, fewer through the 4-token ones.
-			needQ, needTile, needI = true, needTile || n >= tileTokens, needI || n < tileTokens
+			// Enough tokens go through the tile kernel, fewer through the 4-token ones.
+			tile := n >= tileMinTokens(w.Type)
+			needQ, needTile, needI = true, needTile || tile, needI || !tile
 		case gguf.TypeQ6_K:
-			needQ, needTile = true, needTile || n >= tileTokens
+			needQ, needTile = true, needTile || n >= tileMinTokens(w.Type)
 		case gguf.TypeQ4_K:
 			needQ, needSums = true, true
 		}
@@ -167,7 +168,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	for j, w := range ws {
 		p := &ps[j]
 		*p = product{k: k, w: w, out: outs[j][:n*w.Rows], x: x, n: n, xq: xq, xd: xd, xi: xi, xs: xs, xsum: xsum}
-		if tileWidener(k, w.Type) != nil && n >= tileTokens {
+		if tileWidener(k, w.Type) != nil && n >= tileMinTokens(w.Type) {
 			p.xg, p.xdg = xg, xdg
 		}
 		if w.Rows == 0 {
@@ -346,8 +347,8 @@ func (p *product) chunkQ8(r0, r1 int) {
 	p.chunkQuant(r0, r1, p.k.dotQ8, p.k.dotQ8x4, p.k.dotQ8x4N)
 }
 
-// chunkTile multiplies rows [r0, r1) of a Q8_0, Q4_0 or Q6_K matrix against 8 or more
-// tokens: the rows are widened once into 4-row int16 tiles (see widenQ8), then each tile is
+// chunkTile multiplies rows [r0, r1) of a Q8_0, Q4_0 or Q6_K matrix against
+// tileMinTokens or more tokens: the rows are widened once into 4-row int16 tiles (see widenQ8), then each tile is
 // multiplied by every 8-token group of a token block in one dotQ8Tile call. Rows past r1
 // in the last tile and tokens past n in the last group are zeros whose results go to a
 // scratch tile, not to out.
@@ -507,6 +508,23 @@ func (p *product) chunkDecoded(r0, r1 int) {
 
 // tileTokens is the token count of a dotQ8Tile group.
 const tileTokens = 8
+
+// tileMinTokens is the token count from which products of weight type t go through the
+// tile kernel, which widens every row once per product and multiplies whole 8-token
+// groups (a last partial group padded with zeros): where it beats the per-token kernels
+// in CPU time (BenchmarkBatch, 2048×768, AMD Zen 3 with GOEXPERIMENT=simd). Q6_K rows are
+// widened in plain Go, about 1 ns per weight, which pays off only over more tokens.
+func tileMinTokens(t gguf.TensorType) int {
+	switch t {
+	case gguf.TypeQ8_0:
+		return 6
+	case gguf.TypeQ4_0:
+		return 5
+	case gguf.TypeQ6_K:
+		return 16
+	}
+	return math.MaxInt
+}
 
 // q8Scratch holds activations quantized per 32-value block.
 type q8Scratch struct {
