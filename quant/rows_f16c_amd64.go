@@ -67,7 +67,7 @@ func addInt8Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr,
 
 // addInt8RowsF16C is fusedAddRows for Int8 rows on CPUs with F16C: groups of four
 // queries through addInt8Q4F16C, the rows' scales folded into their weights in tmp
-// first (m rows at a time); the queries left over through addInt8Q1x64F16C (then
+// first (foldInt8Scales, m rows at a time); the queries left over through addInt8Q1x64F16C (then
 // addInt8Q1x16F16C), which fold the scales themselves. It reports false, having done
 // nothing, when tmp cannot hold the weights of four queries.
 func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
@@ -82,12 +82,8 @@ func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, 
 		for i0 := 0; i0 < n; i0 += step {
 			m := min(step, n-i0)
 			ws := tmp[:g4*m]
-			for i := range m {
-				s := getF16(src[(i0+i)*stride:])
-				for j := range g4 {
-					ws[j*m+i] = w[j*ld+i0+i] * s
-				}
-			}
+			_ = w[(g4-1)*ld+i0+m-1]
+			foldInt8Scales(unsafe.Pointer(&ws[0]), unsafe.Pointer(&w[i0]), uintptr(4*ld), unsafe.Add(sp, i0*stride), us, m, g4)
 			codes, wp, wb := unsafe.Add(sp, i0*stride+2), unsafe.Pointer(&ws[0]), uintptr(4*m)
 			for j := 0; j < g4; j += 4 {
 				for c := 0; c < d; c += 16 {
@@ -108,3 +104,10 @@ func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, 
 	}
 	return true
 }
+
+// foldInt8Scales writes ws[j·m + i] = w[j·wld/4 + i]·s_i for rows i < m and queries
+// j < nq (nq ≥ 1), s_i being the f16 scale at src + i·stride (wld in bytes): the Int8
+// rows' scales folded into the weights of addInt8Q4F16C.
+//
+//go:noescape
+func foldInt8Scales(ws, w unsafe.Pointer, wld uintptr, src unsafe.Pointer, stride uintptr, m, nq int)

@@ -628,3 +628,82 @@ pdone:
 	VMOVUPS Y7, 32(DX)
 	VZEROUPPER
 	RET
+
+// func foldInt8Scales(ws, w unsafe.Pointer, wld uintptr, src unsafe.Pointer, stride uintptr, m, nq int)
+// ws[j·m + i] = w[j·wld/4 + i]·s_i for i < m, j < nq, s_i the f16 scale at
+// src + i·stride: eight rows' scales widened at once, then each query's eight
+// weights multiplied by them; the last m mod 8 rows one at a time.
+TEXT ·foldInt8Scales(SB), NOSPLIT, $0-56
+	MOVQ ws+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ wld+16(FP), R9
+	MOVQ src+24(FP), R8
+	MOVQ stride+32(FP), R12
+	MOVQ m+40(FP), R13
+	MOVQ nq+48(FP), R14
+	MOVQ R13, BX
+	SHLQ $2, BX // bytes of a query's row in ws
+
+f8:
+	CMPQ      R13, $8
+	JB        f1
+	VPXOR     X1, X1, X1
+	VPINSRW   $0, (R8), X1, X1
+	ADDQ      R12, R8
+	VPINSRW   $1, (R8), X1, X1
+	ADDQ      R12, R8
+	VPINSRW   $2, (R8), X1, X1
+	ADDQ      R12, R8
+	VPINSRW   $3, (R8), X1, X1
+	ADDQ      R12, R8
+	VPINSRW   $4, (R8), X1, X1
+	ADDQ      R12, R8
+	VPINSRW   $5, (R8), X1, X1
+	ADDQ      R12, R8
+	VPINSRW   $6, (R8), X1, X1
+	ADDQ      R12, R8
+	VPINSRW   $7, (R8), X1, X1
+	ADDQ      R12, R8
+	VCVTPH2PS X1, Y1
+	MOVQ      SI, R10
+	MOVQ      DI, R11
+	MOVQ      R14, CX
+
+f8q:
+	VMULPS  (R10), Y1, Y2
+	VMOVUPS Y2, (R11)
+	ADDQ    R9, R10
+	ADDQ    BX, R11
+	DECQ    CX
+	JNZ     f8q
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, R13
+	JMP     f8
+
+f1:
+	TESTQ     R13, R13
+	JZ        fdone
+	MOVWLZX   (R8), AX
+	VMOVD     AX, X1
+	VCVTPH2PS X1, X1
+	ADDQ      R12, R8
+	MOVQ      SI, R10
+	MOVQ      DI, R11
+	MOVQ      R14, CX
+
+f1q:
+	VMULSS (R10), X1, X2
+	VMOVSS X2, (R11)
+	ADDQ   R9, R10
+	ADDQ   BX, R11
+	DECQ   CX
+	JNZ    f1q
+	ADDQ   $4, SI
+	ADDQ   $4, DI
+	DECQ   R13
+	JMP    f1
+
+fdone:
+	VZEROUPPER
+	RET
