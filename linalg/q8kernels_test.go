@@ -311,3 +311,63 @@ func TestTileWideners(t *testing.T) {
 		}
 	}
 }
+
+// TestTileMatMul checks MatMul through the tile kernel (from tileMinTokens tokens) against
+// MatMul of each token alone (the one-token kernels), for every kernel set, the types with
+// a tile path, token counts around the threshold and the 8-token groups (whole groups, a
+// partial last group, a partial group only) and row counts that leave a partial last tile,
+// on 1 and 2 threads. Both quantize each token's activations the same way, so they differ
+// only by float32 rounding.
+func TestTileMatMul(t *testing.T) {
+	defer active.Store(active.Load())
+	defer SetThreads(Threads())
+	r := rand.New(rand.NewPCG(21, 4))
+	for _, typ := range []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ6_K} {
+		for _, sh := range []struct{ rows, cols int }{{5, 256}, {13, 512}, {130, 256}} {
+			data, wref := encodeRows(t, typ, randVals(r, sh.rows*sh.cols, 0.05), sh.rows, sh.cols)
+			w, err := NewMatrix(typ, sh.rows, sh.cols, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range []int{5, 6, 7, 8, 9, 16, 17, 33} {
+				if n < tileMinTokens(typ) {
+					continue
+				}
+				x := randVals(r, n*sh.cols, 1)
+				for _, k := range kernelModes(t) {
+					for _, threads := range []int{1, 2} {
+						withKernels(t, k)
+						if err := SetThreads(threads); err != nil {
+							t.Fatal(err)
+						}
+						got := make([]float32, n*sh.rows+1)
+						got[n*sh.rows] = 99
+						if err := MatMul(got, w, x, n); err != nil {
+							t.Fatal(err)
+						}
+						if got[n*sh.rows] != 99 {
+							t.Fatalf("%v %s n=%d: wrote past n·Rows", typ, k.name, n)
+						}
+						one := make([]float32, sh.rows)
+						for tok := 0; tok < n; tok++ {
+							xt := x[tok*sh.cols : (tok+1)*sh.cols]
+							if err := MatMul(one, w, xt, 1); err != nil {
+								t.Fatal(err)
+							}
+							for row, want := range one {
+								var mag float64
+								for c, v := range xt {
+									mag += math.Abs(wref[row*sh.cols+c] * float64(v))
+								}
+								if v := got[tok*sh.rows+row]; math.Abs(float64(v-want)) > 2e-5*mag+1e-6 {
+									t.Fatalf("%v %dx%d %s threads=%d n=%d token %d row %d: %v, one token alone %v",
+										typ, sh.rows, sh.cols, k.name, threads, n, tok, row, v, want)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
