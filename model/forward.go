@@ -69,13 +69,14 @@ var ErrTokenRange = errors.New("model: token id out of range")
 // A batch of more than PassTokens tokens runs in passes of at most PassTokens tokens
 // through all layers, each pass a cache step of its own (Grow, then per layer Append
 // and Attend): the cache's causal attention makes that equal to one step, and the
-// activations then take memory for one pass, not for the batch. Passes are used only
-// when the cache can hold the whole batch (no budget, or a kv.Store whose GrowCost
-// says it fits), so a batch that does not fit fails before any change with
-// kv.ErrNoSpace, as a single step does. Should a later pass fail anyway, the
-// sequences are truncated back to their lengths before the call; if the cache
-// refuses that, the error does not wrap kv.ErrNoSpace and the sequences hold the
-// tokens of the passes that ran.
+// activations then take memory for one pass, not for the batch. Passes are used
+// only on caches without a byte budget: with one, a pass could run out of memory
+// after earlier passes changed the cache (the step buffers of passes, sized pass by
+// pass, can exceed those of one step, and undoing passes keeps them), so the batch
+// runs as one step, which fails before any change with kv.ErrNoSpace. A caller with a
+// budget bounds its steps itself (engine.Config.MaxBatchTokens). Should a pass other
+// than the first fail, the sequences are truncated back to their lengths before the
+// call; if the cache refuses that, the error says so and does not wrap the cause.
 //
 // It returns one logits slice per span: len(Tokens)·Vocab values when AllLogits, else
 // Vocab values for the span's last token. The slices are valid until the next call.
@@ -112,10 +113,18 @@ func (m *Model) Forward(c kv.Cache, batch []Span) ([][]float32, error) {
 	if pass <= 0 {
 		pass = DefaultPassTokens
 	}
-	if n <= pass || !fitsWhole(c, batch) {
-		pass = n
+	if n > pass && c.Usage().BudgetBytes > 0 {
+		pass = n // see below
 	}
-	// Cut the batch, in order, into passes of at most pass tokens.
+	if err := m.runPasses(c, batch, pass); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// runPasses runs batch in passes of at most pass tokens, in order.
+func (m *Model) runPasses(c kv.Cache, batch []Span, pass int) error {
+	ws := &m.ws
 	lrow := 0
 	si, ti := 0, 0 // next token: span si, index ti
 	for passes := 0; si < len(batch); passes++ {
@@ -139,12 +148,12 @@ func (m *Model) Forward(c kv.Cache, batch []Span) ([][]float32, error) {
 		}
 		if err := m.pass(c, ws.pieces); err != nil {
 			if passes == 0 {
-				return nil, err // nothing to undo beyond what pass undid itself
+				return err // nothing to undo beyond what pass undid itself
 			}
-			return nil, m.rollback(c, batch, err)
+			return m.rollback(c, batch, err)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // spanLogits is the number of logits rows Forward returns for sp.
@@ -153,35 +162,6 @@ func spanLogits(sp Span) int {
 		return len(sp.Tokens)
 	}
 	return 1
-}
-
-// growCoster is implemented by caches that can tell in advance what a Grow costs
-// (kv.Store).
-type growCoster interface {
-	GrowCost(seq kv.SeqID, n int) (int64, error)
-}
-
-// fitsWhole reports whether c can certainly hold every span of batch: it has no
-// budget, or it reports Grow costs that fit the room left. The costs are those of one
-// step per span; passes need no more (the same blocks, smaller step buffers).
-func fitsWhole(c kv.Cache, batch []Span) bool {
-	u := c.Usage()
-	if u.BudgetBytes <= 0 {
-		return true
-	}
-	gc, ok := c.(growCoster)
-	if !ok {
-		return false
-	}
-	need := u.AllocBytes
-	for _, sp := range batch {
-		cost, err := gc.GrowCost(sp.Seq, len(sp.Tokens))
-		if err != nil {
-			return false
-		}
-		need += cost
-	}
-	return need <= u.BudgetBytes
 }
 
 // rollback truncates every span's sequence back to its length before Forward after a

@@ -61,6 +61,9 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if *memProfile != "" {
+		runtime.MemProfileRate = 4096 // sites of small per-step garbage too, not only of large buffers
+	}
 	if *ctx < 1 || *gen < 1 || *chunk < 1 {
 		return fmt.Errorf("--ctx, --gen and --chunk must be ≥ 1")
 	}
