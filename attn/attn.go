@@ -436,8 +436,7 @@ const batchTokens = 256
 
 // scoreKeys writes sc[g*ld+i] = q_g · k_i for the span's keys i < s.N of KV head kh
 // and the group query heads sharing it, in one pass over the codes for all group
-// heads (quant.DotRows; a channel codec's blocks are decoded once and scored by
-// quant.MultiDot).
+// heads (quant.DotRows; a channel codec's blocks through quant.DotChannelRows).
 func scoreKeys(sc []float32, ld int, qh []float32, s *Span, kh, d, group int, p *partial) {
 	k, n := &s.K, s.N
 	switch k.Kind {
@@ -451,11 +450,10 @@ func scoreKeys(sc []float32, ld int, qh []float32, s *Span, kh, d, group int, p 
 		blocks := (k.Off + n + k.G - 1) / k.G
 		for j := 0; j < blocks; j++ {
 			// Block token b is span token j·G + b − Off; only the span's tokens are
-			// decoded (a span is often part of a block).
+			// scored (a span is often part of a block).
 			b0 := max(0, k.Off-j*k.G)
 			b1 := min(k.G, n+k.Off-j*k.G)
-			quant.DecodeBlockRows(k.Chan, p.tile, k.Bytes[base+j*k.Stride:][:bb], k.G, d, b0, b1, p.lo, p.sc)
-			quant.MultiDot(sc[j*k.G+b0-k.Off:], ld, qh, group, p.tile, d, b1-b0, d)
+			quant.DotChannelRows(k.Chan, sc[j*k.G+b0-k.Off:], ld, qh, group, k.Bytes[base+j*k.Stride:][:bb], k.G, d, b0, b1, p.tile, p.lo, p.sc)
 		}
 	}
 }

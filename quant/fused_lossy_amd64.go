@@ -219,56 +219,67 @@ func fusedDotRowsLossy(c RowCodec, scores []float32, ld int, q []float32, g int,
 	}
 	sb := f32Bits(scores)
 	sp, qp, tp := unsafe.Pointer(&src[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&tab[0])
-	ustride, qb, stM := uintptr(stride), uintptr(4*d), uintptr(4*mm)
+	ustride, stM := uintptr(stride), uintptr(4*mm)
 	for i0 := 0; i0 < n; i0 += mm {
 		m := min(mm, n-i0)
 		rows := unsafe.Add(sp, uintptr(i0)*ustride)
 		lossyParams(&lg, tab, rows, ustride, m, mm)
-		j := 0
-		for ; j < g && g-j != 1 && g-j != 2; j += 4 { // four queries (three: one repeated)
-			q0 := unsafe.Add(qp, uintptr(j)*qb)
-			q1, q2 := unsafe.Add(q0, qb), unsafe.Add(q0, 2*qb)
-			q3 := q2
-			if g-j >= 4 {
-				q3 = unsafe.Add(q0, 3*qb)
-			}
-			nq := min(4, g-j)
-			for i := range m {
-				lg.k.q4(t, q0, q1, q2, q3, unsafe.Add(rows, uintptr(i)*ustride+lg.hdr), unsafe.Add(tp, 4*uintptr(i)), stM, p, lg.g, lg.gb)
-				for r := range nq {
-					sb[(j+r)*ld+i0+i] = t[r]
-				}
-			}
-		}
-		for ; j < g; j++ { // one query, four rows at a time
-			qj := unsafe.Add(qp, uintptr(j)*qb)
-			for i := 0; i < m; i += 4 {
-				r := min(4, m-i)
-				p0 := unsafe.Add(rows, uintptr(i)*ustride+lg.hdr)
-				p1, p2, p3 := p0, p0, p0
-				if r > 1 {
-					p1 = unsafe.Add(p0, ustride)
-				}
-				if r > 2 {
-					p2 = unsafe.Add(p0, 2*ustride)
-				}
-				if r > 3 {
-					p3 = unsafe.Add(p0, 3*ustride)
-				}
-				// Rows past m repeat row m−1 (in the rows and in the param table).
-				if r == 4 {
-					lg.k.rows4((*[4]uint32)(sb[j*ld+i0+i:]), qj, p0, p1, p2, p3, unsafe.Add(tp, 4*uintptr(i)), stM, p, lg.g, lg.gb)
-					continue
-				}
-				lg.k.rows4(t, qj, p0, p1, p2, p3, unsafe.Add(tp, 4*uintptr(i)), stM, p, lg.g, lg.gb)
-				copy(sb[j*ld+i0+i:][:r], t[:r])
-			}
-		}
+		lossyDotRows(&lg, sb[i0:], ld, qp, g, d, unsafe.Add(rows, lg.hdr), ustride, m, tp, 4, stM, t)
 		if lg.affine() {
 			addZeroTerms(sb, ld, g, i0, m, sq, pp, tab[p*mm:], mm, p)
 		}
 	}
 	return true
+}
+
+// lossyDotRows runs the dot kernels of lg over m rows for g queries (query j at qp +
+// 4·j·d bytes), row i's first codes at rows + i·stride, into sb[j·ld+i]. Row i's
+// param table entries are at st + i·sr (sr 0: every row shares those at st). Queries
+// go four at a time per row (three: one repeated); one or two left over are scored
+// four rows at a time. t is scratch for the outputs not all stored.
+func lossyDotRows(lg *lossyGeom, sb []uint32, ld int, qp unsafe.Pointer, g, d int, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, t *[4]uint32) {
+	k, p, gs, gb := lg.k, lg.p, lg.g, lg.gb
+	qb := uintptr(4 * d)
+	j := 0
+	for ; j < g && g-j != 1 && g-j != 2; j += 4 {
+		q0 := unsafe.Add(qp, uintptr(j)*qb)
+		q1, q2 := unsafe.Add(q0, qb), unsafe.Add(q0, 2*qb)
+		q3 := q2
+		if g-j >= 4 {
+			q3 = unsafe.Add(q0, 3*qb)
+		}
+		nq := min(4, g-j)
+		for i := range m {
+			k.q4(t, q0, q1, q2, q3, unsafe.Add(rows, uintptr(i)*stride), unsafe.Add(st, uintptr(i)*sr), stM, p, gs, gb)
+			for r := range nq {
+				sb[(j+r)*ld+i] = t[r]
+			}
+		}
+	}
+	for ; j < g; j++ {
+		qj := unsafe.Add(qp, uintptr(j)*qb)
+		for i := 0; i < m; i += 4 {
+			r := min(4, m-i)
+			p0 := unsafe.Add(rows, uintptr(i)*stride)
+			p1, p2, p3 := p0, p0, p0
+			if r > 1 {
+				p1 = unsafe.Add(p0, stride)
+			}
+			if r > 2 {
+				p2 = unsafe.Add(p0, 2*stride)
+			}
+			if r > 3 {
+				p3 = unsafe.Add(p0, 3*stride)
+			}
+			// Rows past m repeat row m−1 (in the rows and in the param table).
+			if r == 4 {
+				k.rows4((*[4]uint32)(sb[j*ld+i:]), qj, p0, p1, p2, p3, unsafe.Add(st, uintptr(i)*sr), stM, p, gs, gb)
+				continue
+			}
+			k.rows4(t, qj, p0, p1, p2, p3, unsafe.Add(st, uintptr(i)*sr), stM, p, gs, gb)
+			copy(sb[j*ld+i:][:r], t[:r])
+		}
+	}
 }
 
 // groupSums writes sq[j·pp+k] = Σ of query j's values in group k (groups of gs
@@ -901,5 +912,80 @@ func addE5M2Q1(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int) {
 	st8(a1, a, 32)
 	st8(a2, a, 64)
 	st8(a3, a, 96)
+	archsimd.ClearAVXUpperBits()
+}
+
+func init() { dotChannelFused = dotChannelAVX2 }
+
+// onesF32 is the param table of rows whose scales are already in the queries (KIVI
+// channel blocks): four float32 ones.
+var onesF32 = [4]uint32{0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000}
+
+// dotChannelAVX2 is DotChannelRows for a Channel block with d a multiple of 16: the
+// block's scales and zeros widened once (channelQuery), the queries pre-scaled into
+// tmp, then the Affine dot kernels over the tokens' code rows (one group per row, unit
+// scales) and the zero terms b_j added to the scores.
+func dotChannelAVX2(c Channel, scores []float32, ld int, q []float32, g int, block []byte, t, d, i0, i1 int, tmp []float32) bool {
+	if d%16 != 0 {
+		return false
+	}
+	k := &lossyU8
+	switch c.Bits {
+	case 4:
+		k = &lossyU4
+	case 2:
+		k = &lossyU2
+	}
+	rb := packedBytes(d, c.Bits)
+	qs, sl := tmp[:g*d], tmp[g*d:g*d+2*d]
+	b := f32Bits(tmp[g*d+2*d:][:g])
+	out := (*[4]uint32)(f32Bits(tmp[g*d+2*d+g:][:4]))
+	channelQuery(qs, b, sl, q, g, d, block)
+	lg := lossyGeom{k: k, p: 1, g: uintptr(d), gb: uintptr(rb), bits: uintptr(c.Bits)}
+	m := i1 - i0
+	sb := f32Bits(scores)
+	rows := unsafe.Pointer(&block[4*d+i0*rb])
+	lossyDotRows(&lg, sb, ld, unsafe.Pointer(&qs[0]), g, d, rows, uintptr(rb), m, unsafe.Pointer(&onesF32), 0, 0, out)
+	for j := range g { // the vector state is clean after the kernels
+		bj := math.Float32frombits(b[j])
+		row := scores[j*ld:][:m]
+		for i := range row {
+			row[i] += bj
+		}
+	}
+	return true
+}
+
+// channelQuery widens the d scales and zeros of a Channel block into sl (scales, then
+// zeros), writes the pre-scaled queries qs[j·d+c] = q[j·d+c]·scale_c and the bits of
+// b[j] = Σ_c q[j·d+c]·lo_c; d is a multiple of 8.
+func channelQuery(qs []float32, b []uint32, sl, q []float32, g, d int, block []byte) {
+	_ = qs[g*d-1]
+	_ = q[g*d-1]
+	_ = sl[2*d-1]
+	_ = block[4*d-1]
+	var bt [4]uint32 // zeroed before any vector code (see lossyParams)
+	em, sg, ex, ei, ie := f16Consts()
+	mul := bcast(0x77800000) // 2^112
+	low, sixteen := archsimd.BroadcastUint32x8(0xffff), archsimd.BroadcastUint32x8(16)
+	bp, sp := unsafe.Pointer(&block[0]), unsafe.Pointer(&sl[0])
+	zo := uintptr(4 * d)
+	for c := uintptr(0); c < uintptr(d); c += 8 {
+		w := archsimd.LoadUint32x8((*[8]uint32)(unsafe.Add(bp, 4*c)))
+		st8(f16x8(w.And(low), em, sg, ex, ei, ie, mul), sp, 4*c)
+		st8(f16x8(w.ShiftRight(sixteen), em, sg, ex, ei, ie, mul), sp, zo+4*c)
+	}
+	qp, qsp := unsafe.Pointer(&q[0]), unsafe.Pointer(&qs[0])
+	for j := range g {
+		o := uintptr(4 * j * d)
+		var a archsimd.Float32x8
+		for c := uintptr(0); c < 4*uintptr(d); c += 32 {
+			x := ld8(qp, o+c)
+			st8(x.Mul(ld8(sp, c)), qsp, o+c)
+			a = x.MulAdd(ld8(sp, zo+c), a)
+		}
+		sum4(a, a, a, a).AsUint32x4().Store(&bt)
+		b[j] = bt[0]
+	}
 	archsimd.ClearAVXUpperBits()
 }

@@ -171,3 +171,96 @@ func TestFusedLossyRows(t *testing.T) {
 		}
 	}
 }
+
+// TestDotChannelRows checks DotChannelRows, with every kernel set, against float64
+// products with the decoded block, over bits, block lengths, token ranges, head sizes
+// (multiples of 16 for the fused kernels, others for the scalar path) and query
+// counts, with a leading dimension larger than the range and guards around it; also
+// through a ChannelCodec that is not Channel (decoded tiles) and with a scratch too
+// short for the pre-scaled queries.
+func TestDotChannelRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	prev := active.Load()
+	defer active.Store(prev)
+	const guard = -777
+	for _, bits := range []int{8, 4, 2} {
+		c := Channel{Bits: bits}
+		for _, tt := range []int{1, 5, 16, 32} {
+			for _, d := range []int{8, 16, 24, 64, 128} {
+				src := make([]float32, 0, tt*d)
+				for range tt {
+					src = append(src, lossyRowKinds[r.IntN(len(lossyRowKinds))](r, d)...)
+				}
+				for ch := 0; ch < d; ch += 7 { // channels with large fixed magnitudes, as keys have
+					for i := range tt {
+						src[i*d+ch] += 30
+					}
+				}
+				block := make([]byte, c.BlockBytes(tt, d))
+				c.Encode(block, src, tt, d)
+				dec := make([]float32, tt*d)
+				c.Decode(dec, block, tt, d)
+				// Error scale: the channel's largest magnitude, since the kernels sum
+				// the zero terms apart (lo and code·scale may be far larger than the
+				// value they add up to).
+				colMax := make([]float64, d)
+				for i, v := range dec {
+					colMax[i%d] = math.Max(colMax[i%d], math.Abs(float64(v)))
+				}
+				for _, g := range []int{1, 2, 3, 4, 7} {
+					q := gaussRow(r, g*d, 1)
+					if dotChannelFused != nil { // the SIMD kernel takes every d multiple of 16
+						scores, tmp := make([]float32, g*tt), make([]float32, g*d+2*d+g+4)
+						if got := dotChannelFused(c, scores, tt, q, g, block, tt, d, 0, tt, tmp); got != (d%16 == 0) {
+							t.Fatalf("%s t=%d d=%d g=%d: fused channel kernel reports %v", c.Name(), tt, d, g, got)
+						}
+					}
+					for _, rg := range [][2]int{{0, tt}, {tt / 2, tt}, {0, (tt + 1) / 2}, {tt - 1, tt}} {
+						i0, i1 := rg[0], rg[1]
+						if i0 >= i1 {
+							continue
+						}
+						ld := i1 - i0 + 3
+						for _, k := range kernelSets() {
+							active.Store(k)
+							for _, cc := range []ChannelCodec{c, plainChannel{c}} {
+								for _, short := range []bool{false, true} {
+									name := fmt.Sprintf("%s t=%d d=%d g=%d rows %d..%d %s %T short=%v", c.Name(), tt, d, g, i0, i1, k.name, cc, short)
+									tmp := make([]float32, max(tt*d, g*d+2*d+g+4))
+									if short {
+										tmp = tmp[:(i1-i0)*d]
+									}
+									scores := constRow((g-1)*ld+i1-i0+2, guard)
+									DotChannelRows(cc, scores, ld, q, g, block, tt, d, i0, i1, tmp, make([]float32, d), make([]float32, d))
+									for j := range g {
+										for i := range ld {
+											if j*ld+i >= len(scores) {
+												break
+											}
+											got := scores[j*ld+i]
+											if i >= i1-i0 {
+												if got != guard {
+													t.Fatalf("%s: score (%d,%d) past the range written", name, j, i)
+												}
+												continue
+											}
+											var want, mag float64
+											for x := range d {
+												v := float64(dec[(i0+i)*d+x])
+												want += float64(q[j*d+x]) * v
+												mag += math.Abs(float64(q[j*d+x])) * 2 * colMax[x]
+											}
+											if math.Abs(float64(got)-want) > 2e-6*mag+1e-30 {
+												t.Fatalf("%s: score (%d,%d) = %v, want %v", name, j, i, got, want)
+											}
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
