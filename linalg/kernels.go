@@ -49,11 +49,16 @@ type kernelSet struct {
 	widenQ8 func(w16 []int16, dw []float32, w []byte, rowBytes, nb int)
 	// widenQ4 is widenQ8 for Q4_0 rows: weights code−8.
 	widenQ4 func(w16 []int16, dw []float32, w []byte, rowBytes, nb int)
+	// widenQ4K is widenQ8 for Q4_K rows: weights sc·code, scales d, and the sub-blocks'
+	// minimums dmin·m in dm (laid out as dw), so that value = dw·w16 − dm.
+	widenQ4K func(w16 []int16, dw, dm []float32, w []byte, rowBytes, nb int)
 	// dotQ8Tile multiplies a 4-row tile written by widenQ8 (4·32·nb codes in w16, 4·nb
 	// scales in dw) by groups 8-token groups packed by pack8 (xg, xdg), storing the
 	// result of row i and token 8g+t at out[(8g+t)·rows+i], for i < 4 and t < 8: Σ_b
-	// dw[4b+i]·xdg[8·(g·nb+b)+t]·(exact integer dot of block b).
-	dotQ8Tile func(out []float32, rows int, w16 []int16, dw []float32, xg []int16, xdg []float32, groups int)
+	// dw[4b+i]·xdg[8·(g·nb+b)+t]·(exact integer dot of block b). When dm is not nil
+	// (Q4_K minimums, laid out as dw), it also subtracts Σ_b dm[4b+i]·xsg[8·(g·nb+b)+t]
+	// (xsg as xdg, see packSums8).
+	dotQ8Tile func(out []float32, rows int, w16 []int16, dw, dm []float32, xg []int16, xdg, xsg []float32, groups int)
 	// siluMul does g[i] = g[i]/(1+e^−g[i])·u[i], len(g) == len(u).
 	siluMul func(g, u []float32)
 	// axpy does dst[i] += a·x[i], len(dst) == len(x).
@@ -78,6 +83,7 @@ var scalarKernels = &kernelSet{
 	dotQ4x4:   dotQ4x4Scalar,
 	widenQ8:   widenQ8Scalar,
 	widenQ4:   widenQ4Scalar,
+	widenQ4K:  widenQ4KScalar,
 	dotQ8Tile: dotQ8TileScalar,
 	axpy:      axpyScalar,
 	siluMul:   siluMulScalar,
@@ -374,6 +380,22 @@ func dotQ8x4Scalar(out *[4]float32, w []byte, xi []int8, xs []float32) {
 	}
 }
 
+// packSums8 writes, for 8 consecutive tokens laid out by pack8, xsg[8b+t] = xd·xsum of
+// token t's block b (its scale times its code sum), the factor of a Q4_K block minimum;
+// xd and xsum hold k ≤ 8 tokens' scales and block sums, token-major; tokens k..7 get 0.
+func packSums8(xsg []float32, xd []float32, xsum []int32, k int) {
+	nb := len(xsg) / 8
+	xsg, xd, xsum = xsg[:8*nb], xd[:k*nb], xsum[:k*nb]
+	if k < 8 {
+		clear(xsg)
+	}
+	for t := 0; t < k; t++ {
+		for b := 0; b < nb; b++ {
+			xsg[8*b+t] = xd[t*nb+b] * float32(xsum[t*nb+b])
+		}
+	}
+}
+
 // pack8 lays out 8 consecutive tokens' quantized activations as dotQ8Tile reads them:
 // token t's codes 32b+2j and 32b+2j+1 as int16 at xg[256b+16j+2t] and xg[256b+16j+2t+1]
 // (one 32-byte vector holds a pair of codes of each of the 8 tokens), and its block b scale
@@ -409,8 +431,9 @@ func pack8(xg []int16, xdg []float32, xq []int8, xd []float32, k int) {
 type tileWiden func(w16 []int16, dw []float32, w []byte, rowBytes, nb int)
 
 // tileWidener returns the tile widener of k for a weight type the tile kernel
-// multiplies, or nil: Q8_0 and Q4_0 through kernels (widenQ8, widenQ4); Q6_K, whose
-// matrices are rarely multiplied by many tokens (output layers), in plain Go.
+// multiplies without block minimums, or nil: Q8_0 and Q4_0 through kernels (widenQ8,
+// widenQ4); Q6_K, whose matrices are rarely multiplied by many tokens (output layers), in
+// plain Go. Q4_K rows, which have minimums, are widened by widenQ4K.
 func tileWidener(k *kernelSet, t gguf.TensorType) tileWiden {
 	switch t {
 	case gguf.TypeQ8_0:
@@ -421,6 +444,35 @@ func tileWidener(k *kernelSet, t gguf.TensorType) tileWiden {
 		return widenQ6KTile
 	}
 	return nil
+}
+
+// widenQ4KScalar is the reference for widenQ4K: weight sc·code (≤ 63·15) with the 6-bit
+// scale sc of its 32-value sub-block, scale d of its super-block, minimum dmin·m.
+func widenQ4KScalar(w16 []int16, dw, dm []float32, w []byte, rowBytes, nb int) {
+	cols := nb * blockElems
+	rows := len(w16) / cols
+	nsb := nb / 8
+	for i := 0; i < rows; i++ {
+		row := w[i*rowBytes : i*rowBytes+nsb*q4KBlockBytes]
+		dst := w16[i*cols : (i+1)*cols]
+		for sb := 0; sb < nsb; sb++ {
+			blk := (*[q4KBlockBytes]byte)(row[sb*q4KBlockBytes:])
+			d := f16Table[uint16(blk[0])|uint16(blk[1])<<8]
+			dmin := f16Table[uint16(blk[2])|uint16(blk[3])<<8]
+			sc, m := q4KScales((*[12]byte)(blk[4:16]))
+			for g := 0; g < 4; g++ {
+				b := 8*sb + 2*g
+				dw[4*b+i], dw[4*(b+1)+i] = d, d
+				dm[4*b+i], dm[4*(b+1)+i] = dmin*float32(m[2*g]), dmin*float32(m[2*g+1])
+				s0, s1 := int16(sc[2*g]), int16(sc[2*g+1])
+				o := (*[2 * blockElems]int16)(dst[b*blockElems:])
+				for l, c := range (*[32]byte)(blk[16+32*g:]) {
+					o[l] = s0 * int16(c&15)
+					o[32+l] = s1 * int16(c>>4)
+				}
+			}
+		}
+	}
 }
 
 // widenQ4Scalar is the reference for widenQ4.
@@ -498,7 +550,7 @@ func widenQ8Scalar(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
 
 // dotQ8TileScalar is the reference for dotQ8Tile: per row, token and block an exact int32
 // dot, then one float multiply by both scales.
-func dotQ8TileScalar(out []float32, rows int, w16 []int16, dw []float32, xg []int16, xdg []float32, groups int) {
+func dotQ8TileScalar(out []float32, rows int, w16 []int16, dw, dm []float32, xg []int16, xdg, xsg []float32, groups int) {
 	nb := len(dw) / 4
 	cols := nb * blockElems
 	w16 = w16[:4*cols]
@@ -516,6 +568,9 @@ func dotQ8TileScalar(out []float32, rows int, w16 []int16, dw []float32, xg []in
 						a += int32(w[2*j])*int32(xb[16*j+2*t]) + int32(w[2*j+1])*int32(xb[16*j+2*t+1])
 					}
 					s += dw[4*b+i] * xd[8*b+t] * float32(a)
+					if dm != nil {
+						s -= dm[4*b+i] * xsg[g*8*nb+8*b+t]
+					}
 				}
 				out[(8*g+t)*rows+i] = s
 			}

@@ -94,7 +94,7 @@ func checkProduct(name string, out []float32, w Matrix, x []float32, n int) erro
 }
 
 func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) error {
-	needQ, needSums, needTile, needI := false, false, false, false
+	needQ, needSums, needTile, needI, needTileSums := false, false, false, false, false
 	for j, w := range ws {
 		if err := checkProduct(name, outs[j], w, x, n); err != nil {
 			if len(ws) > 1 {
@@ -110,7 +110,8 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		case gguf.TypeQ6_K:
 			needQ, needTile = true, needTile || n >= tileMinTokens(w.Type)
 		case gguf.TypeQ4_K:
-			needQ, needSums = true, true
+			tile := n >= tileMinTokens(w.Type)
+			needQ, needSums, needTile, needTileSums = true, true, needTile || tile, needTileSums || tile
 		}
 	}
 	if n == 0 || len(ws) == 0 {
@@ -120,7 +121,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	x = x[:n*cols]
 	k := active.Load()
 	var xq, xi []int8
-	var xd, xs, xdg []float32
+	var xd, xs, xdg, xsg []float32
 	var xg []int16
 	var xsum []int32
 	if needQ && cols > 0 {
@@ -136,6 +137,9 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		}
 		if needTile {
 			xg, xdg = s.g, s.gd
+		}
+		if needTileSums {
+			xsg = s.gs
 		}
 		nb := cols / blockElems
 		// Quantize (and, for the 4-token kernels, interleave; for the tile kernel, pack;
@@ -154,6 +158,9 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 			if needTile {
 				pack8(xg[t0*cols:(t0+8)*cols], xdg[t0*nb:(t0+8)*nb], xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], t1-t0)
 			}
+			if needTileSums {
+				packSums8(xsg[t0*nb:(t0+8)*nb], xd[t0*nb:t1*nb], xsum[t0*nb:t1*nb], t1-t0)
+			}
 		}
 		if groups := (n + 7) / 8; n*cols >= serialQuant {
 			parallelFor(groups, quant)
@@ -168,8 +175,11 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	for j, w := range ws {
 		p := &ps[j]
 		*p = product{k: k, w: w, out: outs[j][:n*w.Rows], x: x, n: n, xq: xq, xd: xd, xi: xi, xs: xs, xsum: xsum}
-		if tileWidener(k, w.Type) != nil && n >= tileMinTokens(w.Type) {
+		if n >= tileMinTokens(w.Type) {
 			p.xg, p.xdg = xg, xdg
+			if w.Type == gguf.TypeQ4_K {
+				p.xsg = xsg
+			}
 		}
 		if w.Rows == 0 {
 			continue
@@ -235,6 +245,7 @@ type product struct {
 	xsum  []int32          // per-block sums of xq (Q4_K)
 	xg    []int16          // xq of 8-token groups packed by pack8 (Q8_0, n >= tileTokens)
 	xdg   []float32        // xd of those groups, packed
+	xsg   []float32        // xd·xsum of those groups, packed (Q4_K)
 	widen tileWiden        // widens rows into tiles (when xg is set)
 	dec   rowDecoder       // row decoder of other types
 	errMu sync.Mutex
@@ -347,7 +358,7 @@ func (p *product) chunkQ8(r0, r1 int) {
 	p.chunkQuant(r0, r1, p.k.dotQ8, p.k.dotQ8x4, p.k.dotQ8x4N)
 }
 
-// chunkTile multiplies rows [r0, r1) of a Q8_0, Q4_0 or Q6_K matrix against
+// chunkTile multiplies rows [r0, r1) of a Q8_0, Q4_0, Q4_K or Q6_K matrix against
 // tileMinTokens or more tokens: the rows are widened once into 4-row int16 tiles (see widenQ8), then each tile is
 // multiplied by every 8-token group of a token block in one dotQ8Tile call. Rows past r1
 // in the last tile and tokens past n in the last group are zeros whose results go to a
@@ -358,7 +369,8 @@ func (p *product) chunkTile(r0, r1 int) {
 	ntile := (r1 - r0 + 3) / 4
 	sp := getTileScratch(ntile*4*cols, ntile*4*nb)
 	defer tilePool.Put(sp)
-	w16, dw := sp.w16, sp.dw
+	w16, dw, dm := sp.w16, sp.dw, sp.dm
+	var tm, xsg []float32 // Q4_K minimums and their activation factors, else nil
 	for i := 0; i < ntile; i++ {
 		r := r0 + 4*i
 		k := min(4, r1-r)
@@ -366,8 +378,13 @@ func (p *product) chunkTile(r0, r1 int) {
 		if k < 4 {
 			clear(tw)
 			clear(td)
+			clear(dm[4*i*nb : 4*(i+1)*nb])
 		}
-		p.widen(tw[:k*cols], td, p.w.Data[r*rb:], rb, nb)
+		if p.xsg != nil {
+			p.k.widenQ4K(tw[:k*cols], td, dm[4*i*nb:4*(i+1)*nb], p.w.Data[r*rb:], rb, nb)
+		} else {
+			p.widen(tw[:k*cols], td, p.w.Data[r*rb:], rb, nb)
+		}
 	}
 	full := p.n / tileTokens // groups of 8 real tokens
 	var tmp [4 * tileTokens]float32
@@ -378,15 +395,24 @@ func (p *product) chunkTile(r0, r1 int) {
 			r := r0 + 4*i
 			k := min(4, r1-r)
 			tw, td := w16[4*i*cols:4*(i+1)*cols], dw[4*i*nb:4*(i+1)*nb]
+			if p.xsg != nil {
+				tm = dm[4*i*nb : 4*(i+1)*nb]
+			}
 			g := g0
 			if k == 4 && min(g1, full) > g0 {
 				g = min(g1, full)
-				p.k.dotQ8Tile(p.out[g0*tileTokens*rows+r:], rows, tw, td,
-					p.xg[g0*tileTokens*cols:g*tileTokens*cols], p.xdg[g0*tileTokens*nb:g*tileTokens*nb], g-g0)
+				if tm != nil {
+					xsg = p.xsg[g0*tileTokens*nb : g*tileTokens*nb]
+				}
+				p.k.dotQ8Tile(p.out[g0*tileTokens*rows+r:], rows, tw, td, tm,
+					p.xg[g0*tileTokens*cols:g*tileTokens*cols], p.xdg[g0*tileTokens*nb:g*tileTokens*nb], xsg, g-g0)
 			}
 			for ; g < g1; g++ { // a partial tile or group
-				p.k.dotQ8Tile(tmp[:], 4, tw, td,
-					p.xg[g*tileTokens*cols:(g+1)*tileTokens*cols], p.xdg[g*tileTokens*nb:(g+1)*tileTokens*nb], 1)
+				if tm != nil {
+					xsg = p.xsg[g*tileTokens*nb : (g+1)*tileTokens*nb]
+				}
+				p.k.dotQ8Tile(tmp[:], 4, tw, td, tm,
+					p.xg[g*tileTokens*cols:(g+1)*tileTokens*cols], p.xdg[g*tileTokens*nb:(g+1)*tileTokens*nb], xsg, 1)
 				for t := g * tileTokens; t < min(p.n, (g+1)*tileTokens); t++ {
 					copy(p.out[t*rows+r:t*rows+r+k], tmp[(t-g*tileTokens)*4:])
 				}
@@ -522,6 +548,8 @@ func tileMinTokens(t gguf.TensorType) int {
 		return 5
 	case gguf.TypeQ6_K:
 		return 16
+	case gguf.TypeQ4_K:
+		return 6
 	}
 	return math.MaxInt
 }
@@ -535,6 +563,7 @@ type q8Scratch struct {
 	sum []int32   // per-block sums of q (Q4_K)
 	g   []int16   // q packed for the tile kernel, whole 8-token groups
 	gd  []float32 // d packed for the tile kernel
+	gs  []float32 // d·sum packed for the tile kernel (Q4_K)
 }
 
 var q8Pool sync.Pool
@@ -556,10 +585,11 @@ func getQ8Scratch(n, ng int) *q8Scratch {
 	if cap(s.g) < ng {
 		s.g = make([]int16, ng)
 		s.gd = make([]float32, ng/blockElems)
+		s.gs = make([]float32, ng/blockElems)
 	}
 	nb := n / blockElems
 	s.q, s.d, s.i, s.s, s.sum = s.q[:n], s.d[:nb], s.i[:n], s.s[:2*nb], s.sum[:nb]
-	s.g, s.gd = s.g[:ng], s.gd[:ng/blockElems]
+	s.g, s.gd, s.gs = s.g[:ng], s.gd[:ng/blockElems], s.gs[:ng/blockElems]
 	return s
 }
 
@@ -567,6 +597,7 @@ func getQ8Scratch(n, ng int) *q8Scratch {
 type tileScratch struct {
 	w16 []int16
 	dw  []float32
+	dm  []float32 // Q4_K minimums
 }
 
 var tilePool sync.Pool
@@ -581,8 +612,9 @@ func getTileScratch(n, nd int) *tileScratch {
 	}
 	if cap(s.dw) < nd {
 		s.dw = make([]float32, nd)
+		s.dm = make([]float32, nd)
 	}
-	s.w16, s.dw = s.w16[:n], s.dw[:nd]
+	s.w16, s.dw, s.dm = s.w16[:n], s.dw[:nd], s.dm[:nd]
 	return s
 }
 

@@ -87,10 +87,11 @@ func dotQ8x4NF16C(out []float32, rows int, w []byte, xi []int8, xs []float32, gr
 }
 
 // q8Tile computes the dotQ8Tile sums of the 4-row tile of nb blocks at w16 (row stride
-// 32·nb codes) with block scales dw, for groups 8-token groups at xg and xdg.
+// 32·nb codes) with block scales dw (and minimums dm, or nil), for groups 8-token groups
+// at xg and xdg (and xsg).
 //
 //go:noescape
-func q8Tile(out *float32, rows int, w16 *int16, dw *float32, xg *int16, xdg *float32, nb, groups int)
+func q8Tile(out *float32, rows int, w16 *int16, dw, dm *float32, xg *int16, xdg, xsg *float32, nb, groups int)
 
 // q8Widen writes the 32·nb codes of the Q8_0 row at w to dst as int16.
 //
@@ -119,8 +120,41 @@ func widenQ4AVX2(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
 	}
 }
 
+// q4KWiden writes the 256 codes of the Q4_K super-block codes qs times their sub-block
+// scales sc to dst as int16.
+//
+//go:noescape
+func q4KWiden(dst *int16, qs *byte, sc *[8]int16)
+
+// widenQ4KAVX2 is widenQ4KScalar: codes times scales by q4KWiden, the rest in Go.
+func widenQ4KAVX2(w16 []int16, dw, dm []float32, w []byte, rowBytes, nb int) {
+	cols := nb * blockElems
+	rows := len(w16) / cols
+	nsb := nb / 8
+	if nsb == 0 {
+		return
+	}
+	_, _ = dw[4*(nb-1)+rows-1], dm[4*(nb-1)+rows-1]
+	for i := 0; i < rows; i++ {
+		row := w[i*rowBytes : i*rowBytes+nsb*q4KBlockBytes]
+		dst := w16[i*cols : i*cols+nsb*256]
+		for sb := 0; sb < nsb; sb++ {
+			blk := (*[q4KBlockBytes]byte)(row[sb*q4KBlockBytes:])
+			d := f16Table[uint16(blk[0])|uint16(blk[1])<<8]
+			dmin := f16Table[uint16(blk[2])|uint16(blk[3])<<8]
+			sc, m := q4KScales((*[12]byte)(blk[4:16]))
+			var sc16 [8]int16
+			for j := range sc16 {
+				sc16[j] = int16(sc[j])
+				dw[4*(8*sb+j)+i], dm[4*(8*sb+j)+i] = d, dmin*float32(m[j])
+			}
+			q4KWiden(&dst[sb*256], &blk[16], &sc16)
+		}
+	}
+}
+
 // dotQ8TileAVX2 is dotQ8TileScalar (AVX2 and FMA only: the scales are already float32).
-func dotQ8TileAVX2(out []float32, rows int, w16 []int16, dw []float32, xg []int16, xdg []float32, groups int) {
+func dotQ8TileAVX2(out []float32, rows int, w16 []int16, dw, dm []float32, xg []int16, xdg, xsg []float32, groups int) {
 	nb := len(dw) / 4
 	if groups == 0 {
 		return
@@ -135,7 +169,13 @@ func dotQ8TileAVX2(out []float32, rows int, w16 []int16, dw []float32, xg []int1
 	_ = w16[4*nb*blockElems-1]
 	_ = xg[groups*8*nb*blockElems-1]
 	_ = xdg[groups*8*nb-1]
-	q8Tile(&out[0], rows, &w16[0], &dw[0], &xg[0], &xdg[0], nb, groups)
+	var pm, ps *float32
+	if dm != nil {
+		_ = dm[4*nb-1]
+		_ = xsg[groups*8*nb-1]
+		pm, ps = &dm[0], &xsg[0]
+	}
+	q8Tile(&out[0], rows, &w16[0], &dw[0], pm, &xg[0], &xdg[0], ps, nb, groups)
 }
 
 // widenQ8AVX2 is widenQ8Scalar: codes by q8Widen, scales through the table.
@@ -161,7 +201,7 @@ func widenQ8AVX2(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
 func init() {
 	for _, k := range append([]*kernelSet{simdKernels}, alternateKernels...) {
 		if k != nil {
-			k.widenQ8, k.widenQ4, k.dotQ8Tile = widenQ8AVX2, widenQ4AVX2, dotQ8TileAVX2
+			k.widenQ8, k.widenQ4, k.widenQ4K, k.dotQ8Tile = widenQ8AVX2, widenQ4AVX2, widenQ4KAVX2, dotQ8TileAVX2
 		}
 	}
 }

@@ -323,6 +323,12 @@ ndone:
 	VPMADDWD     Y12, Y8, Y12 \
 	VPADDD       Y12, Y3, Y3
 
+// TMIN subtracts the row's block minimum at off(R13) times the tokens' scaled code sums in
+// Y14 from facc (Q4_K).
+#define TMIN(facc, off) \
+	VBROADCASTSS off(R13), Y9 \
+	VFNMADD231PS Y14, Y9, facc
+
 // TSCALE adds the block's int32 sums acc, scaled by the row's weight scale at off(BX) times
 // the tokens' scales in Y13, to facc.
 #define TSCALE(acc, facc, off) \
@@ -331,29 +337,32 @@ ndone:
 	VMULPS       Y13, Y9, Y9 \
 	VFMADD231PS  Y9, acc, facc
 
-// func q8Tile(out *float32, rows int, w16 *int16, dw *float32, xg *int16, xdg *float32, nb, groups int)
+// func q8Tile(out *float32, rows int, w16 *int16, dw, dm *float32, xg *int16, xdg, xsg *float32, nb, groups int)
 // For each of groups 8-token groups (group g: codes at xg+512·nb·g bytes, scales at
 // xdg[8·nb·g:]): the 4 rows of nb blocks of int16 codes at w16 (row stride 64·nb bytes),
 // block scales at dw[4b+i], against the 8 tokens; row i of token 8g+t stored at
-// out[(8g+t)·rows+i]. The sums stay in registers (Y4-Y7: row i, lane t) until the group is
-// done, then are transposed so that each token's 4 rows are stored as one 16-byte vector.
-TEXT ·q8Tile(SB), NOSPLIT, $0-64
+// out[(8g+t)·rows+i]. When dm is not nil, dm[4b+i]·xsg[8·(nb·g+b)+t] is subtracted too.
+// The sums stay in registers (Y4-Y7: row i, lane t) until the group is done, then are
+// transposed so that each token's 4 rows are stored as one 16-byte vector.
+TEXT ·q8Tile(SB), NOSPLIT, $0-80
 	MOVQ out+0(FP), AX
 	MOVQ rows+8(FP), DX
 	SHLQ $2, DX
-	MOVQ nb+48(FP), R8
+	MOVQ nb+64(FP), R8
 	SHLQ $6, R8
 	LEAQ (R8)(R8*2), R9
-	MOVQ xg+32(FP), DI
-	MOVQ xdg+40(FP), R10
-	MOVQ groups+56(FP), R11
+	MOVQ xg+40(FP), DI
+	MOVQ xdg+48(FP), R10
+	MOVQ xsg+56(FP), R14
+	MOVQ groups+72(FP), R11
 
 tgroup:
 	TESTQ  R11, R11
 	JE     tdone
 	MOVQ   w16+16(FP), SI
 	MOVQ   dw+24(FP), BX
-	MOVQ   nb+48(FP), CX
+	MOVQ   dm+32(FP), R13
+	MOVQ   nb+64(FP), CX
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
@@ -381,6 +390,17 @@ tblock:
 	TSCALE(Y1, Y5, 4)
 	TSCALE(Y2, Y6, 8)
 	TSCALE(Y3, Y7, 12)
+	TESTQ   R13, R13
+	JE      tnext
+	VMOVUPS (R14), Y14
+	TMIN(Y4, 0)
+	TMIN(Y5, 4)
+	TMIN(Y6, 8)
+	TMIN(Y7, 12)
+	ADDQ    $16, R13
+	ADDQ    $32, R14
+
+tnext:
 	ADDQ    $64, SI
 	ADDQ    $512, DI
 	ADDQ    $16, BX
@@ -477,5 +497,47 @@ q4wloop:
 	JMP       q4wloop
 
 q4wdone:
+	VZEROUPPER
+	RET
+
+// func q4KWiden(dst *int16, qs *byte, sc *[8]int16)
+// The 256 codes of one Q4_K super-block (qs: 4 groups of 32 bytes, sub-block 2g in the
+// low nibbles of group g, 2g+1 in the high) times their sub-block scales sc, as int16:
+// dst[32j+l] = sc[j]·code l of sub-block j (VPMULLW: |sc·code| ≤ 63·15).
+TEXT ·q4KWiden(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), DI
+	MOVQ         qs+8(FP), SI
+	MOVQ         sc+16(FP), BX
+	MOVL         $0x0f0f0f0f, AX
+	MOVD         AX, X15
+	VPBROADCASTD X15, Y15
+	MOVQ         $4, CX
+
+q4kwloop:
+	VMOVDQU      (SI), Y0
+	VPSRLW       $4, Y0, Y1
+	VPAND        Y15, Y0, Y0
+	VPAND        Y15, Y1, Y1
+	VPBROADCASTW (BX), Y5
+	VPBROADCASTW 2(BX), Y6
+	VPMOVZXBW    X0, Y2
+	VEXTRACTI128 $1, Y0, X0
+	VPMOVZXBW    X0, Y3
+	VPMULLW      Y5, Y2, Y2
+	VPMULLW      Y5, Y3, Y3
+	VMOVDQU      Y2, (DI)
+	VMOVDQU      Y3, 32(DI)
+	VPMOVZXBW    X1, Y2
+	VEXTRACTI128 $1, Y1, X1
+	VPMOVZXBW    X1, Y3
+	VPMULLW      Y6, Y2, Y2
+	VPMULLW      Y6, Y3, Y3
+	VMOVDQU      Y2, 64(DI)
+	VMOVDQU      Y3, 96(DI)
+	ADDQ         $32, SI
+	ADDQ         $4, BX
+	ADDQ         $128, DI
+	DECQ         CX
+	JNE          q4kwloop
 	VZEROUPPER
 	RET

@@ -148,7 +148,7 @@ func BenchmarkQ8Kernels(b *testing.B) {
 		b.Run(k.name+"/dotQ8Tile", func(b *testing.B) {
 			c0 := cpuTime()
 			for b.Loop() {
-				k.dotQ8Tile(tout, 4, w16, dw, xg, xdg, groups)
+				k.dotQ8Tile(tout, 4, w16, dw, nil, xg, xdg, nil, groups)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*4*8*groups*nb), "ns/block")
 			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N*4*8*groups*nb), "cpu-ns/block")
@@ -160,8 +160,9 @@ func BenchmarkQ8Kernels(b *testing.B) {
 // TestQ8TileTwins checks every kernel set's widenQ8 (exactly) and dotQ8Tile against the
 // scalar references and against dotQ8Scalar of the unpacked rows and tokens, on random
 // blocks with codes over the whole int8 range (−128 included), for block counts, group
-// counts and partial last groups (tokens packed as zeros) that exercise the loops. The
-// output has room around the results, filled with a marker: a write outside them fails.
+// counts and partial last groups (tokens packed as zeros) that exercise the loops, without
+// and with block minimums (the Q4_K term Σ_b dm·xd·xsum, subtracted). The output has room
+// around the results, filled with a marker: a write outside them fails.
 func TestQ8TileTwins(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 3))
 	for _, nb := range []int{1, 2, 3, 5, 24, 64} {
@@ -187,49 +188,70 @@ func TestQ8TileTwins(t *testing.T) {
 			}
 			w16, dw := make([]int16, 4*cols), make([]float32, 4*nb)
 			scalarKernels.widenQ8(w16, dw, w, stride, nb)
+			xsum, xsg := make([]int32, n*nb), make([]float32, 8*tc.groups*nb)
+			blockSums(xsum, xq)
+			for g := 0; g < tc.groups; g++ {
+				t0, t1 := 8*g, min(n, 8*g+8)
+				packSums8(xsg[t0*nb:(t0+8)*nb], xd[t0*nb:t1*nb], xsum[t0*nb:t1*nb], t1-t0)
+			}
+			mins := make([]float32, 4*nb)
+			for i := range mins {
+				mins[i] = float32(r.Float64()) * 1e-2
+			}
 			const mark = -7.5
 			for _, k := range kernelModes(t) {
-				t.Run(fmt.Sprintf("%s/nb=%d/groups=%d/last=%d", k.name, nb, tc.groups, tc.last), func(t *testing.T) {
-					kw, kd := make([]int16, 4*cols), make([]float32, 4*nb)
-					k.widenQ8(kw, kd, w, stride, nb)
-					for i := range kw {
-						if kw[i] != w16[i] {
-							t.Fatalf("widenQ8 code %d = %d, scalar %d", i, kw[i], w16[i])
-						}
-					}
-					for i := range kd {
-						if kd[i] != dw[i] {
-							t.Fatalf("widenQ8 scale %d = %v, scalar %v", i, kd[i], dw[i])
-						}
-					}
-					out := make([]float32, 8*tc.groups*tc.rows+2)
-					for i := range out {
-						out[i] = mark
-					}
-					k.dotQ8Tile(out[1:], tc.rows, w16, dw, xg, xdg, tc.groups)
-					for i, v := range out {
-						tok, ri := (i-1)/tc.rows, (i-1)%tc.rows
-						if i == 0 || i == len(out)-1 || ri >= 4 {
-							if v != mark {
-								t.Errorf("dotQ8Tile wrote out[%d] = %v, outside its results", i, v)
-							}
-							continue
-						}
-						want, tol := float32(0), 0.0
-						if tok < n {
-							row := w[ri*stride : ri*stride+nb*q8BlockBytes]
-							want = scalarKernels.dotQ8(row, xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb])
-							for b := 0; b < nb; b++ { // float32 rounding, relative to Σ|block terms|
-								blk := (*[q8BlockBytes]byte)(row[b*q8BlockBytes:])
-								a := dotCodes8(blk, (*[blockElems]int8)(xq[tok*cols+b*blockElems:]))
-								tol += 1e-5 * math.Abs(float64(dw[4*b+ri])*float64(xd[tok*nb+b])*float64(a))
+				for _, dm := range [][]float32{nil, mins} {
+					t.Run(fmt.Sprintf("%s/nb=%d/groups=%d/last=%d/mins=%v", k.name, nb, tc.groups, tc.last, dm != nil), func(t *testing.T) {
+						kw, kd := make([]int16, 4*cols), make([]float32, 4*nb)
+						k.widenQ8(kw, kd, w, stride, nb)
+						for i := range kw {
+							if kw[i] != w16[i] {
+								t.Fatalf("widenQ8 code %d = %d, scalar %d", i, kw[i], w16[i])
 							}
 						}
-						if d := math.Abs(float64(v - want)); d > tol {
-							t.Errorf("dotQ8Tile row %d token %d = %v, dotQ8Scalar %v", ri, tok, v, want)
+						for i := range kd {
+							if kd[i] != dw[i] {
+								t.Fatalf("widenQ8 scale %d = %v, scalar %v", i, kd[i], dw[i])
+							}
 						}
-					}
-				})
+						out := make([]float32, 8*tc.groups*tc.rows+2)
+						for i := range out {
+							out[i] = mark
+						}
+						var sg []float32
+						if dm != nil {
+							sg = xsg
+						}
+						k.dotQ8Tile(out[1:], tc.rows, w16, dw, dm, xg, xdg, sg, tc.groups)
+						for i, v := range out {
+							tok, ri := (i-1)/tc.rows, (i-1)%tc.rows
+							if i == 0 || i == len(out)-1 || ri >= 4 {
+								if v != mark {
+									t.Errorf("dotQ8Tile wrote out[%d] = %v, outside its results", i, v)
+								}
+								continue
+							}
+							want, tol := float32(0), 0.0
+							if tok < n {
+								row := w[ri*stride : ri*stride+nb*q8BlockBytes]
+								want = scalarKernels.dotQ8(row, xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb])
+								for b := 0; b < nb; b++ { // float32 rounding, relative to Σ|block terms|
+									blk := (*[q8BlockBytes]byte)(row[b*q8BlockBytes:])
+									a := dotCodes8(blk, (*[blockElems]int8)(xq[tok*cols+b*blockElems:]))
+									tol += 1e-5 * math.Abs(float64(dw[4*b+ri])*float64(xd[tok*nb+b])*float64(a))
+									if dm != nil {
+										m := float64(dm[4*b+ri]) * float64(xd[tok*nb+b]) * float64(xsum[tok*nb+b])
+										want -= float32(m)
+										tol += 1e-5 * math.Abs(m)
+									}
+								}
+							}
+							if d := math.Abs(float64(v - want)); d > tol {
+								t.Errorf("dotQ8Tile row %d token %d = %v, want %v", ri, tok, v, want)
+							}
+						}
+					})
+				}
 			}
 		}
 	}
@@ -322,7 +344,7 @@ func TestTileMatMul(t *testing.T) {
 	defer active.Store(active.Load())
 	defer SetThreads(Threads())
 	r := rand.New(rand.NewPCG(21, 4))
-	for _, typ := range []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ6_K} {
+	for _, typ := range []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ6_K, gguf.TypeQ4_K} {
 		for _, sh := range []struct{ rows, cols int }{{5, 256}, {13, 512}, {130, 256}} {
 			data, wref := encodeRows(t, typ, randVals(r, sh.rows*sh.cols, 0.05), sh.rows, sh.cols)
 			w, err := NewMatrix(typ, sh.rows, sh.cols, data)
@@ -365,6 +387,52 @@ func TestTileMatMul(t *testing.T) {
 								}
 							}
 						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestWidenQ4K checks that every kernel set's Q4_K tile widener gives the scalar one's
+// weights, scales and minimums exactly, and that they give the rows' values as
+// gguf.Dequantize decodes them (dw·w16 − dm, within float32 rounding of the two terms), on
+// blocks encoded from random values, for 1 to 4 rows.
+func TestWidenQ4K(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 1))
+	for _, nb := range []int{8, 24} {
+		cols := nb * blockElems
+		for _, rows := range []int{4, 3, 1} {
+			data, _ := encodeRows(t, gguf.TypeQ4_K, randVals(r, rows*cols, 0.05), rows, cols)
+			rb := len(data) / rows
+			w16, dw, dm := make([]int16, rows*cols), make([]float32, 4*nb), make([]float32, 4*nb)
+			widenQ4KScalar(w16, dw, dm, data, rb, nb)
+			for _, k := range kernelModes(t) {
+				kw, kd, km := make([]int16, rows*cols), make([]float32, 4*nb), make([]float32, 4*nb)
+				k.widenQ4K(kw, kd, km, data, rb, nb)
+				for i := range kw {
+					if kw[i] != w16[i] {
+						t.Fatalf("%s nb=%d rows=%d: weight %d = %d, scalar %d", k.name, nb, rows, i, kw[i], w16[i])
+					}
+				}
+				for i := range kd {
+					if kd[i] != dw[i] || km[i] != dm[i] {
+						t.Fatalf("%s nb=%d rows=%d: scale, minimum %d = %v, %v, scalar %v, %v",
+							k.name, nb, rows, i, kd[i], km[i], dw[i], dm[i])
+					}
+				}
+			}
+			want := make([]float32, cols)
+			for row := 0; row < rows; row++ {
+				if err := gguf.Dequantize(gguf.TypeQ4_K, want, data[row*rb:(row+1)*rb]); err != nil {
+					t.Fatal(err)
+				}
+				for c, v := range want {
+					b := c / blockElems
+					a, m := float64(dw[4*b+row])*float64(w16[row*cols+c]), float64(dm[4*b+row])
+					if d := math.Abs(a - m - float64(v)); d > 0x1p-22*(math.Abs(a)+math.Abs(m)) {
+						t.Fatalf("nb=%d row %d column %d: %v·%d − %v = %v, Dequantize %v",
+							nb, row, c, dw[4*b+row], w16[row*cols+c], dm[4*b+row], a-m, v)
 					}
 				}
 			}
