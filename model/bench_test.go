@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"os"
 	"syscall"
 	"testing"
@@ -92,4 +93,27 @@ func BenchmarkDecode(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
 	b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/tok")
+}
+
+// BenchmarkPrefillPasses times a 512-token prefill into an empty f16 cache run as
+// one Forward call with different pass sizes (Model.PassTokens); the pass size
+// trades activation memory against per-pass overhead.
+func BenchmarkPrefillPasses(b *testing.B) {
+	m := benchModel(b)
+	toks := tokens(m, 512)
+	for _, pass := range []int{32, DefaultPassTokens, 128, 512} {
+		b.Run(fmt.Sprintf("pass=%d", pass), func(b *testing.B) {
+			m.PassTokens = pass
+			defer func() { m.PassTokens = 0 }()
+			c0 := cpuTime()
+			for b.Loop() {
+				c, seq := benchCache(b, m, "f16")
+				if _, err := m.Forward(c, []Span{{Seq: seq, Tokens: toks}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(toks)*b.N)/b.Elapsed().Seconds(), "tok/s")
+			b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(len(toks)*b.N), "cpu-ms/tok")
+		})
+	}
 }
