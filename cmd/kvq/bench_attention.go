@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"kvq/attn"
+	"kvq/internal/membw"
 	"kvq/kv"
 )
 
@@ -126,7 +127,7 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 			nThreads = attn.DefaultWorkers()
 		}
 	}
-	bw := readBandwidth(newReadBuffer(defaultBandwidthBuffer), nThreads, *bwTime)
+	bw := membw.Read(membw.Buffer(defaultBandwidthBuffer), nThreads, *bwTime)
 	rep := attentionReport{
 		Cache: spec.String(), Ctx: *ctx, Heads: *heads, KVHeads: *kvHeads, HeadDim: *headDim,
 		Threads: nThreads, Kernels: attn.KernelName(), Steps: steps,

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"kvq/internal/membw"
 )
 
 func init() {
@@ -52,11 +52,11 @@ func runBenchBandwidth(args []string, stdout, stderr io.Writer) error {
 	if *minTime <= 0 {
 		return fmt.Errorf("--time must be positive, got %v", *minTime)
 	}
-	buf := newReadBuffer(int64(size))
+	buf := membw.Buffer(int64(size))
 	rep := bandwidthReport{BufferBytes: int64(len(buf)) * 8}
 	fmt.Fprintf(stdout, "read bandwidth over %s (best pass of %v per thread count)\n", fmtBytes(rep.BufferBytes), *minTime)
 	for _, t := range threads {
-		gb := readBandwidth(buf, t, *minTime)
+		gb := membw.Read(buf, t, *minTime)
 		rep.Rows = append(rep.Rows, bandwidthPoint{Threads: t, GBPerS: gb})
 		fmt.Fprintf(stdout, "  %2d thread(s)  %6.1f GB/s\n", t, gb)
 	}
@@ -83,71 +83,4 @@ func parseThreadList(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
-}
-
-// newReadBuffer returns a buffer of about size bytes (a multiple of 64), every page
-// written so that reads hit memory rather than the shared zero page.
-func newReadBuffer(size int64) []uint64 {
-	buf := make([]uint64, size/64*8)
-	for i := range buf {
-		buf[i] = uint64(i)
-	}
-	return buf
-}
-
-// readBandwidth returns the best bandwidth, in GB/s (1e9 bytes per second), of
-// threads goroutines each summing its own contiguous share of buf, over passes
-// repeated for at least minTime. The goroutines are locked to OS threads and
-// released together for each pass.
-func readBandwidth(buf []uint64, threads int, minTime time.Duration) float64 {
-	threads = max(1, min(threads, len(buf)/8))
-	share := len(buf) / threads &^ 7
-	var sink [256]uint64
-	best := 0.0
-	start := time.Now()
-	for pass := 0; pass < 2 || time.Since(start) < minTime; pass++ {
-		var ready, done sync.WaitGroup
-		gate := make(chan struct{})
-		ready.Add(threads)
-		done.Add(threads)
-		for t := range threads {
-			go func() {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				part := buf[t*share : (t+1)*share]
-				ready.Done()
-				<-gate
-				sink[t] += sumWords(part)
-				done.Done()
-			}()
-		}
-		ready.Wait()
-		t0 := time.Now()
-		close(gate)
-		done.Wait()
-		el := time.Since(t0).Seconds()
-		if gb := float64(threads*share*8) / el / 1e9; gb > best {
-			best = gb
-		}
-	}
-	return best
-}
-
-// sumWords returns the sum of w (len(w) a multiple of 8): a read loop with eight
-// independent accumulators, so that it is bound by memory, not by the adds.
-func sumWords(w []uint64) uint64 {
-	var s0, s1, s2, s3, s4, s5, s6, s7 uint64
-	for len(w) >= 8 {
-		b := (*[8]uint64)(w)
-		s0 += b[0]
-		s1 += b[1]
-		s2 += b[2]
-		s3 += b[3]
-		s4 += b[4]
-		s5 += b[5]
-		s6 += b[6]
-		s7 += b[7]
-		w = w[8:]
-	}
-	return s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
 }

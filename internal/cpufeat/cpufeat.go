@@ -1,0 +1,11 @@
+// Package cpufeat reports the x86-64 instruction-set extensions kvq's assembly
+// kernels use, read once with CPUID (and XGETBV: the OS must save the YMM state).
+// On other architectures every feature is false.
+package cpufeat
+
+// AVX2FMA reports AVX, AVX2 and FMA3 with YMM state enabled by the OS.
+var AVX2FMA = hasAVX2FMA()
+
+// F16C reports the F16C half-precision conversions (VCVTPH2PS, VCVTPS2PH); kvq's
+// kernels only use it together with AVX2FMA.
+var F16C = AVX2FMA && hasF16C()

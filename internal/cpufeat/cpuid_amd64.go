@@ -1,0 +1,4 @@
+package cpufeat
+
+func hasAVX2FMA() bool
+func hasF16C() bool

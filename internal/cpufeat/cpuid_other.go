@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package cpufeat
+
+func hasAVX2FMA() bool { return false }
+func hasF16C() bool    { return false }

@@ -1,0 +1,91 @@
+// Package membw measures how fast this machine reads memory: the floor of decode,
+// which reads every weight and every cached byte once per token.
+package membw
+
+import (
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Buffer returns a buffer of about size bytes (a multiple of 256) to read, written
+// once so that every page is resident.
+func Buffer(size int64) []uint64 {
+	buf := make([]uint64, size/256*32)
+	for i := range buf {
+		buf[i] = uint64(i)
+	}
+	return buf
+}
+
+// Read returns the best read bandwidth, in 1e9 bytes per second, of threads
+// goroutines each summing its share of buf, over passes repeated for at least
+// minTime (two at least). The goroutines are locked to OS threads and released
+// together for each pass.
+func Read(buf []uint64, threads int, minTime time.Duration) float64 {
+	threads = max(1, min(threads, len(buf)/32))
+	share := len(buf) / threads &^ 31
+	sink := make([]uint64, threads)
+	best := 0.0
+	start := time.Now()
+	for pass := 0; pass < 2 || time.Since(start) < minTime; pass++ {
+		var ready, done sync.WaitGroup
+		gate := make(chan struct{})
+		ready.Add(threads)
+		done.Add(threads)
+		for t := range threads {
+			go func() {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				part := buf[t*share : (t+1)*share]
+				ready.Done()
+				<-gate
+				sink[t] += Sum(part)
+				done.Done()
+			}()
+		}
+		ready.Wait()
+		t0 := time.Now()
+		close(gate)
+		done.Wait()
+		el := time.Since(t0).Seconds()
+		if gb := float64(threads*share*8) / el / 1e9; gb > best {
+			best = gb
+		}
+	}
+	return best
+}
+
+// Sum returns the wrapping sum of w. With AVX2 it reads 256 bytes per step into
+// four vector accumulators (len(w) a multiple of 32 words; the rest is summed in
+// Go); otherwise eight scalar accumulators.
+func Sum(w []uint64) uint64 {
+	var s uint64
+	if n := len(w) &^ 31; useAVX2 && n > 0 {
+		s = sumAVX2(&w[0], n)
+		w = w[n:]
+	}
+	return s + sumWords(w)
+}
+
+// sumWords is Sum in Go: eight independent accumulators, so that it is bound by
+// memory rather than by the adds where it can be.
+func sumWords(w []uint64) uint64 {
+	var s0, s1, s2, s3, s4, s5, s6, s7 uint64
+	for len(w) >= 8 {
+		b := (*[8]uint64)(w)
+		s0 += b[0]
+		s1 += b[1]
+		s2 += b[2]
+		s3 += b[3]
+		s4 += b[4]
+		s5 += b[5]
+		s6 += b[6]
+		s7 += b[7]
+		w = w[8:]
+	}
+	for _, x := range w {
+		s0 += x
+	}
+	return s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
+}
