@@ -47,6 +47,8 @@ type kernelSet struct {
 	// w16[i·cols+c] = code c of row w[i·rowBytes:] as int16 for i < len(w16)/cols (at most
 	// 4 rows; cols = 32·nb), and dw[4b+i] = that row's block b scale as float32.
 	widenQ8 func(w16 []int16, dw []float32, w []byte, rowBytes, nb int)
+	// pack8 lays out 8 tokens' quantized activations for dotQ8Tile (see pack8Scalar).
+	pack8 func(xg []int16, xdg []float32, xq []int8, xd []float32, k int)
 	// widenQ4 is widenQ8 for Q4_0 rows: weights code−8.
 	widenQ4 func(w16 []int16, dw []float32, w []byte, rowBytes, nb int)
 	// widenQ4K is widenQ8 for Q4_K rows: weights sc·code, scales d, and the sub-blocks'
@@ -83,6 +85,7 @@ var scalarKernels = &kernelSet{
 	dotQ4x4:   dotQ4x4Scalar,
 	widenQ8:   widenQ8Scalar,
 	widenQ4:   widenQ4Scalar,
+	pack8:     pack8Scalar,
 	widenQ4K:  widenQ4KScalar,
 	dotQ8Tile: dotQ8TileScalar,
 	axpy:      axpyScalar,
@@ -396,12 +399,12 @@ func packSums8(xsg []float32, xd []float32, xsum []int32, k int) {
 	}
 }
 
-// pack8 lays out 8 consecutive tokens' quantized activations as dotQ8Tile reads them:
+// pack8Scalar lays out 8 consecutive tokens' quantized activations as dotQ8Tile reads them:
 // token t's codes 32b+2j and 32b+2j+1 as int16 at xg[256b+16j+2t] and xg[256b+16j+2t+1]
 // (one 32-byte vector holds a pair of codes of each of the 8 tokens), and its block b scale
 // at xdg[8b+t]. xq holds k ≤ 8 tokens' codes and xd their scales, token-major; tokens k..7
 // are written as zeros (codes and scales), so a tile's results for them are 0.
-func pack8(xg []int16, xdg []float32, xq []int8, xd []float32, k int) {
+func pack8Scalar(xg []int16, xdg []float32, xq []int8, xd []float32, k int) {
 	nb := len(xdg) / 8
 	cols := nb * blockElems
 	xg, xdg = xg[:8*cols], xdg[:8*nb]

@@ -156,7 +156,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 				}
 			}
 			if needTile {
-				pack8(xg[t0*cols:(t0+8)*cols], xdg[t0*nb:(t0+8)*nb], xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], t1-t0)
+				k.pack8(xg[t0*cols:(t0+8)*cols], xdg[t0*nb:(t0+8)*nb], xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], t1-t0)
 			}
 			if needTileSums {
 				packSums8(xsg[t0*nb:(t0+8)*nb], xd[t0*nb:t1*nb], xsum[t0*nb:t1*nb], t1-t0)

@@ -153,6 +153,31 @@ func widenQ4KAVX2(w16 []int16, dw, dm []float32, w []byte, rowBytes, nb int) {
 	}
 }
 
+// q8Pack8 writes the codes of 8 whole tokens (nb blocks each, token t at xq+t·cols) to xg
+// as pack8 lays them out.
+//
+//go:noescape
+func q8Pack8(xg *int16, xq *int8, cols, nb int)
+
+// pack8AVX2 is pack8Scalar: the codes of 8 whole tokens by q8Pack8, fewer in Go.
+func pack8AVX2(xg []int16, xdg []float32, xq []int8, xd []float32, k int) {
+	nb := len(xdg) / 8
+	if k < 8 || nb == 0 {
+		pack8Scalar(xg, xdg, xq, xd, k)
+		return
+	}
+	cols := nb * blockElems
+	_ = xg[8*cols-1]
+	_ = xq[8*cols-1]
+	q8Pack8(&xg[0], &xq[0], cols, nb)
+	xdg, xd = xdg[:8*nb], xd[:8*nb]
+	for t := 0; t < 8; t++ {
+		for b := 0; b < nb; b++ {
+			xdg[8*b+t] = xd[t*nb+b]
+		}
+	}
+}
+
 // dotQ8TileAVX2 is dotQ8TileScalar (AVX2 and FMA only: the scales are already float32).
 func dotQ8TileAVX2(out []float32, rows int, w16 []int16, dw, dm []float32, xg []int16, xdg, xsg []float32, groups int) {
 	nb := len(dw) / 4
@@ -202,6 +227,7 @@ func init() {
 	for _, k := range append([]*kernelSet{simdKernels}, alternateKernels...) {
 		if k != nil {
 			k.widenQ8, k.widenQ4, k.widenQ4K, k.dotQ8Tile = widenQ8AVX2, widenQ4AVX2, widenQ4KAVX2, dotQ8TileAVX2
+			k.pack8 = pack8AVX2
 		}
 	}
 }

@@ -541,3 +541,79 @@ q4kwloop:
 	JNE          q4kwloop
 	VZEROUPPER
 	RET
+
+// TRANSPOSE8 transposes the 8×8 int32 matrix in Y0-Y7 (row t: token t's code pairs
+// 0-7 of a half block) and stores column j (pair j of tokens 0-7) at off+32j(DI).
+#define TRANSPOSE8(off) \
+	VPUNPCKLDQ  Y1, Y0, Y8 \
+	VPUNPCKHDQ  Y1, Y0, Y9 \
+	VPUNPCKLDQ  Y3, Y2, Y10 \
+	VPUNPCKHDQ  Y3, Y2, Y11 \
+	VPUNPCKLDQ  Y5, Y4, Y12 \
+	VPUNPCKHDQ  Y5, Y4, Y13 \
+	VPUNPCKLDQ  Y7, Y6, Y14 \
+	VPUNPCKHDQ  Y7, Y6, Y15 \
+	VPUNPCKLQDQ Y10, Y8, Y0 \
+	VPUNPCKHQDQ Y10, Y8, Y1 \
+	VPUNPCKLQDQ Y11, Y9, Y2 \
+	VPUNPCKHQDQ Y11, Y9, Y3 \
+	VPUNPCKLQDQ Y14, Y12, Y4 \
+	VPUNPCKHQDQ Y14, Y12, Y5 \
+	VPUNPCKLQDQ Y15, Y13, Y6 \
+	VPUNPCKHQDQ Y15, Y13, Y7 \
+	VPERM2I128  $0x20, Y4, Y0, Y8 \
+	VPERM2I128  $0x20, Y5, Y1, Y9 \
+	VPERM2I128  $0x20, Y6, Y2, Y10 \
+	VPERM2I128  $0x20, Y7, Y3, Y11 \
+	VPERM2I128  $0x31, Y4, Y0, Y12 \
+	VPERM2I128  $0x31, Y5, Y1, Y13 \
+	VPERM2I128  $0x31, Y6, Y2, Y14 \
+	VPERM2I128  $0x31, Y7, Y3, Y15 \
+	VMOVDQU     Y8, (off)(DI) \
+	VMOVDQU     Y9, (off+32)(DI) \
+	VMOVDQU     Y10, (off+64)(DI) \
+	VMOVDQU     Y11, (off+96)(DI) \
+	VMOVDQU     Y12, (off+128)(DI) \
+	VMOVDQU     Y13, (off+160)(DI) \
+	VMOVDQU     Y14, (off+192)(DI) \
+	VMOVDQU     Y15, (off+224)(DI)
+
+// LOAD8(off) widens bytes off..off+15 of each of the 8 tokens' codes (token t at
+// SI+t·cols) into Y0-Y7.
+#define LOAD8(off) \
+	VPMOVSXBW off(SI), Y0 \
+	VPMOVSXBW off(SI)(R8*1), Y1 \
+	VPMOVSXBW off(SI)(R8*2), Y2 \
+	VPMOVSXBW off(SI)(R9*1), Y3 \
+	VPMOVSXBW off(SI)(R8*4), Y4 \
+	VPMOVSXBW off(SI)(R10*1), Y5 \
+	VPMOVSXBW off(SI)(R9*2), Y6 \
+	VPMOVSXBW off(SI)(R11*1), Y7
+
+// func q8Pack8(xg *int16, xq *int8, cols, nb int)
+// The codes of pack8 for 8 whole tokens (token t's nb blocks at xq+t·cols): per block,
+// two 8×8 transposes of int16 code pairs.
+TEXT ·q8Pack8(SB), NOSPLIT, $0-32
+	MOVQ xg+0(FP), DI
+	MOVQ xq+8(FP), SI
+	MOVQ cols+16(FP), R8
+	MOVQ nb+24(FP), CX
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R9)(R8*4), R11
+
+p8loop:
+	TESTQ CX, CX
+	JE    p8done
+	LOAD8(0)
+	TRANSPOSE8(0)
+	LOAD8(16)
+	TRANSPOSE8(256)
+	ADDQ  $32, SI
+	ADDQ  $512, DI
+	DECQ  CX
+	JMP   p8loop
+
+p8done:
+	VZEROUPPER
+	RET

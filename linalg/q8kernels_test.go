@@ -118,7 +118,7 @@ func BenchmarkQ8Kernels(b *testing.B) {
 	const groups = 4
 	xg, xdg := make([]int16, 8*groups*cols), make([]float32, 8*groups*nb)
 	for g := 0; g < groups; g++ { // the 4 tokens twice per group
-		pack8(xg[8*g*cols:8*(g+1)*cols], xdg[8*g*nb:8*(g+1)*nb], append(xq[:4*cols:4*cols], xq...), append(xd[:4*nb:4*nb], xd...), 8)
+		pack8Scalar(xg[8*g*cols:8*(g+1)*cols], xdg[8*g*nb:8*(g+1)*nb], append(xq[:4*cols:4*cols], xq...), append(xd[:4*nb:4*nb], xd...), 8)
 	}
 	w16, dw := make([]int16, 4*cols), make([]float32, 4*nb)
 	scalarKernels.widenQ8(w16, dw, w, stride, nb)
@@ -184,7 +184,7 @@ func TestQ8TileTwins(t *testing.T) {
 			xg, xdg := make([]int16, 8*tc.groups*cols), make([]float32, 8*tc.groups*nb)
 			for g := 0; g < tc.groups; g++ {
 				t0, t1 := 8*g, min(n, 8*g+8)
-				pack8(xg[t0*cols:(t0+8)*cols], xdg[t0*nb:(t0+8)*nb], xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], t1-t0)
+				pack8Scalar(xg[t0*cols:(t0+8)*cols], xdg[t0*nb:(t0+8)*nb], xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], t1-t0)
 			}
 			w16, dw := make([]int16, 4*cols), make([]float32, 4*nb)
 			scalarKernels.widenQ8(w16, dw, w, stride, nb)
@@ -433,6 +433,47 @@ func TestWidenQ4K(t *testing.T) {
 					if d := math.Abs(a - m - float64(v)); d > 0x1p-22*(math.Abs(a)+math.Abs(m)) {
 						t.Fatalf("nb=%d row %d column %d: %v·%d − %v = %v, Dequantize %v",
 							nb, row, c, dw[4*b+row], w16[row*cols+c], dm[4*b+row], a-m, v)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPack8Twins checks every kernel set's pack8 against pack8Scalar, exactly, for whole
+// and partial groups of tokens with codes over the int8 range, on output that starts dirty
+// (a partial group must clear what it does not write).
+func TestPack8Twins(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 9))
+	for _, nb := range []int{1, 3, 24} {
+		cols := nb * blockElems
+		for _, k := range []int{8, 5, 1} {
+			xq, xd := make([]int8, k*cols), make([]float32, k*nb)
+			for i := range xq {
+				xq[i] = int8(r.Uint32())
+			}
+			for i := range xd {
+				xd[i] = float32(r.Float64())
+			}
+			want, wantD := make([]int16, 8*cols), make([]float32, 8*nb)
+			pack8Scalar(want, wantD, xq, xd, k)
+			for _, ks := range kernelModes(t) {
+				got, gotD := make([]int16, 8*cols), make([]float32, 8*nb)
+				for i := range got {
+					got[i] = 777
+				}
+				for i := range gotD {
+					gotD[i] = 7
+				}
+				ks.pack8(got, gotD, xq, xd, k)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("%s nb=%d k=%d: code %d = %d, pack8Scalar %d", ks.name, nb, k, i, got[i], want[i])
+					}
+				}
+				for i := range wantD {
+					if gotD[i] != wantD[i] {
+						t.Fatalf("%s nb=%d k=%d: scale %d = %v, pack8Scalar %v", ks.name, nb, k, i, gotD[i], wantD[i])
 					}
 				}
 			}
