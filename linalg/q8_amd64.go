@@ -93,10 +93,12 @@ func dotQ8x4NF16C(out []float32, rows int, w []byte, xi []int8, xs []float32, gr
 //go:noescape
 func q8Tile(out *float32, rows int, w16 *int16, dw, dm *float32, xg *int16, xdg, xsg *float32, nb, groups int)
 
-// q8Widen writes the 32·nb codes of the Q8_0 row at w to dst as int16.
+// q8Widen writes the codes of rows Q8_0 rows of nb blocks (row i at w+i·rowBytes) to dst
+// as int16, row after row, and their scales to dw[4b+i], widened through the table f16
+// (f16Table).
 //
 //go:noescape
-func q8Widen(dst *int16, w *byte, nb int)
+func q8Widen(dst *int16, dw *float32, w *byte, rowBytes, rows, nb int, f16 *float32)
 
 // q4Widen writes the 32·nb codes of the Q4_0 row at w to dst as int16, less 8.
 //
@@ -203,21 +205,16 @@ func dotQ8TileAVX2(out []float32, rows int, w16 []int16, dw, dm []float32, xg []
 	q8Tile(&out[0], rows, &w16[0], &dw[0], pm, &xg[0], &xdg[0], ps, nb, groups)
 }
 
-// widenQ8AVX2 is widenQ8Scalar: codes by q8Widen, scales through the table.
+// widenQ8AVX2 is widenQ8Scalar, all rows in one q8Widen call.
 func widenQ8AVX2(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
-	if nb == 0 {
+	cols := nb * blockElems
+	if nb == 0 || len(w16) < cols {
 		return
 	}
-	cols := nb * blockElems
 	rows := len(w16) / cols
 	_ = dw[4*(nb-1)+rows-1]
-	for i := 0; i < rows; i++ {
-		row := w[i*rowBytes : i*rowBytes+nb*q8BlockBytes]
-		q8Widen(&w16[i*cols], &row[0], nb)
-		for b := 0; b < nb; b++ {
-			dw[4*b+i] = f16Table[uint16(row[b*q8BlockBytes])|uint16(row[b*q8BlockBytes+1])<<8]
-		}
-	}
+	_ = w[(rows-1)*rowBytes+nb*q8BlockBytes-1]
+	q8Widen(&w16[0], &dw[0], &w[0], rowBytes, rows, nb, &f16Table[0])
 }
 
 // The tile kernels need only AVX2 and FMA, which every non-scalar kernel set of this

@@ -441,24 +441,44 @@ tdone:
 	VZEROUPPER
 	RET
 
-// func q8Widen(dst *int16, w *byte, nb int)
-// dst[32b+j] = int16(code j of the Q8_0 block b at w), for b < nb (VPMOVSXBW).
-TEXT ·q8Widen(SB), NOSPLIT, $0-24
+// func q8Widen(dst *int16, dw *float32, w *byte, rowBytes, rows, nb int, f16 *float32)
+// For each of rows Q8_0 rows i at w+i·rowBytes: dst[32·nb·i+32b+j] = int16(code j of
+// block b) (VPMOVSXBW), and dw[4b+i] = f16[scale bits of block b] (the f16Table lookup).
+TEXT ·q8Widen(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ nb+16(FP), CX
+	MOVQ dw+8(FP), BX
+	MOVQ w+16(FP), R9
+	MOVQ rows+32(FP), R10
+	MOVQ f16+48(FP), R11
+
+wrow:
+	TESTQ R10, R10
+	JE    wdone
+	MOVQ  R9, SI
+	MOVQ  BX, R12
+	MOVQ  nb+40(FP), CX
 
 wloop:
 	TESTQ     CX, CX
-	JE        wdone
+	JE        wnext
 	VPMOVSXBW 2(SI), Y0
 	VPMOVSXBW 18(SI), Y1
 	VMOVDQU   Y0, (DI)
 	VMOVDQU   Y1, 32(DI)
+	MOVWLZX   (SI), AX
+	MOVL      (R11)(AX*4), DX
+	MOVL      DX, (R12)
 	ADDQ      $34, SI
 	ADDQ      $64, DI
+	ADDQ      $16, R12
 	DECQ      CX
 	JMP       wloop
+
+wnext:
+	ADDQ rowBytes+24(FP), R9
+	ADDQ $4, BX
+	DECQ R10
+	JMP  wrow
 
 wdone:
 	VZEROUPPER
