@@ -48,8 +48,10 @@ const (
 //     values, group k's scale of row r at st + k·stM + 4r: per group, the plain dot
 //     of q and the codes is folded into the score with the group scale (the zero
 //     terms are the caller's).
-//   - q4 stores to out[r] the bits of q_r · row for the queries at q0..q3 (any may
-//     repeat) and one row, arguments as rows4's (st: the row's scale).
+//   - q4 stores the bits of q_r · row_i at out + r·ldo + 4i for the queries r < nq
+//     at q0..q3 (nq 3 or 4; q3 repeats q2 for 3) and the m rows whose first codes
+//     are at rows + i·stride, row i's param table entries at st + i·sr; groups as
+//     for rows4.
 //   - addQ4 adds, for the queries r < 4 (accumulators of 16 columns at a0..a3,
 //     weights ws_r[i] at w0..w3; a query may repeat, with its weights), Σ_i
 //     ws_r[i]·codes_i over 16 columns, row i's codes at cp + i·stride.
@@ -58,7 +60,7 @@ const (
 //     with weights at w1 and codes at cp1 + i·stride (two groups of 16).
 type lossyKernels struct {
 	rows4 func(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
-	q4    func(out *[4]uint32, q0, q1, q2, q3, p, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
+	q4    func(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr)
 	addQ4 func(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int)
 	addQ1 func(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int)
 }
@@ -182,14 +184,17 @@ func lossyParams(lg *lossyGeom, tab []uint32, sp unsafe.Pointer, stride uintptr,
 }
 
 // words8 returns the 32-bit words at p + r·stride of rows i+r, r < 8, rows past m−1
-// read as row m−1.
+// read as row m−1. Pairs of words are joined in integer registers, so that four
+// inserts build the vector (no array: its zeroing is an SSE store).
 func words8(p unsafe.Pointer, stride uintptr, i, m int) archsimd.Uint32x8 {
-	at := func(r int) uint32 { return *(*uint32)(unsafe.Add(p, uintptr(min(i+r, m-1))*stride)) }
-	var lo, hi archsimd.Uint32x4
-	lo = lo.SetElem(0, at(0)).SetElem(1, at(1)).SetElem(2, at(2)).SetElem(3, at(3))
-	hi = hi.SetElem(0, at(4)).SetElem(1, at(5)).SetElem(2, at(6)).SetElem(3, at(7))
+	p = unsafe.Add(p, uintptr(i)*stride)
+	last := uintptr(m - i - 1)
+	at := func(r uintptr) uint64 { return uint64(*(*uint32)(unsafe.Add(p, min(r, last)*stride))) }
+	var lo, hi archsimd.Uint64x2
+	lo = lo.SetElem(0, at(0)|at(1)<<32).SetElem(1, at(2)|at(3)<<32)
+	hi = hi.SetElem(0, at(4)|at(5)<<32).SetElem(1, at(6)|at(7)<<32)
 	var v archsimd.Uint32x8
-	return v.SetLo(lo).SetHi(hi)
+	return v.SetLo(lo.AsUint32x4()).SetHi(hi.AsUint32x4())
 }
 
 // fusedDotRowsLossy is fusedDotRows for Affine and FP8 rows; see the top of this
@@ -248,13 +253,7 @@ func lossyDotRows(lg *lossyGeom, sb []uint32, ld int, qp unsafe.Pointer, g, d in
 		if g-j >= 4 {
 			q3 = unsafe.Add(q0, 3*qb)
 		}
-		nq := min(4, g-j)
-		for i := range m {
-			k.q4(t, q0, q1, q2, q3, unsafe.Add(rows, uintptr(i)*stride), unsafe.Add(st, uintptr(i)*sr), stM, p, gs, gb)
-			for r := range nq {
-				sb[(j+r)*ld+i] = t[r]
-			}
-		}
+		k.q4(unsafe.Pointer(&sb[j*ld]), uintptr(4*ld), min(4, g-j), q0, q1, q2, q3, rows, stride, m, st, sr, stM, p, gs, gb)
 	}
 	for ; j < g; j++ {
 		qj := unsafe.Add(qp, uintptr(j)*qb)
@@ -542,25 +541,34 @@ func dotU8Rows4(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintpt
 // dotU8Q4 is dotQ4 for 8-bit codes.
 //
 //go:noinline
-func dotU8Q4(out *[4]uint32, q0, q1, q2, q3, p, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr) {
-	var t0, t1, t2, t3 archsimd.Float32x8
+func dotU8Q4(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr) {
 
-	for range np {
-		var a0, a1, a2, a3 archsimd.Float32x8
-		for c := uintptr(0); c < gs; c += 16 {
-			x0, x1 := unpackU8(unsafe.Add(p, c))
-			qo := 4 * c
-			a0 = ld8(q0, qo+32).MulAdd(x1, ld8(q0, qo).MulAdd(x0, a0))
-			a1 = ld8(q1, qo+32).MulAdd(x1, ld8(q1, qo).MulAdd(x0, a1))
-			a2 = ld8(q2, qo+32).MulAdd(x1, ld8(q2, qo).MulAdd(x0, a2))
-			a3 = ld8(q3, qo+32).MulAdd(x1, ld8(q3, qo).MulAdd(x0, a3))
+	for range m {
+		var t0, t1, t2, t3 archsimd.Float32x8
+		p, s0, qo := rows, st, uintptr(0)
+		for range np {
+			var a0, a1, a2, a3 archsimd.Float32x8
+			for c := uintptr(0); c < gs; c += 16 {
+				x0, x1 := unpackU8(unsafe.Add(p, c))
+				o := qo + 4*c
+				a0 = ld8(q0, o+32).MulAdd(x1, ld8(q0, o).MulAdd(x0, a0))
+				a1 = ld8(q1, o+32).MulAdd(x1, ld8(q1, o).MulAdd(x0, a1))
+				a2 = ld8(q2, o+32).MulAdd(x1, ld8(q2, o).MulAdd(x0, a2))
+				a3 = ld8(q3, o+32).MulAdd(x1, ld8(q3, o).MulAdd(x0, a3))
+			}
+			s := bcast(*(*uint32)(s0))
+			t0, t1, t2, t3 = a0.MulAdd(s, t0), a1.MulAdd(s, t1), a2.MulAdd(s, t2), a3.MulAdd(s, t3)
+			qo, p, s0 = qo+4*gs, unsafe.Add(p, gb), unsafe.Add(s0, stM)
 		}
-		s := bcast(*(*uint32)(st))
-		t0, t1, t2, t3 = a0.MulAdd(s, t0), a1.MulAdd(s, t1), a2.MulAdd(s, t2), a3.MulAdd(s, t3)
-		q0, q1, q2, q3 = unsafe.Add(q0, 4*gs), unsafe.Add(q1, 4*gs), unsafe.Add(q2, 4*gs), unsafe.Add(q3, 4*gs)
-		p, st = unsafe.Add(p, gb), unsafe.Add(st, stM)
+		r := sum4(t0, t1, t2, t3).AsUint32x4()
+		*(*uint32)(out) = r.GetElem(0)
+		*(*uint32)(unsafe.Add(out, ldo)) = r.GetElem(1)
+		*(*uint32)(unsafe.Add(out, 2*ldo)) = r.GetElem(2)
+		if nq > 3 {
+			*(*uint32)(unsafe.Add(out, 3*ldo)) = r.GetElem(3)
+		}
+		out, rows, st = unsafe.Add(out, 4), unsafe.Add(rows, stride), unsafe.Add(st, sr)
 	}
-	sum4(t0, t1, t2, t3).AsUint32x4().Store(out)
 	archsimd.ClearAVXUpperBits()
 }
 
@@ -645,25 +653,34 @@ func dotU4Rows4(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintpt
 // dotU4Q4 is dotQ4 for 4-bit codes.
 //
 //go:noinline
-func dotU4Q4(out *[4]uint32, q0, q1, q2, q3, p, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr) {
-	var t0, t1, t2, t3 archsimd.Float32x8
+func dotU4Q4(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr) {
 	sh, mask := archsimd.LoadUint32x8(&shifts4), archsimd.BroadcastUint32x8(15)
-	for range np {
-		var a0, a1, a2, a3 archsimd.Float32x8
-		for c := uintptr(0); c < gs; c += 16 {
-			x0, x1 := unpackU4(unsafe.Add(p, c/2), sh, mask)
-			qo := 4 * c
-			a0 = ld8(q0, qo+32).MulAdd(x1, ld8(q0, qo).MulAdd(x0, a0))
-			a1 = ld8(q1, qo+32).MulAdd(x1, ld8(q1, qo).MulAdd(x0, a1))
-			a2 = ld8(q2, qo+32).MulAdd(x1, ld8(q2, qo).MulAdd(x0, a2))
-			a3 = ld8(q3, qo+32).MulAdd(x1, ld8(q3, qo).MulAdd(x0, a3))
+	for range m {
+		var t0, t1, t2, t3 archsimd.Float32x8
+		p, s0, qo := rows, st, uintptr(0)
+		for range np {
+			var a0, a1, a2, a3 archsimd.Float32x8
+			for c := uintptr(0); c < gs; c += 16 {
+				x0, x1 := unpackU4(unsafe.Add(p, c/2), sh, mask)
+				o := qo + 4*c
+				a0 = ld8(q0, o+32).MulAdd(x1, ld8(q0, o).MulAdd(x0, a0))
+				a1 = ld8(q1, o+32).MulAdd(x1, ld8(q1, o).MulAdd(x0, a1))
+				a2 = ld8(q2, o+32).MulAdd(x1, ld8(q2, o).MulAdd(x0, a2))
+				a3 = ld8(q3, o+32).MulAdd(x1, ld8(q3, o).MulAdd(x0, a3))
+			}
+			s := bcast(*(*uint32)(s0))
+			t0, t1, t2, t3 = a0.MulAdd(s, t0), a1.MulAdd(s, t1), a2.MulAdd(s, t2), a3.MulAdd(s, t3)
+			qo, p, s0 = qo+4*gs, unsafe.Add(p, gb), unsafe.Add(s0, stM)
 		}
-		s := bcast(*(*uint32)(st))
-		t0, t1, t2, t3 = a0.MulAdd(s, t0), a1.MulAdd(s, t1), a2.MulAdd(s, t2), a3.MulAdd(s, t3)
-		q0, q1, q2, q3 = unsafe.Add(q0, 4*gs), unsafe.Add(q1, 4*gs), unsafe.Add(q2, 4*gs), unsafe.Add(q3, 4*gs)
-		p, st = unsafe.Add(p, gb), unsafe.Add(st, stM)
+		r := sum4(t0, t1, t2, t3).AsUint32x4()
+		*(*uint32)(out) = r.GetElem(0)
+		*(*uint32)(unsafe.Add(out, ldo)) = r.GetElem(1)
+		*(*uint32)(unsafe.Add(out, 2*ldo)) = r.GetElem(2)
+		if nq > 3 {
+			*(*uint32)(unsafe.Add(out, 3*ldo)) = r.GetElem(3)
+		}
+		out, rows, st = unsafe.Add(out, 4), unsafe.Add(rows, stride), unsafe.Add(st, sr)
 	}
-	sum4(t0, t1, t2, t3).AsUint32x4().Store(out)
 	archsimd.ClearAVXUpperBits()
 }
 
@@ -748,25 +765,34 @@ func dotU2Rows4(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintpt
 // dotU2Q4 is dotQ4 for 2-bit codes.
 //
 //go:noinline
-func dotU2Q4(out *[4]uint32, q0, q1, q2, q3, p, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr) {
-	var t0, t1, t2, t3 archsimd.Float32x8
+func dotU2Q4(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr) {
 	sh0, sh1, mask := archsimd.LoadUint32x8(&shifts2), archsimd.LoadUint32x8(&shifts2hi), archsimd.BroadcastUint32x8(3)
-	for range np {
-		var a0, a1, a2, a3 archsimd.Float32x8
-		for c := uintptr(0); c < gs; c += 16 {
-			x0, x1 := unpackU2(unsafe.Add(p, c/4), sh0, sh1, mask)
-			qo := 4 * c
-			a0 = ld8(q0, qo+32).MulAdd(x1, ld8(q0, qo).MulAdd(x0, a0))
-			a1 = ld8(q1, qo+32).MulAdd(x1, ld8(q1, qo).MulAdd(x0, a1))
-			a2 = ld8(q2, qo+32).MulAdd(x1, ld8(q2, qo).MulAdd(x0, a2))
-			a3 = ld8(q3, qo+32).MulAdd(x1, ld8(q3, qo).MulAdd(x0, a3))
+	for range m {
+		var t0, t1, t2, t3 archsimd.Float32x8
+		p, s0, qo := rows, st, uintptr(0)
+		for range np {
+			var a0, a1, a2, a3 archsimd.Float32x8
+			for c := uintptr(0); c < gs; c += 16 {
+				x0, x1 := unpackU2(unsafe.Add(p, c/4), sh0, sh1, mask)
+				o := qo + 4*c
+				a0 = ld8(q0, o+32).MulAdd(x1, ld8(q0, o).MulAdd(x0, a0))
+				a1 = ld8(q1, o+32).MulAdd(x1, ld8(q1, o).MulAdd(x0, a1))
+				a2 = ld8(q2, o+32).MulAdd(x1, ld8(q2, o).MulAdd(x0, a2))
+				a3 = ld8(q3, o+32).MulAdd(x1, ld8(q3, o).MulAdd(x0, a3))
+			}
+			s := bcast(*(*uint32)(s0))
+			t0, t1, t2, t3 = a0.MulAdd(s, t0), a1.MulAdd(s, t1), a2.MulAdd(s, t2), a3.MulAdd(s, t3)
+			qo, p, s0 = qo+4*gs, unsafe.Add(p, gb), unsafe.Add(s0, stM)
 		}
-		s := bcast(*(*uint32)(st))
-		t0, t1, t2, t3 = a0.MulAdd(s, t0), a1.MulAdd(s, t1), a2.MulAdd(s, t2), a3.MulAdd(s, t3)
-		q0, q1, q2, q3 = unsafe.Add(q0, 4*gs), unsafe.Add(q1, 4*gs), unsafe.Add(q2, 4*gs), unsafe.Add(q3, 4*gs)
-		p, st = unsafe.Add(p, gb), unsafe.Add(st, stM)
+		r := sum4(t0, t1, t2, t3).AsUint32x4()
+		*(*uint32)(out) = r.GetElem(0)
+		*(*uint32)(unsafe.Add(out, ldo)) = r.GetElem(1)
+		*(*uint32)(unsafe.Add(out, 2*ldo)) = r.GetElem(2)
+		if nq > 3 {
+			*(*uint32)(unsafe.Add(out, 3*ldo)) = r.GetElem(3)
+		}
+		out, rows, st = unsafe.Add(out, 4), unsafe.Add(rows, stride), unsafe.Add(st, sr)
 	}
-	sum4(t0, t1, t2, t3).AsUint32x4().Store(out)
 	archsimd.ClearAVXUpperBits()
 }
 
@@ -848,22 +874,37 @@ func dotE4M3Rows4(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uint
 	archsimd.ClearAVXUpperBits()
 }
 
-// dotE4M3Q4 is dotQ4 for FP8 E4M3 codes: one row, np 1, the scale at the end.
+// dotE4M3Q4 is dotQ4 for FP8 E4M3 codes.
 //
 //go:noinline
-func dotE4M3Q4(out *[4]uint32, q0, q1, q2, q3, p, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr) {
-	var a0, a1, a2, a3 archsimd.Float32x8
+func dotE4M3Q4(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr) {
 	mag, eight, rebias, nan, sub := e4m3Consts()
-	for c := uintptr(0); c < gs; c += 16 {
-		x0, x1 := unpackE4M3(unsafe.Add(p, c), mag, eight, rebias, nan, sub)
-		qo := 4 * c
-		a0 = ld8(q0, qo+32).MulAdd(x1, ld8(q0, qo).MulAdd(x0, a0))
-		a1 = ld8(q1, qo+32).MulAdd(x1, ld8(q1, qo).MulAdd(x0, a1))
-		a2 = ld8(q2, qo+32).MulAdd(x1, ld8(q2, qo).MulAdd(x0, a2))
-		a3 = ld8(q3, qo+32).MulAdd(x1, ld8(q3, qo).MulAdd(x0, a3))
+	for range m {
+		var t0, t1, t2, t3 archsimd.Float32x8
+		p, s0, qo := rows, st, uintptr(0)
+		for range np {
+			var a0, a1, a2, a3 archsimd.Float32x8
+			for c := uintptr(0); c < gs; c += 16 {
+				x0, x1 := unpackE4M3(unsafe.Add(p, c), mag, eight, rebias, nan, sub)
+				o := qo + 4*c
+				a0 = ld8(q0, o+32).MulAdd(x1, ld8(q0, o).MulAdd(x0, a0))
+				a1 = ld8(q1, o+32).MulAdd(x1, ld8(q1, o).MulAdd(x0, a1))
+				a2 = ld8(q2, o+32).MulAdd(x1, ld8(q2, o).MulAdd(x0, a2))
+				a3 = ld8(q3, o+32).MulAdd(x1, ld8(q3, o).MulAdd(x0, a3))
+			}
+			s := bcast(*(*uint32)(s0))
+			t0, t1, t2, t3 = a0.MulAdd(s, t0), a1.MulAdd(s, t1), a2.MulAdd(s, t2), a3.MulAdd(s, t3)
+			qo, p, s0 = qo+4*gs, unsafe.Add(p, gb), unsafe.Add(s0, stM)
+		}
+		r := sum4(t0, t1, t2, t3).AsUint32x4()
+		*(*uint32)(out) = r.GetElem(0)
+		*(*uint32)(unsafe.Add(out, ldo)) = r.GetElem(1)
+		*(*uint32)(unsafe.Add(out, 2*ldo)) = r.GetElem(2)
+		if nq > 3 {
+			*(*uint32)(unsafe.Add(out, 3*ldo)) = r.GetElem(3)
+		}
+		out, rows, st = unsafe.Add(out, 4), unsafe.Add(rows, stride), unsafe.Add(st, sr)
 	}
-	s := archsimd.BroadcastUint32x4(*(*uint32)(st)).AsFloat32x4()
-	sum4(a0, a1, a2, a3).Mul(s).AsUint32x4().Store(out)
 	archsimd.ClearAVXUpperBits()
 }
 
