@@ -6,12 +6,6 @@ package linalg
 // compute what dotF16Scalar and widenF16Scalar compute: the conversion is exact, so
 // widenF16C matches the table bit for bit and dotF16C differs only in summation order.
 
-// hasF16C reports whether the CPU has the F16C instructions.
-func hasF16C() bool
-
-// hasAVX2FMA reports whether the CPU has AVX2 and FMA and the OS saves the YMM registers.
-func hasAVX2FMA() bool
-
 // dotF16C returns Σ f16(w[2i:2i+2])·x[i] for i < n; n must be a multiple of 32 and w, x
 // must hold n values.
 //

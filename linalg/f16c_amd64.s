@@ -2,43 +2,6 @@
 
 #include "textflag.h"
 
-// func hasF16C() bool
-// CPUID leaf 1, ECX bit 29.
-TEXT ·hasF16C(SB), NOSPLIT, $0-1
-	MOVL $1, AX
-	XORL CX, CX
-	CPUID
-	SHRL $29, CX
-	ANDL $1, CX
-	MOVB CX, ret+0(FP)
-	RET
-
-// func hasAVX2FMA() bool
-// CPUID leaf 1: ECX bit 12 (FMA), bit 27 (OSXSAVE), bit 28 (AVX); XGETBV: XCR0 bits 1-2
-// (XMM and YMM state saved by the OS); CPUID leaf 7 subleaf 0: EBX bit 5 (AVX2).
-TEXT ·hasAVX2FMA(SB), NOSPLIT, $0-1
-	MOVB $0, ret+0(FP)
-	MOVL $1, AX
-	XORL CX, CX
-	CPUID
-	MOVL CX, R8
-	ANDL $0x18001000, R8
-	CMPL R8, $0x18001000
-	JNE  no
-	XORL CX, CX
-	XGETBV
-	ANDL $6, AX
-	CMPL AX, $6
-	JNE  no
-	MOVL $7, AX
-	XORL CX, CX
-	CPUID
-	SHRL $5, BX
-	ANDL $1, BX
-	MOVB BX, ret+0(FP)
-no:
-	RET
-
 // func dotF16C(w *byte, x *float32, n int) float32
 // Σ f16(w[i])·x[i] for i < n, n a multiple of 32: VCVTPH2PS widens 8 values per
 // instruction, four FMA accumulators.

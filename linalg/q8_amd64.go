@@ -217,14 +217,10 @@ func widenQ8AVX2(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
 	q8Widen(&w16[0], &dw[0], &w[0], rowBytes, rows, nb, &f16Table[0])
 }
 
-// The tile kernels need only AVX2 and FMA, which every non-scalar kernel set of this
-// package requires (detectSIMD returns nil without them): they are set here for all of
-// them, the GOEXPERIMENT=simd sets and the assembly-only set alike.
-func init() {
-	for _, k := range append([]*kernelSet{simdKernels}, alternateKernels...) {
-		if k != nil {
-			k.widenQ8, k.widenQ4, k.widenQ4K, k.dotQ8Tile = widenQ8AVX2, widenQ4AVX2, widenQ4KAVX2, dotQ8TileAVX2
-			k.pack8 = pack8AVX2
-		}
-	}
+// setTileKernels puts the tile kernels into k. They need only AVX2 and FMA, which
+// every non-scalar kernel set of this package requires, the GOEXPERIMENT=simd sets
+// and the assembly-only set alike.
+func setTileKernels(k *kernelSet) {
+	k.widenQ8, k.widenQ4, k.widenQ4K, k.dotQ8Tile = widenQ8AVX2, widenQ4AVX2, widenQ4KAVX2, dotQ8TileAVX2
+	k.pack8 = pack8AVX2
 }

@@ -7,6 +7,8 @@ import (
 	"math"
 	"simd/archsimd"
 	"unsafe"
+
+	"kvq/internal/cpufeat"
 )
 
 // The AVX2+FMA kernels. Each computes what its scalar twin in kernels.go computes (the
@@ -35,7 +37,8 @@ func detectSIMD() *kernelSet {
 		siluMul:   siluMulAVX2,
 		quantQ8:   quantQ8AVX2,
 	}
-	if hasF16C() {
+	setTileKernels(k)
+	if cpufeat.F16C {
 		plain := *k
 		plain.name = "avx2-nof16c"
 		alternateKernels = append(alternateKernels, &plain)
