@@ -23,9 +23,13 @@
 //
 // With one token (decode) each weight row is read once and dotted with the activations.
 // With n tokens (prefill) the rows are split into chunks of about 64 KiB of weights; a
-// chunk is multiplied against blocks of tokens whose activations stay within 128 KiB, 4
-// tokens per kernel call for Q8_0 and Q4_0, so each weight row comes from memory once per
-// chunk and is reused from cache for every token.
+// chunk is multiplied against blocks of tokens whose activations stay within 128 KiB, so
+// each weight row comes from memory once per chunk and is reused from cache for every
+// token. From a few tokens on (per type: Q8_0 6, Q4_0 5, Q4_K 6, Q6_K 16) Q8_0, Q4_0,
+// Q4_K and Q6_K chunks are first widened to int16 weights with a per-block scale, and a
+// tile kernel multiplies 4 rows × 8 tokens at a time with one VPMADDWD per row and pair of
+// codes (no sign trick, no horizontal sums); fewer tokens go 4 per call through the
+// integer-dot kernels.
 //
 // # Kernels
 //
@@ -47,7 +51,7 @@
 // # Parallelism
 //
 // A product larger than 128 KiB of weight bytes × tokens is split into row chunks run by
-// a small persistent pool of helper goroutines and the calling goroutine (SetThreads,
+// the persistent helper goroutines of internal/workpool and the calling goroutine (SetThreads,
 // default runtime.NumCPU()); chunks are claimed one at a time, so a thread slowed by other
 // load is caught up by the others. MatMulMany runs several products that share their input
 // in one dispatch. All functions are safe for concurrent use.
