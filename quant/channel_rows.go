@@ -6,9 +6,10 @@ package quant
 // algebra, with the block's scales and zeros read once for all tokens and queries:
 // q'_c = q_c·scale_c and b = Σ_c q_c·lo_c per query, then a plain dot of q' with each
 // token's codes, plus b (the AVX2 kernels unpack the codes in registers, four tokens
-// or four queries at a time). Other ChannelCodecs, or a tmp too short for the
-// pre-scaled queries (g·d + 2·d + g + 4 values), decode the tokens (DecodeBlockRows)
-// and score them with MultiDot.
+// or four queries at a time, for d a multiple of 16). Other ChannelCodecs, other
+// head sizes with the SIMD kernels, or a tmp too short for the pre-scaled queries
+// (g·d + 2·d + g + 4 values) decode the tokens (DecodeBlockRows) and score them with
+// MultiDot.
 //
 // tmp is scratch of at least (i1−i0)·d values, lo and s of at least d values each. It
 // does nothing for an empty range and panics, like slice indexing, when a slice is
@@ -20,16 +21,20 @@ func DotChannelRows(c ChannelCodec, scores []float32, ld int, q []float32, g int
 	_ = scores[(g-1)*ld+i1-i0-1]
 	_ = q[g*d-1]
 	ch, ok := c.(Channel)
-	if !ok || len(tmp) < g*d+2*d+g+4 {
-		DecodeBlockRows(c, tmp, block, t, d, i0, i1, lo, s)
-		MultiDot(scores, ld, q, g, tmp, d, i1-i0, d)
-		return
+	if ok && len(tmp) >= g*d+2*d+g+4 {
+		block = block[:ch.BlockBytes(t, d)]
+		if active.Load() != simdKernels {
+			dotChannelScalar(ch, scores, ld, q, g, block, d, i0, i1, tmp)
+			return
+		}
+		if dotChannelFused != nil && dotChannelFused(ch, scores, ld, q, g, block, t, d, i0, i1, tmp) {
+			return
+		}
+		// Shapes the SIMD kernel leaves: the vector decoder and MultiDot beat the
+		// scalar algebra.
 	}
-	block = block[:ch.BlockBytes(t, d)]
-	if active.Load() == simdKernels && dotChannelFused != nil && dotChannelFused(ch, scores, ld, q, g, block, t, d, i0, i1, tmp) {
-		return
-	}
-	dotChannelScalar(ch, scores, ld, q, g, block, d, i0, i1, tmp)
+	DecodeBlockRows(c, tmp, block, t, d, i0, i1, lo, s)
+	MultiDot(scores, ld, q, g, tmp, d, i1-i0, d)
 }
 
 // dotChannelFused is the SIMD kernel of DotChannelRows for Channel (nil when this
