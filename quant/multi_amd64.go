@@ -426,12 +426,10 @@ func decBlockAVX2(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s 
 }
 
 // Fused kernels: decoding and products in one pass over the codes, for the shapes
-// they report true for (the rest goes through tiles). Affine rows stay on tiles: a
-// fused version (raw codes, scales per group on the scores and in the weights) was
-// measured slower than decoding a tile with the vector decoder, because of its
-// per-row, per-group scalar work on the weights. Per-row scales are applied to
-// the row's g scores (dot) or folded into its g weights (add) instead of to every
-// value.
+// they report true for (the rest goes through tiles): F32, F16, BF16 and Int8 rows
+// in rows_amd64.go and rows_f16c_amd64.s, Affine and FP8 rows in
+// fused_lossy_amd64.go. Per-row scales are applied to the row's g scores (dot) or
+// folded into its g weights (add) instead of to every value.
 
 // fusedDotRows is the dotRows kernel of the AVX2 set: the row kernels of
 // rows_amd64.go for d a multiple of 16, or for F16 and Int8 on CPUs with F16C those
@@ -440,6 +438,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 	if d%16 != 0 {
 		return false
 	}
+	prefetchRows(src, stride, n, d)
 	switch c.(type) {
 	case F32:
 		if stride%4 != 0 {
@@ -473,6 +472,7 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 	if d%16 != 0 {
 		return false
 	}
+	prefetchRows(src, stride, n, d)
 	switch c.(type) {
 	case F32:
 		if stride%4 != 0 {

@@ -7,8 +7,9 @@ import (
 	"unsafe"
 )
 
-// Fused row kernels for F32, BF16 and Int8 rows (F16: rows_f16c_amd64.s), shaped so
-// that no group size computes products it throws away:
+// Fused row kernels for F32, BF16 and Int8 rows, shaped so that no group size
+// computes products it throws away (F16 rows, and Int8 rows on CPUs with F16C, run
+// assembly kernels of the same shapes: rows_f16c_amd64.s):
 //
 //   - dot, four queries at a time (*Q4): one row decoded once for four queries,
 //     two accumulators per query, one horizontal sum per row and four queries;
@@ -525,4 +526,14 @@ func addF32Q4(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, x un
 	st8(a30, p3, 0)
 	st8(a31, p3, 32)
 	archsimd.ClearAVXUpperBits()
+}
+
+// prefetchRows prefetches the n rows at src (stride bytes apart, each at least d
+// bytes) when they are close to contiguous (stride at most twice d bytes, as the
+// rows of a cache block): one pass of prefetches over the span puts all its cache
+// misses in flight at once.
+func prefetchRows(src []byte, stride, n, d int) {
+	if haveF16C && stride <= 2*d && n > 1 {
+		prefetchSpan(unsafe.Pointer(&src[0]), uintptr((n-1)*stride+d))
+	}
 }

@@ -4,11 +4,15 @@ package quant
 
 import "unsafe"
 
-// The F16 row kernels in rows_f16c_amd64.s widen binary16 with VCVTPH2PS (exact, as
-// F16ToF32) and multiply in float32 FMAs: they equal the decoded reference up to the
-// order of the float sums. They need AVX2, FMA and F16C (haveF16C); without F16C, F16
-// rows go through tiles (DecodeRows, then MultiDot or MultiAxpy). Their shapes are
-// those of the archsimd kernels in rows_amd64.go.
+// The F16 and Int8 row kernels in rows_f16c_amd64.s, in assembly because archsimd
+// has no VCVTPH2PS: binary16 values (and Int8 row scales) are widened by it, exactly,
+// as F16ToF32; int8 codes by VPMOVSXBD straight from memory. Products are float32
+// FMAs, so the kernels equal the decoded reference up to the order of the float sums.
+// Their shapes are those of the archsimd kernels in rows_amd64.go, whose compiled
+// loops (vectors kept in registers across iterations moved and spilled) ran two to
+// three times slower for Int8 in BenchmarkRowKernels. They need AVX2, FMA and F16C
+// (haveF16C); without F16C, F16 rows go through tiles (DecodeRows, then MultiDot or
+// MultiAxpy) and Int8 rows through the archsimd kernels.
 
 // haveF16C is whether the CPU has the F16C conversions.
 var haveF16C = hasF16C()
@@ -111,3 +115,10 @@ func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, 
 //
 //go:noescape
 func foldInt8Scales(ws, w unsafe.Pointer, wld uintptr, src unsafe.Pointer, stride uintptr, m, nq int)
+
+// prefetchSpan issues PREFETCHT0 for every 64-byte line of [p, p+n): the lines of a
+// span of rows read from memory at once, which the kernels would otherwise miss one
+// after the other.
+//
+//go:noescape
+func prefetchSpan(p unsafe.Pointer, n uintptr)
