@@ -46,13 +46,14 @@ type decodeResult struct {
 }
 
 func runBenchDecode(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench decode", "[--model F] [--cache SPEC] [--ctx N] [--gen N] [--threads T] [--json F]", stderr)
+	fs := newFlags("bench decode", "[--model F] [--cache SPEC] [--ctx N] [--gen N] [--chunk N] [--pass N] [--threads T] [--json F]", stderr)
 	modelPath := fs.String("model", "", "GGUF model file (default: built-in stories260K)")
 	spec := fs.String("cache", "f16", "KV cache spec")
 	layers := fs.String("cache-layers", "", "per-layer cache overrides, e.g. 0,-1=f16")
 	ctx := fs.Int("ctx", 512, "tokens in the cache before decode is timed (may exceed the trained context: speed only)")
 	gen := fs.Int("gen", 32, "decode steps timed")
 	chunk := fs.Int("chunk", 512, "prefill chunk, tokens per forward step while filling")
+	pass := fs.Int("pass", 0, "most tokens a forward step runs through the layers at once (model PassTokens; 0: the model's default)")
 	threads := fs.Int("threads", 0, "threads for matrix products and attention (default: all CPUs)")
 	seed := fs.Uint64("seed", 1, "seed of the random prompt tokens")
 	jsonPath := fs.String("json", "", "also write the result as JSON to this file")
@@ -64,8 +65,8 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	if *memProfile != "" {
 		runtime.MemProfileRate = 4096 // sites of small per-step garbage too, not only of large buffers
 	}
-	if *ctx < 1 || *gen < 1 || *chunk < 1 {
-		return fmt.Errorf("--ctx, --gen and --chunk must be ≥ 1")
+	if *ctx < 1 || *gen < 1 || *chunk < 1 || *pass < 0 {
+		return fmt.Errorf("--ctx, --gen and --chunk must be ≥ 1, --pass ≥ 0")
 	}
 	if *threads > 0 {
 		if err := linalg.SetThreads(*threads); err != nil {
@@ -77,6 +78,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
+	m.PassTokens = *pass
 	cfg, err := m.CacheConfig(*spec, *layers)
 	if err != nil {
 		return err
