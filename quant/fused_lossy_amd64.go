@@ -508,66 +508,70 @@ func lossyWeights(lg *lossyGeom, acc, w []float32, ld, g, i0, m int, tab []uint3
 	archsimd.ClearAVXUpperBits()
 }
 
-// dotU8Rows4 is dotRows4 for 8-bit codes.
+// dotU8Rows4 is rows4 for 8-bit codes.
 //
 //go:noinline
 func dotU8Rows4(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr) {
 	var t0, t1, t2, t3 archsimd.Float32x8
 
+	// Offsets of the group in the rows, the query and the table (pointers stepped past
+	// the last group would leave their allocation).
+	po, qo, so := uintptr(0), uintptr(0), uintptr(0)
 	for range np {
 		var a0, a1, a2, a3 archsimd.Float32x8
 		for c := uintptr(0); c < gs; c += 16 {
-			qv, qw := ld8(q, 4*c), ld8(q, 4*c+32)
-			x0, x1 := unpackU8(unsafe.Add(p0, c))
+			qv, qw := ld8(q, qo+4*c), ld8(q, qo+4*c+32)
+			o := po + c
+			x0, x1 := unpackU8(unsafe.Add(p0, o))
 			a0 = x1.MulAdd(qw, x0.MulAdd(qv, a0))
-			x0, x1 = unpackU8(unsafe.Add(p1, c))
+			x0, x1 = unpackU8(unsafe.Add(p1, o))
 			a1 = x1.MulAdd(qw, x0.MulAdd(qv, a1))
-			x0, x1 = unpackU8(unsafe.Add(p2, c))
+			x0, x1 = unpackU8(unsafe.Add(p2, o))
 			a2 = x1.MulAdd(qw, x0.MulAdd(qv, a2))
-			x0, x1 = unpackU8(unsafe.Add(p3, c))
+			x0, x1 = unpackU8(unsafe.Add(p3, o))
 			a3 = x1.MulAdd(qw, x0.MulAdd(qv, a3))
 		}
-		t0 = a0.MulAdd(bcast(*(*uint32)(st)), t0)
-		t1 = a1.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 4))), t1)
-		t2 = a2.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 8))), t2)
-		t3 = a3.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 12))), t3)
-		q, st = unsafe.Add(q, 4*gs), unsafe.Add(st, stM)
-		p0, p1, p2, p3 = unsafe.Add(p0, gb), unsafe.Add(p1, gb), unsafe.Add(p2, gb), unsafe.Add(p3, gb)
+		s := unsafe.Add(st, so)
+		t0 = a0.MulAdd(bcast(*(*uint32)(s)), t0)
+		t1 = a1.MulAdd(bcast(*(*uint32)(unsafe.Add(s, 4))), t1)
+		t2 = a2.MulAdd(bcast(*(*uint32)(unsafe.Add(s, 8))), t2)
+		t3 = a3.MulAdd(bcast(*(*uint32)(unsafe.Add(s, 12))), t3)
+		po, qo, so = po+gb, qo+4*gs, so+stM
 	}
 	sum4(t0, t1, t2, t3).AsUint32x4().Store(out)
 	archsimd.ClearAVXUpperBits()
 }
 
-// dotU8Q4 is dotQ4 for 8-bit codes.
+// dotU8Q4 is q4 for 8-bit codes.
 //
 //go:noinline
 func dotU8Q4(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr) {
 
-	for range m {
+	for i := range uintptr(m) {
 		var t0, t1, t2, t3 archsimd.Float32x8
-		p, s0, qo := rows, st, uintptr(0)
+		po, so, qo := i*stride, i*sr, uintptr(0) // offsets, as in dotU8Rows4
 		for range np {
 			var a0, a1, a2, a3 archsimd.Float32x8
 			for c := uintptr(0); c < gs; c += 16 {
-				x0, x1 := unpackU8(unsafe.Add(p, c))
+				x0, x1 := unpackU8(unsafe.Add(rows, po+c))
 				o := qo + 4*c
 				a0 = ld8(q0, o+32).MulAdd(x1, ld8(q0, o).MulAdd(x0, a0))
 				a1 = ld8(q1, o+32).MulAdd(x1, ld8(q1, o).MulAdd(x0, a1))
 				a2 = ld8(q2, o+32).MulAdd(x1, ld8(q2, o).MulAdd(x0, a2))
 				a3 = ld8(q3, o+32).MulAdd(x1, ld8(q3, o).MulAdd(x0, a3))
 			}
-			s := bcast(*(*uint32)(s0))
+			s := bcast(*(*uint32)(unsafe.Add(st, so)))
 			t0, t1, t2, t3 = a0.MulAdd(s, t0), a1.MulAdd(s, t1), a2.MulAdd(s, t2), a3.MulAdd(s, t3)
-			qo, p, s0 = qo+4*gs, unsafe.Add(p, gb), unsafe.Add(s0, stM)
+			po, so, qo = po+gb, so+stM, qo+4*gs
 		}
 		r := sum4(t0, t1, t2, t3).AsUint32x4()
-		*(*uint32)(out) = r.GetElem(0)
-		*(*uint32)(unsafe.Add(out, ldo)) = r.GetElem(1)
-		*(*uint32)(unsafe.Add(out, 2*ldo)) = r.GetElem(2)
+		o := unsafe.Add(out, 4*i)
+		*(*uint32)(o) = r.GetElem(0)
+		*(*uint32)(unsafe.Add(o, ldo)) = r.GetElem(1)
+		*(*uint32)(unsafe.Add(o, 2*ldo)) = r.GetElem(2)
 		if nq > 3 {
-			*(*uint32)(unsafe.Add(out, 3*ldo)) = r.GetElem(3)
+			*(*uint32)(unsafe.Add(o, 3*ldo)) = r.GetElem(3)
 		}
-		out, rows, st = unsafe.Add(out, 4), unsafe.Add(rows, stride), unsafe.Add(st, sr)
 	}
 	archsimd.ClearAVXUpperBits()
 }
@@ -581,14 +585,16 @@ func addU8Q4(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintp
 	a20, a21 := ld8(a2p, 0), ld8(a2p, 32)
 	a30, a31 := ld8(a3p, 0), ld8(a3p, 32)
 
+	co := uintptr(0) // of row i's codes (a pointer stepped past the last row would leave its allocation)
 	for i := uintptr(0); i < uintptr(4*n); i += 4 {
-		x0, x1 := unpackU8(cp)
-		cp = unsafe.Add(cp, stride)
+		x0, x1 := unpackU8(unsafe.Add(cp, co))
+		co += stride
 		a00, a01 = bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x0, a00), bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x1, a01)
 		a10, a11 = bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x0, a10), bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x1, a11)
 		a20, a21 = bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x0, a20), bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x1, a21)
 		a30, a31 = bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x0, a30), bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x1, a31)
 	}
+	// A repeated query's accumulators hold the same sums: any store order is right.
 	st8(a30, a3p, 0)
 	st8(a31, a3p, 32)
 	st8(a20, a2p, 0)
@@ -606,10 +612,11 @@ func addU8Q4(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintp
 func addU8Q1(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int) {
 	a0, a1, a2, a3 := ld8(a, 0), ld8(a, 32), ld8(a, 64), ld8(a, 96)
 
+	co := uintptr(0) // as in addU8Q4
 	for i := uintptr(0); i < uintptr(4*n); i += 4 {
-		x0, x1 := unpackU8(cp0)
-		x2, x3 := unpackU8(cp1)
-		cp0, cp1 = unsafe.Add(cp0, stride), unsafe.Add(cp1, stride)
+		x0, x1 := unpackU8(unsafe.Add(cp0, co))
+		x2, x3 := unpackU8(unsafe.Add(cp1, co))
+		co += stride
 		v, u := bcast(*(*uint32)(unsafe.Add(w0, i))), bcast(*(*uint32)(unsafe.Add(w1, i)))
 		a0, a1, a2, a3 = x0.MulAdd(v, a0), x1.MulAdd(v, a1), x2.MulAdd(u, a2), x3.MulAdd(u, a3)
 	}
@@ -620,66 +627,70 @@ func addU8Q1(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int) {
 	archsimd.ClearAVXUpperBits()
 }
 
-// dotU4Rows4 is dotRows4 for 4-bit codes.
+// dotU4Rows4 is rows4 for 4-bit codes.
 //
 //go:noinline
 func dotU4Rows4(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr) {
 	var t0, t1, t2, t3 archsimd.Float32x8
 	sh, mask := archsimd.LoadUint32x8(&shifts4), archsimd.BroadcastUint32x8(15)
+	// Offsets of the group in the rows, the query and the table (pointers stepped past
+	// the last group would leave their allocation).
+	po, qo, so := uintptr(0), uintptr(0), uintptr(0)
 	for range np {
 		var a0, a1, a2, a3 archsimd.Float32x8
 		for c := uintptr(0); c < gs; c += 16 {
-			qv, qw := ld8(q, 4*c), ld8(q, 4*c+32)
-			x0, x1 := unpackU4(unsafe.Add(p0, c/2), sh, mask)
+			qv, qw := ld8(q, qo+4*c), ld8(q, qo+4*c+32)
+			o := po + c/2
+			x0, x1 := unpackU4(unsafe.Add(p0, o), sh, mask)
 			a0 = x1.MulAdd(qw, x0.MulAdd(qv, a0))
-			x0, x1 = unpackU4(unsafe.Add(p1, c/2), sh, mask)
+			x0, x1 = unpackU4(unsafe.Add(p1, o), sh, mask)
 			a1 = x1.MulAdd(qw, x0.MulAdd(qv, a1))
-			x0, x1 = unpackU4(unsafe.Add(p2, c/2), sh, mask)
+			x0, x1 = unpackU4(unsafe.Add(p2, o), sh, mask)
 			a2 = x1.MulAdd(qw, x0.MulAdd(qv, a2))
-			x0, x1 = unpackU4(unsafe.Add(p3, c/2), sh, mask)
+			x0, x1 = unpackU4(unsafe.Add(p3, o), sh, mask)
 			a3 = x1.MulAdd(qw, x0.MulAdd(qv, a3))
 		}
-		t0 = a0.MulAdd(bcast(*(*uint32)(st)), t0)
-		t1 = a1.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 4))), t1)
-		t2 = a2.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 8))), t2)
-		t3 = a3.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 12))), t3)
-		q, st = unsafe.Add(q, 4*gs), unsafe.Add(st, stM)
-		p0, p1, p2, p3 = unsafe.Add(p0, gb), unsafe.Add(p1, gb), unsafe.Add(p2, gb), unsafe.Add(p3, gb)
+		s := unsafe.Add(st, so)
+		t0 = a0.MulAdd(bcast(*(*uint32)(s)), t0)
+		t1 = a1.MulAdd(bcast(*(*uint32)(unsafe.Add(s, 4))), t1)
+		t2 = a2.MulAdd(bcast(*(*uint32)(unsafe.Add(s, 8))), t2)
+		t3 = a3.MulAdd(bcast(*(*uint32)(unsafe.Add(s, 12))), t3)
+		po, qo, so = po+gb, qo+4*gs, so+stM
 	}
 	sum4(t0, t1, t2, t3).AsUint32x4().Store(out)
 	archsimd.ClearAVXUpperBits()
 }
 
-// dotU4Q4 is dotQ4 for 4-bit codes.
+// dotU4Q4 is q4 for 4-bit codes.
 //
 //go:noinline
 func dotU4Q4(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr) {
 	sh, mask := archsimd.LoadUint32x8(&shifts4), archsimd.BroadcastUint32x8(15)
-	for range m {
+	for i := range uintptr(m) {
 		var t0, t1, t2, t3 archsimd.Float32x8
-		p, s0, qo := rows, st, uintptr(0)
+		po, so, qo := i*stride, i*sr, uintptr(0) // offsets, as in dotU4Rows4
 		for range np {
 			var a0, a1, a2, a3 archsimd.Float32x8
 			for c := uintptr(0); c < gs; c += 16 {
-				x0, x1 := unpackU4(unsafe.Add(p, c/2), sh, mask)
+				x0, x1 := unpackU4(unsafe.Add(rows, po+c/2), sh, mask)
 				o := qo + 4*c
 				a0 = ld8(q0, o+32).MulAdd(x1, ld8(q0, o).MulAdd(x0, a0))
 				a1 = ld8(q1, o+32).MulAdd(x1, ld8(q1, o).MulAdd(x0, a1))
 				a2 = ld8(q2, o+32).MulAdd(x1, ld8(q2, o).MulAdd(x0, a2))
 				a3 = ld8(q3, o+32).MulAdd(x1, ld8(q3, o).MulAdd(x0, a3))
 			}
-			s := bcast(*(*uint32)(s0))
+			s := bcast(*(*uint32)(unsafe.Add(st, so)))
 			t0, t1, t2, t3 = a0.MulAdd(s, t0), a1.MulAdd(s, t1), a2.MulAdd(s, t2), a3.MulAdd(s, t3)
-			qo, p, s0 = qo+4*gs, unsafe.Add(p, gb), unsafe.Add(s0, stM)
+			po, so, qo = po+gb, so+stM, qo+4*gs
 		}
 		r := sum4(t0, t1, t2, t3).AsUint32x4()
-		*(*uint32)(out) = r.GetElem(0)
-		*(*uint32)(unsafe.Add(out, ldo)) = r.GetElem(1)
-		*(*uint32)(unsafe.Add(out, 2*ldo)) = r.GetElem(2)
+		o := unsafe.Add(out, 4*i)
+		*(*uint32)(o) = r.GetElem(0)
+		*(*uint32)(unsafe.Add(o, ldo)) = r.GetElem(1)
+		*(*uint32)(unsafe.Add(o, 2*ldo)) = r.GetElem(2)
 		if nq > 3 {
-			*(*uint32)(unsafe.Add(out, 3*ldo)) = r.GetElem(3)
+			*(*uint32)(unsafe.Add(o, 3*ldo)) = r.GetElem(3)
 		}
-		out, rows, st = unsafe.Add(out, 4), unsafe.Add(rows, stride), unsafe.Add(st, sr)
 	}
 	archsimd.ClearAVXUpperBits()
 }
@@ -693,14 +704,16 @@ func addU4Q4(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintp
 	a20, a21 := ld8(a2p, 0), ld8(a2p, 32)
 	a30, a31 := ld8(a3p, 0), ld8(a3p, 32)
 	sh, mask := archsimd.LoadUint32x8(&shifts4), archsimd.BroadcastUint32x8(15)
+	co := uintptr(0) // of row i's codes (a pointer stepped past the last row would leave its allocation)
 	for i := uintptr(0); i < uintptr(4*n); i += 4 {
-		x0, x1 := unpackU4(cp, sh, mask)
-		cp = unsafe.Add(cp, stride)
+		x0, x1 := unpackU4(unsafe.Add(cp, co), sh, mask)
+		co += stride
 		a00, a01 = bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x0, a00), bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x1, a01)
 		a10, a11 = bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x0, a10), bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x1, a11)
 		a20, a21 = bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x0, a20), bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x1, a21)
 		a30, a31 = bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x0, a30), bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x1, a31)
 	}
+	// A repeated query's accumulators hold the same sums: any store order is right.
 	st8(a30, a3p, 0)
 	st8(a31, a3p, 32)
 	st8(a20, a2p, 0)
@@ -718,10 +731,11 @@ func addU4Q4(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintp
 func addU4Q1(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int) {
 	a0, a1, a2, a3 := ld8(a, 0), ld8(a, 32), ld8(a, 64), ld8(a, 96)
 	sh, mask := archsimd.LoadUint32x8(&shifts4), archsimd.BroadcastUint32x8(15)
+	co := uintptr(0) // as in addU4Q4
 	for i := uintptr(0); i < uintptr(4*n); i += 4 {
-		x0, x1 := unpackU4(cp0, sh, mask)
-		x2, x3 := unpackU4(cp1, sh, mask)
-		cp0, cp1 = unsafe.Add(cp0, stride), unsafe.Add(cp1, stride)
+		x0, x1 := unpackU4(unsafe.Add(cp0, co), sh, mask)
+		x2, x3 := unpackU4(unsafe.Add(cp1, co), sh, mask)
+		co += stride
 		v, u := bcast(*(*uint32)(unsafe.Add(w0, i))), bcast(*(*uint32)(unsafe.Add(w1, i)))
 		a0, a1, a2, a3 = x0.MulAdd(v, a0), x1.MulAdd(v, a1), x2.MulAdd(u, a2), x3.MulAdd(u, a3)
 	}
@@ -732,66 +746,70 @@ func addU4Q1(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int) {
 	archsimd.ClearAVXUpperBits()
 }
 
-// dotU2Rows4 is dotRows4 for 2-bit codes.
+// dotU2Rows4 is rows4 for 2-bit codes.
 //
 //go:noinline
 func dotU2Rows4(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr) {
 	var t0, t1, t2, t3 archsimd.Float32x8
 	sh0, sh1, mask := archsimd.LoadUint32x8(&shifts2), archsimd.LoadUint32x8(&shifts2hi), archsimd.BroadcastUint32x8(3)
+	// Offsets of the group in the rows, the query and the table (pointers stepped past
+	// the last group would leave their allocation).
+	po, qo, so := uintptr(0), uintptr(0), uintptr(0)
 	for range np {
 		var a0, a1, a2, a3 archsimd.Float32x8
 		for c := uintptr(0); c < gs; c += 16 {
-			qv, qw := ld8(q, 4*c), ld8(q, 4*c+32)
-			x0, x1 := unpackU2(unsafe.Add(p0, c/4), sh0, sh1, mask)
+			qv, qw := ld8(q, qo+4*c), ld8(q, qo+4*c+32)
+			o := po + c/4
+			x0, x1 := unpackU2(unsafe.Add(p0, o), sh0, sh1, mask)
 			a0 = x1.MulAdd(qw, x0.MulAdd(qv, a0))
-			x0, x1 = unpackU2(unsafe.Add(p1, c/4), sh0, sh1, mask)
+			x0, x1 = unpackU2(unsafe.Add(p1, o), sh0, sh1, mask)
 			a1 = x1.MulAdd(qw, x0.MulAdd(qv, a1))
-			x0, x1 = unpackU2(unsafe.Add(p2, c/4), sh0, sh1, mask)
+			x0, x1 = unpackU2(unsafe.Add(p2, o), sh0, sh1, mask)
 			a2 = x1.MulAdd(qw, x0.MulAdd(qv, a2))
-			x0, x1 = unpackU2(unsafe.Add(p3, c/4), sh0, sh1, mask)
+			x0, x1 = unpackU2(unsafe.Add(p3, o), sh0, sh1, mask)
 			a3 = x1.MulAdd(qw, x0.MulAdd(qv, a3))
 		}
-		t0 = a0.MulAdd(bcast(*(*uint32)(st)), t0)
-		t1 = a1.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 4))), t1)
-		t2 = a2.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 8))), t2)
-		t3 = a3.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 12))), t3)
-		q, st = unsafe.Add(q, 4*gs), unsafe.Add(st, stM)
-		p0, p1, p2, p3 = unsafe.Add(p0, gb), unsafe.Add(p1, gb), unsafe.Add(p2, gb), unsafe.Add(p3, gb)
+		s := unsafe.Add(st, so)
+		t0 = a0.MulAdd(bcast(*(*uint32)(s)), t0)
+		t1 = a1.MulAdd(bcast(*(*uint32)(unsafe.Add(s, 4))), t1)
+		t2 = a2.MulAdd(bcast(*(*uint32)(unsafe.Add(s, 8))), t2)
+		t3 = a3.MulAdd(bcast(*(*uint32)(unsafe.Add(s, 12))), t3)
+		po, qo, so = po+gb, qo+4*gs, so+stM
 	}
 	sum4(t0, t1, t2, t3).AsUint32x4().Store(out)
 	archsimd.ClearAVXUpperBits()
 }
 
-// dotU2Q4 is dotQ4 for 2-bit codes.
+// dotU2Q4 is q4 for 2-bit codes.
 //
 //go:noinline
 func dotU2Q4(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr) {
 	sh0, sh1, mask := archsimd.LoadUint32x8(&shifts2), archsimd.LoadUint32x8(&shifts2hi), archsimd.BroadcastUint32x8(3)
-	for range m {
+	for i := range uintptr(m) {
 		var t0, t1, t2, t3 archsimd.Float32x8
-		p, s0, qo := rows, st, uintptr(0)
+		po, so, qo := i*stride, i*sr, uintptr(0) // offsets, as in dotU2Rows4
 		for range np {
 			var a0, a1, a2, a3 archsimd.Float32x8
 			for c := uintptr(0); c < gs; c += 16 {
-				x0, x1 := unpackU2(unsafe.Add(p, c/4), sh0, sh1, mask)
+				x0, x1 := unpackU2(unsafe.Add(rows, po+c/4), sh0, sh1, mask)
 				o := qo + 4*c
 				a0 = ld8(q0, o+32).MulAdd(x1, ld8(q0, o).MulAdd(x0, a0))
 				a1 = ld8(q1, o+32).MulAdd(x1, ld8(q1, o).MulAdd(x0, a1))
 				a2 = ld8(q2, o+32).MulAdd(x1, ld8(q2, o).MulAdd(x0, a2))
 				a3 = ld8(q3, o+32).MulAdd(x1, ld8(q3, o).MulAdd(x0, a3))
 			}
-			s := bcast(*(*uint32)(s0))
+			s := bcast(*(*uint32)(unsafe.Add(st, so)))
 			t0, t1, t2, t3 = a0.MulAdd(s, t0), a1.MulAdd(s, t1), a2.MulAdd(s, t2), a3.MulAdd(s, t3)
-			qo, p, s0 = qo+4*gs, unsafe.Add(p, gb), unsafe.Add(s0, stM)
+			po, so, qo = po+gb, so+stM, qo+4*gs
 		}
 		r := sum4(t0, t1, t2, t3).AsUint32x4()
-		*(*uint32)(out) = r.GetElem(0)
-		*(*uint32)(unsafe.Add(out, ldo)) = r.GetElem(1)
-		*(*uint32)(unsafe.Add(out, 2*ldo)) = r.GetElem(2)
+		o := unsafe.Add(out, 4*i)
+		*(*uint32)(o) = r.GetElem(0)
+		*(*uint32)(unsafe.Add(o, ldo)) = r.GetElem(1)
+		*(*uint32)(unsafe.Add(o, 2*ldo)) = r.GetElem(2)
 		if nq > 3 {
-			*(*uint32)(unsafe.Add(out, 3*ldo)) = r.GetElem(3)
+			*(*uint32)(unsafe.Add(o, 3*ldo)) = r.GetElem(3)
 		}
-		out, rows, st = unsafe.Add(out, 4), unsafe.Add(rows, stride), unsafe.Add(st, sr)
 	}
 	archsimd.ClearAVXUpperBits()
 }
@@ -805,14 +823,16 @@ func addU2Q4(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintp
 	a20, a21 := ld8(a2p, 0), ld8(a2p, 32)
 	a30, a31 := ld8(a3p, 0), ld8(a3p, 32)
 	sh0, sh1, mask := archsimd.LoadUint32x8(&shifts2), archsimd.LoadUint32x8(&shifts2hi), archsimd.BroadcastUint32x8(3)
+	co := uintptr(0) // of row i's codes (a pointer stepped past the last row would leave its allocation)
 	for i := uintptr(0); i < uintptr(4*n); i += 4 {
-		x0, x1 := unpackU2(cp, sh0, sh1, mask)
-		cp = unsafe.Add(cp, stride)
+		x0, x1 := unpackU2(unsafe.Add(cp, co), sh0, sh1, mask)
+		co += stride
 		a00, a01 = bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x0, a00), bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x1, a01)
 		a10, a11 = bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x0, a10), bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x1, a11)
 		a20, a21 = bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x0, a20), bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x1, a21)
 		a30, a31 = bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x0, a30), bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x1, a31)
 	}
+	// A repeated query's accumulators hold the same sums: any store order is right.
 	st8(a30, a3p, 0)
 	st8(a31, a3p, 32)
 	st8(a20, a2p, 0)
@@ -830,10 +850,11 @@ func addU2Q4(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintp
 func addU2Q1(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int) {
 	a0, a1, a2, a3 := ld8(a, 0), ld8(a, 32), ld8(a, 64), ld8(a, 96)
 	sh0, sh1, mask := archsimd.LoadUint32x8(&shifts2), archsimd.LoadUint32x8(&shifts2hi), archsimd.BroadcastUint32x8(3)
+	co := uintptr(0) // as in addU2Q4
 	for i := uintptr(0); i < uintptr(4*n); i += 4 {
-		x0, x1 := unpackU2(cp0, sh0, sh1, mask)
-		x2, x3 := unpackU2(cp1, sh0, sh1, mask)
-		cp0, cp1 = unsafe.Add(cp0, stride), unsafe.Add(cp1, stride)
+		x0, x1 := unpackU2(unsafe.Add(cp0, co), sh0, sh1, mask)
+		x2, x3 := unpackU2(unsafe.Add(cp1, co), sh0, sh1, mask)
+		co += stride
 		v, u := bcast(*(*uint32)(unsafe.Add(w0, i))), bcast(*(*uint32)(unsafe.Add(w1, i)))
 		a0, a1, a2, a3 = x0.MulAdd(v, a0), x1.MulAdd(v, a1), x2.MulAdd(u, a2), x3.MulAdd(u, a3)
 	}
@@ -844,66 +865,70 @@ func addU2Q1(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int) {
 	archsimd.ClearAVXUpperBits()
 }
 
-// dotE4M3Rows4 is dotRows4 for FP8 E4M3 codes.
+// dotE4M3Rows4 is rows4 for FP8 E4M3 codes.
 //
 //go:noinline
 func dotE4M3Rows4(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr) {
 	var t0, t1, t2, t3 archsimd.Float32x8
 	mag, eight, rebias, nan, sub := e4m3Consts()
+	// Offsets of the group in the rows, the query and the table (pointers stepped past
+	// the last group would leave their allocation).
+	po, qo, so := uintptr(0), uintptr(0), uintptr(0)
 	for range np {
 		var a0, a1, a2, a3 archsimd.Float32x8
 		for c := uintptr(0); c < gs; c += 16 {
-			qv, qw := ld8(q, 4*c), ld8(q, 4*c+32)
-			x0, x1 := unpackE4M3(unsafe.Add(p0, c), mag, eight, rebias, nan, sub)
+			qv, qw := ld8(q, qo+4*c), ld8(q, qo+4*c+32)
+			o := po + c
+			x0, x1 := unpackE4M3(unsafe.Add(p0, o), mag, eight, rebias, nan, sub)
 			a0 = x1.MulAdd(qw, x0.MulAdd(qv, a0))
-			x0, x1 = unpackE4M3(unsafe.Add(p1, c), mag, eight, rebias, nan, sub)
+			x0, x1 = unpackE4M3(unsafe.Add(p1, o), mag, eight, rebias, nan, sub)
 			a1 = x1.MulAdd(qw, x0.MulAdd(qv, a1))
-			x0, x1 = unpackE4M3(unsafe.Add(p2, c), mag, eight, rebias, nan, sub)
+			x0, x1 = unpackE4M3(unsafe.Add(p2, o), mag, eight, rebias, nan, sub)
 			a2 = x1.MulAdd(qw, x0.MulAdd(qv, a2))
-			x0, x1 = unpackE4M3(unsafe.Add(p3, c), mag, eight, rebias, nan, sub)
+			x0, x1 = unpackE4M3(unsafe.Add(p3, o), mag, eight, rebias, nan, sub)
 			a3 = x1.MulAdd(qw, x0.MulAdd(qv, a3))
 		}
-		t0 = a0.MulAdd(bcast(*(*uint32)(st)), t0)
-		t1 = a1.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 4))), t1)
-		t2 = a2.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 8))), t2)
-		t3 = a3.MulAdd(bcast(*(*uint32)(unsafe.Add(st, 12))), t3)
-		q, st = unsafe.Add(q, 4*gs), unsafe.Add(st, stM)
-		p0, p1, p2, p3 = unsafe.Add(p0, gb), unsafe.Add(p1, gb), unsafe.Add(p2, gb), unsafe.Add(p3, gb)
+		s := unsafe.Add(st, so)
+		t0 = a0.MulAdd(bcast(*(*uint32)(s)), t0)
+		t1 = a1.MulAdd(bcast(*(*uint32)(unsafe.Add(s, 4))), t1)
+		t2 = a2.MulAdd(bcast(*(*uint32)(unsafe.Add(s, 8))), t2)
+		t3 = a3.MulAdd(bcast(*(*uint32)(unsafe.Add(s, 12))), t3)
+		po, qo, so = po+gb, qo+4*gs, so+stM
 	}
 	sum4(t0, t1, t2, t3).AsUint32x4().Store(out)
 	archsimd.ClearAVXUpperBits()
 }
 
-// dotE4M3Q4 is dotQ4 for FP8 E4M3 codes.
+// dotE4M3Q4 is q4 for FP8 E4M3 codes.
 //
 //go:noinline
 func dotE4M3Q4(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr) {
 	mag, eight, rebias, nan, sub := e4m3Consts()
-	for range m {
+	for i := range uintptr(m) {
 		var t0, t1, t2, t3 archsimd.Float32x8
-		p, s0, qo := rows, st, uintptr(0)
+		po, so, qo := i*stride, i*sr, uintptr(0) // offsets, as in dotE4M3Rows4
 		for range np {
 			var a0, a1, a2, a3 archsimd.Float32x8
 			for c := uintptr(0); c < gs; c += 16 {
-				x0, x1 := unpackE4M3(unsafe.Add(p, c), mag, eight, rebias, nan, sub)
+				x0, x1 := unpackE4M3(unsafe.Add(rows, po+c), mag, eight, rebias, nan, sub)
 				o := qo + 4*c
 				a0 = ld8(q0, o+32).MulAdd(x1, ld8(q0, o).MulAdd(x0, a0))
 				a1 = ld8(q1, o+32).MulAdd(x1, ld8(q1, o).MulAdd(x0, a1))
 				a2 = ld8(q2, o+32).MulAdd(x1, ld8(q2, o).MulAdd(x0, a2))
 				a3 = ld8(q3, o+32).MulAdd(x1, ld8(q3, o).MulAdd(x0, a3))
 			}
-			s := bcast(*(*uint32)(s0))
+			s := bcast(*(*uint32)(unsafe.Add(st, so)))
 			t0, t1, t2, t3 = a0.MulAdd(s, t0), a1.MulAdd(s, t1), a2.MulAdd(s, t2), a3.MulAdd(s, t3)
-			qo, p, s0 = qo+4*gs, unsafe.Add(p, gb), unsafe.Add(s0, stM)
+			po, so, qo = po+gb, so+stM, qo+4*gs
 		}
 		r := sum4(t0, t1, t2, t3).AsUint32x4()
-		*(*uint32)(out) = r.GetElem(0)
-		*(*uint32)(unsafe.Add(out, ldo)) = r.GetElem(1)
-		*(*uint32)(unsafe.Add(out, 2*ldo)) = r.GetElem(2)
+		o := unsafe.Add(out, 4*i)
+		*(*uint32)(o) = r.GetElem(0)
+		*(*uint32)(unsafe.Add(o, ldo)) = r.GetElem(1)
+		*(*uint32)(unsafe.Add(o, 2*ldo)) = r.GetElem(2)
 		if nq > 3 {
-			*(*uint32)(unsafe.Add(out, 3*ldo)) = r.GetElem(3)
+			*(*uint32)(unsafe.Add(o, 3*ldo)) = r.GetElem(3)
 		}
-		out, rows, st = unsafe.Add(out, 4), unsafe.Add(rows, stride), unsafe.Add(st, sr)
 	}
 	archsimd.ClearAVXUpperBits()
 }
@@ -917,14 +942,16 @@ func addE5M2Q4(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uin
 	a20, a21 := ld8(a2p, 0), ld8(a2p, 32)
 	a30, a31 := ld8(a3p, 0), ld8(a3p, 32)
 	mag, top, inf, mul := e5m2Consts()
+	co := uintptr(0) // of row i's codes (a pointer stepped past the last row would leave its allocation)
 	for i := uintptr(0); i < uintptr(4*n); i += 4 {
-		x0, x1 := unpackE5M2(cp, mag, top, inf, mul)
-		cp = unsafe.Add(cp, stride)
+		x0, x1 := unpackE5M2(unsafe.Add(cp, co), mag, top, inf, mul)
+		co += stride
 		a00, a01 = bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x0, a00), bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x1, a01)
 		a10, a11 = bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x0, a10), bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x1, a11)
 		a20, a21 = bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x0, a20), bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x1, a21)
 		a30, a31 = bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x0, a30), bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x1, a31)
 	}
+	// A repeated query's accumulators hold the same sums: any store order is right.
 	st8(a30, a3p, 0)
 	st8(a31, a3p, 32)
 	st8(a20, a2p, 0)
@@ -942,10 +969,11 @@ func addE5M2Q4(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uin
 func addE5M2Q1(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int) {
 	a0, a1, a2, a3 := ld8(a, 0), ld8(a, 32), ld8(a, 64), ld8(a, 96)
 	mag, top, inf, mul := e5m2Consts()
+	co := uintptr(0) // as in addE5M2Q4
 	for i := uintptr(0); i < uintptr(4*n); i += 4 {
-		x0, x1 := unpackE5M2(cp0, mag, top, inf, mul)
-		x2, x3 := unpackE5M2(cp1, mag, top, inf, mul)
-		cp0, cp1 = unsafe.Add(cp0, stride), unsafe.Add(cp1, stride)
+		x0, x1 := unpackE5M2(unsafe.Add(cp0, co), mag, top, inf, mul)
+		x2, x3 := unpackE5M2(unsafe.Add(cp1, co), mag, top, inf, mul)
+		co += stride
 		v, u := bcast(*(*uint32)(unsafe.Add(w0, i))), bcast(*(*uint32)(unsafe.Add(w1, i)))
 		a0, a1, a2, a3 = x0.MulAdd(v, a0), x1.MulAdd(v, a1), x2.MulAdd(u, a2), x3.MulAdd(u, a3)
 	}
