@@ -438,7 +438,6 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 	if d%16 != 0 {
 		return false
 	}
-	prefetchRows(src, stride, n, d)
 	switch c.(type) {
 	case F32:
 		if stride%4 != 0 {
@@ -472,7 +471,6 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 	if d%16 != 0 {
 		return false
 	}
-	prefetchRows(src, stride, n, d)
 	switch c.(type) {
 	case F32:
 		if stride%4 != 0 {

@@ -527,13 +527,3 @@ func addF32Q4(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, x un
 	st8(a31, p3, 32)
 	archsimd.ClearAVXUpperBits()
 }
-
-// prefetchRows prefetches the n rows at src (stride bytes apart, each at least d
-// bytes) when they are close to contiguous (stride at most twice d bytes, as the
-// rows of a cache block): one pass of prefetches over the span puts all its cache
-// misses in flight at once.
-func prefetchRows(src []byte, stride, n, d int) {
-	if haveF16C && stride <= 2*d && n > 1 {
-		prefetchSpan(unsafe.Pointer(&src[0]), uintptr((n-1)*stride+d))
-	}
-}

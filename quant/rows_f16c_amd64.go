@@ -115,10 +115,3 @@ func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, 
 //
 //go:noescape
 func foldInt8Scales(ws, w unsafe.Pointer, wld uintptr, src unsafe.Pointer, stride uintptr, m, nq int)
-
-// prefetchSpan issues PREFETCHT0 for every 64-byte line of [p, p+n): the lines of a
-// span of rows read from memory at once, which the kernels would otherwise miss one
-// after the other.
-//
-//go:noescape
-func prefetchSpan(p unsafe.Pointer, n uintptr)

@@ -707,21 +707,3 @@ f1q:
 fdone:
 	VZEROUPPER
 	RET
-
-// func prefetchSpan(p unsafe.Pointer, n uintptr)
-// PREFETCHT0 for every 64-byte line of [p, p+n).
-TEXT ·prefetchSpan(SB), NOSPLIT, $0-16
-	MOVQ p+0(FP), AX
-	MOVQ n+8(FP), CX
-	ADDQ AX, CX
-	ANDQ $~63, AX
-
-ploop1:
-	CMPQ       AX, CX
-	JAE        pfdone
-	PREFETCHT0 (AX)
-	ADDQ       $64, AX
-	JMP        ploop1
-
-pfdone:
-	RET
