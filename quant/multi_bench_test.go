@@ -6,10 +6,6 @@ import (
 	"testing"
 )
 
-// legacyKernels is the AVX2 set with the fused kernels it had before the row kernels
-// (rows_legacy_amd64_test.go), measured against them; nil without it.
-var legacyKernels, expKernels *kernelSet
-
 // BenchmarkMultiKernels times the batched kernels on a tile of 32 rows of 64 values
 // and 4 query heads (the GQA-4, head size 64 decode shape); bytes are the encoded rows.
 //
@@ -98,10 +94,10 @@ func BenchmarkRows(b *testing.B) {
 }
 
 // BenchmarkRowKernels times DotRows and AddRows separately on one span of n = 16 rows
-// (a cache block) for group sizes 1 and 4 and head sizes 64 and 128, per codec and
-// kernel set ("tiled": the AVX2 set without fused kernels; "legacy": the fused
-// kernels before the row kernels, while that file exists). It reports ns per row
-// (per row and all g queries) and the codes' bytes per second.
+// (a cache block) for group sizes 1, 3 and 4 and head sizes 64 and 128, per codec and
+// kernel set ("tiled": the AVX2 set without fused kernels; "noF16C": without its
+// assembly kernels, see rows_f16c_amd64.go). It reports ns per row (per row and all
+// g queries) and the codes' bytes per second.
 //
 //	GOEXPERIMENT=simd go test ./quant -run '^$' -bench RowKernels -benchtime=200ms
 func BenchmarkRowKernels(b *testing.B) {
@@ -114,11 +110,8 @@ func BenchmarkRowKernels(b *testing.B) {
 		tiled.addRows = scalarKernels.addRows
 		sets = append(sets, &tiled)
 	}
-	if expKernels != nil {
-		sets = append(sets, expKernels)
-	}
-	if legacyKernels != nil {
-		sets = append(sets, legacyKernels)
+	if k := noF16CKernels(); k != nil {
+		sets = append(sets, k)
 	}
 	prev := active.Load()
 	defer active.Store(prev)
@@ -130,7 +123,7 @@ func BenchmarkRowKernels(b *testing.B) {
 			for i := range n {
 				c.Encode(src[i*rb:(i+1)*rb], gaussRow(r, d, 1))
 			}
-			for _, g := range []int{1, 4} {
+			for _, g := range []int{1, 3, 4} {
 				q := gaussRow(r, g*d, 1)
 				w := gaussRow(r, g*n, 1)
 				scores := make([]float32, g*n)

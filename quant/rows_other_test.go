@@ -10,3 +10,6 @@ func f16cModes() []bool { return []bool{false} }
 
 // setF16C does nothing: this build has no F16C kernels.
 func setF16C(bool) bool { return false }
+
+// noF16CKernels returns nil: this build has no F16C kernels.
+func noF16CKernels() *kernelSet { return nil }
