@@ -170,7 +170,9 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 			}
 		}
 	}
-	ps := make([]product, len(ws))
+	st := getCallState(len(ws))
+	defer putCallState(st)
+	ps := st.ps
 	var work int64
 	for j, w := range ws {
 		p := &ps[j]
@@ -200,7 +202,8 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		}
 	} else {
 		// Chunks of every product in one list: first[j] is product j's first chunk.
-		first := make([]int, len(ps)+1)
+		first := st.first
+		first[0] = 0
 		for j := range ps {
 			first[j+1] = first[j]
 			if p := &ps[j]; p.chunk != nil {
@@ -389,7 +392,7 @@ func (p *product) chunkTile(r0, r1 int) {
 		}
 	}
 	full := p.n / tileTokens // groups of 8 real tokens
-	var tmp [4 * tileTokens]float32
+	tmp := &sp.tmp
 	for t0 := 0; t0 < p.n; t0 += p.tb {
 		t1 := min(p.n, t0+p.tb)
 		g0, g1 := t0/tileTokens, (t1+tileTokens-1)/tileTokens
@@ -600,6 +603,36 @@ type tileScratch struct {
 	w16 []int16
 	dw  []float32
 	dm  []float32 // Q4_K minimums
+	tmp [4 * tileTokens]float32
+}
+
+// callState is one MatMul call's products and chunk list, pooled: decode makes
+// ~100 calls per token, and fresh ones were most of its garbage.
+type callState struct {
+	ps    []product
+	first []int // first[j]: product j's first parallel chunk
+}
+
+var callPool sync.Pool
+
+func getCallState(n int) *callState {
+	st, _ := callPool.Get().(*callState)
+	if st == nil {
+		st = &callState{}
+	}
+	if cap(st.ps) < n {
+		st.ps = make([]product, n)
+		st.first = make([]int, n+1)
+	}
+	st.ps, st.first = st.ps[:n], st.first[:n+1]
+	return st
+}
+
+// putCallState returns st to the pool without the products' references to the
+// caller's slices.
+func putCallState(st *callState) {
+	clear(st.ps)
+	callPool.Put(st)
 }
 
 var tilePool sync.Pool
