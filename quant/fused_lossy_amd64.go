@@ -8,14 +8,14 @@ import (
 	"unsafe"
 )
 
-// Fused AVX2 kernels for the lossy row codecs (Affine 8/4/2-bit groups, FP8 with a
-// per-row or per-tensor scale) and for KIVI channel blocks: the codes are read once,
-// unpacked in registers and multiplied into the queries or the accumulators, with no
-// decoded tile in between. The algebra (DESIGN.md):
+// Fused AVX2 kernels for the lossy row codecs (Affine 8/4/2-bit groups; FP8 E5M2
+// rows, per-row or per-tensor scale, added only) and for KIVI channel blocks: the
+// codes are read once, unpacked in registers and multiplied into the queries or the
+// accumulators, with no decoded tile in between. The algebra (DESIGN.md):
 //
 //	Affine dot:  q·row = Σ_k s_k·(q_k·codes_k) + Σ_k lo_k·Σq_k   (k: the row's groups)
 //	Affine add:  acc_c += Σ_i (w_i·s_ik)·code_ic + Σ_i w_i·lo_ik  (k: the group of c)
-//	FP8:         q·row = s·(q·fp8(codes)),   acc += (w·s)·fp8(codes)
+//	FP8 add:     acc += (w·s)·fp8(codes)
 //	Channel:     q·row = Σ_c (q_c·s_c)·code_c + Σ_c q_c·lo_c
 //
 // Group scales and zeros are f16; the rows of a call have theirs widened 8 groups at
@@ -31,12 +31,11 @@ import (
 // four rows at a time (the kernel for a group of 1), three left over as four with one
 // repeated.
 
-// Code kinds of a lossy geometry: the Affine bit widths and the two FP8 formats.
+// Code kinds of a lossy geometry: the Affine bit widths and FP8 E5M2.
 const (
 	kindU2   = 2
 	kindU4   = 4
 	kindU8   = 8
-	kindE4M3 = 16
 	kindE5M2 = 17
 )
 
@@ -69,10 +68,9 @@ var (
 	lossyU8 = lossyKernels{dotU8Rows4, dotU8Q4, addU8Q4, addU8Q1}
 	lossyU4 = lossyKernels{dotU4Rows4, dotU4Q4, addU4Q4, addU4Q1}
 	lossyU2 = lossyKernels{dotU2Rows4, dotU2Q4, addU2Q4, addU2Q1}
-	// FP8 rows are scored fused only for E4M3 and added fused only for E5M2: the
-	// other two kernels measured slower than tiles (the E5M2 dot kernels spill
-	// their registers; E4M3 adds gained nothing for one query and lost 20% for four).
-	lossyE4M3 = lossyKernels{rows4: dotE4M3Rows4, q4: dotE4M3Q4}
+	// FP8 rows are only added fused, and only E5M2: the other FP8 kernels measured
+	// no faster than tiles, or slower (E4M3 scores of llama-134m decode attention took
+	// 30% more CPU; its decoder needs five vector constants and the kernels spilled).
 	lossyE5M2 = lossyKernels{addQ4: addE5M2Q4, addQ1: addE5M2Q1}
 )
 
@@ -121,12 +119,10 @@ func lossyGeomOf(c RowCodec, d int) (lossyGeom, bool) {
 		}
 		return lossyGeom{k: k, kind: c.Bits, p: d / g, g: uintptr(g), gb: uintptr(4 + g*c.Bits/8), hdr: 4, bits: uintptr(c.Bits)}, true
 	case FP8:
-		lg := lossyGeom{k: &lossyE4M3, kind: kindE4M3, p: 1, g: uintptr(d), gb: uintptr(c.RowBytes(d)), hdr: 2, bits: 8}
-		if c.Format == E5M2 {
-			lg.k, lg.kind = &lossyE5M2, kindE5M2
-		} else if c.Format != E4M3 {
+		if c.Format != E5M2 {
 			return lossyGeom{}, false
 		}
+		lg := lossyGeom{k: &lossyE5M2, kind: kindE5M2, p: 1, g: uintptr(d), gb: uintptr(c.RowBytes(d)), hdr: 2, bits: 8}
 		if c.TensorScale != 0 {
 			lg.hdr, lg.tscale = 0, math.Float32bits(c.TensorScale)
 		}
@@ -365,10 +361,6 @@ func unpackU2(p unsafe.Pointer, sh0, sh1, mask archsimd.Uint32x8) (x0, x1 archsi
 	return w.ShiftRight(sh0).And(mask).AsInt32x8().ConvertToFloat32(), w.ShiftRight(sh1).And(mask).AsInt32x8().ConvertToFloat32()
 }
 
-func unpackE4M3(p unsafe.Pointer, mag, eight, rebias, nan archsimd.Uint32x8, sub archsimd.Float32x8) (x0, x1 archsimd.Float32x8) {
-	return e4m3x8(p, mag, eight, rebias, nan, sub), e4m3x8(unsafe.Add(p, 8), mag, eight, rebias, nan, sub)
-}
-
 func unpackE5M2(p unsafe.Pointer, mag, top, inf archsimd.Uint32x8, mul archsimd.Float32x8) (x0, x1 archsimd.Float32x8) {
 	return e5m2x8(p, mag, top, inf, mul), e5m2x8(unsafe.Add(p, 8), mag, top, inf, mul)
 }
@@ -389,21 +381,6 @@ func e5m2x8(p unsafe.Pointer, mag, top, inf archsimd.Uint32x8, mul archsimd.Floa
 // e5m2Consts returns the constants of e5m2x8.
 func e5m2Consts() (mag, top, inf archsimd.Uint32x8, mul archsimd.Float32x8) {
 	return archsimd.BroadcastUint32x8(0x7f), archsimd.BroadcastUint32x8(0x7b), archsimd.BroadcastUint32x8(0x7f800000), bcast(0x77800000) // 2^112
-}
-
-// e4m3x8 decodes the 8 E4M3 codes at p as decE4M3Rows does (unscaled).
-func e4m3x8(p unsafe.Pointer, mag, eight, rebias, nan archsimd.Uint32x8, sub archsimd.Float32x8) archsimd.Float32x8 {
-	h := bytes8(p, 0)
-	m := h.And(mag)
-	v := m.ShiftAllLeft(20).Add(rebias)
-	v = m.AsInt32x8().ConvertToFloat32().Mul(sub).AsUint32x8().Merge(v, m.Less(eight))
-	return nan.Merge(v, m.Equal(mag)).Or(h.AndNot(mag).ShiftAllLeft(24)).AsFloat32x8()
-}
-
-// e4m3Consts returns the constants of e4m3x8.
-func e4m3Consts() (mag, eight, rebias, nan archsimd.Uint32x8, sub archsimd.Float32x8) {
-	return archsimd.BroadcastUint32x8(0x7f), archsimd.BroadcastUint32x8(8), archsimd.BroadcastUint32x8(120 << 23),
-		archsimd.BroadcastUint32x8(0x7fc00000), bcast(0x3b000000) // 2^-9
 }
 
 // Lane shifts of the second 8 of 16 2-bit codes in one 32-bit word.
@@ -862,74 +839,6 @@ func addU2Q1(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int) {
 	st8(a1, a, 32)
 	st8(a2, a, 64)
 	st8(a3, a, 96)
-	archsimd.ClearAVXUpperBits()
-}
-
-// dotE4M3Rows4 is rows4 for FP8 E4M3 codes.
-//
-//go:noinline
-func dotE4M3Rows4(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr) {
-	var t0, t1, t2, t3 archsimd.Float32x8
-	mag, eight, rebias, nan, sub := e4m3Consts()
-	// Offsets of the group in the rows, the query and the table (pointers stepped past
-	// the last group would leave their allocation).
-	po, qo, so := uintptr(0), uintptr(0), uintptr(0)
-	for range np {
-		var a0, a1, a2, a3 archsimd.Float32x8
-		for c := uintptr(0); c < gs; c += 16 {
-			qv, qw := ld8(q, qo+4*c), ld8(q, qo+4*c+32)
-			o := po + c
-			x0, x1 := unpackE4M3(unsafe.Add(p0, o), mag, eight, rebias, nan, sub)
-			a0 = x1.MulAdd(qw, x0.MulAdd(qv, a0))
-			x0, x1 = unpackE4M3(unsafe.Add(p1, o), mag, eight, rebias, nan, sub)
-			a1 = x1.MulAdd(qw, x0.MulAdd(qv, a1))
-			x0, x1 = unpackE4M3(unsafe.Add(p2, o), mag, eight, rebias, nan, sub)
-			a2 = x1.MulAdd(qw, x0.MulAdd(qv, a2))
-			x0, x1 = unpackE4M3(unsafe.Add(p3, o), mag, eight, rebias, nan, sub)
-			a3 = x1.MulAdd(qw, x0.MulAdd(qv, a3))
-		}
-		s := unsafe.Add(st, so)
-		t0 = a0.MulAdd(bcast(*(*uint32)(s)), t0)
-		t1 = a1.MulAdd(bcast(*(*uint32)(unsafe.Add(s, 4))), t1)
-		t2 = a2.MulAdd(bcast(*(*uint32)(unsafe.Add(s, 8))), t2)
-		t3 = a3.MulAdd(bcast(*(*uint32)(unsafe.Add(s, 12))), t3)
-		po, qo, so = po+gb, qo+4*gs, so+stM
-	}
-	sum4(t0, t1, t2, t3).AsUint32x4().Store(out)
-	archsimd.ClearAVXUpperBits()
-}
-
-// dotE4M3Q4 is q4 for FP8 E4M3 codes.
-//
-//go:noinline
-func dotE4M3Q4(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr) {
-	mag, eight, rebias, nan, sub := e4m3Consts()
-	for i := range uintptr(m) {
-		var t0, t1, t2, t3 archsimd.Float32x8
-		po, so, qo := i*stride, i*sr, uintptr(0) // offsets, as in dotE4M3Rows4
-		for range np {
-			var a0, a1, a2, a3 archsimd.Float32x8
-			for c := uintptr(0); c < gs; c += 16 {
-				x0, x1 := unpackE4M3(unsafe.Add(rows, po+c), mag, eight, rebias, nan, sub)
-				o := qo + 4*c
-				a0 = ld8(q0, o+32).MulAdd(x1, ld8(q0, o).MulAdd(x0, a0))
-				a1 = ld8(q1, o+32).MulAdd(x1, ld8(q1, o).MulAdd(x0, a1))
-				a2 = ld8(q2, o+32).MulAdd(x1, ld8(q2, o).MulAdd(x0, a2))
-				a3 = ld8(q3, o+32).MulAdd(x1, ld8(q3, o).MulAdd(x0, a3))
-			}
-			s := bcast(*(*uint32)(unsafe.Add(st, so)))
-			t0, t1, t2, t3 = a0.MulAdd(s, t0), a1.MulAdd(s, t1), a2.MulAdd(s, t2), a3.MulAdd(s, t3)
-			po, so, qo = po+gb, so+stM, qo+4*gs
-		}
-		r := sum4(t0, t1, t2, t3).AsUint32x4()
-		o := unsafe.Add(out, 4*i)
-		*(*uint32)(o) = r.GetElem(0)
-		*(*uint32)(unsafe.Add(o, ldo)) = r.GetElem(1)
-		*(*uint32)(unsafe.Add(o, 2*ldo)) = r.GetElem(2)
-		if nq > 3 {
-			*(*uint32)(unsafe.Add(o, 3*ldo)) = r.GetElem(3)
-		}
-	}
 	archsimd.ClearAVXUpperBits()
 }
 

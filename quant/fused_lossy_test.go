@@ -32,7 +32,7 @@ func fusedLossyHandles(c RowCodec, d int) (dot, add bool) {
 		ok := g%16 == 0 && d%g == 0
 		return ok, ok
 	case FP8:
-		return c.Format == E4M3, c.Format == E5M2
+		return false, c.Format == E5M2
 	}
 	return false, false
 }
