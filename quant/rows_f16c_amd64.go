@@ -2,7 +2,11 @@
 
 package quant
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"kvq/internal/cpufeat"
+)
 
 // The F16 and Int8 row kernels in rows_f16c_amd64.s, in assembly because archsimd
 // has no VCVTPH2PS: binary16 values (and Int8 row scales) are widened by it, exactly,
@@ -14,11 +18,9 @@ import "unsafe"
 // (haveF16C); without F16C, F16 rows go through tiles (DecodeRows, then MultiDot or
 // MultiAxpy) and Int8 rows through the archsimd kernels.
 
-// haveF16C is whether the CPU has the F16C conversions.
-var haveF16C = hasF16C()
-
-// hasF16C reports whether the CPU has the F16C instructions (CPUID.1:ECX bit 29).
-func hasF16C() bool
+// haveF16C is whether the CPU has the F16C conversions (tests switch it off to run
+// the archsimd kernels).
+var haveF16C = cpufeat.F16C
 
 // dotF16R4 is the r4Kernel of F16 rows.
 //

@@ -2,20 +2,9 @@
 
 #include "textflag.h"
 
-// F16 row kernels with VCVTPH2PS (F16C), which simd/archsimd does not expose: one
-// instruction widens 8 binary16 values exactly, where the portable conversion takes
-// about ten. Declarations and contracts in rows_f16c_amd64.go.
-
-// func hasF16C() bool
-// CPUID leaf 1, ECX bit 29.
-TEXT ·hasF16C(SB), NOSPLIT, $0-1
-	MOVL $1, AX
-	XORL CX, CX
-	CPUID
-	SHRL $29, CX
-	ANDL $1, CX
-	MOVB CX, ret+0(FP)
-	RET
+// F16 and Int8 row kernels with VCVTPH2PS (F16C), which simd/archsimd does not
+// expose: one instruction widens 8 binary16 values exactly, where the portable
+// conversion takes about ten. Declarations and contracts in rows_f16c_amd64.go.
 
 // func dotF16R4(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
 // Per group k < ng of four rows (at p = src + k·gstep, p + o1, p + o2, p + o3):
