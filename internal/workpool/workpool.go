@@ -4,11 +4,11 @@
 //
 // A decode step is a chain of ~100 short parallel loops (tens of microseconds each).
 // Handing such a loop to a parked goroutine costs a wake-up of the same order as
-// the loop itself, so the helpers spin briefly after each loop (Spin), polling for
+// the loop itself, so the helpers spin briefly after each loop (SetSpin), polling for
 // the next one, and only then park; the caller likewise waits for the helpers'
-// last items by polling rather than parking. A helper that is spinning yields its
-// thread to other runnable goroutines between polls, so an idle process goes back
-// to sleep within Spin and other goroutines are not starved.
+// last items by polling rather than parking. A polling goroutine yields its CPU
+// between polls, so an idle process goes back to sleep within the polling time and
+// other goroutines and processes are not starved.
 package workpool
 
 import (
@@ -18,16 +18,27 @@ import (
 	"time"
 )
 
-// Spin is how long an idle helper keeps polling for work before it parks, and how
-// long a caller polls for its loop's last items before it parks. 0 disables
-// polling.
-var Spin time.Duration
+// DefaultSpin is how long, by default, an idle helper keeps polling for work
+// before it parks, and a caller polls for its loop's last items before it parks.
+// Measured on llama-134m decode with 2 threads on an idle machine: at 4k context
+// (q8) 50 tok/s parked vs 70–74 polling 200µs; on a machine whose cores are busy
+// with other processes polling costs more than it saves (KVQ_SPIN=0 turns it off).
+const DefaultSpin = 200 * time.Microsecond
+
+// spin is the polling time in nanoseconds (see SetSpin).
+var spin atomic.Int64
 
 func init() {
-	if v, err := time.ParseDuration(os.Getenv("KVQ_SPIN")); err == nil {
-		Spin = v
+	spin.Store(int64(DefaultSpin))
+	if v, err := time.ParseDuration(os.Getenv("KVQ_SPIN")); err == nil && v >= 0 {
+		spin.Store(int64(v))
 	}
 }
+
+// SetSpin sets the polling time (0: park at once) and returns the previous one.
+// The environment variable KVQ_SPIN (a Go duration, e.g. 0 or 500us) sets it at
+// start.
+func SetSpin(d time.Duration) time.Duration { return time.Duration(spin.Swap(int64(max(0, d)))) }
 
 // The helpers: started on demand, never stopped.
 var pool struct {
@@ -65,8 +76,8 @@ func (j *job) run() {
 func helper() {
 	for {
 		var j *job
-		if Spin > 0 {
-			j = poll()
+		if d := time.Duration(spin.Load()); d > 0 {
+			j = poll(d)
 		}
 		if j == nil {
 			j = <-pool.jobs
@@ -75,8 +86,8 @@ func helper() {
 	}
 }
 
-// poll returns the next job if one arrives within Spin, else nil.
-func poll() *job {
+// poll returns the next job if one arrives within d, else nil.
+func poll(d time.Duration) *job {
 	start := time.Now()
 	for i := 1; ; i++ {
 		select {
@@ -85,7 +96,7 @@ func poll() *job {
 		default:
 		}
 		if i%16 == 0 {
-			if time.Since(start) > Spin {
+			if time.Since(start) > d {
 				return nil
 			}
 			yield()
@@ -121,11 +132,11 @@ func For(workers, n int, fn func(i int)) {
 		}
 	}
 	j.run()
-	if Spin > 0 && j.left.Load() > 0 {
+	if d := time.Duration(spin.Load()); d > 0 && j.left.Load() > 0 {
 		start := time.Now()
 		for i := 1; j.left.Load() > 0; i++ {
 			if i%16 == 0 {
-				if time.Since(start) > Spin {
+				if time.Since(start) > d {
 					break
 				}
 				yield()

@@ -10,8 +10,7 @@ import (
 
 func TestForEveryItemOnce(t *testing.T) {
 	for _, spin := range []time.Duration{0, 50 * time.Microsecond} {
-		old := Spin
-		Spin = spin
+		old := SetSpin(spin)
 		for _, tc := range []struct{ workers, n int }{{0, 0}, {1, 5}, {2, 1}, {2, 2}, {2, 7}, {4, 100}, {8, 3}, {3, 1000}} {
 			t.Run(fmt.Sprintf("spin%v/w%d/n%d", spin, tc.workers, tc.n), func(t *testing.T) {
 				hits := make([]atomic.Int32, tc.n)
@@ -23,7 +22,7 @@ func TestForEveryItemOnce(t *testing.T) {
 				}
 			})
 		}
-		Spin = old
+		SetSpin(old)
 	}
 }
 
@@ -61,9 +60,7 @@ func BenchmarkChain(b *testing.B) {
 	for _, spin := range []time.Duration{0, 50 * time.Microsecond, 200 * time.Microsecond} {
 		for _, work := range []int{2000, 20000} {
 			b.Run(fmt.Sprintf("spin=%v/work=%d", spin, work), func(b *testing.B) {
-				old := Spin
-				Spin = spin
-				defer func() { Spin = old }()
+				defer SetSpin(SetSpin(spin))
 				var sink [2]float64
 				for b.Loop() {
 					For(2, 2, func(i int) {
