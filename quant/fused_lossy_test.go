@@ -23,7 +23,7 @@ func lossyCodecs() []RowCodec {
 // fusedLossyHandles reports whether the SIMD set must score (dot) and add (add) rows
 // of d values of c fused, not through tiles.
 func fusedLossyHandles(c RowCodec, d int) (dot, add bool) {
-	if d%16 != 0 {
+	if d%16 != 0 || !simdFusesLossy {
 		return false, false
 	}
 	switch c := c.(type) {

@@ -24,41 +24,6 @@ import (
 // so the loop has the registers to itself and a call covers a whole span. Rows are
 // read through unsafe pointers: the callers checked every index first.
 
-// r4Kernel is the shape of the *R4 dot kernels: for each group k < ng of four rows
-// at p = src + k·gstep, p+o1, p+o2, p+o3 (bytes), it stores to out[4k+r] (float32
-// bits) the dot of the query at q with row r over d values, d a positive multiple of
-// 16 (of 8 for F32).
-type r4Kernel func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
-
-// rowOffsets returns the byte offsets of the second, third and fourth row of a group
-// of four among n rows stride bytes apart; with n < 4 the missing rows repeat the
-// last one.
-func rowOffsets(stride uintptr, n int) (o1, o2, o3 uintptr) {
-	if n >= 4 {
-		return stride, 2 * stride, 3 * stride
-	}
-	return stride * uintptr(min(1, n-1)), stride * uintptr(min(2, n-1)), stride * uintptr(min(2, n-1))
-}
-
-// dotR4 stores to out[i], i < n, the dots of the query at q with the n rows at src +
-// i·stride through the R4 kernel k: groups of four rows, the last rows (n mod 4) as
-// a group that ends at row n-1 and overlaps the previous one (the rows they share get
-// the same bits again), and fewer than four rows as a group with the last row
-// repeated, stored through a temporary.
-func dotR4(k r4Kernel, out, q, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
-	o1, o2, o3 := rowOffsets(stride, n)
-	if n < 4 {
-		var t [4]uint32
-		k(unsafe.Pointer(&t), q, src, o1, o2, o3, 0, 1, d)
-		copy(unsafe.Slice((*uint32)(out), n), t[:n])
-		return
-	}
-	k(out, q, src, o1, o2, o3, 4*stride, n/4, d)
-	if n%4 != 0 {
-		k(unsafe.Add(out, 4*(n-4)), q, unsafe.Add(src, uintptr(n-4)*stride), o1, o2, o3, 0, 1, d)
-	}
-}
-
 // i8x16 widens the 16 int8 codes at p + off to float32 (exactly).
 func i8x16(p unsafe.Pointer, off uintptr) (x0, x1 archsimd.Float32x8) {
 	v := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p, off)))
@@ -213,24 +178,6 @@ func dotBF16Q4(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, sr
 		q4Store(out, ldb, i, sum4(a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3)))
 	}
 	archsimd.ClearAVXUpperBits()
-}
-
-// q1Kernel is the shape of the *Q1x64 and *Q1x16 add kernels: acc[c] += Σ_{i<n}
-// w[i]·row_i[c] over 64 (16) columns, row i's first column at src + i·stride (for
-// Int8, w already holds the rows' scales).
-type q1Kernel func(acc, w, src unsafe.Pointer, stride uintptr, n int)
-
-// addQ1 performs acc[c] += Σ_{i<n} w[i]·row_i[c] for c < d (a multiple of 16) with
-// the 64-column kernel k64 and then the 16-column kernel k16; vb is the bytes of a
-// value in the rows, src the first value of row 0.
-func addQ1(k64, k16 q1Kernel, acc, w, src unsafe.Pointer, stride uintptr, n int, d, vb uintptr) {
-	c := uintptr(0)
-	for ; c+64 <= d; c += 64 {
-		k64(unsafe.Add(acc, 4*c), w, unsafe.Add(src, vb*c), stride, n)
-	}
-	for ; c < d; c += 16 {
-		k16(unsafe.Add(acc, 4*c), w, unsafe.Add(src, vb*c), stride, n)
-	}
 }
 
 // addInt8Q1x64 is the 64-column q1Kernel of int8 codes.
@@ -455,44 +402,6 @@ func addBF16Q4(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, val
 	st8(a30, p3, 0)
 	st8(a31, p3, 32)
 	archsimd.ClearAVXUpperBits()
-}
-
-// dotRowsFused is fusedDotRows for F16 (with F16C), BF16 and Int8 rows, d a
-// multiple of 16: four queries at a time through q4, the rest one at a time through
-// r4 (src: the first row).
-func dotRowsFused(q4 func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr),
-	r4 r4Kernel, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int) {
-	sp, qp, op := unsafe.Pointer(&src[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&scores[0])
-	us, ud, qb, ldb := uintptr(stride), uintptr(d), uintptr(4*d), uintptr(4*ld)
-	j := 0
-	for ; j+4 <= g; j += 4 {
-		q4(unsafe.Add(op, uintptr(j)*ldb), ldb, unsafe.Add(qp, uintptr(j)*qb), qb, sp, us, n, ud)
-	}
-	for ; j < g; j++ {
-		dotR4(r4, unsafe.Add(op, uintptr(j)*ldb), unsafe.Add(qp, uintptr(j)*qb), sp, us, n, ud)
-	}
-}
-
-// addRowsFused is fusedAddRows for F16 (with F16C), BF16 and Int8 rows, d a
-// multiple of 16: 16 columns of four queries at a time through q4 (nil: none), the
-// rest one query at a time through k64 and k16. w holds each query's n weights ws
-// bytes apart (for Int8, already times the rows' scales); src is the first value of
-// row 0 and vb the bytes of a value.
-func addRowsFused(q4 func(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, src unsafe.Pointer, stride uintptr, n int),
-	k64, k16 q1Kernel, acc []float32, w unsafe.Pointer, ws uintptr, g int, src unsafe.Pointer, stride, n, d int, vb uintptr) {
-	ap := unsafe.Pointer(&acc[0])
-	us, ud, ab := uintptr(stride), uintptr(d), uintptr(4*d)
-	j := 0
-	if q4 != nil {
-		for ; j+4 <= g; j += 4 {
-			for c := uintptr(0); c < ud; c += 16 {
-				q4(unsafe.Add(ap, uintptr(j)*ab+4*c), ab, unsafe.Add(w, uintptr(j)*ws), ws, unsafe.Add(src, vb*c), us, n)
-			}
-		}
-	}
-	for ; j < g; j++ {
-		addQ1(k64, k16, unsafe.Add(ap, uintptr(j)*ab), unsafe.Add(w, uintptr(j)*ws), src, us, n, ud, vb)
-	}
 }
 
 // addF32Q4 is addInt8Q4 for 16 float32 values per row at x + i·stride.

@@ -2,8 +2,12 @@
 
 package quant
 
-// simdF16Fused reports whether the SIMD set has fused F16 kernels on this CPU.
-func simdF16Fused() bool { return haveF16C }
+// simdFuses reports whether the SIMD set runs rows of c through its fused kernels:
+// all four plain kinds, F16 only with the F16C kernels.
+func simdFuses(c RowCodec) bool {
+	_, f16 := c.(F16)
+	return !f16 || haveF16C
+}
 
 // f16cModes returns the F16C settings the SIMD set can be tested in: with the F16C
 // kernels (when the CPU has them) and without (the archsimd ones and tiles).
@@ -40,3 +44,7 @@ func noF16CKernels() *kernelSet {
 	}
 	return &k
 }
+
+// simdFusesLossy is whether the SIMD set has fused kernels for Affine and FP8 rows:
+// the archsimd set fuses them.
+const simdFusesLossy = true

@@ -1,9 +1,10 @@
-//go:build !(amd64 && goexperiment.simd)
+//go:build !amd64
 
 package quant
 
-// simdF16Fused reports whether the SIMD set has fused F16 kernels: not in this build.
-func simdF16Fused() bool { return false }
+// simdFuses reports whether the SIMD set runs rows of c through its fused kernels:
+// this build has no SIMD set.
+func simdFuses(RowCodec) bool { return false }
 
 // f16cModes returns the F16C settings the SIMD set can be tested in: none here.
 func f16cModes() []bool { return []bool{false} }
@@ -13,3 +14,7 @@ func setF16C(bool) bool { return false }
 
 // noF16CKernels returns nil: this build has no F16C kernels.
 func noF16CKernels() *kernelSet { return nil }
+
+// simdFusesLossy is whether the SIMD set has fused kernels for Affine and FP8 rows:
+// this build has no SIMD set.
+const simdFusesLossy = false

@@ -145,10 +145,13 @@ func TestRowKernels(t *testing.T) {
 						rs, ra, _ := rc.run(scalarKernels, false)
 						scores, acc, ok := rc.run(simdKernels, true)
 						if !ok {
-							if _, f16 := c.(F16); f16 && !simdF16Fused() {
-								continue // no F16C: F16 goes through tiles
+							if !simdFuses(c) {
+								continue // this set has no fused kernel for c (tiles)
 							}
 							t.Fatalf("%s: the fused kernels did not take the shape", name)
+						}
+						if !simdFuses(c) {
+							t.Fatalf("%s: fused, but simdFuses says tiles", name)
 						}
 						t.Run(name, func(t *testing.T) { rc.check(t, scores, acc, rs, ra) })
 					}

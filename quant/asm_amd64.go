@@ -1,0 +1,52 @@
+//go:build amd64 && !goexperiment.simd
+
+package quant
+
+import "unsafe"
+
+// Without GOEXPERIMENT=simd, amd64 builds still run the assembly row kernels of
+// rows_f16c_amd64.s, which need no archsimd: the scalar set with fused F16 and Int8
+// DotRows/AddRows in place ("avx2-asm") on CPUs with AVX2, FMA and F16C. The other
+// codecs and the tile kernels stay scalar; with the experiment, multi_amd64.go
+// provides the full AVX2 set instead.
+func detectSIMD() *kernelSet {
+	if !haveF16C {
+		return nil
+	}
+	k := *scalarKernels
+	k.name = "avx2-asm"
+	k.dotRows, k.addRows = asmDotRows, asmAddRows
+	return &k
+}
+
+// asmDotRows is the dotRows kernel of the assembly set: F16 and Int8 rows with d a
+// multiple of 16.
+func asmDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
+	if d%16 != 0 || !haveF16C {
+		return false
+	}
+	switch c.(type) {
+	case F16:
+		dotRowsFused(dotF16Q4, dotF16R4, scores, ld, q, g, src, stride, n, d)
+	case Int8:
+		dotRowsFused(dotInt8Q4F16C, dotInt8R4F16C, scores, ld, q, g, src, stride, n, d)
+	default:
+		return false
+	}
+	return true
+}
+
+// asmAddRows is the addRows kernel of the assembly set, as asmDotRows.
+func asmAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
+	if d%16 != 0 || !haveF16C {
+		return false
+	}
+	switch c.(type) {
+	case F16:
+		addRowsFused(nil, addF16Q1x64, addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
+		return true
+	case Int8:
+		return addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp)
+	}
+	return false
+}

@@ -1,0 +1,36 @@
+//go:build amd64 && !goexperiment.simd
+
+package quant
+
+// simdFuses reports whether the assembly set runs rows of c through its fused
+// kernels: F16 and Int8, with the F16C kernels on.
+func simdFuses(c RowCodec) bool {
+	switch c.(type) {
+	case F16, Int8:
+		return haveF16C
+	}
+	return false
+}
+
+// f16cModes returns the F16C settings the assembly set can be tested in: with its
+// kernels and without them (everything through the scalar tiles).
+func f16cModes() []bool {
+	if haveF16C {
+		return []bool{true, false}
+	}
+	return []bool{false}
+}
+
+// setF16C selects the F16C kernels (on) or not, and returns the previous setting.
+func setF16C(on bool) bool {
+	prev := haveF16C
+	haveF16C = on
+	return prev
+}
+
+// noF16CKernels returns nil: the assembly set without F16C is the scalar set.
+func noF16CKernels() *kernelSet { return nil }
+
+// simdFusesLossy is whether the SIMD set has fused kernels for Affine and FP8 rows:
+// the assembly set leaves them to tiles.
+const simdFusesLossy = false
