@@ -1,0 +1,377 @@
+//go:build amd64 && goexperiment.simd
+
+#include "textflag.h"
+
+// Assembly twins of the 4-bit and 2-bit Affine row kernels of fused_lossy_amd64.go
+// (rows4 and addQ1); declarations and contracts in lossy_asm_amd64.go.
+//
+// 4-bit codes: VPMOVZXBD widens 8 code bytes into 8 dwords; byte & 15 is the even
+// code and byte >> 4 the odd one, so a row's 16 codes come out as an even and an odd
+// vector. The query (rows4) or the accumulators (addQ1) are split the same way:
+// VSHUFPS picks the even (odd) lanes of two vectors within 128-bit halves and
+// VPERMPD $0xD8 puts the halves' pairs in order.
+
+// Lane masks of 4-bit (low nibble) and 2-bit codes.
+DATA nib4<>+0(SB)/8, $0x0000000f0000000f
+DATA nib4<>+8(SB)/8, $0x0000000f0000000f
+DATA nib4<>+16(SB)/8, $0x0000000f0000000f
+DATA nib4<>+24(SB)/8, $0x0000000f0000000f
+GLOBL nib4<>(SB), RODATA|NOPTR, $32
+
+DATA two2<>+0(SB)/8, $0x0000000300000003
+DATA two2<>+8(SB)/8, $0x0000000300000003
+DATA two2<>+16(SB)/8, $0x0000000300000003
+DATA two2<>+24(SB)/8, $0x0000000300000003
+GLOBL two2<>(SB), RODATA|NOPTR, $32
+
+// Lane shifts of the first and the second 8 of 16 2-bit codes in one 32-bit word.
+DATA sh2lo<>+0(SB)/8, $0x0000000200000000
+DATA sh2lo<>+8(SB)/8, $0x0000000600000004
+DATA sh2lo<>+16(SB)/8, $0x0000000a00000008
+DATA sh2lo<>+24(SB)/8, $0x0000000e0000000c
+GLOBL sh2lo<>(SB), RODATA|NOPTR, $32
+
+DATA sh2hi<>+0(SB)/8, $0x0000001200000010
+DATA sh2hi<>+8(SB)/8, $0x0000001600000014
+DATA sh2hi<>+16(SB)/8, $0x0000001a00000018
+DATA sh2hi<>+24(SB)/8, $0x0000001e0000001c
+GLOBL sh2hi<>(SB), RODATA|NOPTR, $32
+
+// U4ROW accumulates 16 4-bit codes at addr times the split query (Y12 even, Y13
+// odd) into the chains ae (even) and ao (odd).
+#define U4ROW(addr, ae, ao) \
+	VPMOVZXBD   addr, Y14          \
+	VPSRLD      $4, Y14, Y15       \
+	VPAND       nib4<>(SB), Y14, Y14 \
+	VCVTDQ2PS   Y14, Y14           \
+	VCVTDQ2PS   Y15, Y15           \
+	VFMADD231PS Y12, Y14, ae       \
+	VFMADD231PS Y13, Y15, ao
+
+// U2ROW accumulates 16 2-bit codes at addr times the query (Y12 the first 8
+// values, Y13 the next 8) into the chains a0 and a1.
+#define U2ROW(addr, a0, a1) \
+	VPBROADCASTD addr, Y14            \
+	VPSRLVD      sh2hi<>(SB), Y14, Y15 \
+	VPSRLVD      sh2lo<>(SB), Y14, Y14 \
+	VPAND        two2<>(SB), Y14, Y14 \
+	VPAND        two2<>(SB), Y15, Y15 \
+	VCVTDQ2PS    Y14, Y14             \
+	VCVTDQ2PS    Y15, Y15             \
+	VFMADD231PS  Y12, Y14, a0         \
+	VFMADD231PS  Y13, Y15, a1
+
+// ROWS4END folds the group's chains into the row sums Y0..Y3 with the group scales
+// at (R12): Y_r += (a_r0 + a_r1)·s_r; then steps to the next group.
+#define ROWS4END \
+	VADDPS       Y8, Y4, Y4   \
+	VADDPS       Y9, Y5, Y5   \
+	VADDPS       Y10, Y6, Y6  \
+	VADDPS       Y11, Y7, Y7  \
+	VBROADCASTSS (R12), Y14   \
+	VFMADD231PS  Y14, Y4, Y0  \
+	VBROADCASTSS 4(R12), Y15  \
+	VFMADD231PS  Y15, Y5, Y1  \
+	VBROADCASTSS 8(R12), Y14  \
+	VFMADD231PS  Y14, Y6, Y2  \
+	VBROADCASTSS 12(R12), Y15 \
+	VFMADD231PS  Y15, Y7, Y3  \
+	ADDQ         CX, R8       \
+	ADDQ         CX, R9       \
+	ADDQ         CX, R10      \
+	ADDQ         CX, R11      \
+	ADDQ         R13, R12     \
+	DECQ         R14
+
+// ROWS4OUT stores to out (DI) lane r = the sum of Y_r's lanes.
+#define ROWS4OUT \
+	VHADDPS      Y1, Y0, Y0 \
+	VHADDPS      Y3, Y2, Y2 \
+	VHADDPS      Y2, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS       X1, X0, X0 \
+	VMOVUPS      X0, (DI)
+
+#define ZERO8 \
+	VXORPS Y4, Y4, Y4    \
+	VXORPS Y5, Y5, Y5    \
+	VXORPS Y6, Y6, Y6    \
+	VXORPS Y7, Y7, Y7    \
+	VXORPS Y8, Y8, Y8    \
+	VXORPS Y9, Y9, Y9    \
+	VXORPS Y10, Y10, Y10 \
+	VXORPS Y11, Y11, Y11
+
+#define ROWS4ARGS \
+	MOVQ out+0(FP), DI  \
+	MOVQ q+8(FP), SI    \
+	MOVQ p0+16(FP), R8  \
+	MOVQ p1+24(FP), R9  \
+	MOVQ p2+32(FP), R10 \
+	MOVQ p3+40(FP), R11 \
+	MOVQ st+48(FP), R12 \
+	MOVQ stM+56(FP), R13 \
+	MOVQ np+64(FP), R14 \
+	MOVQ gs+72(FP), BX  \
+	MOVQ gb+80(FP), CX  \
+	VXORPS Y0, Y0, Y0   \
+	VXORPS Y1, Y1, Y1   \
+	VXORPS Y2, Y2, Y2   \
+	VXORPS Y3, Y3, Y3
+
+// func dotU4Rows4asm(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
+TEXT ·dotU4Rows4asm(SB), NOSPLIT, $0-88
+	ROWS4ARGS
+	SHRQ $1, BX // code bytes of a group
+
+u4group:
+	TESTQ R14, R14
+	JZ    u4done
+	ZERO8
+	XORQ  AX, AX // code byte offset in the group; the query's is 8 times it
+
+u4loop:
+	VMOVUPS  (SI)(AX*8), Y14
+	VMOVUPS  32(SI)(AX*8), Y15
+	VSHUFPS  $0x88, Y15, Y14, Y12
+	VSHUFPS  $0xdd, Y15, Y14, Y13
+	VPERMPD  $0xd8, Y12, Y12
+	VPERMPD  $0xd8, Y13, Y13
+	U4ROW((R8)(AX*1), Y4, Y8)
+	U4ROW((R9)(AX*1), Y5, Y9)
+	U4ROW((R10)(AX*1), Y6, Y10)
+	U4ROW((R11)(AX*1), Y7, Y11)
+	ADDQ     $8, AX
+	CMPQ     AX, BX
+	JB       u4loop
+
+	LEAQ (SI)(BX*8), SI // the next group's query
+	ROWS4END
+	JMP  u4group
+
+u4done:
+	ROWS4OUT
+	VZEROUPPER
+	RET
+
+// func dotU2Rows4asm(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
+TEXT ·dotU2Rows4asm(SB), NOSPLIT, $0-88
+	ROWS4ARGS
+	SHRQ $2, BX // code bytes of a group
+
+u2group:
+	TESTQ R14, R14
+	JZ    u2done
+	ZERO8
+	XORQ  AX, AX // code byte offset in the group; the query's is 16 times it
+	MOVQ  SI, DX
+
+u2loop:
+	VMOVUPS (DX), Y12
+	VMOVUPS 32(DX), Y13
+	U2ROW((R8)(AX*1), Y4, Y8)
+	U2ROW((R9)(AX*1), Y5, Y9)
+	U2ROW((R10)(AX*1), Y6, Y10)
+	U2ROW((R11)(AX*1), Y7, Y11)
+	ADDQ    $64, DX
+	ADDQ    $4, AX
+	CMPQ    AX, BX
+	JB      u2loop
+
+	MOVQ DX, SI // the next group's query
+	ROWS4END
+	JMP  u2group
+
+u2done:
+	ROWS4OUT
+	VZEROUPPER
+	RET
+
+// func addU4Q1asm(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int)
+// Even rows go into Y0..Y3, odd rows into Y4..Y7 (chains per column; summed at the
+// end). Y0/Y4 hold the even, Y1/Y5 the odd columns of the first 16, Y2/Y6 and Y3/Y7
+// those of the next 16.
+TEXT ·addU4Q1asm(SB), NOSPLIT, $0-56
+	MOVQ a+0(FP), DI
+	MOVQ w0+8(FP), SI
+	MOVQ w1+16(FP), DX
+	MOVQ cp0+24(FP), R8
+	MOVQ cp1+32(FP), R9
+	MOVQ stride+40(FP), R10
+	MOVQ n+48(FP), R11
+
+	VMOVUPS (DI), Y8
+	VMOVUPS 32(DI), Y9
+	VSHUFPS $0x88, Y9, Y8, Y0
+	VSHUFPS $0xdd, Y9, Y8, Y1
+	VPERMPD $0xd8, Y0, Y0
+	VPERMPD $0xd8, Y1, Y1
+	VMOVUPS 64(DI), Y8
+	VMOVUPS 96(DI), Y9
+	VSHUFPS $0x88, Y9, Y8, Y2
+	VSHUFPS $0xdd, Y9, Y8, Y3
+	VPERMPD $0xd8, Y2, Y2
+	VPERMPD $0xd8, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	XORQ    AX, AX // row index
+	XORQ    BX, BX // code offset of the row
+	LEAQ    -1(R11), CX
+
+a4pair:
+	CMPQ AX, CX
+	JGE  a4last
+	VBROADCASTSS (SI)(AX*4), Y12
+	VBROADCASTSS (DX)(AX*4), Y13
+	VPMOVZXBD    (R8)(BX*1), Y8
+	VPMOVZXBD    (R9)(BX*1), Y10
+	VPSRLD       $4, Y8, Y9
+	VPSRLD       $4, Y10, Y11
+	VPAND        nib4<>(SB), Y8, Y8
+	VPAND        nib4<>(SB), Y10, Y10
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y12, Y9, Y1
+	VFMADD231PS  Y13, Y10, Y2
+	VFMADD231PS  Y13, Y11, Y3
+	ADDQ         R10, BX
+	VBROADCASTSS 4(SI)(AX*4), Y12
+	VBROADCASTSS 4(DX)(AX*4), Y13
+	VPMOVZXBD    (R8)(BX*1), Y8
+	VPMOVZXBD    (R9)(BX*1), Y10
+	VPSRLD       $4, Y8, Y9
+	VPSRLD       $4, Y10, Y11
+	VPAND        nib4<>(SB), Y8, Y8
+	VPAND        nib4<>(SB), Y10, Y10
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y12, Y8, Y4
+	VFMADD231PS  Y12, Y9, Y5
+	VFMADD231PS  Y13, Y10, Y6
+	VFMADD231PS  Y13, Y11, Y7
+	ADDQ         R10, BX
+	ADDQ         $2, AX
+	JMP          a4pair
+
+a4last:
+	CMPQ AX, R11
+	JGE  a4store
+	VBROADCASTSS (SI)(AX*4), Y12
+	VBROADCASTSS (DX)(AX*4), Y13
+	VPMOVZXBD    (R8)(BX*1), Y8
+	VPMOVZXBD    (R9)(BX*1), Y10
+	VPSRLD       $4, Y8, Y9
+	VPSRLD       $4, Y10, Y11
+	VPAND        nib4<>(SB), Y8, Y8
+	VPAND        nib4<>(SB), Y10, Y10
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y12, Y9, Y1
+	VFMADD231PS  Y13, Y10, Y2
+	VFMADD231PS  Y13, Y11, Y3
+
+a4store:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	// Back to column order: the pairs of each half in place, then even and odd
+	// lanes interleaved.
+	VPERMPD   $0xd8, Y0, Y0
+	VPERMPD   $0xd8, Y1, Y1
+	VPERMPD   $0xd8, Y2, Y2
+	VPERMPD   $0xd8, Y3, Y3
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VMOVUPS   Y8, (DI)
+	VMOVUPS   Y9, 32(DI)
+	VMOVUPS   Y10, 64(DI)
+	VMOVUPS   Y11, 96(DI)
+	VZEROUPPER
+	RET
+
+// A2ROW adds row AX's 16 + 16 2-bit codes (at BX in R8 and R9), weighted by (SI)
+// and (DX), into the chains c0..c3.
+#define A2ROW(c0, c1, c2, c3) \
+	VBROADCASTSS (SI)(AX*4), Y12       \
+	VBROADCASTSS (DX)(AX*4), Y13       \
+	VPBROADCASTD (R8)(BX*1), Y8        \
+	VPBROADCASTD (R9)(BX*1), Y10       \
+	VPSRLVD      sh2hi<>(SB), Y8, Y9   \
+	VPSRLVD      sh2lo<>(SB), Y8, Y8   \
+	VPSRLVD      sh2hi<>(SB), Y10, Y11 \
+	VPSRLVD      sh2lo<>(SB), Y10, Y10 \
+	VPAND        Y14, Y8, Y8           \
+	VPAND        Y14, Y9, Y9           \
+	VPAND        Y14, Y10, Y10         \
+	VPAND        Y14, Y11, Y11         \
+	VCVTDQ2PS    Y8, Y8                \
+	VCVTDQ2PS    Y9, Y9                \
+	VCVTDQ2PS    Y10, Y10              \
+	VCVTDQ2PS    Y11, Y11              \
+	VFMADD231PS  Y12, Y8, c0           \
+	VFMADD231PS  Y12, Y9, c1           \
+	VFMADD231PS  Y13, Y10, c2          \
+	VFMADD231PS  Y13, Y11, c3          \
+	ADDQ         R10, BX               \
+	INCQ         AX
+
+// func addU2Q1asm(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int)
+// Even rows go into Y0..Y3, odd rows into Y4..Y7 (column order), summed at the end.
+TEXT ·addU2Q1asm(SB), NOSPLIT, $0-56
+	MOVQ a+0(FP), DI
+	MOVQ w0+8(FP), SI
+	MOVQ w1+16(FP), DX
+	MOVQ cp0+24(FP), R8
+	MOVQ cp1+32(FP), R9
+	MOVQ stride+40(FP), R10
+	MOVQ n+48(FP), R11
+
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VMOVUPS two2<>(SB), Y14
+	XORQ    AX, AX // row index
+	XORQ    BX, BX // code offset of the row
+	LEAQ    -1(R11), CX
+
+a2pair:
+	CMPQ AX, CX
+	JGE  a2last
+	A2ROW(Y0, Y1, Y2, Y3)
+	A2ROW(Y4, Y5, Y6, Y7)
+	JMP  a2pair
+
+a2last:
+	CMPQ AX, R11
+	JGE  a2store
+	A2ROW(Y0, Y1, Y2, Y3)
+
+a2store:
+	VADDPS  Y4, Y0, Y0
+	VADDPS  Y5, Y1, Y1
+	VADDPS  Y6, Y2, Y2
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
