@@ -375,3 +375,187 @@ a2store:
 	VMOVUPS Y3, 96(DI)
 	VZEROUPPER
 	RET
+
+// SPLIT16 loads the 16 floats at addr as their even (e) and odd (o) values, the
+// layout of the 4-bit code split.
+#define SPLIT16(addr, addr32, e, o) \
+	VMOVUPS addr, Y14            \
+	VMOVUPS addr32, Y15          \
+	VSHUFPS $0x88, Y15, Y14, e   \
+	VSHUFPS $0xdd, Y15, Y14, o   \
+	VPERMPD $0xd8, e, e          \
+	VPERMPD $0xd8, o, o
+
+// JOIN16 stores the split 16 floats e, o in column order at addr (addr32); e and o
+// are clobbered.
+#define JOIN16(e, o, addr, addr32) \
+	VPERMPD   $0xd8, e, e    \
+	VPERMPD   $0xd8, o, o    \
+	VUNPCKLPS o, e, Y14      \
+	VUNPCKHPS o, e, Y15      \
+	VMOVUPS   Y14, addr      \
+	VMOVUPS   Y15, addr32
+
+// func addU4Q4asm(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int)
+// Query r's 16 columns are split into Y(2r) (even) and Y(2r+1) (odd).
+TEXT ·addU4Q4asm(SB), NOSPLIT, $0-88
+	MOVQ a0p+0(FP), DI
+	SPLIT16((DI), 32(DI), Y0, Y1)
+	MOVQ a1p+8(FP), DI
+	SPLIT16((DI), 32(DI), Y2, Y3)
+	MOVQ a2p+16(FP), DI
+	SPLIT16((DI), 32(DI), Y4, Y5)
+	MOVQ a3p+24(FP), DI
+	SPLIT16((DI), 32(DI), Y6, Y7)
+	MOVQ w0+32(FP), SI
+	MOVQ w1+40(FP), DX
+	MOVQ w2+48(FP), R8
+	MOVQ w3+56(FP), R9
+	MOVQ cp+64(FP), R10
+	MOVQ stride+72(FP), R11
+	MOVQ n+80(FP), R12
+	XORQ AX, AX // row index
+	XORQ BX, BX // code offset of the row
+
+a4q4row:
+	CMPQ AX, R12
+	JGE  a4q4store
+	VPMOVZXBD    (R10)(BX*1), Y8
+	VPSRLD       $4, Y8, Y9
+	VPAND        nib4<>(SB), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (SI)(AX*4), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y1
+	VBROADCASTSS (DX)(AX*4), Y11
+	VFMADD231PS  Y11, Y8, Y2
+	VFMADD231PS  Y11, Y9, Y3
+	VBROADCASTSS (R8)(AX*4), Y12
+	VFMADD231PS  Y12, Y8, Y4
+	VFMADD231PS  Y12, Y9, Y5
+	VBROADCASTSS (R9)(AX*4), Y13
+	VFMADD231PS  Y13, Y8, Y6
+	VFMADD231PS  Y13, Y9, Y7
+	ADDQ         R11, BX
+	INCQ         AX
+	JMP          a4q4row
+
+a4q4store:
+	// A repeated query's accumulators hold the same sums: any store order is right.
+	MOVQ a3p+24(FP), DI
+	JOIN16(Y6, Y7, (DI), 32(DI))
+	MOVQ a2p+16(FP), DI
+	JOIN16(Y4, Y5, (DI), 32(DI))
+	MOVQ a1p+8(FP), DI
+	JOIN16(Y2, Y3, (DI), 32(DI))
+	MOVQ a0p+0(FP), DI
+	JOIN16(Y0, Y1, (DI), 32(DI))
+	VZEROUPPER
+	RET
+
+// Lane shifts of 8 4-bit codes in one 32-bit word.
+DATA sh4<>+0(SB)/8, $0x0000000400000000
+DATA sh4<>+8(SB)/8, $0x0000000c00000008
+DATA sh4<>+16(SB)/8, $0x0000001400000010
+DATA sh4<>+24(SB)/8, $0x0000001c00000018
+GLOBL sh4<>(SB), RODATA|NOPTR, $32
+
+// func dotU4Q4asm(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr)
+// Per row: lane r of Y0..Y3 the score of query r; Y4..Y11 two chains per query
+// for the group (Y(4+r) the first 8 codes of each 16, Y(8+r) the next 8). Codes
+// come in column order (broadcast words, lane shifts), so that the four queries
+// are read as they are.
+TEXT ·dotU4Q4asm(SB), NOSPLIT, $0-128
+	MOVQ q0+24(FP), R8
+	MOVQ q1+32(FP), R9
+	MOVQ q2+40(FP), R10
+	MOVQ q3+48(FP), R11
+	MOVQ rows+56(FP), DI // row i's codes
+	MOVQ st+80(FP), R12  // row i's param table entries
+	XORQ R15, R15        // row index
+
+q4row:
+	CMPQ   R15, m+72(FP)
+	JGE    q4done
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   np+104(FP), R13
+	MOVQ   DI, BX           // the group's codes
+	MOVQ   R12, DX          // the group's scale
+	XORQ   AX, AX           // query byte offset
+
+q4group:
+	TESTQ R13, R13
+	JZ    q4out
+	ZERO8
+	MOVQ  gs+112(FP), SI
+	SHLQ  $2, SI
+	ADDQ  AX, SI            // end of the group's query bytes
+	MOVQ  BX, R14
+
+q4loop:
+	VPBROADCASTD (R14), Y14
+	VPBROADCASTD 4(R14), Y15
+	VPSRLVD      sh4<>(SB), Y14, Y14
+	VPSRLVD      sh4<>(SB), Y15, Y15
+	VPAND        nib4<>(SB), Y14, Y14
+	VPAND        nib4<>(SB), Y15, Y15
+	VCVTDQ2PS    Y14, Y14
+	VCVTDQ2PS    Y15, Y15
+	VFMADD231PS  (R8)(AX*1), Y14, Y4
+	VFMADD231PS  32(R8)(AX*1), Y15, Y8
+	VFMADD231PS  (R9)(AX*1), Y14, Y5
+	VFMADD231PS  32(R9)(AX*1), Y15, Y9
+	VFMADD231PS  (R10)(AX*1), Y14, Y6
+	VFMADD231PS  32(R10)(AX*1), Y15, Y10
+	VFMADD231PS  (R11)(AX*1), Y14, Y7
+	VFMADD231PS  32(R11)(AX*1), Y15, Y11
+	ADDQ         $8, R14
+	ADDQ         $64, AX
+	CMPQ         AX, SI
+	JB           q4loop
+
+	// Y_r += (a_r0 + a_r1)·s, s the row's group scale.
+	VADDPS       Y8, Y4, Y4
+	VADDPS       Y9, Y5, Y5
+	VADDPS       Y10, Y6, Y6
+	VADDPS       Y11, Y7, Y7
+	VBROADCASTSS (DX), Y14
+	VFMADD231PS  Y14, Y4, Y0
+	VFMADD231PS  Y14, Y5, Y1
+	VFMADD231PS  Y14, Y6, Y2
+	VFMADD231PS  Y14, Y7, Y3
+	ADDQ         gb+120(FP), BX
+	ADDQ         stM+96(FP), DX
+	DECQ         R13
+	JMP          q4group
+
+q4out:
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	MOVQ         out+0(FP), CX
+	LEAQ         (CX)(R15*4), CX
+	MOVQ         ldo+8(FP), SI
+	VMOVSS       X0, (CX)
+	VEXTRACTPS   $1, X0, (CX)(SI*1)
+	LEAQ         (CX)(SI*2), CX
+	VEXTRACTPS   $2, X0, (CX)
+	CMPQ         nq+16(FP), $3
+	JLE          q4next
+	VEXTRACTPS   $3, X0, (CX)(SI*1)
+
+q4next:
+	ADDQ stride+64(FP), DI
+	ADDQ sr+88(FP), R12
+	INCQ R15
+	JMP  q4row
+
+q4done:
+	VZEROUPPER
+	RET
