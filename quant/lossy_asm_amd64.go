@@ -5,10 +5,10 @@ package quant
 import "unsafe"
 
 // Assembly versions of the 4-bit and 2-bit Affine kernels (lossyKernels, contracts
-// in fused_lossy_amd64.go), in lossy_asm_amd64.s: rows4 and addQ1 for both widths,
-// q4 and addQ4 for 4 bits. The compiled archsimd loops of the same kernels keep
-// their vectors in too few registers (spills, broadcast words reloaded); these keep
-// every accumulator, the query and the unpacked codes in the 16 YMM registers.
+// in fused_lossy_amd64.go), in lossy_asm_amd64.s: rows4, q4, addQ1 and addQ4 for both
+// widths. The compiled archsimd loops of the same kernels keep their vectors in too
+// few registers (spills, broadcast words reloaded); these keep every accumulator,
+// the query and the unpacked codes in the 16 YMM registers.
 // Codes are unpacked exactly (integer shifts and masks, VCVTDQ2PS) and multiplied
 // with float32 FMAs, the group scale applied lane-wise as in the archsimd kernels;
 // only the order of the float sums differs (two chains per row, query or column).
@@ -16,8 +16,9 @@ import "unsafe"
 // 4-bit rows4, addQ1 and addQ4 split each 16 codes into even and odd codes
 // (VPMOVZXBD of the code bytes, then mask and shift) and the query or accumulators
 // alike, which took fewer instructions and measured faster than a broadcast and
-// variable shift per 8 codes. q4 reads four queries per row and keeps the
-// broadcast form (splitting four queries per row would cost more than it saves).
+// variable shift per 8 codes. The 4-bit q4 reads four queries per row and keeps the
+// broadcast form (splitting four queries per row would cost more than it saves), as
+// do the 2-bit kernels (16 codes in one broadcast word).
 
 // dotU4Rows4asm is rows4 for 4-bit codes.
 //
@@ -48,3 +49,13 @@ func dotU4Q4asm(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows un
 //
 //go:noescape
 func addU4Q4asm(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int)
+
+// dotU2Q4asm is q4 for 2-bit codes.
+//
+//go:noescape
+func dotU2Q4asm(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr)
+
+// addU2Q4asm is addQ4 for 2-bit codes.
+//
+//go:noescape
+func addU2Q4asm(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int)

@@ -559,3 +559,167 @@ q4next:
 q4done:
 	VZEROUPPER
 	RET
+
+// func dotU2Q4asm(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr)
+// As dotU4Q4asm, 16 codes per 32-bit word.
+TEXT ·dotU2Q4asm(SB), NOSPLIT, $0-128
+	MOVQ q0+24(FP), R8
+	MOVQ q1+32(FP), R9
+	MOVQ q2+40(FP), R10
+	MOVQ q3+48(FP), R11
+	MOVQ rows+56(FP), DI // row i's codes
+	MOVQ st+80(FP), R12  // row i's param table entries
+	XORQ R15, R15        // row index
+
+q2row:
+	CMPQ   R15, m+72(FP)
+	JGE    q2done
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   np+104(FP), R13
+	MOVQ   DI, BX           // the group's codes
+	MOVQ   R12, DX          // the group's scale
+	XORQ   AX, AX           // query byte offset
+
+q2group:
+	TESTQ R13, R13
+	JZ    q2out
+	ZERO8
+	MOVQ  gs+112(FP), SI
+	SHLQ  $2, SI
+	ADDQ  AX, SI            // end of the group's query bytes
+	MOVQ  BX, R14
+
+q2loop:
+	VPBROADCASTD (R14), Y14
+	VPSRLVD      sh2hi<>(SB), Y14, Y15
+	VPSRLVD      sh2lo<>(SB), Y14, Y14
+	VPAND        two2<>(SB), Y14, Y14
+	VPAND        two2<>(SB), Y15, Y15
+	VCVTDQ2PS    Y14, Y14
+	VCVTDQ2PS    Y15, Y15
+	VFMADD231PS  (R8)(AX*1), Y14, Y4
+	VFMADD231PS  32(R8)(AX*1), Y15, Y8
+	VFMADD231PS  (R9)(AX*1), Y14, Y5
+	VFMADD231PS  32(R9)(AX*1), Y15, Y9
+	VFMADD231PS  (R10)(AX*1), Y14, Y6
+	VFMADD231PS  32(R10)(AX*1), Y15, Y10
+	VFMADD231PS  (R11)(AX*1), Y14, Y7
+	VFMADD231PS  32(R11)(AX*1), Y15, Y11
+	ADDQ         $4, R14
+	ADDQ         $64, AX
+	CMPQ         AX, SI
+	JB           q2loop
+
+	// Y_r += (a_r0 + a_r1)·s, s the row's group scale.
+	VADDPS       Y8, Y4, Y4
+	VADDPS       Y9, Y5, Y5
+	VADDPS       Y10, Y6, Y6
+	VADDPS       Y11, Y7, Y7
+	VBROADCASTSS (DX), Y14
+	VFMADD231PS  Y14, Y4, Y0
+	VFMADD231PS  Y14, Y5, Y1
+	VFMADD231PS  Y14, Y6, Y2
+	VFMADD231PS  Y14, Y7, Y3
+	ADDQ         gb+120(FP), BX
+	ADDQ         stM+96(FP), DX
+	DECQ         R13
+	JMP          q2group
+
+q2out:
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	MOVQ         out+0(FP), CX
+	LEAQ         (CX)(R15*4), CX
+	MOVQ         ldo+8(FP), SI
+	VMOVSS       X0, (CX)
+	VEXTRACTPS   $1, X0, (CX)(SI*1)
+	LEAQ         (CX)(SI*2), CX
+	VEXTRACTPS   $2, X0, (CX)
+	CMPQ         nq+16(FP), $3
+	JLE          q2next
+	VEXTRACTPS   $3, X0, (CX)(SI*1)
+
+q2next:
+	ADDQ stride+64(FP), DI
+	ADDQ sr+88(FP), R12
+	INCQ R15
+	JMP  q2row
+
+q2done:
+	VZEROUPPER
+	RET
+
+// func addU2Q4asm(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int)
+// Query r's 16 columns in Y(2r), Y(2r+1), in column order.
+TEXT ·addU2Q4asm(SB), NOSPLIT, $0-88
+	MOVQ    a0p+0(FP), DI
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	MOVQ    a1p+8(FP), DI
+	VMOVUPS (DI), Y2
+	VMOVUPS 32(DI), Y3
+	MOVQ    a2p+16(FP), DI
+	VMOVUPS (DI), Y4
+	VMOVUPS 32(DI), Y5
+	MOVQ    a3p+24(FP), DI
+	VMOVUPS (DI), Y6
+	VMOVUPS 32(DI), Y7
+	VMOVUPS two2<>(SB), Y14
+	MOVQ    w0+32(FP), SI
+	MOVQ    w1+40(FP), DX
+	MOVQ    w2+48(FP), R8
+	MOVQ    w3+56(FP), R9
+	MOVQ    cp+64(FP), R10
+	MOVQ    stride+72(FP), R11
+	MOVQ    n+80(FP), R12
+	XORQ    AX, AX // row index
+	XORQ    BX, BX // code offset of the row
+
+a2q4row:
+	CMPQ AX, R12
+	JGE  a2q4store
+	VPBROADCASTD (R10)(BX*1), Y8
+	VPSRLVD      sh2hi<>(SB), Y8, Y9
+	VPSRLVD      sh2lo<>(SB), Y8, Y8
+	VPAND        Y14, Y8, Y8
+	VPAND        Y14, Y9, Y9
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VBROADCASTSS (SI)(AX*4), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y1
+	VBROADCASTSS (DX)(AX*4), Y11
+	VFMADD231PS  Y11, Y8, Y2
+	VFMADD231PS  Y11, Y9, Y3
+	VBROADCASTSS (R8)(AX*4), Y12
+	VFMADD231PS  Y12, Y8, Y4
+	VFMADD231PS  Y12, Y9, Y5
+	VBROADCASTSS (R9)(AX*4), Y13
+	VFMADD231PS  Y13, Y8, Y6
+	VFMADD231PS  Y13, Y9, Y7
+	ADDQ         R11, BX
+	INCQ         AX
+	JMP          a2q4row
+
+a2q4store:
+	// A repeated query's accumulators hold the same sums: any store order is right.
+	MOVQ    a3p+24(FP), DI
+	VMOVUPS Y6, (DI)
+	VMOVUPS Y7, 32(DI)
+	MOVQ    a2p+16(FP), DI
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y5, 32(DI)
+	MOVQ    a1p+8(FP), DI
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, 32(DI)
+	MOVQ    a0p+0(FP), DI
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VZEROUPPER
+	RET
