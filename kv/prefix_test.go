@@ -65,7 +65,7 @@ func TestBlockHashStable(t *testing.T) {
 		}
 		return st.RootHash()
 	}
-	if mk("q8", "m") != mk("q8", "m") {
+	if a, b := mk("q8", "m"), mk("q8", "m"); a != b {
 		t.Error("root hash differs between two identical stores")
 	}
 	if mk("q8", "m") == mk("q4", "m") || mk("q8", "m") == mk("q8", "other") {
