@@ -9,22 +9,6 @@ func simdFuses(c RowCodec) bool {
 	return !f16 || haveF16C
 }
 
-// f16cModes returns the F16C settings the SIMD set can be tested in: with the F16C
-// kernels (when the CPU has them) and without (the archsimd ones and tiles).
-func f16cModes() []bool {
-	if haveF16C {
-		return []bool{true, false}
-	}
-	return []bool{false}
-}
-
-// setF16C selects the F16C kernels (on) or not, and returns the previous setting.
-func setF16C(on bool) bool {
-	prev := haveF16C
-	haveF16C = on
-	return prev
-}
-
 // noF16CKernels returns the SIMD set with its F16C kernels off (archsimd Int8
 // kernels, F16 rows through tiles), for benchmarks to measure the assembly against;
 // nil on CPUs without F16C.

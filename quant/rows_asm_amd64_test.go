@@ -12,22 +12,6 @@ func simdFuses(c RowCodec) bool {
 	return false
 }
 
-// f16cModes returns the F16C settings the assembly set can be tested in: with its
-// kernels and without them (everything through the scalar tiles).
-func f16cModes() []bool {
-	if haveF16C {
-		return []bool{true, false}
-	}
-	return []bool{false}
-}
-
-// setF16C selects the F16C kernels (on) or not, and returns the previous setting.
-func setF16C(on bool) bool {
-	prev := haveF16C
-	haveF16C = on
-	return prev
-}
-
 // noF16CKernels returns nil: the assembly set without F16C is the scalar set.
 func noF16CKernels() *kernelSet { return nil }
 
