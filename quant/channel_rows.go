@@ -23,15 +23,17 @@ func DotChannelRows(c ChannelCodec, scores []float32, ld int, q []float32, g int
 	ch, ok := c.(Channel)
 	if ok && len(tmp) >= g*d+2*d+g+4 {
 		block = block[:ch.BlockBytes(t, d)]
-		if active.Load() != simdKernels {
+		if active.Load() != simdKernels || dotChannelFused == nil {
+			// No vector Channel kernels (the scalar set, or the assembly-only set of
+			// builds without GOEXPERIMENT=simd): the scalar algebra beats decoding.
 			dotChannelScalar(ch, scores, ld, q, g, block, d, i0, i1, tmp)
 			return
 		}
-		if dotChannelFused != nil && dotChannelFused(ch, scores, ld, q, g, block, t, d, i0, i1, tmp) {
+		if dotChannelFused(ch, scores, ld, q, g, block, t, d, i0, i1, tmp) {
 			return
 		}
-		// Shapes the SIMD kernel leaves: the vector decoder and MultiDot beat the
-		// scalar algebra.
+		// Shapes the archsimd kernel leaves: its vector decoder and MultiDot beat
+		// the scalar algebra.
 	}
 	DecodeBlockRows(c, tmp, block, t, d, i0, i1, lo, s)
 	MultiDot(scores, ld, q, g, tmp, d, i1-i0, d)

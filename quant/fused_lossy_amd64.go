@@ -266,7 +266,8 @@ func lossyDotRows(lg *lossyGeom, sb []uint32, ld int, qp unsafe.Pointer, g, d in
 			if r > 3 {
 				p3 = unsafe.Add(p0, 3*stride)
 			}
-			// Rows past m repeat row m−1 (in the rows and in the param table).
+			// Missing rows read row i and the param table's row m−1 (their outputs
+			// are dropped).
 			if r == 4 {
 				k.rows4((*[4]uint32)(sb[j*ld+i:]), qj, p0, p1, p2, p3, unsafe.Add(st, uintptr(i)*sr), stM, p, gs, gb)
 				continue
@@ -300,6 +301,7 @@ func groupSums(sq []uint32, q []float32, g, d, gs, pp int) {
 // moveBits copies src to dst with integer moves (copy may use SSE instructions, which
 // must not run while the vector registers are dirty).
 func moveBits(dst, src []uint32) {
+	//lint:ignore S1001 copy may use SSE while the YMM registers are dirty
 	for i, x := range src {
 		dst[i] = x
 	}
@@ -907,12 +909,16 @@ func dotChannelAVX2(c Channel, scores []float32, ld int, q []float32, g int, blo
 	if d%16 != 0 {
 		return false
 	}
-	k := &lossyU8
+	var k *lossyKernels
 	switch c.Bits {
+	case 8:
+		k = &lossyU8
 	case 4:
 		k = &lossyU4
 	case 2:
 		k = &lossyU2
+	default:
+		return false
 	}
 	rb := packedBytes(d, c.Bits)
 	qs, sl := tmp[:g*d], tmp[g*d:g*d+2*d]

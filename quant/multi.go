@@ -15,11 +15,13 @@ import (
 //	MultiDot                   g scores per row from the tile
 //	MultiAxpy                  g weighted sums of the tile's rows
 //
-// Every function has a portable scalar implementation (the reference, kernels_scalar
+// Every function has a portable scalar implementation (the reference, scalarKernels
 // in this file) and, in builds with GOEXPERIMENT=simd on amd64 CPUs with AVX2 and FMA,
-// an archsimd implementation (multi_amd64.go) that agrees with it: decoding bit for
-// bit, the float sums up to summation order. KVQ_NOSIMD=1 in the environment, or
-// SetSIMD(false), selects the scalar kernels.
+// an archsimd implementation (multi_amd64.go, with Go assembly where archsimd falls
+// short) that agrees with it: decoding bit for bit, the float sums up to summation
+// order. amd64 builds without the experiment use the scalar set with the assembly F16
+// and Int8 row kernels in place (asm_amd64.go, on CPUs with AVX2, FMA and F16C).
+// KVQ_NOSIMD=1 in the environment, or SetSIMD(false), selects the scalar kernels.
 
 // kernelSet is one implementation of every batched kernel.
 type kernelSet struct {

@@ -16,7 +16,8 @@ import (
 // loops (vectors kept in registers across iterations moved and spilled) ran two to
 // three times slower for Int8 in BenchmarkRowKernels. They need AVX2, FMA and F16C
 // (haveF16C); without F16C, F16 rows go through tiles (DecodeRows, then MultiDot or
-// MultiAxpy) and Int8 rows through the archsimd kernels.
+// MultiAxpy) and Int8 rows through the archsimd kernels (with GOEXPERIMENT=simd;
+// otherwise the scalar set).
 
 // haveF16C is whether the CPU has the F16C conversions (tests switch it off to run
 // the archsimd kernels).

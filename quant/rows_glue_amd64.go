@@ -17,13 +17,14 @@ import "unsafe"
 type r4Kernel func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
 
 // rowOffsets returns the byte offsets of the second, third and fourth row of a group
-// of four among n rows stride bytes apart; with n < 4 the missing rows repeat the
+// of four among n ≥ 1 rows stride bytes apart; with n < 4 the missing rows repeat the
 // last one.
 func rowOffsets(stride uintptr, n int) (o1, o2, o3 uintptr) {
 	if n >= 4 {
 		return stride, 2 * stride, 3 * stride
 	}
-	return stride * uintptr(min(1, n-1)), stride * uintptr(min(2, n-1)), stride * uintptr(min(2, n-1))
+	last := stride * uintptr(n-1)
+	return stride * uintptr(min(1, n-1)), stride * uintptr(min(2, n-1)), last
 }
 
 // dotR4 stores to out[i], i < n, the dots of the query at q with the n rows at src +
