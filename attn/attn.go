@@ -84,12 +84,12 @@ type Options struct {
 	// 0 means DefaultChunkTokens.
 	ChunkTokens int
 	// Workers is the number of goroutines (the caller included, helpers from a
-	// persistent pool) that process the chunks of a Decode or the queries of a
+	// persistent pool) that process the chunks of a Decode or the query tiles of a
 	// Prefill. 1 means the calling goroutine only. 0 means automatic: a Decode over
 	// at least ParallelMinTokens tokens uses DefaultWorkers goroutines and, when
 	// ChunkTokens is 0 too, chunks sized to give each about two; a shorter one runs
-	// on the caller; a Prefill runs its queries one after the other, each such a
-	// Decode.
+	// on the caller; a Prefill of several queries spreads its tiles over
+	// DefaultWorkers goroutines (one query is a Decode).
 	Workers int
 	// Rotate rotates one head vector by delta positions in place (RoPE). Required
 	// only when a span has a non-zero Delta.

@@ -42,11 +42,16 @@ func Prefill(out, q []float32, n int, sh Shape, spans func(i int, dst []Span) []
 		}
 		return nil
 	}
-	// Tiles small enough that every worker gets one.
-	workers := max(1, opt.Workers)
-	tile := max(1, min(PrefillTile, (n+workers-1)/workers))
+	// Tiles of PrefillTile queries whatever the workers, so that results do not
+	// depend on the CPU count (the float sums of a tile follow its boundaries).
+	// Workers 0 (automatic) uses every CPU: a tile is many queries over the history.
+	workers := opt.Workers
+	if workers == 0 {
+		workers = DefaultWorkers()
+	}
+	tile := PrefillTile
 	tiles := (n + tile - 1) / tile
-	workers = min(workers, tiles)
+	workers = max(1, min(workers, tiles))
 	one := opt
 	one.Workers = 1
 	if workers <= 1 {

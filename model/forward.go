@@ -94,6 +94,11 @@ func (m *Model) Forward(c kv.Cache, batch []Span) ([][]float32, error) {
 				return nil, fmt.Errorf("%w: %d (vocabulary %d)", ErrTokenRange, t, m.Vocab)
 			}
 		}
+		for j := range i {
+			if batch[j].Seq == sp.Seq {
+				return nil, fmt.Errorf("model: sequence %d appears in spans %d and %d of one batch (give it one span)", sp.Seq, j, i)
+			}
+		}
 		ws.start = append(ws.start, c.Len(sp.Seq))
 		n += len(sp.Tokens)
 		nLogits += spanLogits(sp)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"kvq/kv"
@@ -197,5 +198,19 @@ func TestPassFailureRollsBack(t *testing.T) {
 				t.Fatalf("rolled back, but error %v does not wrap kv.ErrNoSpace", err)
 			}
 		})
+	}
+}
+
+// A batch naming one sequence twice is refused before anything changes (its spans
+// would be placed at stale positions).
+func TestForwardRejectsRepeatedSequence(t *testing.T) {
+	m := loadDefault(t)
+	c, seq := newCache(t, m, "f16")
+	_, err := m.Forward(c, []Span{{Seq: seq, Tokens: []int32{1, 2, 3}}, {Seq: seq, Tokens: []int32{4, 5}}})
+	if err == nil || !strings.Contains(err.Error(), "appears in spans 0 and 1") {
+		t.Fatalf("Forward with a repeated sequence: %v, want a refusal naming both spans", err)
+	}
+	if n := c.Len(seq); n != 0 {
+		t.Fatalf("refused batch left %d tokens in the cache", n)
 	}
 }
