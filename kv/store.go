@@ -577,14 +577,6 @@ func (ps PoolStats) PrefixHitRate() float64 {
 	return float64(ps.PrefixHitBlocks) / float64(ps.PrefixQueriedBlocks)
 }
 
-// Utilization is (used block bytes + tail bytes) / budget (0 when unlimited).
-func (ps PoolStats) Utilization(budget int64) float64 {
-	if budget <= 0 {
-		return 0
-	}
-	return float64(ps.UsedBytes+ps.TailBytes) / float64(budget)
-}
-
 // PoolStats reports the pool's figures.
 func (st *Store) PoolStats() PoolStats {
 	st.mu.RLock()

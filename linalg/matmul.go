@@ -195,9 +195,21 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		work += int64(w.Rows) * int64(p.rb) * int64(n)
 	}
 	if work < serialWork || Threads() == 1 {
+		// Products through the tile kernel in chunks as the parallel path plans
+		// them, one after the other, so that the rows widened for it stay
+		// cache-sized; the others in one call (one stream over the rows).
 		for j := range ps {
-			if p := &ps[j]; p.chunk != nil {
-				p.chunk(0, p.w.Rows)
+			p := &ps[j]
+			if p.chunk == nil {
+				continue
+			}
+			rpc := p.w.Rows
+			if p.xg != nil {
+				p.plan(len(ps))
+				rpc = p.rpc
+			}
+			for r0 := 0; r0 < p.w.Rows; r0 += rpc {
+				p.chunk(r0, min(p.w.Rows, r0+rpc))
 			}
 		}
 	} else {
