@@ -176,18 +176,9 @@ func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) 
 	if sc == nil {
 		sc = new(Scratch)
 	}
-	maxSpan, maxG := 0, 1
-	for i := range spans {
-		if err := checkSpan(&spans[i], sh); err != nil {
-			return fmt.Errorf("span %d (pos %d): %w", i, spans[i].Pos, err)
-		}
-		if spans[i].Delta != 0 && opt.Rotate == nil {
-			return fmt.Errorf("%w: span %d has delta %d but Options.Rotate is nil", ErrShape, i, spans[i].Delta)
-		}
-		maxSpan = max(maxSpan, spans[i].N)
-		if spans[i].K.Kind == Channel {
-			maxG = max(maxG, spans[i].K.G)
-		}
+	maxSpan, maxG, err := checkSpans(spans, sh, opt)
+	if err != nil {
+		return err
 	}
 	// Fold the softmax scale into the query once.
 	sc.qs = grow32(sc.qs, hd)
@@ -197,10 +188,7 @@ func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) 
 	}
 
 	// Partition spans into chunks of about ChunkTokens tokens.
-	total := 0
-	for i := range spans {
-		total += spans[i].N
-	}
+	total := viewTokens(spans)
 	workers := opt.Workers
 	ct := opt.ChunkTokens
 	if workers == 0 {
