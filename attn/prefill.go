@@ -180,18 +180,20 @@ func (sc *Scratch) tilePass(out, q []float32, i0, i1 int, sh Shape, shared []Spa
 	p.reset(vsh, maxSpan, maxG)
 	runChunk(p, sc.qs, vsh, shared, opt.Rotate, ts.visible)
 	own := &ts.own
+	if rest != nil {
+		own.reset(sh, 1, 1) // sized once; each query overwrites all of it
+	}
 	for j := 0; j < t; j++ {
 		i := i0 + j
-		// Query i's state: its heads of the tile.
-		own.reset(sh, 1, 1)
-		for kh := 0; kh < sh.KVHeads; kh++ {
-			for g := 0; g < group; g++ {
-				h, vh := kh*group+g, (kh*t+j)*group+g
-				own.m[h], own.l[h] = p.m[vh], p.l[vh]
-				copy(own.acc[h*d:(h+1)*d], p.acc[vh*d:(vh+1)*d])
-			}
-		}
 		if rest != nil {
+			// Query i's state (its heads of the tile), continued over its own spans.
+			for kh := 0; kh < sh.KVHeads; kh++ {
+				for g := 0; g < group; g++ {
+					h, vh := kh*group+g, (kh*t+j)*group+g
+					own.m[h], own.l[h] = p.m[vh], p.l[vh]
+					copy(own.acc[h*d:(h+1)*d], p.acc[vh*d:(vh+1)*d])
+				}
+			}
 			if spans := rest(i); len(spans) > 0 {
 				maxSpan, maxG, err := checkSpans(spans, sh, opt)
 				if err != nil {
@@ -207,10 +209,17 @@ func (sc *Scratch) tilePass(out, q []float32, i0, i1 int, sh Shape, shared []Spa
 			}
 		}
 		o := out[i*hd : (i+1)*hd]
-		for h := 0; h < sh.Heads; h++ {
-			inv := float32(1 / own.l[h]) // every query sees its first token: l > 0
-			for c, a := range own.acc[h*d : (h+1)*d] {
-				o[h*d+c] = a * inv
+		for kh := 0; kh < sh.KVHeads; kh++ {
+			for g := 0; g < group; g++ {
+				h, vh := kh*group+g, (kh*t+j)*group+g
+				l, acc := p.l[vh], p.acc[vh*d:(vh+1)*d]
+				if rest != nil {
+					l, acc = own.l[h], own.acc[h*d:(h+1)*d]
+				}
+				inv := float32(1 / l) // every query sees its first token: l > 0
+				for c, a := range acc {
+					o[h*d+c] = a * inv
+				}
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package attn
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 )
 
@@ -52,8 +53,19 @@ func TestPrefillTiles(t *testing.T) {
 				}
 				for _, workers := range []int{1, 2, 3} {
 					out := make([]float32, n*hd)
-					if err := Prefill(out, q, n, sh, view, Options{Workers: workers}, nil); err != nil {
+					// Prefix views take the masked tile pass, which asks each query's
+					// view once; the per-query path asks again to run its Decode.
+					var calls atomic.Int64
+					counted := func(i int, dst []Span) []Span { calls.Add(1); return view(i, dst) }
+					if err := Prefill(out, q, n, sh, counted, Options{Workers: workers}, nil); err != nil {
 						t.Fatal(err)
+					}
+					want := int64(n) // a last tile of one query is a Decode: asked twice
+					if n > 1 && n%PrefillTile == 1 {
+						want++
+					}
+					if got := calls.Load(); got != want {
+						t.Errorf("workers %d: %d view calls for %d queries: the tiles did not take the shared pass", workers, got, n)
 					}
 					if e := maxDiff(out, ref); e > 5e-5 {
 						t.Errorf("workers %d: max diff from reference %.3g", workers, e)
