@@ -91,12 +91,8 @@ func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, 
 			ws := tmp[:g4*m]
 			_ = w[(g4-1)*ld+i0+m-1]
 			foldInt8Scales(unsafe.Pointer(&ws[0]), unsafe.Pointer(&w[i0]), uintptr(4*ld), unsafe.Add(sp, i0*stride), us, m, g4)
-			codes, wp, wb := unsafe.Add(sp, i0*stride+2), unsafe.Pointer(&ws[0]), uintptr(4*m)
-			for j := 0; j < g4; j += 4 {
-				for c := 0; c < d; c += 16 {
-					addInt8Q4F16C(unsafe.Add(ap, uintptr(j)*ab+uintptr(4*c)), ab, unsafe.Add(wp, uintptr(j)*wb), wb, unsafe.Add(codes, c), us, m)
-				}
-			}
+			// g4 queries: addRowsFused runs only its four-query kernel.
+			addRowsFused(addInt8Q4F16C, nil, nil, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g4, unsafe.Add(sp, i0*stride+2), stride, m, d, 1)
 		}
 	}
 	for j := g4; j < g; j++ {
