@@ -5,10 +5,10 @@ package quant
 import "unsafe"
 
 // Without GOEXPERIMENT=simd, amd64 builds still run the assembly row kernels of
-// rows_f16c_amd64.s, which need no archsimd: the scalar set with fused F16 and Int8
-// DotRows/AddRows in place ("avx2-asm") on CPUs with AVX2, FMA and F16C. The other
-// codecs and the tile kernels stay scalar; with the experiment, multi_amd64.go
-// provides the full AVX2 set instead.
+// rows_f16c_amd64.s and rows_fp8_amd64.s, which need no archsimd: the scalar set
+// with fused F16, Int8 and FP8 DotRows/AddRows in place ("avx2-asm") on CPUs with
+// AVX2, FMA and F16C. The other codecs and the tile kernels stay scalar; with the
+// experiment, multi_amd64.go provides the full AVX2 set instead.
 func detectSIMD() *kernelSet {
 	if !haveF16C {
 		return nil
@@ -19,8 +19,8 @@ func detectSIMD() *kernelSet {
 	return &k
 }
 
-// asmDotRows is the dotRows kernel of the assembly set: F16 and Int8 rows with d a
-// multiple of 16.
+// asmDotRows is the dotRows kernel of the assembly set: F16, Int8 and FP8 rows with
+// d a multiple of 16.
 func asmDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	if d%16 != 0 || !haveF16C {
 		return false
@@ -30,6 +30,8 @@ func asmDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []
 		dotRowsFused(dotF16Q4, dotF16R4, scores, ld, q, g, src, stride, n, d)
 	case Int8:
 		dotRowsFused(dotInt8Q4F16C, dotInt8R4F16C, scores, ld, q, g, src, stride, n, d)
+	case FP8:
+		return dotFP8Rows(c.(FP8), scores, ld, q, g, src, stride, n, d)
 	default:
 		return false
 	}
@@ -47,6 +49,8 @@ func asmAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, 
 		return true
 	case Int8:
 		return addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp)
+	case FP8:
+		return addFP8Rows(c.(FP8), acc, w, ld, g, src, stride, n, d, tmp)
 	}
 	return false
 }

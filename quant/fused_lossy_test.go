@@ -23,6 +23,9 @@ func lossyCodecs() []RowCodec {
 // fusedLossyHandles reports whether the SIMD set must score (dot) and add (add) rows
 // of d values of c fused, not through tiles.
 func fusedLossyHandles(c RowCodec, d int) (dot, add bool) {
+	if _, ok := c.(FP8); ok && d%16 == 0 && fp8FusedF16C() {
+		return true, true // rows_fp8_amd64.s, in both amd64 sets
+	}
 	if d%16 != 0 || !simdFusesLossy {
 		return false, false
 	}

@@ -116,7 +116,7 @@ func BenchmarkRowKernels(b *testing.B) {
 	prev := active.Load()
 	defer active.Store(prev)
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, c := range []RowCodec{F32{}, F16{}, BF16{}, Int8{}} {
+	for _, c := range []RowCodec{F32{}, F16{}, BF16{}, Int8{}, FP8{Format: E4M3}, FP8{Format: E5M2}} {
 		for _, d := range []int{64, 128} {
 			rb := c.RowBytes(d)
 			src := make([]byte, n*rb)

@@ -1,0 +1,168 @@
+//go:build amd64
+
+package quant
+
+import (
+	"math"
+	"unsafe"
+)
+
+// The FP8 row kernels in rows_fp8_amd64.s, used by both amd64 kernel sets on CPUs
+// with F16C (haveF16C). An FP8 row with a per-row scale has the Int8 row layout (f16
+// scale, then d one-byte codes) and a tensor-scale row is the codes alone, so the
+// kernels are the Int8 F16C kernels with another widening of the codes: E5M2 codes
+// are the high bytes of binary16 values, E4M3 codes become binary16 values of
+// value·2⁻⁸ after a sign extension, a shift and a mask; VCVTPH2PS widens both
+// exactly. The 2⁸ is folded into the scale (dot) or the weight (add). Products are
+// float32 FMAs, so results equal FP8.Dot and FP8.AddScaled (the decoded reference)
+// up to the order of the float sums, with one exception: the E4M3 NaN codes 0x7F and
+// 0xFF count as ±480 (times the scale) instead of NaN. FP8.Encode writes them only
+// for NaN inputs (finite values and ±Inf saturate to ±448), so rows encoded from
+// finite values score and add exactly as the reference; a NaN in an E4M3 row is not
+// propagated by these kernels. E5M2 keeps NaN and ±Inf.
+
+// fp8Kernels are the row kernels of one FP8 format, and the factor between the
+// value of a code and its widened binary16 (2⁸ for E4M3, 1 for E5M2).
+type fp8Kernels struct {
+	dotR4    func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
+	dotQ4    func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
+	addQ4    func(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+	addQ1x64 q1Kernel
+	addQ1x16 q1Kernel
+	unit     float32
+}
+
+var (
+	fp8E4M3Kernels = fp8Kernels{dotE4M3R4F16C, dotE4M3Q4F16C, addE4M3Q4F16C, addE4M3Q1x64F16C, addE4M3Q1x16F16C, 256}
+	fp8E5M2Kernels = fp8Kernels{dotE5M2R4F16C, dotE5M2Q4F16C, addE5M2Q4F16C, addE5M2Q1x64F16C, addE5M2Q1x16F16C, 1}
+)
+
+// f16One is the binary16 1.0: the scale source of tensor-scale rows in foldFP8Scales.
+var f16One = [2]byte{0x00, 0x3c}
+
+// fp8Geom returns the kernels of rows of c (validated), the bytes before a row's
+// codes (2: its f16 scale; 0 with a tensor scale) and the multiplier of the kernels:
+// the format's unit, times the tensor scale if any. ok is false when that product
+// overflows float32 (a tensor scale beyond about 1.3e36 for E4M3).
+func fp8Geom(c FP8) (k *fp8Kernels, hdr uintptr, mul float32, ok bool) {
+	k = &fp8E4M3Kernels
+	if c.Format == E5M2 {
+		k = &fp8E5M2Kernels
+	}
+	if c.TensorScale == 0 {
+		return k, 2, k.unit, true
+	}
+	mul = c.TensorScale * k.unit
+	return k, 0, mul, !math.IsInf(float64(mul), 0)
+}
+
+// dotFP8Rows is fusedDotRows for FP8 rows with d a multiple of 16, on CPUs with
+// F16C: dotRowsFused over the format's kernels. It reports false, having done
+// nothing, for the shapes it leaves to tiles (see fp8Geom).
+func dotFP8Rows(c FP8, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int) bool {
+	k, hdr, mul, ok := fp8Geom(c)
+	if !ok {
+		return false
+	}
+	q4 := func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
+		k.dotQ4(out, ldb, q, qs, src, stride, n, d, hdr, mul)
+	}
+	r4 := func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr) {
+		k.dotR4(out, q, src, o1, o2, o3, gstep, ng, d, hdr, mul)
+	}
+	dotRowsFused(q4, r4, scores, ld, q, g, src, stride, n, d)
+	return true
+}
+
+// addFP8Rows is fusedAddRows for FP8 rows with d a multiple of 16, on CPUs with
+// F16C: per batch of m rows, every query's weights times the rows' scales (and the
+// format's unit) into tmp (foldFP8Scales), then addRowsFused over the codes. It
+// reports false, having done nothing, when tmp cannot hold one weight per query, or
+// for the shapes fp8Geom leaves to tiles.
+func addFP8Rows(c FP8, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
+	k, hdr, mul, ok := fp8Geom(c)
+	if !ok || len(tmp) < g {
+		return false
+	}
+	sp := unsafe.Pointer(&src[0])
+	step := len(tmp) / g
+	for i0 := 0; i0 < n; i0 += step {
+		m := min(step, n-i0)
+		ws := tmp[:g*m]
+		_ = w[(g-1)*ld+i0+m-1]
+		rows := unsafe.Add(sp, i0*stride)
+		sc, ss := rows, uintptr(stride) // the rows' scales
+		if hdr == 0 {
+			sc, ss = unsafe.Pointer(&f16One), 0
+		}
+		foldFP8Scales(unsafe.Pointer(&ws[0]), unsafe.Pointer(&w[i0]), uintptr(4*ld), sc, ss, m, g, mul)
+		addRowsFused(k.addQ4, k.addQ1x64, k.addQ1x16, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g, unsafe.Add(rows, hdr), stride, m, d, 1)
+	}
+	return true
+}
+
+// dotE4M3R4F16C is the r4Kernel of E4M3 rows with two more arguments: out[4k+r] =
+// (s_r·(q · value·2⁻⁸ of row r's codes))·mul, where a row's codes start hdr bytes
+// into it and s_r is its f16 scale (the row's first two bytes) when hdr is 2, 1
+// when hdr is 0.
+//
+//go:noescape
+func dotE4M3R4F16C(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
+
+// dotE5M2R4F16C is dotE4M3R4F16C for E5M2 rows (codes widened to their value).
+//
+//go:noescape
+func dotE5M2R4F16C(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
+
+// dotE4M3Q4F16C is dotF16Q4 for E4M3 rows, scaled as dotE4M3R4F16C: out + 4i + r·ldb gets
+// (s_i·(q_r · value·2⁻⁸ of row i's codes))·mul for the query at q + r·qs and the row
+// at src + i·stride, i < n, r < 4.
+//
+//go:noescape
+func dotE4M3Q4F16C(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
+
+// dotE5M2Q4F16C is dotE4M3Q4F16C for E5M2 rows.
+//
+//go:noescape
+func dotE5M2Q4F16C(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
+
+// addE4M3Q1x64F16C is the 64-column q1Kernel of E4M3 codes (values·2⁻⁸; src: the first
+// code of row 0; w already holds the rows' scales and the 2⁸).
+//
+//go:noescape
+func addE4M3Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int)
+
+// addE4M3Q1x16F16C is the 16-column q1Kernel of E4M3 codes.
+//
+//go:noescape
+func addE4M3Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int)
+
+// addE5M2Q1x64F16C is the 64-column q1Kernel of E5M2 codes.
+//
+//go:noescape
+func addE5M2Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int)
+
+// addE5M2Q1x16F16C is the 16-column q1Kernel of E5M2 codes.
+//
+//go:noescape
+func addE5M2Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int)
+
+// addE4M3Q4F16C is addInt8Q4F16C for E4M3 codes: for the queries r < 4 (16 accumulators
+// at acc + r·as, weights at w + r·ws, already times the rows' scales and the 2⁸),
+// acc_r[c] += Σ_{i<n} w_r[i]·code_i[c]·2⁻⁸ for c < 16, row i's codes at codes +
+// i·stride.
+//
+//go:noescape
+func addE4M3Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+
+// addE5M2Q4F16C is addE4M3Q4F16C for E5M2 codes (no 2⁸).
+//
+//go:noescape
+func addE5M2Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+
+// foldFP8Scales writes ws[j·m + i] = w[j·wld/4 + i]·(s_i·mul) for rows i < m and
+// queries j < nq (nq ≥ 1), s_i being the f16 at src + i·stride (wld in bytes; stride
+// 0: one scale for every row).
+//
+//go:noescape
+func foldFP8Scales(ws, w unsafe.Pointer, wld uintptr, src unsafe.Pointer, stride uintptr, m, nq int, mul float32)

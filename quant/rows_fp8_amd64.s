@@ -1,0 +1,522 @@
+//go:build amd64
+
+#include "textflag.h"
+
+// FP8 row kernels: the loops of the Int8 kernels in rows_f16c_amd64.s, with the
+// codes widened to binary16 in vector registers and then to float32 by VCVTPH2PS.
+// Each kernel body is a macro over the widening step (E4M3x16 or E5M2x16),
+// instantiated once per format; the arguments are read outside the macros, where go
+// vet checks them. Declarations and contracts in rows_fp8_amd64.go.
+
+// FP8_CONSTS sets the constant registers of the widening steps: X15 zero, Y14 the
+// words 0xBFFF. It uses AX.
+#define FP8_CONSTS \
+	VPXOR        X15, X15, X15; \
+	MOVL         $0xBFFFBFFF, AX; \
+	VMOVD        AX, X14; \
+	VPBROADCASTD X14, Y14
+
+// E5M2x16(m, xl, yl, xh, yh) widens the 16 E5M2 codes at m to float32, codes 0..7
+// into yl and 8..15 into yh (xl and xh are the same registers' low halves). A code
+// is the high byte of the binary16 of the same value, so interleaving zero bytes
+// below the codes gives binary16 values, widened exactly (subnormals, ±Inf, NaN).
+#define E5M2x16(m, xl, yl, xh, yh) \
+	VPUNPCKLBW m, X15, xl; \
+	VPUNPCKHBW m, X15, xh; \
+	VCVTPH2PS  xl, yl; \
+	VCVTPH2PS  xh, yh
+
+// E4M3x16(m, xl, yl, xh, yh) is E5M2x16 for E4M3 codes, which it widens to
+// value·2⁻⁸: sign-extended to words and shifted left by 7, a code's exponent and
+// mantissa land in the binary16 exponent (bits 13..10: bias 15 = 7 + 8) and mantissa
+// (bits 9..7), its sign in bit 15 and a copy of it in bit 14, which Y14 clears. Exact
+// for every finite code, subnormals included (m·2⁻⁹ becomes the binary16 subnormal
+// m·2⁻¹⁷); the NaN codes 0x7F and 0xFF become ±480·2⁻⁸, a finite value.
+#define E4M3x16(m, xl, yl, xh, yh) \
+	VPMOVSXBW    m, yl; \
+	VPSLLW       $7, yl, yl; \
+	VPAND        Y14, yl, yl; \
+	VEXTRACTI128 $1, yl, xh; \
+	VCVTPH2PS    xl, yl; \
+	VCVTPH2PS    xh, yh
+
+// DOT_R4(CVT) is the body of dot*R4: DI out, SI q, R8 the first codes of the first
+// group, R9..R11 the offsets of its other rows, R12 the step between groups, R13
+// the groups, R14 d, R15 the header bytes (2: each row's f16 scale precedes its
+// codes; 0: none), X13 the multiplier. Per group, lane r of the result is
+// (s_r·(q · row r))·mul, with s_r = 1 without header.
+#define DOT_R4(CVT) \
+	FP8_CONSTS; \
+r4group: \
+	TESTQ  R13, R13; \
+	JZ     r4done; \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	LEAQ   (R8)(R9*1), BX; \
+	LEAQ   (R8)(R10*1), CX; \
+	LEAQ   (R8)(R11*1), DX; \
+	XORQ   AX, AX; \
+r4loop: \
+	VMOVUPS     (SI)(AX*4), Y8; \
+	VMOVUPS     32(SI)(AX*4), Y9; \
+	CVT((R8)(AX*1), X10, Y10, X11, Y11); \
+	VFMADD231PS Y8, Y10, Y0; \
+	VFMADD231PS Y9, Y11, Y4; \
+	CVT((BX)(AX*1), X10, Y10, X11, Y11); \
+	VFMADD231PS Y8, Y10, Y1; \
+	VFMADD231PS Y9, Y11, Y5; \
+	CVT((CX)(AX*1), X10, Y10, X11, Y11); \
+	VFMADD231PS Y8, Y10, Y2; \
+	VFMADD231PS Y9, Y11, Y6; \
+	CVT((DX)(AX*1), X10, Y10, X11, Y11); \
+	VFMADD231PS Y8, Y10, Y3; \
+	VFMADD231PS Y9, Y11, Y7; \
+	ADDQ        $16, AX; \
+	CMPQ        AX, R14; \
+	JB          r4loop; \
+	VADDPS       Y4, Y0, Y0; \
+	VADDPS       Y5, Y1, Y1; \
+	VADDPS       Y6, Y2, Y2; \
+	VADDPS       Y7, Y3, Y3; \
+	VHADDPS      Y1, Y0, Y0; \
+	VHADDPS      Y3, Y2, Y2; \
+	VHADDPS      Y2, Y0, Y0; \
+	VEXTRACTF128 $1, Y0, X1; \
+	VADDPS       X1, X0, X0; \
+	TESTQ        R15, R15; \
+	JZ           r4mul; \
+	VPXOR        X1, X1, X1; \
+	VPINSRW      $0, -2(R8), X1, X1; \
+	VPINSRW      $1, -2(BX), X1, X1; \
+	VPINSRW      $2, -2(CX), X1, X1; \
+	VPINSRW      $3, -2(DX), X1, X1; \
+	VCVTPH2PS    X1, X1; \
+	VMULPS       X1, X0, X0; \
+r4mul: \
+	VMULPS  X13, X0, X0; \
+	VMOVUPS X0, (DI); \
+	ADDQ    $16, DI; \
+	ADDQ    R12, R8; \
+	DECQ    R13; \
+	JMP     r4group; \
+r4done: \
+	VZEROUPPER
+
+// func dotE4M3R4F16C(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
+TEXT ·dotE4M3R4F16C(SB), NOSPLIT, $0-84
+	MOVQ         out+0(FP), DI
+	MOVQ         q+8(FP), SI
+	MOVQ         src+16(FP), R8
+	MOVQ         o1+24(FP), R9
+	MOVQ         o2+32(FP), R10
+	MOVQ         o3+40(FP), R11
+	MOVQ         gstep+48(FP), R12
+	MOVQ         ng+56(FP), R13
+	MOVQ         d+64(FP), R14
+	MOVQ         hdr+72(FP), R15
+	VBROADCASTSS mul+80(FP), X13
+	ADDQ         R15, R8
+	DOT_R4(E4M3x16)
+	RET
+
+// func dotE5M2R4F16C(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
+TEXT ·dotE5M2R4F16C(SB), NOSPLIT, $0-84
+	MOVQ         out+0(FP), DI
+	MOVQ         q+8(FP), SI
+	MOVQ         src+16(FP), R8
+	MOVQ         o1+24(FP), R9
+	MOVQ         o2+32(FP), R10
+	MOVQ         o3+40(FP), R11
+	MOVQ         gstep+48(FP), R12
+	MOVQ         ng+56(FP), R13
+	MOVQ         d+64(FP), R14
+	MOVQ         hdr+72(FP), R15
+	VBROADCASTSS mul+80(FP), X13
+	ADDQ         R15, R8
+	DOT_R4(E5M2x16)
+	RET
+
+// DOT_Q4(CVT) is the body of dot*Q4: DI out, BX ldb, SI q (the first query), CX qs,
+// R8 the first codes, R12 stride, R13 n, R14 d, R15 and X13 as for DOT_R4. Per row
+// i, out[i + r·ldb/4] = (s_i·(q_r · row i))·mul.
+#define DOT_Q4(CVT) \
+	FP8_CONSTS; \
+	LEAQ (SI)(CX*1), R9; \
+	LEAQ (R9)(CX*1), R10; \
+	LEAQ (R10)(CX*1), R11; \
+	LEAQ (BX)(BX*2), DX; \
+q4row: \
+	TESTQ  R13, R13; \
+	JZ     q4done; \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	XORQ   AX, AX; \
+q4loop: \
+	CVT((R8)(AX*1), X8, Y8, X9, Y9); \
+	VFMADD231PS (SI)(AX*4), Y8, Y0; \
+	VFMADD231PS 32(SI)(AX*4), Y9, Y4; \
+	VFMADD231PS (R9)(AX*4), Y8, Y1; \
+	VFMADD231PS 32(R9)(AX*4), Y9, Y5; \
+	VFMADD231PS (R10)(AX*4), Y8, Y2; \
+	VFMADD231PS 32(R10)(AX*4), Y9, Y6; \
+	VFMADD231PS (R11)(AX*4), Y8, Y3; \
+	VFMADD231PS 32(R11)(AX*4), Y9, Y7; \
+	ADDQ        $16, AX; \
+	CMPQ        AX, R14; \
+	JB          q4loop; \
+	VADDPS       Y4, Y0, Y0; \
+	VADDPS       Y5, Y1, Y1; \
+	VADDPS       Y6, Y2, Y2; \
+	VADDPS       Y7, Y3, Y3; \
+	VHADDPS      Y1, Y0, Y0; \
+	VHADDPS      Y3, Y2, Y2; \
+	VHADDPS      Y2, Y0, Y0; \
+	VEXTRACTF128 $1, Y0, X1; \
+	VADDPS       X1, X0, X0; \
+	TESTQ        R15, R15; \
+	JZ           q4mul; \
+	MOVWLZX      -2(R8), AX; \
+	VMOVD        AX, X1; \
+	VCVTPH2PS    X1, X1; \
+	VBROADCASTSS X1, X1; \
+	VMULPS       X1, X0, X0; \
+q4mul: \
+	VMULPS     X13, X0, X0; \
+	VMOVSS     X0, (DI); \
+	VEXTRACTPS $1, X0, (DI)(BX*1); \
+	VEXTRACTPS $2, X0, (DI)(BX*2); \
+	VEXTRACTPS $3, X0, (DI)(DX*1); \
+	ADDQ       $4, DI; \
+	ADDQ       R12, R8; \
+	DECQ       R13; \
+	JMP        q4row; \
+q4done: \
+	VZEROUPPER
+
+// func dotE4M3Q4F16C(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
+TEXT ·dotE4M3Q4F16C(SB), NOSPLIT, $0-76
+	MOVQ         out+0(FP), DI
+	MOVQ         ldb+8(FP), BX
+	MOVQ         q+16(FP), SI
+	MOVQ         qs+24(FP), CX
+	MOVQ         src+32(FP), R8
+	MOVQ         stride+40(FP), R12
+	MOVQ         n+48(FP), R13
+	MOVQ         d+56(FP), R14
+	MOVQ         hdr+64(FP), R15
+	VBROADCASTSS mul+72(FP), X13
+	ADDQ         R15, R8
+	DOT_Q4(E4M3x16)
+	RET
+
+// func dotE5M2Q4F16C(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
+TEXT ·dotE5M2Q4F16C(SB), NOSPLIT, $0-76
+	MOVQ         out+0(FP), DI
+	MOVQ         ldb+8(FP), BX
+	MOVQ         q+16(FP), SI
+	MOVQ         qs+24(FP), CX
+	MOVQ         src+32(FP), R8
+	MOVQ         stride+40(FP), R12
+	MOVQ         n+48(FP), R13
+	MOVQ         d+56(FP), R14
+	MOVQ         hdr+64(FP), R15
+	VBROADCASTSS mul+72(FP), X13
+	ADDQ         R15, R8
+	DOT_Q4(E5M2x16)
+	RET
+
+// ADD_Q1X64(CVT) is the body of add*Q1x64: DI acc, SI w, R8 the first codes, R12
+// stride, R13 n. acc[c] += Σ_i w[i]·row_i[c] for c < 64, the 64 sums in eight
+// registers while the rows stream by.
+#define ADD_Q1X64(CVT) \
+	FP8_CONSTS; \
+	VMOVUPS (DI), Y0; \
+	VMOVUPS 32(DI), Y1; \
+	VMOVUPS 64(DI), Y2; \
+	VMOVUPS 96(DI), Y3; \
+	VMOVUPS 128(DI), Y4; \
+	VMOVUPS 160(DI), Y5; \
+	VMOVUPS 192(DI), Y6; \
+	VMOVUPS 224(DI), Y7; \
+	TESTQ   R13, R13; \
+	JZ      a64done; \
+a64loop: \
+	VBROADCASTSS (SI), Y8; \
+	CVT((R8), X9, Y9, X10, Y10); \
+	CVT(16(R8), X11, Y11, X12, Y12); \
+	VFMADD231PS  Y8, Y9, Y0; \
+	VFMADD231PS  Y8, Y10, Y1; \
+	VFMADD231PS  Y8, Y11, Y2; \
+	VFMADD231PS  Y8, Y12, Y3; \
+	CVT(32(R8), X9, Y9, X10, Y10); \
+	CVT(48(R8), X11, Y11, X12, Y12); \
+	VFMADD231PS  Y8, Y9, Y4; \
+	VFMADD231PS  Y8, Y10, Y5; \
+	VFMADD231PS  Y8, Y11, Y6; \
+	VFMADD231PS  Y8, Y12, Y7; \
+	ADDQ         $4, SI; \
+	ADDQ         R12, R8; \
+	DECQ         R13; \
+	JNZ          a64loop; \
+a64done: \
+	VMOVUPS Y0, (DI); \
+	VMOVUPS Y1, 32(DI); \
+	VMOVUPS Y2, 64(DI); \
+	VMOVUPS Y3, 96(DI); \
+	VMOVUPS Y4, 128(DI); \
+	VMOVUPS Y5, 160(DI); \
+	VMOVUPS Y6, 192(DI); \
+	VMOVUPS Y7, 224(DI); \
+	VZEROUPPER
+
+// func addE4M3Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int)
+TEXT ·addE4M3Q1x64F16C(SB), NOSPLIT, $0-40
+	MOVQ acc+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ src+16(FP), R8
+	MOVQ stride+24(FP), R12
+	MOVQ n+32(FP), R13
+	ADD_Q1X64(E4M3x16)
+	RET
+
+// func addE5M2Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int)
+TEXT ·addE5M2Q1x64F16C(SB), NOSPLIT, $0-40
+	MOVQ acc+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ src+16(FP), R8
+	MOVQ stride+24(FP), R12
+	MOVQ n+32(FP), R13
+	ADD_Q1X64(E5M2x16)
+	RET
+
+// ADD_Q1X16(CVT) is ADD_Q1X64 for 16 columns, even and odd rows in separate
+// accumulators (two chains per half).
+#define ADD_Q1X16(CVT) \
+	FP8_CONSTS; \
+	VMOVUPS (DI), Y0; \
+	VMOVUPS 32(DI), Y1; \
+	VXORPS  Y2, Y2, Y2; \
+	VXORPS  Y3, Y3, Y3; \
+a16loop: \
+	CMPQ         R13, $2; \
+	JB           a16tail; \
+	VBROADCASTSS (SI), Y8; \
+	VBROADCASTSS 4(SI), Y9; \
+	CVT((R8), X10, Y10, X11, Y11); \
+	VFMADD231PS  Y8, Y10, Y0; \
+	VFMADD231PS  Y8, Y11, Y1; \
+	CVT((R8)(R12*1), X10, Y10, X11, Y11); \
+	VFMADD231PS  Y9, Y10, Y2; \
+	VFMADD231PS  Y9, Y11, Y3; \
+	ADDQ         $8, SI; \
+	LEAQ         (R8)(R12*2), R8; \
+	SUBQ         $2, R13; \
+	JMP          a16loop; \
+a16tail: \
+	TESTQ        R13, R13; \
+	JZ           a16done; \
+	VBROADCASTSS (SI), Y8; \
+	CVT((R8), X10, Y10, X11, Y11); \
+	VFMADD231PS  Y8, Y10, Y0; \
+	VFMADD231PS  Y8, Y11, Y1; \
+a16done: \
+	VADDPS  Y2, Y0, Y0; \
+	VADDPS  Y3, Y1, Y1; \
+	VMOVUPS Y0, (DI); \
+	VMOVUPS Y1, 32(DI); \
+	VZEROUPPER
+
+// func addE4M3Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int)
+TEXT ·addE4M3Q1x16F16C(SB), NOSPLIT, $0-40
+	MOVQ acc+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ src+16(FP), R8
+	MOVQ stride+24(FP), R12
+	MOVQ n+32(FP), R13
+	ADD_Q1X16(E4M3x16)
+	RET
+
+// func addE5M2Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int)
+TEXT ·addE5M2Q1x16F16C(SB), NOSPLIT, $0-40
+	MOVQ acc+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ src+16(FP), R8
+	MOVQ stride+24(FP), R12
+	MOVQ n+32(FP), R13
+	ADD_Q1X16(E5M2x16)
+	RET
+
+// ADD_Q4(CVT) is the body of add*Q4: DI, BX, CX, DX the accumulators of queries
+// 0..3 (16 columns each), SI, R11, R14, R10 their weights, R8 the first codes, R12
+// stride, R13 n. Each row's 16 codes are widened once for the four queries.
+#define ADD_Q4(CVT) \
+	VMOVUPS (DI), Y0; \
+	VMOVUPS 32(DI), Y1; \
+	VMOVUPS (BX), Y2; \
+	VMOVUPS 32(BX), Y3; \
+	VMOVUPS (CX), Y4; \
+	VMOVUPS 32(CX), Y5; \
+	VMOVUPS (DX), Y6; \
+	VMOVUPS 32(DX), Y7; \
+	FP8_CONSTS; \
+	XORQ    AX, AX; \
+	TESTQ   R13, R13; \
+	JZ      p4done; \
+p4loop: \
+	CVT((R8), X8, Y8, X9, Y9); \
+	VBROADCASTSS (SI)(AX*4), Y10; \
+	VFMADD231PS  Y10, Y8, Y0; \
+	VFMADD231PS  Y10, Y9, Y1; \
+	VBROADCASTSS (R11)(AX*4), Y11; \
+	VFMADD231PS  Y11, Y8, Y2; \
+	VFMADD231PS  Y11, Y9, Y3; \
+	VBROADCASTSS (R14)(AX*4), Y10; \
+	VFMADD231PS  Y10, Y8, Y4; \
+	VFMADD231PS  Y10, Y9, Y5; \
+	VBROADCASTSS (R10)(AX*4), Y11; \
+	VFMADD231PS  Y11, Y8, Y6; \
+	VFMADD231PS  Y11, Y9, Y7; \
+	ADDQ         R12, R8; \
+	INCQ         AX; \
+	CMPQ         AX, R13; \
+	JB           p4loop; \
+p4done: \
+	VMOVUPS Y0, (DI); \
+	VMOVUPS Y1, 32(DI); \
+	VMOVUPS Y2, (BX); \
+	VMOVUPS Y3, 32(BX); \
+	VMOVUPS Y4, (CX); \
+	VMOVUPS Y5, 32(CX); \
+	VMOVUPS Y6, (DX); \
+	VMOVUPS Y7, 32(DX); \
+	VZEROUPPER
+
+// func addE4M3Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+TEXT ·addE4M3Q4F16C(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ as+8(FP), R9
+	MOVQ w+16(FP), SI
+	MOVQ ws+24(FP), R10
+	MOVQ codes+32(FP), R8
+	MOVQ stride+40(FP), R12
+	MOVQ n+48(FP), R13
+	LEAQ (DI)(R9*1), BX
+	LEAQ (BX)(R9*1), CX
+	LEAQ (CX)(R9*1), DX
+	LEAQ (SI)(R10*1), R11
+	LEAQ (R11)(R10*1), R14
+	LEAQ (R14)(R10*1), R10
+	ADD_Q4(E4M3x16)
+	RET
+
+// func addE5M2Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+TEXT ·addE5M2Q4F16C(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ as+8(FP), R9
+	MOVQ w+16(FP), SI
+	MOVQ ws+24(FP), R10
+	MOVQ codes+32(FP), R8
+	MOVQ stride+40(FP), R12
+	MOVQ n+48(FP), R13
+	LEAQ (DI)(R9*1), BX
+	LEAQ (BX)(R9*1), CX
+	LEAQ (CX)(R9*1), DX
+	LEAQ (SI)(R10*1), R11
+	LEAQ (R11)(R10*1), R14
+	LEAQ (R14)(R10*1), R10
+	ADD_Q4(E5M2x16)
+	RET
+
+// func foldFP8Scales(ws, w unsafe.Pointer, wld uintptr, src unsafe.Pointer, stride uintptr, m, nq int, mul float32)
+// ws[j·m + i] = w[j·wld/4 + i]·(s_i·mul) for i < m, j < nq, s_i the f16 at
+// src + i·stride: foldInt8Scales with the multiplier; eight rows' scales widened at
+// once, the last m mod 8 rows one at a time.
+TEXT ·foldFP8Scales(SB), NOSPLIT, $0-60
+	MOVQ         ws+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         wld+16(FP), R9
+	MOVQ         src+24(FP), R8
+	MOVQ         stride+32(FP), R12
+	MOVQ         m+40(FP), R13
+	MOVQ         nq+48(FP), R14
+	VBROADCASTSS mul+56(FP), Y13
+	MOVQ         R13, BX
+	SHLQ         $2, BX // bytes of a query's row in ws
+
+f8:
+	CMPQ      R13, $8
+	JB        f1
+	VPXOR     X1, X1, X1
+	VPINSRW   $0, (R8), X1, X1
+	ADDQ      R12, R8
+	VPINSRW   $1, (R8), X1, X1
+	ADDQ      R12, R8
+	VPINSRW   $2, (R8), X1, X1
+	ADDQ      R12, R8
+	VPINSRW   $3, (R8), X1, X1
+	ADDQ      R12, R8
+	VPINSRW   $4, (R8), X1, X1
+	ADDQ      R12, R8
+	VPINSRW   $5, (R8), X1, X1
+	ADDQ      R12, R8
+	VPINSRW   $6, (R8), X1, X1
+	ADDQ      R12, R8
+	VPINSRW   $7, (R8), X1, X1
+	ADDQ      R12, R8
+	VCVTPH2PS X1, Y1
+	VMULPS    Y13, Y1, Y1
+	MOVQ      SI, R10
+	MOVQ      DI, R11
+	MOVQ      R14, CX
+
+f8q:
+	VMULPS  (R10), Y1, Y2
+	VMOVUPS Y2, (R11)
+	ADDQ    R9, R10
+	ADDQ    BX, R11
+	DECQ    CX
+	JNZ     f8q
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, R13
+	JMP     f8
+
+f1:
+	TESTQ     R13, R13
+	JZ        fdone
+	MOVWLZX   (R8), AX
+	VMOVD     AX, X1
+	VCVTPH2PS X1, X1
+	VMULSS    X13, X1, X1
+	ADDQ      R12, R8
+	MOVQ      SI, R10
+	MOVQ      DI, R11
+	MOVQ      R14, CX
+
+f1q:
+	VMULSS (R10), X1, X2
+	VMOVSS X2, (R11)
+	ADDQ   R9, R10
+	ADDQ   BX, R11
+	DECQ   CX
+	JNZ    f1q
+	ADDQ   $4, SI
+	ADDQ   $4, DI
+	DECQ   R13
+	JMP    f1
+
+fdone:
+	VZEROUPPER
+	RET
