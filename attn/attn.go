@@ -140,7 +140,7 @@ func (p *partial) reset(sh Shape, maxSpan, g int) {
 	}
 	clear(p.acc)
 	group := sh.Heads / sh.KVHeads
-	p.scores = grow32(p.scores, group*max(maxSpan, batchTokens))
+	p.scores = grow32(p.scores, max(group*max(maxSpan, batchTokens), scoreFloats))
 	p.tile = grow32(p.tile, max(quant.ScratchFloats(sh.HeadDim), g*sh.HeadDim))
 	p.lo = grow32(p.lo, sh.HeadDim)
 	p.sc = grow32(p.sc, sh.HeadDim)
@@ -369,18 +369,28 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 				q = p.qrot
 			}
 		}
-		for kh := 0; kh < sh.KVHeads; kh++ {
-			qh := q[kh*group*d : (kh+1)*group*d]
-			sc := p.scores[:group*ld]
+		// KV heads go kvPer at a time, span by span: a block stores the keys of all
+		// its heads one after the other (then the values), so reading every head of
+		// a span before the next span walks the cache in address order (head by
+		// head, a span's part of a head is often a few hundred bytes, too short
+		// for the hardware prefetchers), as many heads as keep the scores within
+		// scoreFloats.
+		kvPer := max(1, min(sh.KVHeads, scoreFloats/(group*ld)))
+		for kh0 := 0; kh0 < sh.KVHeads; kh0 += kvPer {
+			kh1 := min(sh.KVHeads, kh0+kvPer)
+			sc := p.scores[:(kh1-kh0)*group*ld]
 			off := 0
 			for si := range batch {
-				scoreKeys(sc[off:], ld, qh, &batch[si], kh, d, group, p)
+				for kh := kh0; kh < kh1; kh++ {
+					qh := q[kh*group*d : (kh+1)*group*d]
+					scoreKeys(sc[(kh-kh0)*group*ld+off:], ld, qh, &batch[si], kh, d, group, p)
+				}
 				off += batch[si].N
 			}
 			// Online softmax update per query head; scores become weights in place.
-			for g := 0; g < group; g++ {
-				h := kh*group + g
-				row := sc[g*ld : (g+1)*ld]
+			for h := kh0 * group; h < kh1*group; h++ {
+				r := (h - kh0*group) * ld
+				row := sc[r : r+ld]
 				if visible != nil {
 					v := visible[h] - b0
 					if v <= 0 {
@@ -388,8 +398,8 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 						continue
 					}
 					if v < ld {
+						clear(row[v:])
 						row = row[:v]
-						clear(sc[g*ld+v : (g+1)*ld])
 					}
 				}
 				mx := float64(k.maxRow(row))
@@ -407,10 +417,12 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 				}
 				p.l[h] += float64(k.expRow(row, math.Float32bits(float32(p.m[h]))))
 			}
-			acc := p.acc[kh*group*d : (kh+1)*group*d]
 			off = 0
 			for si := range batch {
-				addValues(acc, sc[off:], ld, &batch[si], kh, d, group, p)
+				for kh := kh0; kh < kh1; kh++ {
+					acc := p.acc[kh*group*d : (kh+1)*group*d]
+					addValues(acc, sc[(kh-kh0)*group*ld+off:], ld, &batch[si], kh, d, group, p)
+				}
 				off += batch[si].N
 			}
 		}
@@ -421,6 +433,10 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 // longer span is one batch of its own): spans are often a cache block of 16
 // tokens, and a softmax update per block and head cost more than its scores.
 const batchTokens = 256
+
+// scoreFloats bounds the scores runChunk keeps for the KV heads it runs span by span
+// (64 KiB: they stay in the core's L2 between the scores and the values).
+const scoreFloats = 16 << 10
 
 // scoreKeys writes sc[g*ld+i] = q_g · k_i for the span's keys i < s.N of KV head kh
 // and the group query heads sharing it, in one pass over the codes for all group
