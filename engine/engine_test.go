@@ -30,6 +30,9 @@ func newCache(t testing.TB, m *model.Model, spec string, budget int64) kv.Cache 
 		t.Fatalf("CacheConfig(%q): %v", spec, err)
 	}
 	cfg.BudgetBytes = budget
+	// Blocks of 16 tokens: the tests' short prompts cross several blocks, and their
+	// budgets hold a few sequences of the small model.
+	cfg.BlockTokens = 16
 	c, err := kv.New(cfg)
 	if err != nil {
 		t.Fatalf("kv.New: %v", err)

@@ -24,7 +24,8 @@ func newFixture(t *testing.T, spec string, layers, heads, kvh, d, n int, budget 
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := New(Config{Layers: layers, Heads: heads, KVHeads: kvh, HeadDim: d, Spec: sp, BudgetBytes: budget})
+	// Blocks of 16 tokens: the fixtures' short histories cross several blocks.
+	st, err := New(Config{Layers: layers, Heads: heads, KVHeads: kvh, HeadDim: d, Spec: sp, BudgetBytes: budget, BlockTokens: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -668,7 +669,7 @@ func ExampleStore() {
 	bpt, _ := BytesPerToken(cfg)
 	comp, _ := CompressionVsF16(cfg)
 	fmt.Printf("len %d, %.0f bytes/token, %.2fx smaller than f16, block %d tokens\n", st.Len(id), bpt, comp, st.Config().BlockTokens)
-	// Output: len 3, 256 bytes/token, 4.00x smaller than f16, block 32 tokens
+	// Output: len 3, 256 bytes/token, 4.00x smaller than f16, block 64 tokens
 }
 
 // TestAttnWorkers: parallel attention (queries of a prefill, chunks of a decode)

@@ -664,8 +664,12 @@ func TestOversizedChunkedBody(t *testing.T) {
 // kept for reuse.
 func TestPrefixCacheHit(t *testing.T) {
 	e := newEnv(t, envConfig{spec: "f16", budget: 8 << 20})
-	prompt := strings.Repeat("Lily and Tom went to the park. ", 6)
+	prompt := strings.Repeat("Lily and Tom went to the park. ", 16)
 	n := len(e.m.Tok.Encode(prompt, true))
+	const B = kv.DefaultBlockTokens
+	if n < 2*B {
+		t.Fatalf("prompt of %d tokens is shorter than two blocks of %d", n, B)
+	}
 	body := `{"prompt":"` + prompt + `","max_tokens":24,"temperature":0}`
 	var first, second completionOut
 	decode(t, e.post(t, "/v1/completions", body), &first)
@@ -679,14 +683,14 @@ func TestPrefixCacheHit(t *testing.T) {
 	if c := first.Usage.PromptTokensDetails.CachedTokens; c != 0 {
 		t.Errorf("first request: %d cached tokens", c)
 	}
-	// Whole blocks of 16 tokens, at least one token left to compute.
+	// Whole blocks, at least one token left to compute.
 	c := second.Usage.PromptTokensDetails.CachedTokens
-	if c < 16 || c > n-1 || c%16 != 0 || second.Usage.PromptTokens != n {
+	if c < B || c > n-1 || c%B != 0 || second.Usage.PromptTokens != n {
 		t.Errorf("second request: %d cached of %d prompt tokens (prompt %d tokens)", c, second.Usage.PromptTokens, n)
 	}
 	e.waitMetric(t, "kvq_kv_blocks_used", 0)
-	if got := e.metric(t, "kvq_kv_blocks_cached"); got < float64(c/16) {
-		t.Errorf("kvq_kv_blocks_cached = %v, want ≥ %d", got, c/16)
+	if got := e.metric(t, "kvq_kv_blocks_cached"); got < float64(c/B) {
+		t.Errorf("kvq_kv_blocks_cached = %v, want ≥ %d", got, c/B)
 	}
 	if got, want := e.metric(t, "kvq_prefix_hit_rate"), float64(c)/float64(2*n); got != want {
 		t.Errorf("kvq_prefix_hit_rate = %v, want %v", got, want)
