@@ -18,9 +18,13 @@ import (
 //	FP8 add:     acc += (w·s)·fp8(codes)
 //	Channel:     q·row = Σ_c (q_c·s_c)·code_c + Σ_c q_c·lo_c
 //
-// Group scales and zeros are f16; the rows of a call have theirs widened 8 groups at
-// a time in vector registers into a small float32 table in the caller's scratch
-// (lossyParams), so that the kernels broadcast them from memory. Each code value is
+// Group scales and zeros are f16; the rows of a call have theirs widened into a small
+// float32 table in the caller's scratch (lossyParams: by VCVTPH2PS in assembly, or 8
+// groups at a time in vector registers without F16C), so that the kernels broadcast
+// them from memory. One or two queries over 4-bit and 2-bit rows skip the table: their
+// kernels (dotU4RowsInl) widen each group's scale and zero where they read its codes
+// and add the zero term too (a pass over the table and one over the scores less,
+// and one call for all rows). Each code value is
 // exact in float32; the products are float32 FMAs, so results equal the decoded
 // reference up to the order and rounding of the float sums (the zero term is summed
 // apart from the codes, as Affine.Dot does).
@@ -58,16 +62,19 @@ const (
 //     first 16 columns with weights at w0 and codes at cp0 + i·stride, the next 16
 //     with weights at w1 and codes at cp1 + i·stride (two groups of 16).
 type lossyKernels struct {
-	rows4 func(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
-	q4    func(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr)
-	addQ4 func(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int)
-	addQ1 func(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int)
+	// rowsInl, when not nil, scores blocks of four rows for one query reading the
+	// group parameters from the rows (dotU4RowsInl), with no param table.
+	rowsInl func(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
+	rows4   func(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
+	q4      func(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr)
+	addQ4   func(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int)
+	addQ1   func(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int)
 }
 
 var (
-	lossyU8 = lossyKernels{dotU8Rows4, dotU8Q4, addU8Q4, addU8Q1}
-	lossyU4 = lossyKernels{dotU4Rows4asm, dotU4Q4asm, addU4Q4asm, addU4Q1asm}
-	lossyU2 = lossyKernels{dotU2Rows4asm, dotU2Q4asm, addU2Q4asm, addU2Q1asm}
+	lossyU8 = lossyKernels{nil, dotU8Rows4, dotU8Q4, addU8Q4, addU8Q1}
+	lossyU4 = lossyKernels{dotU4RowsInl, dotU4Rows4asm, dotU4Q4asm, addU4Q4asm, addU4Q1asm}
+	lossyU2 = lossyKernels{dotU2RowsInl, dotU2Rows4asm, dotU2Q4asm, addU2Q4asm, addU2Q1asm}
 	// FP8 rows are only added fused, and only E5M2: the other FP8 kernels measured
 	// no faster than tiles, or slower (E4M3 scores of llama-134m decode attention took
 	// 30% more CPU; its decoder needs five vector constants and the kernels spilled).
@@ -155,6 +162,10 @@ func lossyParams(lg *lossyGeom, tab []uint32, sp unsafe.Pointer, stride uintptr,
 		}
 		return
 	}
+	if lg.affine() && haveF16C {
+		affineParamsF16C(unsafe.Pointer(&tab[0]), sp, stride, m, mr, p, lg.gb, uintptr(4*p*mm), uintptr(4*mm))
+		return
+	}
 	// No legacy SSE instruction (Go's scalar float and zeroing code) may run while
 	// the vector registers are dirty: the loops below use vector code only.
 	em, sg, ex, ei, ie := f16Consts()
@@ -202,6 +213,10 @@ func fusedDotRowsLossy(c RowCodec, scores []float32, ld int, q []float32, g int,
 		return false
 	}
 	p := lg.p
+	if g <= 2 && n >= 4 && lg.k.rowsInl != nil && haveF16C && len(tmp) >= g*p*8 {
+		dotRowsInl(&lg, scores, ld, q, g, src, stride, n, d, tmp[:g*p*8])
+		return true
+	}
 	pp := (p + 3) &^ 3
 	nsq := 0
 	if lg.affine() {
@@ -231,6 +246,31 @@ func fusedDotRowsLossy(c RowCodec, scores []float32, ld int, q []float32, g int,
 		}
 	}
 	return true
+}
+
+// dotRowsInl is fusedDotRowsLossy for one or two queries through lg's rowsInl kernel
+// (n ≥ 4): blocks of four rows, the last n mod 4 rows as a block that ends at row n−1
+// and overlaps the one before (its shared rows get the same bits again). qs holds the
+// queries' group lane sums.
+func dotRowsInl(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, qs []float32) {
+	p, gs := lg.p, int(lg.g)
+	_ = q[g*d-1]
+	qp, qsp := unsafe.Pointer(&q[0]), unsafe.Pointer(&qs[0])
+	for j := range g {
+		for k := range p {
+			st8(groupSum(unsafe.Add(qp, 4*j*d), k, p, gs), qsp, uintptr(4*8*(j*p+k)))
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+	rows, us := unsafe.Add(unsafe.Pointer(&src[0]), lg.hdr), uintptr(stride)
+	for j := range g {
+		out := unsafe.Pointer(&scores[j*ld])
+		qj, qsj := unsafe.Add(qp, 4*j*d), unsafe.Add(qsp, 4*8*j*p)
+		lg.k.rowsInl(out, qj, rows, us, n/4, qsj, p, lg.g, lg.gb)
+		if n%4 != 0 {
+			lg.k.rowsInl(unsafe.Add(out, 4*(n-4)), qj, unsafe.Add(rows, uintptr(n-4)*us), us, 1, qsj, p, lg.g, lg.gb)
+		}
+	}
 }
 
 // lossyDotRows runs the dot kernels of lg over m rows for g queries (query j at qp +

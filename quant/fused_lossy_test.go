@@ -107,7 +107,7 @@ func TestFusedLossyRows(t *testing.T) {
 						}
 					}
 					var ref [2][]float32 // scores and accumulators of the scalar set
-					for _, k := range kernelSets() {
+					for _, k := range setsWithNoF16C() {
 						active.Store(k)
 						scores := constRow((g-1)*ld+n+5, guard)
 						tmp := make([]float32, ScratchFloats(d))
@@ -266,4 +266,14 @@ func TestDotChannelRows(t *testing.T) {
 			}
 		}
 	}
+}
+
+// setsWithNoF16C returns kernelSets and, when the CPU has F16C, the SIMD set with its
+// F16C code off (the archsimd group parameter widening among others).
+func setsWithNoF16C() []*kernelSet {
+	ks := kernelSets()
+	if k := noF16CKernels(); k != nil {
+		ks = append(ks, k)
+	}
+	return ks
 }

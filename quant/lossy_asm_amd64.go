@@ -59,3 +59,27 @@ func dotU2Q4asm(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows un
 //
 //go:noescape
 func addU2Q4asm(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int)
+
+// affineParamsF16C is lossyParams for Affine rows on CPUs with F16C: for the rows i <
+// mr at rows + min(i, m−1)·stride (m ≥ 1) and their groups k < p (p ≥ 1) gb bytes
+// apart, each headed by its f16 scale and zero, it stores the float32 scale at tab +
+// k·kstep + 4i and the zero zoff bytes after it, widened by VCVTPH2PS (exactly, as
+// F16ToF32).
+//
+//go:noescape
+func affineParamsF16C(tab, rows unsafe.Pointer, stride uintptr, m, mr, p int, gb, zoff, kstep uintptr)
+
+// dotU4RowsInl stores to out[4b+r] (float32 bits) the dot of the query at q with the
+// 4-bit Affine row 4b+r for the ng blocks b of four rows, row i's first codes at rows
+// + i·stride (np groups of gs values, gb bytes apart). Each group's f16 scale and zero
+// are read from the 4 bytes before its codes and widened by VCVTPH2PS; the zero term
+// is the zero times the lane sums of the query's group k, the 8 float32s at qs + 32k
+// (any split of the group's sum over the lanes).
+//
+//go:noescape
+func dotU4RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
+
+// dotU2RowsInl is dotU4RowsInl for 2-bit codes.
+//
+//go:noescape
+func dotU2RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)

@@ -119,6 +119,70 @@ GLOBL sh2hi<>(SB), RODATA|NOPTR, $32
 	VXORPS Y2, Y2, Y2   \
 	VXORPS Y3, Y3, Y3
 
+// ROWS4INL is ROWS4END with the group parameters read from the rows: each group's
+// f16 scale and zero are the 4 bytes before its codes (R8..R11), and the zero term
+// is the zero times the query's lane sums of the group at (R12): Y_r += (a_r0 +
+// a_r1)·s_r + z_r·Σq; then steps to the next group.
+#define ROWS4INL \
+	VADDPS       Y8, Y4, Y4      \
+	VADDPS       Y9, Y5, Y5      \
+	VADDPS       Y10, Y6, Y6     \
+	VADDPS       Y11, Y7, Y7     \
+	VPBROADCASTW -4(R8), X14     \
+	VCVTPH2PS    X14, Y14        \
+	VFMADD231PS  Y14, Y4, Y0     \
+	VPBROADCASTW -2(R8), X15     \
+	VCVTPH2PS    X15, Y15        \
+	VFMADD231PS  (R12), Y15, Y0  \
+	VPBROADCASTW -4(R9), X14     \
+	VCVTPH2PS    X14, Y14        \
+	VFMADD231PS  Y14, Y5, Y1     \
+	VPBROADCASTW -2(R9), X15     \
+	VCVTPH2PS    X15, Y15        \
+	VFMADD231PS  (R12), Y15, Y1  \
+	VPBROADCASTW -4(R10), X14    \
+	VCVTPH2PS    X14, Y14        \
+	VFMADD231PS  Y14, Y6, Y2     \
+	VPBROADCASTW -2(R10), X15    \
+	VCVTPH2PS    X15, Y15        \
+	VFMADD231PS  (R12), Y15, Y2  \
+	VPBROADCASTW -4(R11), X14    \
+	VCVTPH2PS    X14, Y14        \
+	VFMADD231PS  Y14, Y7, Y3     \
+	VPBROADCASTW -2(R11), X15    \
+	VCVTPH2PS    X15, Y15        \
+	VFMADD231PS  (R12), Y15, Y3  \
+	ADDQ         CX, R8          \
+	ADDQ         CX, R9          \
+	ADDQ         CX, R10         \
+	ADDQ         CX, R11         \
+	ADDQ         $32, R12        \
+	DECQ         R14
+
+// INLARGS loads the arguments of the *RowsInl kernels: DI out, R15 the first row,
+// DX stride, R13 the groups of four rows, CX gb.
+#define INLARGS \
+	MOVQ out+0(FP), DI     \
+	MOVQ rows+16(FP), R15  \
+	MOVQ stride+24(FP), DX \
+	MOVQ ng+32(FP), R13    \
+	MOVQ gb+64(FP), CX
+
+// INLBLOCK starts four rows at R15: SI the query, R12 its group sums, R14 the
+// groups, R8..R11 the rows' first codes, Y0..Y3 zero.
+#define INLBLOCK \
+	MOVQ   q+8(FP), SI             \
+	MOVQ   qs+40(FP), R12          \
+	MOVQ   np+48(FP), R14          \
+	MOVQ   R15, R8                 \
+	LEAQ   (R8)(DX*1), R9          \
+	LEAQ   (R9)(DX*1), R10         \
+	LEAQ   (R10)(DX*1), R11        \
+	VXORPS Y0, Y0, Y0              \
+	VXORPS Y1, Y1, Y1              \
+	VXORPS Y2, Y2, Y2              \
+	VXORPS Y3, Y3, Y3
+
 // func dotU4Rows4asm(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
 TEXT ·dotU4Rows4asm(SB), NOSPLIT, $0-88
 	ROWS4ARGS
@@ -722,4 +786,117 @@ a2q4store:
 	VMOVUPS Y0, (DI)
 	VMOVUPS Y1, 32(DI)
 	VZEROUPPER
+	RET
+
+// func dotU4RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU4RowsInl(SB), NOSPLIT, $0-72
+	INLARGS
+	MOVQ gs+56(FP), BX
+	SHRQ $1, BX // code bytes of a group
+
+i4block:
+	INLBLOCK
+
+i4group:
+	ZERO8
+	XORQ AX, AX
+
+i4loop:
+	VMOVUPS  (SI)(AX*8), Y14
+	VMOVUPS  32(SI)(AX*8), Y15
+	VSHUFPS  $0x88, Y15, Y14, Y12
+	VSHUFPS  $0xdd, Y15, Y14, Y13
+	VPERMPD  $0xd8, Y12, Y12
+	VPERMPD  $0xd8, Y13, Y13
+	U4ROW((R8)(AX*1), Y4, Y8)
+	U4ROW((R9)(AX*1), Y5, Y9)
+	U4ROW((R10)(AX*1), Y6, Y10)
+	U4ROW((R11)(AX*1), Y7, Y11)
+	ADDQ     $8, AX
+	CMPQ     AX, BX
+	JB       i4loop
+
+	LEAQ (SI)(BX*8), SI
+	ROWS4INL
+	JNZ  i4group
+
+	ROWS4OUT
+	ADDQ $16, DI
+	LEAQ (R15)(DX*4), R15
+	DECQ R13
+	JNZ  i4block
+	VZEROUPPER
+	RET
+
+// func dotU2RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU2RowsInl(SB), NOSPLIT, $0-72
+	INLARGS
+	MOVQ gs+56(FP), BX
+	SHRQ $2, BX // code bytes of a group
+
+i2block:
+	INLBLOCK
+
+i2group:
+	ZERO8
+	XORQ AX, AX
+
+i2loop:
+	VMOVUPS (SI), Y12
+	VMOVUPS 32(SI), Y13
+	U2ROW((R8)(AX*1), Y4, Y8)
+	U2ROW((R9)(AX*1), Y5, Y9)
+	U2ROW((R10)(AX*1), Y6, Y10)
+	U2ROW((R11)(AX*1), Y7, Y11)
+	ADDQ    $64, SI
+	ADDQ    $4, AX
+	CMPQ    AX, BX
+	JB      i2loop
+
+	ROWS4INL
+	JNZ i2group
+
+	ROWS4OUT
+	ADDQ $16, DI
+	LEAQ (R15)(DX*4), R15
+	DECQ R13
+	JNZ  i2block
+	VZEROUPPER
+	RET
+
+// func affineParamsF16C(tab, rows unsafe.Pointer, stride uintptr, m, mr, p int, gb, zoff, kstep uintptr)
+TEXT ·affineParamsF16C(SB), NOSPLIT, $0-72
+	MOVQ tab+0(FP), DI
+	MOVQ rows+8(FP), SI
+	MOVQ stride+16(FP), DX
+	MOVQ m+24(FP), AX // rows still to step to, plus one
+	MOVQ mr+32(FP), BX
+	MOVQ p+40(FP), R8
+	MOVQ gb+48(FP), R9
+	MOVQ zoff+56(FP), R10
+	MOVQ kstep+64(FP), R11
+
+prow:
+	MOVQ SI, R12 // the group's header (scale | zero<<16)
+	MOVQ DI, R13 // its scale's table entry
+	MOVQ R8, CX
+
+pgroup:
+	VMOVD      (R12), X0
+	VCVTPH2PS  X0, X0
+	VMOVSS     X0, (R13)
+	VEXTRACTPS $1, X0, (R13)(R10*1)
+	ADDQ       R9, R12
+	ADDQ       R11, R13
+	DECQ       CX
+	JNZ        pgroup
+	ADDQ       $4, DI
+	CMPQ       AX, $1
+	JLE        plast // rows past m−1 repeat it
+	ADDQ       DX, SI
+	DECQ       AX
+
+plast:
+	DECQ BX
+	JNZ  prow
 	RET
