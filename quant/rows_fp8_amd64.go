@@ -74,6 +74,11 @@ func dotFP8Rows(c FP8, scores []float32, ld int, q []float32, g int, src []byte,
 	return true
 }
 
+// fp8FoldRows is the most rows addFP8Rows folds the scales of before it adds them:
+// folding reads each row's first bytes, so the rows of a batch are still in L1 for
+// the kernels (with more rows per batch, each row came from memory twice).
+const fp8FoldRows = 64
+
 // addFP8Rows is fusedAddRows for FP8 rows with d a multiple of 16, on CPUs with
 // F16C: per batch of m rows, every query's weights times the rows' scales (and the
 // format's unit) into tmp (foldFP8Scales), then addRowsFused over the codes. It
@@ -85,7 +90,7 @@ func addFP8Rows(c FP8, acc, w []float32, ld, g int, src []byte, stride, n, d int
 		return false
 	}
 	sp := unsafe.Pointer(&src[0])
-	step := len(tmp) / g
+	step := min(len(tmp)/g, fp8FoldRows)
 	for i0 := 0; i0 < n; i0 += step {
 		m := min(step, n-i0)
 		ws := tmp[:g*m]
