@@ -22,19 +22,29 @@ import (
 // propagated by these kernels. E5M2 keeps NaN and ±Inf.
 
 // fp8Kernels are the row kernels of one FP8 format, and the factor between the
-// value of a code and its widened binary16 (2⁸ for E4M3, 1 for E5M2).
+// value of a code and its widened binary16 (2⁸ for E4M3, 1 for E5M2). The add*Q1
+// kernels come in two kinds: with each row's f16 scale (rows with a header) and
+// without (tensor scale).
 type fp8Kernels struct {
-	dotR4    func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
-	dotQ4    func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
-	addQ4    func(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
-	addQ1x64 q1Kernel
-	addQ1x16 q1Kernel
-	unit     float32
+	dotR4                func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
+	dotQ4                func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
+	addQ4                func(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+	addQ1x64, addQ1x16   fp8Q1Kernel // rows with a header
+	addQ1x64T, addQ1x16T fp8Q1Kernel // tensor scale
+	unit                 float32
 }
 
+// fp8Q1Kernel is the shape of the add*Q1x64 (add*Q1x16) kernels: acc[c] += Σ_{i<n}
+// (w[i]·s_i·mul)·code_i[c] for c < 64 (16), row i's codes at src + i·stride, its
+// f16 scale s_i at src + i·stride + so (so < 0), or s_i = 1 for the tensor-scale
+// kernels (so unused).
+type fp8Q1Kernel func(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+
 var (
-	fp8E4M3Kernels = fp8Kernels{dotE4M3R4F16C, dotE4M3Q4F16C, addE4M3Q4F16C, addE4M3Q1x64F16C, addE4M3Q1x16F16C, 256}
-	fp8E5M2Kernels = fp8Kernels{dotE5M2R4F16C, dotE5M2Q4F16C, addE5M2Q4F16C, addE5M2Q1x64F16C, addE5M2Q1x16F16C, 1}
+	fp8E4M3Kernels = fp8Kernels{dotE4M3R4F16C, dotE4M3Q4F16C, addE4M3Q4F16C,
+		addE4M3Q1x64F16C, addE4M3Q1x16F16C, addE4M3Q1x64TF16C, addE4M3Q1x16TF16C, 256}
+	fp8E5M2Kernels = fp8Kernels{dotE5M2R4F16C, dotE5M2Q4F16C, addE5M2Q4F16C,
+		addE5M2Q1x64F16C, addE5M2Q1x16F16C, addE5M2Q1x64TF16C, addE5M2Q1x16TF16C, 1}
 )
 
 // f16One is the binary16 1.0: the scale source of tensor-scale rows in foldFP8Scales.
@@ -80,28 +90,50 @@ func dotFP8Rows(c FP8, scores []float32, ld int, q []float32, g int, src []byte,
 const fp8FoldRows = 64
 
 // addFP8Rows is fusedAddRows for FP8 rows with d a multiple of 16, on CPUs with
-// F16C: per batch of m rows, every query's weights times the rows' scales (and the
-// format's unit) into tmp (foldFP8Scales), then addRowsFused over the codes. It
-// reports false, having done nothing, when tmp cannot hold one weight per query, or
-// for the shapes fp8Geom leaves to tiles.
+// F16C: groups of four queries through the add*Q4 kernel, the weights of a batch of
+// rows times their scales (and the format's unit) in tmp first (foldFP8Scales); the
+// queries left over through the add*Q1 kernels, which fold the scales themselves. It
+// reports false, having done nothing, when tmp cannot hold the weights of four
+// queries, or for the shapes fp8Geom leaves to tiles.
 func addFP8Rows(c FP8, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	k, hdr, mul, ok := fp8Geom(c)
-	if !ok || len(tmp) < g {
+	g4 := g &^ 3
+	if !ok || len(tmp) < g4 {
 		return false
 	}
-	sp := unsafe.Pointer(&src[0])
-	step := min(len(tmp)/g, fp8FoldRows)
-	for i0 := 0; i0 < n; i0 += step {
-		m := min(step, n-i0)
-		ws := tmp[:g*m]
-		_ = w[(g-1)*ld+i0+m-1]
-		rows := unsafe.Add(sp, i0*stride)
-		sc, ss := rows, uintptr(stride) // the rows' scales
-		if hdr == 0 {
-			sc, ss = unsafe.Pointer(&f16One), 0
+	sp, ap := unsafe.Pointer(&src[0]), unsafe.Pointer(&acc[0])
+	us, ab := uintptr(stride), uintptr(4*d)
+	if g4 > 0 {
+		step := min(len(tmp)/g4, fp8FoldRows)
+		for i0 := 0; i0 < n; i0 += step {
+			m := min(step, n-i0)
+			ws := tmp[:g4*m]
+			_ = w[(g4-1)*ld+i0+m-1]
+			rows := unsafe.Add(sp, i0*stride)
+			sc, ss := rows, us // the rows' scales
+			if hdr == 0 {
+				sc, ss = unsafe.Pointer(&f16One), 0
+			}
+			foldFP8Scales(unsafe.Pointer(&ws[0]), unsafe.Pointer(&w[i0]), uintptr(4*ld), sc, ss, m, g4, mul)
+			// g4 queries: addRowsFused runs only its four-query kernel.
+			addRowsFused(k.addQ4, nil, nil, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g4, unsafe.Add(rows, hdr), stride, m, d, 1)
 		}
-		foldFP8Scales(unsafe.Pointer(&ws[0]), unsafe.Pointer(&w[i0]), uintptr(4*ld), sc, ss, m, g, mul)
-		addRowsFused(k.addQ4, k.addQ1x64, k.addQ1x16, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g, unsafe.Add(rows, hdr), stride, m, d, 1)
+	}
+	k64, k16 := k.addQ1x64, k.addQ1x16
+	if hdr == 0 {
+		k64, k16 = k.addQ1x64T, k.addQ1x16T
+	}
+	codes := unsafe.Add(sp, hdr)
+	for j := g4; j < g; j++ {
+		_ = w[j*ld+n-1]
+		a, wj := unsafe.Add(ap, uintptr(j)*ab), unsafe.Pointer(&w[j*ld])
+		c := 0
+		for ; c+64 <= d; c += 64 {
+			k64(unsafe.Add(a, 4*c), wj, unsafe.Add(codes, c), us, n, -(2 + c), mul)
+		}
+		for ; c < d; c += 16 {
+			k16(unsafe.Add(a, 4*c), wj, unsafe.Add(codes, c), us, n, -(2 + c), mul)
+		}
 	}
 	return true
 }
@@ -131,26 +163,46 @@ func dotE4M3Q4F16C(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr
 //go:noescape
 func dotE5M2Q4F16C(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
 
-// addE4M3Q1x64F16C is the 64-column q1Kernel of E4M3 codes (values·2⁻⁸; src: the first
-// code of row 0; w already holds the rows' scales and the 2⁸).
+// addE4M3Q1x64F16C is the fp8Q1Kernel of E4M3 codes (widened to value·2⁻⁸; mul holds
+// the 2⁸) over 64 columns, rows with a header.
 //
 //go:noescape
-func addE4M3Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int)
+func addE4M3Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
 
-// addE4M3Q1x16F16C is the 16-column q1Kernel of E4M3 codes.
+// addE4M3Q1x64TF16C is addE4M3Q1x64F16C for E4M3 codes, 64 columns, tensor scale.
 //
 //go:noescape
-func addE4M3Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int)
+func addE4M3Q1x64TF16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
 
-// addE5M2Q1x64F16C is the 64-column q1Kernel of E5M2 codes.
+// addE4M3Q1x16F16C is addE4M3Q1x64F16C for E4M3 codes, 16 columns, rows with a header.
 //
 //go:noescape
-func addE5M2Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int)
+func addE4M3Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
 
-// addE5M2Q1x16F16C is the 16-column q1Kernel of E5M2 codes.
+// addE4M3Q1x16TF16C is addE4M3Q1x64F16C for E4M3 codes, 16 columns, tensor scale.
 //
 //go:noescape
-func addE5M2Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int)
+func addE4M3Q1x16TF16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+
+// addE5M2Q1x64F16C is addE4M3Q1x64F16C for E5M2 codes (no 2⁸ in mul), 64 columns, rows with a header.
+//
+//go:noescape
+func addE5M2Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+
+// addE5M2Q1x64TF16C is addE4M3Q1x64F16C for E5M2 codes (no 2⁸ in mul), 64 columns, tensor scale.
+//
+//go:noescape
+func addE5M2Q1x64TF16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+
+// addE5M2Q1x16F16C is addE4M3Q1x64F16C for E5M2 codes (no 2⁸ in mul), 16 columns, rows with a header.
+//
+//go:noescape
+func addE5M2Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+
+// addE5M2Q1x16TF16C is addE4M3Q1x64F16C for E5M2 codes (no 2⁸ in mul), 16 columns, tensor scale.
+//
+//go:noescape
+func addE5M2Q1x16TF16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
 
 // addE4M3Q4F16C is addInt8Q4F16C for E4M3 codes: for the queries r < 4 (16 accumulators
 // at acc + r·as, weights at w + r·ws, already times the rows' scales and the 2⁸),

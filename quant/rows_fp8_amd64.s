@@ -237,10 +237,26 @@ TEXT ·dotE5M2Q4F16C(SB), NOSPLIT, $0-76
 	DOT_Q4(E5M2x16)
 	RET
 
-// ADD_Q1X64(CVT) is the body of add*Q1x64: DI acc, SI w, R8 the first codes, R12
-// stride, R13 n. acc[c] += Σ_i w[i]·row_i[c] for c < 64, the 64 sums in eight
-// registers while the rows stream by.
-#define ADD_Q1X64(CVT) \
+// Weight steps of the add*Q1 kernels: W(woff, sa, x, y) broadcasts into y the weight
+// at SI + woff times X13 (the multiplier) and, for WROW, times the row's f16 scale at
+// sa (x: y's low half; uses AX).
+#define WROW(woff, sa, x, y) \
+	MOVWLZX      sa, AX; \
+	VMOVD        AX, x; \
+	VCVTPH2PS    x, x; \
+	VMULSS       woff(SI), x, x; \
+	VMULSS       X13, x, x; \
+	VBROADCASTSS x, y
+
+#define WTENSOR(woff, sa, x, y) \
+	VMULSS       woff(SI), X13, x; \
+	VBROADCASTSS x, y
+
+// ADD_Q1X64(CVT, W) is the body of add*Q1x64: DI acc, SI w, R8 the first codes, R12
+// stride, R13 n, R9 the offset of a row's scale from its codes (WROW), X13 the
+// multiplier. acc[c] += Σ_i W_i·row_i[c] for c < 64, the 64 sums in eight registers
+// while the rows stream by.
+#define ADD_Q1X64(CVT, W) \
 	FP8_CONSTS; \
 	VMOVUPS (DI), Y0; \
 	VMOVUPS 32(DI), Y1; \
@@ -253,7 +269,7 @@ TEXT ·dotE5M2Q4F16C(SB), NOSPLIT, $0-76
 	TESTQ   R13, R13; \
 	JZ      a64done; \
 a64loop: \
-	VBROADCASTSS (SI), Y8; \
+	W(0, (R8)(R9*1), X8, Y8); \
 	CVT((R8), X9, Y9, X10, Y10); \
 	CVT(16(R8), X11, Y11, X12, Y12); \
 	VFMADD231PS  Y8, Y9, Y0; \
@@ -281,53 +297,35 @@ a64done: \
 	VMOVUPS Y7, 224(DI); \
 	VZEROUPPER
 
-// func addE4M3Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int)
-TEXT ·addE4M3Q1x64F16C(SB), NOSPLIT, $0-40
-	MOVQ acc+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ src+16(FP), R8
-	MOVQ stride+24(FP), R12
-	MOVQ n+32(FP), R13
-	ADD_Q1X64(E4M3x16)
-	RET
-
-// func addE5M2Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int)
-TEXT ·addE5M2Q1x64F16C(SB), NOSPLIT, $0-40
-	MOVQ acc+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ src+16(FP), R8
-	MOVQ stride+24(FP), R12
-	MOVQ n+32(FP), R13
-	ADD_Q1X64(E5M2x16)
-	RET
-
-// ADD_Q1X16(CVT) is ADD_Q1X64 for 16 columns, even and odd rows in separate
-// accumulators (two chains per half).
-#define ADD_Q1X16(CVT) \
+// ADD_Q1X16(CVT, W) is ADD_Q1X64 for 16 columns, even and odd rows in separate
+// accumulators (two chains per half); R10 the odd row.
+#define ADD_Q1X16(CVT, W) \
 	FP8_CONSTS; \
 	VMOVUPS (DI), Y0; \
 	VMOVUPS 32(DI), Y1; \
 	VXORPS  Y2, Y2, Y2; \
 	VXORPS  Y3, Y3, Y3; \
+	LEAQ    (R8)(R12*1), R10; \
 a16loop: \
 	CMPQ         R13, $2; \
 	JB           a16tail; \
-	VBROADCASTSS (SI), Y8; \
-	VBROADCASTSS 4(SI), Y9; \
+	W(0, (R8)(R9*1), X8, Y8); \
+	W(4, (R10)(R9*1), X9, Y9); \
 	CVT((R8), X10, Y10, X11, Y11); \
 	VFMADD231PS  Y8, Y10, Y0; \
 	VFMADD231PS  Y8, Y11, Y1; \
-	CVT((R8)(R12*1), X10, Y10, X11, Y11); \
+	CVT((R10), X10, Y10, X11, Y11); \
 	VFMADD231PS  Y9, Y10, Y2; \
 	VFMADD231PS  Y9, Y11, Y3; \
 	ADDQ         $8, SI; \
 	LEAQ         (R8)(R12*2), R8; \
+	LEAQ         (R10)(R12*2), R10; \
 	SUBQ         $2, R13; \
 	JMP          a16loop; \
 a16tail: \
 	TESTQ        R13, R13; \
 	JZ           a16done; \
-	VBROADCASTSS (SI), Y8; \
+	W(0, (R8)(R9*1), X8, Y8); \
 	CVT((R8), X10, Y10, X11, Y11); \
 	VFMADD231PS  Y8, Y10, Y0; \
 	VFMADD231PS  Y8, Y11, Y1; \
@@ -338,24 +336,100 @@ a16done: \
 	VMOVUPS Y1, 32(DI); \
 	VZEROUPPER
 
-// func addE4M3Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int)
-TEXT ·addE4M3Q1x16F16C(SB), NOSPLIT, $0-40
-	MOVQ acc+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ src+16(FP), R8
-	MOVQ stride+24(FP), R12
-	MOVQ n+32(FP), R13
-	ADD_Q1X16(E4M3x16)
+// func addE4M3Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+TEXT ·addE4M3Q1x64F16C(SB), NOSPLIT, $0-52
+	MOVQ         acc+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         src+16(FP), R8
+	MOVQ         stride+24(FP), R12
+	MOVQ         n+32(FP), R13
+	MOVQ         so+40(FP), R9
+	VBROADCASTSS mul+48(FP), X13
+	ADD_Q1X64(E4M3x16, WROW)
 	RET
 
-// func addE5M2Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int)
-TEXT ·addE5M2Q1x16F16C(SB), NOSPLIT, $0-40
-	MOVQ acc+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ src+16(FP), R8
-	MOVQ stride+24(FP), R12
-	MOVQ n+32(FP), R13
-	ADD_Q1X16(E5M2x16)
+// func addE4M3Q1x64TF16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+TEXT ·addE4M3Q1x64TF16C(SB), NOSPLIT, $0-52
+	MOVQ         acc+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         src+16(FP), R8
+	MOVQ         stride+24(FP), R12
+	MOVQ         n+32(FP), R13
+	MOVQ         so+40(FP), R9
+	VBROADCASTSS mul+48(FP), X13
+	ADD_Q1X64(E4M3x16, WTENSOR)
+	RET
+
+// func addE4M3Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+TEXT ·addE4M3Q1x16F16C(SB), NOSPLIT, $0-52
+	MOVQ         acc+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         src+16(FP), R8
+	MOVQ         stride+24(FP), R12
+	MOVQ         n+32(FP), R13
+	MOVQ         so+40(FP), R9
+	VBROADCASTSS mul+48(FP), X13
+	ADD_Q1X16(E4M3x16, WROW)
+	RET
+
+// func addE4M3Q1x16TF16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+TEXT ·addE4M3Q1x16TF16C(SB), NOSPLIT, $0-52
+	MOVQ         acc+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         src+16(FP), R8
+	MOVQ         stride+24(FP), R12
+	MOVQ         n+32(FP), R13
+	MOVQ         so+40(FP), R9
+	VBROADCASTSS mul+48(FP), X13
+	ADD_Q1X16(E4M3x16, WTENSOR)
+	RET
+
+// func addE5M2Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+TEXT ·addE5M2Q1x64F16C(SB), NOSPLIT, $0-52
+	MOVQ         acc+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         src+16(FP), R8
+	MOVQ         stride+24(FP), R12
+	MOVQ         n+32(FP), R13
+	MOVQ         so+40(FP), R9
+	VBROADCASTSS mul+48(FP), X13
+	ADD_Q1X64(E5M2x16, WROW)
+	RET
+
+// func addE5M2Q1x64TF16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+TEXT ·addE5M2Q1x64TF16C(SB), NOSPLIT, $0-52
+	MOVQ         acc+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         src+16(FP), R8
+	MOVQ         stride+24(FP), R12
+	MOVQ         n+32(FP), R13
+	MOVQ         so+40(FP), R9
+	VBROADCASTSS mul+48(FP), X13
+	ADD_Q1X64(E5M2x16, WTENSOR)
+	RET
+
+// func addE5M2Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+TEXT ·addE5M2Q1x16F16C(SB), NOSPLIT, $0-52
+	MOVQ         acc+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         src+16(FP), R8
+	MOVQ         stride+24(FP), R12
+	MOVQ         n+32(FP), R13
+	MOVQ         so+40(FP), R9
+	VBROADCASTSS mul+48(FP), X13
+	ADD_Q1X16(E5M2x16, WROW)
+	RET
+
+// func addE5M2Q1x16TF16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+TEXT ·addE5M2Q1x16TF16C(SB), NOSPLIT, $0-52
+	MOVQ         acc+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         src+16(FP), R8
+	MOVQ         stride+24(FP), R12
+	MOVQ         n+32(FP), R13
+	MOVQ         so+40(FP), R9
+	VBROADCASTSS mul+48(FP), X13
+	ADD_Q1X16(E5M2x16, WTENSOR)
 	RET
 
 // ADD_Q4(CVT) is the body of add*Q4: DI, BX, CX, DX the accumulators of queries

@@ -326,19 +326,22 @@ func TestFP8RowKernelsNoAlloc(t *testing.T) {
 }
 
 // BenchmarkRowsStream times DotRows and AddRows as decode attention runs them over a
-// long cache: n = 4096 tokens of one KV head among 12 (rows 12 heads apart, d = 64),
-// g = 1 and 4, cycling over 12 layers × 12 heads of such rows (38 MB per codec, more
-// than the caches hold), for Int8 and FP8 rows. It reports ns per row (all g
+// long cache in kv's block layout: 64 blocks of 64 tokens, each block holding 12
+// layers × 12 heads of 64 rows (d = 64) back to back, one call per block for one
+// layer and head, the calls of an iteration covering the 4096 tokens of one layer
+// and head, iterations cycling over the layers and heads (38 MB per codec, more than
+// the caches hold). Int8 and FP8 rows, g = 1 and 4; it reports ns per row (all g
 // queries).
 //
 //	go test ./quant -run '^$' -bench RowsStream -benchtime=200ms
 func BenchmarkRowsStream(b *testing.B) {
-	const n, d, heads, layers = 4096, 64, 12, 12
+	const blocks, bt, d, heads, layers = 64, 64, 64, 12, 12
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, c := range []RowCodec{Int8{}, FP8{Format: E4M3}, FP8{Format: E5M2}} {
 		rb := c.RowBytes(d)
-		stride := heads * rb
-		buf := make([]byte, layers*n*stride)
+		sec := bt * rb // one layer and head of a block
+		blockBytes := layers * heads * sec
+		buf := make([]byte, blocks*blockBytes)
 		row := make([]byte, rb)
 		for i := 0; i < len(buf); i += rb {
 			c.Encode(row, gaussRow(r, d, 1))
@@ -346,24 +349,26 @@ func BenchmarkRowsStream(b *testing.B) {
 		}
 		for _, g := range []int{1, 4} {
 			q := gaussRow(r, g*d, 1)
-			w := gaussRow(r, g*n, 0.01)
-			scores := make([]float32, g*n)
+			w := gaussRow(r, g*bt, 0.01)
+			scores := make([]float32, g*bt)
 			acc := make([]float32, g*d)
 			tmp := make([]float32, ScratchFloats(d))
 			for _, op := range []string{"dot", "add"} {
 				b.Run(fmt.Sprintf("%s/g=%d/%s", c.Name(), g, op), func(b *testing.B) {
 					k := 0
 					for b.Loop() {
-						l, h := k/heads%layers, k%heads
-						src := buf[l*n*stride+h*rb:]
-						if op == "dot" {
-							DotRows(c, scores, n, q, g, src, stride, n, tmp)
-						} else {
-							AddRows(c, acc, w, n, g, src, stride, n, tmp)
+						off := k % (layers * heads) * sec
+						for j := range blocks {
+							src := buf[j*blockBytes+off:]
+							if op == "dot" {
+								DotRows(c, scores, bt, q, g, src, rb, bt, tmp)
+							} else {
+								AddRows(c, acc, w, bt, g, src, rb, bt, tmp)
+							}
 						}
 						k++
 					}
-					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/row")
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*blocks*bt), "ns/row")
 				})
 			}
 		}
