@@ -50,9 +50,13 @@
 //
 // # Parallelism
 //
-// A product larger than 128 KiB of weight bytes × tokens is split into row chunks run by
-// the persistent helper goroutines of internal/workpool and the calling goroutine (SetThreads,
-// default runtime.NumCPU()); chunks are claimed one at a time, so a thread slowed by other
-// load is caught up by the others. MatMulMany runs several products that share their input
-// in one dispatch. All functions are safe for concurrent use.
+// A product larger than 128 KiB of weight bytes × tokens is split between the persistent
+// helper goroutines of internal/workpool and the calling goroutine (SetThreads, default
+// runtime.NumCPU()). Products that read each weight row once (decode, and batches too small
+// for the tile kernel) give each thread a contiguous share of the rows, which it streams in
+// memory order in shrinking runs, the kernels' prefetching running on from one run into
+// the next; a thread done with its share takes runs from the end of another's, so a thread
+// slowed by other load is caught up (workpool.ForRuns). Prefill chunks are claimed one at a
+// time. MatMulMany runs several products that share their input in one dispatch. All
+// functions are safe for concurrent use.
 package linalg

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"kvq/gguf"
+	"kvq/internal/workpool"
 )
 
 // Tuning of the blocked product.
@@ -14,9 +15,14 @@ const (
 	// xBlockBytes bounds the activations of one block of tokens, kept hot in L2 while
 	// a chunk of weight rows is multiplied against it.
 	xBlockBytes = 128 << 10
-	// chunkBytes is the target weight bytes of one parallel chunk of rows: small enough
-	// to stay in L2 across token blocks, large enough to amortize scheduling.
+	// chunkBytes is the target weight bytes of one parallel chunk of rows of the tile
+	// kernel: small enough to stay in L2 across token blocks, large enough to amortize
+	// scheduling.
 	chunkBytes = 64 << 10
+	// unitBytes is the target weight bytes of one unit of rows of the other kernels,
+	// which threads take in runs of consecutive units (workpool.ForRuns): the smallest
+	// run, so what one thread may still have to do when the other has finished.
+	unitBytes = 16 << 10
 	// serialWork is the product size (weight bytes × tokens) under which MatMul stays
 	// on the calling goroutine.
 	serialWork = 128 << 10
@@ -174,6 +180,9 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	defer putCallState(st)
 	ps := st.ps
 	var work int64
+	// Whether a product reads its rows more than once (in the tile kernel, or once per
+	// token block): those run in chunks that stay in cache, the others in runs.
+	reread := false
 	for j, w := range ws {
 		p := &ps[j]
 		*p = product{k: k, w: w, out: outs[j][:n*w.Rows], x: x, n: n, xq: xq, xd: xd, xi: xi, xs: xs, xsum: xsum}
@@ -192,6 +201,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		}
 		p.rb, _ = w.RowBytes() // checked above
 		p.prepare()
+		reread = reread || p.xg != nil || p.tb < n
 		work += int64(w.Rows) * int64(p.rb) * int64(n)
 	}
 	if work < serialWork || Threads() == 1 {
@@ -212,7 +222,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 				p.chunk(r0, min(p.w.Rows, r0+rpc))
 			}
 		}
-	} else {
+	} else if reread {
 		// Chunks of every product in one list: first[j] is product j's first chunk.
 		first := st.first
 		first[0] = 0
@@ -231,6 +241,31 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 			p := &ps[j]
 			r0 := (c - first[j]) * p.rpc
 			p.chunk(r0, min(p.w.Rows, r0+p.rpc))
+		})
+	} else {
+		// Units of about unitBytes of weights, product after product in one list
+		// (first[j]: product j's first unit), run in runs of consecutive units: each
+		// thread streams through its share of the rows in memory order, and the
+		// kernels' prefetching runs on from one run into the next (see ForRuns).
+		first := st.first
+		first[0] = 0
+		for j := range ps {
+			first[j+1] = first[j]
+			if p := &ps[j]; p.chunk != nil {
+				p.rpc = (max(1, unitBytes/max(1, p.rb)) + 3) &^ 3
+				first[j+1] += (p.w.Rows + p.rpc - 1) / p.rpc
+			}
+		}
+		workpool.ForRuns(Threads(), first[len(ps)], func(u0, u1 int) {
+			j := 0
+			for u0 < u1 {
+				for u0 >= first[j+1] {
+					j++
+				}
+				p, e := &ps[j], min(u1, first[j+1])
+				p.chunk((u0-first[j])*p.rpc, min(p.w.Rows, (e-first[j])*p.rpc))
+				u0 = e
+			}
 		})
 	}
 	for j := range ps {

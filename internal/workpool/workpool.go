@@ -50,25 +50,97 @@ var pool struct {
 func init() { pool.jobs = make(chan *job, 256) }
 
 // job is one parallel loop: items 0..n-1 of fn, claimed one at a time by the caller
-// and by whichever helpers pick the job up. A helper that arrives after the last
-// item was claimed does nothing, so the caller never waits for a helper to start.
+// and by whichever helpers pick the job up; or, for ForRuns, runs of items from the
+// workers' shares; or, for Idle, one background call. A helper that arrives after
+// the last item was claimed does nothing, so the caller never waits for a helper to
+// start.
 type job struct {
 	fn       func(i int)
+	runs     func(i0, i1 int)       // ForRuns
+	idle     func(stop func() bool) // Idle
+	gen      uint64                 // Idle: loops started before the job was posted
 	n        int32
 	next     atomic.Int32
+	joined   atomic.Int32  // ForRuns: helpers that took the job
 	left     atomic.Int32  // items not finished
 	finished chan struct{} // closed when left reaches 0
+	shares   []share       // ForRuns: one per worker
+	inline   [2]share      // backs shares for two workers
 }
 
-func (j *job) run() {
+// share is the items [lo, hi) of one worker of a ForRuns loop not yet claimed, lo
+// in the low and hi in the high 32 bits of one word: the owner claims runs from the
+// front, the other workers from the back, each with one compare-and-swap.
+type share struct {
+	lohi atomic.Uint64
+	_    [56]byte // one cache line per share: owners claim without contention
+}
+
+func (j *job) run(w int) {
+	switch {
+	case j.idle != nil:
+		j.idle(func() bool { return loops.Load() != j.gen })
+	case j.runs != nil:
+		j.runShares(w)
+	default:
+		for {
+			i := j.next.Add(1) - 1
+			if i >= j.n {
+				return
+			}
+			j.fn(int(i))
+			j.done(1)
+		}
+	}
+}
+
+// done records k finished items.
+func (j *job) done(k int32) {
+	if j.left.Add(-k) == 0 {
+		close(j.finished)
+	}
+}
+
+// runShares runs worker w's share of a ForRuns loop from the front, a quarter of
+// what is left at a time, then takes runs from the back of the share with the most
+// items left until none are.
+func (j *job) runShares(w int) {
+	if w < len(j.shares) {
+		s := &j.shares[w].lohi
+		for {
+			v := s.Load()
+			lo, hi := uint32(v), uint32(v>>32)
+			if lo >= hi {
+				break
+			}
+			k := max(1, (hi-lo)/4)
+			if s.CompareAndSwap(v, v+uint64(k)) {
+				j.runs(int(lo), int(lo+k))
+				j.done(int32(k))
+			}
+		}
+	}
 	for {
-		i := j.next.Add(1) - 1
-		if i >= j.n {
+		var s *atomic.Uint64
+		var most uint32
+		for i := range j.shares {
+			v := j.shares[i].lohi.Load()
+			if lo, hi := uint32(v), uint32(v>>32); hi > lo && hi-lo > most {
+				s, most = &j.shares[i].lohi, hi-lo
+			}
+		}
+		if s == nil {
 			return
 		}
-		j.fn(int(i))
-		if j.left.Add(-1) == 0 {
-			close(j.finished)
+		v := s.Load()
+		lo, hi := uint32(v), uint32(v>>32)
+		if lo >= hi {
+			continue
+		}
+		k := max(1, (hi-lo)/4)
+		if s.CompareAndSwap(v, v-uint64(k)<<32) {
+			j.runs(int(hi-k), int(hi))
+			j.done(int32(k))
 		}
 	}
 }
@@ -82,7 +154,7 @@ func helper() {
 		if j == nil {
 			j = <-pool.jobs
 		}
-		j.run()
+		j.run(int(j.joined.Add(1)))
 	}
 }
 
@@ -104,6 +176,10 @@ func poll(d time.Duration) *job {
 	}
 }
 
+// loops counts the parallel loops started (For and ForRuns calls that use
+// helpers); an Idle job stops when it changes.
+var loops atomic.Uint64
+
 // For calls fn(i) for every i in [0, n) on up to workers goroutines, the caller
 // included, and returns when all calls have returned. The calls must be
 // independent. workers ≤ 1 runs every call on the caller. For may be called
@@ -117,13 +193,56 @@ func For(workers, n int, fn func(i int)) {
 		}
 		return
 	}
+	j := &job{fn: fn, n: int32(n)}
+	start(j, workers, n)
+	j.run(0)
+	wait(j)
+}
+
+// ForRuns calls fn(i0, i1) for runs [i0, i1) of items that together cover [0, n)
+// once, on up to workers goroutines, the caller included, and returns when all calls
+// have returned; as For, for items that are better taken in increasing order by one
+// goroutine, like the rows of a matrix that the CPU prefetches ahead of the row being
+// read. Each goroutine owns a contiguous share of the items and runs it from the
+// front, a quarter of what is left at a time (each of its runs starts where the last
+// ended: one forward stream); a goroutine whose share is done takes runs from the
+// back of the share with the most items left, so a goroutine slowed by other load is
+// caught up, and the shrinking runs keep the goroutines' finishing times close.
+// Claiming single items from one counter, as For does, interleaves the goroutines
+// and breaks each one's stream at every item. n must be below 2³¹.
+func ForRuns(workers, n int, fn func(i0, i1 int)) {
+	workers = min(workers, n)
+	if workers <= 1 {
+		if n > 0 {
+			fn(0, n)
+		}
+		return
+	}
+	j := &job{runs: fn, n: int32(n)}
+	j.shares = j.inline[:0]
+	if workers > len(j.inline) {
+		j.shares = make([]share, workers)
+	}
+	j.shares = j.shares[:workers]
+	for w := range j.shares {
+		lo, hi := uint64(w*n/workers), uint64((w+1)*n/workers)
+		j.shares[w].lohi.Store(lo | hi<<32)
+	}
+	start(j, workers, n)
+	j.run(0)
+	wait(j)
+}
+
+// start offers j to workers-1 helpers, starting helpers as needed.
+func start(j *job, workers, n int) {
+	loops.Add(1)
 	pool.mu.Lock()
 	for pool.started < workers-1 {
 		pool.started++
 		go helper()
 	}
 	pool.mu.Unlock()
-	j := &job{fn: fn, n: int32(n), finished: make(chan struct{})}
+	j.finished = make(chan struct{})
 	j.left.Store(int32(n))
 	for range workers - 1 {
 		select {
@@ -131,7 +250,10 @@ func For(workers, n int, fn func(i int)) {
 		default: // every helper is busy: the caller does the work
 		}
 	}
-	j.run()
+}
+
+// wait returns when j's items are all finished, polling for the spin time first.
+func wait(j *job) {
 	if d := time.Duration(spin.Load()); d > 0 && j.left.Load() > 0 {
 		start := time.Now()
 		for i := 1; j.left.Load() > 0; i++ {
@@ -144,4 +266,31 @@ func For(workers, n int, fn func(i int)) {
 		}
 	}
 	<-j.finished
+}
+
+// Idle offers fn to a helper that is polling for work, to run in the background
+// while the caller goes on, and reports whether it was offered (not when helpers
+// park at once, SetSpin(0), or have never been started). fn must return soon after
+// stop() reports true, which it does from the next For or ForRuns call on (of any
+// caller): background work never delays a parallel loop by more than one poll of
+// stop. Use it to do, on a CPU that would otherwise wait, work that makes later loops
+// faster, like reading the next loops' data into the caches while the caller runs
+// serial code.
+func Idle(fn func(stop func() bool)) bool {
+	if spin.Load() == 0 {
+		return false
+	}
+	pool.mu.Lock()
+	started := pool.started
+	pool.mu.Unlock()
+	if started == 0 {
+		return false
+	}
+	j := &job{idle: fn, gen: loops.Load()}
+	select {
+	case pool.jobs <- j:
+		return true
+	default:
+		return false
+	}
 }

@@ -75,3 +75,145 @@ func BenchmarkChain(b *testing.B) {
 		}
 	}
 }
+
+// Every item of a ForRuns loop runs once, in runs inside [0, n).
+func TestForRunsEveryItemOnce(t *testing.T) {
+	for _, spin := range []time.Duration{0, 50 * time.Microsecond} {
+		old := SetSpin(spin)
+		for _, tc := range []struct{ workers, n int }{{0, 0}, {1, 5}, {2, 0}, {2, 1}, {2, 2}, {2, 7}, {2, 1000}, {3, 10}, {4, 100}, {8, 3}, {5, 4099}} {
+			t.Run(fmt.Sprintf("spin%v/w%d/n%d", spin, tc.workers, tc.n), func(t *testing.T) {
+				hits := make([]atomic.Int32, tc.n)
+				var bad atomic.Int32
+				ForRuns(tc.workers, tc.n, func(i0, i1 int) {
+					if i0 < 0 || i1 > tc.n || i0 >= i1 {
+						bad.Add(1)
+						return
+					}
+					for i := i0; i < i1; i++ {
+						hits[i].Add(1)
+					}
+				})
+				if b := bad.Load(); b > 0 {
+					t.Fatalf("%d runs out of [0, %d) or empty", b, tc.n)
+				}
+				for i := range hits {
+					if h := hits[i].Load(); h != 1 {
+						t.Fatalf("item %d ran %d times", i, h)
+					}
+				}
+			})
+		}
+		SetSpin(old)
+	}
+}
+
+// While the caller is stuck in its first run, the helper runs its own share and
+// then the rest of the caller's share from the back: no item waits for a slow
+// goroutine's share.
+func TestForRunsTakesSlowShare(t *testing.T) {
+	defer SetSpin(SetSpin(50 * time.Millisecond))
+	drain(t)
+	const n = 100
+	var done atomic.Int32
+	timeout := time.After(10 * time.Second)
+	var stuck atomic.Bool
+	ForRuns(2, n, func(i0, i1 int) {
+		if i0 == 0 {
+			// The caller's first run (its share is [0, 50)): wait for every other item.
+			for done.Load() < int32(n-i1) {
+				select {
+				case <-timeout:
+					stuck.Store(true)
+					return
+				default:
+					time.Sleep(time.Millisecond)
+				}
+			}
+		} else {
+			done.Add(int32(i1 - i0))
+		}
+	})
+	if stuck.Load() {
+		t.Fatalf("only %d items besides the first run finished while it waited", done.Load())
+	}
+}
+
+func TestForRunsConcurrentAndNested(t *testing.T) {
+	var wg sync.WaitGroup
+	var total atomic.Int64
+	for c := 0; c < 8; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := 0; r < 50; r++ {
+				ForRuns(3, 4, func(i0, i1 int) {
+					for range i1 - i0 {
+						ForRuns(2, 3, func(k0, k1 int) { total.Add(int64(k1 - k0)) })
+					}
+				})
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("nested/concurrent loops did not complete")
+	}
+	if got, want := total.Load(), int64(8*50*4*3); got != want {
+		t.Fatalf("ran %d inner items, want %d", got, want)
+	}
+}
+
+// An Idle job runs on a polling helper and is told to stop by the next loop.
+func TestIdleStopsAtNextLoop(t *testing.T) {
+	defer SetSpin(SetSpin(0))
+	For(2, 2, func(int) {}) // helpers started
+	if Idle(func(func() bool) { t.Error("Idle ran a job with polling off") }) {
+		t.Fatal("Idle offered a job with SetSpin(0)")
+	}
+	SetSpin(100 * time.Millisecond)
+	drain(t)
+	For(2, 2, func(int) {}) // a helper is polling now
+	started, stopped := make(chan struct{}), make(chan struct{})
+	if !Idle(func(stop func() bool) {
+		close(started)
+		for !stop() {
+			time.Sleep(10 * time.Microsecond)
+		}
+		close(stopped)
+	}) {
+		t.Fatal("Idle did not offer its job to a polling helper")
+	}
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Idle job did not start")
+	}
+	var ran atomic.Int32
+	For(2, 4, func(int) { ran.Add(1) })
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Idle job was not stopped by the next loop")
+	}
+	if ran.Load() != 4 {
+		t.Fatalf("the loop ran %d of 4 items", ran.Load())
+	}
+}
+
+// drain waits until the helpers have taken every job offered so far (the loops of
+// earlier tests leave jobs whose items their callers did): a job is offered to
+// helpers only while the queue has room.
+func drain(t *testing.T) {
+	t.Helper()
+	For(2, 2, func(int) {}) // helpers started
+	deadline := time.Now().Add(10 * time.Second)
+	for len(pool.jobs) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d jobs still queued", len(pool.jobs))
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
