@@ -63,23 +63,37 @@ const (
 //     with weights at w1 and codes at cp1 + i·stride (two groups of 16).
 type lossyKernels struct {
 	// rowsInl, when not nil, scores blocks of four rows for one query reading the
-	// group parameters from the rows (dotU4RowsInl), with no param table.
-	rowsInl func(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
-	rows4   func(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
-	q4      func(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr)
-	addQ4   func(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int)
-	addQ1   func(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int)
+	// group parameters from the rows (dotU4RowsInl), with no param table; rowsPlain
+	// does so for rows without parameters (KIVI key blocks, dotU4RowsPlain).
+	rowsInl, rowsPlain rowsKernel
+	rows4              func(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
+	q4                 func(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr)
+	addQ4              func(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int)
+	addQ1              func(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int)
 }
 
 var (
-	lossyU8 = lossyKernels{nil, dotU8Rows4, dotU8Q4, addU8Q4, addU8Q1}
-	lossyU4 = lossyKernels{dotU4RowsInl, dotU4Rows4asm, dotU4Q4asm, addU4Q4asm, addU4Q1asm}
-	lossyU2 = lossyKernels{dotU2RowsInl, dotU2Rows4asm, dotU2Q4asm, addU2Q4asm, addU2Q1asm}
+	lossyU8 = lossyKernels{nil, nil, dotU8Rows4, dotU8Q4, addU8Q4, addU8Q1}
+	lossyU4 = lossyKernels{dotU4RowsInl, dotU4RowsPlain, dotU4Rows4asm, dotU4Q4asm, addU4Q4asm, addU4Q1asm}
+	lossyU2 = lossyKernels{dotU2RowsInl, dotU2RowsPlain, dotU2Rows4asm, dotU2Q4asm, addU2Q4asm, addU2Q1asm}
 	// FP8 rows are only added fused, and only E5M2: the other FP8 kernels measured
 	// no faster than tiles, or slower (E4M3 scores of llama-134m decode attention took
 	// 30% more CPU; its decoder needs five vector constants and the kernels spilled).
 	lossyE5M2 = lossyKernels{addQ4: addE5M2Q4, addQ1: addE5M2Q1}
 )
+
+// rowsKernel is the shape of dotU4RowsInl: one query, ng blocks of four rows.
+type rowsKernel func(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
+
+// rowsBy4 runs k over n ≥ 4 rows: blocks of four rows, the last n mod 4 rows as a
+// block that ends at row n−1 and overlaps the one before (its shared rows get the
+// same bits again).
+func rowsBy4(k rowsKernel, out, q, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr) {
+	k(out, q, rows, stride, n/4, qs, np, gs, gb)
+	if n%4 != 0 {
+		k(unsafe.Add(out, 4*(n-4)), q, unsafe.Add(rows, uintptr(n-4)*stride), stride, 1, qs, np, gs, gb)
+	}
+}
 
 // lossyGeom describes where the codes and parameters of a row are.
 type lossyGeom struct {
@@ -249,9 +263,7 @@ func fusedDotRowsLossy(c RowCodec, scores []float32, ld int, q []float32, g int,
 }
 
 // dotRowsInl is fusedDotRowsLossy for one or two queries through lg's rowsInl kernel
-// (n ≥ 4): blocks of four rows, the last n mod 4 rows as a block that ends at row n−1
-// and overlaps the one before (its shared rows get the same bits again). qs holds the
-// queries' group lane sums.
+// (n ≥ 4). qs holds the queries' group lane sums.
 func dotRowsInl(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, qs []float32) {
 	p, gs := lg.p, int(lg.g)
 	_ = q[g*d-1]
@@ -264,12 +276,7 @@ func dotRowsInl(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src
 	archsimd.ClearAVXUpperBits()
 	rows, us := unsafe.Add(unsafe.Pointer(&src[0]), lg.hdr), uintptr(stride)
 	for j := range g {
-		out := unsafe.Pointer(&scores[j*ld])
-		qj, qsj := unsafe.Add(qp, 4*j*d), unsafe.Add(qsp, 4*8*j*p)
-		lg.k.rowsInl(out, qj, rows, us, n/4, qsj, p, lg.g, lg.gb)
-		if n%4 != 0 {
-			lg.k.rowsInl(unsafe.Add(out, 4*(n-4)), qj, unsafe.Add(rows, uintptr(n-4)*us), us, 1, qsj, p, lg.g, lg.gb)
-		}
+		rowsBy4(lg.k.rowsInl, unsafe.Pointer(&scores[j*ld]), unsafe.Add(qp, 4*j*d), rows, us, n, unsafe.Add(qsp, 4*8*j*p), p, lg.g, lg.gb)
 	}
 }
 
@@ -717,7 +724,13 @@ func dotChannelAVX2(c Channel, scores []float32, ld int, q []float32, g int, blo
 	m := i1 - i0
 	sb := f32Bits(scores)
 	rows := unsafe.Pointer(&block[4*d+i0*rb])
-	lossyDotRows(&lg, sb, ld, unsafe.Pointer(&qs[0]), g, d, rows, uintptr(rb), m, unsafe.Pointer(&onesF32), 0, 0, out)
+	if g <= 2 && m >= 4 && k.rowsPlain != nil {
+		for j := range g {
+			rowsBy4(k.rowsPlain, unsafe.Pointer(&scores[j*ld]), unsafe.Pointer(&qs[j*d]), rows, uintptr(rb), m, nil, 1, uintptr(d), uintptr(rb))
+		}
+	} else {
+		lossyDotRows(&lg, sb, ld, unsafe.Pointer(&qs[0]), g, d, rows, uintptr(rb), m, unsafe.Pointer(&onesF32), 0, 0, out)
+	}
 	for j := range g { // the vector state is clean after the kernels
 		bj := math.Float32frombits(b[j])
 		row := scores[j*ld:][:m]

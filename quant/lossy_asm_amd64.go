@@ -83,3 +83,15 @@ func dotU4RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe
 //
 //go:noescape
 func dotU2RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
+
+// dotU4RowsPlain is dotU4RowsInl for code rows with no parameters (KIVI key blocks,
+// whose scales are in the query and zeros added by the caller): plain dots of the
+// query with the codes; qs is not read.
+//
+//go:noescape
+func dotU4RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
+
+// dotU2RowsPlain is dotU4RowsPlain for 2-bit codes.
+//
+//go:noescape
+func dotU2RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)

@@ -159,6 +159,23 @@ GLOBL sh2hi<>(SB), RODATA|NOPTR, $32
 	ADDQ         $32, R12        \
 	DECQ         R14
 
+// ROWS4SUM is ROWS4END for rows whose scales are already in the query (KIVI key
+// blocks): Y_r += a_r0 + a_r1; then steps to the next group.
+#define ROWS4SUM \
+	VADDPS Y8, Y4, Y4  \
+	VADDPS Y9, Y5, Y5  \
+	VADDPS Y10, Y6, Y6 \
+	VADDPS Y11, Y7, Y7 \
+	VADDPS Y4, Y0, Y0  \
+	VADDPS Y5, Y1, Y1  \
+	VADDPS Y6, Y2, Y2  \
+	VADDPS Y7, Y3, Y3  \
+	ADDQ   CX, R8      \
+	ADDQ   CX, R9      \
+	ADDQ   CX, R10     \
+	ADDQ   CX, R11     \
+	DECQ   R14
+
 // INLARGS loads the arguments of the *RowsInl kernels: DI out, R15 the first row,
 // DX stride, R13 the groups of four rows, CX gb.
 #define INLARGS \
@@ -861,6 +878,82 @@ i2loop:
 	LEAQ (R15)(DX*4), R15
 	DECQ R13
 	JNZ  i2block
+	VZEROUPPER
+	RET
+
+// func dotU4RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU4RowsPlain(SB), NOSPLIT, $0-72
+	INLARGS
+	MOVQ gs+56(FP), BX
+	SHRQ $1, BX // code bytes of a group
+
+p4block:
+	INLBLOCK
+
+p4group:
+	ZERO8
+	XORQ AX, AX
+
+p4loop:
+	VMOVUPS  (SI)(AX*8), Y14
+	VMOVUPS  32(SI)(AX*8), Y15
+	VSHUFPS  $0x88, Y15, Y14, Y12
+	VSHUFPS  $0xdd, Y15, Y14, Y13
+	VPERMPD  $0xd8, Y12, Y12
+	VPERMPD  $0xd8, Y13, Y13
+	U4ROW((R8)(AX*1), Y4, Y8)
+	U4ROW((R9)(AX*1), Y5, Y9)
+	U4ROW((R10)(AX*1), Y6, Y10)
+	U4ROW((R11)(AX*1), Y7, Y11)
+	ADDQ     $8, AX
+	CMPQ     AX, BX
+	JB       p4loop
+
+	LEAQ (SI)(BX*8), SI
+	ROWS4SUM
+	JNZ  p4group
+
+	ROWS4OUT
+	ADDQ $16, DI
+	LEAQ (R15)(DX*4), R15
+	DECQ R13
+	JNZ  p4block
+	VZEROUPPER
+	RET
+
+// func dotU2RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU2RowsPlain(SB), NOSPLIT, $0-72
+	INLARGS
+	MOVQ gs+56(FP), BX
+	SHRQ $2, BX // code bytes of a group
+
+p2block:
+	INLBLOCK
+
+p2group:
+	ZERO8
+	XORQ AX, AX
+
+p2loop:
+	VMOVUPS (SI), Y12
+	VMOVUPS 32(SI), Y13
+	U2ROW((R8)(AX*1), Y4, Y8)
+	U2ROW((R9)(AX*1), Y5, Y9)
+	U2ROW((R10)(AX*1), Y6, Y10)
+	U2ROW((R11)(AX*1), Y7, Y11)
+	ADDQ    $64, SI
+	ADDQ    $4, AX
+	CMPQ    AX, BX
+	JB      p2loop
+
+	ROWS4SUM
+	JNZ p2group
+
+	ROWS4OUT
+	ADDQ $16, DI
+	LEAQ (R15)(DX*4), R15
+	DECQ R13
+	JNZ  p2block
 	VZEROUPPER
 	RET
 
