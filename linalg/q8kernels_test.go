@@ -16,7 +16,7 @@ import (
 // reads past its row fails the slice bounds of its wrapper.
 func TestQ8KernelTwins(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 8))
-	for _, nb := range []int{1, 2, 3, 5, 8, 11, 24, 64} {
+	for _, nb := range []int{1, 2, 3, 5, 7, 8, 9, 10, 11, 16, 17, 24, 31, 64} {
 		cols := nb * blockElems
 		stride := nb*q8BlockBytes + 34*r.IntN(3) // rows need not be adjacent
 		w := make([]byte, 3*stride+nb*q8BlockBytes)
@@ -95,6 +95,38 @@ func TestQ8KernelTwins(t *testing.T) {
 	}
 }
 
+// TestQ8RowsMatchDot checks that in every kernel set a row's dotQ8Rows sum is bit for
+// bit its dotQ8 sum, so a decode product (rows in runs through dotQ8Rows) gives the
+// results a per-row product gives, whatever the block count (the assembly takes 8 blocks
+// at a time, then 2, then 1) and whatever scales and codes the blocks hold.
+func TestQ8RowsMatchDot(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for _, nb := range []int{1, 2, 3, 7, 8, 9, 15, 16, 17, 24, 25, 63, 64, 65, 96} {
+		cols, stride := nb*blockElems, nb*q8BlockBytes+2*r.IntN(3)
+		const rows = 13
+		w := make([]byte, (rows-1)*stride+nb*q8BlockBytes)
+		for i := range w {
+			w[i] = byte(r.Uint32())
+		}
+		for b := 0; b < len(w)/q8BlockBytes; b++ { // finite scales, some negative
+			w[b*q8BlockBytes+1] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7
+		}
+		x := randVals(r, cols, 1)
+		xq, xd := make([]int8, cols), make([]float32, nb)
+		scalarKernels.quantQ8(xq, xd, x)
+		for _, k := range kernelModes(t) {
+			got := nanSlice(rows)
+			k.dotQ8Rows(got, w, stride, xq, xd)
+			for i := range got {
+				want := k.dotQ8(w[i*stride:i*stride+nb*q8BlockBytes], xq, xd)
+				if math.Float32bits(got[i]) != math.Float32bits(want) {
+					t.Errorf("%s nb=%d row %d: dotQ8Rows %v, dotQ8 %v", k.name, nb, i, got[i], want)
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkQ8Kernels times the Q8_0 dot kernels of every kernel set on hot data (a
 // 768-value row, 24 blocks, as in llama-134m) and reports nanoseconds per row-block:
 // dotQ8 one row, dotQ8x4 one row against 4 tokens, dotQ8Tile 4 rows against 4 groups of
@@ -136,6 +168,12 @@ func BenchmarkQ8Kernels(b *testing.B) {
 				sink += k.dotQ8(w[:stride], xq[:cols], xd[:nb])
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nb), "ns/block")
+		})
+		b.Run(k.name+"/dotQ8Rows", func(b *testing.B) {
+			for b.Loop() {
+				k.dotQ8Rows(res[:], w, stride, xq[:cols], xd[:nb])
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*4*nb), "ns/block")
 		})
 		b.Run(k.name+"/dotQ8x4", func(b *testing.B) {
 			c0 := cpuTime()
