@@ -70,10 +70,12 @@ type job struct {
 
 // share is the items [lo, hi) of one worker of a ForRuns loop not yet claimed, lo
 // in the low and hi in the high 32 bits of one word: the owner claims runs from the
-// front, the other workers from the back, each with one compare-and-swap.
+// front, the other workers from the back (from the front too while the owner has not
+// started), each with one compare-and-swap.
 type share struct {
-	lohi atomic.Uint64
-	_    [56]byte // one cache line per share: owners claim without contention
+	lohi  atomic.Uint64
+	owned atomic.Bool // the owner has started
+	_     [55]byte    // one cache line per share: owners claim without contention
 }
 
 func (j *job) run(w int) {
@@ -102,43 +104,51 @@ func (j *job) done(k int32) {
 }
 
 // runShares runs worker w's share of a ForRuns loop from the front, a quarter of
-// what is left at a time, then takes runs from the back of the share with the most
-// items left until none are.
+// what is left at a time, then takes runs of a quarter of what is left from the share
+// with the most items left: from its back, or, while its owner has not started (a
+// helper that is late, or busy with other work), from its front, so that a share run
+// by another goroutine alone is still one forward stream.
 func (j *job) runShares(w int) {
 	if w < len(j.shares) {
-		s := &j.shares[w].lohi
+		sh := &j.shares[w]
+		sh.owned.Store(true)
 		for {
-			v := s.Load()
+			v := sh.lohi.Load()
 			lo, hi := uint32(v), uint32(v>>32)
 			if lo >= hi {
 				break
 			}
 			k := max(1, (hi-lo)/4)
-			if s.CompareAndSwap(v, v+uint64(k)) {
+			if sh.lohi.CompareAndSwap(v, v+uint64(k)) {
 				j.runs(int(lo), int(lo+k))
 				j.done(int32(k))
 			}
 		}
 	}
 	for {
-		var s *atomic.Uint64
+		var sh *share
 		var most uint32
 		for i := range j.shares {
 			v := j.shares[i].lohi.Load()
 			if lo, hi := uint32(v), uint32(v>>32); hi > lo && hi-lo > most {
-				s, most = &j.shares[i].lohi, hi-lo
+				sh, most = &j.shares[i], hi-lo
 			}
 		}
-		if s == nil {
+		if sh == nil {
 			return
 		}
-		v := s.Load()
+		owned := sh.owned.Load()
+		v := sh.lohi.Load()
 		lo, hi := uint32(v), uint32(v>>32)
 		if lo >= hi {
 			continue
 		}
 		k := max(1, (hi-lo)/4)
-		if s.CompareAndSwap(v, v-uint64(k)<<32) {
+		switch {
+		case !owned && sh.lohi.CompareAndSwap(v, v+uint64(k)):
+			j.runs(int(lo), int(lo+k))
+			j.done(int32(k))
+		case owned && sh.lohi.CompareAndSwap(v, v-uint64(k)<<32):
 			j.runs(int(hi-k), int(hi))
 			j.done(int32(k))
 		}
@@ -207,9 +217,11 @@ func For(workers, n int, fn func(i int)) {
 // front, a quarter of what is left at a time (each of its runs starts where the last
 // ended: one forward stream); a goroutine whose share is done takes runs from the
 // back of the share with the most items left, so a goroutine slowed by other load is
-// caught up, and the shrinking runs keep the goroutines' finishing times close.
-// Claiming single items from one counter, as For does, interleaves the goroutines
-// and breaks each one's stream at every item. n must be below 2³¹.
+// caught up, and the shrinking runs keep the goroutines' finishing times close. A
+// share whose goroutine has not started (a helper busy elsewhere, or not yet awake) is
+// taken from its front, still one forward stream. Claiming single items from one
+// counter, as For does, interleaves the goroutines and breaks each one's stream at
+// every item. n must be below 2³¹.
 func ForRuns(workers, n int, fn func(i0, i1 int)) {
 	workers = min(workers, n)
 	if workers <= 1 {

@@ -217,3 +217,41 @@ func drain(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// With every helper busy elsewhere, the caller runs the whole loop, each share from
+// its front: the runs come in increasing order, one forward stream.
+func TestForRunsAloneInOrder(t *testing.T) {
+	defer SetSpin(SetSpin(50 * time.Millisecond))
+	drain(t)
+	pool.mu.Lock()
+	helpers := pool.started
+	pool.mu.Unlock()
+	release := make(chan struct{})
+	var arrived atomic.Int32
+	busy := make(chan struct{})
+	go func() {
+		defer close(busy)
+		For(helpers+1, helpers+1, func(int) { arrived.Add(1); <-release })
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for arrived.Load() < int32(helpers+1) {
+		if time.Now().After(deadline) {
+			close(release)
+			t.Fatalf("only %d of %d goroutines took a blocking item", arrived.Load(), helpers+1)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	const n = 203
+	next := 0
+	ForRuns(2, n, func(i0, i1 int) {
+		if i0 != next {
+			t.Errorf("run [%d, %d) after run ending at %d", i0, i1, next)
+		}
+		next = i1
+	})
+	close(release)
+	<-busy
+	if next != n {
+		t.Fatalf("runs ended at %d, want %d", next, n)
+	}
+}
