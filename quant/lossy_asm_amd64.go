@@ -95,3 +95,13 @@ func dotU4RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsa
 //
 //go:noescape
 func dotU2RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
+
+// dotU8RowsInl is dotU4RowsInl for 8-bit codes.
+//
+//go:noescape
+func dotU8RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
+
+// dotU8RowsPlain is dotU4RowsPlain for 8-bit codes.
+//
+//go:noescape
+func dotU8RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)

@@ -61,6 +61,16 @@ GLOBL sh2hi<>(SB), RODATA|NOPTR, $32
 	VFMADD231PS  Y12, Y14, a0         \
 	VFMADD231PS  Y13, Y15, a1
 
+// U8ROW accumulates 16 8-bit codes, the first 8 at lo and the next 8 at hi, times the
+// query (Y12 the first 8 values, Y13 the next 8) into the chains a0 and a1.
+#define U8ROW(lo, hi, a0, a1) \
+	VPMOVZXBD   lo, Y14      \
+	VPMOVZXBD   hi, Y15      \
+	VCVTDQ2PS   Y14, Y14     \
+	VCVTDQ2PS   Y15, Y15     \
+	VFMADD231PS Y12, Y14, a0 \
+	VFMADD231PS Y13, Y15, a1
+
 // ROWS4END folds the group's chains into the row sums Y0..Y3 with the group scales
 // at (R12): Y_r += (a_r0 + a_r1)·s_r; then steps to the next group.
 #define ROWS4END \
@@ -954,6 +964,76 @@ p2loop:
 	LEAQ (R15)(DX*4), R15
 	DECQ R13
 	JNZ  p2block
+	VZEROUPPER
+	RET
+
+// func dotU8RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU8RowsInl(SB), NOSPLIT, $0-72
+	INLARGS
+	MOVQ gs+56(FP), BX // code bytes of a group
+
+i8block:
+	INLBLOCK
+
+i8group:
+	ZERO8
+	XORQ AX, AX
+
+i8loop:
+	VMOVUPS (SI), Y12
+	VMOVUPS 32(SI), Y13
+	U8ROW((R8)(AX*1), 8(R8)(AX*1), Y4, Y8)
+	U8ROW((R9)(AX*1), 8(R9)(AX*1), Y5, Y9)
+	U8ROW((R10)(AX*1), 8(R10)(AX*1), Y6, Y10)
+	U8ROW((R11)(AX*1), 8(R11)(AX*1), Y7, Y11)
+	ADDQ    $64, SI
+	ADDQ    $16, AX
+	CMPQ    AX, BX
+	JB      i8loop
+
+	ROWS4INL
+	JNZ i8group
+
+	ROWS4OUT
+	ADDQ $16, DI
+	LEAQ (R15)(DX*4), R15
+	DECQ R13
+	JNZ  i8block
+	VZEROUPPER
+	RET
+
+// func dotU8RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU8RowsPlain(SB), NOSPLIT, $0-72
+	INLARGS
+	MOVQ gs+56(FP), BX // code bytes of a group
+
+p8block:
+	INLBLOCK
+
+p8group:
+	ZERO8
+	XORQ AX, AX
+
+p8loop:
+	VMOVUPS (SI), Y12
+	VMOVUPS 32(SI), Y13
+	U8ROW((R8)(AX*1), 8(R8)(AX*1), Y4, Y8)
+	U8ROW((R9)(AX*1), 8(R9)(AX*1), Y5, Y9)
+	U8ROW((R10)(AX*1), 8(R10)(AX*1), Y6, Y10)
+	U8ROW((R11)(AX*1), 8(R11)(AX*1), Y7, Y11)
+	ADDQ    $64, SI
+	ADDQ    $16, AX
+	CMPQ    AX, BX
+	JB      p8loop
+
+	ROWS4SUM
+	JNZ p8group
+
+	ROWS4OUT
+	ADDQ $16, DI
+	LEAQ (R15)(DX*4), R15
+	DECQ R13
+	JNZ  p8block
 	VZEROUPPER
 	RET
 
