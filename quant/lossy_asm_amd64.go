@@ -6,7 +6,8 @@ import "unsafe"
 
 // Assembly versions of the 4-bit and 2-bit Affine kernels (lossyKernels, contracts
 // in fused_lossy_amd64.go), in lossy_asm_amd64.s: rows4, q4, addQ1 and addQ4 for both
-// widths. The compiled archsimd loops of the same kernels keep their vectors in too
+// widths; the one-query kernels over whole spans for 8, 4 and 2 bits (dot*RowsInl,
+// dot*RowsPlain), and the param table's widening (affineParamsF16C). The compiled archsimd loops of the same kernels keep their vectors in too
 // few registers (spills, broadcast words reloaded); these keep every accumulator,
 // the query and the unpacked codes in the 16 YMM registers.
 // Codes are unpacked exactly (integer shifts and masks, VCVTDQ2PS) and multiplied
