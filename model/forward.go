@@ -257,7 +257,11 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 				m.rope(ws.k[r*kvd+h*cfg.HeadDim:r*kvd+(h+1)*cfg.HeadDim], cs, sn)
 			}
 		}
+		// Attention over a short history runs on this goroutine alone: meanwhile an
+		// idle helper reads the next products' weights into the caches.
+		linalg.Warm(ly.wo, ly.wGate, ly.wUp)
 		if err := m.attendPieces(c, li, pieces); err != nil {
+			linalg.StopWarm() // no product follows to stop it
 			return err
 		}
 		if err := linalg.MatMul(ws.xb, ly.wo, ws.att, n); err != nil {

@@ -1,0 +1,45 @@
+//go:build unix
+
+package linalg
+
+import (
+	"syscall"
+	"testing"
+	"time"
+
+	"kvq/gguf"
+	"kvq/internal/workpool"
+)
+
+// After StopWarm (or a product) returns, no helper reads the warmed weights: unmapping
+// them then must not fault.
+func TestWarmStopsBeforeUnmap(t *testing.T) {
+	defer SetThreads(Threads())
+	defer workpool.SetSpin(workpool.SetSpin(20 * time.Millisecond))
+	if err := SetThreads(2); err != nil {
+		t.Fatal(err)
+	}
+	const rows, cols = 1 << 13, 1024 // 8.5 MiB of Q8_0
+	small := Matrix{Type: gguf.TypeQ8_0, Rows: 64, Cols: 256, Data: make([]byte, 64*272)}
+	x, out := make([]float32, 256), make([]float32, 64)
+	for i := 0; i < 100; i++ {
+		data, err := syscall.Mmap(-1, 0, rows*1088, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+		if err != nil {
+			t.Skip(err)
+		}
+		workpool.For(2, 2, func(int) {}) // a helper is polling
+		Warm(Matrix{Type: gguf.TypeQ8_0, Rows: rows, Cols: cols, Data: data})
+		time.Sleep(time.Duration(i%4) * 20 * time.Microsecond) // mid-read, mostly
+		if i%2 == 0 {
+			StopWarm()
+		} else if err := MatMul(out, small, x, 1); err != nil {
+			t.Fatal(err)
+		}
+		if a := warmActive.Load(); a != 0 {
+			t.Fatalf("%d warm jobs still reading after the stop returned", a)
+		}
+		if err := syscall.Munmap(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
