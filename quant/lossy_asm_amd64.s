@@ -187,8 +187,9 @@ GLOBL sh2hi<>(SB), RODATA|NOPTR, $32
 	DECQ   R14
 
 // INLARGS loads the arguments of the *RowsInl kernels: DI out, R15 the first row,
-// DX stride, R13 the groups of four rows, CX gb.
+// DX stride, R13 the groups of four rows, CX gb, BX gs.
 #define INLARGS \
+	MOVQ gs+56(FP), BX     \
 	MOVQ out+0(FP), DI     \
 	MOVQ rows+16(FP), R15  \
 	MOVQ stride+24(FP), DX \
@@ -209,6 +210,97 @@ GLOBL sh2hi<>(SB), RODATA|NOPTR, $32
 	VXORPS Y1, Y1, Y1              \
 	VXORPS Y2, Y2, Y2              \
 	VXORPS Y3, Y3, Y3
+
+// SPANU4 is the body of the one-query span kernels of 4-bit codes (dotU4RowsInl and
+// dotU4RowsPlain): blocks of four rows, END closing each group.
+#define SPANU4(END) \
+block: \
+	INLBLOCK \
+group: \
+	ZERO8 \
+	XORQ AX, AX \
+loop: \
+	VMOVUPS  (SI)(AX*8), Y14 \
+	VMOVUPS  32(SI)(AX*8), Y15 \
+	VSHUFPS  $0x88, Y15, Y14, Y12 \
+	VSHUFPS  $0xdd, Y15, Y14, Y13 \
+	VPERMPD  $0xd8, Y12, Y12 \
+	VPERMPD  $0xd8, Y13, Y13 \
+	U4ROW((R8)(AX*1), Y4, Y8) \
+	U4ROW((R9)(AX*1), Y5, Y9) \
+	U4ROW((R10)(AX*1), Y6, Y10) \
+	U4ROW((R11)(AX*1), Y7, Y11) \
+	ADDQ     $8, AX \
+	CMPQ     AX, BX \
+	JB       loop \
+	LEAQ (SI)(BX*8), SI \
+	END \
+	JNZ  group \
+	ROWS4OUT \
+	ADDQ $16, DI \
+	LEAQ (R15)(DX*4), R15 \
+	DECQ R13 \
+	JNZ  block \
+	VZEROUPPER \
+	RET
+
+// SPANU2 is the body of the one-query span kernels of 2-bit codes (dotU2RowsInl and
+// dotU2RowsPlain): blocks of four rows, END closing each group.
+#define SPANU2(END) \
+block: \
+	INLBLOCK \
+group: \
+	ZERO8 \
+	XORQ AX, AX \
+loop: \
+	VMOVUPS (SI), Y12 \
+	VMOVUPS 32(SI), Y13 \
+	U2ROW((R8)(AX*1), Y4, Y8) \
+	U2ROW((R9)(AX*1), Y5, Y9) \
+	U2ROW((R10)(AX*1), Y6, Y10) \
+	U2ROW((R11)(AX*1), Y7, Y11) \
+	ADDQ    $64, SI \
+	ADDQ    $4, AX \
+	CMPQ    AX, BX \
+	JB      loop \
+	END \
+	JNZ group \
+	ROWS4OUT \
+	ADDQ $16, DI \
+	LEAQ (R15)(DX*4), R15 \
+	DECQ R13 \
+	JNZ  block \
+	VZEROUPPER \
+	RET
+
+// SPANU8 is the body of the one-query span kernels of 8-bit codes (dotU8RowsInl and
+// dotU8RowsPlain): blocks of four rows, END closing each group.
+#define SPANU8(END) \
+block: \
+	INLBLOCK \
+group: \
+	ZERO8 \
+	XORQ AX, AX \
+loop: \
+	VMOVUPS (SI), Y12 \
+	VMOVUPS 32(SI), Y13 \
+	U8ROW((R8)(AX*1), 8(R8)(AX*1), Y4, Y8) \
+	U8ROW((R9)(AX*1), 8(R9)(AX*1), Y5, Y9) \
+	U8ROW((R10)(AX*1), 8(R10)(AX*1), Y6, Y10) \
+	U8ROW((R11)(AX*1), 8(R11)(AX*1), Y7, Y11) \
+	ADDQ    $64, SI \
+	ADDQ    $16, AX \
+	CMPQ    AX, BX \
+	JB      loop \
+	END \
+	JNZ group \
+	ROWS4OUT \
+	ADDQ $16, DI \
+	LEAQ (R15)(DX*4), R15 \
+	DECQ R13 \
+	JNZ  block \
+	VZEROUPPER \
+	RET
 
 // func dotU4Rows4asm(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
 TEXT ·dotU4Rows4asm(SB), NOSPLIT, $0-88
@@ -818,224 +910,36 @@ a2q4store:
 // func dotU4RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU4RowsInl(SB), NOSPLIT, $0-72
 	INLARGS
-	MOVQ gs+56(FP), BX
 	SHRQ $1, BX // code bytes of a group
-
-i4block:
-	INLBLOCK
-
-i4group:
-	ZERO8
-	XORQ AX, AX
-
-i4loop:
-	VMOVUPS  (SI)(AX*8), Y14
-	VMOVUPS  32(SI)(AX*8), Y15
-	VSHUFPS  $0x88, Y15, Y14, Y12
-	VSHUFPS  $0xdd, Y15, Y14, Y13
-	VPERMPD  $0xd8, Y12, Y12
-	VPERMPD  $0xd8, Y13, Y13
-	U4ROW((R8)(AX*1), Y4, Y8)
-	U4ROW((R9)(AX*1), Y5, Y9)
-	U4ROW((R10)(AX*1), Y6, Y10)
-	U4ROW((R11)(AX*1), Y7, Y11)
-	ADDQ     $8, AX
-	CMPQ     AX, BX
-	JB       i4loop
-
-	LEAQ (SI)(BX*8), SI
-	ROWS4INL
-	JNZ  i4group
-
-	ROWS4OUT
-	ADDQ $16, DI
-	LEAQ (R15)(DX*4), R15
-	DECQ R13
-	JNZ  i4block
-	VZEROUPPER
-	RET
-
-// func dotU2RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
-TEXT ·dotU2RowsInl(SB), NOSPLIT, $0-72
-	INLARGS
-	MOVQ gs+56(FP), BX
-	SHRQ $2, BX // code bytes of a group
-
-i2block:
-	INLBLOCK
-
-i2group:
-	ZERO8
-	XORQ AX, AX
-
-i2loop:
-	VMOVUPS (SI), Y12
-	VMOVUPS 32(SI), Y13
-	U2ROW((R8)(AX*1), Y4, Y8)
-	U2ROW((R9)(AX*1), Y5, Y9)
-	U2ROW((R10)(AX*1), Y6, Y10)
-	U2ROW((R11)(AX*1), Y7, Y11)
-	ADDQ    $64, SI
-	ADDQ    $4, AX
-	CMPQ    AX, BX
-	JB      i2loop
-
-	ROWS4INL
-	JNZ i2group
-
-	ROWS4OUT
-	ADDQ $16, DI
-	LEAQ (R15)(DX*4), R15
-	DECQ R13
-	JNZ  i2block
-	VZEROUPPER
-	RET
+	SPANU4(ROWS4INL)
 
 // func dotU4RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU4RowsPlain(SB), NOSPLIT, $0-72
 	INLARGS
-	MOVQ gs+56(FP), BX
 	SHRQ $1, BX // code bytes of a group
+	SPANU4(ROWS4SUM)
 
-p4block:
-	INLBLOCK
-
-p4group:
-	ZERO8
-	XORQ AX, AX
-
-p4loop:
-	VMOVUPS  (SI)(AX*8), Y14
-	VMOVUPS  32(SI)(AX*8), Y15
-	VSHUFPS  $0x88, Y15, Y14, Y12
-	VSHUFPS  $0xdd, Y15, Y14, Y13
-	VPERMPD  $0xd8, Y12, Y12
-	VPERMPD  $0xd8, Y13, Y13
-	U4ROW((R8)(AX*1), Y4, Y8)
-	U4ROW((R9)(AX*1), Y5, Y9)
-	U4ROW((R10)(AX*1), Y6, Y10)
-	U4ROW((R11)(AX*1), Y7, Y11)
-	ADDQ     $8, AX
-	CMPQ     AX, BX
-	JB       p4loop
-
-	LEAQ (SI)(BX*8), SI
-	ROWS4SUM
-	JNZ  p4group
-
-	ROWS4OUT
-	ADDQ $16, DI
-	LEAQ (R15)(DX*4), R15
-	DECQ R13
-	JNZ  p4block
-	VZEROUPPER
-	RET
+// func dotU2RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU2RowsInl(SB), NOSPLIT, $0-72
+	INLARGS
+	SHRQ $2, BX // code bytes of a group
+	SPANU2(ROWS4INL)
 
 // func dotU2RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU2RowsPlain(SB), NOSPLIT, $0-72
 	INLARGS
-	MOVQ gs+56(FP), BX
 	SHRQ $2, BX // code bytes of a group
-
-p2block:
-	INLBLOCK
-
-p2group:
-	ZERO8
-	XORQ AX, AX
-
-p2loop:
-	VMOVUPS (SI), Y12
-	VMOVUPS 32(SI), Y13
-	U2ROW((R8)(AX*1), Y4, Y8)
-	U2ROW((R9)(AX*1), Y5, Y9)
-	U2ROW((R10)(AX*1), Y6, Y10)
-	U2ROW((R11)(AX*1), Y7, Y11)
-	ADDQ    $64, SI
-	ADDQ    $4, AX
-	CMPQ    AX, BX
-	JB      p2loop
-
-	ROWS4SUM
-	JNZ p2group
-
-	ROWS4OUT
-	ADDQ $16, DI
-	LEAQ (R15)(DX*4), R15
-	DECQ R13
-	JNZ  p2block
-	VZEROUPPER
-	RET
+	SPANU2(ROWS4SUM)
 
 // func dotU8RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU8RowsInl(SB), NOSPLIT, $0-72
 	INLARGS
-	MOVQ gs+56(FP), BX // code bytes of a group
-
-i8block:
-	INLBLOCK
-
-i8group:
-	ZERO8
-	XORQ AX, AX
-
-i8loop:
-	VMOVUPS (SI), Y12
-	VMOVUPS 32(SI), Y13
-	U8ROW((R8)(AX*1), 8(R8)(AX*1), Y4, Y8)
-	U8ROW((R9)(AX*1), 8(R9)(AX*1), Y5, Y9)
-	U8ROW((R10)(AX*1), 8(R10)(AX*1), Y6, Y10)
-	U8ROW((R11)(AX*1), 8(R11)(AX*1), Y7, Y11)
-	ADDQ    $64, SI
-	ADDQ    $16, AX
-	CMPQ    AX, BX
-	JB      i8loop
-
-	ROWS4INL
-	JNZ i8group
-
-	ROWS4OUT
-	ADDQ $16, DI
-	LEAQ (R15)(DX*4), R15
-	DECQ R13
-	JNZ  i8block
-	VZEROUPPER
-	RET
+	SPANU8(ROWS4INL)
 
 // func dotU8RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU8RowsPlain(SB), NOSPLIT, $0-72
 	INLARGS
-	MOVQ gs+56(FP), BX // code bytes of a group
-
-p8block:
-	INLBLOCK
-
-p8group:
-	ZERO8
-	XORQ AX, AX
-
-p8loop:
-	VMOVUPS (SI), Y12
-	VMOVUPS 32(SI), Y13
-	U8ROW((R8)(AX*1), 8(R8)(AX*1), Y4, Y8)
-	U8ROW((R9)(AX*1), 8(R9)(AX*1), Y5, Y9)
-	U8ROW((R10)(AX*1), 8(R10)(AX*1), Y6, Y10)
-	U8ROW((R11)(AX*1), 8(R11)(AX*1), Y7, Y11)
-	ADDQ    $64, SI
-	ADDQ    $16, AX
-	CMPQ    AX, BX
-	JB      p8loop
-
-	ROWS4SUM
-	JNZ p8group
-
-	ROWS4OUT
-	ADDQ $16, DI
-	LEAQ (R15)(DX*4), R15
-	DECQ R13
-	JNZ  p8block
-	VZEROUPPER
-	RET
+	SPANU8(ROWS4SUM)
 
 // func affineParamsF16C(tab, rows unsafe.Pointer, stride uintptr, m, mr, p int, gb, zoff, kstep uintptr)
 TEXT ·affineParamsF16C(SB), NOSPLIT, $0-72
