@@ -719,7 +719,11 @@ func dotChannelAVX2(c Channel, scores []float32, ld int, q []float32, g int, blo
 	qs, sl := tmp[:g*d], tmp[g*d:g*d+2*d]
 	b := f32Bits(tmp[g*d+2*d:][:g])
 	out := (*[4]uint32)(f32Bits(tmp[g*d+2*d+g:][:4]))
-	channelQuery(qs, b, sl, q, g, d, block)
+	if haveF16C {
+		channelQueryF16C(unsafe.Pointer(&qs[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&block[0]), g, d)
+	} else {
+		channelQuery(qs, b, sl, q, g, d, block)
+	}
 	lg := lossyGeom{k: k, p: 1, g: uintptr(d), gb: uintptr(rb), bits: uintptr(c.Bits)}
 	m := i1 - i0
 	sb := f32Bits(scores)

@@ -106,3 +106,10 @@ func dotU8RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe
 //
 //go:noescape
 func dotU8RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
+
+// channelQueryF16C is channelQuery with the block's scales and zeros widened by
+// VCVTPH2PS where each query reads them (nq ≥ 1 queries, d a multiple of 8):
+// qs[j·d+c] = q[j·d+c]·scale_c and b[j] = Σ_c q[j·d+c]·zero_c (float32 bits).
+//
+//go:noescape
+func channelQueryF16C(qs, b, q, block unsafe.Pointer, nq, d int)

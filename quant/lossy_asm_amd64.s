@@ -977,3 +977,45 @@ plast:
 	DECQ BX
 	JNZ  prow
 	RET
+
+// func channelQueryF16C(qs, b, q, block unsafe.Pointer, nq, d int)
+TEXT ·channelQueryF16C(SB), NOSPLIT, $0-48
+	MOVQ qs+0(FP), DI
+	MOVQ b+8(FP), R8
+	MOVQ q+16(FP), SI
+	MOVQ nq+32(FP), R9
+	MOVQ d+40(FP), R10
+
+cquery:
+	MOVQ   block+24(FP), DX
+	XORQ   AX, AX // channel
+	VXORPS Y7, Y7, Y7
+
+cchan:
+	VCVTPH2PS    (DX), Y0    // s0 z0 s1 z1 | s2 z2 s3 z3
+	VCVTPH2PS    16(DX), Y1  // s4 z4 s5 z5 | s6 z6 s7 z7
+	VSHUFPS      $0x88, Y1, Y0, Y2
+	VSHUFPS      $0xdd, Y1, Y0, Y3
+	VPERMPD      $0xd8, Y2, Y2 // the 8 scales
+	VPERMPD      $0xd8, Y3, Y3 // the 8 zeros
+	VMOVUPS      (SI)(AX*4), Y4
+	VMULPS       Y2, Y4, Y5
+	VMOVUPS      Y5, (DI)(AX*4)
+	VFMADD231PS  Y3, Y4, Y7
+	ADDQ         $32, DX
+	ADDQ         $8, AX
+	CMPQ         AX, R10
+	JB           cchan
+
+	VEXTRACTF128 $1, Y7, X6
+	VADDPS       X6, X7, X7
+	VHADDPS      X7, X7, X7
+	VHADDPS      X7, X7, X7
+	VMOVSS       X7, (R8)
+	LEAQ         (SI)(R10*4), SI
+	LEAQ         (DI)(R10*4), DI
+	ADDQ         $4, R8
+	DECQ         R9
+	JNZ          cquery
+	VZEROUPPER
+	RET
