@@ -66,16 +66,19 @@ type lossyKernels struct {
 	// group parameters from the rows (dotU4RowsInl), with no param table; rowsPlain
 	// does so for rows without parameters (KIVI key blocks, dotU4RowsPlain).
 	rowsInl, rowsPlain rowsKernel
-	rows4              func(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
-	q4                 func(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr)
-	addQ4              func(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int)
-	addQ1              func(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int)
+	// addQ1Inl, when not nil, adds 32 columns of one group for one query, reading
+	// the group parameters from the rows (addU4Q1Inl).
+	addQ1Inl func(a, w, hp, cp unsafe.Pointer, stride uintptr, n int)
+	rows4    func(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
+	q4       func(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr)
+	addQ4    func(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int)
+	addQ1    func(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int)
 }
 
 var (
-	lossyU8 = lossyKernels{dotU8RowsInl, dotU8RowsPlain, dotU8Rows4, dotU8Q4, addU8Q4, addU8Q1}
-	lossyU4 = lossyKernels{dotU4RowsInl, dotU4RowsPlain, dotU4Rows4asm, dotU4Q4asm, addU4Q4asm, addU4Q1asm}
-	lossyU2 = lossyKernels{dotU2RowsInl, dotU2RowsPlain, dotU2Rows4asm, dotU2Q4asm, addU2Q4asm, addU2Q1asm}
+	lossyU8 = lossyKernels{dotU8RowsInl, dotU8RowsPlain, nil, dotU8Rows4, dotU8Q4, addU8Q4, addU8Q1}
+	lossyU4 = lossyKernels{dotU4RowsInl, dotU4RowsPlain, addU4Q1Inl, dotU4Rows4asm, dotU4Q4asm, addU4Q4asm, addU4Q1asm}
+	lossyU2 = lossyKernels{dotU2RowsInl, dotU2RowsPlain, nil, dotU2Rows4asm, dotU2Q4asm, addU2Q4asm, addU2Q1asm}
 	// FP8 rows are only added fused, and only E5M2: the other FP8 kernels measured
 	// no faster than tiles, or slower (E4M3 scores of llama-134m decode attention took
 	// 30% more CPU; its decoder needs five vector constants and the kernels spilled).
@@ -429,6 +432,18 @@ func fusedAddRowsLossy(c RowCodec, acc, w []float32, ld, g int, src []byte, stri
 		return false
 	}
 	p := lg.p
+	if g <= 2 && lg.k.addQ1Inl != nil && lg.g%32 == 0 && haveF16C {
+		// One or two queries, 32-column chunks within one group each: the kernel reads
+		// the group parameters itself.
+		sp, ap, us := unsafe.Pointer(&src[0]), unsafe.Pointer(&acc[0]), uintptr(stride)
+		for j := range g {
+			wj := unsafe.Pointer(&w[j*ld])
+			for c := uintptr(0); c < uintptr(d); c += 32 {
+				lg.k.addQ1Inl(unsafe.Add(ap, 4*(uintptr(j*d)+c)), wj, unsafe.Add(sp, c/lg.g*lg.gb), unsafe.Add(sp, lg.codeOff(c)), us, n)
+			}
+		}
+		return true
+	}
 	mm := lossyBatch(len(tmp), (2+g)*p)
 	if mm == 0 {
 		return false

@@ -113,3 +113,11 @@ func dotU8RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsa
 //
 //go:noescape
 func channelQueryF16C(qs, b, q, block unsafe.Pointer, nq, d int)
+
+// addU4Q1Inl performs a[c] += Σ_{i<n} w[i]·(scale_i·code_ic + zero_i) for the 32
+// columns c of one group's 32 4-bit codes of each row i, at cp + i·stride, the group's
+// f16 scale and zero at hp + i·stride (widened by VCVTPH2PS in the kernel: no param
+// table, no weights pass); n ≥ 1.
+//
+//go:noescape
+func addU4Q1Inl(a, w, hp, cp unsafe.Pointer, stride uintptr, n int)

@@ -1019,3 +1019,76 @@ cchan:
 	JNZ          cquery
 	VZEROUPPER
 	RET
+
+// func addU4Q1Inl(a, w, hp, cp unsafe.Pointer, stride uintptr, n int)
+// Y0/Y1 hold the even and odd columns of the first 16, Y2/Y3 those of the next 16
+// (split as in addU4Q1asm); Y15 sums w_i·zero_i, added to every column at the end.
+TEXT ·addU4Q1Inl(SB), NOSPLIT, $0-48
+	MOVQ a+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ hp+16(FP), R8
+	MOVQ cp+24(FP), R9
+	MOVQ stride+32(FP), R10
+	MOVQ n+40(FP), R11
+
+	VMOVUPS (DI), Y8
+	VMOVUPS 32(DI), Y9
+	VSHUFPS $0x88, Y9, Y8, Y0
+	VSHUFPS $0xdd, Y9, Y8, Y1
+	VPERMPD $0xd8, Y0, Y0
+	VPERMPD $0xd8, Y1, Y1
+	VMOVUPS 64(DI), Y8
+	VMOVUPS 96(DI), Y9
+	VSHUFPS $0x88, Y9, Y8, Y2
+	VSHUFPS $0xdd, Y9, Y8, Y3
+	VPERMPD $0xd8, Y2, Y2
+	VPERMPD $0xd8, Y3, Y3
+	VXORPS  Y15, Y15, Y15
+	XORQ    AX, AX // row index
+	XORQ    BX, BX // byte offset of the row
+
+ainl4:
+	VBROADCASTSS (SI)(AX*4), Y12
+	VPBROADCASTW (R8)(BX*1), X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       Y12, Y13, Y13 // w·scale
+	VPBROADCASTW 2(R8)(BX*1), X14
+	VCVTPH2PS    X14, Y14
+	VFMADD231PS  Y14, Y12, Y15 // += w·zero
+	VPMOVZXBD    (R9)(BX*1), Y8
+	VPMOVZXBD    8(R9)(BX*1), Y10
+	VPSRLD       $4, Y8, Y9
+	VPSRLD       $4, Y10, Y11
+	VPAND        nib4<>(SB), Y8, Y8
+	VPAND        nib4<>(SB), Y10, Y10
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y13, Y8, Y0
+	VFMADD231PS  Y13, Y9, Y1
+	VFMADD231PS  Y13, Y10, Y2
+	VFMADD231PS  Y13, Y11, Y3
+	ADDQ         R10, BX
+	INCQ         AX
+	CMPQ         AX, R11
+	JB           ainl4
+
+	VADDPS    Y15, Y0, Y0
+	VADDPS    Y15, Y1, Y1
+	VADDPS    Y15, Y2, Y2
+	VADDPS    Y15, Y3, Y3
+	VPERMPD   $0xd8, Y0, Y0
+	VPERMPD   $0xd8, Y1, Y1
+	VPERMPD   $0xd8, Y2, Y2
+	VPERMPD   $0xd8, Y3, Y3
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VMOVUPS   Y8, (DI)
+	VMOVUPS   Y9, 32(DI)
+	VMOVUPS   Y10, 64(DI)
+	VMOVUPS   Y11, 96(DI)
+	VZEROUPPER
+	RET
