@@ -121,3 +121,8 @@ func channelQueryF16C(qs, b, q, block unsafe.Pointer, nq, d int)
 //
 //go:noescape
 func addU4Q1Inl(a, w, hp, cp unsafe.Pointer, stride uintptr, n int)
+
+// addU2Q1Inl is addU4Q1Inl for 2-bit codes.
+//
+//go:noescape
+func addU2Q1Inl(a, w, hp, cp unsafe.Pointer, stride uintptr, n int)

@@ -1092,3 +1092,64 @@ ainl4:
 	VMOVUPS   Y11, 96(DI)
 	VZEROUPPER
 	RET
+
+// func addU2Q1Inl(a, w, hp, cp unsafe.Pointer, stride uintptr, n int)
+// Y0..Y3 hold the 32 columns in order; Y15 sums w_i·zero_i, added to every column at
+// the end.
+TEXT ·addU2Q1Inl(SB), NOSPLIT, $0-48
+	MOVQ a+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ hp+16(FP), R8
+	MOVQ cp+24(FP), R9
+	MOVQ stride+32(FP), R10
+	MOVQ n+40(FP), R11
+
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VXORPS  Y15, Y15, Y15
+	XORQ    AX, AX // row index
+	XORQ    BX, BX // byte offset of the row
+
+ainl2:
+	VBROADCASTSS (SI)(AX*4), Y12
+	VPBROADCASTW (R8)(BX*1), X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       Y12, Y13, Y13 // w·scale
+	VPBROADCASTW 2(R8)(BX*1), X14
+	VCVTPH2PS    X14, Y14
+	VFMADD231PS  Y14, Y12, Y15 // += w·zero
+	VPBROADCASTD (R9)(BX*1), Y8
+	VPBROADCASTD 4(R9)(BX*1), Y10
+	VPSRLVD      sh2hi<>(SB), Y8, Y9
+	VPSRLVD      sh2lo<>(SB), Y8, Y8
+	VPSRLVD      sh2hi<>(SB), Y10, Y11
+	VPSRLVD      sh2lo<>(SB), Y10, Y10
+	VPAND        two2<>(SB), Y8, Y8
+	VPAND        two2<>(SB), Y9, Y9
+	VPAND        two2<>(SB), Y10, Y10
+	VPAND        two2<>(SB), Y11, Y11
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y13, Y8, Y0
+	VFMADD231PS  Y13, Y9, Y1
+	VFMADD231PS  Y13, Y10, Y2
+	VFMADD231PS  Y13, Y11, Y3
+	ADDQ         R10, BX
+	INCQ         AX
+	CMPQ         AX, R11
+	JB           ainl2
+
+	VADDPS  Y15, Y0, Y0
+	VADDPS  Y15, Y1, Y1
+	VADDPS  Y15, Y2, Y2
+	VADDPS  Y15, Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
