@@ -76,7 +76,7 @@ type lossyKernels struct {
 }
 
 var (
-	lossyU8 = lossyKernels{dotU8RowsInl, dotU8RowsPlain, nil, dotU8Rows4, dotU8Q4, addU8Q4, addU8Q1}
+	lossyU8 = lossyKernels{dotU8RowsInl, dotU8RowsPlain, addU8Q1Inl, dotU8Rows4, dotU8Q4, addU8Q4, addU8Q1}
 	lossyU4 = lossyKernels{dotU4RowsInl, dotU4RowsPlain, addU4Q1Inl, dotU4Rows4asm, dotU4Q4asm, addU4Q4asm, addU4Q1asm}
 	lossyU2 = lossyKernels{dotU2RowsInl, dotU2RowsPlain, addU2Q1Inl, dotU2Rows4asm, dotU2Q4asm, addU2Q4asm, addU2Q1asm}
 	// FP8 rows are only added fused, and only E5M2: the other FP8 kernels measured

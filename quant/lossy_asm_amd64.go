@@ -126,3 +126,8 @@ func addU4Q1Inl(a, w, hp, cp unsafe.Pointer, stride uintptr, n int)
 //
 //go:noescape
 func addU2Q1Inl(a, w, hp, cp unsafe.Pointer, stride uintptr, n int)
+
+// addU8Q1Inl is addU4Q1Inl for 8-bit codes.
+//
+//go:noescape
+func addU8Q1Inl(a, w, hp, cp unsafe.Pointer, stride uintptr, n int)

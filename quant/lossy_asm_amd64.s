@@ -244,9 +244,10 @@ loop: \
 	VZEROUPPER \
 	RET
 
-// SPANU2 is the body of the one-query span kernels of 2-bit codes (dotU2RowsInl and
-// dotU2RowsPlain): blocks of four rows, END closing each group.
-#define SPANU2(END) \
+// SPAN16 is the body of the one-query span kernels that read 16 codes of a row per
+// step with ROW (U2ROWAT, U8ROWAT), STEP code bytes (dotU2RowsInl, dotU2RowsPlain,
+// dotU8RowsInl, dotU8RowsPlain): blocks of four rows, END closing each group.
+#define SPAN16(ROW, STEP, END) \
 block: \
 	INLBLOCK \
 group: \
@@ -255,12 +256,12 @@ group: \
 loop: \
 	VMOVUPS (SI), Y12 \
 	VMOVUPS 32(SI), Y13 \
-	U2ROW((R8)(AX*1), Y4, Y8) \
-	U2ROW((R9)(AX*1), Y5, Y9) \
-	U2ROW((R10)(AX*1), Y6, Y10) \
-	U2ROW((R11)(AX*1), Y7, Y11) \
+	ROW(R8, Y4, Y8) \
+	ROW(R9, Y5, Y9) \
+	ROW(R10, Y6, Y10) \
+	ROW(R11, Y7, Y11) \
 	ADDQ    $64, SI \
-	ADDQ    $4, AX \
+	ADDQ    STEP, AX \
 	CMPQ    AX, BX \
 	JB      loop \
 	END \
@@ -273,33 +274,43 @@ loop: \
 	VZEROUPPER \
 	RET
 
-// SPANU8 is the body of the one-query span kernels of 8-bit codes (dotU8RowsInl and
-// dotU8RowsPlain): blocks of four rows, END closing each group.
-#define SPANU8(END) \
-block: \
-	INLBLOCK \
-group: \
-	ZERO8 \
-	XORQ AX, AX \
-loop: \
-	VMOVUPS (SI), Y12 \
-	VMOVUPS 32(SI), Y13 \
-	U8ROW((R8)(AX*1), 8(R8)(AX*1), Y4, Y8) \
-	U8ROW((R9)(AX*1), 8(R9)(AX*1), Y5, Y9) \
-	U8ROW((R10)(AX*1), 8(R10)(AX*1), Y6, Y10) \
-	U8ROW((R11)(AX*1), 8(R11)(AX*1), Y7, Y11) \
-	ADDQ    $64, SI \
-	ADDQ    $16, AX \
-	CMPQ    AX, BX \
-	JB      loop \
-	END \
-	JNZ group \
-	ROWS4OUT \
-	ADDQ $16, DI \
-	LEAQ (R15)(DX*4), R15 \
-	DECQ R13 \
-	JNZ  block \
-	VZEROUPPER \
+// U2ROWAT and U8ROWAT are U2ROW and U8ROW for the codes at AX in row r.
+#define U2ROWAT(r, a0, a1) U2ROW((r)(AX*1), a0, a1)
+#define U8ROWAT(r, a0, a1) U8ROW((r)(AX*1), 8(r)(AX*1), a0, a1)
+
+// AINLARGS loads the arguments of the add*Q1Inl kernels: DI a, SI w, R8 hp, R9 cp,
+// R10 stride, R11 n.
+#define AINLARGS \
+	MOVQ a+0(FP), DI        \
+	MOVQ w+8(FP), SI        \
+	MOVQ hp+16(FP), R8      \
+	MOVQ cp+24(FP), R9      \
+	MOVQ stride+32(FP), R10 \
+	MOVQ n+40(FP), R11
+
+// AINLROW reads row AX's weight (Y12) and the scale and zero of its group at BX in R8:
+// Y13 = weight·scale, Y15 += weight·zero.
+#define AINLROW \
+	VBROADCASTSS (SI)(AX*4), Y12  \
+	VPBROADCASTW (R8)(BX*1), X13  \
+	VCVTPH2PS    X13, Y13         \
+	VMULPS       Y12, Y13, Y13    \
+	VPBROADCASTW 2(R8)(BX*1), X14 \
+	VCVTPH2PS    X14, Y14         \
+	VFMADD231PS  Y14, Y12, Y15
+
+// AINLSTORE adds the zero terms (Y15) to the 32 columns in order in Y0..Y3 and
+// stores them to a.
+#define AINLSTORE \
+	VADDPS  Y15, Y0, Y0 \
+	VADDPS  Y15, Y1, Y1 \
+	VADDPS  Y15, Y2, Y2 \
+	VADDPS  Y15, Y3, Y3 \
+	VMOVUPS Y0, (DI)    \
+	VMOVUPS Y1, 32(DI)  \
+	VMOVUPS Y2, 64(DI)  \
+	VMOVUPS Y3, 96(DI)  \
+	VZEROUPPER          \
 	RET
 
 // func dotU4Rows4asm(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
@@ -923,23 +934,23 @@ TEXT ·dotU4RowsPlain(SB), NOSPLIT, $0-72
 TEXT ·dotU2RowsInl(SB), NOSPLIT, $0-72
 	INLARGS
 	SHRQ $2, BX // code bytes of a group
-	SPANU2(ROWS4INL)
+	SPAN16(U2ROWAT, $4, ROWS4INL)
 
 // func dotU2RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU2RowsPlain(SB), NOSPLIT, $0-72
 	INLARGS
 	SHRQ $2, BX // code bytes of a group
-	SPANU2(ROWS4SUM)
+	SPAN16(U2ROWAT, $4, ROWS4SUM)
 
 // func dotU8RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU8RowsInl(SB), NOSPLIT, $0-72
 	INLARGS
-	SPANU8(ROWS4INL)
+	SPAN16(U8ROWAT, $16, ROWS4INL)
 
 // func dotU8RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU8RowsPlain(SB), NOSPLIT, $0-72
 	INLARGS
-	SPANU8(ROWS4SUM)
+	SPAN16(U8ROWAT, $16, ROWS4SUM)
 
 // func affineParamsF16C(tab, rows unsafe.Pointer, stride uintptr, m, mr, p int, gb, zoff, kstep uintptr)
 TEXT ·affineParamsF16C(SB), NOSPLIT, $0-72
@@ -1024,12 +1035,7 @@ cchan:
 // Y0/Y1 hold the even and odd columns of the first 16, Y2/Y3 those of the next 16
 // (split as in addU4Q1asm); Y15 sums w_i·zero_i, added to every column at the end.
 TEXT ·addU4Q1Inl(SB), NOSPLIT, $0-48
-	MOVQ a+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ hp+16(FP), R8
-	MOVQ cp+24(FP), R9
-	MOVQ stride+32(FP), R10
-	MOVQ n+40(FP), R11
+	AINLARGS
 
 	VMOVUPS (DI), Y8
 	VMOVUPS 32(DI), Y9
@@ -1048,13 +1054,7 @@ TEXT ·addU4Q1Inl(SB), NOSPLIT, $0-48
 	XORQ    BX, BX // byte offset of the row
 
 ainl4:
-	VBROADCASTSS (SI)(AX*4), Y12
-	VPBROADCASTW (R8)(BX*1), X13
-	VCVTPH2PS    X13, Y13
-	VMULPS       Y12, Y13, Y13 // w·scale
-	VPBROADCASTW 2(R8)(BX*1), X14
-	VCVTPH2PS    X14, Y14
-	VFMADD231PS  Y14, Y12, Y15 // += w·zero
+	AINLROW
 	VPMOVZXBD    (R9)(BX*1), Y8
 	VPMOVZXBD    8(R9)(BX*1), Y10
 	VPSRLD       $4, Y8, Y9
@@ -1097,12 +1097,7 @@ ainl4:
 // Y0..Y3 hold the 32 columns in order; Y15 sums w_i·zero_i, added to every column at
 // the end.
 TEXT ·addU2Q1Inl(SB), NOSPLIT, $0-48
-	MOVQ a+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ hp+16(FP), R8
-	MOVQ cp+24(FP), R9
-	MOVQ stride+32(FP), R10
-	MOVQ n+40(FP), R11
+	AINLARGS
 
 	VMOVUPS (DI), Y0
 	VMOVUPS 32(DI), Y1
@@ -1113,13 +1108,7 @@ TEXT ·addU2Q1Inl(SB), NOSPLIT, $0-48
 	XORQ    BX, BX // byte offset of the row
 
 ainl2:
-	VBROADCASTSS (SI)(AX*4), Y12
-	VPBROADCASTW (R8)(BX*1), X13
-	VCVTPH2PS    X13, Y13
-	VMULPS       Y12, Y13, Y13 // w·scale
-	VPBROADCASTW 2(R8)(BX*1), X14
-	VCVTPH2PS    X14, Y14
-	VFMADD231PS  Y14, Y12, Y15 // += w·zero
+	AINLROW
 	VPBROADCASTD (R9)(BX*1), Y8
 	VPBROADCASTD 4(R9)(BX*1), Y10
 	VPSRLVD      sh2hi<>(SB), Y8, Y9
@@ -1143,13 +1132,39 @@ ainl2:
 	CMPQ         AX, R11
 	JB           ainl2
 
-	VADDPS  Y15, Y0, Y0
-	VADDPS  Y15, Y1, Y1
-	VADDPS  Y15, Y2, Y2
-	VADDPS  Y15, Y3, Y3
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
-	VZEROUPPER
-	RET
+	AINLSTORE
+
+// func addU8Q1Inl(a, w, hp, cp unsafe.Pointer, stride uintptr, n int)
+// Y0..Y3 hold the 32 columns in order; Y15 sums w_i·zero_i, added to every column at
+// the end.
+TEXT ·addU8Q1Inl(SB), NOSPLIT, $0-48
+	AINLARGS
+
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VXORPS  Y15, Y15, Y15
+	XORQ    AX, AX // row index
+	XORQ    BX, BX // byte offset of the row
+
+ainl8:
+	AINLROW
+	VPMOVZXBD    (R9)(BX*1), Y8
+	VPMOVZXBD    8(R9)(BX*1), Y9
+	VPMOVZXBD    16(R9)(BX*1), Y10
+	VPMOVZXBD    24(R9)(BX*1), Y11
+	VCVTDQ2PS    Y8, Y8
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y11, Y11
+	VFMADD231PS  Y13, Y8, Y0
+	VFMADD231PS  Y13, Y9, Y1
+	VFMADD231PS  Y13, Y10, Y2
+	VFMADD231PS  Y13, Y11, Y3
+	ADDQ         R10, BX
+	INCQ         AX
+	CMPQ         AX, R11
+	JB           ainl8
+
+	AINLSTORE
