@@ -134,40 +134,30 @@ GLOBL sh2hi<>(SB), RODATA|NOPTR, $32
 // is the zero times the query's lane sums of the group at (R12): Y_r += (a_r0 +
 // a_r1)·s_r + z_r·Σq; then steps to the next group.
 #define ROWS4INL \
-	VADDPS       Y8, Y4, Y4      \
-	VADDPS       Y9, Y5, Y5      \
-	VADDPS       Y10, Y6, Y6     \
-	VADDPS       Y11, Y7, Y7     \
-	VPBROADCASTW -4(R8), X14     \
-	VCVTPH2PS    X14, Y14        \
-	VFMADD231PS  Y14, Y4, Y0     \
-	VPBROADCASTW -2(R8), X15     \
-	VCVTPH2PS    X15, Y15        \
-	VFMADD231PS  (R12), Y15, Y0  \
-	VPBROADCASTW -4(R9), X14     \
-	VCVTPH2PS    X14, Y14        \
-	VFMADD231PS  Y14, Y5, Y1     \
-	VPBROADCASTW -2(R9), X15     \
-	VCVTPH2PS    X15, Y15        \
-	VFMADD231PS  (R12), Y15, Y1  \
-	VPBROADCASTW -4(R10), X14    \
-	VCVTPH2PS    X14, Y14        \
-	VFMADD231PS  Y14, Y6, Y2     \
-	VPBROADCASTW -2(R10), X15    \
-	VCVTPH2PS    X15, Y15        \
-	VFMADD231PS  (R12), Y15, Y2  \
-	VPBROADCASTW -4(R11), X14    \
-	VCVTPH2PS    X14, Y14        \
-	VFMADD231PS  Y14, Y7, Y3     \
-	VPBROADCASTW -2(R11), X15    \
-	VCVTPH2PS    X15, Y15        \
-	VFMADD231PS  (R12), Y15, Y3  \
-	ADDQ         CX, R8          \
-	ADDQ         CX, R9          \
-	ADDQ         CX, R10         \
-	ADDQ         CX, R11         \
-	ADDQ         $32, R12        \
-	DECQ         R14
+	VADDPS Y8, Y4, Y4   \
+	VADDPS Y9, Y5, Y5   \
+	VADDPS Y10, Y6, Y6  \
+	VADDPS Y11, Y7, Y7  \
+	INLROW(R8, Y4, Y0)  \
+	INLROW(R9, Y5, Y1)  \
+	INLROW(R10, Y6, Y2) \
+	INLROW(R11, Y7, Y3) \
+	ADDQ   CX, R8       \
+	ADDQ   CX, R9       \
+	ADDQ   CX, R10      \
+	ADDQ   CX, R11      \
+	ADDQ   $32, R12     \
+	DECQ   R14
+
+// INLROW folds one row's group sum a into its score y: y += a·scale + zero·Σq, the
+// f16 scale and zero in the 4 bytes before the group's codes at r.
+#define INLROW(r, a, y) \
+	VPBROADCASTW -4(r), X14    \
+	VCVTPH2PS    X14, Y14      \
+	VFMADD231PS  Y14, a, y     \
+	VPBROADCASTW -2(r), X15    \
+	VCVTPH2PS    X15, Y15      \
+	VFMADD231PS  (R12), Y15, y
 
 // ROWS4SUM is ROWS4END for rows whose scales are already in the query (KIVI key
 // blocks): Y_r += a_r0 + a_r1; then steps to the next group.
@@ -313,6 +303,67 @@ loop: \
 	VZEROUPPER          \
 	RET
 
+// AINLLOAD loads the 32 columns at a in order into Y0..Y3 and zeroes Y15 and the row
+// (AX) and its byte offset (BX).
+#define AINLLOAD \
+	VMOVUPS (DI), Y0      \
+	VMOVUPS 32(DI), Y1    \
+	VMOVUPS 64(DI), Y2    \
+	VMOVUPS 96(DI), Y3    \
+	VXORPS  Y15, Y15, Y15 \
+	XORQ    AX, AX        \
+	XORQ    BX, BX
+
+// AINLNEXT adds the row's codes Y8..Y11 (integers), times Y13, into Y0..Y3 and loops
+// to label for the next row.
+#define AINLNEXT(label) \
+	VCVTDQ2PS   Y8, Y8      \
+	VCVTDQ2PS   Y9, Y9      \
+	VCVTDQ2PS   Y10, Y10    \
+	VCVTDQ2PS   Y11, Y11    \
+	VFMADD231PS Y13, Y8, Y0 \
+	VFMADD231PS Y13, Y9, Y1 \
+	VFMADD231PS Y13, Y10, Y2 \
+	VFMADD231PS Y13, Y11, Y3 \
+	ADDQ        R10, BX     \
+	INCQ        AX          \
+	CMPQ        AX, R11     \
+	JB          label
+
+// U4LOAD loads the 32 accumulators at DI split as the 4-bit kernels need them: Y0/Y1
+// the even and odd columns of the first 16, Y2/Y3 those of the next 16.
+#define U4LOAD \
+	VMOVUPS (DI), Y8              \
+	VMOVUPS 32(DI), Y9            \
+	VSHUFPS $0x88, Y9, Y8, Y0     \
+	VSHUFPS $0xdd, Y9, Y8, Y1     \
+	VPERMPD $0xd8, Y0, Y0         \
+	VPERMPD $0xd8, Y1, Y1         \
+	VMOVUPS 64(DI), Y8            \
+	VMOVUPS 96(DI), Y9            \
+	VSHUFPS $0x88, Y9, Y8, Y2     \
+	VSHUFPS $0xdd, Y9, Y8, Y3     \
+	VPERMPD $0xd8, Y2, Y2         \
+	VPERMPD $0xd8, Y3, Y3
+
+// U4STORE stores Y0..Y3, split as by U4LOAD, to DI in column order (the pairs of each
+// half in place, then even and odd lanes interleaved) and returns.
+#define U4STORE \
+	VPERMPD   $0xd8, Y0, Y0 \
+	VPERMPD   $0xd8, Y1, Y1 \
+	VPERMPD   $0xd8, Y2, Y2 \
+	VPERMPD   $0xd8, Y3, Y3 \
+	VUNPCKLPS Y1, Y0, Y8    \
+	VUNPCKHPS Y1, Y0, Y9    \
+	VUNPCKLPS Y3, Y2, Y10   \
+	VUNPCKHPS Y3, Y2, Y11   \
+	VMOVUPS   Y8, (DI)      \
+	VMOVUPS   Y9, 32(DI)    \
+	VMOVUPS   Y10, 64(DI)   \
+	VMOVUPS   Y11, 96(DI)   \
+	VZEROUPPER              \
+	RET
+
 // func dotU4Rows4asm(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
 TEXT ·dotU4Rows4asm(SB), NOSPLIT, $0-88
 	ROWS4ARGS
@@ -394,18 +445,7 @@ TEXT ·addU4Q1asm(SB), NOSPLIT, $0-56
 	MOVQ stride+40(FP), R10
 	MOVQ n+48(FP), R11
 
-	VMOVUPS (DI), Y8
-	VMOVUPS 32(DI), Y9
-	VSHUFPS $0x88, Y9, Y8, Y0
-	VSHUFPS $0xdd, Y9, Y8, Y1
-	VPERMPD $0xd8, Y0, Y0
-	VPERMPD $0xd8, Y1, Y1
-	VMOVUPS 64(DI), Y8
-	VMOVUPS 96(DI), Y9
-	VSHUFPS $0x88, Y9, Y8, Y2
-	VSHUFPS $0xdd, Y9, Y8, Y3
-	VPERMPD $0xd8, Y2, Y2
-	VPERMPD $0xd8, Y3, Y3
+	U4LOAD
 	VXORPS  Y4, Y4, Y4
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
@@ -479,22 +519,7 @@ a4store:
 	VADDPS Y5, Y1, Y1
 	VADDPS Y6, Y2, Y2
 	VADDPS Y7, Y3, Y3
-	// Back to column order: the pairs of each half in place, then even and odd
-	// lanes interleaved.
-	VPERMPD   $0xd8, Y0, Y0
-	VPERMPD   $0xd8, Y1, Y1
-	VPERMPD   $0xd8, Y2, Y2
-	VPERMPD   $0xd8, Y3, Y3
-	VUNPCKLPS Y1, Y0, Y8
-	VUNPCKHPS Y1, Y0, Y9
-	VUNPCKLPS Y3, Y2, Y10
-	VUNPCKHPS Y3, Y2, Y11
-	VMOVUPS   Y8, (DI)
-	VMOVUPS   Y9, 32(DI)
-	VMOVUPS   Y10, 64(DI)
-	VMOVUPS   Y11, 96(DI)
-	VZEROUPPER
-	RET
+	U4STORE
 
 // A2ROW adds row AX's 16 + 16 2-bit codes (at BX in R8 and R9), weighted by (SI)
 // and (DX), into the chains c0..c3.
@@ -1037,18 +1062,7 @@ cchan:
 TEXT ·addU4Q1Inl(SB), NOSPLIT, $0-48
 	AINLARGS
 
-	VMOVUPS (DI), Y8
-	VMOVUPS 32(DI), Y9
-	VSHUFPS $0x88, Y9, Y8, Y0
-	VSHUFPS $0xdd, Y9, Y8, Y1
-	VPERMPD $0xd8, Y0, Y0
-	VPERMPD $0xd8, Y1, Y1
-	VMOVUPS 64(DI), Y8
-	VMOVUPS 96(DI), Y9
-	VSHUFPS $0x88, Y9, Y8, Y2
-	VSHUFPS $0xdd, Y9, Y8, Y3
-	VPERMPD $0xd8, Y2, Y2
-	VPERMPD $0xd8, Y3, Y3
+	U4LOAD
 	VXORPS  Y15, Y15, Y15
 	XORQ    AX, AX // row index
 	XORQ    BX, BX // byte offset of the row
@@ -1061,51 +1075,20 @@ ainl4:
 	VPSRLD       $4, Y10, Y11
 	VPAND        nib4<>(SB), Y8, Y8
 	VPAND        nib4<>(SB), Y10, Y10
-	VCVTDQ2PS    Y8, Y8
-	VCVTDQ2PS    Y9, Y9
-	VCVTDQ2PS    Y10, Y10
-	VCVTDQ2PS    Y11, Y11
-	VFMADD231PS  Y13, Y8, Y0
-	VFMADD231PS  Y13, Y9, Y1
-	VFMADD231PS  Y13, Y10, Y2
-	VFMADD231PS  Y13, Y11, Y3
-	ADDQ         R10, BX
-	INCQ         AX
-	CMPQ         AX, R11
-	JB           ainl4
+	AINLNEXT(ainl4)
 
 	VADDPS    Y15, Y0, Y0
 	VADDPS    Y15, Y1, Y1
 	VADDPS    Y15, Y2, Y2
 	VADDPS    Y15, Y3, Y3
-	VPERMPD   $0xd8, Y0, Y0
-	VPERMPD   $0xd8, Y1, Y1
-	VPERMPD   $0xd8, Y2, Y2
-	VPERMPD   $0xd8, Y3, Y3
-	VUNPCKLPS Y1, Y0, Y8
-	VUNPCKHPS Y1, Y0, Y9
-	VUNPCKLPS Y3, Y2, Y10
-	VUNPCKHPS Y3, Y2, Y11
-	VMOVUPS   Y8, (DI)
-	VMOVUPS   Y9, 32(DI)
-	VMOVUPS   Y10, 64(DI)
-	VMOVUPS   Y11, 96(DI)
-	VZEROUPPER
-	RET
+	U4STORE
 
 // func addU2Q1Inl(a, w, hp, cp unsafe.Pointer, stride uintptr, n int)
 // Y0..Y3 hold the 32 columns in order; Y15 sums w_i·zero_i, added to every column at
 // the end.
 TEXT ·addU2Q1Inl(SB), NOSPLIT, $0-48
 	AINLARGS
-
-	VMOVUPS (DI), Y0
-	VMOVUPS 32(DI), Y1
-	VMOVUPS 64(DI), Y2
-	VMOVUPS 96(DI), Y3
-	VXORPS  Y15, Y15, Y15
-	XORQ    AX, AX // row index
-	XORQ    BX, BX // byte offset of the row
+	AINLLOAD
 
 ainl2:
 	AINLROW
@@ -1119,18 +1102,7 @@ ainl2:
 	VPAND        two2<>(SB), Y9, Y9
 	VPAND        two2<>(SB), Y10, Y10
 	VPAND        two2<>(SB), Y11, Y11
-	VCVTDQ2PS    Y8, Y8
-	VCVTDQ2PS    Y9, Y9
-	VCVTDQ2PS    Y10, Y10
-	VCVTDQ2PS    Y11, Y11
-	VFMADD231PS  Y13, Y8, Y0
-	VFMADD231PS  Y13, Y9, Y1
-	VFMADD231PS  Y13, Y10, Y2
-	VFMADD231PS  Y13, Y11, Y3
-	ADDQ         R10, BX
-	INCQ         AX
-	CMPQ         AX, R11
-	JB           ainl2
+	AINLNEXT(ainl2)
 
 	AINLSTORE
 
@@ -1139,14 +1111,7 @@ ainl2:
 // the end.
 TEXT ·addU8Q1Inl(SB), NOSPLIT, $0-48
 	AINLARGS
-
-	VMOVUPS (DI), Y0
-	VMOVUPS 32(DI), Y1
-	VMOVUPS 64(DI), Y2
-	VMOVUPS 96(DI), Y3
-	VXORPS  Y15, Y15, Y15
-	XORQ    AX, AX // row index
-	XORQ    BX, BX // byte offset of the row
+	AINLLOAD
 
 ainl8:
 	AINLROW
@@ -1154,17 +1119,6 @@ ainl8:
 	VPMOVZXBD    8(R9)(BX*1), Y9
 	VPMOVZXBD    16(R9)(BX*1), Y10
 	VPMOVZXBD    24(R9)(BX*1), Y11
-	VCVTDQ2PS    Y8, Y8
-	VCVTDQ2PS    Y9, Y9
-	VCVTDQ2PS    Y10, Y10
-	VCVTDQ2PS    Y11, Y11
-	VFMADD231PS  Y13, Y8, Y0
-	VFMADD231PS  Y13, Y9, Y1
-	VFMADD231PS  Y13, Y10, Y2
-	VFMADD231PS  Y13, Y11, Y3
-	ADDQ         R10, BX
-	INCQ         AX
-	CMPQ         AX, R11
-	JB           ainl8
+	AINLNEXT(ainl8)
 
 	AINLSTORE
