@@ -21,10 +21,10 @@ import (
 // Group scales and zeros are f16; the rows of a call have theirs widened into a small
 // float32 table in the caller's scratch (lossyParams: by VCVTPH2PS in assembly, or 8
 // groups at a time in vector registers without F16C), so that the kernels broadcast
-// them from memory. One or two queries over 4-bit and 2-bit rows skip the table: their
-// kernels (dotU4RowsInl) widen each group's scale and zero where they read its codes
-// and add the zero term too (a pass over the table and one over the scores less,
-// and one call for all rows). Each code value is
+// them from memory. One or two queries over Affine rows skip the table: their kernels
+// (dotU4RowsInl; addU4Q1Inl for groups of a multiple of 32) widen each group's scale
+// and zero where they read its codes and add the zero term too (no pass over a table,
+// the scores or the weights, and one call for all rows). Each code value is
 // exact in float32; the products are float32 FMAs, so results equal the decoded
 // reference up to the order and rounding of the float sums (the zero term is summed
 // apart from the codes, as Affine.Dot does).
