@@ -202,6 +202,9 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 
 	cfg := &m.Config
 	ws := &m.ws
+	// Warm reads the weights in the background: none of it may outlive the call
+	// (the model may be closed after it).
+	defer linalg.StopWarm()
 	qd, kvd := cfg.Heads*cfg.HeadDim, cfg.KVDim()
 	// One arena: the residual x and the normalized xb, then the attention buffers
 	// q, k, v, att, which the FFN's hb, hb2 overlay (a layer's attention is done,
@@ -261,7 +264,6 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 		// idle helper reads the next products' weights into the caches.
 		linalg.Warm(ly.wo, ly.wGate, ly.wUp)
 		if err := m.attendPieces(c, li, pieces); err != nil {
-			linalg.StopWarm() // no product follows to stop it
 			return err
 		}
 		if err := linalg.MatMul(ws.xb, ly.wo, ws.att, n); err != nil {
