@@ -428,9 +428,9 @@ func decBlockAVX2(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s 
 // Fused kernels: decoding and products in one pass over the codes, for the shapes
 // they report true for (the rest goes through tiles): F32, F16, BF16 and Int8 rows
 // in rows_amd64.go and rows_f16c_amd64.s, FP8 rows in rows_fp8_amd64.s (with F16C;
-// without, E5M2 rows are added in fused_lossy_amd64.go), Affine rows in
-// fused_lossy_amd64.go. Per-row scales are applied to the row's g scores (dot) or
-// folded into its g weights (add) instead of to every value.
+// without, through tiles), Affine rows in fused_lossy_amd64.go. Per-row scales are
+// applied to the row's g scores (dot) or folded into its g weights (add) instead of
+// to every value.
 
 // fusedDotRows is the dotRows kernel of the AVX2 set: the row kernels of
 // rows_amd64.go for d a multiple of 16, or for F16 and Int8 on CPUs with F16C those
@@ -459,10 +459,8 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 			dotRowsFused(dotInt8Q4, dotInt8R4, scores, ld, q, g, src, stride, n, d)
 		}
 	case FP8:
-		if haveF16C {
-			return dotFP8Rows(c.(FP8), scores, ld, q, g, src, stride, n, d)
-		}
-		return fusedDotRowsLossy(c, scores, ld, q, g, src, stride, n, d, tmp)
+		// Without F16C, FP8 rows go through tiles.
+		return haveF16C && dotFP8Rows(c.(FP8), scores, ld, q, g, src, stride, n, d)
 	default:
 		return fusedDotRowsLossy(c, scores, ld, q, g, src, stride, n, d, tmp)
 	}
@@ -510,10 +508,7 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 			addRowsFused(addInt8Q4, addInt8Q1x64, addInt8Q1x16, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g, unsafe.Pointer(&src[i0*stride+2]), stride, m, d, 1)
 		}
 	case FP8:
-		if haveF16C && addFP8Rows(c.(FP8), acc, w, ld, g, src, stride, n, d, tmp) {
-			return true
-		}
-		return fusedAddRowsLossy(c, acc, w, ld, g, src, stride, n, d, tmp)
+		return haveF16C && addFP8Rows(c.(FP8), acc, w, ld, g, src, stride, n, d, tmp)
 	default:
 		return fusedAddRowsLossy(c, acc, w, ld, g, src, stride, n, d, tmp)
 	}
