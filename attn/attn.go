@@ -215,25 +215,33 @@ func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) 
 	if start < len(spans) || len(sc.chunks) == 0 {
 		sc.chunks = append(sc.chunks, [2]int{start, len(spans)})
 	}
-	for len(sc.parts) < len(sc.chunks) {
+	// Fewer chunks than workers: each chunk's KV heads are split into hg groups, a
+	// part of their own (a short history then still reads the cache on every core).
+	hg := 1
+	if workers > 1 && len(sc.chunks) < workers {
+		hg = min(sh.KVHeads, workers)
+	}
+	n := len(sc.chunks) * hg
+	for len(sc.parts) < n {
 		sc.parts = append(sc.parts, partial{})
 	}
-	parts := sc.parts[:len(sc.chunks)]
+	parts := sc.parts[:n]
 	for i := range parts {
 		parts[i].reset(sh, maxSpan, maxG)
 	}
-
-	if workers <= 1 || len(parts) == 1 {
-		for i, c := range sc.chunks {
-			runChunk(&parts[i], sc.qs, sh, spans[c[0]:c[1]], opt.Rotate, nil)
+	run := func(i int) {
+		c, g := sc.chunks[i/hg], i%hg
+		runChunk(&parts[i], sc.qs, sh, spans[c[0]:c[1]], opt.Rotate, nil, g*sh.KVHeads/hg, (g+1)*sh.KVHeads/hg)
+	}
+	if workers <= 1 || n == 1 {
+		for i := range n {
+			run(i)
 		}
 	} else {
-		parallelFor(workers, len(parts), func(i int) {
-			c := sc.chunks[i]
-			runChunk(&parts[i], sc.qs, sh, spans[c[0]:c[1]], opt.Rotate, nil)
-		})
+		parallelFor(workers, n, run)
 	}
-	// Merge the chunks' (max, sum, acc) into the first one.
+	// Merge the parts' (max, sum, acc) into the first one (a head a part did not run
+	// has a sum of 0 there: merge takes the other's state).
 	p0 := &parts[0]
 	for i := 1; i < len(parts); i++ {
 		merge(p0, &parts[i], sh.HeadDim)
@@ -332,11 +340,12 @@ func checkSrc(c *Src, n int, sh Shape, what string) error {
 	return nil
 }
 
-// runChunk accumulates spans into p (online softmax). qs is the pre-scaled query.
-// visible, when not nil, limits query head h to the first visible[h] tokens of
+// runChunk accumulates spans into p (online softmax) for the KV heads khLo ≤ kh <
+// khHi and their query heads (the others' state is left alone). qs is the pre-scaled
+// query. visible, when not nil, limits query head h to the first visible[h] tokens of
 // spans (causal masking of a tile of queries, see Prefill); every head must see at
 // least the first token.
-func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]float32, int), visible []int) {
+func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]float32, int), visible []int, khLo, khHi int) {
 	d := sh.HeadDim
 	group := sh.Heads / sh.KVHeads
 	lastDelta := 0
@@ -363,7 +372,7 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 				q = qs
 			} else {
 				copy(p.qrot, qs)
-				for h := 0; h < sh.Heads; h++ {
+				for h := khLo * group; h < khHi*group; h++ {
 					rotate(p.qrot[h*d:(h+1)*d], delta)
 				}
 				q = p.qrot
@@ -375,9 +384,9 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 		// head, a span's part of a head is often a few hundred bytes, too short
 		// for the hardware prefetchers), as many heads as keep the scores within
 		// scoreFloats.
-		kvPer := max(1, min(sh.KVHeads, scoreFloats/(group*ld)))
-		for kh0 := 0; kh0 < sh.KVHeads; kh0 += kvPer {
-			kh1 := min(sh.KVHeads, kh0+kvPer)
+		kvPer := max(1, min(khHi-khLo, scoreFloats/(group*ld)))
+		for kh0 := khLo; kh0 < khHi; kh0 += kvPer {
+			kh1 := min(khHi, kh0+kvPer)
 			sc := p.scores[:(kh1-kh0)*group*ld]
 			off := 0
 			for si := range batch {

@@ -189,7 +189,8 @@ func TestDecodeMatchesReference(t *testing.T) {
 					h := buildHistory(r, sh, n, 40, kk, vk)
 					q := randVec(r, sh.Heads*d, 1)
 					want := refAttend(q, h.keys, h.vals, sh)
-					for _, opt := range []Options{{}, {ChunkTokens: 17}, {ChunkTokens: 50, Workers: 3}} {
+					// Workers 2 with one chunk splits the KV heads between the workers.
+					for _, opt := range []Options{{}, {ChunkTokens: 17}, {ChunkTokens: 50, Workers: 3}, {Workers: 2}} {
 						got := make([]float32, len(want))
 						if err := Decode(got, q, sh, h.spans, opt, &sc); err != nil {
 							t.Fatalf("d=%d ratio=%d n=%d K=%s V=%s: %v", d, ratio, n, kk.name, vk.name, err)
@@ -236,11 +237,13 @@ func TestRotateDelta(t *testing.T) {
 	q := randVec(r, sh.Heads*sh.HeadDim, 1)
 	want := refAttend(q, keys, h.vals, sh)
 	got := make([]float32, len(want))
-	if err := Decode(got, q, sh, h.spans, Options{Rotate: rot, ChunkTokens: 20}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if e := maxDiff(got, want); e > 1e-5 {
-		t.Errorf("max diff %.3g", e)
+	for _, opt := range []Options{{Rotate: rot, ChunkTokens: 20}, {Rotate: rot, Workers: 2}} {
+		if err := Decode(got, q, sh, h.spans, opt, nil); err != nil {
+			t.Fatal(err)
+		}
+		if e := maxDiff(got, want); e > 1e-5 {
+			t.Errorf("%+v: max diff %.3g", opt, e)
+		}
 	}
 	if err := Decode(got, q, sh, h.spans, Options{}, nil); !errors.Is(err, ErrShape) {
 		t.Errorf("delta without Rotate: got %v, want ErrShape", err)

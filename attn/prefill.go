@@ -178,7 +178,7 @@ func (sc *Scratch) tilePass(out, q []float32, i0, i1 int, sh Shape, shared []Spa
 	}
 	p := &sc.parts[0]
 	p.reset(vsh, maxSpan, maxG)
-	runChunk(p, sc.qs, vsh, shared, opt.Rotate, ts.visible)
+	runChunk(p, sc.qs, vsh, shared, opt.Rotate, ts.visible, 0, vsh.KVHeads)
 	own := &ts.own
 	if rest != nil {
 		own.reset(sh, 1, 1) // sized once; each query overwrites all of it
@@ -204,7 +204,7 @@ func (sc *Scratch) tilePass(out, q []float32, i0, i1 int, sh Shape, shared []Spa
 					ts.qi[c] = x * scale
 				}
 				ts.rest.reset(sh, maxSpan, maxG)
-				runChunk(&ts.rest, ts.qi, sh, spans, opt.Rotate, nil)
+				runChunk(&ts.rest, ts.qi, sh, spans, opt.Rotate, nil, 0, sh.KVHeads)
 				merge(own, &ts.rest, d)
 			}
 		}
