@@ -25,13 +25,13 @@ func asmDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []
 	if d%16 != 0 || !haveF16C {
 		return false
 	}
-	switch c.(type) {
+	switch c := c.(type) {
 	case F16:
 		dotRowsFused(dotF16Q4, dotF16R4, scores, ld, q, g, src, stride, n, d)
 	case Int8:
 		dotRowsFused(dotInt8Q4F16C, dotInt8R4F16C, scores, ld, q, g, src, stride, n, d)
 	case FP8:
-		return dotFP8Rows(c.(FP8), scores, ld, q, g, src, stride, n, d)
+		return dotFP8Rows(c, scores, ld, q, g, src, stride, n, d)
 	default:
 		return false
 	}
@@ -43,14 +43,14 @@ func asmAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, 
 	if d%16 != 0 || !haveF16C {
 		return false
 	}
-	switch c.(type) {
+	switch c := c.(type) {
 	case F16:
 		addRowsFused(nil, addF16Q1x64, addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
 		return true
 	case Int8:
 		return addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp)
 	case FP8:
-		return addFP8Rows(c.(FP8), acc, w, ld, g, src, stride, n, d, tmp)
+		return addFP8Rows(c, acc, w, ld, g, src, stride, n, d, tmp)
 	}
 	return false
 }

@@ -8,14 +8,13 @@ import (
 	"unsafe"
 )
 
-// Fused AVX2 kernels for the lossy row codecs (Affine 8/4/2-bit groups; FP8 E5M2
-// rows, per-row or per-tensor scale, added only) and for KIVI channel blocks: the
+// Fused AVX2 kernels for the lossy row codecs (Affine 8/4/2-bit groups) and for KIVI
+// channel blocks: the
 // codes are read once, unpacked in registers and multiplied into the queries or the
 // accumulators, with no decoded tile in between. The algebra (DESIGN.md):
 //
 //	Affine dot:  q·row = Σ_k s_k·(q_k·codes_k) + Σ_k lo_k·Σq_k   (k: the row's groups)
 //	Affine add:  acc_c += Σ_i (w_i·s_ik)·code_ic + Σ_i w_i·lo_ik  (k: the group of c)
-//	FP8 add:     acc += (w·s)·fp8(codes)
 //	Channel:     q·row = Σ_c (q_c·s_c)·code_c + Σ_c q_c·lo_c
 //
 // Group scales and zeros are f16; the rows of a call have theirs widened into a small
@@ -34,14 +33,6 @@ import (
 // tiles. Queries are taken four at a time per row; one or two left over are scored
 // four rows at a time (the kernel for a group of 1), three left over as four with one
 // repeated.
-
-// Code kinds of a lossy geometry: the Affine bit widths and FP8 E5M2.
-const (
-	kindU2   = 2
-	kindU4   = 4
-	kindU8   = 8
-	kindE5M2 = 17
-)
 
 // lossyKernels are the kernels of one code kind (dot*Rows4, dot*Q4, add*Q4, add*Q1
 // below).
@@ -79,10 +70,6 @@ var (
 	lossyU8 = lossyKernels{dotU8RowsInl, dotU8RowsPlain, addU8Q1Inl, dotU8Rows4, dotU8Q4, addU8Q4, addU8Q1}
 	lossyU4 = lossyKernels{dotU4RowsInl, dotU4RowsPlain, addU4Q1Inl, dotU4Rows4asm, dotU4Q4asm, addU4Q4asm, addU4Q1asm}
 	lossyU2 = lossyKernels{dotU2RowsInl, dotU2RowsPlain, addU2Q1Inl, dotU2Rows4asm, dotU2Q4asm, addU2Q4asm, addU2Q1asm}
-	// FP8 rows are only added fused, and only E5M2: the other FP8 kernels measured
-	// no faster than tiles, or slower (E4M3 scores of llama-134m decode attention took
-	// 30% more CPU; its decoder needs five vector constants and the kernels spilled).
-	lossyE5M2 = lossyKernels{addQ4: addE5M2Q4, addQ1: addE5M2Q1}
 )
 
 // rowsKernel is the shape of dotU4RowsInl: one query, ng blocks of four rows.
@@ -100,17 +87,13 @@ func rowsBy4(k rowsKernel, out, q, rows unsafe.Pointer, stride uintptr, n int, q
 
 // lossyGeom describes where the codes and parameters of a row are.
 type lossyGeom struct {
-	k      *lossyKernels
-	kind   int
-	p      int     // groups per row (1 for FP8)
-	g      uintptr // values per group (d for FP8)
-	gb     uintptr // bytes per group (the row for FP8)
-	hdr    uintptr // bytes before a group's codes: 4 (Affine), 2 (FP8 row scale) or 0
-	bits   uintptr // bits per code
-	tscale uint32  // FP8 per-tensor scale bits (hdr 0)
+	k    *lossyKernels
+	p    int     // groups per row
+	g    uintptr // values per group
+	gb   uintptr // bytes per group
+	hdr  uintptr // bytes before a group's codes (its scale and zero; 0: none)
+	bits uintptr // bits per code
 }
-
-func (lg *lossyGeom) affine() bool { return lg.kind <= kindU8 }
 
 // codeOff returns the byte offset in a row of the code of column c (c a multiple of
 // 16).
@@ -141,16 +124,7 @@ func lossyGeomOf(c RowCodec, d int) (lossyGeom, bool) {
 		case 2:
 			k = &lossyU2
 		}
-		return lossyGeom{k: k, kind: c.Bits, p: d / g, g: uintptr(g), gb: uintptr(4 + g*c.Bits/8), hdr: 4, bits: uintptr(c.Bits)}, true
-	case FP8:
-		if c.Format != E5M2 {
-			return lossyGeom{}, false
-		}
-		lg := lossyGeom{k: &lossyE5M2, kind: kindE5M2, p: 1, g: uintptr(d), gb: uintptr(c.RowBytes(d)), hdr: 2, bits: 8}
-		if c.TensorScale != 0 {
-			lg.hdr, lg.tscale = 0, math.Float32bits(c.TensorScale)
-		}
-		return lg, true
+		return lossyGeom{k: k, p: d / g, g: uintptr(g), gb: uintptr(4 + g*c.Bits/8), hdr: 4, bits: uintptr(c.Bits)}, true
 	}
 	return lossyGeom{}, false
 }
@@ -166,20 +140,14 @@ func lossyBatch(room, perRow int) int {
 }
 
 // lossyParams fills the param table of rows 0..m-1 at sp (row i at i·stride): for
-// group k, tab[k·mm+i] = float32 bits of the group's scale and, Affine only,
-// tab[(p+k)·mm+i] = those of its zero. Rows m..⌈m/8⌉·8−1 repeat row m−1. tab holds
+// group k, tab[k·mm+i] = float32 bits of the group's scale and tab[(p+k)·mm+i] =
+// those of its zero. Rows m..⌈m/8⌉·8−1 repeat row m−1. tab holds
 // 2·p·mm values; mm is a multiple of 8 ≥ m.
 func lossyParams(lg *lossyGeom, tab []uint32, sp unsafe.Pointer, stride uintptr, m, mm int) {
 	p := lg.p
 	mr := (m + 7) &^ 7
 	_ = tab[2*p*mm-1]
-	if lg.tscale != 0 { // FP8 with a tensor scale: one scale for every row
-		for i := range mr {
-			tab[i] = lg.tscale
-		}
-		return
-	}
-	if lg.affine() && haveF16C {
+	if haveF16C {
 		affineParamsF16C(unsafe.Pointer(&tab[0]), sp, stride, m, mr, p, lg.gb, uintptr(4*p*mm), uintptr(4*mm))
 		return
 	}
@@ -190,18 +158,14 @@ func lossyParams(lg *lossyGeom, tab []uint32, sp unsafe.Pointer, stride uintptr,
 	low, sixteen := archsimd.BroadcastUint32x8(0xffff), archsimd.BroadcastUint32x8(16)
 	tp := unsafe.Pointer(&tab[0])
 	zoff := uintptr(4 * p * mm)
-	aff := lg.affine()
 	for i := 0; i < mr; i += 8 {
 		for k := range p {
-			// The words (scale | zero<<16; FP8: scale | two code bytes) of 8 rows put
-			// together in registers (a vector load of words just stored would wait
-			// for the stores).
+			// The words (scale | zero<<16) of 8 rows put together in registers (a
+			// vector load of words just stored would wait for the stores).
 			w := words8(unsafe.Add(sp, uintptr(k)*lg.gb), stride, i, m)
 			o := uintptr(4 * (k*mm + i))
 			st8(f16x8(w.And(low), em, sg, ex, ei, ie, mul), tp, o)
-			if aff {
-				st8(f16x8(w.ShiftRight(sixteen), em, sg, ex, ei, ie, mul), tp, zoff+o)
-			}
+			st8(f16x8(w.ShiftRight(sixteen), em, sg, ex, ei, ie, mul), tp, zoff+o)
 		}
 	}
 	archsimd.ClearAVXUpperBits()
@@ -221,9 +185,8 @@ func words8(p unsafe.Pointer, stride uintptr, i, m int) archsimd.Uint32x8 {
 	return v.SetLo(lo.AsUint32x4()).SetHi(hi.AsUint32x4())
 }
 
-// fusedDotRowsLossy is fusedDotRows for Affine and FP8 rows; see the top of this
-// file. tmp holds the query group sums (Affine) and the param table of a batch of
-// rows.
+// fusedDotRowsLossy is fusedDotRows for Affine rows; see the top of this file. tmp
+// holds the query group sums and the param table of a batch of rows.
 func fusedDotRowsLossy(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	lg, ok := lossyGeomOf(c, d)
 	if !ok || lg.k.rows4 == nil {
@@ -235,10 +198,7 @@ func fusedDotRowsLossy(c RowCodec, scores []float32, ld int, q []float32, g int,
 		return true
 	}
 	pp := (p + 3) &^ 3
-	nsq := 0
-	if lg.affine() {
-		nsq = g * pp
-	}
+	nsq := g * pp
 	mm := lossyBatch(len(tmp)-nsq-4, 2*p)
 	if mm == 0 {
 		return false
@@ -247,9 +207,7 @@ func fusedDotRowsLossy(c RowCodec, scores []float32, ld int, q []float32, g int,
 	// The kernels' outputs for rows or queries that are not all stored (in the
 	// scratch: a local array would escape through the kernels' function values).
 	t := (*[4]uint32)(f32Bits(tmp[len(tmp)-4:]))
-	if lg.affine() {
-		groupSums(sq, q, g, d, int(lg.g), pp)
-	}
+	groupSums(sq, q, g, d, int(lg.g), pp)
 	sb := f32Bits(scores)
 	sp, qp, tp := unsafe.Pointer(&src[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&tab[0])
 	ustride, stM := uintptr(stride), uintptr(4*mm)
@@ -258,9 +216,7 @@ func fusedDotRowsLossy(c RowCodec, scores []float32, ld int, q []float32, g int,
 		rows := unsafe.Add(sp, uintptr(i0)*ustride)
 		lossyParams(&lg, tab, rows, ustride, m, mm)
 		lossyDotRows(&lg, sb[i0:], ld, qp, g, d, unsafe.Add(rows, lg.hdr), ustride, m, tp, 4, stM, t)
-		if lg.affine() {
-			addZeroTerms(sb, ld, g, i0, m, sq, pp, tab[p*mm:], mm, p)
-		}
+		addZeroTerms(sb, ld, g, i0, m, sq, pp, tab[p*mm:], mm, p)
 	}
 	return true
 }
@@ -402,29 +358,7 @@ func unpackU8(p unsafe.Pointer) (x0, x1 archsimd.Float32x8) {
 	return bytes8(p, 0).AsInt32x8().ConvertToFloat32(), bytes8(p, 8).AsInt32x8().ConvertToFloat32()
 }
 
-func unpackE5M2(p unsafe.Pointer, mag, top, inf archsimd.Uint32x8, mul archsimd.Float32x8) (x0, x1 archsimd.Float32x8) {
-	return e5m2x8(p, mag, top, inf, mul), e5m2x8(unsafe.Add(p, 8), mag, top, inf, mul)
-}
-
-// e5m2x8 decodes the 8 E5M2 codes at p (unscaled): the magnitude bits shifted into
-// float32 position and multiplied by 2^112 (mul) as binary16 widens (exact for
-// subnormals too), exponent 31 (magnitudes above top = 0x7b) made Inf or NaN by
-// setting every exponent bit (inf), then the sign. It needs fewer constants than
-// f16x8 (register pressure in the kernels).
-func e5m2x8(p unsafe.Pointer, mag, top, inf archsimd.Uint32x8, mul archsimd.Float32x8) archsimd.Float32x8 {
-	h := bytes8(p, 0)
-	m := h.And(mag)
-	v := m.ShiftAllLeft(21).AsFloat32x8().Mul(mul).AsUint32x8()
-	v = v.Or(inf).Merge(v, m.AsInt32x8().Greater(top.AsInt32x8()))
-	return v.Or(h.AndNot(mag).ShiftAllLeft(24)).AsFloat32x8()
-}
-
-// e5m2Consts returns the constants of e5m2x8.
-func e5m2Consts() (mag, top, inf archsimd.Uint32x8, mul archsimd.Float32x8) {
-	return archsimd.BroadcastUint32x8(0x7f), archsimd.BroadcastUint32x8(0x7b), archsimd.BroadcastUint32x8(0x7f800000), bcast(0x77800000) // 2^112
-}
-
-// fusedAddRowsLossy is fusedAddRows for Affine and FP8 rows; see the top of this
+// fusedAddRowsLossy is fusedAddRows for Affine rows; see the top of this
 // file. tmp holds the param table and the scaled weights of a batch of rows.
 func fusedAddRowsLossy(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	lg, ok := lossyGeomOf(c, d)
@@ -493,7 +427,7 @@ func fusedAddRowsLossy(c RowCodec, acc, w []float32, ld, g int, src []byte, stri
 }
 
 // lossyWeights folds the row scales of rows i0..i0+m-1 into the weights, ws[(j·p+k)·mm
-// + i] = w[j·ld+i0+i]·s_ik, and, for Affine, adds the zero terms Σ_i w[j·ld+i0+i]·lo_ik
+// + i] = w[j·ld+i0+i]·s_ik, and adds the zero terms Σ_i w[j·ld+i0+i]·lo_ik
 // to every column of group k of acc_j. tab is the batch's param table.
 func lossyWeights(lg *lossyGeom, acc, w []float32, ld, g, i0, m int, tab []uint32, ws []float32, mm, d int) {
 	var wt [8]uint32 // zeroed here, before any vector code (see lossyParams)
@@ -517,12 +451,7 @@ func lossyWeights(lg *lossyGeom, acc, w []float32, ld, g, i0, m int, tab []uint3
 				}
 				o := uintptr(4 * (k*mm + i))
 				st8(wv.Mul(ld8(tp, o)), wsp, uintptr(4*((j*p+k)*mm+i)))
-				if lg.affine() {
-					b = wv.MulAdd(ld8(tp, zoff+o), b)
-				}
-			}
-			if !lg.affine() {
-				continue
+				b = wv.MulAdd(ld8(tp, zoff+o), b)
 			}
 			sum4(b, b, b, b).AsUint32x4().Store(&bt)
 			bv := bcast(bt[0])
@@ -643,57 +572,6 @@ func addU8Q1(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int) {
 	for i := uintptr(0); i < uintptr(4*n); i += 4 {
 		x0, x1 := unpackU8(unsafe.Add(cp0, co))
 		x2, x3 := unpackU8(unsafe.Add(cp1, co))
-		co += stride
-		v, u := bcast(*(*uint32)(unsafe.Add(w0, i))), bcast(*(*uint32)(unsafe.Add(w1, i)))
-		a0, a1, a2, a3 = x0.MulAdd(v, a0), x1.MulAdd(v, a1), x2.MulAdd(u, a2), x3.MulAdd(u, a3)
-	}
-	st8(a0, a, 0)
-	st8(a1, a, 32)
-	st8(a2, a, 64)
-	st8(a3, a, 96)
-	archsimd.ClearAVXUpperBits()
-}
-
-// addE5M2Q4 is addQ4 for FP8 E5M2 codes.
-//
-//go:noinline
-func addE5M2Q4(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int) {
-	a00, a01 := ld8(a0p, 0), ld8(a0p, 32)
-	a10, a11 := ld8(a1p, 0), ld8(a1p, 32)
-	a20, a21 := ld8(a2p, 0), ld8(a2p, 32)
-	a30, a31 := ld8(a3p, 0), ld8(a3p, 32)
-	mag, top, inf, mul := e5m2Consts()
-	co := uintptr(0) // of row i's codes (a pointer stepped past the last row would leave its allocation)
-	for i := uintptr(0); i < uintptr(4*n); i += 4 {
-		x0, x1 := unpackE5M2(unsafe.Add(cp, co), mag, top, inf, mul)
-		co += stride
-		a00, a01 = bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x0, a00), bcast(*(*uint32)(unsafe.Add(w0, i))).MulAdd(x1, a01)
-		a10, a11 = bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x0, a10), bcast(*(*uint32)(unsafe.Add(w1, i))).MulAdd(x1, a11)
-		a20, a21 = bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x0, a20), bcast(*(*uint32)(unsafe.Add(w2, i))).MulAdd(x1, a21)
-		a30, a31 = bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x0, a30), bcast(*(*uint32)(unsafe.Add(w3, i))).MulAdd(x1, a31)
-	}
-	// A repeated query's accumulators hold the same sums: any store order is right.
-	st8(a30, a3p, 0)
-	st8(a31, a3p, 32)
-	st8(a20, a2p, 0)
-	st8(a21, a2p, 32)
-	st8(a10, a1p, 0)
-	st8(a11, a1p, 32)
-	st8(a00, a0p, 0)
-	st8(a01, a0p, 32)
-	archsimd.ClearAVXUpperBits()
-}
-
-// addE5M2Q1 is addQ1 for FP8 E5M2 codes.
-//
-//go:noinline
-func addE5M2Q1(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int) {
-	a0, a1, a2, a3 := ld8(a, 0), ld8(a, 32), ld8(a, 64), ld8(a, 96)
-	mag, top, inf, mul := e5m2Consts()
-	co := uintptr(0) // as in addE5M2Q4
-	for i := uintptr(0); i < uintptr(4*n); i += 4 {
-		x0, x1 := unpackE5M2(unsafe.Add(cp0, co), mag, top, inf, mul)
-		x2, x3 := unpackE5M2(unsafe.Add(cp1, co), mag, top, inf, mul)
 		co += stride
 		v, u := bcast(*(*uint32)(unsafe.Add(w0, i))), bcast(*(*uint32)(unsafe.Add(w1, i)))
 		a0, a1, a2, a3 = x0.MulAdd(v, a0), x1.MulAdd(v, a1), x2.MulAdd(u, a2), x3.MulAdd(u, a3)

@@ -439,7 +439,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 	if d%16 != 0 {
 		return false
 	}
-	switch c.(type) {
+	switch c := c.(type) {
 	case F32:
 		if stride%4 != 0 {
 			return false
@@ -460,7 +460,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 		}
 	case FP8:
 		// Without F16C, FP8 rows go through tiles.
-		return haveF16C && dotFP8Rows(c.(FP8), scores, ld, q, g, src, stride, n, d)
+		return haveF16C && dotFP8Rows(c, scores, ld, q, g, src, stride, n, d)
 	default:
 		return fusedDotRowsLossy(c, scores, ld, q, g, src, stride, n, d, tmp)
 	}
@@ -475,7 +475,7 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 	if d%16 != 0 {
 		return false
 	}
-	switch c.(type) {
+	switch c := c.(type) {
 	case F32:
 		if stride%4 != 0 {
 			return false
@@ -508,7 +508,7 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 			addRowsFused(addInt8Q4, addInt8Q1x64, addInt8Q1x16, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g, unsafe.Pointer(&src[i0*stride+2]), stride, m, d, 1)
 		}
 	case FP8:
-		return haveF16C && addFP8Rows(c.(FP8), acc, w, ld, g, src, stride, n, d, tmp)
+		return haveF16C && addFP8Rows(c, acc, w, ld, g, src, stride, n, d, tmp)
 	default:
 		return fusedAddRowsLossy(c, acc, w, ld, g, src, stride, n, d, tmp)
 	}
