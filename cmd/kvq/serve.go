@@ -31,6 +31,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	modelPath := fs.String("model", "", "GGUF model file (default: built-in stories260K)")
 	cacheSpec := fs.String("cache", "f16", "KV cache spec, e.g. f16, q8, kivi4/kivi2")
 	cacheLayers := fs.String("cache-layers", "", "per-layer cache overrides, e.g. 0,-1=f16")
+	blockTokens := fs.Int("block-tokens", 0, "tokens per cache block (0: the cache's default, 64); smaller blocks cache shorter shared prefixes and waste less per sequence, larger ones make attention faster")
 	var budget byteSize
 	fs.Var(&budget, "kv-budget", "KV cache byte budget, e.g. 512MiB (required; 0 means unlimited)")
 	host := fs.String("host", "127.0.0.1", "address to listen on (loopback by default; 0.0.0.0 for every interface)")
@@ -107,6 +108,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	cfg.BudgetBytes = int64(budget)
+	cfg.BlockTokens = *blockTokens
 	c, err := kv.New(cfg)
 	if err != nil {
 		srv.Shutdown(context.Background())
@@ -117,7 +119,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	addr := ln.Addr().String()
-	log.Info("serving", "addr", "http://"+addr, "model", srv.ModelName(), "cache", *cacheSpec, "kv_budget", fmtBytes(int64(budget)),
+	log.Info("serving", "addr", "http://"+addr, "model", srv.ModelName(), "cache", *cacheSpec, "kv_budget", fmtBytes(int64(budget)), "block_tokens", c.Config().BlockTokens,
 		"chat_format", srv.ChatFormat().String(), "auth", *apiKey != "", "load_time", time.Since(t0).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "kvq serve: listening on http://%s (model %s)\n", addr, srv.ModelName())
 
