@@ -622,12 +622,12 @@ func dotChannelAVX2(c Channel, scores []float32, ld int, q []float32, g int, blo
 	sb := f32Bits(scores)
 	rows := unsafe.Pointer(&block[4*d+i0*rb])
 	if g <= 2 && m >= 4 && k.rowsPlain != nil {
-		for j := range g {
-			rowsBy4(k.rowsPlain, unsafe.Pointer(&scores[j*ld]), unsafe.Pointer(&qs[j*d]), rows, uintptr(rb), m, nil, 1, uintptr(d), uintptr(rb))
+		for j := range g { // the kernel adds the zero term b_j
+			rowsBy4(k.rowsPlain, unsafe.Pointer(&scores[j*ld]), unsafe.Pointer(&qs[j*d]), rows, uintptr(rb), m, unsafe.Pointer(&b[j]), 1, uintptr(d), uintptr(rb))
 		}
-	} else {
-		lossyDotRows(&lg, sb, ld, unsafe.Pointer(&qs[0]), g, d, rows, uintptr(rb), m, unsafe.Pointer(&onesF32), 0, 0, out)
+		return true
 	}
+	lossyDotRows(&lg, sb, ld, unsafe.Pointer(&qs[0]), g, d, rows, uintptr(rb), m, unsafe.Pointer(&onesF32), 0, 0, out)
 	for j := range g { // the vector state is clean after the kernels
 		bj := math.Float32frombits(b[j])
 		row := scores[j*ld:][:m]

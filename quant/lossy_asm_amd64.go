@@ -86,8 +86,8 @@ func dotU4RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe
 func dotU2RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
 
 // dotU4RowsPlain is dotU4RowsInl for code rows with no parameters (KIVI key blocks,
-// whose scales are in the query and zeros added by the caller): plain dots of the
-// query with the codes; qs is not read.
+// whose scales are in the query): the plain dot of the query with the codes plus the
+// float32 at qs (the block's zero term) for each row.
 //
 //go:noescape
 func dotU4RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)

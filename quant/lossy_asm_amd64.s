@@ -102,6 +102,17 @@ GLOBL sh2hi<>(SB), RODATA|NOPTR, $32
 	VADDPS       X1, X0, X0 \
 	VMOVUPS      X0, (DI)
 
+// ROWS4OUTB is ROWS4OUT with the float32 at (R12) added to each sum.
+#define ROWS4OUTB \
+	VHADDPS      Y1, Y0, Y0 \
+	VHADDPS      Y3, Y2, Y2 \
+	VHADDPS      Y2, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS       X1, X0, X0 \
+	VBROADCASTSS (R12), X1  \
+	VADDPS       X1, X0, X0 \
+	VMOVUPS      X0, (DI)
+
 #define ZERO8 \
 	VXORPS Y4, Y4, Y4    \
 	VXORPS Y5, Y5, Y5    \
@@ -202,8 +213,8 @@ GLOBL sh2hi<>(SB), RODATA|NOPTR, $32
 	VXORPS Y3, Y3, Y3
 
 // SPANU4 is the body of the one-query span kernels of 4-bit codes (dotU4RowsInl and
-// dotU4RowsPlain): blocks of four rows, END closing each group.
-#define SPANU4(END) \
+// dotU4RowsPlain): blocks of four rows, END closing each group and OUT storing each block's sums.
+#define SPANU4(END, OUT) \
 block: \
 	INLBLOCK \
 group: \
@@ -226,7 +237,7 @@ loop: \
 	LEAQ (SI)(BX*8), SI \
 	END \
 	JNZ  group \
-	ROWS4OUT \
+	OUT \
 	ADDQ $16, DI \
 	LEAQ (R15)(DX*4), R15 \
 	DECQ R13 \
@@ -236,8 +247,8 @@ loop: \
 
 // SPAN16 is the body of the one-query span kernels that read 16 codes of a row per
 // step with ROW (U2ROWAT, U8ROWAT), STEP code bytes (dotU2RowsInl, dotU2RowsPlain,
-// dotU8RowsInl, dotU8RowsPlain): blocks of four rows, END closing each group.
-#define SPAN16(ROW, STEP, END) \
+// dotU8RowsInl, dotU8RowsPlain): blocks of four rows, END closing each group and OUT storing each block's sums.
+#define SPAN16(ROW, STEP, END, OUT) \
 block: \
 	INLBLOCK \
 group: \
@@ -256,7 +267,7 @@ loop: \
 	JB      loop \
 	END \
 	JNZ group \
-	ROWS4OUT \
+	OUT \
 	ADDQ $16, DI \
 	LEAQ (R15)(DX*4), R15 \
 	DECQ R13 \
@@ -947,35 +958,35 @@ a2q4store:
 TEXT ·dotU4RowsInl(SB), NOSPLIT, $0-72
 	INLARGS
 	SHRQ $1, BX // code bytes of a group
-	SPANU4(ROWS4INL)
+	SPANU4(ROWS4INL, ROWS4OUT)
 
 // func dotU4RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU4RowsPlain(SB), NOSPLIT, $0-72
 	INLARGS
 	SHRQ $1, BX // code bytes of a group
-	SPANU4(ROWS4SUM)
+	SPANU4(ROWS4SUM, ROWS4OUTB)
 
 // func dotU2RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU2RowsInl(SB), NOSPLIT, $0-72
 	INLARGS
 	SHRQ $2, BX // code bytes of a group
-	SPAN16(U2ROWAT, $4, ROWS4INL)
+	SPAN16(U2ROWAT, $4, ROWS4INL, ROWS4OUT)
 
 // func dotU2RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU2RowsPlain(SB), NOSPLIT, $0-72
 	INLARGS
 	SHRQ $2, BX // code bytes of a group
-	SPAN16(U2ROWAT, $4, ROWS4SUM)
+	SPAN16(U2ROWAT, $4, ROWS4SUM, ROWS4OUTB)
 
 // func dotU8RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU8RowsInl(SB), NOSPLIT, $0-72
 	INLARGS
-	SPAN16(U8ROWAT, $16, ROWS4INL)
+	SPAN16(U8ROWAT, $16, ROWS4INL, ROWS4OUT)
 
 // func dotU8RowsPlain(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU8RowsPlain(SB), NOSPLIT, $0-72
 	INLARGS
-	SPAN16(U8ROWAT, $16, ROWS4SUM)
+	SPAN16(U8ROWAT, $16, ROWS4SUM, ROWS4OUTB)
 
 // func affineParamsF16C(tab, rows unsafe.Pointer, stride uintptr, m, mr, p int, gb, zoff, kstep uintptr)
 TEXT ·affineParamsF16C(SB), NOSPLIT, $0-72
