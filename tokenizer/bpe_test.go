@@ -89,9 +89,7 @@ func testGPT2Vocab() Vocab {
 		"! !",       // 12
 		"Ġworld !!", // 13: never applies, the pre-tokenizer separates the parts
 	}
-	for _, m := range []string{"ll", "he", "hell", "Ġw", "or", "Ġwor", "hello", "Ġworl", "Ġworld", "'s", "12", "Ġ1", "!!", "Ġworld!!"} {
-		v.Tokens = append(v.Tokens, m)
-	}
+	v.Tokens = append(v.Tokens, "ll", "he", "hell", "Ġw", "or", "Ġwor", "hello", "Ġworl", "Ġworld", "'s", "12", "Ġ1", "!!", "Ġworld!!")
 	v.Tokens = append(v.Tokens, "<|endoftext|>")
 	v.EOS = int32(len(v.Tokens) - 1)
 	v.BOS = v.EOS
