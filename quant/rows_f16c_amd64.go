@@ -74,7 +74,7 @@ func addInt8Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr,
 
 // addInt8RowsF16C is fusedAddRows for Int8 rows on CPUs with F16C: groups of four
 // queries through addInt8Q4F16C, the rows' scales folded into their weights in tmp
-// first (foldInt8Scales, m rows at a time); the queries left over through addInt8Q1x64F16C (then
+// first (foldRowScales, m rows at a time); the queries left over through addInt8Q1x64F16C (then
 // addInt8Q1x16F16C), which fold the scales themselves. It reports false, having done
 // nothing, when tmp cannot hold the weights of four queries.
 func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
@@ -90,7 +90,7 @@ func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, 
 			m := min(step, n-i0)
 			ws := tmp[:g4*m]
 			_ = w[(g4-1)*ld+i0+m-1]
-			foldInt8Scales(unsafe.Pointer(&ws[0]), unsafe.Pointer(&w[i0]), uintptr(4*ld), unsafe.Add(sp, i0*stride), us, m, g4)
+			foldRowScales(unsafe.Pointer(&ws[0]), unsafe.Pointer(&w[i0]), uintptr(4*ld), unsafe.Add(sp, i0*stride), us, m, g4, 1)
 			// g4 queries: addRowsFused runs only its four-query kernel.
 			addRowsFused(addInt8Q4F16C, nil, nil, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g4, unsafe.Add(sp, i0*stride+2), stride, m, d, 1)
 		}
@@ -107,10 +107,3 @@ func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, 
 	}
 	return true
 }
-
-// foldInt8Scales writes ws[j·m + i] = w[j·wld/4 + i]·s_i for rows i < m and queries
-// j < nq (nq ≥ 1), s_i being the f16 scale at src + i·stride (wld in bytes): the Int8
-// rows' scales folded into the weights of addInt8Q4F16C.
-//
-//go:noescape
-func foldInt8Scales(ws, w unsafe.Pointer, wld uintptr, src unsafe.Pointer, stride uintptr, m, nq int)

@@ -48,7 +48,7 @@ var (
 		addE5M2Q1x64F16C, addE5M2Q1x16F16C, addE5M2Q1x64TF16C, addE5M2Q1x16TF16C, 1}
 )
 
-// f16One is the binary16 1.0: the scale source of tensor-scale rows in foldFP8Scales.
+// f16One is the binary16 1.0: the scale source of tensor-scale rows in foldRowScales.
 var f16One = [2]byte{0x00, 0x3c}
 
 // fp8Geom returns the kernels of rows of c (validated), the bytes before a row's
@@ -88,13 +88,13 @@ func dotFP8Rows(c FP8, scores []float32, ld int, q []float32, g int, src []byte,
 // fp8FoldRows is the most rows addFP8Rows folds the scales of before the four-query
 // kernel adds them: folding reads each row's first bytes and the kernel then passes
 // over the batch d/16 times, all of it in L1 (with 2048 rows per batch, each row
-// came from memory at least twice: foldFP8Scales took 16% of fp8e4m3 decode at 4k
+// came from memory at least twice: foldRowScales took 16% of fp8e4m3 decode at 4k
 // context).
 const fp8FoldRows = 64
 
 // addFP8Rows is fusedAddRows for FP8 rows with d a multiple of 16, on CPUs with
 // F16C: groups of four queries through the add*Q4 kernel, the weights of a batch of
-// rows times their scales (and the format's unit) in tmp first (foldFP8Scales); the
+// rows times their scales (and the format's unit) in tmp first (foldRowScales); the
 // queries left over through the add*Q1 kernels, which fold the scales themselves. It
 // reports false, having done nothing, when tmp cannot hold the weights of four
 // queries, or for the shapes fp8Geom leaves to tiles.
@@ -117,7 +117,7 @@ func addFP8Rows(c FP8, acc, w []float32, ld, g int, src []byte, stride, n, d int
 			if hdr == 0 {
 				sc, ss = unsafe.Pointer(&f16One), 0
 			}
-			foldFP8Scales(unsafe.Pointer(&ws[0]), unsafe.Pointer(&w[i0]), uintptr(4*ld), sc, ss, m, g4, mul)
+			foldRowScales(unsafe.Pointer(&ws[0]), unsafe.Pointer(&w[i0]), uintptr(4*ld), sc, ss, m, g4, mul)
 			// g4 queries: addRowsFused runs only its four-query kernel.
 			addRowsFused(k.addQ4, nil, nil, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g4, unsafe.Add(rows, hdr), stride, m, d, 1)
 		}
@@ -220,9 +220,10 @@ func addE4M3Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr,
 //go:noescape
 func addE5M2Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
 
-// foldFP8Scales writes ws[j·m + i] = w[j·wld/4 + i]·(s_i·mul) for rows i < m and
+// foldRowScales writes ws[j·m + i] = w[j·wld/4 + i]·(s_i·mul) for rows i < m and
 // queries j < nq (nq ≥ 1), s_i being the f16 at src + i·stride (wld in bytes; stride
-// 0: one scale for every row).
+// 0: one scale for every row): the row scales of Int8 (mul 1) and FP8 rows folded
+// into the weights of their four-query add kernels.
 //
 //go:noescape
-func foldFP8Scales(ws, w unsafe.Pointer, wld uintptr, src unsafe.Pointer, stride uintptr, m, nq int, mul float32)
+func foldRowScales(ws, w unsafe.Pointer, wld uintptr, src unsafe.Pointer, stride uintptr, m, nq int, mul float32)

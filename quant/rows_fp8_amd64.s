@@ -40,6 +40,17 @@
 	VCVTPH2PS    xl, yl; \
 	VCVTPH2PS    xh, yh
 
+// Q1ARGS loads the arguments of the add*Q1x* kernels: DI acc, SI w, R8 src, R12
+// stride, R13 n, R9 so, X13 mul.
+#define Q1ARGS \
+	MOVQ         acc+0(FP), DI      \
+	MOVQ         w+8(FP), SI        \
+	MOVQ         src+16(FP), R8     \
+	MOVQ         stride+24(FP), R12 \
+	MOVQ         n+32(FP), R13      \
+	MOVQ         so+40(FP), R9      \
+	VBROADCASTSS mul+48(FP), X13
+
 // DOT_R4(CVT) is the body of dot*R4: DI out, SI q, R8 the first codes of the first
 // group, R9..R11 the offsets of its other rows, R12 the step between groups, R13
 // the groups, R14 d, R15 the header bytes (2: each row's f16 scale precedes its
@@ -338,97 +349,49 @@ a16done: \
 
 // func addE4M3Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
 TEXT ·addE4M3Q1x64F16C(SB), NOSPLIT, $0-52
-	MOVQ         acc+0(FP), DI
-	MOVQ         w+8(FP), SI
-	MOVQ         src+16(FP), R8
-	MOVQ         stride+24(FP), R12
-	MOVQ         n+32(FP), R13
-	MOVQ         so+40(FP), R9
-	VBROADCASTSS mul+48(FP), X13
+	Q1ARGS
 	ADD_Q1X64(E4M3x16, WROW)
 	RET
 
 // func addE4M3Q1x64TF16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
 TEXT ·addE4M3Q1x64TF16C(SB), NOSPLIT, $0-52
-	MOVQ         acc+0(FP), DI
-	MOVQ         w+8(FP), SI
-	MOVQ         src+16(FP), R8
-	MOVQ         stride+24(FP), R12
-	MOVQ         n+32(FP), R13
-	MOVQ         so+40(FP), R9
-	VBROADCASTSS mul+48(FP), X13
+	Q1ARGS
 	ADD_Q1X64(E4M3x16, WTENSOR)
 	RET
 
 // func addE4M3Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
 TEXT ·addE4M3Q1x16F16C(SB), NOSPLIT, $0-52
-	MOVQ         acc+0(FP), DI
-	MOVQ         w+8(FP), SI
-	MOVQ         src+16(FP), R8
-	MOVQ         stride+24(FP), R12
-	MOVQ         n+32(FP), R13
-	MOVQ         so+40(FP), R9
-	VBROADCASTSS mul+48(FP), X13
+	Q1ARGS
 	ADD_Q1X16(E4M3x16, WROW)
 	RET
 
 // func addE4M3Q1x16TF16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
 TEXT ·addE4M3Q1x16TF16C(SB), NOSPLIT, $0-52
-	MOVQ         acc+0(FP), DI
-	MOVQ         w+8(FP), SI
-	MOVQ         src+16(FP), R8
-	MOVQ         stride+24(FP), R12
-	MOVQ         n+32(FP), R13
-	MOVQ         so+40(FP), R9
-	VBROADCASTSS mul+48(FP), X13
+	Q1ARGS
 	ADD_Q1X16(E4M3x16, WTENSOR)
 	RET
 
 // func addE5M2Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
 TEXT ·addE5M2Q1x64F16C(SB), NOSPLIT, $0-52
-	MOVQ         acc+0(FP), DI
-	MOVQ         w+8(FP), SI
-	MOVQ         src+16(FP), R8
-	MOVQ         stride+24(FP), R12
-	MOVQ         n+32(FP), R13
-	MOVQ         so+40(FP), R9
-	VBROADCASTSS mul+48(FP), X13
+	Q1ARGS
 	ADD_Q1X64(E5M2x16, WROW)
 	RET
 
 // func addE5M2Q1x64TF16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
 TEXT ·addE5M2Q1x64TF16C(SB), NOSPLIT, $0-52
-	MOVQ         acc+0(FP), DI
-	MOVQ         w+8(FP), SI
-	MOVQ         src+16(FP), R8
-	MOVQ         stride+24(FP), R12
-	MOVQ         n+32(FP), R13
-	MOVQ         so+40(FP), R9
-	VBROADCASTSS mul+48(FP), X13
+	Q1ARGS
 	ADD_Q1X64(E5M2x16, WTENSOR)
 	RET
 
 // func addE5M2Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
 TEXT ·addE5M2Q1x16F16C(SB), NOSPLIT, $0-52
-	MOVQ         acc+0(FP), DI
-	MOVQ         w+8(FP), SI
-	MOVQ         src+16(FP), R8
-	MOVQ         stride+24(FP), R12
-	MOVQ         n+32(FP), R13
-	MOVQ         so+40(FP), R9
-	VBROADCASTSS mul+48(FP), X13
+	Q1ARGS
 	ADD_Q1X16(E5M2x16, WROW)
 	RET
 
 // func addE5M2Q1x16TF16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
 TEXT ·addE5M2Q1x16TF16C(SB), NOSPLIT, $0-52
-	MOVQ         acc+0(FP), DI
-	MOVQ         w+8(FP), SI
-	MOVQ         src+16(FP), R8
-	MOVQ         stride+24(FP), R12
-	MOVQ         n+32(FP), R13
-	MOVQ         so+40(FP), R9
-	VBROADCASTSS mul+48(FP), X13
+	Q1ARGS
 	ADD_Q1X16(E5M2x16, WTENSOR)
 	RET
 
@@ -513,11 +476,11 @@ TEXT ·addE5M2Q4F16C(SB), NOSPLIT, $0-56
 	ADD_Q4(E5M2x16)
 	RET
 
-// func foldFP8Scales(ws, w unsafe.Pointer, wld uintptr, src unsafe.Pointer, stride uintptr, m, nq int, mul float32)
+// func foldRowScales(ws, w unsafe.Pointer, wld uintptr, src unsafe.Pointer, stride uintptr, m, nq int, mul float32)
 // ws[j·m + i] = w[j·wld/4 + i]·(s_i·mul) for i < m, j < nq, s_i the f16 at
 // src + i·stride: foldInt8Scales with the multiplier; eight rows' scales widened at
 // once, the last m mod 8 rows one at a time.
-TEXT ·foldFP8Scales(SB), NOSPLIT, $0-60
+TEXT ·foldRowScales(SB), NOSPLIT, $0-60
 	MOVQ         ws+0(FP), DI
 	MOVQ         w+8(FP), SI
 	MOVQ         wld+16(FP), R9
