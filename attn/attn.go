@@ -439,8 +439,8 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 }
 
 // batchTokens is the most tokens whose scores one online-softmax update covers (a
-// longer span is one batch of its own): spans are often a cache block of 16
-// tokens, and a softmax update per block and head cost more than its scores.
+// longer span is one batch of its own): spans are often one cache block (16 to 64
+// tokens), and a softmax update per block and head cost more than its scores.
 const batchTokens = 256
 
 // scoreFloats bounds the scores runChunk keeps for the KV heads it runs span by span
