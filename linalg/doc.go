@@ -57,7 +57,6 @@
 // memory order in shrinking runs, the kernels' prefetching running on from one run into
 // the next; a thread done with its share takes runs from the end of another's, so a thread
 // slowed by other load is caught up (workpool.ForRuns). Prefill chunks are claimed one at a
-// time. MatMulMany runs several products that share their input in one dispatch. Warm lets
-// an idle helper read the next products' weights into the caches while the caller runs
-// serial code. All functions are safe for concurrent use.
+// time. MatMulMany runs several products that share their input in one dispatch. All
+// functions are safe for concurrent use.
 package linalg

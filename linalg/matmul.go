@@ -100,7 +100,6 @@ func checkProduct(name string, out []float32, w Matrix, x []float32, n int) erro
 }
 
 func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) error {
-	signalWarm() // the helpers are needed here
 	needQ, needSums, needTile, needI, needTileSums := false, false, false, false, false
 	for j, w := range ws {
 		if err := checkProduct(name, outs[j], w, x, n); err != nil {

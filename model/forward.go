@@ -202,9 +202,6 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 
 	cfg := &m.Config
 	ws := &m.ws
-	// Warm reads the weights in the background: none of it may outlive the call
-	// (the model may be closed after it).
-	defer linalg.StopWarm()
 	qd, kvd := cfg.Heads*cfg.HeadDim, cfg.KVDim()
 	// One arena: the residual x and the normalized xb, then the attention buffers
 	// q, k, v, att, which the FFN's hb, hb2 overlay (a layer's attention is done,
@@ -260,9 +257,6 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 				m.rope(ws.k[r*kvd+h*cfg.HeadDim:r*kvd+(h+1)*cfg.HeadDim], cs, sn)
 			}
 		}
-		// Attention over a short history runs on this goroutine alone: meanwhile an
-		// idle helper reads the next products' weights into the caches.
-		linalg.Warm(ly.wo, ly.wGate, ly.wUp)
 		if err := m.attendPieces(c, li, pieces); err != nil {
 			return err
 		}

@@ -51,14 +51,12 @@ func init() { pool.jobs = make(chan *job, 256) }
 
 // job is one parallel loop: items 0..n-1 of fn, claimed one at a time by the caller
 // and by whichever helpers pick the job up; or, for ForRuns, runs of items from the
-// workers' shares; or, for Idle, one background call. A helper that arrives after
+// workers' shares. A helper that arrives after
 // the last item was claimed does nothing, so the caller never waits for a helper to
 // start.
 type job struct {
 	fn       func(i int)
-	runs     func(i0, i1 int)       // ForRuns
-	idle     func(stop func() bool) // Idle
-	gen      uint64                 // Idle: loops started before the job was posted
+	runs     func(i0, i1 int) // ForRuns
 	n        int32
 	next     atomic.Int32
 	joined   atomic.Int32  // ForRuns: helpers that took the job
@@ -79,20 +77,17 @@ type share struct {
 }
 
 func (j *job) run(w int) {
-	switch {
-	case j.idle != nil:
-		j.idle(func() bool { return loops.Load() != j.gen })
-	case j.runs != nil:
+	if j.runs != nil {
 		j.runShares(w)
-	default:
-		for {
-			i := j.next.Add(1) - 1
-			if i >= j.n {
-				return
-			}
-			j.fn(int(i))
-			j.done(1)
+		return
+	}
+	for {
+		i := j.next.Add(1) - 1
+		if i >= j.n {
+			return
 		}
+		j.fn(int(i))
+		j.done(1)
 	}
 }
 
@@ -186,10 +181,6 @@ func poll(d time.Duration) *job {
 	}
 }
 
-// loops counts the parallel loops started (For and ForRuns calls that use
-// helpers); an Idle job stops when it changes.
-var loops atomic.Uint64
-
 // For calls fn(i) for every i in [0, n) on up to workers goroutines, the caller
 // included, and returns when all calls have returned. The calls must be
 // independent. workers ≤ 1 runs every call on the caller. For may be called
@@ -247,7 +238,6 @@ func ForRuns(workers, n int, fn func(i0, i1 int)) {
 
 // start offers j to workers-1 helpers, starting helpers as needed.
 func start(j *job, workers, n int) {
-	loops.Add(1)
 	pool.mu.Lock()
 	for pool.started < workers-1 {
 		pool.started++
@@ -278,31 +268,4 @@ func wait(j *job) {
 		}
 	}
 	<-j.finished
-}
-
-// Idle offers fn to a helper that is polling for work, to run in the background
-// while the caller goes on, and reports whether it was offered (not when helpers
-// park at once, SetSpin(0), or have never been started). fn must return soon after
-// stop() reports true, which it does from the next For or ForRuns call on (of any
-// caller): background work never delays a parallel loop by more than one poll of
-// stop. Use it to do, on a CPU that would otherwise wait, work that makes later loops
-// faster, like reading the next loops' data into the caches while the caller runs
-// serial code.
-func Idle(fn func(stop func() bool)) bool {
-	if spin.Load() == 0 {
-		return false
-	}
-	pool.mu.Lock()
-	started := pool.started
-	pool.mu.Unlock()
-	if started == 0 {
-		return false
-	}
-	j := &job{idle: fn, gen: loops.Load()}
-	select {
-	case pool.jobs <- j:
-		return true
-	default:
-		return false
-	}
 }

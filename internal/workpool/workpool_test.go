@@ -166,43 +166,6 @@ func TestForRunsConcurrentAndNested(t *testing.T) {
 	}
 }
 
-// An Idle job runs on a polling helper and is told to stop by the next loop.
-func TestIdleStopsAtNextLoop(t *testing.T) {
-	defer SetSpin(SetSpin(0))
-	For(2, 2, func(int) {}) // helpers started
-	if Idle(func(func() bool) { t.Error("Idle ran a job with polling off") }) {
-		t.Fatal("Idle offered a job with SetSpin(0)")
-	}
-	SetSpin(100 * time.Millisecond)
-	drain(t)
-	For(2, 2, func(int) {}) // a helper is polling now
-	started, stopped := make(chan struct{}), make(chan struct{})
-	if !Idle(func(stop func() bool) {
-		close(started)
-		for !stop() {
-			time.Sleep(10 * time.Microsecond)
-		}
-		close(stopped)
-	}) {
-		t.Fatal("Idle did not offer its job to a polling helper")
-	}
-	select {
-	case <-started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the Idle job did not start")
-	}
-	var ran atomic.Int32
-	For(2, 4, func(int) { ran.Add(1) })
-	select {
-	case <-stopped:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the Idle job was not stopped by the next loop")
-	}
-	if ran.Load() != 4 {
-		t.Fatalf("the loop ran %d of 4 items", ran.Load())
-	}
-}
-
 // drain waits until the helpers have taken every job offered so far (the loops of
 // earlier tests leave jobs whose items their callers did): a job is offered to
 // helpers only while the queue has room.
