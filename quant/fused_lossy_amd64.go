@@ -53,12 +53,12 @@ import (
 //     first 16 columns with weights at w0 and codes at cp0 + i·stride, the next 16
 //     with weights at w1 and codes at cp1 + i·stride (two groups of 16).
 type lossyKernels struct {
-	// rowsInl, when not nil, scores blocks of four rows for one query reading the
-	// group parameters from the rows (dotU4RowsInl), with no param table; rowsPlain
-	// does so for rows without parameters (KIVI key blocks, dotU4RowsPlain).
+	// rowsInl scores blocks of four rows for one query reading the group
+	// parameters from the rows (dotU4RowsInl), with no param table; rowsPlain does
+	// so for rows without parameters (KIVI key blocks, dotU4RowsPlain).
 	rowsInl, rowsPlain rowsKernel
-	// addQ1Inl, when not nil, adds 32 columns of one group for one query, reading
-	// the group parameters from the rows (addU4Q1Inl).
+	// addQ1Inl adds 32 columns of one group for one query, reading the group
+	// parameters from the rows (addU4Q1Inl).
 	addQ1Inl func(a, w, hp, cp unsafe.Pointer, stride uintptr, n int)
 	rows4    func(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
 	q4       func(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr)
@@ -189,11 +189,11 @@ func words8(p unsafe.Pointer, stride uintptr, i, m int) archsimd.Uint32x8 {
 // holds the query group sums and the param table of a batch of rows.
 func fusedDotRowsLossy(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	lg, ok := lossyGeomOf(c, d)
-	if !ok || lg.k.rows4 == nil {
+	if !ok {
 		return false
 	}
 	p := lg.p
-	if g <= 2 && n >= 4 && lg.k.rowsInl != nil && haveF16C && len(tmp) >= g*p*8 {
+	if g <= 2 && n >= 4 && haveF16C && len(tmp) >= g*p*8 {
 		dotRowsInl(&lg, scores, ld, q, g, src, stride, n, d, tmp[:g*p*8])
 		return true
 	}
@@ -362,11 +362,11 @@ func unpackU8(p unsafe.Pointer) (x0, x1 archsimd.Float32x8) {
 // file. tmp holds the param table and the scaled weights of a batch of rows.
 func fusedAddRowsLossy(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	lg, ok := lossyGeomOf(c, d)
-	if !ok || lg.k.addQ4 == nil {
+	if !ok {
 		return false
 	}
 	p := lg.p
-	if g <= 2 && lg.k.addQ1Inl != nil && lg.g%32 == 0 && haveF16C {
+	if g <= 2 && lg.g%32 == 0 && haveF16C {
 		// One or two queries, 32-column chunks within one group each: the kernel reads
 		// the group parameters itself.
 		sp, ap, us := unsafe.Pointer(&src[0]), unsafe.Pointer(&acc[0]), uintptr(stride)
@@ -621,7 +621,7 @@ func dotChannelAVX2(c Channel, scores []float32, ld int, q []float32, g int, blo
 	m := i1 - i0
 	sb := f32Bits(scores)
 	rows := unsafe.Pointer(&block[4*d+i0*rb])
-	if g <= 2 && m >= 4 && k.rowsPlain != nil {
+	if g <= 2 && m >= 4 {
 		for j := range g { // the kernel adds the zero term b_j
 			rowsBy4(k.rowsPlain, unsafe.Pointer(&scores[j*ld]), unsafe.Pointer(&qs[j*d]), rows, uintptr(rb), m, unsafe.Pointer(&b[j]), 1, uintptr(d), uintptr(rb))
 		}
