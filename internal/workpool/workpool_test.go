@@ -27,30 +27,44 @@ func TestForEveryItemOnce(t *testing.T) {
 }
 
 // Concurrent callers and a loop started from inside another loop's item must all
-// complete (the caller does the items no helper takes).
-func TestForConcurrentAndNested(t *testing.T) {
-	var wg sync.WaitGroup
-	var total atomic.Int64
-	for c := 0; c < 8; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := 0; r < 50; r++ {
-				For(3, 4, func(i int) {
-					For(2, 3, func(k int) { total.Add(1) })
-				})
+// complete (the caller does the items no helper takes), with For and with ForRuns.
+func TestConcurrentAndNested(t *testing.T) {
+	forRuns := func(workers, n int, fn func(i int)) {
+		ForRuns(workers, n, func(i0, i1 int) {
+			for i := i0; i < i1; i++ {
+				fn(i)
 			}
-		}()
+		})
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("nested/concurrent loops did not complete")
-	}
-	if got, want := total.Load(), int64(8*50*4*3); got != want {
-		t.Fatalf("ran %d inner items, want %d", got, want)
+	for _, l := range []struct {
+		name string
+		loop func(workers, n int, fn func(i int))
+	}{{"For", For}, {"ForRuns", forRuns}} {
+		t.Run(l.name, func(t *testing.T) {
+			var wg sync.WaitGroup
+			var total atomic.Int64
+			for c := 0; c < 8; c++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for r := 0; r < 50; r++ {
+						l.loop(3, 4, func(i int) {
+							l.loop(2, 3, func(k int) { total.Add(1) })
+						})
+					}
+				}()
+			}
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("nested/concurrent loops did not complete")
+			}
+			if got, want := total.Load(), int64(8*50*4*3); got != want {
+				t.Fatalf("ran %d inner items, want %d", got, want)
+			}
+		})
 	}
 }
 
@@ -135,34 +149,6 @@ func TestForRunsTakesSlowShare(t *testing.T) {
 	})
 	if stuck.Load() {
 		t.Fatalf("only %d items besides the first run finished while it waited", done.Load())
-	}
-}
-
-func TestForRunsConcurrentAndNested(t *testing.T) {
-	var wg sync.WaitGroup
-	var total atomic.Int64
-	for c := 0; c < 8; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := 0; r < 50; r++ {
-				ForRuns(3, 4, func(i0, i1 int) {
-					for range i1 - i0 {
-						ForRuns(2, 3, func(k0, k1 int) { total.Add(int64(k1 - k0)) })
-					}
-				})
-			}
-		}()
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("nested/concurrent loops did not complete")
-	}
-	if got, want := total.Load(), int64(8*50*4*3); got != want {
-		t.Fatalf("ran %d inner items, want %d", got, want)
 	}
 }
 
