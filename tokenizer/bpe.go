@@ -5,9 +5,6 @@ import (
 	"strings"
 )
 
-// pair is a GPT-2 merge rule: the pieces left and right become left+right.
-type pair struct{ l, r string }
-
 // byteRune maps each byte to the printable rune GPT-2's byte-level BPE spells it with
 // (bytes_to_unicode in GPT-2's encoder.py): the printable Latin-1 bytes '!'..'~',
 // '¡'..'¬' and '®'..'ÿ' stand for themselves, the other 68 bytes map in order to
@@ -59,12 +56,14 @@ func unmapBytes(p string) string {
 	return b.String()
 }
 
-// initGPT2 parses the merge rules into ranks.
+// initGPT2 checks the merge rules and indexes them by their text "left right": a
+// rule's rank is its index (the first of equal rules counts). Symbols being merged
+// hold no space (the byte-level alphabet spells it Ġ), so the text of a pair names
+// one rule exactly as the rule's own split at its first space would.
 func (t *Tokenizer) initGPT2(merges []string) error {
 	if len(merges) > 1<<31-1 {
 		return fmt.Errorf("%w: %d merges do not fit int32 ranks", ErrInvalidVocab, len(merges))
 	}
-	t.ranks = make(map[pair]int32, len(merges))
 	for i, m := range merges {
 		k := -1
 		if len(m) > 1 {
@@ -73,10 +72,14 @@ func (t *Tokenizer) initGPT2(merges []string) error {
 		if k < 0 || k+2 >= len(m) {
 			return fmt.Errorf("%w: merge %d %q is not \"left right\"", ErrInvalidVocab, i, m)
 		}
-		p := pair{m[:k+1], m[k+2:]}
-		if _, dup := t.ranks[p]; !dup {
-			t.ranks[p] = int32(i)
-		}
+	}
+	var err error
+	if t.merges, err = newStrTable(merges); err != nil {
+		return err
+	}
+	t.ranks = newStrIndex(len(merges))
+	for i := range merges {
+		t.ranks.add(&t.merges, int32(i))
 	}
 	return nil
 }
@@ -87,6 +90,7 @@ func (t *Tokenizer) initGPT2(merges []string) error {
 func (t *Tokenizer) encodeGPT2(out []int32, text string) []int32 {
 	var syms []symbol
 	var q bigramQueue
+	var key []byte // a merge rule's text "left right"
 	var encodeWord func(word string)
 	encodeWord = func(word string) {
 		for len(word) > maxMergeBytes/2 { // mapped, a byte takes up to 2 bytes
@@ -96,7 +100,7 @@ func (t *Tokenizer) encodeGPT2(out []int32, text string) []int32 {
 		}
 		s := mapBytes(word)
 		if t.ignoreMerges {
-			if id, ok := t.lookup[s]; ok {
+			if id, ok := t.lookup.get(&t.pieces, s); ok {
 				out = append(out, id)
 				return
 			}
@@ -108,7 +112,8 @@ func (t *Tokenizer) encodeGPT2(out []int32, text string) []int32 {
 				return
 			}
 			l, r := syms[left], syms[right]
-			rank, ok := t.ranks[pair{s[l.start : l.start+l.n], s[r.start : r.start+r.n]}]
+			key = append(append(append(key[:0], s[l.start:l.start+l.n]...), ' '), s[r.start:r.start+r.n]...)
+			rank, ok := t.ranks.getBytes(&t.merges, key)
 			if !ok {
 				return
 			}
@@ -130,14 +135,14 @@ func (t *Tokenizer) encodeGPT2(out []int32, text string) []int32 {
 		for i := int32(0); i >= 0 && int(i) < len(syms); i = syms[i].next {
 			sym := syms[i]
 			p := s[sym.start : sym.start+sym.n]
-			if id, ok := t.lookup[p]; ok {
+			if id, ok := t.lookup.get(&t.pieces, p); ok {
 				out = append(out, id)
 				continue
 			}
 			// Not a piece (merges without a result in the vocabulary): one token per
 			// byte-level character, or UNK for characters without one.
 			for _, r := range p {
-				if id, ok := t.lookup[string(r)]; ok {
+				if id, ok := t.lookup.get(&t.pieces, string(r)); ok {
 					out = append(out, id)
 				} else if t.unk >= 0 {
 					out = append(out, t.unk)

@@ -102,9 +102,9 @@ func TestGPT2Encode(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := func(p string) int32 {
-		for i, s := range tok.pieces {
-			if s == p {
-				return int32(i)
+		for i := range int32(tok.VocabSize()) {
+			if tok.Token(i) == p {
+				return i
 			}
 		}
 		t.Fatalf("no piece %q", p)

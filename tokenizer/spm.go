@@ -206,7 +206,7 @@ func (t *Tokenizer) mergeSPM(out []int32, s string, sc *spmScratch) []int32 {
 			return
 		}
 		l, r := syms[left], syms[right]
-		id, ok := t.lookup[s[l.start:l.start+l.n+r.n]]
+		id, ok := t.lookup.get(&t.pieces, s[l.start:l.start+l.n+r.n])
 		if !ok {
 			return
 		}
@@ -235,7 +235,7 @@ func (t *Tokenizer) mergeSPM(out []int32, s string, sc *spmScratch) []int32 {
 // appendPiece appends the id of piece p, or its byte tokens when p is not a piece and
 // every byte has one, or else UNK (nothing if the vocabulary has no UNK).
 func (t *Tokenizer) appendPiece(out []int32, p string) []int32 {
-	if id, ok := t.lookup[p]; ok {
+	if id, ok := t.lookup.get(&t.pieces, p); ok {
 		return append(out, id)
 	}
 	for i := 0; i < len(p); i++ {

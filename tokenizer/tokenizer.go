@@ -103,7 +103,7 @@ type Vocab struct {
 // FromGGUF.
 type Tokenizer struct {
 	model   string
-	pieces  []string // raw pieces, as in Vocab.Tokens
+	pieces  strTable // raw pieces, as in Vocab.Tokens
 	scores  []float32
 	types   []int32 // resolved: never TypeUndefined-by-absence
 	bos     int32
@@ -113,9 +113,9 @@ type Tokenizer struct {
 	addBOS  bool
 	addEOS  bool
 	prefix  bool
-	lookup  map[string]int32 // mergeable piece → id (normal, user-defined, unused)
-	byteTok [256]int32       // byte → its byte token, or -1
-	text    []string         // id → the text the token adds (control tokens: "")
+	lookup  strIndex   // mergeable piece → id (normal, user-defined, unused), over pieces
+	byteTok [256]int32 // byte → its byte token, or -1
+	text    strTable   // id → the text the token adds (control tokens: "")
 
 	eog         map[int32]bool // ids that end a generation
 	userDefined []special      // user-defined tokens, matched whole by Encode
@@ -125,7 +125,8 @@ type Tokenizer struct {
 	splitWords bool // no piece has ▁ after another character; see encodeSPM
 
 	// gpt2 only
-	ranks        map[pair]int32 // merge rule → rank (lower merges first)
+	merges       strTable // merge rules "left right", as in Vocab.Merges
+	ranks        strIndex // merge rule → rank (lower merges first), over merges
 	pre          preTokenizer
 	ignoreMerges bool // a pre-tokenized word that is a piece is taken whole
 }
@@ -165,9 +166,13 @@ func New(v Vocab) (*Tokenizer, error) {
 			return nil, fmt.Errorf("%w: EOG[%d] id %d out of range [0, %d)", ErrInvalidVocab, i, id, n)
 		}
 	}
+	pieces, err := newStrTable(v.Tokens)
+	if err != nil {
+		return nil, err
+	}
 	t := &Tokenizer{
 		model:  v.Model,
-		pieces: slices.Clone(v.Tokens),
+		pieces: pieces,
 		scores: slices.Clone(v.Scores),
 		bos:    v.BOS,
 		eos:    v.EOS,
@@ -176,11 +181,11 @@ func New(v Vocab) (*Tokenizer, error) {
 		addBOS: v.AddBOS,
 		addEOS: v.AddEOS,
 		prefix: v.AddSpacePrefix,
-		lookup: make(map[string]int32, n),
+		lookup: newStrIndex(n),
 		eog:    make(map[int32]bool),
 		types:  make([]int32, n),
-		text:   make([]string, n),
 	}
+	text := make([]string, n) // becomes t.text
 	if t.scores == nil {
 		t.scores = make([]float32, n)
 	}
@@ -219,37 +224,38 @@ func New(v Vocab) (*Tokenizer, error) {
 			// Matched whole in any text, and decoded verbatim.
 			if p != "" {
 				t.userDefined = append(t.userDefined, special{p, id})
-				if _, dup := t.lookup[p]; !dup {
-					t.lookup[p] = id
-				}
+				t.lookup.add(&t.pieces, id)
 			}
-			t.text[i] = p
+			text[i] = p
 		case TypeUnknown:
-			t.text[i] = unknownText
+			text[i] = unknownText
 		case TypeByte:
 			if b, ok := parseBytePiece(p); ok {
 				if t.byteTok[b] < 0 {
 					t.byteTok[b] = id
 				}
-				t.text[i] = string([]byte{b})
+				text[i] = string([]byte{b})
 			} else {
-				t.text[i] = t.pieceText(p)
+				text[i] = t.pieceText(p)
 			}
 		default:
-			if _, dup := t.lookup[p]; !dup && p != "" {
-				t.lookup[p] = id
+			if p != "" {
+				t.lookup.add(&t.pieces, id)
 			}
-			t.text[i] = t.pieceText(p)
+			text[i] = t.pieceText(p)
 		}
+	}
+	if t.text, err = newStrTable(text); err != nil {
+		return nil, err
 	}
 	if v.Model == ModelLlama {
 		t.splitWords = true
-		for p := range t.lookup {
-			if innerSpaceMark(p) {
+		t.lookup.each(func(id int32) bool {
+			if innerSpaceMark(t.pieces.at(id)) {
 				t.splitWords = false
-				break
 			}
-		}
+			return t.splitWords
+		})
 	}
 	if v.EOS >= 0 {
 		t.eog[v.EOS] = true
@@ -349,7 +355,7 @@ func hexVal(c byte) (byte, bool) {
 func (t *Tokenizer) Model() string { return t.model }
 
 // VocabSize returns the number of tokens; valid ids are 0 ≤ id < VocabSize().
-func (t *Tokenizer) VocabSize() int { return len(t.pieces) }
+func (t *Tokenizer) VocabSize() int { return t.pieces.len() }
 
 // BOS returns the beginning-of-sequence token id, or -1 if the vocabulary has none.
 func (t *Tokenizer) BOS() int32 { return t.bos }
@@ -378,7 +384,7 @@ func (t *Tokenizer) AddEOS() bool { return t.addEOS }
 func (t *Tokenizer) IsEOG(id int32) bool { return t.eog[id] }
 
 // valid reports whether id names a token.
-func (t *Tokenizer) valid(id int32) bool { return id >= 0 && int(id) < len(t.pieces) }
+func (t *Tokenizer) valid(id int32) bool { return id >= 0 && int(id) < t.pieces.len() }
 
 // IsControl reports whether id is a control token (BOS, EOS, padding, ...), which
 // decodes to no text. It is false for ids out of range.
@@ -410,7 +416,7 @@ func (t *Tokenizer) Token(id int32) string {
 	if !t.valid(id) {
 		return ""
 	}
-	return t.pieces[id]
+	return t.pieces.at(id)
 }
 
 // Piece returns the text of token id on its own: ▁
@@ -421,7 +427,7 @@ func (t *Tokenizer) Piece(id int32) string {
 	if !t.valid(id) {
 		return ""
 	}
-	return t.text[id]
+	return t.text.at(id)
 }
 
 // Decode returns the text of ids: the concatenation of their pieces, with control
