@@ -3,7 +3,6 @@
 package quant
 
 import (
-	"math"
 	"simd/archsimd"
 	"unsafe"
 )
@@ -60,16 +59,21 @@ type lossyKernels struct {
 	// addQ1Inl adds 32 columns of one group for one query, reading the group
 	// parameters from the rows (addU4Q1Inl).
 	addQ1Inl func(a, w, hp, cp unsafe.Pointer, stride uintptr, n int)
-	rows4    func(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
-	q4       func(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr)
-	addQ4    func(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int)
-	addQ1    func(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int)
+	// q4Inl and q4Plain score four queries against a span of rows (dotU4Q4Inl,
+	// dotU4Q4Plain); addQ4Inl adds a span of rows into four queries' accumulators
+	// (addU4Q4Inl). All three read the group parameters from the rows.
+	q4Inl, q4Plain q4Kernel
+	addQ4Inl       func(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
+	rows4          func(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
+	q4             func(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr)
+	addQ4          func(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int)
+	addQ1          func(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int)
 }
 
 var (
-	lossyU8 = lossyKernels{dotU8RowsInl, dotU8RowsPlain, addU8Q1Inl, dotU8Rows4, dotU8Q4, addU8Q4, addU8Q1}
-	lossyU4 = lossyKernels{dotU4RowsInl, dotU4RowsPlain, addU4Q1Inl, dotU4Rows4asm, dotU4Q4asm, addU4Q4asm, addU4Q1asm}
-	lossyU2 = lossyKernels{dotU2RowsInl, dotU2RowsPlain, addU2Q1Inl, dotU2Rows4asm, dotU2Q4asm, addU2Q4asm, addU2Q1asm}
+	lossyU8 = lossyKernels{dotU8RowsInl, dotU8RowsPlain, addU8Q1Inl, dotU8Q4Inl, dotU8Q4Plain, addU8Q4Inl, dotU8Rows4, dotU8Q4, addU8Q4, addU8Q1}
+	lossyU4 = lossyKernels{dotU4RowsInl, dotU4RowsPlain, addU4Q1Inl, dotU4Q4Inl, dotU4Q4Plain, addU4Q4Inl, dotU4Rows4asm, dotU4Q4asm, addU4Q4asm, addU4Q1asm}
+	lossyU2 = lossyKernels{dotU2RowsInl, dotU2RowsPlain, addU2Q1Inl, dotU2Q4Inl, dotU2Q4Plain, addU2Q4Inl, dotU2Rows4asm, dotU2Q4asm, addU2Q4asm, addU2Q1asm}
 )
 
 // rowsKernel is the shape of dotU4RowsInl: one query, ng blocks of four rows.
@@ -193,8 +197,8 @@ func fusedDotRowsLossy(c RowCodec, scores []float32, ld int, q []float32, g int,
 		return false
 	}
 	p := lg.p
-	if g <= 2 && n >= 4 && haveF16C && len(tmp) >= g*p*8 {
-		dotRowsInl(&lg, scores, ld, q, g, src, stride, n, d, tmp[:g*p*8])
+	if haveF16C && len(tmp) >= 4*p+2*p*8 {
+		dotRowsQ4(&lg, scores, ld, q, g, src, stride, n, d, tmp)
 		return true
 	}
 	pp := (p + 3) &^ 3
@@ -366,16 +370,8 @@ func fusedAddRowsLossy(c RowCodec, acc, w []float32, ld, g int, src []byte, stri
 		return false
 	}
 	p := lg.p
-	if g <= 2 && lg.g%32 == 0 && haveF16C {
-		// One or two queries, 32-column chunks within one group each: the kernel reads
-		// the group parameters itself.
-		sp, ap, us := unsafe.Pointer(&src[0]), unsafe.Pointer(&acc[0]), uintptr(stride)
-		for j := range g {
-			wj := unsafe.Pointer(&w[j*ld])
-			for c := uintptr(0); c < uintptr(d); c += 32 {
-				lg.k.addQ1Inl(unsafe.Add(ap, 4*(uintptr(j*d)+c)), wj, unsafe.Add(sp, c/lg.g*lg.gb), unsafe.Add(sp, lg.codeOff(c)), us, n)
-			}
-		}
+	if haveF16C {
+		addRowsQ4(&lg, acc, w, ld, g, src, stride, n, d)
 		return true
 	}
 	mm := lossyBatch(len(tmp), (2+g)*p)
@@ -611,29 +607,25 @@ func dotChannelAVX2(c Channel, scores []float32, ld int, q []float32, g int, blo
 	rb := packedBytes(d, c.Bits)
 	qs, sl := tmp[:g*d], tmp[g*d:g*d+2*d]
 	b := f32Bits(tmp[g*d+2*d:][:g])
-	out := (*[4]uint32)(f32Bits(tmp[g*d+2*d+g:][:4]))
 	if haveF16C {
 		channelQueryF16C(unsafe.Pointer(&qs[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&block[0]), g, d)
 	} else {
 		channelQuery(qs, b, sl, q, g, d, block)
 	}
-	lg := lossyGeom{k: k, p: 1, g: uintptr(d), gb: uintptr(rb), bits: uintptr(c.Bits)}
 	m := i1 - i0
-	sb := f32Bits(scores)
 	rows := unsafe.Pointer(&block[4*d+i0*rb])
-	if g <= 2 && m >= 4 {
-		for j := range g { // the kernel adds the zero term b_j
-			rowsBy4(k.rowsPlain, unsafe.Pointer(&scores[j*ld]), unsafe.Pointer(&qs[j*d]), rows, uintptr(rb), m, unsafe.Pointer(&b[j]), 1, uintptr(d), uintptr(rb))
-		}
-		return true
+	// Queries four at a time (three as four with one repeated; b has 4 readable
+	// values from b[j]: tmp goes on past it), the kernels adding the zero terms b_j;
+	// one or two left over through rowsPlain (m ≥ 4) or four-query calls with the
+	// query repeated.
+	qp, us := unsafe.Pointer(&qs[0]), uintptr(rb)
+	j := 0
+	for ; j < g && (g-j >= 3 || m < 4); j += 4 {
+		q0, q1, q2, q3, nq := quad(qp, uintptr(4*d), j, g)
+		k.q4Plain(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q0, q1, q2, q3, rows, us, m, unsafe.Pointer(&b[j]), 1, uintptr(d), us)
 	}
-	lossyDotRows(&lg, sb, ld, unsafe.Pointer(&qs[0]), g, d, rows, uintptr(rb), m, unsafe.Pointer(&onesF32), 0, 0, out)
-	for j := range g { // the vector state is clean after the kernels
-		bj := math.Float32frombits(b[j])
-		row := scores[j*ld:][:m]
-		for i := range row {
-			row[i] += bj
-		}
+	for ; j < g; j++ {
+		rowsBy4(k.rowsPlain, unsafe.Pointer(&scores[j*ld]), unsafe.Pointer(&qs[j*d]), rows, us, m, unsafe.Pointer(&b[j]), 1, uintptr(d), us)
 	}
 	return true
 }

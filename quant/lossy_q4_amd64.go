@@ -1,0 +1,139 @@
+//go:build amd64 && goexperiment.simd
+
+package quant
+
+import (
+	"simd/archsimd"
+	"unsafe"
+)
+
+// Four-query span kernels of Affine rows (and KIVI key blocks), in lossy_q4_amd64.s:
+// grouped-query attention reads each KV row for several query heads (Llama-3 shapes:
+// four), causal prefill for many queries. Each row's codes are unpacked once per 8
+// codes (shift and mask, VCVTDQ2PS) and multiplied into four queries (four FMAs); the
+// group's scale and zero are widened once per row and group where the row is read
+// (VCVTPH2PS), and shared by the four queries. So there is no param table, no scaled
+// weights and no zero-term pass: a call takes a whole span. Results equal the decoded
+// reference up to the order and rounding of the float sums (dots: the zero term
+// summed apart from the codes, as Affine.Dot does; adds: each value decoded as
+// code·scale + zero by one FMA).
+
+// dotU4Q4Inl stores to out + r·ldo + 4i (float32 bits) the dot of query r (at q_r) with
+// the 4-bit Affine row i, for the first nq (1 to 4) of the four queries and every row
+// i < n (n ≥ 1), row i's first codes at rows + i·stride (np ≥ 1 groups of gs values, a
+// multiple of 16, gb bytes apart). Each group's f16 scale and zero are read from the 4
+// bytes before its codes and widened by VCVTPH2PS; the zero term of group k is the zero
+// times qs[4k+r] (float32), the sum of query r's values in group k. Queries past nq
+// are read (pass a repeated one) but not stored. Each row's codes are unpacked once
+// for the four queries.
+//
+//go:noescape
+func dotU4Q4Inl(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
+
+// dotU2Q4Inl is dotU4Q4Inl for 2-bit codes.
+//
+//go:noescape
+func dotU2Q4Inl(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
+
+// dotU8Q4Inl is dotU4Q4Inl for 8-bit codes.
+//
+//go:noescape
+func dotU8Q4Inl(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
+
+// dotU4Q4Plain is dotU4Q4Inl for code rows with no parameters (KIVI key blocks, whose
+// scales are in the queries): the plain dot of query r with the codes plus the
+// float32 qs[r] (its zero term b_r) for each row; groups only split the codes (np·gs
+// values, gb bytes apart).
+//
+//go:noescape
+func dotU4Q4Plain(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
+
+// dotU2Q4Plain is dotU4Q4Plain for 2-bit codes.
+//
+//go:noescape
+func dotU2Q4Plain(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
+
+// dotU8Q4Plain is dotU4Q4Plain for 8-bit codes.
+//
+//go:noescape
+func dotU8Q4Plain(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
+
+// addU4Q4Inl performs a_r[c] += Σ_{i<n} w_r[i]·(scale_ik·code_ic + zero_ik) for the four
+// queries r (accumulators at a0..a3, weights at w0..w3; a query may repeat, with its
+// weights) and the 16·nc columns c of the 4-bit Affine rows i < n (n ≥ 1), row i's
+// first group header at rows + i·stride: groups of gs values (a multiple of 16), gb
+// bytes apart, each an f16 scale and zero (widened by VCVTPH2PS in the kernel: no
+// param table, no weights pass) and its codes; k is the group of c. Each row's 16
+// values are decoded once (code·scale + zero, one FMA) for the four queries.
+//
+//go:noescape
+func addU4Q4Inl(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
+
+// addU2Q4Inl is addU4Q4Inl for 2-bit codes.
+//
+//go:noescape
+func addU2Q4Inl(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
+
+// addU8Q4Inl is addU4Q4Inl for 8-bit codes.
+//
+//go:noescape
+func addU8Q4Inl(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
+
+// q4Kernel is the shape of dotU4Q4Inl and dotU4Q4Plain.
+type q4Kernel func(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
+
+// quad returns the four operands of queries j..j+3 of g (query i at p + i·step) for a
+// four-query kernel and how many of them are real, nq = min(4, g−j): the slots past
+// nq repeat query g−1.
+func quad(p unsafe.Pointer, step uintptr, j, g int) (p0, p1, p2, p3 unsafe.Pointer, nq int) {
+	nq = min(4, g-j)
+	at := func(r int) unsafe.Pointer { return unsafe.Add(p, uintptr(j+min(r, nq-1))*step) }
+	return at(0), at(1), at(2), at(3), nq
+}
+
+// dotRowsQ4 is fusedDotRowsLossy on CPUs with F16C: queries four at a time through
+// lg's q4Inl kernel (three as four with one repeated), one or two left over through
+// dotRowsInl (n ≥ 4) or q4Inl with the query repeated (n < 4). tmp holds the group
+// sums of the queries (4p values for a quad, 8 lanes per group and query for
+// dotRowsInl).
+func dotRowsQ4(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) {
+	p, gs := lg.p, int(lg.g)
+	_ = q[g*d-1]
+	qs := f32Bits(tmp[:4*p])
+	qp, qsp := unsafe.Pointer(&q[0]), unsafe.Pointer(&qs[0])
+	rows := unsafe.Add(unsafe.Pointer(&src[0]), lg.hdr)
+	qb, us := uintptr(4*d), uintptr(stride)
+	j := 0
+	for ; j < g && (g-j >= 3 || n < 4); j += 4 {
+		q0, q1, q2, q3, nq := quad(qp, qb, j, g)
+		for k := range p {
+			sum4(groupSum(q0, k, p, gs), groupSum(q1, k, p, gs), groupSum(q2, k, p, gs), groupSum(q3, k, p, gs)).AsUint32x4().Store((*[4]uint32)(qs[4*k:]))
+		}
+		archsimd.ClearAVXUpperBits()
+		lg.k.q4Inl(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q0, q1, q2, q3, rows, us, n, qsp, p, lg.g, lg.gb)
+	}
+	if j < g {
+		dotRowsInl(lg, scores[j*ld:], ld, q[j*d:], g-j, src, stride, n, d, tmp[4*p:][:(g-j)*p*8])
+	}
+}
+
+// addRowsQ4 is fusedAddRowsLossy on CPUs with F16C: queries four at a time through
+// lg's addQ4Inl kernel over all d columns (three as four with one repeated), one or
+// two left over through addQ1Inl, 32 columns of one group per call (groups of a
+// multiple of 32; for groups of 16, addQ4Inl with the query repeated).
+func addRowsQ4(lg *lossyGeom, acc, w []float32, ld, g int, src []byte, stride, n, d int) {
+	sp, ap, wp := unsafe.Pointer(&src[0]), unsafe.Pointer(&acc[0]), unsafe.Pointer(&w[0])
+	ab, wb, us := uintptr(4*d), uintptr(4*ld), uintptr(stride)
+	j := 0
+	for ; j < g && (g-j >= 3 || lg.g%32 != 0); j += 4 {
+		a0, a1, a2, a3, _ := quad(ap, ab, j, g)
+		w0, w1, w2, w3, _ := quad(wp, wb, j, g)
+		lg.k.addQ4Inl(a0, a1, a2, a3, w0, w1, w2, w3, sp, us, n, d/16, lg.g, lg.gb)
+	}
+	for ; j < g; j++ {
+		aj, wj := unsafe.Add(ap, uintptr(j)*ab), unsafe.Add(wp, uintptr(j)*wb)
+		for c := uintptr(0); c < uintptr(d); c += 32 {
+			lg.k.addQ1Inl(unsafe.Add(aj, 4*c), wj, unsafe.Add(sp, c/lg.g*lg.gb), unsafe.Add(sp, lg.codeOff(c)), us, n)
+		}
+	}
+}

@@ -1,0 +1,379 @@
+//go:build amd64 && goexperiment.simd
+
+#include "textflag.h"
+
+// The four-query span kernels of the Affine and KIVI-key rows (declarations and
+// contracts in lossy_q4_amd64.go): dot*Q4Inl, dot*Q4Plain and add*Q4Inl for 8, 4 and
+// 2-bit codes. Each row's codes are unpacked once (shifts, masks, VCVTDQ2PS) for four
+// queries; each group's f16 scale and zero are widened by VCVTPH2PS where the row is
+// read, so no param table, weights pass or zero-term pass runs beside them.
+
+// Lane masks of 4-bit (low nibble) and 2-bit codes.
+DATA nib4<>+0(SB)/8, $0x0000000f0000000f
+DATA nib4<>+8(SB)/8, $0x0000000f0000000f
+DATA nib4<>+16(SB)/8, $0x0000000f0000000f
+DATA nib4<>+24(SB)/8, $0x0000000f0000000f
+GLOBL nib4<>(SB), RODATA|NOPTR, $32
+
+DATA two2<>+0(SB)/8, $0x0000000300000003
+DATA two2<>+8(SB)/8, $0x0000000300000003
+DATA two2<>+16(SB)/8, $0x0000000300000003
+DATA two2<>+24(SB)/8, $0x0000000300000003
+GLOBL two2<>(SB), RODATA|NOPTR, $32
+
+// Lane shifts of 8 4-bit codes in one 32-bit word, and of the first and the second 8
+// of 16 2-bit codes in one 32-bit word.
+DATA sh4<>+0(SB)/8, $0x0000000400000000
+DATA sh4<>+8(SB)/8, $0x0000000c00000008
+DATA sh4<>+16(SB)/8, $0x0000001400000010
+DATA sh4<>+24(SB)/8, $0x0000001c00000018
+GLOBL sh4<>(SB), RODATA|NOPTR, $32
+
+DATA sh2lo<>+0(SB)/8, $0x0000000200000000
+DATA sh2lo<>+8(SB)/8, $0x0000000600000004
+DATA sh2lo<>+16(SB)/8, $0x0000000a00000008
+DATA sh2lo<>+24(SB)/8, $0x0000000e0000000c
+GLOBL sh2lo<>(SB), RODATA|NOPTR, $32
+
+DATA sh2hi<>+0(SB)/8, $0x0000001200000010
+DATA sh2hi<>+8(SB)/8, $0x0000001600000014
+DATA sh2hi<>+16(SB)/8, $0x0000001a00000018
+DATA sh2hi<>+24(SB)/8, $0x0000001e0000001c
+GLOBL sh2hi<>(SB), RODATA|NOPTR, $32
+
+#define ZERO8 \
+	VXORPS Y4, Y4, Y4    \
+	VXORPS Y5, Y5, Y5    \
+	VXORPS Y6, Y6, Y6    \
+	VXORPS Y7, Y7, Y7    \
+	VXORPS Y8, Y8, Y8    \
+	VXORPS Y9, Y9, Y9    \
+	VXORPS Y10, Y10, Y10 \
+	VXORPS Y11, Y11, Y11
+
+// SPLIT16 loads the 16 floats at addr as their even (e) and odd (o) values, the
+// order of 4-bit codes widened by VPMOVZXBD (byte & 15, byte >> 4): VSHUFPS picks the
+// even (odd) lanes of two vectors within 128-bit halves and VPERMPD $0xD8 puts the
+// halves' pairs in order.
+#define SPLIT16(addr, addr32, e, o) \
+	VMOVUPS addr, Y14            \
+	VMOVUPS addr32, Y15          \
+	VSHUFPS $0x88, Y15, Y14, e   \
+	VSHUFPS $0xdd, Y15, Y14, o   \
+	VPERMPD $0xd8, e, e          \
+	VPERMPD $0xd8, o, o
+
+// JOIN16 stores the split 16 floats e, o in column order at addr (addr32); e and o
+// are clobbered.
+#define JOIN16(e, o, addr, addr32) \
+	VPERMPD   $0xd8, e, e    \
+	VPERMPD   $0xd8, o, o    \
+	VUNPCKLPS o, e, Y14      \
+	VUNPCKHPS o, e, Y15      \
+	VMOVUPS   Y14, addr      \
+	VMOVUPS   Y15, addr32
+
+
+// Q4UNPACK4, Q4UNPACK2 and Q4UNPACK8 unpack the 16 codes at R14 into Y14 (the first 8)
+// and Y15 (the next 8) as float32, in column order.
+#define Q4UNPACK4 \
+	VPBROADCASTD (R14), Y14         \
+	VPBROADCASTD 4(R14), Y15        \
+	VPSRLVD      sh4<>(SB), Y14, Y14 \
+	VPSRLVD      sh4<>(SB), Y15, Y15 \
+	VPAND        nib4<>(SB), Y14, Y14 \
+	VPAND        nib4<>(SB), Y15, Y15 \
+	VCVTDQ2PS    Y14, Y14           \
+	VCVTDQ2PS    Y15, Y15
+
+#define Q4UNPACK2 \
+	VPBROADCASTD (R14), Y14           \
+	VPSRLVD      sh2hi<>(SB), Y14, Y15 \
+	VPSRLVD      sh2lo<>(SB), Y14, Y14 \
+	VPAND        two2<>(SB), Y14, Y14  \
+	VPAND        two2<>(SB), Y15, Y15  \
+	VCVTDQ2PS    Y14, Y14             \
+	VCVTDQ2PS    Y15, Y15
+
+#define Q4UNPACK8 \
+	VPMOVZXBD (R14), Y14  \
+	VPMOVZXBD 8(R14), Y15 \
+	VCVTDQ2PS Y14, Y14    \
+	VCVTDQ2PS Y15, Y15
+
+// Q4RINL starts a row of the Inl kernels: X12 (the four zero terms) 0, DX the group
+// sums of group 0.
+#define Q4RINL \
+	VXORPS X12, X12, X12 \
+	MOVQ   qs+80(FP), DX
+
+// Q4GINL closes a group of the Inl kernels: the chains joined, Y_r += a_r·scale, and
+// X12 += zero·(the four queries' sums of the group at DX); BX is the group's codes,
+// after its f16 scale and zero.
+#define Q4GINL \
+	VADDPS       Y8, Y4, Y4       \
+	VADDPS       Y9, Y5, Y5       \
+	VADDPS       Y10, Y6, Y6      \
+	VADDPS       Y11, Y7, Y7      \
+	VPBROADCASTW -4(BX), X13      \
+	VCVTPH2PS    X13, Y13         \
+	VFMADD231PS  Y13, Y4, Y0      \
+	VFMADD231PS  Y13, Y5, Y1      \
+	VFMADD231PS  Y13, Y6, Y2      \
+	VFMADD231PS  Y13, Y7, Y3      \
+	VPBROADCASTW -2(BX), X13      \
+	VCVTPH2PS    X13, X13         \
+	VFMADD231PS  (DX), X13, X12   \
+	ADDQ         $16, DX
+
+// Q4RPLAIN starts a row of the Plain kernels: X12 the four queries' terms b at qs.
+#define Q4RPLAIN \
+	MOVQ    qs+80(FP), DX \
+	VMOVUPS (DX), X12
+
+// Q4GPLAIN closes a group of the Plain kernels: Y_r += a_r (scales are in the queries).
+#define Q4GPLAIN \
+	VADDPS Y8, Y4, Y4  \
+	VADDPS Y9, Y5, Y5  \
+	VADDPS Y10, Y6, Y6 \
+	VADDPS Y11, Y7, Y7 \
+	VADDPS Y4, Y0, Y0  \
+	VADDPS Y5, Y1, Y1  \
+	VADDPS Y6, Y2, Y2  \
+	VADDPS Y7, Y3, Y3
+
+// Q4SPAN is the body of the four-query dot kernels: per row, lane r of Y0..Y3 the
+// score of query r and Y4..Y11 two chains per query for the group (Y(4+r) the first
+// 8 codes of each 16, Y(8+r) the next 8; the queries read as they are, from memory,
+// by the FMAs). UNPACK reads 16 codes at R14, STEP bytes; RINIT starts a row, GEND
+// closes a group (BX its codes). Each row's four scores (X0 + X12) go to out + 4i,
+// one query's ldo bytes after the other's, the first nq of them.
+#define Q4SPAN(UNPACK, STEP, RINIT, GEND) \
+	MOVQ q0+24(FP), R8     \
+	MOVQ q1+32(FP), R9     \
+	MOVQ q2+40(FP), R10    \
+	MOVQ q3+48(FP), R11    \
+	MOVQ rows+56(FP), DI   \
+	MOVQ out+0(FP), CX     \
+	MOVQ n+72(FP), R15     \
+row:                       \
+	VXORPS Y0, Y0, Y0      \
+	VXORPS Y1, Y1, Y1      \
+	VXORPS Y2, Y2, Y2      \
+	VXORPS Y3, Y3, Y3      \
+	RINIT                  \
+	MOVQ np+88(FP), R13    \
+	MOVQ DI, BX            \
+	XORQ AX, AX            \
+group:                     \
+	ZERO8                  \
+	MOVQ gs+96(FP), SI     \
+	SHLQ $2, SI            \
+	ADDQ AX, SI            \
+	MOVQ BX, R14           \
+loop:                      \
+	UNPACK                 \
+	VFMADD231PS (R8)(AX*1), Y14, Y4    \
+	VFMADD231PS 32(R8)(AX*1), Y15, Y8  \
+	VFMADD231PS (R9)(AX*1), Y14, Y5    \
+	VFMADD231PS 32(R9)(AX*1), Y15, Y9  \
+	VFMADD231PS (R10)(AX*1), Y14, Y6   \
+	VFMADD231PS 32(R10)(AX*1), Y15, Y10 \
+	VFMADD231PS (R11)(AX*1), Y14, Y7   \
+	VFMADD231PS 32(R11)(AX*1), Y15, Y11 \
+	ADDQ STEP, R14         \
+	ADDQ $64, AX           \
+	CMPQ AX, SI            \
+	JB   loop              \
+	GEND                   \
+	ADDQ gb+104(FP), BX    \
+	DECQ R13               \
+	JNZ  group             \
+	VHADDPS      Y1, Y0, Y0 \
+	VHADDPS      Y3, Y2, Y2 \
+	VHADDPS      Y2, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS       X1, X0, X0 \
+	VADDPS       X12, X0, X0 \
+	MOVQ         ldo+8(FP), SI \
+	VMOVSS       X0, (CX)   \
+	CMPQ         nq+16(FP), $1 \
+	JLE          stored     \
+	VEXTRACTPS   $1, X0, (CX)(SI*1) \
+	LEAQ         (CX)(SI*2), R12 \
+	CMPQ         nq+16(FP), $2 \
+	JLE          stored     \
+	VEXTRACTPS   $2, X0, (R12) \
+	CMPQ         nq+16(FP), $3 \
+	JLE          stored     \
+	VEXTRACTPS   $3, X0, (R12)(SI*1) \
+stored:                    \
+	ADDQ $4, CX            \
+	ADDQ stride+64(FP), DI \
+	DECQ R15               \
+	JNZ  row               \
+	VZEROUPPER             \
+	RET
+
+// A4LOADSPLIT loads the 16 accumulators of each query at DI, R10, R11, R12 split into
+// even (Y0, Y2, Y4, Y6) and odd (Y1, Y3, Y5, Y7) columns, the order of 4-bit codes
+// unpacked by VPMOVZXBD; Y15 the nibble mask.
+#define A4LOADSPLIT \
+	SPLIT16((DI), 32(DI), Y0, Y1)   \
+	SPLIT16((R10), 32(R10), Y2, Y3) \
+	SPLIT16((R11), 32(R11), Y4, Y5) \
+	SPLIT16((R12), 32(R12), Y6, Y7) \
+	VMOVUPS nib4<>(SB), Y15
+
+// A4STORESPLIT stores the accumulators of A4LOADSPLIT back in column order (a repeated
+// query's accumulators hold the same sums: any store order is right).
+#define A4STORESPLIT \
+	JOIN16(Y6, Y7, (R12), 32(R12)) \
+	JOIN16(Y4, Y5, (R11), 32(R11)) \
+	JOIN16(Y2, Y3, (R10), 32(R10)) \
+	JOIN16(Y0, Y1, (DI), 32(DI))
+
+// A4LOAD loads the 16 accumulators of each query at DI, R10, R11, R12 in column order
+// into Y(2r), Y(2r+1); Y15 the mask of 2-bit codes.
+#define A4LOAD \
+	VMOVUPS (DI), Y0     \
+	VMOVUPS 32(DI), Y1   \
+	VMOVUPS (R10), Y2    \
+	VMOVUPS 32(R10), Y3  \
+	VMOVUPS (R11), Y4    \
+	VMOVUPS 32(R11), Y5  \
+	VMOVUPS (R12), Y6    \
+	VMOVUPS 32(R12), Y7  \
+	VMOVUPS two2<>(SB), Y15
+
+// A4STORE stores the accumulators of A4LOAD.
+#define A4STORE \
+	VMOVUPS Y6, (R12)   \
+	VMOVUPS Y7, 32(R12) \
+	VMOVUPS Y4, (R11)   \
+	VMOVUPS Y5, 32(R11) \
+	VMOVUPS Y2, (R10)   \
+	VMOVUPS Y3, 32(R10) \
+	VMOVUPS Y0, (DI)    \
+	VMOVUPS Y1, 32(DI)
+
+// A4CODES4, A4CODES2 and A4CODES8 unpack row BX's 16 codes at R14 into Y8 and Y9
+// (integers): the even and odd codes (4 bits), or the first and the next 8.
+#define A4CODES4 \
+	VPMOVZXBD (R14)(BX*1), Y8 \
+	VPSRLD    $4, Y8, Y9      \
+	VPAND     Y15, Y8, Y8
+
+#define A4CODES2 \
+	VPBROADCASTD (R14)(BX*1), Y8      \
+	VPSRLVD      sh2hi<>(SB), Y8, Y9  \
+	VPSRLVD      sh2lo<>(SB), Y8, Y8  \
+	VPAND        Y15, Y8, Y8          \
+	VPAND        Y15, Y9, Y9
+
+#define A4CODES8 \
+	VPMOVZXBD (R14)(BX*1), Y8 \
+	VPMOVZXBD 8(R14)(BX*1), Y9
+
+// A4SPAN is the body of the four-query add kernels: for each chunk of 16 columns (nc
+// of them, gs per group) the accumulators of the four queries (LOAD: from DI, R10,
+// R11, R12) take every row's 16 values decoded once, code·scale + zero (the group's
+// f16 scale and zero at R15 + BX, widened by VCVTPH2PS), times each query's weight
+// (at SI, DX, R8, R9 + 4·row); STORE puts them back. CB is the code bytes of a chunk.
+#define A4SPAN(LOAD, CODES, STORE, CB) \
+	MOVQ a0+0(FP), DI      \
+	MOVQ a1+8(FP), R10     \
+	MOVQ a2+16(FP), R11    \
+	MOVQ a3+24(FP), R12    \
+	MOVQ w0+32(FP), SI     \
+	MOVQ w1+40(FP), DX     \
+	MOVQ w2+48(FP), R8     \
+	MOVQ w3+56(FP), R9     \
+	MOVQ rows+64(FP), R15  \
+	LEAQ 4(R15), R14       \
+	MOVQ nc+88(FP), R13    \
+	MOVQ gs+96(FP), CX     \
+chunk:                     \
+	LOAD                   \
+	XORQ AX, AX            \
+	XORQ BX, BX            \
+row:                       \
+	CODES                  \
+	VCVTDQ2PS    Y8, Y8    \
+	VCVTDQ2PS    Y9, Y9    \
+	VPBROADCASTW (R15)(BX*1), X10  \
+	VCVTPH2PS    X10, Y10  \
+	VPBROADCASTW 2(R15)(BX*1), X11 \
+	VCVTPH2PS    X11, Y11  \
+	VFMADD213PS  Y11, Y10, Y8 \
+	VFMADD213PS  Y11, Y10, Y9 \
+	VBROADCASTSS (SI)(AX*4), Y12 \
+	VFMADD231PS  Y12, Y8, Y0 \
+	VFMADD231PS  Y12, Y9, Y1 \
+	VBROADCASTSS (DX)(AX*4), Y13 \
+	VFMADD231PS  Y13, Y8, Y2 \
+	VFMADD231PS  Y13, Y9, Y3 \
+	VBROADCASTSS (R8)(AX*4), Y12 \
+	VFMADD231PS  Y12, Y8, Y4 \
+	VFMADD231PS  Y12, Y9, Y5 \
+	VBROADCASTSS (R9)(AX*4), Y13 \
+	VFMADD231PS  Y13, Y8, Y6 \
+	VFMADD231PS  Y13, Y9, Y7 \
+	ADDQ stride+72(FP), BX \
+	INCQ AX                \
+	CMPQ AX, n+80(FP)      \
+	JB   row               \
+	STORE                  \
+	ADDQ $64, DI           \
+	ADDQ $64, R10          \
+	ADDQ $64, R11          \
+	ADDQ $64, R12          \
+	ADDQ CB, R14           \
+	SUBQ $16, CX           \
+	JNZ  next              \
+	ADDQ gb+104(FP), R15   \
+	LEAQ 4(R15), R14       \
+	MOVQ gs+96(FP), CX     \
+next:                      \
+	DECQ R13               \
+	JNZ  chunk             \
+	VZEROUPPER             \
+	RET
+
+// The kernels (macros above; a label's scope is its function).
+
+// func dotU4Q4Inl(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU4Q4Inl(SB), NOSPLIT, $0-112
+	Q4SPAN(Q4UNPACK4, $8, Q4RINL, Q4GINL)
+
+// func dotU2Q4Inl(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU2Q4Inl(SB), NOSPLIT, $0-112
+	Q4SPAN(Q4UNPACK2, $4, Q4RINL, Q4GINL)
+
+// func dotU8Q4Inl(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU8Q4Inl(SB), NOSPLIT, $0-112
+	Q4SPAN(Q4UNPACK8, $16, Q4RINL, Q4GINL)
+
+// func dotU4Q4Plain(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU4Q4Plain(SB), NOSPLIT, $0-112
+	Q4SPAN(Q4UNPACK4, $8, Q4RPLAIN, Q4GPLAIN)
+
+// func dotU2Q4Plain(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU2Q4Plain(SB), NOSPLIT, $0-112
+	Q4SPAN(Q4UNPACK2, $4, Q4RPLAIN, Q4GPLAIN)
+
+// func dotU8Q4Plain(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU8Q4Plain(SB), NOSPLIT, $0-112
+	Q4SPAN(Q4UNPACK8, $16, Q4RPLAIN, Q4GPLAIN)
+
+// func addU4Q4Inl(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
+TEXT ·addU4Q4Inl(SB), NOSPLIT, $0-112
+	A4SPAN(A4LOADSPLIT, A4CODES4, A4STORESPLIT, $8)
+
+// func addU2Q4Inl(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
+TEXT ·addU2Q4Inl(SB), NOSPLIT, $0-112
+	A4SPAN(A4LOAD, A4CODES2, A4STORE, $4)
+
+// func addU8Q4Inl(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
+TEXT ·addU8Q4Inl(SB), NOSPLIT, $0-112
+	A4SPAN(A4LOAD, A4CODES8, A4STORE, $16)

@@ -1,0 +1,171 @@
+//go:build amd64 && goexperiment.simd
+
+package quant
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// q4Groups returns the group sizes the fused kernels take for rows of d values:
+// every multiple of 16 that divides d, and 0 (the whole row).
+func q4Groups(d int) []int {
+	gs := []int{0}
+	for g := 16; g < d; g += 16 {
+		if d%g == 0 {
+			gs = append(gs, g)
+		}
+	}
+	return gs
+}
+
+// TestLossyQ4Rows checks the four-query span kernels through fusedDotRowsLossy and
+// fusedAddRowsLossy (F16C on: no param table) against float64 products with the
+// decoded rows, for every Affine width and group size the kernels take, head sizes
+// 16 to 256, query counts that leave 0 to 3 queries over the quads, spans of 1 to
+// 130 rows at strides past the row, and guards around the scores and accumulators.
+func TestLossyQ4Rows(t *testing.T) {
+	if !haveF16C {
+		t.Skip("no F16C")
+	}
+	r := rand.New(rand.NewPCG(31, 32))
+	const guard = -777
+	for _, bits := range []int{8, 4, 2} {
+		for _, d := range []int{16, 32, 48, 64, 128, 256} {
+			for _, gsz := range q4Groups(d) {
+				c := Affine{Bits: bits, Group: gsz}
+				for _, g := range []int{3, 4, 5, 7, 8, 12} {
+					for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 63, 64, 65, 130} {
+						if n > 9 && d > 64 && g != 5 {
+							continue // long spans at the larger heads: one query count suffices
+						}
+						name := fmt.Sprintf("%s/d=%d/g=%d/n=%d", c.Name(), d, g, n)
+						src, stride, dec := lossyCase(r, c, n, d)
+						ld := n + 3
+						q := gaussRow(r, g*d, 1)
+						w := gaussRow(r, (g-1)*ld+n, 1)
+						acc0 := gaussRow(r, g*d, 1)
+						rowMax := make([]float64, n)
+						for i := range n {
+							for _, x := range dec[i*d : (i+1)*d] {
+								rowMax[i] = math.Max(rowMax[i], math.Abs(float64(x)))
+							}
+						}
+						tmp := make([]float32, ScratchFloats(d))
+						scores := constRow((g-1)*ld+n+5, guard)
+						if !fusedDotRowsLossy(c, scores, ld, q, g, src, stride, n, d, tmp) {
+							t.Fatalf("%s: dot not fused", name)
+						}
+						acc := append(append([]float32(nil), acc0...), guard, guard)
+						if !fusedAddRowsLossy(c, acc[:g*d], w, ld, g, src, stride, n, d, tmp) {
+							t.Fatalf("%s: add not fused", name)
+						}
+						for j := range g {
+							for i := range ld {
+								if j*ld+i >= len(scores) {
+									break
+								}
+								got := scores[j*ld+i]
+								if i >= n {
+									if got != guard {
+										t.Fatalf("%s: score (%d,%d) past the rows written", name, j, i)
+									}
+									continue
+								}
+								var want, mag float64
+								for x := range d {
+									want += float64(q[j*d+x]) * float64(dec[i*d+x])
+									mag += math.Abs(float64(q[j*d+x])) * 2 * rowMax[i]
+								}
+								if math.Abs(float64(got)-want) > 2e-6*mag+1e-30 {
+									t.Fatalf("%s: score (%d,%d) = %v, want %v", name, j, i, got, want)
+								}
+							}
+							for x := range d {
+								want, mag := float64(acc0[j*d+x]), math.Abs(float64(acc0[j*d+x]))
+								for i := range n {
+									want += float64(w[j*ld+i]) * float64(dec[i*d+x])
+									mag += math.Abs(float64(w[j*ld+i])) * 2 * rowMax[i]
+								}
+								if got := acc[j*d+x]; math.Abs(float64(got)-want) > 2e-6*mag+1e-30 {
+									t.Fatalf("%s: acc (%d,%d) = %v, want %v", name, j, x, got, want)
+								}
+							}
+						}
+						if acc[g*d] != guard || acc[g*d+1] != guard {
+							t.Fatalf("%s: accumulator written past g·d", name)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestChannelQ4 checks dotChannelAVX2 (the four-query Plain kernels, and rowsPlain for
+// one or two queries left over) against float64 products with the decoded KIVI key
+// block, for query counts 1 to 12, token ranges of 1 to 65 tokens and head sizes 16
+// to 256, with guards past each query's scores.
+func TestChannelQ4(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	const guard = -777
+	for _, bits := range []int{8, 4, 2} {
+		c := Channel{Bits: bits}
+		for _, tt := range []int{1, 7, 65} {
+			for _, d := range []int{16, 48, 64, 256} {
+				src := make([]float32, 0, tt*d)
+				for range tt {
+					src = append(src, lossyRowKinds[r.IntN(len(lossyRowKinds))](r, d)...)
+				}
+				block := make([]byte, c.BlockBytes(tt, d))
+				c.Encode(block, src, tt, d)
+				dec := make([]float32, tt*d)
+				c.Decode(dec, block, tt, d)
+				colMax := make([]float64, d)
+				for i, v := range dec {
+					colMax[i%d] = math.Max(colMax[i%d], math.Abs(float64(v)))
+				}
+				for _, g := range []int{1, 2, 3, 4, 5, 6, 7, 8, 12} {
+					q := gaussRow(r, g*d, 1)
+					for _, rg := range [][2]int{{0, tt}, {tt / 2, tt}, {0, min(tt, 3)}, {tt - 1, tt}} {
+						i0, i1 := rg[0], rg[1]
+						if i0 >= i1 {
+							continue
+						}
+						name := fmt.Sprintf("%s t=%d d=%d g=%d rows %d..%d", c.Name(), tt, d, g, i0, i1)
+						m, ld := i1-i0, i1-i0+2
+						scores := constRow((g-1)*ld+m+2, guard)
+						tmp := make([]float32, g*d+2*d+g+4)
+						if !dotChannelAVX2(c, scores, ld, q, g, block, tt, d, i0, i1, tmp) {
+							t.Fatalf("%s: not fused", name)
+						}
+						for j := range g {
+							for i := range ld {
+								if j*ld+i >= len(scores) {
+									break
+								}
+								got := scores[j*ld+i]
+								if i >= m {
+									if got != guard {
+										t.Fatalf("%s: score (%d,%d) past the range written", name, j, i)
+									}
+									continue
+								}
+								var want, mag float64
+								for x := range d {
+									want += float64(q[j*d+x]) * float64(dec[(i0+i)*d+x])
+									mag += math.Abs(float64(q[j*d+x])) * 2 * colMax[x]
+								}
+								if math.Abs(float64(got)-want) > 2e-6*mag+1e-30 {
+									t.Fatalf("%s: score (%d,%d) = %v, want %v", name, j, i, got, want)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
