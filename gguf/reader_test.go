@@ -297,6 +297,22 @@ func TestParseBuiltinModel(t *testing.T) {
 	if !bytes.Equal(gb, fb) || !reflect.DeepEqual(g.Keys(), f.Keys()) {
 		t.Error("Open and Parse disagree")
 	}
+	// Open released the mapped header pages; every byte of the mapping still reads as
+	// in the file.
+	if !bytes.Equal(g.data, data) {
+		t.Error("the mapped file differs from its bytes after Open")
+	}
+	// DropMetadata forgets the metadata and nothing else.
+	g.DropMetadata()
+	if len(g.Keys()) != 0 {
+		t.Errorf("%d keys after DropMetadata", len(g.Keys()))
+	}
+	if v, ok := g.Uint("llama.block_count"); ok {
+		t.Errorf("llama.block_count = %d after DropMetadata", v)
+	}
+	if gb, err := g.TensorData(&g.Tensors[3]); err != nil || !bytes.Equal(gb, fb) {
+		t.Errorf("tensor data after DropMetadata: %v", err)
+	}
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,8 @@ type layer struct {
 	wGate, wUp, wDown linalg.Matrix
 }
 
-// Load opens a GGUF model file. Close releases its mapping.
+// Load opens a GGUF model file. Close releases its mapping. The file's metadata is
+// dropped once read (the model keeps what it needs; see gguf.File.DropMetadata).
 func Load(path string) (*Model, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -51,6 +52,7 @@ func Load(path string) (*Model, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	f.DropMetadata()
 	return m, nil
 }
 
@@ -60,7 +62,12 @@ func LoadDefault() (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("built-in model: %w", err)
 	}
-	return FromGGUF(f)
+	m, err := FromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	f.DropMetadata()
+	return m, nil
 }
 
 // Open loads the model at path, or the built-in model when path is empty.
