@@ -4,7 +4,6 @@ package linalg
 
 import (
 	"encoding/binary"
-	"math"
 	"simd/archsimd"
 	"unsafe"
 
@@ -153,15 +152,9 @@ func widenF16AVX2(dst []float32, src []byte) {
 	}
 }
 
-// f16Bits holds the float32 bit patterns of f16Table, for loads that stay in integer
-// registers.
-var f16Bits [1 << 16]uint32
-
-func init() {
-	for i, f := range f16Table {
-		f16Bits[i] = math.Float32bits(f)
-	}
-}
+// f16Bits views f16Table as float32 bit patterns, for loads that stay in integer
+// registers (a view, not a copy: a second table would be 256 KiB more memory).
+var f16Bits = (*[1 << 16]uint32)(unsafe.Pointer(&f16Table))
 
 // scale returns d_w·d_x broadcast to 8 lanes, from the binary16 weight scale at h and the
 // float32 activation scale bits at x, computed in vector registers only: a scalar SSE
