@@ -109,7 +109,7 @@ func (lg *lossyGeom) codeOff(c uintptr) uintptr {
 // lossyGeomOf returns the geometry of rows of d values of c, or false when the fused
 // kernels do not handle c or this shape.
 func lossyGeomOf(c RowCodec, d int) (lossyGeom, bool) {
-	if d%16 != 0 || d <= 0 {
+	if d&15 != 0 || d <= 0 {
 		return lossyGeom{}, false
 	}
 	switch c := c.(type) {
@@ -117,8 +117,10 @@ func lossyGeomOf(c RowCodec, d int) (lossyGeom, bool) {
 		if c.Bits != 8 && c.Bits != 4 && c.Bits != 2 {
 			return lossyGeom{}, false
 		}
+		// One division per call (spans are often one cache block of 16 rows).
 		g := c.group(d)
-		if g%16 != 0 || d%g != 0 {
+		p := d / g
+		if g&15 != 0 || p*g != d {
 			return lossyGeom{}, false
 		}
 		k := &lossyU8
@@ -128,7 +130,7 @@ func lossyGeomOf(c RowCodec, d int) (lossyGeom, bool) {
 		case 2:
 			k = &lossyU2
 		}
-		return lossyGeom{k: k, p: d / g, g: uintptr(g), gb: uintptr(4 + g*c.Bits/8), hdr: 4, bits: uintptr(c.Bits)}, true
+		return lossyGeom{k: k, p: p, g: uintptr(g), gb: uintptr(4 + g*c.Bits>>3), hdr: 4, bits: uintptr(c.Bits)}, true
 	}
 	return lossyGeom{}, false
 }

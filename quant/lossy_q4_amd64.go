@@ -2,10 +2,7 @@
 
 package quant
 
-import (
-	"simd/archsimd"
-	"unsafe"
-)
+import "unsafe"
 
 // Four-query span kernels of Affine rows (and KIVI key blocks), in lossy_q4_amd64.s:
 // grouped-query attention reads each KV row for several query heads (Llama-3 shapes:
@@ -23,8 +20,9 @@ import (
 // i < n (n ≥ 1), row i's first codes at rows + i·stride (np ≥ 1 groups of gs values, a
 // multiple of 16, gb bytes apart). Each group's f16 scale and zero are read from the 4
 // bytes before its codes and widened by VCVTPH2PS; the zero term of group k is the zero
-// times qs[4k+r] (float32), the sum of query r's values in group k. Queries past nq
-// are read (pass a repeated one) but not stored. Each row's codes are unpacked once
+// times the sum of query r's values in group k, which the kernel first writes to
+// qs[4k+r] (float32; 4·np values of scratch). Queries past nq are read (pass a
+// repeated one) but not stored. Each row's codes are unpacked once
 // for the four queries.
 //
 //go:noescape
@@ -42,7 +40,7 @@ func dotU8Q4Inl(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows un
 
 // dotU4Q4Plain is dotU4Q4Inl for code rows with no parameters (KIVI key blocks, whose
 // scales are in the queries): the plain dot of query r with the codes plus the
-// float32 qs[r] (its zero term b_r) for each row; groups only split the codes (np·gs
+// float32 qs[r] (its zero term b_r; read, not written) for each row; groups only split the codes (np·gs
 // values, gb bytes apart).
 //
 //go:noescape
@@ -97,19 +95,15 @@ func quad(p unsafe.Pointer, step uintptr, j, g int) (p0, p1, p2, p3 unsafe.Point
 // sums of the queries (4p values for a quad, 8 lanes per group and query for
 // dotRowsInl).
 func dotRowsQ4(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) {
-	p, gs := lg.p, int(lg.g)
+	p := lg.p
 	_ = q[g*d-1]
-	qs := f32Bits(tmp[:4*p])
-	qp, qsp := unsafe.Pointer(&q[0]), unsafe.Pointer(&qs[0])
+	_ = tmp[4*p-1]
+	qp, qsp := unsafe.Pointer(&q[0]), unsafe.Pointer(&tmp[0])
 	rows := unsafe.Add(unsafe.Pointer(&src[0]), lg.hdr)
 	qb, us := uintptr(4*d), uintptr(stride)
 	j := 0
 	for ; j < g && (g-j >= 3 || n < 4); j += 4 {
 		q0, q1, q2, q3, nq := quad(qp, qb, j, g)
-		for k := range p {
-			sum4(groupSum(q0, k, p, gs), groupSum(q1, k, p, gs), groupSum(q2, k, p, gs), groupSum(q3, k, p, gs)).AsUint32x4().Store((*[4]uint32)(qs[4*k:]))
-		}
-		archsimd.ClearAVXUpperBits()
 		lg.k.q4Inl(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q0, q1, q2, q3, rows, us, n, qsp, p, lg.g, lg.gb)
 	}
 	if j < g {

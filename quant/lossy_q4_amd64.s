@@ -75,25 +75,36 @@ GLOBL sh2hi<>(SB), RODATA|NOPTR, $32
 
 
 // Q4UNPACK4, Q4UNPACK2 and Q4UNPACK8 unpack the 16 codes at R14 into Y14 (the first 8)
-// and Y15 (the next 8) as float32, in column order.
+// and Y15 (the next 8) as float32, in column order: each 8 codes from a broadcast
+// word by lane shifts (Y12, and Y13 for 2 bits) and a mask (Y13; Y11 for 2 bits), or
+// widened bytes. Q4CONST4 and Q4CONST2 load their constants.
 #define Q4UNPACK4 \
-	VPBROADCASTD (R14), Y14         \
-	VPBROADCASTD 4(R14), Y15        \
-	VPSRLVD      sh4<>(SB), Y14, Y14 \
-	VPSRLVD      sh4<>(SB), Y15, Y15 \
-	VPAND        nib4<>(SB), Y14, Y14 \
-	VPAND        nib4<>(SB), Y15, Y15 \
-	VCVTDQ2PS    Y14, Y14           \
+	VPBROADCASTD (R14), Y14    \
+	VPBROADCASTD 4(R14), Y15   \
+	VPSRLVD      Y12, Y14, Y14 \
+	VPSRLVD      Y12, Y15, Y15 \
+	VPAND        Y13, Y14, Y14 \
+	VPAND        Y13, Y15, Y15 \
+	VCVTDQ2PS    Y14, Y14      \
 	VCVTDQ2PS    Y15, Y15
 
+#define Q4CONST4 \
+	VMOVUPS sh4<>(SB), Y12 \
+	VMOVUPS nib4<>(SB), Y13
+
 #define Q4UNPACK2 \
-	VPBROADCASTD (R14), Y14           \
-	VPSRLVD      sh2hi<>(SB), Y14, Y15 \
-	VPSRLVD      sh2lo<>(SB), Y14, Y14 \
-	VPAND        two2<>(SB), Y14, Y14  \
-	VPAND        two2<>(SB), Y15, Y15  \
-	VCVTDQ2PS    Y14, Y14             \
+	VPBROADCASTD (R14), Y14    \
+	VPSRLVD      Y13, Y14, Y15 \
+	VPSRLVD      Y12, Y14, Y14 \
+	VPAND        Y11, Y14, Y14 \
+	VPAND        Y11, Y15, Y15 \
+	VCVTDQ2PS    Y14, Y14      \
 	VCVTDQ2PS    Y15, Y15
+
+#define Q4CONST2 \
+	VMOVUPS sh2lo<>(SB), Y12 \
+	VMOVUPS sh2hi<>(SB), Y13 \
+	VMOVUPS two2<>(SB), Y11
 
 #define Q4UNPACK8 \
 	VPMOVZXBD (R14), Y14  \
@@ -101,54 +112,83 @@ GLOBL sh2hi<>(SB), RODATA|NOPTR, $32
 	VCVTDQ2PS Y14, Y14    \
 	VCVTDQ2PS Y15, Y15
 
-// Q4RINL starts a row of the Inl kernels: X12 (the four zero terms) 0, DX the group
+#define Q4CONST8
+
+// Q4SUMS writes the four queries' sums of each group k < np (gs values) to qs + 16k,
+// lane r query r's (float32; for the zero terms of the Inl kernels).
+#define Q4SUMS \
+	MOVQ qs+80(FP), DX     \
+	MOVQ np+88(FP), R13    \
+	XORQ AX, AX            \
+sgroup:                    \
+	VXORPS Y0, Y0, Y0      \
+	VXORPS Y1, Y1, Y1      \
+	VXORPS Y2, Y2, Y2      \
+	VXORPS Y3, Y3, Y3      \
+	MOVQ gs+96(FP), SI     \
+	SHLQ $2, SI            \
+	ADDQ AX, SI            \
+sloop:                     \
+	VADDPS (R8)(AX*1), Y0, Y0   \
+	VADDPS (R9)(AX*1), Y1, Y1   \
+	VADDPS (R10)(AX*1), Y2, Y2  \
+	VADDPS (R11)(AX*1), Y3, Y3  \
+	ADDQ   $32, AX              \
+	CMPQ   AX, SI               \
+	JB     sloop                \
+	VHADDPS      Y1, Y0, Y0     \
+	VHADDPS      Y3, Y2, Y2     \
+	VHADDPS      Y2, Y0, Y0     \
+	VEXTRACTF128 $1, Y0, X1     \
+	VADDPS       X1, X0, X0     \
+	VMOVUPS      X0, (DX)       \
+	ADDQ         $16, DX        \
+	DECQ         R13            \
+	JNZ          sgroup
+
+// Q4RINL starts a row of the Inl kernels: X8 (the four zero terms) 0, DX the group
 // sums of group 0.
 #define Q4RINL \
-	VXORPS X12, X12, X12 \
+	VXORPS X8, X8, X8 \
 	MOVQ   qs+80(FP), DX
 
-// Q4GINL closes a group of the Inl kernels: the chains joined, Y_r += a_r·scale, and
-// X12 += zero·(the four queries' sums of the group at DX); BX is the group's codes,
-// after its f16 scale and zero.
+// Q4GINL closes a group of the Inl kernels: Y_r += a_r·scale and X8 += zero·(the four
+// queries' sums of the group at DX); BX is the group's codes, after its f16 scale and
+// zero.
 #define Q4GINL \
-	VADDPS       Y8, Y4, Y4       \
-	VADDPS       Y9, Y5, Y5       \
-	VADDPS       Y10, Y6, Y6      \
-	VADDPS       Y11, Y7, Y7      \
-	VPBROADCASTW -4(BX), X13      \
-	VCVTPH2PS    X13, Y13         \
-	VFMADD231PS  Y13, Y4, Y0      \
-	VFMADD231PS  Y13, Y5, Y1      \
-	VFMADD231PS  Y13, Y6, Y2      \
-	VFMADD231PS  Y13, Y7, Y3      \
-	VPBROADCASTW -2(BX), X13      \
-	VCVTPH2PS    X13, X13         \
-	VFMADD231PS  (DX), X13, X12   \
+	VPBROADCASTW -4(BX), X9    \
+	VCVTPH2PS    X9, Y9        \
+	VFMADD231PS  Y9, Y4, Y0    \
+	VFMADD231PS  Y9, Y5, Y1    \
+	VFMADD231PS  Y9, Y6, Y2    \
+	VFMADD231PS  Y9, Y7, Y3    \
+	VPBROADCASTW -2(BX), X9    \
+	VCVTPH2PS    X9, X9        \
+	VFMADD231PS  (DX), X9, X8  \
 	ADDQ         $16, DX
 
-// Q4RPLAIN starts a row of the Plain kernels: X12 the four queries' terms b at qs.
+#define Q4NOSUMS
+
+// Q4RPLAIN starts a row of the Plain kernels: X8 the four queries' terms b at qs.
 #define Q4RPLAIN \
 	MOVQ    qs+80(FP), DX \
-	VMOVUPS (DX), X12
+	VMOVUPS (DX), X8
 
 // Q4GPLAIN closes a group of the Plain kernels: Y_r += a_r (scales are in the queries).
 #define Q4GPLAIN \
-	VADDPS Y8, Y4, Y4  \
-	VADDPS Y9, Y5, Y5  \
-	VADDPS Y10, Y6, Y6 \
-	VADDPS Y11, Y7, Y7 \
-	VADDPS Y4, Y0, Y0  \
-	VADDPS Y5, Y1, Y1  \
-	VADDPS Y6, Y2, Y2  \
+	VADDPS Y4, Y0, Y0 \
+	VADDPS Y5, Y1, Y1 \
+	VADDPS Y6, Y2, Y2 \
 	VADDPS Y7, Y3, Y3
 
 // Q4SPAN is the body of the four-query dot kernels: per row, lane r of Y0..Y3 the
-// score of query r and Y4..Y11 two chains per query for the group (Y(4+r) the first
-// 8 codes of each 16, Y(8+r) the next 8; the queries read as they are, from memory,
-// by the FMAs). UNPACK reads 16 codes at R14, STEP bytes; RINIT starts a row, GEND
-// closes a group (BX its codes). Each row's four scores (X0 + X12) go to out + 4i,
-// one query's ldo bytes after the other's, the first nq of them.
-#define Q4SPAN(UNPACK, STEP, RINIT, GEND) \
+// score of query r and Y4..Y7 its chain for the group (one chain per query: rows and
+// groups are independent, so out-of-order execution overlaps them, and the registers
+// left hold the unpacking constants). The queries are read from memory by the FMAs.
+// SUMS prepares the rows' zero terms, CONST loads the constants of UNPACK, which reads 16 codes at R14, STEP bytes; RINIT
+// starts a row, GEND closes a group (BX its codes). Each row's four scores (X0 + X8)
+// go to out + 4i, one query's ldo bytes after the other's, the first nq of them.
+#define Q4SPAN(SUMS, CONST, UNPACK, STEP, RINIT, GEND) \
 	MOVQ q0+24(FP), R8     \
 	MOVQ q1+32(FP), R9     \
 	MOVQ q2+40(FP), R10    \
@@ -156,6 +196,8 @@ GLOBL sh2hi<>(SB), RODATA|NOPTR, $32
 	MOVQ rows+56(FP), DI   \
 	MOVQ out+0(FP), CX     \
 	MOVQ n+72(FP), R15     \
+	SUMS                   \
+	CONST                  \
 row:                       \
 	VXORPS Y0, Y0, Y0      \
 	VXORPS Y1, Y1, Y1      \
@@ -166,7 +208,10 @@ row:                       \
 	MOVQ DI, BX            \
 	XORQ AX, AX            \
 group:                     \
-	ZERO8                  \
+	VXORPS Y4, Y4, Y4      \
+	VXORPS Y5, Y5, Y5      \
+	VXORPS Y6, Y6, Y6      \
+	VXORPS Y7, Y7, Y7      \
 	MOVQ gs+96(FP), SI     \
 	SHLQ $2, SI            \
 	ADDQ AX, SI            \
@@ -174,13 +219,13 @@ group:                     \
 loop:                      \
 	UNPACK                 \
 	VFMADD231PS (R8)(AX*1), Y14, Y4    \
-	VFMADD231PS 32(R8)(AX*1), Y15, Y8  \
 	VFMADD231PS (R9)(AX*1), Y14, Y5    \
-	VFMADD231PS 32(R9)(AX*1), Y15, Y9  \
 	VFMADD231PS (R10)(AX*1), Y14, Y6   \
-	VFMADD231PS 32(R10)(AX*1), Y15, Y10 \
 	VFMADD231PS (R11)(AX*1), Y14, Y7   \
-	VFMADD231PS 32(R11)(AX*1), Y15, Y11 \
+	VFMADD231PS 32(R8)(AX*1), Y15, Y4  \
+	VFMADD231PS 32(R9)(AX*1), Y15, Y5  \
+	VFMADD231PS 32(R10)(AX*1), Y15, Y6 \
+	VFMADD231PS 32(R11)(AX*1), Y15, Y7 \
 	ADDQ STEP, R14         \
 	ADDQ $64, AX           \
 	CMPQ AX, SI            \
@@ -194,7 +239,7 @@ loop:                      \
 	VHADDPS      Y2, Y0, Y0 \
 	VEXTRACTF128 $1, Y0, X1 \
 	VADDPS       X1, X0, X0 \
-	VADDPS       X12, X0, X0 \
+	VADDPS       X8, X0, X0 \
 	MOVQ         ldo+8(FP), SI \
 	VMOVSS       X0, (CX)   \
 	CMPQ         nq+16(FP), $1 \
@@ -344,27 +389,27 @@ next:                      \
 
 // func dotU4Q4Inl(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU4Q4Inl(SB), NOSPLIT, $0-112
-	Q4SPAN(Q4UNPACK4, $8, Q4RINL, Q4GINL)
+	Q4SPAN(Q4SUMS, Q4CONST4, Q4UNPACK4, $8, Q4RINL, Q4GINL)
 
 // func dotU2Q4Inl(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU2Q4Inl(SB), NOSPLIT, $0-112
-	Q4SPAN(Q4UNPACK2, $4, Q4RINL, Q4GINL)
+	Q4SPAN(Q4SUMS, Q4CONST2, Q4UNPACK2, $4, Q4RINL, Q4GINL)
 
 // func dotU8Q4Inl(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU8Q4Inl(SB), NOSPLIT, $0-112
-	Q4SPAN(Q4UNPACK8, $16, Q4RINL, Q4GINL)
+	Q4SPAN(Q4SUMS, Q4CONST8, Q4UNPACK8, $16, Q4RINL, Q4GINL)
 
 // func dotU4Q4Plain(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU4Q4Plain(SB), NOSPLIT, $0-112
-	Q4SPAN(Q4UNPACK4, $8, Q4RPLAIN, Q4GPLAIN)
+	Q4SPAN(Q4NOSUMS, Q4CONST4, Q4UNPACK4, $8, Q4RPLAIN, Q4GPLAIN)
 
 // func dotU2Q4Plain(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU2Q4Plain(SB), NOSPLIT, $0-112
-	Q4SPAN(Q4UNPACK2, $4, Q4RPLAIN, Q4GPLAIN)
+	Q4SPAN(Q4NOSUMS, Q4CONST2, Q4UNPACK2, $4, Q4RPLAIN, Q4GPLAIN)
 
 // func dotU8Q4Plain(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU8Q4Plain(SB), NOSPLIT, $0-112
-	Q4SPAN(Q4UNPACK8, $16, Q4RPLAIN, Q4GPLAIN)
+	Q4SPAN(Q4NOSUMS, Q4CONST8, Q4UNPACK8, $16, Q4RPLAIN, Q4GPLAIN)
 
 // func addU4Q4Inl(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
 TEXT ·addU4Q4Inl(SB), NOSPLIT, $0-112
