@@ -45,7 +45,7 @@ func asmAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, 
 	}
 	switch c := c.(type) {
 	case F16:
-		addRowsFused(nil, addF16Q1x64, addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
+		addRowsFused(addF16Q4F16C, addF16Q1x64, addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
 		return true
 	case Int8:
 		return addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp)

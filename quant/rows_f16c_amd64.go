@@ -72,6 +72,13 @@ func addInt8Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
 //go:noescape
 func addInt8Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
 
+// addF16Q4F16C is addInt8Q4F16C for binary16 rows (no scales): for the queries r < 4,
+// the 16 accumulators at acc + r·as get Σ_{i<n} w_r[i]·row_i, w_r at w + r·ws, row i's
+// 16 values at codes + i·stride.
+//
+//go:noescape
+func addF16Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+
 // addInt8RowsF16C is fusedAddRows for Int8 rows on CPUs with F16C: groups of four
 // queries through addInt8Q4F16C, the rows' scales folded into their weights in tmp
 // first (foldRowScales, m rows at a time); the queries left over through addInt8Q1x64F16C (then
