@@ -4,71 +4,20 @@ package quant
 
 import "unsafe"
 
-// Assembly versions of the 4-bit and 2-bit Affine kernels (lossyKernels, contracts
-// in fused_lossy_amd64.go), in lossy_asm_amd64.s: rows4, q4, addQ1 and addQ4 for both
-// widths; the one-query kernels over whole spans for 8, 4 and 2 bits (dot*RowsInl,
-// dot*RowsPlain), and the param table's widening (affineParamsF16C). The compiled archsimd loops of the same kernels keep their vectors in too
-// few registers (spills, broadcast words reloaded); these keep every accumulator,
-// the query and the unpacked codes in the 16 YMM registers.
-// Codes are unpacked exactly (integer shifts and masks, VCVTDQ2PS) and multiplied
-// with float32 FMAs, the group scale applied lane-wise as in the archsimd kernels;
-// only the order of the float sums differs (two chains per row, query or column).
+// The one-query kernels of the Affine rows and KIVI key blocks (contracts below; the
+// four-query ones are in lossy_q4_amd64.go), in lossy_asm_amd64.s: dot*RowsInl and
+// dot*RowsPlain score four rows per step over a whole span, add*Q1Inl adds a span of
+// rows into 32 columns of one group, and channelQueryF16C pre-scales queries with a
+// KIVI block's scales. They read f16 parameters with VCVTPH2PS, which archsimd lacks,
+// and keep every accumulator, the query and the unpacked codes in the 16 YMM
+// registers. Codes are unpacked exactly (integer shifts and masks, VCVTDQ2PS) and
+// multiplied with float32 FMAs; only the order of the float sums differs from the
+// decoded reference (two chains per row).
 //
-// 4-bit rows4, addQ1 and addQ4 split each 16 codes into even and odd codes
-// (VPMOVZXBD of the code bytes, then mask and shift) and the query or accumulators
-// alike, which took fewer instructions and measured faster than a broadcast and
-// variable shift per 8 codes. The 4-bit q4 reads four queries per row and keeps the
-// broadcast form (splitting four queries per row would cost more than it saves), as
-// do the 2-bit kernels (16 codes in one broadcast word).
-
-// dotU4Rows4asm is rows4 for 4-bit codes.
-//
-//go:noescape
-func dotU4Rows4asm(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
-
-// dotU2Rows4asm is rows4 for 2-bit codes.
-//
-//go:noescape
-func dotU2Rows4asm(out *[4]uint32, q, p0, p1, p2, p3, st unsafe.Pointer, stM uintptr, np int, gs, gb uintptr)
-
-// addU4Q1asm is addQ1 for 4-bit codes.
-//
-//go:noescape
-func addU4Q1asm(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int)
-
-// addU2Q1asm is addQ1 for 2-bit codes.
-//
-//go:noescape
-func addU2Q1asm(a, w0, w1, cp0, cp1 unsafe.Pointer, stride uintptr, n int)
-
-// dotU4Q4asm is q4 for 4-bit codes.
-//
-//go:noescape
-func dotU4Q4asm(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr)
-
-// addU4Q4asm is addQ4 for 4-bit codes.
-//
-//go:noescape
-func addU4Q4asm(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int)
-
-// dotU2Q4asm is q4 for 2-bit codes.
-//
-//go:noescape
-func dotU2Q4asm(out unsafe.Pointer, ldo uintptr, nq int, q0, q1, q2, q3, rows unsafe.Pointer, stride uintptr, m int, st unsafe.Pointer, sr, stM uintptr, np int, gs, gb uintptr)
-
-// addU2Q4asm is addQ4 for 2-bit codes.
-//
-//go:noescape
-func addU2Q4asm(a0p, a1p, a2p, a3p, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, n int)
-
-// affineParamsF16C is lossyParams for Affine rows on CPUs with F16C: for the rows i <
-// mr at rows + min(i, m−1)·stride (m ≥ 1) and their groups k < p (p ≥ 1) gb bytes
-// apart, each headed by its f16 scale and zero, it stores the float32 scale at tab +
-// k·kstep + 4i and the zero zoff bytes after it, widened by VCVTPH2PS (exactly, as
-// F16ToF32).
-//
-//go:noescape
-func affineParamsF16C(tab, rows unsafe.Pointer, stride uintptr, m, mr, p int, gb, zoff, kstep uintptr)
+// 4-bit kernels split each 16 codes into even and odd codes (VPMOVZXBD of the code
+// bytes, then mask and shift) and the query or accumulators alike, which took fewer
+// instructions and measured faster than a broadcast and variable shift per 8 codes;
+// the 2-bit ones read 16 codes from one broadcast word.
 
 // dotU4RowsInl stores to out[4b+r] (float32 bits) the dot of the query at q with the
 // 4-bit Affine row 4b+r for the ng blocks b of four rows, row i's first codes at rows
