@@ -65,10 +65,11 @@ type Sequences interface {
 	// for prefix sharing). The next forward step must Append and Attend exactly
 	// len(tokens) rows per layer for seq. On ErrNoSpace nothing is reserved.
 	Grow(seq SeqID, tokens []int32) error
-	// Truncate shortens seq to its first n tokens (n ≤ Len). It is always possible
-	// right after Grow, before any Append, which undoes that Grow, and to 0. A cache
-	// that keeps recent tokens in full precision may refuse other lengths whose
-	// full-precision rows it no longer holds (an error; nothing changed).
+	// Truncate shortens seq to its first n tokens (n ≤ Len). Except while a step is
+	// half appended (some layers have appended its rows, others not: an error), it is
+	// always possible right after Grow, before any Append, which undoes that Grow, and
+	// to 0. A cache that keeps recent tokens in full precision may refuse other
+	// lengths whose full-precision rows it no longer holds (an error; nothing changed).
 	Truncate(seq SeqID, n int) error
 	// Len is the number of tokens in seq's history, counting those reserved by Grow.
 	Len(seq SeqID) int

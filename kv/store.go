@@ -425,8 +425,9 @@ func (st *Store) Grow(id SeqID, tokens []int32) error {
 	return nil
 }
 
-// Truncate implements Sequences. Right after Grow (nothing appended) it can undo the
-// reservation in part or in full; it can always cut to 0; caches without f32 rings
+// Truncate implements Sequences. It refuses a sequence whose step is half appended.
+// Right after Grow (nothing appended) it can undo the reservation in part or in full;
+// otherwise it can always cut to 0; caches without f32 rings
 // (no KIVI side) can cut to any length. Otherwise n must find in the rings the f32
 // rows a query at n needs (KIVI keys of n's unfinished block, the r−1 values before
 // n), or Truncate fails naming the earliest position held. Blocks past the new end

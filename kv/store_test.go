@@ -463,8 +463,13 @@ func TestTruncate(t *testing.T) {
 		if err := st.Append(0, b, f.k[0][45], f.v[0][45]); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.Truncate(b, 45); err == nil {
-			t.Errorf("truncate of a half-appended step succeeded")
+		for _, n := range []int{45, 0} {
+			if err := st.Truncate(b, n); err == nil || !strings.Contains(err.Error(), "half appended") {
+				t.Errorf("truncate of a half-appended step to %d: %v, want a half-appended error", n, err)
+			}
+		}
+		if st.Len(b) != 46 {
+			t.Errorf("refused truncates changed Len to %d", st.Len(b))
 		}
 		checkAccounting(t, spec, st)
 	})
