@@ -27,7 +27,7 @@ func init() {
 }
 
 func runServe(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "[--model F] --cache SPEC --kv-budget BYTES [--host 127.0.0.1] [--port N] [--max-running N] [--max-queue N] [--api-key K]", stderr)
+	fs := newFlags("serve", "[--model F] --cache SPEC --kv-budget BYTES [--block-tokens N] [--host 127.0.0.1] [--port N] [--max-running N] [--max-queue N] [--api-key K]", stderr)
 	modelPath := fs.String("model", "", "GGUF model file (default: built-in stories260K)")
 	cacheSpec := fs.String("cache", "f16", "KV cache spec, e.g. f16, q8, kivi4/kivi2")
 	cacheLayers := fs.String("cache-layers", "", "per-layer cache overrides, e.g. 0,-1=f16")
