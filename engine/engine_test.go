@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,16 +24,25 @@ func loadModel(t testing.TB) *model.Model {
 	return m
 }
 
+// testBlockTokens is the block size of the tests' caches: the tests' short prompts
+// cross several blocks, and their budgets hold a few sequences of the small model.
+// Some tests also run at kv.DefaultBlockTokens (newCacheBlocks).
+const testBlockTokens = 16
+
 func newCache(t testing.TB, m *model.Model, spec string, budget int64) kv.Cache {
+	t.Helper()
+	return newCacheBlocks(t, m, spec, budget, testBlockTokens)
+}
+
+// newCacheBlocks is newCache with blocks of the given number of tokens.
+func newCacheBlocks(t testing.TB, m *model.Model, spec string, budget int64, blockTokens int) kv.Cache {
 	t.Helper()
 	cfg, err := m.CacheConfig(spec, "")
 	if err != nil {
 		t.Fatalf("CacheConfig(%q): %v", spec, err)
 	}
 	cfg.BudgetBytes = budget
-	// Blocks of 16 tokens: the tests' short prompts cross several blocks, and their
-	// budgets hold a few sequences of the small model.
-	cfg.BlockTokens = 16
+	cfg.BlockTokens = blockTokens
 	c, err := kv.New(cfg)
 	if err != nil {
 		t.Fatalf("kv.New: %v", err)
@@ -136,15 +146,18 @@ func TestBatchedGreedyEqualsSolo(t *testing.T) {
 	}
 	wantBySpec := map[string][][]int32{"f32": want}
 	for _, tc := range []struct {
-		name string
-		spec string
-		cfg  Config
+		name   string
+		spec   string
+		cfg    Config
+		blocks int // tokens per cache block; 0: testBlockTokens
 	}{
-		{"defaults", "f32", Config{}},
-		{"small steps", "f32", Config{MaxBatchTokens: 5, MaxRunning: 3}},
-		{"one at a time", "f32", Config{MaxRunning: 1}},
-		{"kivi4/kivi2", "kivi4/kivi2:r=16", Config{MaxBatchTokens: 7}},
-		{"q8", "q8", Config{}},
+		{"defaults", "f32", Config{}, 0},
+		{"small steps", "f32", Config{MaxBatchTokens: 5, MaxRunning: 3}, 0},
+		{"one at a time", "f32", Config{MaxRunning: 1}, 0},
+		{"kivi4/kivi2", "kivi4/kivi2:r=16", Config{MaxBatchTokens: 7}, 0},
+		{"q8", "q8", Config{}, 0},
+		{"default blocks", "f32", Config{MaxBatchTokens: 5, MaxRunning: 3}, kv.DefaultBlockTokens},
+		{"default blocks kivi4/kivi2", "kivi4/kivi2:r=16", Config{MaxBatchTokens: 7}, kv.DefaultBlockTokens},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want, ok := wantBySpec[tc.spec]
@@ -156,7 +169,7 @@ func TestBatchedGreedyEqualsSolo(t *testing.T) {
 				wantBySpec[tc.spec] = want
 			}
 			m := loadModel(t)
-			c := newCache(t, m, tc.spec, 0)
+			c := newCacheBlocks(t, m, tc.spec, 0, cmp.Or(tc.blocks, testBlockTokens))
 			e := newEngine(t, m, c, tc.cfg)
 			res := runConcurrently(t, e, js, greedy)
 			for i, r := range res {
@@ -191,9 +204,9 @@ func TestBatchedGreedyEqualsSolo(t *testing.T) {
 // seqBytes measures the cache bytes one sequence of n tokens holds after a short
 // prefill and single-token steps (a long prefill may hold a larger full-precision
 // tail until the next step).
-func seqBytes(t *testing.T, m *model.Model, spec string, n int) int64 {
+func seqBytes(t *testing.T, m *model.Model, spec string, n, blockTokens int) int64 {
 	t.Helper()
-	c := newCache(t, m, spec, 0)
+	c := newCacheBlocks(t, m, spec, 0, blockTokens)
 	seq, err := c.NewSeq()
 	if err != nil {
 		t.Fatal(err)
@@ -208,11 +221,12 @@ func seqBytes(t *testing.T, m *model.Model, spec string, n int) int64 {
 
 func TestPreemptionResumesExactly(t *testing.T) {
 	for _, spec := range []string{"f32", "kivi4/kivi2:r=16", "q4"} {
-		t.Run(spec, func(t *testing.T) { testPreemption(t, spec) })
+		t.Run(spec, func(t *testing.T) { testPreemption(t, spec, testBlockTokens) })
 	}
+	t.Run("q4 default blocks", func(t *testing.T) { testPreemption(t, "q4", kv.DefaultBlockTokens) })
 }
 
-func testPreemption(t *testing.T, spec string) {
+func testPreemption(t *testing.T, spec string, blockTokens int) {
 	ref := loadModel(t)
 	js := jobs(ref, 100)
 	sc := model.SamplerConfig{Temp: 0.8, TopK: 40, Seed: 7}
@@ -223,9 +237,9 @@ func testPreemption(t *testing.T, spec string) {
 	// Room for about two and a half full requests at once: admission reserves one
 	// block of growth per sequence, so sequences growing together run out of
 	// memory and force preemption. The cache hides its pool figures.
-	budget := seqBytes(t, ref, spec, 105) * 5 / 2
+	budget := seqBytes(t, ref, spec, 105, blockTokens) * 5 / 2
 	m := loadModel(t)
-	c := plainCache{newCache(t, m, spec, budget)}
+	c := plainCache{newCacheBlocks(t, m, spec, budget, blockTokens)}
 	e := newEngine(t, m, c, Config{BytesPerToken: 1})
 	res := runConcurrently(t, e, js, func(j job) Request {
 		return Request{Prompt: j.prompt, MaxTokens: j.max, Sampling: sc, IgnoreEOS: false}
@@ -430,7 +444,7 @@ type plainCache struct{ kv.Cache }
 func TestNeverFits(t *testing.T) {
 	m := loadModel(t)
 	prompt := m.Tok.Encode("Once upon a time there was", true)
-	budget := seqBytes(t, m, "f32", 20)
+	budget := seqBytes(t, m, "f32", 20, testBlockTokens)
 	e := newEngine(t, m, newCache(t, m, "f32", budget), Config{})
 	if _, err := e.Submit(context.Background(), Request{Prompt: prompt, MaxTokens: 200}); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("Submit of a request larger than the budget: %v, want ErrTooLarge", err)

@@ -53,7 +53,7 @@ func TestThroughput(t *testing.T) {
 		preempt bool
 	}{
 		{"unlimited", 0, false},
-		{"tight", seqBytes(t, m, "f32", 200), true},
+		{"tight", seqBytes(t, m, "f32", 200, testBlockTokens), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCache(t, m, "f32", tc.budget)
