@@ -16,6 +16,7 @@ func detectSIMD() *kernelSet {
 	k := *scalarKernels
 	k.name = "avx2-asm"
 	k.dotRows, k.addRows = asmDotRows, asmAddRows
+	k.encF16 = encodeF16
 	return &k
 }
 

@@ -85,6 +85,11 @@ func (F16) RowBytes(d int) int { return 2 * d }
 
 // Encode implements RowCodec.
 func (F16) Encode(dst []byte, src []float32) {
+	active.Load().encF16(dst, src)
+}
+
+// encodeF16Scalar is F16.Encode value by value (the kernel sets' encF16 reference).
+func encodeF16Scalar(dst []byte, src []float32) {
 	dst = dst[:2*len(src)]
 	for _, x := range src {
 		h := F32ToF16(x)

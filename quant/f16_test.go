@@ -252,3 +252,36 @@ func refF16Next(h uint16, dir int) float64 {
 	}
 	return math.Copysign(positiveHalves[j], v)
 }
+
+// TestF16EncodeKernels: every kernel set's F16.Encode writes F32ToF16 of each value,
+// bit for bit, over every sign and exponent with mantissas at the rounding edges
+// (ties, just above and below, the extremes: subnormal outputs, overflow to Inf,
+// NaN payloads) and random ones, at lengths that leave every tail.
+func TestF16EncodeKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var src []float32
+	mants := []uint32{0, 1, 0xfff, 0x1000, 0x1001, 0x1fff, 0x2000, 0x3000, 0x7fe000, 0x7fefff, 0x7ff000, 0x7fffff}
+	for se := uint32(0); se < 512; se++ {
+		for _, m := range mants {
+			src = append(src, math.Float32frombits(se<<23|m))
+		}
+		for range 16 {
+			src = append(src, math.Float32frombits(se<<23|r.Uint32()&0x7fffff))
+		}
+	}
+	withKernels(t, func(t *testing.T) {
+		for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, len(src)} {
+			dst := make([]byte, 2*n+2)
+			dst[2*n], dst[2*n+1] = 0xAA, 0x55 // must stay
+			F16{}.Encode(dst[:2*n], src[:n])
+			for i, x := range src[:n] {
+				if got, want := uint16(dst[2*i])|uint16(dst[2*i+1])<<8, F32ToF16(x); got != want {
+					t.Fatalf("n=%d: %#08x encoded as %#04x, want %#04x", n, math.Float32bits(x), got, want)
+				}
+			}
+			if dst[2*n] != 0xAA || dst[2*n+1] != 0x55 {
+				t.Fatalf("n=%d: wrote past the row", n)
+			}
+		}
+	})
+}

@@ -40,6 +40,9 @@ type kernelSet struct {
 	// decBlock decodes tokens i0..i1-1 of a Channel block of t tokens × d channels
 	// (as Channel.Decode) into dst; lo and s are scratch of d values.
 	decBlock func(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s []float32)
+	// encF16 writes the binary16 bits of src (nearest, ties to even: F32ToF16) into
+	// dst, 2 bytes per value, little-endian; len(dst) ≥ 2·len(src).
+	encF16 func(dst []byte, src []float32)
 }
 
 var scalarKernels = &kernelSet{
@@ -48,6 +51,7 @@ var scalarKernels = &kernelSet{
 	multiAxpy: multiAxpyScalar,
 	decRows:   decRowsScalar,
 	decBlock:  decBlockScalar,
+	encF16:    encodeF16Scalar,
 	dotRows:   func(RowCodec, []float32, int, []float32, int, []byte, int, int, int, []float32) bool { return false },
 	addRows:   func(RowCodec, []float32, []float32, int, int, []byte, int, int, int, []float32) bool { return false },
 }

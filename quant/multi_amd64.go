@@ -26,6 +26,7 @@ func detectSIMD() *kernelSet {
 		multiAxpy: multiAxpyAVX2,
 		decRows:   decRowsAVX2,
 		decBlock:  decBlockAVX2,
+		encF16:    encodeF16,
 		dotRows:   fusedDotRows,
 		addRows:   fusedAddRows,
 	}

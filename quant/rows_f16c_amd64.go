@@ -72,6 +72,23 @@ func addInt8Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
 //go:noescape
 func addInt8Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
 
+// f32ToF16F16C writes the binary16 bits of the n float32s at src (n a multiple of
+// 8) to dst, 2n bytes, by VCVTPS2PH with round to nearest even: bit for bit
+// F32ToF16 (NaNs keep their sign and top payload bits, quieted).
+//
+//go:noescape
+func f32ToF16F16C(dst *byte, src *float32, n int)
+
+// encodeF16 is encF16 with F16C: 8 values per VCVTPS2PH, the last n mod 8 in Go.
+func encodeF16(dst []byte, src []float32) {
+	dst = dst[:2*len(src)]
+	if n := len(src) &^ 7; n > 0 && haveF16C {
+		f32ToF16F16C(&dst[0], &src[0], n)
+		dst, src = dst[2*n:], src[n:]
+	}
+	encodeF16Scalar(dst, src)
+}
+
 // addF16Q4F16C is addInt8Q4F16C for binary16 rows (no scales): for the queries r < 4,
 // the 16 accumulators at acc + r·as get Σ_{i<n} w_r[i]·row_i, w_r at w + r·ws, row i's
 // 16 values at codes + i·stride.

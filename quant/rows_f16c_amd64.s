@@ -637,3 +637,23 @@ TEXT ·addInt8Q4F16C(SB), NOSPLIT, $0-56
 // the four queries.
 TEXT ·addF16Q4F16C(SB), NOSPLIT, $0-56
 	ADDQ4(F16ROW16)
+
+// func f32ToF16F16C(dst *byte, src *float32, n int)
+TEXT ·f32ToF16F16C(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   edone
+
+eloop:
+	VMOVUPS   (SI), Y0
+	VCVTPS2PH $0, Y0, (DI)
+	ADDQ      $32, SI
+	ADDQ      $16, DI
+	DECQ      CX
+	JNZ       eloop
+
+edone:
+	VZEROUPPER
+	RET
