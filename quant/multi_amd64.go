@@ -77,7 +77,7 @@ func multiDotAVX2(scores []float32, ld int, q []float32, g int, x []float32, xs,
 }
 
 // multiAxpyAVX2 is multiAxpyScalar for d a multiple of 8: 16 columns of four
-// queries at a time (addF32Q4), the queries left over one at a time with 64 (then
+// queries at a time (addF32Q4asm), the queries left over one at a time with 64 (then
 // 16) columns in registers (addF32Q1x64), the rows streaming by; the last 8 columns
 // of an odd multiple of 8 per query in one register.
 func multiAxpyAVX2(acc, w []float32, ld, g int, x []float32, xs, n, d int) {
@@ -91,7 +91,7 @@ func multiAxpyAVX2(acc, w []float32, ld, g int, x []float32, xs, n, d int) {
 	j := 0
 	for ; j+4 <= g; j += 4 {
 		for c := uintptr(0); c < d16; c += 16 {
-			addF32Q4(unsafe.Add(ap, uintptr(j)*ab+4*c), ab, unsafe.Add(wp, uintptr(j)*wb), wb, unsafe.Add(xp, 4*c), rowB, n)
+			addF32Q4asm(unsafe.Add(ap, uintptr(j)*ab+4*c), ab, unsafe.Add(wp, uintptr(j)*wb), wb, unsafe.Add(xp, 4*c), rowB, n)
 		}
 	}
 	for ; j < g; j++ {
@@ -488,7 +488,7 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 		}
 		addRowsFused(addF16Q4F16C, addF16Q1x64, addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
 	case BF16:
-		addRowsFused(addBF16Q4, addBF16Q1x64, addBF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
+		addRowsFused(addBF16Q4asm, addBF16Q1x64, addBF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
 	case Int8:
 		if haveF16C {
 			return addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp)
@@ -506,7 +506,7 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 					ws[j*m+i] = w[j*ld+i0+i] * s
 				}
 			}
-			addRowsFused(addInt8Q4, addInt8Q1x64, addInt8Q1x16, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g, unsafe.Pointer(&src[i0*stride+2]), stride, m, d, 1)
+			addRowsFused(addInt8Q4asm, addInt8Q1x64, addInt8Q1x16, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g, unsafe.Pointer(&src[i0*stride+2]), stride, m, d, 1)
 		}
 	case FP8:
 		return haveF16C && addFP8Rows(c, acc, w, ld, g, src, stride, n, d, tmp)

@@ -67,10 +67,23 @@ func addInt8Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
 //go:noescape
 func addInt8Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
 
-// addInt8Q4F16C is addInt8Q4 with the codes widened from memory.
+// addInt8Q4asm adds, for the four queries r (16 accumulators at acc + r·as bytes,
+// weights at w + r·ws bytes, already times the rows' scales), Σ_i w_r[i]·codes_i over
+// 16 columns, row i's int8 codes at codes + i·stride: each row's codes are widened
+// once (VPMOVSXBD from memory) for the four queries. It needs AVX2 and FMA only.
 //
 //go:noescape
-func addInt8Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+func addInt8Q4asm(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+
+// addBF16Q4asm is addInt8Q4asm for 16 bfloat16 values per row (no scales).
+//
+//go:noescape
+func addBF16Q4asm(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+
+// addF32Q4asm is addInt8Q4asm for 16 float32 values per row (no scales).
+//
+//go:noescape
+func addF32Q4asm(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
 
 // f32ToF16F16C writes the binary16 bits of the n float32s at src (n a multiple of
 // 8) to dst, 2n bytes, by VCVTPS2PH with round to nearest even: bit for bit
@@ -89,15 +102,14 @@ func encodeF16(dst []byte, src []float32) {
 	encodeF16Scalar(dst, src)
 }
 
-// addF16Q4F16C is addInt8Q4F16C for binary16 rows (no scales): for the queries r < 4,
-// the 16 accumulators at acc + r·as get Σ_{i<n} w_r[i]·row_i, w_r at w + r·ws, row i's
-// 16 values at codes + i·stride.
+// addF16Q4F16C is addInt8Q4asm for 16 binary16 values per row (no scales), widened
+// by VCVTPH2PS.
 //
 //go:noescape
 func addF16Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
 
 // addInt8RowsF16C is fusedAddRows for Int8 rows on CPUs with F16C: groups of four
-// queries through addInt8Q4F16C, the rows' scales folded into their weights in tmp
+// queries through addInt8Q4asm, the rows' scales folded into their weights in tmp
 // first (foldRowScales, m rows at a time); the queries left over through addInt8Q1x64F16C (then
 // addInt8Q1x16F16C), which fold the scales themselves. It reports false, having done
 // nothing, when tmp cannot hold the weights of four queries.
@@ -116,7 +128,7 @@ func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, 
 			_ = w[(g4-1)*ld+i0+m-1]
 			foldRowScales(unsafe.Pointer(&ws[0]), unsafe.Pointer(&w[i0]), uintptr(4*ld), unsafe.Add(sp, i0*stride), us, m, g4, 1)
 			// g4 queries: addRowsFused runs only its four-query kernel.
-			addRowsFused(addInt8Q4F16C, nil, nil, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g4, unsafe.Add(sp, i0*stride+2), stride, m, d, 1)
+			addRowsFused(addInt8Q4asm, nil, nil, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g4, unsafe.Add(sp, i0*stride+2), stride, m, d, 1)
 		}
 	}
 	for j := g4; j < g; j++ {

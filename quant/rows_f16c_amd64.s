@@ -6,7 +6,7 @@
 // expose: one instruction widens 8 binary16 values exactly, where the portable
 // conversion takes about ten. Declarations and contracts in rows_f16c_amd64.go.
 
-// ADDQ4(ROW16) is the body of the four-query add kernels (addInt8Q4F16C,
+// ADDQ4(ROW16) is the body of the four-query add kernels (addInt8Q4asm,
 // addF16Q4F16C): for the queries r < 4, the 16 accumulators at acc + r·as get
 // Σ_{i<n} w_r[i]·row_i, w_r at w + r·ws, row i's 16 values at codes + i·stride,
 // loaded as float32 into Y8 and Y9 by ROW16 (from R8).
@@ -71,6 +71,19 @@ pdone: \
 	VPMOVSXBD 8(R8), Y9; \
 	VCVTDQ2PS Y8, Y8; \
 	VCVTDQ2PS Y9, Y9
+
+// BF16ROW16 widens the 16 bfloat16 values at R8 from memory (the high halves of
+// their float32s).
+#define BF16ROW16 \
+	VPMOVZXWD (R8), Y8; \
+	VPSLLD    $16, Y8, Y8; \
+	VPMOVZXWD 16(R8), Y9; \
+	VPSLLD    $16, Y9, Y9
+
+// F32ROW16 loads the 16 float32s at R8.
+#define F32ROW16 \
+	VMOVUPS (R8), Y8; \
+	VMOVUPS 32(R8), Y9
 
 // F16ROW16 widens the 16 binary16 values at R8 from memory.
 #define F16ROW16 \
@@ -626,15 +639,21 @@ mdone:
 	VZEROUPPER
 	RET
 
-// func addInt8Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
-// addInt8Q4 (weights already times the rows' scales), with the codes widened from
-// memory.
-TEXT ·addInt8Q4F16C(SB), NOSPLIT, $0-56
+// func addInt8Q4asm(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+// The four-query adds (ADDQ4) of int8, bfloat16, float32 and binary16 rows; their
+// contracts are in rows_f16c_amd64.go.
+TEXT ·addInt8Q4asm(SB), NOSPLIT, $0-56
 	ADDQ4(INT8ROW16)
 
+// func addBF16Q4asm(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+TEXT ·addBF16Q4asm(SB), NOSPLIT, $0-56
+	ADDQ4(BF16ROW16)
+
+// func addF32Q4asm(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+TEXT ·addF32Q4asm(SB), NOSPLIT, $0-56
+	ADDQ4(F32ROW16)
+
 // func addF16Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
-// The four-query add of binary16 rows: one VCVTPH2PS of a row's 16 values serves
-// the four queries.
 TEXT ·addF16Q4F16C(SB), NOSPLIT, $0-56
 	ADDQ4(F16ROW16)
 

@@ -207,7 +207,7 @@ func addE5M2Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int,
 //go:noescape
 func addE5M2Q1x16TF16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
 
-// addE4M3Q4F16C is addInt8Q4F16C for E4M3 codes: for the queries r < 4 (16 accumulators
+// addE4M3Q4F16C is addInt8Q4asm for E4M3 codes: for the queries r < 4 (16 accumulators
 // at acc + r·as, weights at w + r·ws, already times the rows' scales and the 2⁸),
 // acc_r[c] += Σ_{i<n} w_r[i]·code_i[c]·2⁻⁸ for c < 16, row i's codes at codes +
 // i·stride.
