@@ -85,7 +85,7 @@ func parseType(s string) (Type, error) {
 			return t, nil
 		}
 	}
-	return 0, fmt.Errorf("kv: unknown cache type %q (valid: %s)", s, strings.Join(typeNames[1:], " "))
+	return 0, fmt.Errorf("unknown cache type %q (valid: %s)", s, strings.Join(typeNames[1:], " "))
 }
 
 // Defaults and limits of spec parameters.
@@ -123,13 +123,22 @@ type Spec struct {
 // sinks (leading full-precision tokens, default 0; any type, written once).
 // With a single TYPE its parameters apply to both keys and values.
 func ParseSpec(s string) (Spec, error) {
+	sp, err := parseSpec(s)
+	if err != nil {
+		return Spec{}, fmt.Errorf("kv: %w", err)
+	}
+	return sp, nil
+}
+
+// parseSpec is ParseSpec with errors not yet prefixed by the package name.
+func parseSpec(s string) (Spec, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return Spec{}, fmt.Errorf("kv: empty cache spec (want TYPE or KTYPE/VTYPE, TYPE one of %s)", strings.Join(typeNames[1:], " "))
+		return Spec{}, fmt.Errorf("empty cache spec (want TYPE or KTYPE/VTYPE, TYPE one of %s)", strings.Join(typeNames[1:], " "))
 	}
 	sides := strings.Split(s, "/")
 	if len(sides) > 2 {
-		return Spec{}, fmt.Errorf("kv: cache spec %q: more than one '/' (want TYPE or KTYPE/VTYPE)", s)
+		return Spec{}, fmt.Errorf("cache spec %q: more than one '/' (want TYPE or KTYPE/VTYPE)", s)
 	}
 	var sp Spec
 	sinksSet := false
@@ -140,11 +149,11 @@ func ParseSpec(s string) (Spec, error) {
 		}
 		p, sinks, hasSinks, err := parsePart(side, role)
 		if err != nil {
-			return Spec{}, fmt.Errorf("kv: cache spec %q: %w", s, err)
+			return Spec{}, fmt.Errorf("cache spec %q: %w", s, err)
 		}
 		if hasSinks {
 			if sinksSet && sinks != sp.Sinks {
-				return Spec{}, fmt.Errorf("kv: cache spec %q: sinks given twice with different values", s)
+				return Spec{}, fmt.Errorf("cache spec %q: sinks given twice with different values", s)
 			}
 			sp.Sinks, sinksSet = sinks, true
 		}
@@ -292,7 +301,7 @@ func ParseLayerOverrides(s string, nLayers int) (map[int]Spec, error) {
 		if !ok {
 			return nil, fmt.Errorf("kv: layer override %q: want LAYERS=SPEC, e.g. 0,-1=f16", group)
 		}
-		sp, err := ParseSpec(spec)
+		sp, err := parseSpec(spec)
 		if err != nil {
 			return nil, fmt.Errorf("kv: layer override %q: %w", group, err)
 		}
