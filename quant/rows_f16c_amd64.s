@@ -1,69 +1,11 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "addq4_amd64.h"
 
 // F16 and Int8 row kernels with VCVTPH2PS (F16C), which simd/archsimd does not
 // expose: one instruction widens 8 binary16 values exactly, where the portable
 // conversion takes about ten. Declarations and contracts in rows_f16c_amd64.go.
-
-// ADDQ4(ROW16) is the body of the four-query add kernels (addInt8Q4asm,
-// addF16Q4F16C): for the queries r < 4, the 16 accumulators at acc + r·as get
-// Σ_{i<n} w_r[i]·row_i, w_r at w + r·ws, row i's 16 values at codes + i·stride,
-// loaded as float32 into Y8 and Y9 by ROW16 (from R8).
-#define ADDQ4(ROW16) \
-	MOVQ    acc+0(FP), DI; \
-	MOVQ    as+8(FP), R9; \
-	MOVQ    w+16(FP), SI; \
-	MOVQ    ws+24(FP), R10; \
-	MOVQ    codes+32(FP), R8; \
-	MOVQ    stride+40(FP), R12; \
-	MOVQ    n+48(FP), R13; \
-	LEAQ    (DI)(R9*1), BX; \
-	LEAQ    (BX)(R9*1), CX; \
-	LEAQ    (CX)(R9*1), DX; \
-	LEAQ    (SI)(R10*1), R11; \
-	LEAQ    (R11)(R10*1), R14; \
-	LEAQ    (R14)(R10*1), R10; \
-	VMOVUPS (DI), Y0; \
-	VMOVUPS 32(DI), Y1; \
-	VMOVUPS (BX), Y2; \
-	VMOVUPS 32(BX), Y3; \
-	VMOVUPS (CX), Y4; \
-	VMOVUPS 32(CX), Y5; \
-	VMOVUPS (DX), Y6; \
-	VMOVUPS 32(DX), Y7; \
-	XORQ    AX, AX; \
-	TESTQ   R13, R13; \
-	JZ      pdone; \
-ploop: \
-	ROW16; \
-	VBROADCASTSS (SI)(AX*4), Y10; \
-	VFMADD231PS  Y10, Y8, Y0; \
-	VFMADD231PS  Y10, Y9, Y1; \
-	VBROADCASTSS (R11)(AX*4), Y11; \
-	VFMADD231PS  Y11, Y8, Y2; \
-	VFMADD231PS  Y11, Y9, Y3; \
-	VBROADCASTSS (R14)(AX*4), Y10; \
-	VFMADD231PS  Y10, Y8, Y4; \
-	VFMADD231PS  Y10, Y9, Y5; \
-	VBROADCASTSS (R10)(AX*4), Y11; \
-	VFMADD231PS  Y11, Y8, Y6; \
-	VFMADD231PS  Y11, Y9, Y7; \
-	ADDQ         R12, R8; \
-	INCQ         AX; \
-	CMPQ         AX, R13; \
-	JB           ploop; \
-pdone: \
-	VMOVUPS Y0, (DI); \
-	VMOVUPS Y1, 32(DI); \
-	VMOVUPS Y2, (BX); \
-	VMOVUPS Y3, 32(BX); \
-	VMOVUPS Y4, (CX); \
-	VMOVUPS Y5, 32(CX); \
-	VMOVUPS Y6, (DX); \
-	VMOVUPS Y7, 32(DX); \
-	VZEROUPPER; \
-	RET
 
 // INT8ROW16 widens the 16 int8 codes at R8 from memory.
 #define INT8ROW16 \
@@ -643,19 +585,27 @@ mdone:
 // The four-query adds (ADDQ4) of int8, bfloat16, float32 and binary16 rows; their
 // contracts are in rows_f16c_amd64.go.
 TEXT ·addInt8Q4asm(SB), NOSPLIT, $0-56
+	Q4ARGS
 	ADDQ4(INT8ROW16)
+	RET
 
 // func addBF16Q4asm(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
 TEXT ·addBF16Q4asm(SB), NOSPLIT, $0-56
+	Q4ARGS
 	ADDQ4(BF16ROW16)
+	RET
 
 // func addF32Q4asm(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
 TEXT ·addF32Q4asm(SB), NOSPLIT, $0-56
+	Q4ARGS
 	ADDQ4(F32ROW16)
+	RET
 
 // func addF16Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
 TEXT ·addF16Q4F16C(SB), NOSPLIT, $0-56
+	Q4ARGS
 	ADDQ4(F16ROW16)
+	RET
 
 // func f32ToF16F16C(dst *byte, src *float32, n int)
 TEXT ·f32ToF16F16C(SB), NOSPLIT, $0-24

@@ -1,12 +1,16 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "addq4_amd64.h"
 
 // FP8 row kernels: the loops of the Int8 kernels in rows_f16c_amd64.s, with the
 // codes widened to binary16 in vector registers and then to float32 by VCVTPH2PS.
 // Each kernel body is a macro over the widening step (E4M3x16 or E5M2x16),
-// instantiated once per format; the arguments are read outside the macros, where go
-// vet checks them. Declarations and contracts in rows_fp8_amd64.go.
+// instantiated once per format; the four-query adds are the ADDQ4 loop of
+// addq4_amd64.h, which the F16, BF16, F32 and Int8 adds share. The arguments are
+// read outside the macros, where go vet checks them, except by Q1ARGS and Q4ARGS,
+// which serve kernels of one frame layout each. Declarations and contracts in
+// rows_fp8_amd64.go.
 
 // FP8_CONSTS sets the constant registers of the widening steps: X15 zero, Y14 the
 // words 0xBFFF. It uses AX.
@@ -395,85 +399,23 @@ TEXT ·addE5M2Q1x16TF16C(SB), NOSPLIT, $0-52
 	ADD_Q1X16(E5M2x16, WTENSOR)
 	RET
 
-// ADD_Q4(CVT) is the body of add*Q4: DI, BX, CX, DX the accumulators of queries
-// 0..3 (16 columns each), SI, R11, R14, R10 their weights, R8 the first codes, R12
-// stride, R13 n. Each row's 16 codes are widened once for the four queries.
-#define ADD_Q4(CVT) \
-	VMOVUPS (DI), Y0; \
-	VMOVUPS 32(DI), Y1; \
-	VMOVUPS (BX), Y2; \
-	VMOVUPS 32(BX), Y3; \
-	VMOVUPS (CX), Y4; \
-	VMOVUPS 32(CX), Y5; \
-	VMOVUPS (DX), Y6; \
-	VMOVUPS 32(DX), Y7; \
-	FP8_CONSTS; \
-	XORQ    AX, AX; \
-	TESTQ   R13, R13; \
-	JZ      p4done; \
-p4loop: \
-	CVT((R8), X8, Y8, X9, Y9); \
-	VBROADCASTSS (SI)(AX*4), Y10; \
-	VFMADD231PS  Y10, Y8, Y0; \
-	VFMADD231PS  Y10, Y9, Y1; \
-	VBROADCASTSS (R11)(AX*4), Y11; \
-	VFMADD231PS  Y11, Y8, Y2; \
-	VFMADD231PS  Y11, Y9, Y3; \
-	VBROADCASTSS (R14)(AX*4), Y10; \
-	VFMADD231PS  Y10, Y8, Y4; \
-	VFMADD231PS  Y10, Y9, Y5; \
-	VBROADCASTSS (R10)(AX*4), Y11; \
-	VFMADD231PS  Y11, Y8, Y6; \
-	VFMADD231PS  Y11, Y9, Y7; \
-	ADDQ         R12, R8; \
-	INCQ         AX; \
-	CMPQ         AX, R13; \
-	JB           p4loop; \
-p4done: \
-	VMOVUPS Y0, (DI); \
-	VMOVUPS Y1, 32(DI); \
-	VMOVUPS Y2, (BX); \
-	VMOVUPS Y3, 32(BX); \
-	VMOVUPS Y4, (CX); \
-	VMOVUPS Y5, 32(CX); \
-	VMOVUPS Y6, (DX); \
-	VMOVUPS Y7, 32(DX); \
-	VZEROUPPER
+// E4M3ROW16 and E5M2ROW16 are the row loaders of ADDQ4 (addq4_amd64.h), after
+// FP8_CONSTS.
+#define E4M3ROW16 E4M3x16((R8), X8, Y8, X9, Y9)
+#define E5M2ROW16 E5M2x16((R8), X8, Y8, X9, Y9)
 
 // func addE4M3Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
 TEXT ·addE4M3Q4F16C(SB), NOSPLIT, $0-56
-	MOVQ acc+0(FP), DI
-	MOVQ as+8(FP), R9
-	MOVQ w+16(FP), SI
-	MOVQ ws+24(FP), R10
-	MOVQ codes+32(FP), R8
-	MOVQ stride+40(FP), R12
-	MOVQ n+48(FP), R13
-	LEAQ (DI)(R9*1), BX
-	LEAQ (BX)(R9*1), CX
-	LEAQ (CX)(R9*1), DX
-	LEAQ (SI)(R10*1), R11
-	LEAQ (R11)(R10*1), R14
-	LEAQ (R14)(R10*1), R10
-	ADD_Q4(E4M3x16)
+	Q4ARGS
+	FP8_CONSTS
+	ADDQ4(E4M3ROW16)
 	RET
 
 // func addE5M2Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
 TEXT ·addE5M2Q4F16C(SB), NOSPLIT, $0-56
-	MOVQ acc+0(FP), DI
-	MOVQ as+8(FP), R9
-	MOVQ w+16(FP), SI
-	MOVQ ws+24(FP), R10
-	MOVQ codes+32(FP), R8
-	MOVQ stride+40(FP), R12
-	MOVQ n+48(FP), R13
-	LEAQ (DI)(R9*1), BX
-	LEAQ (BX)(R9*1), CX
-	LEAQ (CX)(R9*1), DX
-	LEAQ (SI)(R10*1), R11
-	LEAQ (R11)(R10*1), R14
-	LEAQ (R14)(R10*1), R10
-	ADD_Q4(E5M2x16)
+	Q4ARGS
+	FP8_CONSTS
+	ADDQ4(E5M2ROW16)
 	RET
 
 // func foldRowScales(ws, w unsafe.Pointer, wld uintptr, src unsafe.Pointer, stride uintptr, m, nq int, mul float32)
