@@ -1,0 +1,78 @@
+//go:build amd64
+
+package linalg
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"kvq/internal/cpufeat"
+)
+
+// TestDotF32FMA checks the assembly F32 dot against its scalar twin and a float64
+// reference on every length up to 3 vectors of 32 and some longer ones (all tails of
+// the 32-, 8- and masked steps), at unaligned offsets, with NaN guards on both sides of
+// both operands: a read outside a[:n] or b[:n] would make the result NaN.
+func TestDotF32FMA(t *testing.T) {
+	if !cpufeat.AVX2FMA {
+		t.Skip("CPU without AVX2 and FMA")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	var ns []int
+	for n := 0; n <= 100; n++ {
+		ns = append(ns, n)
+	}
+	ns = append(ns, 127, 128, 129, 172, 255, 256, 257, 768, 4095, 4096, 4097)
+	const guard = 16
+	nan := float32(math.NaN())
+	for _, n := range ns {
+		for _, off := range []int{0, 1, 3} {
+			t.Run(fmt.Sprintf("n=%d/off=%d", n, off), func(t *testing.T) {
+				ab := make([]float32, n+2*guard+off)
+				bb := make([]float32, n+2*guard)
+				for i := range ab {
+					ab[i] = nan
+				}
+				for i := range bb {
+					bb[i] = nan
+				}
+				a, b := ab[guard+off:guard+off+n], bb[guard:guard+n]
+				var ref, mag float64
+				for i := range a {
+					a[i] = float32(r.NormFloat64())
+					b[i] = float32(r.NormFloat64())
+					ref += float64(a[i]) * float64(b[i])
+					mag += math.Abs(float64(a[i]) * float64(b[i]))
+				}
+				got, want := dotF32FMA(a, b), dotF32Scalar(a, b)
+				tol := 1e-6 * mag * (1 + float64(n)/64)
+				if !(math.Abs(float64(got)-ref) <= tol) {
+					t.Fatalf("dotF32FMA = %v, float64 reference %v (scalar twin %v), tolerance %.3g", got, ref, want, tol)
+				}
+				if !(math.Abs(float64(got)-float64(want)) <= 2*tol) {
+					t.Fatalf("dotF32FMA = %v, scalar twin %v", got, want)
+				}
+			})
+		}
+	}
+}
+
+// TestDotF32FMAExact checks sums that float32 represents exactly (small integers),
+// where any summation order gives the same result: a lane dropped or counted twice
+// shows as a wrong integer.
+func TestDotF32FMAExact(t *testing.T) {
+	if !cpufeat.AVX2FMA {
+		t.Skip("CPU without AVX2 and FMA")
+	}
+	for n := 1; n <= 200; n++ {
+		a, b := make([]float32, n), make([]float32, n)
+		for i := range a {
+			a[i], b[i] = float32(i%7-3), float32(i%5+1)
+		}
+		if got, want := dotF32FMA(a, b), dotF32Scalar(a, b); got != want {
+			t.Fatalf("n=%d: dotF32FMA = %v, scalar twin %v", n, got, want)
+		}
+	}
+}
