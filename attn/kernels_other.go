@@ -1,7 +1,7 @@
-//go:build !(amd64 && goexperiment.simd)
+//go:build !amd64
 
 package attn
 
-// detectSIMD reports no SIMD kernels: this build has only the portable scalar ones.
-// Build with GOEXPERIMENT=simd on amd64 for the archsimd kernels.
+// detectSIMD reports no SIMD kernels: on this architecture only the portable scalar
+// ones exist.
 func detectSIMD() *kernelSet { return nil }

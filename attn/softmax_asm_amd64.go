@@ -1,0 +1,50 @@
+//go:build amd64
+
+package attn
+
+import "math"
+
+// The softmax kernels in AVX2 + FMA assembly (softmax_asm_amd64.s), which need no
+// archsimd: builds without GOEXPERIMENT=simd use them on CPUs with AVX2 and FMA
+// (kernels_asm_amd64.go). They compute what expRowAVX2 and maxRowAVX2 of the
+// archsimd build compute, with the same instructions in the same order, so that both
+// builds give the same softmax weights.
+
+// maxRowFMA returns the largest non-NaN value of row[:n], n ≥ 8, or −Inf when there
+// is none: 8-lane maxima started at −Inf (a NaN never replaces a lane's maximum), the
+// last n%8 values read as the last 8 (maxima do not mind values seen twice).
+//
+//go:noescape
+func maxRowFMA(row *float32, n int) float32
+
+// expRowFMA is expRowAVX2 for n ≥ 8 values at row: each x replaced by e^(x−m), m the
+// float32 whose bits are mb, and their float32 sum returned, lane sums added in the
+// same order.
+//
+//go:noescape
+func expRowFMA(row *float32, n int, mb uint32) float32
+
+// maxRowAsm is maxRowScalar. Rows shorter than a vector, and rows without a finite
+// or +Inf value (all NaN or −Inf), go to the reference, which settles NaN rows.
+func maxRowAsm(row []float32) float32 {
+	if len(row) < 8 {
+		return maxRowScalar(row)
+	}
+	mx := maxRowFMA(&row[0], len(row))
+	if mx == negInf32 {
+		return maxRowScalar(row)
+	}
+	return mx
+}
+
+// expRowAsm is expRowScalar up to float32 rounding (bit for bit expRowAVX2); rows
+// shorter than a vector run the scalar twin, as in expRowAVX2.
+func expRowAsm(row []float32, mb uint32) float32 {
+	if len(row) < 8 {
+		return expRowScalar(row, mb)
+	}
+	return expRowFMA(&row[0], len(row), mb)
+}
+
+// negInf32 is float32 −Inf.
+var negInf32 = float32(math.Inf(-1))
