@@ -2,21 +2,29 @@
 
 package quant
 
-import "unsafe"
+import (
+	"unsafe"
 
-// Without GOEXPERIMENT=simd, amd64 builds still run the assembly row kernels of
-// rows_f16c_amd64.s and rows_fp8_amd64.s, which need no archsimd: the scalar set
-// with fused F16, Int8 and FP8 DotRows/AddRows in place ("avx2-asm") on CPUs with
-// AVX2, FMA and F16C. The other codecs and the tile kernels stay scalar; with the
-// experiment, multi_amd64.go provides the full AVX2 set instead.
+	"kvq/internal/cpufeat"
+)
+
+// Without GOEXPERIMENT=simd, amd64 builds still run assembly kernels, which need no
+// archsimd: the scalar set with those in place ("avx2-asm"). On CPUs with AVX2 and
+// FMA, MultiDot and MultiAxpy over float32 tiles (tiles_amd64.s); with F16C as well,
+// fused F16, Int8 and FP8 DotRows/AddRows (rows_f16c_amd64.s, rows_fp8_amd64.s) and
+// F16 encoding. The other codecs' decoders stay scalar; with the experiment,
+// multi_amd64.go provides the full AVX2 set instead.
 func detectSIMD() *kernelSet {
-	if !haveF16C {
+	if !cpufeat.AVX2FMA {
 		return nil
 	}
 	k := *scalarKernels
 	k.name = "avx2-asm"
-	k.dotRows, k.addRows = asmDotRows, asmAddRows
-	k.encF16 = encodeF16
+	k.multiDot, k.multiAxpy = multiDotAsm, multiAxpyAsm
+	if haveF16C {
+		k.dotRows, k.addRows = asmDotRows, asmAddRows
+		k.encF16 = encodeF16
+	}
 	return &k
 }
 

@@ -1,0 +1,214 @@
+//go:build amd64
+
+package quant
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"kvq/internal/cpufeat"
+)
+
+// tileShape is one MultiDot/MultiAxpy shape: g queries, n rows of d values xs apart,
+// ld between the queries' scores (or weights).
+type tileShape struct{ g, n, d, xs, ld int }
+
+// tileShapes covers every d to 40 (every tail of the 8- and 32-column steps), longer
+// rows, every n to 20 (the 8-row groups of dotRowsF32 and the 4-row steps of
+// axpyRowsF32, with their remainders), and padded rows and score rows.
+func tileShapes() []tileShape {
+	var s []tileShape
+	for d := 1; d <= 40; d++ {
+		s = append(s, tileShape{2, 9, d, d, 9}, tileShape{3, 17, d, d + 3, 20})
+	}
+	for _, d := range []int{63, 64, 65, 72, 100, 128, 129, 256} {
+		s = append(s, tileShape{1, 13, d, d, 13}, tileShape{4, 33, d, d + 1, 40})
+	}
+	for n := 1; n <= 20; n++ {
+		s = append(s, tileShape{2, n, 8, 8, n}, tileShape{5, n, 13, 16, n + 2}, tileShape{1, n, 64, 64, n})
+	}
+	return append(s, tileShape{2, 64, 8, 8, 64}, tileShape{7, 256, 64, 64, 256}, tileShape{2, 255, 8, 8, 300})
+}
+
+// tileRows returns n rows of d values xs apart, the gaps and a tail of 8 values set
+// to NaN: a kernel that reads them as data returns NaN.
+func tileRows(r *rand.Rand, n, d, xs int) []float32 {
+	buf := make([]float32, (n-1)*xs+d+8)
+	for i := range buf {
+		buf[i] = float32(math.NaN())
+	}
+	for i := range n {
+		for c := range d {
+			buf[i*xs+c] = float32(r.NormFloat64())
+		}
+	}
+	return buf[:(n-1)*xs+d]
+}
+
+// TestMultiDotAsm checks multiDotAsm against multiDotScalar and a float64 reference,
+// and that it writes no score outside scores[j·ld : j·ld+n].
+func TestMultiDotAsm(t *testing.T) {
+	if !cpufeat.AVX2FMA {
+		t.Skip("CPU without AVX2 and FMA")
+	}
+	r := rand.New(rand.NewPCG(31, 32))
+	for _, sh := range tileShapes() {
+		t.Run(fmt.Sprintf("g=%d/n=%d/d=%d/xs=%d/ld=%d", sh.g, sh.n, sh.d, sh.xs, sh.ld), func(t *testing.T) {
+			x := tileRows(r, sh.n, sh.d, sh.xs)
+			q := make([]float32, sh.g*sh.d)
+			for i := range q {
+				q[i] = float32(r.NormFloat64())
+			}
+			size := (sh.g-1)*sh.ld + sh.n + 8
+			got, want := make([]float32, size), make([]float32, size)
+			for i := range got {
+				got[i], want[i] = -999, -999
+			}
+			multiDotAsm(got, sh.ld, q, sh.g, x, sh.xs, sh.n, sh.d)
+			multiDotScalar(want, sh.ld, q, sh.g, x, sh.xs, sh.n, sh.d)
+			for j := range sh.g {
+				for i := range sh.n {
+					var ref, mag float64
+					for c := range sh.d {
+						p := float64(q[j*sh.d+c]) * float64(x[i*sh.xs+c])
+						ref += p
+						mag += math.Abs(p)
+					}
+					tol := 1e-6 * mag * (1 + float64(sh.d)/64)
+					g, w := got[j*sh.ld+i], want[j*sh.ld+i]
+					if !(math.Abs(float64(g)-ref) <= tol) || !(math.Abs(float64(g)-float64(w)) <= 2*tol) {
+						t.Fatalf("score (query %d, row %d) = %v, scalar twin %v, float64 %v", j, i, g, w, ref)
+					}
+				}
+			}
+			for i := range got {
+				if j, k := i/sh.ld, i%sh.ld; (j >= sh.g || k >= sh.n) && got[i] != -999 {
+					t.Fatalf("scores[%d] outside the output written: %v", i, got[i])
+				}
+			}
+		})
+	}
+}
+
+// TestMultiAxpyAsm checks multiAxpyAsm against multiAxpyScalar and a float64
+// reference, accumulating into non-zero acc, and that nothing past acc[:g·d] changes.
+func TestMultiAxpyAsm(t *testing.T) {
+	if !cpufeat.AVX2FMA {
+		t.Skip("CPU without AVX2 and FMA")
+	}
+	r := rand.New(rand.NewPCG(33, 34))
+	for _, sh := range tileShapes() {
+		t.Run(fmt.Sprintf("g=%d/n=%d/d=%d/xs=%d/ld=%d", sh.g, sh.n, sh.d, sh.xs, sh.ld), func(t *testing.T) {
+			x := tileRows(r, sh.n, sh.d, sh.xs)
+			w := make([]float32, (sh.g-1)*sh.ld+sh.n)
+			for i := range w {
+				w[i] = float32(r.Float64())
+			}
+			const guard = 9
+			got := make([]float32, sh.g*sh.d+guard)
+			for i := range got {
+				got[i] = float32(r.NormFloat64())
+				if i >= sh.g*sh.d {
+					got[i] = -999
+				}
+			}
+			want := append([]float32(nil), got...)
+			acc0 := append([]float32(nil), got...)
+			multiAxpyAsm(got, w, sh.ld, sh.g, x, sh.xs, sh.n, sh.d)
+			multiAxpyScalar(want, w, sh.ld, sh.g, x, sh.xs, sh.n, sh.d)
+			for j := range sh.g {
+				for c := range sh.d {
+					ref, mag := float64(acc0[j*sh.d+c]), math.Abs(float64(acc0[j*sh.d+c]))
+					for i := range sh.n {
+						p := float64(w[j*sh.ld+i]) * float64(x[i*sh.xs+c])
+						ref += p
+						mag += math.Abs(p)
+					}
+					tol := 1e-6 * mag * (1 + float64(sh.n)/64)
+					g, s := got[j*sh.d+c], want[j*sh.d+c]
+					if !(math.Abs(float64(g)-ref) <= tol) || !(math.Abs(float64(g)-float64(s)) <= 2*tol) {
+						t.Fatalf("acc (query %d, column %d) = %v, scalar twin %v, float64 %v", j, c, g, s, ref)
+					}
+				}
+			}
+			for i := sh.g * sh.d; i < len(got); i++ {
+				if got[i] != -999 {
+					t.Fatalf("acc[%d] past g·d changed: %v", i, got[i])
+				}
+			}
+		})
+	}
+}
+
+// TestTileAsmExact checks sums that float32 holds exactly (small integers), where
+// every summation order agrees: a row, column or lane dropped or counted twice
+// shows as a different integer.
+func TestTileAsmExact(t *testing.T) {
+	if !cpufeat.AVX2FMA {
+		t.Skip("CPU without AVX2 and FMA")
+	}
+	for _, sh := range tileShapes() {
+		x := make([]float32, (sh.n-1)*sh.xs+sh.d)
+		for i := range x {
+			x[i] = float32(i%7 - 3)
+		}
+		q := make([]float32, max(sh.g*sh.d, (sh.g-1)*sh.ld+sh.n))
+		for i := range q {
+			q[i] = float32(i%5 - 2)
+		}
+		a, b := make([]float32, (sh.g-1)*sh.ld+sh.n), make([]float32, (sh.g-1)*sh.ld+sh.n)
+		multiDotAsm(a, sh.ld, q, sh.g, x, sh.xs, sh.n, sh.d)
+		multiDotScalar(b, sh.ld, q, sh.g, x, sh.xs, sh.n, sh.d)
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("%+v: MultiDot score %d: asm %v, scalar %v", sh, i, a[i], b[i])
+			}
+		}
+		a, b = make([]float32, sh.g*sh.d), make([]float32, sh.g*sh.d)
+		multiAxpyAsm(a, q, sh.ld, sh.g, x, sh.xs, sh.n, sh.d)
+		multiAxpyScalar(b, q, sh.ld, sh.g, x, sh.xs, sh.n, sh.d)
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("%+v: MultiAxpy acc %d: asm %v, scalar %v", sh, i, a[i], b[i])
+			}
+		}
+	}
+}
+
+// BenchmarkTileAsm times the tile kernels against their scalar twins on a small
+// model's shape (head dimension 8, 2 queries per KV head) and a larger one.
+func BenchmarkTileAsm(b *testing.B) {
+	if !cpufeat.AVX2FMA {
+		b.Skip("CPU without AVX2 and FMA")
+	}
+	r := rand.New(rand.NewPCG(35, 36))
+	for _, sh := range []tileShape{{2, 64, 8, 8, 64}, {4, 32, 64, 64, 32}} {
+		x := tileRows(r, sh.n, sh.d, sh.xs)
+		q := make([]float32, max(sh.g*sh.d, sh.g*sh.ld))
+		for i := range q {
+			q[i] = float32(r.NormFloat64())
+		}
+		scores, acc := make([]float32, sh.g*sh.ld), make([]float32, sh.g*sh.d)
+		name := fmt.Sprintf("g=%d/n=%d/d=%d", sh.g, sh.n, sh.d)
+		for _, k := range []struct {
+			name      string
+			dot, axpy func([]float32, []float32, int, int, []float32, int, int, int)
+		}{
+			{"scalar", func(s, q []float32, ld, g int, x []float32, xs, n, d int) { multiDotScalar(s, ld, q, g, x, xs, n, d) }, multiAxpyScalar},
+			{"asm", func(s, q []float32, ld, g int, x []float32, xs, n, d int) { multiDotAsm(s, ld, q, g, x, xs, n, d) }, multiAxpyAsm},
+		} {
+			b.Run("dot/"+name+"/"+k.name, func(b *testing.B) {
+				for b.Loop() {
+					k.dot(scores, q, sh.ld, sh.g, x, sh.xs, sh.n, sh.d)
+				}
+			})
+			b.Run("axpy/"+name+"/"+k.name, func(b *testing.B) {
+				for b.Loop() {
+					k.axpy(acc, q, sh.ld, sh.g, x, sh.xs, sh.n, sh.d)
+				}
+			})
+		}
+	}
+}
