@@ -2,8 +2,8 @@
 
 #include "textflag.h"
 
-// MultiDot and MultiAxpy over float32 tiles in AVX2 + FMA assembly, one query per
-// call, for any row length d ≥ 1: the last d%8 values of a row are read and written
+// MultiDot and MultiAxpy over float32 tiles in AVX2 + FMA assembly, one query (or
+// two) per call, for any row length d ≥ 1: the last d%8 values of a row are read and written
 // through lane masks (VMASKMOVPS), so nothing past a row's d values is read as data
 // or written. Both routines end with VZEROUPPER.
 
@@ -143,10 +143,12 @@ dtail1:
 	VFMADD231PS Y9, Y8, Y0
 
 dreduce1:
+	// ((a0+a1)+(a2+a3)) + ((a4+a5)+(a6+a7)) of the lanes a, the order of the 8-row
+	// reduction: a row's score does not depend on where it falls in x.
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
 	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
+	VADDSS       X1, X0, X0
 	VMOVSS       X0, (DI)
 	ADDQ         $4, DI
 	ADDQ         DX, SI
@@ -157,10 +159,14 @@ ddone:
 	VZEROUPPER
 	RET
 
+// Both add routines load acc first and add the rows into it one after the other
+// (one FMA per row and 8 columns, in row order), like the scalar twin's loop: the
+// result does not depend on how the rows are split between calls or the queries
+// between the two routines.
+
 // func axpyRowsF32(acc, w, x *float32, xs uintptr, n, d int)
-// acc[c] += Σ_i w[i]·x[i·xs/4 + c] for c < d: strips of 32 columns in four
-// accumulators over all n rows, then strips of 8 (and the last d%8 columns, masked)
-// with four accumulators taking rows in turn; each strip is added to acc once.
+// acc[c] += Σ_i w[i]·x[i·xs/4 + c] for c < d: strips of 32 columns (four
+// accumulators), then 16, then 8, then the last d%8 columns, masked.
 TEXT ·axpyRowsF32(SB), NOSPLIT, $0-48
 	MOVQ acc+0(FP), DI
 	MOVQ w+8(FP), R9
@@ -169,20 +175,19 @@ TEXT ·axpyRowsF32(SB), NOSPLIT, $0-48
 	MOVQ n+32(FP), R10
 	MOVQ d+40(FP), R11
 	TAILMASK
-	LEAQ (DX)(DX*2), R12
 
-astrip32:
-	CMPQ   R11, $32
-	JB     astrip8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	MOVQ   SI, R14
-	MOVQ   R9, AX
-	MOVQ   R10, CX
+a1strip32:
+	CMPQ    R11, $32
+	JB      a1strip16
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	MOVQ    SI, R14
+	MOVQ    R9, AX
+	MOVQ    R10, CX
 
-arow32:
+a1row32:
 	VBROADCASTSS (AX), Y8
 	VFMADD231PS  (R14), Y8, Y0
 	VFMADD231PS  32(R14), Y8, Y1
@@ -191,11 +196,7 @@ arow32:
 	ADDQ         $4, AX
 	ADDQ         DX, R14
 	DECQ         CX
-	JNZ          arow32
-	VADDPS       (DI), Y0, Y0
-	VADDPS       32(DI), Y1, Y1
-	VADDPS       64(DI), Y2, Y2
-	VADDPS       96(DI), Y3, Y3
+	JNZ          a1row32
 	VMOVUPS      Y0, (DI)
 	VMOVUPS      Y1, 32(DI)
 	VMOVUPS      Y2, 64(DI)
@@ -203,106 +204,168 @@ arow32:
 	ADDQ         $128, DI
 	ADDQ         $128, SI
 	SUBQ         $32, R11
-	JMP          astrip32
+	JMP          a1strip32
 
-astrip8:
-	CMPQ   R11, $8
-	JB     atail
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	MOVQ   SI, R14
-	MOVQ   R9, AX
-	MOVQ   R10, CX
+a1strip16:
+	CMPQ    R11, $16
+	JB      a1strip8
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	MOVQ    SI, R14
+	MOVQ    R9, AX
+	MOVQ    R10, CX
 
-arow8x4:
-	CMPQ         CX, $4
-	JB           arow8x1
+a1row16:
 	VBROADCASTSS (AX), Y8
-	VBROADCASTSS 4(AX), Y9
-	VBROADCASTSS 8(AX), Y10
-	VBROADCASTSS 12(AX), Y11
 	VFMADD231PS  (R14), Y8, Y0
-	VFMADD231PS  (R14)(DX*1), Y9, Y1
-	VFMADD231PS  (R14)(DX*2), Y10, Y2
-	VFMADD231PS  (R14)(R12*1), Y11, Y3
-	ADDQ         $16, AX
-	LEAQ         (R14)(DX*4), R14
-	SUBQ         $4, CX
-	JMP          arow8x4
+	VFMADD231PS  32(R14), Y8, Y1
+	ADDQ         $4, AX
+	ADDQ         DX, R14
+	DECQ         CX
+	JNZ          a1row16
+	VMOVUPS      Y0, (DI)
+	VMOVUPS      Y1, 32(DI)
+	ADDQ         $64, DI
+	ADDQ         $64, SI
+	SUBQ         $16, R11
 
-arow8x1:
-	TESTQ        CX, CX
-	JE           aend8
+a1strip8:
+	CMPQ    R11, $8
+	JB      a1tail
+	VMOVUPS (DI), Y0
+	MOVQ    SI, R14
+	MOVQ    R9, AX
+	MOVQ    R10, CX
+
+a1row8:
 	VBROADCASTSS (AX), Y8
 	VFMADD231PS  (R14), Y8, Y0
 	ADDQ         $4, AX
 	ADDQ         DX, R14
 	DECQ         CX
-	JMP          arow8x1
+	JNZ          a1row8
+	VMOVUPS      Y0, (DI)
+	ADDQ         $32, DI
+	ADDQ         $32, SI
+	SUBQ         $8, R11
 
-aend8:
-	VADDPS  Y1, Y0, Y0
-	VADDPS  Y3, Y2, Y2
-	VADDPS  Y2, Y0, Y0
-	VADDPS  (DI), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ    $32, DI
-	ADDQ    $32, SI
-	SUBQ    $8, R11
-	JMP     astrip8
+a1tail:
+	TESTQ      R11, R11
+	JE         a1done
+	VMASKMOVPS (DI), Y15, Y0
+	MOVQ       SI, R14
+	MOVQ       R9, AX
+	MOVQ       R10, CX
 
-atail:
-	TESTQ  R11, R11
-	JE     adone
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	MOVQ   SI, R14
-	MOVQ   R9, AX
-	MOVQ   R10, CX
-
-arowtx4:
-	CMPQ         CX, $4
-	JB           arowtx1
-	VBROADCASTSS (AX), Y8
-	VBROADCASTSS 4(AX), Y9
-	VBROADCASTSS 8(AX), Y10
-	VBROADCASTSS 12(AX), Y11
-	VMASKMOVPS   (R14), Y15, Y4
-	VMASKMOVPS   (R14)(DX*1), Y15, Y5
-	VMASKMOVPS   (R14)(DX*2), Y15, Y6
-	VMASKMOVPS   (R14)(R12*1), Y15, Y7
-	VFMADD231PS  Y4, Y8, Y0
-	VFMADD231PS  Y5, Y9, Y1
-	VFMADD231PS  Y6, Y10, Y2
-	VFMADD231PS  Y7, Y11, Y3
-	ADDQ         $16, AX
-	LEAQ         (R14)(DX*4), R14
-	SUBQ         $4, CX
-	JMP          arowtx4
-
-arowtx1:
-	TESTQ        CX, CX
-	JE           aendt
+a1rowt:
 	VBROADCASTSS (AX), Y8
 	VMASKMOVPS   (R14), Y15, Y4
 	VFMADD231PS  Y4, Y8, Y0
 	ADDQ         $4, AX
 	ADDQ         DX, R14
 	DECQ         CX
-	JMP          arowtx1
+	JNZ          a1rowt
+	VMASKMOVPS   Y0, Y15, (DI)
 
-aendt:
-	VADDPS     Y1, Y0, Y0
-	VADDPS     Y3, Y2, Y2
-	VADDPS     Y2, Y0, Y0
-	VMASKMOVPS (DI), Y15, Y1
-	VADDPS     Y1, Y0, Y0
-	VMASKMOVPS Y0, Y15, (DI)
+a1done:
+	VZEROUPPER
+	RET
 
-adone:
+// func axpyRows2F32(acc *float32, as uintptr, w *float32, ws uintptr, x *float32, xs uintptr, n, d int)
+// axpyRowsF32 for two queries, each row loaded once for both: acc[c] and
+// acc[as/4 + c] get the rows weighted by w[i] and w[ws/4 + i]; strips of 16 columns
+// (four accumulators), then 8, then the last d%8 columns, masked.
+TEXT ·axpyRows2F32(SB), NOSPLIT, $0-64
+	MOVQ acc+0(FP), DI
+	MOVQ w+16(FP), R9
+	MOVQ x+32(FP), SI
+	MOVQ xs+40(FP), DX
+	MOVQ n+48(FP), R10
+	MOVQ d+56(FP), R11
+	TAILMASK
+	MOVQ as+8(FP), R12
+	MOVQ ws+24(FP), R13
+
+a2strip16:
+	CMPQ    R11, $16
+	JB      a2strip8
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS (DI)(R12*1), Y2
+	VMOVUPS 32(DI)(R12*1), Y3
+	MOVQ    SI, R14
+	MOVQ    R9, AX
+	MOVQ    R10, CX
+
+a2row16:
+	VBROADCASTSS (AX), Y8
+	VBROADCASTSS (AX)(R13*1), Y9
+	VMOVUPS      (R14), Y10
+	VMOVUPS      32(R14), Y11
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y11, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y2
+	VFMADD231PS  Y11, Y9, Y3
+	ADDQ         $4, AX
+	ADDQ         DX, R14
+	DECQ         CX
+	JNZ          a2row16
+	VMOVUPS      Y0, (DI)
+	VMOVUPS      Y1, 32(DI)
+	VMOVUPS      Y2, (DI)(R12*1)
+	VMOVUPS      Y3, 32(DI)(R12*1)
+	ADDQ         $64, DI
+	ADDQ         $64, SI
+	SUBQ         $16, R11
+	JMP          a2strip16
+
+a2strip8:
+	CMPQ    R11, $8
+	JB      a2tail
+	VMOVUPS (DI), Y0
+	VMOVUPS (DI)(R12*1), Y2
+	MOVQ    SI, R14
+	MOVQ    R9, AX
+	MOVQ    R10, CX
+
+a2row8:
+	VBROADCASTSS (AX), Y8
+	VBROADCASTSS (AX)(R13*1), Y9
+	VMOVUPS      (R14), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y2
+	ADDQ         $4, AX
+	ADDQ         DX, R14
+	DECQ         CX
+	JNZ          a2row8
+	VMOVUPS      Y0, (DI)
+	VMOVUPS      Y2, (DI)(R12*1)
+	ADDQ         $32, DI
+	ADDQ         $32, SI
+	SUBQ         $8, R11
+
+a2tail:
+	TESTQ      R11, R11
+	JE         a2done
+	VMASKMOVPS (DI), Y15, Y0
+	VMASKMOVPS (DI)(R12*1), Y15, Y2
+	MOVQ       SI, R14
+	MOVQ       R9, AX
+	MOVQ       R10, CX
+
+a2rowt:
+	VBROADCASTSS (AX), Y8
+	VBROADCASTSS (AX)(R13*1), Y9
+	VMASKMOVPS   (R14), Y15, Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y2
+	ADDQ         $4, AX
+	ADDQ         DX, R14
+	DECQ         CX
+	JNZ          a2rowt
+	VMASKMOVPS   Y0, Y15, (DI)
+	VMASKMOVPS   Y2, Y15, (DI)(R12*1)
+
+a2done:
 	VZEROUPPER
 	RET

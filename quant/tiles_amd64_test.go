@@ -177,6 +177,63 @@ func TestTileAsmExact(t *testing.T) {
 	}
 }
 
+// TestTileAsmSplitInvariant checks what attention relies on to give the same
+// result however tokens are split into spans and tiles (as the scalar twins do): a
+// score depends only on its query and row, not on the other rows of the call, and
+// MultiAxpy's sums are the same bit for bit whether the rows come in one call or
+// several, and the queries together or one at a time.
+func TestTileAsmSplitInvariant(t *testing.T) {
+	if !cpufeat.AVX2FMA {
+		t.Skip("CPU without AVX2 and FMA")
+	}
+	r := rand.New(rand.NewPCG(37, 38))
+	for _, sh := range tileShapes() {
+		x := tileRows(r, sh.n, sh.d, sh.xs)
+		q := make([]float32, max(sh.g*sh.d, (sh.g-1)*sh.ld+sh.n))
+		for i := range q {
+			q[i] = float32(r.NormFloat64())
+		}
+		all, one := make([]float32, (sh.g-1)*sh.ld+sh.n), make([]float32, 1)
+		multiDotAsm(all, sh.ld, q, sh.g, x, sh.xs, sh.n, sh.d)
+		for j := range sh.g {
+			for i := range sh.n {
+				multiDotAsm(one, 1, q[j*sh.d:], 1, x[i*sh.xs:], sh.xs, 1, sh.d)
+				if math.Float32bits(one[0]) != math.Float32bits(all[j*sh.ld+i]) {
+					t.Fatalf("%+v: score (query %d, row %d) alone %v, among %d rows %v", sh, j, i, one[0], sh.n, all[j*sh.ld+i])
+				}
+			}
+		}
+		acc0 := make([]float32, sh.g*sh.d)
+		for i := range acc0 {
+			acc0[i] = float32(r.NormFloat64())
+		}
+		whole := append([]float32(nil), acc0...)
+		multiAxpyAsm(whole, q, sh.ld, sh.g, x, sh.xs, sh.n, sh.d)
+		for _, k := range []int{1, sh.n / 2, sh.n - 1} {
+			if k <= 0 || k >= sh.n {
+				continue
+			}
+			split := append([]float32(nil), acc0...)
+			multiAxpyAsm(split, q, sh.ld, sh.g, x, sh.xs, k, sh.d)
+			multiAxpyAsm(split, q[k:], sh.ld, sh.g, x[k*sh.xs:], sh.xs, sh.n-k, sh.d)
+			for i := range whole {
+				if math.Float32bits(split[i]) != math.Float32bits(whole[i]) {
+					t.Fatalf("%+v: rows split at %d: acc[%d] = %v, in one call %v", sh, k, i, split[i], whole[i])
+				}
+			}
+		}
+		each := append([]float32(nil), acc0...)
+		for j := range sh.g {
+			multiAxpyAsm(each[j*sh.d:], q[j*sh.ld:], sh.ld, 1, x, sh.xs, sh.n, sh.d)
+		}
+		for i := range whole {
+			if math.Float32bits(each[i]) != math.Float32bits(whole[i]) {
+				t.Fatalf("%+v: queries one at a time: acc[%d] = %v, together %v", sh, i, each[i], whole[i])
+			}
+		}
+	}
+}
+
 // BenchmarkTileAsm times the tile kernels against their scalar twins on a small
 // model's shape (head dimension 8, 2 queries per KV head) and a larger one.
 func BenchmarkTileAsm(b *testing.B) {
