@@ -72,3 +72,75 @@ done:
 	VZEROUPPER
 	MOVSS        X0, ret+24(FP)
 	RET
+
+#define VEC8(name, bits) \
+	DATA name<>+0(SB)/4, bits \
+	DATA name<>+4(SB)/4, bits \
+	DATA name<>+8(SB)/4, bits \
+	DATA name<>+12(SB)/4, bits \
+	DATA name<>+16(SB)/4, bits \
+	DATA name<>+20(SB)/4, bits \
+	DATA name<>+24(SB)/4, bits \
+	DATA name<>+28(SB)/4, bits \
+	GLOBL name<>(SB), RODATA|NOPTR, $32
+
+// The constants of expNegAVX2 (simd_amd64.go), bit for bit.
+VEC8(siluLo, $0xc2b00000)    // −88
+VEC8(siluHi, $0x42b00000)    // 88
+VEC8(siluNegOne, $0xbf800000) // −1
+VEC8(siluLog2e, $0x3fb8aa3b) // 1.44269504
+VEC8(siluLn2hi, $0xbf318000) // −0.693359375
+VEC8(siluLn2lo, $0x395e8083) // 2.12194440e-4
+VEC8(siluP0, $0x39506967)    // 1.9875691500e-4
+VEC8(siluP1, $0x3ab743ce)    // 1.3981999507e-3
+VEC8(siluP2, $0x3c088908)    // 8.3334519073e-3
+VEC8(siluP3, $0x3d2aa9c1)    // 4.1665795894e-2
+VEC8(siluP4, $0x3e2aaaaa)    // 1.6666665459e-1
+VEC8(siluHalf, $0x3f000000)  // 5.0000001201e-1 (0.5 in float32)
+VEC8(siluOne, $0x3f800000)   // 1
+VEC8(siluBias, $127)         // exponent bias (int32)
+
+// func siluMulFMA(gv, u *float32, n int)
+// gv[i] = gv[i]/(1+e^−gv[i])·u[i] for i < n, n a multiple of 8: siluMulAVX2's vector
+// loop with expNegAVX2, the same instructions in the same order.
+TEXT ·siluMulFMA(SB), NOSPLIT, $0-24
+	MOVQ gv+0(FP), DI
+	MOVQ u+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JE   sdone
+
+sloop:
+	VMOVUPS      (DI), Y0
+	VMAXPS       siluLo<>(SB), Y0, Y1
+	VMINPS       siluHi<>(SB), Y1, Y1
+	VMULPS       siluNegOne<>(SB), Y1, Y1
+	VMULPS       siluLog2e<>(SB), Y1, Y2
+	VROUNDPS     $0, Y2, Y2
+	VFMADD231PS  siluLn2hi<>(SB), Y2, Y1
+	VFMADD231PS  siluLn2lo<>(SB), Y2, Y1
+	VMOVUPS      siluP0<>(SB), Y3
+	VFMADD213PS  siluP1<>(SB), Y1, Y3
+	VFMADD213PS  siluP2<>(SB), Y1, Y3
+	VFMADD213PS  siluP3<>(SB), Y1, Y3
+	VFMADD213PS  siluP4<>(SB), Y1, Y3
+	VFMADD213PS  siluHalf<>(SB), Y1, Y3
+	VMULPS       Y1, Y1, Y4
+	VFMADD213PS  Y1, Y4, Y3
+	VADDPS       siluOne<>(SB), Y3, Y3
+	VCVTPS2DQ    Y2, Y2
+	VPADDD       siluBias<>(SB), Y2, Y2
+	VPSLLD       $23, Y2, Y2
+	VMULPS       Y2, Y3, Y3
+	VADDPS       siluOne<>(SB), Y3, Y3
+	VDIVPS       Y3, Y0, Y0
+	VMULPS       (SI), Y0, Y0
+	VMOVUPS      Y0, (DI)
+	ADDQ         $32, DI
+	ADDQ         $32, SI
+	DECQ         CX
+	JNZ          sloop
+
+sdone:
+	VZEROUPPER
+	RET

@@ -76,3 +76,62 @@ func TestDotF32FMAExact(t *testing.T) {
 		}
 	}
 }
+
+// TestSiLUMulAsm checks siluMulAsm against siluMulScalar on every length to 40 and
+// some longer ones, over values where e^−v matters and beyond the ±88 clamp, and that
+// nothing past len(g) changes.
+func TestSiLUMulAsm(t *testing.T) {
+	if !cpufeat.AVX2FMA {
+		t.Skip("CPU without AVX2 and FMA")
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	var ns []int
+	for n := 0; n <= 40; n++ {
+		ns = append(ns, n)
+	}
+	ns = append(ns, 64, 172, 1000)
+	for _, n := range ns {
+		for _, spread := range []float64{0.5, 8, 200} {
+			g, u := make([]float32, n+4), make([]float32, n+4)
+			for i := range g {
+				g[i], u[i] = float32(r.NormFloat64()*spread), float32(r.NormFloat64())
+			}
+			want := append([]float32(nil), g...)
+			siluMulScalar(want[:n], u[:n])
+			siluMulAsm(g[:n], u[:n])
+			for i := range g {
+				w := want[i]
+				if d := math.Abs(float64(g[i]) - float64(w)); !(d <= 1e-6*math.Abs(float64(w))+1e-30) {
+					t.Fatalf("n=%d spread=%g: g[%d] = %v, scalar twin %v", n, spread, i, g[i], w)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkSiLUMulAsm times siluMulAsm against its scalar twin on a small model's
+// hidden size and a larger one.
+func BenchmarkSiLUMulAsm(b *testing.B) {
+	if !cpufeat.AVX2FMA {
+		b.Skip("CPU without AVX2 and FMA")
+	}
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, n := range []int{172, 4096} {
+		g0, u := make([]float32, n), make([]float32, n)
+		for i := range g0 {
+			g0[i], u[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		g := make([]float32, n)
+		for _, k := range []struct {
+			name string
+			f    func(g, u []float32)
+		}{{"scalar", siluMulScalar}, {"asm", siluMulAsm}} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, k.name), func(b *testing.B) {
+				for b.Loop() {
+					copy(g, g0)
+					k.f(g, u)
+				}
+			})
+		}
+	}
+}
