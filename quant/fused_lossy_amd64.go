@@ -226,7 +226,7 @@ func channelQuery(qs []float32, b []uint32, sl, q []float32, g, d int, block []b
 	_ = q[g*d-1]
 	_ = sl[2*d-1]
 	_ = block[4*d-1]
-	var bt [4]uint32 // zeroed before any vector code (see lossyParams)
+	var bt [4]uint32 // zeroed before any vector code (Go's zeroing may be SSE, which stalls while the YMM registers are dirty)
 	em, sg, ex, ei, ie := f16Consts()
 	mul := bcast(0x77800000) // 2^112
 	low, sixteen := archsimd.BroadcastUint32x8(0xffff), archsimd.BroadcastUint32x8(16)
