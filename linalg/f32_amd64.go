@@ -2,23 +2,15 @@
 
 package linalg
 
-// dotF32asm returns Σ a[i]·b[i] for i < n in AVX2 + FMA assembly (f32_amd64.s): four
-// 8-lane FMA accumulators over 32 values per step, then 8 at a time, then the last
-// n%8 values through a masked load (no read past a+n or b+n). It needs AVX2 and FMA
-// (cpufeat.AVX2FMA).
+// dotF32FMA is dotF32Scalar in AVX2 + FMA assembly (f32_amd64.s), over the common
+// length n of a and b: four 8-lane FMA accumulators over 32 values per step, then 8
+// at a time, then the last n%8 values through a masked load (no read past a[:n] or
+// b[:n]). Sums are in 32 lanes instead of 4, so results may differ from the twin's in
+// float32 rounding. It needs AVX2 and FMA (cpufeat.AVX2FMA); the kernel set calls
+// it directly, without a Go wrapper, as these dots are often short (64 values).
 //
 //go:noescape
-func dotF32asm(a, b *float32, n int) float32
-
-// dotF32FMA is dotF32Scalar, summed in 32 lanes instead of 4 (so it may differ from
-// it in float32 rounding).
-func dotF32FMA(a, b []float32) float32 {
-	if len(a) == 0 {
-		return 0
-	}
-	b = b[:len(a)]
-	return dotF32asm(&a[0], &b[0], len(a))
-}
+func dotF32FMA(a, b []float32) float32
 
 // siluMulFMA does gv[i] = gv[i]/(1+e^−gv[i])·u[i] for i < n, n a multiple of 8, in AVX2
 // + FMA assembly (f32_amd64.s): e^−v as expNegAVX2 of the archsimd build computes it

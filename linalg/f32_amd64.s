@@ -14,15 +14,18 @@ DATA f32TailMask<>+48(SB)/8, $0
 DATA f32TailMask<>+56(SB)/8, $0
 GLOBL f32TailMask<>(SB), RODATA|NOPTR, $64
 
-// func dotF32asm(a, b *float32, n int) float32
-TEXT ·dotF32asm(SB), NOSPLIT, $0-28
-	MOVQ   a+0(FP), SI
-	MOVQ   b+8(FP), DI
-	MOVQ   n+16(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+// func dotF32FMA(a, b []float32) float32
+TEXT ·dotF32FMA(SB), NOSPLIT, $0-52
+	MOVQ    a_base+0(FP), SI
+	MOVQ    a_len+8(FP), CX
+	MOVQ    b_base+24(FP), DI
+	MOVQ    b_len+32(FP), AX
+	CMPQ    AX, CX
+	CMOVQLT AX, CX
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
 
 loop32:
 	CMPQ        CX, $32
@@ -67,10 +70,12 @@ done:
 	VADDPS       Y2, Y0, Y0
 	VEXTRACTF128 $1, Y0, X1
 	VADDPS       X1, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
 	VZEROUPPER
-	MOVSS        X0, ret+24(FP)
+	MOVSS        X0, ret+48(FP)
 	RET
 
 #define VEC8(name, bits) \

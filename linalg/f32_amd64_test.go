@@ -3,11 +3,13 @@
 package linalg
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"kvq/gguf"
 	"kvq/internal/cpufeat"
 )
 
@@ -130,6 +132,72 @@ func BenchmarkSiLUMulAsm(b *testing.B) {
 				for b.Loop() {
 					copy(g, g0)
 					k.f(g, u)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkDotF32Asm times the F32 dot against its scalar twin at a small model's
+// row lengths (64, 172) and a larger one, through the kernel set's function value
+// as the matrix products call it.
+func BenchmarkDotF32Asm(b *testing.B) {
+	if !cpufeat.AVX2FMA {
+		b.Skip("CPU without AVX2 and FMA")
+	}
+	r := rand.New(rand.NewPCG(19, 20))
+	for _, n := range []int{64, 172, 4096} {
+		x, y := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i], y[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		for _, k := range []*kernelSet{scalarKernels, {name: "asm", dotF32: dotF32FMA}} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, k.name), func(b *testing.B) {
+				var s float32
+				for b.Loop() {
+					s += k.dotF32(x, y)
+				}
+				_ = s
+			})
+		}
+	}
+}
+
+// BenchmarkMatMulF32Small times F32 matrix products of a small model's shapes (dim
+// 64, hidden 172) over 64 tokens on one thread, with the scalar and the assembly
+// dots: many short dots, where per-call costs show.
+func BenchmarkMatMulF32Small(b *testing.B) {
+	if !cpufeat.AVX2FMA {
+		b.Skip("CPU without AVX2 and FMA")
+	}
+	defer SetThreads(Threads())
+	if err := SetThreads(1); err != nil {
+		b.Fatal(err)
+	}
+	prev := active.Load()
+	defer active.Store(prev)
+	asm := *scalarKernels
+	asm.name, asm.dotF32 = "asm", dotF32FMA
+	for _, sh := range []struct{ rows, cols int }{{172, 64}, {64, 172}} {
+		r := rand.New(rand.NewPCG(21, 22))
+		var data []byte
+		for _, v := range randVals(r, sh.rows*sh.cols, 0.1) {
+			data = binary.LittleEndian.AppendUint32(data, math.Float32bits(v))
+		}
+		w, err := NewMatrix(gguf.TypeF32, sh.rows, sh.cols, data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		const n = 64
+		x := randVals(r, n*sh.cols, 1)
+		out := make([]float32, n*sh.rows)
+		for _, k := range []*kernelSet{scalarKernels, &asm} {
+			b.Run(fmt.Sprintf("%dx%d/%s", sh.rows, sh.cols, k.name), func(b *testing.B) {
+				active.Store(k)
+				for b.Loop() {
+					if err := MatMul(out, w, x, n); err != nil {
+						b.Fatal(err)
+					}
 				}
 			})
 		}
