@@ -10,7 +10,8 @@ import (
 
 // Without GOEXPERIMENT=simd, amd64 builds still run assembly kernels, which need no
 // archsimd: the scalar set with those in place ("avx2-asm"). On CPUs with AVX2 and
-// FMA, MultiDot and MultiAxpy over float32 tiles (tiles_amd64.s); with F16C as well,
+// FMA, MultiDot and MultiAxpy over float32 tiles and the decoding of Channel blocks,
+// also for DotChannelRows (tiles_amd64.s, dotChannelAsm); with F16C as well,
 // fused F16, Int8 and FP8 DotRows/AddRows (rows_f16c_amd64.s, rows_fp8_amd64.s) and
 // F16 encoding. The other codecs' decoders stay scalar; with the experiment,
 // multi_amd64.go provides the full AVX2 set instead.
@@ -21,11 +22,19 @@ func detectSIMD() *kernelSet {
 	k := *scalarKernels
 	k.name = "avx2-asm"
 	k.multiDot, k.multiAxpy = multiDotAsm, multiAxpyAsm
+	k.decBlock = decBlockAsm
 	if haveF16C {
 		k.dotRows, k.addRows = asmDotRows, asmAddRows
 		k.encF16 = encodeF16
 	}
 	return &k
+}
+
+// The Channel kernel of DotChannelRows, with the other assembly kernels.
+func init() {
+	if simdKernels != nil {
+		dotChannelFused = dotChannelAsm
+	}
 }
 
 // asmDotRows is the dotRows kernel of the assembly set: F16, Int8 and FP8 rows with

@@ -50,3 +50,60 @@ func multiAxpyAsm(acc, w []float32, ld, g int, x []float32, xs, n, d int) {
 		axpyRowsF32(&acc[j*d], &w[j*ld], &x[0], uintptr(4*xs), n, d)
 	}
 }
+
+// decChannelRows writes dst[i·d+c] = lo[c] + code(i, c)·s[c] for i < n, c < d: the n
+// code rows of a Channel block of the given bits (8, 4 or 2) at codes, one after the
+// other (n·d·bits/8 bytes), d a multiple of 8, n ≥ 1; bit for bit Channel.Decode's
+// values (a multiply, then an add).
+//
+//go:noescape
+func decChannelRows(dst *float32, codes *byte, lo, s *float32, n, d, bits int)
+
+// decBlockAsm is decBlockScalar, the code rows widened in decChannelRows when d is a
+// multiple of 8 (else the scalar twin); the block's scales and zeros are widened into
+// s and lo first, as there.
+func decBlockAsm(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s []float32) {
+	if d%8 != 0 || (c.Bits != 8 && c.Bits != 4 && c.Bits != 2) {
+		decBlockScalar(c, dst, src, t, d, i0, i1, lo, s)
+		return
+	}
+	for ch := range d {
+		s[ch] = getF16(src[4*ch:])
+		lo[ch] = getF16(src[4*ch+2:])
+	}
+	rb := d * c.Bits / 8
+	codes := src[4*d+i0*rb : 4*d+i1*rb]
+	_ = dst[(i1-i0)*d-1]
+	decChannelRows(&dst[0], &codes[0], &lo[0], &s[0], i1-i0, d, c.Bits)
+}
+
+// dotChannelAsm is the dotChannelFused kernel of builds without GOEXPERIMENT=simd: for
+// d a multiple of 16 (the shapes the archsimd kernel takes, which the tests expect of
+// every such kernel) it decodes the tokens a tile at a time with decChannelRows into
+// tmp (after the block's scales and zeros, 2·d values) and scores them with
+// dotRowsF32. It reports false for other d; DotChannelRows then decodes with decBlock
+// and scores with MultiDot, the same kernels. tmp holds at least max((i1−i0)·d,
+// g·d + 2·d + g + 4) values (DotChannelRows's contract), so a tile has a row at least.
+func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, block []byte, t, d, i0, i1 int, tmp []float32) bool {
+	if d%16 != 0 || (c.Bits != 8 && c.Bits != 4 && c.Bits != 2) {
+		return false
+	}
+	s, lo := tmp[:d], tmp[d:2*d]
+	for ch := range d {
+		s[ch] = getF16(block[4*ch:])
+		lo[ch] = getF16(block[4*ch+2:])
+	}
+	tile := tmp[2*d:]
+	per := len(tile) / d
+	rb := d * c.Bits / 8
+	codes := block[4*d:]
+	_ = codes[i1*rb-1]
+	for i := i0; i < i1; i += per {
+		m := min(per, i1-i)
+		decChannelRows(&tile[0], &codes[i*rb], &lo[0], &s[0], m, d, c.Bits)
+		for j := range g {
+			dotRowsF32(&scores[j*ld+i-i0], &q[j*d], &tile[0], uintptr(4*d), m, d)
+		}
+	}
+	return true
+}

@@ -369,3 +369,130 @@ a2rowt:
 a2done:
 	VZEROUPPER
 	RET
+
+// Lane shifts and masks that spread 8 packed 4- or 2-bit codes over 8 lanes.
+DATA chanShifts4<>+0(SB)/4, $0
+DATA chanShifts4<>+4(SB)/4, $4
+DATA chanShifts4<>+8(SB)/4, $8
+DATA chanShifts4<>+12(SB)/4, $12
+DATA chanShifts4<>+16(SB)/4, $16
+DATA chanShifts4<>+20(SB)/4, $20
+DATA chanShifts4<>+24(SB)/4, $24
+DATA chanShifts4<>+28(SB)/4, $28
+GLOBL chanShifts4<>(SB), RODATA|NOPTR, $32
+DATA chanShifts2<>+0(SB)/4, $0
+DATA chanShifts2<>+4(SB)/4, $2
+DATA chanShifts2<>+8(SB)/4, $4
+DATA chanShifts2<>+12(SB)/4, $6
+DATA chanShifts2<>+16(SB)/4, $8
+DATA chanShifts2<>+20(SB)/4, $10
+DATA chanShifts2<>+24(SB)/4, $12
+DATA chanShifts2<>+28(SB)/4, $14
+GLOBL chanShifts2<>(SB), RODATA|NOPTR, $32
+DATA chanMask3<>+0(SB)/4, $3
+GLOBL chanMask3<>(SB), RODATA|NOPTR, $4
+DATA chanMask15<>+0(SB)/4, $15
+GLOBL chanMask15<>(SB), RODATA|NOPTR, $4
+
+// func decChannelRows(dst *float32, codes *byte, lo, s *float32, n, d, bits int)
+// dst[i·d+c] = lo[c] + code(i, c)·s[c] for i < n, c < d, d a multiple of 8: the code
+// rows of a Channel block (bits 8, 4 or 2, packed as pack.go packs them) one after
+// the other, 8 channels per step: codes widened to int32 lanes (zero-extended bytes,
+// or one 4- or 2-byte word broadcast, shifted per lane and masked; a broadcast 2-byte
+// word fills each lane's upper half too, which the shifts of at most 14 and the mask
+// leave out), converted, then a multiply
+// and an add, separately rounded as in Channel.Decode, so the values are its bit for
+// bit. Reads exactly n·d·bits/8 code bytes.
+TEXT ·decChannelRows(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ codes+8(FP), SI
+	MOVQ lo+16(FP), R8
+	MOVQ s+24(FP), R9
+	MOVQ n+32(FP), R10
+	MOVQ d+40(FP), R11
+	MOVQ bits+48(FP), AX
+	SHRQ $3, R11
+	CMPQ AX, $8
+	JE   c8row
+	CMPQ AX, $4
+	JE   c4start
+
+	// 2-bit codes: 8 channels in 2 bytes.
+	VMOVUPS      chanShifts2<>(SB), Y14
+	VPBROADCASTD chanMask3<>(SB), Y13
+
+c2row:
+	MOVQ R8, R12
+	MOVQ R9, R13
+	MOVQ R11, CX
+
+c2col:
+	VPBROADCASTW (SI), Y0
+	VPSRLVD      Y14, Y0, Y0
+	VPAND        Y13, Y0, Y0
+	VCVTDQ2PS    Y0, Y0
+	VMULPS       (R13), Y0, Y0
+	VADDPS       (R12), Y0, Y0
+	VMOVUPS      Y0, (DI)
+	ADDQ         $2, SI
+	ADDQ         $32, DI
+	ADDQ         $32, R12
+	ADDQ         $32, R13
+	DECQ         CX
+	JNZ          c2col
+	DECQ         R10
+	JNZ          c2row
+	VZEROUPPER
+	RET
+
+c4start:
+	// 4-bit codes: 8 channels in 4 bytes.
+	VMOVUPS      chanShifts4<>(SB), Y14
+	VPBROADCASTD chanMask15<>(SB), Y13
+
+c4row:
+	MOVQ R8, R12
+	MOVQ R9, R13
+	MOVQ R11, CX
+
+c4col:
+	VPBROADCASTD (SI), Y0
+	VPSRLVD      Y14, Y0, Y0
+	VPAND        Y13, Y0, Y0
+	VCVTDQ2PS    Y0, Y0
+	VMULPS       (R13), Y0, Y0
+	VADDPS       (R12), Y0, Y0
+	VMOVUPS      Y0, (DI)
+	ADDQ         $4, SI
+	ADDQ         $32, DI
+	ADDQ         $32, R12
+	ADDQ         $32, R13
+	DECQ         CX
+	JNZ          c4col
+	DECQ         R10
+	JNZ          c4row
+	VZEROUPPER
+	RET
+
+c8row:
+	// 8-bit codes: 8 channels in 8 bytes.
+	MOVQ R8, R12
+	MOVQ R9, R13
+	MOVQ R11, CX
+
+c8col:
+	VPMOVZXBD (SI), Y0
+	VCVTDQ2PS Y0, Y0
+	VMULPS    (R13), Y0, Y0
+	VADDPS    (R12), Y0, Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ      $8, SI
+	ADDQ      $32, DI
+	ADDQ      $32, R12
+	ADDQ      $32, R13
+	DECQ      CX
+	JNZ       c8col
+	DECQ      R10
+	JNZ       c8row
+	VZEROUPPER
+	RET

@@ -234,6 +234,135 @@ func TestTileAsmSplitInvariant(t *testing.T) {
 	}
 }
 
+// TestDecBlockAsm checks decBlockAsm against Channel.Decode, bit for bit, for every
+// code width, head sizes that take the assembly (multiples of 8) and others, and
+// token ranges of blocks of several lengths, with guards after the rows written.
+func TestDecBlockAsm(t *testing.T) {
+	if !cpufeat.AVX2FMA {
+		t.Skip("CPU without AVX2 and FMA")
+	}
+	r := rand.New(rand.NewPCG(39, 40))
+	for _, bits := range []int{8, 4, 2} {
+		c := Channel{Bits: bits}
+		for _, d := range []int{8, 16, 24, 64, 72, 128, 5, 12, 20} {
+			for _, tt := range []int{1, 3, 16, 33} {
+				src := make([]float32, tt*d)
+				for i := range src {
+					src[i] = float32(r.NormFloat64()*3) + float32(i%d)
+				}
+				block := make([]byte, c.BlockBytes(tt, d))
+				c.Encode(block, src, tt, d)
+				want := make([]float32, tt*d)
+				c.Decode(want, block, tt, d)
+				for _, rg := range [][2]int{{0, tt}, {tt / 2, tt}, {0, (tt + 1) / 2}, {tt - 1, tt}} {
+					i0, i1 := rg[0], rg[1]
+					if i0 >= i1 {
+						continue
+					}
+					dst := make([]float32, (i1-i0)*d+8)
+					for i := range dst {
+						dst[i] = -999
+					}
+					lo, s := make([]float32, d), make([]float32, d)
+					decBlockAsm(c, dst[:(i1-i0)*d], block, tt, d, i0, i1, lo, s)
+					for i := range (i1 - i0) * d {
+						if math.Float32bits(dst[i]) != math.Float32bits(want[i0*d+i]) {
+							t.Fatalf("bits=%d d=%d t=%d rows %d..%d: value %d = %v, Decode %v", bits, d, tt, i0, i1, i, dst[i], want[i0*d+i])
+						}
+					}
+					for i := (i1 - i0) * d; i < len(dst); i++ {
+						if dst[i] != -999 {
+							t.Fatalf("bits=%d d=%d t=%d rows %d..%d: dst[%d] past the rows written", bits, d, tt, i0, i1, i)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDotChannelAsm checks dotChannelAsm against dotChannelScalar and float64 products
+// with the decoded block, with scratch of the least size DotChannelRows allows (tiles
+// of a few rows) and a larger one, and guards around each query's scores; it must take
+// exactly the head sizes that are multiples of 16.
+func TestDotChannelAsm(t *testing.T) {
+	if !cpufeat.AVX2FMA {
+		t.Skip("CPU without AVX2 and FMA")
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	const guard = -777
+	for _, bits := range []int{8, 4, 2} {
+		c := Channel{Bits: bits}
+		for _, d := range []int{16, 32, 64, 128, 8, 24} {
+			for _, tt := range []int{1, 7, 32, 64} {
+				src := make([]float32, tt*d)
+				for i := range src {
+					src[i] = float32(r.NormFloat64()) + float32(i%d%5)
+				}
+				block := make([]byte, c.BlockBytes(tt, d))
+				c.Encode(block, src, tt, d)
+				dec := make([]float32, tt*d)
+				c.Decode(dec, block, tt, d)
+				for _, g := range []int{1, 2, 3, 5} {
+					q := make([]float32, g*d)
+					for i := range q {
+						q[i] = float32(r.NormFloat64())
+					}
+					for _, rg := range [][2]int{{0, tt}, {tt / 3, tt}, {0, (tt + 1) / 2}} {
+						i0, i1 := rg[0], rg[1]
+						if i0 >= i1 {
+							continue
+						}
+						for _, big := range []bool{false, true} {
+							n := max((i1-i0)*d, g*d+2*d+g+4)
+							if big {
+								n += tt * d
+							}
+							tmp := make([]float32, n)
+							ld := i1 - i0 + 2
+							got := make([]float32, g*ld)
+							for i := range got {
+								got[i] = guard
+							}
+							ok := dotChannelAsm(c, got, ld, q, g, block, tt, d, i0, i1, tmp)
+							if ok != (d%16 == 0) {
+								t.Fatalf("bits=%d d=%d: dotChannelAsm reports %v", bits, d, ok)
+							}
+							if !ok {
+								continue
+							}
+							want := make([]float32, g*ld)
+							dotChannelScalar(c, want, ld, q, g, block, d, i0, i1, make([]float32, d))
+							for j := range g {
+								for i := range ld {
+									gv := got[j*ld+i]
+									if i >= i1-i0 {
+										if gv != guard {
+											t.Fatalf("bits=%d d=%d t=%d g=%d: score (%d,%d) past the range written", bits, d, tt, g, j, i)
+										}
+										continue
+									}
+									var ref, mag float64
+									for x := range d {
+										p := float64(q[j*d+x]) * float64(dec[(i0+i)*d+x])
+										ref += p
+										mag += math.Abs(p)
+									}
+									tol := 2e-6*mag + 1e-30
+									if !(math.Abs(float64(gv)-ref) <= tol) || !(math.Abs(float64(gv)-float64(want[j*ld+i])) <= 2*tol) {
+										t.Fatalf("bits=%d d=%d t=%d g=%d rows %d..%d big=%v: score (%d,%d) = %v, scalar %v, float64 %v",
+											bits, d, tt, g, i0, i1, big, j, i, gv, want[j*ld+i], ref)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkTileAsm times the tile kernels against their scalar twins on a small
 // model's shape (head dimension 8, 2 queries per KV head) and a larger one.
 func BenchmarkTileAsm(b *testing.B) {
@@ -266,6 +395,39 @@ func BenchmarkTileAsm(b *testing.B) {
 					k.axpy(acc, q, sh.ld, sh.g, x, sh.xs, sh.n, sh.d)
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkChannelAsm times DotChannelRows (the scores of a KIVI key block's 32
+// tokens) with the scalar kernels and with this build's SIMD set, at a small
+// model's head size (8: decoded by decBlock, scored by MultiDot) and at 64 (the
+// Channel kernel). ns/row is per token (all g queries).
+func BenchmarkChannelAsm(b *testing.B) {
+	if simdKernels == nil {
+		b.Skip("no SIMD kernels")
+	}
+	prev := active.Load()
+	defer active.Store(prev)
+	r := rand.New(rand.NewPCG(43, 44))
+	const tt, g = 32, 2
+	for _, d := range []int{8, 64} {
+		for _, bits := range []int{4, 2} {
+			c := Channel{Bits: bits}
+			block := make([]byte, c.BlockBytes(tt, d))
+			c.Encode(block, gaussRow(r, tt*d, 1), tt, d)
+			q := gaussRow(r, g*d, 1)
+			scores := make([]float32, g*tt)
+			tmp, lo, s := make([]float32, max(ScratchFloats(d), tt*d)), make([]float32, d), make([]float32, d)
+			for _, k := range []*kernelSet{scalarKernels, simdKernels} {
+				b.Run(fmt.Sprintf("d=%d/%s/%s", d, c.Name(), k.name), func(b *testing.B) {
+					active.Store(k)
+					for b.Loop() {
+						DotChannelRows(c, scores, tt, q, g, block, tt, d, 0, tt, tmp, lo, s)
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tt), "ns/row")
+				})
+			}
 		}
 	}
 }
