@@ -10,11 +10,12 @@ import (
 
 // Without GOEXPERIMENT=simd, amd64 builds still run assembly kernels, which need no
 // archsimd: the scalar set with those in place ("avx2-asm"). On CPUs with AVX2 and
-// FMA, MultiDot and MultiAxpy over float32 tiles and the decoding of Channel blocks,
-// also for DotChannelRows (tiles_amd64.s, dotChannelAsm); with F16C as well,
-// fused F16, Int8 and FP8 DotRows/AddRows (rows_f16c_amd64.s, rows_fp8_amd64.s) and
-// F16 encoding. The other codecs' decoders stay scalar; with the experiment,
-// multi_amd64.go provides the full AVX2 set instead.
+// FMA: MultiDot and MultiAxpy over float32 tiles, the decoding of Channel blocks
+// (also DotChannelRows's Channel kernel, dotChannelAsm) and of Affine rows (this one
+// with F16C) in tiles_amd64.s; with F16C as well, fused F16, Int8 and FP8
+// DotRows/AddRows (rows_f16c_amd64.s, rows_fp8_amd64.s) and F16 encoding. The other
+// codecs' decoders stay scalar; with the experiment, multi_amd64.go provides the
+// full AVX2 set instead.
 func detectSIMD() *kernelSet {
 	if !cpufeat.AVX2FMA {
 		return nil
@@ -22,7 +23,7 @@ func detectSIMD() *kernelSet {
 	k := *scalarKernels
 	k.name = "avx2-asm"
 	k.multiDot, k.multiAxpy = multiDotAsm, multiAxpyAsm
-	k.decBlock = decBlockAsm
+	k.decBlock, k.decRows = decBlockAsm, decRowsAsm
 	if haveF16C {
 		k.dotRows, k.addRows = asmDotRows, asmAddRows
 		k.encF16 = encodeF16

@@ -107,3 +107,25 @@ func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, bloc
 	}
 	return true
 }
+
+// decAffineRows writes Affine.Decode of the n rows at src + i·stride bytes (Bits 8,
+// 4 or 2; groups of group values, group and d multiples of 8, group dividing d) to
+// dst[i·d:(i+1)·d], bit for bit. It needs F16C.
+//
+//go:noescape
+func decAffineRows(dst *float32, src *byte, stride uintptr, n, d, group, bits int)
+
+// decRowsAsm is decRowsScalar with Affine rows of whole groups of a multiple of 8
+// values decoded in decAffineRows on CPUs with F16C; other codecs and shapes go to
+// the scalar twin. The arguments are checked by DecodeRows (n, d ≥ 1, c valid).
+func decRowsAsm(c RowCodec, dst []float32, src []byte, stride, n, d int) {
+	if a, ok := c.(Affine); ok && haveF16C && d%8 == 0 {
+		if g := a.group(d); g%8 == 0 && d%g == 0 {
+			_ = dst[n*d-1]
+			_ = src[(n-1)*stride+a.RowBytes(d)-1]
+			decAffineRows(&dst[0], &src[0], uintptr(stride), n, d, g, a.Bits)
+			return
+		}
+	}
+	decRowsScalar(c, dst, src, stride, n, d)
+}

@@ -496,3 +496,78 @@ c8col:
 	JNZ       c8row
 	VZEROUPPER
 	RET
+
+// func decAffineRows(dst *float32, src *byte, stride uintptr, n, d, group, bits int)
+// Affine.Decode of n rows src + i·stride (bytes) into dst[i·d:(i+1)·d], for d and
+// group multiples of 8 and group dividing d (whole groups only): per group the f16
+// scale and zero widened by VCVTPH2PS (exact) and broadcast, then per 8 codes
+// (widened as in decChannelRows) 0 + (code·scale + zero), each step rounded as in
+// addCodes, so the values are Affine.Decode's bit for bit (the +0 turns −0 into +0
+// as there). Needs F16C.
+TEXT ·decAffineRows(SB), NOSPLIT, $0-56
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), R8
+	MOVQ         stride+16(FP), R9
+	MOVQ         n+24(FP), R10
+	MOVQ         d+32(FP), AX
+	MOVQ         group+40(FP), R12
+	MOVQ         bits+48(FP), R13
+	XORQ         DX, DX
+	DIVQ         R12
+	MOVQ         AX, R11 // groups per row
+	SHRQ         $3, R12 // 8-code steps per group
+	VXORPS       Y5, Y5, Y5
+	VMOVUPS      chanShifts4<>(SB), Y14
+	VPBROADCASTD chanMask15<>(SB), Y13
+	VMOVUPS      chanShifts2<>(SB), Y12
+	VPBROADCASTD chanMask3<>(SB), Y11
+
+arow:
+	MOVQ R8, SI
+	MOVQ R11, BX
+
+agroup:
+	VPBROADCASTW (SI), X3
+	VCVTPH2PS    X3, Y3
+	VPBROADCASTW 2(SI), X4
+	VCVTPH2PS    X4, Y4
+	ADDQ         $4, SI
+	MOVQ         R12, CX
+
+astep:
+	CMPQ R13, $4
+	JE   astep4
+	JB   astep2
+	VPMOVZXBD (SI), Y0
+	ADDQ      $8, SI
+	JMP       aconv
+
+astep4:
+	VPBROADCASTD (SI), Y0
+	VPSRLVD      Y14, Y0, Y0
+	VPAND        Y13, Y0, Y0
+	ADDQ         $4, SI
+	JMP          aconv
+
+astep2:
+	VPBROADCASTW (SI), Y0
+	VPSRLVD      Y12, Y0, Y0
+	VPAND        Y11, Y0, Y0
+	ADDQ         $2, SI
+
+aconv:
+	VCVTDQ2PS Y0, Y0
+	VMULPS    Y3, Y0, Y0
+	VADDPS    Y4, Y0, Y0
+	VADDPS    Y0, Y5, Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ      $32, DI
+	DECQ      CX
+	JNZ       astep
+	DECQ      BX
+	JNZ       agroup
+	ADDQ      R9, R8
+	DECQ      R10
+	JNZ       arow
+	VZEROUPPER
+	RET

@@ -363,6 +363,71 @@ func TestDotChannelAsm(t *testing.T) {
 	}
 }
 
+// TestDecRowsAsm checks decRowsAsm against Affine.Decode row by row, bit for bit, for
+// every code width and group sizes that take the assembly (multiples of 8 dividing d,
+// and whole rows) and others, rows apart by more than their bytes, with constant and
+// zero groups among random ones, rows of random bytes (any f16 scale and zero: −0,
+// negative, infinite, NaN) and guards after the values written.
+func TestDecRowsAsm(t *testing.T) {
+	if !cpufeat.AVX2FMA || !haveF16C {
+		t.Skip("CPU without AVX2, FMA and F16C")
+	}
+	r := rand.New(rand.NewPCG(45, 46))
+	for _, bits := range []int{8, 4, 2} {
+		for _, group := range []int{0, 8, 16, 32, 64, 12} {
+			for _, d := range []int{8, 16, 24, 32, 64, 128, 12, 20} {
+				c := Affine{Bits: bits, Group: group}
+				const n = 12
+				rb := c.RowBytes(d)
+				stride := rb + 3
+				src := make([]byte, (n-1)*stride+rb)
+				want := make([]float32, n*d)
+				for i := range n {
+					row := make([]float32, d)
+					for x := range row {
+						switch i % 3 {
+						case 0:
+							row[x] = float32(r.NormFloat64() * 10)
+						case 1:
+							row[x] = 1.5 // constant groups: scale 0
+						default:
+							row[x] = float32(x%5) - 2
+						}
+					}
+					c.Encode(src[i*stride:][:rb], row)
+					if i >= 9 {
+						for x := range rb {
+							src[i*stride+x] = byte(r.Uint32())
+						}
+						if i == 9 { // every scale and zero −0: 0 + (−0·code + −0) is +0
+							for x := 0; x < rb; x += c.RowBytes(c.group(d)) { // group by group
+								src[i*stride+x], src[i*stride+x+1] = 0, 0x80
+								src[i*stride+x+2], src[i*stride+x+3] = 0, 0x80
+							}
+						}
+					}
+					c.Decode(want[i*d:(i+1)*d], src[i*stride:][:rb])
+				}
+				got := make([]float32, n*d+8)
+				for i := range got {
+					got[i] = -999
+				}
+				decRowsAsm(c, got[:n*d], src, stride, n, d)
+				for i := range n * d {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+						t.Fatalf("%s d=%d: value %d (row %d) = %v, Decode %v", c.Name(), d, i, i/d, got[i], want[i])
+					}
+				}
+				for i := n * d; i < len(got); i++ {
+					if got[i] != -999 {
+						t.Fatalf("%s d=%d: dst[%d] past the rows written", c.Name(), d, i)
+					}
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkTileAsm times the tile kernels against their scalar twins on a small
 // model's shape (head dimension 8, 2 queries per KV head) and a larger one.
 func BenchmarkTileAsm(b *testing.B) {
