@@ -1,0 +1,44 @@
+//go:build linux && amd64
+
+package linalg
+
+import (
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"kvq/internal/cpufeat"
+)
+
+// TestF32AsmPageEnd runs the assembly F32 dot and SiLU on vectors that end where an
+// inaccessible page begins (and start where one ends): a read or write outside them
+// faults.
+func TestF32AsmPageEnd(t *testing.T) {
+	if !cpufeat.AVX2FMA {
+		t.Skip("CPU without AVX2 and FMA")
+	}
+	page := syscall.Getpagesize()
+	mem, err := syscall.Mmap(-1, 0, 3*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		t.Skip("mmap:", err)
+	}
+	defer syscall.Munmap(mem)
+	if err := syscall.Mprotect(mem[:page], syscall.PROT_NONE); err != nil {
+		t.Skip("mprotect:", err)
+	}
+	if err := syscall.Mprotect(mem[2*page:], syscall.PROT_NONE); err != nil {
+		t.Skip("mprotect:", err)
+	}
+	all := unsafe.Slice((*float32)(unsafe.Pointer(&mem[page])), page/4)
+	for n := 1; n <= 70; n++ {
+		a, b := all[len(all)-n:], all[:n]
+		for i := range n {
+			a[i], b[i] = 1, 2
+		}
+		if got := dotF32FMA(a, b); got != float32(2*n) {
+			t.Fatalf("n=%d: dot %v, want %d", n, got, 2*n)
+		}
+		siluMulAsm(a, b)
+		siluMulAsm(b, a)
+	}
+}
