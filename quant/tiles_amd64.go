@@ -2,11 +2,13 @@
 
 package quant
 
-// MultiDot and MultiAxpy kernels in AVX2 + FMA assembly (tiles_amd64.s) for builds
-// without GOEXPERIMENT=simd, on CPUs with AVX2 and FMA: every d ≥ 1 (the archsimd
-// kernels of multi_amd64.go take d a multiple of 8), such as the decoded tiles of
-// head dimension 8 of small models. Float sums differ from the scalar twins' only
-// in order and fused multiply-adds.
+// Tile kernels in AVX2 + FMA assembly (tiles_amd64.s) for builds without
+// GOEXPERIMENT=simd, on CPUs with AVX2 and FMA (asm_amd64.go): MultiDot and MultiAxpy
+// for every d ≥ 1 (the archsimd kernels of multi_amd64.go take d a multiple of 8),
+// such as the decoded tiles of head dimension 8 of small models, whose float sums
+// differ from the scalar twins' only in order and fused multiply-adds; and the
+// decoders of Channel blocks and Affine rows into those tiles, bit for bit the
+// codecs' Decode.
 
 // dotRowsF32 writes out[i] = Σ_{c<d} q[c]·x[i·xs/4 + c] for i < n (xs in bytes),
 // n, d ≥ 1; it reads nothing past each row's d values.

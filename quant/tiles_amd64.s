@@ -3,9 +3,10 @@
 #include "textflag.h"
 
 // MultiDot and MultiAxpy over float32 tiles in AVX2 + FMA assembly, one query (or
-// two) per call, for any row length d ≥ 1: the last d%8 values of a row are read and written
-// through lane masks (VMASKMOVPS), so nothing past a row's d values is read as data
-// or written. Both routines end with VZEROUPPER.
+// two) per call, for any row length d ≥ 1: the last d%8 values of a row are read and
+// written through lane masks (VMASKMOVPS), so nothing past a row's d values is read
+// as data or written. Then the Channel and Affine decoders that fill such tiles.
+// Every routine ends with VZEROUPPER.
 
 // tilesTailMask is eight all-ones lanes then eight zero lanes: the 8 lanes at byte
 // offset 4·(8−r) have their first r lanes set.
