@@ -6,6 +6,3 @@ package gguf
 func mapFile(path string) (data []byte, unmap func() error, err error) {
 	return readWhole(path)
 }
-
-// dropPages does nothing where files are read whole.
-func dropPages([]byte) {}
