@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"kvq/internal/procstat"
 	"math/rand/v2"
 	"testing"
 
@@ -72,13 +73,13 @@ func benchDecode(b *testing.B, spec string, ctx, workers int) {
 	out := make([]float32, heads*d)
 	b.SetBytes(st.Usage().AllocBytes)
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := procstat.CPU()
 	for i := 0; i < b.N; i++ {
 		if err := st.Attend(0, id, q, out); err != nil {
 			b.Fatal(err)
 		}
 	}
-	cpu := cpuTime() - cpu0
+	cpu := procstat.CPU() - cpu0
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
 	// CPU time per step: comparable across cache types even when other processes
 	// share the cores (wall time then also measures their load).

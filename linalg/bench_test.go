@@ -3,11 +3,10 @@ package linalg
 import (
 	"encoding/binary"
 	"fmt"
+	"kvq/internal/procstat"
 	"math"
 	"math/rand/v2"
-	"syscall"
 	"testing"
-	"time"
 
 	"kvq/gguf"
 )
@@ -55,16 +54,6 @@ func benchMatrix(b *testing.B, t gguf.TensorType, rows, cols int) Matrix {
 	return m
 }
 
-// cpuTime returns the user+system CPU time of the process so far. On a machine shared with
-// other work, CPU time per operation is a steadier figure than wall time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // llama-134m shapes as rows×cols (out×in).
 var benchShapes = []struct {
 	name       string
@@ -83,14 +72,14 @@ func BenchmarkMatMul(b *testing.B) {
 					x := randVals(rand.New(rand.NewPCG(1, 1)), n*sh.cols, 1)
 					out := make([]float32, n*sh.rows)
 					b.SetBytes(int64(len(w.Data)))
-					c0 := cpuTime()
+					c0 := procstat.CPU()
 					for b.Loop() {
 						if err := MatMul(out, w, x, n); err != nil {
 							b.Fatal(err)
 						}
 					}
 					b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tok/s")
-					b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+					b.ReportMetric(float64(procstat.CPU()-c0)/float64(b.N), "cpu-ns/op")
 				})
 			}
 		}
@@ -131,7 +120,7 @@ func BenchmarkModel(b *testing.B) {
 						}
 					}
 					b.SetBytes(total)
-					c0 := cpuTime()
+					c0 := procstat.CPU()
 					for b.Loop() {
 						for _, l := range layers {
 							if many {
@@ -158,7 +147,7 @@ func BenchmarkModel(b *testing.B) {
 					}
 					b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tok/s")
 					b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/pass")
-					b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/pass")
+					b.ReportMetric(float64(procstat.CPU()-c0)/1e6/float64(b.N), "cpu-ms/pass")
 				})
 			}
 		}
@@ -267,7 +256,7 @@ func BenchmarkPrefill(b *testing.B) {
 			x, h := randVals(r, n*dim, 1), randVals(r, n*ffn, 1)
 			q, k, v, o := make([]float32, n*dim), make([]float32, n*dim), make([]float32, n*dim), make([]float32, n*dim)
 			g, u, y := make([]float32, n*ffn), make([]float32, n*ffn), make([]float32, vocab)
-			c0 := cpuTime()
+			c0 := procstat.CPU()
 			for b.Loop() {
 				for _, l := range ls {
 					if err := MatMulMany([][]float32{q, k, v}, []Matrix{l.q, l.k, l.v}, x, n); err != nil {
@@ -288,7 +277,7 @@ func BenchmarkPrefill(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tok/s")
-			b.ReportMetric(float64(cpuTime()-c0)/1e3/float64(b.N*n), "cpu-us/tok")
+			b.ReportMetric(float64(procstat.CPU()-c0)/1e3/float64(b.N*n), "cpu-us/tok")
 		})
 	}
 }
@@ -304,13 +293,13 @@ func BenchmarkBatch(b *testing.B) {
 			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) {
 				x := randVals(rand.New(rand.NewPCG(5, 5)), n*768, 1)
 				out := make([]float32, n*2048)
-				c0 := cpuTime()
+				c0 := procstat.CPU()
 				for b.Loop() {
 					if err := MatMul(out, w, x, n); err != nil {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric(float64(cpuTime()-c0)/1e3/float64(b.N*n), "cpu-us/tok")
+				b.ReportMetric(float64(procstat.CPU()-c0)/1e3/float64(b.N*n), "cpu-us/tok")
 			})
 		}
 	}

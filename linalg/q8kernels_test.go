@@ -2,6 +2,7 @@ package linalg
 
 import (
 	"fmt"
+	"kvq/internal/procstat"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -176,20 +177,20 @@ func BenchmarkQ8Kernels(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*4*nb), "ns/block")
 		})
 		b.Run(k.name+"/dotQ8x4", func(b *testing.B) {
-			c0 := cpuTime()
+			c0 := procstat.CPU()
 			for b.Loop() {
 				k.dotQ8x4(&res, w[:stride], xi, xs)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*4*nb), "ns/block")
-			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N*4*nb), "cpu-ns/block")
+			b.ReportMetric(float64(procstat.CPU()-c0)/float64(b.N*4*nb), "cpu-ns/block")
 		})
 		b.Run(k.name+"/dotQ8Tile", func(b *testing.B) {
-			c0 := cpuTime()
+			c0 := procstat.CPU()
 			for b.Loop() {
 				k.dotQ8Tile(tout, 4, w16, dw, nil, xg, xdg, nil, groups)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*4*8*groups*nb), "ns/block")
-			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N*4*8*groups*nb), "cpu-ns/block")
+			b.ReportMetric(float64(procstat.CPU()-c0)/float64(b.N*4*8*groups*nb), "cpu-ns/block")
 		})
 	}
 	_ = sink

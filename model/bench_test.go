@@ -2,10 +2,9 @@ package model
 
 import (
 	"fmt"
+	"kvq/internal/procstat"
 	"os"
-	"syscall"
 	"testing"
-	"time"
 
 	"kvq/kv"
 )
@@ -39,16 +38,6 @@ func benchCache(b *testing.B, m *Model, spec string) (kv.Cache, kv.SeqID) {
 	return c, seq
 }
 
-// cpuTime returns the user+system CPU time of the process so far: on a machine shared with
-// other work, CPU time per token is a steadier figure than wall time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func tokens(m *Model, n int) []int32 {
 	t := make([]int32, n)
 	for i := range t {
@@ -61,7 +50,7 @@ func tokens(m *Model, n int) []int32 {
 func BenchmarkPrefill(b *testing.B) {
 	m := benchModel(b)
 	toks := tokens(m, 128)
-	c0 := cpuTime()
+	c0 := procstat.CPU()
 	for b.Loop() {
 		c, seq := benchCache(b, m, "f16")
 		if _, err := m.Forward(c, []Span{{Seq: seq, Tokens: toks}}); err != nil {
@@ -69,7 +58,7 @@ func BenchmarkPrefill(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(toks)*b.N)/b.Elapsed().Seconds(), "tok/s")
-	b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(len(toks)*b.N), "cpu-ms/tok")
+	b.ReportMetric(float64(procstat.CPU()-c0)/1e6/float64(len(toks)*b.N), "cpu-ms/tok")
 }
 
 // BenchmarkDecode times single-token steps after a 128-token prompt (f16 cache).
@@ -80,7 +69,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.Fatal(err)
 	}
 	tok := []int32{5}
-	c0 := cpuTime()
+	c0 := procstat.CPU()
 	for b.Loop() {
 		if c.Len(seq) >= m.Ctx {
 			b.StopTimer()
@@ -92,7 +81,7 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
-	b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/tok")
+	b.ReportMetric(float64(procstat.CPU()-c0)/1e6/float64(b.N), "cpu-ms/tok")
 }
 
 // BenchmarkPrefillPasses times a 512-token prefill into an empty f16 cache run as
@@ -105,7 +94,7 @@ func BenchmarkPrefillPasses(b *testing.B) {
 		b.Run(fmt.Sprintf("pass=%d", pass), func(b *testing.B) {
 			m.PassTokens = pass
 			defer func() { m.PassTokens = 0 }()
-			c0 := cpuTime()
+			c0 := procstat.CPU()
 			for b.Loop() {
 				c, seq := benchCache(b, m, "f16")
 				if _, err := m.Forward(c, []Span{{Seq: seq, Tokens: toks}}); err != nil {
@@ -113,7 +102,7 @@ func BenchmarkPrefillPasses(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(len(toks)*b.N)/b.Elapsed().Seconds(), "tok/s")
-			b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(len(toks)*b.N), "cpu-ms/tok")
+			b.ReportMetric(float64(procstat.CPU()-c0)/1e6/float64(len(toks)*b.N), "cpu-ms/tok")
 		})
 	}
 }

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"kvq/internal/procstat"
 	"math/rand/v2"
 	"os"
 	"runtime/pprof"
-	"syscall"
 	"time"
 
 	"kvq/attn"
@@ -107,7 +107,7 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	steps := 0
-	cpu0 := processCPU()
+	cpu0 := procstat.CPU()
 	t0 := time.Now()
 	for steps < 3 || time.Since(t0) < *minTime {
 		if err := st.Attend(0, id, q, out); err != nil {
@@ -116,7 +116,7 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 		steps++
 	}
 	wall := time.Since(t0)
-	cpu := processCPU() - cpu0
+	cpu := procstat.CPU() - cpu0
 	if *cpuProfile != "" {
 		pprof.StopCPUProfile()
 	}
@@ -185,13 +185,4 @@ func fillRandom(st *kv.Store, id kv.SeqID, ctx, rowLen int) error {
 		n += m
 	}
 	return nil
-}
-
-// processCPU is the process's user plus system CPU time so far (0 where unknown).
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

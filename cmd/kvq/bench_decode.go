@@ -11,10 +11,10 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"kvq/eval"
+	"kvq/internal/procstat"
 	"kvq/kv"
 	"kvq/linalg"
 	"kvq/model"
@@ -131,7 +131,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	res := decodeResult{
 		Model: modelName(*modelPath), Cache: eval.CacheName(cfg), Ctx: *ctx, Threads: linalg.Threads(), Kernels: linalg.KernelName(),
 		DecodeTokens: *gen, DecodeTokPerS: float64(*gen) / decode.Seconds(), PrefillTokPerS: float64(*ctx) / prefill.Seconds(),
-		KVBytes: c.Usage().AllocBytes, WeightBytes: m.WeightBytes(), RSSBytes: peakRSS(),
+		KVBytes: c.Usage().AllocBytes, WeightBytes: m.WeightBytes(), RSSBytes: procstat.PeakRSS(),
 		HeapBytes: heapObjectBytes(),
 	}
 	res.RSSAnonBytes, res.RSSFileBytes = rssSplit()
@@ -157,15 +157,6 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 		return os.WriteFile(*jsonPath, append(b, '\n'), 0o644)
 	}
 	return nil
-}
-
-// peakRSS is the process's peak resident set size in bytes (0 where unknown).
-func peakRSS() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Maxrss * 1024 // kilobytes on Linux
 }
 
 // startCPUProfile starts a pprof CPU profile written to path; stop ends it

@@ -1,0 +1,31 @@
+package procstat
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+// TestFigures: CPU time grows while the process computes, and the peak resident
+// set covers at least the memory just touched (on the platforms that report them).
+func TestFigures(t *testing.T) {
+	if CPU() == 0 && PeakRSS() == 0 {
+		t.Skipf("no process figures on %s", runtime.GOOS)
+	}
+	c0 := CPU()
+	x := 1.0
+	for t0 := time.Now(); time.Since(t0) < 50*time.Millisecond; {
+		x = x*1.0000001 + 1e-9
+	}
+	if c := CPU(); c <= c0 {
+		t.Errorf("CPU time %v after %v of work: did not grow (x=%g)", c, c0, x)
+	}
+	b := make([]byte, 64<<20)
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	if r := PeakRSS(); r < int64(len(b)) {
+		t.Errorf("peak RSS %d bytes after touching %d", r, len(b))
+	}
+	runtime.KeepAlive(b)
+}
