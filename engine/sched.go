@@ -269,6 +269,12 @@ func (e *Engine) plan(admit bool) []span {
 	}
 	for admit && budget > 0 && len(e.waiting) > 0 {
 		r := e.waiting[0]
+		if err := r.stream.ctx.Err(); err != nil {
+			// Cancelled while it waited, and its cancellation has not reached intake
+			// yet (context.AfterFunc runs on its own goroutine): it must not start.
+			e.endRequest(r, fmt.Errorf("engine: request cancelled: %w", err))
+			continue
+		}
 		k := 0
 		for _, c := range r.choices {
 			if c.active() {
