@@ -8,8 +8,8 @@ import (
 )
 
 // kernelSet is one implementation of the softmax kernels. The scalar set is the
-// reference; the SIMD set (kernels_amd64.go, GOEXPERIMENT=simd on AVX2+FMA CPUs)
-// agrees with it within float32 rounding.
+// reference; the SIMD set (kernels_amd64.go: assembly, on AVX2+FMA CPUs) agrees
+// with it within float32 rounding.
 type kernelSet struct {
 	name string
 	// maxRow returns the largest value of row (len(row) ≥ 1); NaNs are skipped

@@ -4,11 +4,12 @@ package attn
 
 import "math"
 
-// The softmax kernels in AVX2 + FMA assembly (softmax_asm_amd64.s), which need no
-// archsimd: builds without GOEXPERIMENT=simd use them on CPUs with AVX2 and FMA
-// (kernels_asm_amd64.go). They compute what expRowAVX2 and maxRowAVX2 of the
-// archsimd build compute, with the same instructions in the same order, so that both
-// builds give the same softmax weights.
+// The softmax kernels in AVX2 + FMA assembly (softmax_asm_amd64.s), used by every
+// amd64 build on CPUs with AVX2 and FMA (kernels_amd64.go). Each computes what its
+// scalar twin in kernels.go computes, 8 lanes at a time, up to float32 rounding: exp
+// reduces x = n·ln2 + r (n rounded to even where exp32 rounds half toward zero),
+// takes e^r from its degree-6 Taylor polynomial with fused multiply-adds, scales by
+// 2^n through the exponent bits, and gives 0 below −87.
 
 // maxRowFMA returns the largest non-NaN value of row[:n], n ≥ 8, or −Inf when there
 // is none: 8-lane maxima started at −Inf (a NaN never replaces a lane's maximum), the
@@ -17,9 +18,10 @@ import "math"
 //go:noescape
 func maxRowFMA(row *float32, n int) float32
 
-// expRowFMA is expRowAVX2 for n ≥ 8 values at row: each x replaced by e^(x−m), m the
-// float32 whose bits are mb, and their float32 sum returned, lane sums added in the
-// same order.
+// expRowFMA is expRow for n ≥ 8 values at row: each x replaced by e^(x−m), m the
+// float32 whose bits are mb, and their float32 sum returned (lane sums added
+// pairwise); the last n%8 values are read as the last 8 and only the new ones
+// stored and summed.
 //
 //go:noescape
 func expRowFMA(row *float32, n int, mb uint32) float32
@@ -37,8 +39,8 @@ func maxRowAsm(row []float32) float32 {
 	return mx
 }
 
-// expRowAsm is expRowScalar up to float32 rounding (bit for bit expRowAVX2); rows
-// shorter than a vector run the scalar twin, as in expRowAVX2.
+// expRowAsm is expRowScalar up to float32 rounding; rows shorter than a vector run
+// the scalar twin.
 func expRowAsm(row []float32, mb uint32) float32 {
 	if len(row) < 8 {
 		return expRowScalar(row, mb)

@@ -3,8 +3,9 @@
 #include "textflag.h"
 
 // Softmax kernels in AVX2 + FMA assembly. Constants are 8-lane vectors in read-only
-// data, read as memory operands; the float constants have the bits expRowAVX2
-// broadcasts. Both routines end with VZEROUPPER (scalar Go float code follows).
+// data, read as memory operands (log2e, ln2 split in two, the Taylor coefficients
+// 1/720 … 1, the −87 cut). Both routines end with VZEROUPPER (scalar Go float code
+// follows).
 
 #define VEC8(name, bits) \
 	DATA name<>+0(SB)/4, bits \
@@ -44,7 +45,7 @@ DATA expTailMask<>+56(SB)/8, $0xffffffffffffffff
 GLOBL expTailMask<>(SB), RODATA|NOPTR, $64
 
 // EXP8 replaces x (a Y register) by x − m (m in Y15) and writes w = e^(x−m) to Y3,
-// as expRowAVX2's loop body: v = round-even((x−m)·log2e), t = (x−m) − v·ln2 in two
+// as follows: v = round-even((x−m)·log2e), t = (x−m) − v·ln2 in two
 // FMAs, the degree-6 polynomial in Horner form by FMAs, times 2^v built in the
 // exponent bits, 0 where x−m < −87. Clobbers Y1, Y2, Y4, Y5.
 #define EXP8(x) \
@@ -103,7 +104,7 @@ eloop:
 	VADDPS     Y3, Y12, Y12
 
 esum:
-	// ((f0+f1)+(f2+f3)) + ((f4+f5)+(f6+f7)), as expRowAVX2 adds its lanes.
+	// ((f0+f1)+(f2+f3)) + ((f4+f5)+(f6+f7)): the lane sums added pairwise.
 	VHADDPS      Y12, Y12, Y12
 	VHADDPS      Y12, Y12, Y12
 	VEXTRACTF128 $1, Y12, X1
