@@ -7,21 +7,24 @@ package linalg
 // at a time, then the last n%8 values through a masked load (no read past a[:n] or
 // b[:n]). Sums are in 32 lanes instead of 4, so results may differ from the twin's in
 // float32 rounding. It needs AVX2 and FMA (cpufeat.AVX2FMA); the kernel set calls
-// it directly, without a Go wrapper, as these dots are often short (64 values).
+// it directly, without a Go wrapper, as these dots are often short (64 values). Every
+// amd64 build uses it: against the archsimd loop it replaced, ns at n = 64, 172,
+// 768, 2048: 8–12 vs 9–15, 19–23 vs 25–31, 42–48 vs 67–83, 102–132 vs 166–229.
 //
 //go:noescape
 func dotF32FMA(a, b []float32) float32
 
 // siluMulFMA does gv[i] = gv[i]/(1+e^−gv[i])·u[i] for i < n, n a multiple of 8, in AVX2
-// + FMA assembly (f32_amd64.s): e^−v as expNegAVX2 of the archsimd build computes it
-// (v clamped to ±88, degree-6 polynomial after range reduction), with the same
-// instructions, so that both builds agree bit for bit.
+// + FMA assembly (f32_amd64.s): e^−v for v clamped to ±88 by range reduction and a
+// degree-6 polynomial (Cephes' expf). Every amd64 build runs it: it measured 1.7–2.5×
+// faster than the archsimd loop it replaced (n=172: 200–250 vs 380–420 ns; n=2048:
+// 1.5–1.7 vs 3.0–4.4 µs), whose compiled code kept its constants in memory.
 //
 //go:noescape
 func siluMulFMA(gv, u *float32, n int)
 
 // siluMulAsm is siluMulScalar, 8 values at a time in siluMulFMA and the last len(g)%8
-// in the scalar twin, as siluMulAVX2 does.
+// in the scalar twin.
 func siluMulAsm(g, u []float32) {
 	u = u[:len(g)]
 	n := len(g) &^ 7

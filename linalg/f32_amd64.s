@@ -89,7 +89,7 @@ done:
 	DATA name<>+28(SB)/4, bits \
 	GLOBL name<>(SB), RODATA|NOPTR, $32
 
-// The constants of expNegAVX2 (simd_amd64.go), bit for bit.
+// The constants of e^−v in siluMulFMA.
 VEC8(siluLo, $0xc2b00000)    // −88
 VEC8(siluHi, $0x42b00000)    // 88
 VEC8(siluNegOne, $0xbf800000) // −1
@@ -106,8 +106,9 @@ VEC8(siluOne, $0x3f800000)   // 1
 VEC8(siluBias, $127)         // exponent bias (int32)
 
 // func siluMulFMA(gv, u *float32, n int)
-// gv[i] = gv[i]/(1+e^−gv[i])·u[i] for i < n, n a multiple of 8: siluMulAVX2's vector
-// loop with expNegAVX2, the same instructions in the same order.
+// gv[i] = gv[i]/(1+e^−gv[i])·u[i] for i < n, n a multiple of 8. e^−v per lane for v
+// clamped to [−88, 88]: n = round(−v·log2 e), r = −v − n·ln 2 (ln 2 split in two parts
+// for precision), e^r by Cephes' expf polynomial, times 2^n built in the exponent bits.
 TEXT ·siluMulFMA(SB), NOSPLIT, $0-24
 	MOVQ gv+0(FP), DI
 	MOVQ u+8(FP), SI

@@ -21,7 +21,7 @@ func detectSIMD() *kernelSet {
 	}
 	k := &kernelSet{
 		name:      "avx2",
-		dotF32:    dotF32AVX2,
+		dotF32:    dotF32FMA,
 		dotF16:    dotF16AVX2,
 		widenF16:  widenF16AVX2,
 		dotQ8:     dotQ8AVX2,
@@ -33,7 +33,7 @@ func detectSIMD() *kernelSet {
 		dotQ8x4N:  dotQ8x4NAVX2,
 		dotQ4x4:   dotQ4x4AVX2,
 		axpy:      axpyAVX2,
-		siluMul:   siluMulAVX2,
+		siluMul:   siluMulAsm,
 		quantQ8:   quantQ8AVX2,
 	}
 	setTileKernels(k)
@@ -57,29 +57,6 @@ func hsum(v archsimd.Float32x8) float32 {
 	v.GetLo().Add(v.GetHi()).Store(&a)
 	archsimd.ClearAVXUpperBits()
 	return (a[0] + a[1]) + (a[2] + a[3])
-}
-
-// dotF32AVX2 is dotF32Scalar with four 8-lane FMA accumulators.
-func dotF32AVX2(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 archsimd.Float32x8
-	for len(a) >= 32 && len(b) >= 32 {
-		s0 = archsimd.LoadFloat32x8((*[8]float32)(a[0:8])).MulAdd(archsimd.LoadFloat32x8((*[8]float32)(b[0:8])), s0)
-		s1 = archsimd.LoadFloat32x8((*[8]float32)(a[8:16])).MulAdd(archsimd.LoadFloat32x8((*[8]float32)(b[8:16])), s1)
-		s2 = archsimd.LoadFloat32x8((*[8]float32)(a[16:24])).MulAdd(archsimd.LoadFloat32x8((*[8]float32)(b[16:24])), s2)
-		s3 = archsimd.LoadFloat32x8((*[8]float32)(a[24:32])).MulAdd(archsimd.LoadFloat32x8((*[8]float32)(b[24:32])), s3)
-		a, b = a[32:], b[32:]
-	}
-	for len(a) >= 8 && len(b) >= 8 {
-		s0 = archsimd.LoadFloat32x8((*[8]float32)(a[0:8])).MulAdd(archsimd.LoadFloat32x8((*[8]float32)(b[0:8])), s0)
-		a, b = a[8:], b[8:]
-	}
-	s := hsum(s0.Add(s1).Add(s2.Add(s3)))
-	b = b[:len(a)]
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
 }
 
 // axpyAVX2 is axpyScalar with 8-lane FMAs.
@@ -545,39 +522,6 @@ func quantQ8AVX2(xq []int8, xd []float32, x []float32) {
 			q[j] = int8(q32[j])
 		}
 	}
-}
-
-// expNegAVX2 returns e^−v per lane for v clamped to [−88, 88]: n = round(−v·log2 e),
-// r = −v − n·ln 2 (ln 2 split in two parts for precision), e^r by Cephes' expf
-// polynomial, times 2^n built in the exponent bits.
-func expNegAVX2(v archsimd.Float32x8) archsimd.Float32x8 {
-	x := v.Max(archsimd.BroadcastFloat32x8(-88)).Min(archsimd.BroadcastFloat32x8(88)).Mul(archsimd.BroadcastFloat32x8(-1))
-	n := x.Mul(archsimd.BroadcastFloat32x8(1.44269504088896341)).RoundToEven()
-	r := n.MulAdd(archsimd.BroadcastFloat32x8(-0.693359375), x)
-	r = n.MulAdd(archsimd.BroadcastFloat32x8(2.12194440e-4), r)
-	p := archsimd.BroadcastFloat32x8(1.9875691500e-4)
-	p = p.MulAdd(r, archsimd.BroadcastFloat32x8(1.3981999507e-3))
-	p = p.MulAdd(r, archsimd.BroadcastFloat32x8(8.3334519073e-3))
-	p = p.MulAdd(r, archsimd.BroadcastFloat32x8(4.1665795894e-2))
-	p = p.MulAdd(r, archsimd.BroadcastFloat32x8(1.6666665459e-1))
-	p = p.MulAdd(r, archsimd.BroadcastFloat32x8(5.0000001201e-1))
-	p = p.MulAdd(r.Mul(r), r).Add(archsimd.BroadcastFloat32x8(1))
-	pow := n.ConvertToInt32().Add(archsimd.BroadcastInt32x8(127)).ShiftAllLeft(23).AsFloat32x8()
-	return p.Mul(pow)
-}
-
-// siluMulAVX2 is siluMulScalar with e^−v from expNegAVX2, 8 values at a time.
-func siluMulAVX2(g, u []float32) {
-	u = u[:len(g)]
-	one := archsimd.BroadcastFloat32x8(1)
-	for len(g) >= 8 && len(u) >= 8 {
-		gp := (*[8]float32)(g[:8])
-		v := archsimd.LoadFloat32x8(gp)
-		v.Div(one.Add(expNegAVX2(v))).Mul(archsimd.LoadFloat32x8((*[8]float32)(u[:8]))).Store(gp)
-		g, u = g[8:], u[8:]
-	}
-	archsimd.ClearAVXUpperBits()
-	siluMulScalar(g, u)
 }
 
 // dotF16Tail finishes dotF16F16C's last values.

@@ -15,7 +15,7 @@ import (
 // with F16C) in tiles_amd64.s; with F16C as well, fused F16, Int8 and FP8
 // DotRows/AddRows (rows_f16c_amd64.s, rows_fp8_amd64.s) and F16 encoding. The other
 // codecs' decoders stay scalar; with the experiment, multi_amd64.go provides the
-// full AVX2 set instead.
+// full AVX2 set instead (with the same tile kernels).
 func detectSIMD() *kernelSet {
 	if !cpufeat.AVX2FMA {
 		return nil

@@ -10,7 +10,9 @@ import (
 
 // The AVX2+FMA batched kernels. Each computes what its scalar twin in multi.go
 // computes: decoders bit for bit (NaN payloads aside), multiDot and multiAxpy up to
-// the order of their float sums. Slices are loaded through array pointers so bounds
+// the order of their float sums. MultiDot, MultiAxpy, the Channel block decoder and
+// the Affine row decoder are the assembly kernels of tiles_amd64.go, which measured
+// faster than archsimd versions of theirs. Slices are loaded through array pointers so bounds
 // checks fold away; tails shorter than a vector run the scalar twin. Every kernel
 // clears the upper halves of the vector registers before returning (scalar float code
 // is legacy SSE in Go and stalls while they are dirty), and scalar floats that feed
@@ -22,10 +24,10 @@ func detectSIMD() *kernelSet {
 	}
 	return &kernelSet{
 		name:      "avx2",
-		multiDot:  multiDotAVX2,
-		multiAxpy: multiAxpyAVX2,
+		multiDot:  multiDotAsm,
+		multiAxpy: multiAxpyAsm,
 		decRows:   decRowsAVX2,
-		decBlock:  decBlockAVX2,
+		decBlock:  decBlockAsm,
 		encF16:    encodeF16,
 		dotRows:   fusedDotRows,
 		addRows:   fusedAddRows,
@@ -63,56 +65,6 @@ func sum4(a0, a1, a2, a3 archsimd.Float32x8) archsimd.Float32x4 {
 	return s.GetLo().Add(s.GetHi())
 }
 
-// multiDotAVX2 is multiDotScalar for d a multiple of 8: per query, four rows at a
-// time (dotF32R4), one horizontal sum per four scores.
-func multiDotAVX2(scores []float32, ld int, q []float32, g int, x []float32, xs, n, d int) {
-	if d%8 != 0 {
-		multiDotScalar(scores, ld, q, g, x, xs, n, d)
-		return
-	}
-	op, qp, xp := unsafe.Pointer(&scores[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&x[0])
-	for j := range g {
-		dotR4(dotF32R4, unsafe.Add(op, 4*j*ld), unsafe.Add(qp, 4*j*d), xp, uintptr(4*xs), n, uintptr(d))
-	}
-}
-
-// multiAxpyAVX2 is multiAxpyScalar for d a multiple of 8: 16 columns of four
-// queries at a time (addF32Q4asm), the queries left over one at a time with 64 (then
-// 16) columns in registers (addF32Q1x64), the rows streaming by; the last 8 columns
-// of an odd multiple of 8 per query in one register.
-func multiAxpyAVX2(acc, w []float32, ld, g int, x []float32, xs, n, d int) {
-	if d%8 != 0 {
-		multiAxpyScalar(acc, w, ld, g, x, xs, n, d)
-		return
-	}
-	xp, wp, ap := unsafe.Pointer(&x[0]), unsafe.Pointer(&w[0]), unsafe.Pointer(&acc[0])
-	rowB, ab, wb := uintptr(4*xs), uintptr(4*d), uintptr(4*ld)
-	d16 := uintptr(d &^ 15)
-	j := 0
-	for ; j+4 <= g; j += 4 {
-		for c := uintptr(0); c < d16; c += 16 {
-			addF32Q4asm(unsafe.Add(ap, uintptr(j)*ab+4*c), ab, unsafe.Add(wp, uintptr(j)*wb), wb, unsafe.Add(xp, 4*c), rowB, n)
-		}
-	}
-	for ; j < g; j++ {
-		addQ1(addF32Q1x64, addF32Q1x16, unsafe.Add(ap, uintptr(j)*ab), unsafe.Add(wp, uintptr(j)*wb), xp, rowB, n, d16, 4)
-	}
-	if d16 < uintptr(d) {
-		for j := range uintptr(g) {
-			q0 := unsafe.Add(ap, j*ab+4*d16)
-			a := ld8(q0, 0)
-			w0 := unsafe.Add(wp, j*wb)
-			xo := 4 * d16
-			for k := range uintptr(n) {
-				a = ld8(xp, xo).MulAdd(bcast(*(*uint32)(unsafe.Add(w0, 4*k))), a)
-				xo += rowB
-			}
-			a.Store((*[8]float32)(q0))
-		}
-		archsimd.ClearAVXUpperBits()
-	}
-}
-
 // f16Consts returns the constants of f16x8. Kernels load them once into locals
 // (separate values: a struct of vectors is copied through memory) outside their
 // loops; rebuilt per use they cost three instructions each.
@@ -148,40 +100,8 @@ func st8(v archsimd.Float32x8, p unsafe.Pointer, off uintptr) {
 	v.Store((*[8]float32)(unsafe.Add(p, off)))
 }
 
-// Lane shifts that spread packed codes over 8 lanes.
-var (
-	shifts4 = [8]uint32{0, 4, 8, 12, 16, 20, 24, 28}
-	shifts2 = [8]uint32{0, 2, 4, 6, 8, 10, 12, 14}
-)
-
-// Constants of groupParams, one vector each (loads from memory are cheaper than
-// building them in registers every group).
-var (
-	paramShifts = [8]uint32{0, 16, 0, 16, 0, 16, 0, 16}
-	paramLow16  = [8]uint32{0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff}
-	paramEM     = [8]uint32{0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff}
-	paramSign   = [8]uint32{0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000, 0x8000}
-	paramExp    = [8]uint32{0x7c00, 0x7c00, 0x7c00, 0x7c00, 0x7c00, 0x7c00, 0x7c00, 0x7c00}
-	paramExpInc = [8]uint32{0x0400, 0x0400, 0x0400, 0x0400, 0x0400, 0x0400, 0x0400, 0x0400}
-	paramInf    = [8]uint32{0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000}
-	paramMul    = [8]uint32{0x77800000, 0x77800000, 0x77800000, 0x77800000, 0x77800000, 0x77800000, 0x77800000, 0x77800000} // 2^112
-	paramLane0  = [8]uint32{}
-	paramLane1  = [8]uint32{1, 1, 1, 1, 1, 1, 1, 1}
-)
-
-// groupParams returns the scale and the zero of the Affine group at p (f16 scale at
-// p, f16 zero at p+2), each broadcast to 8 lanes: both widened at once in vector
-// registers (f16x8) and spread by permutes, which is much cheaper than two scalar
-// conversions and keeps scalar code out of the vector loops.
-func groupParams(p unsafe.Pointer) (sv, lv archsimd.Float32x8) {
-	h := archsimd.BroadcastUint32x8(*(*uint32)(p)).ShiftRight(archsimd.LoadUint32x8(&paramShifts)).And(archsimd.LoadUint32x8(&paramLow16))
-	v := f16x8(h, archsimd.LoadUint32x8(&paramEM), archsimd.LoadUint32x8(&paramSign), archsimd.LoadUint32x8(&paramExp),
-		archsimd.LoadUint32x8(&paramExpInc), archsimd.LoadUint32x8(&paramInf), archsimd.LoadUint32x8(&paramMul).AsFloat32x8())
-	return v.Permute(archsimd.LoadUint32x8(&paramLane0)), v.Permute(archsimd.LoadUint32x8(&paramLane1))
-}
-
-// decRowsAVX2 is decRowsScalar for d a multiple of 8 (and, for Affine, groups a
-// multiple of 8); other shapes run the scalar twin. Rows are read and written
+// decRowsAVX2 is decRowsScalar for d a multiple of 8 (Affine rows: decRowsAsm);
+// other shapes run the scalar twin. Rows are read and written
 // through unsafe pointers (DecodeRows checked every index first); scales and zeros
 // are read as float32 bits (f16Bits) and broadcast from integer registers.
 func decRowsAVX2(c RowCodec, dst []float32, src []byte, stride, n, d int) {
@@ -213,26 +133,14 @@ func decRowsAVX2(c RowCodec, dst []float32, src []byte, stride, n, d int) {
 			decE4M3Rows(dp, sp, uintptr(stride), n, uintptr(d), hdr, sb)
 		}
 	case Affine:
-		g := c.group(d)
-		if g%8 != 0 {
-			decRowsScalar(c, dst, src, stride, n, d)
-			return
-		}
-		switch c.Bits {
-		case 8:
-			decAffine8Rows(dp, sp, uintptr(stride), n, uintptr(d), uintptr(g))
-		case 4:
-			decAffine4Rows(dp, sp, uintptr(stride), n, uintptr(d), uintptr(g))
-		default:
-			decAffine2Rows(dp, sp, uintptr(stride), n, uintptr(d), uintptr(g))
-		}
+		decRowsAsm(c, dst, src, stride, n, d)
 	default:
 		decRowsScalar(c, dst, src, stride, n, d)
 	}
 }
 
 // The row decoders below take dst (n rows of d float32s, contiguous), src (row i at
-// i·stride bytes) and d a multiple of 8 (and g for Affine); each ends with the vector
+// i·stride bytes) and d a multiple of 8; each ends with the vector
 // state cleared.
 
 func decF16Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d uintptr) {
@@ -318,114 +226,6 @@ func decE4M3Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d, hdr uintptr,
 	archsimd.ClearAVXUpperBits()
 }
 
-// The Affine decoders: groups of g values (the last one d mod g, also a multiple of
-// 8), each 4 header bytes (f16 scale, f16 lo) and the packed codes; value lo + s·code
-// with the product rounded before the sum, as decodeCodes.
-
-func decAffine8Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d, g uintptr) {
-	for i := range uintptr(n) {
-		sp, dp := unsafe.Add(sp0, i*stride), unsafe.Add(dp0, 4*i*d)
-		off := uintptr(0) // of the group in the row
-		for c0 := uintptr(0); c0 < d; c0 += g {
-			p := unsafe.Add(sp, off)
-			m := min(g, d-c0)
-			sv, lv := groupParams(p)
-			for c := uintptr(0); c < m; c += 8 {
-				st8(bytes8(p, 4+c).AsInt32x8().ConvertToFloat32().Mul(sv).Add(lv), dp, 4*(c0+c))
-			}
-			off += 4 + m
-		}
-	}
-	archsimd.ClearAVXUpperBits()
-}
-
-func decAffine4Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d, g uintptr) {
-	sh := archsimd.LoadUint32x8(&shifts4)
-	mask := archsimd.BroadcastUint32x8(15)
-	for i := range uintptr(n) {
-		sp, dp := unsafe.Add(sp0, i*stride), unsafe.Add(dp0, 4*i*d)
-		off := uintptr(0) // of the group in the row
-		for c0 := uintptr(0); c0 < d; c0 += g {
-			p := unsafe.Add(sp, off)
-			m := min(g, d-c0)
-			sv, lv := groupParams(p)
-			for c := uintptr(0); c < m; c += 8 {
-				w := archsimd.BroadcastUint32x8(*(*uint32)(unsafe.Add(p, 4+c/2))).ShiftRight(sh).And(mask)
-				st8(w.AsInt32x8().ConvertToFloat32().Mul(sv).Add(lv), dp, 4*(c0+c))
-			}
-			off += 4 + m/2
-		}
-	}
-	archsimd.ClearAVXUpperBits()
-}
-
-func decAffine2Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d, g uintptr) {
-	sh := archsimd.LoadUint32x8(&shifts2)
-	mask := archsimd.BroadcastUint32x8(3)
-	for i := range uintptr(n) {
-		sp, dp := unsafe.Add(sp0, i*stride), unsafe.Add(dp0, 4*i*d)
-		off := uintptr(0) // of the group in the row
-		for c0 := uintptr(0); c0 < d; c0 += g {
-			p := unsafe.Add(sp, off)
-			m := min(g, d-c0)
-			sv, lv := groupParams(p)
-			for c := uintptr(0); c < m; c += 8 {
-				w := archsimd.BroadcastUint32x8(uint32(*(*uint16)(unsafe.Add(p, 4+c/4)))).ShiftRight(sh).And(mask)
-				st8(w.AsInt32x8().ConvertToFloat32().Mul(sv).Add(lv), dp, 4*(c0+c))
-			}
-			off += 4 + m/4
-		}
-	}
-	archsimd.ClearAVXUpperBits()
-}
-
-// decBlockAVX2 is decBlockScalar for d a multiple of 8: per-channel scales and zeros
-// as float32 bits in s and lo, then each token row 8 channels at a time.
-func decBlockAVX2(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s []float32) {
-	if d%8 != 0 {
-		decBlockScalar(c, dst, src, t, d, i0, i1, lo, s)
-		return
-	}
-	lb, sb := f32Bits(lo[:d]), f32Bits(s[:d])
-	for ch := range d {
-		sb[ch] = f16Bits(src[4*ch:])
-		lb[ch] = f16Bits(src[4*ch+2:])
-	}
-	rb := uintptr(packedBytes(d, c.Bits))
-	cp0 := unsafe.Pointer(&src[4*d+i0*int(rb)])
-	dp0, lp, spp := unsafe.Pointer(&dst[0]), unsafe.Pointer(&lo[0]), unsafe.Pointer(&s[0])
-	ud := uintptr(d)
-	switch c.Bits {
-	case 8:
-		for i := range uintptr(i1 - i0) {
-			cp, dp := unsafe.Add(cp0, i*rb), unsafe.Add(dp0, 4*i*ud)
-			for ch := uintptr(0); ch < ud; ch += 8 {
-				v := bytes8(cp, ch).AsInt32x8().ConvertToFloat32()
-				st8(v.Mul(ld8(spp, 4*ch)).Add(ld8(lp, 4*ch)), dp, 4*ch)
-			}
-		}
-	case 4:
-		sh, mask := archsimd.LoadUint32x8(&shifts4), archsimd.BroadcastUint32x8(15)
-		for i := range uintptr(i1 - i0) {
-			cp, dp := unsafe.Add(cp0, i*rb), unsafe.Add(dp0, 4*i*ud)
-			for ch := uintptr(0); ch < ud; ch += 8 {
-				w := archsimd.BroadcastUint32x8(*(*uint32)(unsafe.Add(cp, ch/2))).ShiftRight(sh).And(mask)
-				st8(w.AsInt32x8().ConvertToFloat32().Mul(ld8(spp, 4*ch)).Add(ld8(lp, 4*ch)), dp, 4*ch)
-			}
-		}
-	default:
-		sh, mask := archsimd.LoadUint32x8(&shifts2), archsimd.BroadcastUint32x8(3)
-		for i := range uintptr(i1 - i0) {
-			cp, dp := unsafe.Add(cp0, i*rb), unsafe.Add(dp0, 4*i*ud)
-			for ch := uintptr(0); ch < ud; ch += 8 {
-				w := archsimd.BroadcastUint32x8(uint32(*(*uint16)(unsafe.Add(cp, ch/4)))).ShiftRight(sh).And(mask)
-				st8(w.AsInt32x8().ConvertToFloat32().Mul(ld8(spp, 4*ch)).Add(ld8(lp, 4*ch)), dp, 4*ch)
-			}
-		}
-	}
-	archsimd.ClearAVXUpperBits()
-}
-
 // Fused kernels: decoding and products in one pass over the codes, for the shapes
 // they report true for (the rest goes through tiles): F32, F16, BF16 and Int8 rows
 // in rows_amd64.go and rows_f16c_amd64.s, FP8 rows in rows_fp8_amd64.s (with F16C;
@@ -445,7 +245,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 		if stride%4 != 0 {
 			return false
 		}
-		multiDotAVX2(scores, ld, q, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+		multiDotAsm(scores, ld, q, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
 	case F16:
 		if !haveF16C {
 			return false
@@ -481,7 +281,7 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 		if stride%4 != 0 {
 			return false
 		}
-		multiAxpyAVX2(acc, w, ld, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+		multiAxpyAsm(acc, w, ld, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
 	case F16:
 		if !haveF16C {
 			return false

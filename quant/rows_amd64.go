@@ -95,33 +95,6 @@ func dotBF16R4(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d 
 	archsimd.ClearAVXUpperBits()
 }
 
-// dotF32R4 is the r4Kernel of float32 rows, d a multiple of 8.
-//
-//go:noinline
-func dotF32R4(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr) {
-	end := 4 * d
-	for k := range uintptr(ng) {
-		p0 := unsafe.Add(src, k*gstep)
-		p1, p2, p3 := unsafe.Add(p0, o1), unsafe.Add(p0, o2), unsafe.Add(p0, o3)
-		var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float32x8
-		c := uintptr(0)
-		for ; c+64 <= end; c += 64 {
-			qv, qw := ld8(q, c), ld8(q, c+32)
-			a0, b0 = ld8(p0, c).MulAdd(qv, a0), ld8(p0, c+32).MulAdd(qw, b0)
-			a1, b1 = ld8(p1, c).MulAdd(qv, a1), ld8(p1, c+32).MulAdd(qw, b1)
-			a2, b2 = ld8(p2, c).MulAdd(qv, a2), ld8(p2, c+32).MulAdd(qw, b2)
-			a3, b3 = ld8(p3, c).MulAdd(qv, a3), ld8(p3, c+32).MulAdd(qw, b3)
-		}
-		if c < end {
-			qv := ld8(q, c)
-			a0, a1 = ld8(p0, c).MulAdd(qv, a0), ld8(p1, c).MulAdd(qv, a1)
-			a2, a3 = ld8(p2, c).MulAdd(qv, a2), ld8(p3, c).MulAdd(qv, a3)
-		}
-		sum4(a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3)).AsUint32x4().Store((*[4]uint32)(unsafe.Add(out, 16*k)))
-	}
-	archsimd.ClearAVXUpperBits()
-}
-
 // q4Store stores the four query sums s of row i to out + 4i + r·ldb, r < 4.
 func q4Store(out unsafe.Pointer, ldb uintptr, i uintptr, s archsimd.Float32x4) {
 	var t [4]uint32
@@ -283,55 +256,6 @@ func addBF16Q1x16(acc, w, src unsafe.Pointer, stride uintptr, n int) {
 		v := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
 		x, y := bf16x16(src, i*stride)
 		a0, a1 = x.MulAdd(v, a0), y.MulAdd(v, a1)
-	}
-	st8(a0.Add(b0), acc, 0)
-	st8(a1.Add(b1), acc, 32)
-	archsimd.ClearAVXUpperBits()
-}
-
-// addF32Q1x64 is the 64-column q1Kernel of float32 values.
-//
-//go:noinline
-func addF32Q1x64(acc, w, src unsafe.Pointer, stride uintptr, n int) {
-	a0, a1, a2, a3 := ld8(acc, 0), ld8(acc, 32), ld8(acc, 64), ld8(acc, 96)
-	a4, a5, a6, a7 := ld8(acc, 128), ld8(acc, 160), ld8(acc, 192), ld8(acc, 224)
-	for i := range uintptr(n) {
-		p := unsafe.Add(src, i*stride)
-		v := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
-		a0, a1 = ld8(p, 0).MulAdd(v, a0), ld8(p, 32).MulAdd(v, a1)
-		a2, a3 = ld8(p, 64).MulAdd(v, a2), ld8(p, 96).MulAdd(v, a3)
-		a4, a5 = ld8(p, 128).MulAdd(v, a4), ld8(p, 160).MulAdd(v, a5)
-		a6, a7 = ld8(p, 192).MulAdd(v, a6), ld8(p, 224).MulAdd(v, a7)
-	}
-	st8(a0, acc, 0)
-	st8(a1, acc, 32)
-	st8(a2, acc, 64)
-	st8(a3, acc, 96)
-	st8(a4, acc, 128)
-	st8(a5, acc, 160)
-	st8(a6, acc, 192)
-	st8(a7, acc, 224)
-	archsimd.ClearAVXUpperBits()
-}
-
-// addF32Q1x16 is the 16-column q1Kernel of float32 values.
-//
-//go:noinline
-func addF32Q1x16(acc, w, src unsafe.Pointer, stride uintptr, n int) {
-	a0, a1 := ld8(acc, 0), ld8(acc, 32)
-	var b0, b1 archsimd.Float32x8
-	i := uintptr(0)
-	for ; i+2 <= uintptr(n); i += 2 {
-		p := unsafe.Add(src, i*stride)
-		v, u := bcast(*(*uint32)(unsafe.Add(w, 4*i))), bcast(*(*uint32)(unsafe.Add(w, 4*i+4)))
-		a0, a1 = ld8(p, 0).MulAdd(v, a0), ld8(p, 32).MulAdd(v, a1)
-		q := unsafe.Add(p, stride)
-		b0, b1 = ld8(q, 0).MulAdd(u, b0), ld8(q, 32).MulAdd(u, b1)
-	}
-	if i < uintptr(n) {
-		v := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
-		p := unsafe.Add(src, i*stride)
-		a0, a1 = ld8(p, 0).MulAdd(v, a0), ld8(p, 32).MulAdd(v, a1)
 	}
 	st8(a0.Add(b0), acc, 0)
 	st8(a1.Add(b1), acc, 32)
