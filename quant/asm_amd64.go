@@ -11,9 +11,10 @@ import (
 // Without GOEXPERIMENT=simd, amd64 builds still run assembly kernels, which need no
 // archsimd: the scalar set with those in place ("avx2-asm"). On CPUs with AVX2 and
 // FMA: MultiDot and MultiAxpy over float32 tiles, the decoding of Channel blocks
-// (also DotChannelRows's Channel kernel, dotChannelAsm) and of Affine rows (this one
-// with F16C) in tiles_amd64.s; with F16C as well, fused F16, Int8 and FP8
-// DotRows/AddRows (rows_f16c_amd64.s, rows_fp8_amd64.s) and F16 encoding. The other
+// and of Affine rows (this one with F16C) in tiles_amd64.s, DotChannelRows's
+// Channel kernel (dotChannelAsm, fused_lossy_amd64.go); with F16C as well, fused
+// F16, Int8, FP8 and Affine DotRows/AddRows (rows_f16c_amd64.s, rows_fp8_amd64.s,
+// lossy_asm_amd64.s, lossy_q4_amd64.s) and F16 encoding. The other
 // codecs' decoders stay scalar; with the experiment, multi_amd64.go provides the
 // full AVX2 set instead (with the same tile kernels).
 func detectSIMD() *kernelSet {
@@ -31,15 +32,8 @@ func detectSIMD() *kernelSet {
 	return &k
 }
 
-// The Channel kernel of DotChannelRows, with the other assembly kernels.
-func init() {
-	if simdKernels != nil {
-		dotChannelFused = dotChannelAsm
-	}
-}
-
-// asmDotRows is the dotRows kernel of the assembly set: F16, Int8 and FP8 rows with
-// d a multiple of 16.
+// asmDotRows is the dotRows kernel of the assembly set: F16, Int8, FP8 and Affine
+// rows with d a multiple of 16 (Affine: fused_lossy_amd64.go's shapes).
 func asmDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	if d%16 != 0 || !haveF16C {
 		return false
@@ -52,7 +46,7 @@ func asmDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []
 	case FP8:
 		return dotFP8Rows(c, scores, ld, q, g, src, stride, n, d)
 	default:
-		return false
+		return fusedDotRowsLossy(c, scores, ld, q, g, src, stride, n, d, tmp)
 	}
 	return true
 }
@@ -71,5 +65,5 @@ func asmAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, 
 	case FP8:
 		return addFP8Rows(c, acc, w, ld, g, src, stride, n, d, tmp)
 	}
-	return false
+	return fusedAddRowsLossy(c, acc, w, ld, g, src, stride, n, d, tmp)
 }

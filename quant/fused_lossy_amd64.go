@@ -1,14 +1,15 @@
-//go:build amd64 && goexperiment.simd
+//go:build amd64
 
 package quant
 
 import (
-	"simd/archsimd"
+	"math"
 	"unsafe"
 )
 
 // Fused AVX2 kernels for the lossy row codecs (Affine 8/4/2-bit groups) and for KIVI
-// channel blocks: the codes are read once, unpacked in registers and multiplied into
+// channel blocks, in every amd64 build (the kernels are assembly; this glue is plain
+// Go, so builds without GOEXPERIMENT=simd run them too): the codes are read once, unpacked in registers and multiplied into
 // the queries or the accumulators, with no decoded tile in between. The algebra
 // (DESIGN.md):
 //
@@ -127,33 +128,30 @@ func fusedDotRowsLossy(c RowCodec, scores []float32, ld int, q []float32, g int,
 }
 
 // dotRowsInl is fusedDotRowsLossy for one or two queries through lg's rowsInl kernel
-// (n ≥ 4). qs holds the queries' group lane sums.
+// (n ≥ 4). qs holds the queries' group lane sums: lane l of query j's group k is the
+// sum of its values k·gs + l, k·gs + l + 8, … in that order (what 8-lane vector adds
+// give).
 func dotRowsInl(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, qs []float32) {
 	p, gs := lg.p, int(lg.g)
 	_ = q[g*d-1]
-	qp, qsp := unsafe.Pointer(&q[0]), unsafe.Pointer(&qs[0])
+	qs = qs[:g*p*8]
 	for j := range g {
 		for k := range p {
-			st8(groupSum(unsafe.Add(qp, 4*j*d), k, p, gs), qsp, uintptr(4*8*(j*p+k)))
+			var v [8]float32
+			grp := q[j*d+k*gs : j*d+(k+1)*gs]
+			for c := 0; c+8 <= len(grp); c += 8 {
+				for l, x := range grp[c : c+8] {
+					v[l] += x
+				}
+			}
+			copy(qs[8*(j*p+k):], v[:])
 		}
 	}
-	archsimd.ClearAVXUpperBits()
+	qp, qsp := unsafe.Pointer(&q[0]), unsafe.Pointer(&qs[0])
 	rows, us := unsafe.Add(unsafe.Pointer(&src[0]), lg.hdr), uintptr(stride)
 	for j := range g {
 		rowsBy4(lg.k.rowsInl, unsafe.Pointer(&scores[j*ld]), unsafe.Add(qp, 4*j*d), rows, us, n, unsafe.Add(qsp, 4*8*j*p), p, lg.g, lg.gb)
 	}
-}
-
-// groupSum returns the lanes of query values of group k (0 for k ≥ p) summed
-// vertically.
-func groupSum(q unsafe.Pointer, k, p, gs int) archsimd.Float32x8 {
-	var v archsimd.Float32x8
-	if k < p {
-		for c := k * gs; c < (k+1)*gs; c += 8 {
-			v = v.Add(ld8(q, uintptr(4*c)))
-		}
-	}
-	return v
 }
 
 // fusedAddRowsLossy is fusedAddRows for Affine rows (see the top of this file), with
@@ -170,14 +168,14 @@ func fusedAddRowsLossy(c RowCodec, acc, w []float32, ld, g int, src []byte, stri
 	return true
 }
 
-func init() { dotChannelFused = dotChannelAVX2 }
+func init() { dotChannelFused = dotChannelAsm }
 
-// dotChannelAVX2 is DotChannelRows for a Channel block with d a multiple of 16: the
+// dotChannelAsm is DotChannelRows for a Channel block with d a multiple of 16: the
 // block's scales and zeros widened once (channelQueryF16C, or channelQuery without
 // F16C), the queries pre-scaled into tmp, then the plain dot kernels over the
 // tokens' code rows (dot*Q4Plain, dot*RowsPlain: one group per row, no parameters),
 // which add the zero terms b_j.
-func dotChannelAVX2(c Channel, scores []float32, ld int, q []float32, g int, block []byte, t, d, i0, i1 int, tmp []float32) bool {
+func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, block []byte, t, d, i0, i1 int, tmp []float32) bool {
 	if d%16 != 0 {
 		return false
 	}
@@ -220,34 +218,28 @@ func dotChannelAVX2(c Channel, scores []float32, ld int, q []float32, g int, blo
 
 // channelQuery widens the d scales and zeros of a Channel block into sl (scales, then
 // zeros), writes the pre-scaled queries qs[j·d+c] = q[j·d+c]·scale_c and the bits of
-// b[j] = Σ_c q[j·d+c]·lo_c; d is a multiple of 8.
+// b[j] = Σ_c q[j·d+c]·lo_c: channelQueryF16C's job for CPUs without F16C, in Go.
 func channelQuery(qs []float32, b []uint32, sl, q []float32, g, d int, block []byte) {
-	_ = qs[g*d-1]
-	_ = q[g*d-1]
-	_ = sl[2*d-1]
-	_ = block[4*d-1]
-	var bt [4]uint32 // zeroed before any vector code (Go's zeroing may be SSE, which stalls while the YMM registers are dirty)
-	em, sg, ex, ei, ie := f16Consts()
-	mul := bcast(0x77800000) // 2^112
-	low, sixteen := archsimd.BroadcastUint32x8(0xffff), archsimd.BroadcastUint32x8(16)
-	bp, sp := unsafe.Pointer(&block[0]), unsafe.Pointer(&sl[0])
-	zo := uintptr(4 * d)
-	for c := uintptr(0); c < uintptr(d); c += 8 {
-		w := archsimd.LoadUint32x8((*[8]uint32)(unsafe.Add(bp, 4*c)))
-		st8(f16x8(w.And(low), em, sg, ex, ei, ie, mul), sp, 4*c)
-		st8(f16x8(w.ShiftRight(sixteen), em, sg, ex, ei, ie, mul), sp, zo+4*c)
+	s, lo := sl[:d], sl[d:2*d]
+	for c := range d {
+		s[c] = getF16(block[4*c:])
+		lo[c] = getF16(block[4*c+2:])
 	}
-	qp, qsp := unsafe.Pointer(&q[0]), unsafe.Pointer(&qs[0])
 	for j := range g {
-		o := uintptr(4 * j * d)
-		var a archsimd.Float32x8
-		for c := uintptr(0); c < 4*uintptr(d); c += 32 {
-			x := ld8(qp, o+c)
-			st8(x.Mul(ld8(sp, c)), qsp, o+c)
-			a = x.MulAdd(ld8(sp, zo+c), a)
+		qj, out := q[j*d:(j+1)*d], qs[j*d:(j+1)*d]
+		var a float32
+		for c, x := range qj {
+			out[c] = x * s[c]
+			a += x * lo[c]
 		}
-		sum4(a, a, a, a).AsUint32x4().Store(&bt)
-		b[j] = bt[0]
+		b[j] = math.Float32bits(a)
 	}
-	archsimd.ClearAVXUpperBits()
+}
+
+// f32Bits views a float32 slice as its bits.
+func f32Bits(x []float32) []uint32 {
+	if len(x) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&x[0])), len(x))
 }

@@ -1,4 +1,4 @@
-//go:build amd64 && goexperiment.simd
+//go:build amd64
 
 package quant
 
@@ -104,7 +104,7 @@ func TestLossyQ4Rows(t *testing.T) {
 	}
 }
 
-// TestChannelQ4 checks dotChannelAVX2 (the four-query Plain kernels, and rowsPlain for
+// TestChannelQ4 checks dotChannelAsm (the four-query Plain kernels, and rowsPlain for
 // one or two queries left over) against float64 products with the decoded KIVI key
 // block, for query counts 1 to 12, token ranges of 1 to 65 tokens and head sizes 16
 // to 256, with guards past each query's scores.
@@ -138,7 +138,7 @@ func TestChannelQ4(t *testing.T) {
 						m, ld := i1-i0, i1-i0+2
 						scores := constRow((g-1)*ld+m+2, guard)
 						tmp := make([]float32, g*d+2*d+g+4)
-						if !dotChannelAVX2(c, scores, ld, q, g, block, tt, d, i0, i1, tmp) {
+						if !dotChannelAsm(c, scores, ld, q, g, block, tt, d, i0, i1, tmp) {
 							t.Fatalf("%s: not fused", name)
 						}
 						for j := range g {

@@ -42,15 +42,6 @@ func bytesAsF32(b []byte, n int) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
 }
 
-// f32Bits views a float32 slice as its bits (for broadcasting scalars from integer
-// registers).
-func f32Bits(x []float32) []uint32 {
-	if len(x) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*uint32)(unsafe.Pointer(&x[0])), len(x))
-}
-
 // bcast broadcasts the float32 whose bits are b.
 func bcast(b uint32) archsimd.Float32x8 { return archsimd.BroadcastUint32x8(b).AsFloat32x8() }
 

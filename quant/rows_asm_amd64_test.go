@@ -16,5 +16,5 @@ func simdFuses(c RowCodec) bool {
 func noF16CKernels() *kernelSet { return nil }
 
 // simdFusesLossy is whether the SIMD set has fused kernels for Affine and FP8 rows:
-// the assembly set leaves them to tiles.
-const simdFusesLossy = false
+// the assembly set runs the same ones as the archsimd set (fused_lossy_amd64.go).
+const simdFusesLossy = true

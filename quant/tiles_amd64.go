@@ -105,37 +105,6 @@ func decBlockAsm(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s [
 	decChannelRows(&dst[0], &codes[0], &lo[0], &s[0], i1-i0, d, c.Bits)
 }
 
-// dotChannelAsm is the dotChannelFused kernel of builds without GOEXPERIMENT=simd: for
-// d a multiple of 16 (the shapes the archsimd kernel takes, which the tests expect of
-// every such kernel) it decodes the tokens a tile at a time with decChannelRows into
-// tmp (after the block's scales and zeros, 2·d values) and scores them with
-// dotRowsF32. It reports false for other d; DotChannelRows then decodes with decBlock
-// and scores with MultiDot, the same kernels. tmp holds at least max((i1−i0)·d,
-// g·d + 2·d + g + 4) values (DotChannelRows's contract), so a tile has a row at least.
-func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, block []byte, t, d, i0, i1 int, tmp []float32) bool {
-	if d%16 != 0 || (c.Bits != 8 && c.Bits != 4 && c.Bits != 2) {
-		return false
-	}
-	s, lo := tmp[:d], tmp[d:2*d]
-	for ch := range d {
-		s[ch] = getF16(block[4*ch:])
-		lo[ch] = getF16(block[4*ch+2:])
-	}
-	tile := tmp[2*d:]
-	per := len(tile) / d
-	rb := d * c.Bits / 8
-	codes := block[4*d:]
-	_ = codes[i1*rb-1]
-	for i := i0; i < i1; i += per {
-		m := min(per, i1-i)
-		decChannelRows(&tile[0], &codes[i*rb], &lo[0], &s[0], m, d, c.Bits)
-		for j := range g {
-			dotRowsF32(&scores[j*ld+i-i0], &q[j*d], &tile[0], uintptr(4*d), m, d)
-		}
-	}
-	return true
-}
-
 // decAffineRows writes Affine.Decode of the n rows at src + i·stride bytes (Bits 8,
 // 4 or 2; groups of group values, group and d multiples of 8, group dividing d) to
 // dst[i·d:(i+1)·d], bit for bit. It needs F16C.

@@ -281,9 +281,9 @@ func TestDecBlockAsm(t *testing.T) {
 	}
 }
 
-// TestDotChannelAsm checks dotChannelAsm against dotChannelScalar and float64 products
-// with the decoded block, with scratch of the least size DotChannelRows allows (tiles
-// of a few rows) and a larger one, and guards around each query's scores; it must take
+// TestDotChannelAsm checks dotChannelAsm (fused_lossy_amd64.go) against
+// dotChannelScalar and float64 products with the decoded block, with scratch of the
+// least size DotChannelRows allows and a larger one, and guards around each query's scores; it must take
 // exactly the head sizes that are multiples of 16.
 func TestDotChannelAsm(t *testing.T) {
 	if !cpufeat.AVX2FMA {
