@@ -33,3 +33,23 @@ func siluMulAsm(g, u []float32) {
 	}
 	siluMulScalar(g[n:], u[n:])
 }
+
+// dotF32Tokens stores at out + t·os bytes dotF32FMA(w[:cols], x[t·xs/4:][:cols]) for t
+// < n, cols ≥ 1, bit for bit (each token's sums in dotF32FMA's accumulators and order),
+// in AVX2 + FMA assembly (f32_amd64.s): one call for all the tokens of a weight row,
+// two tokens per step sharing each load of w. It needs AVX2 and FMA.
+//
+//go:noescape
+func dotF32Tokens(out *float32, os uintptr, w, x *float32, xs uintptr, cols, n int)
+
+// dotF32TAsm is dotF32TScalar with dotF32FMA's sums (dotF32Tokens).
+func dotF32TAsm(out []float32, ld int, w, x []float32, n int) {
+	cols := len(w)
+	if n <= 0 || cols == 0 {
+		dotF32TScalar(out, ld, w, x, n)
+		return
+	}
+	_ = out[(n-1)*ld]
+	_ = x[n*cols-1]
+	dotF32Tokens(&out[0], uintptr(4*ld), &w[0], &x[0], uintptr(4*cols), cols, n)
+}

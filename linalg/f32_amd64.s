@@ -150,3 +150,162 @@ sloop:
 sdone:
 	VZEROUPPER
 	RET
+
+// func dotF32Tokens(out *float32, os uintptr, w, x *float32, xs uintptr, cols, n int)
+// out + t·os gets dotF32FMA(w[:cols], x[t·xs/4:][:cols]) for t < n, cols ≥ 1: two
+// tokens per step, each load of w serving both, every token's sums in dotF32FMA's
+// accumulators and order (Y0–Y3 for the first token, Y4–Y7 for the second), so each
+// result is dotF32FMA's bit for bit; an odd last token alone.
+TEXT ·dotF32Tokens(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DX
+	MOVQ os+8(FP), R13
+	MOVQ w+16(FP), SI
+	MOVQ x+24(FP), DI
+	MOVQ xs+32(FP), R11
+	MOVQ cols+40(FP), CX
+	MOVQ n+48(FP), BX
+
+	// R12: bytes of the 32-value steps; R10: bytes of the 8-value steps; Y15: the
+	// mask of the last cols%8 values.
+	MOVQ    CX, R12
+	ANDQ    $-32, R12
+	SHLQ    $2, R12
+	MOVQ    CX, R10
+	ANDQ    $-8, R10
+	SHLQ    $2, R10
+	MOVQ    CX, AX
+	ANDQ    $7, AX
+	MOVQ    $8, R9
+	SUBQ    AX, R9
+	LEAQ    f32TailMask<>(SB), AX
+	VMOVUPS (AX)(R9*4), Y15
+
+pair:
+	CMPQ   BX, $2
+	JB     single
+	LEAQ   (DI)(R11*1), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	XORQ   AX, AX
+
+pair32:
+	CMPQ        AX, R12
+	JAE         pair8
+	VMOVUPS     (SI)(AX*1), Y8
+	VFMADD231PS (DI)(AX*1), Y8, Y0
+	VFMADD231PS (R8)(AX*1), Y8, Y4
+	VMOVUPS     32(SI)(AX*1), Y9
+	VFMADD231PS 32(DI)(AX*1), Y9, Y1
+	VFMADD231PS 32(R8)(AX*1), Y9, Y5
+	VMOVUPS     64(SI)(AX*1), Y10
+	VFMADD231PS 64(DI)(AX*1), Y10, Y2
+	VFMADD231PS 64(R8)(AX*1), Y10, Y6
+	VMOVUPS     96(SI)(AX*1), Y11
+	VFMADD231PS 96(DI)(AX*1), Y11, Y3
+	VFMADD231PS 96(R8)(AX*1), Y11, Y7
+	ADDQ        $128, AX
+	JMP         pair32
+
+pair8:
+	CMPQ        AX, R10
+	JAE         pairtail
+	VMOVUPS     (SI)(AX*1), Y8
+	VFMADD231PS (DI)(AX*1), Y8, Y0
+	VFMADD231PS (R8)(AX*1), Y8, Y4
+	ADDQ        $32, AX
+	JMP         pair8
+
+pairtail:
+	TESTQ       $7, CX
+	JE          pairsum
+	VMASKMOVPS  (SI)(AX*1), Y15, Y8
+	VMASKMOVPS  (DI)(AX*1), Y15, Y9
+	VMASKMOVPS  (R8)(AX*1), Y15, Y10
+	VFMADD231PS Y9, Y8, Y1
+	VFMADD231PS Y10, Y8, Y5
+
+pairsum:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (DX)
+	VADDPS       Y5, Y4, Y4
+	VADDPS       Y7, Y6, Y6
+	VADDPS       Y6, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VMOVSS       X4, (DX)(R13*1)
+	LEAQ         (DI)(R11*2), DI
+	LEAQ         (DX)(R13*2), DX
+	SUBQ         $2, BX
+	JMP          pair
+
+single:
+	TESTQ  BX, BX
+	JE     done1
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   AX, AX
+
+one32:
+	CMPQ        AX, R12
+	JAE         one8
+	VMOVUPS     (SI)(AX*1), Y8
+	VFMADD231PS (DI)(AX*1), Y8, Y0
+	VMOVUPS     32(SI)(AX*1), Y9
+	VFMADD231PS 32(DI)(AX*1), Y9, Y1
+	VMOVUPS     64(SI)(AX*1), Y10
+	VFMADD231PS 64(DI)(AX*1), Y10, Y2
+	VMOVUPS     96(SI)(AX*1), Y11
+	VFMADD231PS 96(DI)(AX*1), Y11, Y3
+	ADDQ        $128, AX
+	JMP         one32
+
+one8:
+	CMPQ        AX, R10
+	JAE         onetail
+	VMOVUPS     (SI)(AX*1), Y8
+	VFMADD231PS (DI)(AX*1), Y8, Y0
+	ADDQ        $32, AX
+	JMP         one8
+
+onetail:
+	TESTQ       $7, CX
+	JE          onesum
+	VMASKMOVPS  (SI)(AX*1), Y15, Y8
+	VMASKMOVPS  (DI)(AX*1), Y15, Y9
+	VFMADD231PS Y9, Y8, Y1
+
+onesum:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (DX)
+
+done1:
+	VZEROUPPER
+	RET

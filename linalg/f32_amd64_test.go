@@ -165,7 +165,8 @@ func BenchmarkDotF32Asm(b *testing.B) {
 
 // BenchmarkMatMulF32Small times F32 matrix products of a small model's shapes (dim
 // 64, hidden 172) over 64 tokens on one thread, with the scalar and the assembly
-// dots: many short dots, where per-call costs show.
+// dots, the latter called per row and token or per row (dotF32Tokens): many short
+// dots, where per-call costs show.
 func BenchmarkMatMulF32Small(b *testing.B) {
 	if !cpufeat.AVX2FMA {
 		b.Skip("CPU without AVX2 and FMA")
@@ -177,7 +178,14 @@ func BenchmarkMatMulF32Small(b *testing.B) {
 	prev := active.Load()
 	defer active.Store(prev)
 	asm := *scalarKernels
-	asm.name, asm.dotF32 = "asm", dotF32FMA
+	asm.name, asm.dotF32, asm.dotF32T = "asm", dotF32FMA, dotF32TAsm
+	perToken := asm // dotF32FMA called per row and token, as before dotF32T
+	perToken.name = "asm-per-token"
+	perToken.dotF32T = func(out []float32, ld int, w, x []float32, n int) {
+		for t := range n {
+			out[t*ld] = dotF32FMA(w, x[t*len(w):(t+1)*len(w)])
+		}
+	}
 	for _, sh := range []struct{ rows, cols int }{{172, 64}, {64, 172}} {
 		r := rand.New(rand.NewPCG(21, 22))
 		var data []byte
@@ -191,7 +199,7 @@ func BenchmarkMatMulF32Small(b *testing.B) {
 		const n = 64
 		x := randVals(r, n*sh.cols, 1)
 		out := make([]float32, n*sh.rows)
-		for _, k := range []*kernelSet{scalarKernels, &asm} {
+		for _, k := range []*kernelSet{scalarKernels, &perToken, &asm} {
 			b.Run(fmt.Sprintf("%dx%d/%s", sh.rows, sh.cols, k.name), func(b *testing.B) {
 				active.Store(k)
 				for b.Loop() {
@@ -200,6 +208,57 @@ func BenchmarkMatMulF32Small(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestDotF32Tokens checks the per-row kernel (dotF32TAsm) against dotF32FMA, bit for
+// bit, token by token, on every row length to 100 and longer ones, 1 to 9 and 16
+// tokens (pairs and an odd last one) and several output strides, with guards between
+// the outputs; and against its scalar twin within float32 rounding.
+func TestDotF32Tokens(t *testing.T) {
+	if !cpufeat.AVX2FMA {
+		t.Skip("CPU without AVX2 and FMA")
+	}
+	r := rand.New(rand.NewPCG(23, 24))
+	const guard = -12345
+	cols := []int{}
+	for c := 1; c <= 100; c++ {
+		cols = append(cols, c)
+	}
+	cols = append(cols, 172, 255, 768, 2049)
+	for _, c := range cols {
+		w := randVals(r, c, 1)
+		for _, n := range []int{1, 2, 3, 4, 5, 8, 9, 16} {
+			x := randVals(r, n*c, 1)
+			for _, ld := range []int{1, 3, 64} {
+				out := make([]float32, (n-1)*ld+2)
+				for i := range out {
+					out[i] = guard
+				}
+				dotF32TAsm(out, ld, w, x, n)
+				want := make([]float32, len(out))
+				dotF32TScalar(want, ld, w, x, n)
+				for i, v := range out {
+					if i%ld != 0 || i/ld >= n {
+						if v != guard {
+							t.Fatalf("cols=%d n=%d ld=%d: out[%d] = %v, not a token's", c, n, ld, i, v)
+						}
+						continue
+					}
+					tok := x[i/ld*c : (i/ld+1)*c]
+					if f := dotF32FMA(w, tok); math.Float32bits(v) != math.Float32bits(f) {
+						t.Fatalf("cols=%d n=%d ld=%d token %d: %v, dotF32FMA %v", c, n, ld, i/ld, v, f)
+					}
+					var mag float64
+					for j := range c {
+						mag += math.Abs(float64(w[j]) * float64(tok[j]))
+					}
+					if d := math.Abs(float64(v) - float64(want[i])); d > 1e-6*mag*(1+float64(c)/64) {
+						t.Fatalf("cols=%d n=%d ld=%d token %d: %v, scalar twin %v", c, n, ld, i/ld, v, want[i])
+					}
+				}
+			}
 		}
 	}
 }

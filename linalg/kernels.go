@@ -13,6 +13,11 @@ type kernelSet struct {
 	name string
 	// dotF32 returns Σ a[i]·b[i], len(a) == len(b).
 	dotF32 func(a, b []float32) float32
+	// dotF32T stores to out[t·ld] the dotF32 of w with token t's activations
+	// x[t·len(w):(t+1)·len(w)] for t < n, the same value dotF32 returns for them: one
+	// call per weight row and token block of an F32 product (per-token calls cost
+	// more than the dots of short rows).
+	dotF32T func(out []float32, ld int, w, x []float32, n int)
 	// dotF16 returns Σ f16(w[2i:2i+2])·x[i]; len(w) == 2·len(x), little-endian binary16.
 	dotF16 func(w []byte, x []float32) float32
 	// widenF16 converts the binary16 values of src (2·len(dst) bytes) to dst, exactly.
@@ -73,6 +78,7 @@ type kernelSet struct {
 var scalarKernels = &kernelSet{
 	name:      "scalar",
 	dotF32:    dotF32Scalar,
+	dotF32T:   dotF32TScalar,
 	dotF16:    dotF16Scalar,
 	widenF16:  widenF16Scalar,
 	dotQ8:     dotQ8Scalar,
@@ -111,6 +117,14 @@ func SetSIMD(on bool) bool { return active.SetSIMD(on) }
 
 // KernelName names the kernel set in use ("scalar", or the SIMD level such as "avx2").
 func KernelName() string { return active.Load().name }
+
+// dotF32TScalar is the reference for dotF32T: dotF32Scalar per token.
+func dotF32TScalar(out []float32, ld int, w, x []float32, n int) {
+	cols := len(w)
+	for t := range n {
+		out[t*ld] = dotF32Scalar(w, x[t*cols:(t+1)*cols])
+	}
+}
 
 // dotF32Scalar is the reference for dotF32: for i { s += a[i]*b[i] }, here with four
 // partial sums.

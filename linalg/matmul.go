@@ -355,17 +355,14 @@ func (p *product) plan(nprod int) {
 }
 
 func (p *product) chunkF32(r0, r1 int) {
-	rows, cols, dot := p.w.Rows, p.w.Cols, p.k.dotF32
+	rows, cols, dotT := p.w.Rows, p.w.Cols, p.k.dotF32T
 	for t0 := 0; t0 < p.n; t0 += p.tb {
 		t1 := min(p.n, t0+p.tb)
 		for r := r0; r < r1; r++ {
-			row := p.wf[r*cols : (r+1)*cols]
 			if t0 == 0 && r+prefetchRows < r1 {
 				prefetch(&p.w.Data[(r+prefetchRows)*p.rb], p.rb)
 			}
-			for t := t0; t < t1; t++ {
-				p.out[t*rows+r] = dot(row, p.x[t*cols:(t+1)*cols])
-			}
+			dotT(p.out[t0*rows+r:], rows, p.wf[r*cols:(r+1)*cols], p.x[t0*cols:t1*cols], t1-t0)
 		}
 	}
 }
@@ -390,9 +387,7 @@ func (p *product) chunkF16(r0, r1 int) {
 		t1 := min(p.n, t0+p.tb)
 		for r := r0; r < r1; r++ {
 			p.k.widenF16(buf, p.w.Data[r*rb:(r+1)*rb])
-			for t := t0; t < t1; t++ {
-				p.out[t*rows+r] = p.k.dotF32(buf, p.x[t*cols:(t+1)*cols])
-			}
+			p.k.dotF32T(p.out[t0*rows+r:], rows, buf, p.x[t0*cols:t1*cols], t1-t0)
 		}
 	}
 }
@@ -562,7 +557,7 @@ func (p *product) chunkQ6K(r0, r1 int) {
 
 // chunkDecoded decodes each weight row once per token block into a scratch row.
 func (p *product) chunkDecoded(r0, r1 int) {
-	rows, cols, rb, dot := p.w.Rows, p.w.Cols, p.rb, p.k.dotF32
+	rows, cols, rb, dotT := p.w.Rows, p.w.Cols, p.rb, p.k.dotF32T
 	bufp := getF32Scratch(cols)
 	defer f32Scratch.Put(bufp)
 	buf := (*bufp)[:cols]
@@ -577,9 +572,7 @@ func (p *product) chunkDecoded(r0, r1 int) {
 				p.errMu.Unlock()
 				return
 			}
-			for t := t0; t < t1; t++ {
-				p.out[t*rows+r] = dot(buf, p.x[t*cols:(t+1)*cols])
-			}
+			dotT(p.out[t0*rows+r:], rows, buf, p.x[t0*cols:t1*cols], t1-t0)
 		}
 	}
 }

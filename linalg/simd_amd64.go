@@ -22,6 +22,7 @@ func detectSIMD() *kernelSet {
 	k := &kernelSet{
 		name:      "avx2",
 		dotF32:    dotF32FMA,
+		dotF32T:   dotF32TAsm,
 		dotF16:    dotF16AVX2,
 		widenF16:  widenF16AVX2,
 		dotQ8:     dotQ8AVX2,
