@@ -10,13 +10,14 @@ import (
 
 // Without GOEXPERIMENT=simd, amd64 builds still run assembly kernels, which need no
 // archsimd: the scalar set with those in place ("avx2-asm"). On CPUs with AVX2 and
-// FMA: MultiDot and MultiAxpy over float32 tiles, the decoding of Channel blocks
-// and of Affine rows (this one with F16C) in tiles_amd64.s, DotChannelRows's
-// Channel kernel (dotChannelAsm, fused_lossy_amd64.go); with F16C as well, fused
-// F16, Int8, FP8 and Affine DotRows/AddRows (rows_f16c_amd64.s, rows_fp8_amd64.s,
-// lossy_asm_amd64.s, lossy_q4_amd64.s) and F16 encoding. The other
-// codecs' decoders stay scalar; with the experiment, multi_amd64.go provides the
-// full AVX2 set instead (with the same tile kernels).
+// FMA: MultiDot and MultiAxpy over float32 tiles (F32 rows too, in place), the
+// decoding of Channel blocks and of Affine rows (this one with F16C) in
+// tiles_amd64.s, and DotChannelRows's Channel kernel (dotChannelAsm,
+// fused_lossy_amd64.go); with F16C as well, fused F16, Int8, FP8 and Affine
+// DotRows/AddRows (rows_f16c_amd64.s, rows_fp8_amd64.s, lossy_asm_amd64.s,
+// lossy_q4_amd64.s) and F16 encoding. The other codecs' decoders stay scalar; with
+// the experiment, multi_amd64.go provides the full AVX2 set instead (with the same
+// assembly kernels).
 func detectSIMD() *kernelSet {
 	if !cpufeat.AVX2FMA {
 		return nil
@@ -25,17 +26,26 @@ func detectSIMD() *kernelSet {
 	k.name = "avx2-asm"
 	k.multiDot, k.multiAxpy = multiDotAsm, multiAxpyAsm
 	k.decBlock, k.decRows = decBlockAsm, decRowsAsm
+	k.dotRows, k.addRows = asmDotRows, asmAddRows
 	if haveF16C {
-		k.dotRows, k.addRows = asmDotRows, asmAddRows
 		k.encF16 = encodeF16
 	}
 	return &k
 }
 
-// asmDotRows is the dotRows kernel of the assembly set: F16, Int8, FP8 and Affine
-// rows with d a multiple of 16 (Affine: fused_lossy_amd64.go's shapes).
+// asmDotRows is the dotRows kernel of the assembly set, for d a multiple of 16: F32
+// rows (the tile kernel over the rows in place), and with F16C F16, Int8, FP8 and
+// Affine rows (Affine: fused_lossy_amd64.go's shapes).
 func asmDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
-	if d%16 != 0 || !haveF16C {
+	if d%16 != 0 {
+		return false
+	}
+	if _, ok := c.(F32); ok && stride%4 == 0 {
+		// Read in place, as the archsimd set does: no copy into a tile.
+		multiDotAsm(scores, ld, q, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+		return true
+	}
+	if !haveF16C {
 		return false
 	}
 	switch c := c.(type) {
@@ -53,7 +63,14 @@ func asmDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []
 
 // asmAddRows is the addRows kernel of the assembly set, as asmDotRows.
 func asmAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
-	if d%16 != 0 || !haveF16C {
+	if d%16 != 0 {
+		return false
+	}
+	if _, ok := c.(F32); ok && stride%4 == 0 {
+		multiAxpyAsm(acc, w, ld, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+		return true
+	}
+	if !haveF16C {
 		return false
 	}
 	switch c := c.(type) {

@@ -34,14 +34,6 @@ func detectSIMD() *kernelSet {
 	}
 }
 
-// bytesAsF32 views the first 4·n bytes of b as n float32s (F32 rows are
-// little-endian float32, as amd64 stores them): F32 rows are read in place, without
-// the copy into a tile.
-func bytesAsF32(b []byte, n int) []float32 {
-	_ = b[4*n-1]
-	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
-}
-
 // bcast broadcasts the float32 whose bits are b.
 func bcast(b uint32) archsimd.Float32x8 { return archsimd.BroadcastUint32x8(b).AsFloat32x8() }
 

@@ -10,6 +10,14 @@ import "unsafe"
 // through function values. Rows are read through unsafe pointers: the callers checked
 // every index first.
 
+// bytesAsF32 views the first 4·n bytes of b as n float32s (F32 rows are
+// little-endian float32, as amd64 stores them): F32 rows are read in place, without
+// the copy into a tile.
+func bytesAsF32(b []byte, n int) []float32 {
+	_ = b[4*n-1]
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
+}
+
 // r4Kernel is the shape of the *R4 dot kernels: for each group k < ng of four rows
 // at p = src + k·gstep, p+o1, p+o2, p+o3 (bytes), it stores to out[4k+r] (float32
 // bits) the dot of the query at q with row r over d values, d a positive multiple of
