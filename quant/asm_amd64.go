@@ -12,8 +12,9 @@ import (
 // archsimd: the scalar set with those in place ("avx2-asm"). On CPUs with AVX2 and
 // FMA: MultiDot and MultiAxpy over float32 tiles (F32 rows too, in place), the
 // decoding of Channel blocks and of Affine rows (this one with F16C) in
-// tiles_amd64.s, and DotChannelRows's Channel kernel (dotChannelAsm,
-// fused_lossy_amd64.go); with F16C as well, fused F16, Int8, FP8 and Affine
+// tiles_amd64.s, DotChannelRows's Channel kernel (dotChannelAsm,
+// fused_lossy_amd64.go) and fused BF16 DotRows/AddRows (rows_bf16_amd64.s); with
+// F16C as well, fused F16, Int8, FP8 and Affine
 // DotRows/AddRows (rows_f16c_amd64.s, rows_fp8_amd64.s, lossy_asm_amd64.s,
 // lossy_q4_amd64.s) and F16 encoding. The other codecs' decoders stay scalar; with
 // the experiment, multi_amd64.go provides the full AVX2 set instead (with the same
@@ -34,15 +35,22 @@ func detectSIMD() *kernelSet {
 }
 
 // asmDotRows is the dotRows kernel of the assembly set, for d a multiple of 16: F32
-// rows (the tile kernel over the rows in place), and with F16C F16, Int8, FP8 and
-// Affine rows (Affine: fused_lossy_amd64.go's shapes).
+// rows (the tile kernel over the rows in place), BF16 rows, and with F16C F16,
+// Int8, FP8 and Affine rows (Affine: fused_lossy_amd64.go's shapes).
 func asmDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	if d%16 != 0 {
 		return false
 	}
-	if _, ok := c.(F32); ok && stride%4 == 0 {
+	switch c.(type) {
+	case F32:
+		if stride%4 != 0 {
+			return false
+		}
 		// Read in place, as the archsimd set does: no copy into a tile.
 		multiDotAsm(scores, ld, q, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+		return true
+	case BF16:
+		dotRowsFused(dotBF16Q4asm, dotBF16R4asm, scores, ld, q, g, src, stride, n, d)
 		return true
 	}
 	if !haveF16C {
@@ -66,8 +74,15 @@ func asmAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, 
 	if d%16 != 0 {
 		return false
 	}
-	if _, ok := c.(F32); ok && stride%4 == 0 {
+	switch c.(type) {
+	case F32:
+		if stride%4 != 0 {
+			return false
+		}
 		multiAxpyAsm(acc, w, ld, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+		return true
+	case BF16:
+		addRowsFused(addBF16Q4asm, addBF16Q1x64asm, addBF16Q1x16asm, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
 		return true
 	}
 	if !haveF16C {

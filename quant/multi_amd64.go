@@ -235,7 +235,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 		}
 		dotRowsFused(dotF16Q4, dotF16R4, scores, ld, q, g, src, stride, n, d)
 	case BF16:
-		dotRowsFused(dotBF16Q4, dotBF16R4, scores, ld, q, g, src, stride, n, d)
+		dotRowsFused(dotBF16Q4asm, dotBF16R4asm, scores, ld, q, g, src, stride, n, d)
 	case Int8:
 		if haveF16C {
 			dotRowsFused(dotInt8Q4F16C, dotInt8R4F16C, scores, ld, q, g, src, stride, n, d)
@@ -271,7 +271,7 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 		}
 		addRowsFused(addF16Q4F16C, addF16Q1x64, addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
 	case BF16:
-		addRowsFused(addBF16Q4asm, addBF16Q1x64, addBF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
+		addRowsFused(addBF16Q4asm, addBF16Q1x64asm, addBF16Q1x16asm, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
 	case Int8:
 		if haveF16C {
 			return addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp)

@@ -7,9 +7,10 @@ import (
 	"unsafe"
 )
 
-// Fused row kernels for F32, BF16 and Int8 rows, shaped so that no group size
-// computes products it throws away (F16 rows, and Int8 rows on CPUs with F16C, run
-// assembly kernels of the same shapes: rows_f16c_amd64.s):
+// Fused row kernels for Int8 rows on CPUs without F16C, shaped so that no group size
+// computes products it throws away (F16 rows, Int8 rows on CPUs with F16C and BF16
+// rows run assembly kernels of the same shapes: rows_f16c_amd64.s, rows_bf16_amd64.s;
+// F32 rows the tile kernels):
 //
 //   - dot, four queries at a time (*Q4): one row decoded once for four queries,
 //     two accumulators per query, one horizontal sum per row and four queries;
@@ -29,13 +30,6 @@ func i8x16(p unsafe.Pointer, off uintptr) (x0, x1 archsimd.Float32x8) {
 	v := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p, off)))
 	h := v.ConcatShiftBytesRight(8, v) // the high 8 codes in the low half
 	return v.AsInt8x16().ExtendLo8ToInt32().ConvertToFloat32(), h.AsInt8x16().ExtendLo8ToInt32().ConvertToFloat32()
-}
-
-// bf16x16 widens the 16 bfloat16 values at p + off to float32 (exactly).
-func bf16x16(p unsafe.Pointer, off uintptr) (x0, x1 archsimd.Float32x8) {
-	h0 := u8x16(p, off).AsUint16x8().ExtendToUint32()
-	h1 := u8x16(p, off+16).AsUint16x8().ExtendToUint32()
-	return h0.ShiftAllLeft(16).AsFloat32x8(), h1.ShiftAllLeft(16).AsFloat32x8()
 }
 
 // rowScales returns the f16 scales at the starts of the four Int8 rows p0..p3, as
@@ -67,30 +61,6 @@ func dotInt8R4(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d 
 		}
 		s := sum4(a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3)).Mul(rowScales(p0, p1, p2, p3))
 		s.AsUint32x4().Store((*[4]uint32)(unsafe.Add(out, 16*k)))
-	}
-	archsimd.ClearAVXUpperBits()
-}
-
-// dotBF16R4 is the r4Kernel of BF16 rows.
-//
-//go:noinline
-func dotBF16R4(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr) {
-	for k := range uintptr(ng) {
-		p0 := unsafe.Add(src, k*gstep)
-		p1, p2, p3 := unsafe.Add(p0, o1), unsafe.Add(p0, o2), unsafe.Add(p0, o3)
-		var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float32x8
-		for c := uintptr(0); c < d; c += 16 {
-			qv, qw := ld8(q, 4*c), ld8(q, 4*c+32)
-			x, y := bf16x16(p0, 2*c)
-			a0, b0 = x.MulAdd(qv, a0), y.MulAdd(qw, b0)
-			x, y = bf16x16(p1, 2*c)
-			a1, b1 = x.MulAdd(qv, a1), y.MulAdd(qw, b1)
-			x, y = bf16x16(p2, 2*c)
-			a2, b2 = x.MulAdd(qv, a2), y.MulAdd(qw, b2)
-			x, y = bf16x16(p3, 2*c)
-			a3, b3 = x.MulAdd(qv, a3), y.MulAdd(qw, b3)
-		}
-		sum4(a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3)).AsUint32x4().Store((*[4]uint32)(unsafe.Add(out, 16*k)))
 	}
 	archsimd.ClearAVXUpperBits()
 }
@@ -127,28 +97,6 @@ func dotInt8Q4(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, sr
 		}
 		s := archsimd.BroadcastUint32x4(f16Bits((*[2]byte)(row)[:])).AsFloat32x4()
 		q4Store(out, ldb, i, sum4(a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3)).Mul(s))
-	}
-	archsimd.ClearAVXUpperBits()
-}
-
-// dotBF16Q4 is dotInt8Q4 for BF16 rows.
-//
-//go:noinline
-func dotBF16Q4(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
-	q1 := unsafe.Add(q, qs)
-	q2 := unsafe.Add(q1, qs)
-	q3 := unsafe.Add(q2, qs)
-	for i := range uintptr(n) {
-		row := unsafe.Add(src, i*stride)
-		var a0, a1, a2, a3, b0, b1, b2, b3 archsimd.Float32x8
-		for c := uintptr(0); c < d; c += 16 {
-			x0, x1 := bf16x16(row, 2*c)
-			a0, b0 = x0.MulAdd(ld8(q, 4*c), a0), x1.MulAdd(ld8(q, 4*c+32), b0)
-			a1, b1 = x0.MulAdd(ld8(q1, 4*c), a1), x1.MulAdd(ld8(q1, 4*c+32), b1)
-			a2, b2 = x0.MulAdd(ld8(q2, 4*c), a2), x1.MulAdd(ld8(q2, 4*c+32), b2)
-			a3, b3 = x0.MulAdd(ld8(q3, 4*c), a3), x1.MulAdd(ld8(q3, 4*c+32), b3)
-		}
-		q4Store(out, ldb, i, sum4(a0.Add(b0), a1.Add(b1), a2.Add(b2), a3.Add(b3)))
 	}
 	archsimd.ClearAVXUpperBits()
 }
@@ -201,60 +149,6 @@ func addInt8Q1x16(acc, w, src unsafe.Pointer, stride uintptr, n int) {
 	if i < uintptr(n) {
 		v := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
 		x, y := i8x16(src, i*stride)
-		a0, a1 = x.MulAdd(v, a0), y.MulAdd(v, a1)
-	}
-	st8(a0.Add(b0), acc, 0)
-	st8(a1.Add(b1), acc, 32)
-	archsimd.ClearAVXUpperBits()
-}
-
-// addBF16Q1x64 is the 64-column q1Kernel of bfloat16 values.
-//
-//go:noinline
-func addBF16Q1x64(acc, w, src unsafe.Pointer, stride uintptr, n int) {
-	a0, a1, a2, a3 := ld8(acc, 0), ld8(acc, 32), ld8(acc, 64), ld8(acc, 96)
-	a4, a5, a6, a7 := ld8(acc, 128), ld8(acc, 160), ld8(acc, 192), ld8(acc, 224)
-	for i := range uintptr(n) {
-		p := unsafe.Add(src, i*stride)
-		v := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
-		x, y := bf16x16(p, 0)
-		a0, a1 = x.MulAdd(v, a0), y.MulAdd(v, a1)
-		x, y = bf16x16(p, 32)
-		a2, a3 = x.MulAdd(v, a2), y.MulAdd(v, a3)
-		x, y = bf16x16(p, 64)
-		a4, a5 = x.MulAdd(v, a4), y.MulAdd(v, a5)
-		x, y = bf16x16(p, 96)
-		a6, a7 = x.MulAdd(v, a6), y.MulAdd(v, a7)
-	}
-	st8(a0, acc, 0)
-	st8(a1, acc, 32)
-	st8(a2, acc, 64)
-	st8(a3, acc, 96)
-	st8(a4, acc, 128)
-	st8(a5, acc, 160)
-	st8(a6, acc, 192)
-	st8(a7, acc, 224)
-	archsimd.ClearAVXUpperBits()
-}
-
-// addBF16Q1x16 is the 16-column q1Kernel of bfloat16 values.
-//
-//go:noinline
-func addBF16Q1x16(acc, w, src unsafe.Pointer, stride uintptr, n int) {
-	a0, a1 := ld8(acc, 0), ld8(acc, 32)
-	var b0, b1 archsimd.Float32x8
-	i := uintptr(0)
-	for ; i+2 <= uintptr(n); i += 2 {
-		p := unsafe.Add(src, i*stride)
-		v, u := bcast(*(*uint32)(unsafe.Add(w, 4*i))), bcast(*(*uint32)(unsafe.Add(w, 4*i+4)))
-		x, y := bf16x16(p, 0)
-		a0, a1 = x.MulAdd(v, a0), y.MulAdd(v, a1)
-		x, y = bf16x16(p, stride)
-		b0, b1 = x.MulAdd(u, b0), y.MulAdd(u, b1)
-	}
-	if i < uintptr(n) {
-		v := bcast(*(*uint32)(unsafe.Add(w, 4*i)))
-		x, y := bf16x16(src, i*stride)
 		a0, a1 = x.MulAdd(v, a0), y.MulAdd(v, a1)
 	}
 	st8(a0.Add(b0), acc, 0)

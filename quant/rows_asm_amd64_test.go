@@ -3,10 +3,10 @@
 package quant
 
 // simdFuses reports whether the assembly set runs rows of c through its fused
-// kernels: F32 rows, and F16 and Int8 with the F16C kernels on.
+// kernels: F32 and BF16 rows, and F16 and Int8 with the F16C kernels on.
 func simdFuses(c RowCodec) bool {
 	switch c.(type) {
-	case F32:
+	case F32, BF16:
 		return true
 	case F16, Int8:
 		return haveF16C

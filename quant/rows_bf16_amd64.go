@@ -1,0 +1,30 @@
+//go:build amd64
+
+package quant
+
+import "unsafe"
+
+// The BF16 row kernels in rows_bf16_amd64.s: the F16 kernels' loops with bfloat16
+// values widened exactly by VPMOVZXWD and a 16-bit shift (no F16C needed), d a
+// multiple of 16. Both amd64 kernel sets use them.
+
+// dotBF16R4asm is the r4Kernel of BF16 rows.
+//
+//go:noescape
+func dotBF16R4asm(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
+
+// dotBF16Q4asm is dotF16Q4 for BF16 rows: out + 4i + r·ldb gets the score of the
+// query at q + r·qs with the row at src + i·stride, for i < n and r < 4.
+//
+//go:noescape
+func dotBF16Q4asm(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
+
+// addBF16Q1x64asm is the 64-column q1Kernel of bfloat16 values.
+//
+//go:noescape
+func addBF16Q1x64asm(acc, w, src unsafe.Pointer, stride uintptr, n int)
+
+// addBF16Q1x16asm is the 16-column q1Kernel of bfloat16 values.
+//
+//go:noescape
+func addBF16Q1x16asm(acc, w, src unsafe.Pointer, stride uintptr, n int)
