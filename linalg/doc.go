@@ -34,19 +34,19 @@
 // # Kernels
 //
 // Each hot kernel has a portable scalar version (kernels.go), which is the reference the
-// conformance tests check every other version against. Built with GOEXPERIMENT=simd on
-// amd64, the package also carries simd/archsimd versions (simd_amd64.go), selected at init
-// when the CPU has AVX2 and FMA; setting the environment variable KVQ_NOSIMD=1, or calling
-// SetSIMD(false), forces the scalar kernels. KernelName reports the set in use. Where the
-// CPU also has F16C, the F16 kernels and the Q8_0 products run in Go assembly
-// (f16c_amd64.s, q8_amd64.s), which can widen binary16 scales with VCVTPH2PS: a decode
-// chunk of rows is one call that streams the rows in memory order and prefetches 4 KiB
-// ahead; a prefill row meets all the 4-token groups of a token block in one call. The
-// assembly needs no experiment: amd64 builds without GOEXPERIMENT=simd use the scalar set
-// with these kernels in place ("avx2-asm", asm_amd64.go) on CPUs with AVX2, FMA and F16C.
-//
-// SiLUMul, the SwiGLU gate of the forward pass, evaluates its exponential with a
-// polynomial in the SIMD set.
+// conformance tests check every other version against. On amd64 CPUs with AVX2 and FMA,
+// Go assembly runs the F32 dots (one call per weight row and token block, f32_amd64.s)
+// and SiLUMul (its exponential a polynomial) in every build; with F16C also the F16
+// kernels and the Q8_0 products (f16c_amd64.s, q8_amd64.s), which widen binary16 scales
+// with VCVTPH2PS: a decode chunk of rows is one call that streams the rows in memory order
+// and prefetches 4 KiB ahead; a prefill row meets all the 4-token groups of a token block
+// in one call. Built with GOEXPERIMENT=simd, the package adds simd/archsimd versions of
+// the other kernels (simd_amd64.go: Q4_0, Q4_K and Q6_K products, activation
+// quantization, axpy, the integer tiles); without it, amd64 builds use the scalar set
+// with the assembly kernels in place ("avx2-asm", asm_amd64.go). Where an archsimd and an
+// assembly version of a kernel were both written, the faster one (the assembly so far)
+// serves both builds. Setting the environment variable KVQ_NOSIMD=1, or calling
+// SetSIMD(false), forces the scalar kernels. KernelName reports the set in use.
 //
 // # Parallelism
 //

@@ -16,12 +16,14 @@ import (
 //	MultiAxpy                  g weighted sums of the tile's rows
 //
 // Every function has a portable scalar implementation (the reference, scalarKernels
-// in this file) and, in builds with GOEXPERIMENT=simd on amd64 CPUs with AVX2 and FMA,
-// an archsimd implementation (multi_amd64.go, with Go assembly where archsimd falls
-// short) that agrees with it: decoding bit for bit, the float sums up to summation
-// order. amd64 builds without the experiment use the scalar set with the assembly F16
-// and Int8 row kernels in place (asm_amd64.go, on CPUs with AVX2, FMA and F16C).
-// KVQ_NOSIMD=1 in the environment, or SetSIMD(false), selects the scalar kernels.
+// in this file) and, on amd64 CPUs with AVX2 and FMA, a SIMD set that agrees with it:
+// decoding bit for bit, the float sums up to summation order. Both amd64 builds run
+// the same Go assembly for MultiDot, MultiAxpy, the Channel and Affine decoders and
+// the fused F32, BF16, F16, Int8, FP8, Affine and KIVI key row kernels (F16, Int8,
+// FP8 and Affine with F16C); with GOEXPERIMENT=simd the set (multi_amd64.go) adds
+// archsimd decoders of the other codecs and Int8 rows on CPUs without F16C, where
+// builds without it (asm_amd64.go) use the scalar ones. KVQ_NOSIMD=1 in the
+// environment, or SetSIMD(false), selects the scalar kernels.
 
 // kernelSet is one implementation of every batched kernel.
 type kernelSet struct {
