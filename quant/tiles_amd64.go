@@ -112,17 +112,39 @@ func decBlockAsm(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s [
 //go:noescape
 func decAffineRows(dst *float32, src *byte, stride uintptr, n, d, group, bits int)
 
-// decRowsAsm is decRowsScalar with Affine rows of whole groups of a multiple of 8
-// values decoded in decAffineRows on CPUs with F16C; other codecs and shapes go to
-// the scalar twin. The archsimd set decodes Affine rows here too: against its own
-// decoders (32 rows, groups of 32), ns: d=8 q4 137–204 vs 287–486, q2 131–190 vs
-// 302–402; d=64 q4 725–951 vs 829–1222, q2 573–705 vs 787–1100. The arguments are checked by DecodeRows (n, d ≥ 1, c valid).
+// decRowsAsm is decRowsScalar with rows of d a multiple of 8 decoded in assembly:
+// Affine rows of whole groups of a multiple of 8 values (decAffineRows), F16 and
+// Int8 rows on CPUs with F16C, BF16 rows (decrows_amd64.s); other codecs and shapes
+// go to the scalar twin. The arguments are checked by DecodeRows (n, d ≥ 1, c
+// valid). The archsimd set decodes Affine rows here too: against its own decoders
+// (32 rows, groups of 32), ns: d=8 q4 137–204 vs 287–486, q2 131–190 vs 302–402;
+// d=64 q4 725–951 vs 829–1222, q2 573–705 vs 787–1100.
 func decRowsAsm(c RowCodec, dst []float32, src []byte, stride, n, d int) {
-	if a, ok := c.(Affine); ok && haveF16C && d%8 == 0 {
-		if g := a.group(d); g%8 == 0 && d%g == 0 {
+	if d%8 == 0 {
+		var k func(dst *float32, src *byte, stride uintptr, n, d int)
+		switch c := c.(type) {
+		case Affine:
+			if g := c.group(d); haveF16C && g%8 == 0 && d%g == 0 {
+				_ = dst[n*d-1]
+				_ = src[(n-1)*stride+c.RowBytes(d)-1]
+				decAffineRows(&dst[0], &src[0], uintptr(stride), n, d, g, c.Bits)
+				return
+			}
+		case F16:
+			if haveF16C {
+				k = decF16RowsF16C
+			}
+		case BF16:
+			k = decBF16RowsAsm
+		case Int8:
+			if haveF16C {
+				k = decInt8RowsF16C
+			}
+		}
+		if k != nil {
 			_ = dst[n*d-1]
-			_ = src[(n-1)*stride+a.RowBytes(d)-1]
-			decAffineRows(&dst[0], &src[0], uintptr(stride), n, d, g, a.Bits)
+			_ = src[(n-1)*stride+c.RowBytes(d)-1]
+			k(&dst[0], &src[0], uintptr(stride), n, d)
 			return
 		}
 	}

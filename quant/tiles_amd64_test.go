@@ -428,6 +428,53 @@ func TestDecRowsAsm(t *testing.T) {
 	}
 }
 
+// TestDecRowsAsmPlain checks decRowsAsm for F16, BF16 and Int8 rows (and the scalar
+// twin's shapes: d not a multiple of 8) against Decode row by row, bit for bit (a NaN
+// only as a NaN), with encoded rows and rows of random bytes (every f16 and bfloat16
+// pattern and Int8 scale: subnormal, −0, infinite, NaN), rows apart by more than
+// their bytes and guards after the values written.
+func TestDecRowsAsmPlain(t *testing.T) {
+	if !cpufeat.AVX2FMA {
+		t.Skip("CPU without AVX2 and FMA")
+	}
+	r := rand.New(rand.NewPCG(47, 48))
+	for _, c := range []RowCodec{F16{}, BF16{}, Int8{}} {
+		for _, d := range []int{8, 16, 24, 64, 128, 12, 1} {
+			for _, n := range []int{1, 2, 7, 33} {
+				rb := c.RowBytes(d)
+				stride := rb + 5
+				src := make([]byte, (n-1)*stride+rb)
+				want := make([]float32, n*d)
+				for i := range n {
+					if i%2 == 0 {
+						c.Encode(src[i*stride:][:rb], gaussRow(r, d, 10))
+					} else {
+						for x := range rb {
+							src[i*stride+x] = byte(r.Uint32())
+						}
+					}
+					c.Decode(want[i*d:(i+1)*d], src[i*stride:][:rb])
+				}
+				got := make([]float32, n*d+8)
+				for i := range got {
+					got[i] = -999
+				}
+				decRowsAsm(c, got[:n*d], src, stride, n, d)
+				for i := range n * d {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+						t.Fatalf("%s d=%d n=%d: value %d (row %d) = %v, Decode %v", c.Name(), d, n, i, i/d, got[i], want[i])
+					}
+				}
+				for i := n * d; i < len(got); i++ {
+					if got[i] != -999 {
+						t.Fatalf("%s d=%d n=%d: dst[%d] past the rows written", c.Name(), d, n, i)
+					}
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkTileAsm times the tile kernels against their scalar twins on a small
 // model's shape (head dimension 8, 2 queries per KV head) and a larger one.
 func BenchmarkTileAsm(b *testing.B) {

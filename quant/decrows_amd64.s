@@ -1,0 +1,104 @@
+//go:build amd64
+
+#include "textflag.h"
+
+// Row decoders of F16, BF16 and Int8 rows into float32 tiles; declarations and
+// contracts in decrows_amd64.go. Each takes dst (n ≥ 1 rows of d float32s, one after
+// the other), src (row i at i·stride bytes) and d a positive multiple of 8, and
+// widens 8 values per step.
+
+// func decF16RowsF16C(dst *float32, src *byte, stride uintptr, n, d int)
+TEXT ·decF16RowsF16C(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ n+24(FP), CX
+	MOVQ d+32(FP), DX
+	SHLQ $1, DX // bytes of a row's values
+
+f16row:
+	XORQ AX, AX // byte offset in the row; the tile's is twice it
+
+f16loop:
+	VCVTPH2PS (SI)(AX*1), Y0
+	VMOVUPS   Y0, (DI)(AX*2)
+	ADDQ      $16, AX
+	CMPQ      AX, DX
+	JB        f16loop
+	ADDQ      R8, SI
+	LEAQ      (DI)(DX*2), DI
+	DECQ      CX
+	JNZ       f16row
+	VZEROUPPER
+	RET
+
+// func decBF16RowsAsm(dst *float32, src *byte, stride uintptr, n, d int)
+TEXT ·decBF16RowsAsm(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ n+24(FP), CX
+	MOVQ d+32(FP), DX
+	SHLQ $1, DX
+
+	MOVQ DX, R9
+	ANDQ $-32, R9 // bytes of the 16-value steps
+
+bf16row:
+	XORQ AX, AX
+
+bf16loop16:
+	CMPQ      AX, R9
+	JAE       bf16tail
+	VPMOVZXWD (SI)(AX*1), Y0
+	VPMOVZXWD 16(SI)(AX*1), Y1
+	VPSLLD    $16, Y0, Y0
+	VPSLLD    $16, Y1, Y1
+	VMOVUPS   Y0, (DI)(AX*2)
+	VMOVUPS   Y1, 32(DI)(AX*2)
+	ADDQ      $32, AX
+	JMP       bf16loop16
+
+bf16tail:
+	CMPQ      AX, DX
+	JAE       bf16next
+	VPMOVZXWD (SI)(AX*1), Y0
+	VPSLLD    $16, Y0, Y0
+	VMOVUPS   Y0, (DI)(AX*2)
+
+bf16next:
+	ADDQ      R8, SI
+	LEAQ      (DI)(DX*2), DI
+	DECQ      CX
+	JNZ       bf16row
+	VZEROUPPER
+	RET
+
+// func decInt8RowsF16C(dst *float32, src *byte, stride uintptr, n, d int)
+// Row: f16 scale s, then d int8 codes; value s·code, one rounding as Int8.Decode.
+TEXT ·decInt8RowsF16C(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ stride+16(FP), R8
+	MOVQ n+24(FP), CX
+	MOVQ d+32(FP), DX
+
+i8row:
+	VPBROADCASTW (SI), X1
+	VCVTPH2PS    X1, Y1 // the scale in every lane
+	XORQ         AX, AX // code index
+
+i8loop:
+	VPMOVSXBD 2(SI)(AX*1), Y0
+	VCVTDQ2PS Y0, Y0
+	VMULPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (DI)(AX*4)
+	ADDQ      $8, AX
+	CMPQ      AX, DX
+	JB        i8loop
+	ADDQ      R8, SI
+	LEAQ      (DI)(DX*4), DI
+	DECQ      CX
+	JNZ       i8row
+	VZEROUPPER
+	RET
