@@ -33,21 +33,19 @@ func detectSIMD() *kernelSet {
 	return &k
 }
 
-// asmDotRows is the dotRows kernel of the assembly set, for d a multiple of 16: F32
-// rows (the tile kernel over the rows in place), BF16 rows, and with F16C F16,
-// Int8, FP8 and Affine rows (Affine: fused_lossy_amd64.go's shapes).
+// asmDotRows is the dotRows kernel of the assembly set: F32 rows of any d (the tile
+// kernel over the rows in place); for d a multiple of 16 BF16 rows, and with F16C
+// F16, Int8, FP8 and Affine rows (Affine: fused_lossy_amd64.go's shapes).
 func asmDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
+	if _, ok := c.(F32); ok && stride%4 == 0 {
+		// Read in place, as the archsimd set does: no copy into a tile.
+		multiDotAsm(scores, ld, q, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+		return true
+	}
 	if d%16 != 0 {
 		return false
 	}
 	switch c.(type) {
-	case F32:
-		if stride%4 != 0 {
-			return false
-		}
-		// Read in place, as the archsimd set does: no copy into a tile.
-		multiDotAsm(scores, ld, q, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
-		return true
 	case BF16:
 		dotRowsFused(dotBF16Q4asm, dotBF16R4asm, scores, ld, q, g, src, stride, n, d)
 		return true
@@ -70,16 +68,14 @@ func asmDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []
 
 // asmAddRows is the addRows kernel of the assembly set, as asmDotRows.
 func asmAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
+	if _, ok := c.(F32); ok && stride%4 == 0 {
+		multiAxpyAsm(acc, w, ld, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+		return true
+	}
 	if d%16 != 0 {
 		return false
 	}
 	switch c.(type) {
-	case F32:
-		if stride%4 != 0 {
-			return false
-		}
-		multiAxpyAsm(acc, w, ld, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
-		return true
 	case BF16:
 		addRowsFused(addBF16Q4asm, addBF16Q1x64asm, addBF16Q1x16asm, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
 		return true

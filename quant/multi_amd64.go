@@ -217,19 +217,22 @@ func decE4M3Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d, hdr uintptr,
 // applied to the row's g scores (dot) or folded into its g weights (add) instead of
 // to every value.
 
-// fusedDotRows is the dotRows kernel of the AVX2 set: the row kernels of
-// rows_amd64.go for d a multiple of 16, or for F16 and Int8 on CPUs with F16C those
-// of rows_f16c_amd64.s (FP8: rows_fp8_amd64.s).
+// fusedDotRows is the dotRows kernel of the AVX2 set: F32 rows of any d read in
+// place by the tile kernel; for d a multiple of 16, BF16 rows (rows_bf16_amd64.s),
+// F16 and Int8 rows on CPUs with F16C (rows_f16c_amd64.s; Int8 without F16C:
+// rows_amd64.go), FP8 rows (rows_fp8_amd64.s) and Affine rows
+// (fused_lossy_amd64.go).
 func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
+	if _, ok := c.(F32); ok && stride%4 == 0 {
+		multiDotAsm(scores, ld, q, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+		return true
+	}
 	if d%16 != 0 {
 		return false
 	}
 	switch c := c.(type) {
 	case F32:
-		if stride%4 != 0 {
-			return false
-		}
-		multiDotAsm(scores, ld, q, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+		return false
 	case F16:
 		if !haveF16C {
 			return false
@@ -257,15 +260,16 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 // weights (ws[j·m+i] = w[j·ld+i]·s_i in tmp, m rows at a time), then streams the
 // codes; with F16C, addInt8RowsF16C.
 func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
+	if _, ok := c.(F32); ok && stride%4 == 0 {
+		multiAxpyAsm(acc, w, ld, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+		return true
+	}
 	if d%16 != 0 {
 		return false
 	}
 	switch c := c.(type) {
 	case F32:
-		if stride%4 != 0 {
-			return false
-		}
-		multiAxpyAsm(acc, w, ld, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+		return false
 	case F16:
 		if !haveF16C {
 			return false
