@@ -22,3 +22,14 @@ func decBF16RowsAsm(dst *float32, src *byte, stride uintptr, n, d int)
 //
 //go:noescape
 func decInt8RowsF16C(dst *float32, src *byte, stride uintptr, n, d int)
+
+// decE5M2RowsF16C decodes FP8 E5M2 rows: hdr 2 when each row starts with its f16
+// scale (TensorScale 0), else 0 and scale the tensor scale. It needs AVX2 and F16C.
+//
+//go:noescape
+func decE5M2RowsF16C(dst *float32, src *byte, stride uintptr, n, d, hdr int, scale float32)
+
+// decE4M3RowsF16C is decE5M2RowsF16C for E4M3 rows.
+//
+//go:noescape
+func decE4M3RowsF16C(dst *float32, src *byte, stride uintptr, n, d, hdr int, scale float32)

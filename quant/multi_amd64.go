@@ -84,13 +84,15 @@ func st8(v archsimd.Float32x8, p unsafe.Pointer, off uintptr) {
 }
 
 // decRowsAVX2 is decRowsScalar for d a multiple of 8; other shapes run the scalar
-// twin. Affine and BF16 rows, and on CPUs with F16C F16 and Int8 rows, are decoded by
-// the assembly of decRowsAsm, which measured faster (32 rows, ns asm vs archsimd:
-// F16 d=8 29–39 vs 120–140, d=64 138–206 vs 517–728; Int8 d=8 57–61 vs 170–195,
-// d=64 379–455 vs 474–630; BF16 d=8 59–81 vs 91–118, d=64 187–207 vs 294–326); the
-// archsimd F16 and Int8 decoders remain for CPUs without F16C. Rows are read and written
-// through unsafe pointers (DecodeRows checked every index first); scales and zeros
-// are read as float32 bits (f16Bits) and broadcast from integer registers.
+// twin. Affine and BF16 rows, and on CPUs with F16C F16, Int8 and FP8 rows, are
+// decoded by the assembly of decRowsAsm, which measured faster (32 rows, ns asm vs
+// archsimd: F16 d=8 29–39 vs 120–140, d=64 138–206 vs 517–728; Int8 d=8 57–61 vs
+// 170–195, d=64 379–455 vs 474–630; BF16 d=8 59–81 vs 91–118, d=64 187–207 vs
+// 294–326; FP8 E4M3 d=8 73–105 vs 204–252, d=64 459–493 vs 755–891; E5M2 d=8 70–81
+// vs 252–268, d=64 380–506 vs 795–861); the archsimd F16, Int8 and FP8 decoders
+// remain for CPUs without F16C. Rows are read and written through unsafe pointers
+// (DecodeRows checked every index first); scales are read as float32 bits (f16Bits)
+// and broadcast from integer registers.
 func decRowsAVX2(c RowCodec, dst []float32, src []byte, stride, n, d int) {
 	if d%8 != 0 {
 		decRowsScalar(c, dst, src, stride, n, d)
@@ -118,6 +120,10 @@ func decRowsAVX2(c RowCodec, dst []float32, src []byte, stride, n, d int) {
 			decInt8Rows(dp, sp, uintptr(stride), n, uintptr(d))
 		}
 	case FP8:
+		if haveF16C {
+			decRowsAsm(c, dst, src, stride, n, d)
+			return
+		}
 		sb, hdr := math.Float32bits(c.TensorScale), uintptr(0)
 		if c.TensorScale == 0 {
 			hdr = 2

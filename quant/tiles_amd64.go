@@ -113,9 +113,9 @@ func decBlockAsm(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s [
 func decAffineRows(dst *float32, src *byte, stride uintptr, n, d, group, bits int)
 
 // decRowsAsm is decRowsScalar with rows of d a multiple of 8 decoded in assembly:
-// Affine rows of whole groups of a multiple of 8 values (decAffineRows), F16 and
-// Int8 rows on CPUs with F16C, BF16 rows (decrows_amd64.s); other codecs and shapes
-// go to the scalar twin. The arguments are checked by DecodeRows (n, d ≥ 1, c
+// Affine rows of whole groups of a multiple of 8 values (decAffineRows), F16, Int8
+// and FP8 rows on CPUs with F16C, BF16 rows (decrows_amd64.s); other codecs and
+// shapes go to the scalar twin. The arguments are checked by DecodeRows (n, d ≥ 1, c
 // valid). The archsimd set decodes Affine rows here too: against its own decoders
 // (32 rows, groups of 32), ns: d=8 q4 137–204 vs 287–486, q2 131–190 vs 302–402;
 // d=64 q4 725–951 vs 829–1222, q2 573–705 vs 787–1100.
@@ -139,6 +139,21 @@ func decRowsAsm(c RowCodec, dst []float32, src []byte, stride, n, d int) {
 		case Int8:
 			if haveF16C {
 				k = decInt8RowsF16C
+			}
+		case FP8:
+			if haveF16C {
+				hdr := 0
+				if c.TensorScale == 0 {
+					hdr = 2
+				}
+				_ = dst[n*d-1]
+				_ = src[(n-1)*stride+c.RowBytes(d)-1]
+				if c.Format == E5M2 {
+					decE5M2RowsF16C(&dst[0], &src[0], uintptr(stride), n, d, hdr, c.TensorScale)
+				} else {
+					decE4M3RowsF16C(&dst[0], &src[0], uintptr(stride), n, d, hdr, c.TensorScale)
+				}
+				return
 			}
 		}
 		if k != nil {

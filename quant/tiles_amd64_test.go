@@ -428,17 +428,18 @@ func TestDecRowsAsm(t *testing.T) {
 	}
 }
 
-// TestDecRowsAsmPlain checks decRowsAsm for F16, BF16 and Int8 rows (and the scalar
-// twin's shapes: d not a multiple of 8) against Decode row by row, bit for bit (a NaN
-// only as a NaN), with encoded rows and rows of random bytes (every f16 and bfloat16
-// pattern and Int8 scale: subnormal, −0, infinite, NaN), rows apart by more than
+// TestDecRowsAsmPlain checks decRowsAsm for F16, BF16, Int8 and FP8 rows (and the
+// scalar twin's shapes: d not a multiple of 8) against Decode row by row, bit for bit
+// (a NaN only as a NaN), with encoded rows and rows of random bytes (every f16,
+// bfloat16 and FP8 pattern and row scale: subnormal, −0, infinite, NaN), rows apart by more than
 // their bytes and guards after the values written.
 func TestDecRowsAsmPlain(t *testing.T) {
 	if !cpufeat.AVX2FMA {
 		t.Skip("CPU without AVX2 and FMA")
 	}
 	r := rand.New(rand.NewPCG(47, 48))
-	for _, c := range []RowCodec{F16{}, BF16{}, Int8{}} {
+	for _, c := range []RowCodec{F16{}, BF16{}, Int8{}, FP8{Format: E4M3}, FP8{Format: E5M2},
+		FP8{Format: E4M3, TensorScale: 0.37}, FP8{Format: E5M2, TensorScale: 3e5}} {
 		for _, d := range []int{8, 16, 24, 64, 128, 12, 1} {
 			for _, n := range []int{1, 2, 7, 33} {
 				rb := c.RowBytes(d)
