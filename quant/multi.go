@@ -18,11 +18,12 @@ import (
 // Every function has a portable scalar implementation (the reference, scalarKernels
 // in this file) and, on amd64 CPUs with AVX2 and FMA, a SIMD set that agrees with it:
 // decoding bit for bit, the float sums up to summation order. Both amd64 builds run
-// the same Go assembly for MultiDot, MultiAxpy, the Channel and Affine decoders and
-// the fused F32, BF16, F16, Int8, FP8, Affine and KIVI key row kernels (F16, Int8,
-// FP8 and Affine with F16C); with GOEXPERIMENT=simd the set (multi_amd64.go) adds
-// archsimd decoders of the other codecs and Int8 rows on CPUs without F16C, where
-// builds without it (asm_amd64.go) use the scalar ones. KVQ_NOSIMD=1 in the
+// the same Go assembly for MultiDot, MultiAxpy, the decoders (Channel blocks;
+// Affine, F16, BF16, Int8 and FP8 rows) and the fused F32, BF16, F16, Int8, FP8,
+// Affine and KIVI key row kernels (all but F32, BF16 and KIVI keys with F16C); with
+// GOEXPERIMENT=simd the set (multi_amd64.go) adds archsimd kernels for CPUs without
+// F16C (decoders, Int8 rows), where builds without it (asm_amd64.go) use the scalar
+// ones. KVQ_NOSIMD=1 in the
 // environment, or SetSIMD(false), selects the scalar kernels.
 
 // kernelSet is one implementation of every batched kernel.
