@@ -3,11 +3,10 @@
 package attn
 
 import (
-	"syscall"
 	"testing"
-	"unsafe"
 
 	"kvq/internal/cpufeat"
+	"kvq/internal/guardpage"
 )
 
 // TestSoftmaxAsmPageEnd runs the assembly softmax kernels on rows that end where an
@@ -17,19 +16,7 @@ func TestSoftmaxAsmPageEnd(t *testing.T) {
 	if !cpufeat.AVX2FMA {
 		t.Skip("CPU without AVX2 and FMA")
 	}
-	page := syscall.Getpagesize()
-	mem, err := syscall.Mmap(-1, 0, 3*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
-	if err != nil {
-		t.Skip("mmap:", err)
-	}
-	defer syscall.Munmap(mem)
-	if err := syscall.Mprotect(mem[:page], syscall.PROT_NONE); err != nil {
-		t.Skip("mprotect:", err)
-	}
-	if err := syscall.Mprotect(mem[2*page:], syscall.PROT_NONE); err != nil {
-		t.Skip("mprotect:", err)
-	}
-	all := unsafe.Slice((*float32)(unsafe.Pointer(&mem[page])), page/4)
+	all := guardpage.Floats(t)
 	for n := 1; n <= 40; n++ {
 		for _, row := range [][]float32{all[len(all)-n:], all[:n]} {
 			for i := range row {

@@ -3,11 +3,10 @@
 package linalg
 
 import (
-	"syscall"
 	"testing"
-	"unsafe"
 
 	"kvq/internal/cpufeat"
+	"kvq/internal/guardpage"
 )
 
 // TestF32AsmPageEnd runs the assembly F32 dots (one token and per row) and SiLU on
@@ -17,19 +16,7 @@ func TestF32AsmPageEnd(t *testing.T) {
 	if !cpufeat.AVX2FMA {
 		t.Skip("CPU without AVX2 and FMA")
 	}
-	page := syscall.Getpagesize()
-	mem, err := syscall.Mmap(-1, 0, 3*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
-	if err != nil {
-		t.Skip("mmap:", err)
-	}
-	defer syscall.Munmap(mem)
-	if err := syscall.Mprotect(mem[:page], syscall.PROT_NONE); err != nil {
-		t.Skip("mprotect:", err)
-	}
-	if err := syscall.Mprotect(mem[2*page:], syscall.PROT_NONE); err != nil {
-		t.Skip("mprotect:", err)
-	}
-	all := unsafe.Slice((*float32)(unsafe.Pointer(&mem[page])), page/4)
+	all := guardpage.Floats(t)
 	for n := 1; n <= 70; n++ {
 		for i := range all {
 			all[i] = 1
