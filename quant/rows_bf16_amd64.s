@@ -3,7 +3,7 @@
 #include "textflag.h"
 #include "rows16_amd64.h"
 
-// BF16 row kernels: the F16 kernels of rows_f16c_amd64.s with each 8 bfloat16
+// BF16 row kernels: the F16 kernels' bodies (rows16_amd64.h) with each 8 bfloat16
 // values widened by VPMOVZXWD and a shift into the high halves of float32s (exact),
 // for CPUs with AVX2 and FMA. Declarations and contracts in rows_bf16_amd64.go.
 
