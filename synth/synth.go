@@ -301,7 +301,8 @@ func writeData(gw *gguf.Writer, specs []tensorSpec, seed uint64) error {
 			r.err = gw.WriteRaw(r.data)
 		}
 		if r.data != nil {
-			pool.Put(r.data[:0])
+			b := r.data[:0]
+			pool.Put(&b) // a pointer: a slice in an interface would be allocated
 		}
 		if r.err != nil {
 			err = fmt.Errorf("synth: %w", r.err)
@@ -335,8 +336,8 @@ func encodeChunk(c *chunk, vals []float32, seed uint64, pool *sync.Pool) chunkRe
 		return chunkResult{err: err}
 	}
 	var buf []byte
-	if b, ok := pool.Get().([]byte); ok && cap(b) >= size {
-		buf = b[:size]
+	if b, ok := pool.Get().(*[]byte); ok && cap(*b) >= size {
+		buf = (*b)[:size]
 	} else {
 		buf = make([]byte, size, 4*chunkValues)
 	}
