@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"time"
@@ -58,6 +59,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed of the random prompt tokens")
 	jsonPath := fs.String("json", "", "also write the result as JSON to this file")
 	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed decode steps to this file")
+	tracePath := fs.String("trace", "", "write a runtime execution trace of the timed decode steps to this file (go tool trace: where threads wait between parallel loops)")
 	memProfile := fs.String("memprofile", "", "write a pprof heap profile to this file after the timed decode steps (the cache at its largest)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -117,6 +119,13 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 		}
 		defer stop()
 	}
+	if *tracePath != "" {
+		stop, err := startTrace(*tracePath)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	t0 = time.Now()
 	for range *gen {
 		if logits, err = m.Forward(c, []model.Span{{Seq: seq, Tokens: []int32{next}}}); err != nil {
@@ -127,6 +136,9 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	decode := time.Since(t0)
 	if *cpuProfile != "" {
 		pprof.StopCPUProfile()
+	}
+	if *tracePath != "" {
+		trace.Stop()
 	}
 	res := decodeResult{
 		Model: modelName(*modelPath), Cache: eval.CacheName(cfg), Ctx: *ctx, Threads: linalg.Threads(), Kernels: linalg.KernelName(),
@@ -157,6 +169,20 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 		return os.WriteFile(*jsonPath, append(b, '\n'), 0o644)
 	}
 	return nil
+}
+
+// startTrace starts a runtime execution trace written to path; stop ends it and
+// closes the file (stopping twice is harmless).
+func startTrace(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	return func() { trace.Stop(); f.Close() }, nil
 }
 
 // startCPUProfile starts a pprof CPU profile written to path; stop ends it

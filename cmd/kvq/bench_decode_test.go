@@ -19,9 +19,9 @@ import (
 // into anonymous and file-backed ones.
 func TestBenchDecodeMemory(t *testing.T) {
 	dir := t.TempDir()
-	js, prof := filepath.Join(dir, "decode.json"), filepath.Join(dir, "heap.pprof")
+	js, prof, tr := filepath.Join(dir, "decode.json"), filepath.Join(dir, "heap.pprof"), filepath.Join(dir, "decode.trace")
 	code, out, errOut := run(t, "bench", "decode", "--cache", "q8", "--ctx", "100", "--chunk", "40", "--pass", "16", "--gen", "2",
-		"--threads", "1", "--json", js, "--memprofile", prof)
+		"--threads", "1", "--json", js, "--memprofile", prof, "--trace", tr)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -41,6 +41,10 @@ func TestBenchDecodeMemory(t *testing.T) {
 	}
 	if runtime.GOOS == "linux" && (r.RSSAnonBytes <= 0 || r.RSSFileBytes <= 0 || r.RSSAnonBytes+r.RSSFileBytes > r.RSSBytes) {
 		t.Errorf("RSS anonymous %d + file-backed %d bytes, peak %d", r.RSSAnonBytes, r.RSSFileBytes, r.RSSBytes)
+	}
+	// The execution trace of the decode steps is a Go trace file.
+	if b, err := os.ReadFile(tr); err != nil || !bytes.HasPrefix(b, []byte("go 1.")) {
+		t.Errorf("trace file: %d bytes starting %q, %v; want a Go execution trace", len(b), b[:min(len(b), 8)], err)
 	}
 	f, err := os.Open(prof)
 	if err != nil {
