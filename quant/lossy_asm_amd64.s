@@ -1,6 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "lossy_consts_amd64.h"
 
 // The one-query kernels of the Affine rows and KIVI key blocks (dot*RowsInl,
 // dot*RowsPlain, add*Q1Inl) and channelQueryF16C; declarations and contracts in
@@ -11,32 +12,6 @@
 // vector. The query (dot) or the accumulators (add) are split the same way: VSHUFPS
 // picks the even (odd) lanes of two vectors within 128-bit halves and VPERMPD $0xD8
 // puts the halves' pairs in order.
-
-// Lane masks of 4-bit (low nibble) and 2-bit codes.
-DATA nib4<>+0(SB)/8, $0x0000000f0000000f
-DATA nib4<>+8(SB)/8, $0x0000000f0000000f
-DATA nib4<>+16(SB)/8, $0x0000000f0000000f
-DATA nib4<>+24(SB)/8, $0x0000000f0000000f
-GLOBL nib4<>(SB), RODATA|NOPTR, $32
-
-DATA two2<>+0(SB)/8, $0x0000000300000003
-DATA two2<>+8(SB)/8, $0x0000000300000003
-DATA two2<>+16(SB)/8, $0x0000000300000003
-DATA two2<>+24(SB)/8, $0x0000000300000003
-GLOBL two2<>(SB), RODATA|NOPTR, $32
-
-// Lane shifts of the first and the second 8 of 16 2-bit codes in one 32-bit word.
-DATA sh2lo<>+0(SB)/8, $0x0000000200000000
-DATA sh2lo<>+8(SB)/8, $0x0000000600000004
-DATA sh2lo<>+16(SB)/8, $0x0000000a00000008
-DATA sh2lo<>+24(SB)/8, $0x0000000e0000000c
-GLOBL sh2lo<>(SB), RODATA|NOPTR, $32
-
-DATA sh2hi<>+0(SB)/8, $0x0000001200000010
-DATA sh2hi<>+8(SB)/8, $0x0000001600000014
-DATA sh2hi<>+16(SB)/8, $0x0000001a00000018
-DATA sh2hi<>+24(SB)/8, $0x0000001e0000001c
-GLOBL sh2hi<>(SB), RODATA|NOPTR, $32
 
 // U4ROW accumulates 16 4-bit codes at addr times the split query (Y12 even, Y13
 // odd) into the chains ae (even) and ao (odd).

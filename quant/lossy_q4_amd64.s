@@ -1,45 +1,13 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "lossy_consts_amd64.h"
 
 // The four-query span kernels of the Affine and KIVI-key rows (declarations and
 // contracts in lossy_q4_amd64.go): dot*Q4Inl, dot*Q4Plain and add*Q4Inl for 8, 4 and
 // 2-bit codes. Each row's codes are unpacked once (shifts, masks, VCVTDQ2PS) for four
 // queries; each group's f16 scale and zero are widened by VCVTPH2PS where the row is
 // read, so no param table, weights pass or zero-term pass runs beside them.
-
-// Lane masks of 4-bit (low nibble) and 2-bit codes.
-DATA nib4<>+0(SB)/8, $0x0000000f0000000f
-DATA nib4<>+8(SB)/8, $0x0000000f0000000f
-DATA nib4<>+16(SB)/8, $0x0000000f0000000f
-DATA nib4<>+24(SB)/8, $0x0000000f0000000f
-GLOBL nib4<>(SB), RODATA|NOPTR, $32
-
-DATA two2<>+0(SB)/8, $0x0000000300000003
-DATA two2<>+8(SB)/8, $0x0000000300000003
-DATA two2<>+16(SB)/8, $0x0000000300000003
-DATA two2<>+24(SB)/8, $0x0000000300000003
-GLOBL two2<>(SB), RODATA|NOPTR, $32
-
-// Lane shifts of 8 4-bit codes in one 32-bit word, and of the first and the second 8
-// of 16 2-bit codes in one 32-bit word.
-DATA sh4<>+0(SB)/8, $0x0000000400000000
-DATA sh4<>+8(SB)/8, $0x0000000c00000008
-DATA sh4<>+16(SB)/8, $0x0000001400000010
-DATA sh4<>+24(SB)/8, $0x0000001c00000018
-GLOBL sh4<>(SB), RODATA|NOPTR, $32
-
-DATA sh2lo<>+0(SB)/8, $0x0000000200000000
-DATA sh2lo<>+8(SB)/8, $0x0000000600000004
-DATA sh2lo<>+16(SB)/8, $0x0000000a00000008
-DATA sh2lo<>+24(SB)/8, $0x0000000e0000000c
-GLOBL sh2lo<>(SB), RODATA|NOPTR, $32
-
-DATA sh2hi<>+0(SB)/8, $0x0000001200000010
-DATA sh2hi<>+8(SB)/8, $0x0000001600000014
-DATA sh2hi<>+16(SB)/8, $0x0000001a00000018
-DATA sh2hi<>+24(SB)/8, $0x0000001e0000001c
-GLOBL sh2hi<>(SB), RODATA|NOPTR, $32
 
 #define ZERO8 \
 	VXORPS Y4, Y4, Y4    \
@@ -72,7 +40,6 @@ GLOBL sh2hi<>(SB), RODATA|NOPTR, $32
 	VUNPCKHPS o, e, Y15      \
 	VMOVUPS   Y14, addr      \
 	VMOVUPS   Y15, addr32
-
 
 // Q4UNPACK4, Q4UNPACK2 and Q4UNPACK8 unpack the 16 codes at R14 into Y14 (the first 8)
 // and Y15 (the next 8) as float32, in column order: each 8 codes from a broadcast
