@@ -395,6 +395,44 @@ GLOBL chanMask3<>(SB), RODATA|NOPTR, $4
 DATA chanMask15<>+0(SB)/4, $15
 GLOBL chanMask15<>(SB), RODATA|NOPTR, $4
 
+// CHANROWS(CODES8, step, rowLabel, colLabel) is decChannelRows' loop for one code
+// width: per row of R10, per 8 channels of R11 (CX), CODES8 loads the 8 codes at SI
+// as int32 lanes of Y0, then dst (DI) gets code·scale + lo (scales at R13, zeros at
+// R12, restarting at R9 and R8 each row) and SI moves on by step bytes.
+#define CHANROWS(CODES8, step, rowLabel, colLabel) \
+rowLabel: \
+	MOVQ      R8, R12; \
+	MOVQ      R9, R13; \
+	MOVQ      R11, CX; \
+colLabel: \
+	CODES8; \
+	VCVTDQ2PS Y0, Y0; \
+	VMULPS    (R13), Y0, Y0; \
+	VADDPS    (R12), Y0, Y0; \
+	VMOVUPS   Y0, (DI); \
+	ADDQ      step, SI; \
+	ADDQ      $32, DI; \
+	ADDQ      $32, R12; \
+	ADDQ      $32, R13; \
+	DECQ      CX; \
+	JNZ       colLabel; \
+	DECQ      R10; \
+	JNZ       rowLabel; \
+	VZEROUPPER; \
+	RET
+
+// CHAN2, CHAN4 and CHAN8 load 8 channels' codes into Y0 (shifts in Y14 and mask in
+// Y13 for the 2- and 4-bit ones).
+#define CHAN2 \
+	VPBROADCASTW (SI), Y0; \
+	VPSRLVD      Y14, Y0, Y0; \
+	VPAND        Y13, Y0, Y0
+#define CHAN4 \
+	VPBROADCASTD (SI), Y0; \
+	VPSRLVD      Y14, Y0, Y0; \
+	VPAND        Y13, Y0, Y0
+#define CHAN8 VPMOVZXBD (SI), Y0
+
 // func decChannelRows(dst *float32, codes *byte, lo, s *float32, n, d, bits int)
 // dst[i·d+c] = lo[c] + code(i, c)·s[c] for i < n, c < d, d a multiple of 8: the code
 // rows of a Channel block (bits 8, 4 or 2, packed as pack.go packs them) one after
@@ -421,82 +459,17 @@ TEXT ·decChannelRows(SB), NOSPLIT, $0-56
 	// 2-bit codes: 8 channels in 2 bytes.
 	VMOVUPS      chanShifts2<>(SB), Y14
 	VPBROADCASTD chanMask3<>(SB), Y13
-
-c2row:
-	MOVQ R8, R12
-	MOVQ R9, R13
-	MOVQ R11, CX
-
-c2col:
-	VPBROADCASTW (SI), Y0
-	VPSRLVD      Y14, Y0, Y0
-	VPAND        Y13, Y0, Y0
-	VCVTDQ2PS    Y0, Y0
-	VMULPS       (R13), Y0, Y0
-	VADDPS       (R12), Y0, Y0
-	VMOVUPS      Y0, (DI)
-	ADDQ         $2, SI
-	ADDQ         $32, DI
-	ADDQ         $32, R12
-	ADDQ         $32, R13
-	DECQ         CX
-	JNZ          c2col
-	DECQ         R10
-	JNZ          c2row
-	VZEROUPPER
-	RET
+	CHANROWS(CHAN2, $2, c2row, c2col)
 
 c4start:
 	// 4-bit codes: 8 channels in 4 bytes.
 	VMOVUPS      chanShifts4<>(SB), Y14
 	VPBROADCASTD chanMask15<>(SB), Y13
-
-c4row:
-	MOVQ R8, R12
-	MOVQ R9, R13
-	MOVQ R11, CX
-
-c4col:
-	VPBROADCASTD (SI), Y0
-	VPSRLVD      Y14, Y0, Y0
-	VPAND        Y13, Y0, Y0
-	VCVTDQ2PS    Y0, Y0
-	VMULPS       (R13), Y0, Y0
-	VADDPS       (R12), Y0, Y0
-	VMOVUPS      Y0, (DI)
-	ADDQ         $4, SI
-	ADDQ         $32, DI
-	ADDQ         $32, R12
-	ADDQ         $32, R13
-	DECQ         CX
-	JNZ          c4col
-	DECQ         R10
-	JNZ          c4row
-	VZEROUPPER
-	RET
+	CHANROWS(CHAN4, $4, c4row, c4col)
 
 c8row:
 	// 8-bit codes: 8 channels in 8 bytes.
-	MOVQ R8, R12
-	MOVQ R9, R13
-	MOVQ R11, CX
-
-c8col:
-	VPMOVZXBD (SI), Y0
-	VCVTDQ2PS Y0, Y0
-	VMULPS    (R13), Y0, Y0
-	VADDPS    (R12), Y0, Y0
-	VMOVUPS   Y0, (DI)
-	ADDQ      $8, SI
-	ADDQ      $32, DI
-	ADDQ      $32, R12
-	ADDQ      $32, R13
-	DECQ      CX
-	JNZ       c8col
-	DECQ      R10
-	JNZ       c8row
-	VZEROUPPER
-	RET
+	CHANROWS(CHAN8, $8, c8rows, c8col)
 
 // func decAffineRows(dst *float32, src *byte, stride uintptr, n, d, group, bits int)
 // Affine.Decode of n rows src + i·stride (bytes) into dst[i·d:(i+1)·d], for d and
