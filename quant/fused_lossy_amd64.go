@@ -120,7 +120,7 @@ func fusedDotRowsLossy(c RowCodec, scores []float32, ld int, q []float32, g int,
 		return false
 	}
 	lg, ok := lossyGeomOf(c, d)
-	if !ok || len(tmp) < 4*lg.p+2*lg.p*8 {
+	if !ok || len(tmp) < 4*lg.p+2*lg.p*8+d {
 		return false
 	}
 	dotRowsQ4(&lg, scores, ld, q, g, src, stride, n, d, tmp)
@@ -128,29 +128,28 @@ func fusedDotRowsLossy(c RowCodec, scores []float32, ld int, q []float32, g int,
 }
 
 // dotRowsInl is fusedDotRowsLossy for one or two queries through lg's rowsInl kernel
-// (n ≥ 4). qs holds the queries' group lane sums: lane l of query j's group k is the
-// sum of its values k·gs + l, k·gs + l + 8, … in that order (what 8-lane vector adds
-// give).
-func dotRowsInl(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, qs []float32) {
+// (n ≥ 4). tmp holds the queries' group lane sums (g·p·8 values: lane l of query j's
+// group k is the sum of its values k·gs + l, k·gs + l + 8, … in that order, what
+// 8-lane vector adds give), then, for 4-bit codes, room for one query split by
+// splitEvenOdd (d values).
+func dotRowsInl(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) {
 	p, gs := lg.p, int(lg.g)
 	_ = q[g*d-1]
-	qs = qs[:g*p*8]
-	for j := range g {
-		for k := range p {
-			var v [8]float32
-			grp := q[j*d+k*gs : j*d+(k+1)*gs]
-			for c := 0; c+8 <= len(grp); c += 8 {
-				for l, x := range grp[c : c+8] {
-					v[l] += x
-				}
-			}
-			copy(qs[8*(j*p+k):], v[:])
-		}
-	}
+	qs := tmp[:g*p*8]
 	qp, qsp := unsafe.Pointer(&q[0]), unsafe.Pointer(&qs[0])
+	groupLaneSums(qsp, qp, g*p, gs/8)
+	var split unsafe.Pointer
+	if lg.bits == 4 {
+		split = unsafe.Pointer(&tmp[g*p*8 : g*p*8+d][0])
+	}
 	rows, us := unsafe.Add(unsafe.Pointer(&src[0]), lg.hdr), uintptr(stride)
 	for j := range g {
-		rowsBy4(lg.k.rowsInl, unsafe.Pointer(&scores[j*ld]), unsafe.Add(qp, 4*j*d), rows, us, n, unsafe.Add(qsp, 4*8*j*p), p, lg.g, lg.gb)
+		qj := unsafe.Add(qp, 4*j*d)
+		if split != nil {
+			splitEvenOdd(split, qj, d/16)
+			qj = split
+		}
+		rowsBy4(lg.k.rowsInl, unsafe.Pointer(&scores[j*ld]), qj, rows, us, n, unsafe.Add(qsp, 4*8*j*p), p, lg.g, lg.gb)
 	}
 }
 
@@ -211,7 +210,11 @@ func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, bloc
 		k.q4Plain(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q0, q1, q2, q3, rows, us, m, unsafe.Pointer(&b[j]), 1, uintptr(d), us)
 	}
 	for ; j < g; j++ {
-		rowsBy4(k.rowsPlain, unsafe.Pointer(&scores[j*ld]), unsafe.Pointer(&qs[j*d]), rows, us, m, unsafe.Pointer(&b[j]), 1, uintptr(d), us)
+		qj := unsafe.Pointer(&qs[j*d])
+		if c.Bits == 4 {
+			splitEvenOdd(qj, qj, d/16) // in place: qs is scratch
+		}
+		rowsBy4(k.rowsPlain, unsafe.Pointer(&scores[j*ld]), qj, rows, us, m, unsafe.Pointer(&b[j]), 1, uintptr(d), us)
 	}
 	return true
 }

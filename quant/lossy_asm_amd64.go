@@ -19,15 +19,30 @@ import "unsafe"
 // instructions and measured faster than a broadcast and variable shift per 8 codes;
 // the 2-bit ones read 16 codes from one broadcast word.
 
-// dotU4RowsInl stores to out[4b+r] (float32 bits) the dot of the query at q with the
-// 4-bit Affine row 4b+r for the ng blocks b of four rows, row i's first codes at rows
-// + i·stride (np groups of gs values, gb bytes apart). Each group's f16 scale and zero
+// dotU4RowsInl stores to out[4b+r] (float32 bits) the dot of the query at q (split by
+// splitEvenOdd) with the 4-bit Affine row 4b+r for the ng blocks b of four rows, row
+// i's first codes at rows + i·stride (np groups of gs values, gb bytes apart). Each
+// group's f16 scale and zero
 // are read from the 4 bytes before its codes and widened by VCVTPH2PS; the zero term
 // is the zero times the lane sums of the query's group k, the 8 float32s at qs + 32k
 // (any split of the group's sum over the lanes).
 //
 //go:noescape
 func dotU4RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
+
+// splitEvenOdd writes the n16 ≥ 1 runs of 16 float32s at src to dst, each as its 8
+// even-indexed values then its 8 odd-indexed ones: the order of the 4-bit codes
+// (dotU4RowsInl, dotU4RowsPlain) as their kernels unpack them. dst may be src.
+//
+//go:noescape
+func splitEvenOdd(dst, src unsafe.Pointer, n16 int)
+
+// groupLaneSums writes to dst[8k+l] the sum, in order, of q[k·8·vecs + l + 8i] for
+// i < vecs, for each of the groups ≥ 1 groups k of 8·vecs float32s at q (vecs ≥ 1):
+// the lane sums of the *RowsInl kernels' zero terms.
+//
+//go:noescape
+func groupLaneSums(dst, q unsafe.Pointer, groups, vecs int)
 
 // dotU2RowsInl is dotU4RowsInl for 2-bit codes.
 //

@@ -150,7 +150,8 @@
 	VXORPS Y3, Y3, Y3
 
 // SPANU4 is the body of the one-query span kernels of 4-bit codes (dotU4RowsInl and
-// dotU4RowsPlain): blocks of four rows, END closing each group and OUT storing each block's sums.
+// dotU4RowsPlain), whose query is split by splitEvenOdd: blocks of four rows, END
+// closing each group and OUT storing each block's sums.
 #define SPANU4(END, OUT) \
 block: \
 	INLBLOCK \
@@ -158,12 +159,8 @@ group: \
 	ZERO8 \
 	XORQ AX, AX \
 loop: \
-	VMOVUPS  (SI)(AX*8), Y14 \
-	VMOVUPS  32(SI)(AX*8), Y15 \
-	VSHUFPS  $0x88, Y15, Y14, Y12 \
-	VSHUFPS  $0xdd, Y15, Y14, Y13 \
-	VPERMPD  $0xd8, Y12, Y12 \
-	VPERMPD  $0xd8, Y13, Y13 \
+	VMOVUPS  (SI)(AX*8), Y12 \
+	VMOVUPS  32(SI)(AX*8), Y13 \
 	U4ROW((R8)(AX*1), Y4, Y8) \
 	U4ROW((R9)(AX*1), Y5, Y9) \
 	U4ROW((R10)(AX*1), Y6, Y10) \
@@ -454,3 +451,53 @@ ainl8:
 	AINLNEXT(ainl8)
 
 	AINLSTORE
+
+// func splitEvenOdd(dst, src unsafe.Pointer, n16 int)
+TEXT ·splitEvenOdd(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n16+16(FP), CX
+
+split16:
+	VMOVUPS (SI), Y14
+	VMOVUPS 32(SI), Y15
+	VSHUFPS $0x88, Y15, Y14, Y12
+	VSHUFPS $0xdd, Y15, Y14, Y13
+	VPERMPD $0xd8, Y12, Y12
+	VPERMPD $0xd8, Y13, Y13
+	VMOVUPS Y12, (DI)
+	VMOVUPS Y13, 32(DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     split16
+	VZEROUPPER
+	RET
+
+// func groupLaneSums(dst, q unsafe.Pointer, groups, vecs int)
+TEXT ·groupLaneSums(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ groups+16(FP), CX
+	MOVQ vecs+24(FP), BX
+
+lsgroup:
+	VMOVUPS (SI), Y0
+	ADDQ    $32, SI
+	MOVQ    BX, DX
+	DECQ    DX
+	JZ      lsstore
+
+lsvec:
+	VADDPS (SI), Y0, Y0
+	ADDQ   $32, SI
+	DECQ   DX
+	JNZ    lsvec
+
+lsstore:
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     lsgroup
+	VZEROUPPER
+	RET

@@ -107,7 +107,7 @@ func dotRowsQ4(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src 
 		lg.k.q4Inl(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q0, q1, q2, q3, rows, us, n, qsp, p, lg.g, lg.gb)
 	}
 	if j < g {
-		dotRowsInl(lg, scores[j*ld:], ld, q[j*d:], g-j, src, stride, n, d, tmp[4*p:][:(g-j)*p*8])
+		dotRowsInl(lg, scores[j*ld:], ld, q[j*d:], g-j, src, stride, n, d, tmp[4*p:][:(g-j)*p*8+d])
 	}
 }
 
