@@ -54,9 +54,11 @@ func (a Affine) Validate() error {
 	return nil
 }
 
+// mustValid panics with Validate's error when a is not usable. RowBytes runs it on
+// every kernel call, so the check is three comparisons, without a call to Validate.
 func (a Affine) mustValid() {
-	if err := a.Validate(); err != nil {
-		panic(err)
+	if (a.Bits != 8 && a.Bits != 4 && a.Bits != 2) || a.Group < 0 {
+		panic(a.Validate())
 	}
 }
 
