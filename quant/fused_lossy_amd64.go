@@ -114,7 +114,8 @@ func lossyGeomOf(c RowCodec, d int) (lossyGeom, bool) {
 }
 
 // fusedDotRowsLossy is fusedDotRows for Affine rows (see the top of this file): with
-// F16C, tmp at least 20 values per group of a row (the queries' group sums).
+// F16C, tmp at least 20 values per group of a row (the queries' group sums) plus d
+// (a split query).
 func fusedDotRowsLossy(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	if !haveF16C {
 		return false
