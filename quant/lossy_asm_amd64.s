@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "lossy_consts_amd64.h"
+#include "split16_amd64.h"
 
 // The one-query kernels of the Affine rows and KIVI key blocks (dot*RowsInl,
 // dot*RowsPlain, add*Q1Inl) and channelQueryF16C; declarations and contracts in
@@ -278,35 +279,15 @@ loop: \
 // U4LOAD loads the 32 accumulators at DI split as the 4-bit kernels need them: Y0/Y1
 // the even and odd columns of the first 16, Y2/Y3 those of the next 16.
 #define U4LOAD \
-	VMOVUPS (DI), Y8              \
-	VMOVUPS 32(DI), Y9            \
-	VSHUFPS $0x88, Y9, Y8, Y0     \
-	VSHUFPS $0xdd, Y9, Y8, Y1     \
-	VPERMPD $0xd8, Y0, Y0         \
-	VPERMPD $0xd8, Y1, Y1         \
-	VMOVUPS 64(DI), Y8            \
-	VMOVUPS 96(DI), Y9            \
-	VSHUFPS $0x88, Y9, Y8, Y2     \
-	VSHUFPS $0xdd, Y9, Y8, Y3     \
-	VPERMPD $0xd8, Y2, Y2         \
-	VPERMPD $0xd8, Y3, Y3
+	SPLIT16((DI), 32(DI), Y0, Y1) \
+	SPLIT16(64(DI), 96(DI), Y2, Y3)
 
 // U4STORE stores Y0..Y3, split as by U4LOAD, to DI in column order (the pairs of each
 // half in place, then even and odd lanes interleaved) and returns.
 #define U4STORE \
-	VPERMPD   $0xd8, Y0, Y0 \
-	VPERMPD   $0xd8, Y1, Y1 \
-	VPERMPD   $0xd8, Y2, Y2 \
-	VPERMPD   $0xd8, Y3, Y3 \
-	VUNPCKLPS Y1, Y0, Y8    \
-	VUNPCKHPS Y1, Y0, Y9    \
-	VUNPCKLPS Y3, Y2, Y10   \
-	VUNPCKHPS Y3, Y2, Y11   \
-	VMOVUPS   Y8, (DI)      \
-	VMOVUPS   Y9, 32(DI)    \
-	VMOVUPS   Y10, 64(DI)   \
-	VMOVUPS   Y11, 96(DI)   \
-	VZEROUPPER              \
+	JOIN16(Y0, Y1, (DI), 32(DI))   \
+	JOIN16(Y2, Y3, 64(DI), 96(DI)) \
+	VZEROUPPER                     \
 	RET
 
 // func dotU4RowsInl(out, q, rows unsafe.Pointer, stride uintptr, ng int, qs unsafe.Pointer, np int, gs, gb uintptr)
@@ -459,12 +440,7 @@ TEXT ·splitEvenOdd(SB), NOSPLIT, $0-24
 	MOVQ n16+16(FP), CX
 
 split16:
-	VMOVUPS (SI), Y14
-	VMOVUPS 32(SI), Y15
-	VSHUFPS $0x88, Y15, Y14, Y12
-	VSHUFPS $0xdd, Y15, Y14, Y13
-	VPERMPD $0xd8, Y12, Y12
-	VPERMPD $0xd8, Y13, Y13
+	SPLIT16((SI), 32(SI), Y12, Y13)
 	VMOVUPS Y12, (DI)
 	VMOVUPS Y13, 32(DI)
 	ADDQ    $64, SI

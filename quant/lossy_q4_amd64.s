@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "lossy_consts_amd64.h"
+#include "split16_amd64.h"
 
 // The four-query span kernels of the Affine and KIVI-key rows (declarations and
 // contracts in lossy_q4_amd64.go): dot*Q4Inl, dot*Q4Plain and add*Q4Inl for 8, 4 and
@@ -18,28 +19,6 @@
 	VXORPS Y9, Y9, Y9    \
 	VXORPS Y10, Y10, Y10 \
 	VXORPS Y11, Y11, Y11
-
-// SPLIT16 loads the 16 floats at addr as their even (e) and odd (o) values, the
-// order of 4-bit codes widened by VPMOVZXBD (byte & 15, byte >> 4): VSHUFPS picks the
-// even (odd) lanes of two vectors within 128-bit halves and VPERMPD $0xD8 puts the
-// halves' pairs in order.
-#define SPLIT16(addr, addr32, e, o) \
-	VMOVUPS addr, Y14            \
-	VMOVUPS addr32, Y15          \
-	VSHUFPS $0x88, Y15, Y14, e   \
-	VSHUFPS $0xdd, Y15, Y14, o   \
-	VPERMPD $0xd8, e, e          \
-	VPERMPD $0xd8, o, o
-
-// JOIN16 stores the split 16 floats e, o in column order at addr (addr32); e and o
-// are clobbered.
-#define JOIN16(e, o, addr, addr32) \
-	VPERMPD   $0xd8, e, e    \
-	VPERMPD   $0xd8, o, o    \
-	VUNPCKLPS o, e, Y14      \
-	VUNPCKHPS o, e, Y15      \
-	VMOVUPS   Y14, addr      \
-	VMOVUPS   Y15, addr32
 
 // Q4UNPACK4, Q4UNPACK2 and Q4UNPACK8 unpack the 16 codes at R14 into Y14 (the first 8)
 // and Y15 (the next 8) as float32, in column order: each 8 codes from a broadcast
