@@ -17,6 +17,16 @@ func refAttend(q []float32, keys, vals [][]float32, sh Shape) []float32 {
 	return attnref.Attend(q, keys, vals, sh.Heads, sh.KVHeads, sh.HeadDim)
 }
 
+// refAttendAs is refAttend for keys stored as kk, with the query the kernels score
+// kk's rows against (quant.ScoredQuery: for 4-bit keys in groups of 32, its int8
+// round trip).
+func refAttendAs(kk sideKind, q []float32, keys, vals [][]float32, sh Shape) []float32 {
+	if kk.kind == Rows {
+		q = quant.ScoredQuery(kk.row, q, sh.HeadDim)
+	}
+	return refAttend(q, keys, vals, sh)
+}
+
 func randVec(r *rand.Rand, n int, amp float64) []float32 {
 	x := make([]float32, n)
 	for i := range x {
@@ -188,7 +198,7 @@ func TestDecodeMatchesReference(t *testing.T) {
 					}
 					h := buildHistory(r, sh, n, 40, kk, vk)
 					q := randVec(r, sh.Heads*d, 1)
-					want := refAttend(q, h.keys, h.vals, sh)
+					want := refAttendAs(kk, q, h.keys, h.vals, sh)
 					// Workers 2 with one chunk splits the KV heads between the workers.
 					for _, opt := range []Options{{}, {ChunkTokens: 17}, {ChunkTokens: 50, Workers: 3}, {Workers: 2}} {
 						got := make([]float32, len(want))

@@ -107,14 +107,17 @@ func roundTrip(c quant.RowCodec, x []float32, d int) []float32 {
 	return out
 }
 
-// view returns the keys and values the query at position p sees.
-func (s *sim) view(p int) (keys, vals [][]float32) {
+// view returns the keys and values the query at position p sees, and for each key
+// whether it is read coded (not in f32).
+func (s *sim) view(p int) (keys, vals [][]float32, coded []bool) {
 	S := s.sp.Sinks
 	for j := 0; j <= p; j++ {
 		key := s.kq[j]
-		if j < S || (s.kiviKeys && j-j%s.sp.K.G+s.sp.K.G > p+1) {
+		f32 := j < S || (s.kiviKeys && j-j%s.sp.K.G+s.sp.K.G > p+1)
+		if f32 {
 			key = s.k[j]
 		}
+		coded = append(coded, !f32)
 		val := s.vq[j]
 		if j < S || (s.sp.V.Type.IsKIVI() && j > p-s.sp.V.R) {
 			val = s.v[j]
@@ -122,12 +125,25 @@ func (s *sim) view(p int) (keys, vals [][]float32) {
 		keys = append(keys, key)
 		vals = append(vals, val)
 	}
-	return keys, vals
+	return keys, vals, coded
 }
 
-// refAttend is plain attention in float64 over float32 rows (kvh·d per token).
-func refAttend(q []float32, keys, vals [][]float32, heads, kvh, d int) []float32 {
-	return attnref.Attend(q, keys, vals, heads, kvh, d)
+// attend is the reference attention of the query q (heads·d values) at position p:
+// coded Rows keys are scored against the query the kernels use for them
+// (quant.ScoredQuery), f32 ones against q.
+func (s *sim) attend(t *testing.T, q []float32, p, heads int) []float32 {
+	keys, vals, coded := s.view(p)
+	qc := q
+	if !s.kiviKeys {
+		qc = quant.ScoredQuery(refRow(t, s.sp.K, s.d), q, s.d)
+	}
+	qFor := func(j int) []float32 {
+		if coded[j] {
+			return qc
+		}
+		return q
+	}
+	return attnref.AttendWith(qFor, keys, vals, heads, s.kvh, s.d)
 }
 
 func randRows(r *rand.Rand, n, w int, outliers bool) [][]float32 {
@@ -248,8 +264,7 @@ func runConformance(t *testing.T, name string, sp Spec, d, ratio, L int, seed in
 		if L > 64 && i%6 != 0 && i != n-1 {
 			continue // a sample of the long history's queries; steps vs prefill covers all
 		}
-		keys, vals := ref.view(p)
-		want := refAttend(q[p], keys, vals, heads, kvh, d)
+		want := ref.attend(t, q[p], p, heads)
 		if e := maxAbsDiff(o, want); e > 1e-4 {
 			t.Errorf("%s: prefill query %d: max |fused − reference| = %.3g", name, p, e)
 			break

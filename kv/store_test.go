@@ -116,8 +116,7 @@ func TestLayersAndOverrides(t *testing.T) {
 	for l := 0; l < layers; l++ {
 		ref := newSim(t, st.LayerSpec(l), d, kvh, f.k[l], f.v[l])
 		for p := 0; p < L; p++ {
-			keys, vals := ref.view(p)
-			want := refAttend(f.q[l][p], keys, vals, heads, kvh, d)
+			want := ref.attend(t, f.q[l][p], p, heads)
 			if e := maxAbsDiff(outA[l][p*heads*d:(p+1)*heads*d], want); e > 1e-4 {
 				t.Fatalf("layer %d (%v) query %d: |fused − reference| = %.3g", l, st.LayerSpec(l), p, e)
 			}

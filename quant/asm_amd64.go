@@ -26,7 +26,7 @@ func detectSIMD() *kernelSet {
 	k.name = "avx2-asm"
 	k.multiDot, k.multiAxpy = multiDotAsm, multiAxpyAsm
 	k.decBlock, k.decRows = decBlockAsm, decRowsAsm
-	k.dotRows, k.addRows = asmDotRows, asmAddRows
+	k.dotRows, k.addRows, k.i8Query = asmDotRows, asmAddRows, i8Query
 	if haveF16C {
 		k.encF16 = encodeF16
 	}

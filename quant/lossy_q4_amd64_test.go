@@ -62,6 +62,10 @@ func TestLossyQ4Rows(t *testing.T) {
 						if !fusedAddRowsLossy(c, acc[:g*d], w, ld, g, src, stride, n, d, tmp) {
 							t.Fatalf("%s: add not fused", name)
 						}
+						qk := q
+						if i8Query(c, d) {
+							qk = roundTripI8(q, 32)
+						}
 						for j := range g {
 							for i := range ld {
 								if j*ld+i >= len(scores) {
@@ -76,8 +80,8 @@ func TestLossyQ4Rows(t *testing.T) {
 								}
 								var want, mag float64
 								for x := range d {
-									want += float64(q[j*d+x]) * float64(dec[i*d+x])
-									mag += math.Abs(float64(q[j*d+x])) * 2 * rowMax[i]
+									want += float64(qk[j*d+x]) * float64(dec[i*d+x])
+									mag += math.Abs(float64(qk[j*d+x])) * 2 * rowMax[i]
 								}
 								if math.Abs(float64(got)-want) > 2e-6*mag+1e-30 {
 									t.Fatalf("%s: score (%d,%d) = %v, want %v", name, j, i, got, want)

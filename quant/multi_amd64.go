@@ -31,6 +31,7 @@ func detectSIMD() *kernelSet {
 		encF16:    encodeF16,
 		dotRows:   fusedDotRows,
 		addRows:   fusedAddRows,
+		i8Query:   i8Query,
 	}
 }
 

@@ -260,13 +260,14 @@ func TestDotAddRows(t *testing.T) {
 								rowMax[i] = math.Max(rowMax[i], math.Abs(float64(x)))
 							}
 						}
+						qk := scoredQuery(active.Load(), c, q, d)
 						for j := range g {
 							for i := range n {
 								var want, mag float64
 								for k := range d {
-									p := float64(q[j*d+k]) * float64(dec[i*d+k])
+									p := float64(qk[j*d+k]) * float64(dec[i*d+k])
 									want += p
-									mag += math.Abs(float64(q[j*d+k])) * 2 * rowMax[i]
+									mag += math.Abs(float64(qk[j*d+k])) * 2 * rowMax[i]
 								}
 								if got := scores[j*ld+i]; math.Abs(float64(got)-want) > 2e-6*mag+1e-6 {
 									t.Fatalf("%s g=%d n=%d d=%d: score (%d,%d) = %v, want %v", c.Name(), g, n, d, j, i, got, want)

@@ -10,6 +10,13 @@ import "math"
 // reads KV head h/(heads/kvHeads). q holds heads·d values. With no rows the result is
 // zero.
 func Attend(q []float32, keys, vals [][]float32, heads, kvHeads, d int) []float32 {
+	return AttendWith(func(int) []float32 { return q }, keys, vals, heads, kvHeads, d)
+}
+
+// AttendWith is Attend with row t's scores taken against the queries qFor(t) (heads·d
+// values): for kernels that score some rows against a rounded query (the int8 queries
+// of 4-bit keys) and others against the query itself.
+func AttendWith(qFor func(t int) []float32, keys, vals [][]float32, heads, kvHeads, d int) []float32 {
 	group := heads / kvHeads
 	out := make([]float32, heads*d)
 	if len(keys) == 0 {
@@ -19,9 +26,9 @@ func Attend(q []float32, keys, vals [][]float32, heads, kvHeads, d int) []float3
 	sc := make([]float64, len(keys))
 	for h := range heads {
 		kh := h / group
-		qh := q[h*d : (h+1)*d]
 		mx := math.Inf(-1)
 		for t, k := range keys {
+			qh := qFor(t)[h*d : (h+1)*d]
 			var s float64
 			for c := range d {
 				s += float64(qh[c]) * float64(k[kh*d+c])

@@ -1,0 +1,64 @@
+package quant
+
+import "math"
+
+// The int8 queries of the integer score kernels (lossy_i8_amd64.go), in Go: the
+// reference of their assembly and of the scores DotRows gives where they run.
+
+// ScoredQuery returns the queries that DotRows, with the kernels this process runs,
+// scores rows of d values of c against, for the queries q (d values each): q itself,
+// or, where the kernels quantize queries to int8 (4-bit Affine rows in groups of 32 on
+// amd64 with F16C), each query's int8 round trip. A reference that is to reproduce
+// DotRows's scores to float rounding scores with these.
+func ScoredQuery(c RowCodec, q []float32, d int) []float32 {
+	return scoredQuery(active.Load(), c, q, d)
+}
+
+// scoredQuery is ScoredQuery for kernel set k.
+func scoredQuery(k *kernelSet, c RowCodec, q []float32, d int) []float32 {
+	if k.i8Query == nil || !k.i8Query(c, d) {
+		return q
+	}
+	return roundTripI8(q, 32)
+}
+
+// quantQueryI8Go is quantQueryI8 (lossy_i8_amd64.go) in Go with the factors in pairs
+// (qf[2k] = d_k, qf[2k+1] = d_k·Σq̂): the reference its assembly is checked against.
+func quantQueryI8Go(q8 []int8, qf, q []float32, np, gs int) {
+	_, _, _ = q8[np*gs-1], qf[2*np-1], q[np*gs-1]
+	for k := range np {
+		g := q[k*gs : (k+1)*gs]
+		var m float32
+		for _, x := range g {
+			m = max(m, math.Float32frombits(math.Float32bits(x)&0x7fffffff))
+		}
+		var d, inv float32
+		if m >= 0x1p-120 { // below, 127/m could overflow: the group is taken as zero
+			d, inv = m/127, 127/m
+		}
+		out := q8[k*gs : (k+1)*gs]
+		sum := 0
+		for c := 0; c < gs; c += 32 {
+			for i := range 32 {
+				v := int8(math.RoundToEven(float64(g[c+i] * inv)))
+				out[c+i>>1+i&1*16] = v // the 16 even-indexed values, then the odd ones
+				sum += int(v)
+			}
+		}
+		qf[2*k], qf[2*k+1] = d, d*float32(sum)
+	}
+}
+
+// roundTripI8 returns the int8 round trip d_k·q̂ of q, groups of gs values, in
+// column order.
+func roundTripI8(q []float32, gs int) []float32 {
+	np := len(q) / gs
+	q8, qf := make([]int8, len(q)), make([]float32, 2*np)
+	quantQueryI8Go(q8, qf, q, np, gs)
+	out := make([]float32, len(q))
+	for c := range q {
+		k, i := c/gs, c%gs
+		out[c] = qf[2*k] * float32(q8[k*gs+i/32*32+i%32>>1+i%2*16])
+	}
+	return out
+}

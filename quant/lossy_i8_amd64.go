@@ -1,0 +1,85 @@
+//go:build amd64
+
+package quant
+
+import "unsafe"
+
+// Integer scores of 4-bit Affine rows in groups of 32 (the q4 cache type), for one
+// query and for four (lossy_i8_amd64.s). Each query is quantized to int8 per group of
+// 32 values, as a Q8_0 activation is for an integer matrix product: d_k = max|q| / 127
+// over group k and q̂ = round(q / d_k). A row's score is then
+//
+//	Σ_k s_k·d_k·Σ_i q̂_i·code_i + Σ_k z_k·d_k·Σ_i q̂_i     (scale s_k, zero z_k)
+//
+// with each inner sum an exact integer (VPMADDUBSW, VPMADDWD): the score of the
+// decoded row against the query's round trip q̃ = d_k·q̂, up to float rounding. Against
+// the query itself that is off by Σ_i (q_i − q̃_i)·k_i, |q_i − q̃_i| ≤ d_k/2: a query error
+// of at most 1/254 of its group's largest value, about a sixteenth of the 4-bit code
+// step (the codec's own error, on keys of comparable spread). It is the error
+// llama.cpp's quantized K cache has on CPU (a Q8_0 query against Q4_0 keys).
+
+// dotU4RowsI8 stores to out[4b+r] (float32 bits) the score of the query at q (np
+// groups of 32 int8 values, by quantQueryI8) against the 4-bit Affine row 4b+r for
+// the ng blocks b of four rows, row i's first codes at rows + i·stride (groups gb
+// bytes apart; gs, which must be 32, is not read). Each group's f16 scale and zero are
+// the 4 bytes before its codes; qf holds the group factors (d_k, d_k·Σq̂) as float32
+// pairs.
+//
+//go:noescape
+func dotU4RowsI8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+
+// quantQueryI8 quantizes the np ≥ 1 groups of gs values at q (gs a multiple of 32)
+// for the integer 4-bit kernels: q8 gets round(q/d_k) (to nearest even) in the order
+// the kernels unpack codes (each 32 values as their 16 even-indexed, then their 16
+// odd-indexed ones); the float32 at qf + k·fstep gets d_k = max|q| / 127 over group k
+// (0, with codes 0, for a group whose largest magnitude is below 2^-120) and the one
+// at qf + k·fstep + zoff gets d_k·Σq̂ over group k (the zero terms' query sum). Every
+// float operation is one IEEE float32 operation, so quantQueryI8Go gives the same
+// bits.
+//
+//go:noescape
+func quantQueryI8(q8, qf, q unsafe.Pointer, np, gs int, fstep, zoff uintptr)
+
+// i8 reports whether scores of rows of this geometry go through the integer kernels:
+// 4-bit Affine codes in groups of 32.
+func (lg *lossyGeom) i8() bool { return lg.bits == 4 && lg.g == 32 }
+
+// i8Query is kernelSet.i8Query of the amd64 sets: whether fusedDotRowsLossy takes
+// rows of d values of c through the integer kernels.
+func i8Query(c RowCodec, d int) bool {
+	lg, ok := lossyGeomOf(c, d)
+	return ok && haveF16C && lg.i8()
+}
+
+// dotRowsI8 is dotRowsQ4 for 4-bit Affine rows in groups of 32 (lg.g = 32): each
+// query quantized to int8 (quantQueryI8) into tmp (d + 8·p values: four queries'
+// codes, then their group factors), four at a time through dotU4Q4I8 (three as four,
+// the last repeated), one or two left over through dotU4RowsI8 (n ≥ 4).
+func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) {
+	p := lg.p
+	_, _ = q[g*d-1], tmp[d+8*p-1]
+	rows, us := unsafe.Add(unsafe.Pointer(&src[0]), lg.hdr), uintptr(stride)
+	q8, qf, qp := unsafe.Pointer(&tmp[0]), unsafe.Pointer(&tmp[d]), unsafe.Pointer(&q[0])
+	j := 0
+	for ; j < g && (g-j >= 3 || n < 4); j += 4 {
+		nq := min(4, g-j)
+		for r := range 4 {
+			quantQueryI8(unsafe.Add(q8, r*d), unsafe.Add(qf, 4*r), unsafe.Add(qp, 4*(j+min(r, nq-1))*d), p, 32, 32, 16)
+		}
+		dotU4Q4I8(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q8, rows, us, n, qf, p, lg.gb)
+	}
+	for ; j < g; j++ {
+		quantQueryI8(q8, qf, unsafe.Add(qp, 4*j*d), p, 32, 8, 4)
+		rowsBy4(dotU4RowsI8, unsafe.Pointer(&scores[j*ld]), q8, rows, us, n, qf, p, 32, lg.gb)
+	}
+}
+
+// dotU4Q4I8 stores to out + r·ldo + 4i (float32 bits) the score of query r against the
+// 4-bit Affine row i (groups of 32), for the first nq (1 to 4) of four queries and
+// every row i < n (n ≥ 1), row i's first codes at rows + i·stride (np groups, gb bytes
+// apart, each after its f16 scale and zero). Query r's int8 codes (quantQueryI8) are
+// at q + 32·np·r; qf holds, per group k, the four queries' d_k (qf[8k+r]) and then
+// their d_k·Σq̂ (qf[8k+4+r]). Each row's codes are unpacked once for the four queries.
+//
+//go:noescape
+func dotU4Q4I8(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)

@@ -1,0 +1,308 @@
+//go:build amd64
+
+#include "textflag.h"
+
+// The integer score kernels of 4-bit Affine rows in groups of 32 and their query
+// quantizer (declarations and contracts in lossy_i8_amd64.go): with an int8 query, a
+// group's 32 codes take one VPMADDUBSW per query (codes unsigned, query signed: |pair|
+// ≤ 2·15·127, no saturation), against 4 converts and 4 FMAs in float; the sums of 4
+// rows (or 4 queries) are reduced together (I8SUMS4) and scaled once per group.
+
+DATA nib8<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nib8<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nib8<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nib8<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL nib8<>(SB), RODATA|NOPTR, $32
+
+// I8U4 leaves in dst the 16 int16 products of the 32 4-bit codes in the 16 bytes at
+// addr with the 32 int8 query values in Y3 (the even codes' values, then the odd
+// ones'), summed in pairs: each at most 2·15·127 = 3810 in magnitude (no saturation).
+// Y1: byte masks 0x0f; Y15 scratch.
+#define I8U4(addr, x, y) \
+	VMOVDQU     addr, x         \
+	VPSRLW      $4, x, X15      \
+	VINSERTI128 $1, X15, y, y   \
+	VPAND       Y1, y, y        \
+	VPMADDUBSW  Y3, y, y
+
+// I8SUMS4 leaves in X4 the four rows' integer sums, lane r the sum of the int16s of
+// Y(4+r): three VPHADDW levels (sums of 8 products, at most 30480: no overflow), then
+// VPMADDWD with ones (Y2) and the two halves added.
+#define I8SUMS4 \
+	VPHADDW      Y5, Y4, Y4 \
+	VPHADDW      Y7, Y6, Y6 \
+	VPHADDW      Y6, Y4, Y4 \
+	VPMADDWD     Y2, Y4, Y4 \
+	VEXTRACTI128 $1, Y4, X5 \
+	VPADDD       X5, X4, X4
+
+// I8ARGS loads the arguments: DI out, R15 the first row, DX stride, R13 the blocks of
+// four rows, CX gb.
+#define I8ARGS \
+	MOVQ out+0(FP), DI     \
+	MOVQ rows+16(FP), R15  \
+	MOVQ stride+24(FP), DX \
+	MOVQ ng+32(FP), R13    \
+	MOVQ gb+64(FP), CX     \
+	VMOVDQU nib8<>(SB), Y1 \
+	VPCMPEQW Y2, Y2, Y2    \
+	VPSRLW   $15, Y2, Y2
+
+// I8BLOCK starts four rows at R15: SI the query codes, R12 its group factors, R14 the
+// groups, R8..R11 the rows' first codes, X0 zero.
+#define I8BLOCK \
+	MOVQ   q+8(FP), SI      \
+	MOVQ   qf+40(FP), R12   \
+	MOVQ   np+48(FP), R14   \
+	MOVQ   R15, R8          \
+	LEAQ   (R8)(DX*1), R9   \
+	LEAQ   (R9)(DX*1), R10  \
+	LEAQ   (R10)(DX*1), R11 \
+	VXORPS X0, X0, X0
+
+// I8GROUP leaves the int16 pair sums of one group of 32 codes of four rows in
+// Y4..Y7 and steps SI to the next group's query.
+#define I8GROUP \
+	VMOVDQU (SI), Y3   \
+	I8U4((R8), X4, Y4)   \
+	I8U4((R9), X5, Y5)   \
+	I8U4((R10), X6, Y6)  \
+	I8U4((R11), X7, Y7)  \
+	ADDQ    $32, SI
+
+// I8NEXT steps R8..R11 to the next group and R12 to its factors, and counts the
+// group down.
+#define I8NEXT \
+	ADDQ CX, R8  \
+	ADDQ CX, R9  \
+	ADDQ CX, R10 \
+	ADDQ CX, R11 \
+	ADDQ $8, R12 \
+	DECQ R14
+
+// I8END stores X0 to out and steps to the next block of four rows.
+#define I8END(block) \
+	VMOVUPS X0, (DI)         \
+	ADDQ    $16, DI          \
+	LEAQ    (R15)(DX*4), R15 \
+	DECQ    R13              \
+	JNZ     block            \
+	VZEROUPPER               \
+	RET
+
+// func dotU4RowsI8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU4RowsI8(SB), NOSPLIT, $0-72
+	I8ARGS
+
+inlblock:
+	I8BLOCK
+
+inlgroup:
+	I8GROUP
+	I8SUMS4
+	VCVTDQ2PS    X4, X4
+	// The four rows' f16 scale and zero pairs, from the 4 bytes before each
+	// group's codes: X8 = scales·d, X9 = zeros.
+	VMOVD        -4(R8), X8
+	VPINSRD      $1, -4(R9), X8, X8
+	VPINSRD      $2, -4(R10), X8, X8
+	VPINSRD      $3, -4(R11), X8, X8
+	VCVTPH2PS    X8, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VSHUFPS      $0xdd, X9, X8, X10
+	VSHUFPS      $0x88, X9, X8, X8
+	VBROADCASTSS (R12), X11
+	VMULPS       X11, X8, X8
+	VFMADD231PS  X8, X4, X0
+	VBROADCASTSS 4(R12), X11
+	VFMADD231PS  X11, X10, X0
+	I8NEXT
+	JNZ          inlgroup
+	I8END(inlblock)
+
+DATA absf<>+0(SB)/4, $0x7fffffff
+GLOBL absf<>(SB), RODATA|NOPTR, $4
+
+DATA f127<>+0(SB)/4, $127.0
+GLOBL f127<>(SB), RODATA|NOPTR, $4
+
+DATA tiny<>+0(SB)/4, $0x03800000 // 2^-120
+GLOBL tiny<>(SB), RODATA|NOPTR, $4
+
+// Dword order of VPACKSSDW then VPACKSSWB of four vectors a, b, c, d (in-lane
+// packs: a0-3 b0-3 c0-3 d0-3 | a4-7 b4-7 c4-7 d4-7) back to a b c d.
+DATA packord<>+0(SB)/8, $0x0000000400000000
+DATA packord<>+8(SB)/8, $0x0000000500000001
+DATA packord<>+16(SB)/8, $0x0000000600000002
+DATA packord<>+24(SB)/8, $0x0000000700000003
+GLOBL packord<>(SB), RODATA|NOPTR, $32
+
+// In each 16 bytes, the even bytes then the odd ones.
+DATA evenodd<>+0(SB)/8, $0x0e0c0a0806040200
+DATA evenodd<>+8(SB)/8, $0x0f0d0b0907050301
+DATA evenodd<>+16(SB)/8, $0x0e0c0a0806040200
+DATA evenodd<>+24(SB)/8, $0x0f0d0b0907050301
+GLOBL evenodd<>(SB), RODATA|NOPTR, $32
+
+// func quantQueryI8(q8, qf, q unsafe.Pointer, np, gs int, fstep, zoff uintptr)
+TEXT ·quantQueryI8(SB), NOSPLIT, $0-56
+	MOVQ q8+0(FP), DI
+	MOVQ qf+8(FP), R8
+	MOVQ q+16(FP), SI
+	MOVQ np+24(FP), CX
+	MOVQ gs+32(FP), BX
+	MOVQ fstep+40(FP), R11
+	MOVQ zoff+48(FP), R10
+	SHRQ $5, BX // 32-value chunks per group
+	VBROADCASTSS absf<>(SB), Y15
+	VMOVDQU      packord<>(SB), Y14
+	VMOVDQU      evenodd<>(SB), Y13
+
+qgroup:
+	// m = max|q| over the group
+	VXORPS Y0, Y0, Y0
+	MOVQ   SI, R9
+	MOVQ   BX, DX
+
+qmax:
+	VANDPS (R9), Y15, Y1
+	VMAXPS Y1, Y0, Y0
+	VANDPS 32(R9), Y15, Y1
+	VMAXPS Y1, Y0, Y0
+	VANDPS 64(R9), Y15, Y1
+	VMAXPS Y1, Y0, Y0
+	VANDPS 96(R9), Y15, Y1
+	VMAXPS Y1, Y0, Y0
+	ADDQ   $128, R9
+	DECQ   DX
+	JNZ    qmax
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	// d = m/127, inv = 127/m; both 0 below 2^-120 (where 127/m could overflow)
+	VXORPS       X2, X2, X2
+	VXORPS       X3, X3, X3
+	VUCOMISS     tiny<>(SB), X0
+	JB           qzero
+	VMOVSS       f127<>(SB), X1
+	VDIVSS       X1, X0, X2
+	VDIVSS       X0, X1, X3
+
+qzero:
+	VMOVSS       X2, (R8)
+	VBROADCASTSS X3, Y3
+	VPXOR        Y12, Y12, Y12 // Σq̂
+
+qchunk:
+	VMULPS     (SI), Y3, Y4
+	VMULPS     32(SI), Y3, Y5
+	VMULPS     64(SI), Y3, Y6
+	VMULPS     96(SI), Y3, Y7
+	VCVTPS2DQ  Y4, Y4
+	VCVTPS2DQ  Y5, Y5
+	VCVTPS2DQ  Y6, Y6
+	VCVTPS2DQ  Y7, Y7
+	VPADDD     Y4, Y12, Y12
+	VPADDD     Y5, Y12, Y12
+	VPADDD     Y6, Y12, Y12
+	VPADDD     Y7, Y12, Y12
+	VPACKSSDW  Y5, Y4, Y4
+	VPACKSSDW  Y7, Y6, Y6
+	VPACKSSWB  Y6, Y4, Y4
+	VPERMD     Y4, Y14, Y4
+	VPSHUFB    Y13, Y4, Y4
+	VPERMQ     $0xd8, Y4, Y4
+	VMOVDQU    Y4, (DI)
+	ADDQ       $128, SI
+	ADDQ       $32, DI
+	DECQ       BX
+	JNZ        qchunk
+	MOVQ       gs+32(FP), BX
+	SHRQ       $5, BX
+	VEXTRACTI128 $1, Y12, X1
+	VPADDD     X1, X12, X12
+	VPSHUFD    $0x4e, X12, X1
+	VPADDD     X1, X12, X12
+	VPSHUFD    $0xb1, X12, X1
+	VPADDD     X1, X12, X12
+	VCVTDQ2PS  X12, X12
+	VMULSS     X2, X12, X12
+	VMOVSS     X12, (R8)(R10*1)
+	ADDQ       R11, R8
+	DECQ       CX
+	JNZ        qgroup
+	VZEROUPPER
+	RET
+
+// func dotU4Q4I8(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
+TEXT ·dotU4Q4I8(SB), NOSPLIT, $0-80
+	MOVQ    out+0(FP), DI
+	MOVQ    ldo+8(FP), DX
+	MOVQ    rows+32(FP), R15
+	MOVQ    n+48(FP), R13
+	MOVQ    np+64(FP), BX
+	SHLQ    $5, BX // query bytes: np groups of 32
+	VMOVDQU nib8<>(SB), Y1
+	VPCMPEQW Y2, Y2, Y2
+	VPSRLW   $15, Y2, Y2
+
+q4row:
+	MOVQ   q+24(FP), SI
+	LEAQ   (SI)(BX*2), R9 // query 2
+	MOVQ   qf+56(FP), R12
+	MOVQ   np+64(FP), R14
+	MOVQ   R15, R8
+	VXORPS X0, X0, X0
+
+q4group:
+	VMOVDQU      (R8), X3
+	VPSRLW       $4, X3, X15
+	VINSERTI128  $1, X15, Y3, Y3
+	VPAND        Y1, Y3, Y3
+	VPMADDUBSW   (SI), Y3, Y4
+	VPMADDUBSW   (SI)(BX*1), Y3, Y5
+	VPMADDUBSW   (R9), Y3, Y6
+	VPMADDUBSW   (R9)(BX*1), Y3, Y7
+	I8SUMS4
+	VCVTDQ2PS    X4, X4
+	VPBROADCASTW -4(R8), X8
+	VCVTPH2PS    X8, X8
+	VMULPS       (R12), X8, X8
+	VFMADD231PS  X8, X4, X0
+	VPBROADCASTW -2(R8), X9
+	VCVTPH2PS    X9, X9
+	VFMADD231PS  16(R12), X9, X0
+	ADDQ         gb+72(FP), R8
+	ADDQ         $32, SI
+	ADDQ         $32, R9
+	ADDQ         $32, R12
+	DECQ         R14
+	JNZ          q4group
+
+	// lane r to out + r·ldo, for r < nq
+	MOVQ      nq+16(FP), CX
+	MOVQ      DI, AX
+	VMOVSS    X0, (AX)
+	CMPQ      CX, $1
+	JE        q4next
+	ADDQ      DX, AX
+	VEXTRACTPS $1, X0, (AX)
+	CMPQ      CX, $2
+	JE        q4next
+	ADDQ      DX, AX
+	VEXTRACTPS $2, X0, (AX)
+	CMPQ      CX, $3
+	JE        q4next
+	ADDQ      DX, AX
+	VEXTRACTPS $3, X0, (AX)
+
+q4next:
+	ADDQ $4, DI
+	ADDQ stride+40(FP), R15
+	DECQ R13
+	JNZ  q4row
+	VZEROUPPER
+	RET
