@@ -26,8 +26,8 @@ import (
 // columns of one group per call). Each code value is exact in float32; the products
 // are float32 FMAs, so results equal the decoded reference up to the order and
 // rounding of the float sums (the dot's zero term is summed apart from the codes, as
-// Affine.Dot does). The exception: the scores of 4-bit rows in groups of 32 (q4) are
-// taken against each query's int8 round trip, by integer kernels
+// Affine.Dot does). The exception: the scores of 4-bit and 2-bit rows in groups of 32
+// (q4, q2) are taken against each query's int8 round trip, by integer kernels
 // (lossy_i8_amd64.go; ScoredQuery says which queries a reference must use).
 //
 // Shapes: d a multiple of 16 and, for Affine, groups a multiple of 16 that divide d

@@ -7,9 +7,9 @@ import "math"
 
 // ScoredQuery returns the queries that DotRows, with the kernels this process runs,
 // scores rows of d values of c against, for the queries q (d values each): q itself,
-// or, where the kernels quantize queries to int8 (4-bit Affine rows in groups of 32 on
-// amd64 with F16C), each query's int8 round trip. A reference that is to reproduce
-// DotRows's scores to float rounding scores with these.
+// or, where the kernels quantize queries to int8 (4-bit and 2-bit Affine rows in
+// groups of 32 on amd64 with F16C), each query's int8 round trip. A reference that is
+// to reproduce DotRows's scores to float rounding scores with these.
 func ScoredQuery(c RowCodec, q []float32, d int) []float32 {
 	return scoredQuery(active.Load(), c, q, d)
 }
@@ -24,7 +24,7 @@ func scoredQuery(k *kernelSet, c RowCodec, q []float32, d int) []float32 {
 
 // quantQueryI8Go is quantQueryI8 (lossy_i8_amd64.go) in Go with the factors in pairs
 // (qf[2k] = d_k, qf[2k+1] = d_k·Σq̂): the reference its assembly is checked against.
-func quantQueryI8Go(q8 []int8, qf, q []float32, np, gs int) {
+func quantQueryI8Go(q8 []int8, qf, q []float32, np, gs, bits int) {
 	_, _, _ = q8[np*gs-1], qf[2*np-1], q[np*gs-1]
 	for k := range np {
 		g := q[k*gs : (k+1)*gs]
@@ -41,7 +41,7 @@ func quantQueryI8Go(q8 []int8, qf, q []float32, np, gs int) {
 		for c := 0; c < gs; c += 32 {
 			for i := range 32 {
 				v := int8(math.RoundToEven(float64(g[c+i] * inv)))
-				out[c+i>>1+i&1*16] = v // the 16 even-indexed values, then the odd ones
+				out[c+i8Pos(bits, i)] = v
 				sum += int(v)
 			}
 		}
@@ -49,16 +49,26 @@ func quantQueryI8Go(q8 []int8, qf, q []float32, np, gs int) {
 	}
 }
 
+// i8Pos returns where the integer kernels of bits-bit rows (4 or 2) unpack value i of
+// 32 codes: 4-bit codes as the 16 even-indexed, then the 16 odd-indexed ones; 2-bit
+// codes 4j+m at 8m+j (the m-th 2 bits of each byte, byte by byte).
+func i8Pos(bits, i int) int {
+	if bits == 4 {
+		return i>>1 + i&1*16
+	}
+	return i%4*8 + i/4
+}
+
 // roundTripI8 returns the int8 round trip d_k·q̂ of q, groups of gs values, in
 // column order.
 func roundTripI8(q []float32, gs int) []float32 {
 	np := len(q) / gs
 	q8, qf := make([]int8, len(q)), make([]float32, 2*np)
-	quantQueryI8Go(q8, qf, q, np, gs)
+	quantQueryI8Go(q8, qf, q, np, gs, 4)
 	out := make([]float32, len(q))
 	for c := range q {
 		k, i := c/gs, c%gs
-		out[c] = qf[2*k] * float32(q8[k*gs+i/32*32+i%32>>1+i%2*16])
+		out[c] = qf[2*k] * float32(q8[k*gs+i/32*32+i8Pos(4, i%32)])
 	}
 	return out
 }

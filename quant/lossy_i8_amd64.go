@@ -4,10 +4,10 @@ package quant
 
 import "unsafe"
 
-// Integer scores of 4-bit Affine rows in groups of 32 (the q4 cache type), for one
-// query and for four (lossy_i8_amd64.s). Each query is quantized to int8 per group of
-// 32 values, as a Q8_0 activation is for an integer matrix product: d_k = max|q| / 127
-// over group k and q̂ = round(q / d_k). A row's score is then
+// Integer scores of 4-bit and 2-bit Affine rows in groups of 32 (the q4 and q2 cache
+// types), for one query and for four (lossy_i8_amd64.s). Each query is quantized to
+// int8 per group of 32 values, as a Q8_0 activation is for an integer matrix product:
+// d_k = max|q| / 127 over group k and q̂ = round(q / d_k). A row's score is then
 //
 //	Σ_k s_k·d_k·Σ_i q̂_i·code_i + Σ_k z_k·d_k·Σ_i q̂_i     (scale s_k, zero z_k)
 //
@@ -15,8 +15,9 @@ import "unsafe"
 // decoded row against the query's round trip q̃ = d_k·q̂, up to float rounding. Against
 // the query itself that is off by Σ_i (q_i − q̃_i)·k_i, |q_i − q̃_i| ≤ d_k/2: a query error
 // of at most 1/254 of its group's largest value, about a sixteenth of the 4-bit code
-// step (the codec's own error, on keys of comparable spread). It is the error
-// llama.cpp's quantized K cache has on CPU (a Q8_0 query against Q4_0 keys).
+// step (the codec's own error, on keys of comparable spread) and a fiftieth of the
+// 2-bit one. It is the error llama.cpp's quantized K cache has on CPU (a Q8_0 query
+// against Q4_0 keys).
 
 // dotU4RowsI8 stores to out[4b+r] (float32 bits) the score of the query at q (np
 // groups of 32 int8 values, by quantQueryI8) against the 4-bit Affine row 4b+r for
@@ -28,21 +29,25 @@ import "unsafe"
 //go:noescape
 func dotU4RowsI8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
 
-// quantQueryI8 quantizes the np ≥ 1 groups of gs values at q (gs a multiple of 32)
-// for the integer 4-bit kernels: q8 gets round(q/d_k) (to nearest even) in the order
-// the kernels unpack codes (each 32 values as their 16 even-indexed, then their 16
-// odd-indexed ones); the float32 at qf + k·fstep gets d_k = max|q| / 127 over group k
-// (0, with codes 0, for a group whose largest magnitude is below 2^-120) and the one
-// at qf + k·fstep + zoff gets d_k·Σq̂ over group k (the zero terms' query sum). Every
-// float operation is one IEEE float32 operation, so quantQueryI8Go gives the same
-// bits.
+// dotU2RowsI8 is dotU4RowsI8 for 2-bit rows.
 //
 //go:noescape
-func quantQueryI8(q8, qf, q unsafe.Pointer, np, gs int, fstep, zoff uintptr)
+func dotU2RowsI8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+
+// quantQueryI8 quantizes the np ≥ 1 groups of gs values at q (gs a multiple of 32)
+// for the integer kernels of bits-bit rows (4 or 2): q8 gets round(q/d_k) (to nearest
+// even) in the order the kernels unpack codes (i8Order); the float32 at qf + k·fstep
+// gets d_k = max|q| / 127 over group k (0, with codes 0, for a group whose largest
+// magnitude is below 2^-120) and the one at qf + k·fstep + zoff gets d_k·Σq̂ over
+// group k (the zero terms' query sum). Every float operation is one IEEE float32
+// operation, so quantQueryI8Go gives the same bits.
+//
+//go:noescape
+func quantQueryI8(q8, qf, q unsafe.Pointer, np, gs, bits int, fstep, zoff uintptr)
 
 // i8 reports whether scores of rows of this geometry go through the integer kernels:
-// 4-bit Affine codes in groups of 32.
-func (lg *lossyGeom) i8() bool { return lg.bits == 4 && lg.g == 32 }
+// 4-bit and 2-bit Affine codes in groups of 32.
+func (lg *lossyGeom) i8() bool { return (lg.bits == 4 || lg.bits == 2) && lg.g == 32 }
 
 // i8Query is kernelSet.i8Query of the amd64 sets: whether fusedDotRowsLossy takes
 // rows of d values of c through the integer kernels.
@@ -51,26 +56,30 @@ func i8Query(c RowCodec, d int) bool {
 	return ok && haveF16C && lg.i8()
 }
 
-// dotRowsI8 is dotRowsQ4 for 4-bit Affine rows in groups of 32 (lg.g = 32): each
+// dotRowsI8 is dotRowsQ4 for 4-bit and 2-bit Affine rows in groups of 32 (lg.i8): each
 // query quantized to int8 (quantQueryI8) into tmp (d + 8·p values: four queries'
 // codes, then their group factors), four at a time through dotU4Q4I8 (three as four,
 // the last repeated), one or two left over through dotU4RowsI8 (n ≥ 4).
 func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) {
-	p := lg.p
+	p, bits := lg.p, int(lg.bits)
 	_, _ = q[g*d-1], tmp[d+8*p-1]
 	rows, us := unsafe.Add(unsafe.Pointer(&src[0]), lg.hdr), uintptr(stride)
 	q8, qf, qp := unsafe.Pointer(&tmp[0]), unsafe.Pointer(&tmp[d]), unsafe.Pointer(&q[0])
+	rowsK, quadK := dotU4RowsI8, dotU4Q4I8
+	if bits == 2 {
+		rowsK, quadK = dotU2RowsI8, dotU2Q4I8
+	}
 	j := 0
 	for ; j < g && (g-j >= 3 || n < 4); j += 4 {
 		nq := min(4, g-j)
 		for r := range 4 {
-			quantQueryI8(unsafe.Add(q8, r*d), unsafe.Add(qf, 4*r), unsafe.Add(qp, 4*(j+min(r, nq-1))*d), p, 32, 32, 16)
+			quantQueryI8(unsafe.Add(q8, r*d), unsafe.Add(qf, 4*r), unsafe.Add(qp, 4*(j+min(r, nq-1))*d), p, 32, bits, 32, 16)
 		}
-		dotU4Q4I8(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q8, rows, us, n, qf, p, lg.gb)
+		quadK(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q8, rows, us, n, qf, p, lg.gb)
 	}
 	for ; j < g; j++ {
-		quantQueryI8(q8, qf, unsafe.Add(qp, 4*j*d), p, 32, 8, 4)
-		rowsBy4(dotU4RowsI8, unsafe.Pointer(&scores[j*ld]), q8, rows, us, n, qf, p, 32, lg.gb)
+		quantQueryI8(q8, qf, unsafe.Add(qp, 4*j*d), p, 32, bits, 8, 4)
+		rowsBy4(rowsK, unsafe.Pointer(&scores[j*ld]), q8, rows, us, n, qf, p, 32, lg.gb)
 	}
 }
 
@@ -83,3 +92,8 @@ func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src 
 //
 //go:noescape
 func dotU4Q4I8(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
+
+// dotU2Q4I8 is dotU4Q4I8 for 2-bit rows.
+//
+//go:noescape
+func dotU2Q4I8(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)

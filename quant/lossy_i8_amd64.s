@@ -14,16 +14,31 @@ DATA nib8<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA nib8<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL nib8<>(SB), RODATA|NOPTR, $32
 
-// I8U4 leaves in dst the 16 int16 products of the 32 4-bit codes in the 16 bytes at
-// addr with the 32 int8 query values in Y3 (the even codes' values, then the odd
-// ones'), summed in pairs: each at most 2·15·127 = 3810 in magnitude (no saturation).
-// Y1: byte masks 0x0f; Y15 scratch.
-#define I8U4(addr, x, y) \
+DATA two8<>+0(SB)/8, $0x0303030303030303
+DATA two8<>+8(SB)/8, $0x0303030303030303
+DATA two8<>+16(SB)/8, $0x0303030303030303
+DATA two8<>+24(SB)/8, $0x0303030303030303
+GLOBL two8<>(SB), RODATA|NOPTR, $32
+
+// UNPACK4 leaves in y the 32 4-bit codes of the 16 bytes at addr (x: y's low half),
+// the even codes then the odd ones. Y1: byte masks 0x0f; X15 scratch.
+#define UNPACK4(addr, x, y) \
 	VMOVDQU     addr, x         \
 	VPSRLW      $4, x, X15      \
 	VINSERTI128 $1, X15, y, y   \
-	VPAND       Y1, y, y        \
-	VPMADDUBSW  Y3, y, y
+	VPAND       Y1, y, y
+
+// UNPACK2 leaves in y the 32 2-bit codes of the 8 bytes at addr (x: y's low half),
+// byte 8m+j of y code 4j+m. Y1: byte masks 0x03; X13..X15 scratch.
+#define UNPACK2(addr, x, y) \
+	VMOVQ       addr, x         \
+	VPSRLW      $2, x, X15      \
+	VPUNPCKLQDQ X15, x, X14     \
+	VPSRLW      $4, x, X15      \
+	VPSRLW      $6, x, X13      \
+	VPUNPCKLQDQ X13, X15, X15   \
+	VINSERTI128 $1, X15, Y14, y \
+	VPAND       Y1, y, y
 
 // I8SUMS4 leaves in X4 the four rows' integer sums, lane r the sum of the int16s of
 // Y(4+r): three VPHADDW levels (sums of 8 products, at most 30480: no overflow), then
@@ -37,14 +52,13 @@ GLOBL nib8<>(SB), RODATA|NOPTR, $32
 	VPADDD       X5, X4, X4
 
 // I8ARGS loads the arguments: DI out, R15 the first row, DX stride, R13 the blocks of
-// four rows, CX gb.
+// four rows, CX gb; Y2 int16 ones.
 #define I8ARGS \
 	MOVQ out+0(FP), DI     \
 	MOVQ rows+16(FP), R15  \
 	MOVQ stride+24(FP), DX \
 	MOVQ ng+32(FP), R13    \
 	MOVQ gb+64(FP), CX     \
-	VMOVDQU nib8<>(SB), Y1 \
 	VPCMPEQW Y2, Y2, Y2    \
 	VPSRLW   $15, Y2, Y2
 
@@ -60,14 +74,17 @@ GLOBL nib8<>(SB), RODATA|NOPTR, $32
 	LEAQ   (R10)(DX*1), R11 \
 	VXORPS X0, X0, X0
 
-// I8GROUP leaves the int16 pair sums of one group of 32 codes of four rows in
-// Y4..Y7 and steps SI to the next group's query.
-#define I8GROUP \
-	VMOVDQU (SI), Y3   \
-	I8U4((R8), X4, Y4)   \
-	I8U4((R9), X5, Y5)   \
-	I8U4((R10), X6, Y6)  \
-	I8U4((R11), X7, Y7)  \
+// I8GROUP leaves the int16 pair sums of one group of 32 codes (unpacked by UNPACK)
+// of four rows times the query in Y4..Y7 and steps SI to the next group's query.
+#define I8GROUP(UNPACK) \
+	UNPACK((R8), X4, Y4)   \
+	UNPACK((R9), X5, Y5)   \
+	UNPACK((R10), X6, Y6)  \
+	UNPACK((R11), X7, Y7)  \
+	VPMADDUBSW (SI), Y4, Y4 \
+	VPMADDUBSW (SI), Y5, Y5 \
+	VPMADDUBSW (SI), Y6, Y6 \
+	VPMADDUBSW (SI), Y7, Y7 \
 	ADDQ    $32, SI
 
 // I8NEXT steps R8..R11 to the next group and R12 to its factors, and counts the
@@ -90,35 +107,107 @@ GLOBL nib8<>(SB), RODATA|NOPTR, $32
 	VZEROUPPER               \
 	RET
 
+// ROWSI8 is the body of the one-query kernels (dotU4RowsI8, dotU2RowsI8): blocks of
+// four rows, each group's sums scaled by the rows' f16 scales (X8, gathered from the
+// 4 bytes before each row's codes with the zeros, X10) and d_k, plus the zero terms.
+#define ROWSI8(UNPACK) \
+	I8ARGS \
+inlblock: \
+	I8BLOCK \
+inlgroup: \
+	I8GROUP(UNPACK) \
+	I8SUMS4 \
+	VCVTDQ2PS    X4, X4 \
+	VMOVD        -4(R8), X8 \
+	VPINSRD      $1, -4(R9), X8, X8 \
+	VPINSRD      $2, -4(R10), X8, X8 \
+	VPINSRD      $3, -4(R11), X8, X8 \
+	VCVTPH2PS    X8, Y8 \
+	VEXTRACTF128 $1, Y8, X9 \
+	VSHUFPS      $0xdd, X9, X8, X10 \
+	VSHUFPS      $0x88, X9, X8, X8 \
+	VBROADCASTSS (R12), X11 \
+	VMULPS       X11, X8, X8 \
+	VFMADD231PS  X8, X4, X0 \
+	VBROADCASTSS 4(R12), X11 \
+	VFMADD231PS  X11, X10, X0 \
+	I8NEXT \
+	JNZ          inlgroup \
+	I8END(inlblock)
+
+// Q4I8 is the body of the four-query kernels (dotU4Q4I8, dotU2Q4I8): row by row, each
+// group's codes unpacked once (UNPACK) for the four queries (query r at SI + r·BX,
+// BX = 32·np bytes), whose sums are scaled by the row's f16 scale and the queries'
+// d_k, plus the zero terms; lane r is stored to out + r·ldo for r < nq.
+#define Q4I8(UNPACK) \
+	MOVQ    out+0(FP), DI \
+	MOVQ    ldo+8(FP), DX \
+	MOVQ    rows+32(FP), R15 \
+	MOVQ    n+48(FP), R13 \
+	MOVQ    np+64(FP), BX \
+	SHLQ    $5, BX \
+	VPCMPEQW Y2, Y2, Y2 \
+	VPSRLW   $15, Y2, Y2 \
+q4row: \
+	MOVQ   q+24(FP), SI \
+	LEAQ   (SI)(BX*2), R9 \
+	MOVQ   qf+56(FP), R12 \
+	MOVQ   np+64(FP), R14 \
+	MOVQ   R15, R8 \
+	VXORPS X0, X0, X0 \
+q4group: \
+	UNPACK((R8), X3, Y3) \
+	VPMADDUBSW   (SI), Y3, Y4 \
+	VPMADDUBSW   (SI)(BX*1), Y3, Y5 \
+	VPMADDUBSW   (R9), Y3, Y6 \
+	VPMADDUBSW   (R9)(BX*1), Y3, Y7 \
+	I8SUMS4 \
+	VCVTDQ2PS    X4, X4 \
+	VPBROADCASTW -4(R8), X8 \
+	VCVTPH2PS    X8, X8 \
+	VMULPS       (R12), X8, X8 \
+	VFMADD231PS  X8, X4, X0 \
+	VPBROADCASTW -2(R8), X9 \
+	VCVTPH2PS    X9, X9 \
+	VFMADD231PS  16(R12), X9, X0 \
+	ADDQ         gb+72(FP), R8 \
+	ADDQ         $32, SI \
+	ADDQ         $32, R9 \
+	ADDQ         $32, R12 \
+	DECQ         R14 \
+	JNZ          q4group \
+	MOVQ      nq+16(FP), CX \
+	MOVQ      DI, AX \
+	VMOVSS    X0, (AX) \
+	CMPQ      CX, $1 \
+	JE        q4next \
+	ADDQ      DX, AX \
+	VEXTRACTPS $1, X0, (AX) \
+	CMPQ      CX, $2 \
+	JE        q4next \
+	ADDQ      DX, AX \
+	VEXTRACTPS $2, X0, (AX) \
+	CMPQ      CX, $3 \
+	JE        q4next \
+	ADDQ      DX, AX \
+	VEXTRACTPS $3, X0, (AX) \
+q4next: \
+	ADDQ $4, DI \
+	ADDQ stride+40(FP), R15 \
+	DECQ R13 \
+	JNZ  q4row \
+	VZEROUPPER \
+	RET
+
 // func dotU4RowsI8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU4RowsI8(SB), NOSPLIT, $0-72
-	I8ARGS
+	VMOVDQU nib8<>(SB), Y1
+	ROWSI8(UNPACK4)
 
-inlblock:
-	I8BLOCK
-
-inlgroup:
-	I8GROUP
-	I8SUMS4
-	VCVTDQ2PS    X4, X4
-	// The four rows' f16 scale and zero pairs, from the 4 bytes before each
-	// group's codes: X8 = scales·d, X9 = zeros.
-	VMOVD        -4(R8), X8
-	VPINSRD      $1, -4(R9), X8, X8
-	VPINSRD      $2, -4(R10), X8, X8
-	VPINSRD      $3, -4(R11), X8, X8
-	VCVTPH2PS    X8, Y8
-	VEXTRACTF128 $1, Y8, X9
-	VSHUFPS      $0xdd, X9, X8, X10
-	VSHUFPS      $0x88, X9, X8, X8
-	VBROADCASTSS (R12), X11
-	VMULPS       X11, X8, X8
-	VFMADD231PS  X8, X4, X0
-	VBROADCASTSS 4(R12), X11
-	VFMADD231PS  X11, X10, X0
-	I8NEXT
-	JNZ          inlgroup
-	I8END(inlblock)
+// func dotU2RowsI8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU2RowsI8(SB), NOSPLIT, $0-72
+	VMOVDQU two8<>(SB), Y1
+	ROWSI8(UNPACK2)
 
 DATA absf<>+0(SB)/4, $0x7fffffff
 GLOBL absf<>(SB), RODATA|NOPTR, $4
@@ -137,26 +226,47 @@ DATA packord<>+16(SB)/8, $0x0000000600000002
 DATA packord<>+24(SB)/8, $0x0000000700000003
 GLOBL packord<>(SB), RODATA|NOPTR, $32
 
-// In each 16 bytes, the even bytes then the odd ones.
-DATA evenodd<>+0(SB)/8, $0x0e0c0a0806040200
-DATA evenodd<>+8(SB)/8, $0x0f0d0b0907050301
-DATA evenodd<>+16(SB)/8, $0x0e0c0a0806040200
-DATA evenodd<>+24(SB)/8, $0x0f0d0b0907050301
-GLOBL evenodd<>(SB), RODATA|NOPTR, $32
+// The code order of 4-bit rows (UNPACK4): in each 16 bytes the even bytes then the
+// odd ones (VPSHUFB), then the halves' even and odd runs in order (VPERMD).
+DATA shuf4<>+0(SB)/8, $0x0e0c0a0806040200
+DATA shuf4<>+8(SB)/8, $0x0f0d0b0907050301
+DATA shuf4<>+16(SB)/8, $0x0e0c0a0806040200
+DATA shuf4<>+24(SB)/8, $0x0f0d0b0907050301
+GLOBL shuf4<>(SB), RODATA|NOPTR, $32
 
-// func quantQueryI8(q8, qf, q unsafe.Pointer, np, gs int, fstep, zoff uintptr)
-TEXT ·quantQueryI8(SB), NOSPLIT, $0-56
+DATA perm4<>+0(SB)/8, $0x0000000100000000
+DATA perm4<>+8(SB)/8, $0x0000000500000004
+DATA perm4<>+16(SB)/8, $0x0000000300000002
+DATA perm4<>+24(SB)/8, $0x0000000700000006
+GLOBL perm4<>(SB), RODATA|NOPTR, $32
+
+// The code order of 2-bit rows (UNPACK2, byte 8m+j code 4j+m): in each 16 bytes the
+// bytes 4j+m by m then j (VPSHUFB), then the halves' dwords m in order (VPERMD, the
+// order of packord).
+DATA shuf2<>+0(SB)/8, $0x0d0905010c080400
+DATA shuf2<>+8(SB)/8, $0x0f0b07030e0a0602
+DATA shuf2<>+16(SB)/8, $0x0d0905010c080400
+DATA shuf2<>+24(SB)/8, $0x0f0b07030e0a0602
+GLOBL shuf2<>(SB), RODATA|NOPTR, $32
+
+// func quantQueryI8(q8, qf, q unsafe.Pointer, np, gs, bits int, fstep, zoff uintptr)
+TEXT ·quantQueryI8(SB), NOSPLIT, $0-64
 	MOVQ q8+0(FP), DI
 	MOVQ qf+8(FP), R8
 	MOVQ q+16(FP), SI
 	MOVQ np+24(FP), CX
 	MOVQ gs+32(FP), BX
-	MOVQ fstep+40(FP), R11
-	MOVQ zoff+48(FP), R10
+	MOVQ fstep+48(FP), R11
+	MOVQ zoff+56(FP), R10
 	SHRQ $5, BX // 32-value chunks per group
 	VBROADCASTSS absf<>(SB), Y15
 	VMOVDQU      packord<>(SB), Y14
-	VMOVDQU      evenodd<>(SB), Y13
+	VMOVDQU      shuf4<>(SB), Y13
+	VMOVDQU      perm4<>(SB), Y11
+	CMPQ         bits+40(FP), $4
+	JE           qgroup
+	VMOVDQU      shuf2<>(SB), Y13
+	VMOVDQU      packord<>(SB), Y11
 
 qgroup:
 	// m = max|q| over the group
@@ -214,7 +324,7 @@ qchunk:
 	VPACKSSWB  Y6, Y4, Y4
 	VPERMD     Y4, Y14, Y4
 	VPSHUFB    Y13, Y4, Y4
-	VPERMQ     $0xd8, Y4, Y4
+	VPERMD     Y4, Y11, Y4
 	VMOVDQU    Y4, (DI)
 	ADDQ       $128, SI
 	ADDQ       $32, DI
@@ -239,70 +349,10 @@ qchunk:
 
 // func dotU4Q4I8(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
 TEXT ·dotU4Q4I8(SB), NOSPLIT, $0-80
-	MOVQ    out+0(FP), DI
-	MOVQ    ldo+8(FP), DX
-	MOVQ    rows+32(FP), R15
-	MOVQ    n+48(FP), R13
-	MOVQ    np+64(FP), BX
-	SHLQ    $5, BX // query bytes: np groups of 32
 	VMOVDQU nib8<>(SB), Y1
-	VPCMPEQW Y2, Y2, Y2
-	VPSRLW   $15, Y2, Y2
+	Q4I8(UNPACK4)
 
-q4row:
-	MOVQ   q+24(FP), SI
-	LEAQ   (SI)(BX*2), R9 // query 2
-	MOVQ   qf+56(FP), R12
-	MOVQ   np+64(FP), R14
-	MOVQ   R15, R8
-	VXORPS X0, X0, X0
-
-q4group:
-	VMOVDQU      (R8), X3
-	VPSRLW       $4, X3, X15
-	VINSERTI128  $1, X15, Y3, Y3
-	VPAND        Y1, Y3, Y3
-	VPMADDUBSW   (SI), Y3, Y4
-	VPMADDUBSW   (SI)(BX*1), Y3, Y5
-	VPMADDUBSW   (R9), Y3, Y6
-	VPMADDUBSW   (R9)(BX*1), Y3, Y7
-	I8SUMS4
-	VCVTDQ2PS    X4, X4
-	VPBROADCASTW -4(R8), X8
-	VCVTPH2PS    X8, X8
-	VMULPS       (R12), X8, X8
-	VFMADD231PS  X8, X4, X0
-	VPBROADCASTW -2(R8), X9
-	VCVTPH2PS    X9, X9
-	VFMADD231PS  16(R12), X9, X0
-	ADDQ         gb+72(FP), R8
-	ADDQ         $32, SI
-	ADDQ         $32, R9
-	ADDQ         $32, R12
-	DECQ         R14
-	JNZ          q4group
-
-	// lane r to out + r·ldo, for r < nq
-	MOVQ      nq+16(FP), CX
-	MOVQ      DI, AX
-	VMOVSS    X0, (AX)
-	CMPQ      CX, $1
-	JE        q4next
-	ADDQ      DX, AX
-	VEXTRACTPS $1, X0, (AX)
-	CMPQ      CX, $2
-	JE        q4next
-	ADDQ      DX, AX
-	VEXTRACTPS $2, X0, (AX)
-	CMPQ      CX, $3
-	JE        q4next
-	ADDQ      DX, AX
-	VEXTRACTPS $3, X0, (AX)
-
-q4next:
-	ADDQ $4, DI
-	ADDQ stride+40(FP), R15
-	DECQ R13
-	JNZ  q4row
-	VZEROUPPER
-	RET
+// func dotU2Q4I8(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
+TEXT ·dotU2Q4I8(SB), NOSPLIT, $0-80
+	VMOVDQU two8<>(SB), Y1
+	Q4I8(UNPACK2)

@@ -11,18 +11,19 @@ import (
 )
 
 // TestQuantQueryI8 checks the assembly quantizer against quantQueryI8Go bit for bit
-// (codes, d_k and d_k·Σq̂ at their strides, nothing written past them), over group
-// sizes, group counts, magnitudes from 1e-37 (taken as zero) to 1e30, zero groups and
+// (codes in each code order, d_k and d_k·Σq̂ at their strides, nothing written past
+// them), over group sizes, group counts, magnitudes from 1e-37 (taken as zero) to 1e30, zero groups and
 // lone values,
 // and that each value's round trip is within d_k/2 of it.
 func TestQuantQueryI8(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	const guard = -777
-	for _, gs := range []int{32, 64, 128} {
+	for _, c := range []struct{ bits, gs int }{{4, 32}, {4, 64}, {4, 128}, {2, 32}, {2, 64}} {
+		bits, gs := c.bits, c.gs
 		for _, np := range []int{1, 2, 3, 4} {
 			for _, amp := range []float64{1e-37, 1e-30, 1e-3, 1, 1e30} {
 				for _, shape := range []string{"gauss", "zero group", "lone value"} {
-					name := fmt.Sprintf("gs=%d/np=%d/amp=%g/%s", gs, np, amp, shape)
+					name := fmt.Sprintf("bits=%d/gs=%d/np=%d/amp=%g/%s", bits, gs, np, amp, shape)
 					q := gaussRow(r, np*gs, amp)
 					switch shape {
 					case "zero group":
@@ -32,14 +33,14 @@ func TestQuantQueryI8(t *testing.T) {
 						q[r.IntN(len(q))] = float32(-amp)
 					}
 					want8, wantf := make([]int8, np*gs), make([]float32, 2*np)
-					quantQueryI8Go(want8, wantf, q, np, gs)
+					quantQueryI8Go(want8, wantf, q, np, gs, bits)
 					// The factors four floats apart (a query's slot in a quad's table).
 					got8 := make([]int8, np*gs+32)
 					for i := range got8 {
 						got8[i] = 99
 					}
 					gotf := constRow(8*np+1, guard)
-					quantQueryI8(unsafe.Pointer(&got8[0]), unsafe.Pointer(&gotf[0]), unsafe.Pointer(&q[0]), np, gs, 32, 16)
+					quantQueryI8(unsafe.Pointer(&got8[0]), unsafe.Pointer(&gotf[0]), unsafe.Pointer(&q[0]), np, gs, bits, 32, 16)
 					for i := range want8 {
 						if got8[i] != want8[i] {
 							t.Fatalf("%s: code %d = %d, want %d", name, i, got8[i], want8[i])

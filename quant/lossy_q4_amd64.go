@@ -93,8 +93,8 @@ func quad(p unsafe.Pointer, step uintptr, j, g int) (p0, p1, p2, p3 unsafe.Point
 // lg's q4Inl kernel (three as four with one repeated), one or two left over through
 // dotRowsInl (n ≥ 4) or q4Inl with the query repeated (n < 4). tmp holds the group
 // sums of the queries (4p values for a quad, 8 lanes per group and query for
-// dotRowsInl, then room for its split query). 4-bit rows in groups of 32 go through
-// the integer kernels instead (dotRowsI8).
+// dotRowsInl, then room for its split query). 4-bit and 2-bit rows in groups of 32
+// go through the integer kernels instead (dotRowsI8).
 func dotRowsQ4(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) {
 	if lg.i8() {
 		dotRowsI8(lg, scores, ld, q, g, src, stride, n, d, tmp)
