@@ -36,7 +36,7 @@ func dotU2RowsI8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.
 
 // quantQueryI8 quantizes the np ≥ 1 groups of gs values at q (gs a multiple of 32)
 // for the integer kernels of bits-bit rows (4 or 2): q8 gets round(q/d_k) (to nearest
-// even) in the order the kernels unpack codes (i8Order); the float32 at qf + k·fstep
+// even) in the order the kernels unpack codes (i8Pos); the float32 at qf + k·fstep
 // gets d_k = max|q| / 127 over group k (0, with codes 0, for a group whose largest
 // magnitude is below 2^-120) and the one at qf + k·fstep + zoff gets d_k·Σq̂ over
 // group k (the zero terms' query sum). Every float operation is one IEEE float32
@@ -58,8 +58,9 @@ func i8Query(c RowCodec, d int) bool {
 
 // dotRowsI8 is dotRowsQ4 for 4-bit and 2-bit Affine rows in groups of 32 (lg.i8): each
 // query quantized to int8 (quantQueryI8) into tmp (d + 8·p values: four queries'
-// codes, then their group factors), four at a time through dotU4Q4I8 (three as four,
-// the last repeated), one or two left over through dotU4RowsI8 (n ≥ 4).
+// codes, then their group factors), four at a time through dotU4Q4I8 or dotU2Q4I8
+// (three as four, the last repeated), one or two left over through dotU4RowsI8 or
+// dotU2RowsI8 (n ≥ 4).
 func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) {
 	p, bits := lg.p, int(lg.bits)
 	_, _ = q[g*d-1], tmp[d+8*p-1]

@@ -2,11 +2,12 @@
 
 #include "textflag.h"
 
-// The integer score kernels of 4-bit Affine rows in groups of 32 and their query
-// quantizer (declarations and contracts in lossy_i8_amd64.go): with an int8 query, a
-// group's 32 codes take one VPMADDUBSW per query (codes unsigned, query signed: |pair|
-// ≤ 2·15·127, no saturation), against 4 converts and 4 FMAs in float; the sums of 4
-// rows (or 4 queries) are reduced together (I8SUMS4) and scaled once per group.
+// The integer score kernels of 4-bit and 2-bit Affine rows in groups of 32 and their
+// query quantizer (declarations and contracts in lossy_i8_amd64.go): with an int8
+// query, a group's 32 codes, unpacked to bytes (UNPACK4, UNPACK2), take one VPMADDUBSW
+// per query (codes unsigned, query signed: |pair| ≤ 2·15·127, no saturation), against
+// 4 converts and 4 FMAs in float; the sums of 4 rows (or 4 queries) are reduced
+// together (I8SUMS4) and scaled once per group.
 
 DATA nib8<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA nib8<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
