@@ -18,8 +18,8 @@ func refAttend(q []float32, keys, vals [][]float32, sh Shape) []float32 {
 }
 
 // refAttendAs is refAttend for keys stored as kk, with the query the kernels score
-// kk's rows against (quant.ScoredQuery: for 4-bit keys in groups of 32, its int8
-// round trip).
+// kk's rows against (quant.ScoredQuery: for 4-bit and 2-bit keys in groups of 32,
+// its int8 round trip).
 func refAttendAs(kk sideKind, q []float32, keys, vals [][]float32, sh Shape) []float32 {
 	if kk.kind == Rows {
 		q = quant.ScoredQuery(kk.row, q, sh.HeadDim)

@@ -80,10 +80,11 @@ func lossyCase(r *rand.Rand, c RowCodec, n, d int) (src []byte, stride int, dec 
 }
 
 // TestFusedLossyRows checks DotRows and AddRows of the lossy codecs, with every
-// kernel set, against float64 products with the decoded rows, and the SIMD set's
-// fused kernels against the scalar twin (tiles decoded by Decode), over query counts
-// (quads and one or two left over), row counts, head sizes and groups, with
-// leading dimensions and row strides larger than needed and guards around the
+// kernel set, against float64 products with the decoded rows (scores: with the
+// queries the set scores with, scoredQuery), and the SIMD set's fused kernels against
+// the scalar twin (tiles decoded by Decode) where both score the query itself, over
+// query counts (quads and one or two left over), row counts, head sizes and groups,
+// with leading dimensions and row strides larger than needed and guards around the
 // outputs. It also checks that the SIMD set takes the shapes it documents fused.
 func TestFusedLossyRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))

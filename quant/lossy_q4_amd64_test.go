@@ -23,7 +23,8 @@ func q4Groups(d int) []int {
 
 // TestLossyQ4Rows checks the four-query span kernels through fusedDotRowsLossy and
 // fusedAddRowsLossy (F16C on: no param table) against float64 products with the
-// decoded rows, for every Affine width and group size the kernels take, head sizes
+// decoded rows (scores: with the int8 round trip of the queries where the integer
+// kernels take the rows), for every Affine width and group size the kernels take, head sizes
 // 16 to 256, query counts that leave 0 to 3 queries over the quads, spans of 1 to
 // 130 rows at strides past the row, and guards around the scores and accumulators.
 func TestLossyQ4Rows(t *testing.T) {

@@ -15,7 +15,7 @@ func Attend(q []float32, keys, vals [][]float32, heads, kvHeads, d int) []float3
 
 // AttendWith is Attend with row t's scores taken against the queries qFor(t) (heads·d
 // values): for kernels that score some rows against a rounded query (the int8 queries
-// of 4-bit keys) and others against the query itself.
+// of 4-bit and 2-bit keys) and others against the query itself.
 func AttendWith(qFor func(t int) []float32, keys, vals [][]float32, heads, kvHeads, d int) []float32 {
 	group := heads / kvHeads
 	out := make([]float32, heads*d)
