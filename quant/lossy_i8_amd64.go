@@ -14,9 +14,10 @@ import "unsafe"
 // with each inner sum an exact integer (VPMADDUBSW, VPMADDWD): the score of the
 // decoded row against the query's round trip q̃ = d_k·q̂, up to float rounding. Against
 // the query itself that is off by Σ_i (q_i − q̃_i)·k_i, |q_i − q̃_i| ≤ d_k/2: a query error
-// of at most 1/254 of its group's largest value, about a sixteenth of the 4-bit code
-// step (the codec's own error, on keys of comparable spread) and a fiftieth of the
-// 2-bit one. It is the error llama.cpp's quantized K cache has on CPU (a Q8_0 query
+// of at most 1/254 of its group's largest value, against a key error of up to half a
+// code step, 1/15 (4-bit) or 1/3 (2-bit) of a group's largest magnitude on keys of
+// comparable spread: about a seventeenth and an eighty-fifth of the codec's own
+// error. It is the error llama.cpp's quantized K cache has on CPU (a Q8_0 query
 // against Q4_0 keys).
 
 // dotU4RowsI8 stores to out[4b+r] (float32 bits) the score of the query at q (np
