@@ -28,19 +28,12 @@ func quantQueryI8Go(q8 []int8, qf, q []float32, np, gs, bits int) {
 	_, _, _ = q8[np*gs-1], qf[2*np-1], q[np*gs-1]
 	for k := range np {
 		g := q[k*gs : (k+1)*gs]
-		var m float32
-		for _, x := range g {
-			m = max(m, math.Float32frombits(math.Float32bits(x)&0x7fffffff))
-		}
-		var d, inv float32
-		if m >= 0x1p-120 { // below, 127/m could overflow: the group is taken as zero
-			d, inv = m/127, 127/m
-		}
+		d, inv := i8Scale(g)
 		out := q8[k*gs : (k+1)*gs]
 		sum := 0
 		for c := 0; c < gs; c += 32 {
 			for i := range 32 {
-				v := int8(math.RoundToEven(float64(g[c+i] * inv)))
+				v := i8Code(g[c+i], inv)
 				out[c+i8Pos(bits, i)] = v
 				sum += int(v)
 			}
@@ -48,6 +41,22 @@ func quantQueryI8Go(q8 []int8, qf, q []float32, np, gs, bits int) {
 		qf[2*k], qf[2*k+1] = d, d*float32(sum)
 	}
 }
+
+// i8Scale returns a group's d = max|q| / 127 and 1/d as 127/max|q|; both 0 when
+// max|q| is below 2^-120, where 127/max|q| could overflow: the group is taken as zero.
+func i8Scale(g []float32) (d, inv float32) {
+	var m float32
+	for _, x := range g {
+		m = max(m, math.Float32frombits(math.Float32bits(x)&0x7fffffff))
+	}
+	if m < 0x1p-120 {
+		return 0, 0
+	}
+	return m / 127, 127 / m
+}
+
+// i8Code returns round(x·inv), to nearest even: x's int8 code.
+func i8Code(x, inv float32) int8 { return int8(math.RoundToEven(float64(x * inv))) }
 
 // i8Pos returns where the integer kernels of bits-bit rows (4 or 2) unpack value i of
 // 32 codes: 4-bit codes as the 16 even-indexed, then the 16 odd-indexed ones; 2-bit
@@ -59,16 +68,14 @@ func i8Pos(bits, i int) int {
 	return i%4*8 + i/4
 }
 
-// roundTripI8 returns the int8 round trip d_k·q̂ of q, groups of gs values, in
-// column order.
+// roundTripI8 returns the int8 round trip d_k·q̂ of q, groups of gs values.
 func roundTripI8(q []float32, gs int) []float32 {
-	np := len(q) / gs
-	q8, qf := make([]int8, len(q)), make([]float32, 2*np)
-	quantQueryI8Go(q8, qf, q, np, gs, 4)
 	out := make([]float32, len(q))
-	for c := range q {
-		k, i := c/gs, c%gs
-		out[c] = qf[2*k] * float32(q8[k*gs+i/32*32+i8Pos(4, i%32)])
+	for k := 0; k < len(q); k += gs {
+		d, inv := i8Scale(q[k : k+gs])
+		for c := k; c < k+gs; c++ {
+			out[c] = d * float32(i8Code(q[c], inv))
+		}
 	}
 	return out
 }

@@ -60,8 +60,8 @@ func i8Query(c RowCodec, d int) bool {
 // dotRowsI8 is dotRowsQ4 for 4-bit and 2-bit Affine rows in groups of 32 (lg.i8): each
 // query quantized to int8 (quantQueryI8) into tmp (d + 8·p values: four queries'
 // codes, then their group factors), four at a time through dotU4Q4I8 or dotU2Q4I8
-// (three as four, the last repeated), one or two left over through dotU4RowsI8 or
-// dotU2RowsI8 (n ≥ 4).
+// (three, or fewer when n < 4, as four: only the real ones quantized), one or two left
+// over through dotU4RowsI8 or dotU2RowsI8 (n ≥ 4).
 func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) {
 	p, bits := lg.p, int(lg.bits)
 	_, _ = q[g*d-1], tmp[d+8*p-1]
@@ -74,8 +74,8 @@ func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src 
 	j := 0
 	for ; j < g && (g-j >= 3 || n < 4); j += 4 {
 		nq := min(4, g-j)
-		for r := range 4 {
-			quantQueryI8(unsafe.Add(q8, r*d), unsafe.Add(qf, 4*r), unsafe.Add(qp, 4*(j+min(r, nq-1))*d), p, 32, bits, 32, 16)
+		for r := range nq {
+			quantQueryI8(unsafe.Add(q8, r*d), unsafe.Add(qf, 4*r), unsafe.Add(qp, 4*(j+r)*d), p, 32, bits, 32, 16)
 		}
 		quadK(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q8, rows, us, n, qf, p, lg.gb)
 	}
@@ -91,6 +91,7 @@ func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src 
 // apart, each after its f16 scale and zero). Query r's int8 codes (quantQueryI8) are
 // at q + 32·np·r; qf holds, per group k, the four queries' d_k (qf[8k+r]) and then
 // their d_k·Σq̂ (qf[8k+4+r]). Each row's codes are unpacked once for the four queries.
+// Queries past nq are read (any values in the readable slots) but not stored.
 //
 //go:noescape
 func dotU4Q4I8(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
