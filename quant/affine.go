@@ -55,7 +55,7 @@ func (a Affine) Validate() error {
 }
 
 // mustValid panics with Validate's error when a is not usable. RowBytes runs it on
-// every kernel call, so the check is three comparisons, without a call to Validate.
+// every kernel call, so the check is four comparisons, without a call to Validate.
 func (a Affine) mustValid() {
 	if (a.Bits != 8 && a.Bits != 4 && a.Bits != 2) || a.Group < 0 {
 		panic(a.Validate())

@@ -27,9 +27,7 @@ func detectSIMD() *kernelSet {
 	k.multiDot, k.multiAxpy = multiDotAsm, multiAxpyAsm
 	k.decBlock, k.decRows = decBlockAsm, decRowsAsm
 	k.dotRows, k.addRows, k.i8Query = asmDotRows, asmAddRows, i8Query
-	if haveF16C {
-		k.encF16 = encodeF16
-	}
+	k.encF16 = encodeF16 // VCVTPS2PH where the CPU has F16C, else the scalar twin
 	return &k
 }
 

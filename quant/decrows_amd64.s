@@ -2,10 +2,10 @@
 
 #include "textflag.h"
 
-// Row decoders of F16, BF16 and Int8 rows into float32 tiles; declarations and
+// Row decoders of F16, BF16, Int8 and FP8 rows into float32 tiles; declarations and
 // contracts in decrows_amd64.go. Each takes dst (n ≥ 1 rows of d float32s, one after
-// the other), src (row i at i·stride bytes) and d a positive multiple of 8, and
-// widens 8 values per step.
+// the other), src (row i at i·stride bytes) and d a positive multiple of 8 (the FP8
+// ones also their header bytes and tensor scale), and widens 8 values per step.
 
 // func decF16RowsF16C(dst *float32, src *byte, stride uintptr, n, d int)
 TEXT ·decF16RowsF16C(SB), NOSPLIT, $0-40

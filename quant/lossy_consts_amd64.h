@@ -1,6 +1,6 @@
-// Shared by lossy_asm_amd64.s and lossy_q4_amd64.s: the unpacking constants of the
-// 4-bit and 2-bit codes (file-local symbols, so each file that includes this has its
-// own copy).
+// Shared by lossy_asm_amd64.s, lossy_q4_amd64.s and tiles_amd64.s: the unpacking
+// constants of the 4-bit and 2-bit codes (file-local symbols, so each file that
+// includes this has its own copy).
 
 // Lane masks of 4-bit (low nibble) and 2-bit codes.
 DATA nib4<>+0(SB)/8, $0x0000000f0000000f

@@ -218,8 +218,9 @@ func decE4M3Rows(dp0, sp0 unsafe.Pointer, stride uintptr, n int, d, hdr uintptr,
 }
 
 // Fused kernels: decoding and products in one pass over the codes, for the shapes
-// they report true for (the rest goes through tiles): F32, F16, BF16 and Int8 rows
-// in rows_amd64.go and rows_f16c_amd64.s, FP8 rows in rows_fp8_amd64.s (with F16C;
+// they report true for (the rest goes through tiles): F32 rows in tiles_amd64.s, BF16
+// rows in rows_bf16_amd64.s, F16 and Int8 rows in rows_f16c_amd64.s (Int8 without
+// F16C in rows_amd64.go), FP8 rows in rows_fp8_amd64.s (with F16C;
 // without, through tiles), Affine rows in fused_lossy_amd64.go. Per-row scales are
 // applied to the row's g scores (dot) or folded into its g weights (add) instead of
 // to every value.

@@ -16,7 +16,8 @@ import (
 //     two accumulators per query, one horizontal sum per row and four queries;
 //   - dot, the queries left over (all of them when g < 4) one at a time (*R4): four
 //     rows per pass, two accumulators per row, one horizontal sum per four rows;
-//   - add, four queries at a time (*Q4): 16 columns of four accumulators;
+//   - add, four queries at a time (*Q4, in assembly for every build: addInt8Q4asm):
+//     16 columns of four accumulators;
 //   - add, the queries left over (*Q1x64, *Q1x16): 64 columns of one accumulator in
 //     eight registers (eight independent FMA chains) while the rows stream by,
 //     weights broadcast; the last columns 16 at a time.

@@ -15,23 +15,20 @@
 	VCVTDQ2PS Y8, Y8; \
 	VCVTDQ2PS Y9, Y9
 
-// BF16ROW16 widens the 16 bfloat16 values at R8 from memory (the high halves of
-// their float32s).
+// BF16ROW16 widens the 16 bfloat16 values at R8 from memory (BF16W16).
 #define BF16ROW16 \
-	VPMOVZXWD (R8), Y8; \
-	VPSLLD    $16, Y8, Y8; \
-	VPMOVZXWD 16(R8), Y9; \
-	VPSLLD    $16, Y9, Y9
+	BF16W16((R8), Y8); \
+	BF16W16(16(R8), Y9)
 
 // F32ROW16 loads the 16 float32s at R8.
 #define F32ROW16 \
 	VMOVUPS (R8), Y8; \
 	VMOVUPS 32(R8), Y9
 
-// F16ROW16 widens the 16 binary16 values at R8 from memory.
+// F16ROW16 widens the 16 binary16 values at R8 from memory (F16W16).
 #define F16ROW16 \
-	VCVTPH2PS (R8), Y8; \
-	VCVTPH2PS 16(R8), Y9
+	F16W16((R8), Y8); \
+	F16W16(16(R8), Y9)
 
 // func dotF16R4(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
 // Per group k < ng of four rows (at p = src + k·gstep, p + o1, p + o2, p + o3):

@@ -420,8 +420,9 @@ TEXT ·addE5M2Q4F16C(SB), NOSPLIT, $0-56
 
 // func foldRowScales(ws, w unsafe.Pointer, wld uintptr, src unsafe.Pointer, stride uintptr, m, nq int, mul float32)
 // ws[j·m + i] = w[j·wld/4 + i]·(s_i·mul) for i < m, j < nq, s_i the f16 at
-// src + i·stride: foldInt8Scales with the multiplier; eight rows' scales widened at
-// once, the last m mod 8 rows one at a time.
+// src + i·stride (the Int8 rows' scales folded into the weights; FP8 rows pass their
+// multiplier); eight rows' scales widened at once, the last m mod 8 rows one at a
+// time.
 TEXT ·foldRowScales(SB), NOSPLIT, $0-60
 	MOVQ         ws+0(FP), DI
 	MOVQ         w+8(FP), SI

@@ -21,7 +21,7 @@ func bytesAsF32(b []byte, n int) []float32 {
 // r4Kernel is the shape of the *R4 dot kernels: for each group k < ng of four rows
 // at p = src + k·gstep, p+o1, p+o2, p+o3 (bytes), it stores to out[4k+r] (float32
 // bits) the dot of the query at q with row r over d values, d a positive multiple of
-// 16 (of 8 for F32).
+// 16.
 type r4Kernel func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
 
 // rowOffsets returns the byte offsets of the second, third and fourth row of a group
@@ -88,9 +88,9 @@ func dotRowsFused(q4 func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs 
 	}
 }
 
-// addRowsFused is fusedAddRows for F16 (with F16C), BF16 and Int8 rows, d a
-// multiple of 16: 16 columns of four queries at a time through q4 (nil: none), the
-// rest one query at a time through k64 and k16. w holds each query's n weights ws
+// addRowsFused is fusedAddRows for F16 (with F16C), BF16, Int8 and FP8 rows, d a
+// multiple of 16: 16 columns of four queries at a time through q4, the rest one query
+// at a time through k64 and k16 (nil where g is a multiple of 4). w holds each query's n weights ws
 // bytes apart (for Int8, already times the rows' scales); src is the first value of
 // row 0 and vb the bytes of a value.
 func addRowsFused(q4 func(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, src unsafe.Pointer, stride uintptr, n int),
@@ -98,11 +98,9 @@ func addRowsFused(q4 func(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws u
 	ap := unsafe.Pointer(&acc[0])
 	us, ud, ab := uintptr(stride), uintptr(d), uintptr(4*d)
 	j := 0
-	if q4 != nil {
-		for ; j+4 <= g; j += 4 {
-			for c := uintptr(0); c < ud; c += 16 {
-				q4(unsafe.Add(ap, uintptr(j)*ab+4*c), ab, unsafe.Add(w, uintptr(j)*ws), ws, unsafe.Add(src, vb*c), us, n)
-			}
+	for ; j+4 <= g; j += 4 {
+		for c := uintptr(0); c < ud; c += 16 {
+			q4(unsafe.Add(ap, uintptr(j)*ab+4*c), ab, unsafe.Add(w, uintptr(j)*ws), ws, unsafe.Add(src, vb*c), us, n)
 		}
 	}
 	for ; j < g; j++ {

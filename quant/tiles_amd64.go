@@ -99,7 +99,7 @@ func decBlockAsm(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s [
 		s[ch] = getF16(src[4*ch:])
 		lo[ch] = getF16(src[4*ch+2:])
 	}
-	rb := d * c.Bits / 8
+	rb := packedBytes(d, c.Bits)
 	codes := src[4*d+i0*rb : 4*d+i1*rb]
 	_ = dst[(i1-i0)*d-1]
 	decChannelRows(&dst[0], &codes[0], &lo[0], &s[0], i1-i0, d, c.Bits)
@@ -115,8 +115,9 @@ func decAffineRows(dst *float32, src *byte, stride uintptr, n, d, group, bits in
 // decRowsAsm is decRowsScalar with rows of d a multiple of 8 decoded in assembly:
 // Affine rows of whole groups of a multiple of 8 values (decAffineRows), F16, Int8
 // and FP8 rows on CPUs with F16C, BF16 rows (decrows_amd64.s); other codecs and
-// shapes go to the scalar twin. The arguments are checked by DecodeRows (n, d ≥ 1, c
-// valid). The archsimd set decodes Affine rows here too: against its own decoders
+// shapes go to the scalar twin. The arguments are checked by DecodeRows, its only
+// caller (n, d ≥ 1, c valid, dst and src long enough): the assembly reads and writes
+// them unchecked. The archsimd set decodes Affine rows here too: against its own decoders
 // (32 rows, groups of 32), ns: d=8 q4 137–204 vs 287–486, q2 131–190 vs 302–402;
 // d=64 q4 725–951 vs 829–1222, q2 573–705 vs 787–1100.
 func decRowsAsm(c RowCodec, dst []float32, src []byte, stride, n, d int) {
@@ -125,8 +126,6 @@ func decRowsAsm(c RowCodec, dst []float32, src []byte, stride, n, d int) {
 		switch c := c.(type) {
 		case Affine:
 			if g := c.group(d); haveF16C && g%8 == 0 && d%g == 0 {
-				_ = dst[n*d-1]
-				_ = src[(n-1)*stride+c.RowBytes(d)-1]
 				decAffineRows(&dst[0], &src[0], uintptr(stride), n, d, g, c.Bits)
 				return
 			}
@@ -146,8 +145,6 @@ func decRowsAsm(c RowCodec, dst []float32, src []byte, stride, n, d int) {
 				if c.TensorScale == 0 {
 					hdr = 2
 				}
-				_ = dst[n*d-1]
-				_ = src[(n-1)*stride+c.RowBytes(d)-1]
 				if c.Format == E5M2 {
 					decE5M2RowsF16C(&dst[0], &src[0], uintptr(stride), n, d, hdr, c.TensorScale)
 				} else {
@@ -157,8 +154,6 @@ func decRowsAsm(c RowCodec, dst []float32, src []byte, stride, n, d int) {
 			}
 		}
 		if k != nil {
-			_ = dst[n*d-1]
-			_ = src[(n-1)*stride+c.RowBytes(d)-1]
 			k(&dst[0], &src[0], uintptr(stride), n, d)
 			return
 		}

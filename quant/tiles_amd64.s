@@ -1,6 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "lossy_consts_amd64.h"
 
 // MultiDot and MultiAxpy over float32 tiles in AVX2 + FMA assembly, one query (or
 // two) per call, for any row length d ≥ 1: the last d%8 values of a row are read and
@@ -371,30 +372,6 @@ a2done:
 	VZEROUPPER
 	RET
 
-// Lane shifts and masks that spread 8 packed 4- or 2-bit codes over 8 lanes.
-DATA chanShifts4<>+0(SB)/4, $0
-DATA chanShifts4<>+4(SB)/4, $4
-DATA chanShifts4<>+8(SB)/4, $8
-DATA chanShifts4<>+12(SB)/4, $12
-DATA chanShifts4<>+16(SB)/4, $16
-DATA chanShifts4<>+20(SB)/4, $20
-DATA chanShifts4<>+24(SB)/4, $24
-DATA chanShifts4<>+28(SB)/4, $28
-GLOBL chanShifts4<>(SB), RODATA|NOPTR, $32
-DATA chanShifts2<>+0(SB)/4, $0
-DATA chanShifts2<>+4(SB)/4, $2
-DATA chanShifts2<>+8(SB)/4, $4
-DATA chanShifts2<>+12(SB)/4, $6
-DATA chanShifts2<>+16(SB)/4, $8
-DATA chanShifts2<>+20(SB)/4, $10
-DATA chanShifts2<>+24(SB)/4, $12
-DATA chanShifts2<>+28(SB)/4, $14
-GLOBL chanShifts2<>(SB), RODATA|NOPTR, $32
-DATA chanMask3<>+0(SB)/4, $3
-GLOBL chanMask3<>(SB), RODATA|NOPTR, $4
-DATA chanMask15<>+0(SB)/4, $15
-GLOBL chanMask15<>(SB), RODATA|NOPTR, $4
-
 // CHANROWS(CODES8, step, rowLabel, colLabel) is decChannelRows' loop for one code
 // width: per row of R10, per 8 channels of R11 (CX), CODES8 loads the 8 codes at SI
 // as int32 lanes of Y0, then dst (DI) gets code·scale + lo (scales at R13, zeros at
@@ -457,27 +434,61 @@ TEXT ·decChannelRows(SB), NOSPLIT, $0-56
 	JE   c4start
 
 	// 2-bit codes: 8 channels in 2 bytes.
-	VMOVUPS      chanShifts2<>(SB), Y14
-	VPBROADCASTD chanMask3<>(SB), Y13
+	VMOVUPS      sh2lo<>(SB), Y14
+	VMOVUPS      two2<>(SB), Y13
 	CHANROWS(CHAN2, $2, c2row, c2col)
 
 c4start:
 	// 4-bit codes: 8 channels in 4 bytes.
-	VMOVUPS      chanShifts4<>(SB), Y14
-	VPBROADCASTD chanMask15<>(SB), Y13
+	VMOVUPS      sh4<>(SB), Y14
+	VMOVUPS      nib4<>(SB), Y13
 	CHANROWS(CHAN4, $4, c4row, c4col)
 
 c8row:
 	// 8-bit codes: 8 channels in 8 bytes.
 	CHANROWS(CHAN8, $8, c8rows, c8col)
 
+// AFFROWS(CODES8, step, rowLabel, groupLabel, stepLabel) is decAffineRows' loop for
+// one code width: per row of R10 (R8, R9 apart), per group of the row (R11), the f16
+// scale (Y3) and zero (Y4) widened and broadcast, then per 8 codes (R12 steps) CODES8
+// loads them at SI as int32 lanes of Y0 and dst (DI) gets 0 + (code·scale + zero).
+#define AFFROWS(CODES8, step, rowLabel, groupLabel, stepLabel) \
+rowLabel: \
+	MOVQ         R8, SI; \
+	MOVQ         R11, BX; \
+groupLabel: \
+	VPBROADCASTW (SI), X3; \
+	VCVTPH2PS    X3, Y3; \
+	VPBROADCASTW 2(SI), X4; \
+	VCVTPH2PS    X4, Y4; \
+	ADDQ         $4, SI; \
+	MOVQ         R12, CX; \
+stepLabel: \
+	CODES8; \
+	ADDQ         step, SI; \
+	VCVTDQ2PS    Y0, Y0; \
+	VMULPS       Y3, Y0, Y0; \
+	VADDPS       Y4, Y0, Y0; \
+	VADDPS       Y0, Y5, Y0; \
+	VMOVUPS      Y0, (DI); \
+	ADDQ         $32, DI; \
+	DECQ         CX; \
+	JNZ          stepLabel; \
+	DECQ         BX; \
+	JNZ          groupLabel; \
+	ADDQ         R9, R8; \
+	DECQ         R10; \
+	JNZ          rowLabel; \
+	VZEROUPPER; \
+	RET
+
 // func decAffineRows(dst *float32, src *byte, stride uintptr, n, d, group, bits int)
 // Affine.Decode of n rows src + i·stride (bytes) into dst[i·d:(i+1)·d], for d and
 // group multiples of 8 and group dividing d (whole groups only): per group the f16
 // scale and zero widened by VCVTPH2PS (exact) and broadcast, then per 8 codes
-// (widened as in decChannelRows) 0 + (code·scale + zero), each step rounded as in
-// addCodes, so the values are Affine.Decode's bit for bit (the +0 turns −0 into +0
-// as there). Needs F16C.
+// (widened as in decChannelRows, the width chosen once per call) 0 + (code·scale +
+// zero), each step rounded as in addCodes, so the values are Affine.Decode's bit for
+// bit (the +0 turns −0 into +0 as there). Needs F16C.
 TEXT ·decAffineRows(SB), NOSPLIT, $0-56
 	MOVQ         dst+0(FP), DI
 	MOVQ         src+8(FP), R8
@@ -485,63 +496,23 @@ TEXT ·decAffineRows(SB), NOSPLIT, $0-56
 	MOVQ         n+24(FP), R10
 	MOVQ         d+32(FP), AX
 	MOVQ         group+40(FP), R12
-	MOVQ         bits+48(FP), R13
 	XORQ         DX, DX
 	DIVQ         R12
 	MOVQ         AX, R11 // groups per row
 	SHRQ         $3, R12 // 8-code steps per group
 	VXORPS       Y5, Y5, Y5
-	VMOVUPS      chanShifts4<>(SB), Y14
-	VPBROADCASTD chanMask15<>(SB), Y13
-	VMOVUPS      chanShifts2<>(SB), Y12
-	VPBROADCASTD chanMask3<>(SB), Y11
+	MOVQ         bits+48(FP), AX
+	CMPQ         AX, $4
+	JE           a4
+	JB           a2
+	AFFROWS(CHAN8, $8, a8row, a8group, a8step)
 
-arow:
-	MOVQ R8, SI
-	MOVQ R11, BX
+a4:
+	VMOVUPS      sh4<>(SB), Y14
+	VMOVUPS      nib4<>(SB), Y13
+	AFFROWS(CHAN4, $4, a4row, a4group, a4step)
 
-agroup:
-	VPBROADCASTW (SI), X3
-	VCVTPH2PS    X3, Y3
-	VPBROADCASTW 2(SI), X4
-	VCVTPH2PS    X4, Y4
-	ADDQ         $4, SI
-	MOVQ         R12, CX
-
-astep:
-	CMPQ R13, $4
-	JE   astep4
-	JB   astep2
-	VPMOVZXBD (SI), Y0
-	ADDQ      $8, SI
-	JMP       aconv
-
-astep4:
-	VPBROADCASTD (SI), Y0
-	VPSRLVD      Y14, Y0, Y0
-	VPAND        Y13, Y0, Y0
-	ADDQ         $4, SI
-	JMP          aconv
-
-astep2:
-	VPBROADCASTW (SI), Y0
-	VPSRLVD      Y12, Y0, Y0
-	VPAND        Y11, Y0, Y0
-	ADDQ         $2, SI
-
-aconv:
-	VCVTDQ2PS Y0, Y0
-	VMULPS    Y3, Y0, Y0
-	VADDPS    Y4, Y0, Y0
-	VADDPS    Y0, Y5, Y0
-	VMOVUPS   Y0, (DI)
-	ADDQ      $32, DI
-	DECQ      CX
-	JNZ       astep
-	DECQ      BX
-	JNZ       agroup
-	ADDQ      R9, R8
-	DECQ      R10
-	JNZ       arow
-	VZEROUPPER
-	RET
+a2:
+	VMOVUPS      sh2lo<>(SB), Y14
+	VMOVUPS      two2<>(SB), Y13
+	AFFROWS(CHAN2, $2, a2row, a2group, a2step)

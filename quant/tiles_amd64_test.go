@@ -16,8 +16,8 @@ import (
 type tileShape struct{ g, n, d, xs, ld int }
 
 // tileShapes covers every d to 40 (every tail of the 8- and 32-column steps), longer
-// rows, every n to 20 (the 8-row groups of dotRowsF32 and the 4-row steps of
-// axpyRowsF32, with their remainders), and padded rows and score rows.
+// rows, every n to 20 (the 8-row groups of dotRowsF32, with their remainders), and
+// padded rows and score rows.
 func tileShapes() []tileShape {
 	var s []tileShape
 	for d := 1; d <= 40; d++ {
