@@ -426,12 +426,12 @@ func (st *Store) Grow(id SeqID, tokens []int32) error {
 }
 
 // Truncate implements Sequences. It refuses a sequence whose step is half appended.
-// Right after Grow (nothing appended) it can undo the reservation in part or in full;
-// otherwise it can always cut to 0; caches without f32 rings
-// (no KIVI side) can cut to any length. Otherwise n must find in the rings the f32
-// rows a query at n needs (KIVI keys of n's unfinished block, the r−1 values before
-// n), or Truncate fails naming the earliest position held. Blocks past the new end
-// return to the pool.
+// Cutting to 0 always works. Any other n must not fall in an evicted range (sinks
+// and sliding window: the error names the shortest length); then undoing, in part or
+// in full, a Grow with nothing appended yet always works, and any other n must, on a
+// cache with f32 rings (a KIVI side), find in them the f32 rows a query at n needs
+// (KIVI keys of n's unfinished block, the r−1 values before n), or Truncate fails
+// naming the earliest position held. Blocks past the new end return to the pool.
 func (st *Store) Truncate(id SeqID, n int) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()

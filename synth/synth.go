@@ -243,8 +243,11 @@ type chunk struct {
 	out  chan chunkResult // buffered: a worker never blocks on it
 }
 
+// chunkResult is an encoded chunk: data in the pooled buffer box (the pool holds
+// *[]byte, so putting a buffer back does not allocate).
 type chunkResult struct {
 	data []byte
+	box  *[]byte
 	err  error
 }
 
@@ -300,9 +303,8 @@ func writeData(gw *gguf.Writer, specs []tensorSpec, seed uint64) error {
 		if r.err == nil {
 			r.err = gw.WriteRaw(r.data)
 		}
-		if r.data != nil {
-			b := r.data[:0]
-			pool.Put(&b) // a pointer: a slice in an interface would be allocated
+		if r.box != nil {
+			pool.Put(r.box)
 		}
 		if r.err != nil {
 			err = fmt.Errorf("synth: %w", r.err)
@@ -335,16 +337,16 @@ func encodeChunk(c *chunk, vals []float32, seed uint64, pool *sync.Pool) chunkRe
 	if err != nil {
 		return chunkResult{err: err}
 	}
-	var buf []byte
-	if b, ok := pool.Get().(*[]byte); ok && cap(*b) >= size {
-		buf = (*b)[:size]
-	} else {
-		buf = make([]byte, size, 4*chunkValues)
+	box, ok := pool.Get().(*[]byte)
+	if !ok || cap(*box) < size {
+		b := make([]byte, 0, max(size, 4*chunkValues))
+		box = &b
 	}
+	buf := (*box)[:size]
 	if err := gguf.Encode(c.spec.typ, buf, vals); err != nil {
-		return chunkResult{err: err}
+		return chunkResult{err: err, box: box}
 	}
-	return chunkResult{data: buf}
+	return chunkResult{data: buf, box: box}
 }
 
 // chunkRand returns the generator of one chunk of a tensor's values, seeded by the

@@ -56,18 +56,18 @@ func newStrIndex(n int) strIndex {
 }
 
 // add indexes string id of tab unless an equal string is indexed already (then the
-// first id stays); it reports whether id was added.
-func (x *strIndex) add(tab *strTable, id int32) bool {
+// first id stays).
+func (x *strIndex) add(tab *strTable, id int32) {
 	s := tab.at(id)
 	mask := uint64(len(x.slots) - 1)
 	for h := maphash.String(x.seed, s) & mask; ; h = (h + 1) & mask {
 		e := x.slots[h]
 		if e == 0 {
 			x.slots[h] = id + 1
-			return true
+			return
 		}
 		if tab.at(e-1) == s {
-			return false
+			return
 		}
 	}
 }
@@ -96,16 +96,6 @@ func (x *strIndex) getBytes(tab *strTable, b []byte) (int32, bool) {
 		}
 		if tab.at(e-1) == string(b) {
 			return e - 1, true
-		}
-	}
-}
-
-// each calls f with the id of every indexed string, in no particular order, until f
-// returns false.
-func (x *strIndex) each(f func(id int32) bool) {
-	for _, e := range x.slots {
-		if e != 0 && !f(e-1) {
-			return
 		}
 	}
 }

@@ -27,12 +27,9 @@ func TestStrIndex(t *testing.T) {
 				if got := tab.at(int32(i)); got != s {
 					t.Fatalf("at(%d) = %q, want %q", i, got, s)
 				}
-				_, dup := want[s]
-				if added := x.add(&tab, int32(i)); added == dup {
-					t.Fatalf("add(%d %q) = %v with an equal string indexed: %v", i, s, added, dup)
-				}
-				if !dup {
-					want[s] = int32(i)
+				x.add(&tab, int32(i))
+				if _, dup := want[s]; !dup {
+					want[s] = int32(i) // the first id of equal strings stays
 				}
 			}
 			for s, id := range want {
@@ -47,17 +44,6 @@ func TestStrIndex(t *testing.T) {
 				if id, ok := x.get(&tab, s); ok {
 					t.Errorf("get(%q) = %d, want a miss", s, id)
 				}
-			}
-			seen := 0
-			x.each(func(id int32) bool {
-				if want[tab.at(id)] != id {
-					t.Errorf("each: id %d is not the first of %q", id, tab.at(id))
-				}
-				seen++
-				return true
-			})
-			if seen != len(want) {
-				t.Errorf("each visited %d ids, want %d", seen, len(want))
 			}
 		})
 	}

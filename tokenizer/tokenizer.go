@@ -192,6 +192,7 @@ func New(v Vocab) (*Tokenizer, error) {
 	for i := range t.byteTok {
 		t.byteTok[i] = -1
 	}
+	inner := false // an indexed piece has ▁ after another character (splitWords)
 	for i, p := range v.Tokens {
 		id := int32(i)
 		typ := TypeNormal
@@ -225,6 +226,7 @@ func New(v Vocab) (*Tokenizer, error) {
 			if p != "" {
 				t.userDefined = append(t.userDefined, special{p, id})
 				t.lookup.add(&t.pieces, id)
+				inner = inner || innerSpaceMark(p)
 			}
 			text[i] = p
 		case TypeUnknown:
@@ -241,6 +243,7 @@ func New(v Vocab) (*Tokenizer, error) {
 		default:
 			if p != "" {
 				t.lookup.add(&t.pieces, id)
+				inner = inner || innerSpaceMark(p)
 			}
 			text[i] = t.pieceText(p)
 		}
@@ -248,15 +251,7 @@ func New(v Vocab) (*Tokenizer, error) {
 	if t.text, err = newStrTable(text); err != nil {
 		return nil, err
 	}
-	if v.Model == ModelLlama {
-		t.splitWords = true
-		t.lookup.each(func(id int32) bool {
-			if innerSpaceMark(t.pieces.at(id)) {
-				t.splitWords = false
-			}
-			return t.splitWords
-		})
-	}
+	t.splitWords = v.Model == ModelLlama && !inner
 	if v.EOS >= 0 {
 		t.eog[v.EOS] = true
 	}

@@ -63,6 +63,11 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--max-queue must be ≥ 1, got %d", *maxQueue)
 	case *shutdownTimeout < 0:
 		return fmt.Errorf("--shutdown-timeout must be ≥ 0, got %v", *shutdownTimeout)
+	case *blockTokens < 0 || *blockTokens > kv.MaxBlockTokens:
+		return fmt.Errorf("--block-tokens must be in [0, %d] (0: the default), got %d", kv.MaxBlockTokens, *blockTokens)
+	}
+	if _, err := kv.ParseSpec(*cacheSpec); err != nil {
+		return fmt.Errorf("--cache: %w", err)
 	}
 	if *apiKey == "" {
 		*apiKey = os.Getenv("KVQ_API_KEY")

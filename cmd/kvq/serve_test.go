@@ -105,8 +105,8 @@ func TestServeFlagErrors(t *testing.T) {
 	}{
 		{[]string{"serve", "--port", "0"}, "--kv-budget is required"},
 		{[]string{"serve", "--kv-budget", "0", "--port", "70000"}, "--port"},
-		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--block-tokens", "-3"}, "blockTokens"},
-		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--cache", "q5"}, "q5"},
+		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--block-tokens", "-3"}, "--block-tokens"},
+		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--cache", "q5"}, "--cache"},
 		{[]string{"serve", "--kv-budget", "lots"}, "lots"},
 	} {
 		code, _, errOut := run(t, tc.args...)
