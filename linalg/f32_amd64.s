@@ -14,6 +14,20 @@ DATA f32TailMask<>+48(SB)/8, $0
 DATA f32TailMask<>+56(SB)/8, $0
 GLOBL f32TailMask<>(SB), RODATA|NOPTR, $64
 
+// SUM4 leaves in the low lane of xa (a's low half) the sum of the four accumulators
+// a, b, c, e, in the order every dot here uses (so their results agree bit for bit):
+// (a+b)+(c+e), then the halves, pairs and lanes; xt is scratch.
+#define SUM4(a, b, c, e, xa, xt) \
+	VADDPS       b, a, a;   \
+	VADDPS       e, c, c;   \
+	VADDPS       c, a, a;   \
+	VEXTRACTF128 $1, a, xt; \
+	VADDPS       xt, xa, xa; \
+	VMOVHLPS     xa, xa, xt; \
+	VADDPS       xt, xa, xa; \
+	VMOVSHDUP    xa, xt;    \
+	VADDSS       xt, xa, xa
+
 // func dotF32FMA(a, b []float32) float32
 TEXT ·dotF32FMA(SB), NOSPLIT, $0-52
 	MOVQ    a_base+0(FP), SI
@@ -65,15 +79,7 @@ tail:
 	VFMADD231PS Y5, Y4, Y1
 
 done:
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VMOVHLPS     X0, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
+	SUM4(Y0, Y1, Y2, Y3, X0, X1)
 	VZEROUPPER
 	MOVSS        X0, ret+48(FP)
 	RET
@@ -231,25 +237,9 @@ pairtail:
 	VFMADD231PS Y10, Y8, Y5
 
 pairsum:
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VMOVHLPS     X0, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
+	SUM4(Y0, Y1, Y2, Y3, X0, X1)
 	VMOVSS       X0, (DX)
-	VADDPS       Y5, Y4, Y4
-	VADDPS       Y7, Y6, Y6
-	VADDPS       Y6, Y4, Y4
-	VEXTRACTF128 $1, Y4, X5
-	VADDPS       X5, X4, X4
-	VMOVHLPS     X4, X4, X5
-	VADDPS       X5, X4, X4
-	VMOVSHDUP    X4, X5
-	VADDSS       X5, X4, X4
+	SUM4(Y4, Y5, Y6, Y7, X4, X5)
 	VMOVSS       X4, (DX)(R13*1)
 	LEAQ         (DI)(R11*2), DI
 	LEAQ         (DX)(R13*2), DX
@@ -295,15 +285,7 @@ onetail:
 	VFMADD231PS Y9, Y8, Y1
 
 onesum:
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VMOVHLPS     X0, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
+	SUM4(Y0, Y1, Y2, Y3, X0, X1)
 	VMOVSS       X0, (DX)
 
 done1:
