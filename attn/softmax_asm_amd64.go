@@ -20,8 +20,8 @@ func maxRowFMA(row *float32, n int) float32
 
 // expRowFMA is expRow for n ≥ 8 values at row: each x replaced by e^(x−m), m the
 // float32 whose bits are mb, and their float32 sum returned (lane sums added
-// pairwise); the last n%8 values are read as the last 8 and only the new ones
-// stored and summed.
+// pairwise); the last n%8 values are read as the last 8, all 8 stored (the earlier
+// lanes again, with equal values) and only the new ones summed.
 //
 //go:noescape
 func expRowFMA(row *float32, n int, mb uint32) float32

@@ -9,16 +9,18 @@ import "kvq/internal/cpufeat"
 // kernels in place. With the experiment, simd_amd64.go provides the full AVX2 set instead.
 
 func detectSIMD() *kernelSet {
-	if !cpufeat.F16C {
+	if !cpufeat.AVX2FMA {
 		return nil
 	}
 	k := *scalarKernels
 	k.name = "avx2-asm"
 	k.dotF32, k.dotF32T, k.siluMul = dotF32FMA, dotF32TAsm, siluMulAsm
-	k.dotF16, k.widenF16 = dotF16F16C, widenF16F16C
-	k.dotQ8, k.dotQ8Rows, k.dotQ8x4, k.dotQ8Prefetches = dotQ8F16C, dotQ8RowsF16C, dotQ8x4F16C, true
-	k.dotQ8x4N = dotQ8x4NF16C
-	setTileKernels(&k)
+	if cpufeat.F16C {
+		k.dotF16, k.widenF16 = dotF16F16C, widenF16F16C
+		k.dotQ8, k.dotQ8Rows, k.dotQ8x4, k.dotQ8Prefetches = dotQ8F16C, dotQ8RowsF16C, dotQ8x4F16C, true
+		k.dotQ8x4N = dotQ8x4NF16C
+		setTileKernels(&k)
+	}
 	return &k
 }
 

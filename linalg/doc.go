@@ -42,7 +42,7 @@
 // and prefetches 4 KiB ahead; a prefill row meets all the 4-token groups of a token block
 // in one call. Built with GOEXPERIMENT=simd, the package adds simd/archsimd versions of
 // the other kernels (simd_amd64.go: Q4_0, Q4_K and Q6_K products, activation
-// quantization, axpy, the integer tiles); without it, amd64 builds use the scalar set
+// quantization, axpy); without it, amd64 builds use the scalar set
 // with the assembly kernels in place ("avx2-asm", asm_amd64.go). Where an archsimd and an
 // assembly version of a kernel were both written, the faster one (the assembly so far)
 // serves both builds. Setting the environment variable KVQ_NOSIMD=1, or calling

@@ -7,8 +7,8 @@ package linalg
 // at a time, then the last n%8 values through a masked load (no read past a[:n] or
 // b[:n]). Sums are in 32 lanes instead of 4, so results may differ from the twin's in
 // float32 rounding. It needs AVX2 and FMA (cpufeat.AVX2FMA); the kernel set calls
-// it directly, without a Go wrapper, as these dots are often short (64 values). Every
-// amd64 build uses it: against the archsimd loop it replaced, ns at n = 64, 172,
+// it directly, without a Go wrapper (Dot and RMSNorm; the products go through
+// dotF32Tokens). Every amd64 build uses it: against the archsimd loop it replaced, ns at n = 64, 172,
 // 768, 2048: 8–12 vs 9–15, 19–23 vs 25–31, 42–48 vs 67–83, 102–132 vs 166–229.
 //
 //go:noescape
@@ -36,8 +36,8 @@ func siluMulAsm(g, u []float32) {
 
 // dotF32Tokens stores at out + t·os bytes dotF32FMA(w[:cols], x[t·xs/4:][:cols]) for t
 // < n, cols ≥ 1, bit for bit (each token's sums in dotF32FMA's accumulators and order),
-// in AVX2 + FMA assembly (f32_amd64.s): one call for all the tokens of a weight row,
-// two tokens per step sharing each load of w. It needs AVX2 and FMA.
+// in AVX2 + FMA assembly (f32_amd64.s): one call per weight row and token block, two
+// tokens per step sharing each load of w. It needs AVX2 and FMA.
 //
 //go:noescape
 func dotF32Tokens(out *float32, os uintptr, w, x *float32, xs uintptr, cols, n int)

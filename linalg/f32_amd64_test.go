@@ -213,8 +213,8 @@ func BenchmarkMatMulF32Small(b *testing.B) {
 }
 
 // TestDotF32Tokens checks the per-row kernel (dotF32TAsm) against dotF32FMA, bit for
-// bit, token by token, on every row length to 100 and longer ones, 1 to 9 and 16
-// tokens (pairs and an odd last one) and several output strides, with guards between
+// bit, token by token, on every row length to 100 and longer ones, 1 to 5, 8, 9 and
+// 16 tokens (pairs and an odd last one) and several output strides, with guards between
 // the outputs; and against its scalar twin within float32 rounding.
 func TestDotF32Tokens(t *testing.T) {
 	if !cpufeat.AVX2FMA {

@@ -1,6 +1,10 @@
 package guardpage
 
-import "testing"
+import (
+	"runtime/debug"
+	"testing"
+	"unsafe"
+)
 
 // TestFloats: the fenced page is one whole page of usable float32s.
 func TestFloats(t *testing.T) {
@@ -14,4 +18,29 @@ func TestFloats(t *testing.T) {
 	if f[len(f)-1] != float32(len(f)-1) || f[0] != 0 {
 		t.Fatal("fenced page does not hold what was written")
 	}
+}
+
+var sink float32
+
+// TestFence: reading the float32 just before the page, or just past it, faults (what
+// the kernels' page-end tests rely on).
+func TestFence(t *testing.T) {
+	f := Floats(t)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	for _, c := range []struct {
+		name string
+		off  int
+	}{{"before", -1}, {"past", len(f)}} {
+		p := (*float32)(unsafe.Add(unsafe.Pointer(&f[0]), 4*c.off))
+		if !faults(func() { sink = *p }) {
+			t.Errorf("reading the float32 %s the page did not fault", c.name)
+		}
+	}
+}
+
+// faults reports whether fn panics (a memory fault, with SetPanicOnFault).
+func faults(fn func()) (panicked bool) {
+	defer func() { panicked = recover() != nil }()
+	fn()
+	return false
 }
