@@ -156,3 +156,31 @@ func addInt8Q1x16(acc, w, src unsafe.Pointer, stride uintptr, n int) {
 	st8(a1.Add(b1), acc, 32)
 	archsimd.ClearAVXUpperBits()
 }
+
+// dotInt8RowsNoF16C is fusedDotRows for Int8 rows on CPUs without F16C.
+func dotInt8RowsNoF16C(scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int) bool {
+	dotRowsFused(dotInt8Q4, dotInt8R4, scores, ld, q, g, src, stride, n, d)
+	return true
+}
+
+// addInt8RowsNoF16C is fusedAddRows for Int8 rows on CPUs without F16C: it first
+// folds each row's scale into the weights (ws[j·m+i] = w[j·ld+i]·s_i in tmp, m rows
+// at a time), then streams the codes.
+func addInt8RowsNoF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
+	if len(tmp) < g {
+		return false
+	}
+	step := len(tmp) / g
+	for i0 := 0; i0 < n; i0 += step {
+		m := min(step, n-i0)
+		ws := tmp[:g*m]
+		for i := range m {
+			s := getF16(src[(i0+i)*stride:])
+			for j := range g {
+				ws[j*m+i] = w[j*ld+i0+i] * s
+			}
+		}
+		addRowsFused(addInt8Q4asm, addInt8Q1x64, addInt8Q1x16, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g, unsafe.Pointer(&src[i0*stride+2]), stride, m, d, 1)
+	}
+	return true
+}

@@ -4,11 +4,92 @@ package quant
 
 import "unsafe"
 
-// The loops around the fused row kernels, shared by the archsimd set (multi_amd64.go)
-// and the assembly-only set of builds without GOEXPERIMENT=simd (asm_amd64.go): they
-// split queries into groups of four and rows into groups of four and call the kernels
-// through function values. Rows are read through unsafe pointers: the callers checked
-// every index first.
+// The fused row kernels' dispatch and the loops around them, shared by the archsimd
+// set (multi_amd64.go) and the assembly-only set of builds without GOEXPERIMENT=simd
+// (asm_amd64.go): the loops split queries into groups of four and rows into groups of
+// four and call the kernels through function values. Rows are read through unsafe
+// pointers: the callers checked every index first.
+//
+// Fused kernels decode and multiply in one pass over the codes, for the shapes they
+// report true for (the rest goes through tiles): F32 rows in tiles_amd64.s, BF16 rows
+// in rows_bf16_amd64.s, F16 and Int8 rows in rows_f16c_amd64.s, FP8 rows in
+// rows_fp8_amd64.s, Affine rows in fused_lossy_amd64.go; all but F32 and BF16 need
+// F16C, except Int8 rows in builds with the experiment (rows_amd64.go). Per-row scales
+// are applied to the row's g scores (dot) or folded into its g weights (add) instead
+// of to every value.
+
+// fusedDotRows is the dotRows kernel of both amd64 sets: F32 rows of any d read in
+// place by the tile kernel; for d a multiple of 16 the fused kernels above.
+func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
+	if _, ok := c.(F32); ok && stride%4 == 0 {
+		multiDotAsm(scores, ld, q, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+		return true
+	}
+	if d%16 != 0 {
+		return false
+	}
+	switch c.(type) {
+	case F32:
+		return false
+	case BF16:
+		dotRowsFused(dotBF16Q4asm, dotBF16R4asm, scores, ld, q, g, src, stride, n, d)
+		return true
+	case Int8:
+		if !haveF16C {
+			return dotInt8RowsNoF16C(scores, ld, q, g, src, stride, n, d)
+		}
+	}
+	if !haveF16C {
+		return false
+	}
+	switch c := c.(type) {
+	case F16:
+		dotRowsFused(dotF16Q4, dotF16R4, scores, ld, q, g, src, stride, n, d)
+	case Int8:
+		dotRowsFused(dotInt8Q4F16C, dotInt8R4F16C, scores, ld, q, g, src, stride, n, d)
+	case FP8:
+		return dotFP8Rows(c, scores, ld, q, g, src, stride, n, d)
+	default:
+		return fusedDotRowsLossy(c, scores, ld, q, g, src, stride, n, d, tmp)
+	}
+	return true
+}
+
+// fusedAddRows is the addRows kernel of both amd64 sets, as fusedDotRows.
+func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
+	if _, ok := c.(F32); ok && stride%4 == 0 {
+		multiAxpyAsm(acc, w, ld, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+		return true
+	}
+	if d%16 != 0 {
+		return false
+	}
+	switch c.(type) {
+	case F32:
+		return false
+	case BF16:
+		addRowsFused(addBF16Q4asm, addBF16Q1x64asm, addBF16Q1x16asm, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
+		return true
+	case Int8:
+		if !haveF16C {
+			return addInt8RowsNoF16C(acc, w, ld, g, src, stride, n, d, tmp)
+		}
+	}
+	if !haveF16C {
+		return false
+	}
+	switch c := c.(type) {
+	case F16:
+		addRowsFused(addF16Q4F16C, addF16Q1x64, addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
+	case Int8:
+		return addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp)
+	case FP8:
+		return addFP8Rows(c, acc, w, ld, g, src, stride, n, d, tmp)
+	default:
+		return fusedAddRowsLossy(c, acc, w, ld, g, src, stride, n, d, tmp)
+	}
+	return true
+}
 
 // bytesAsF32 views the first 4·n bytes of b as n float32s (F32 rows are
 // little-endian float32, as amd64 stores them): F32 rows are read in place, without
