@@ -34,3 +34,7 @@ func dotInt8RowsNoF16C([]float32, int, []float32, int, []byte, int, int, int) bo
 func addInt8RowsNoF16C([]float32, []float32, int, int, []byte, int, int, int, []float32) bool {
 	return false
 }
+
+// decRowsNoF16C declines: without the experiment, F16, Int8 and FP8 rows on CPUs
+// without F16C are decoded by the scalar twin.
+func decRowsNoF16C(RowCodec, []float32, []byte, int, int, int) bool { return false }

@@ -26,7 +26,7 @@ func detectSIMD() *kernelSet {
 		name:      "avx2",
 		multiDot:  multiDotAsm,
 		multiAxpy: multiAxpyAsm,
-		decRows:   decRowsAVX2,
+		decRows:   decRowsAsm,
 		decBlock:  decBlockAsm,
 		encF16:    encodeF16,
 		dotRows:   fusedDotRows,
@@ -84,47 +84,27 @@ func st8(v archsimd.Float32x8, p unsafe.Pointer, off uintptr) {
 	v.Store((*[8]float32)(unsafe.Add(p, off)))
 }
 
-// decRowsAVX2 is decRowsScalar for d a multiple of 8; other shapes run the scalar
-// twin. Affine and BF16 rows, and on CPUs with F16C F16, Int8 and FP8 rows, are
-// decoded by the assembly of decRowsAsm, which measured faster (32 rows, ns asm vs
-// archsimd: F16 d=8 29–39 vs 120–140, d=64 138–206 vs 517–728; Int8 d=8 57–61 vs
-// 170–195, d=64 379–455 vs 474–630; BF16 d=8 59–81 vs 91–118, d=64 187–207 vs
-// 294–326; FP8 E4M3 d=8 73–105 vs 204–252, d=64 459–493 vs 755–891; E5M2 d=8 70–81
-// vs 252–268, d=64 380–506 vs 795–861); the archsimd F16, Int8 and FP8 decoders
-// remain for CPUs without F16C. Rows are read and written through unsafe pointers
-// (DecodeRows checked every index first); scales are read as float32 bits (f16Bits)
-// and broadcast from integer registers.
-func decRowsAVX2(c RowCodec, dst []float32, src []byte, stride, n, d int) {
+// decRowsNoF16C decodes, on CPUs without F16C, F16, Int8 and FP8 rows of d a
+// multiple of 8 with the archsimd decoders below and reports true; other codecs and
+// shapes it leaves to decRowsAsm. On CPUs with F16C the assembly of decRowsAsm
+// measured faster (32 rows, ns asm vs archsimd: F16 d=8 29–39 vs 120–140, d=64
+// 138–206 vs 517–728; Int8 d=8 57–61 vs 170–195, d=64 379–455 vs 474–630; FP8 E4M3
+// d=8 73–105 vs 204–252, d=64 459–493 vs 755–891; E5M2 d=8 70–81 vs 252–268, d=64
+// 380–506 vs 795–861; BF16, which needs no F16C, d=8 59–81 vs 91–118, d=64 187–207
+// vs 294–326). Rows are read and written through unsafe pointers (DecodeRows checked
+// every index first); scales are read as float32 bits (f16Bits) and broadcast from
+// integer registers.
+func decRowsNoF16C(c RowCodec, dst []float32, src []byte, stride, n, d int) bool {
 	if d%8 != 0 {
-		decRowsScalar(c, dst, src, stride, n, d)
-		return
+		return false
 	}
 	sp, dp := unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0])
 	switch c := c.(type) {
-	case F32:
-		rb := 4 * d
-		for i := range n {
-			copy(unsafe.Slice((*byte)(unsafe.Add(dp, i*rb)), rb), src[i*stride:][:rb])
-		}
 	case F16:
-		if haveF16C {
-			decRowsAsm(c, dst, src, stride, n, d)
-		} else {
-			decF16Rows(dp, sp, uintptr(stride), n, uintptr(d))
-		}
-	case BF16:
-		decRowsAsm(c, dst, src, stride, n, d)
+		decF16Rows(dp, sp, uintptr(stride), n, uintptr(d))
 	case Int8:
-		if haveF16C {
-			decRowsAsm(c, dst, src, stride, n, d)
-		} else {
-			decInt8Rows(dp, sp, uintptr(stride), n, uintptr(d))
-		}
+		decInt8Rows(dp, sp, uintptr(stride), n, uintptr(d))
 	case FP8:
-		if haveF16C {
-			decRowsAsm(c, dst, src, stride, n, d)
-			return
-		}
 		sb, hdr := math.Float32bits(c.TensorScale), uintptr(0)
 		if c.TensorScale == 0 {
 			hdr = 2
@@ -134,11 +114,10 @@ func decRowsAVX2(c RowCodec, dst []float32, src []byte, stride, n, d int) {
 		} else {
 			decE4M3Rows(dp, sp, uintptr(stride), n, uintptr(d), hdr, sb)
 		}
-	case Affine:
-		decRowsAsm(c, dst, src, stride, n, d)
 	default:
-		decRowsScalar(c, dst, src, stride, n, d)
+		return false
 	}
+	return true
 }
 
 // The row decoders below take dst (n rows of d float32s, contiguous), src (row i at

@@ -39,41 +39,48 @@ func sameBits(a, b float32) bool {
 
 // TestDecodeRowsMatchesDecode checks DecodeRows against per-row Decode, bit for bit,
 // over every codec, row kind and length, with a row stride larger than the row and
-// guard values after the output.
+// guard values after the output; with the F16C kernels on and off (off, F16, Int8 and
+// FP8 rows take the archsimd decoders in builds with the experiment).
 func TestDecodeRowsMatchesDecode(t *testing.T) {
-	withKernels(t, func(t *testing.T) {
-		r := rand.New(rand.NewPCG(7, 8))
-		for _, c := range allRowCodecs() {
-			for _, d := range testLengths {
-				for _, kind := range rowKinds {
-					const n = 3
-					rb := c.RowBytes(d)
-					stride := rb + 5
-					src := make([]byte, (n-1)*stride+rb)
-					want := make([]float32, n*d)
-					for i := range n {
-						c.Encode(src[i*stride:][:rb], kind.gen(r, d))
-						c.Decode(want[i*d:(i+1)*d], src[i*stride:][:rb])
+	defer setF16C(setF16C(true))
+	for _, f16c := range f16cModes() {
+		setF16C(f16c)
+		t.Run(fmt.Sprintf("f16c=%v", f16c), func(t *testing.T) { withKernels(t, testDecodeRowsMatchesDecode) })
+	}
+}
+
+func testDecodeRowsMatchesDecode(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range allRowCodecs() {
+		for _, d := range testLengths {
+			for _, kind := range rowKinds {
+				const n = 3
+				rb := c.RowBytes(d)
+				stride := rb + 5
+				src := make([]byte, (n-1)*stride+rb)
+				want := make([]float32, n*d)
+				for i := range n {
+					c.Encode(src[i*stride:][:rb], kind.gen(r, d))
+					c.Decode(want[i*d:(i+1)*d], src[i*stride:][:rb])
+				}
+				got := make([]float32, n*d+4)
+				for i := n * d; i < len(got); i++ {
+					got[i] = 12345
+				}
+				DecodeRows(c, got[:n*d], src, stride, n, d)
+				for i := range want {
+					if !sameBits(got[i], want[i]) {
+						t.Fatalf("%s d=%d %s: element %d = %v (%#x), Decode gives %v (%#x)", c.Name(), d, kind.name, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
 					}
-					got := make([]float32, n*d+4)
-					for i := n * d; i < len(got); i++ {
-						got[i] = 12345
-					}
-					DecodeRows(c, got[:n*d], src, stride, n, d)
-					for i := range want {
-						if !sameBits(got[i], want[i]) {
-							t.Fatalf("%s d=%d %s: element %d = %v (%#x), Decode gives %v (%#x)", c.Name(), d, kind.name, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
-						}
-					}
-					for i := n * d; i < len(got); i++ {
-						if got[i] != 12345 {
-							t.Fatalf("%s d=%d: wrote past the output at %d", c.Name(), d, i)
-						}
+				}
+				for i := n * d; i < len(got); i++ {
+					if got[i] != 12345 {
+						t.Fatalf("%s d=%d: wrote past the output at %d", c.Name(), d, i)
 					}
 				}
 			}
 		}
-	})
+	}
 }
 
 // TestDecodeBlockMatchesDecode checks DecodeBlock against Channel.Decode bit for bit.

@@ -112,15 +112,29 @@ func decBlockAsm(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s [
 //go:noescape
 func decAffineRows(dst *float32, src *byte, stride uintptr, n, d, group, bits int)
 
-// decRowsAsm is decRowsScalar with rows of d a multiple of 8 decoded in assembly:
-// Affine rows of whole groups of a multiple of 8 values (decAffineRows), F16, Int8
-// and FP8 rows on CPUs with F16C, BF16 rows (decrows_amd64.s); other codecs and
-// shapes go to the scalar twin. The arguments are checked by DecodeRows, its only
-// caller (n, d ≥ 1, c valid, dst and src long enough): the assembly reads and writes
-// them unchecked. The archsimd set decodes Affine rows here too: against its own decoders
-// (32 rows, groups of 32), ns: d=8 q4 137–204 vs 287–486, q2 131–190 vs 302–402;
-// d=64 q4 725–951 vs 829–1222, q2 573–705 vs 787–1100.
+// decRowsAsm is decRowsScalar with F32 rows copied and rows of d a multiple of 8
+// decoded in assembly: Affine rows of whole groups of a multiple of 8 values
+// (decAffineRows), F16, Int8 and FP8 rows on CPUs with F16C, BF16 rows
+// (decrows_amd64.s); on CPUs without F16C, F16, Int8 and FP8 rows go to
+// decRowsNoF16C (the archsimd decoders with the experiment; none without). Other
+// codecs and shapes go to the scalar twin. The arguments are checked by DecodeRows,
+// its only caller (n, d ≥ 1, c valid, dst and src long enough): the assembly reads and
+// writes them unchecked. The Affine assembly measured faster than archsimd decoders
+// (32 rows, groups of 32), ns: d=8 q4 137–204 vs 287–486, q2 131–190 vs 302–402; d=64
+// q4 725–951 vs 829–1222, q2 573–705 vs 787–1100.
 func decRowsAsm(c RowCodec, dst []float32, src []byte, stride, n, d int) {
+	if _, ok := c.(F32); ok {
+		// Little-endian float32 rows, as amd64 stores them.
+		rb := 4 * d
+		dp := unsafe.Pointer(&dst[0])
+		for i := range n {
+			copy(unsafe.Slice((*byte)(unsafe.Add(dp, i*rb)), rb), src[i*stride:][:rb])
+		}
+		return
+	}
+	if !haveF16C && decRowsNoF16C(c, dst, src, stride, n, d) {
+		return
+	}
 	if d%8 == 0 {
 		var k func(dst *float32, src *byte, stride uintptr, n, d int)
 		switch c := c.(type) {
