@@ -7,7 +7,6 @@ import (
 	"kvq/internal/procstat"
 	"math/rand/v2"
 	"os"
-	"runtime/pprof"
 	"time"
 
 	"kvq/attn"
@@ -96,16 +95,11 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	steps := 0
 	cpu0 := procstat.CPU()
 	t0 := time.Now()
@@ -117,9 +111,7 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 	}
 	wall := time.Since(t0)
 	cpu := procstat.CPU() - cpu0
-	if *cpuProfile != "" {
-		pprof.StopCPUProfile()
-	}
+	stopProfile()
 	nThreads := *threads
 	if nThreads == 0 {
 		nThreads = 1

@@ -12,6 +12,7 @@ import (
 	"runtime/trace"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"kvq/eval"
@@ -112,20 +113,16 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	bar.done()
 	prefill := time.Since(t0)
 	next := model.Argmax(logits[0])
-	if *cpuProfile != "" {
-		stop, err := startCPUProfile(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
 	}
-	if *tracePath != "" {
-		stop, err := startTrace(*tracePath)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	defer stopProfile()
+	stopTrace, err := startTrace(*tracePath)
+	if err != nil {
+		return err
 	}
+	defer stopTrace()
 	t0 = time.Now()
 	for range *gen {
 		if logits, err = m.Forward(c, []model.Span{{Seq: seq, Tokens: []int32{next}}}); err != nil {
@@ -134,12 +131,8 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 		next = model.Argmax(logits[0])
 	}
 	decode := time.Since(t0)
-	if *cpuProfile != "" {
-		pprof.StopCPUProfile()
-	}
-	if *tracePath != "" {
-		trace.Stop()
-	}
+	stopProfile()
+	stopTrace()
 	res := decodeResult{
 		Model: modelName(*modelPath), Cache: eval.CacheName(cfg), Ctx: *ctx, Threads: linalg.Threads(), Kernels: linalg.KernelName(),
 		DecodeTokens: *gen, DecodeTokPerS: float64(*gen) / decode.Seconds(), PrefillTokPerS: float64(*ctx) / prefill.Seconds(),
@@ -171,32 +164,33 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// startTrace starts a runtime execution trace written to path; stop ends it and
-// closes the file (stopping twice is harmless).
-func startTrace(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
-	}
-	if err := trace.Start(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("trace: %w", err)
-	}
-	return func() { trace.Stop(); f.Close() }, nil
+// startCPUProfile starts a pprof CPU profile written to path (see record).
+func startCPUProfile(path string) (stop func(), err error) {
+	return record(path, "cpu profile", pprof.StartCPUProfile, pprof.StopCPUProfile)
 }
 
-// startCPUProfile starts a pprof CPU profile written to path; stop ends it
-// and closes the file (stopping twice is harmless).
-func startCPUProfile(path string) (stop func(), err error) {
+// startTrace starts a runtime execution trace written to path (see record).
+func startTrace(path string) (stop func(), err error) {
+	return record(path, "trace", trace.Start, trace.Stop)
+}
+
+// record starts a recording into a new file at path through start; stop ends it
+// through end and closes the file, once (later calls do nothing). An empty path
+// records nothing and stop does nothing.
+func record(path, what string, start func(io.Writer) error, end func()) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("cpu profile: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	var once sync.Once
+	return func() { once.Do(func() { end(); f.Close() }) }, nil
 }
 
 // heapObjectBytes is the size of the Go heap's objects, live or not yet swept
