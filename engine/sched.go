@@ -164,6 +164,9 @@ func (e *Engine) loop() {
 	}
 }
 
+// errCancelled is the error that ends a request whose context ended with cause.
+func errCancelled(cause error) error { return fmt.Errorf("engine: request cancelled: %w", cause) }
+
 // intake moves submitted requests to the waiting queue and ends cancelled ones.
 func (e *Engine) intake() (closing, abort bool) {
 	e.mu.Lock()
@@ -174,7 +177,7 @@ func (e *Engine) intake() (closing, abort bool) {
 	e.waiting = append(e.waiting, in...) // ids grow with submission order
 	for _, r := range cancels {
 		if !r.ended {
-			e.endRequest(r, fmt.Errorf("engine: request cancelled: %w", r.stream.ctx.Err()))
+			e.endRequest(r, errCancelled(r.stream.ctx.Err()))
 		}
 	}
 	if len(cancels) > 0 {
@@ -272,7 +275,7 @@ func (e *Engine) plan(admit bool) []span {
 		if err := r.stream.ctx.Err(); err != nil {
 			// Cancelled while it waited, and its cancellation has not reached intake
 			// yet (context.AfterFunc runs on its own goroutine): it must not start.
-			e.endRequest(r, fmt.Errorf("engine: request cancelled: %w", err))
+			e.endRequest(r, errCancelled(err))
 			continue
 		}
 		k := 0

@@ -2,11 +2,11 @@ package kv
 
 import (
 	"fmt"
-	"kvq/internal/procstat"
 	"math/rand/v2"
 	"testing"
 
 	"kvq/attn"
+	"kvq/internal/procstat"
 )
 
 // BenchmarkDecodeAttention measures one decode step's attention (one query, one

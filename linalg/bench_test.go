@@ -3,12 +3,12 @@ package linalg
 import (
 	"encoding/binary"
 	"fmt"
-	"kvq/internal/procstat"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"kvq/gguf"
+	"kvq/internal/procstat"
 )
 
 // benchMatrix returns a rows×cols matrix of type t filled with random but valid values

@@ -2,12 +2,12 @@ package linalg
 
 import (
 	"fmt"
-	"kvq/internal/procstat"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"kvq/gguf"
+	"kvq/internal/procstat"
 )
 
 // TestQ8KernelTwins checks every kernel set's Q8_0 dot kernels (one row, consecutive rows

@@ -2,10 +2,10 @@ package model
 
 import (
 	"fmt"
-	"kvq/internal/procstat"
 	"os"
 	"testing"
 
+	"kvq/internal/procstat"
 	"kvq/kv"
 )
 

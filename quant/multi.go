@@ -1,8 +1,6 @@
 package quant
 
-import (
-	"kvq/internal/kernelsel"
-)
+import "kvq/internal/kernelsel"
 
 // Batched kernels for attention over stored rows. Decode attention with grouped-query
 // attention scores g query heads against every key row of a KV head and adds every

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"kvq/internal/procstat"
 	"math/rand/v2"
 	"os"
 	"time"
 
 	"kvq/attn"
 	"kvq/internal/membw"
+	"kvq/internal/procstat"
 	"kvq/kv"
 )
 

@@ -10,8 +10,6 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"runtime/trace"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -139,7 +137,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 		KVBytes: c.Usage().AllocBytes, WeightBytes: m.WeightBytes(), RSSBytes: procstat.PeakRSS(),
 		HeapBytes: heapObjectBytes(),
 	}
-	res.RSSAnonBytes, res.RSSFileBytes = rssSplit()
+	res.RSSAnonBytes, res.RSSFileBytes = procstat.RSS()
 	if *memProfile != "" {
 		if err := writeHeapProfile(*memProfile); err != nil {
 			return err
@@ -202,31 +200,6 @@ func heapObjectBytes() int64 {
 		return 0
 	}
 	return int64(s[0].Value.Uint64())
-}
-
-// rssSplit returns the process's resident anonymous and file-backed bytes from
-// /proc/self/status (0, 0 where unavailable).
-func rssSplit() (anon, file int64) {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		name, val, ok := strings.Cut(line, ":")
-		if !ok || (name != "RssAnon" && name != "RssFile") {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 10, 64)
-		if err != nil {
-			continue
-		}
-		if name == "RssAnon" {
-			anon = kb * 1024
-		} else {
-			file = kb * 1024
-		}
-	}
-	return anon, file
 }
 
 // writeHeapProfile writes a pprof heap profile of the live objects after a

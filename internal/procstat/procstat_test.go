@@ -27,5 +27,8 @@ func TestFigures(t *testing.T) {
 	if r := PeakRSS(); r < int64(len(b)) {
 		t.Errorf("peak RSS %d bytes after touching %d", r, len(b))
 	}
+	if anon, file := RSS(); runtime.GOOS == "linux" && (anon < int64(len(b)) || file <= 0) {
+		t.Errorf("RSS: %d bytes anonymous after touching %d, %d file-backed (the executable is mapped)", anon, len(b), file)
+	}
 	runtime.KeepAlive(b)
 }
