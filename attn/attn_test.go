@@ -19,7 +19,7 @@ func refAttend(q []float32, keys, vals [][]float32, sh Shape) []float32 {
 
 // refAttendAs is refAttend for keys stored as kk, with the query the kernels score
 // kk's rows against (quant.ScoredQuery: for 4-bit and 2-bit keys in groups of 32,
-// its int8 round trip).
+// its int8 round trip; for Int8 keys, its int16 round trip).
 func refAttendAs(kk sideKind, q []float32, keys, vals [][]float32, sh Shape) []float32 {
 	if kk.kind == Rows {
 		q = quant.ScoredQuery(kk.row, q, sh.HeadDim)
@@ -347,7 +347,7 @@ func TestPrefillIsDecodePerQuery(t *testing.T) {
 	}
 	hd := sh.Heads * sh.HeadDim
 	for i := 0; i < n; i++ {
-		want := refAttend(q[i*hd:(i+1)*hd], h.keys[:i+1], h.vals[:i+1], sh)
+		want := refAttendAs(sideKinds[3], q[i*hd:(i+1)*hd], h.keys[:i+1], h.vals[:i+1], sh)
 		if e := maxDiff(out[i*hd:(i+1)*hd], want); e > 2e-5 {
 			t.Errorf("query %d: max diff %.3g", i, e)
 		}

@@ -2,24 +2,26 @@ package quant
 
 import "math"
 
-// The int8 queries of the integer score kernels (lossy_i8_amd64.go), in Go: the
-// reference of their assembly and of the scores DotRows gives where they run.
+// The integer queries of the integer score kernels (lossy_i8_amd64.go,
+// int8_i16_amd64.go), in Go: the reference of their assembly and of the scores
+// DotRows gives where they run.
 
 // ScoredQuery returns the queries that DotRows, with the kernels this process runs,
 // scores rows of d values of c against, for the queries q (d values each): q itself,
-// or, where the kernels quantize queries to int8 (4-bit and 2-bit Affine rows in
-// groups of 32 on amd64 with F16C), each query's int8 round trip. A reference that is
-// to reproduce DotRows's scores to float rounding scores with these.
+// or, where the kernels quantize queries (on amd64 with F16C: to int8 per 32 values
+// for 4-bit and 2-bit Affine rows in groups of 32, to int16 per query for Int8 rows),
+// each query's round trip. A reference that is to reproduce DotRows's scores to float
+// rounding scores with these.
 func ScoredQuery(c RowCodec, q []float32, d int) []float32 {
 	return scoredQuery(active.Load(), c, q, d)
 }
 
 // scoredQuery is ScoredQuery for kernel set k.
 func scoredQuery(k *kernelSet, c RowCodec, q []float32, d int) []float32 {
-	if k.i8Query == nil || !k.i8Query(c, d) {
+	if k.scoredQuery == nil {
 		return q
 	}
-	return roundTripI8(q, 32)
+	return k.scoredQuery(c, q, d)
 }
 
 // quantQueryI8Go is quantQueryI8 (lossy_i8_amd64.go) in Go with the factors in pairs
@@ -75,6 +77,46 @@ func roundTripI8(q []float32, gs int) []float32 {
 		d, inv := i8Scale(q[k : k+gs])
 		for c := k; c < k+gs; c++ {
 			out[c] = d * float32(i8Code(q[c], inv))
+		}
+	}
+	return out
+}
+
+// quantQueryI16Go is quantQueryI16 (int8_i16_amd64.go) in Go: q16 gets the codes of
+// q, and it returns D.
+func quantQueryI16Go(q16 []int16, q []float32) float32 {
+	d, inv := i16Scale(q)
+	q16 = q16[:len(q)]
+	for i, x := range q {
+		q16[i] = i16Code(x, inv)
+	}
+	return d
+}
+
+// i16Scale returns a query's D = max|q| / 32767 and 1/D as 32767/max|q|; both 0 when
+// max|q| is below 2^-110, where 32767/max|q| could overflow: the query is taken as
+// zero.
+func i16Scale(q []float32) (d, inv float32) {
+	var m float32
+	for _, x := range q {
+		m = max(m, math.Float32frombits(math.Float32bits(x)&0x7fffffff))
+	}
+	if m < 0x1p-110 {
+		return 0, 0
+	}
+	return m / 32767, 32767 / m
+}
+
+// i16Code returns round(x·inv), to nearest even: x's int16 code.
+func i16Code(x, inv float32) int16 { return int16(math.RoundToEven(float64(x * inv))) }
+
+// roundTripI16 returns the int16 round trip D·q̂ of q, queries of d values.
+func roundTripI16(q []float32, d int) []float32 {
+	out := make([]float32, len(q))
+	for k := 0; k < len(q); k += d {
+		s, inv := i16Scale(q[k : k+d])
+		for c := k; c < k+d; c++ {
+			out[c] = s * float32(i16Code(q[c], inv))
 		}
 	}
 	return out

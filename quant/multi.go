@@ -38,10 +38,10 @@ type kernelSet struct {
 	// the codecs and shapes they report true for; others go through tiles.
 	dotRows func(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool
 	addRows func(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool
-	// i8Query, when set, reports whether dotRows scores rows of d values of c
-	// against the int8 round trip of each query (lossy_i8_amd64.go), not the
-	// query itself.
-	i8Query func(c RowCodec, d int) bool
+	// scoredQuery, when set, returns the queries dotRows scores rows of d values of c
+	// against: the round trips of q where its kernels quantize queries
+	// (lossy_i8_amd64.go, int8_i16_amd64.go), else q itself.
+	scoredQuery func(c RowCodec, q []float32, d int) []float32
 	// decBlock decodes tokens i0..i1-1 of a Channel block of t tokens × d channels
 	// (as Channel.Decode) into dst; lo and s are scratch of d values.
 	decBlock func(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s []float32)

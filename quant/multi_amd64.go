@@ -23,15 +23,15 @@ func detectSIMD() *kernelSet {
 		return nil
 	}
 	return &kernelSet{
-		name:      "avx2",
-		multiDot:  multiDotAsm,
-		multiAxpy: multiAxpyAsm,
-		decRows:   decRowsAsm,
-		decBlock:  decBlockAsm,
-		encF16:    encodeF16,
-		dotRows:   fusedDotRows,
-		addRows:   fusedAddRows,
-		i8Query:   i8Query,
+		name:        "avx2",
+		multiDot:    multiDotAsm,
+		multiAxpy:   multiAxpyAsm,
+		decRows:     decRowsAsm,
+		decBlock:    decBlockAsm,
+		encF16:      encodeF16,
+		dotRows:     fusedDotRows,
+		addRows:     fusedAddRows,
+		scoredQuery: scoredQueryAsm,
 	}
 }
 

@@ -28,7 +28,7 @@ var haveF16C = cpufeat.F16C
 //go:noescape
 func dotF16R4(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
 
-// dotF16Q4 is dotInt8Q4 for F16 rows: out + 4i + r·ldb gets the score of the query at
+// dotF16Q4 is dotInt8Q4 (rows_amd64.go) for F16 rows: out + 4i + r·ldb gets the score of the query at
 // q + r·qs with the row at src + i·stride, for i < n and r < 4.
 //
 //go:noescape
@@ -43,17 +43,6 @@ func addF16Q1x64(acc, w, src unsafe.Pointer, stride uintptr, n int)
 //
 //go:noescape
 func addF16Q1x16(acc, w, src unsafe.Pointer, stride uintptr, n int)
-
-// dotInt8R4F16C is dotInt8R4 with the codes widened from memory (VPMOVSXBD) and the
-// scales by VCVTPH2PS.
-//
-//go:noescape
-func dotInt8R4F16C(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
-
-// dotInt8Q4F16C is dotInt8Q4 as dotInt8R4F16C is dotInt8R4.
-//
-//go:noescape
-func dotInt8Q4F16C(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
 
 // addInt8Q1x64F16C performs acc[c] += Σ_{i<n} (w[i]·s_i)·code_i[c] for c < 64, row
 // i's codes at src + i·stride and its f16 scale s_i at src + i·stride + so (so < 0:

@@ -12,7 +12,8 @@ import "unsafe"
 //
 // Fused kernels decode and multiply in one pass over the codes, for the shapes they
 // report true for (the rest goes through tiles): F32 rows in tiles_amd64.s, BF16 rows
-// in rows_bf16_amd64.s, F16 and Int8 rows in rows_f16c_amd64.s, FP8 rows in
+// in rows_bf16_amd64.s, F16 rows in rows_f16c_amd64.s, Int8 rows in
+// int8_i16_amd64.s (dot) and rows_f16c_amd64.s (add), FP8 rows in
 // rows_fp8_amd64.s, Affine rows in fused_lossy_amd64.go; all but F32 and BF16 need
 // F16C, except Int8 rows in builds with the experiment (rows_amd64.go). Per-row scales
 // are applied to the row's g scores (dot) or folded into its g weights (add) instead
@@ -46,7 +47,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 	case F16:
 		dotRowsFused(dotF16Q4, dotF16R4, scores, ld, q, g, src, stride, n, d)
 	case Int8:
-		dotRowsFused(dotInt8Q4F16C, dotInt8R4F16C, scores, ld, q, g, src, stride, n, d)
+		return i16Rows(c, d) && dotInt8RowsI16(scores, ld, q, g, src, stride, n, d, tmp)
 	case FP8:
 		return dotFP8Rows(c, scores, ld, q, g, src, stride, n, d)
 	default:

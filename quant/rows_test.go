@@ -71,18 +71,30 @@ func newRowCase(r *rand.Rand, c RowCodec, g, n, d int) *rowCase {
 // DotRows and AddRows. Outputs carry guard values: scores at i ≥ n of each query row
 // and after the last, two floats after the accumulators.
 func (rc *rowCase) run(k *kernelSet, fused bool) (scores, acc []float32, ok bool) {
+	return rc.runWith(k, fused, rc.q)
+}
+
+// reference is the scalar twin's run of rc with the queries kernel set k scores
+// with (scoredQuery: the integer kernels score a round trip of rc.q).
+func (rc *rowCase) reference(k *kernelSet) (scores, acc []float32) {
+	scores, acc, _ = rc.runWith(scalarKernels, false, scoredQuery(k, rc.c, rc.q, rc.d))
+	return scores, acc
+}
+
+// runWith is run with the queries q.
+func (rc *rowCase) runWith(k *kernelSet, fused bool, q []float32) (scores, acc []float32, ok bool) {
 	scores = constRow((rc.g-1)*rc.ld+rc.n+5, rowGuard)
 	acc = append(append([]float32(nil), rc.acc0...), rowGuard, rowGuard)
 	tmp := make([]float32, ScratchFloats(rc.d))
 	if fused {
-		okd := k.dotRows(rc.c, scores, rc.ld, rc.q, rc.g, rc.src, rc.stride, rc.n, rc.d, tmp)
+		okd := k.dotRows(rc.c, scores, rc.ld, q, rc.g, rc.src, rc.stride, rc.n, rc.d, tmp)
 		oka := k.addRows(rc.c, acc[:rc.g*rc.d], rc.w, rc.ld, rc.g, rc.src, rc.stride, rc.n, rc.d, tmp)
 		return scores, acc, okd && oka
 	}
 	prev := active.Load()
 	defer active.Store(prev)
 	active.Store(k)
-	DotRows(rc.c, scores, rc.ld, rc.q, rc.g, rc.src, rc.stride, rc.n, tmp)
+	DotRows(rc.c, scores, rc.ld, q, rc.g, rc.src, rc.stride, rc.n, tmp)
 	AddRows(rc.c, acc[:rc.g*rc.d], rc.w, rc.ld, rc.g, rc.src, rc.stride, rc.n, tmp)
 	return scores, acc, true
 }
@@ -125,7 +137,7 @@ func (rc *rowCase) check(t *testing.T, scores, acc, rs, ra []float32) {
 
 // TestRowKernels checks the fused row kernels of the SIMD set (called directly, so
 // that a shape falling back to tiles is an error) against the scalar twin of DotRows
-// and AddRows, for F32, F16, BF16 and Int8 rows over every group size the kernels
+// and AddRows (scoring the queries the set scores, scoredQuery), for F32, F16, BF16 and Int8 rows over every group size the kernels
 // split, row counts around groups of four and head sizes around their column blocks,
 // with row strides and leading dimensions larger than needed.
 func TestRowKernels(t *testing.T) {
@@ -142,7 +154,7 @@ func TestRowKernels(t *testing.T) {
 					for _, d := range rowDims {
 						rc := newRowCase(r, c, g, n, d)
 						name := fmt.Sprintf("f16c=%v/%s/g=%d/n=%d/d=%d", f16c, c.Name(), g, n, d)
-						rs, ra, _ := rc.run(scalarKernels, false)
+						rs, ra := rc.reference(simdKernels)
 						scores, acc, ok := rc.run(simdKernels, true)
 						if !ok {
 							if !simdFuses(c) {
@@ -162,7 +174,8 @@ func TestRowKernels(t *testing.T) {
 }
 
 // TestRowKernelsViaAPI checks DotRows and AddRows with each kernel set active
-// against the scalar twin on a sample of the shapes (the dispatch, and the tile
+// against the scalar twin (as TestRowKernels) on a sample of the shapes, Int8 rows
+// past the int16 kernels' largest d among them (the dispatch, and the tile
 // path of F16 when the fused kernels are off).
 func TestRowKernelsViaAPI(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
@@ -176,9 +189,9 @@ func TestRowKernelsViaAPI(t *testing.T) {
 func testRowKernelsViaAPI(t *testing.T, r *rand.Rand, f16c bool) {
 	for _, k := range kernelSets() {
 		for _, c := range []RowCodec{F32{}, F16{}, BF16{}, Int8{}} {
-			for _, s := range [][3]int{{1, 16, 64}, {3, 17, 128}, {7, 5, 80}, {8, 33, 48}, {2, 3, 256}} {
+			for _, s := range [][3]int{{1, 16, 64}, {3, 17, 128}, {7, 5, 80}, {8, 33, 48}, {2, 3, 256}, {4, 5, 1024}, {2, 3, 2064}} {
 				rc := newRowCase(r, c, s[0], s[1], s[2])
-				rs, ra, _ := rc.run(scalarKernels, false)
+				rs, ra := rc.reference(k)
 				scores, acc, _ := rc.run(k, false)
 				t.Run(fmt.Sprintf("f16c=%v/%s/%s/g=%d/n=%d/d=%d", f16c, k.name, c.Name(), s[0], s[1], s[2]), func(t *testing.T) {
 					rc.check(t, scores, acc, rs, ra)

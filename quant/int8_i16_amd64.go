@@ -1,0 +1,71 @@
+//go:build amd64
+
+package quant
+
+import "unsafe"
+
+// Integer scores of Int8 rows (the q8 cache type) on CPUs with F16C
+// (int8_i16_amd64.s). Each query is quantized to int16 over its d values:
+// D = max|q| / 32767 and q̂ = round(q / D). A row's score is then s·D·Σ_c q̂_c·code_c
+// (row scale s), the sum exact in int32 (VPMOVSXBW, VPMADDWD: 16 products per
+// instruction where the float kernel widened, converted and multiplied 8 per three):
+// the score of the decoded row against the query's round trip q̃ = D·q̂, up to float
+// rounding. Against the query itself that is off by Σ_c (q_c − q̃_c)·k_c,
+// |q_c − q̃_c| ≤ D/2: 1/65534 of the query's largest magnitude, against the codec's own
+// error of up to half a code step, 1/254 of a row's largest magnitude: by the algebra,
+// about a 250th of it on keys and queries of comparable spread.
+
+// dotInt8R4I16 is the r4Kernel of Int8 rows against an int16 query: q holds the d
+// codes of quantQueryI16, then its float32 D; out[4k+r] = s_r·D·Σ_c q̂_c·code_rc.
+//
+//go:noescape
+func dotInt8R4I16(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
+
+// dotInt8Q4I16 is dotInt8R4I16 for four queries (codes then D each) at q + r·qs:
+// out + 4i + r·ldb gets the score of query r against row i, for i < n and r < 4; each
+// row's codes are widened once for the four.
+//
+//go:noescape
+func dotInt8Q4I16(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
+
+// quantQueryI16 writes the d int16 codes of the query at q (d a multiple of 16) to
+// dst, then its float32 scale D (i16Scale); every float operation is one IEEE float32
+// operation, so quantQueryI16Go gives the same bits.
+//
+//go:noescape
+func quantQueryI16(dst, q unsafe.Pointer, d int)
+
+// maxI16Dim bounds the rows the int16 kernel takes: each int32 lane adds d/16 pair
+// sums q̂_a·k_a + q̂_b·k_b of magnitude at most 2·32767·128, which stays below 2^31
+// for d ≤ 2048.
+const maxI16Dim = 2048
+
+// i16Rows reports whether fusedDotRows scores Int8 rows of d values through the int16
+// kernel (d a multiple of 16, as every fused kernel needs).
+func i16Rows(c RowCodec, d int) bool {
+	_, ok := c.(Int8)
+	return ok && haveF16C && d%16 == 0 && d <= maxI16Dim
+}
+
+// dotInt8RowsI16 is fusedDotRows for Int8 rows on CPUs with F16C (i16Rows): the
+// queries quantized into tmp (d/2 + 1 values each), four at a time through
+// dotInt8Q4I16 where tmp holds four, the rest one at a time through dotInt8R4I16
+// (ScratchFloats(d) holds one for every d ≤ maxI16Dim).
+func dotInt8RowsI16(scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
+	qf := d/2 + 1 // floats of one quantized query
+	_, _ = q[g*d-1], tmp[qf-1]
+	qt, sp := unsafe.Pointer(&tmp[0]), unsafe.Pointer(&src[0])
+	us, ud, ldb := uintptr(stride), uintptr(d), uintptr(4*ld)
+	j := 0
+	for ; j+4 <= g && len(tmp) >= 4*qf; j += 4 {
+		for r := range 4 {
+			quantQueryI16(unsafe.Add(qt, 4*r*qf), unsafe.Pointer(&q[(j+r)*d]), d)
+		}
+		dotInt8Q4I16(unsafe.Pointer(&scores[j*ld]), ldb, qt, uintptr(4*qf), sp, us, n, ud)
+	}
+	for ; j < g; j++ {
+		quantQueryI16(qt, unsafe.Pointer(&q[j*d]), d)
+		dotR4(dotInt8R4I16, unsafe.Pointer(&scores[j*ld]), qt, sp, us, n, ud)
+	}
+	return true
+}

@@ -1,0 +1,220 @@
+//go:build amd64
+
+#include "textflag.h"
+
+// Integer scores of Int8 rows against int16 queries (int8_i16_amd64.go).
+
+// func dotInt8R4I16(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
+// The r4Kernel of Int8 rows (f16 scale, then d int8 codes, d a multiple of 16)
+// against an int16 query: q holds d int16 codes, then the query's float32 scale D at
+// q + 2d; out[4k+r] = s_r·D·Σ_c q̂_c·code_rc, the sum exact in int32 (VPMOVSXBW,
+// VPMADDWD: each lane adds pairs q̂·code, |q̂| ≤ 32767, |code| ≤ 128).
+TEXT ·dotInt8R4I16(SB), NOSPLIT, $0-72
+	MOVQ out+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ src+16(FP), R8
+	MOVQ o1+24(FP), R9
+	MOVQ o2+32(FP), R10
+	MOVQ o3+40(FP), R11
+	MOVQ gstep+48(FP), R12
+	MOVQ ng+56(FP), R13
+	MOVQ d+64(FP), R14
+	VBROADCASTSS (SI)(R14*2), X7 // D
+
+jgroup:
+	TESTQ R13, R13
+	JZ    jdone
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	LEAQ  (R8)(R9*1), BX
+	LEAQ  (R8)(R10*1), CX
+	LEAQ  (R8)(R11*1), DX
+	XORQ  AX, AX // code index; the query's byte offset is 2·AX
+
+jloop:
+	VMOVDQU   (SI)(AX*2), Y8
+	VPMOVSXBW 2(R8)(AX*1), Y9
+	VPMOVSXBW 2(BX)(AX*1), Y10
+	VPMOVSXBW 2(CX)(AX*1), Y11
+	VPMOVSXBW 2(DX)(AX*1), Y12
+	VPMADDWD  Y8, Y9, Y9
+	VPMADDWD  Y8, Y10, Y10
+	VPMADDWD  Y8, Y11, Y11
+	VPMADDWD  Y8, Y12, Y12
+	VPADDD    Y9, Y0, Y0
+	VPADDD    Y10, Y1, Y1
+	VPADDD    Y11, Y2, Y2
+	VPADDD    Y12, Y3, Y3
+	ADDQ      $16, AX
+	CMPQ      AX, R14
+	JB        jloop
+
+	VPHADDD      Y1, Y0, Y0
+	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y2, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VCVTDQ2PS    X0, X0
+
+	// The four rows' scales, lane r from row r.
+	VPXOR     X1, X1, X1
+	VPINSRW   $0, (R8), X1, X1
+	VPINSRW   $1, (BX), X1, X1
+	VPINSRW   $2, (CX), X1, X1
+	VPINSRW   $3, (DX), X1, X1
+	VCVTPH2PS X1, X1
+	VMULPS    X1, X0, X0
+	VMULPS    X7, X0, X0
+	VMOVUPS   X0, (DI)
+	ADDQ      $16, DI
+	ADDQ      R12, R8
+	DECQ      R13
+	JMP       jgroup
+
+jdone:
+	VZEROUPPER
+	RET
+
+// func quantQueryI16(dst, q unsafe.Pointer, d int)
+// dst gets d int16 codes round(q·inv) (to nearest even, VCVTPS2DQ), then the float32
+// D = m/32767 at dst + 2d, where m = max|q| and inv = 32767/m; for m below 2^-110 the
+// codes and D are 0. d is a multiple of 16.
+TEXT ·quantQueryI16(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ d+16(FP), CX
+
+	// m = max|q|: the sign bit cleared, then VMAXPS over the lanes.
+	VPCMPEQD Y6, Y6, Y6
+	VPSRLD   $1, Y6, Y6
+	VXORPS   Y0, Y0, Y0
+	XORQ     AX, AX
+
+qmax:
+	VANDPS (SI)(AX*4), Y6, Y1
+	VMAXPS Y1, Y0, Y0
+	VANDPS 32(SI)(AX*4), Y6, Y1
+	VMAXPS Y1, Y0, Y0
+	ADDQ   $16, AX
+	CMPQ   AX, CX
+	JB     qmax
+
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VMAXPS       X1, X0, X0 // m in every lane
+
+	MOVL   $0x08800000, R8 // 2^-110
+	VMOVD  R8, X1
+	VUCOMISS X1, X0
+	JB     qzero
+	MOVL   $0x46fffe00, R8 // 32767
+	VMOVD  R8, X1
+	VDIVSS X1, X0, X2 // D = m/32767
+	VDIVSS X0, X1, X3 // inv = 32767/m
+	VBROADCASTSS X3, Y3
+	XORQ   AX, AX
+
+qcode:
+	VMULPS     (SI)(AX*4), Y3, Y4
+	VMULPS     32(SI)(AX*4), Y3, Y5
+	VCVTPS2DQ  Y4, Y4
+	VCVTPS2DQ  Y5, Y5
+	VPACKSSDW  Y5, Y4, Y4
+	VPERMQ     $0xd8, Y4, Y4
+	VMOVDQU    Y4, (DI)(AX*2)
+	ADDQ       $16, AX
+	CMPQ       AX, CX
+	JB         qcode
+	VMOVSS     X2, (DI)(CX*2)
+	VZEROUPPER
+	RET
+
+qzero:
+	VPXOR   Y4, Y4, Y4
+	XORQ    AX, AX
+
+qclear:
+	VMOVDQU Y4, (DI)(AX*2)
+	ADDQ    $16, AX
+	CMPQ    AX, CX
+	JB      qclear
+	MOVL    $0, (DI)(CX*2)
+	VZEROUPPER
+	RET
+
+// func dotInt8Q4I16(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
+// Four int16 queries (codes then D, as for dotInt8R4I16) at q + r·qs against the n
+// Int8 rows at src + i·stride: out[i + r·ldb/4] = s_i·D_r·Σ_c q̂_rc·code_ic. Each row's
+// codes are widened once for the four queries.
+TEXT ·dotInt8Q4I16(SB), NOSPLIT, $0-64
+	MOVQ out+0(FP), DI
+	MOVQ ldb+8(FP), BX
+	MOVQ q+16(FP), SI
+	MOVQ qs+24(FP), CX
+	MOVQ src+32(FP), R8
+	MOVQ stride+40(FP), R12
+	MOVQ n+48(FP), R13
+	MOVQ d+56(FP), R14
+	LEAQ (SI)(CX*1), R9
+	LEAQ (R9)(CX*1), R10
+	LEAQ (R10)(CX*1), R11
+	LEAQ (BX)(BX*2), DX // 3·ldb
+
+	// The four queries' D, lane r from query r.
+	VMOVSS   (SI)(R14*2), X7
+	VINSERTPS $0x10, (R9)(R14*2), X7, X7
+	VINSERTPS $0x20, (R10)(R14*2), X7, X7
+	VINSERTPS $0x30, (R11)(R14*2), X7, X7
+
+krow:
+	TESTQ R13, R13
+	JZ    kdone
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	XORQ  AX, AX
+
+kloop:
+	VPMOVSXBW 2(R8)(AX*1), Y8
+	VPMADDWD  (SI)(AX*2), Y8, Y9
+	VPMADDWD  (R9)(AX*2), Y8, Y10
+	VPMADDWD  (R10)(AX*2), Y8, Y11
+	VPMADDWD  (R11)(AX*2), Y8, Y12
+	VPADDD    Y9, Y0, Y0
+	VPADDD    Y10, Y1, Y1
+	VPADDD    Y11, Y2, Y2
+	VPADDD    Y12, Y3, Y3
+	ADDQ      $16, AX
+	CMPQ      AX, R14
+	JB        kloop
+
+	VPHADDD      Y1, Y0, Y0
+	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y2, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VCVTDQ2PS    X0, X0
+	MOVWLZX      (R8), AX
+	VMOVD        AX, X1
+	VCVTPH2PS    X1, X1
+	VBROADCASTSS X1, X1
+	VMULPS       X1, X0, X0
+	VMULPS       X7, X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTPS   $1, X0, (DI)(BX*1)
+	VEXTRACTPS   $2, X0, (DI)(BX*2)
+	VEXTRACTPS   $3, X0, (DI)(DX*1)
+	ADDQ         $4, DI
+	ADDQ         R12, R8
+	DECQ         R13
+	JMP          krow
+
+kdone:
+	VZEROUPPER
+	RET

@@ -1,0 +1,68 @@
+//go:build amd64
+
+package quant
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"kvq/internal/cpufeat"
+)
+
+// TestQuantQueryI16 checks the assembly quantizer against quantQueryI16Go bit for bit
+// (codes, then D, nothing written past them), over query lengths, magnitudes from
+// 1e-37 (taken as zero) to 1e30, zero queries, lone values and outliers, and that
+// each value's round trip is within D/2 of it (and float rounding).
+func TestQuantQueryI16(t *testing.T) {
+	if !cpufeat.AVX2FMA {
+		t.Skip("no AVX2: the assembly does not run")
+	}
+	r := rand.New(rand.NewPCG(43, 44))
+	for _, d := range []int{16, 32, 64, 80, 128, 256} {
+		for _, amp := range []float64{1e-37, 1e-31, 1e-3, 1, 1e30} {
+			for _, shape := range []string{"gauss", "zero", "lone value", "outlier"} {
+				name := fmt.Sprintf("d=%d/amp=%g/%s", d, amp, shape)
+				q := gaussRow(r, d, amp)
+				switch shape {
+				case "zero":
+					clear(q)
+				case "lone value":
+					clear(q)
+					q[r.IntN(d)] = float32(-amp)
+				case "outlier":
+					q[r.IntN(d)] *= 1000
+				}
+				want := make([]int16, d)
+				wantD := quantQueryI16Go(want, q)
+				got := make([]int16, d+4) // codes, D (two int16s), guards
+				got[d+2], got[d+3] = 99, 99
+				quantQueryI16(unsafe.Pointer(&got[0]), unsafe.Pointer(&q[0]), d)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("%s: code %d = %d, want %d", name, i, got[i], want[i])
+					}
+				}
+				if gotD := *(*float32)(unsafe.Pointer(&got[d])); !sameBits(gotD, wantD) {
+					t.Fatalf("%s: D = %v, want %v", name, gotD, wantD)
+				}
+				if got[d+2] != 99 || got[d+3] != 99 {
+					t.Fatalf("%s: written past D", name)
+				}
+				rt := roundTripI16(q, d)
+				half := float64(wantD) / 2
+				if wantD == 0 {
+					half = 0x1p-111 // below 2^-110 a query is taken as zero
+				}
+				for c := range q {
+					// D/2, plus float32 rounding of q·inv and D·q̂ (up to 32767·D).
+					if e := math.Abs(float64(q[c]) - float64(rt[c])); e > half+math.Abs(float64(q[c]))*0x1p-22 {
+						t.Fatalf("%s: value %d = %v round-trips to %v, off by more than D/2 = %v", name, c, q[c], rt[c], half)
+					}
+				}
+			}
+		}
+	}
+}
