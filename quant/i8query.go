@@ -46,15 +46,19 @@ func quantQueryI8Go(q8 []int8, qf, q []float32, np, gs, bits int) {
 
 // i8Scale returns a group's d = max|q| / 127 and 1/d as 127/max|q|; both 0 when
 // max|q| is below 2^-120, where 127/max|q| could overflow: the group is taken as zero.
-func i8Scale(g []float32) (d, inv float32) {
+func i8Scale(g []float32) (d, inv float32) { return intScale(g, 127, 0x1p-120) }
+
+// intScale returns d = max|q| / levels over q and 1/d as levels/max|q|, or 0, 0 when
+// max|q| is below tiny.
+func intScale(q []float32, levels, tiny float32) (d, inv float32) {
 	var m float32
-	for _, x := range g {
+	for _, x := range q {
 		m = max(m, math.Float32frombits(math.Float32bits(x)&0x7fffffff))
 	}
-	if m < 0x1p-120 {
+	if m < tiny {
 		return 0, 0
 	}
-	return m / 127, 127 / m
+	return m / levels, levels / m
 }
 
 // i8Code returns round(x·inv), to nearest even: x's int8 code.
@@ -71,12 +75,16 @@ func i8Pos(bits, i int) int {
 }
 
 // roundTripI8 returns the int8 round trip d_k·q̂ of q, groups of gs values.
-func roundTripI8(q []float32, gs int) []float32 {
+func roundTripI8(q []float32, gs int) []float32 { return roundTrip(q, gs, i8Scale, i8Code) }
+
+// roundTrip returns scale·code of every value of q, the scale and reciprocal of each
+// group of gs values from scale, codes from code.
+func roundTrip[C int8 | int16](q []float32, gs int, scale func([]float32) (d, inv float32), code func(x, inv float32) C) []float32 {
 	out := make([]float32, len(q))
 	for k := 0; k < len(q); k += gs {
-		d, inv := i8Scale(q[k : k+gs])
+		d, inv := scale(q[k : k+gs])
 		for c := k; c < k+gs; c++ {
-			out[c] = d * float32(i8Code(q[c], inv))
+			out[c] = d * float32(code(q[c], inv))
 		}
 	}
 	return out
@@ -96,28 +104,10 @@ func quantQueryI16Go(q16 []int16, q []float32) float32 {
 // i16Scale returns a query's D = max|q| / 32767 and 1/D as 32767/max|q|; both 0 when
 // max|q| is below 2^-110, where 32767/max|q| could overflow: the query is taken as
 // zero.
-func i16Scale(q []float32) (d, inv float32) {
-	var m float32
-	for _, x := range q {
-		m = max(m, math.Float32frombits(math.Float32bits(x)&0x7fffffff))
-	}
-	if m < 0x1p-110 {
-		return 0, 0
-	}
-	return m / 32767, 32767 / m
-}
+func i16Scale(q []float32) (d, inv float32) { return intScale(q, 32767, 0x1p-110) }
 
 // i16Code returns round(x·inv), to nearest even: x's int16 code.
 func i16Code(x, inv float32) int16 { return int16(math.RoundToEven(float64(x * inv))) }
 
 // roundTripI16 returns the int16 round trip D·q̂ of q, queries of d values.
-func roundTripI16(q []float32, d int) []float32 {
-	out := make([]float32, len(q))
-	for k := 0; k < len(q); k += d {
-		s, inv := i16Scale(q[k : k+d])
-		for c := k; c < k+d; c++ {
-			out[c] = s * float32(i16Code(q[c], inv))
-		}
-	}
-	return out
-}
+func roundTripI16(q []float32, d int) []float32 { return roundTrip(q, d, i16Scale, i16Code) }

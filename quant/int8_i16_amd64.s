@@ -4,6 +4,16 @@
 
 // Integer scores of Int8 rows against int16 queries (int8_i16_amd64.go).
 
+// SUMS4 leaves in X0 the four int32 sums of the lanes of Y0..Y3 (lane r: Yr's),
+// converted to float32.
+#define SUMS4 \
+	VPHADDD      Y1, Y0, Y0 \
+	VPHADDD      Y3, Y2, Y2 \
+	VPHADDD      Y2, Y0, Y0 \
+	VEXTRACTI128 $1, Y0, X1 \
+	VPADDD       X1, X0, X0 \
+	VCVTDQ2PS    X0, X0
+
 // func dotInt8R4I16(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
 // The r4Kernel of Int8 rows (f16 scale, then d int8 codes, d a multiple of 16)
 // against an int16 query: q holds d int16 codes, then the query's float32 scale D at
@@ -51,12 +61,7 @@ jloop:
 	CMPQ      AX, R14
 	JB        jloop
 
-	VPHADDD      Y1, Y0, Y0
-	VPHADDD      Y3, Y2, Y2
-	VPHADDD      Y2, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD       X1, X0, X0
-	VCVTDQ2PS    X0, X0
+	SUMS4
 
 	// The four rows' scales, lane r from row r.
 	VPXOR     X1, X1, X1
@@ -194,12 +199,7 @@ kloop:
 	CMPQ      AX, R14
 	JB        kloop
 
-	VPHADDD      Y1, Y0, Y0
-	VPHADDD      Y3, Y2, Y2
-	VPHADDD      Y2, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD       X1, X0, X0
-	VCVTDQ2PS    X0, X0
+	SUMS4
 	MOVWLZX      (R8), AX
 	VMOVD        AX, X1
 	VCVTPH2PS    X1, X1
