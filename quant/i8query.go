@@ -49,16 +49,18 @@ func quantQueryI8Go(q8 []int8, qf, q []float32, np, gs, bits int) {
 func i8Scale(g []float32) (d, inv float32) { return intScale(g, 127, 0x1p-120) }
 
 // intScale returns d = max|q| / levels over q and 1/d as levels/max|q|, or 0, 0 when
-// max|q| is below tiny.
+// max|q| is below tiny; d is NaN when a value is NaN or infinite (plus Σ q·0, as the
+// assembly computes it), so that the scores are NaN as the float kernels' would be.
 func intScale(q []float32, levels, tiny float32) (d, inv float32) {
-	var m float32
+	var m, z float32
 	for _, x := range q {
 		m = max(m, math.Float32frombits(math.Float32bits(x)&0x7fffffff))
+		z += x * 0
 	}
 	if m < tiny {
-		return 0, 0
+		return 0 + z, 0
 	}
-	return m / levels, levels / m
+	return m/levels + z, levels / m
 }
 
 // i8Code returns round(x·inv), to nearest even: x's int8 code.

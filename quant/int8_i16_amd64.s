@@ -85,26 +85,32 @@ jdone:
 // func quantQueryI16(dst, q unsafe.Pointer, d int)
 // dst gets d int16 codes round(q·inv) (to nearest even, VCVTPS2DQ), then the float32
 // D = m/32767 at dst + 2d, where m = max|q| and inv = 32767/m; for m below 2^-110 the
-// codes and D are 0. d is a multiple of 16.
+// codes and D are 0. A NaN or infinite value makes D NaN. d is a multiple of 16.
 TEXT ·quantQueryI16(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ q+8(FP), SI
 	MOVQ d+16(FP), CX
 
-	// m = max|q|: the sign bit cleared, then VMAXPS over the lanes.
+	// m = max|q|: the sign bit cleared, then VMAXPS over the lanes; Y8 = Σ q·0: ±0,
+	// or NaN where a value is NaN or infinite (VMAXPS drops NaNs; D takes it, so the
+	// scores are NaN as the float kernels' would be).
 	VPCMPEQD Y6, Y6, Y6
 	VPSRLD   $1, Y6, Y6
 	VXORPS   Y0, Y0, Y0
+	VXORPS   Y8, Y8, Y8
+	VXORPS   Y9, Y9, Y9
 	XORQ     AX, AX
 
 qmax:
-	VANDPS (SI)(AX*4), Y6, Y1
-	VMAXPS Y1, Y0, Y0
-	VANDPS 32(SI)(AX*4), Y6, Y1
-	VMAXPS Y1, Y0, Y0
-	ADDQ   $16, AX
-	CMPQ   AX, CX
-	JB     qmax
+	VANDPS      (SI)(AX*4), Y6, Y1
+	VMAXPS      Y1, Y0, Y0
+	VANDPS      32(SI)(AX*4), Y6, Y1
+	VMAXPS      Y1, Y0, Y0
+	VFMADD231PS (SI)(AX*4), Y9, Y8
+	VFMADD231PS 32(SI)(AX*4), Y9, Y8
+	ADDQ        $16, AX
+	CMPQ        AX, CX
+	JB          qmax
 
 	VEXTRACTF128 $1, Y0, X1
 	VMAXPS       X1, X0, X0
@@ -112,15 +118,22 @@ qmax:
 	VMAXPS       X1, X0, X0
 	VPSHUFD      $0xb1, X0, X1
 	VMAXPS       X1, X0, X0 // m in every lane
+	VEXTRACTF128 $1, Y8, X1
+	VADDPS       X1, X8, X8
+	VPSHUFD      $0x4e, X8, X1
+	VADDPS       X1, X8, X8
+	VPSHUFD      $0xb1, X8, X1
+	VADDPS       X1, X8, X8
 
-	MOVL   $0x08800000, R8 // 2^-110
-	VMOVD  R8, X1
+	MOVL     $0x08800000, R8 // 2^-110
+	VMOVD    R8, X1
 	VUCOMISS X1, X0
-	JB     qzero
-	MOVL   $0x46fffe00, R8 // 32767
-	VMOVD  R8, X1
-	VDIVSS X1, X0, X2 // D = m/32767
-	VDIVSS X0, X1, X3 // inv = 32767/m
+	JB       qzero
+	MOVL     $0x46fffe00, R8 // 32767
+	VMOVD    R8, X1
+	VDIVSS   X1, X0, X2 // D = m/32767
+	VDIVSS   X0, X1, X3 // inv = 32767/m
+	VADDSS   X8, X2, X2 // D + Σq·0
 	VBROADCASTSS X3, Y3
 	XORQ   AX, AX
 
@@ -148,7 +161,7 @@ qclear:
 	ADDQ    $16, AX
 	CMPQ    AX, CX
 	JB      qclear
-	MOVL    $0, (DI)(CX*2)
+	VMOVSS  X8, (DI)(CX*2) // 0 + Σq·0
 	VZEROUPPER
 	RET
 

@@ -15,7 +15,8 @@ import (
 // TestQuantQueryI16 checks the assembly quantizer against quantQueryI16Go bit for bit
 // (codes, then D, nothing written past them), over query lengths, magnitudes from
 // 1e-37 (taken as zero) to 1e30, zero queries, lone values and outliers, and that
-// each value's round trip is within D/2 of it (and float rounding).
+// each value's round trip is within D/2 of it (and float rounding); a NaN or infinite
+// value makes D NaN in both.
 func TestQuantQueryI16(t *testing.T) {
 	if !cpufeat.AVX2FMA {
 		t.Skip("no AVX2: the assembly does not run")
@@ -23,7 +24,7 @@ func TestQuantQueryI16(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
 	for _, d := range []int{16, 32, 64, 80, 128, 256} {
 		for _, amp := range []float64{1e-37, 1e-31, 1e-3, 1, 1e30} {
-			for _, shape := range []string{"gauss", "zero", "lone value", "outlier"} {
+			for _, shape := range []string{"gauss", "zero", "lone value", "outlier", "nan", "inf"} {
 				name := fmt.Sprintf("d=%d/amp=%g/%s", d, amp, shape)
 				q := gaussRow(r, d, amp)
 				switch shape {
@@ -34,18 +35,30 @@ func TestQuantQueryI16(t *testing.T) {
 					q[r.IntN(d)] = float32(-amp)
 				case "outlier":
 					q[r.IntN(d)] *= 1000
+				case "nan":
+					q[r.IntN(d)] = float32(math.NaN())
+				case "inf":
+					q[r.IntN(d)] = float32(math.Inf(-1))
 				}
 				want := make([]int16, d)
 				wantD := quantQueryI16Go(want, q)
 				got := make([]int16, d+4) // codes, D (two int16s), guards
 				got[d+2], got[d+3] = 99, 99
 				quantQueryI16(unsafe.Pointer(&got[0]), unsafe.Pointer(&q[0]), d)
+				gotD := *(*float32)(unsafe.Pointer(&got[d]))
+				if shape == "nan" || shape == "inf" {
+					// The codes are unspecified; D is NaN, so every score is.
+					if !math.IsNaN(float64(gotD)) || !math.IsNaN(float64(wantD)) {
+						t.Fatalf("%s: D = %v (Go twin %v), want NaN", name, gotD, wantD)
+					}
+					continue
+				}
 				for i := range want {
 					if got[i] != want[i] {
 						t.Fatalf("%s: code %d = %d, want %d", name, i, got[i], want[i])
 					}
 				}
-				if gotD := *(*float32)(unsafe.Pointer(&got[d])); !sameBits(gotD, wantD) {
+				if !sameBits(gotD, wantD) {
 					t.Fatalf("%s: D = %v, want %v", name, gotD, wantD)
 				}
 				if got[d+2] != 99 || got[d+3] != 99 {

@@ -265,34 +265,50 @@ TEXT ·quantQueryI8(SB), NOSPLIT, $0-64
 	VMOVDQU      shuf4<>(SB), Y13
 	VMOVDQU      perm4<>(SB), Y11
 	CMPQ         bits+40(FP), $4
-	JE           qgroup
+	JE           qstart
 	VMOVDQU      shuf2<>(SB), Y13
 	VMOVDQU      packord<>(SB), Y11
 
+qstart:
+	VXORPS Y9, Y9, Y9
+
 qgroup:
-	// m = max|q| over the group
+	// m = max|q| over the group, and Y8 = Σ q·0: ±0, or NaN where a value is NaN
+	// or infinite (VMAXPS drops NaNs; d_k takes it, so the group's scores are NaN
+	// as the float kernels' would be).
 	VXORPS Y0, Y0, Y0
+	VXORPS Y8, Y8, Y8
 	MOVQ   SI, R9
 	MOVQ   BX, DX
 
 qmax:
-	VANDPS (R9), Y15, Y1
-	VMAXPS Y1, Y0, Y0
-	VANDPS 32(R9), Y15, Y1
-	VMAXPS Y1, Y0, Y0
-	VANDPS 64(R9), Y15, Y1
-	VMAXPS Y1, Y0, Y0
-	VANDPS 96(R9), Y15, Y1
-	VMAXPS Y1, Y0, Y0
-	ADDQ   $128, R9
-	DECQ   DX
-	JNZ    qmax
+	VANDPS      (R9), Y15, Y1
+	VMAXPS      Y1, Y0, Y0
+	VANDPS      32(R9), Y15, Y1
+	VMAXPS      Y1, Y0, Y0
+	VANDPS      64(R9), Y15, Y1
+	VMAXPS      Y1, Y0, Y0
+	VANDPS      96(R9), Y15, Y1
+	VMAXPS      Y1, Y0, Y0
+	VFMADD231PS (R9), Y9, Y8
+	VFMADD231PS 32(R9), Y9, Y8
+	VFMADD231PS 64(R9), Y9, Y8
+	VFMADD231PS 96(R9), Y9, Y8
+	ADDQ        $128, R9
+	DECQ        DX
+	JNZ         qmax
 	VEXTRACTF128 $1, Y0, X1
 	VMAXPS       X1, X0, X0
 	VPERMILPS    $0x4e, X0, X1
 	VMAXPS       X1, X0, X0
 	VPERMILPS    $0xb1, X0, X1
 	VMAXPS       X1, X0, X0
+	VEXTRACTF128 $1, Y8, X1
+	VADDPS       X1, X8, X8
+	VPERMILPS    $0x4e, X8, X1
+	VADDPS       X1, X8, X8
+	VPERMILPS    $0xb1, X8, X1
+	VADDPS       X1, X8, X8
 	// d = m/127, inv = 127/m; both 0 below 2^-120 (where 127/m could overflow)
 	VXORPS       X2, X2, X2
 	VXORPS       X3, X3, X3
@@ -303,6 +319,7 @@ qmax:
 	VDIVSS       X0, X1, X3
 
 qzero:
+	VADDSS       X8, X2, X2 // d + Σq·0: NaN for a NaN or infinite value
 	VMOVSS       X2, (R8)
 	VBROADCASTSS X3, Y3
 	VPXOR        Y12, Y12, Y12 // Σq̂

@@ -252,3 +252,42 @@ func TestMultiKernelsOddWidths(t *testing.T) {
 		}
 	}
 }
+
+// TestDotRowsNonFiniteQuery: a query with a NaN value scores NaN against every row,
+// and one with an infinite value scores no finite value, with every kernel set and
+// codec (the integer kernels quantize queries, which must not turn either into finite
+// scores); the other queries of the call are unaffected.
+func TestDotRowsNonFiniteQuery(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(27, 28))
+		const d, n = 64, 9
+		for _, c := range allRowCodecs() {
+			rb := c.RowBytes(d)
+			src := make([]byte, n*rb)
+			for i := range n {
+				c.Encode(src[i*rb:][:rb], gaussRow(r, d, 1))
+			}
+			for _, g := range []int{1, 4} {
+				for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1))} {
+					q := gaussRow(r, g*d, 1)
+					q[17] = bad // query 0
+					scores := make([]float32, g*n)
+					DotRows(c, scores, n, q, g, src, rb, n, make([]float32, ScratchFloats(d)))
+					for j := range g {
+						for i := range n {
+							s := float64(scores[j*n+i])
+							switch {
+							case j == 0 && math.IsNaN(float64(bad)) && !math.IsNaN(s):
+								t.Fatalf("%s g=%d: NaN query scores %v against row %d", c.Name(), g, s, i)
+							case j == 0 && !math.IsNaN(s) && !math.IsInf(s, 0):
+								t.Fatalf("%s g=%d: infinite query scores %v against row %d", c.Name(), g, s, i)
+							case j > 0 && (math.IsNaN(s) || math.IsInf(s, 0)):
+								t.Fatalf("%s g=%d: query %d scores %v against row %d", c.Name(), g, j, s, i)
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
