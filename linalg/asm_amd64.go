@@ -5,8 +5,9 @@ package linalg
 import "kvq/internal/cpufeat"
 
 // Without GOEXPERIMENT=simd, amd64 builds still use the assembly kernels (F32 dots, SiLU,
-// Q8_0 products and F16C conversions), which need no archsimd: the scalar set with those
-// kernels in place. With the experiment, simd_amd64.go provides the full AVX2 set instead.
+// the quantization of activations, Q8_0 products and F16C conversions), which need no
+// archsimd: the scalar set with those kernels in place. With the experiment,
+// simd_amd64.go provides the full AVX2 set instead (with the same assembly kernels).
 
 func detectSIMD() *kernelSet {
 	if !cpufeat.AVX2FMA {
@@ -14,7 +15,7 @@ func detectSIMD() *kernelSet {
 	}
 	k := *scalarKernels
 	k.name = "avx2-asm"
-	k.dotF32, k.dotF32T, k.siluMul = dotF32FMA, dotF32TAsm, siluMulAsm
+	k.dotF32, k.dotF32T, k.siluMul, k.quantQ8 = dotF32FMA, dotF32TAsm, siluMulAsm, quantQ8Asm
 	if cpufeat.F16C {
 		k.dotF16, k.widenF16 = dotF16F16C, widenF16F16C
 		k.dotQ8, k.dotQ8Rows, k.dotQ8x4, k.dotQ8Prefetches = dotQ8F16C, dotQ8RowsF16C, dotQ8x4F16C, true

@@ -35,7 +35,7 @@ func detectSIMD() *kernelSet {
 		dotQ4x4:   dotQ4x4AVX2,
 		axpy:      axpyAVX2,
 		siluMul:   siluMulAsm,
-		quantQ8:   quantQ8AVX2,
+		quantQ8:   quantQ8Asm,
 	}
 	setTileKernels(k)
 	if cpufeat.F16C {
@@ -348,8 +348,6 @@ func dotQ4AVX2(w []byte, xq []int8, xd []float32) float32 {
 	return hsum(s0)
 }
 
-const maxFinite32 = 0x1.fffffep127
-
 // Q4_K scale unpacking masks (see q4KScaleWords).
 const q4KMask1, q4KMask2, q4KMask3 = 0x3f3f3f3f, 0x0f0f0f0f, 0x03030303
 
@@ -467,62 +465,6 @@ func dotQ6KAVX2(w []byte, xq []int8, xd []float32) float32 {
 		}
 	}
 	return hsum(acc)
-}
-
-// quantQ8AVX2 is quantQ8Scalar: block maximum, scaling and round-to-even in registers
-// (the same float32 operations, so the same codes), narrowing to int8 in scalar code.
-func quantQ8AVX2(xq []int8, xd []float32, x []float32) {
-	x = x[:len(xd)*blockElems]
-	xq = xq[:len(xd)*blockElems]
-	absMask := archsimd.BroadcastUint32x8(0x7fffffff)
-	lim := archsimd.BroadcastInt32x8(127)
-	nlim := archsimd.BroadcastInt32x8(-127)
-	var zero archsimd.Float32x8
-	var m [8]float32
-	var q32 [32]int32
-	for b := range xd {
-		v := (*[32]float32)(x[b*blockElems : (b+1)*blockElems])
-		v0 := archsimd.LoadFloat32x8((*[8]float32)(v[0:8]))
-		v1 := archsimd.LoadFloat32x8((*[8]float32)(v[8:16]))
-		v2 := archsimd.LoadFloat32x8((*[8]float32)(v[16:24]))
-		v3 := archsimd.LoadFloat32x8((*[8]float32)(v[24:32]))
-		a := v0.AsUint32x8().And(absMask).AsFloat32x8().Max(v1.AsUint32x8().And(absMask).AsFloat32x8())
-		a = a.Max(v2.AsUint32x8().And(absMask).AsFloat32x8().Max(v3.AsUint32x8().And(absMask).AsFloat32x8()))
-		// poison is 0 in every lane when all values (and their sum) are finite, NaN otherwise.
-		poison := v0.Add(v1).Add(v2.Add(v3)).Mul(zero)
-		a.Add(poison).Store(&m)
-		archsimd.ClearAVXUpperBits()
-		var amax float32
-		finite := true
-		for _, f := range m {
-			if f > amax {
-				amax = f
-			} else if f != f {
-				finite = false
-			}
-		}
-		d := amax / 127
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
-		if !finite || amax > maxFinite32 || id > 1<<100 {
-			// NaN, infinity or a subnormal scale: the scalar twin defines the result.
-			quantQ8Scalar(xq[b*blockElems:(b+1)*blockElems], xd[b:b+1], v[:])
-			continue
-		}
-		xd[b] = d
-		iv := archsimd.BroadcastFloat32x8(id)
-		v0.Mul(iv).RoundToEven().ConvertToInt32().Min(lim).Max(nlim).Store((*[8]int32)(q32[0:8]))
-		v1.Mul(iv).RoundToEven().ConvertToInt32().Min(lim).Max(nlim).Store((*[8]int32)(q32[8:16]))
-		v2.Mul(iv).RoundToEven().ConvertToInt32().Min(lim).Max(nlim).Store((*[8]int32)(q32[16:24]))
-		v3.Mul(iv).RoundToEven().ConvertToInt32().Min(lim).Max(nlim).Store((*[8]int32)(q32[24:32]))
-		archsimd.ClearAVXUpperBits()
-		q := (*[32]int8)(xq[b*blockElems : (b+1)*blockElems])
-		for j := range q {
-			q[j] = int8(q32[j])
-		}
-	}
 }
 
 // dotF16Tail finishes dotF16F16C's last values.
