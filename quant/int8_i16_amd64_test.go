@@ -14,9 +14,9 @@ import (
 
 // TestQuantQueryI16 checks the assembly quantizer against quantQueryI16Go bit for bit
 // (codes, then D, nothing written past them), over query lengths, magnitudes from
-// 1e-37 (taken as zero) to 1e30, zero queries, lone values and outliers, and that
-// each value's round trip is within D/2 of it (and float rounding); a NaN or infinite
-// value makes D NaN in both.
+// 1e-37 (taken as zero) to 1e30, zero queries, lone values, outliers and queries
+// below zero, and that each value's round trip is within D/2 of it (and float
+// rounding); a NaN or infinite value makes D NaN in both.
 func TestQuantQueryI16(t *testing.T) {
 	if !cpufeat.AVX2FMA {
 		t.Skip("no AVX2: the assembly does not run")
@@ -24,7 +24,7 @@ func TestQuantQueryI16(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
 	for _, d := range []int{16, 32, 64, 80, 128, 256} {
 		for _, amp := range []float64{1e-37, 1e-31, 1e-3, 1, 1e30} {
-			for _, shape := range []string{"gauss", "zero", "lone value", "outlier", "nan", "inf"} {
+			for _, shape := range []string{"gauss", "zero", "lone value", "outlier", "negative", "nan", "inf"} {
 				name := fmt.Sprintf("d=%d/amp=%g/%s", d, amp, shape)
 				q := gaussRow(r, d, amp)
 				switch shape {
@@ -35,6 +35,10 @@ func TestQuantQueryI16(t *testing.T) {
 					q[r.IntN(d)] = float32(-amp)
 				case "outlier":
 					q[r.IntN(d)] *= 1000
+				case "negative": // all values below zero
+					for i := range q {
+						q[i] = -float32(math.Abs(float64(q[i])))
+					}
 				case "nan":
 					q[r.IntN(d)] = float32(math.NaN())
 				case "inf":
