@@ -29,7 +29,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 	if d%16 != 0 {
 		return false
 	}
-	switch c.(type) {
+	switch c := c.(type) {
 	case F32:
 		return false
 	case BF16:
@@ -39,21 +39,17 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 		if !haveF16C {
 			return dotInt8RowsNoF16C(scores, ld, q, g, src, stride, n, d)
 		}
-	}
-	if !haveF16C {
-		return false
-	}
-	switch c := c.(type) {
-	case F16:
-		dotRowsFused(dotF16Q4, dotF16R4, scores, ld, q, g, src, stride, n, d)
-	case Int8:
 		return i16Rows(c, d) && dotInt8RowsI16(scores, ld, q, g, src, stride, n, d, tmp)
+	case F16:
+		if !haveF16C {
+			return false
+		}
+		dotRowsFused(dotF16Q4, dotF16R4, scores, ld, q, g, src, stride, n, d)
+		return true
 	case FP8:
-		return dotFP8Rows(c, scores, ld, q, g, src, stride, n, d)
-	default:
-		return fusedDotRowsLossy(c, scores, ld, q, g, src, stride, n, d, tmp)
+		return haveF16C && dotFP8Rows(c, scores, ld, q, g, src, stride, n, d)
 	}
-	return true
+	return fusedDotRowsLossy(c, scores, ld, q, g, src, stride, n, d, tmp) // F16C checked there
 }
 
 // fusedAddRows is the addRows kernel of both amd64 sets, as fusedDotRows.
@@ -65,7 +61,7 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 	if d%16 != 0 {
 		return false
 	}
-	switch c.(type) {
+	switch c := c.(type) {
 	case F32:
 		return false
 	case BF16:
@@ -75,21 +71,17 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 		if !haveF16C {
 			return addInt8RowsNoF16C(acc, w, ld, g, src, stride, n, d, tmp)
 		}
-	}
-	if !haveF16C {
-		return false
-	}
-	switch c := c.(type) {
-	case F16:
-		addRowsFused(addF16Q4F16C, addF16Q1x64, addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
-	case Int8:
 		return addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp)
+	case F16:
+		if !haveF16C {
+			return false
+		}
+		addRowsFused(addF16Q4F16C, addF16Q1x64, addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
+		return true
 	case FP8:
-		return addFP8Rows(c, acc, w, ld, g, src, stride, n, d, tmp)
-	default:
-		return fusedAddRowsLossy(c, acc, w, ld, g, src, stride, n, d, tmp)
+		return haveF16C && addFP8Rows(c, acc, w, ld, g, src, stride, n, d, tmp)
 	}
-	return true
+	return fusedAddRowsLossy(c, acc, w, ld, g, src, stride, n, d, tmp) // F16C checked there
 }
 
 // bytesAsF32 views the first 4·n bytes of b as n float32s (F32 rows are
