@@ -10,7 +10,9 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"sync"
+	"text/tabwriter"
 	"time"
 
 	"kvq/eval"
@@ -24,7 +26,8 @@ func init() {
 	registerBench("decode", "fill the cache to N tokens, then time decode (tok/s) and report memory", runBenchDecode)
 }
 
-// decodeResult is the JSON contract of `kvq bench decode --json`.
+// decodeResult is the JSON contract of `kvq bench decode --json`: one object, or
+// an array of them in cache order when several caches are compared.
 type decodeResult struct {
 	Model          string  `json:"model"`
 	Cache          string  `json:"cache"`
@@ -32,42 +35,72 @@ type decodeResult struct {
 	Threads        int     `json:"threads"`
 	Kernels        string  `json:"kernels"`
 	DecodeTokens   int     `json:"decode_tokens"`
-	DecodeTokPerS  float64 `json:"decode_tok_per_s"`
+	DecodeTokPerS  float64 `json:"decode_tok_per_s"` // median of the rounds
 	PrefillTokPerS float64 `json:"prefill_tok_per_s"`
 	KVBytes        int64   `json:"kv_bytes"`
 	WeightBytes    int64   `json:"weight_bytes"`
-	RSSBytes       int64   `json:"rss_bytes"`
+	// RSSBytes is the process's peak; it holds every compared cache.
+	RSSBytes int64 `json:"rss_bytes"`
 	// Where resident memory is at the end of the run (KV at its largest): Go heap
 	// objects (the KV blocks included), and the resident anonymous and file-backed
 	// pages (the mapped weights and the binary are file-backed). 0 where unknown.
 	HeapBytes    int64 `json:"heap_bytes"`
 	RSSAnonBytes int64 `json:"rss_anon_bytes"`
 	RSSFileBytes int64 `json:"rss_file_bytes"`
+	// Rounds: decode tok/s of each round (--gen steps each). VsFirst: the median over
+	// rounds of this cache's tok/s over the first cache's in the same round.
+	Rounds  []float64 `json:"decode_tok_per_s_rounds"`
+	VsFirst float64   `json:"decode_vs_first"`
+}
+
+// decodeRun is one compared cache: its store, sequence and timings.
+type decodeRun struct {
+	spec    string
+	cfg     kv.Config
+	c       *kv.Store
+	seq     kv.SeqID
+	next    int32         // the token the next decode step feeds
+	prefill time.Duration // total of its prefill chunks
+	rounds  []float64     // decode tok/s per round
 }
 
 func runBenchDecode(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench decode", "[--model F] [--cache SPEC] [--ctx N] [--gen N] [--chunk N] [--pass N] [--threads T] [--json F]", stderr)
+	fs := newFlags("bench decode", "[--model F] [--cache SPEC]... [--ctx N] [--gen N] [--rounds R] [--chunk N] [--pass N] [--threads T] [--json F]", stderr)
 	modelPath := fs.String("model", "", "GGUF model file (default: built-in stories260K)")
-	spec := fs.String("cache", "f16", "KV cache spec")
+	var specs listFlag
+	fs.Var(&specs, "cache", "KV cache spec (default f16); repeat it to compare caches in one run, interleaved")
 	layers := fs.String("cache-layers", "", "per-layer cache overrides, e.g. 0,-1=f16")
 	ctx := fs.Int("ctx", 512, "tokens in the cache before decode is timed (may exceed the trained context: speed only)")
-	gen := fs.Int("gen", 32, "decode steps timed")
+	gen := fs.Int("gen", 32, "decode steps timed per round")
+	rounds := fs.Int("rounds", 0, "rounds of --gen decode steps per cache, the caches taking turns (0: 1 with one cache, 5 with several)")
 	chunk := fs.Int("chunk", 512, "prefill chunk, tokens per forward step while filling")
 	pass := fs.Int("pass", 0, "most tokens a forward step runs through the layers at once (model PassTokens; 0: the model's default)")
 	threads := fs.Int("threads", 0, "threads for matrix products and attention (default: all CPUs)")
 	seed := fs.Uint64("seed", 1, "seed of the random prompt tokens")
 	jsonPath := fs.String("json", "", "also write the result as JSON to this file")
-	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed decode steps to this file")
-	tracePath := fs.String("trace", "", "write a runtime execution trace of the timed decode steps to this file (go tool trace: where threads wait between parallel loops)")
+	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed decode steps to this file (one cache)")
+	tracePath := fs.String("trace", "", "write a runtime execution trace of the timed decode steps to this file (one cache; go tool trace: where threads wait between parallel loops)")
 	memProfile := fs.String("memprofile", "", "write a pprof heap profile to this file after the timed decode steps (the cache at its largest)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if len(specs) == 0 {
+		specs = listFlag{"f16"}
+	}
+	if *rounds == 0 {
+		*rounds = 1
+		if len(specs) > 1 {
+			*rounds = 5
+		}
+	}
+	if *ctx < 1 || *gen < 1 || *chunk < 1 || *pass < 0 || *rounds < 1 {
+		return fmt.Errorf("--ctx, --gen, --chunk and --rounds must be ≥ 1, --pass ≥ 0")
+	}
+	if len(specs) > 1 && (*cpuProfile != "" || *tracePath != "") {
+		return fmt.Errorf("--cpuprofile and --trace record one cache: give one --cache (got %d)", len(specs))
+	}
 	if *memProfile != "" {
 		runtime.MemProfileRate = 4096 // sites of small per-step garbage too, not only of large buffers
-	}
-	if *ctx < 1 || *gen < 1 || *chunk < 1 || *pass < 0 {
-		return fmt.Errorf("--ctx, --gen and --chunk must be ≥ 1, --pass ≥ 0")
 	}
 	if *threads > 0 {
 		if err := linalg.SetThreads(*threads); err != nil {
@@ -80,18 +113,22 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	}
 	defer m.Close()
 	m.PassTokens = *pass
-	cfg, err := m.CacheConfig(*spec, *layers)
-	if err != nil {
-		return err
-	}
-	cfg.AttnWorkers = linalg.Threads()
-	c, err := kv.New(cfg)
-	if err != nil {
-		return err
-	}
-	seq, err := c.NewSeq()
-	if err != nil {
-		return err
+	runs := make([]*decodeRun, len(specs))
+	for i, spec := range specs {
+		cfg, err := m.CacheConfig(spec, *layers)
+		if err != nil {
+			return err
+		}
+		cfg.AttnWorkers = linalg.Threads()
+		c, err := kv.New(cfg)
+		if err != nil {
+			return fmt.Errorf("cache %s: %w", spec, err)
+		}
+		seq, err := c.NewSeq()
+		if err != nil {
+			return fmt.Errorf("cache %s: %w", spec, err)
+		}
+		runs[i] = &decodeRun{spec: spec, cfg: cfg, c: c, seq: seq}
 	}
 	rng := rand.New(rand.NewPCG(*seed, 0))
 	toks := make([]int32, *ctx)
@@ -99,18 +136,22 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	for i := 1; i < len(toks); i++ {
 		toks[i] = int32(rng.IntN(m.Vocab))
 	}
+	// Prefill chunk by chunk, the caches taking turns, so that they meet the same
+	// machine (this VM's speed drifts by tens of percent within a minute).
 	bar := newProgress(stderr, "prefill")
-	t0 := time.Now()
-	var logits [][]float32
 	for i := 0; i < len(toks); i += *chunk {
-		if logits, err = m.Forward(c, []model.Span{{Seq: seq, Tokens: toks[i:min(i+*chunk, len(toks))]}}); err != nil {
-			return err
+		for _, r := range runs {
+			t0 := time.Now()
+			logits, err := m.Forward(r.c, []model.Span{{Seq: r.seq, Tokens: toks[i:min(i+*chunk, len(toks))]}})
+			if err != nil {
+				return fmt.Errorf("cache %s: %w", r.spec, err)
+			}
+			r.prefill += time.Since(t0)
+			r.next = model.Argmax(logits[0])
 		}
 		bar.update(min(i+*chunk, len(toks)), len(toks))
 	}
 	bar.done()
-	prefill := time.Since(t0)
-	next := model.Argmax(logits[0])
 	stopProfile, err := startCPUProfile(*cpuProfile)
 	if err != nil {
 		return err
@@ -121,45 +162,102 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopTrace()
-	t0 = time.Now()
-	for range *gen {
-		if logits, err = m.Forward(c, []model.Span{{Seq: seq, Tokens: []int32{next}}}); err != nil {
-			return err
+	for range *rounds {
+		for _, r := range runs {
+			t0 := time.Now()
+			for range *gen {
+				logits, err := m.Forward(r.c, []model.Span{{Seq: r.seq, Tokens: []int32{r.next}}})
+				if err != nil {
+					return fmt.Errorf("cache %s: %w", r.spec, err)
+				}
+				r.next = model.Argmax(logits[0])
+			}
+			r.rounds = append(r.rounds, float64(*gen)/time.Since(t0).Seconds())
 		}
-		next = model.Argmax(logits[0])
 	}
-	decode := time.Since(t0)
 	stopProfile()
 	stopTrace()
-	res := decodeResult{
-		Model: modelName(*modelPath), Cache: eval.CacheName(cfg), Ctx: *ctx, Threads: linalg.Threads(), Kernels: linalg.KernelName(),
-		DecodeTokens: *gen, DecodeTokPerS: float64(*gen) / decode.Seconds(), PrefillTokPerS: float64(*ctx) / prefill.Seconds(),
-		KVBytes: c.Usage().AllocBytes, WeightBytes: m.WeightBytes(), RSSBytes: procstat.PeakRSS(),
-		HeapBytes: heapObjectBytes(),
+	peak, heap := procstat.PeakRSS(), heapObjectBytes()
+	anon, file := procstat.RSS()
+	res := make([]decodeResult, len(runs))
+	for i, r := range runs {
+		ratios := make([]float64, len(r.rounds))
+		for k, v := range r.rounds {
+			ratios[k] = v / runs[0].rounds[k]
+		}
+		res[i] = decodeResult{
+			Model: modelName(*modelPath), Cache: eval.CacheName(r.cfg), Ctx: *ctx, Threads: linalg.Threads(), Kernels: linalg.KernelName(),
+			DecodeTokens: *gen * *rounds, DecodeTokPerS: median(r.rounds), PrefillTokPerS: float64(*ctx) / r.prefill.Seconds(),
+			KVBytes: r.c.Usage().AllocBytes, WeightBytes: m.WeightBytes(), RSSBytes: peak,
+			HeapBytes: heap, RSSAnonBytes: anon, RSSFileBytes: file,
+			Rounds: r.rounds, VsFirst: median(ratios),
+		}
 	}
-	res.RSSAnonBytes, res.RSSFileBytes = procstat.RSS()
 	if *memProfile != "" {
 		if err := writeHeapProfile(*memProfile); err != nil {
 			return err
 		}
-		runtime.KeepAlive(c) // the profile must see the cache, which is not used after
+		runtime.KeepAlive(runs) // the profile must see the caches, which are not used after
 	}
-	fmt.Fprintf(stdout, "model %s, cache %s, %d threads (%s kernels)\n", res.Model, res.Cache, res.Threads, res.Kernels)
-	fmt.Fprintf(stdout, "prefill %d tokens: %.1f tok/s\n", res.Ctx, res.PrefillTokPerS)
-	fmt.Fprintf(stdout, "decode %d tokens at context %d: %.1f tok/s (%.2f ms/token)\n", res.DecodeTokens, res.Ctx, res.DecodeTokPerS, 1000/res.DecodeTokPerS)
-	fmt.Fprintf(stdout, "memory: weights %s, KV %s, peak RSS %s (%.2fx weights+KV)\n", fmtBytes(res.WeightBytes), fmtBytes(res.KVBytes), fmtBytes(res.RSSBytes), float64(res.RSSBytes)/float64(res.WeightBytes+res.KVBytes))
-	if res.RSSAnonBytes+res.RSSFileBytes > 0 {
-		fmt.Fprintf(stdout, "memory at end: Go heap objects %s (KV %s, other %s), RSS anonymous %s, file-backed %s\n",
-			fmtBytes(res.HeapBytes), fmtBytes(res.KVBytes), fmtBytes(res.HeapBytes-res.KVBytes), fmtBytes(res.RSSAnonBytes), fmtBytes(res.RSSFileBytes))
+	var out any = res
+	if len(res) == 1 {
+		printDecode(stdout, res[0])
+		out = res[0]
+	} else {
+		printDecodeTable(stdout, res, *rounds, *gen)
 	}
 	if *jsonPath != "" {
-		b, err := json.MarshalIndent(res, "", "  ")
+		b, err := json.MarshalIndent(out, "", "  ")
 		if err != nil {
 			return err
 		}
 		return os.WriteFile(*jsonPath, append(b, '\n'), 0o644)
 	}
 	return nil
+}
+
+// printDecode prints the result of one cache.
+func printDecode(w io.Writer, res decodeResult) {
+	fmt.Fprintf(w, "model %s, cache %s, %d threads (%s kernels)\n", res.Model, res.Cache, res.Threads, res.Kernels)
+	fmt.Fprintf(w, "prefill %d tokens: %.1f tok/s\n", res.Ctx, res.PrefillTokPerS)
+	fmt.Fprintf(w, "decode %d tokens at context %d: %.1f tok/s (%.2f ms/token)", res.DecodeTokens, res.Ctx, res.DecodeTokPerS, 1000/res.DecodeTokPerS)
+	if len(res.Rounds) > 1 {
+		fmt.Fprintf(w, ", median of %d rounds (%.1f to %.1f)", len(res.Rounds), slices.Min(res.Rounds), slices.Max(res.Rounds))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "memory: weights %s, KV %s, peak RSS %s (%.2fx weights+KV)\n", fmtBytes(res.WeightBytes), fmtBytes(res.KVBytes), fmtBytes(res.RSSBytes), float64(res.RSSBytes)/float64(res.WeightBytes+res.KVBytes))
+	if res.RSSAnonBytes+res.RSSFileBytes > 0 {
+		fmt.Fprintf(w, "memory at end: Go heap objects %s (KV %s, other %s), RSS anonymous %s, file-backed %s\n",
+			fmtBytes(res.HeapBytes), fmtBytes(res.KVBytes), fmtBytes(res.HeapBytes-res.KVBytes), fmtBytes(res.RSSAnonBytes), fmtBytes(res.RSSFileBytes))
+	}
+}
+
+// printDecodeTable prints the comparison of several caches: decode speed as the
+// median over rounds and its range, and against the first cache as the median of
+// the per-round ratios (the rounds alternate caches, so each ratio compares runs a
+// few seconds apart).
+func printDecodeTable(w io.Writer, res []decodeResult, rounds, gen int) {
+	r0 := res[0]
+	fmt.Fprintf(w, "model %s, context %d, %d threads (%s kernels): %d rounds of %d decode steps per cache, the caches taking turns\n\n",
+		r0.Model, r0.Ctx, r0.Threads, r0.Kernels, rounds, gen)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "cache\tKV\tprefill tok/s\tdecode tok/s\tmin\tmax\tvs %s\t\n", r0.Cache)
+	for _, r := range res {
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.3fx\t\n", r.Cache, fmtBytes(r.KVBytes), r.PrefillTokPerS, r.DecodeTokPerS, slices.Min(r.Rounds), slices.Max(r.Rounds), r.VsFirst)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nmemory: weights %s, every cache above held at once, peak RSS %s\n", fmtBytes(r0.WeightBytes), fmtBytes(r0.RSSBytes))
+}
+
+// median is the middle value of xs (the mean of the two middle ones for an even
+// count); xs is not modified and must not be empty.
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // startCPUProfile starts a pprof CPU profile written to path (see record).

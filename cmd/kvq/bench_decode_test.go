@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -66,8 +67,73 @@ func TestBenchDecodeMemory(t *testing.T) {
 	}
 }
 
-func TestBenchDecodeRejectsNegativePass(t *testing.T) {
-	if code, _, errOut := run(t, "bench", "decode", "--pass", "-1"); code == 0 || !strings.Contains(errOut, "--pass") {
-		t.Errorf("exit %d, stderr %q", code, errOut)
+// TestBenchDecodeCompare runs two caches in one run: the JSON is an array in flag
+// order, each cache timed for every round, the first cache's ratio to itself 1, and
+// q8 holding fewer KV bytes than f16 at the same length.
+func TestBenchDecodeCompare(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "decode.json")
+	code, out, errOut := run(t, "bench", "decode", "--cache", "f16", "--cache", "q8", "--ctx", "40", "--gen", "2", "--rounds", "3",
+		"--threads", "1", "--json", js)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "vs f16") || !strings.Contains(out, "3 rounds of 2 decode steps") {
+		t.Errorf("stdout lacks the comparison table: %q", out)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []decodeResult
+	if err := json.Unmarshal(b, &rs); err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Cache != "f16" || rs[1].Cache != "q8" {
+		t.Fatalf("results %+v, want f16 then q8", rs)
+	}
+	for _, r := range rs {
+		if len(r.Rounds) != 3 || r.DecodeTokens != 6 || r.DecodeTokPerS <= 0 || r.PrefillTokPerS <= 0 {
+			t.Errorf("%s: %d rounds, %d tokens, %.1f decode and %.1f prefill tok/s; want 3 rounds of 2 tokens, speeds > 0",
+				r.Cache, len(r.Rounds), r.DecodeTokens, r.DecodeTokPerS, r.PrefillTokPerS)
+		}
+	}
+	if rs[0].VsFirst != 1 || rs[1].VsFirst <= 0 {
+		t.Errorf("ratios to the first cache %v, %v; want 1 and > 0", rs[0].VsFirst, rs[1].VsFirst)
+	}
+	if rs[1].KVBytes >= rs[0].KVBytes {
+		t.Errorf("KV bytes q8 %d, f16 %d: q8 should be smaller", rs[1].KVBytes, rs[0].KVBytes)
+	}
+}
+
+func TestBenchDecodeFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--pass", "-1"}, "--pass"},
+		{[]string{"--rounds", "-2"}, "--rounds"},
+		{[]string{"--cache", "f16", "--cache", "q8", "--cpuprofile", "x.prof"}, "one --cache"},
+		{[]string{"--cache", "f16", "--cache", "q9"}, "q9"},
+	} {
+		args := append([]string{"bench", "decode", "--ctx", "8", "--gen", "1"}, tc.args...)
+		if code, _, errOut := run(t, args...); code == 0 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want an error naming %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{3}, 3},
+		{[]float64{5, 1, 3}, 3},
+		{[]float64{4, 1, 3, 2}, 2.5},
+	} {
+		in := slices.Clone(tc.xs)
+		if got := median(tc.xs); got != tc.want || !slices.Equal(in, tc.xs) {
+			t.Errorf("median(%v) = %v (input now %v), want %v, input unchanged", in, got, tc.xs, tc.want)
+		}
 	}
 }
