@@ -27,6 +27,44 @@ func refAttendAs(kk sideKind, q []float32, keys, vals [][]float32, sh Shape) []f
 	return refAttend(q, keys, vals, sh)
 }
 
+// refAttendHist is refAttendAs over the first n tokens of h, for every key kind:
+// keys of a Channel kind are scored as the kernels score their blocks
+// (quant.ChannelScores, with the query scaled by 1/√d first, as Decode does).
+func refAttendHist(kk sideKind, q []float32, h built, n int, sh Shape) []float32 {
+	if kk.kind != Channel {
+		return refAttendAs(kk, q, h.keys[:n], h.vals[:n], sh)
+	}
+	d, group := sh.HeadDim, sh.Heads/sh.KVHeads
+	scale := float32(1 / math.Sqrt(float64(d)))
+	qs := make([]float32, len(q))
+	for i, x := range q {
+		qs[i] = x * scale
+	}
+	logit := make([][]float64, sh.Heads)
+	for i := range logit {
+		logit[i] = make([]float64, n)
+	}
+	blk := make([]float64, kk.g)
+	base := 0
+	for _, s := range h.spans {
+		k := &s.K
+		bb := k.Chan.BlockBytes(k.G, d)
+		for hq := range sh.Heads {
+			kh := hq / group
+			for i := 0; i < s.N && base+i < n; i++ {
+				pos := k.Off + i
+				if i == 0 || pos%k.G == 0 {
+					block := k.Bytes[kh*k.HeadStride+pos/k.G*k.Stride:][:bb]
+					quant.ChannelScores(k.Chan, blk, qs[hq*d:(hq+1)*d], block, k.G, d)
+				}
+				logit[hq][base+i] = blk[pos%k.G]
+			}
+		}
+		base += s.N
+	}
+	return attnref.AttendScored(func(h, t int) float64 { return logit[h][t] }, h.vals[:n], sh.Heads, sh.KVHeads, d)
+}
+
 func randVec(r *rand.Rand, n int, amp float64) []float32 {
 	x := make([]float32, n)
 	for i := range x {
@@ -198,7 +236,7 @@ func TestDecodeMatchesReference(t *testing.T) {
 					}
 					h := buildHistory(r, sh, n, 40, kk, vk)
 					q := randVec(r, sh.Heads*d, 1)
-					want := refAttendAs(kk, q, h.keys, h.vals, sh)
+					want := refAttendHist(kk, q, h, len(h.keys), sh)
 					// Workers 2 with one chunk splits the KV heads between the workers.
 					for _, opt := range []Options{{}, {ChunkTokens: 17}, {ChunkTokens: 50, Workers: 3}, {Workers: 2}} {
 						got := make([]float32, len(want))

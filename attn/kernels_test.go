@@ -94,7 +94,7 @@ func TestDecodeAutoParallel(t *testing.T) {
 		for _, n := range []int{ParallelMinTokens - 1, ParallelMinTokens, 3000} {
 			h := buildHistory(r, sh, n, 40, kk, vk)
 			q := randVec(r, sh.Heads*sh.HeadDim, 1)
-			want := refAttendAs(kk, q, h.keys, h.vals, sh)
+			want := refAttendHist(kk, q, h, len(h.keys), sh)
 			var sc Scratch
 			auto := make([]float32, len(want))
 			one := make([]float32, len(want))

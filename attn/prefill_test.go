@@ -43,7 +43,7 @@ func TestPrefillTiles(t *testing.T) {
 				view := func(i int, dst []Span) []Span { return prefixView(dst, h.spans, base+i+1) }
 				var ref []float32
 				for i := 0; i < n; i++ {
-					ref = append(ref, refAttendAs(kk, q[i*hd:(i+1)*hd], h.keys[:base+i+1], h.vals[:base+i+1], sh)...)
+					ref = append(ref, refAttendHist(kk, q[i*hd:(i+1)*hd], h, base+i+1, sh)...)
 				}
 				perQuery := make([]float32, n*hd)
 				for i := 0; i < n; i++ {

@@ -52,6 +52,7 @@ type sim struct {
 	k, v     [][]float32 // original rows, kvh·d per position
 	kq, vq   [][]float32 // rows after the compressed form's round trip
 	kiviKeys bool
+	kblocks  [][][]byte // KIVI keys: the encoded block of tokens [iG, (i+1)G) of head h at [i][h]
 }
 
 func newSim(t *testing.T, sp Spec, d, kvh int, k, v [][]float32) *sim {
@@ -89,6 +90,10 @@ func newSim(t *testing.T, sp Spec, d, kvh int, k, v [][]float32) *sim {
 			}
 			ch.Encode(buf, blk, G, d)
 			ch.Decode(out, buf, G, d)
+			if h == 0 {
+				s.kblocks = append(s.kblocks, make([][]byte, kvh))
+			}
+			s.kblocks[gs/G][h] = append([]byte(nil), buf...)
 			for i := 0; i < G; i++ {
 				copy(s.kq[gs+i][h*d:], out[i*d:(i+1)*d])
 			}
@@ -130,13 +135,34 @@ func (s *sim) view(p int) (keys, vals [][]float32, coded []bool) {
 
 // attend is the reference attention of the query q (heads·d values) at position p:
 // coded Rows keys are scored against the query the kernels use for them
-// (quant.ScoredQuery), f32 ones against q.
+// (quant.ScoredQuery), coded KIVI keys as the kernels score their blocks
+// (quant.ChannelScores, the query scaled by 1/√d first, as attention does), f32 ones
+// against q.
 func (s *sim) attend(t *testing.T, q []float32, p, heads int) []float32 {
 	keys, vals, coded := s.view(p)
-	qc := q
-	if !s.kiviKeys {
-		qc = quant.ScoredQuery(refRow(t, s.sp.K, s.d), q, s.d)
+	if s.kiviKeys {
+		d, G, group := s.d, s.sp.K.G, heads/s.kvh
+		ch := quant.Channel{Bits: s.sp.K.Type.Bits()}
+		scale := float32(1 / math.Sqrt(float64(d)))
+		qs := make([]float32, len(q))
+		for i, x := range q {
+			qs[i] = x * scale
+		}
+		blk := make([]float64, G)
+		return attnref.AttendScored(func(h, j int) float64 {
+			kh := h / group
+			if coded[j] {
+				quant.ChannelScores(ch, blk, qs[h*d:(h+1)*d], s.kblocks[j/G][kh], G, d)
+				return blk[j%G]
+			}
+			var sum float64
+			for c := range d {
+				sum += float64(q[h*d+c]) * float64(keys[j][kh*d+c])
+			}
+			return sum / math.Sqrt(float64(d))
+		}, vals, heads, s.kvh, d)
 	}
+	qc := quant.ScoredQuery(refRow(t, s.sp.K, s.d), q, s.d)
 	qFor := func(j int) []float32 {
 		if coded[j] {
 			return qc

@@ -6,10 +6,17 @@ package quant
 // algebra, with the block's scales and zeros read once for all tokens and queries:
 // q'_c = q_c·scale_c and b = Σ_c q_c·lo_c per query, then a plain dot of q' with each
 // token's codes, plus b (the AVX2 kernels unpack the codes in registers, four tokens
-// or four queries at a time, for d a multiple of 16). Other ChannelCodecs, other
-// head sizes with the SIMD kernels, or a tmp too short for the pre-scaled queries
-// (g·d + 2·d + g + 4 values) decode the tokens (DecodeBlockRows) and score them with
-// MultiDot.
+// or four queries at a time, for d a multiple of 16). With the SIMD kernels,
+// 2-bit blocks with d a multiple of 32 are scored with integers: the pre-scaled
+// queries q' are rounded to int8 per group of 32 channels (d_k = max|q'|/127, as for
+// q4 and q2 rows) and each group's codes multiplied exactly, so that a score is Σ_k
+// d_k·Σ q̂_c·code_c + b, the product with the decoded token off by at most Σ_k
+// (d_k/2)·Σ code_c (ChannelScores gives the exact figure). The zero term b keeps the
+// query itself: rounding q' there would scale its error by lo_c/scale_c, large on the
+// keys' offset channels. The queries go in batches that fit tmp (a query's scores
+// do not depend on the batch). Other ChannelCodecs, other head sizes with the SIMD
+// kernels, or a tmp too short for one pre-scaled query (3·d + 5 values) decode the
+// tokens (DecodeBlockRows) and score them with MultiDot.
 //
 // tmp is scratch of at least (i1−i0)·d values, lo and s of at least d values each. It
 // does nothing for an empty range and panics, like slice indexing, when a slice is
@@ -21,16 +28,24 @@ func DotChannelRows(c ChannelCodec, scores []float32, ld int, q []float32, g int
 	_ = scores[(g-1)*ld+i1-i0-1]
 	_ = q[g*d-1]
 	ch, ok := c.(Channel)
-	if ok && len(tmp) >= g*d+2*d+g+4 {
+	// per: the queries whose pre-scaled copies, scales and zero terms fit tmp
+	// (n·d + 2·d + n + 4 values for n queries).
+	if per := (len(tmp) - 2*d - 4) / (d + 1); ok && per >= 1 {
 		block = block[:ch.BlockBytes(t, d)]
 		if active.Load() != simdKernels || dotChannelFused == nil {
-			// No vector Channel kernels (the scalar set, or the assembly-only set of
-			// builds without GOEXPERIMENT=simd): the scalar algebra beats decoding.
+			// No vector Channel kernels (the scalar set): the scalar algebra beats
+			// decoding.
 			dotChannelScalar(ch, scores, ld, q, g, block, d, i0, i1, tmp)
 			return
 		}
-		if dotChannelFused(ch, scores, ld, q, g, block, t, d, i0, i1, tmp) {
-			return
+		for j := 0; ; j += per {
+			n := min(per, g-j)
+			if !dotChannelFused(ch, scores[j*ld:], ld, q[j*d:], n, block, t, d, i0, i1, tmp) {
+				break // a shape the kernels leave (the same for every batch: j is 0)
+			}
+			if j+n == g {
+				return
+			}
 		}
 		// Shapes the archsimd kernel leaves: its vector decoder and MultiDot beat
 		// the scalar algebra.
@@ -60,5 +75,57 @@ func dotChannelScalar(c Channel, scores []float32, ld int, q []float32, g int, b
 		for i := range out {
 			out[i] = dotPlain(qs, codes[(i0+i)*rb:][:rb], c.Bits) + b
 		}
+	}
+}
+
+// chanInt reports whether the fused kernel scores blocks of c with d channels with
+// int8 queries (nil: never); set by the platforms whose kernels do.
+var chanInt func(c Channel, d int) bool
+
+// ChannelScores sets out[i], i < t, to the score DotChannelRows gives the query q (d
+// values) against token i of the block of c (c.BlockBytes(t, d) bytes), in float64,
+// as the active kernels compute it up to their float rounding: q · the decoded token,
+// or for the blocks the active kernels score with integers (see DotChannelRows)
+// Σ_c q̃_c·code_c + Σ_c q_c·lo_c, q̃ the int8 round trip of q_c·scale_c per group of 32
+// channels. It is the reference of the conformance suites for KIVI keys, as
+// ScoredQuery is for rows.
+func ChannelScores(c ChannelCodec, out []float64, q []float32, block []byte, t, d int) {
+	ch, ok := c.(Channel)
+	channelScores(c, out, q, block, t, d, ok && chanInt != nil && active.Load() == simdKernels && chanInt(ch, d))
+}
+
+// channelScores is ChannelScores for the float kernels (integer false) or the
+// integer ones (c a Channel).
+func channelScores(c ChannelCodec, out []float64, q []float32, block []byte, t, d int, integer bool) {
+	_, _ = out[t-1], q[d-1]
+	if !integer {
+		dec := make([]float32, t*d)
+		c.Decode(dec, block, t, d)
+		for i := range t {
+			var s float64
+			for x, v := range dec[i*d : (i+1)*d] {
+				s += float64(q[x]) * float64(v)
+			}
+			out[i] = s
+		}
+		return
+	}
+	bits := c.(Channel).Bits
+	qs := make([]float32, d)
+	var b float64
+	for x := range d {
+		qs[x] = q[x] * getF16(block[4*x:])
+		b += float64(q[x]) * float64(getF16(block[4*x+2:]))
+	}
+	qr := roundTripI8(qs, 32) // NaN where q has a NaN or an infinity (intScale)
+	rb := packedBytes(d, bits)
+	codes := make([]float32, d)
+	for i := range t {
+		decodeCodes(codes, 0, 1, block[4*d+i*rb:][:rb], bits)
+		s := b
+		for x, k := range codes {
+			s += float64(qr[x]) * float64(k)
+		}
+		out[i] = s
 	}
 }

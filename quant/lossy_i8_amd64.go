@@ -35,6 +35,14 @@ func dotU4RowsI8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.
 //go:noescape
 func dotU2RowsI8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
 
+// dotU2ChanI8 is dotU2RowsI8 for the token rows of a 2-bit Channel block (32 codes per
+// group, no parameters in the rows: the channel scales are in the query, which
+// quantQueryI8 quantized from q_c·scale_c). qf holds the np pairs (d_k, unused), then
+// b: out[4b+r] = Σ_k d_k·Σ_i q̂_i·code_i + b.
+//
+//go:noescape
+func dotU2ChanI8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+
 // quantQueryI8 quantizes the np ≥ 1 groups of gs values at q (gs a multiple of 32)
 // for the integer kernels of bits-bit rows (4 or 2): q8 gets round(q/d_k) (to nearest
 // even) in the order the kernels unpack codes (i8Pos); the float32 at qf + k·fstep
@@ -111,3 +119,10 @@ func dotU4Q4I8(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, 
 //
 //go:noescape
 func dotU2Q4I8(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
+
+// dotU2Q4ChanI8 is dotU2Q4I8 for the token rows of a 2-bit Channel block (see
+// dotU2ChanI8): qf holds, per group k, the four queries' d_k (qf[8k+r]; qf[8k+4+r]
+// unused), then their b (qf[8·np+r]); out + r·ldo + 4i gets Σ_k d_k·Σ q̂·code + b_r.
+//
+//go:noescape
+func dotU2Q4ChanI8(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)

@@ -108,10 +108,10 @@ GLOBL two8<>(SB), RODATA|NOPTR, $32
 	VZEROUPPER               \
 	RET
 
-// ROWSI8 is the body of the one-query kernels (dotU4RowsI8, dotU2RowsI8): blocks of
-// four rows, each group's sums scaled by the rows' f16 scales (X8, gathered from the
-// 4 bytes before each row's codes with the zeros, X10) and d_k, plus the zero terms.
-#define ROWSI8(UNPACK) \
+// ROWSI8 is the body of the one-query kernels (dotU4RowsI8, dotU2RowsI8 with
+// SCALE = ROWSCALE and TAIL = NOTAIL; dotU2ChanI8 with CHANSCALE and CHANTAIL): blocks of four rows, each group's integer sums, converted in X4, scaled
+// into X0 by SCALE, then TAIL after the last group.
+#define ROWSI8(UNPACK, SCALE, TAIL) \
 	I8ARGS \
 inlblock: \
 	I8BLOCK \
@@ -119,6 +119,16 @@ inlgroup: \
 	I8GROUP(UNPACK) \
 	I8SUMS4 \
 	VCVTDQ2PS    X4, X4 \
+	SCALE \
+	I8NEXT \
+	JNZ          inlgroup \
+	TAIL \
+	I8END(inlblock)
+
+// ROWSCALE scales Affine rows' group sums X4 by the rows' f16 scales (X8, gathered
+// from the 4 bytes before each row's codes with the zeros, X10) and d_k, plus the
+// zero terms.
+#define ROWSCALE \
 	VMOVD        -4(R8), X8 \
 	VPINSRD      $1, -4(R9), X8, X8 \
 	VPINSRD      $2, -4(R10), X8, X8 \
@@ -131,16 +141,28 @@ inlgroup: \
 	VMULPS       X11, X8, X8 \
 	VFMADD231PS  X8, X4, X0 \
 	VBROADCASTSS 4(R12), X11 \
-	VFMADD231PS  X11, X10, X0 \
-	I8NEXT \
-	JNZ          inlgroup \
-	I8END(inlblock)
+	VFMADD231PS  X11, X10, X0
 
-// Q4I8 is the body of the four-query kernels (dotU4Q4I8, dotU2Q4I8): row by row, each
-// group's codes unpacked once (UNPACK) for the four queries (query r at SI + r·BX,
-// BX = 32·np bytes), whose sums are scaled by the row's f16 scale and the queries'
-// d_k, plus the zero terms; lane r is stored to out + r·ldo for r < nq.
-#define Q4I8(UNPACK) \
+// CHANSCALE scales Channel rows' group sums X4 by d_k alone (the channel scales are
+// in the query).
+#define CHANSCALE \
+	VBROADCASTSS (R12), X11 \
+	VFMADD231PS  X11, X4, X0
+
+// NOTAIL adds nothing after the groups.
+#define NOTAIL
+
+// CHANTAIL adds b, the float32 after the np factor pairs (R12 has reached it).
+#define CHANTAIL \
+	VBROADCASTSS (R12), X11 \
+	VADDPS       X11, X0, X0
+
+// Q4I8 is the body of the four-query kernels (dotU4Q4I8, dotU2Q4I8 with SCALE =
+// ROWSCALE4 and TAIL = NOTAIL; dotU2Q4ChanI8 with CHANSCALE4 and CHANTAIL4): row by row, each group's codes unpacked once (UNPACK) for the four
+// queries (query r at SI + r·BX, BX = 32·np bytes), whose sums, converted in X4, SCALE
+// adds to X0, then TAIL after the last group; lane r is stored to out + r·ldo for r <
+// nq.
+#define Q4I8(UNPACK, SCALE, TAIL) \
 	MOVQ    out+0(FP), DI \
 	MOVQ    ldo+8(FP), DX \
 	MOVQ    rows+32(FP), R15 \
@@ -164,19 +186,14 @@ q4group: \
 	VPMADDUBSW   (R9)(BX*1), Y3, Y7 \
 	I8SUMS4 \
 	VCVTDQ2PS    X4, X4 \
-	VPBROADCASTW -4(R8), X8 \
-	VCVTPH2PS    X8, X8 \
-	VMULPS       (R12), X8, X8 \
-	VFMADD231PS  X8, X4, X0 \
-	VPBROADCASTW -2(R8), X9 \
-	VCVTPH2PS    X9, X9 \
-	VFMADD231PS  16(R12), X9, X0 \
+	SCALE \
 	ADDQ         gb+72(FP), R8 \
 	ADDQ         $32, SI \
 	ADDQ         $32, R9 \
 	ADDQ         $32, R12 \
 	DECQ         R14 \
 	JNZ          q4group \
+	TAIL \
 	MOVQ      nq+16(FP), CX \
 	MOVQ      DI, AX \
 	VMOVSS    X0, (AX) \
@@ -200,15 +217,37 @@ q4next: \
 	VZEROUPPER \
 	RET
 
+// ROWSCALE4 scales Affine rows' sums X4 of the four queries by the row's f16 scale
+// and the queries' d_k (R12), plus the zero terms (16(R12)).
+#define ROWSCALE4 \
+	VPBROADCASTW -4(R8), X8 \
+	VCVTPH2PS    X8, X8 \
+	VMULPS       (R12), X8, X8 \
+	VFMADD231PS  X8, X4, X0 \
+	VPBROADCASTW -2(R8), X9 \
+	VCVTPH2PS    X9, X9 \
+	VFMADD231PS  16(R12), X9, X0
+
+// CHANSCALE4 scales Channel rows' sums X4 of the four queries by their d_k.
+#define CHANSCALE4 VFMADD231PS (R12), X4, X0
+
+// CHANTAIL4 adds the four queries' b, the float32s after the np factor groups.
+#define CHANTAIL4 VADDPS (R12), X0, X0
+
 // func dotU4RowsI8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU4RowsI8(SB), NOSPLIT, $0-72
 	VMOVDQU nib8<>(SB), Y1
-	ROWSI8(UNPACK4)
+	ROWSI8(UNPACK4, ROWSCALE, NOTAIL)
 
 // func dotU2RowsI8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
 TEXT ·dotU2RowsI8(SB), NOSPLIT, $0-72
 	VMOVDQU two8<>(SB), Y1
-	ROWSI8(UNPACK2)
+	ROWSI8(UNPACK2, ROWSCALE, NOTAIL)
+
+// func dotU2ChanI8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU2ChanI8(SB), NOSPLIT, $0-72
+	VMOVDQU two8<>(SB), Y1
+	ROWSI8(UNPACK2, CHANSCALE, CHANTAIL)
 
 DATA absf<>+0(SB)/4, $0x7fffffff
 GLOBL absf<>(SB), RODATA|NOPTR, $4
@@ -368,9 +407,14 @@ qchunk:
 // func dotU4Q4I8(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
 TEXT ·dotU4Q4I8(SB), NOSPLIT, $0-80
 	VMOVDQU nib8<>(SB), Y1
-	Q4I8(UNPACK4)
+	Q4I8(UNPACK4, ROWSCALE4, NOTAIL)
 
 // func dotU2Q4I8(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
 TEXT ·dotU2Q4I8(SB), NOSPLIT, $0-80
 	VMOVDQU two8<>(SB), Y1
-	Q4I8(UNPACK2)
+	Q4I8(UNPACK2, ROWSCALE4, NOTAIL)
+
+// func dotU2Q4ChanI8(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
+TEXT ·dotU2Q4ChanI8(SB), NOSPLIT, $0-80
+	VMOVDQU two8<>(SB), Y1
+	Q4I8(UNPACK2, CHANSCALE4, CHANTAIL4)

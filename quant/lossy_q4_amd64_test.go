@@ -147,6 +147,8 @@ func TestChannelQ4(t *testing.T) {
 							t.Fatalf("%s: not fused", name)
 						}
 						for j := range g {
+							ref := make([]float64, tt)
+							channelScores(c, ref, q[j*d:(j+1)*d], block, tt, d, chanI8(c, d))
 							for i := range ld {
 								if j*ld+i >= len(scores) {
 									break
@@ -158,9 +160,8 @@ func TestChannelQ4(t *testing.T) {
 									}
 									continue
 								}
-								var want, mag float64
+								want, mag := ref[i0+i], 0.0
 								for x := range d {
-									want += float64(q[j*d+x]) * float64(dec[(i0+i)*d+x])
 									mag += math.Abs(float64(q[j*d+x])) * 2 * colMax[x]
 								}
 								if math.Abs(float64(got)-want) > 2e-6*mag+1e-30 {

@@ -18,22 +18,32 @@ func Attend(q []float32, keys, vals [][]float32, heads, kvHeads, d int) []float3
 // of 4-bit and 2-bit keys) and others against the query itself.
 func AttendWith(qFor func(t int) []float32, keys, vals [][]float32, heads, kvHeads, d int) []float32 {
 	group := heads / kvHeads
+	scale := 1 / math.Sqrt(float64(d))
+	return AttendScored(func(h, t int) float64 {
+		qh, k := qFor(t)[h*d:(h+1)*d], keys[t][h/group*d:]
+		var s float64
+		for c := range d {
+			s += float64(qh[c]) * float64(k[c])
+		}
+		return s * scale
+	}, vals, heads, kvHeads, d)
+}
+
+// AttendScored is Attend with the softmax logits given: logit(h, t) is query head h's
+// scaled score of row t (q_h·k_t/√d for Attend), for kernels whose scores are not the
+// product of one query with a key (KIVI keys scored with int8 queries).
+func AttendScored(logit func(h, t int) float64, vals [][]float32, heads, kvHeads, d int) []float32 {
+	group := heads / kvHeads
 	out := make([]float32, heads*d)
-	if len(keys) == 0 {
+	if len(vals) == 0 {
 		return out
 	}
-	scale := 1 / math.Sqrt(float64(d))
-	sc := make([]float64, len(keys))
+	sc := make([]float64, len(vals))
 	for h := range heads {
 		kh := h / group
 		mx := math.Inf(-1)
-		for t, k := range keys {
-			qh := qFor(t)[h*d : (h+1)*d]
-			var s float64
-			for c := range d {
-				s += float64(qh[c]) * float64(k[kh*d+c])
-			}
-			sc[t] = s * scale
+		for t := range vals {
+			sc[t] = logit(h, t)
 			mx = math.Max(mx, sc[t])
 		}
 		var sum float64
