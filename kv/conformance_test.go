@@ -148,11 +148,14 @@ func (s *sim) attend(t *testing.T, q []float32, p, heads int) []float32 {
 		for i, x := range q {
 			qs[i] = x * scale
 		}
-		blk := make([]float64, G)
+		blk, lastH, lastB := make([]float64, G), -1, -1 // the scores of block lastB for head lastH
 		return attnref.AttendScored(func(h, j int) float64 {
 			kh := h / group
 			if coded[j] {
-				quant.ChannelScores(ch, blk, qs[h*d:(h+1)*d], s.kblocks[j/G][kh], G, d)
+				if h != lastH || j/G != lastB {
+					quant.ChannelScores(ch, blk, qs[h*d:(h+1)*d], s.kblocks[j/G][kh], G, d)
+					lastH, lastB = h, j/G
+				}
 				return blk[j%G]
 			}
 			var sum float64
