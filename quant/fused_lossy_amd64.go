@@ -235,8 +235,8 @@ func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, bloc
 // rounding of the pre-scaled queries is set by each group's largest q_c·scale_c, so
 // the channels beside an outlier channel lose most of their query's digits. On keys
 // with three outlier channels (offsets 1, 6, 20 times the others' spread), the
-// rounding's RMS score error was 0.16, 0.19 and 0.32 of the 4-bit codec's own, against
-// 0.035, 0.038 and 0.060 for 2-bit codes (the q4 rows' int8 queries: about 0.06).
+// rounding's RMS score error is 0.16–0.35 of the 4-bit codec's own, against 0.03–0.06
+// for 2-bit codes (TestChannelI8Error; the q4 rows' int8 queries: about 0.06).
 func chanI8(c Channel, d int) bool { return c.Bits == 2 && d%32 == 0 }
 
 // dotChannelI8 is dotChannelAsm's integer path: the pre-scaled queries qs (g·d values,
