@@ -35,10 +35,12 @@ func dotInt8Q4I16(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr,
 //go:noescape
 func quantQueryI16(dst, q unsafe.Pointer, d int)
 
-// maxI16Dim bounds the rows the int16 kernel takes: each int32 lane adds d/16 pair
-// sums q̂_a·k_a + q̂_b·k_b of magnitude at most 2·32767·128, which stays below 2^31
-// for d ≤ 2048.
-const maxI16Dim = 2048
+// maxI16Dim bounds the rows the int16 kernel takes: a score's integer sum adds d
+// products q̂_c·code_c of magnitude at most 32767·128 (the lanes are summed in int32
+// before the conversion, SUMS4), which stays below 2^31 for d ≤ 512. At 2048, as the
+// bound was, an all-ones query against all-ones keys scored −8.1 at d = 1024 and
+// −264 at 768 (TestDotRowsI16Extremes).
+const maxI16Dim = 512
 
 // i16Rows reports whether fusedDotRows scores Int8 rows of d values through the int16
 // kernel (d a multiple of 16, as every fused kernel needs).

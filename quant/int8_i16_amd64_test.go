@@ -83,3 +83,49 @@ func TestQuantQueryI16(t *testing.T) {
 		}
 	}
 }
+
+// TestDotRowsI16Extremes scores Int8 rows whose codes are all ±127, and crafted rows
+// of -128, against a query of equal values (every code ±32767): the largest integer
+// sums the int16 kernel can meet, at head sizes up to maxI16Dim and past it (where the
+// rows go elsewhere). The scores must match the decoded rows against ScoredQuery.
+func TestDotRowsI16Extremes(t *testing.T) {
+	c := Int8{}
+	for _, d := range []int{16, 512, 528, 768, 1024, 2064} {
+		for _, kind := range []string{"+127", "-127", "-128"} {
+			row := make([]byte, c.RowBytes(d))
+			x := make([]float32, d)
+			for i := range x {
+				x[i] = 1
+				if kind != "+127" {
+					x[i] = -1
+				}
+			}
+			c.Encode(row, x)
+			if kind == "-128" {
+				for i := 2; i < len(row); i++ {
+					row[i] = 0x80
+				}
+			}
+			dec := make([]float32, d)
+			c.Decode(dec, row)
+			const n = 5
+			rows := make([]byte, 0, n*len(row))
+			for range n {
+				rows = append(rows, row...)
+			}
+			q := constRow(d, 1)
+			qk := ScoredQuery(c, q, d)
+			var want float64
+			for i := range d {
+				want += float64(qk[i]) * float64(dec[i])
+			}
+			scores := make([]float32, n)
+			DotRows(c, scores, n, q, 1, rows, len(row), n, make([]float32, ScratchFloats(d)))
+			for i, s := range scores {
+				if math.Abs(float64(s)-want) > 1e-5*math.Abs(want) {
+					t.Errorf("d=%d rows %s: score %d = %v, want %v", d, kind, i, s, want)
+				}
+			}
+		}
+	}
+}
