@@ -7,9 +7,10 @@ package quant
 // q'_c = q_c·scale_c and b = Σ_c q_c·lo_c per query, then a plain dot of q' with each
 // token's codes, plus b (the AVX2 kernels unpack the codes in registers, four tokens
 // or four queries at a time, for d a multiple of 16). With the SIMD kernels,
-// 2-bit blocks with d a multiple of 32 are scored with integers: the pre-scaled
-// queries q' are rounded to int8 per group of 32 channels (d_k = max|q'|/127, as for
-// q4 and q2 rows) and each group's codes multiplied exactly, so that a score is Σ_k
+// blocks with d a multiple of 32 are scored with integers: the pre-scaled queries q'
+// are rounded, for 2-bit codes to int8 per group of 32 channels (d_k = max|q'|/127, as
+// for q4 and q2 rows), for 4-bit and 8-bit codes to int16 per head (D = max|q'|/32767,
+// as for q8 rows), and the codes multiplied exactly, so that a score is Σ_k
 // d_k·Σ q̂_c·code_c + b, the product with the decoded token off by at most Σ_k
 // (d_k/2)·Σ code_c (ChannelScores gives the exact figure). The zero term b keeps the
 // query itself: rounding q' there would scale its error by lo_c/scale_c, large on the
@@ -78,27 +79,31 @@ func dotChannelScalar(c Channel, scores []float32, ld int, q []float32, g int, b
 	}
 }
 
-// chanInt reports whether the fused kernel scores blocks of c with d channels with
-// int8 queries (nil: never); set by the platforms whose kernels do.
-var chanInt func(c Channel, d int) bool
+// chanInt returns how the fused kernel scores blocks of c with d channels: 8 with
+// int8 queries per group of 32 channels, 16 with int16 queries per head, 0 in float
+// (nil: always 0); set by the platforms whose kernels use integers.
+var chanInt func(c Channel, d int) int
 
 // ChannelScores sets out[i], i < t, to the score DotChannelRows gives the query q (d
 // values) against token i of the block of c (c.BlockBytes(t, d) bytes), in float64,
 // as the active kernels compute it up to their float rounding: q · the decoded token,
 // or for the blocks the active kernels score with integers (see DotChannelRows)
-// Σ_c q̃_c·code_c + Σ_c q_c·lo_c, q̃ the int8 round trip of q_c·scale_c per group of 32
-// channels. It is the reference of the conformance suites for KIVI keys, as
-// ScoredQuery is for rows.
+// Σ_c q̃_c·code_c + Σ_c q_c·lo_c, q̃ the int8 (per group of 32 channels) or int16 (per
+// head) round trip of q_c·scale_c. It is the reference of the conformance suites for
+// KIVI keys, as ScoredQuery is for rows.
 func ChannelScores(c ChannelCodec, out []float64, q []float32, block []byte, t, d int) {
-	ch, ok := c.(Channel)
-	channelScores(c, out, q, block, t, d, ok && chanInt != nil && active.Load() == simdKernels && chanInt(ch, d))
+	mode := 0
+	if ch, ok := c.(Channel); ok && chanInt != nil && active.Load() == simdKernels {
+		mode = chanInt(ch, d)
+	}
+	channelScores(c, out, q, block, t, d, mode)
 }
 
-// channelScores is ChannelScores for the float kernels (integer false) or the
-// integer ones (c a Channel).
-func channelScores(c ChannelCodec, out []float64, q []float32, block []byte, t, d int, integer bool) {
+// channelScores is ChannelScores for the float kernels (mode 0) or the integer ones
+// with int8 (mode 8) or int16 (mode 16) queries (c a Channel).
+func channelScores(c ChannelCodec, out []float64, q []float32, block []byte, t, d int, mode int) {
 	_, _ = out[t-1], q[d-1]
-	if !integer {
+	if mode == 0 {
 		dec := make([]float32, t*d)
 		c.Decode(dec, block, t, d)
 		for i := range t {
@@ -117,7 +122,11 @@ func channelScores(c ChannelCodec, out []float64, q []float32, block []byte, t, 
 		qs[x] = q[x] * getF16(block[4*x:])
 		b += float64(q[x]) * float64(getF16(block[4*x+2:]))
 	}
-	qr := roundTripI8(qs, 32) // NaN where q has a NaN or an infinity (intScale)
+	// NaN where q has a NaN or an infinity (intScale).
+	qr := roundTripI8(qs, 32)
+	if mode == 16 {
+		qr = roundTripI16(qs, d)
+	}
 	rb := packedBytes(d, bits)
 	codes := make([]float32, d)
 	for i := range t {

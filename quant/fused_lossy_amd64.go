@@ -172,15 +172,15 @@ func fusedAddRowsLossy(c RowCodec, acc, w []float32, ld, g int, src []byte, stri
 
 func init() {
 	dotChannelFused = dotChannelAsm
-	chanInt = chanI8
+	chanInt = chanMode
 }
 
 // dotChannelAsm is DotChannelRows for a Channel block with d a multiple of 16: the
 // block's scales and zeros widened once (channelQueryF16C, or channelQuery without
 // F16C), the queries pre-scaled into tmp, then the plain dot kernels over the
 // tokens' code rows (dot*Q4Plain, dot*RowsPlain: one group per row, no parameters),
-// which add the zero terms b_j; 2-bit blocks with d a multiple of 32 go through the
-// integer kernels instead (dotChannelI8).
+// which add the zero terms b_j; blocks with d a multiple of 32 go through the integer
+// kernels instead (chanMode: dotChannelI8, dotChannelI16).
 func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, block []byte, t, d, i0, i1 int, tmp []float32) bool {
 	if d%16 != 0 {
 		return false
@@ -206,8 +206,12 @@ func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, bloc
 	}
 	m := i1 - i0
 	rows := unsafe.Pointer(&block[4*d+i0*rb])
-	if chanI8(c, d) {
+	switch chanMode(c, d) {
+	case 8:
 		dotChannelI8(c, scores, ld, qs, tmp[g*d+2*d:][:g], sl, g, rows, uintptr(rb), m, d)
+		return true
+	case 16:
+		dotChannelI16(c, scores, ld, qs, tmp[g*d+2*d:][:g], g, rows, uintptr(rb), m, d)
 		return true
 	}
 	// Queries four at a time (three as four with one repeated; b has 4 readable
@@ -230,14 +234,27 @@ func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, bloc
 	return true
 }
 
-// chanI8 reports whether dotChannelAsm scores blocks of c with d channels through the
-// integer kernels: 2-bit codes, d a multiple of 32. 4-bit blocks stay float: the int8
-// rounding of the pre-scaled queries is set by each group's largest q_c·scale_c, so
-// the channels beside an outlier channel lose most of their query's digits. On keys
-// with three outlier channels (offsets 1, 6, 20 times the others' spread), the
-// rounding's RMS score error is 0.16–0.35 of the 4-bit codec's own, against 0.03–0.06
-// for 2-bit codes (TestChannelI8Error; the q4 rows' int8 queries: about 0.06).
-func chanI8(c Channel, d int) bool { return c.Bits == 2 && d%32 == 0 }
+// chanMode returns how dotChannelAsm scores blocks of c with d channels (d a multiple
+// of 32): 8 for integer kernels with int8 queries per group of 32 channels (2-bit
+// codes), 16 for int16 queries per head (4-bit codes up to d = 4096, 8-bit up to 256:
+// the int32 sums of d products q̂·code stay below 2^31), 0 for the float kernels.
+// The int8 step of a pre-scaled query q·scale is set by each group's largest value,
+// so the channels beside an outlier channel lose most of their digits: on keys with
+// three outlier channels (offsets 1, 6, 20 times the others' spread) the rounding's
+// RMS score error is 0.03–0.06 of the 2-bit codec's own (the q4 rows' int8 queries:
+// about 0.06) but 0.16–0.35 of the 4-bit codec's (TestChannelQueryError); with int16
+// queries it is 0.0007–0.0014 of the 4-bit codec's and 0.012–0.023 of the 8-bit one's.
+func chanMode(c Channel, d int) int {
+	switch {
+	case d%32 != 0:
+		return 0
+	case c.Bits == 2:
+		return 8
+	case c.Bits == 4 && d <= 4096, c.Bits == 8 && d <= 256:
+		return 16
+	}
+	return 0
+}
 
 // dotChannelI8 is dotChannelAsm's integer path: the pre-scaled queries qs (g·d values,
 // q_c·scale_c) quantized to int8 per group of 32 channels (quantQueryI8) into sl
@@ -263,6 +280,46 @@ func dotChannelI8(c Channel, scores []float32, ld int, qs, b, sl []float32, g in
 		quantQueryI8(q8, unsafe.Pointer(&qf[0]), unsafe.Pointer(&qs[j*d]), p, 32, c.Bits, 8, 4)
 		qf[2*p] = b[j]
 		rowsBy4(dotU2ChanI8, unsafe.Pointer(&scores[j*ld]), q8, rows, rb, m, unsafe.Pointer(&qf[0]), p, 32, gb)
+	}
+}
+
+// dotChannelI16 is dotChannelAsm's int16 path: each pre-scaled query of qs (g·d
+// values; for 4-bit codes split into even and odd channels per 16, as the kernel
+// unpacks codes) quantized in place to d int16 codes and its D (quantQueryI16, which
+// reads each value before it writes over it; the split changes no code), followed by
+// its zero term b[j]; then four at
+// a time through dot*Q4ChanI16, the rest through dot*ChanI16 (m ≥ 4) or, for m < 4,
+// the four-query kernel with the query repeated and its four lanes stored to the same
+// scores.
+func dotChannelI16(c Channel, scores []float32, ld int, qs, b []float32, g int, rows unsafe.Pointer, rb uintptr, m, d int) {
+	rowsK, quadK := dotU4ChanI16, dotU4Q4ChanI16
+	if c.Bits == 8 {
+		rowsK, quadK = dotU8ChanI16, dotU8Q4ChanI16
+	}
+	_, _ = qs[g*d-1], b[g-1]
+	for j := range g {
+		qj := unsafe.Pointer(&qs[j*d])
+		if c.Bits == 4 {
+			splitEvenOdd(qj, qj, d/16) // the order WIDENU4 unpacks codes in
+		}
+		quantQueryI16(qj, qj, d)
+		qs[j*d+d/2+1] = b[j]
+	}
+	ud, qstep := uintptr(d), uintptr(4*d)
+	j := 0
+	for ; j+4 <= g; j += 4 {
+		quadK(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), unsafe.Pointer(&qs[j*d]), qstep, rows, rb, m, ud)
+	}
+	for ; j < g; j++ {
+		out, qj := unsafe.Pointer(&scores[j*ld]), unsafe.Pointer(&qs[j*d])
+		if m < 4 {
+			quadK(out, 0, qj, 0, rows, rb, m, ud)
+			continue
+		}
+		rowsK(out, qj, rows, rb, m/4, ud)
+		if m%4 != 0 {
+			rowsK(unsafe.Add(out, 4*(m-4)), qj, unsafe.Add(rows, uintptr(m-4)*rb), rb, 1, ud)
+		}
 	}
 }
 

@@ -71,3 +71,30 @@ func dotInt8RowsI16(scores []float32, ld int, q []float32, g int, src []byte, st
 	}
 	return true
 }
+
+// dotU4ChanI16 scores one int16 query against the 4-bit token rows of a KIVI key
+// block (Channel, d unsigned codes per row, channel 2j in the low nibble of byte j):
+// q holds the d codes of quantQueryI16 applied to the pre-scaled query q·scale split
+// by splitEvenOdd (per 16 channels the even ones, then the odd ones), then its
+// float32 D, then the float32 zero term b; out[4k+r] = D·Σ_c q̂_c·code_c + b for
+// row 4k+r at rows + (4k+r)·stride, k < ng. d is a multiple of 32.
+//
+//go:noescape
+func dotU4ChanI16(out, q, rows unsafe.Pointer, stride uintptr, ng int, d uintptr)
+
+// dotU8ChanI16 is dotU4ChanI16 for 8-bit codes (the query in channel order).
+//
+//go:noescape
+func dotU8ChanI16(out, q, rows unsafe.Pointer, stride uintptr, ng int, d uintptr)
+
+// dotU4Q4ChanI16 is dotU4ChanI16 for four queries (codes, D, b each) at q + r·qs:
+// out + 4i + r·ldb gets the score of query r against row i, i < n (n ≥ 1); each row's
+// codes are widened once for the four.
+//
+//go:noescape
+func dotU4Q4ChanI16(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr)
+
+// dotU8Q4ChanI16 is dotU4Q4ChanI16 for 8-bit codes.
+//
+//go:noescape
+func dotU8Q4ChanI16(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr)

@@ -14,6 +14,158 @@
 	VPADDD       X1, X0, X0 \
 	VCVTDQ2PS    X0, X0
 
+// Channel rows (the token rows of a KIVI key block: d unsigned codes, no parameters)
+// against an int16 query of the block's pre-scaled query q·scale: q holds d int16
+// codes, then its float32 D, then the float32 zero term b. A row's score is
+// D·Σ_c q̂_c·code_c + b; the sum is exact in int32 for the head sizes chanI16 allows.
+// Each step widens 32 codes of a row (channels c..c+31) to words in the order of the
+// query's codes, Y8 (the first 16) and Y9 (the next 16), from the code bytes at
+// (r)(BX*1).
+
+// WIDENU8 widens 32 8-bit codes.
+#define WIDENU8(r) \
+	VPMOVZXBW (r)(BX*1), Y8 \
+	VPMOVZXBW 16(r)(BX*1), Y9
+
+// WIDENU4 widens 32 4-bit codes (16 bytes, channel 2j in the low nibble of byte j)
+// in the order of a query split by splitEvenOdd (per 16 channels, the even ones then
+// the odd ones): the bytes widened to words, their low and high nibbles (channels 2j
+// and 2j+1 at word j), then the low and high halves of each paired by lane. Y15: byte
+// masks 0x0f; Y10 scratch.
+#define WIDENU4(r) \
+	VPMOVZXBW  (r)(BX*1), Y9 \
+	VPSRLW     $4, Y9, Y10 \
+	VPAND      Y15, Y9, Y9 \
+	VPERM2I128 $0x20, Y10, Y9, Y8 \
+	VPERM2I128 $0x31, Y10, Y9, Y9
+
+// CHANACC adds the products of the query words Y12, Y13 with row r's widened codes
+// to acc.
+#define CHANACC(WIDEN, r, acc) \
+	WIDEN(r) \
+	VPMADDWD Y12, Y8, Y8 \
+	VPMADDWD Y13, Y9, Y9 \
+	VPADDD   Y8, acc, acc \
+	VPADDD   Y9, acc, acc
+
+// NIBMASK sets Y15 to the byte masks 0x0f. It uses AX.
+#define NIBMASK \
+	MOVL         $0x0f0f0f0f, AX \
+	VMOVD        AX, X15 \
+	VPBROADCASTD X15, Y15
+
+// CHANR4(WIDEN, CSTEP) is the body of the one-query kernels (dotU4ChanI16,
+// dotU8ChanI16): ng blocks of four rows, CSTEP code bytes per 32 channels.
+#define CHANR4(WIDEN, CSTEP) \
+	MOVQ out+0(FP), DI \
+	MOVQ q+8(FP), SI \
+	MOVQ rows+16(FP), R8 \
+	MOVQ stride+24(FP), DX \
+	MOVQ ng+32(FP), R13 \
+	MOVQ d+40(FP), R14 \
+	VBROADCASTSS (SI)(R14*2), X7 \
+	VBROADCASTSS 4(SI)(R14*2), X6 \
+	NIBMASK \
+cblock: \
+	LEAQ  (R8)(DX*1), R9 \
+	LEAQ  (R9)(DX*1), R10 \
+	LEAQ  (R10)(DX*1), R11 \
+	VPXOR Y0, Y0, Y0 \
+	VPXOR Y1, Y1, Y1 \
+	VPXOR Y2, Y2, Y2 \
+	VPXOR Y3, Y3, Y3 \
+	XORQ  AX, AX \
+	XORQ  BX, BX \
+cloop: \
+	VMOVDQU (SI)(AX*2), Y12 \
+	VMOVDQU 32(SI)(AX*2), Y13 \
+	CHANACC(WIDEN, R8, Y0) \
+	CHANACC(WIDEN, R9, Y1) \
+	CHANACC(WIDEN, R10, Y2) \
+	CHANACC(WIDEN, R11, Y3) \
+	ADDQ $32, AX \
+	ADDQ CSTEP, BX \
+	CMPQ AX, R14 \
+	JB   cloop \
+	SUMS4 \
+	VMULPS  X7, X0, X0 \
+	VADDPS  X6, X0, X0 \
+	VMOVUPS X0, (DI) \
+	ADDQ    $16, DI \
+	LEAQ    (R8)(DX*4), R8 \
+	DECQ    R13 \
+	JNZ     cblock \
+	VZEROUPPER \
+	RET
+
+// CHANQ4(WIDEN, CSTEP) is the body of the four-query kernels (dotU4Q4ChanI16,
+// dotU8Q4ChanI16): row by row, the codes widened once for the four queries at SI,
+// R9, R10, R11 (q + r·qs); lane r goes to out + r·ldb.
+#define CHANQ4(WIDEN, CSTEP) \
+	MOVQ out+0(FP), DI \
+	MOVQ ldb+8(FP), R15 \
+	MOVQ q+16(FP), SI \
+	MOVQ qs+24(FP), CX \
+	MOVQ rows+32(FP), R8 \
+	MOVQ stride+40(FP), R12 \
+	MOVQ n+48(FP), R13 \
+	MOVQ d+56(FP), R14 \
+	LEAQ (SI)(CX*1), R9 \
+	LEAQ (R9)(CX*1), R10 \
+	LEAQ (R10)(CX*1), R11 \
+	LEAQ (R15)(R15*2), DX \
+	VMOVSS    (SI)(R14*2), X7 \
+	VINSERTPS $0x10, (R9)(R14*2), X7, X7 \
+	VINSERTPS $0x20, (R10)(R14*2), X7, X7 \
+	VINSERTPS $0x30, (R11)(R14*2), X7, X7 \
+	VMOVSS    4(SI)(R14*2), X6 \
+	VINSERTPS $0x10, 4(R9)(R14*2), X6, X6 \
+	VINSERTPS $0x20, 4(R10)(R14*2), X6, X6 \
+	VINSERTPS $0x30, 4(R11)(R14*2), X6, X6 \
+	NIBMASK \
+crow: \
+	VPXOR Y0, Y0, Y0 \
+	VPXOR Y1, Y1, Y1 \
+	VPXOR Y2, Y2, Y2 \
+	VPXOR Y3, Y3, Y3 \
+	XORQ  AX, AX \
+	XORQ  BX, BX \
+cqloop: \
+	WIDEN(R8) \
+	VPMADDWD (SI)(AX*2), Y8, Y10 \
+	VPMADDWD 32(SI)(AX*2), Y9, Y11 \
+	VPADDD   Y10, Y0, Y0 \
+	VPADDD   Y11, Y0, Y0 \
+	VPMADDWD (R9)(AX*2), Y8, Y10 \
+	VPMADDWD 32(R9)(AX*2), Y9, Y11 \
+	VPADDD   Y10, Y1, Y1 \
+	VPADDD   Y11, Y1, Y1 \
+	VPMADDWD (R10)(AX*2), Y8, Y10 \
+	VPMADDWD 32(R10)(AX*2), Y9, Y11 \
+	VPADDD   Y10, Y2, Y2 \
+	VPADDD   Y11, Y2, Y2 \
+	VPMADDWD (R11)(AX*2), Y8, Y10 \
+	VPMADDWD 32(R11)(AX*2), Y9, Y11 \
+	VPADDD   Y10, Y3, Y3 \
+	VPADDD   Y11, Y3, Y3 \
+	ADDQ $32, AX \
+	ADDQ CSTEP, BX \
+	CMPQ AX, R14 \
+	JB   cqloop \
+	SUMS4 \
+	VMULPS     X7, X0, X0 \
+	VADDPS     X6, X0, X0 \
+	VMOVSS     X0, (DI) \
+	VEXTRACTPS $1, X0, (DI)(R15*1) \
+	VEXTRACTPS $2, X0, (DI)(R15*2) \
+	VEXTRACTPS $3, X0, (DI)(DX*1) \
+	ADDQ $4, DI \
+	ADDQ R12, R8 \
+	DECQ R13 \
+	JNZ  crow \
+	VZEROUPPER \
+	RET
+
 // func dotInt8R4I16(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
 // The r4Kernel of Int8 rows (f16 scale, then d int8 codes, d a multiple of 16)
 // against an int16 query: q holds d int16 codes, then the query's float32 scale D at
@@ -231,3 +383,19 @@ kloop:
 kdone:
 	VZEROUPPER
 	RET
+
+// func dotU4ChanI16(out, q, rows unsafe.Pointer, stride uintptr, ng int, d uintptr)
+TEXT ·dotU4ChanI16(SB), NOSPLIT, $0-48
+	CHANR4(WIDENU4, $16)
+
+// func dotU8ChanI16(out, q, rows unsafe.Pointer, stride uintptr, ng int, d uintptr)
+TEXT ·dotU8ChanI16(SB), NOSPLIT, $0-48
+	CHANR4(WIDENU8, $32)
+
+// func dotU4Q4ChanI16(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr)
+TEXT ·dotU4Q4ChanI16(SB), NOSPLIT, $0-64
+	CHANQ4(WIDENU4, $16)
+
+// func dotU8Q4ChanI16(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr)
+TEXT ·dotU8Q4ChanI16(SB), NOSPLIT, $0-64
+	CHANQ4(WIDENU8, $32)

@@ -148,7 +148,7 @@ func TestChannelQ4(t *testing.T) {
 						}
 						for j := range g {
 							ref := make([]float64, tt)
-							channelScores(c, ref, q[j*d:(j+1)*d], block, tt, d, chanI8(c, d))
+							channelScores(c, ref, q[j*d:(j+1)*d], block, tt, d, chanMode(c, d))
 							for i := range ld {
 								if j*ld+i >= len(scores) {
 									break

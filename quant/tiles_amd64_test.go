@@ -283,7 +283,7 @@ func TestDecBlockAsm(t *testing.T) {
 
 // TestDotChannelAsm checks dotChannelAsm (fused_lossy_amd64.go) against
 // dotChannelScalar and float64 products with the decoded block (for the blocks it
-// scores with int8 queries, against channelScores alone), with scratch of the
+// scores with integers, against channelScores alone), with scratch of the
 // least size DotChannelRows allows and a larger one, and guards around each query's scores; it must take
 // exactly the head sizes that are multiples of 16.
 func TestDotChannelAsm(t *testing.T) {
@@ -334,10 +334,10 @@ func TestDotChannelAsm(t *testing.T) {
 							}
 							want := make([]float32, g*ld)
 							dotChannelScalar(c, want, ld, q, g, block, d, i0, i1, make([]float32, d))
-							integer := chanI8(c, d) // scores of the int8 query: the reference models it
+							mode := chanMode(c, d) // integer scores: the reference models them
 							for j := range g {
 								sc := make([]float64, tt)
-								channelScores(c, sc, q[j*d:(j+1)*d], block, tt, d, integer)
+								channelScores(c, sc, q[j*d:(j+1)*d], block, tt, d, mode)
 								for i := range ld {
 									gv := got[j*ld+i]
 									if i >= i1-i0 {
@@ -351,7 +351,7 @@ func TestDotChannelAsm(t *testing.T) {
 										mag += math.Abs(float64(q[j*d+x]) * float64(dec[(i0+i)*d+x]))
 									}
 									tol := 2e-6*mag + 1e-30
-									if !(math.Abs(float64(gv)-ref) <= tol) || !integer && !(math.Abs(float64(gv)-float64(want[j*ld+i])) <= 2*tol) {
+									if !(math.Abs(float64(gv)-ref) <= tol) || mode == 0 && !(math.Abs(float64(gv)-float64(want[j*ld+i])) <= 2*tol) {
 										t.Fatalf("bits=%d d=%d t=%d g=%d rows %d..%d big=%v: score (%d,%d) = %v, scalar %v, float64 %v",
 											bits, d, tt, g, i0, i1, big, j, i, gv, want[j*ld+i], ref)
 									}
