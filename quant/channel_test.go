@@ -213,3 +213,33 @@ func TestChannelQueryError(t *testing.T) {
 		}
 	}
 }
+
+// TestDotChannelRowsExtremes scores Channel blocks whose rows past the first hold the
+// largest code in every channel (the first row the smallest, so the scales are not
+// 0) against a query of equal values, whose int16 codes are all 32767: the largest
+// integer sums the int16 kernels can meet, at the head sizes chanMode allows them and
+// past those. The scores must match ChannelScores.
+func TestDotChannelRowsExtremes(t *testing.T) {
+	const tt = 8
+	for _, tc := range []struct{ bits, d int }{{8, 256}, {8, 288}, {4, 4096}, {4, 4128}, {2, 64}} {
+		c := Channel{Bits: tc.bits}
+		d := tc.d
+		src := make([]float32, tt*d)
+		for i := d; i < len(src); i++ {
+			src[i] = 1 // row 0 stays 0: each channel spans [0, 1]
+		}
+		block := make([]byte, c.BlockBytes(tt, d))
+		c.Encode(block, src, tt, d)
+		q := constRow(d, 1)
+		want := make([]float64, tt)
+		ChannelScores(c, want, q, block, tt, d)
+		scores := make([]float32, tt)
+		tmp := make([]float32, max(ScratchFloats(d), tt*d))
+		DotChannelRows(c, scores, tt, q, 1, block, tt, d, 0, tt, tmp, make([]float32, d), make([]float32, d))
+		for i, s := range scores {
+			if math.Abs(float64(s)-want[i]) > 1e-5*float64(d) {
+				t.Errorf("%s d=%d: score %d = %v, want %v", c.Name(), d, i, s, want[i])
+			}
+		}
+	}
+}
