@@ -197,6 +197,19 @@ func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, bloc
 		return false
 	}
 	rb := packedBytes(d, c.Bits)
+	mode := chanMode(c, d)
+	if mode == 16 && haveF16C {
+		// Each query prepared in one call (chanQueryI16F16C), into its d-value slot.
+		split := 0
+		if c.Bits == 4 {
+			split = 1
+		}
+		for j := range g {
+			chanQueryI16F16C(unsafe.Pointer(&tmp[j*d]), unsafe.Pointer(&q[j*d]), unsafe.Pointer(&block[0]), d, split)
+		}
+		chanI16Kernels(c, scores, ld, tmp[:g*d], g, unsafe.Pointer(&block[4*d+i0*rb]), uintptr(rb), i1-i0, d)
+		return true
+	}
 	qs, sl := tmp[:g*d], tmp[g*d:g*d+2*d]
 	b := f32Bits(tmp[g*d+2*d:][:g])
 	if haveF16C {
@@ -206,7 +219,7 @@ func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, bloc
 	}
 	m := i1 - i0
 	rows := unsafe.Pointer(&block[4*d+i0*rb])
-	switch chanMode(c, d) {
+	switch mode {
 	case 8:
 		dotChannelI8(c, scores, ld, qs, tmp[g*d+2*d:][:g], sl, g, rows, uintptr(rb), m, d)
 		return true
@@ -283,19 +296,14 @@ func dotChannelI8(c Channel, scores []float32, ld int, qs, b, sl []float32, g in
 	}
 }
 
-// dotChannelI16 is dotChannelAsm's int16 path: each pre-scaled query of qs (g·d
-// values; for 4-bit codes split into even and odd channels per 16, as the kernel
-// unpacks codes) quantized in place to d int16 codes and its D (quantQueryI16, which
-// reads each value before it writes over it; the split changes no code), followed by
-// its zero term b[j]; then four at
-// a time through dot*Q4ChanI16, the rest through dot*ChanI16 (m ≥ 4) or, for m < 4,
-// the four-query kernel with the query repeated and its four lanes stored to the same
-// scores.
+// dotChannelI16 is dotChannelAsm's int16 path on CPUs without F16C: each pre-scaled
+// query of qs (g·d values; for 4-bit codes split into even and odd channels per 16,
+// as the kernel unpacks codes) quantized in place to d int16 codes and its D
+// (quantQueryI16, which reads each value before it writes over it; the split changes
+// no code), followed by its zero term b[j], then chanI16Kernels. With F16C,
+// dotChannelAsm prepares each query in one call instead (chanQueryI16F16C), to the
+// same values.
 func dotChannelI16(c Channel, scores []float32, ld int, qs, b []float32, g int, rows unsafe.Pointer, rb uintptr, m, d int) {
-	rowsK, quadK := dotU4ChanI16, dotU4Q4ChanI16
-	if c.Bits == 8 {
-		rowsK, quadK = dotU8ChanI16, dotU8Q4ChanI16
-	}
 	_, _ = qs[g*d-1], b[g-1]
 	for j := range g {
 		qj := unsafe.Pointer(&qs[j*d])
@@ -305,6 +313,19 @@ func dotChannelI16(c Channel, scores []float32, ld int, qs, b []float32, g int, 
 		quantQueryI16(qj, qj, d)
 		qs[j*d+d/2+1] = b[j]
 	}
+	chanI16Kernels(c, scores, ld, qs, g, rows, rb, m, d)
+}
+
+// chanI16Kernels scores the g prepared int16 queries in qs (query j at qs[j·d:]: d
+// codes, D, b) against the m token rows at rows: four at a time through
+// dot*Q4ChanI16, the rest through dot*ChanI16 (m ≥ 4) or, for m < 4, the four-query
+// kernel with the query repeated and its four lanes stored to the same scores.
+func chanI16Kernels(c Channel, scores []float32, ld int, qs []float32, g int, rows unsafe.Pointer, rb uintptr, m, d int) {
+	rowsK, quadK := dotU4ChanI16, dotU4Q4ChanI16
+	if c.Bits == 8 {
+		rowsK, quadK = dotU8ChanI16, dotU8Q4ChanI16
+	}
+	_ = qs[g*d-1]
 	ud, qstep := uintptr(d), uintptr(4*d)
 	j := 0
 	for ; j+4 <= g; j += 4 {

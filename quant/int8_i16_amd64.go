@@ -98,3 +98,13 @@ func dotU4Q4ChanI16(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintpt
 //
 //go:noescape
 func dotU8Q4ChanI16(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr)
+
+// chanQueryI16F16C prepares one query (d values at q, d a multiple of 16) for the
+// int16 Channel kernels against the block at block, in one call on CPUs with F16C: dst
+// gets the int16 codes of the pre-scaled query q·scale (split into even and odd
+// channels per 16 when split ≠ 0, for 4-bit codes), then its D, then the zero term b
+// = Σ q·zero, each as channelQueryF16C, splitEvenOdd and quantQueryI16 would compute
+// it; the pre-scaled values pass through dst, which must hold d float32s.
+//
+//go:noescape
+func chanQueryI16F16C(dst, q, block unsafe.Pointer, d, split int)

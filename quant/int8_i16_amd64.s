@@ -399,3 +399,124 @@ TEXT ·dotU4Q4ChanI16(SB), NOSPLIT, $0-64
 // func dotU8Q4ChanI16(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr)
 TEXT ·dotU8Q4ChanI16(SB), NOSPLIT, $0-64
 	CHANQ4(WIDENU8, $32)
+
+// CQHALF(off, y) widens the scales and zeros of the 8 channels at off(DX), sets y to
+// their pre-scaled query values q·scale (the query at off/4(SI)(AX*4)) and adds
+// q·zero to Y7, as channelQueryF16C does. It uses Y0..Y4.
+#define CQHALF(off, qoff, y) \
+	VCVTPH2PS   off(DX), Y0 \
+	VCVTPH2PS   off+16(DX), Y1 \
+	VSHUFPS     $0x88, Y1, Y0, Y2 \
+	VSHUFPS     $0xdd, Y1, Y0, Y3 \
+	VPERMPD     $0xd8, Y2, Y2 \
+	VPERMPD     $0xd8, Y3, Y3 \
+	VMOVUPS     qoff(SI)(AX*4), Y4 \
+	VMULPS      Y2, Y4, y \
+	VFMADD231PS Y3, Y4, Y7
+
+// func chanQueryI16F16C(dst, q, block unsafe.Pointer, d, split int)
+// channelQueryF16C, splitEvenOdd (split ≠ 0) and quantQueryI16 of one query in one
+// call, for the int16 Channel kernels: dst gets the d int16 codes of q·scale (per 16
+// channels the even ones, then the odd ones, when split), then D, then the zero term
+// b = Σ q·zero, every value as those three compute it (b summed in the same order).
+// The pre-scaled values pass through dst as float32s (4d bytes). d is a multiple of 16.
+TEXT ·chanQueryI16F16C(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ block+16(FP), DX
+	MOVQ d+24(FP), CX
+	MOVQ split+32(FP), R9
+
+	VPCMPEQD Y6, Y6, Y6
+	VPSRLD   $1, Y6, Y6 // |x| mask
+	VXORPS   Y7, Y7, Y7 // Σ q·zero
+	VXORPS   Y8, Y8, Y8 // Σ q'·0
+	VXORPS   Y9, Y9, Y9 // zero
+	VXORPS   Y10, Y10, Y10 // max|q'|
+	XORQ     AX, AX
+
+cq:
+	CQHALF(0, 0, Y12)
+	CQHALF(32, 32, Y13)
+	VANDPS      Y6, Y12, Y0
+	VMAXPS      Y0, Y10, Y10
+	VANDPS      Y6, Y13, Y0
+	VMAXPS      Y0, Y10, Y10
+	VFMADD231PS Y12, Y9, Y8
+	VFMADD231PS Y13, Y9, Y8
+	TESTQ       R9, R9
+	JZ          cqstore
+	VSHUFPS     $0x88, Y13, Y12, Y0
+	VSHUFPS     $0xdd, Y13, Y12, Y1
+	VPERMPD     $0xd8, Y0, Y12 // the even channels
+	VPERMPD     $0xd8, Y1, Y13 // the odd ones
+
+cqstore:
+	VMOVUPS Y12, (DI)(AX*4)
+	VMOVUPS Y13, 32(DI)(AX*4)
+	ADDQ    $64, DX
+	ADDQ    $16, AX
+	CMPQ    AX, CX
+	JB      cq
+
+	// b, reduced as channelQueryF16C does.
+	VEXTRACTF128 $1, Y7, X1
+	VADDPS       X1, X7, X7
+	VHADDPS      X7, X7, X7
+	VHADDPS      X7, X7, X7
+
+	// m and Σ q'·0 over the lanes, then D and the codes, as quantQueryI16.
+	VEXTRACTF128 $1, Y10, X1
+	VMAXPS       X1, X10, X10
+	VPSHUFD      $0x4e, X10, X1
+	VMAXPS       X1, X10, X10
+	VPSHUFD      $0xb1, X10, X1
+	VMAXPS       X1, X10, X10
+	VEXTRACTF128 $1, Y8, X1
+	VADDPS       X1, X8, X8
+	VPSHUFD      $0x4e, X8, X1
+	VADDPS       X1, X8, X8
+	VPSHUFD      $0xb1, X8, X1
+	VADDPS       X1, X8, X8
+
+	MOVL     $0x08800000, R8 // 2^-110
+	VMOVD    R8, X1
+	VUCOMISS X1, X10
+	JB       cqzero
+	MOVL     $0x46fffe00, R8 // 32767
+	VMOVD    R8, X1
+	VDIVSS   X1, X10, X2 // D = m/32767
+	VDIVSS   X10, X1, X3 // inv = 32767/m
+	VADDSS   X8, X2, X2  // D + Σq'·0
+	VBROADCASTSS X3, Y3
+	XORQ     AX, AX
+
+cqcode:
+	VMULPS    (DI)(AX*4), Y3, Y4
+	VMULPS    32(DI)(AX*4), Y3, Y5
+	VCVTPS2DQ Y4, Y4
+	VCVTPS2DQ Y5, Y5
+	VPACKSSDW Y5, Y4, Y4
+	VPERMQ    $0xd8, Y4, Y4
+	VMOVDQU   Y4, (DI)(AX*2)
+	ADDQ      $16, AX
+	CMPQ      AX, CX
+	JB        cqcode
+	VMOVSS    X2, (DI)(CX*2)
+	VMOVSS    X7, 4(DI)(CX*2)
+	VZEROUPPER
+	RET
+
+cqzero:
+	VPXOR Y4, Y4, Y4
+	XORQ  AX, AX
+
+cqclear:
+	VMOVDQU Y4, (DI)(AX*2)
+	ADDQ    $16, AX
+	CMPQ    AX, CX
+	JB      cqclear
+	VMOVSS  X8, (DI)(CX*2) // 0 + Σq'·0
+	VMOVSS  X7, 4(DI)(CX*2)
+	VZEROUPPER
+	RET

@@ -129,3 +129,60 @@ func TestDotRowsI16Extremes(t *testing.T) {
 		}
 	}
 }
+
+// TestChanQueryI16 checks chanQueryI16F16C against channelQueryF16C, splitEvenOdd and
+// quantQueryI16 run one after the other: the same int16 codes bit for bit, the same
+// D (as a value: a zero D's sign may differ) and b, over head sizes, magnitudes, zero
+// queries and a NaN, split and not.
+func TestChanQueryI16(t *testing.T) {
+	if !cpufeat.AVX2FMA || !haveF16C {
+		t.Skip("no AVX2 or F16C: the assembly does not run")
+	}
+	r := rand.New(rand.NewPCG(45, 46))
+	same := func(a, b float32) bool { return a == b || a != a && b != b }
+	for _, d := range []int{16, 32, 64, 128, 256} {
+		c := Channel{Bits: 4}
+		const tt = 8
+		block := make([]byte, c.BlockBytes(tt, d))
+		src := gaussRow(r, tt*d, 1)
+		for i := range src {
+			src[i] *= float32(1 + i%d%7) // channel scales of different sizes
+		}
+		c.Encode(block, src, tt, d)
+		for _, amp := range []float64{1e-30, 1, 1e20} {
+			for _, shape := range []string{"gauss", "zero", "nan"} {
+				for _, split := range []int{0, 1} {
+					name := fmt.Sprintf("d=%d/amp=%g/%s/split=%d", d, amp, shape, split)
+					q := gaussRow(r, d, amp)
+					switch shape {
+					case "zero":
+						clear(q)
+					case "nan":
+						q[r.IntN(d)] = float32(math.NaN())
+					}
+					qs, b := make([]float32, d), make([]float32, 1)
+					channelQueryF16C(unsafe.Pointer(&qs[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&block[0]), 1, d)
+					if split == 1 {
+						splitEvenOdd(unsafe.Pointer(&qs[0]), unsafe.Pointer(&qs[0]), d/16)
+					}
+					want := make([]float32, d)
+					quantQueryI16(unsafe.Pointer(&want[0]), unsafe.Pointer(&qs[0]), d)
+					got := make([]float32, d)
+					chanQueryI16F16C(unsafe.Pointer(&got[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&block[0]), d, split)
+					gc := unsafe.Slice((*int16)(unsafe.Pointer(&got[0])), d)
+					wc := unsafe.Slice((*int16)(unsafe.Pointer(&want[0])), d)
+					if shape != "nan" { // with a NaN, D is NaN and the codes do not matter
+						for i := range d {
+							if gc[i] != wc[i] {
+								t.Fatalf("%s: code %d = %d, want %d", name, i, gc[i], wc[i])
+							}
+						}
+					}
+					if !same(got[d/2], want[d/2]) || !same(got[d/2+1], b[0]) {
+						t.Fatalf("%s: D, b = %v, %v; want %v, %v", name, got[d/2], got[d/2+1], want[d/2], b[0])
+					}
+				}
+			}
+		}
+	}
+}

@@ -283,7 +283,7 @@ func TestDecBlockAsm(t *testing.T) {
 
 // TestDotChannelAsm checks dotChannelAsm (fused_lossy_amd64.go) against
 // dotChannelScalar and float64 products with the decoded block (for the blocks it
-// scores with integers, against channelScores alone), with scratch of the
+// scores with integers, against channelScores alone), with and without F16C, with scratch of the
 // least size DotChannelRows allows and a larger one, and guards around each query's scores; it must take
 // exactly the head sizes that are multiples of 16.
 func TestDotChannelAsm(t *testing.T) {
@@ -314,46 +314,50 @@ func TestDotChannelAsm(t *testing.T) {
 						if i0 >= i1 {
 							continue
 						}
-						for _, big := range []bool{false, true} {
-							n := max((i1-i0)*d, g*d+2*d+g+4)
-							if big {
-								n += tt * d
-							}
-							tmp := make([]float32, n)
-							ld := i1 - i0 + 2
-							got := make([]float32, g*ld)
-							for i := range got {
-								got[i] = guard
-							}
-							ok := dotChannelAsm(c, got, ld, q, g, block, tt, d, i0, i1, tmp)
-							if ok != (d%16 == 0) {
-								t.Fatalf("bits=%d d=%d: dotChannelAsm reports %v", bits, d, ok)
-							}
-							if !ok {
-								continue
-							}
-							want := make([]float32, g*ld)
-							dotChannelScalar(c, want, ld, q, g, block, d, i0, i1, make([]float32, d))
-							mode := chanMode(c, d) // integer scores: the reference models them
-							for j := range g {
-								sc := make([]float64, tt)
-								channelScores(c, sc, q[j*d:(j+1)*d], block, tt, d, mode)
-								for i := range ld {
-									gv := got[j*ld+i]
-									if i >= i1-i0 {
-										if gv != guard {
-											t.Fatalf("bits=%d d=%d t=%d g=%d: score (%d,%d) past the range written", bits, d, tt, g, j, i)
+						for _, f16c := range f16cModes() {
+							for _, big := range []bool{false, true} {
+								n := max((i1-i0)*d, g*d+2*d+g+4)
+								if big {
+									n += tt * d
+								}
+								tmp := make([]float32, n)
+								ld := i1 - i0 + 2
+								got := make([]float32, g*ld)
+								for i := range got {
+									got[i] = guard
+								}
+								prev := setF16C(f16c)
+								ok := dotChannelAsm(c, got, ld, q, g, block, tt, d, i0, i1, tmp)
+								setF16C(prev)
+								if ok != (d%16 == 0) {
+									t.Fatalf("bits=%d d=%d: dotChannelAsm reports %v", bits, d, ok)
+								}
+								if !ok {
+									continue
+								}
+								want := make([]float32, g*ld)
+								dotChannelScalar(c, want, ld, q, g, block, d, i0, i1, make([]float32, d))
+								mode := chanMode(c, d) // integer scores: the reference models them
+								for j := range g {
+									sc := make([]float64, tt)
+									channelScores(c, sc, q[j*d:(j+1)*d], block, tt, d, mode)
+									for i := range ld {
+										gv := got[j*ld+i]
+										if i >= i1-i0 {
+											if gv != guard {
+												t.Fatalf("bits=%d d=%d t=%d g=%d: score (%d,%d) past the range written", bits, d, tt, g, j, i)
+											}
+											continue
 										}
-										continue
-									}
-									ref, mag := sc[i0+i], 0.0
-									for x := range d {
-										mag += math.Abs(float64(q[j*d+x]) * float64(dec[(i0+i)*d+x]))
-									}
-									tol := 2e-6*mag + 1e-30
-									if !(math.Abs(float64(gv)-ref) <= tol) || mode == 0 && !(math.Abs(float64(gv)-float64(want[j*ld+i])) <= 2*tol) {
-										t.Fatalf("bits=%d d=%d t=%d g=%d rows %d..%d big=%v: score (%d,%d) = %v, scalar %v, float64 %v",
-											bits, d, tt, g, i0, i1, big, j, i, gv, want[j*ld+i], ref)
+										ref, mag := sc[i0+i], 0.0
+										for x := range d {
+											mag += math.Abs(float64(q[j*d+x]) * float64(dec[(i0+i)*d+x]))
+										}
+										tol := 2e-6*mag + 1e-30
+										if !(math.Abs(float64(gv)-ref) <= tol) || mode == 0 && !(math.Abs(float64(gv)-float64(want[j*ld+i])) <= 2*tol) {
+											t.Fatalf("bits=%d d=%d t=%d g=%d rows %d..%d big=%v F16C=%v: score (%d,%d) = %v, scalar %v, float64 %v",
+												bits, d, tt, g, i0, i1, big, f16c, j, i, gv, want[j*ld+i], ref)
+										}
 									}
 								}
 							}
