@@ -449,7 +449,7 @@ const scoreFloats = 16 << 10
 
 // scoreKeys writes sc[g*ld+i] = q_g · k_i for the span's keys i < s.N of KV head kh
 // and the group query heads sharing it, in one pass over the codes for all group
-// heads (quant.DotRows; a channel codec's blocks through quant.DotChannelRows).
+// heads (quant.DotRows; a channel codec's blocks through quant.DotChannelSpan).
 func scoreKeys(sc []float32, ld int, qh []float32, s *Span, kh, d, group int, p *partial) {
 	k, n := &s.K, s.N
 	switch k.Kind {
@@ -458,16 +458,9 @@ func scoreKeys(sc []float32, ld int, qh []float32, s *Span, kh, d, group int, p 
 	case Rows:
 		quant.DotRows(k.Row, sc, ld, qh, group, k.Bytes[kh*k.HeadStride:], k.Stride, n, p.tile)
 	case Channel:
-		bb := k.Chan.BlockBytes(k.G, d)
-		base := kh * k.HeadStride
-		blocks := (k.Off + n + k.G - 1) / k.G
-		for j := 0; j < blocks; j++ {
-			// Block token b is span token j·G + b − Off; only the span's tokens are
-			// scored (a span is often part of a block).
-			b0 := max(0, k.Off-j*k.G)
-			b1 := min(k.G, n+k.Off-j*k.G)
-			quant.DotChannelRows(k.Chan, sc[j*k.G+b0-k.Off:], ld, qh, group, k.Bytes[base+j*k.Stride:][:bb], k.G, d, b0, b1, p.tile, p.lo, p.sc)
-		}
+		// Block token b is span token j·G + b − Off; only the span's tokens are scored
+		// (a span is often part of a block).
+		quant.DotChannelSpan(k.Chan, sc, ld, qh, group, k.Bytes[kh*k.HeadStride:], k.Stride, k.G, k.Off, n, d, p.tile, p.lo, p.sc)
 	}
 }
 

@@ -55,6 +55,35 @@ func DotChannelRows(c ChannelCodec, scores []float32, ld int, q []float32, g int
 	MultiDot(scores, ld, q, g, tmp, d, i1-i0, d)
 }
 
+// DotChannelSpan is DotChannelRows over consecutive blocks of t tokens of c, block j
+// at src[j*stride:]: it scores the n tokens starting at token off of the first
+// block, scores[jq*ld+i] for the i-th of them (i < n) and query jq < g, each block as
+// DotChannelRows scores it, with the checks and the choice of kernel made once for
+// the run (attention calls it per span and KV head: a span of 64 tokens holds two
+// KIVI key blocks of 32). It does nothing when n, g, t or d is not positive or off is
+// negative, and panics, like slice indexing, when a slice is too short.
+func DotChannelSpan(c ChannelCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, t, off, n, d int, tmp, lo, s []float32) {
+	if n <= 0 || g <= 0 || t <= 0 || d <= 0 || off < 0 {
+		return
+	}
+	blocks := (off + n + t - 1) / t
+	bb := c.BlockBytes(t, d)
+	_ = src[(blocks-1)*stride+bb-1]
+	_ = scores[(g-1)*ld+n-1]
+	_ = q[g*d-1]
+	ch, ok := c.(Channel)
+	// The fused kernel directly when it takes every query at once, as DotChannelRows
+	// would call it; otherwise (and for shapes it leaves) DotChannelRows per block.
+	fused := ok && active.Load() == simdKernels && dotChannelFused != nil && (len(tmp)-2*d-4)/(d+1) >= g
+	for j := range blocks {
+		b0, b1 := max(0, off-j*t), min(t, off+n-j*t)
+		out, block := scores[j*t+b0-off:], src[j*stride:][:bb]
+		if !fused || !dotChannelFused(ch, out, ld, q, g, block, t, d, b0, b1, tmp) {
+			DotChannelRows(c, out, ld, q, g, block, t, d, b0, b1, tmp, lo, s)
+		}
+	}
+}
+
 // dotChannelFused is the SIMD kernel of DotChannelRows for Channel (nil when this
 // build has none): arguments checked by DotChannelRows, tmp at least g·d + 2·d + g +
 // 4 values; it reports false for shapes it does not handle.
