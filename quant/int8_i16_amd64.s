@@ -1,6 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "chanquery_amd64.h"
 
 // Integer scores of Int8 rows against int16 queries (int8_i16_amd64.go).
 
@@ -234,6 +235,67 @@ jdone:
 	VZEROUPPER
 	RET
 
+// I16QUANT(src, EXTRA) ends an int16 quantization: Y0 holds the lanes' max|q|, Y8
+// their Σ q·0. The CX values at src are coded to int16 at DI (src may be DI: each
+// value is read before its code is written over it), round(q·inv) to nearest even,
+// then D = m/32767 goes to DI + 2·CX (m = max|q|, inv = 32767/m; for m below 2^-110
+// the codes and D are 0; a NaN or infinite value makes D NaN), EXTRA runs, and the
+// function returns. It uses R8, AX and X1..X5.
+#define I16QUANT(src, EXTRA) \
+	VEXTRACTF128 $1, Y0, X1 \
+	VMAXPS       X1, X0, X0 \
+	VPSHUFD      $0x4e, X0, X1 \
+	VMAXPS       X1, X0, X0 \
+	VPSHUFD      $0xb1, X0, X1 \
+	VMAXPS       X1, X0, X0 \
+	VEXTRACTF128 $1, Y8, X1 \
+	VADDPS       X1, X8, X8 \
+	VPSHUFD      $0x4e, X8, X1 \
+	VADDPS       X1, X8, X8 \
+	VPSHUFD      $0xb1, X8, X1 \
+	VADDPS       X1, X8, X8 \
+	MOVL         $0x08800000, R8 \
+	VMOVD        R8, X1 \
+	VUCOMISS     X1, X0 \
+	JB           i16zero \
+	MOVL         $0x46fffe00, R8 \
+	VMOVD        R8, X1 \
+	VDIVSS       X1, X0, X2 \
+	VDIVSS       X0, X1, X3 \
+	VADDSS       X8, X2, X2 \
+	VBROADCASTSS X3, Y3 \
+	XORQ         AX, AX \
+i16code: \
+	VMULPS    (src)(AX*4), Y3, Y4 \
+	VMULPS    32(src)(AX*4), Y3, Y5 \
+	VCVTPS2DQ Y4, Y4 \
+	VCVTPS2DQ Y5, Y5 \
+	VPACKSSDW Y5, Y4, Y4 \
+	VPERMQ    $0xd8, Y4, Y4 \
+	VMOVDQU   Y4, (DI)(AX*2) \
+	ADDQ      $16, AX \
+	CMPQ      AX, CX \
+	JB        i16code \
+	VMOVSS    X2, (DI)(CX*2) \
+	EXTRA \
+	VZEROUPPER \
+	RET \
+i16zero: \
+	VPXOR   Y4, Y4, Y4 \
+	XORQ    AX, AX \
+i16clear: \
+	VMOVDQU Y4, (DI)(AX*2) \
+	ADDQ    $16, AX \
+	CMPQ    AX, CX \
+	JB      i16clear \
+	VMOVSS  X8, (DI)(CX*2) \
+	EXTRA \
+	VZEROUPPER \
+	RET
+
+// NOEXTRA does nothing after D is stored.
+#define NOEXTRA
+
 // func quantQueryI16(dst, q unsafe.Pointer, d int)
 // dst gets d int16 codes round(q·inv) (to nearest even, VCVTPS2DQ), then the float32
 // D = m/32767 at dst + 2d, where m = max|q| and inv = 32767/m; for m below 2^-110 the
@@ -264,58 +326,7 @@ qmax:
 	CMPQ        AX, CX
 	JB          qmax
 
-	VEXTRACTF128 $1, Y0, X1
-	VMAXPS       X1, X0, X0
-	VPSHUFD      $0x4e, X0, X1
-	VMAXPS       X1, X0, X0
-	VPSHUFD      $0xb1, X0, X1
-	VMAXPS       X1, X0, X0 // m in every lane
-	VEXTRACTF128 $1, Y8, X1
-	VADDPS       X1, X8, X8
-	VPSHUFD      $0x4e, X8, X1
-	VADDPS       X1, X8, X8
-	VPSHUFD      $0xb1, X8, X1
-	VADDPS       X1, X8, X8
-
-	MOVL     $0x08800000, R8 // 2^-110
-	VMOVD    R8, X1
-	VUCOMISS X1, X0
-	JB       qzero
-	MOVL     $0x46fffe00, R8 // 32767
-	VMOVD    R8, X1
-	VDIVSS   X1, X0, X2 // D = m/32767
-	VDIVSS   X0, X1, X3 // inv = 32767/m
-	VADDSS   X8, X2, X2 // D + Σq·0
-	VBROADCASTSS X3, Y3
-	XORQ   AX, AX
-
-qcode:
-	VMULPS     (SI)(AX*4), Y3, Y4
-	VMULPS     32(SI)(AX*4), Y3, Y5
-	VCVTPS2DQ  Y4, Y4
-	VCVTPS2DQ  Y5, Y5
-	VPACKSSDW  Y5, Y4, Y4
-	VPERMQ     $0xd8, Y4, Y4
-	VMOVDQU    Y4, (DI)(AX*2)
-	ADDQ       $16, AX
-	CMPQ       AX, CX
-	JB         qcode
-	VMOVSS     X2, (DI)(CX*2)
-	VZEROUPPER
-	RET
-
-qzero:
-	VPXOR   Y4, Y4, Y4
-	XORQ    AX, AX
-
-qclear:
-	VMOVDQU Y4, (DI)(AX*2)
-	ADDQ    $16, AX
-	CMPQ    AX, CX
-	JB      qclear
-	VMOVSS  X8, (DI)(CX*2) // 0 + Σq·0
-	VZEROUPPER
-	RET
+	I16QUANT(SI, NOEXTRA)
 
 // func dotInt8Q4I16(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
 // Four int16 queries (codes then D, as for dotInt8R4I16) at q + r·qs against the n
@@ -400,19 +411,8 @@ TEXT ·dotU4Q4ChanI16(SB), NOSPLIT, $0-64
 TEXT ·dotU8Q4ChanI16(SB), NOSPLIT, $0-64
 	CHANQ4(WIDENU8, $32)
 
-// CQHALF(off, y) widens the scales and zeros of the 8 channels at off(DX), sets y to
-// their pre-scaled query values q·scale (the query at off/4(SI)(AX*4)) and adds
-// q·zero to Y7, as channelQueryF16C does. It uses Y0..Y4.
-#define CQHALF(off, qoff, y) \
-	VCVTPH2PS   off(DX), Y0 \
-	VCVTPH2PS   off+16(DX), Y1 \
-	VSHUFPS     $0x88, Y1, Y0, Y2 \
-	VSHUFPS     $0xdd, Y1, Y0, Y3 \
-	VPERMPD     $0xd8, Y2, Y2 \
-	VPERMPD     $0xd8, Y3, Y3 \
-	VMOVUPS     qoff(SI)(AX*4), Y4 \
-	VMULPS      Y2, Y4, y \
-	VFMADD231PS Y3, Y4, Y7
+// CQB stores b (X7) after D.
+#define CQB VMOVSS X7, 4(DI)(CX*2)
 
 // func chanQueryI16F16C(dst, q, block unsafe.Pointer, d, split int)
 // channelQueryF16C, splitEvenOdd (split ≠ 0) and quantQueryI16 of one query in one
@@ -459,64 +459,10 @@ cqstore:
 	CMPQ    AX, CX
 	JB      cq
 
-	// b, reduced as channelQueryF16C does.
+	// b, reduced as channelQueryF16C does; then the codes in place.
 	VEXTRACTF128 $1, Y7, X1
 	VADDPS       X1, X7, X7
 	VHADDPS      X7, X7, X7
 	VHADDPS      X7, X7, X7
-
-	// m and Σ q'·0 over the lanes, then D and the codes, as quantQueryI16.
-	VEXTRACTF128 $1, Y10, X1
-	VMAXPS       X1, X10, X10
-	VPSHUFD      $0x4e, X10, X1
-	VMAXPS       X1, X10, X10
-	VPSHUFD      $0xb1, X10, X1
-	VMAXPS       X1, X10, X10
-	VEXTRACTF128 $1, Y8, X1
-	VADDPS       X1, X8, X8
-	VPSHUFD      $0x4e, X8, X1
-	VADDPS       X1, X8, X8
-	VPSHUFD      $0xb1, X8, X1
-	VADDPS       X1, X8, X8
-
-	MOVL     $0x08800000, R8 // 2^-110
-	VMOVD    R8, X1
-	VUCOMISS X1, X10
-	JB       cqzero
-	MOVL     $0x46fffe00, R8 // 32767
-	VMOVD    R8, X1
-	VDIVSS   X1, X10, X2 // D = m/32767
-	VDIVSS   X10, X1, X3 // inv = 32767/m
-	VADDSS   X8, X2, X2  // D + Σq'·0
-	VBROADCASTSS X3, Y3
-	XORQ     AX, AX
-
-cqcode:
-	VMULPS    (DI)(AX*4), Y3, Y4
-	VMULPS    32(DI)(AX*4), Y3, Y5
-	VCVTPS2DQ Y4, Y4
-	VCVTPS2DQ Y5, Y5
-	VPACKSSDW Y5, Y4, Y4
-	VPERMQ    $0xd8, Y4, Y4
-	VMOVDQU   Y4, (DI)(AX*2)
-	ADDQ      $16, AX
-	CMPQ      AX, CX
-	JB        cqcode
-	VMOVSS    X2, (DI)(CX*2)
-	VMOVSS    X7, 4(DI)(CX*2)
-	VZEROUPPER
-	RET
-
-cqzero:
-	VPXOR Y4, Y4, Y4
-	XORQ  AX, AX
-
-cqclear:
-	VMOVDQU Y4, (DI)(AX*2)
-	ADDQ    $16, AX
-	CMPQ    AX, CX
-	JB      cqclear
-	VMOVSS  X8, (DI)(CX*2) // 0 + Σq'·0
-	VMOVSS  X7, 4(DI)(CX*2)
-	VZEROUPPER
-	RET
+	VMOVAPS      Y10, Y0
+	I16QUANT(DI, CQB)

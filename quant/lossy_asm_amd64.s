@@ -3,6 +3,7 @@
 #include "textflag.h"
 #include "lossy_consts_amd64.h"
 #include "split16_amd64.h"
+#include "chanquery_amd64.h"
 
 // The one-query kernels of the Affine rows and KIVI key blocks (dot*RowsInl,
 // dot*RowsPlain, add*Q1Inl) and channelQueryF16C; declarations and contracts in
@@ -338,16 +339,8 @@ cquery:
 	VXORPS Y7, Y7, Y7
 
 cchan:
-	VCVTPH2PS    (DX), Y0    // s0 z0 s1 z1 | s2 z2 s3 z3
-	VCVTPH2PS    16(DX), Y1  // s4 z4 s5 z5 | s6 z6 s7 z7
-	VSHUFPS      $0x88, Y1, Y0, Y2
-	VSHUFPS      $0xdd, Y1, Y0, Y3
-	VPERMPD      $0xd8, Y2, Y2 // the 8 scales
-	VPERMPD      $0xd8, Y3, Y3 // the 8 zeros
-	VMOVUPS      (SI)(AX*4), Y4
-	VMULPS       Y2, Y4, Y5
+	CQHALF(0, 0, Y5)
 	VMOVUPS      Y5, (DI)(AX*4)
-	VFMADD231PS  Y3, Y4, Y7
 	ADDQ         $32, DX
 	ADDQ         $8, AX
 	CMPQ         AX, R10
