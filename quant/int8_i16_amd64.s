@@ -99,6 +99,14 @@ cloop: \
 	VZEROUPPER \
 	RET
 
+// QACC adds the products of the widened codes Y8, Y9 with the query words at q to
+// acc.
+#define QACC(q, acc) \
+	VPMADDWD (q)(AX*2), Y8, Y10 \
+	VPMADDWD 32(q)(AX*2), Y9, Y11 \
+	VPADDD   Y10, acc, acc \
+	VPADDD   Y11, acc, acc
+
 // CHANQ4(WIDEN, CSTEP) is the body of the four-query kernels (dotU4Q4ChanI16,
 // dotU8Q4ChanI16): row by row, the codes widened once for the four queries at SI,
 // R9, R10, R11 (q + r·qs); lane r goes to out + r·ldb.
@@ -133,22 +141,10 @@ crow: \
 	XORQ  BX, BX \
 cqloop: \
 	WIDEN(R8) \
-	VPMADDWD (SI)(AX*2), Y8, Y10 \
-	VPMADDWD 32(SI)(AX*2), Y9, Y11 \
-	VPADDD   Y10, Y0, Y0 \
-	VPADDD   Y11, Y0, Y0 \
-	VPMADDWD (R9)(AX*2), Y8, Y10 \
-	VPMADDWD 32(R9)(AX*2), Y9, Y11 \
-	VPADDD   Y10, Y1, Y1 \
-	VPADDD   Y11, Y1, Y1 \
-	VPMADDWD (R10)(AX*2), Y8, Y10 \
-	VPMADDWD 32(R10)(AX*2), Y9, Y11 \
-	VPADDD   Y10, Y2, Y2 \
-	VPADDD   Y11, Y2, Y2 \
-	VPMADDWD (R11)(AX*2), Y8, Y10 \
-	VPMADDWD 32(R11)(AX*2), Y9, Y11 \
-	VPADDD   Y10, Y3, Y3 \
-	VPADDD   Y11, Y3, Y3 \
+	QACC(SI, Y0) \
+	QACC(R9, Y1) \
+	QACC(R10, Y2) \
+	QACC(R11, Y3) \
 	ADDQ $32, AX \
 	ADDQ CSTEP, BX \
 	CMPQ AX, R14 \
