@@ -151,10 +151,11 @@ func channelScores(c ChannelCodec, out []float64, q []float32, block []byte, t, 
 		qs[x] = q[x] * getF16(block[4*x:])
 		b += float64(q[x]) * float64(getF16(block[4*x+2:]))
 	}
-	// NaN where q has a NaN or an infinity (intScale).
-	qr := roundTripI8(qs, 32)
+	var qr []float32 // NaN where q has a NaN or an infinity (intScale)
 	if mode == 16 {
 		qr = roundTripI16(qs, d)
+	} else {
+		qr = roundTripI8(qs, 32)
 	}
 	rb := packedBytes(d, bits)
 	codes := make([]float32, d)
