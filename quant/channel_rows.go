@@ -29,9 +29,7 @@ func DotChannelRows(c ChannelCodec, scores []float32, ld int, q []float32, g int
 	_ = scores[(g-1)*ld+i1-i0-1]
 	_ = q[g*d-1]
 	ch, ok := c.(Channel)
-	// per: the queries whose pre-scaled copies, scales and zero terms fit tmp
-	// (n·d + 2·d + n + 4 values for n queries).
-	if per := (len(tmp) - 2*d - 4) / (d + 1); ok && per >= 1 {
+	if per := channelBatch(d, tmp); ok && per >= 1 {
 		block = block[:ch.BlockBytes(t, d)]
 		if active.Load() != simdKernels || dotChannelFused == nil {
 			// No vector Channel kernels (the scalar set): the scalar algebra beats
@@ -74,7 +72,7 @@ func DotChannelSpan(c ChannelCodec, scores []float32, ld int, q []float32, g int
 	ch, ok := c.(Channel)
 	// The fused kernel directly when it takes every query at once, as DotChannelRows
 	// would call it; otherwise (and for shapes it leaves) DotChannelRows per block.
-	fused := ok && active.Load() == simdKernels && dotChannelFused != nil && (len(tmp)-2*d-4)/(d+1) >= g
+	fused := ok && active.Load() == simdKernels && dotChannelFused != nil && channelBatch(d, tmp) >= g
 	for j := range blocks {
 		b0, b1 := max(0, off-j*t), min(t, off+n-j*t)
 		out, block := scores[j*t+b0-off:], src[j*stride:][:bb]
@@ -83,6 +81,11 @@ func DotChannelSpan(c ChannelCodec, scores []float32, ld int, q []float32, g int
 		}
 	}
 }
+
+// channelBatch is the most queries of d values one call of the fused Channel kernel
+// takes with scratch tmp: their pre-scaled copies, the block's scales and zeros, and
+// their zero terms (n·d + 2·d + n + 4 values for n queries).
+func channelBatch(d int, tmp []float32) int { return (len(tmp) - 2*d - 4) / (d + 1) }
 
 // dotChannelFused is the SIMD kernel of DotChannelRows for Channel (nil when this
 // build has none): arguments checked by DotChannelRows, tmp at least g·d + 2·d + g +

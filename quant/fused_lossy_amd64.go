@@ -182,18 +182,7 @@ func init() {
 // which add the zero terms b_j; blocks with d a multiple of 32 go through the integer
 // kernels instead (chanMode: dotChannelI8, dotChannelI16).
 func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, block []byte, t, d, i0, i1 int, tmp []float32) bool {
-	if d%16 != 0 {
-		return false
-	}
-	var k *lossyKernels
-	switch c.Bits {
-	case 8:
-		k = &lossyU8
-	case 4:
-		k = &lossyU4
-	case 2:
-		k = &lossyU2
-	default:
+	if d%16 != 0 || c.Bits != 8 && c.Bits != 4 && c.Bits != 2 {
 		return false
 	}
 	rb := packedBytes(d, c.Bits)
@@ -226,6 +215,13 @@ func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, bloc
 	case 16:
 		dotChannelI16(c, scores, ld, qs, tmp[g*d+2*d:][:g], g, rows, uintptr(rb), m, d)
 		return true
+	}
+	k := &lossyU8
+	switch c.Bits {
+	case 4:
+		k = &lossyU4
+	case 2:
+		k = &lossyU2
 	}
 	// Queries four at a time (three as four with one repeated; b has 4 readable
 	// values from b[j]: tmp goes on past it), the kernels adding the zero terms b_j;

@@ -14,6 +14,10 @@ import "unsafe"
 // |q_c − q̃_c| ≤ D/2: 1/65534 of the query's largest magnitude, against the codec's own
 // error of up to half a code step, 1/254 of a row's largest magnitude: by the algebra,
 // about a 250th of it on keys and queries of comparable spread.
+//
+// The file also holds the int16 kernels of KIVI key blocks (4-bit and 8-bit Channel
+// codes, dot*ChanI16), whose queries are the block's pre-scaled query q·scale
+// quantized the same way (chanQueryI16F16C); see chanMode.
 
 // dotInt8R4I16 is the r4Kernel of Int8 rows against an int16 query: q holds the d
 // codes of quantQueryI16, then its float32 D; out[4k+r] = s_r·D·Σ_c q̂_c·code_rc.

@@ -3,7 +3,9 @@
 #include "textflag.h"
 #include "chanquery_amd64.h"
 
-// Integer scores of Int8 rows against int16 queries (int8_i16_amd64.go).
+// Integer scores against int16 queries (int8_i16_amd64.go): of Int8 rows, and of the
+// token rows of KIVI key blocks (4-bit and 8-bit Channel codes) with the query
+// preparation they need.
 
 // SUMS4 leaves in X0 the four int32 sums of the lanes of Y0..Y3 (lane r: Yr's),
 // converted to float32.
