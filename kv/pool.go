@@ -1,8 +1,11 @@
 package kv
 
+import "kvq/internal/blockmem"
+
 // pool is the set of physical blocks of one Store. Block memory is made on first
-// use and kept for reuse after its block is freed. A block is used while at least
-// one sequence's block table refers to it; refs counts those references.
+// use, outside the Go heap (blockmem), and kept for reuse after its block is freed;
+// a cleanup releases it once the Store is unreachable. A block is used while at
+// least one sequence's block table refers to it; refs counts those references.
 //
 // The pool does no budget checks itself: the Store plans every operation, checks
 // the budget against the plan, and only then calls alloc, so that a failure leaves
@@ -14,12 +17,13 @@ package kv
 // then evicts the least recently cached block.
 type pool struct {
 	blockBytes int
-	maxBlocks  int      // blocks the budget holds; 0 when unlimited
-	data       [][]byte // block id → memory; nil until first used
-	refs       []int32  // block id → references from block tables
-	free       []int32  // ids with refs == 0, memory made and not cached, reused first
-	used       int      // blocks with refs > 0
-	shared     int      // blocks with refs > 1
+	maxBlocks  int             // blocks the budget holds; 0 when unlimited
+	mem        *blockmem.Arena // where block memory comes from
+	data       [][]byte        // block id → memory; nil until first used
+	refs       []int32         // block id → references from block tables
+	free       []int32         // ids with refs == 0, memory made and not cached, reused first
+	used       int             // blocks with refs > 0
+	shared     int             // blocks with refs > 1
 	idx        prefixIndex
 }
 
@@ -37,7 +41,7 @@ func (p *pool) alloc() int32 {
 		p.idx.evictions++
 	default:
 		id = int32(len(p.data))
-		p.data = append(p.data, make([]byte, p.blockBytes))
+		p.data = append(p.data, p.mem.Alloc())
 		p.refs = append(p.refs, 0)
 		p.idx.grow(len(p.data))
 	}

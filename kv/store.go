@@ -2,9 +2,11 @@ package kv
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 
 	"kvq/attn"
+	"kvq/internal/blockmem"
 )
 
 // Store is the paged KV cache: a pool of fixed-size physical blocks under a byte
@@ -104,9 +106,10 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	maxBlocks := int(cfg.BudgetBytes / int64(g.blockBytes))
 	st := &Store{
 		g: g,
-		pool: pool{blockBytes: g.blockBytes, maxBlocks: int(cfg.BudgetBytes / int64(g.blockBytes)),
+		pool: pool{blockBytes: g.blockBytes, maxBlocks: maxBlocks, mem: blockmem.New(g.blockBytes, maxBlocks),
 			idx: prefixIndex{byHash: map[uint64]int32{}, head: -1, tail: -1}},
 		prefixOK: prefixEligible(g),
 		root:     rootHash(g),
@@ -114,6 +117,11 @@ func New(cfg Config) (*Store, error) {
 		opts:     attn.Options{ChunkTokens: cfg.AttnChunkTokens, Workers: cfg.AttnWorkers, Rotate: cfg.Rotate},
 		shape:    attn.Shape{Heads: cfg.Heads, KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim},
 	}
+	// The blocks live outside the Go heap: unmap them once nothing can reach the
+	// Store. Views of block memory never outlive the method that made them, and
+	// every such method unlocks st.mu in a deferred call, which keeps st reachable
+	// until it returns.
+	runtime.AddCleanup(st, (*blockmem.Arena).Release, st.pool.mem)
 	return st, nil
 }
 

@@ -4,9 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"kvq/internal/blockmem"
 )
 
 // fixture is a small multi-layer store with a random history to feed it.
@@ -701,4 +706,60 @@ func TestAttnWorkers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBlocksOutsideHeap: block memory does not count in the Go heap (the collector
+// paces itself on the heap, so blocks in it would let garbage grow as large as the
+// pool), it is mapped only as far as the budget asks, and it is released once the
+// Store is unreachable.
+func TestBlocksOutsideHeap(t *testing.T) {
+	sp, err := ParseSpec("f16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Layers: 2, Heads: 4, KVHeads: 4, HeadDim: 64, Spec: sp, BlockTokens: 16}
+	probe, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const blocks = 256
+	cfg.BudgetBytes = blocks * int64(probe.BlockBytes()) // 8 MiB
+	st, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	heap0 := heapObjectBytes()
+	id, err := st.NewSeq()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Grow(id, make([]int32, blocks*16)); err != nil {
+		t.Fatal(err)
+	}
+	mem := st.pool.mem
+	if !blockmem.Supported {
+		t.Skipf("no anonymous mappings on %s: blocks come from the heap", runtime.GOOS)
+	}
+	held := int64(blocks * st.BlockBytes())
+	if got := mem.Mapped(); got < held || got > held+int64(blocks*64) {
+		t.Errorf("%d blocks of %d bytes under a budget of as many: %d bytes mapped, want %d plus alignment", blocks, st.BlockBytes(), got, held)
+	}
+	if grew := heapObjectBytes() - heap0; grew > held/4 {
+		t.Errorf("Go heap objects grew by %d bytes for %d bytes of blocks", grew, held)
+	}
+	st = nil
+	for deadline := time.Now().Add(5 * time.Second); mem.Mapped() != 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d bytes still mapped 5 s after the Store became unreachable", mem.Mapped())
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func heapObjectBytes() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
 }

@@ -42,8 +42,9 @@ type decodeResult struct {
 	// RSSBytes is the process's peak; it holds every compared cache.
 	RSSBytes int64 `json:"rss_bytes"`
 	// Where resident memory is at the end of the run (KV at its largest): Go heap
-	// objects (the KV blocks included), and the resident anonymous and file-backed
-	// pages (the mapped weights and the binary are file-backed). 0 where unknown.
+	// objects (the cache's full-precision tails included, its blocks not: they are
+	// mapped outside the heap), and the resident anonymous pages (blocks included)
+	// and file-backed ones (the mapped weights and the binary). 0 where unknown.
 	HeapBytes    int64 `json:"heap_bytes"`
 	RSSAnonBytes int64 `json:"rss_anon_bytes"`
 	RSSFileBytes int64 `json:"rss_file_bytes"`
@@ -80,7 +81,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	jsonPath := fs.String("json", "", "also write the result as JSON to this file")
 	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed decode steps to this file (one cache)")
 	tracePath := fs.String("trace", "", "write a runtime execution trace of the timed decode steps to this file (one cache; go tool trace: where threads wait between parallel loops)")
-	memProfile := fs.String("memprofile", "", "write a pprof heap profile to this file after the timed decode steps (the cache at its largest)")
+	memProfile := fs.String("memprofile", "", "write a pprof heap profile to this file after the timed decode steps (the cache's blocks are outside the Go heap: not in it)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -227,8 +228,8 @@ func printDecode(w io.Writer, res decodeResult) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "memory: weights %s, KV %s, peak RSS %s (%.2fx weights+KV)\n", fmtBytes(res.WeightBytes), fmtBytes(res.KVBytes), fmtBytes(res.RSSBytes), float64(res.RSSBytes)/float64(res.WeightBytes+res.KVBytes))
 	if res.RSSAnonBytes+res.RSSFileBytes > 0 {
-		fmt.Fprintf(w, "memory at end: Go heap objects %s (KV %s, other %s), RSS anonymous %s, file-backed %s\n",
-			fmtBytes(res.HeapBytes), fmtBytes(res.KVBytes), fmtBytes(res.HeapBytes-res.KVBytes), fmtBytes(res.RSSAnonBytes), fmtBytes(res.RSSFileBytes))
+		fmt.Fprintf(w, "memory at end: RSS anonymous %s (KV blocks, outside the Go heap, and Go heap objects %s), file-backed %s\n",
+			fmtBytes(res.RSSAnonBytes), fmtBytes(res.HeapBytes), fmtBytes(res.RSSFileBytes))
 	}
 }
 
