@@ -1,5 +1,11 @@
 package gguf
 
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
 // Q4_K super-block: 256 values in 144 bytes, as 8 sub-blocks of 32 values.
 //
 //	bytes 0–1     d       f16 super-block scale of the sub-block scales, little-endian
@@ -39,4 +45,98 @@ func dequantQ4_K(dst *[256]float32, b *[144]byte) {
 			out[32+l] = d1*float32(q>>4) - o1
 		}
 	}
+}
+
+// QuantizeQ4_K encodes src into Q4_K super-blocks in dst with a plain min/max
+// quantizer (not llama.cpp's search for error-minimizing scales: good for synthetic
+// models and tests, a little less accurate on real weights). Per sub-block of 32
+// values x, the minimum m = ⌈−min(0, min x)/dmin⌉ against dmin = max(−min(0, min x))/63,
+// then the scale sc = ⌈s/d⌉ with s = (max x + dmin·m)/15 against d = max s/63 (d and
+// dmin stored as f16, rounded up so that sc and m ≤ 63 cover every sub-block), and each
+// code round((x + dmin·m)/(d·sc)) clamped to [0, 15]: every value is within half a
+// step d·sc of its code's value. len(src) must be a multiple of 256 and len(dst) equal
+// len(src)/256 · 144. Non-finite inputs, and values so large that d or dmin overflows
+// binary16, are rejected; on error dst is partly written.
+func QuantizeQ4_K(dst []byte, src []float32) error {
+	if len(src)%256 != 0 {
+		return fmt.Errorf("gguf: quantize Q4_K: %d values is not a multiple of 256", len(src))
+	}
+	if len(dst) != len(src)/256*144 {
+		return fmt.Errorf("gguf: quantize Q4_K: destination has %d bytes, want %d for %d values", len(dst), len(src)/256*144, len(src))
+	}
+	for b := 0; b < len(src)/256; b++ {
+		x := (*[256]float32)(src[256*b:])
+		out := (*[144]byte)(dst[144*b:])
+		var lo, hi [8]float32
+		var maxMin float32
+		for j := range 8 {
+			lo[j], hi[j] = 0, float32(math.Inf(-1))
+			for i, v := range x[32*j : 32*j+32] {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					return fmt.Errorf("gguf: quantize Q4_K: value %d is %v", 256*b+32*j+i, v)
+				}
+				lo[j], hi[j] = min(lo[j], v), max(hi[j], v)
+			}
+			maxMin = max(maxMin, -lo[j])
+		}
+		hm, dmin, err := f16AtLeast(maxMin / 63)
+		if err != nil {
+			return fmt.Errorf("gguf: quantize Q4_K: block %d: minimum %v: %w", b, -maxMin, err)
+		}
+		var sc, m [8]uint8
+		var s [8]float32
+		var maxS float32
+		for j := range 8 {
+			if dmin > 0 {
+				m[j] = uint8(min(63, math.Ceil(float64(-lo[j]/dmin))))
+			}
+			s[j] = (hi[j] + dmin*float32(m[j])) / 15
+			maxS = max(maxS, s[j])
+		}
+		hd, d, err := f16AtLeast(maxS / 63)
+		if err != nil {
+			return fmt.Errorf("gguf: quantize Q4_K: block %d: scale %v: %w", b, maxS, err)
+		}
+		binary.LittleEndian.PutUint16(out[0:], hd)
+		binary.LittleEndian.PutUint16(out[2:], hm)
+		for j := range 8 {
+			if d > 0 {
+				sc[j] = uint8(min(63, math.Ceil(float64(s[j]/d))))
+			}
+		}
+		p := out[4:16]
+		for i := range 4 {
+			p[i] = sc[i] | sc[i+4]>>4<<6
+			p[i+4] = m[i] | m[i+4]>>4<<6
+			p[i+8] = sc[i+4]&15 | m[i+4]&15<<4
+		}
+		for g := range 4 {
+			for l := range 32 {
+				var c [2]uint8
+				for h := range 2 {
+					j := 2*g + h
+					if step := d * float32(sc[j]); step > 0 {
+						q := math.Round(float64((x[32*j+l] + dmin*float32(m[j])) / step))
+						c[h] = uint8(min(15, max(0, q)))
+					}
+				}
+				out[16+32*g+l] = c[0] | c[1]<<4
+			}
+		}
+	}
+	return nil
+}
+
+// f16AtLeast returns the smallest binary16 value h ≥ v ≥ 0 (as bits and as float32),
+// or an error when v exceeds the largest finite one.
+func f16AtLeast(v float32) (uint16, float32, error) {
+	h := F32ToF16(v)
+	if f := F16ToF32(h); f < v {
+		h++ // the next binary16 up (v ≥ 0: bit patterns order like values)
+	}
+	f := F16ToF32(h)
+	if math.IsInf(float64(f), 0) {
+		return 0, 0, fmt.Errorf("%v is beyond binary16", v)
+	}
+	return h, f, nil
 }

@@ -298,7 +298,7 @@ func (w *Writer) Close() error {
 }
 
 // Encode converts src into dst in tensor type t: F32, F16 and BF16 (rounded to nearest
-// even) or Q8_0 (QuantizeQ8_0, which rejects non-finite values). len(src) must be a
+// even), Q8_0 or Q4_K (QuantizeQ8_0, QuantizeQ4_K, which reject non-finite values). len(src) must be a
 // whole number of t's blocks and len(dst) exactly t.RowBytes(len(src)).
 func Encode(t TensorType, dst []byte, src []float32) error {
 	n, err := t.RowBytes(len(src))
@@ -323,6 +323,8 @@ func Encode(t TensorType, dst []byte, src []float32) error {
 		}
 	case TypeQ8_0:
 		return QuantizeQ8_0(dst, src)
+	case TypeQ4_K:
+		return QuantizeQ4_K(dst, src)
 	default:
 		return fmt.Errorf("gguf: encode: no encoder for type %v (write its bytes with WriteRaw)", t)
 	}

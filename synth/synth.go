@@ -184,10 +184,10 @@ func (s Shape) tensors(w gguf.TensorType) []tensorSpec {
 const WeightStd = 0.02
 
 // fileTypes maps a weight type to general.file_type (llama.cpp's llama_ftype).
-var fileTypes = map[gguf.TensorType]uint32{gguf.TypeF32: 0, gguf.TypeF16: 1, gguf.TypeQ8_0: 7}
+var fileTypes = map[gguf.TensorType]uint32{gguf.TypeF32: 0, gguf.TypeF16: 1, gguf.TypeQ8_0: 7, gguf.TypeQ4_K: 14}
 
 // Write writes a random-weight model of the named shape (one of ShapeNames) with its
-// matrices in weights (F32, F16 or Q8_0) to w. The output depends only on the shape,
+// matrices in weights (F32, F16, Q8_0 or Q4_K) to w. The output depends only on the shape,
 // weights and seed.
 func Write(w io.Writer, shape string, weights gguf.TensorType, seed uint64) error {
 	s, ok := Lookup(shape)
@@ -204,7 +204,10 @@ func WriteShape(w io.Writer, s Shape, weights gguf.TensorType, seed uint64) erro
 	}
 	ftype, ok := fileTypes[weights]
 	if !ok {
-		return fmt.Errorf("synth: weight type %v not supported (F32, F16 or Q8_0)", weights)
+		return fmt.Errorf("synth: weight type %v not supported (F32, F16, Q8_0 or Q4_K)", weights)
+	}
+	if n := weights.BlockElems(); s.Dim%n != 0 || s.FFN%n != 0 {
+		return fmt.Errorf("synth: shape %q: width %d and FFN %d must be multiples of %d for %v weights", s.Name, s.Dim, s.FFN, n, weights)
 	}
 	gw := gguf.NewWriter(w)
 	meta, err := s.metadata(ftype, weights)
@@ -232,7 +235,7 @@ func WriteShape(w io.Writer, s Shape, weights gguf.TensorType, seed uint64) erro
 }
 
 // chunkValues is the number of values generated and encoded as one unit: a multiple of
-// 32, so every chunk is whole Q8_0 blocks.
+// 256, so every chunk is whole Q8_0 blocks and Q4_K super-blocks.
 const chunkValues = 1 << 16
 
 // chunk is one unit of work: values [k·chunkValues, k·chunkValues+n) of a tensor.
@@ -376,7 +379,7 @@ func (s Shape) metadata(ftype uint32, weights gguf.TensorType) ([]gguf.KV, error
 		{Key: "general.name", Value: "synthetic " + s.Name},
 		{Key: "general.file_type", Value: ftype},
 	}
-	if weights == gguf.TypeQ8_0 {
+	if weights == gguf.TypeQ8_0 || weights == gguf.TypeQ4_K {
 		meta = append(meta, gguf.KV{Key: "general.quantization_version", Value: uint32(2)})
 	}
 	meta = append(meta,

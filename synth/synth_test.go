@@ -210,6 +210,36 @@ func TestDeterminismAndTypes(t *testing.T) {
 	}
 }
 
+// TestQ4K: a Q4_K file holds, tensor by tensor, QuantizeQ4_K of the values the F32
+// file of the same seed holds, and says so in general.file_type (llama.cpp's
+// MOSTLY_Q4_K_S).
+func TestQ4K(t *testing.T) {
+	s := Shape{Name: "tiny-256", Arch: "llama", Dim: 256, Layers: 1, Heads: 4, KVHeads: 2, FFN: 512,
+		Vocab: 300, Ctx: 64, RMSEps: 1e-5, RopeBase: 10000}
+	f32, _ := write(t, s, gguf.TypeF32, 3)
+	q4k, _ := write(t, s, gguf.TypeQ4_K, 3)
+	if ft, _ := q4k.Uint("general.file_type"); ft != 14 {
+		t.Errorf("general.file_type %d, want 14", ft)
+	}
+	for _, name := range []string{"token_embd.weight", "blk.0.attn_k.weight", "blk.0.ffn_down.weight", "output.weight"} {
+		ti, ok := q4k.Tensor(name)
+		if !ok || ti.Type != gguf.TypeQ4_K {
+			t.Fatalf("%s: %v %v, want a Q4_K tensor", name, ok, ti.Type)
+		}
+		got, err := q4k.TensorData(ti)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]byte, len(got))
+		if err := gguf.QuantizeQ4_K(want, values(t, f32, name)); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the Q4_K file's data is not QuantizeQ4_K of the F32 file's values", name)
+		}
+	}
+}
+
 func TestVocabularyPadding(t *testing.T) {
 	s := Shape{Name: "padded", Arch: "llama", Dim: 32, Layers: 1, Heads: 2, KVHeads: 2, FFN: 32,
 		Vocab: 32064, Ctx: 64, RMSEps: 1e-5, RopeBase: 10000, Tied: true}
@@ -275,6 +305,7 @@ func TestWriteErrors(t *testing.T) {
 		{bad(func(s *Shape) { s.Vocab = 200 }), gguf.TypeF32, "vocabulary 200"},
 		{bad(func(s *Shape) { s.RMSEps = 0 }), gguf.TypeF32, "epsilon"},
 		{tiny, gguf.TypeQ4_0, "not supported"},
+		{tiny, gguf.TypeQ4_K, "multiples of 256 for Q4_K"},
 	}
 	for _, c := range cases {
 		if err := WriteShape(&bytes.Buffer{}, c.s, c.w, 1); err == nil || !strings.Contains(err.Error(), c.want) {

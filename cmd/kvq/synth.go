@@ -17,9 +17,9 @@ func init() {
 }
 
 func runSynth(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("synth", "--shape NAME --weights f32|f16|q8_0 --out F [--seed S]", stderr)
+	fs := newFlags("synth", "--shape NAME --weights f32|f16|q8_0|q4_k --out F [--seed S]", stderr)
 	shape := fs.String("shape", "", "model shape: "+strings.Join(synth.ShapeNames(), ", "))
-	weights := fs.String("weights", "q8_0", "weight type: f32, f16 or q8_0")
+	weights := fs.String("weights", "q8_0", "weight type: f32, f16, q8_0 or q4_k (rows of a multiple of 256 values)")
 	out := fs.String("out", "", "output GGUF file")
 	seed := fs.Uint64("seed", 1, "random seed (same seed, same file)")
 	if err := parse(fs, args); err != nil {
@@ -29,10 +29,10 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return fmt.Errorf("--shape and --out are required")
 	}
-	types := map[string]gguf.TensorType{"f32": gguf.TypeF32, "f16": gguf.TypeF16, "q8_0": gguf.TypeQ8_0}
+	types := map[string]gguf.TensorType{"f32": gguf.TypeF32, "f16": gguf.TypeF16, "q8_0": gguf.TypeQ8_0, "q4_k": gguf.TypeQ4_K}
 	wt, ok := types[strings.ToLower(*weights)]
 	if !ok {
-		return fmt.Errorf("unknown --weights %q (valid: f32, f16, q8_0)", *weights)
+		return fmt.Errorf("unknown --weights %q (valid: f32, f16, q8_0, q4_k)", *weights)
 	}
 	f, err := os.Create(*out)
 	if err != nil {
