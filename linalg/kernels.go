@@ -36,6 +36,9 @@ type kernelSet struct {
 	// dotQ4K returns the dot of one Q4_K row (len(xd)/8 super-blocks of 144 bytes) with
 	// activations quantized as for dotQ8, given also their per-block code sums xsum.
 	dotQ4K func(w []byte, xq []int8, xd []float32, xsum []int32) float32
+	// dotQ4KRows writes to out[r] the dotQ4K of the row w[r·rowBytes:] with the same
+	// activations, for r < len(out): decode multiplies a chunk of rows in one call.
+	dotQ4KRows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32)
 	// dotQ6K is dotQ8 for a Q6_K row (len(xd)/8 super-blocks of 210 bytes).
 	dotQ6K func(w []byte, xq []int8, xd []float32) float32
 	// dotQ8x4 is dotQ8 of one weight row against 4 consecutive tokens: xi holds their
@@ -76,27 +79,28 @@ type kernelSet struct {
 }
 
 var scalarKernels = &kernelSet{
-	name:      "scalar",
-	dotF32:    dotF32Scalar,
-	dotF32T:   dotF32TScalar,
-	dotF16:    dotF16Scalar,
-	widenF16:  widenF16Scalar,
-	dotQ8:     dotQ8Scalar,
-	dotQ8Rows: dotQ8RowsScalar,
-	dotQ4:     dotQ4Scalar,
-	dotQ4K:    dotQ4KScalar,
-	dotQ6K:    dotQ6KScalar,
-	dotQ8x4:   dotQ8x4Scalar,
-	dotQ8x4N:  dotQ8x4NScalar,
-	dotQ4x4:   dotQ4x4Scalar,
-	widenQ8:   widenQ8Scalar,
-	widenQ4:   widenQ4Scalar,
-	pack8:     pack8Scalar,
-	widenQ4K:  widenQ4KScalar,
-	dotQ8Tile: dotQ8TileScalar,
-	axpy:      axpyScalar,
-	siluMul:   siluMulScalar,
-	quantQ8:   quantQ8Scalar,
+	name:       "scalar",
+	dotF32:     dotF32Scalar,
+	dotF32T:    dotF32TScalar,
+	dotF16:     dotF16Scalar,
+	widenF16:   widenF16Scalar,
+	dotQ8:      dotQ8Scalar,
+	dotQ8Rows:  dotQ8RowsScalar,
+	dotQ4:      dotQ4Scalar,
+	dotQ4K:     dotQ4KScalar,
+	dotQ4KRows: dotQ4KRowsScalar,
+	dotQ6K:     dotQ6KScalar,
+	dotQ8x4:    dotQ8x4Scalar,
+	dotQ8x4N:   dotQ8x4NScalar,
+	dotQ4x4:    dotQ4x4Scalar,
+	widenQ8:    widenQ8Scalar,
+	widenQ4:    widenQ4Scalar,
+	pack8:      pack8Scalar,
+	widenQ4K:   widenQ4KScalar,
+	dotQ8Tile:  dotQ8TileScalar,
+	axpy:       axpyScalar,
+	siluMul:    siluMulScalar,
+	quantQ8:    quantQ8Scalar,
 }
 
 // simdKernels is the SIMD kernel set of this build for this CPU, or nil when there is none
@@ -294,6 +298,14 @@ func dotQ4KScalar(w []byte, xq []int8, xd []float32, xsum []int32) float32 {
 		}
 	}
 	return s
+}
+
+// dotQ4KRowsScalar is the reference for dotQ4KRows: dotQ4KScalar of each row.
+func dotQ4KRowsScalar(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
+	rb := len(xd) / 8 * q4KBlockBytes
+	for r := range out {
+		out[r] = dotQ4KScalar(w[r*rowBytes:r*rowBytes+rb], xq, xd, xsum)
+	}
 }
 
 // Q6_K super-block (layout documented in package gguf, q6_k.go): 210 bytes for 256 values

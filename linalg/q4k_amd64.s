@@ -14,118 +14,127 @@
 // most 3810, no saturation) and VPMADDWD with ones, folded by VPHADDD into one
 // vector whose lane j is sub-block j's dot, then scaled all 8 lanes at once.
 
-// func q4kDot(w *byte, xq *int8, xd *float32, xsum *int32, nsb int) float32
-TEXT ·q4kDot(SB), NOSPLIT, $0-44
-	MOVQ         w+0(FP), SI
-	MOVQ         xq+8(FP), DI
-	MOVQ         xd+16(FP), R8
-	MOVQ         xsum+24(FP), R9
-	MOVQ         nsb+32(FP), CX
-	VPCMPEQW     Y15, Y15, Y15
-	VPSRLW       $15, Y15, Y15 // int16 ones
-	MOVL         $0x0f0f0f0f, AX
-	VMOVD        AX, X14
-	VPBROADCASTD X14, Y14      // nibble mask
-	VXORPS       Y0, Y0, Y0    // accumulator, lane j: sub-blocks j
-	TESTQ        CX, CX
-	JE           done
+// Q4KCONSTS sets Y15 to int16 ones and Y14 to nibble masks (AX scratch).
+#define Q4KCONSTS \
+	VPCMPEQW     Y15, Y15, Y15 \
+	VPSRLW       $15, Y15, Y15 \
+	MOVL         $0x0f0f0f0f, AX \
+	VMOVD        AX, X14 \
+	VPBROADCASTD X14, Y14
 
-sb:
-	// Sub-blocks 0..3: lanes [0 1 2 3 | 0 1 2 3] of Y5 after the folds, each half
-	// the sums of its half of the 32 values.
-	VMOVDQU    16(SI), Y1
-	VPSRLW     $4, Y1, Y2
-	VPAND      Y14, Y1, Y1
-	VPAND      Y14, Y2, Y2
-	VPMADDUBSW (DI), Y1, Y1
-	VPMADDUBSW 32(DI), Y2, Y2
-	VMOVDQU    48(SI), Y3
-	VPSRLW     $4, Y3, Y4
-	VPAND      Y14, Y3, Y3
-	VPAND      Y14, Y4, Y4
-	VPMADDUBSW 64(DI), Y3, Y3
-	VPMADDUBSW 96(DI), Y4, Y4
-	VPMADDWD   Y15, Y1, Y1
-	VPMADDWD   Y15, Y2, Y2
-	VPMADDWD   Y15, Y3, Y3
-	VPMADDWD   Y15, Y4, Y4
-	VPHADDD    Y2, Y1, Y1
-	VPHADDD    Y4, Y3, Y3
-	VPHADDD    Y3, Y1, Y5
+// Q4KHSUM leaves in X0 the sum of Y0's lanes.
+#define Q4KHSUM \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS       X1, X0, X0 \
+	VHADDPS      X0, X0, X0 \
+	VHADDPS      X0, X0, X0
 
-	// Sub-blocks 4..7 likewise into Y6.
-	VMOVDQU    80(SI), Y1
-	VPSRLW     $4, Y1, Y2
-	VPAND      Y14, Y1, Y1
-	VPAND      Y14, Y2, Y2
-	VPMADDUBSW 128(DI), Y1, Y1
-	VPMADDUBSW 160(DI), Y2, Y2
-	VMOVDQU    112(SI), Y3
-	VPSRLW     $4, Y3, Y4
-	VPAND      Y14, Y3, Y3
-	VPAND      Y14, Y4, Y4
-	VPMADDUBSW 192(DI), Y3, Y3
-	VPMADDUBSW 224(DI), Y4, Y4
-	VPMADDWD   Y15, Y1, Y1
-	VPMADDWD   Y15, Y2, Y2
-	VPMADDWD   Y15, Y3, Y3
-	VPMADDWD   Y15, Y4, Y4
-	VPHADDD    Y2, Y1, Y1
-	VPHADDD    Y4, Y3, Y3
-	VPHADDD    Y3, Y1, Y6
-
-	// Lane j of Y1: sub-block j's dot (low halves plus high halves).
-	VPERM2I128 $0x20, Y6, Y5, Y1
-	VPERM2I128 $0x31, Y6, Y5, Y2
-	VPADDD     Y2, Y1, Y1
-	VCVTDQ2PS  Y1, Y1
-
-	// The 8 scales and 8 minimums from the 12 packed bytes (u0, u1, u2):
-	// sc = u0&0x3f.. | (u2&0x0f.. | (u0>>6&0x03..)<<4)<<32,
-	// m  = u1&0x3f.. | (u2>>4&0x0f.. | (u1>>6&0x03..)<<4)<<32, one byte each.
-	MOVL       4(SI), AX
-	MOVL       8(SI), BX
-	MOVL       12(SI), DX
-	MOVL       AX, R10
-	ANDL       $0x3f3f3f3f, R10
-	MOVL       DX, R11
-	ANDL       $0x0f0f0f0f, R11
-	SHRL       $6, AX
-	ANDL       $0x03030303, AX
-	SHLL       $4, AX
-	ORL        AX, R11
-	MOVL       BX, R12
-	ANDL       $0x3f3f3f3f, R12
-	SHRL       $4, DX
-	ANDL       $0x0f0f0f0f, DX
-	SHRL       $6, BX
-	ANDL       $0x03030303, BX
-	SHLL       $4, BX
-	ORL        BX, DX
-	VMOVD      R10, X2
-	VPINSRD    $1, R11, X2, X2
-	VPMOVZXBD  X2, Y2
-	VCVTDQ2PS  Y2, Y2 // sc
-	VMOVD      R12, X3
-	VPINSRD    $1, DX, X3, X3
-	VPMOVZXBD  X3, Y3
-	VCVTDQ2PS  Y3, Y3 // m
-
-	// d and dmin, then acc += dots·sc·d·xd − m·dmin·xd·xsum.
-	VMOVD        (SI), X4
-	VCVTPH2PS    X4, X4
-	VBROADCASTSS X4, Y5 // d
-	VMOVSHDUP    X4, X4
-	VBROADCASTSS X4, Y6 // dmin
-	VMOVUPS      (R8), Y7
-	VCVTDQ2PS    (R9), Y8
-	VMULPS       Y7, Y8, Y8 // xd·xsum
-	VMULPS       Y5, Y2, Y2
-	VMULPS       Y7, Y2, Y2
-	VFMADD231PS  Y2, Y1, Y0
-	VMULPS       Y6, Y3, Y3
+// Q4KSB adds to Y0 the super-block at SI times the activations at DI (codes), R8
+// (scales) and R9 (code sums); Y14 holds nibble masks, Y15 int16 ones. Y1..Y8,
+// AX, BX, DX and R10..R12 are scratch. The folds: Y5 gets lanes [0 1 2 3 | 0 1 2 3]
+// of sub-blocks 0..3 (each half the sums of its half of the 32 values), Y6 those of
+// 4..7, and lane j of Y1 sub-block j's dot. The scales and minimums come from the 12
+// packed bytes (u0, u1, u2) as sc = u0&0x3f.. | (u2&0x0f.. | (u0>>6&0x03..)<<4)<<32 and
+// m = u1&0x3f.. | (u2>>4&0x0f.. | (u1>>6&0x03..)<<4)<<32, one byte each; then
+// Y0 += dots·sc·d·xd − m·dmin·xd·xsum.
+#define Q4KSB \
+	VMOVDQU    16(SI), Y1 \
+	VPSRLW     $4, Y1, Y2 \
+	VPAND      Y14, Y1, Y1 \
+	VPAND      Y14, Y2, Y2 \
+	VPMADDUBSW (DI), Y1, Y1 \
+	VPMADDUBSW 32(DI), Y2, Y2 \
+	VMOVDQU    48(SI), Y3 \
+	VPSRLW     $4, Y3, Y4 \
+	VPAND      Y14, Y3, Y3 \
+	VPAND      Y14, Y4, Y4 \
+	VPMADDUBSW 64(DI), Y3, Y3 \
+	VPMADDUBSW 96(DI), Y4, Y4 \
+	VPMADDWD   Y15, Y1, Y1 \
+	VPMADDWD   Y15, Y2, Y2 \
+	VPMADDWD   Y15, Y3, Y3 \
+	VPMADDWD   Y15, Y4, Y4 \
+	VPHADDD    Y2, Y1, Y1 \
+	VPHADDD    Y4, Y3, Y3 \
+	VPHADDD    Y3, Y1, Y5 \
+	VMOVDQU    80(SI), Y1 \
+	VPSRLW     $4, Y1, Y2 \
+	VPAND      Y14, Y1, Y1 \
+	VPAND      Y14, Y2, Y2 \
+	VPMADDUBSW 128(DI), Y1, Y1 \
+	VPMADDUBSW 160(DI), Y2, Y2 \
+	VMOVDQU    112(SI), Y3 \
+	VPSRLW     $4, Y3, Y4 \
+	VPAND      Y14, Y3, Y3 \
+	VPAND      Y14, Y4, Y4 \
+	VPMADDUBSW 192(DI), Y3, Y3 \
+	VPMADDUBSW 224(DI), Y4, Y4 \
+	VPMADDWD   Y15, Y1, Y1 \
+	VPMADDWD   Y15, Y2, Y2 \
+	VPMADDWD   Y15, Y3, Y3 \
+	VPMADDWD   Y15, Y4, Y4 \
+	VPHADDD    Y2, Y1, Y1 \
+	VPHADDD    Y4, Y3, Y3 \
+	VPHADDD    Y3, Y1, Y6 \
+	VPERM2I128 $0x20, Y6, Y5, Y1 \
+	VPERM2I128 $0x31, Y6, Y5, Y2 \
+	VPADDD     Y2, Y1, Y1 \
+	VCVTDQ2PS  Y1, Y1 \
+	MOVL       4(SI), AX \
+	MOVL       8(SI), BX \
+	MOVL       12(SI), DX \
+	MOVL       AX, R10 \
+	ANDL       $0x3f3f3f3f, R10 \
+	MOVL       DX, R11 \
+	ANDL       $0x0f0f0f0f, R11 \
+	SHRL       $6, AX \
+	ANDL       $0x03030303, AX \
+	SHLL       $4, AX \
+	ORL        AX, R11 \
+	MOVL       BX, R12 \
+	ANDL       $0x3f3f3f3f, R12 \
+	SHRL       $4, DX \
+	ANDL       $0x0f0f0f0f, DX \
+	SHRL       $6, BX \
+	ANDL       $0x03030303, BX \
+	SHLL       $4, BX \
+	ORL        BX, DX \
+	VMOVD      R10, X2 \
+	VPINSRD    $1, R11, X2, X2 \
+	VPMOVZXBD  X2, Y2 \
+	VCVTDQ2PS  Y2, Y2 \
+	VMOVD      R12, X3 \
+	VPINSRD    $1, DX, X3, X3 \
+	VPMOVZXBD  X3, Y3 \
+	VCVTDQ2PS  Y3, Y3 \
+	VMOVD        (SI), X4 \
+	VCVTPH2PS    X4, X4 \
+	VBROADCASTSS X4, Y5 \
+	VMOVSHDUP    X4, X4 \
+	VBROADCASTSS X4, Y6 \
+	VMOVUPS      (R8), Y7 \
+	VCVTDQ2PS    (R9), Y8 \
+	VMULPS       Y7, Y8, Y8 \
+	VMULPS       Y5, Y2, Y2 \
+	VMULPS       Y7, Y2, Y2 \
+	VFMADD231PS  Y2, Y1, Y0 \
+	VMULPS       Y6, Y3, Y3 \
 	VFNMADD231PS Y3, Y8, Y0
 
+// func q4kDot(w *byte, xq *int8, xd *float32, xsum *int32, nsb int) float32
+TEXT ·q4kDot(SB), NOSPLIT, $0-44
+	MOVQ   w+0(FP), SI
+	MOVQ   xq+8(FP), DI
+	MOVQ   xd+16(FP), R8
+	MOVQ   xsum+24(FP), R9
+	MOVQ   nsb+32(FP), CX
+	Q4KCONSTS
+	VXORPS Y0, Y0, Y0
+	TESTQ  CX, CX
+	JE     done
+
+sb:
+	Q4KSB
 	ADDQ $144, SI
 	ADDQ $256, DI
 	ADDQ $32, R8
@@ -134,10 +143,46 @@ sb:
 	JNZ  sb
 
 done:
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
+	Q4KHSUM
 	VZEROUPPER
-	MOVSS        X0, ret+40(FP)
+	MOVSS X0, ret+40(FP)
+	RET
+
+// func q4kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, xsum *int32, nsb int)
+// out[r] = the q4kDot sum of the row at w+r·rowBytes, for r < rows (rows ≥ 1, nsb ≥
+// 1): the rows one after the other in memory order, prefetched 4 KiB ahead (as Q8_0
+// rows are), without a call per row; bit-identical to q4kDot.
+TEXT ·q4kDotRows(SB), NOSPLIT, $0-64
+	MOVQ out+0(FP), R15
+	MOVQ w+8(FP), R13
+	MOVQ rows+24(FP), R14
+	Q4KCONSTS
+
+row:
+	MOVQ   R13, SI
+	MOVQ   xq+32(FP), DI
+	MOVQ   xd+40(FP), R8
+	MOVQ   xsum+48(FP), R9
+	MOVQ   nsb+56(FP), CX
+	VXORPS Y0, Y0, Y0
+
+rsb:
+	PREFETCHT0 4096(SI)
+	PREFETCHT0 4160(SI)
+	PREFETCHT0 4224(SI)
+	Q4KSB
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $32, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  rsb
+
+	Q4KHSUM
+	VMOVSS X0, (R15)
+	ADDQ   $4, R15
+	ADDQ   rowBytes+16(FP), R13
+	DECQ   R14
+	JNZ    row
+	VZEROUPPER
 	RET

@@ -519,3 +519,90 @@ func TestPack8Twins(t *testing.T) {
 		}
 	}
 }
+
+// TestQ4KRowsMatchDot: in every kernel set a Q4_K row's dotQ4KRows sum is bit for bit
+// its dotQ4K sum, for any super-block count, row stride and block contents (random
+// bytes: every scale and minimum bit pattern; finite binary16 d and dmin of either
+// sign), and both are the scalar reference's within float32 rounding.
+func TestQ4KRowsMatchDot(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for _, nsb := range []int{1, 2, 3, 8, 11} {
+		cols, stride := nsb*256, nsb*q4KBlockBytes+4*r.IntN(3)
+		const rows = 9
+		w := make([]byte, (rows-1)*stride+nsb*q4KBlockBytes)
+		for i := range w {
+			w[i] = byte(r.Uint32())
+		}
+		for i := 0; i < rows; i++ {
+			for sb := 0; sb < nsb; sb++ {
+				o := i*stride + sb*q4KBlockBytes
+				w[o+1] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7 // d
+				w[o+3] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7 // dmin
+			}
+		}
+		x := randVals(r, cols, 1)
+		xq, xd, xsum := make([]int8, cols), make([]float32, cols/blockElems), make([]int32, cols/blockElems)
+		scalarKernels.quantQ8(xq, xd, x)
+		blockSums(xsum, xq)
+		for _, k := range kernelModes(t) {
+			got := nanSlice(rows)
+			k.dotQ4KRows(got, w, stride, xq, xd, xsum)
+			for i := range got {
+				row := w[i*stride : i*stride+nsb*q4KBlockBytes]
+				want := k.dotQ4K(row, xq, xd, xsum)
+				if math.Float32bits(got[i]) != math.Float32bits(want) {
+					t.Errorf("%s nsb=%d row %d: dotQ4KRows %v, dotQ4K %v", k.name, nsb, i, got[i], want)
+				}
+				ref := dotQ4KScalar(row, xq, xd, xsum)
+				var mag float64 // Σ|terms| bounds the float32 rounding of any summation order
+				for sb := 0; sb < nsb; sb++ {
+					blk := (*[q4KBlockBytes]byte)(row[sb*q4KBlockBytes:])
+					d, dmin := math.Abs(float64(f16Table[uint16(blk[0])|uint16(blk[1])<<8])), math.Abs(float64(f16Table[uint16(blk[2])|uint16(blk[3])<<8]))
+					sc, m := q4KScales((*[12]byte)(blk[4:16]))
+					for j := 0; j < 8; j++ {
+						b := 8*sb + j
+						mag += (d*float64(sc[j])*15*127*32 + dmin*float64(m[j])*127*32) * math.Abs(float64(xd[b]))
+					}
+				}
+				if diff := math.Abs(float64(want) - float64(ref)); diff > mag*1e-6 {
+					t.Errorf("%s nsb=%d row %d: dotQ4K %v, scalar %v (off by %.3g, bound %.3g)", k.name, nsb, i, want, ref, diff, mag*1e-6)
+				}
+			}
+		}
+	}
+}
+
+// TestQ4KExtremeCodes: codes 15, scales and minimums 63 against activations that
+// quantize to ±127, the largest integer sums a Q4_K product forms (a 16-bit pair sum
+// of 2·15·127 = 3810 must not saturate; the integer dot is exact).
+func TestQ4KExtremeCodes(t *testing.T) {
+	const nsb = 2
+	var blk [q4KBlockBytes]byte
+	blk[0], blk[1] = 0x00, 0x3c // d = 1
+	blk[2], blk[3] = 0x00, 0x38 // dmin = 0.5
+	for i := 4; i < 16; i++ {
+		blk[i] = 0xff // every 6-bit scale and minimum 63
+	}
+	for i := 16; i < q4KBlockBytes; i++ {
+		blk[i] = 0xff // every code 15
+	}
+	w := append(blk[:], blk[:]...)
+	for _, sign := range []float32{1, -1} {
+		x := make([]float32, nsb*256)
+		for i := range x {
+			x[i] = sign
+		}
+		xq, xd, xsum := make([]int8, len(x)), make([]float32, len(x)/blockElems), make([]int32, len(x)/blockElems)
+		scalarKernels.quantQ8(xq, xd, x)
+		blockSums(xsum, xq)
+		// Every value is 63·15 − 0.5·63 = 913.5; the activations are exactly ±1.
+		want := sign * 913.5 * float32(len(x))
+		for _, k := range kernelModes(t) {
+			got := nanSlice(1)
+			k.dotQ4KRows(got, w, nsb*q4KBlockBytes, xq, xd, xsum)
+			if d := math.Abs(float64(got[0] - want)); d > 1e-5*math.Abs(float64(want)) {
+				t.Errorf("%s sign %v: %v, want %v", k.name, sign, got[0], want)
+			}
+		}
+	}
+}

@@ -20,22 +20,23 @@ func detectSIMD() *kernelSet {
 		return nil
 	}
 	k := &kernelSet{
-		name:      "avx2",
-		dotF32:    dotF32FMA,
-		dotF32T:   dotF32TAsm,
-		dotF16:    dotF16AVX2,
-		widenF16:  widenF16AVX2,
-		dotQ8:     dotQ8AVX2,
-		dotQ8Rows: dotQ8RowsAVX2,
-		dotQ4:     dotQ4AVX2,
-		dotQ4K:    dotQ4KAVX2,
-		dotQ6K:    dotQ6KAVX2,
-		dotQ8x4:   dotQ8x4AVX2,
-		dotQ8x4N:  dotQ8x4NAVX2,
-		dotQ4x4:   dotQ4x4AVX2,
-		axpy:      axpyAVX2,
-		siluMul:   siluMulAsm,
-		quantQ8:   quantQ8Asm,
+		name:       "avx2",
+		dotF32:     dotF32FMA,
+		dotF32T:    dotF32TAsm,
+		dotF16:     dotF16AVX2,
+		widenF16:   widenF16AVX2,
+		dotQ8:      dotQ8AVX2,
+		dotQ8Rows:  dotQ8RowsAVX2,
+		dotQ4:      dotQ4AVX2,
+		dotQ4K:     dotQ4KAVX2,
+		dotQ4KRows: dotQ4KRowsAVX2,
+		dotQ6K:     dotQ6KAVX2,
+		dotQ8x4:    dotQ8x4AVX2,
+		dotQ8x4N:   dotQ8x4NAVX2,
+		dotQ4x4:    dotQ4x4AVX2,
+		axpy:       axpyAVX2,
+		siluMul:    siluMulAsm,
+		quantQ8:    quantQ8Asm,
 	}
 	setTileKernels(k)
 	if cpufeat.F16C {
@@ -45,6 +46,7 @@ func detectSIMD() *kernelSet {
 		k.dotF16, k.widenF16 = dotF16F16C, widenF16F16C
 		k.dotQ8, k.dotQ8Rows, k.dotQ8x4, k.dotQ8Prefetches = dotQ8F16C, dotQ8RowsF16C, dotQ8x4F16C, true
 		k.dotQ8x4N = dotQ8x4NF16C
+		k.dotQ4K, k.dotQ4KRows = dotQ4KAsm, dotQ4KRowsAsm // faster than dotQ4KAVX2 (no F16C there)
 	}
 	return k
 }
@@ -415,6 +417,14 @@ var q6kPick = [4][8]uint32{{0, 0, 0, 0, 1, 1, 1, 1}, {2, 2, 2, 2, 3, 3, 3, 3}, {
 func q6kBlock(c archsimd.Uint8x32, xv archsimd.Int8x32, sc, dx archsimd.Float32x8, off archsimd.Uint8x32, ones archsimd.Int16x16, acc archsimd.Float32x8) archsimd.Float32x8 {
 	p := c.DotProductPairsSaturated(xv).Sub(off.DotProductPairsSaturated(xv)).DotProductPairs(ones).ConvertToFloat32()
 	return p.Mul(sc).MulAdd(dx, acc)
+}
+
+// dotQ4KRowsAVX2 is dotQ4KRowsScalar: dotQ4KAVX2 of each row.
+func dotQ4KRowsAVX2(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
+	rb := len(xd) / 8 * q4KBlockBytes
+	for r := range out {
+		out[r] = dotQ4KAVX2(w[r*rowBytes:r*rowBytes+rb], xq, xd, xsum)
+	}
 }
 
 // dotQ6KAVX2 is dotQ6KScalar: per half super-block, the 4 blocks of 32 six-bit codes are
