@@ -41,6 +41,8 @@ type kernelSet struct {
 	dotQ4KRows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32)
 	// dotQ6K is dotQ8 for a Q6_K row (len(xd)/8 super-blocks of 210 bytes).
 	dotQ6K func(w []byte, xq []int8, xd []float32) float32
+	// dotQ6KRows is dotQ4KRows for Q6_K rows.
+	dotQ6KRows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32)
 	// dotQ8x4 is dotQ8 of one weight row against 4 consecutive tokens: xi holds their
 	// codes and xs their scales, both interleaved by block (see interleave4); out[t] is
 	// token t's result.
@@ -90,6 +92,7 @@ var scalarKernels = &kernelSet{
 	dotQ4K:     dotQ4KScalar,
 	dotQ4KRows: dotQ4KRowsScalar,
 	dotQ6K:     dotQ6KScalar,
+	dotQ6KRows: dotQ6KRowsScalar,
 	dotQ8x4:    dotQ8x4Scalar,
 	dotQ8x4N:   dotQ8x4NScalar,
 	dotQ4x4:    dotQ4x4Scalar,
@@ -351,6 +354,14 @@ func dotQ6KScalar(w []byte, xq []int8, xd []float32) float32 {
 		}
 	}
 	return s
+}
+
+// dotQ6KRowsScalar is the reference for dotQ6KRows: dotQ6KScalar of each row.
+func dotQ6KRowsScalar(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	rb := len(xd) / 8 * q6KBlockBytes
+	for r := range out {
+		out[r] = dotQ6KScalar(w[r*rowBytes:r*rowBytes+rb], xq, xd)
+	}
 }
 
 // interleave4 lays out 4 consecutive tokens' quantized activations as the 4-token

@@ -542,10 +542,15 @@ func (p *product) chunkQ4K(r0, r1 int) {
 	}
 }
 
-// chunkQ6K multiplies Q6_K rows natively, one token per kernel call.
+// chunkQ6K multiplies Q6_K rows natively: for one token the whole chunk in one
+// dotQ6KRows call (it prefetches), else one token per kernel call.
 func (p *product) chunkQ6K(r0, r1 int) {
 	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
 	nb := cols / blockElems
+	if p.n == 1 {
+		p.k.dotQ6KRows(p.out[r0:r1], p.w.Data[r0*rb:r1*rb], rb, p.xq[:cols], p.xd[:nb])
+		return
+	}
 	for t0 := 0; t0 < p.n; t0 += p.tb {
 		t1 := min(p.n, t0+p.tb)
 		for r := r0; r < r1; r++ {

@@ -606,3 +606,89 @@ func TestQ4KExtremeCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestQ6KRowsMatchDot: in every kernel set a Q6_K row's dotQ6KRows sum is bit for bit
+// its dotQ6K sum, for any super-block count, row stride and block contents (random
+// bytes: every code and int8 scale; finite binary16 d of either sign), and both are the
+// scalar reference's within float32 rounding.
+func TestQ6KRowsMatchDot(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, nsb := range []int{1, 2, 3, 8, 11} {
+		cols, stride := nsb*256, nsb*q6KBlockBytes+2*r.IntN(3)
+		const rows = 9
+		w := make([]byte, (rows-1)*stride+nsb*q6KBlockBytes)
+		for i := range w {
+			w[i] = byte(r.Uint32())
+		}
+		for i := 0; i < rows; i++ {
+			for sb := 0; sb < nsb; sb++ {
+				w[i*stride+sb*q6KBlockBytes+209] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7 // d
+			}
+		}
+		x := randVals(r, cols, 1)
+		xq, xd := make([]int8, cols), make([]float32, cols/blockElems)
+		scalarKernels.quantQ8(xq, xd, x)
+		for _, k := range kernelModes(t) {
+			got := nanSlice(rows)
+			k.dotQ6KRows(got, w, stride, xq, xd)
+			for i := range got {
+				row := w[i*stride : i*stride+nsb*q6KBlockBytes]
+				want := k.dotQ6K(row, xq, xd)
+				if math.Float32bits(got[i]) != math.Float32bits(want) {
+					t.Errorf("%s nsb=%d row %d: dotQ6KRows %v, dotQ6K %v", k.name, nsb, i, got[i], want)
+				}
+				ref := dotQ6KScalar(row, xq, xd)
+				var mag float64 // Σ|terms| bounds the float32 rounding of any summation order
+				for sb := 0; sb < nsb; sb++ {
+					blk := row[sb*q6KBlockBytes:]
+					d := math.Abs(float64(f16Table[uint16(blk[208])|uint16(blk[209])<<8]))
+					for j := 0; j < 16; j++ {
+						mag += d * math.Abs(float64(int8(blk[192+j]))) * 32 * 127 * 16 * math.Abs(float64(xd[8*sb+j/2]))
+					}
+				}
+				if diff := math.Abs(float64(want) - float64(ref)); diff > mag*1e-6 {
+					t.Errorf("%s nsb=%d row %d: dotQ6K %v, scalar %v (off by %.3g, bound %.3g)", k.name, nsb, i, want, ref, diff, mag*1e-6)
+				}
+			}
+		}
+	}
+}
+
+// TestQ6KExtremeCodes: codes 63 and 0 (values +31 and −32 times the scale), scales
+// −128 and 127, against activations that quantize to ±127: the largest integer sums
+// a Q6_K product forms (63·127·2 per 16-bit pair) must not saturate.
+func TestQ6KExtremeCodes(t *testing.T) {
+	for _, tc := range []struct {
+		code  int
+		scale int8
+	}{{63, 127}, {0, 127}, {63, -128}, {0, -128}} {
+		var blk [q6KBlockBytes]byte
+		lo, hi := byte(tc.code&15), byte(tc.code>>4)
+		for i := 0; i < 128; i++ {
+			blk[i] = lo | lo<<4
+		}
+		for i := 128; i < 192; i++ {
+			blk[i] = hi | hi<<2 | hi<<4 | hi<<6
+		}
+		for i := 192; i < 208; i++ {
+			blk[i] = byte(tc.scale)
+		}
+		blk[208], blk[209] = 0x00, 0x3c // d = 1
+		for _, sign := range []float32{1, -1} {
+			x := make([]float32, 256)
+			for i := range x {
+				x[i] = sign
+			}
+			xq, xd := make([]int8, 256), make([]float32, 8)
+			scalarKernels.quantQ8(xq, xd, x)
+			want := sign * float32(tc.scale) * float32(tc.code-32) * 256
+			for _, k := range kernelModes(t) {
+				got := nanSlice(1)
+				k.dotQ6KRows(got, blk[:], q6KBlockBytes, xq, xd)
+				if d := math.Abs(float64(got[0] - want)); d > 1e-5*math.Abs(float64(want)) {
+					t.Errorf("%s code %d scale %d sign %v: %v, want %v", k.name, tc.code, tc.scale, sign, got[0], want)
+				}
+			}
+		}
+	}
+}

@@ -31,6 +31,7 @@ func detectSIMD() *kernelSet {
 		dotQ4K:     dotQ4KAVX2,
 		dotQ4KRows: dotQ4KRowsAVX2,
 		dotQ6K:     dotQ6KAVX2,
+		dotQ6KRows: dotQ6KRowsAVX2,
 		dotQ8x4:    dotQ8x4AVX2,
 		dotQ8x4N:   dotQ8x4NAVX2,
 		dotQ4x4:    dotQ4x4AVX2,
@@ -46,7 +47,10 @@ func detectSIMD() *kernelSet {
 		k.dotF16, k.widenF16 = dotF16F16C, widenF16F16C
 		k.dotQ8, k.dotQ8Rows, k.dotQ8x4, k.dotQ8Prefetches = dotQ8F16C, dotQ8RowsF16C, dotQ8x4F16C, true
 		k.dotQ8x4N = dotQ8x4NF16C
-		k.dotQ4K, k.dotQ4KRows = dotQ4KAsm, dotQ4KRowsAsm // faster than dotQ4KAVX2 (no F16C there)
+		// The assembly Q4_K and Q6_K kernels are faster than dotQ4KAVX2 and dotQ6KAVX2,
+		// which the set without F16C keeps.
+		k.dotQ4K, k.dotQ4KRows = dotQ4KAsm, dotQ4KRowsAsm
+		k.dotQ6K, k.dotQ6KRows = dotQ6KAsm, dotQ6KRowsAsm
 	}
 	return k
 }
@@ -424,6 +428,14 @@ func dotQ4KRowsAVX2(out []float32, w []byte, rowBytes int, xq []int8, xd []float
 	rb := len(xd) / 8 * q4KBlockBytes
 	for r := range out {
 		out[r] = dotQ4KAVX2(w[r*rowBytes:r*rowBytes+rb], xq, xd, xsum)
+	}
+}
+
+// dotQ6KRowsAVX2 is dotQ6KRowsScalar: dotQ6KAVX2 of each row.
+func dotQ6KRowsAVX2(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	rb := len(xd) / 8 * q6KBlockBytes
+	for r := range out {
+		out[r] = dotQ6KAVX2(w[r*rowBytes:r*rowBytes+rb], xq, xd)
 	}
 }
 

@@ -1,0 +1,143 @@
+//go:build amd64
+
+#include "textflag.h"
+
+// Q6_K products in AVX2 + FMA + F16C assembly (the reference is dotQ6KScalar). A
+// super-block of 256 values is 210 bytes: 128 bytes of low 4 bits (ql), 64 of high 2
+// bits (qh), 16 int8 scales, binary16 d; value = d·sc·(code − 32), a scale per 16
+// values. Per half super-block (128 values, activation blocks 4h..4h+3) the 32-value
+// blocks' 6-bit codes are assembled from ql and qh with masks and 16-bit shifts (bits
+// that cross into a neighbouring byte are masked off); each block's integer dot is
+// VPMADDUBSW(code, x) − VPMADDUBSW(32, x) (|code·x| ≤ 63·127·2: no saturation), pairs
+// summed by VPMADDWD (lanes 0-3: its first 16 values, 4-7: its last 16), converted and
+// scaled per lane by d·sc (picked by VPERMPS from the super-block's scales, widened
+// once) and the block's activation scale.
+
+// Lane picks of the 8 scales of a half for its blocks k = 0..3: 2k for lanes 0-3,
+// 2k+1 for lanes 4-7.
+DATA q6kPick<>+0(SB)/8, $0x0000000000000000
+DATA q6kPick<>+8(SB)/8, $0x0000000000000000
+DATA q6kPick<>+16(SB)/8, $0x0000000100000001
+DATA q6kPick<>+24(SB)/8, $0x0000000100000001
+DATA q6kPick<>+32(SB)/8, $0x0000000200000002
+DATA q6kPick<>+40(SB)/8, $0x0000000200000002
+DATA q6kPick<>+48(SB)/8, $0x0000000300000003
+DATA q6kPick<>+56(SB)/8, $0x0000000300000003
+DATA q6kPick<>+64(SB)/8, $0x0000000400000004
+DATA q6kPick<>+72(SB)/8, $0x0000000400000004
+DATA q6kPick<>+80(SB)/8, $0x0000000500000005
+DATA q6kPick<>+88(SB)/8, $0x0000000500000005
+DATA q6kPick<>+96(SB)/8, $0x0000000600000006
+DATA q6kPick<>+104(SB)/8, $0x0000000600000006
+DATA q6kPick<>+112(SB)/8, $0x0000000700000007
+DATA q6kPick<>+120(SB)/8, $0x0000000700000007
+GLOBL q6kPick<>(SB), RODATA|NOPTR, $128
+
+// Q6KBLK adds to Y0 block c's (codes in c) dot with the activation codes at xoff(DI),
+// times the scales picked by pick from the 8 at scoff(SP) and the activation scale at
+// xdoff(R8). Y12: bytes 32, Y15: int16 ones; Y5..Y7 scratch.
+#define Q6KBLK(c, xoff, pick, xdoff, scoff) \
+	VPMADDUBSW   xoff(DI), c, Y5 \
+	VPMADDUBSW   xoff(DI), Y12, Y6 \
+	VPSUBW       Y6, Y5, Y5 \
+	VPMADDWD     Y15, Y5, Y5 \
+	VCVTDQ2PS    Y5, Y5 \
+	VPERMPS      scoff(SP), pick, Y6 \
+	VMULPS       Y6, Y5, Y5 \
+	VBROADCASTSS xdoff(R8), Y7 \
+	VFMADD231PS  Y7, Y5, Y0
+
+// Q6KHALF adds half h of the super-block at SI (ql at lo(SI), qh at hi(SI)) against
+// the activation blocks at xoff(DI) and xdoff(R8), scales at scoff(SP). Y13: bytes
+// 0x30, Y14: bytes 0x0f; Y1..Y4, Y7 scratch.
+#define Q6KHALF(lo, hi, xoff, xdoff, scoff) \
+	VMOVDQU lo(SI), Y1 \
+	VMOVDQU (lo+32)(SI), Y2 \
+	VMOVDQU hi(SI), Y3 \
+	VPAND   Y14, Y1, Y4 \
+	VPSLLW  $4, Y3, Y7 \
+	VPAND   Y13, Y7, Y7 \
+	VPOR    Y7, Y4, Y4 \
+	Q6KBLK(Y4, xoff, Y8, xdoff, scoff) \
+	VPAND   Y14, Y2, Y4 \
+	VPSLLW  $2, Y3, Y7 \
+	VPAND   Y13, Y7, Y7 \
+	VPOR    Y7, Y4, Y4 \
+	Q6KBLK(Y4, (xoff+32), Y9, (xdoff+4), scoff) \
+	VPSRLW  $4, Y1, Y4 \
+	VPAND   Y14, Y4, Y4 \
+	VPAND   Y13, Y3, Y7 \
+	VPOR    Y7, Y4, Y4 \
+	Q6KBLK(Y4, (xoff+64), Y10, (xdoff+8), scoff) \
+	VPSRLW  $4, Y2, Y4 \
+	VPAND   Y14, Y4, Y4 \
+	VPSRLW  $2, Y3, Y7 \
+	VPAND   Y13, Y7, Y7 \
+	VPOR    Y7, Y4, Y4 \
+	Q6KBLK(Y4, (xoff+96), Y11, (xdoff+12), scoff)
+
+// func q6kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, nsb int)
+// out[r] = the dot of the Q6_K row of nsb super-blocks at w+r·rowBytes with the
+// activations (codes xq, scales xd per 32 values), for r < rows (rows, nsb ≥ 1): the
+// rows one after the other in memory order, prefetched 4 KiB ahead.
+TEXT ·q6kDotRows(SB), NOSPLIT, $64-56
+	MOVQ         out+0(FP), R15
+	MOVQ         w+8(FP), R13
+	MOVQ         rows+24(FP), R14
+	VPCMPEQW     Y15, Y15, Y15
+	VPSRLW       $15, Y15, Y15
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x30303030, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL         $0x20202020, AX
+	VMOVD        AX, X12
+	VPBROADCASTD X12, Y12
+	VMOVDQU      q6kPick<>+0(SB), Y8
+	VMOVDQU      q6kPick<>+32(SB), Y9
+	VMOVDQU      q6kPick<>+64(SB), Y10
+	VMOVDQU      q6kPick<>+96(SB), Y11
+
+row:
+	MOVQ   R13, SI
+	MOVQ   xq+32(FP), DI
+	MOVQ   xd+40(FP), R8
+	MOVQ   nsb+48(FP), CX
+	VXORPS Y0, Y0, Y0
+
+sb:
+	PREFETCHT0   4096(SI)
+	PREFETCHT0   4160(SI)
+	PREFETCHT0   4224(SI)
+	PREFETCHT0   4288(SI)
+	VPBROADCASTW 208(SI), X7
+	VCVTPH2PS    X7, Y7 // d
+	VPMOVSXBD    192(SI), Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y7, Y5, Y5
+	VMOVUPS      Y5, sclo-64(SP)
+	VPMOVSXBD    200(SI), Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y7, Y5, Y5
+	VMOVUPS      Y5, schi-32(SP)
+	Q6KHALF(0, 128, 0, 0, sclo-64)
+	Q6KHALF(64, 160, 128, 16, schi-32)
+	ADDQ         $210, SI
+	ADDQ         $256, DI
+	ADDQ         $32, R8
+	DECQ         CX
+	JNZ          sb
+
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (R15)
+	ADDQ         $4, R15
+	ADDQ         rowBytes+16(FP), R13
+	DECQ         R14
+	JNZ          row
+	VZEROUPPER
+	RET
