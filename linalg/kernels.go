@@ -33,6 +33,8 @@ type kernelSet struct {
 	dotQ8Prefetches bool
 	// dotQ4 is dotQ8 for Q4_0 weight blocks.
 	dotQ4 func(w []byte, xq []int8, xd []float32) float32
+	// dotQ4Rows is dotQ8Rows for Q4_0 rows.
+	dotQ4Rows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32)
 	// dotQ4K returns the dot of one Q4_K row (len(xd)/8 super-blocks of 144 bytes) with
 	// activations quantized as for dotQ8, given also their per-block code sums xsum.
 	dotQ4K func(w []byte, xq []int8, xd []float32, xsum []int32) float32
@@ -89,6 +91,7 @@ var scalarKernels = &kernelSet{
 	dotQ8:      dotQ8Scalar,
 	dotQ8Rows:  dotQ8RowsScalar,
 	dotQ4:      dotQ4Scalar,
+	dotQ4Rows:  dotQ4RowsScalar,
 	dotQ4K:     dotQ4KScalar,
 	dotQ4KRows: dotQ4KRowsScalar,
 	dotQ6K:     dotQ6KScalar,
@@ -227,6 +230,14 @@ func dotQ4Scalar(w []byte, xq []int8, xd []float32) float32 {
 			float32(dotCodes4((*[q4BlockBytes]byte)(w[b*q4BlockBytes:]), (*[blockElems]int8)(xq[b*blockElems:])))
 	}
 	return s
+}
+
+// dotQ4RowsScalar is the reference for dotQ4Rows: dotQ4Scalar of each row.
+func dotQ4RowsScalar(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	rb := len(xd) * q4BlockBytes
+	for r := range out {
+		out[r] = dotQ4Scalar(w[r*rowBytes:r*rowBytes+rb], xq, xd)
+	}
 }
 
 // dotCodes4 returns Σ_j (code_j - 8)·q[j] over the 32 nibble codes of a Q4_0 block, exactly.

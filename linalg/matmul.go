@@ -468,7 +468,16 @@ func (p *product) chunkTile(r0, r1 int) {
 	}
 }
 
-func (p *product) chunkQ4(r0, r1 int) { p.chunkQuant(r0, r1, p.k.dotQ4, p.k.dotQ4x4, nil) }
+// chunkQ4 multiplies Q4_0 rows: for one token the whole chunk in one dotQ4Rows call
+// (it prefetches), else as chunkQuant does.
+func (p *product) chunkQ4(r0, r1 int) {
+	if p.n == 1 {
+		nb := p.w.Cols / blockElems
+		p.k.dotQ4Rows(p.out[r0:r1], p.w.Data[r0*p.rb:r1*p.rb], p.rb, p.xq[:p.w.Cols], p.xd[:nb])
+		return
+	}
+	p.chunkQuant(r0, r1, p.k.dotQ4, p.k.dotQ4x4, nil)
+}
 
 // chunkQuant multiplies rows [r0, r1) of a Q8_0 or Q4_0 matrix: for one token one dot per
 // row, rows in order (a single sequential stream: computing 4 rows per pass, sharing the

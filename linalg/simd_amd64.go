@@ -28,6 +28,7 @@ func detectSIMD() *kernelSet {
 		dotQ8:      dotQ8AVX2,
 		dotQ8Rows:  dotQ8RowsAVX2,
 		dotQ4:      dotQ4AVX2,
+		dotQ4Rows:  dotQ4RowsAVX2,
 		dotQ4K:     dotQ4KAVX2,
 		dotQ4KRows: dotQ4KRowsAVX2,
 		dotQ6K:     dotQ6KAVX2,
@@ -47,8 +48,9 @@ func detectSIMD() *kernelSet {
 		k.dotF16, k.widenF16 = dotF16F16C, widenF16F16C
 		k.dotQ8, k.dotQ8Rows, k.dotQ8x4, k.dotQ8Prefetches = dotQ8F16C, dotQ8RowsF16C, dotQ8x4F16C, true
 		k.dotQ8x4N = dotQ8x4NF16C
-		// The assembly Q4_K and Q6_K kernels are faster than dotQ4KAVX2 and dotQ6KAVX2,
-		// which the set without F16C keeps.
+		// The assembly Q4_0, Q4_K and Q6_K kernels are faster than dotQ4AVX2, dotQ4KAVX2
+		// and dotQ6KAVX2, which the set without F16C keeps.
+		k.dotQ4, k.dotQ4Rows = dotQ4Asm, dotQ4RowsAsm
 		k.dotQ4K, k.dotQ4KRows = dotQ4KAsm, dotQ4KRowsAsm
 		k.dotQ6K, k.dotQ6KRows = dotQ6KAsm, dotQ6KRowsAsm
 	}
@@ -428,6 +430,14 @@ func dotQ4KRowsAVX2(out []float32, w []byte, rowBytes int, xq []int8, xd []float
 	rb := len(xd) / 8 * q4KBlockBytes
 	for r := range out {
 		out[r] = dotQ4KAVX2(w[r*rowBytes:r*rowBytes+rb], xq, xd, xsum)
+	}
+}
+
+// dotQ4RowsAVX2 is dotQ4RowsScalar: dotQ4AVX2 of each row.
+func dotQ4RowsAVX2(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	rb := len(xd) * q4BlockBytes
+	for r := range out {
+		out[r] = dotQ4AVX2(w[r*rowBytes:r*rowBytes+rb], xq, xd)
 	}
 }
 
