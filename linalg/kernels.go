@@ -63,6 +63,8 @@ type kernelSet struct {
 	pack8 func(xg []int16, xdg []float32, xq []int8, xd []float32, k int)
 	// widenQ4 is widenQ8 for Q4_0 rows: weights code−8.
 	widenQ4 func(w16 []int16, dw []float32, w []byte, rowBytes, nb int)
+	// widenQ6K is widenQ8 for Q6_K rows: weights sc·(code−32), scales d.
+	widenQ6K func(w16 []int16, dw []float32, w []byte, rowBytes, nb int)
 	// widenQ4K is widenQ8 for Q4_K rows: weights sc·code, scales d, and the sub-blocks'
 	// minimums dmin·m in dm (laid out as dw), so that value = dw·w16 − dm.
 	widenQ4K func(w16 []int16, dw, dm []float32, w []byte, rowBytes, nb int)
@@ -103,6 +105,7 @@ var scalarKernels = &kernelSet{
 	widenQ4:    widenQ4Scalar,
 	pack8:      pack8Scalar,
 	widenQ4K:   widenQ4KScalar,
+	widenQ6K:   widenQ6KScalar,
 	dotQ8Tile:  dotQ8TileScalar,
 	axpy:       axpyScalar,
 	siluMul:    siluMulScalar,
@@ -482,9 +485,8 @@ func pack8Scalar(xg []int16, xdg []float32, xq []int8, xd []float32, k int) {
 type tileWiden func(w16 []int16, dw []float32, w []byte, rowBytes, nb int)
 
 // tileWidener returns the tile widener of k for a weight type the tile kernel
-// multiplies without block minimums, or nil: Q8_0 and Q4_0 through kernels (widenQ8,
-// widenQ4); Q6_K, whose matrices are rarely multiplied by many tokens (output layers), in
-// plain Go. Q4_K rows, which have minimums, are widened by widenQ4K.
+// multiplies without block minimums (widenQ8, widenQ4, widenQ6K), or nil. Q4_K rows,
+// which have minimums, are widened by widenQ4K.
 func tileWidener(k *kernelSet, t gguf.TensorType) tileWiden {
 	switch t {
 	case gguf.TypeQ8_0:
@@ -492,7 +494,7 @@ func tileWidener(k *kernelSet, t gguf.TensorType) tileWiden {
 	case gguf.TypeQ4_0:
 		return k.widenQ4
 	case gguf.TypeQ6_K:
-		return widenQ6KTile
+		return k.widenQ6K
 	}
 	return nil
 }
@@ -545,12 +547,12 @@ func widenQ4Scalar(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
 	}
 }
 
-// widenQ6KTile widens Q6_K rows: weight sc·(code−32) with the int8 scale sc of its
+// widenQ6KScalar is the reference for widenQ6K: weight sc·(code−32) with the int8 scale sc of its
 // 16-value sub-block (|weight| ≤ 4096), scale d of its super-block for each of the 8
 // 32-column blocks in it. Value l of the half block's 32-value blocks k = 0..3 shares the
 // low-bit bytes L[l] (k = 0, 2) and L[32+l] (k = 1, 3) and the high-bit byte H[l]; all
 // four are decoded together (see q6KCode).
-func widenQ6KTile(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
+func widenQ6KScalar(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
 	cols := nb * blockElems
 	rows := len(w16) / cols
 	nsb := nb / 8

@@ -141,3 +141,70 @@ sb:
 	JNZ          row
 	VZEROUPPER
 	RET
+
+// Q6KWBLK writes the 32 values of block c (codes in Y4, 0..63) as int16 sc·(code − 32)
+// to o(DI): the first 16 with the scale at s(SP), the last 16 with the one at s+2(SP)
+// (VPMULLW: |sc·(code − 32)| ≤ 128·32). Y12: bytes 32; Y5, Y6 scratch.
+#define Q6KWBLK(o, s) \
+	VPSUBB       Y12, Y4, Y4 \
+	VPMOVSXBW    X4, Y5 \
+	VPBROADCASTW s(SP), Y6 \
+	VPMULLW      Y6, Y5, Y5 \
+	VMOVDQU      Y5, o(DI) \
+	VEXTRACTI128 $1, Y4, X5 \
+	VPMOVSXBW    X5, Y5 \
+	VPBROADCASTW (s+2)(SP), Y6 \
+	VPMULLW      Y6, Y5, Y5 \
+	VMOVDQU      Y5, (o+32)(DI)
+
+// Q6KWHALF writes half h of the super-block at SI (ql at lo(SI), qh at hi(SI)): its
+// four 32-value blocks to out(DI) on, their scales from sc(SP) on. Y13: bytes 0x30,
+// Y14: bytes 0x0f; Y1..Y4, Y7 scratch.
+#define Q6KWHALF(lo, hi, out, sc) \
+	VMOVDQU lo(SI), Y1 \
+	VMOVDQU (lo+32)(SI), Y2 \
+	VMOVDQU hi(SI), Y3 \
+	VPAND   Y14, Y1, Y4 \
+	VPSLLW  $4, Y3, Y7 \
+	VPAND   Y13, Y7, Y7 \
+	VPOR    Y7, Y4, Y4 \
+	Q6KWBLK(out, sc) \
+	VPAND   Y14, Y2, Y4 \
+	VPSLLW  $2, Y3, Y7 \
+	VPAND   Y13, Y7, Y7 \
+	VPOR    Y7, Y4, Y4 \
+	Q6KWBLK((out+64), (sc+4)) \
+	VPSRLW  $4, Y1, Y4 \
+	VPAND   Y14, Y4, Y4 \
+	VPAND   Y13, Y3, Y7 \
+	VPOR    Y7, Y4, Y4 \
+	Q6KWBLK((out+128), (sc+8)) \
+	VPSRLW  $4, Y2, Y4 \
+	VPAND   Y14, Y4, Y4 \
+	VPSRLW  $2, Y3, Y7 \
+	VPAND   Y13, Y7, Y7 \
+	VPOR    Y7, Y4, Y4 \
+	Q6KWBLK((out+192), (sc+12))
+
+// func q6KWiden(dst *int16, blk *byte)
+// The 256 values of the Q6_K super-block at blk without d, as int16: dst[32b+l] =
+// sc·(code − 32) for value l of its 32-value block b (widenQ6KTile's codes). The 16
+// scales are widened to int16 once, onto the stack (0..31(SP)).
+TEXT ·q6KWiden(SB), NOSPLIT, $32-16
+	MOVQ         dst+0(FP), DI
+	MOVQ         blk+8(FP), SI
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL         $0x30303030, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL         $0x20202020, AX
+	VMOVD        AX, X12
+	VPBROADCASTD X12, Y12
+	VPMOVSXBW    192(SI), Y0
+	VMOVDQU      Y0, 0(SP)
+	Q6KWHALF(0, 128, 0, 0)
+	Q6KWHALF(64, 160, 256, 16)
+	VZEROUPPER
+	RET

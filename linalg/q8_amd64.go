@@ -222,5 +222,6 @@ func widenQ8AVX2(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
 // and the assembly-only set alike.
 func setTileKernels(k *kernelSet) {
 	k.widenQ8, k.widenQ4, k.widenQ4K, k.dotQ8Tile = widenQ8AVX2, widenQ4AVX2, widenQ4KAVX2, dotQ8TileAVX2
+	k.widenQ6K = widenQ6KAsm
 	k.pack8 = pack8AVX2
 }

@@ -296,10 +296,11 @@ func TestQ8TileTwins(t *testing.T) {
 	}
 }
 
-// TestTileWideners checks that the tile wideners of Q8_0 and Q4_0 (every kernel set's
-// widenQ8 and widenQ4) and Q6_K write weights and scales whose products are the rows' values as
-// gguf.Dequantize decodes them, bit for bit, on random blocks, for up to 4 rows with a
-// row stride longer than a row; rows past the ones asked for stay untouched.
+// TestTileWideners checks that the tile wideners of Q8_0, Q4_0 and Q6_K (every kernel
+// set's widenQ8, widenQ4 and widenQ6K) write weights and scales whose products are the
+// rows' values as gguf.Dequantize decodes them, bit for bit, on random blocks, for up to
+// 4 rows with a row stride longer than a row; rows past the ones asked for stay
+// untouched.
 func TestTileWideners(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 11))
 	type widener struct {
@@ -310,17 +311,14 @@ func TestTileWideners(t *testing.T) {
 		typ        gguf.TensorType
 		blockBytes int
 		scaleAt    []int // byte offsets of binary16 scales in a block
-		wideners   []widener
 	}{
-		{gguf.TypeQ8_0, q8BlockBytes, []int{0}, nil},
-		{gguf.TypeQ4_0, q4BlockBytes, []int{0}, nil},
-		{gguf.TypeQ6_K, q6KBlockBytes, []int{208}, []widener{{"widenQ6KTile", widenQ6KTile}}},
+		{gguf.TypeQ8_0, q8BlockBytes, []int{0}},
+		{gguf.TypeQ4_0, q4BlockBytes, []int{0}},
+		{gguf.TypeQ6_K, q6KBlockBytes, []int{208}},
 	} {
-		ws := tc.wideners
-		if tc.typ != gguf.TypeQ6_K {
-			for _, k := range kernelModes(t) {
-				ws = append(ws, widener{k.name, tileWidener(k, tc.typ)})
-			}
+		var ws []widener
+		for _, k := range kernelModes(t) {
+			ws = append(ws, widener{k.name, tileWidener(k, tc.typ)})
 		}
 		for _, nb := range []int{8, 16, 24} {
 			cols := nb * blockElems
@@ -711,7 +709,7 @@ func TestQ4RowsMatchDot(t *testing.T) {
 			for b := 0; b < nb; b++ {
 				blk := w[i*stride+b*q4BlockBytes:]
 				blk[1] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7 // finite d of either sign
-				if i < 2 { // row 0: every code 0; row 1: every code 15
+				if i < 2 {                                          // row 0: every code 0; row 1: every code 15
 					for j := 2; j < q4BlockBytes; j++ {
 						blk[j] = byte(i) * 0xff
 					}
@@ -720,7 +718,7 @@ func TestQ4RowsMatchDot(t *testing.T) {
 		}
 		x := randVals(r, cols, 1)
 		for i := 0; i < cols; i += 3 {
-			x[i] = float32(1 - 2*(i%2)) * 1e3 // quantizes to ±127
+			x[i] = float32(1-2*(i%2)) * 1e3 // quantizes to ±127
 		}
 		xq, xd := make([]int8, cols), make([]float32, nb)
 		scalarKernels.quantQ8(xq, xd, x)
