@@ -5,7 +5,7 @@ package linalg
 import "kvq/internal/cpufeat"
 
 // Without GOEXPERIMENT=simd, amd64 builds still use the assembly kernels (F32 dots, SiLU,
-// the quantization of activations, Q8_0, Q4_0, Q4_K and Q6_K products and F16C conversions), which need no
+// the quantization of activations, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K products and F16C conversions), which need no
 // archsimd: the scalar set with those kernels in place. With the experiment,
 // simd_amd64.go provides the full AVX2 set instead (with the same assembly kernels).
 
@@ -23,6 +23,7 @@ func detectSIMD() *kernelSet {
 		k.dotQ4K, k.dotQ4KRows = dotQ4KAsm, dotQ4KRowsAsm
 		k.dotQ6K, k.dotQ6KRows = dotQ6KAsm, dotQ6KRowsAsm
 		k.dotQ4, k.dotQ4Rows = dotQ4Asm, dotQ4RowsAsm
+		k.dotQ5, k.dotQ5Rows = dotQ5Asm, dotQ5RowsAsm
 		setTileKernels(&k)
 	}
 	return &k

@@ -64,7 +64,7 @@ var benchShapes = []struct {
 
 // BenchmarkMatMul reports weight bytes per second (b.SetBytes = weight bytes per call).
 func BenchmarkMatMul(b *testing.B) {
-	for _, typ := range []gguf.TensorType{gguf.TypeF32, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ4_K, gguf.TypeQ6_K} {
+	for _, typ := range []gguf.TensorType{gguf.TypeF32, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ4_K, gguf.TypeQ6_K} {
 		for _, sh := range benchShapes {
 			w := benchMatrix(b, typ, sh.rows, sh.cols)
 			for _, n := range []int{1, 64} {
@@ -91,7 +91,7 @@ func BenchmarkMatMul(b *testing.B) {
 // n tokens and reports tokens per second: the ceiling the matrix kernels put on decode
 // (n=1) and prefill (n=64) of that shape.
 func BenchmarkModel(b *testing.B) {
-	for _, typ := range []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ4_0, gguf.TypeF32} {
+	for _, typ := range []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeF32} {
 		sq := benchMatrix(b, typ, 768, 768)
 		up := benchMatrix(b, typ, 2048, 768)
 		down := benchMatrix(b, typ, 768, 2048)

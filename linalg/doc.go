@@ -12,12 +12,13 @@
 // # Types
 //
 // F32 and F16 weights are multiplied in float32 (F16 widened exactly). Q8_0, Q4_0, Q4_K
-// and Q6_K weights are multiplied natively against activations quantized per 32-value
-// block to int8 with a float32 scale (as llama.cpp's q8_0 dot does): one integer dot per
-// block (per 16-value half for Q6_K's sub-block scales; Q4_K's minimums through the
-// blocks' code sums), then float scaling. BF16 and the remaining types package gguf reads
-// (Q4_1, Q5_0, Q5_1) are multiplied by dequantizing one weight row at a time into a
-// scratch row (gguf.Dequantize).
+// and Q6_K weights, and Q5_0 weights against fewer than 8 tokens, are multiplied natively
+// against activations quantized per 32-value block to int8 with a float32 scale (as
+// llama.cpp's q8_0 dot does): one integer dot per block (per 16-value half for Q6_K's
+// sub-block scales; Q4_K's minimums through the blocks' code sums), then float scaling.
+// BF16, the remaining types package gguf reads (Q4_1, Q5_1) and Q5_0 against more tokens
+// are multiplied by dequantizing one weight row at a time into a scratch row
+// (gguf.Dequantize).
 //
 // # Blocking
 //
@@ -37,13 +38,14 @@
 // conformance tests check every other version against. On amd64 CPUs with AVX2 and FMA,
 // Go assembly runs the F32 dots (one call per weight row and token block, f32_amd64.s)
 // and SiLUMul (its exponential a polynomial) in every build; with F16C also the F16
-// kernels and the Q8_0 products (f16c_amd64.s, q8_amd64.s), which widen binary16 scales
-// with VCVTPH2PS: a decode chunk of rows is one call that streams the rows in memory order
-// and prefetches 4 KiB ahead; a prefill row meets all the 4-token groups of a token block
-// in one call. Built with GOEXPERIMENT=simd, the package adds simd/archsimd versions of
-// the other kernels (simd_amd64.go: Q4_0, Q4_K and Q6_K products, activation
-// quantization, axpy); without it, amd64 builds use the scalar set
-// with the assembly kernels in place ("avx2-asm", asm_amd64.go). Where an archsimd and an
+// kernels and the Q8_0, Q4_0, Q5_0, Q4_K and Q6_K products (f16c_amd64.s, q8_amd64.s,
+// q4_amd64.s, q5_amd64.s, q4k_amd64.s, q6k_amd64.s), which widen binary16 scales with
+// VCVTPH2PS: a decode chunk of rows is one call that streams the rows in memory order and
+// prefetches 4 KiB ahead; a prefill row meets all the 4-token groups of a token block in
+// one call. Built with GOEXPERIMENT=simd, the package adds simd/archsimd versions of the
+// other kernels (simd_amd64.go: the 4-token Q4_0 products, axpy); without it, amd64
+// builds use the scalar set with the assembly kernels in place ("avx2-asm",
+// asm_amd64.go). Where an archsimd and an
 // assembly version of a kernel were both written, the faster one (the assembly so far)
 // serves both builds. Setting the environment variable KVQ_NOSIMD=1, or calling
 // SetSIMD(false), forces the scalar kernels. KernelName reports the set in use.

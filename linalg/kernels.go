@@ -35,6 +35,10 @@ type kernelSet struct {
 	dotQ4 func(w []byte, xq []int8, xd []float32) float32
 	// dotQ4Rows is dotQ8Rows for Q4_0 rows.
 	dotQ4Rows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32)
+	// dotQ5 is dotQ8 for Q5_0 weight blocks.
+	dotQ5 func(w []byte, xq []int8, xd []float32) float32
+	// dotQ5Rows is dotQ8Rows for Q5_0 rows.
+	dotQ5Rows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32)
 	// dotQ4K returns the dot of one Q4_K row (len(xd)/8 super-blocks of 144 bytes) with
 	// activations quantized as for dotQ8, given also their per-block code sums xsum.
 	dotQ4K func(w []byte, xq []int8, xd []float32, xsum []int32) float32
@@ -94,6 +98,8 @@ var scalarKernels = &kernelSet{
 	dotQ8Rows:  dotQ8RowsScalar,
 	dotQ4:      dotQ4Scalar,
 	dotQ4Rows:  dotQ4RowsScalar,
+	dotQ5:      dotQ5Scalar,
+	dotQ5Rows:  dotQ5RowsScalar,
 	dotQ4K:     dotQ4KScalar,
 	dotQ4KRows: dotQ4KRowsScalar,
 	dotQ6K:     dotQ6KScalar,
@@ -252,6 +258,40 @@ func dotCodes4(blk *[q4BlockBytes]byte, q *[blockElems]int8) int32 {
 		a1 += (int32(v>>4) - 8) * int32(q[j+16])
 	}
 	return a0 + a1
+}
+
+// Q5_0 block (layout documented in package gguf, q5_0.go): 22 bytes for 32 values, a
+// binary16 d, 4 bytes of fifth bits (bit j: value j), then value j in the low nibble of
+// byte 6+j and value j+16 in its high nibble; value = d·(code − 16).
+const q5BlockBytes = 22
+
+// dotQ5Scalar is the reference for dotQ5: per block the exact integer dot of the codes
+// − 16 with the activation codes, then float32 scaling.
+func dotQ5Scalar(w []byte, xq []int8, xd []float32) float32 {
+	var s float32
+	w = w[:len(xd)*q5BlockBytes]
+	xq = xq[:len(xd)*blockElems]
+	for b := range xd {
+		blk := (*[q5BlockBytes]byte)(w[b*q5BlockBytes:])
+		q := (*[blockElems]int8)(xq[b*blockElems:])
+		qh := uint32(blk[2]) | uint32(blk[3])<<8 | uint32(blk[4])<<16 | uint32(blk[5])<<24
+		var a0, a1 int32
+		for j := 0; j < 16; j++ {
+			v := blk[6+j]
+			a0 += (int32(v&0x0f) | int32(qh>>j&1)<<4 - 16) * int32(q[j])
+			a1 += (int32(v>>4) | int32(qh>>(j+16)&1)<<4 - 16) * int32(q[j+16])
+		}
+		s += f16Table[uint16(blk[0])|uint16(blk[1])<<8] * xd[b] * float32(a0+a1)
+	}
+	return s
+}
+
+// dotQ5RowsScalar is the reference for dotQ5Rows: dotQ5Scalar of each row.
+func dotQ5RowsScalar(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	rb := len(xd) * q5BlockBytes
+	for r := range out {
+		out[r] = dotQ5Scalar(w[r*rowBytes:r*rowBytes+rb], xq, xd)
+	}
 }
 
 // Q4_K super-block (layout documented in package gguf, q4_k.go): 144 bytes for 256

@@ -115,6 +115,8 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 			needQ, needTile, needI = true, needTile || tile, needI || !tile
 		case gguf.TypeQ6_K:
 			needQ, needTile = true, needTile || n >= tileMinTokens(w.Type)
+		case gguf.TypeQ5_0:
+			needQ = needQ || n < q5MaxTokens
 		case gguf.TypeQ4_K:
 			tile := n >= tileMinTokens(w.Type)
 			needQ, needSums, needTile, needTileSums = true, true, needTile || tile, needTileSums || tile
@@ -325,6 +327,14 @@ func (p *product) prepare() {
 	case gguf.TypeQ6_K:
 		p.chunk = p.chunkQ6K
 		xTokenBytes = w.Cols + w.Cols/blockElems*4
+	case gguf.TypeQ5_0:
+		if p.n >= q5MaxTokens {
+			p.dec = dequantizerFor(w.Type)
+			p.chunk = p.chunkDecoded
+			break
+		}
+		p.chunk = p.chunkQ5
+		xTokenBytes = w.Cols + w.Cols/blockElems*4
 	default:
 		p.dec = dequantizerFor(w.Type)
 		p.chunk = p.chunkDecoded
@@ -524,6 +534,29 @@ func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) flo
 			for ; t < t1; t++ {
 				p.out[t*rows+r] = dot(row, p.xq[t*cols:(t+1)*cols], p.xd[t*nb:(t+1)*nb])
 			}
+		}
+	}
+}
+
+// q5MaxTokens is where Q5_0 products stop using the native kernel: from this many
+// tokens on, each row is dequantized once per token block and multiplied in float32
+// (chunkDecoded), which reuses it across the tokens.
+const q5MaxTokens = 8
+
+// chunkQ5 multiplies Q5_0 rows natively (fewer than q5MaxTokens tokens): for one
+// token the whole chunk in one dotQ5Rows call (it prefetches), else one row and token
+// per kernel call.
+func (p *product) chunkQ5(r0, r1 int) {
+	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
+	nb := cols / blockElems
+	if p.n == 1 {
+		p.k.dotQ5Rows(p.out[r0:r1], p.w.Data[r0*rb:r1*rb], rb, p.xq[:cols], p.xd[:nb])
+		return
+	}
+	for r := r0; r < r1; r++ {
+		row := p.w.Data[r*rb : (r+1)*rb]
+		for t := 0; t < p.n; t++ {
+			p.out[t*rows+r] = p.k.dotQ5(row, p.xq[t*cols:(t+1)*cols], p.xd[t*nb:(t+1)*nb])
 		}
 	}
 }

@@ -691,53 +691,71 @@ func TestQ6KExtremeCodes(t *testing.T) {
 	}
 }
 
-// TestQ4RowsMatchDot: in every kernel set a Q4_0 row's dotQ4Rows sum is bit for bit
-// its dotQ4 sum and within float32 rounding of the scalar reference, for any block
-// count (the assembly takes 2 blocks at a time, then 1), row stride and contents:
-// random bytes, and rows of the extreme codes 0 and 15 (values −8 and 7) against
-// activations of ±127, where a 16-bit pair sum would saturate if the kernels let it.
-func TestQ4RowsMatchDot(t *testing.T) {
-	r := rand.New(rand.NewPCG(10, 10))
-	for _, nb := range []int{1, 2, 3, 8, 9, 24, 25} {
-		cols, stride := nb*blockElems, nb*q4BlockBytes+2*r.IntN(3)
-		const rows = 9
-		w := make([]byte, (rows-1)*stride+nb*q4BlockBytes)
-		for i := range w {
-			w[i] = byte(r.Uint32())
-		}
-		for i := 0; i < rows; i++ {
-			for b := 0; b < nb; b++ {
-				blk := w[i*stride+b*q4BlockBytes:]
-				blk[1] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7 // finite d of either sign
-				if i < 2 {                                          // row 0: every code 0; row 1: every code 15
-					for j := 2; j < q4BlockBytes; j++ {
-						blk[j] = byte(i) * 0xff
+// TestBlockRowsMatchDot: in every kernel set a Q4_0 or Q5_0 row's rows-kernel sum is
+// bit for bit its one-row sum and within float32 rounding of the scalar reference, for
+// any block count (the assembly takes 2 blocks at a time, then 1), row stride and
+// contents: random bytes, and rows of the extreme codes (all bits clear: value −8 or
+// −16; all set: 7 or 15) against activations of ±127, where a 16-bit pair sum would
+// saturate if the kernels let it.
+func TestBlockRowsMatchDot(t *testing.T) {
+	type kern = func(*kernelSet) (func([]float32, []byte, int, []int8, []float32), func([]byte, []int8, []float32) float32)
+	for _, tc := range []struct {
+		name       string
+		blockBytes int
+		maxCode    float64 // largest |code − offset|
+		kernels    kern
+		scalar     func([]byte, []int8, []float32) float32
+	}{
+		{"Q4_0", q4BlockBytes, 8, func(k *kernelSet) (func([]float32, []byte, int, []int8, []float32), func([]byte, []int8, []float32) float32) {
+			return k.dotQ4Rows, k.dotQ4
+		}, dotQ4Scalar},
+		{"Q5_0", q5BlockBytes, 16, func(k *kernelSet) (func([]float32, []byte, int, []int8, []float32), func([]byte, []int8, []float32) float32) {
+			return k.dotQ5Rows, k.dotQ5
+		}, dotQ5Scalar},
+	} {
+		r := rand.New(rand.NewPCG(10, uint64(tc.blockBytes)))
+		for _, nb := range []int{1, 2, 3, 8, 9, 24, 25} {
+			cols, stride := nb*blockElems, nb*tc.blockBytes+2*r.IntN(3)
+			const rows = 9
+			w := make([]byte, (rows-1)*stride+nb*tc.blockBytes)
+			for i := range w {
+				w[i] = byte(r.Uint32())
+			}
+			for i := 0; i < rows; i++ {
+				for b := 0; b < nb; b++ {
+					blk := w[i*stride+b*tc.blockBytes:]
+					blk[1] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7 // finite d of either sign
+					if i < 2 {                                          // row 0: every code bit clear; row 1: every bit set
+						for j := 2; j < tc.blockBytes; j++ {
+							blk[j] = byte(i) * 0xff
+						}
 					}
 				}
 			}
-		}
-		x := randVals(r, cols, 1)
-		for i := 0; i < cols; i += 3 {
-			x[i] = float32(1-2*(i%2)) * 1e3 // quantizes to ±127
-		}
-		xq, xd := make([]int8, cols), make([]float32, nb)
-		scalarKernels.quantQ8(xq, xd, x)
-		for _, k := range kernelModes(t) {
-			got := nanSlice(rows)
-			k.dotQ4Rows(got, w, stride, xq, xd)
-			for i := range got {
-				row := w[i*stride : i*stride+nb*q4BlockBytes]
-				want := k.dotQ4(row, xq, xd)
-				if math.Float32bits(got[i]) != math.Float32bits(want) {
-					t.Errorf("%s nb=%d row %d: dotQ4Rows %v, dotQ4 %v", k.name, nb, i, got[i], want)
-				}
-				ref := dotQ4Scalar(row, xq, xd)
-				var mag float64
-				for b := 0; b < nb; b++ {
-					mag += math.Abs(float64(f16Table[uint16(row[b*q4BlockBytes])|uint16(row[b*q4BlockBytes+1])<<8])) * 8 * 127 * 32 * math.Abs(float64(xd[b]))
-				}
-				if diff := math.Abs(float64(want) - float64(ref)); diff > mag*1e-6 {
-					t.Errorf("%s nb=%d row %d: dotQ4 %v, scalar %v (off by %.3g, bound %.3g)", k.name, nb, i, want, ref, diff, mag*1e-6)
+			x := randVals(r, cols, 1)
+			for i := 0; i < cols; i += 3 {
+				x[i] = float32(1-2*(i%2)) * 1e3 // quantizes to ±127
+			}
+			xq, xd := make([]int8, cols), make([]float32, nb)
+			scalarKernels.quantQ8(xq, xd, x)
+			for _, k := range kernelModes(t) {
+				rowsK, dot := tc.kernels(k)
+				got := nanSlice(rows)
+				rowsK(got, w, stride, xq, xd)
+				for i := range got {
+					row := w[i*stride : i*stride+nb*tc.blockBytes]
+					want := dot(row, xq, xd)
+					if math.Float32bits(got[i]) != math.Float32bits(want) {
+						t.Errorf("%s %s nb=%d row %d: rows kernel %v, one-row kernel %v", tc.name, k.name, nb, i, got[i], want)
+					}
+					ref := tc.scalar(row, xq, xd)
+					var mag float64
+					for b := 0; b < nb; b++ {
+						mag += math.Abs(float64(f16Table[uint16(row[b*tc.blockBytes])|uint16(row[b*tc.blockBytes+1])<<8])) * tc.maxCode * 127 * 32 * math.Abs(float64(xd[b]))
+					}
+					if diff := math.Abs(float64(want) - float64(ref)); diff > mag*1e-6 {
+						t.Errorf("%s %s nb=%d row %d: %v, scalar %v (off by %.3g, bound %.3g)", tc.name, k.name, nb, i, want, ref, diff, mag*1e-6)
+					}
 				}
 			}
 		}

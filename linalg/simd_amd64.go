@@ -29,6 +29,8 @@ func detectSIMD() *kernelSet {
 		dotQ8Rows:  dotQ8RowsAVX2,
 		dotQ4:      dotQ4AVX2,
 		dotQ4Rows:  dotQ4RowsAVX2,
+		dotQ5:      dotQ5Scalar,
+		dotQ5Rows:  dotQ5RowsScalar,
 		dotQ4K:     dotQ4KAVX2,
 		dotQ4KRows: dotQ4KRowsAVX2,
 		dotQ6K:     dotQ6KAVX2,
@@ -51,6 +53,7 @@ func detectSIMD() *kernelSet {
 		// The assembly Q4_0, Q4_K and Q6_K kernels are faster than dotQ4AVX2, dotQ4KAVX2
 		// and dotQ6KAVX2, which the set without F16C keeps.
 		k.dotQ4, k.dotQ4Rows = dotQ4Asm, dotQ4RowsAsm
+		k.dotQ5, k.dotQ5Rows = dotQ5Asm, dotQ5RowsAsm
 		k.dotQ4K, k.dotQ4KRows = dotQ4KAsm, dotQ4KRowsAsm
 		k.dotQ6K, k.dotQ6KRows = dotQ6KAsm, dotQ6KRowsAsm
 	}
