@@ -115,6 +115,26 @@ type Scratch struct {
 	qs     []float32
 	parts  []partial
 	chunks [][2]int
+	task   decodeTask
+	run    func(i int) // task.run, made once (a method value allocates)
+}
+
+// decodeTask is one Decode call's work items, kept in its Scratch so that handing
+// them to the workers allocates nothing: item i is chunk i/hg of the spans, for KV
+// head group i mod hg.
+type decodeTask struct {
+	sh     Shape
+	spans  []Span
+	parts  []partial
+	qs     []float32
+	chunks [][2]int
+	rotate func([]float32, int)
+	hg     int
+}
+
+func (t *decodeTask) run(i int) {
+	c, g := t.chunks[i/t.hg], i%t.hg
+	runChunk(&t.parts[i], t.qs, t.sh, t.spans[c[0]:c[1]], t.rotate, nil, g*t.sh.KVHeads/t.hg, (g+1)*t.sh.KVHeads/t.hg)
 }
 
 // partial is the online-softmax state of one chunk: per query head the running
@@ -229,17 +249,18 @@ func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) 
 	for i := range parts {
 		parts[i].reset(sh, maxSpan, maxG)
 	}
-	run := func(i int) {
-		c, g := sc.chunks[i/hg], i%hg
-		runChunk(&parts[i], sc.qs, sh, spans[c[0]:c[1]], opt.Rotate, nil, g*sh.KVHeads/hg, (g+1)*sh.KVHeads/hg)
-	}
+	sc.task = decodeTask{sh: sh, spans: spans, parts: parts, qs: sc.qs, chunks: sc.chunks, rotate: opt.Rotate, hg: hg}
 	if workers <= 1 || n == 1 {
 		for i := range n {
-			run(i)
+			sc.task.run(i)
 		}
 	} else {
-		parallelFor(workers, n, run)
+		if sc.run == nil {
+			sc.run = sc.task.run
+		}
+		parallelFor(workers, n, sc.run)
 	}
+	sc.task.spans, sc.task.rotate = nil, nil // the caller's: not kept past the call
 	// Merge the parts' (max, sum, acc) into the first one (a head a part did not run
 	// has a sum of 0 there: merge takes the other's state).
 	p0 := &parts[0]

@@ -162,8 +162,8 @@ func (st *Store) Attend(layer int, id SeqID, q, out []float32) error {
 		return fmt.Errorf("kv: attend sequence %d layer %d: len(q)=%d len(out)=%d, want %d tokens × %d heads × %d = %d",
 			id, layer, len(q), len(out), s.pending, st.g.cfg.Heads, st.g.cfg.HeadDim, s.pending*hq)
 	}
-	view := func(i int, dst []attn.Span) []attn.Span { return st.spans(dst, s, layer, s.base+i) }
-	if err := attn.Prefill(out, q, s.pending, st.shape, view, st.opts, &s.sc); err != nil {
+	s.viewLayer = layer
+	if err := attn.Prefill(out, q, s.pending, st.shape, s.view, st.opts, &s.sc); err != nil {
 		return fmt.Errorf("kv: attend sequence %d layer %d at position %d: %w", id, layer, s.base, err)
 	}
 	return nil

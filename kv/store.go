@@ -79,6 +79,11 @@ type seq struct {
 
 	encBuf []float32 // one KIVI key block of one head, for encoding
 	sc     attn.Scratch
+
+	// view is Attend's history view of layer viewLayer (made once in newSeq: a
+	// closure made per call allocates).
+	view      func(i int, dst []attn.Span) []attn.Span
+	viewLayer int
 }
 
 // work holds the f32 keys and values of the current step's tokens (positions
@@ -148,6 +153,7 @@ func (st *Store) lookup(id SeqID) (*seq, error) {
 
 func (st *Store) newSeq() *seq {
 	s := &seq{done: make([]bool, len(st.g.layers)), tails: make([]tail, len(st.g.layers)), work: work{layer: -1}}
+	s.view = func(i int, dst []attn.Span) []attn.Span { return st.spans(dst, s, s.viewLayer, s.base+i) }
 	for i := range s.tails {
 		s.tails[i].k.rowLen = st.g.rowLen
 		s.tails[i].v.rowLen = st.g.rowLen

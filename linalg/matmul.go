@@ -149,32 +149,25 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		if needTileSums {
 			xsg = s.gs
 		}
-		nb := cols / blockElems
-		// Quantize (and, for the 4-token kernels, interleave; for the tile kernel, pack;
-		// for Q4_K, sum) 8 tokens per task.
-		quant := func(g int) {
-			t0, t1 := 8*g, min(n, 8*g+8)
-			k.quantQ8(xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], x[t0*cols:t1*cols])
-			if needSums {
-				blockSums(xsum[t0*nb:t1*nb], xq[t0*cols:t1*cols])
-			}
-			if needI {
-				for t := t0; t+4 <= t1; t += 4 {
-					interleave4(xi[t*cols:(t+4)*cols], xs[2*t*nb:2*(t+4)*nb], xq[t*cols:(t+4)*cols], xd[t*nb:(t+4)*nb])
-				}
-			}
-			if needTile {
-				k.pack8(xg[t0*cols:(t0+8)*cols], xdg[t0*nb:(t0+8)*nb], xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], t1-t0)
-			}
-			if needTileSums {
-				packSums8(xsg[t0*nb:(t0+8)*nb], xd[t0*nb:t1*nb], xsum[t0*nb:t1*nb], t1-t0)
-			}
+		q := quantTask{k: k, x: x, n: n, cols: cols, xq: xq, xd: xd}
+		if needSums {
+			q.xsum = xsum
+		}
+		if needI {
+			q.xi, q.xs = xi, xs
+		}
+		if needTile {
+			q.xg, q.xdg = xg, xdg
+		}
+		if needTileSums {
+			q.xsg = xsg
 		}
 		if groups := (n + 7) / 8; n*cols >= serialQuant {
-			parallelFor(groups, quant)
+			pq := q // escapes through parallelFor: a heap copy only on this path
+			parallelFor(groups, pq.run)
 		} else {
 			for g := 0; g < groups; g++ {
-				quant(g)
+				q.run(g)
 			}
 		}
 	}
@@ -212,7 +205,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		// cache-sized; the others in one call (one stream over the rows).
 		for j := range ps {
 			p := &ps[j]
-			if p.chunk == nil {
+			if p.kind == kindNone {
 				continue
 			}
 			rpc := p.w.Rows
@@ -230,7 +223,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		first[0] = 0
 		for j := range ps {
 			first[j+1] = first[j]
-			if p := &ps[j]; p.chunk != nil {
+			if p := &ps[j]; p.kind != kindNone {
 				p.plan(len(ps))
 				first[j+1] += (p.w.Rows + p.rpc - 1) / p.rpc
 			}
@@ -253,22 +246,12 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		first[0] = 0
 		for j := range ps {
 			first[j+1] = first[j]
-			if p := &ps[j]; p.chunk != nil {
+			if p := &ps[j]; p.kind != kindNone {
 				p.rpc = (max(1, unitBytes/max(1, p.rb)) + 3) &^ 3
 				first[j+1] += (p.w.Rows + p.rpc - 1) / p.rpc
 			}
 		}
-		workpool.ForRuns(Threads(), first[len(ps)], func(u0, u1 int) {
-			j := 0
-			for u0 < u1 {
-				for u0 >= first[j+1] {
-					j++
-				}
-				p, e := &ps[j], min(u1, first[j+1])
-				p.chunk((u0-first[j])*p.rpc, min(p.w.Rows, (e-first[j])*p.rpc))
-				u0 = e
-			}
-		})
+		workpool.ForRuns(Threads(), first[len(ps)], st.units)
 	}
 	for j := range ps {
 		if ps[j].err != nil {
@@ -286,22 +269,63 @@ type product struct {
 	out   []float32
 	x     []float32
 	n     int
-	tb    int              // tokens per block
-	rpc   int              // rows per parallel chunk
-	chunk func(r0, r1 int) // computes rows [r0, r1) for all tokens
-	wf    []float32        // F32 weights viewed as float32
-	xq    []int8           // quantized activations (Q8_0, Q4_0, Q4_K, Q6_K)
-	xd    []float32        // their per-block scales
-	xi    []int8           // xq of 4-token groups, interleaved (n >= 4)
-	xs    []float32        // xd of 4-token groups, interleaved (n >= 4)
-	xsum  []int32          // per-block sums of xq (Q4_K)
-	xg    []int16          // xq of 8-token groups packed by pack8 (n >= tileMinTokens)
-	xdg   []float32        // xd of those groups, packed
-	xsg   []float32        // xd·xsum of those groups, packed (Q4_K)
-	widen tileWiden        // widens rows into tiles (when xg is set)
-	dec   rowDecoder       // row decoder of other types
+	tb    int        // tokens per block
+	rpc   int        // rows per parallel chunk
+	kind  chunkKind  // the chunk method for the type and token count (see chunk)
+	wf    []float32  // F32 weights viewed as float32
+	xq    []int8     // quantized activations (Q8_0, Q4_0, Q4_K, Q6_K)
+	xd    []float32  // their per-block scales
+	xi    []int8     // xq of 4-token groups, interleaved (n >= 4)
+	xs    []float32  // xd of 4-token groups, interleaved (n >= 4)
+	xsum  []int32    // per-block sums of xq (Q4_K)
+	xg    []int16    // xq of 8-token groups packed by pack8 (n >= tileMinTokens)
+	xdg   []float32  // xd of those groups, packed
+	xsg   []float32  // xd·xsum of those groups, packed (Q4_K)
+	widen tileWiden  // widens rows into tiles (when xg is set)
+	dec   rowDecoder // row decoder of other types
 	errMu sync.Mutex
 	err   error
+}
+
+// chunkKind names the method that computes a product's chunks.
+type chunkKind uint8
+
+const (
+	kindNone chunkKind = iota // nothing to compute (no rows, or no columns)
+	kindF32
+	kindF16
+	kindQ8
+	kindQ4
+	kindQ5
+	kindQ4K
+	kindQ6K
+	kindDecoded
+	kindTile
+)
+
+// chunk computes rows [r0, r1) for all tokens with the method prepare picked (a
+// switch, not a stored method value: those allocate, once per product and call).
+func (p *product) chunk(r0, r1 int) {
+	switch p.kind {
+	case kindF32:
+		p.chunkF32(r0, r1)
+	case kindF16:
+		p.chunkF16(r0, r1)
+	case kindQ8:
+		p.chunkQ8(r0, r1)
+	case kindQ4:
+		p.chunkQ4(r0, r1)
+	case kindQ5:
+		p.chunkQ5(r0, r1)
+	case kindQ4K:
+		p.chunkQ4K(r0, r1)
+	case kindQ6K:
+		p.chunkQ6K(r0, r1)
+	case kindDecoded:
+		p.chunkDecoded(r0, r1)
+	case kindTile:
+		p.chunkTile(r0, r1)
+	}
 }
 
 // prepare picks the chunk kernel for the weight type and the token block size: the
@@ -312,36 +336,36 @@ func (p *product) prepare() {
 	switch w.Type {
 	case gguf.TypeF32:
 		p.wf = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(w.Data))), w.Rows*w.Cols)
-		p.chunk = p.chunkF32
+		p.kind = kindF32
 	case gguf.TypeF16:
-		p.chunk = p.chunkF16
+		p.kind = kindF16
 	case gguf.TypeQ8_0:
-		p.chunk = p.chunkQ8
+		p.kind = kindQ8
 		xTokenBytes = w.Cols + w.Cols/blockElems*4
 	case gguf.TypeQ4_0:
-		p.chunk = p.chunkQ4
+		p.kind = kindQ4
 		xTokenBytes = w.Cols + w.Cols/blockElems*4
 	case gguf.TypeQ4_K:
-		p.chunk = p.chunkQ4K
+		p.kind = kindQ4K
 		xTokenBytes = w.Cols + w.Cols/blockElems*8
 	case gguf.TypeQ6_K:
-		p.chunk = p.chunkQ6K
+		p.kind = kindQ6K
 		xTokenBytes = w.Cols + w.Cols/blockElems*4
 	case gguf.TypeQ5_0:
 		if p.n >= q5MaxTokens {
 			p.dec = dequantizerFor(w.Type)
-			p.chunk = p.chunkDecoded
+			p.kind = kindDecoded
 			break
 		}
-		p.chunk = p.chunkQ5
+		p.kind = kindQ5
 		xTokenBytes = w.Cols + w.Cols/blockElems*4
 	default:
 		p.dec = dequantizerFor(w.Type)
-		p.chunk = p.chunkDecoded
+		p.kind = kindDecoded
 	}
 	if p.xg != nil {
 		p.widen = tileWidener(p.k, w.Type)
-		p.chunk = p.chunkTile
+		p.kind = kindTile
 		xTokenBytes = 2*w.Cols + w.Cols/blockElems*4
 	}
 	p.tb = max(1, min(p.n, xBlockBytes/max(1, xTokenBytes)))
@@ -702,7 +726,58 @@ type tileScratch struct {
 // ~100 calls per token, and fresh ones were most of its garbage.
 type callState struct {
 	ps    []product
-	first []int // first[j]: product j's first parallel chunk
+	first []int            // first[j]: product j's first parallel chunk
+	units func(u0, u1 int) // runUnits, made once per state (a method value allocates)
+}
+
+// runUnits runs units [u0, u1) of the products' rows: unit u of product j is rows
+// [(u−first[j])·rpc, …+rpc) (see matMul's run of units).
+func (st *callState) runUnits(u0, u1 int) {
+	ps, first := st.ps, st.first
+	j := 0
+	for u0 < u1 {
+		for u0 >= first[j+1] {
+			j++
+		}
+		p, e := &ps[j], min(u1, first[j+1])
+		p.chunk((u0-first[j])*p.rpc, min(p.w.Rows, (e-first[j])*p.rpc))
+		u0 = e
+	}
+}
+
+// quantTask quantizes a call's activations 8 tokens per task (and, for the 4-token
+// kernels, interleaves them; for the tile kernel, packs them; for Q4_K, sums them):
+// each slice that is not nil is filled.
+type quantTask struct {
+	k                *kernelSet
+	x                []float32
+	n, cols          int
+	xq, xi           []int8
+	xd, xs, xdg, xsg []float32
+	xg               []int16
+	xsum             []int32
+}
+
+// run does task g: tokens [8g, min(n, 8g+8)).
+func (q *quantTask) run(g int) {
+	k, x, cols, nb := q.k, q.x, q.cols, q.cols/blockElems
+	xq, xd := q.xq, q.xd
+	t0, t1 := 8*g, min(q.n, 8*g+8)
+	k.quantQ8(xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], x[t0*cols:t1*cols])
+	if q.xsum != nil {
+		blockSums(q.xsum[t0*nb:t1*nb], xq[t0*cols:t1*cols])
+	}
+	if q.xi != nil {
+		for t := t0; t+4 <= t1; t += 4 {
+			interleave4(q.xi[t*cols:(t+4)*cols], q.xs[2*t*nb:2*(t+4)*nb], xq[t*cols:(t+4)*cols], xd[t*nb:(t+4)*nb])
+		}
+	}
+	if q.xg != nil {
+		k.pack8(q.xg[t0*cols:(t0+8)*cols], q.xdg[t0*nb:(t0+8)*nb], xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], t1-t0)
+	}
+	if q.xsg != nil {
+		packSums8(q.xsg[t0*nb:(t0+8)*nb], xd[t0*nb:t1*nb], q.xsum[t0*nb:t1*nb], t1-t0)
+	}
 }
 
 var callPool sync.Pool
@@ -711,6 +786,7 @@ func getCallState(n int) *callState {
 	st, _ := callPool.Get().(*callState)
 	if st == nil {
 		st = &callState{}
+		st.units = st.runUnits
 	}
 	if cap(st.ps) < n {
 		st.ps = make([]product, n)

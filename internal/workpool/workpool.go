@@ -51,9 +51,13 @@ func init() { pool.jobs = make(chan *job, 256) }
 
 // job is one parallel loop: items 0..n-1 of fn, claimed one at a time by the caller
 // and by whichever helpers pick the job up; or, for ForRuns, runs of items from the
-// workers' shares. A helper that arrives after
-// the last item was claimed does nothing, so the caller never waits for a helper to
-// start.
+// workers' shares. A helper that arrives after the last item was claimed does
+// nothing, so the caller never waits for a helper to start.
+//
+// Jobs are reused (a decode step runs ~100 loops, and fresh jobs were most of its
+// garbage): refs counts the caller and every offer a helper has not finished with (an
+// offer may be taken after the loop is done), and the last to let go puts the job
+// back into jobPool.
 type job struct {
 	fn       func(i int)
 	runs     func(i0, i1 int) // ForRuns
@@ -61,9 +65,31 @@ type job struct {
 	next     atomic.Int32
 	joined   atomic.Int32  // ForRuns: helpers that took the job
 	left     atomic.Int32  // items not finished
-	finished chan struct{} // closed when left reaches 0
+	refs     atomic.Int32  // the caller and the offers not yet finished with
+	finished chan struct{} // receives one value when left reaches 0 (buffered, 1)
 	shares   []share       // ForRuns: one per worker
 	inline   [2]share      // backs shares for two workers
+	more     []share       // backs shares for more, kept for reuse
+}
+
+var jobPool = sync.Pool{New: func() any { return &job{finished: make(chan struct{}, 1)} }}
+
+// newJob returns a job of n items ready to be started, with no references yet.
+func newJob(n int) *job {
+	j := jobPool.Get().(*job)
+	j.n = int32(n)
+	j.next.Store(0)
+	j.joined.Store(0)
+	j.left.Store(int32(n))
+	return j
+}
+
+// release drops one reference; the last one puts j back into jobPool.
+func (j *job) release() {
+	if j.refs.Add(-1) == 0 {
+		j.fn, j.runs, j.shares = nil, nil, nil
+		jobPool.Put(j)
+	}
 }
 
 // share is the items [lo, hi) of one worker of a ForRuns loop not yet claimed, lo
@@ -94,7 +120,7 @@ func (j *job) run(w int) {
 // done records k finished items.
 func (j *job) done(k int32) {
 	if j.left.Add(-k) == 0 {
-		close(j.finished)
+		j.finished <- struct{}{}
 	}
 }
 
@@ -160,6 +186,7 @@ func helper() {
 			j = <-pool.jobs
 		}
 		j.run(int(j.joined.Add(1)))
+		j.release()
 	}
 }
 
@@ -194,8 +221,9 @@ func For(workers, n int, fn func(i int)) {
 		}
 		return
 	}
-	j := &job{fn: fn, n: int32(n)}
-	start(j, workers, n)
+	j := newJob(n)
+	j.fn = fn
+	start(j, workers)
 	j.run(0)
 	wait(j)
 }
@@ -221,35 +249,41 @@ func ForRuns(workers, n int, fn func(i0, i1 int)) {
 		}
 		return
 	}
-	j := &job{runs: fn, n: int32(n)}
+	j := newJob(n)
+	j.runs = fn
 	j.shares = j.inline[:0]
 	if workers > len(j.inline) {
-		j.shares = make([]share, workers)
+		if cap(j.more) < workers {
+			j.more = make([]share, workers)
+		}
+		j.shares = j.more
 	}
 	j.shares = j.shares[:workers]
 	for w := range j.shares {
 		lo, hi := uint64(w*n/workers), uint64((w+1)*n/workers)
 		j.shares[w].lohi.Store(lo | hi<<32)
+		j.shares[w].owned.Store(false)
 	}
-	start(j, workers, n)
+	start(j, workers)
 	j.run(0)
 	wait(j)
 }
 
-// start offers j to workers-1 helpers, starting helpers as needed.
-func start(j *job, workers, n int) {
+// start offers j to workers-1 helpers, starting helpers as needed. j holds a
+// reference for the caller and one per offer made (taken back if the offer fails).
+func start(j *job, workers int) {
 	pool.mu.Lock()
 	for pool.started < workers-1 {
 		pool.started++
 		go helper()
 	}
 	pool.mu.Unlock()
-	j.finished = make(chan struct{})
-	j.left.Store(int32(n))
+	j.refs.Store(int32(workers))
 	for range workers - 1 {
 		select {
 		case pool.jobs <- j:
 		default: // every helper is busy: the caller does the work
+			j.refs.Add(-1)
 		}
 	}
 }
@@ -267,5 +301,6 @@ func wait(j *job) {
 			}
 		}
 	}
-	<-j.finished
+	<-j.finished // also after polling saw 0: the value must not be left for the next use
+	j.release()
 }

@@ -204,3 +204,56 @@ func TestForRunsAloneInOrder(t *testing.T) {
 		t.Fatalf("runs ended at %d, want %d", next, n)
 	}
 }
+
+// TestJobReuse runs many short loops back to back, alternating For and ForRuns and
+// their widths, so that pooled jobs are reused while helpers offered an earlier loop
+// may still be arriving: every item of every loop must run exactly once, and the loop
+// must not return before its items are done.
+func TestJobReuse(t *testing.T) {
+	for _, spin := range []time.Duration{0, 20 * time.Microsecond} {
+		old := SetSpin(spin)
+		for r := 0; r < 4000; r++ {
+			n, workers := 1+r%5, 2+r%3
+			hits := make([]atomic.Int32, n)
+			if r%2 == 0 {
+				For(workers, n, func(i int) { hits[i].Add(1) })
+			} else {
+				ForRuns(workers, n, func(i0, i1 int) {
+					for i := i0; i < i1; i++ {
+						hits[i].Add(1)
+					}
+				})
+			}
+			for i := range hits {
+				if h := hits[i].Load(); h != 1 {
+					t.Fatalf("spin %v loop %d: item %d ran %d times", spin, r, i, h)
+				}
+			}
+		}
+		SetSpin(old)
+	}
+}
+
+// TestNoAllocs: a parallel loop allocates nothing once the pool is warm (a decode
+// step runs ~100 of them).
+func TestNoAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop pooled jobs at random")
+	}
+	var sink atomic.Int64
+	fn := func(i int) { sink.Add(int64(i)) }
+	runs := func(i0, i1 int) { sink.Add(int64(i1 - i0)) }
+	for _, tc := range []struct {
+		name string
+		loop func()
+	}{
+		{"For", func() { For(2, 16, fn) }},
+		{"ForRuns", func() { ForRuns(2, 16, runs) }},
+		{"ForRuns/4 workers", func() { ForRuns(4, 16, runs) }},
+	} {
+		tc.loop() // warm the pool
+		if a := testing.AllocsPerRun(200, tc.loop); a > 0.1 {
+			t.Errorf("%s: %.2f allocations per loop, want 0", tc.name, a)
+		}
+	}
+}
