@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"kvq/internal/raceflag"
 )
 
 func TestForEveryItemOnce(t *testing.T) {
@@ -237,7 +239,7 @@ func TestJobReuse(t *testing.T) {
 // TestNoAllocs: a parallel loop allocates nothing once the pool is warm (a decode
 // step runs ~100 of them).
 func TestNoAllocs(t *testing.T) {
-	if raceEnabled {
+	if raceflag.Enabled {
 		t.Skip("the race detector makes sync.Pool drop pooled jobs at random")
 	}
 	var sink atomic.Int64

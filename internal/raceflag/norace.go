@@ -1,0 +1,6 @@
+//go:build !race
+
+package raceflag
+
+// Enabled reports that the race detector is on.
+const Enabled = false
