@@ -39,7 +39,7 @@
 // Go assembly runs the F32 dots (one call per weight row and token block, f32_amd64.s)
 // and SiLUMul (its exponential a polynomial) in every build; with F16C also the F16
 // kernels and the Q8_0, Q4_0, Q5_0, Q4_K and Q6_K products (f16c_amd64.s, q8_amd64.s,
-// q4_amd64.s, q5_amd64.s, q4k_amd64.s, q6k_amd64.s), which widen binary16 scales with
+// q45_amd64.s, q4k_amd64.s, q6k_amd64.s; rows_amd64.go), which widen binary16 scales with
 // VCVTPH2PS: a decode chunk of rows is one call that streams the rows in memory order and
 // prefetches 4 KiB ahead; a prefill row meets all the 4-token groups of a token block in
 // one call. Built with GOEXPERIMENT=simd, the package adds simd/archsimd versions of the

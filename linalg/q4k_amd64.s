@@ -1,6 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "rows_amd64.h"
 
 // Q4_K products in AVX2 + FMA + F16C assembly (the reference is dotQ4KScalar). A
 // super-block of 256 values is 144 bytes: binary16 d and dmin, 12 bytes of packed
@@ -14,99 +15,72 @@
 // most 3810, no saturation) and VPMADDWD with ones, folded by VPHADDD into one
 // vector whose lane j is sub-block j's dot, then scaled all 8 lanes at once.
 
-// Q4KCONSTS sets Y15 to int16 ones and Y14 to nibble masks (AX scratch).
-#define Q4KCONSTS \
-	VPCMPEQW     Y15, Y15, Y15 \
-	VPSRLW       $15, Y15, Y15 \
-	MOVL         $0x0f0f0f0f, AX \
-	VMOVD        AX, X14 \
-	VPBROADCASTD X14, Y14
-
-// Q4KHSUM leaves in X0 the sum of Y0's lanes.
-#define Q4KHSUM \
-	VEXTRACTF128 $1, Y0, X1 \
-	VADDPS       X1, X0, X0 \
-	VHADDPS      X0, X0, X0 \
-	VHADDPS      X0, X0, X0
+// Q4KFOUR(qoff, xoff, dst) leaves in dst the partial dots of the four sub-blocks
+// whose codes are the 64 bytes at qoff(SI), against the activation codes at xoff(DI):
+// lanes [0 1 2 3 | 0 1 2 3], each half the sums of its half of the 32 values. Y14:
+// nibble masks, Y15: int16 ones; Y1..Y4 scratch.
+#define Q4KFOUR(qoff, xoff, dst) \
+	VMOVDQU    qoff(SI), Y1 \
+	VPSRLW     $4, Y1, Y2 \
+	VPAND      Y14, Y1, Y1 \
+	VPAND      Y14, Y2, Y2 \
+	VPMADDUBSW xoff(DI), Y1, Y1 \
+	VPMADDUBSW (xoff+32)(DI), Y2, Y2 \
+	VMOVDQU    (qoff+32)(SI), Y3 \
+	VPSRLW     $4, Y3, Y4 \
+	VPAND      Y14, Y3, Y3 \
+	VPAND      Y14, Y4, Y4 \
+	VPMADDUBSW (xoff+64)(DI), Y3, Y3 \
+	VPMADDUBSW (xoff+96)(DI), Y4, Y4 \
+	VPMADDWD   Y15, Y1, Y1 \
+	VPMADDWD   Y15, Y2, Y2 \
+	VPMADDWD   Y15, Y3, Y3 \
+	VPMADDWD   Y15, Y4, Y4 \
+	VPHADDD    Y2, Y1, Y1 \
+	VPHADDD    Y4, Y3, Y3 \
+	VPHADDD    Y3, Y1, dst
 
 // Q4KSB adds to Y0 the super-block at SI times the activations at DI (codes), R8
 // (scales) and R9 (code sums); Y14 holds nibble masks, Y15 int16 ones. Y1..Y8,
-// AX, BX, DX and R10..R12 are scratch. The folds: Y5 gets lanes [0 1 2 3 | 0 1 2 3]
-// of sub-blocks 0..3 (each half the sums of its half of the 32 values), Y6 those of
-// 4..7, and lane j of Y1 sub-block j's dot. The scales and minimums come from the 12
+// AX, BX, DX and R10..R12 are scratch. Lane j of Y1 gets sub-block j's dot (low
+// halves plus high halves of the folds). The scales and minimums come from the 12
 // packed bytes (u0, u1, u2) as sc = u0&0x3f.. | (u2&0x0f.. | (u0>>6&0x03..)<<4)<<32 and
 // m = u1&0x3f.. | (u2>>4&0x0f.. | (u1>>6&0x03..)<<4)<<32, one byte each; then
 // Y0 += dots·sc·d·xd − m·dmin·xd·xsum.
 #define Q4KSB \
-	VMOVDQU    16(SI), Y1 \
-	VPSRLW     $4, Y1, Y2 \
-	VPAND      Y14, Y1, Y1 \
-	VPAND      Y14, Y2, Y2 \
-	VPMADDUBSW (DI), Y1, Y1 \
-	VPMADDUBSW 32(DI), Y2, Y2 \
-	VMOVDQU    48(SI), Y3 \
-	VPSRLW     $4, Y3, Y4 \
-	VPAND      Y14, Y3, Y3 \
-	VPAND      Y14, Y4, Y4 \
-	VPMADDUBSW 64(DI), Y3, Y3 \
-	VPMADDUBSW 96(DI), Y4, Y4 \
-	VPMADDWD   Y15, Y1, Y1 \
-	VPMADDWD   Y15, Y2, Y2 \
-	VPMADDWD   Y15, Y3, Y3 \
-	VPMADDWD   Y15, Y4, Y4 \
-	VPHADDD    Y2, Y1, Y1 \
-	VPHADDD    Y4, Y3, Y3 \
-	VPHADDD    Y3, Y1, Y5 \
-	VMOVDQU    80(SI), Y1 \
-	VPSRLW     $4, Y1, Y2 \
-	VPAND      Y14, Y1, Y1 \
-	VPAND      Y14, Y2, Y2 \
-	VPMADDUBSW 128(DI), Y1, Y1 \
-	VPMADDUBSW 160(DI), Y2, Y2 \
-	VMOVDQU    112(SI), Y3 \
-	VPSRLW     $4, Y3, Y4 \
-	VPAND      Y14, Y3, Y3 \
-	VPAND      Y14, Y4, Y4 \
-	VPMADDUBSW 192(DI), Y3, Y3 \
-	VPMADDUBSW 224(DI), Y4, Y4 \
-	VPMADDWD   Y15, Y1, Y1 \
-	VPMADDWD   Y15, Y2, Y2 \
-	VPMADDWD   Y15, Y3, Y3 \
-	VPMADDWD   Y15, Y4, Y4 \
-	VPHADDD    Y2, Y1, Y1 \
-	VPHADDD    Y4, Y3, Y3 \
-	VPHADDD    Y3, Y1, Y6 \
-	VPERM2I128 $0x20, Y6, Y5, Y1 \
-	VPERM2I128 $0x31, Y6, Y5, Y2 \
-	VPADDD     Y2, Y1, Y1 \
-	VCVTDQ2PS  Y1, Y1 \
-	MOVL       4(SI), AX \
-	MOVL       8(SI), BX \
-	MOVL       12(SI), DX \
-	MOVL       AX, R10 \
-	ANDL       $0x3f3f3f3f, R10 \
-	MOVL       DX, R11 \
-	ANDL       $0x0f0f0f0f, R11 \
-	SHRL       $6, AX \
-	ANDL       $0x03030303, AX \
-	SHLL       $4, AX \
-	ORL        AX, R11 \
-	MOVL       BX, R12 \
-	ANDL       $0x3f3f3f3f, R12 \
-	SHRL       $4, DX \
-	ANDL       $0x0f0f0f0f, DX \
-	SHRL       $6, BX \
-	ANDL       $0x03030303, BX \
-	SHLL       $4, BX \
-	ORL        BX, DX \
-	VMOVD      R10, X2 \
-	VPINSRD    $1, R11, X2, X2 \
-	VPMOVZXBD  X2, Y2 \
-	VCVTDQ2PS  Y2, Y2 \
-	VMOVD      R12, X3 \
-	VPINSRD    $1, DX, X3, X3 \
-	VPMOVZXBD  X3, Y3 \
-	VCVTDQ2PS  Y3, Y3 \
+	Q4KFOUR(16, 0, Y5) \
+	Q4KFOUR(80, 128, Y6) \
+	VPERM2I128   $0x20, Y6, Y5, Y1 \
+	VPERM2I128   $0x31, Y6, Y5, Y2 \
+	VPADDD       Y2, Y1, Y1 \
+	VCVTDQ2PS    Y1, Y1 \
+	MOVL         4(SI), AX \
+	MOVL         8(SI), BX \
+	MOVL         12(SI), DX \
+	MOVL         AX, R10 \
+	ANDL         $0x3f3f3f3f, R10 \
+	MOVL         DX, R11 \
+	ANDL         $0x0f0f0f0f, R11 \
+	SHRL         $6, AX \
+	ANDL         $0x03030303, AX \
+	SHLL         $4, AX \
+	ORL          AX, R11 \
+	MOVL         BX, R12 \
+	ANDL         $0x3f3f3f3f, R12 \
+	SHRL         $4, DX \
+	ANDL         $0x0f0f0f0f, DX \
+	SHRL         $6, BX \
+	ANDL         $0x03030303, BX \
+	SHLL         $4, BX \
+	ORL          BX, DX \
+	VMOVD        R10, X2 \
+	VPINSRD      $1, R11, X2, X2 \
+	VPMOVZXBD    X2, Y2 \
+	VCVTDQ2PS    Y2, Y2 \
+	VMOVD        R12, X3 \
+	VPINSRD      $1, DX, X3, X3 \
+	VPMOVZXBD    X3, Y3 \
+	VCVTDQ2PS    Y3, Y3 \
 	VMOVD        (SI), X4 \
 	VCVTPH2PS    X4, X4 \
 	VBROADCASTSS X4, Y5 \
@@ -121,64 +95,37 @@
 	VMULPS       Y6, Y3, Y3 \
 	VFNMADD231PS Y3, Y8, Y0
 
-// func q4kDot(w *byte, xq *int8, xd *float32, xsum *int32, nsb int) float32
-TEXT ·q4kDot(SB), NOSPLIT, $0-44
-	MOVQ   w+0(FP), SI
-	MOVQ   xq+8(FP), DI
-	MOVQ   xd+16(FP), R8
-	MOVQ   xsum+24(FP), R9
-	MOVQ   nsb+32(FP), CX
-	Q4KCONSTS
-	VXORPS Y0, Y0, Y0
-	TESTQ  CX, CX
-	JE     done
-
-sb:
-	Q4KSB
-	ADDQ $144, SI
-	ADDQ $256, DI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	DECQ CX
-	JNZ  sb
-
-done:
-	Q4KHSUM
-	VZEROUPPER
-	MOVSS X0, ret+40(FP)
-	RET
-
-// func q4kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, xsum *int32, nsb int)
-// out[r] = the q4kDot sum of the row at w+r·rowBytes, for r < rows (rows ≥ 1, nsb ≥
-// 1): the rows one after the other in memory order, prefetched 4 KiB ahead (as Q8_0
-// rows are), without a call per row; bit-identical to q4kDot.
+// func q4kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, xsum *int32, units int)
+// out[r] = the dot of the Q4_K row of units super-blocks at w+r·rowBytes, for r < rows
+// (rows, units ≥ 1; see rows_amd64.go).
 TEXT ·q4kDotRows(SB), NOSPLIT, $0-64
 	MOVQ out+0(FP), R15
 	MOVQ w+8(FP), R13
 	MOVQ rows+24(FP), R14
-	Q4KCONSTS
+	ONES16
+	BYTES32(0x0f, X14, Y14)
 
 row:
 	MOVQ   R13, SI
 	MOVQ   xq+32(FP), DI
 	MOVQ   xd+40(FP), R8
 	MOVQ   xsum+48(FP), R9
-	MOVQ   nsb+56(FP), CX
+	MOVQ   units+56(FP), CX
 	VXORPS Y0, Y0, Y0
 
-rsb:
+sb:
 	PREFETCHT0 4096(SI)
 	PREFETCHT0 4160(SI)
 	PREFETCHT0 4224(SI)
 	Q4KSB
-	ADDQ $144, SI
-	ADDQ $256, DI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	DECQ CX
-	JNZ  rsb
+	ADDQ       $144, SI
+	ADDQ       $256, DI
+	ADDQ       $32, R8
+	ADDQ       $32, R9
+	DECQ       CX
+	JNZ        sb
 
-	Q4KHSUM
+	HSUM0
 	VMOVSS X0, (R15)
 	ADDQ   $4, R15
 	ADDQ   rowBytes+16(FP), R13

@@ -1,6 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "rows_amd64.h"
 
 // Q6_K products in AVX2 + FMA + F16C assembly (the reference is dotQ6KScalar). A
 // super-block of 256 values is 210 bytes: 128 bytes of low 4 bits (ql), 64 of high 2
@@ -47,54 +48,64 @@ GLOBL q6kPick<>(SB), RODATA|NOPTR, $128
 	VBROADCASTSS xdoff(R8), Y7 \
 	VFMADD231PS  Y7, Y5, Y0
 
-// Q6KHALF adds half h of the super-block at SI (ql at lo(SI), qh at hi(SI)) against
-// the activation blocks at xoff(DI) and xdoff(R8), scales at scoff(SP). Y13: bytes
-// 0x30, Y14: bytes 0x0f; Y1..Y4, Y7 scratch.
-#define Q6KHALF(lo, hi, xoff, xdoff, scoff) \
+// Q6KCODES(k) leaves in Y4 the 6-bit codes of block k (0..3) of a half super-block
+// whose low bits are in Y1 (bytes 0..31) and Y2 (32..63), high bits in Y3: low nibbles
+// of Y1 (k = 0) or Y2 (k = 1), high nibbles of Y1 (k = 2) or Y2 (k = 3), with bits 2k,
+// 2k+1 of Y3 as bits 4, 5. Y13: bytes 0x30, Y14: bytes 0x0f; Y7 scratch.
+#define Q6KCODE0 \
+	VPAND  Y14, Y1, Y4 \
+	VPSLLW $4, Y3, Y7 \
+	VPAND  Y13, Y7, Y7 \
+	VPOR   Y7, Y4, Y4
+#define Q6KCODE1 \
+	VPAND  Y14, Y2, Y4 \
+	VPSLLW $2, Y3, Y7 \
+	VPAND  Y13, Y7, Y7 \
+	VPOR   Y7, Y4, Y4
+#define Q6KCODE2 \
+	VPSRLW $4, Y1, Y4 \
+	VPAND  Y14, Y4, Y4 \
+	VPAND  Y13, Y3, Y7 \
+	VPOR   Y7, Y4, Y4
+#define Q6KCODE3 \
+	VPSRLW $4, Y2, Y4 \
+	VPAND  Y14, Y4, Y4 \
+	VPSRLW $2, Y3, Y7 \
+	VPAND  Y13, Y7, Y7 \
+	VPOR   Y7, Y4, Y4
+
+// Q6KLOAD(lo, hi) loads half a super-block at SI: its low bits from lo(SI) into Y1 and
+// Y2, its high bits from hi(SI) into Y3.
+#define Q6KLOAD(lo, hi) \
 	VMOVDQU lo(SI), Y1 \
 	VMOVDQU (lo+32)(SI), Y2 \
-	VMOVDQU hi(SI), Y3 \
-	VPAND   Y14, Y1, Y4 \
-	VPSLLW  $4, Y3, Y7 \
-	VPAND   Y13, Y7, Y7 \
-	VPOR    Y7, Y4, Y4 \
+	VMOVDQU hi(SI), Y3
+
+// Q6KHALF adds half h of the super-block at SI (ql at lo(SI), qh at hi(SI)) against
+// the activation blocks at xoff(DI) and xdoff(R8), scales at scoff(SP).
+#define Q6KHALF(lo, hi, xoff, xdoff, scoff) \
+	Q6KLOAD(lo, hi) \
+	Q6KCODE0 \
 	Q6KBLK(Y4, xoff, Y8, xdoff, scoff) \
-	VPAND   Y14, Y2, Y4 \
-	VPSLLW  $2, Y3, Y7 \
-	VPAND   Y13, Y7, Y7 \
-	VPOR    Y7, Y4, Y4 \
+	Q6KCODE1 \
 	Q6KBLK(Y4, (xoff+32), Y9, (xdoff+4), scoff) \
-	VPSRLW  $4, Y1, Y4 \
-	VPAND   Y14, Y4, Y4 \
-	VPAND   Y13, Y3, Y7 \
-	VPOR    Y7, Y4, Y4 \
+	Q6KCODE2 \
 	Q6KBLK(Y4, (xoff+64), Y10, (xdoff+8), scoff) \
-	VPSRLW  $4, Y2, Y4 \
-	VPAND   Y14, Y4, Y4 \
-	VPSRLW  $2, Y3, Y7 \
-	VPAND   Y13, Y7, Y7 \
-	VPOR    Y7, Y4, Y4 \
+	Q6KCODE3 \
 	Q6KBLK(Y4, (xoff+96), Y11, (xdoff+12), scoff)
 
-// func q6kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, nsb int)
-// out[r] = the dot of the Q6_K row of nsb super-blocks at w+r·rowBytes with the
-// activations (codes xq, scales xd per 32 values), for r < rows (rows, nsb ≥ 1): the
+// func q6kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
+// out[r] = the dot of the Q6_K row of units super-blocks at w+r·rowBytes with the
+// activations (codes xq, scales xd per 32 values), for r < rows (rows, units ≥ 1): the
 // rows one after the other in memory order, prefetched 4 KiB ahead.
 TEXT ·q6kDotRows(SB), NOSPLIT, $64-56
 	MOVQ         out+0(FP), R15
 	MOVQ         w+8(FP), R13
 	MOVQ         rows+24(FP), R14
-	VPCMPEQW     Y15, Y15, Y15
-	VPSRLW       $15, Y15, Y15
-	MOVL         $0x0f0f0f0f, AX
-	VMOVD        AX, X14
-	VPBROADCASTD X14, Y14
-	MOVL         $0x30303030, AX
-	VMOVD        AX, X13
-	VPBROADCASTD X13, Y13
-	MOVL         $0x20202020, AX
-	VMOVD        AX, X12
-	VPBROADCASTD X12, Y12
+	ONES16
+	BYTES32(0x0f, X14, Y14)
+	BYTES32(0x30, X13, Y13)
+	BYTES32(0x20, X12, Y12)
 	VMOVDQU      q6kPick<>+0(SB), Y8
 	VMOVDQU      q6kPick<>+32(SB), Y9
 	VMOVDQU      q6kPick<>+64(SB), Y10
@@ -104,7 +115,7 @@ row:
 	MOVQ   R13, SI
 	MOVQ   xq+32(FP), DI
 	MOVQ   xd+40(FP), R8
-	MOVQ   nsb+48(FP), CX
+	MOVQ   units+48(FP), CX
 	VXORPS Y0, Y0, Y0
 
 sb:
@@ -130,10 +141,7 @@ sb:
 	DECQ         CX
 	JNZ          sb
 
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
+	HSUM0
 	VMOVSS       X0, (R15)
 	ADDQ         $4, R15
 	ADDQ         rowBytes+16(FP), R13
@@ -158,32 +166,16 @@ sb:
 	VMOVDQU      Y5, (o+32)(DI)
 
 // Q6KWHALF writes half h of the super-block at SI (ql at lo(SI), qh at hi(SI)): its
-// four 32-value blocks to out(DI) on, their scales from sc(SP) on. Y13: bytes 0x30,
-// Y14: bytes 0x0f; Y1..Y4, Y7 scratch.
+// four 32-value blocks to out(DI) on, their scales from sc(SP) on.
 #define Q6KWHALF(lo, hi, out, sc) \
-	VMOVDQU lo(SI), Y1 \
-	VMOVDQU (lo+32)(SI), Y2 \
-	VMOVDQU hi(SI), Y3 \
-	VPAND   Y14, Y1, Y4 \
-	VPSLLW  $4, Y3, Y7 \
-	VPAND   Y13, Y7, Y7 \
-	VPOR    Y7, Y4, Y4 \
+	Q6KLOAD(lo, hi) \
+	Q6KCODE0 \
 	Q6KWBLK(out, sc) \
-	VPAND   Y14, Y2, Y4 \
-	VPSLLW  $2, Y3, Y7 \
-	VPAND   Y13, Y7, Y7 \
-	VPOR    Y7, Y4, Y4 \
+	Q6KCODE1 \
 	Q6KWBLK((out+64), (sc+4)) \
-	VPSRLW  $4, Y1, Y4 \
-	VPAND   Y14, Y4, Y4 \
-	VPAND   Y13, Y3, Y7 \
-	VPOR    Y7, Y4, Y4 \
+	Q6KCODE2 \
 	Q6KWBLK((out+128), (sc+8)) \
-	VPSRLW  $4, Y2, Y4 \
-	VPAND   Y14, Y4, Y4 \
-	VPSRLW  $2, Y3, Y7 \
-	VPAND   Y13, Y7, Y7 \
-	VPOR    Y7, Y4, Y4 \
+	Q6KCODE3 \
 	Q6KWBLK((out+192), (sc+12))
 
 // func q6KWiden(dst *int16, blk *byte)
@@ -193,15 +185,9 @@ sb:
 TEXT ·q6KWiden(SB), NOSPLIT, $32-16
 	MOVQ         dst+0(FP), DI
 	MOVQ         blk+8(FP), SI
-	MOVL         $0x0f0f0f0f, AX
-	VMOVD        AX, X14
-	VPBROADCASTD X14, Y14
-	MOVL         $0x30303030, AX
-	VMOVD        AX, X13
-	VPBROADCASTD X13, Y13
-	MOVL         $0x20202020, AX
-	VMOVD        AX, X12
-	VPBROADCASTD X12, Y12
+	BYTES32(0x0f, X14, Y14)
+	BYTES32(0x30, X13, Y13)
+	BYTES32(0x20, X12, Y12)
 	VPMOVSXBW    192(SI), Y0
 	VMOVDQU      Y0, 0(SP)
 	Q6KWHALF(0, 128, 0, 0)

@@ -155,6 +155,35 @@ func widenQ4KAVX2(w16 []int16, dw, dm []float32, w []byte, rowBytes, nb int) {
 	}
 }
 
+// q6KWiden writes the 256 values of the Q6_K super-block at blk, without its scale d,
+// to dst as int16: sc·(code − 32), value by value (widenQ6KScalar's codes).
+//
+//go:noescape
+func q6KWiden(dst *int16, blk *byte)
+
+// widenQ6KAsm is widenQ6KScalar: codes times scales by q6KWiden, the scales d in Go.
+func widenQ6KAsm(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
+	cols := nb * blockElems
+	rows := len(w16) / cols
+	nsb := nb / 8
+	if nsb == 0 || rows == 0 {
+		return
+	}
+	_ = dw[4*(nb-1)+rows-1]
+	for i := 0; i < rows; i++ {
+		row := w[i*rowBytes : i*rowBytes+nsb*q6KBlockBytes]
+		dst := w16[i*cols : i*cols+nsb*256]
+		for sb := 0; sb < nsb; sb++ {
+			blk := (*[q6KBlockBytes]byte)(row[sb*q6KBlockBytes:])
+			d := f16Table[uint16(blk[208])|uint16(blk[209])<<8]
+			for b := 8 * sb; b < 8*sb+8; b++ {
+				dw[4*b+i] = d
+			}
+			q6KWiden(&dst[sb*256], &blk[0])
+		}
+	}
+}
+
 // q8Pack8 writes the codes of 8 whole tokens (nb blocks each, token t at xq+t·cols) to xg
 // as pack8 lays them out.
 //

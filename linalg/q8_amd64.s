@@ -1,6 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "rows_amd64.h"
 
 // Q8_0 products in AVX2 + FMA + F16C assembly. A Q8_0 block is 34 bytes: a binary16
 // scale, then 32 int8 codes. Per block the integer dot of the weight codes w and the
@@ -8,11 +9,6 @@
 // most 32512, no saturation) then VPMADDWD with ones (8 int32 partial sums); the sums are
 // converted to float32 and accumulated with one FMA by d_w·d_x, d_w widened by VCVTPH2PS.
 // Every routine ends with VZEROUPPER (scalar Go float code follows).
-
-// ONES16 sets Y15 to sixteen int16 ones.
-#define ONES16 \
-	VPCMPEQW Y15, Y15, Y15 \
-	VPSRLW   $15, Y15, Y15
 
 // ROWBLOCK accumulates one block of the row at ptr into acc: x codes in Y4, d_x
 // broadcast in Y5, ones in Y15; t1, t2, t3 are scratch.

@@ -1,0 +1,96 @@
+//go:build amd64
+
+package linalg
+
+// The decode kernels of the block types in assembly (AVX2, FMA and F16C:
+// q45_amd64.s, q4k_amd64.s, q6k_amd64.s). Each writes to out[r] the dot of the row at
+// w+r·rowBytes, units units (blocks, or super-blocks of 8 blocks) long, with
+// activations quantized per 32 values (codes xq, scales xd; for Q4_K also the blocks'
+// code sums xsum), for r < rows (rows, units ≥ 1): the rows one after the other in
+// memory order, prefetched 4 KiB ahead, without a call per row. Each computes its
+// scalar twin's sum (dotQ4Scalar, dotQ5Scalar, dotQ4KScalar, dotQ6KScalar), the
+// integer parts exactly, the float sums in another order.
+
+//go:noescape
+func q4DotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
+
+//go:noescape
+func q5DotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
+
+//go:noescape
+func q4kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, xsum *int32, units int)
+
+//go:noescape
+func q6kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
+
+// rowsWork checks the bounds a rows kernel reads (units of unitBytes weight bytes and
+// unitElems activations) and reports whether there is work: false when out is empty,
+// or when there are no units (out is then cleared).
+func rowsWork(out []float32, w []byte, rowBytes int, xq []int8, units, unitBytes, unitElems int) bool {
+	if len(out) == 0 {
+		return false
+	}
+	if units == 0 {
+		clear(out)
+		return false
+	}
+	_ = w[(len(out)-1)*rowBytes+units*unitBytes-1]
+	_ = xq[units*unitElems-1]
+	return true
+}
+
+// dotQ4RowsAsm is dotQ4RowsScalar.
+func dotQ4RowsAsm(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	if rowsWork(out, w, rowBytes, xq, len(xd), q4BlockBytes, blockElems) {
+		q4DotRows(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], len(xd))
+	}
+}
+
+// dotQ5RowsAsm is dotQ5RowsScalar.
+func dotQ5RowsAsm(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	if rowsWork(out, w, rowBytes, xq, len(xd), q5BlockBytes, blockElems) {
+		q5DotRows(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], len(xd))
+	}
+}
+
+// dotQ4KRowsAsm is dotQ4KRowsScalar.
+func dotQ4KRowsAsm(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
+	nsb := len(xd) / 8
+	if rowsWork(out, w, rowBytes, xq, nsb, q4KBlockBytes, 256) {
+		_ = xsum[nsb*8-1]
+		q4kDotRows(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], &xsum[0], nsb)
+	}
+}
+
+// dotQ6KRowsAsm is dotQ6KRowsScalar.
+func dotQ6KRowsAsm(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	if nsb := len(xd) / 8; rowsWork(out, w, rowBytes, xq, nsb, q6KBlockBytes, 256) {
+		q6kDotRows(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], nsb)
+	}
+}
+
+// The one-row kernels, as rows kernels of one row.
+
+func dotQ4Asm(w []byte, xq []int8, xd []float32) float32 {
+	var out [1]float32
+	dotQ4RowsAsm(out[:], w, 0, xq, xd)
+	return out[0]
+}
+
+func dotQ5Asm(w []byte, xq []int8, xd []float32) float32 {
+	var out [1]float32
+	dotQ5RowsAsm(out[:], w, 0, xq, xd)
+	return out[0]
+}
+
+func dotQ4KAsm(w []byte, xq []int8, xd []float32, xsum []int32) float32 {
+	var out [1]float32
+	dotQ4KRowsAsm(out[:], w, 0, xq, xd, xsum)
+	return out[0]
+}
+
+func dotQ6KAsm(w []byte, xq []int8, xd []float32) float32 {
+	var out [1]float32
+	dotQ6KRowsAsm(out[:], w, 0, xq, xd)
+	return out[0]
+}

@@ -1,0 +1,20 @@
+// Macros shared by the weight-row kernels (q8_amd64.s, q45_amd64.s, q4k_amd64.s,
+// q6k_amd64.s).
+
+// ONES16 sets Y15 to sixteen int16 ones.
+#define ONES16 \
+	VPCMPEQW Y15, Y15, Y15 \
+	VPSRLW   $15, Y15, Y15
+
+// BYTES32 sets y (x its low half) to 32 copies of the byte b (AX scratch).
+#define BYTES32(b, x, y) \
+	MOVL         $(b*0x01010101), AX \
+	VMOVD        AX, x \
+	VPBROADCASTD x, y
+
+// HSUM0 leaves in X0 the sum of Y0's lanes.
+#define HSUM0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS       X1, X0, X0 \
+	VHADDPS      X0, X0, X0 \
+	VHADDPS      X0, X0, X0
