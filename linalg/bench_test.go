@@ -287,7 +287,7 @@ func BenchmarkPrefill(b *testing.B) {
 // issue them, where the per-token kernels and the tile kernel meet. It reports CPU time
 // per token.
 func BenchmarkBatch(b *testing.B) {
-	for _, typ := range []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ4_K, gguf.TypeQ6_K} {
+	for _, typ := range []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ4_K, gguf.TypeQ6_K} {
 		w := benchMatrix(b, typ, 2048, 768)
 		for _, n := range []int{2, 4, 5, 6, 7, 8, 12, 16, 32} {
 			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) {

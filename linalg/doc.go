@@ -11,14 +11,13 @@
 //
 // # Types
 //
-// F32 and F16 weights are multiplied in float32 (F16 widened exactly). Q8_0, Q4_0, Q4_K
-// and Q6_K weights, and Q5_0 weights against fewer than 8 tokens, are multiplied natively
-// against activations quantized per 32-value block to int8 with a float32 scale (as
-// llama.cpp's q8_0 dot does): one integer dot per block (per 16-value half for Q6_K's
-// sub-block scales; Q4_K's minimums through the blocks' code sums), then float scaling.
-// BF16, the remaining types package gguf reads (Q4_1, Q5_1) and Q5_0 against more tokens
-// are multiplied by dequantizing one weight row at a time into a scratch row
-// (gguf.Dequantize).
+// F32 and F16 weights are multiplied in float32 (F16 widened exactly). Q8_0, Q4_0, Q5_0,
+// Q4_K and Q6_K weights are multiplied natively against activations quantized per
+// 32-value block to int8 with a float32 scale (as llama.cpp's q8_0 dot does): one integer
+// dot per block (per 16-value half for Q6_K's sub-block scales; Q4_K's minimums through
+// the blocks' code sums), then float scaling. BF16 and the remaining types package gguf
+// reads (Q4_1, Q5_1) are multiplied by dequantizing one weight row at a time into a
+// scratch row (gguf.Dequantize).
 //
 // # Blocking
 //
@@ -26,11 +25,11 @@
 // With n tokens (prefill) the rows are split into chunks of about 64 KiB of weights; a
 // chunk is multiplied against blocks of tokens whose activations stay within 128 KiB, so
 // each weight row comes from memory once per chunk and is reused from cache for every
-// token. From a few tokens on (per type: Q8_0 6, Q4_0 5, Q4_K 6, Q6_K 16) Q8_0, Q4_0,
-// Q4_K and Q6_K chunks are first widened to int16 weights with a per-block scale, and a
+// token. From a few tokens on (per type: Q8_0 6, Q4_0 5, Q5_0 5, Q4_K 6, Q6_K 4) their
+// chunks are first widened to int16 weights with a per-block scale, and a
 // tile kernel multiplies 4 rows × 8 tokens at a time with one VPMADDWD per row and pair of
-// codes (no sign trick, no horizontal sums); fewer tokens go 4 per call through the
-// integer-dot kernels.
+// codes (no sign trick, no horizontal sums); fewer tokens go through the integer-dot
+// kernels (Q8_0 and Q4_0 4 tokens per call, the others one).
 //
 // # Kernels
 //

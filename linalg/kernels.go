@@ -67,6 +67,8 @@ type kernelSet struct {
 	pack8 func(xg []int16, xdg []float32, xq []int8, xd []float32, k int)
 	// widenQ4 is widenQ8 for Q4_0 rows: weights code−8.
 	widenQ4 func(w16 []int16, dw []float32, w []byte, rowBytes, nb int)
+	// widenQ5 is widenQ8 for Q5_0 rows: weights code−16.
+	widenQ5 func(w16 []int16, dw []float32, w []byte, rowBytes, nb int)
 	// widenQ6K is widenQ8 for Q6_K rows: weights sc·(code−32), scales d.
 	widenQ6K func(w16 []int16, dw []float32, w []byte, rowBytes, nb int)
 	// widenQ4K is widenQ8 for Q4_K rows: weights sc·code, scales d, and the sub-blocks'
@@ -112,6 +114,7 @@ var scalarKernels = &kernelSet{
 	pack8:      pack8Scalar,
 	widenQ4K:   widenQ4KScalar,
 	widenQ6K:   widenQ6KScalar,
+	widenQ5:    widenQ5Scalar,
 	dotQ8Tile:  dotQ8TileScalar,
 	axpy:       axpyScalar,
 	siluMul:    siluMulScalar,
@@ -525,7 +528,7 @@ func pack8Scalar(xg []int16, xdg []float32, xq []int8, xd []float32, k int) {
 type tileWiden func(w16 []int16, dw []float32, w []byte, rowBytes, nb int)
 
 // tileWidener returns the tile widener of k for a weight type the tile kernel
-// multiplies without block minimums (widenQ8, widenQ4, widenQ6K), or nil. Q4_K rows,
+// multiplies without block minimums (widenQ8, widenQ4, widenQ5, widenQ6K), or nil. Q4_K rows,
 // which have minimums, are widened by widenQ4K.
 func tileWidener(k *kernelSet, t gguf.TensorType) tileWiden {
 	switch t {
@@ -533,6 +536,8 @@ func tileWidener(k *kernelSet, t gguf.TensorType) tileWiden {
 		return k.widenQ8
 	case gguf.TypeQ4_0:
 		return k.widenQ4
+	case gguf.TypeQ5_0:
+		return k.widenQ5
 	case gguf.TypeQ6_K:
 		return k.widenQ6K
 	}
@@ -582,6 +587,26 @@ func widenQ4Scalar(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
 			for j, v := range blk[2:] {
 				d[j] = int16(v&0x0f) - 8
 				d[j+16] = int16(v>>4) - 8
+			}
+		}
+	}
+}
+
+// widenQ5Scalar is the reference for widenQ5: weight code − 16, scale d.
+func widenQ5Scalar(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
+	cols := nb * blockElems
+	rows := len(w16) / cols
+	for i := 0; i < rows; i++ {
+		row := w[i*rowBytes : i*rowBytes+nb*q5BlockBytes]
+		dst := w16[i*cols : (i+1)*cols]
+		for b := 0; b < nb; b++ {
+			blk := (*[q5BlockBytes]byte)(row[b*q5BlockBytes:])
+			dw[4*b+i] = f16Table[uint16(blk[0])|uint16(blk[1])<<8]
+			qh := uint32(blk[2]) | uint32(blk[3])<<8 | uint32(blk[4])<<16 | uint32(blk[5])<<24
+			d := (*[blockElems]int16)(dst[b*blockElems:])
+			for j, v := range blk[6:] {
+				d[j] = int16(v&0x0f|byte(qh>>j&1)<<4) - 16
+				d[j+16] = int16(v>>4|byte(qh>>(j+16)&1)<<4) - 16
 			}
 		}
 	}

@@ -86,8 +86,7 @@ func TestMatMulConformance(t *testing.T) {
 									t.Fatalf("guard value overwritten: buf[%d]=%v buf[%d]=%v", i, buf[i], len(buf)-1-i, buf[len(buf)-1-i])
 								}
 							}
-							quantX := typ == gguf.TypeQ8_0 || typ == gguf.TypeQ4_0 || typ == gguf.TypeQ4_K || typ == gguf.TypeQ6_K ||
-								typ == gguf.TypeQ5_0 && n < q5MaxTokens
+							quantX := typ == gguf.TypeQ8_0 || typ == gguf.TypeQ4_0 || typ == gguf.TypeQ5_0 || typ == gguf.TypeQ4_K || typ == gguf.TypeQ6_K
 							ref, tol := refMatMul(wref, sh.rows, sh.cols, x, n, quantX)
 							bad := 0
 							for i := range ref {

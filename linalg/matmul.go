@@ -116,7 +116,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		case gguf.TypeQ6_K:
 			needQ, needTile = true, needTile || n >= tileMinTokens(w.Type)
 		case gguf.TypeQ5_0:
-			needQ = needQ || n < q5MaxTokens
+			needQ, needTile = true, needTile || n >= tileMinTokens(w.Type)
 		case gguf.TypeQ4_K:
 			tile := n >= tileMinTokens(w.Type)
 			needQ, needSums, needTile, needTileSums = true, true, needTile || tile, needTileSums || tile
@@ -352,11 +352,6 @@ func (p *product) prepare() {
 		p.kind = kindQ6K
 		xTokenBytes = w.Cols + w.Cols/blockElems*4
 	case gguf.TypeQ5_0:
-		if p.n >= q5MaxTokens {
-			p.dec = dequantizerFor(w.Type)
-			p.kind = kindDecoded
-			break
-		}
 		p.kind = kindQ5
 		xTokenBytes = w.Cols + w.Cols/blockElems*4
 	default:
@@ -562,14 +557,9 @@ func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) flo
 	}
 }
 
-// q5MaxTokens is where Q5_0 products stop using the native kernel: from this many
-// tokens on, each row is dequantized once per token block and multiplied in float32
-// (chunkDecoded), which reuses it across the tokens.
-const q5MaxTokens = 8
-
-// chunkQ5 multiplies Q5_0 rows natively (fewer than q5MaxTokens tokens): for one
-// token the whole chunk in one dotQ5Rows call (it prefetches), else one row and token
-// per kernel call.
+// chunkQ5 multiplies Q5_0 rows natively (fewer tokens than the tile kernel takes):
+// for one token the whole chunk in one dotQ5Rows call (it prefetches), else one row
+// and token per kernel call.
 func (p *product) chunkQ5(r0, r1 int) {
 	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
 	nb := cols / blockElems
@@ -659,16 +649,17 @@ const tileTokens = 8
 // tileMinTokens is the token count from which products of weight type t go through the
 // tile kernel, which widens every row once per product and multiplies whole 8-token
 // groups (a last partial group padded with zeros): where it beats the per-token kernels
-// in CPU time (BenchmarkBatch, 2048×768, AMD Zen 3 with GOEXPERIMENT=simd). Q6_K rows are
-// widened in plain Go, about 1 ns per weight, which pays off only over more tokens.
+// in CPU time (BenchmarkBatch, 2048×768, AMD Zen 3; Q5_0 and Q6_K measured in the default
+// build: per token 186-210 and 147-188 cpu-µs, through tiles at 4 tokens 194 and 116, at
+// 5 tokens 123 and 103).
 func tileMinTokens(t gguf.TensorType) int {
 	switch t {
 	case gguf.TypeQ8_0:
 		return 6
-	case gguf.TypeQ4_0:
+	case gguf.TypeQ4_0, gguf.TypeQ5_0:
 		return 5
 	case gguf.TypeQ6_K:
-		return 16
+		return 4
 	case gguf.TypeQ4_K:
 		return 6
 	}

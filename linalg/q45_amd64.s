@@ -141,3 +141,34 @@ TEXT ·q5DotRows(SB), NOSPLIT, $0-56
 	ROWS32(Q5CODES, 22)
 	VZEROUPPER
 	RET
+
+// func q5Widen(dst *int16, w *byte, nb int)
+// The 32·nb codes of the Q5_0 row at w, less 16, as int16 (widenQ5Scalar's codes).
+TEXT ·q5Widen(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         nb+16(FP), CX
+	BYTES32(0x0f, X14, Y14)
+	BYTES32(0x10, X13, Y13)
+	MOVQ         $0x8040201008040201, AX
+	VMOVQ        AX, X10
+	VPBROADCASTQ X10, Y10
+	VMOVDQU      q5Spread<>(SB), Y11
+
+q5wloop:
+	TESTQ        CX, CX
+	JE           q5wdone
+	Q5CODES(0)
+	VPMOVSXBW    X1, Y2
+	VEXTRACTI128 $1, Y1, X1
+	VPMOVSXBW    X1, Y1
+	VMOVDQU      Y2, (DI)
+	VMOVDQU      Y1, 32(DI)
+	ADDQ         $22, SI
+	ADDQ         $64, DI
+	DECQ         CX
+	JMP          q5wloop
+
+q5wdone:
+	VZEROUPPER
+	RET

@@ -122,6 +122,28 @@ func widenQ4AVX2(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
 	}
 }
 
+// q5Widen writes the 32·nb codes of the Q5_0 row at w to dst as int16, less 16.
+//
+//go:noescape
+func q5Widen(dst *int16, w *byte, nb int)
+
+// widenQ5AVX2 is widenQ5Scalar: codes by q5Widen, scales through the table.
+func widenQ5AVX2(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
+	if nb == 0 {
+		return
+	}
+	cols := nb * blockElems
+	rows := len(w16) / cols
+	_ = dw[4*(nb-1)+rows-1]
+	for i := 0; i < rows; i++ {
+		row := w[i*rowBytes : i*rowBytes+nb*q5BlockBytes]
+		q5Widen(&w16[i*cols], &row[0], nb)
+		for b := 0; b < nb; b++ {
+			dw[4*b+i] = f16Table[uint16(row[b*q5BlockBytes])|uint16(row[b*q5BlockBytes+1])<<8]
+		}
+	}
+}
+
 // q4KWiden writes the 256 codes of the Q4_K super-block codes qs times their sub-block
 // scales sc to dst as int16.
 //
@@ -251,6 +273,6 @@ func widenQ8AVX2(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
 // and the assembly-only set alike.
 func setTileKernels(k *kernelSet) {
 	k.widenQ8, k.widenQ4, k.widenQ4K, k.dotQ8Tile = widenQ8AVX2, widenQ4AVX2, widenQ4KAVX2, dotQ8TileAVX2
-	k.widenQ6K = widenQ6KAsm
+	k.widenQ6K, k.widenQ5 = widenQ6KAsm, widenQ5AVX2
 	k.pack8 = pack8AVX2
 }

@@ -296,8 +296,8 @@ func TestQ8TileTwins(t *testing.T) {
 	}
 }
 
-// TestTileWideners checks that the tile wideners of Q8_0, Q4_0 and Q6_K (every kernel
-// set's widenQ8, widenQ4 and widenQ6K) write weights and scales whose products are the
+// TestTileWideners checks that the tile wideners of Q8_0, Q4_0, Q5_0 and Q6_K (every
+// kernel set's widenQ8, widenQ4, widenQ5 and widenQ6K) write weights and scales whose products are the
 // rows' values as gguf.Dequantize decodes them, bit for bit, on random blocks, for up to
 // 4 rows with a row stride longer than a row; rows past the ones asked for stay
 // untouched.
@@ -314,6 +314,7 @@ func TestTileWideners(t *testing.T) {
 	}{
 		{gguf.TypeQ8_0, q8BlockBytes, []int{0}},
 		{gguf.TypeQ4_0, q4BlockBytes, []int{0}},
+		{gguf.TypeQ5_0, q5BlockBytes, []int{0}},
 		{gguf.TypeQ6_K, q6KBlockBytes, []int{208}},
 	} {
 		var ws []widener
@@ -381,7 +382,7 @@ func TestTileMatMul(t *testing.T) {
 	defer active.Store(active.Load())
 	defer SetThreads(Threads())
 	r := rand.New(rand.NewPCG(21, 4))
-	for _, typ := range []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ6_K, gguf.TypeQ4_K} {
+	for _, typ := range []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ6_K, gguf.TypeQ4_K} {
 		for _, sh := range []struct{ rows, cols int }{{5, 256}, {13, 512}, {130, 256}} {
 			data, wref := encodeRows(t, typ, randVals(r, sh.rows*sh.cols, 0.05), sh.rows, sh.cols)
 			w, err := NewMatrix(typ, sh.rows, sh.cols, data)
