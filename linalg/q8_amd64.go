@@ -107,19 +107,7 @@ func q4Widen(dst *int16, w *byte, nb int)
 
 // widenQ4AVX2 is widenQ4Scalar: codes by q4Widen, scales through the table.
 func widenQ4AVX2(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
-	if nb == 0 {
-		return
-	}
-	cols := nb * blockElems
-	rows := len(w16) / cols
-	_ = dw[4*(nb-1)+rows-1]
-	for i := 0; i < rows; i++ {
-		row := w[i*rowBytes : i*rowBytes+nb*q4BlockBytes]
-		q4Widen(&w16[i*cols], &row[0], nb)
-		for b := 0; b < nb; b++ {
-			dw[4*b+i] = f16Table[uint16(row[b*q4BlockBytes])|uint16(row[b*q4BlockBytes+1])<<8]
-		}
-	}
+	widenBlocks(w16, dw, w, rowBytes, nb, q4BlockBytes, q4Widen)
 }
 
 // q5Widen writes the 32·nb codes of the Q5_0 row at w to dst as int16, less 16.
@@ -129,6 +117,13 @@ func q5Widen(dst *int16, w *byte, nb int)
 
 // widenQ5AVX2 is widenQ5Scalar: codes by q5Widen, scales through the table.
 func widenQ5AVX2(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
+	widenBlocks(w16, dw, w, rowBytes, nb, q5BlockBytes, q5Widen)
+}
+
+// widenBlocks widens rows of nb blocks of blockBytes bytes, each a binary16 scale
+// then its codes, for the tile kernel: the codes of each row by codes, the scales
+// through the table.
+func widenBlocks(w16 []int16, dw []float32, w []byte, rowBytes, nb, blockBytes int, codes func(dst *int16, w *byte, nb int)) {
 	if nb == 0 {
 		return
 	}
@@ -136,10 +131,10 @@ func widenQ5AVX2(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
 	rows := len(w16) / cols
 	_ = dw[4*(nb-1)+rows-1]
 	for i := 0; i < rows; i++ {
-		row := w[i*rowBytes : i*rowBytes+nb*q5BlockBytes]
-		q5Widen(&w16[i*cols], &row[0], nb)
+		row := w[i*rowBytes : i*rowBytes+nb*blockBytes]
+		codes(&w16[i*cols], &row[0], nb)
 		for b := 0; b < nb; b++ {
-			dw[4*b+i] = f16Table[uint16(row[b*q5BlockBytes])|uint16(row[b*q5BlockBytes+1])<<8]
+			dw[4*b+i] = f16Table[uint16(row[b*blockBytes])|uint16(row[b*blockBytes+1])<<8]
 		}
 	}
 }
