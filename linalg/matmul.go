@@ -273,7 +273,7 @@ type product struct {
 	rpc   int        // rows per parallel chunk
 	kind  chunkKind  // the chunk method for the type and token count (see chunk)
 	wf    []float32  // F32 weights viewed as float32
-	xq    []int8     // quantized activations (Q8_0, Q4_0, Q4_K, Q6_K)
+	xq    []int8     // quantized activations (Q8_0, Q4_0, Q5_0, Q4_K, Q6_K)
 	xd    []float32  // their per-block scales
 	xi    []int8     // xq of 4-token groups, interleaved (n >= 4)
 	xs    []float32  // xd of 4-token groups, interleaved (n >= 4)
