@@ -298,8 +298,9 @@ func (w *Writer) Close() error {
 }
 
 // Encode converts src into dst in tensor type t: F32, F16 and BF16 (rounded to nearest
-// even), Q8_0 or Q4_K (QuantizeQ8_0, QuantizeQ4_K, which reject non-finite values). len(src) must be a
-// whole number of t's blocks and len(dst) exactly t.RowBytes(len(src)).
+// even), Q8_0 or Q4_K (QuantizeQ8_0, QuantizeQ4_K, which reject non-finite values).
+// len(src) must be a whole number of t's blocks and len(dst) exactly
+// t.RowBytes(len(src)).
 func Encode(t TensorType, dst []byte, src []float32) error {
 	n, err := t.RowBytes(len(src))
 	if err != nil {

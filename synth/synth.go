@@ -187,8 +187,8 @@ const WeightStd = 0.02
 var fileTypes = map[gguf.TensorType]uint32{gguf.TypeF32: 0, gguf.TypeF16: 1, gguf.TypeQ8_0: 7, gguf.TypeQ4_K: 14}
 
 // Write writes a random-weight model of the named shape (one of ShapeNames) with its
-// matrices in weights (F32, F16, Q8_0 or Q4_K) to w. The output depends only on the shape,
-// weights and seed.
+// matrices in weights (F32, F16, Q8_0 or Q4_K) to w. The output depends only on the
+// shape, weights and seed.
 func Write(w io.Writer, shape string, weights gguf.TensorType, seed uint64) error {
 	s, ok := Lookup(shape)
 	if !ok {
