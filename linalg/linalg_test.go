@@ -627,3 +627,21 @@ func TestQ8ExtremeCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestNativeMatchesPrepare: Native names exactly the types whose products prepare does
+// not send through row dequantization, for one token and for a batch.
+func TestNativeMatchesPrepare(t *testing.T) {
+	for _, typ := range testTypes {
+		rb, err := typ.RowBytes(256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 8} {
+			p := product{k: scalarKernels, w: Matrix{Type: typ, Rows: 1, Cols: 256, Data: make([]byte, rb)}, n: n}
+			p.prepare()
+			if got := p.kind != kindDecoded; got != Native(typ) {
+				t.Errorf("%v, %d tokens: prepare picks its own kernel %v, Native says %v", typ, n, got, Native(typ))
+			}
+		}
+	}
+}

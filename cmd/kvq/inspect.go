@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"kvq/eval"
+	"kvq/gguf"
 	"kvq/kv"
+	"kvq/linalg"
 	"kvq/model"
 )
 
@@ -51,6 +54,9 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	}
 	sort.Strings(keys)
 	fmt.Fprintf(stdout, "tensors      %v; %s of weights, %s read per decoded token\n", keys, fmtBytes(m.WeightBytes()), fmtBytes(m.DecodeWeightBytes()))
+	if note := dequantNote(types); note != "" {
+		fmt.Fprintf(stdout, "note         %s\n", note)
+	}
 	fmt.Fprintf(stdout, "tokenizer    %d tokens, BOS %d, EOS %d\n\n", m.Tok.VocabSize(), m.Tok.BOS(), m.Tok.EOS())
 
 	fmt.Fprintf(stdout, "KV cache per type: exact bytes per token, and what fits in %s (sequences of %d tokens, full-precision tails included)\n", fmtBytes(int64(budget)), *ctx)
@@ -72,4 +78,20 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%.1f\t%.2fx\t%s\t%d\t%d\t\n", eval.CacheName(cfg), bpt, kv.F16BytesPerToken(cfg)/bpt, fmtBytes(seqBytes), int64(float64(budget)/bpt), int64(budget)/seqBytes)
 	}
 	return tw.Flush()
+}
+
+// dequantNote names the weight types among types that are multiplied by dequantizing
+// rows (see linalg.Native), or is empty when there are none.
+func dequantNote(types map[gguf.TensorType]int) string {
+	var slow []string
+	for t := range types {
+		if !linalg.Native(t) {
+			slow = append(slow, t.String())
+		}
+	}
+	if len(slow) == 0 {
+		return ""
+	}
+	sort.Strings(slow)
+	return fmt.Sprintf("%s weights are multiplied by dequantizing each row first, many times slower than F32, F16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K weights", strings.Join(slow, ", "))
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kvq/gguf"
 )
 
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -89,6 +91,27 @@ func TestInspect(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("inspect output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestDequantNote: inspect names the weight types that run dequantized row by row,
+// and says nothing when every type has kernels of its own (the built-in model, above).
+func TestDequantNote(t *testing.T) {
+	for _, tc := range []struct {
+		types map[gguf.TensorType]int
+		want  string
+	}{
+		{map[gguf.TensorType]int{gguf.TypeF32: 5, gguf.TypeQ4_K: 80, gguf.TypeQ6_K: 9, gguf.TypeQ5_0: 3}, ""},
+		{map[gguf.TensorType]int{gguf.TypeF32: 5, gguf.TypeQ5_1: 80, gguf.TypeBF16: 2}, "BF16, Q5_1 weights are multiplied by dequantizing"},
+	} {
+		got := dequantNote(tc.types)
+		if tc.want == "" && got != "" || !strings.HasPrefix(got, tc.want) {
+			t.Errorf("dequantNote(%v) = %q, want it to start with %q", tc.types, got, tc.want)
+		}
+	}
+	code, out, _ := run(t, "inspect")
+	if code != 0 || strings.Contains(out, "dequantizing") {
+		t.Errorf("inspect of the built-in model (F32 weights): exit %d, output %q", code, out)
 	}
 }
 
