@@ -211,9 +211,14 @@ func dotQ8Scalar(w []byte, xq []int8, xd []float32) float32 {
 
 // dotQ8RowsScalar is the reference for dotQ8Rows: dotQ8Scalar of each row.
 func dotQ8RowsScalar(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
-	rb := len(xd) * q8BlockBytes
+	eachRow(out, w, rowBytes, len(xd)*q8BlockBytes, xq, xd, dotQ8Scalar)
+}
+
+// eachRow writes to out[r] the dot of the row of rb bytes at w[r·rowBytes:] with the
+// activations, for r < len(out): a rows kernel made of a one-row one.
+func eachRow(out []float32, w []byte, rowBytes, rb int, xq []int8, xd []float32, dot func([]byte, []int8, []float32) float32) {
 	for r := range out {
-		out[r] = dotQ8Scalar(w[r*rowBytes:r*rowBytes+rb], xq, xd)
+		out[r] = dot(w[r*rowBytes:r*rowBytes+rb], xq, xd)
 	}
 }
 
@@ -246,10 +251,7 @@ func dotQ4Scalar(w []byte, xq []int8, xd []float32) float32 {
 
 // dotQ4RowsScalar is the reference for dotQ4Rows: dotQ4Scalar of each row.
 func dotQ4RowsScalar(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
-	rb := len(xd) * q4BlockBytes
-	for r := range out {
-		out[r] = dotQ4Scalar(w[r*rowBytes:r*rowBytes+rb], xq, xd)
-	}
+	eachRow(out, w, rowBytes, len(xd)*q4BlockBytes, xq, xd, dotQ4Scalar)
 }
 
 // dotCodes4 returns Σ_j (code_j - 8)·q[j] over the 32 nibble codes of a Q4_0 block, exactly.
@@ -268,6 +270,13 @@ func dotCodes4(blk *[q4BlockBytes]byte, q *[blockElems]int8) int32 {
 // byte 6+j and value j+16 in its high nibble; value = d·(code − 16).
 const q5BlockBytes = 22
 
+// q5Weight returns value j (0..31) of a Q5_0 block without its scale: code − 16.
+func q5Weight(blk *[q5BlockBytes]byte, j int) int32 {
+	nib := blk[6+j%16] >> (4 * (j / 16)) & 0x0f
+	high := blk[2+j/8] >> (j % 8) & 1
+	return int32(nib|high<<4) - 16
+}
+
 // dotQ5Scalar is the reference for dotQ5: per block the exact integer dot of the codes
 // − 16 with the activation codes, then float32 scaling.
 func dotQ5Scalar(w []byte, xq []int8, xd []float32) float32 {
@@ -276,25 +285,18 @@ func dotQ5Scalar(w []byte, xq []int8, xd []float32) float32 {
 	xq = xq[:len(xd)*blockElems]
 	for b := range xd {
 		blk := (*[q5BlockBytes]byte)(w[b*q5BlockBytes:])
-		q := (*[blockElems]int8)(xq[b*blockElems:])
-		qh := uint32(blk[2]) | uint32(blk[3])<<8 | uint32(blk[4])<<16 | uint32(blk[5])<<24
-		var a0, a1 int32
-		for j := 0; j < 16; j++ {
-			v := blk[6+j]
-			a0 += (int32(v&0x0f) | int32(qh>>j&1)<<4 - 16) * int32(q[j])
-			a1 += (int32(v>>4) | int32(qh>>(j+16)&1)<<4 - 16) * int32(q[j+16])
+		var a int32
+		for j, x := range (*[blockElems]int8)(xq[b*blockElems:]) {
+			a += q5Weight(blk, j) * int32(x)
 		}
-		s += f16Table[uint16(blk[0])|uint16(blk[1])<<8] * xd[b] * float32(a0+a1)
+		s += f16Table[uint16(blk[0])|uint16(blk[1])<<8] * xd[b] * float32(a)
 	}
 	return s
 }
 
 // dotQ5RowsScalar is the reference for dotQ5Rows: dotQ5Scalar of each row.
 func dotQ5RowsScalar(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
-	rb := len(xd) * q5BlockBytes
-	for r := range out {
-		out[r] = dotQ5Scalar(w[r*rowBytes:r*rowBytes+rb], xq, xd)
-	}
+	eachRow(out, w, rowBytes, len(xd)*q5BlockBytes, xq, xd, dotQ5Scalar)
 }
 
 // Q4_K super-block (layout documented in package gguf, q4_k.go): 144 bytes for 256
@@ -415,10 +417,7 @@ func dotQ6KScalar(w []byte, xq []int8, xd []float32) float32 {
 
 // dotQ6KRowsScalar is the reference for dotQ6KRows: dotQ6KScalar of each row.
 func dotQ6KRowsScalar(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
-	rb := len(xd) / 8 * q6KBlockBytes
-	for r := range out {
-		out[r] = dotQ6KScalar(w[r*rowBytes:r*rowBytes+rb], xq, xd)
-	}
+	eachRow(out, w, rowBytes, len(xd)/8*q6KBlockBytes, xq, xd, dotQ6KScalar)
 }
 
 // interleave4 lays out 4 consecutive tokens' quantized activations as the 4-token
@@ -602,11 +601,8 @@ func widenQ5Scalar(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
 		for b := 0; b < nb; b++ {
 			blk := (*[q5BlockBytes]byte)(row[b*q5BlockBytes:])
 			dw[4*b+i] = f16Table[uint16(blk[0])|uint16(blk[1])<<8]
-			qh := uint32(blk[2]) | uint32(blk[3])<<8 | uint32(blk[4])<<16 | uint32(blk[5])<<24
-			d := (*[blockElems]int16)(dst[b*blockElems:])
-			for j, v := range blk[6:] {
-				d[j] = int16(v&0x0f|byte(qh>>j&1)<<4) - 16
-				d[j+16] = int16(v>>4|byte(qh>>(j+16)&1)<<4) - 16
+			for j := range blockElems {
+				dst[b*blockElems+j] = int16(q5Weight(blk, j))
 			}
 		}
 	}

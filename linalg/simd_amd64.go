@@ -217,10 +217,7 @@ func dotQ8AVX2(w []byte, xq []int8, xd []float32) float32 {
 
 // dotQ8RowsAVX2 is dotQ8RowsScalar: dotQ8AVX2 of each row.
 func dotQ8RowsAVX2(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
-	rb := len(xd) * q8BlockBytes
-	for r := range out {
-		out[r] = dotQ8AVX2(w[r*rowBytes:r*rowBytes+rb], xq, xd)
-	}
+	eachRow(out, w, rowBytes, len(xd)*q8BlockBytes, xq, xd, dotQ8AVX2)
 }
 
 // dotQ8x4NAVX2 is dotQ8x4NScalar: dotQ8x4AVX2 per group.
@@ -438,18 +435,12 @@ func dotQ4KRowsAVX2(out []float32, w []byte, rowBytes int, xq []int8, xd []float
 
 // dotQ4RowsAVX2 is dotQ4RowsScalar: dotQ4AVX2 of each row.
 func dotQ4RowsAVX2(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
-	rb := len(xd) * q4BlockBytes
-	for r := range out {
-		out[r] = dotQ4AVX2(w[r*rowBytes:r*rowBytes+rb], xq, xd)
-	}
+	eachRow(out, w, rowBytes, len(xd)*q4BlockBytes, xq, xd, dotQ4AVX2)
 }
 
 // dotQ6KRowsAVX2 is dotQ6KRowsScalar: dotQ6KAVX2 of each row.
 func dotQ6KRowsAVX2(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
-	rb := len(xd) / 8 * q6KBlockBytes
-	for r := range out {
-		out[r] = dotQ6KAVX2(w[r*rowBytes:r*rowBytes+rb], xq, xd)
-	}
+	eachRow(out, w, rowBytes, len(xd)/8*q6KBlockBytes, xq, xd, dotQ6KAVX2)
 }
 
 // dotQ6KAVX2 is dotQ6KScalar: per half super-block, the 4 blocks of 32 six-bit codes are
