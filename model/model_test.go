@@ -28,11 +28,16 @@ func loadDefault(t *testing.T) *Model {
 	return m
 }
 
-func newCache(t *testing.T, m *Model, spec string) (kv.Cache, kv.SeqID) {
+// newCache returns a cache of spec for m, with its configuration changed by edit
+// (when given), and a sequence in it.
+func newCache(t *testing.T, m *Model, spec string, edit ...func(*kv.Config)) (kv.Cache, kv.SeqID) {
 	t.Helper()
 	cfg, err := m.CacheConfig(spec, "")
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, e := range edit {
+		e(&cfg)
 	}
 	c, err := kv.New(cfg)
 	if err != nil {
@@ -241,19 +246,7 @@ func TestDecodeStepAllocations(t *testing.T) {
 		t.Skip("the race detector makes sync.Pool drop pooled items at random")
 	}
 	m := loadDefault(t)
-	cfg, err := m.CacheConfig("q8", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.AttnWorkers = 2
-	c, err := kv.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seq, err := c.NewSeq()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, seq := newCache(t, m, "q8", func(cfg *kv.Config) { cfg.AttnWorkers = 2 })
 	prompt := make([]int32, 100)
 	for i := range prompt {
 		prompt[i] = int32(1 + i%300)
