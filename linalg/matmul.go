@@ -303,6 +303,24 @@ const (
 	kindTile
 )
 
+// quantKind is the chunk method of a type multiplied natively against quantized
+// activations, or kindNone.
+func quantKind(t gguf.TensorType) chunkKind {
+	switch t {
+	case gguf.TypeQ8_0:
+		return kindQ8
+	case gguf.TypeQ4_0:
+		return kindQ4
+	case gguf.TypeQ5_0:
+		return kindQ5
+	case gguf.TypeQ4_K:
+		return kindQ4K
+	case gguf.TypeQ6_K:
+		return kindQ6K
+	}
+	return kindNone
+}
+
 // chunk computes rows [r0, r1) for all tokens with the method prepare picked (a
 // switch, not a stored method value: those allocate, once per product and call).
 func (p *product) chunk(r0, r1 int) {
@@ -339,24 +357,17 @@ func (p *product) prepare() {
 		p.kind = kindF32
 	case gguf.TypeF16:
 		p.kind = kindF16
-	case gguf.TypeQ8_0:
-		p.kind = kindQ8
-		xTokenBytes = w.Cols + w.Cols/blockElems*4
-	case gguf.TypeQ4_0:
-		p.kind = kindQ4
-		xTokenBytes = w.Cols + w.Cols/blockElems*4
-	case gguf.TypeQ4_K:
-		p.kind = kindQ4K
-		xTokenBytes = w.Cols + w.Cols/blockElems*8
-	case gguf.TypeQ6_K:
-		p.kind = kindQ6K
-		xTokenBytes = w.Cols + w.Cols/blockElems*4
-	case gguf.TypeQ5_0:
-		p.kind = kindQ5
-		xTokenBytes = w.Cols + w.Cols/blockElems*4
 	default:
-		p.dec = dequantizerFor(w.Type)
-		p.kind = kindDecoded
+		p.kind = quantKind(w.Type)
+		if p.kind == kindNone {
+			p.dec = dequantizerFor(w.Type)
+			p.kind = kindDecoded
+			break
+		}
+		xTokenBytes = w.Cols + w.Cols/blockElems*4 // codes and block scales
+		if w.Type == gguf.TypeQ4_K {
+			xTokenBytes += w.Cols / blockElems * 4 // and the blocks' code sums
+		}
 	}
 	if p.xg != nil {
 		p.widen = tileWidener(p.k, w.Type)

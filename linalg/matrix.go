@@ -50,11 +50,7 @@ func Supports(t gguf.TensorType) bool {
 // into float32 first, which is many times slower (Q5_0 took 18 times as long that
 // way on a 2048×768 decode product).
 func Native(t gguf.TensorType) bool {
-	switch t {
-	case gguf.TypeF32, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ4_K, gguf.TypeQ6_K:
-		return true
-	}
-	return false
+	return t == gguf.TypeF32 || t == gguf.TypeF16 || quantKind(t) != kindNone
 }
 
 // RowBytes returns the bytes of one row of m.
