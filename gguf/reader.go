@@ -29,6 +29,8 @@ import (
 	"math/bits"
 	"os"
 	"sort"
+
+	"kvq/internal/hugemem"
 )
 
 // Magic is the four bytes every GGUF file starts with.
@@ -86,6 +88,8 @@ type File struct {
 	data    []byte // whole file
 	unmap   func() error
 	closed  bool
+	copies  [][]byte        // Preload: per tensor, its copy or nil
+	region  *hugemem.Region // Preload: the copies' memory
 }
 
 // Open maps the file at path read-only into memory (reading it into memory where
@@ -125,7 +129,11 @@ func (f *File) Close() error {
 		return nil
 	}
 	f.closed = true
-	f.data = nil
+	f.data, f.copies = nil, nil
+	if f.region != nil {
+		f.region.Free()
+		f.region = nil
+	}
 	if f.unmap != nil {
 		u := f.unmap
 		f.unmap = nil
@@ -421,6 +429,9 @@ func (f *File) TensorData(ti *TensorInfo) ([]byte, error) {
 	dataLen := uint64(len(f.data)) - f.DataOffset
 	if ti.Offset > dataLen || ti.Size > dataLen-ti.Offset {
 		return nil, fmt.Errorf("gguf: tensor %q data [%d, %d+%d) lies outside the %d-byte data section", ti.Name, ti.Offset, ti.Offset, ti.Size, dataLen)
+	}
+	if i, ok := f.tensors[ti.Name]; ok && f.copies != nil && f.copies[i] != nil && f.Tensors[i].Offset == ti.Offset && f.Tensors[i].Size == ti.Size {
+		return f.copies[i], nil
 	}
 	lo := f.DataOffset + ti.Offset
 	return f.data[lo : lo+ti.Size : lo+ti.Size], nil

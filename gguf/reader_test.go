@@ -339,6 +339,15 @@ func TestOpenErrors(t *testing.T) {
 	if _, err := Open(text); err == nil || !strings.Contains(err.Error(), "bad magic") {
 		t.Errorf("text file: %v", err)
 	}
+	full, err := os.ReadFile(builtinModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(dir, "truncated.gguf")
+	os.WriteFile(truncated, full[:len(full)-100], 0o644)
+	if _, err := Open(truncated); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "truncated.gguf") {
+		t.Errorf("truncated file: %v", err)
+	}
 }
 
 // TestParseTruncated cuts a valid file at every length: each prefix must fail cleanly.

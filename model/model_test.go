@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"sort"
+	"strings"
 	"testing"
 
 	"kvq/internal/raceflag"
@@ -81,6 +82,35 @@ func TestGreedyMatchesReference(t *testing.T) {
 				t.Fatalf("text %q, want %q", text, g.Text)
 			}
 		})
+	}
+}
+
+// TestLoadFromFile loads the built-in model's file both ways a file is read (its own
+// copy and a mapping) and checks greedy decoding against the reference.
+func TestLoadFromFile(t *testing.T) {
+	g := loadReference(t).Greedy[0]
+	for _, c := range []struct {
+		name string
+		load func(string) (*Model, error)
+	}{{"Load", Load}, {"LoadMapped", LoadMapped}} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := c.load("../assets/stories260K.gguf")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			cache, seq := newCache(t, m, "f32")
+			out, err := m.Generate(cache, seq, m.Tok.Encode(g.Prompt, true), len(g.Tokens), NewSampler(SamplerConfig{}), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equal(out, g.Tokens) {
+				t.Fatalf("greedy tokens\n got %v\nwant %v", out, g.Tokens)
+			}
+		})
+	}
+	if _, err := Load("../assets/missing.gguf"); err == nil || !strings.Contains(err.Error(), "missing.gguf") {
+		t.Errorf("missing file: %v", err)
 	}
 }
 

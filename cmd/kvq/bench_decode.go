@@ -67,7 +67,7 @@ type decodeRun struct {
 
 func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench decode", "[--model F] [--cache SPEC]... [--ctx N] [--gen N] [--rounds R] [--chunk N] [--pass N] [--threads T] [--json F]", stderr)
-	modelPath := fs.String("model", "", "GGUF model file (default: built-in stories260K)")
+	mf := addModelFlags(fs)
 	var specs listFlag
 	fs.Var(&specs, "cache", "KV cache spec (default f16); repeat it to compare caches in one run, interleaved")
 	layers := fs.String("cache-layers", "", "per-layer cache overrides, e.g. 0,-1=f16")
@@ -108,7 +108,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	m, err := model.Open(*modelPath)
+	m, err := mf.open()
 	if err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 			ratios[k] = v / runs[0].rounds[k]
 		}
 		res[i] = decodeResult{
-			Model: modelName(*modelPath), Cache: eval.CacheName(r.cfg), Ctx: *ctx, Threads: linalg.Threads(), Kernels: linalg.KernelName(),
+			Model: modelName(mf.path), Cache: eval.CacheName(r.cfg), Ctx: *ctx, Threads: linalg.Threads(), Kernels: linalg.KernelName(),
 			DecodeTokens: *gen * *rounds, DecodeTokPerS: median(r.rounds), PrefillTokPerS: float64(*ctx) / r.prefill.Seconds(),
 			KVBytes: r.c.Usage().AllocBytes, WeightBytes: m.WeightBytes(), RSSBytes: peak,
 			HeapBytes: heap, RSSAnonBytes: anon, RSSFileBytes: file,

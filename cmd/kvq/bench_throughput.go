@@ -8,7 +8,6 @@ import (
 
 	"kvq/engine"
 	"kvq/kv"
-	"kvq/model"
 )
 
 func init() {
@@ -33,7 +32,7 @@ type throughputReport struct {
 
 func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench throughput", "[--model F] --cache SPEC --budget BYTES --requests N --prompt-len P --gen-len G [--shared-prefix S] [--json F]", stderr)
-	modelPath := fs.String("model", "", "GGUF model file (default: built-in stories260K)")
+	mf := addModelFlags(fs)
 	cacheSpec := fs.String("cache", "f16", "KV cache spec, e.g. f16, q8, kivi4/kivi2")
 	cacheLayers := fs.String("cache-layers", "", "per-layer cache overrides, e.g. 0,-1=f16")
 	var budget byteSize
@@ -64,7 +63,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	case *blockTokens < 0:
 		return fmt.Errorf("--block-tokens must be ≥ 0, got %d", *blockTokens)
 	}
-	m, err := model.Open(*modelPath)
+	m, err := mf.open()
 	if err != nil {
 		return err
 	}
@@ -106,7 +105,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	rep := throughputReport{
-		Model: modelName(*modelPath), Cache: cfg.Spec.String(), CacheLayers: *cacheLayers,
+		Model: modelName(mf.path), Cache: cfg.Spec.String(), CacheLayers: *cacheLayers,
 		BlockTokens: c.PoolStats().BlockTokens, MaxBatchTokens: ecfg.MaxBatchTokens, MaxRunning: ecfg.MaxRunning, PrefillChunk: *prefillChunk,
 		Window: ecfg.Window, Sinks: ecfg.Sinks, PrefixCaching: c.PrefixCaching(),
 		SteadyBytesPerToken: steady, ThroughputResult: res,

@@ -9,7 +9,6 @@ import (
 
 	"kvq/assets"
 	"kvq/eval"
-	"kvq/model"
 )
 
 func init() {
@@ -21,7 +20,7 @@ var defaultEvalCaches = []string{"f16", "bf16", "q8", "fp8e4m3", "fp8e5m2", "q4"
 
 func runEval(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("eval", "[--model F] [--text F] [--ctx N] [--chunks N] [--cache SPEC]... [--json F] [--svg F]", stderr)
-	modelPath := fs.String("model", "", "GGUF model file (default: built-in stories260K)")
+	mf := addModelFlags(fs)
 	textPath := fs.String("text", "", "UTF-8 text file (default: built-in TinyStories validation head)")
 	ctx := fs.Int("ctx", 512, "tokens scored per chunk (≤ the model's context)")
 	chunks := fs.Int("chunks", 8, "number of chunks")
@@ -52,7 +51,7 @@ Flags:
 	if len(caches) == 0 {
 		caches = defaultEvalCaches
 	}
-	m, err := model.Open(*modelPath)
+	m, err := mf.open()
 	if err != nil {
 		return err
 	}
@@ -72,7 +71,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	res.Model = modelName(*modelPath)
+	res.Model = modelName(mf.path)
 	res.Text = textName
 	fmt.Fprintf(stdout, "model %s, text %s: %d tokens (ctx %d × %d chunks)\n\n", res.Model, res.Text, res.Tokens, res.Ctx, res.Chunks)
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', tabwriter.AlignRight)

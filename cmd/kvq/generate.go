@@ -16,7 +16,7 @@ func init() {
 
 func runGenerate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("generate", "[--model F] [--prompt S] [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--cache SPEC]", stderr)
-	modelPath := fs.String("model", "", "GGUF model file (default: built-in stories260K)")
+	mf := addModelFlags(fs)
 	prompt := fs.String("prompt", "Once upon a time", "prompt text")
 	n := fs.Int("n", 64, "maximum tokens to generate")
 	temp := fs.Float64("temp", 0, "sampling temperature; 0 is greedy")
@@ -33,7 +33,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if *n < 0 {
 		return fmt.Errorf("-n must be ≥ 0, got %d", *n)
 	}
-	m, err := model.Open(*modelPath)
+	m, err := mf.open()
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 	"kvq/gguf"
 	"kvq/kv"
 	"kvq/linalg"
-	"kvq/model"
 )
 
 func init() {
@@ -23,14 +22,14 @@ var inspectCaches = []string{"f32", "f16", "bf16", "q8", "fp8e4m3", "fp8e5m2", "
 
 func runInspect(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("inspect", "[--model F] [--ctx N] [--budget BYTES]", stderr)
-	modelPath := fs.String("model", "", "GGUF model file (default: built-in stories260K)")
+	mf := addModelFlags(fs)
 	ctx := fs.Int("ctx", 0, "sequence length for the fit figures (default: the model's context)")
 	budget := byteSize(1 << 30)
 	fs.Var(&budget, "budget", "KV memory budget, bytes with optional KB/MB/GB/KiB/MiB/GiB suffix")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	m, err := model.Open(*modelPath)
+	m, err := mf.open()
 	if err != nil {
 		return err
 	}
@@ -41,7 +40,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	c := m.Config
 	name := c.Name
 	if name == "" {
-		name = modelName(*modelPath)
+		name = modelName(mf.path)
 	}
 	fmt.Fprintf(stdout, "model        %s (architecture %s)\n", name, c.Arch)
 	fmt.Fprintf(stdout, "shape        dim %d, %d layers, %d heads, %d KV heads, head size %d, FFN %d, vocab %d\n", c.Dim, c.Layers, c.Heads, c.KVHeads, c.HeadDim, c.FFN, c.Vocab)

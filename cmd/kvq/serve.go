@@ -18,7 +18,6 @@ import (
 
 	"kvq/engine"
 	"kvq/kv"
-	"kvq/model"
 	"kvq/server"
 )
 
@@ -28,7 +27,7 @@ func init() {
 
 func runServe(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", "[--model F] --cache SPEC --kv-budget BYTES [--block-tokens N] [--host 127.0.0.1] [--port N] [--max-running N] [--max-queue N] [--api-key K]", stderr)
-	modelPath := fs.String("model", "", "GGUF model file (default: built-in stories260K)")
+	mf := addModelFlags(fs)
 	cacheSpec := fs.String("cache", "f16", "KV cache spec, e.g. f16, q8, kivi4/kivi2")
 	cacheLayers := fs.String("cache-layers", "", "per-layer cache overrides, e.g. 0,-1=f16")
 	blockTokens := fs.Int("block-tokens", 0, "tokens per cache block (0: the cache's default, 64); smaller blocks cache shorter shared prefixes and waste less per sequence, larger ones make attention faster")
@@ -78,13 +77,13 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	log := slog.New(h)
 
-	template, err := server.ReadChatTemplate(*modelPath)
+	template, err := server.ReadChatTemplate(mf.path)
 	if err != nil {
 		return err
 	}
 	modelName := *name
-	if modelName == "" && *modelPath != "" {
-		modelName = strings.TrimSuffix(filepath.Base(*modelPath), filepath.Ext(*modelPath))
+	if modelName == "" && mf.path != "" {
+		modelName = strings.TrimSuffix(filepath.Base(mf.path), filepath.Ext(mf.path))
 	}
 	srv := server.New(server.Options{ModelName: modelName, APIKey: *apiKey, ChatTemplate: template, Logger: log})
 
@@ -101,7 +100,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	defer signal.Stop(sig)
 
 	t0 := time.Now()
-	m, err := model.Open(*modelPath)
+	m, err := mf.open()
 	if err != nil {
 		srv.Shutdown(context.Background())
 		return err
