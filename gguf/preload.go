@@ -71,6 +71,11 @@ func (f *File) Preload(keep func(*TensorInfo) bool) error {
 		copies[i] = dst
 		at += ti.Size
 	}
+	if f.unmap != nil {
+		// The pages the copied tensors shared with their neighbours: the mapping reads
+		// them back from the page cache if a tensor left in it needs them.
+		dropPages(f.data)
+	}
 	f.copies, f.region = copies, region
 	return nil
 }

@@ -228,7 +228,7 @@ func printDecode(w io.Writer, res decodeResult) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "memory: weights %s, KV %s, peak RSS %s (%.2fx weights+KV)\n", fmtBytes(res.WeightBytes), fmtBytes(res.KVBytes), fmtBytes(res.RSSBytes), float64(res.RSSBytes)/float64(res.WeightBytes+res.KVBytes))
 	if res.RSSAnonBytes+res.RSSFileBytes > 0 {
-		fmt.Fprintf(w, "memory at end: RSS anonymous %s (KV blocks, outside the Go heap, and Go heap objects %s), file-backed %s\n",
+		fmt.Fprintf(w, "memory at end: RSS anonymous %s (the copied weights and KV blocks, outside the Go heap, and Go heap objects %s), file-backed %s (the binary; the weights' mapping)\n",
 			fmtBytes(res.RSSAnonBytes), fmtBytes(res.HeapBytes), fmtBytes(res.RSSFileBytes))
 	}
 }

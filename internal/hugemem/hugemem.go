@@ -19,7 +19,8 @@ type Region struct {
 	whole []byte // the mapping, for Free
 }
 
-// Map returns a zeroed Region of n bytes (n ≥ 1) outside the Go heap. Where anonymous
+// Map returns a zeroed Region of n bytes (n ≥ 1) outside the Go heap, advised for huge
+// pages up to its last huge page boundary. Where anonymous
 // mappings are unavailable it returns an error wrapping errors.ErrUnsupported.
 func Map(n int) (*Region, error) {
 	whole, err := mapAnon(n + PageBytes)
@@ -28,7 +29,9 @@ func Map(n int) (*Region, error) {
 	}
 	off := int(-addr(whole) & (PageBytes - 1))
 	r := &Region{Bytes: whole[off : off+n : off+n], whole: whole}
-	adviseHuge(whole[off : off+n])
+	// Only whole huge pages are advised: a huge page under the tail would be resident in
+	// full as soon as the tail is touched.
+	adviseHuge(whole[off : off+n&^(PageBytes-1)])
 	return r, nil
 }
 
