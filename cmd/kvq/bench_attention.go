@@ -119,7 +119,9 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 			nThreads = attn.DefaultWorkers()
 		}
 	}
-	bw := membw.Read(membw.Buffer(defaultBandwidthBuffer), nThreads, *bwTime)
+	buf, free := membw.Buffer(defaultBandwidthBuffer)
+	bw := membw.Read(buf, nThreads, *bwTime)
+	free()
 	rep := attentionReport{
 		Cache: spec.String(), Ctx: *ctx, Heads: *heads, KVHeads: *kvHeads, HeadDim: *headDim,
 		Threads: nThreads, Kernels: attn.KernelName(), Steps: steps,

@@ -52,7 +52,8 @@ func runBenchBandwidth(args []string, stdout, stderr io.Writer) error {
 	if *minTime <= 0 {
 		return fmt.Errorf("--time must be positive, got %v", *minTime)
 	}
-	buf := membw.Buffer(int64(size))
+	buf, free := membw.Buffer(int64(size))
+	defer free()
 	rep := bandwidthReport{BufferBytes: int64(len(buf)) * 8}
 	fmt.Fprintf(stdout, "read bandwidth over %s (best pass of %v per thread count)\n", fmtBytes(rep.BufferBytes), *minTime)
 	for _, t := range threads {

@@ -33,7 +33,8 @@ func TestSum(t *testing.T) {
 }
 
 func TestRead(t *testing.T) {
-	buf := Buffer(4 << 20)
+	buf, free := Buffer(4 << 20)
+	defer free()
 	if len(buf)%32 != 0 || len(buf)*8 > 4<<20 || len(buf)*8 < 4<<20-256 {
 		t.Fatalf("Buffer(4 MiB) has %d words", len(buf))
 	}
@@ -46,7 +47,8 @@ func TestRead(t *testing.T) {
 
 // BenchmarkSum compares the read loops on a buffer far beyond the caches.
 func BenchmarkSum(b *testing.B) {
-	buf := Buffer(256 << 20)
+	buf, free := Buffer(256 << 20)
+	defer free()
 	for _, avx := range []bool{false, true} {
 		if avx && !useAVX2 {
 			continue
