@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"kvq/gguf"
+	"kvq/internal/hugemem"
 	"kvq/internal/procstat"
 )
 
@@ -95,11 +96,22 @@ func BenchmarkModel(b *testing.B) {
 		sq := benchMatrix(b, typ, 768, 768)
 		up := benchMatrix(b, typ, 2048, 768)
 		down := benchMatrix(b, typ, 768, 2048)
-		outW := benchMatrix(b, typ, 32000, 768)
-		// Each layer gets its own copies so the weights stream from memory, as in a model.
+		// Each layer gets its own copies so the weights stream from memory, as in a model,
+		// in huge pages where offered, as the model's preloaded weights are.
+		cp := func(m Matrix) Matrix {
+			r, err := hugemem.Map(len(m.Data))
+			if err != nil {
+				m.Data = append([]byte(nil), m.Data...)
+				return m
+			}
+			b.Cleanup(func() { r.Free() })
+			copy(r.Bytes, m.Data)
+			m.Data = r.Bytes
+			return m
+		}
+		outW := cp(benchMatrix(b, typ, 32000, 768))
 		type layer struct{ q, k, v, o, gate, up, down Matrix }
 		layers := make([]layer, 12)
-		cp := func(m Matrix) Matrix { m.Data = append([]byte(nil), m.Data...); return m }
 		var total int64
 		for i := range layers {
 			layers[i] = layer{cp(sq), cp(sq), cp(sq), cp(sq), cp(up), cp(up), cp(down)}
