@@ -31,6 +31,9 @@ type kernelSet struct {
 	// multiplies (into the rows that follow it in memory): decode then multiplies a whole
 	// chunk of rows with one dotQ8Rows call.
 	dotQ8Prefetches bool
+	// slowQ4x4 reports that dotQ4x4 is slower at 4 tokens than dotQ4Rows per token
+	// (chunkQ4).
+	slowQ4x4 bool
 	// dotQ4 is dotQ8 for Q4_0 weight blocks.
 	dotQ4 func(w []byte, xq []int8, xd []float32) float32
 	// dotQ4Rows is dotQ8Rows for Q4_0 rows.
@@ -57,7 +60,8 @@ type kernelSet struct {
 	// (xi and xs hold groups interleaved groups of len(xs)/(8·groups) blocks each), token
 	// 4g+t's result stored at out[(4g+t)·rows].
 	dotQ8x4N func(out []float32, rows int, w []byte, xi []int8, xs []float32, groups int)
-	// dotQ4x4 is dotQ8x4 for Q4_0 weight blocks.
+	// dotQ4x4 is dotQ8x4 for Q4_0 weight blocks; chunkQ4 leaves it alone when
+	// slowQ4x4 says that dotQ4Rows multiplies 4 tokens faster.
 	dotQ4x4 func(out *[4]float32, w []byte, xi []int8, xs []float32)
 	// widenQ8 writes the codes of Q8_0 rows to a 4-row tile as dotQ8Tile reads them:
 	// w16[i·cols+c] = code c of row w[i·rowBytes:] as int16 for i < len(w16)/cols (at most

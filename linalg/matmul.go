@@ -333,12 +333,8 @@ func (p *product) chunk(r0, r1 int) {
 		p.chunkQ8(r0, r1)
 	case kindQ4:
 		p.chunkQ4(r0, r1)
-	case kindQ5:
-		p.chunkQ5(r0, r1)
-	case kindQ4K:
-		p.chunkQ4K(r0, r1)
-	case kindQ6K:
-		p.chunkQ6K(r0, r1)
+	case kindQ5, kindQ4K, kindQ6K:
+		p.chunkRows(r0, r1)
 	case kindDecoded:
 		p.chunkDecoded(r0, r1)
 	case kindTile:
@@ -508,15 +504,15 @@ func (p *product) chunkTile(r0, r1 int) {
 	}
 }
 
-// chunkQ4 multiplies Q4_0 rows: for one token the whole chunk in one dotQ4Rows call
-// (it prefetches), else as chunkQuant does.
+// chunkQ4 multiplies Q4_0 rows: 4 tokens or more through the set's 4-token kernel
+// where it has one (archsimd: 114 against 147 cpu-µs per token through chunkRows at 4
+// tokens, 2048×768), else as chunkRows.
 func (p *product) chunkQ4(r0, r1 int) {
-	if p.n == 1 {
-		nb := p.w.Cols / blockElems
-		p.k.dotQ4Rows(p.out[r0:r1], p.w.Data[r0*p.rb:r1*p.rb], p.rb, p.xq[:p.w.Cols], p.xd[:nb])
+	if p.n >= 4 && !p.k.slowQ4x4 {
+		p.chunkQuant(r0, r1, p.k.dotQ4, p.k.dotQ4x4, nil)
 		return
 	}
-	p.chunkQuant(r0, r1, p.k.dotQ4, p.k.dotQ4x4, nil)
+	p.chunkRows(r0, r1)
 }
 
 // chunkQuant multiplies rows [r0, r1) of a Q8_0 or Q4_0 matrix: for one token one dot per
@@ -568,67 +564,47 @@ func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) flo
 	}
 }
 
-// chunkQ5 multiplies Q5_0 rows natively (fewer tokens than the tile kernel takes):
-// for one token the whole chunk in one dotQ5Rows call (it prefetches), else one row
-// and token per kernel call.
-func (p *product) chunkQ5(r0, r1 int) {
-	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
-	nb := cols / blockElems
+// chunkRows multiplies rows [r0, r1) of a type with a rows kernel (Q4_0, Q5_0, Q4_K, Q6_K)
+// for fewer tokens than the tile kernel takes: for one token the whole chunk in one
+// kernel call (it prefetches ahead); for more, a block of rows of about
+// rowsBlockBytes at a time, for every token in turn, so that the first token streams
+// the block from memory and the others read it from the L1 cache, each call covering
+// the block rather than one row (2048×768 Q4_K, 2 tokens: see rowsBlockBytes).
+func (p *product) chunkRows(r0, r1 int) {
 	if p.n == 1 {
-		p.k.dotQ5Rows(p.out[r0:r1], p.w.Data[r0*rb:r1*rb], rb, p.xq[:cols], p.xd[:nb])
+		p.tokenRows(0, r0, r1)
 		return
 	}
-	for r := r0; r < r1; r++ {
-		row := p.w.Data[r*rb : (r+1)*rb]
-		for t := 0; t < p.n; t++ {
-			p.out[t*rows+r] = p.k.dotQ5(row, p.xq[t*cols:(t+1)*cols], p.xd[t*nb:(t+1)*nb])
+	blk := max(1, rowsBlockBytes/p.rb)
+	for b0 := r0; b0 < r1; b0 += blk {
+		b1 := min(r1, b0+blk)
+		for t := range p.n {
+			p.tokenRows(t, b0, b1)
 		}
 	}
 }
 
-// chunkQ4K multiplies Q4_K rows natively: for one token the whole chunk in one
-// dotQ4KRows call (it prefetches), else one token per kernel call.
-func (p *product) chunkQ4K(r0, r1 int) {
-	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
-	nb := cols / blockElems
-	if p.n == 1 {
-		p.k.dotQ4KRows(p.out[r0:r1], p.w.Data[r0*rb:r1*rb], rb, p.xq[:cols], p.xd[:nb], p.xsum[:nb])
-		return
-	}
-	for t0 := 0; t0 < p.n; t0 += p.tb {
-		t1 := min(p.n, t0+p.tb)
-		for r := r0; r < r1; r++ {
-			if t0 == 0 && r+prefetchRows < r1 {
-				prefetch(&p.w.Data[(r+prefetchRows)*rb], rb)
-			}
-			row := p.w.Data[r*rb : (r+1)*rb]
-			for t := t0; t < t1; t++ {
-				p.out[t*rows+r] = p.k.dotQ4K(row, p.xq[t*cols:(t+1)*cols], p.xd[t*nb:(t+1)*nb], p.xsum[t*nb:(t+1)*nb])
-			}
-		}
-	}
-}
+// rowsBlockBytes is the weight bytes chunkRows multiplies for every token before it
+// moves on: well within a 32 KiB L1 data cache beside the activations.
+const rowsBlockBytes = 8 << 10
 
-// chunkQ6K multiplies Q6_K rows natively: for one token the whole chunk in one
-// dotQ6KRows call (it prefetches), else one token per kernel call.
-func (p *product) chunkQ6K(r0, r1 int) {
+// tokenRows runs the rows kernel of the product's type over rows [r0, r1) for token t.
+func (p *product) tokenRows(t, r0, r1 int) {
 	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
 	nb := cols / blockElems
-	if p.n == 1 {
-		p.k.dotQ6KRows(p.out[r0:r1], p.w.Data[r0*rb:r1*rb], rb, p.xq[:cols], p.xd[:nb])
-		return
-	}
-	for t0 := 0; t0 < p.n; t0 += p.tb {
-		t1 := min(p.n, t0+p.tb)
-		for r := r0; r < r1; r++ {
-			if t0 == 0 && r+prefetchRows < r1 {
-				prefetch(&p.w.Data[(r+prefetchRows)*rb], rb)
-			}
-			row := p.w.Data[r*rb : (r+1)*rb]
-			for t := t0; t < t1; t++ {
-				p.out[t*rows+r] = p.k.dotQ6K(row, p.xq[t*cols:(t+1)*cols], p.xd[t*nb:(t+1)*nb])
-			}
-		}
+	out, w := p.out[t*rows+r0:t*rows+r1], p.w.Data[r0*rb:r1*rb]
+	xq, xd := p.xq[t*cols:(t+1)*cols], p.xd[t*nb:(t+1)*nb]
+	switch p.kind {
+	case kindQ4:
+		p.k.dotQ4Rows(out, w, rb, xq, xd)
+	case kindQ5:
+		p.k.dotQ5Rows(out, w, rb, xq, xd)
+	case kindQ4K:
+		p.k.dotQ4KRows(out, w, rb, xq, xd, p.xsum[t*nb:(t+1)*nb])
+	case kindQ6K:
+		p.k.dotQ6KRows(out, w, rb, xq, xd)
+	default:
+		panic(fmt.Sprintf("linalg: tokenRows for chunk kind %d", p.kind))
 	}
 }
 
@@ -660,19 +636,19 @@ const tileTokens = 8
 // tileMinTokens is the token count from which products of weight type t go through the
 // tile kernel, which widens every row once per product and multiplies whole 8-token
 // groups (a last partial group padded with zeros): where it beats the per-token kernels
-// in CPU time (BenchmarkBatch, 2048×768, AMD Zen 3; Q5_0 and Q6_K measured in the default
-// build: per token 186-210 and 147-188 cpu-µs, through tiles at 4 tokens 194 and 116, at
-// 5 tokens 123 and 103).
+// in CPU time (BenchmarkBatch, 2048×768, AMD Zen 3, default build, cpu-µs per token,
+// per-token kernels against tiles: Q4_0 at 5 tokens 128–148 against 95–117; Q5_0 at 5,
+// 170 against 131–137; Q6_K at 4, 134–144 against 144–175, at 5, 145–158 against
+// 117–133; Q4_K at 8, 92–96 against 102, at 12, 92–95 against 93–97, at 16, 97–107
+// against 63–71).
 func tileMinTokens(t gguf.TensorType) int {
 	switch t {
 	case gguf.TypeQ8_0:
 		return 6
-	case gguf.TypeQ4_0, gguf.TypeQ5_0:
+	case gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ6_K:
 		return 5
-	case gguf.TypeQ6_K:
-		return 4
 	case gguf.TypeQ4_K:
-		return 6
+		return 12
 	}
 	return math.MaxInt
 }

@@ -389,7 +389,7 @@ func TestTileMatMul(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, n := range []int{5, 6, 7, 8, 9, 16, 17, 33} {
+			for _, n := range []int{5, 6, 7, 8, 9, 12, 16, 17, 33} {
 				if n < tileMinTokens(typ) {
 					continue
 				}
@@ -420,6 +420,56 @@ func TestTileMatMul(t *testing.T) {
 									mag += math.Abs(wref[row*sh.cols+c] * float64(v))
 								}
 								if v := got[tok*sh.rows+row]; math.Abs(float64(v-want)) > 2e-5*mag+1e-6 {
+									t.Fatalf("%v %dx%d %s threads=%d n=%d token %d row %d: %v, one token alone %v",
+										typ, sh.rows, sh.cols, k.name, threads, n, tok, row, v, want)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestFewTokensMatchOneToken checks MatMul of the types with a rows kernel below the
+// tile threshold, where each token goes through the rows kernel a block of rows at a
+// time (chunkRows), against MatMul of each token alone: the same kernel on the same
+// codes, so bit for bit. Row sizes give one block, several blocks and a partial last
+// one; 1 and 2 threads. Q4_0 through a set's 4-token kernel sums in another order and
+// is left to TestMatMulConformance.
+func TestFewTokensMatchOneToken(t *testing.T) {
+	defer SetThreads(Threads())
+	r := rand.New(rand.NewPCG(23, 5))
+	for _, typ := range []gguf.TensorType{gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ6_K, gguf.TypeQ4_K} {
+		for _, sh := range []struct{ rows, cols int }{{5, 256}, {130, 512}, {517, 256}} {
+			data, _ := encodeRows(t, typ, randVals(r, sh.rows*sh.cols, 0.05), sh.rows, sh.cols)
+			w, err := NewMatrix(typ, sh.rows, sh.cols, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n := 2; n < tileMinTokens(typ); n++ {
+				x := randVals(r, n*sh.cols, 1)
+				for _, k := range kernelModes(t) {
+					if typ == gguf.TypeQ4_0 && n >= 4 && !k.slowQ4x4 {
+						continue
+					}
+					for _, threads := range []int{1, 2} {
+						withKernels(t, k)
+						if err := SetThreads(threads); err != nil {
+							t.Fatal(err)
+						}
+						got := make([]float32, n*sh.rows)
+						if err := MatMul(got, w, x, n); err != nil {
+							t.Fatal(err)
+						}
+						one := make([]float32, sh.rows)
+						for tok := range n {
+							if err := MatMul(one, w, x[tok*sh.cols:(tok+1)*sh.cols], 1); err != nil {
+								t.Fatal(err)
+							}
+							for row, want := range one {
+								if v := got[tok*sh.rows+row]; math.Float32bits(v) != math.Float32bits(want) {
 									t.Fatalf("%v %dx%d %s threads=%d n=%d token %d row %d: %v, one token alone %v",
 										typ, sh.rows, sh.cols, k.name, threads, n, tok, row, v, want)
 								}
