@@ -301,7 +301,7 @@ func BenchmarkPrefill(b *testing.B) {
 func BenchmarkBatch(b *testing.B) {
 	for _, typ := range []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ4_K, gguf.TypeQ6_K} {
 		w := benchMatrix(b, typ, 2048, 768)
-		for _, n := range []int{2, 4, 5, 6, 7, 8, 12, 16, 32, 64} {
+		for _, n := range []int{2, 3, 4, 5, 6, 7, 8, 12, 16, 32, 64} {
 			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) {
 				x := randVals(rand.New(rand.NewPCG(5, 5)), n*768, 1)
 				out := make([]float32, n*2048)

@@ -436,12 +436,13 @@ func TestTileMatMul(t *testing.T) {
 // tile threshold, where each token goes through the rows kernel a block of rows at a
 // time (chunkRows), against MatMul of each token alone: the same kernel on the same
 // codes, so bit for bit. Row sizes give one block, several blocks and a partial last
-// one; 1 and 2 threads. Q4_0 through a set's 4-token kernel sums in another order and
-// is left to TestMatMulConformance.
+// one; 1 and 2 threads. Q8_0 and Q4_0 through a set's 4-token kernels, and Q8_0 through
+// the scalar set's one-row kernel, sum in another order and are left to
+// TestMatMulConformance.
 func TestFewTokensMatchOneToken(t *testing.T) {
 	defer SetThreads(Threads())
 	r := rand.New(rand.NewPCG(23, 5))
-	for _, typ := range []gguf.TensorType{gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ6_K, gguf.TypeQ4_K} {
+	for _, typ := range []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ6_K, gguf.TypeQ4_K} {
 		for _, sh := range []struct{ rows, cols int }{{5, 256}, {130, 512}, {517, 256}} {
 			data, _ := encodeRows(t, typ, randVals(r, sh.rows*sh.cols, 0.05), sh.rows, sh.cols)
 			w, err := NewMatrix(typ, sh.rows, sh.cols, data)
@@ -451,7 +452,7 @@ func TestFewTokensMatchOneToken(t *testing.T) {
 			for n := 2; n < tileMinTokens(typ); n++ {
 				x := randVals(r, n*sh.cols, 1)
 				for _, k := range kernelModes(t) {
-					if typ == gguf.TypeQ4_0 && n >= 4 && !k.slowQ4x4 {
+					if typ == gguf.TypeQ4_0 && n >= 4 && !k.slowQ4x4 || typ == gguf.TypeQ8_0 && (n >= 4 || !k.dotQ8Prefetches) {
 						continue
 					}
 					for _, threads := range []int{1, 2} {
