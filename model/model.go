@@ -3,9 +3,11 @@ package model
 import (
 	"crypto/sha256"
 	"fmt"
+	"log/slog"
 
 	"kvq/assets"
 	"kvq/gguf"
+	"kvq/internal/procstat"
 	"kvq/kv"
 	"kvq/linalg"
 	"kvq/tokenizer"
@@ -45,7 +47,9 @@ type layer struct {
 // (gguf.File.Preload): decode reads every weight matrix once per token, faster from
 // there than through the file's mapping (llama-134m, Q8_0, two threads, ctx 128:
 // 154–162 tok/s against 126–141, alternating runs). The token embedding table, read
-// a row per token, stays mapped unless the output projection shares it. Close releases
+// a row per token, stays mapped unless the output projection shares it; so do all the
+// weights when the copy would take more than half the memory available (with a
+// warning through log/slog). Close releases
 // the model. The file's metadata is dropped once read (the model keeps what it needs;
 // see gguf.File.DropMetadata).
 func Load(path string) (*Model, error) { return load(path, true) }
@@ -69,12 +73,27 @@ func load(path string, preload bool) (*Model, error) {
 	return m, nil
 }
 
-// preloaded builds the model over f after copying its streamed weights (when preload).
+// memAvailable reports the memory available for the copy (a variable for tests).
+var memAvailable = procstat.MemAvailable
+
+// preloaded builds the model over f after copying its streamed weights (when preload
+// and they take at most half the memory the kernel reports available: the rest stays
+// for the KV cache and the page cache, and weights too large for that stay mapped,
+// where the kernel can drop their pages under pressure instead of swapping).
 func preloaded(f *gguf.File, preload bool) (*Model, error) {
 	if preload {
 		_, untied := f.Tensor("output.weight")
-		err := f.Preload(func(ti *gguf.TensorInfo) bool { return !untied || ti.Name != "token_embd.weight" })
-		if err != nil {
+		keep := func(ti *gguf.TensorInfo) bool { return !untied || ti.Name != "token_embd.weight" }
+		var size int64
+		for i := range f.Tensors {
+			if keep(&f.Tensors[i]) {
+				size += int64(f.Tensors[i].Size)
+			}
+		}
+		if avail := memAvailable(); avail > 0 && size > avail/2 {
+			slog.Warn("model weights left mapped, not copied into memory: they would take more than half of what is available (decode reads them more slowly)",
+				"weight_bytes", size, "available_bytes", avail)
+		} else if err := f.Preload(keep); err != nil {
 			return nil, err
 		}
 	}

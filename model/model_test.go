@@ -1,6 +1,8 @@
 package model
 
 import (
+	"bytes"
+	"log/slog"
 	"math"
 	"sort"
 	"strings"
@@ -111,6 +113,25 @@ func TestLoadFromFile(t *testing.T) {
 	}
 	if _, err := Load("../assets/missing.gguf"); err == nil || !strings.Contains(err.Error(), "missing.gguf") {
 		t.Errorf("missing file: %v", err)
+	}
+	// Too little memory available: Load leaves the weights mapped, says so, and works.
+	defer func(f func() int64) { memAvailable = f }(memAvailable)
+	memAvailable = func() int64 { return 100 << 10 }
+	var logged bytes.Buffer
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+	m, err := Load("../assets/stories260K.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if !strings.Contains(logged.String(), "left mapped") {
+		t.Errorf("no warning that the weights stay mapped; log: %q", logged.String())
+	}
+	cache, seq := newCache(t, m, "f32")
+	out, err := m.Generate(cache, seq, m.Tok.Encode(g.Prompt, true), len(g.Tokens), NewSampler(SamplerConfig{}), nil)
+	if err != nil || !equal(out, g.Tokens) {
+		t.Fatalf("greedy tokens with the weights mapped: %v, %v", out, err)
 	}
 }
 

@@ -30,5 +30,8 @@ func TestFigures(t *testing.T) {
 	if anon, file := RSS(); runtime.GOOS == "linux" && (anon < int64(len(b)) || file <= 0) {
 		t.Errorf("RSS: %d bytes anonymous after touching %d, %d file-backed (the executable is mapped)", anon, len(b), file)
 	}
+	if avail := MemAvailable(); runtime.GOOS == "linux" && (avail <= 0 || avail > 1<<50) {
+		t.Errorf("MemAvailable %d bytes", avail)
+	}
 	runtime.KeepAlive(b)
 }
