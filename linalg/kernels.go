@@ -48,6 +48,11 @@ type kernelSet struct {
 	// dotQ4KRows writes to out[r] the dotQ4K of the row w[r·rowBytes:] with the same
 	// activations, for r < len(out): decode multiplies a chunk of rows in one call.
 	dotQ4KRows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32)
+	// dotQ4KRows2 is dotQ4KRows for two tokens: token 0's activations in the first
+	// halves of xq, xd and xsum, token 1's in the second; their results to out0 and
+	// out1 (of one length). Rows are stored one after the other (rowBytes is a row's
+	// size).
+	dotQ4KRows2 func(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32)
 	// dotQ6K is dotQ8 for a Q6_K row (len(xd)/8 super-blocks of 210 bytes).
 	dotQ6K func(w []byte, xq []int8, xd []float32) float32
 	// dotQ6KRows is dotQ4KRows for Q6_K rows.
@@ -95,34 +100,35 @@ type kernelSet struct {
 }
 
 var scalarKernels = &kernelSet{
-	name:       "scalar",
-	dotF32:     dotF32Scalar,
-	dotF32T:    dotF32TScalar,
-	dotF16:     dotF16Scalar,
-	widenF16:   widenF16Scalar,
-	dotQ8:      dotQ8Scalar,
-	dotQ8Rows:  dotQ8RowsScalar,
-	dotQ4:      dotQ4Scalar,
-	dotQ4Rows:  dotQ4RowsScalar,
-	dotQ5:      dotQ5Scalar,
-	dotQ5Rows:  dotQ5RowsScalar,
-	dotQ4K:     dotQ4KScalar,
-	dotQ4KRows: dotQ4KRowsScalar,
-	dotQ6K:     dotQ6KScalar,
-	dotQ6KRows: dotQ6KRowsScalar,
-	dotQ8x4:    dotQ8x4Scalar,
-	dotQ8x4N:   dotQ8x4NScalar,
-	dotQ4x4:    dotQ4x4Scalar,
-	widenQ8:    widenQ8Scalar,
-	widenQ4:    widenQ4Scalar,
-	pack8:      pack8Scalar,
-	widenQ4K:   widenQ4KScalar,
-	widenQ6K:   widenQ6KScalar,
-	widenQ5:    widenQ5Scalar,
-	dotQ8Tile:  dotQ8TileScalar,
-	axpy:       axpyScalar,
-	siluMul:    siluMulScalar,
-	quantQ8:    quantQ8Scalar,
+	name:        "scalar",
+	dotF32:      dotF32Scalar,
+	dotF32T:     dotF32TScalar,
+	dotF16:      dotF16Scalar,
+	widenF16:    widenF16Scalar,
+	dotQ8:       dotQ8Scalar,
+	dotQ8Rows:   dotQ8RowsScalar,
+	dotQ4:       dotQ4Scalar,
+	dotQ4Rows:   dotQ4RowsScalar,
+	dotQ5:       dotQ5Scalar,
+	dotQ5Rows:   dotQ5RowsScalar,
+	dotQ4K:      dotQ4KScalar,
+	dotQ4KRows:  dotQ4KRowsScalar,
+	dotQ4KRows2: dotQ4KRows2Scalar,
+	dotQ6K:      dotQ6KScalar,
+	dotQ6KRows:  dotQ6KRowsScalar,
+	dotQ8x4:     dotQ8x4Scalar,
+	dotQ8x4N:    dotQ8x4NScalar,
+	dotQ4x4:     dotQ4x4Scalar,
+	widenQ8:     widenQ8Scalar,
+	widenQ4:     widenQ4Scalar,
+	pack8:       pack8Scalar,
+	widenQ4K:    widenQ4KScalar,
+	widenQ6K:    widenQ6KScalar,
+	widenQ5:     widenQ5Scalar,
+	dotQ8Tile:   dotQ8TileScalar,
+	axpy:        axpyScalar,
+	siluMul:     siluMulScalar,
+	quantQ8:     quantQ8Scalar,
 }
 
 // simdKernels is the SIMD kernel set of this build for this CPU, or nil when there is none
@@ -372,6 +378,20 @@ func dotQ4KRowsScalar(out []float32, w []byte, rowBytes int, xq []int8, xd []flo
 	for r := range out {
 		out[r] = dotQ4KScalar(w[r*rowBytes:r*rowBytes+rb], xq, xd, xsum)
 	}
+}
+
+// dotQ4KRows2Scalar is the reference for dotQ4KRows2: dotQ4KRowsScalar for each token.
+func dotQ4KRows2Scalar(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
+	eachToken2(out0, out1, w, rowBytes, xq, xd, xsum, dotQ4KRowsScalar)
+}
+
+// eachToken2 runs the one-token rows kernel rows for the two tokens of a dotQ4KRows2
+// call.
+func eachToken2(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32,
+	rows func([]float32, []byte, int, []int8, []float32, []int32)) {
+	nb := len(xd) / 2
+	rows(out0, w, rowBytes, xq[:32*nb], xd[:nb], xsum[:nb])
+	rows(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb], xsum[nb:2*nb])
 }
 
 // Q6_K super-block (layout documented in package gguf, q6_k.go): 210 bytes for 256 values

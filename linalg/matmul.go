@@ -571,7 +571,9 @@ func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) flo
 // kernel call (it prefetches ahead); for more, a block of rows of about
 // rowsBlockBytes at a time, for every token in turn, so that the first token streams
 // the block from memory and the others read it from the L1 cache, each call covering
-// the block rather than one row (2048×768 Q4_K, 2 tokens: see rowsBlockBytes).
+// the block rather than one row; Q4_K tokens go two per dotQ4KRows2 call. 2048×768
+// Q4_K at 2 tokens, cpu-µs per token: a call per row and token 156–168, a call per
+// block and token 85–111, two tokens per call 70–82.
 func (p *product) chunkRows(r0, r1 int) {
 	if p.n == 1 {
 		p.tokenRows(0, r0, r1)
@@ -580,7 +582,17 @@ func (p *product) chunkRows(r0, r1 int) {
 	blk := max(1, rowsBlockBytes/p.rb)
 	for b0 := r0; b0 < r1; b0 += blk {
 		b1 := min(r1, b0+blk)
-		for t := range p.n {
+		t := 0
+		if p.kind == kindQ4K {
+			// Two tokens per call: the codes are unpacked and the scales decoded
+			// once for both.
+			rows, cols, nb := p.w.Rows, p.w.Cols, p.w.Cols/blockElems
+			for ; t+2 <= p.n; t += 2 {
+				p.k.dotQ4KRows2(p.out[t*rows+b0:t*rows+b1], p.out[(t+1)*rows+b0:(t+1)*rows+b1],
+					p.w.Data[b0*p.rb:b1*p.rb], p.rb, p.xq[t*cols:(t+2)*cols], p.xd[t*nb:(t+2)*nb], p.xsum[t*nb:(t+2)*nb])
+			}
+		}
+		for ; t < p.n; t++ {
 			p.tokenRows(t, b0, b1)
 		}
 	}
@@ -643,8 +655,8 @@ const tileTokens = 8
 // in CPU time (BenchmarkBatch, 2048×768, AMD Zen 3, default build, cpu-µs per token,
 // per-token kernels against tiles: Q4_0 at 5 tokens 128–148 against 95–117; Q5_0 at 5,
 // 170 against 131–137; Q6_K at 4, 134–144 against 144–175, at 5, 145–158 against
-// 117–133; Q4_K at 8, 92–96 against 102, at 12, 92–95 against 93–97, at 16, 97–107
-// against 63–71).
+// 117–133; Q4_K, two tokens per call of dotQ4KRows2, at 12 68–81 against 86–95, at 16
+// 70–86 against 58–77, at 32 58–71 against 46–56).
 func tileMinTokens(t gguf.TensorType) int {
 	switch t {
 	case gguf.TypeQ8_0:
@@ -652,7 +664,7 @@ func tileMinTokens(t gguf.TensorType) int {
 	case gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ6_K:
 		return 5
 	case gguf.TypeQ4_K:
-		return 12
+		return 16
 	}
 	return math.MaxInt
 }

@@ -133,3 +133,148 @@ sb:
 	JNZ    row
 	VZEROUPPER
 	RET
+
+// Q4KFOUR2 is Q4KFOUR for two tokens sharing the unpacked codes: token 0's activation
+// codes at xoff(DI) into d0, token 1's at xoff(DI)(R13*8) into d1. Y1..Y4 hold the
+// codes, Y5..Y8 are scratch.
+#define Q4KFOUR2(qoff, xoff, d0, d1) \
+	VMOVDQU    qoff(SI), Y1 \
+	VPSRLW     $4, Y1, Y2 \
+	VPAND      Y14, Y1, Y1 \
+	VPAND      Y14, Y2, Y2 \
+	VMOVDQU    (qoff+32)(SI), Y3 \
+	VPSRLW     $4, Y3, Y4 \
+	VPAND      Y14, Y3, Y3 \
+	VPAND      Y14, Y4, Y4 \
+	VPMADDUBSW xoff(DI), Y1, Y5 \
+	VPMADDUBSW (xoff+32)(DI), Y2, Y6 \
+	VPMADDUBSW (xoff+64)(DI), Y3, Y7 \
+	VPMADDUBSW (xoff+96)(DI), Y4, Y8 \
+	VPMADDWD   Y15, Y5, Y5 \
+	VPMADDWD   Y15, Y6, Y6 \
+	VPMADDWD   Y15, Y7, Y7 \
+	VPMADDWD   Y15, Y8, Y8 \
+	VPHADDD    Y6, Y5, Y5 \
+	VPHADDD    Y8, Y7, Y7 \
+	VPHADDD    Y7, Y5, d0 \
+	VPMADDUBSW xoff(DI)(R13*8), Y1, Y5 \
+	VPMADDUBSW (xoff+32)(DI)(R13*8), Y2, Y6 \
+	VPMADDUBSW (xoff+64)(DI)(R13*8), Y3, Y7 \
+	VPMADDUBSW (xoff+96)(DI)(R13*8), Y4, Y8 \
+	VPMADDWD   Y15, Y5, Y5 \
+	VPMADDWD   Y15, Y6, Y6 \
+	VPMADDWD   Y15, Y7, Y7 \
+	VPMADDWD   Y15, Y8, Y8 \
+	VPHADDD    Y6, Y5, Y5 \
+	VPHADDD    Y8, Y7, Y7 \
+	VPHADDD    Y7, Y5, d1
+
+// Q4KSB2 is Q4KSB for two tokens: token 0's sums into Y0 (activations at DI, R8, R9),
+// token 1's into Y13 (at DI+8·R13, R8+R13, R9+R13), each in the order and rounding of
+// Q4KSB, so that each token's sum is q4kDotRows's bit for bit. The super-block's codes
+// are unpacked, and its scales and minimums decoded and multiplied by d and dmin, once.
+#define Q4KSB2 \
+	Q4KFOUR2(16, 0, Y9, Y10) \
+	Q4KFOUR2(80, 128, Y11, Y12) \
+	VPERM2I128   $0x20, Y11, Y9, Y1 \
+	VPERM2I128   $0x31, Y11, Y9, Y2 \
+	VPADDD       Y2, Y1, Y1 \
+	VCVTDQ2PS    Y1, Y1 \
+	VPERM2I128   $0x20, Y12, Y10, Y9 \
+	VPERM2I128   $0x31, Y12, Y10, Y10 \
+	VPADDD       Y10, Y9, Y9 \
+	VCVTDQ2PS    Y9, Y9 \
+	MOVL         4(SI), AX \
+	MOVL         8(SI), BX \
+	MOVL         12(SI), DX \
+	MOVL         AX, R10 \
+	ANDL         $0x3f3f3f3f, R10 \
+	MOVL         DX, R11 \
+	ANDL         $0x0f0f0f0f, R11 \
+	SHRL         $6, AX \
+	ANDL         $0x03030303, AX \
+	SHLL         $4, AX \
+	ORL          AX, R11 \
+	MOVL         BX, R12 \
+	ANDL         $0x3f3f3f3f, R12 \
+	SHRL         $4, DX \
+	ANDL         $0x0f0f0f0f, DX \
+	SHRL         $6, BX \
+	ANDL         $0x03030303, BX \
+	SHLL         $4, BX \
+	ORL          BX, DX \
+	VMOVD        R10, X2 \
+	VPINSRD      $1, R11, X2, X2 \
+	VPMOVZXBD    X2, Y2 \
+	VCVTDQ2PS    Y2, Y2 \
+	VMOVD        R12, X3 \
+	VPINSRD      $1, DX, X3, X3 \
+	VPMOVZXBD    X3, Y3 \
+	VCVTDQ2PS    Y3, Y3 \
+	VMOVD        (SI), X4 \
+	VCVTPH2PS    X4, X4 \
+	VBROADCASTSS X4, Y5 \
+	VMOVSHDUP    X4, X4 \
+	VBROADCASTSS X4, Y6 \
+	VMULPS       Y5, Y2, Y2 \
+	VMULPS       Y6, Y3, Y3 \
+	VMOVUPS      (R8), Y7 \
+	VCVTDQ2PS    (R9), Y8 \
+	VMULPS       Y7, Y8, Y8 \
+	VMULPS       Y7, Y2, Y4 \
+	VFMADD231PS  Y4, Y1, Y0 \
+	VFNMADD231PS Y3, Y8, Y0 \
+	VMOVUPS      (R8)(R13*1), Y7 \
+	VCVTDQ2PS    (R9)(R13*1), Y8 \
+	VMULPS       Y7, Y8, Y8 \
+	VMULPS       Y7, Y2, Y4 \
+	VFMADD231PS  Y4, Y9, Y13 \
+	VFNMADD231PS Y3, Y8, Y13
+
+// func q4kDot2Rows(out *float32, ldo int, w *byte, rows int, xq *int8, xd *float32, xsum *int32, units int)
+// q4kDotRows for two tokens over rows stored one after the other (rowBytes =
+// units·144): token 0's activations at xq, xd, xsum, token 1's right after them
+// (xq + 256·units, xd + 8·units, xsum + 8·units); token 0's dot of row r to out[r],
+// token 1's to out[ldo+r] (ldo in values).
+TEXT ·q4kDot2Rows(SB), NOSPLIT, $0-64
+	MOVQ out+0(FP), R15
+	MOVQ w+16(FP), SI
+	MOVQ rows+24(FP), R14
+	ONES16
+	BYTES32(0x0f, X14, Y14)
+
+row2:
+	MOVQ   xq+32(FP), DI
+	MOVQ   xd+40(FP), R8
+	MOVQ   xsum+48(FP), R9
+	MOVQ   units+56(FP), CX
+	MOVQ   CX, R13
+	SHLQ   $5, R13 // token 1's xd and xsum offset: 8 values of 4 bytes per super-block
+	VXORPS Y0, Y0, Y0
+	VXORPS Y13, Y13, Y13
+
+sb2:
+	PREFETCHT0 4096(SI)
+	PREFETCHT0 4160(SI)
+	PREFETCHT0 4224(SI)
+	Q4KSB2
+	ADDQ       $144, SI
+	ADDQ       $256, DI
+	ADDQ       $32, R8
+	ADDQ       $32, R9
+	DECQ       CX
+	JNZ        sb2
+
+	HSUM0
+	VMOVSS       X0, (R15)
+	VEXTRACTF128 $1, Y13, X1
+	VADDPS       X1, X13, X13
+	VHADDPS      X13, X13, X13
+	VHADDPS      X13, X13, X13
+	MOVQ         ldo+8(FP), AX
+	VMOVSS       X13, (R15)(AX*4)
+	ADDQ         $4, R15
+	DECQ         R14
+	JNZ          row2
+	VZEROUPPER
+	RET

@@ -389,7 +389,7 @@ func TestTileMatMul(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, n := range []int{5, 6, 7, 8, 9, 12, 16, 17, 33} {
+			for _, n := range []int{5, 6, 7, 8, 9, 12, 16, 17, 33} { // 16: Q4_K's threshold
 				if n < tileMinTokens(typ) {
 					continue
 				}
@@ -616,6 +616,45 @@ func TestQ4KRowsMatchDot(t *testing.T) {
 				}
 				if diff := math.Abs(float64(want) - float64(ref)); diff > mag*1e-6 {
 					t.Errorf("%s nsb=%d row %d: dotQ4K %v, scalar %v (off by %.3g, bound %.3g)", k.name, nsb, i, want, ref, diff, mag*1e-6)
+				}
+			}
+		}
+	}
+}
+
+// TestQ4KRows2MatchRows checks dotQ4KRows2 against dotQ4KRows for each of its two
+// tokens, bit for bit, on random bytes (every scale and minimum bit pattern), for
+// every kernel set, 1 to 11 super-blocks and 1 or 9 rows.
+func TestQ4KRows2MatchRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	for _, nsb := range []int{1, 2, 3, 8, 11} {
+		for _, rows := range []int{1, 9} {
+			cols, rb := nsb*256, nsb*q4KBlockBytes
+			w := make([]byte, rows*rb)
+			for i := range w {
+				w[i] = byte(r.Uint32())
+			}
+			for sb := 0; sb < rows*nsb; sb++ {
+				w[sb*q4KBlockBytes+1] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7 // d
+				w[sb*q4KBlockBytes+3] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7 // dmin
+			}
+			nb := cols / blockElems
+			xq, xd, xsum := make([]int8, 2*cols), make([]float32, 2*nb), make([]int32, 2*nb)
+			for tok := range 2 {
+				scalarKernels.quantQ8(xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb], randVals(r, cols, 1))
+			}
+			blockSums(xsum, xq)
+			for _, k := range kernelModes(t) {
+				got := nanSlice(2 * rows)
+				k.dotQ4KRows2(got[:rows], got[rows:], w, rb, xq, xd, xsum)
+				for tok := range 2 {
+					want := nanSlice(rows)
+					k.dotQ4KRows(want, w, rb, xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb], xsum[tok*nb:(tok+1)*nb])
+					for i := range want {
+						if g := got[tok*rows+i]; math.Float32bits(g) != math.Float32bits(want[i]) {
+							t.Errorf("%s nsb=%d rows=%d token %d row %d: dotQ4KRows2 %v, dotQ4KRows %v", k.name, nsb, rows, tok, i, g, want[i])
+						}
+					}
 				}
 			}
 		}

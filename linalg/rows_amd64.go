@@ -2,6 +2,8 @@
 
 package linalg
 
+import "unsafe"
+
 // The decode kernels of the block types in assembly (AVX2, FMA and F16C:
 // q45_amd64.s, q4k_amd64.s, q6k_amd64.s). Each writes to out[r] the dot of the row at
 // w+r·rowBytes, units units (blocks, or super-blocks of 8 blocks) long, with
@@ -19,6 +21,9 @@ func q5DotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32,
 
 //go:noescape
 func q4kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, xsum *int32, units int)
+
+//go:noescape
+func q4kDot2Rows(out *float32, ldo int, w *byte, rows int, xq *int8, xd *float32, xsum *int32, units int)
 
 //go:noescape
 func q6kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
@@ -60,6 +65,24 @@ func dotQ4KRowsAsm(out []float32, w []byte, rowBytes int, xq []int8, xd []float3
 		_ = xsum[nsb*8-1]
 		q4kDotRows(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], &xsum[0], nsb)
 	}
+}
+
+// dotQ4KRows2Asm is dotQ4KRows2Scalar, for rows stored one after the other.
+func dotQ4KRows2Asm(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
+	nsb := len(xd) / 16
+	if len(out1) != len(out0) {
+		panic("linalg: dotQ4KRows2: the two tokens' outputs differ in length")
+	}
+	if !rowsWork(out0, w, rowBytes, xq, 2*nsb, q4KBlockBytes/2, 256) {
+		clear(out1)
+		return
+	}
+	if rowBytes != nsb*q4KBlockBytes && len(out0) > 1 {
+		panic("linalg: dotQ4KRows2: rows are not stored one after the other")
+	}
+	_ = xsum[2*nsb*8-1]
+	ldo := int(uintptr(unsafe.Pointer(&out1[0]))-uintptr(unsafe.Pointer(&out0[0]))) / 4
+	q4kDot2Rows(&out0[0], ldo, &w[0], len(out0), &xq[0], &xd[0], &xsum[0], nsb)
 }
 
 // dotQ6KRowsAsm is dotQ6KRowsScalar.

@@ -20,27 +20,28 @@ func detectSIMD() *kernelSet {
 		return nil
 	}
 	k := &kernelSet{
-		name:       "avx2",
-		dotF32:     dotF32FMA,
-		dotF32T:    dotF32TAsm,
-		dotF16:     dotF16AVX2,
-		widenF16:   widenF16AVX2,
-		dotQ8:      dotQ8AVX2,
-		dotQ8Rows:  dotQ8RowsAVX2,
-		dotQ4:      dotQ4AVX2,
-		dotQ4Rows:  dotQ4RowsAVX2,
-		dotQ5:      dotQ5Scalar,
-		dotQ5Rows:  dotQ5RowsScalar,
-		dotQ4K:     dotQ4KAVX2,
-		dotQ4KRows: dotQ4KRowsAVX2,
-		dotQ6K:     dotQ6KAVX2,
-		dotQ6KRows: dotQ6KRowsAVX2,
-		dotQ8x4:    dotQ8x4AVX2,
-		dotQ8x4N:   dotQ8x4NAVX2,
-		dotQ4x4:    dotQ4x4AVX2,
-		axpy:       axpyAVX2,
-		siluMul:    siluMulAsm,
-		quantQ8:    quantQ8Asm,
+		name:        "avx2",
+		dotF32:      dotF32FMA,
+		dotF32T:     dotF32TAsm,
+		dotF16:      dotF16AVX2,
+		widenF16:    widenF16AVX2,
+		dotQ8:       dotQ8AVX2,
+		dotQ8Rows:   dotQ8RowsAVX2,
+		dotQ4:       dotQ4AVX2,
+		dotQ4Rows:   dotQ4RowsAVX2,
+		dotQ5:       dotQ5Scalar,
+		dotQ5Rows:   dotQ5RowsScalar,
+		dotQ4K:      dotQ4KAVX2,
+		dotQ4KRows:  dotQ4KRowsAVX2,
+		dotQ4KRows2: dotQ4KRows2AVX2,
+		dotQ6K:      dotQ6KAVX2,
+		dotQ6KRows:  dotQ6KRowsAVX2,
+		dotQ8x4:     dotQ8x4AVX2,
+		dotQ8x4N:    dotQ8x4NAVX2,
+		dotQ4x4:     dotQ4x4AVX2,
+		axpy:        axpyAVX2,
+		siluMul:     siluMulAsm,
+		quantQ8:     quantQ8Asm,
 	}
 	setTileKernels(k)
 	if cpufeat.F16C {
@@ -54,7 +55,7 @@ func detectSIMD() *kernelSet {
 		// and dotQ6KAVX2, which the set without F16C keeps.
 		k.dotQ4, k.dotQ4Rows = dotQ4Asm, dotQ4RowsAsm
 		k.dotQ5, k.dotQ5Rows = dotQ5Asm, dotQ5RowsAsm
-		k.dotQ4K, k.dotQ4KRows = dotQ4KAsm, dotQ4KRowsAsm
+		k.dotQ4K, k.dotQ4KRows, k.dotQ4KRows2 = dotQ4KAsm, dotQ4KRowsAsm, dotQ4KRows2Asm
 		k.dotQ6K, k.dotQ6KRows = dotQ6KAsm, dotQ6KRowsAsm
 	}
 	return k
@@ -431,6 +432,11 @@ func dotQ4KRowsAVX2(out []float32, w []byte, rowBytes int, xq []int8, xd []float
 	for r := range out {
 		out[r] = dotQ4KAVX2(w[r*rowBytes:r*rowBytes+rb], xq, xd, xsum)
 	}
+}
+
+// dotQ4KRows2AVX2 is dotQ4KRows2Scalar: dotQ4KRowsAVX2 for each token.
+func dotQ4KRows2AVX2(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
+	eachToken2(out0, out1, w, rowBytes, xq, xd, xsum, dotQ4KRowsAVX2)
 }
 
 // dotQ4RowsAVX2 is dotQ4RowsScalar: dotQ4AVX2 of each row.
