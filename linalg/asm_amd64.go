@@ -21,7 +21,7 @@ func detectSIMD() *kernelSet {
 		k.dotQ8, k.dotQ8Rows, k.dotQ8x4, k.dotQ8Prefetches = dotQ8F16C, dotQ8RowsF16C, dotQ8x4F16C, true
 		k.dotQ8x4N = dotQ8x4NF16C
 		k.dotQ4K, k.dotQ4KRows, k.dotQ4KRows2 = dotQ4KAsm, dotQ4KRowsAsm, dotQ4KRows2Asm
-		k.dotQ6K, k.dotQ6KRows = dotQ6KAsm, dotQ6KRowsAsm
+		k.dotQ6K, k.dotQ6KRows, k.dotQ6KRows2 = dotQ6KAsm, dotQ6KRowsAsm, dotQ6KRows2Asm
 		k.dotQ4, k.dotQ4Rows = dotQ4Asm, dotQ4RowsAsm
 		// dotQ4x4 is still the scalar one: the rows kernel takes 4 tokens 16× faster
 		// (2048×768: 140 against 2285 cpu-µs per token).

@@ -57,6 +57,8 @@ type kernelSet struct {
 	dotQ6K func(w []byte, xq []int8, xd []float32) float32
 	// dotQ6KRows is dotQ4KRows for Q6_K rows.
 	dotQ6KRows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32)
+	// dotQ6KRows2 is dotQ4KRows2 for Q6_K rows.
+	dotQ6KRows2 func(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32)
 	// dotQ8x4 is dotQ8 of one weight row against 4 consecutive tokens: xi holds their
 	// codes and xs their scales, both interleaved by block (see interleave4); out[t] is
 	// token t's result.
@@ -114,6 +116,7 @@ var scalarKernels = &kernelSet{
 	dotQ4K:      dotQ4KScalar,
 	dotQ4KRows:  dotQ4KRowsScalar,
 	dotQ4KRows2: dotQ4KRows2Scalar,
+	dotQ6KRows2: dotQ6KRows2Scalar,
 	dotQ6K:      dotQ6KScalar,
 	dotQ6KRows:  dotQ6KRowsScalar,
 	dotQ8x4:     dotQ8x4Scalar,
@@ -382,16 +385,16 @@ func dotQ4KRowsScalar(out []float32, w []byte, rowBytes int, xq []int8, xd []flo
 
 // dotQ4KRows2Scalar is the reference for dotQ4KRows2: dotQ4KRowsScalar for each token.
 func dotQ4KRows2Scalar(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
-	eachToken2(out0, out1, w, rowBytes, xq, xd, xsum, dotQ4KRowsScalar)
+	nb := len(xd) / 2
+	dotQ4KRowsScalar(out0, w, rowBytes, xq[:32*nb], xd[:nb], xsum[:nb])
+	dotQ4KRowsScalar(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb], xsum[nb:2*nb])
 }
 
-// eachToken2 runs the one-token rows kernel rows for the two tokens of a dotQ4KRows2
-// call.
-func eachToken2(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32,
-	rows func([]float32, []byte, int, []int8, []float32, []int32)) {
+// dotQ6KRows2Scalar is the reference for dotQ6KRows2: dotQ6KRowsScalar for each token.
+func dotQ6KRows2Scalar(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
 	nb := len(xd) / 2
-	rows(out0, w, rowBytes, xq[:32*nb], xd[:nb], xsum[:nb])
-	rows(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb], xsum[nb:2*nb])
+	dotQ6KRowsScalar(out0, w, rowBytes, xq[:32*nb], xd[:nb])
+	dotQ6KRowsScalar(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb])
 }
 
 // Q6_K super-block (layout documented in package gguf, q6_k.go): 210 bytes for 256 values

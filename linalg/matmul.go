@@ -583,13 +583,9 @@ func (p *product) chunkRows(r0, r1 int) {
 	for b0 := r0; b0 < r1; b0 += blk {
 		b1 := min(r1, b0+blk)
 		t := 0
-		if p.kind == kindQ4K {
-			// Two tokens per call: the codes are unpacked and the scales decoded
-			// once for both.
-			rows, cols, nb := p.w.Rows, p.w.Cols, p.w.Cols/blockElems
+		if p.kind == kindQ4K || p.kind == kindQ6K {
 			for ; t+2 <= p.n; t += 2 {
-				p.k.dotQ4KRows2(p.out[t*rows+b0:t*rows+b1], p.out[(t+1)*rows+b0:(t+1)*rows+b1],
-					p.w.Data[b0*p.rb:b1*p.rb], p.rb, p.xq[t*cols:(t+2)*cols], p.xd[t*nb:(t+2)*nb], p.xsum[t*nb:(t+2)*nb])
+				p.tokenRows2(t, b0, b1)
 			}
 		}
 		for ; t < p.n; t++ {
@@ -601,6 +597,20 @@ func (p *product) chunkRows(r0, r1 int) {
 // rowsBlockBytes is the weight bytes chunkRows multiplies for every token before it
 // moves on: well within a 32 KiB L1 data cache beside the activations.
 const rowsBlockBytes = 8 << 10
+
+// tokenRows2 runs the two-token rows kernel of the product's type (Q4_K, Q6_K) over
+// rows [r0, r1) for tokens t and t+1: the codes are unpacked and the scales decoded
+// once for both.
+func (p *product) tokenRows2(t, r0, r1 int) {
+	rows, cols, nb := p.w.Rows, p.w.Cols, p.w.Cols/blockElems
+	out0, out1 := p.out[t*rows+r0:t*rows+r1], p.out[(t+1)*rows+r0:(t+1)*rows+r1]
+	w, xq, xd := p.w.Data[r0*p.rb:r1*p.rb], p.xq[t*cols:(t+2)*cols], p.xd[t*nb:(t+2)*nb]
+	if p.kind == kindQ4K {
+		p.k.dotQ4KRows2(out0, out1, w, p.rb, xq, xd, p.xsum[t*nb:(t+2)*nb])
+	} else {
+		p.k.dotQ6KRows2(out0, out1, w, p.rb, xq, xd)
+	}
+}
 
 // tokenRows runs the rows kernel of the product's type over rows [r0, r1) for token t.
 func (p *product) tokenRows(t, r0, r1 int) {
@@ -654,15 +664,17 @@ const tileTokens = 8
 // groups (a last partial group padded with zeros): where it beats the per-token kernels
 // in CPU time (BenchmarkBatch, 2048×768, AMD Zen 3, default build, cpu-µs per token,
 // per-token kernels against tiles: Q4_0 at 5 tokens 128–148 against 95–117; Q5_0 at 5,
-// 170 against 131–137; Q6_K at 4, 134–144 against 144–175, at 5, 145–158 against
-// 117–133; Q4_K, two tokens per call of dotQ4KRows2, at 12 68–81 against 86–95, at 16
-// 70–86 against 58–77, at 32 58–71 against 46–56).
+// 170 against 131–137; Q4_K and Q6_K two tokens per call (tokenRows2): Q6_K at 6,
+// 89–95 against 93–114, at 7, 105–108 against 86–92; Q4_K at 12, 68–81 against 86–95,
+// at 16, 70–86 against 58–77, at 32, 58–71 against 46–56).
 func tileMinTokens(t gguf.TensorType) int {
 	switch t {
 	case gguf.TypeQ8_0:
 		return 6
-	case gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ6_K:
+	case gguf.TypeQ4_0, gguf.TypeQ5_0:
 		return 5
+	case gguf.TypeQ6_K:
+		return 7
 	case gguf.TypeQ4_K:
 		return 16
 	}

@@ -194,3 +194,100 @@ TEXT ·q6KWiden(SB), NOSPLIT, $32-16
 	Q6KWHALF(64, 160, 256, 16)
 	VZEROUPPER
 	RET
+
+// Q6KBLK2 is Q6KBLK for two tokens sharing block c's codes and its picked scales (Y9):
+// token 0's activations at xoff(DI) and xdoff(R8) into Y0, token 1's at
+// xoff(DI)(R13*8) and xdoff(R8)(R13*1) into Y8. The picks are loaded from q6kPick at
+// pickoff (their registers hold the second accumulator).
+#define Q6KBLK2(c, xoff, pickoff, xdoff, scoff) \
+	VMOVDQU      q6kPick<>+pickoff(SB), Y9 \
+	VPERMPS      scoff(SP), Y9, Y9 \
+	VPMADDUBSW   xoff(DI), c, Y5 \
+	VPMADDUBSW   xoff(DI), Y12, Y6 \
+	VPSUBW       Y6, Y5, Y5 \
+	VPMADDWD     Y15, Y5, Y5 \
+	VCVTDQ2PS    Y5, Y5 \
+	VMULPS       Y9, Y5, Y5 \
+	VBROADCASTSS xdoff(R8), Y7 \
+	VFMADD231PS  Y7, Y5, Y0 \
+	VPMADDUBSW   xoff(DI)(R13*8), c, Y5 \
+	VPMADDUBSW   xoff(DI)(R13*8), Y12, Y6 \
+	VPSUBW       Y6, Y5, Y5 \
+	VPMADDWD     Y15, Y5, Y5 \
+	VCVTDQ2PS    Y5, Y5 \
+	VMULPS       Y9, Y5, Y5 \
+	VBROADCASTSS xdoff(R8)(R13*1), Y7 \
+	VFMADD231PS  Y7, Y5, Y8
+
+// Q6KHALF2 is Q6KHALF for two tokens (Q6KBLK2).
+#define Q6KHALF2(lo, hi, xoff, xdoff, scoff) \
+	Q6KLOAD(lo, hi) \
+	Q6KCODE0 \
+	Q6KBLK2(Y4, xoff, 0, xdoff, scoff) \
+	Q6KCODE1 \
+	Q6KBLK2(Y4, (xoff+32), 32, (xdoff+4), scoff) \
+	Q6KCODE2 \
+	Q6KBLK2(Y4, (xoff+64), 64, (xdoff+8), scoff) \
+	Q6KCODE3 \
+	Q6KBLK2(Y4, (xoff+96), 96, (xdoff+12), scoff)
+
+// func q6kDot2Rows(out *float32, ldo int, w *byte, rows int, xq *int8, xd *float32, units int)
+// q6kDotRows for two tokens over rows stored one after the other (rowBytes =
+// units·210), each token's sum bit for bit q6kDotRows's: token 0's activations at xq
+// and xd, token 1's right after them (xq + 256·units, xd + 8·units); token 0's dot of
+// row r to out[r], token 1's to out[ldo+r] (ldo in values). The codes are assembled and
+// the scales picked once for both.
+TEXT ·q6kDot2Rows(SB), NOSPLIT, $64-56
+	MOVQ out+0(FP), R15
+	MOVQ w+16(FP), SI
+	MOVQ rows+24(FP), R14
+	ONES16
+	BYTES32(0x0f, X14, Y14)
+	BYTES32(0x30, X13, Y13)
+	BYTES32(0x20, X12, Y12)
+
+row2:
+	MOVQ   xq+32(FP), DI
+	MOVQ   xd+40(FP), R8
+	MOVQ   units+48(FP), CX
+	MOVQ   CX, R13
+	SHLQ   $5, R13 // token 1's xd offset: 8 values of 4 bytes per super-block
+	VXORPS Y0, Y0, Y0
+	VXORPS Y8, Y8, Y8
+
+sb2:
+	PREFETCHT0   4096(SI)
+	PREFETCHT0   4160(SI)
+	PREFETCHT0   4224(SI)
+	PREFETCHT0   4288(SI)
+	VPBROADCASTW 208(SI), X7
+	VCVTPH2PS    X7, Y7 // d
+	VPMOVSXBD    192(SI), Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y7, Y5, Y5
+	VMOVUPS      Y5, sclo-64(SP)
+	VPMOVSXBD    200(SI), Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y7, Y5, Y5
+	VMOVUPS      Y5, schi-32(SP)
+	Q6KHALF2(0, 128, 0, 0, sclo-64)
+	Q6KHALF2(64, 160, 128, 16, schi-32)
+	ADDQ         $210, SI
+	ADDQ         $256, DI
+	ADDQ         $32, R8
+	DECQ         CX
+	JNZ          sb2
+
+	HSUM0
+	VMOVSS       X0, (R15)
+	VEXTRACTF128 $1, Y8, X1
+	VADDPS       X1, X8, X8
+	VHADDPS      X8, X8, X8
+	VHADDPS      X8, X8, X8
+	MOVQ         ldo+8(FP), AX
+	VMOVSS       X8, (R15)(AX*4)
+	ADDQ         $4, R15
+	DECQ         R14
+	JNZ          row2
+	VZEROUPPER
+	RET

@@ -622,37 +622,57 @@ func TestQ4KRowsMatchDot(t *testing.T) {
 	}
 }
 
-// TestQ4KRows2MatchRows checks dotQ4KRows2 against dotQ4KRows for each of its two
-// tokens, bit for bit, on random bytes (every scale and minimum bit pattern), for
-// every kernel set, 1 to 11 super-blocks and 1 or 9 rows.
-func TestQ4KRows2MatchRows(t *testing.T) {
+// TestRows2MatchRows checks dotQ4KRows2 and dotQ6KRows2 against dotQ4KRows and
+// dotQ6KRows for each of their two tokens, bit for bit, on random bytes (every scale
+// and minimum bit pattern, every code), for every kernel set, 1 to 11 super-blocks and
+// 1 or 9 rows.
+func TestRows2MatchRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 9))
-	for _, nsb := range []int{1, 2, 3, 8, 11} {
-		for _, rows := range []int{1, 9} {
-			cols, rb := nsb*256, nsb*q4KBlockBytes
-			w := make([]byte, rows*rb)
-			for i := range w {
-				w[i] = byte(r.Uint32())
-			}
-			for sb := 0; sb < rows*nsb; sb++ {
-				w[sb*q4KBlockBytes+1] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7 // d
-				w[sb*q4KBlockBytes+3] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7 // dmin
-			}
-			nb := cols / blockElems
-			xq, xd, xsum := make([]int8, 2*cols), make([]float32, 2*nb), make([]int32, 2*nb)
-			for tok := range 2 {
-				scalarKernels.quantQ8(xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb], randVals(r, cols, 1))
-			}
-			blockSums(xsum, xq)
-			for _, k := range kernelModes(t) {
-				got := nanSlice(2 * rows)
-				k.dotQ4KRows2(got[:rows], got[rows:], w, rb, xq, xd, xsum)
+	for _, typ := range []gguf.TensorType{gguf.TypeQ4_K, gguf.TypeQ6_K} {
+		for _, nsb := range []int{1, 2, 3, 8, 11} {
+			for _, rows := range []int{1, 9} {
+				cols, blk := nsb*256, q4KBlockBytes
+				if typ == gguf.TypeQ6_K {
+					blk = q6KBlockBytes
+				}
+				rb := nsb * blk
+				w := make([]byte, rows*rb)
+				for i := range w {
+					w[i] = byte(r.Uint32())
+				}
+				for sb := 0; sb < rows*nsb; sb++ { // finite binary16 d (Q6_K: at its end) and dmin
+					if typ == gguf.TypeQ6_K {
+						w[sb*blk+209] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7
+					} else {
+						w[sb*blk+1] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7
+						w[sb*blk+3] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7
+					}
+				}
+				nb := cols / blockElems
+				xq, xd, xsum := make([]int8, 2*cols), make([]float32, 2*nb), make([]int32, 2*nb)
 				for tok := range 2 {
-					want := nanSlice(rows)
-					k.dotQ4KRows(want, w, rb, xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb], xsum[tok*nb:(tok+1)*nb])
-					for i := range want {
-						if g := got[tok*rows+i]; math.Float32bits(g) != math.Float32bits(want[i]) {
-							t.Errorf("%s nsb=%d rows=%d token %d row %d: dotQ4KRows2 %v, dotQ4KRows %v", k.name, nsb, rows, tok, i, g, want[i])
+					scalarKernels.quantQ8(xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb], randVals(r, cols, 1))
+				}
+				blockSums(xsum, xq)
+				for _, k := range kernelModes(t) {
+					got := nanSlice(2 * rows)
+					if typ == gguf.TypeQ4_K {
+						k.dotQ4KRows2(got[:rows], got[rows:], w, rb, xq, xd, xsum)
+					} else {
+						k.dotQ6KRows2(got[:rows], got[rows:], w, rb, xq, xd)
+					}
+					for tok := range 2 {
+						want := nanSlice(rows)
+						txq, txd := xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb]
+						if typ == gguf.TypeQ4_K {
+							k.dotQ4KRows(want, w, rb, txq, txd, xsum[tok*nb:(tok+1)*nb])
+						} else {
+							k.dotQ6KRows(want, w, rb, txq, txd)
+						}
+						for i := range want {
+							if g := got[tok*rows+i]; math.Float32bits(g) != math.Float32bits(want[i]) {
+								t.Errorf("%v %s nsb=%d rows=%d token %d row %d: two-token kernel %v, one-token %v", typ, k.name, nsb, rows, tok, i, g, want[i])
+							}
 						}
 					}
 				}

@@ -26,6 +26,9 @@ func q4kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32
 func q4kDot2Rows(out *float32, ldo int, w *byte, rows int, xq *int8, xd *float32, xsum *int32, units int)
 
 //go:noescape
+func q6kDot2Rows(out *float32, ldo int, w *byte, rows int, xq *int8, xd *float32, units int)
+
+//go:noescape
 func q6kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
 
 // rowsWork checks the bounds a rows kernel reads (units of unitBytes weight bytes and
@@ -67,22 +70,38 @@ func dotQ4KRowsAsm(out []float32, w []byte, rowBytes int, xq []int8, xd []float3
 	}
 }
 
+// rows2Work is rowsWork for a two-token rows kernel over rows stored one after the
+// other (blockBytes per super-block), which also returns the distance from out0 to
+// out1 in values.
+func rows2Work(out0, out1 []float32, w []byte, rowBytes int, xq []int8, nsb, blockBytes int) (ldo int, ok bool) {
+	if len(out1) != len(out0) {
+		panic("linalg: two-token rows kernel: the tokens' outputs differ in length")
+	}
+	if !rowsWork(out0, w, rowBytes, xq, 2*nsb, blockBytes/2, 256) {
+		clear(out1)
+		return 0, false
+	}
+	if rowBytes != nsb*blockBytes && len(out0) > 1 {
+		panic("linalg: two-token rows kernel: rows are not stored one after the other")
+	}
+	return int(uintptr(unsafe.Pointer(&out1[0]))-uintptr(unsafe.Pointer(&out0[0]))) / 4, true
+}
+
 // dotQ4KRows2Asm is dotQ4KRows2Scalar, for rows stored one after the other.
 func dotQ4KRows2Asm(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
 	nsb := len(xd) / 16
-	if len(out1) != len(out0) {
-		panic("linalg: dotQ4KRows2: the two tokens' outputs differ in length")
+	if ldo, ok := rows2Work(out0, out1, w, rowBytes, xq, nsb, q4KBlockBytes); ok {
+		_ = xsum[2*nsb*8-1]
+		q4kDot2Rows(&out0[0], ldo, &w[0], len(out0), &xq[0], &xd[0], &xsum[0], nsb)
 	}
-	if !rowsWork(out0, w, rowBytes, xq, 2*nsb, q4KBlockBytes/2, 256) {
-		clear(out1)
-		return
+}
+
+// dotQ6KRows2Asm is dotQ6KRows2Scalar, for rows stored one after the other.
+func dotQ6KRows2Asm(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	nsb := len(xd) / 16
+	if ldo, ok := rows2Work(out0, out1, w, rowBytes, xq, nsb, q6KBlockBytes); ok {
+		q6kDot2Rows(&out0[0], ldo, &w[0], len(out0), &xq[0], &xd[0], nsb)
 	}
-	if rowBytes != nsb*q4KBlockBytes && len(out0) > 1 {
-		panic("linalg: dotQ4KRows2: rows are not stored one after the other")
-	}
-	_ = xsum[2*nsb*8-1]
-	ldo := int(uintptr(unsafe.Pointer(&out1[0]))-uintptr(unsafe.Pointer(&out0[0]))) / 4
-	q4kDot2Rows(&out0[0], ldo, &w[0], len(out0), &xq[0], &xd[0], &xsum[0], nsb)
 }
 
 // dotQ6KRowsAsm is dotQ6KRowsScalar.

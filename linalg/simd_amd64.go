@@ -36,6 +36,7 @@ func detectSIMD() *kernelSet {
 		dotQ4KRows2: dotQ4KRows2AVX2,
 		dotQ6K:      dotQ6KAVX2,
 		dotQ6KRows:  dotQ6KRowsAVX2,
+		dotQ6KRows2: dotQ6KRows2AVX2,
 		dotQ8x4:     dotQ8x4AVX2,
 		dotQ8x4N:    dotQ8x4NAVX2,
 		dotQ4x4:     dotQ4x4AVX2,
@@ -56,7 +57,7 @@ func detectSIMD() *kernelSet {
 		k.dotQ4, k.dotQ4Rows = dotQ4Asm, dotQ4RowsAsm
 		k.dotQ5, k.dotQ5Rows = dotQ5Asm, dotQ5RowsAsm
 		k.dotQ4K, k.dotQ4KRows, k.dotQ4KRows2 = dotQ4KAsm, dotQ4KRowsAsm, dotQ4KRows2Asm
-		k.dotQ6K, k.dotQ6KRows = dotQ6KAsm, dotQ6KRowsAsm
+		k.dotQ6K, k.dotQ6KRows, k.dotQ6KRows2 = dotQ6KAsm, dotQ6KRowsAsm, dotQ6KRows2Asm
 	}
 	return k
 }
@@ -436,7 +437,16 @@ func dotQ4KRowsAVX2(out []float32, w []byte, rowBytes int, xq []int8, xd []float
 
 // dotQ4KRows2AVX2 is dotQ4KRows2Scalar: dotQ4KRowsAVX2 for each token.
 func dotQ4KRows2AVX2(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
-	eachToken2(out0, out1, w, rowBytes, xq, xd, xsum, dotQ4KRowsAVX2)
+	nb := len(xd) / 2
+	dotQ4KRowsAVX2(out0, w, rowBytes, xq[:32*nb], xd[:nb], xsum[:nb])
+	dotQ4KRowsAVX2(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb], xsum[nb:2*nb])
+}
+
+// dotQ6KRows2AVX2 is dotQ6KRows2Scalar: dotQ6KRowsAVX2 for each token.
+func dotQ6KRows2AVX2(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	nb := len(xd) / 2
+	dotQ6KRowsAVX2(out0, w, rowBytes, xq[:32*nb], xd[:nb])
+	dotQ6KRowsAVX2(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb])
 }
 
 // dotQ4RowsAVX2 is dotQ4RowsScalar: dotQ4AVX2 of each row.
