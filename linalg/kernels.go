@@ -385,16 +385,27 @@ func dotQ4KRowsScalar(out []float32, w []byte, rowBytes int, xq []int8, xd []flo
 
 // dotQ4KRows2Scalar is the reference for dotQ4KRows2: dotQ4KRowsScalar for each token.
 func dotQ4KRows2Scalar(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
-	nb := len(xd) / 2
-	dotQ4KRowsScalar(out0, w, rowBytes, xq[:32*nb], xd[:nb], xsum[:nb])
-	dotQ4KRowsScalar(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb], xsum[nb:2*nb])
+	eachTokenK(out0, out1, w, rowBytes, xq, xd, xsum, dotQ4KRowsScalar)
 }
 
 // dotQ6KRows2Scalar is the reference for dotQ6KRows2: dotQ6KRowsScalar for each token.
 func dotQ6KRows2Scalar(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	eachTokenK(out0, out1, w, rowBytes, xq, xd, nil, func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, _ []int32) {
+		dotQ6KRowsScalar(out, w, rowBytes, xq, xd)
+	})
+}
+
+// eachTokenK runs a one-token K-quant rows kernel for each token of a two-token call
+// (dotQ4KRows2's layout; xsum nil for types without code sums).
+func eachTokenK(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32,
+	rows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32)) {
 	nb := len(xd) / 2
-	dotQ6KRowsScalar(out0, w, rowBytes, xq[:32*nb], xd[:nb])
-	dotQ6KRowsScalar(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb])
+	var s0, s1 []int32
+	if xsum != nil {
+		s0, s1 = xsum[:nb], xsum[nb:2*nb]
+	}
+	rows(out0, w, rowBytes, xq[:32*nb], xd[:nb], s0)
+	rows(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb], s1)
 }
 
 // Q6_K super-block (layout documented in package gguf, q6_k.go): 210 bytes for 256 values

@@ -15,45 +15,49 @@
 // most 3810, no saturation) and VPMADDWD with ones, folded by VPHADDD into one
 // vector whose lane j is sub-block j's dot, then scaled all 8 lanes at once.
 
-// Q4KFOUR(qoff, xoff, dst) leaves in dst the partial dots of the four sub-blocks
-// whose codes are the 64 bytes at qoff(SI), against the activation codes at xoff(DI):
-// lanes [0 1 2 3 | 0 1 2 3], each half the sums of its half of the 32 values. Y14:
-// nibble masks, Y15: int16 ones; Y1..Y4 scratch.
-#define Q4KFOUR(qoff, xoff, dst) \
-	VMOVDQU    qoff(SI), Y1 \
-	VPSRLW     $4, Y1, Y2 \
-	VPAND      Y14, Y1, Y1 \
-	VPAND      Y14, Y2, Y2 \
-	VPMADDUBSW xoff(DI), Y1, Y1 \
-	VPMADDUBSW (xoff+32)(DI), Y2, Y2 \
-	VMOVDQU    (qoff+32)(SI), Y3 \
-	VPSRLW     $4, Y3, Y4 \
-	VPAND      Y14, Y3, Y3 \
-	VPAND      Y14, Y4, Y4 \
-	VPMADDUBSW (xoff+64)(DI), Y3, Y3 \
-	VPMADDUBSW (xoff+96)(DI), Y4, Y4 \
-	VPMADDWD   Y15, Y1, Y1 \
-	VPMADDWD   Y15, Y2, Y2 \
-	VPMADDWD   Y15, Y3, Y3 \
-	VPMADDWD   Y15, Y4, Y4 \
-	VPHADDD    Y2, Y1, Y1 \
-	VPHADDD    Y4, Y3, Y3 \
-	VPHADDD    Y3, Y1, dst
+// Q4KCODES loads the 64 code bytes at qoff(SI), four sub-blocks, as unsigned bytes:
+// Y1 and Y2 the low and high nibbles of the first 32, Y3 and Y4 those of the next 32.
+// Y14: nibble masks.
+#define Q4KCODES(qoff) \
+	VMOVDQU qoff(SI), Y1 \
+	VPSRLW  $4, Y1, Y2 \
+	VPAND   Y14, Y1, Y1 \
+	VPAND   Y14, Y2, Y2 \
+	VMOVDQU (qoff+32)(SI), Y3 \
+	VPSRLW  $4, Y3, Y4 \
+	VPAND   Y14, Y3, Y3 \
+	VPAND   Y14, Y4, Y4
 
-// Q4KSB adds to Y0 the super-block at SI times the activations at DI (codes), R8
-// (scales) and R9 (code sums); Y14 holds nibble masks, Y15 int16 ones. Y1..Y8,
-// AX, BX, DX and R10..R12 are scratch. Lane j of Y1 gets sub-block j's dot (low
-// halves plus high halves of the folds). The scales and minimums come from the 12
-// packed bytes (u0, u1, u2) as sc = u0&0x3f.. | (u2&0x0f.. | (u0>>6&0x03..)<<4)<<32 and
-// m = u1&0x3f.. | (u2>>4&0x0f.. | (u1>>6&0x03..)<<4)<<32, one byte each; then
-// Y0 += dots·sc·d·xd − m·dmin·xd·xsum.
-#define Q4KSB \
-	Q4KFOUR(16, 0, Y5) \
-	Q4KFOUR(80, 128, Y6) \
-	VPERM2I128   $0x20, Y6, Y5, Y1 \
-	VPERM2I128   $0x31, Y6, Y5, Y2 \
-	VPADDD       Y2, Y1, Y1 \
-	VCVTDQ2PS    Y1, Y1 \
+// Q4KDOTS leaves in dst the partial dots of the four sub-blocks in Y1..Y4 (Q4KCODES)
+// against the activation codes x0..x3 (32 bytes each): lanes [0 1 2 3 | 0 1 2 3], each
+// half the sums of its half of the 32 values. Y15: int16 ones; Y5..Y8 scratch.
+#define Q4KDOTS(x0, x1, x2, x3, dst) \
+	VPMADDUBSW x0, Y1, Y5 \
+	VPMADDUBSW x1, Y2, Y6 \
+	VPMADDUBSW x2, Y3, Y7 \
+	VPMADDUBSW x3, Y4, Y8 \
+	VPMADDWD   Y15, Y5, Y5 \
+	VPMADDWD   Y15, Y6, Y6 \
+	VPMADDWD   Y15, Y7, Y7 \
+	VPMADDWD   Y15, Y8, Y8 \
+	VPHADDD    Y6, Y5, Y5 \
+	VPHADDD    Y8, Y7, Y7 \
+	VPHADDD    Y7, Y5, dst
+
+// Q4KFOLD(lo, hi, dst) converts to float32 in dst the super-block's sub-block dots
+// from the partial dots of its halves (Q4KDOTS), lane j sub-block j's: the low halves
+// plus the high halves of the folds. tmp is scratch.
+#define Q4KFOLD(lo, hi, dst, tmp) \
+	VPERM2I128 $0x20, hi, lo, dst \
+	VPERM2I128 $0x31, hi, lo, tmp \
+	VPADDD     tmp, dst, dst \
+	VCVTDQ2PS  dst, dst
+
+// Q4KSCALES decodes the super-block's scales and minimums at SI from their 12 packed
+// bytes (u0, u1, u2) as sc = u0&0x3f.. | (u2&0x0f.. | (u0>>6&0x03..)<<4)<<32 and
+// m = u1&0x3f.. | (u2>>4&0x0f.. | (u1>>6&0x03..)<<4)<<32, one byte each, into Y2
+// (sc·d) and Y3 (m·dmin) as float32. AX, BX, DX, R10..R12, Y4..Y6 are scratch.
+#define Q4KSCALES \
 	MOVL         4(SI), AX \
 	MOVL         8(SI), BX \
 	MOVL         12(SI), DX \
@@ -86,14 +90,31 @@
 	VBROADCASTSS X4, Y5 \
 	VMOVSHDUP    X4, X4 \
 	VBROADCASTSS X4, Y6 \
-	VMOVUPS      (R8), Y7 \
-	VCVTDQ2PS    (R9), Y8 \
-	VMULPS       Y7, Y8, Y8 \
 	VMULPS       Y5, Y2, Y2 \
-	VMULPS       Y7, Y2, Y2 \
-	VFMADD231PS  Y2, Y1, Y0 \
-	VMULPS       Y6, Y3, Y3 \
-	VFNMADD231PS Y3, Y8, Y0
+	VMULPS       Y6, Y3, Y3
+
+// Q4KACC(dots, xd, xsum, acc) adds to acc the super-block's sum for one token, from its
+// sub-block dots (Q4KFOLD) and the token's activation scales and code sums at xd and
+// xsum: dots·(sc·d)·xd − (m·dmin)·xd·xsum. Y4, Y7, Y8 are scratch.
+#define Q4KACC(dots, xd, xsum, acc) \
+	VMOVUPS      xd, Y7 \
+	VCVTDQ2PS    xsum, Y8 \
+	VMULPS       Y7, Y8, Y8 \
+	VMULPS       Y7, Y2, Y4 \
+	VFMADD231PS  Y4, dots, acc \
+	VFNMADD231PS Y3, Y8, acc
+
+// Q4KSB adds to Y0 the super-block at SI times the activations at DI (codes), R8
+// (scales) and R9 (code sums); Y14 holds nibble masks, Y15 int16 ones. Y1..Y10, AX,
+// BX, DX and R10..R12 are scratch.
+#define Q4KSB \
+	Q4KCODES(16) \
+	Q4KDOTS(0(DI), 32(DI), 64(DI), 96(DI), Y9) \
+	Q4KCODES(80) \
+	Q4KDOTS(128(DI), 160(DI), 192(DI), 224(DI), Y10) \
+	Q4KFOLD(Y9, Y10, Y1, Y2) \
+	Q4KSCALES \
+	Q4KACC(Y1, (R8), (R9), Y0)
 
 // func q4kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, xsum *int32, units int)
 // out[r] = the dot of the Q4_K row of units super-blocks at w+r·rowBytes, for r < rows
@@ -134,102 +155,22 @@ sb:
 	VZEROUPPER
 	RET
 
-// Q4KFOUR2 is Q4KFOUR for two tokens sharing the unpacked codes: token 0's activation
-// codes at xoff(DI) into d0, token 1's at xoff(DI)(R13*8) into d1. Y1..Y4 hold the
-// codes, Y5..Y8 are scratch.
-#define Q4KFOUR2(qoff, xoff, d0, d1) \
-	VMOVDQU    qoff(SI), Y1 \
-	VPSRLW     $4, Y1, Y2 \
-	VPAND      Y14, Y1, Y1 \
-	VPAND      Y14, Y2, Y2 \
-	VMOVDQU    (qoff+32)(SI), Y3 \
-	VPSRLW     $4, Y3, Y4 \
-	VPAND      Y14, Y3, Y3 \
-	VPAND      Y14, Y4, Y4 \
-	VPMADDUBSW xoff(DI), Y1, Y5 \
-	VPMADDUBSW (xoff+32)(DI), Y2, Y6 \
-	VPMADDUBSW (xoff+64)(DI), Y3, Y7 \
-	VPMADDUBSW (xoff+96)(DI), Y4, Y8 \
-	VPMADDWD   Y15, Y5, Y5 \
-	VPMADDWD   Y15, Y6, Y6 \
-	VPMADDWD   Y15, Y7, Y7 \
-	VPMADDWD   Y15, Y8, Y8 \
-	VPHADDD    Y6, Y5, Y5 \
-	VPHADDD    Y8, Y7, Y7 \
-	VPHADDD    Y7, Y5, d0 \
-	VPMADDUBSW xoff(DI)(R13*8), Y1, Y5 \
-	VPMADDUBSW (xoff+32)(DI)(R13*8), Y2, Y6 \
-	VPMADDUBSW (xoff+64)(DI)(R13*8), Y3, Y7 \
-	VPMADDUBSW (xoff+96)(DI)(R13*8), Y4, Y8 \
-	VPMADDWD   Y15, Y5, Y5 \
-	VPMADDWD   Y15, Y6, Y6 \
-	VPMADDWD   Y15, Y7, Y7 \
-	VPMADDWD   Y15, Y8, Y8 \
-	VPHADDD    Y6, Y5, Y5 \
-	VPHADDD    Y8, Y7, Y7 \
-	VPHADDD    Y7, Y5, d1
-
 // Q4KSB2 is Q4KSB for two tokens: token 0's sums into Y0 (activations at DI, R8, R9),
-// token 1's into Y13 (at DI+8·R13, R8+R13, R9+R13), each in the order and rounding of
-// Q4KSB, so that each token's sum is q4kDotRows's bit for bit. The super-block's codes
-// are unpacked, and its scales and minimums decoded and multiplied by d and dmin, once.
+// token 1's into Y13 (at DI+8·R13, R8+R13, R9+R13), each in Q4KSB's order and rounding,
+// so that each token's sum is q4kDotRows's bit for bit. The codes are unpacked, and the
+// scales and minimums decoded, once for both. Y1..Y12 are scratch.
 #define Q4KSB2 \
-	Q4KFOUR2(16, 0, Y9, Y10) \
-	Q4KFOUR2(80, 128, Y11, Y12) \
-	VPERM2I128   $0x20, Y11, Y9, Y1 \
-	VPERM2I128   $0x31, Y11, Y9, Y2 \
-	VPADDD       Y2, Y1, Y1 \
-	VCVTDQ2PS    Y1, Y1 \
-	VPERM2I128   $0x20, Y12, Y10, Y9 \
-	VPERM2I128   $0x31, Y12, Y10, Y10 \
-	VPADDD       Y10, Y9, Y9 \
-	VCVTDQ2PS    Y9, Y9 \
-	MOVL         4(SI), AX \
-	MOVL         8(SI), BX \
-	MOVL         12(SI), DX \
-	MOVL         AX, R10 \
-	ANDL         $0x3f3f3f3f, R10 \
-	MOVL         DX, R11 \
-	ANDL         $0x0f0f0f0f, R11 \
-	SHRL         $6, AX \
-	ANDL         $0x03030303, AX \
-	SHLL         $4, AX \
-	ORL          AX, R11 \
-	MOVL         BX, R12 \
-	ANDL         $0x3f3f3f3f, R12 \
-	SHRL         $4, DX \
-	ANDL         $0x0f0f0f0f, DX \
-	SHRL         $6, BX \
-	ANDL         $0x03030303, BX \
-	SHLL         $4, BX \
-	ORL          BX, DX \
-	VMOVD        R10, X2 \
-	VPINSRD      $1, R11, X2, X2 \
-	VPMOVZXBD    X2, Y2 \
-	VCVTDQ2PS    Y2, Y2 \
-	VMOVD        R12, X3 \
-	VPINSRD      $1, DX, X3, X3 \
-	VPMOVZXBD    X3, Y3 \
-	VCVTDQ2PS    Y3, Y3 \
-	VMOVD        (SI), X4 \
-	VCVTPH2PS    X4, X4 \
-	VBROADCASTSS X4, Y5 \
-	VMOVSHDUP    X4, X4 \
-	VBROADCASTSS X4, Y6 \
-	VMULPS       Y5, Y2, Y2 \
-	VMULPS       Y6, Y3, Y3 \
-	VMOVUPS      (R8), Y7 \
-	VCVTDQ2PS    (R9), Y8 \
-	VMULPS       Y7, Y8, Y8 \
-	VMULPS       Y7, Y2, Y4 \
-	VFMADD231PS  Y4, Y1, Y0 \
-	VFNMADD231PS Y3, Y8, Y0 \
-	VMOVUPS      (R8)(R13*1), Y7 \
-	VCVTDQ2PS    (R9)(R13*1), Y8 \
-	VMULPS       Y7, Y8, Y8 \
-	VMULPS       Y7, Y2, Y4 \
-	VFMADD231PS  Y4, Y9, Y13 \
-	VFNMADD231PS Y3, Y8, Y13
+	Q4KCODES(16) \
+	Q4KDOTS(0(DI), 32(DI), 64(DI), 96(DI), Y9) \
+	Q4KDOTS(0(DI)(R13*8), 32(DI)(R13*8), 64(DI)(R13*8), 96(DI)(R13*8), Y10) \
+	Q4KCODES(80) \
+	Q4KDOTS(128(DI), 160(DI), 192(DI), 224(DI), Y11) \
+	Q4KDOTS(128(DI)(R13*8), 160(DI)(R13*8), 192(DI)(R13*8), 224(DI)(R13*8), Y12) \
+	Q4KFOLD(Y9, Y11, Y1, Y2) \
+	Q4KFOLD(Y10, Y12, Y9, Y2) \
+	Q4KSCALES \
+	Q4KACC(Y1, (R8), (R9), Y0) \
+	Q4KACC(Y9, (R8)(R13*1), (R9)(R13*1), Y13)
 
 // func q4kDot2Rows(out *float32, ldo int, w *byte, rows int, xq *int8, xd *float32, xsum *int32, units int)
 // q4kDotRows for two tokens over rows stored one after the other (rowBytes =
@@ -267,10 +208,7 @@ sb2:
 
 	HSUM0
 	VMOVSS       X0, (R15)
-	VEXTRACTF128 $1, Y13, X1
-	VADDPS       X1, X13, X13
-	VHADDPS      X13, X13, X13
-	VHADDPS      X13, X13, X13
+	HSUM(Y13, X13)
 	MOVQ         ldo+8(FP), AX
 	VMOVSS       X13, (R15)(AX*4)
 	ADDQ         $4, R15

@@ -34,19 +34,38 @@ DATA q6kPick<>+112(SB)/8, $0x0000000700000007
 DATA q6kPick<>+120(SB)/8, $0x0000000700000007
 GLOBL q6kPick<>(SB), RODATA|NOPTR, $128
 
-// Q6KBLK adds to Y0 block c's (codes in c) dot with the activation codes at xoff(DI),
-// times the scales picked by pick from the 8 at scoff(SP) and the activation scale at
-// xdoff(R8). Y12: bytes 32, Y15: int16 ones; Y5..Y7 scratch.
-#define Q6KBLK(c, xoff, pick, xdoff, scoff) \
-	VPMADDUBSW   xoff(DI), c, Y5 \
-	VPMADDUBSW   xoff(DI), Y12, Y6 \
+// Q6KPICK leaves in Y9 the scales for block k (0..3) of a half, picked from the 8 at
+// scoff(SP) by q6kPick at pickoff = 32k.
+#define Q6KPICK(pickoff, scoff) \
+	VMOVDQU q6kPick<>+pickoff(SB), Y9 \
+	VPERMPS scoff(SP), Y9, Y9
+
+// Q6KTOK(c, x, xd, acc) adds to acc block c's (codes in c) dot with the activation
+// codes at x, times the picked scales in Y9 and the activation scale at xd. Y12: bytes
+// 32, Y15: int16 ones; Y5..Y7 scratch.
+#define Q6KTOK(c, x, xd, acc) \
+	VPMADDUBSW   x, c, Y5 \
+	VPMADDUBSW   x, Y12, Y6 \
 	VPSUBW       Y6, Y5, Y5 \
 	VPMADDWD     Y15, Y5, Y5 \
 	VCVTDQ2PS    Y5, Y5 \
-	VPERMPS      scoff(SP), pick, Y6 \
-	VMULPS       Y6, Y5, Y5 \
-	VBROADCASTSS xdoff(R8), Y7 \
-	VFMADD231PS  Y7, Y5, Y0
+	VMULPS       Y9, Y5, Y5 \
+	VBROADCASTSS xd, Y7 \
+	VFMADD231PS  Y7, Y5, acc
+
+// Q6KBLK adds to Y0 block c's dot with the activations at xoff(DI) and xdoff(R8), its
+// scales picked from the 8 at scoff(SP).
+#define Q6KBLK(c, xoff, pickoff, xdoff, scoff) \
+	Q6KPICK(pickoff, scoff) \
+	Q6KTOK(c, xoff(DI), xdoff(R8), Y0)
+
+// Q6KBLK2 is Q6KBLK for two tokens sharing block c's codes and picked scales: token
+// 0's activations at xoff(DI) and xdoff(R8) into Y0, token 1's at xoff(DI)(R13*8) and
+// xdoff(R8)(R13*1) into Y8.
+#define Q6KBLK2(c, xoff, pickoff, xdoff, scoff) \
+	Q6KPICK(pickoff, scoff) \
+	Q6KTOK(c, xoff(DI), xdoff(R8), Y0) \
+	Q6KTOK(c, xoff(DI)(R13*8), xdoff(R8)(R13*1), Y8)
 
 // Q6KCODES(k) leaves in Y4 the 6-bit codes of block k (0..3) of a half super-block
 // whose low bits are in Y1 (bytes 0..31) and Y2 (32..63), high bits in Y3: low nibbles
@@ -82,17 +101,36 @@ GLOBL q6kPick<>(SB), RODATA|NOPTR, $128
 	VMOVDQU hi(SI), Y3
 
 // Q6KHALF adds half h of the super-block at SI (ql at lo(SI), qh at hi(SI)) against
-// the activation blocks at xoff(DI) and xdoff(R8), scales at scoff(SP).
-#define Q6KHALF(lo, hi, xoff, xdoff, scoff) \
+// the activation blocks at xoff(DI) and xdoff(R8), scales at scoff(SP), block by block
+// with BLK (Q6KBLK, or Q6KBLK2 for two tokens).
+#define Q6KHALF(BLK, lo, hi, xoff, xdoff, scoff) \
 	Q6KLOAD(lo, hi) \
 	Q6KCODE0 \
-	Q6KBLK(Y4, xoff, Y8, xdoff, scoff) \
+	BLK(Y4, xoff, 0, xdoff, scoff) \
 	Q6KCODE1 \
-	Q6KBLK(Y4, (xoff+32), Y9, (xdoff+4), scoff) \
+	BLK(Y4, (xoff+32), 32, (xdoff+4), scoff) \
 	Q6KCODE2 \
-	Q6KBLK(Y4, (xoff+64), Y10, (xdoff+8), scoff) \
+	BLK(Y4, (xoff+64), 64, (xdoff+8), scoff) \
 	Q6KCODE3 \
-	Q6KBLK(Y4, (xoff+96), Y11, (xdoff+12), scoff)
+	BLK(Y4, (xoff+96), 96, (xdoff+12), scoff)
+
+// Q6KSCALES writes the super-block's 16 scales times d, as float32, to sclo-64(SP)
+// and schi-32(SP), after prefetching 4 KiB ahead of SI. Y5, Y7 scratch.
+#define Q6KSCALES \
+	PREFETCHT0   4096(SI) \
+	PREFETCHT0   4160(SI) \
+	PREFETCHT0   4224(SI) \
+	PREFETCHT0   4288(SI) \
+	VPBROADCASTW 208(SI), X7 \
+	VCVTPH2PS    X7, Y7 \
+	VPMOVSXBD    192(SI), Y5 \
+	VCVTDQ2PS    Y5, Y5 \
+	VMULPS       Y7, Y5, Y5 \
+	VMOVUPS      Y5, sclo-64(SP) \
+	VPMOVSXBD    200(SI), Y5 \
+	VCVTDQ2PS    Y5, Y5 \
+	VMULPS       Y7, Y5, Y5 \
+	VMOVUPS      Y5, schi-32(SP)
 
 // func q6kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
 // out[r] = the dot of the Q6_K row of units super-blocks at w+r·rowBytes with the
@@ -106,10 +144,6 @@ TEXT ·q6kDotRows(SB), NOSPLIT, $64-56
 	BYTES32(0x0f, X14, Y14)
 	BYTES32(0x30, X13, Y13)
 	BYTES32(0x20, X12, Y12)
-	VMOVDQU      q6kPick<>+0(SB), Y8
-	VMOVDQU      q6kPick<>+32(SB), Y9
-	VMOVDQU      q6kPick<>+64(SB), Y10
-	VMOVDQU      q6kPick<>+96(SB), Y11
 
 row:
 	MOVQ   R13, SI
@@ -119,27 +153,14 @@ row:
 	VXORPS Y0, Y0, Y0
 
 sb:
-	PREFETCHT0   4096(SI)
-	PREFETCHT0   4160(SI)
-	PREFETCHT0   4224(SI)
-	PREFETCHT0   4288(SI)
-	VPBROADCASTW 208(SI), X7
-	VCVTPH2PS    X7, Y7 // d
-	VPMOVSXBD    192(SI), Y5
-	VCVTDQ2PS    Y5, Y5
-	VMULPS       Y7, Y5, Y5
-	VMOVUPS      Y5, sclo-64(SP)
-	VPMOVSXBD    200(SI), Y5
-	VCVTDQ2PS    Y5, Y5
-	VMULPS       Y7, Y5, Y5
-	VMOVUPS      Y5, schi-32(SP)
-	Q6KHALF(0, 128, 0, 0, sclo-64)
-	Q6KHALF(64, 160, 128, 16, schi-32)
-	ADDQ         $210, SI
-	ADDQ         $256, DI
-	ADDQ         $32, R8
-	DECQ         CX
-	JNZ          sb
+	Q6KSCALES
+	Q6KHALF(Q6KBLK, 0, 128, 0, 0, sclo-64)
+	Q6KHALF(Q6KBLK, 64, 160, 128, 16, schi-32)
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  sb
 
 	HSUM0
 	VMOVSS       X0, (R15)
@@ -195,42 +216,6 @@ TEXT ·q6KWiden(SB), NOSPLIT, $32-16
 	VZEROUPPER
 	RET
 
-// Q6KBLK2 is Q6KBLK for two tokens sharing block c's codes and its picked scales (Y9):
-// token 0's activations at xoff(DI) and xdoff(R8) into Y0, token 1's at
-// xoff(DI)(R13*8) and xdoff(R8)(R13*1) into Y8. The picks are loaded from q6kPick at
-// pickoff (their registers hold the second accumulator).
-#define Q6KBLK2(c, xoff, pickoff, xdoff, scoff) \
-	VMOVDQU      q6kPick<>+pickoff(SB), Y9 \
-	VPERMPS      scoff(SP), Y9, Y9 \
-	VPMADDUBSW   xoff(DI), c, Y5 \
-	VPMADDUBSW   xoff(DI), Y12, Y6 \
-	VPSUBW       Y6, Y5, Y5 \
-	VPMADDWD     Y15, Y5, Y5 \
-	VCVTDQ2PS    Y5, Y5 \
-	VMULPS       Y9, Y5, Y5 \
-	VBROADCASTSS xdoff(R8), Y7 \
-	VFMADD231PS  Y7, Y5, Y0 \
-	VPMADDUBSW   xoff(DI)(R13*8), c, Y5 \
-	VPMADDUBSW   xoff(DI)(R13*8), Y12, Y6 \
-	VPSUBW       Y6, Y5, Y5 \
-	VPMADDWD     Y15, Y5, Y5 \
-	VCVTDQ2PS    Y5, Y5 \
-	VMULPS       Y9, Y5, Y5 \
-	VBROADCASTSS xdoff(R8)(R13*1), Y7 \
-	VFMADD231PS  Y7, Y5, Y8
-
-// Q6KHALF2 is Q6KHALF for two tokens (Q6KBLK2).
-#define Q6KHALF2(lo, hi, xoff, xdoff, scoff) \
-	Q6KLOAD(lo, hi) \
-	Q6KCODE0 \
-	Q6KBLK2(Y4, xoff, 0, xdoff, scoff) \
-	Q6KCODE1 \
-	Q6KBLK2(Y4, (xoff+32), 32, (xdoff+4), scoff) \
-	Q6KCODE2 \
-	Q6KBLK2(Y4, (xoff+64), 64, (xdoff+8), scoff) \
-	Q6KCODE3 \
-	Q6KBLK2(Y4, (xoff+96), 96, (xdoff+12), scoff)
-
 // func q6kDot2Rows(out *float32, ldo int, w *byte, rows int, xq *int8, xd *float32, units int)
 // q6kDotRows for two tokens over rows stored one after the other (rowBytes =
 // units·210), each token's sum bit for bit q6kDotRows's: token 0's activations at xq
@@ -256,34 +241,18 @@ row2:
 	VXORPS Y8, Y8, Y8
 
 sb2:
-	PREFETCHT0   4096(SI)
-	PREFETCHT0   4160(SI)
-	PREFETCHT0   4224(SI)
-	PREFETCHT0   4288(SI)
-	VPBROADCASTW 208(SI), X7
-	VCVTPH2PS    X7, Y7 // d
-	VPMOVSXBD    192(SI), Y5
-	VCVTDQ2PS    Y5, Y5
-	VMULPS       Y7, Y5, Y5
-	VMOVUPS      Y5, sclo-64(SP)
-	VPMOVSXBD    200(SI), Y5
-	VCVTDQ2PS    Y5, Y5
-	VMULPS       Y7, Y5, Y5
-	VMOVUPS      Y5, schi-32(SP)
-	Q6KHALF2(0, 128, 0, 0, sclo-64)
-	Q6KHALF2(64, 160, 128, 16, schi-32)
-	ADDQ         $210, SI
-	ADDQ         $256, DI
-	ADDQ         $32, R8
-	DECQ         CX
-	JNZ          sb2
+	Q6KSCALES
+	Q6KHALF(Q6KBLK2, 0, 128, 0, 0, sclo-64)
+	Q6KHALF(Q6KBLK2, 64, 160, 128, 16, schi-32)
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  sb2
 
 	HSUM0
 	VMOVSS       X0, (R15)
-	VEXTRACTF128 $1, Y8, X1
-	VADDPS       X1, X8, X8
-	VHADDPS      X8, X8, X8
-	VHADDPS      X8, X8, X8
+	HSUM(Y8, X8)
 	MOVQ         ldo+8(FP), AX
 	VMOVSS       X8, (R15)(AX*4)
 	ADDQ         $4, R15

@@ -12,9 +12,12 @@
 	VMOVD        AX, x \
 	VPBROADCASTD x, y
 
+// HSUM leaves in x (y's low half) the sum of y's lanes; X1 is scratch.
+#define HSUM(y, x) \
+	VEXTRACTF128 $1, y, X1 \
+	VADDPS       X1, x, x \
+	VHADDPS      x, x, x \
+	VHADDPS      x, x, x
+
 // HSUM0 leaves in X0 the sum of Y0's lanes.
-#define HSUM0 \
-	VEXTRACTF128 $1, Y0, X1 \
-	VADDPS       X1, X0, X0 \
-	VHADDPS      X0, X0, X0 \
-	VHADDPS      X0, X0, X0
+#define HSUM0 HSUM(Y0, X0)

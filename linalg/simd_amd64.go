@@ -437,16 +437,14 @@ func dotQ4KRowsAVX2(out []float32, w []byte, rowBytes int, xq []int8, xd []float
 
 // dotQ4KRows2AVX2 is dotQ4KRows2Scalar: dotQ4KRowsAVX2 for each token.
 func dotQ4KRows2AVX2(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
-	nb := len(xd) / 2
-	dotQ4KRowsAVX2(out0, w, rowBytes, xq[:32*nb], xd[:nb], xsum[:nb])
-	dotQ4KRowsAVX2(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb], xsum[nb:2*nb])
+	eachTokenK(out0, out1, w, rowBytes, xq, xd, xsum, dotQ4KRowsAVX2)
 }
 
 // dotQ6KRows2AVX2 is dotQ6KRows2Scalar: dotQ6KRowsAVX2 for each token.
 func dotQ6KRows2AVX2(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
-	nb := len(xd) / 2
-	dotQ6KRowsAVX2(out0, w, rowBytes, xq[:32*nb], xd[:nb])
-	dotQ6KRowsAVX2(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb])
+	eachTokenK(out0, out1, w, rowBytes, xq, xd, nil, func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, _ []int32) {
+		dotQ6KRowsAVX2(out, w, rowBytes, xq, xd)
+	})
 }
 
 // dotQ4RowsAVX2 is dotQ4RowsScalar: dotQ4AVX2 of each row.
