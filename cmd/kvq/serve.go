@@ -76,6 +76,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		h = slog.NewJSONHandler(stderr, nil)
 	}
 	log := slog.New(h)
+	// Warnings of the packages below (the model's, say) in the same format.
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(log)
 
 	template, err := server.ReadChatTemplate(mf.path)
 	if err != nil {
