@@ -7,15 +7,20 @@ import (
 	"kvq/internal/hugemem"
 )
 
+// preloadPiece is how much of a tensor Preload copies before it releases those pages
+// of the mapping: resident memory grows by about the copies alone, not by a whole
+// large tensor (an output matrix of tens of megabytes) more.
+const preloadPiece = 4 << 20
+
 // preloadAlign is where each copied tensor starts in the region: a cache line, which
 // is also a multiple of every GGUF alignment in use (32 by default).
 const preloadAlign = 64
 
 // Preload copies the data of every tensor for which keep returns true into one region
 // of memory of the process's own, outside the Go heap and in huge pages where the
-// kernel offers them (see hugemem); TensorData then returns the copies. Each tensor's
-// pages of the file's mapping are released from the process's resident set as soon as
-// it is copied, so that loading holds about one tensor twice.
+// kernel offers them (see hugemem); TensorData then returns the copies. The pages of
+// the file's mapping are released from the process's resident set as soon as they are
+// copied, a few megabytes at a time (preloadPiece).
 //
 // Why: decode reads every weight matrix once per token, and reads it faster from
 // such memory than through the file's mapping, whose 4 KiB pages cost TLB misses.
@@ -64,9 +69,12 @@ func (f *File) Preload(keep func(*TensorInfo) bool) error {
 		}
 		at = alignUp(at, preloadAlign)
 		dst := region.Bytes[at : at+ti.Size : at+ti.Size]
-		copy(dst, src)
-		if f.unmap != nil {
-			dropPages(src)
+		for off := 0; off < len(src); off += preloadPiece {
+			end := min(len(src), off+preloadPiece)
+			copy(dst[off:end], src[off:end])
+			if f.unmap != nil {
+				dropPages(src[off:end])
+			}
 		}
 		copies[i] = dst
 		at += ti.Size
@@ -78,4 +86,14 @@ func (f *File) Preload(keep func(*TensorInfo) bool) error {
 	}
 	f.copies, f.region = copies, region
 	return nil
+}
+
+// PreloadedBytes reports the bytes of tensor data Preload copied (0 before Preload,
+// where it did nothing, or after Close).
+func (f *File) PreloadedBytes() int64 {
+	var n int64
+	for _, c := range f.copies {
+		n += int64(len(c))
+	}
+	return n
 }

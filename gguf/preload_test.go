@@ -47,6 +47,15 @@ func TestPreload(t *testing.T) {
 			t.Errorf("%s: copy at %#x, not %d-byte aligned", ti.Name, p, preloadAlign)
 		}
 	}
+	var copied int64
+	for i := range f.Tensors {
+		if f.Tensors[i].Name != left {
+			copied += int64(f.Tensors[i].Size)
+		}
+	}
+	if got := f.PreloadedBytes(); got != copied || copied == 0 {
+		t.Errorf("PreloadedBytes %d, want %d", got, copied)
+	}
 	if err := f.Preload(func(*TensorInfo) bool { return true }); err == nil || !strings.Contains(err.Error(), "twice") {
 		t.Errorf("second Preload: %v", err)
 	}
@@ -55,6 +64,9 @@ func TestPreload(t *testing.T) {
 	}
 	if _, err := f.TensorData(&f.Tensors[3]); err == nil {
 		t.Error("TensorData after Close succeeded")
+	}
+	if n := f.PreloadedBytes(); n != 0 {
+		t.Errorf("PreloadedBytes %d after Close", n)
 	}
 	if err := f.Preload(func(*TensorInfo) bool { return true }); err == nil {
 		t.Error("Preload after Close succeeded")

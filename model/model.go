@@ -258,6 +258,11 @@ func (m *Model) WeightBytes() int64 {
 	return n
 }
 
+// PreloadedBytes is the number of weight bytes held in memory of the process's own
+// (Load's copy); the rest are read through the file's mapping or, for the built-in
+// model, from the binary.
+func (m *Model) PreloadedBytes() int64 { return m.file.PreloadedBytes() }
+
 // DecodeWeightBytes is the number of bytes of weights one decode step reads: every
 // matrix once, plus one embedding row (not counted: negligible).
 func (m *Model) DecodeWeightBytes() int64 {

@@ -101,6 +101,10 @@ func TestLoadFromFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
+			// The built-in model's output shares token_embd: Load copies every tensor.
+			if want := map[string]int64{"Load": m.WeightBytes(), "LoadMapped": 0}[c.name]; m.PreloadedBytes() != want {
+				t.Errorf("PreloadedBytes %d, want %d", m.PreloadedBytes(), want)
+			}
 			cache, seq := newCache(t, m, "f32")
 			out, err := m.Generate(cache, seq, m.Tok.Encode(g.Prompt, true), len(g.Tokens), NewSampler(SamplerConfig{}), nil)
 			if err != nil {
@@ -125,6 +129,9 @@ func TestLoadFromFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
+	if m.PreloadedBytes() != 0 {
+		t.Errorf("PreloadedBytes %d with the weights left mapped", m.PreloadedBytes())
+	}
 	if !strings.Contains(logged.String(), "left mapped") {
 		t.Errorf("no warning that the weights stay mapped; log: %q", logged.String())
 	}

@@ -39,6 +39,9 @@ type decodeResult struct {
 	PrefillTokPerS float64 `json:"prefill_tok_per_s"`
 	KVBytes        int64   `json:"kv_bytes"`
 	WeightBytes    int64   `json:"weight_bytes"`
+	// PreloadedBytes: the weight bytes copied into memory at load (the rest mapped;
+	// see --mmap).
+	PreloadedBytes int64 `json:"weight_preloaded_bytes"`
 	// RSSBytes is the process's peak; it holds every compared cache.
 	RSSBytes int64 `json:"rss_bytes"`
 	// Where resident memory is at the end of the run (KV at its largest): Go heap
@@ -189,7 +192,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 		res[i] = decodeResult{
 			Model: modelName(mf.path), Cache: eval.CacheName(r.cfg), Ctx: *ctx, Threads: linalg.Threads(), Kernels: linalg.KernelName(),
 			DecodeTokens: *gen * *rounds, DecodeTokPerS: median(r.rounds), PrefillTokPerS: float64(*ctx) / r.prefill.Seconds(),
-			KVBytes: r.c.Usage().AllocBytes, WeightBytes: m.WeightBytes(), RSSBytes: peak,
+			KVBytes: r.c.Usage().AllocBytes, WeightBytes: m.WeightBytes(), PreloadedBytes: m.PreloadedBytes(), RSSBytes: peak,
 			HeapBytes: heap, RSSAnonBytes: anon, RSSFileBytes: file,
 			Rounds: r.rounds, VsFirst: median(ratios),
 		}
@@ -226,7 +229,7 @@ func printDecode(w io.Writer, res decodeResult) {
 		fmt.Fprintf(w, ", median of %d rounds (%.1f to %.1f)", len(res.Rounds), slices.Min(res.Rounds), slices.Max(res.Rounds))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "memory: weights %s, KV %s, peak RSS %s (%.2fx weights+KV)\n", fmtBytes(res.WeightBytes), fmtBytes(res.KVBytes), fmtBytes(res.RSSBytes), float64(res.RSSBytes)/float64(res.WeightBytes+res.KVBytes))
+	fmt.Fprintf(w, "memory: weights %s (%s copied into memory), KV %s, peak RSS %s (%.2fx weights+KV)\n", fmtBytes(res.WeightBytes), fmtBytes(res.PreloadedBytes), fmtBytes(res.KVBytes), fmtBytes(res.RSSBytes), float64(res.RSSBytes)/float64(res.WeightBytes+res.KVBytes))
 	if res.RSSAnonBytes+res.RSSFileBytes > 0 {
 		fmt.Fprintf(w, "memory at end: RSS anonymous %s (the copied weights and KV blocks, outside the Go heap, and Go heap objects %s), file-backed %s (the binary; the weights' mapping)\n",
 			fmtBytes(res.RSSAnonBytes), fmtBytes(res.HeapBytes), fmtBytes(res.RSSFileBytes))
