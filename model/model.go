@@ -49,9 +49,8 @@ type layer struct {
 // 154–162 tok/s against 126–141, alternating runs). The token embedding table, read
 // a row per token, stays mapped unless the output projection shares it; so do all the
 // weights when the copy would take more than half the memory available (with a
-// warning through log/slog). Close releases
-// the model. The file's metadata is dropped once read (the model keeps what it needs;
-// see gguf.File.DropMetadata).
+// warning through log/slog). Close releases the model. The file's metadata is dropped
+// once read (the model keeps what it needs; see gguf.File.DropMetadata).
 func Load(path string) (*Model, error) { return load(path, true) }
 
 // LoadMapped is Load without the copy: every weight is read through a read-only

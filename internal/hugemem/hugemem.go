@@ -20,8 +20,8 @@ type Region struct {
 }
 
 // Map returns a zeroed Region of n bytes (n ≥ 1) outside the Go heap, advised for huge
-// pages up to its last huge page boundary. Where anonymous
-// mappings are unavailable it returns an error wrapping errors.ErrUnsupported.
+// pages up to its last huge page boundary. Where anonymous mappings are unavailable it
+// returns an error wrapping errors.ErrUnsupported.
 func Map(n int) (*Region, error) {
 	whole, err := mapAnon(n + PageBytes)
 	if err != nil {
