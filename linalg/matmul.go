@@ -431,7 +431,7 @@ func (p *product) chunkF16(r0, r1 int) {
 // chunkQ8 multiplies Q8_0 rows: up to 3 tokens through the rows kernel where it
 // prefetches (chunkRows: for one token the whole chunk in one call, since rows of
 // llama-size matrices take ~50 ns each and a Go call per row costs several percent;
-// at 2 tokens 102–109 against 136–151 cpu-µs per token for a call per row and token,
+// at 2 tokens 102–114 against 136–152 cpu-µs per token for a call per row and token,
 // 2048×768), else through chunkQuant, whose 4-token kernels share each row's loads.
 func (p *product) chunkQ8(r0, r1 int) {
 	if p.n < 4 && p.k.dotQ8Prefetches {
@@ -566,14 +566,14 @@ func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) flo
 	}
 }
 
-// chunkRows multiplies rows [r0, r1) of a type with a rows kernel (Q8_0, Q4_0, Q5_0, Q4_K, Q6_K)
-// for fewer tokens than the tile kernel takes: for one token the whole chunk in one
-// kernel call (it prefetches ahead); for more, a block of rows of about
+// chunkRows multiplies rows [r0, r1) of a type with a rows kernel (Q8_0, Q4_0, Q5_0,
+// Q4_K, Q6_K) for fewer tokens than the tile kernel takes: for one token the whole
+// chunk in one kernel call (it prefetches ahead); for more, a block of rows of about
 // rowsBlockBytes at a time, for every token in turn, so that the first token streams
 // the block from memory and the others read it from the L1 cache, each call covering
-// the block rather than one row; Q4_K tokens go two per dotQ4KRows2 call. 2048×768
-// Q4_K at 2 tokens, cpu-µs per token: a call per row and token 156–168, a call per
-// block and token 85–111, two tokens per call 70–82.
+// the block rather than one row; Q4_K and Q6_K tokens go two per call (tokenRows2).
+// 2048×768 Q4_K at 2 tokens, cpu-µs per token: a call per row and token 156–168, a
+// call per block and token 85–111, two tokens per call 70–82.
 func (p *product) chunkRows(r0, r1 int) {
 	if p.n == 1 {
 		p.tokenRows(0, r0, r1)
