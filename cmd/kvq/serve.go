@@ -103,6 +103,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	defer signal.Stop(sig)
 
 	t0 := time.Now()
+	if mf.path != "" {
+		log.Info("loading model", "path", mf.path, "mmap", mf.mmap)
+	}
 	m, err := mf.open()
 	if err != nil {
 		srv.Shutdown(context.Background())
