@@ -31,17 +31,18 @@ type kernelSet struct {
 	// multiplies (into the rows that follow it in memory): decode then multiplies a whole
 	// chunk of rows with one dotQ8Rows call.
 	dotQ8Prefetches bool
-	// slowQ4x4 reports that dotQ4x4 is slower at 4 tokens than dotQ4Rows per token
-	// (chunkQ4).
-	slowQ4x4 bool
 	// dotQ4 is dotQ8 for Q4_0 weight blocks.
 	dotQ4 func(w []byte, xq []int8, xd []float32) float32
 	// dotQ4Rows is dotQ8Rows for Q4_0 rows.
 	dotQ4Rows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32)
+	// dotQ4Rows2 is dotQ4KRows2 for Q4_0 rows.
+	dotQ4Rows2 func(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32)
 	// dotQ5 is dotQ8 for Q5_0 weight blocks.
 	dotQ5 func(w []byte, xq []int8, xd []float32) float32
 	// dotQ5Rows is dotQ8Rows for Q5_0 rows.
 	dotQ5Rows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32)
+	// dotQ5Rows2 is dotQ4KRows2 for Q5_0 rows.
+	dotQ5Rows2 func(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32)
 	// dotQ4K returns the dot of one Q4_K row (len(xd)/8 super-blocks of 144 bytes) with
 	// activations quantized as for dotQ8, given also their per-block code sums xsum.
 	dotQ4K func(w []byte, xq []int8, xd []float32, xsum []int32) float32
@@ -67,9 +68,6 @@ type kernelSet struct {
 	// (xi and xs hold groups interleaved groups of len(xs)/(8·groups) blocks each), token
 	// 4g+t's result stored at out[(4g+t)·rows].
 	dotQ8x4N func(out []float32, rows int, w []byte, xi []int8, xs []float32, groups int)
-	// dotQ4x4 is dotQ8x4 for Q4_0 weight blocks; chunkQ4 leaves it alone when
-	// slowQ4x4 says that dotQ4Rows multiplies 4 tokens faster.
-	dotQ4x4 func(out *[4]float32, w []byte, xi []int8, xs []float32)
 	// widenQ8 writes the codes of Q8_0 rows to a 4-row tile as dotQ8Tile reads them:
 	// w16[i·cols+c] = code c of row w[i·rowBytes:] as int16 for i < len(w16)/cols (at most
 	// 4 rows; cols = 32·nb), and dw[4b+i] = that row's block b scale as float32.
@@ -116,12 +114,13 @@ var scalarKernels = &kernelSet{
 	dotQ4K:      dotQ4KScalar,
 	dotQ4KRows:  dotQ4KRowsScalar,
 	dotQ4KRows2: dotQ4KRows2Scalar,
+	dotQ4Rows2:  dotQ4Rows2Scalar,
+	dotQ5Rows2:  dotQ5Rows2Scalar,
 	dotQ6KRows2: dotQ6KRows2Scalar,
 	dotQ6K:      dotQ6KScalar,
 	dotQ6KRows:  dotQ6KRowsScalar,
 	dotQ8x4:     dotQ8x4Scalar,
 	dotQ8x4N:    dotQ8x4NScalar,
-	dotQ4x4:     dotQ4x4Scalar,
 	widenQ8:     widenQ8Scalar,
 	widenQ4:     widenQ4Scalar,
 	pack8:       pack8Scalar,
@@ -390,22 +389,34 @@ func dotQ4KRows2Scalar(out0, out1 []float32, w []byte, rowBytes int, xq []int8, 
 
 // dotQ6KRows2Scalar is the reference for dotQ6KRows2: dotQ6KRowsScalar for each token.
 func dotQ6KRows2Scalar(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
-	eachTokenK(out0, out1, w, rowBytes, xq, xd, nil, func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, _ []int32) {
-		dotQ6KRowsScalar(out, w, rowBytes, xq, xd)
-	})
+	eachToken(out0, out1, w, rowBytes, xq, xd, dotQ6KRowsScalar)
 }
 
-// eachTokenK runs a one-token K-quant rows kernel for each token of a two-token call
-// (dotQ4KRows2's layout; xsum nil for types without code sums).
+// dotQ4Rows2Scalar is the reference for dotQ4Rows2: dotQ4RowsScalar for each token.
+func dotQ4Rows2Scalar(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	eachToken(out0, out1, w, rowBytes, xq, xd, dotQ4RowsScalar)
+}
+
+// dotQ5Rows2Scalar is the reference for dotQ5Rows2: dotQ5RowsScalar for each token.
+func dotQ5Rows2Scalar(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	eachToken(out0, out1, w, rowBytes, xq, xd, dotQ5RowsScalar)
+}
+
+// eachToken runs a one-token rows kernel for each token of a two-token call
+// (dotQ4KRows2's layout, for types without code sums).
+func eachToken(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32,
+	rows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32)) {
+	nb := len(xd) / 2
+	rows(out0, w, rowBytes, xq[:32*nb], xd[:nb])
+	rows(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb])
+}
+
+// eachTokenK is eachToken for Q4_K's kernels, which also take the code sums.
 func eachTokenK(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32,
 	rows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32)) {
 	nb := len(xd) / 2
-	var s0, s1 []int32
-	if xsum != nil {
-		s0, s1 = xsum[:nb], xsum[nb:2*nb]
-	}
-	rows(out0, w, rowBytes, xq[:32*nb], xd[:nb], s0)
-	rows(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb], s1)
+	rows(out0, w, rowBytes, xq[:32*nb], xd[:nb], xsum[:nb])
+	rows(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb], xsum[nb:2*nb])
 }
 
 // Q6_K super-block (layout documented in package gguf, q6_k.go): 210 bytes for 256 values
@@ -727,22 +738,6 @@ func dotQ8TileScalar(out []float32, rows int, w16 []int16, dw, dm []float32, xg 
 				out[(8*g+t)*rows+i] = s
 			}
 		}
-	}
-}
-
-// dotQ4x4Scalar is the reference for dotQ4x4: dotQ4Scalar per token, reading token t's
-// codes and scales from the interleaved layout.
-func dotQ4x4Scalar(out *[4]float32, w []byte, xi []int8, xs []float32) {
-	nb := len(xs) / 8
-	w = w[:nb*q4BlockBytes]
-	xi = xi[:nb*4*blockElems]
-	for t := range out {
-		var s float32
-		for b := 0; b < nb; b++ {
-			s += f16Table[uint16(w[b*q4BlockBytes])|uint16(w[b*q4BlockBytes+1])<<8] * xs[8*b+t] *
-				float32(dotCodes4((*[q4BlockBytes]byte)(w[b*q4BlockBytes:]), (*[blockElems]int8)(xi[128*b+32*t:])))
-		}
-		out[t] = s
 	}
 }
 

@@ -109,13 +109,11 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 			return err
 		}
 		switch w.Type {
-		case gguf.TypeQ8_0, gguf.TypeQ4_0:
-			// Enough tokens go through the tile kernel, fewer through the 4-token ones.
+		case gguf.TypeQ8_0:
+			// Enough tokens go through the tile kernel, 4 to 5 through the 4-token ones.
 			tile := n >= tileMinTokens(w.Type)
-			needQ, needTile, needI = true, needTile || tile, needI || !tile
-		case gguf.TypeQ6_K:
-			needQ, needTile = true, needTile || n >= tileMinTokens(w.Type)
-		case gguf.TypeQ5_0:
+			needQ, needTile, needI = true, needTile || tile, needI || !tile && n >= 4
+		case gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ6_K:
 			needQ, needTile = true, needTile || n >= tileMinTokens(w.Type)
 		case gguf.TypeQ4_K:
 			tile := n >= tileMinTokens(w.Type)
@@ -331,9 +329,7 @@ func (p *product) chunk(r0, r1 int) {
 		p.chunkF16(r0, r1)
 	case kindQ8:
 		p.chunkQ8(r0, r1)
-	case kindQ4:
-		p.chunkQ4(r0, r1)
-	case kindQ5, kindQ4K, kindQ6K:
+	case kindQ4, kindQ5, kindQ4K, kindQ6K:
 		p.chunkRows(r0, r1)
 	case kindDecoded:
 		p.chunkDecoded(r0, r1)
@@ -438,7 +434,7 @@ func (p *product) chunkQ8(r0, r1 int) {
 		p.chunkRows(r0, r1)
 		return
 	}
-	p.chunkQuant(r0, r1, p.k.dotQ8, p.k.dotQ8x4, p.k.dotQ8x4N)
+	p.chunkQuant(r0, r1)
 }
 
 // chunkTile multiplies rows [r0, r1) of a Q8_0, Q4_0, Q4_K or Q6_K matrix against
@@ -506,26 +502,14 @@ func (p *product) chunkTile(r0, r1 int) {
 	}
 }
 
-// chunkQ4 multiplies Q4_0 rows: 4 tokens or more through the set's 4-token kernel
-// where it has one (archsimd: 114 against 147 cpu-µs per token through chunkRows at 4
-// tokens, 2048×768), else as chunkRows.
-func (p *product) chunkQ4(r0, r1 int) {
-	if p.n >= 4 && !p.k.slowQ4x4 {
-		p.chunkQuant(r0, r1, p.k.dotQ4, p.k.dotQ4x4, nil)
-		return
-	}
-	p.chunkRows(r0, r1)
-}
-
-// chunkQuant multiplies rows [r0, r1) of a Q8_0 or Q4_0 matrix: for one token one dot per
+// chunkQuant multiplies rows [r0, r1) of a Q8_0 matrix: for one token one dot per
 // row, rows in order (a single sequential stream: computing 4 rows per pass, sharing the
 // activation loads, is faster from cache but streams slower from memory on the AMD Zen 3
 // this was tuned on, 11 vs 8 ms per llama-134m pass on one thread); for more tokens, each
-// row against 4 tokens per dot4 call, or against all the 4-token groups of a token block
-// in one dot4N call when the type has one.
-func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) float32,
-	dot4 func(*[4]float32, []byte, []int8, []float32),
-	dot4N func([]float32, int, []byte, []int8, []float32, int)) {
+// row against all the 4-token groups of a token block in one dotQ8x4N call, then the
+// tokens left one at a time.
+func (p *product) chunkQuant(r0, r1 int) {
+	dot, dot4N := p.k.dotQ8, p.k.dotQ8x4N
 	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
 	nb := cols / blockElems
 	if p.n == 1 { // decode
@@ -538,7 +522,6 @@ func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) flo
 		}
 		return
 	}
-	var res [4]float32
 	for t0 := 0; t0 < p.n; t0 += p.tb {
 		t1 := min(p.n, t0+p.tb)
 		for r := r0; r < r1; r++ {
@@ -547,17 +530,9 @@ func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) flo
 				prefetch(&p.w.Data[(r+prefetchRows)*rb], rb)
 			}
 			t := t0
-			if dot4N != nil && t1-t0 >= 4 {
-				g := (t1 - t0) / 4
+			if g := (t1 - t0) / 4; g > 0 {
 				dot4N(p.out[t0*rows+r:], rows, row, p.xi[t0*cols:(t0+4*g)*cols], p.xs[2*t0*nb:2*(t0+4*g)*nb], g)
 				t += 4 * g
-			}
-			for ; t+4 <= t1; t += 4 {
-				dot4(&res, row, p.xi[t*cols:(t+4)*cols], p.xs[2*t*nb:2*(t+4)*nb])
-				p.out[t*rows+r] = res[0]
-				p.out[(t+1)*rows+r] = res[1]
-				p.out[(t+2)*rows+r] = res[2]
-				p.out[(t+3)*rows+r] = res[3]
 			}
 			for ; t < t1; t++ {
 				p.out[t*rows+r] = dot(row, p.xq[t*cols:(t+1)*cols], p.xd[t*nb:(t+1)*nb])
@@ -571,7 +546,8 @@ func (p *product) chunkQuant(r0, r1 int, dot func([]byte, []int8, []float32) flo
 // chunk in one kernel call (it prefetches ahead); for more, a block of rows of about
 // rowsBlockBytes at a time, for every token in turn, so that the first token streams
 // the block from memory and the others read it from the L1 cache, each call covering
-// the block rather than one row; Q4_K and Q6_K tokens go two per call (tokenRows2).
+// the block rather than one row; tokens go two per call (tokenRows2) for every type but
+// Q8_0.
 // 2048×768 Q4_K at 2 tokens, cpu-µs per token: a call per row and token 156–168, a
 // call per block and token 85–111, two tokens per call 70–82.
 func (p *product) chunkRows(r0, r1 int) {
@@ -583,7 +559,7 @@ func (p *product) chunkRows(r0, r1 int) {
 	for b0 := r0; b0 < r1; b0 += blk {
 		b1 := min(r1, b0+blk)
 		t := 0
-		if p.kind == kindQ4K || p.kind == kindQ6K {
+		if p.kind != kindQ8 {
 			for ; t+2 <= p.n; t += 2 {
 				p.tokenRows2(t, b0, b1)
 			}
@@ -598,17 +574,24 @@ func (p *product) chunkRows(r0, r1 int) {
 // moves on: well within a 32 KiB L1 data cache beside the activations.
 const rowsBlockBytes = 8 << 10
 
-// tokenRows2 runs the two-token rows kernel of the product's type (Q4_K, Q6_K) over
-// rows [r0, r1) for tokens t and t+1: the codes are unpacked and the scales decoded
-// once for both.
+// tokenRows2 runs the two-token rows kernel of the product's type (Q4_0, Q5_0, Q4_K,
+// Q6_K) over rows [r0, r1) for tokens t and t+1: the codes are unpacked and the scales
+// decoded once for both.
 func (p *product) tokenRows2(t, r0, r1 int) {
 	rows, cols, nb := p.w.Rows, p.w.Cols, p.w.Cols/blockElems
 	out0, out1 := p.out[t*rows+r0:t*rows+r1], p.out[(t+1)*rows+r0:(t+1)*rows+r1]
 	w, xq, xd := p.w.Data[r0*p.rb:r1*p.rb], p.xq[t*cols:(t+2)*cols], p.xd[t*nb:(t+2)*nb]
-	if p.kind == kindQ4K {
+	switch p.kind {
+	case kindQ4:
+		p.k.dotQ4Rows2(out0, out1, w, p.rb, xq, xd)
+	case kindQ5:
+		p.k.dotQ5Rows2(out0, out1, w, p.rb, xq, xd)
+	case kindQ4K:
 		p.k.dotQ4KRows2(out0, out1, w, p.rb, xq, xd, p.xsum[t*nb:(t+2)*nb])
-	} else {
+	case kindQ6K:
 		p.k.dotQ6KRows2(out0, out1, w, p.rb, xq, xd)
+	default:
+		panic(fmt.Sprintf("linalg: tokenRows2 for chunk kind %d", p.kind))
 	}
 }
 
@@ -663,16 +646,16 @@ const tileTokens = 8
 // tile kernel, which widens every row once per product and multiplies whole 8-token
 // groups (a last partial group padded with zeros): where it beats the per-token kernels
 // in CPU time (BenchmarkBatch, 2048×768, AMD Zen 3, default build, cpu-µs per token,
-// per-token kernels against tiles: Q4_0 at 5 tokens 128–148 against 95–117; Q5_0 at 5,
-// 170 against 131–137; Q4_K and Q6_K two tokens per call (tokenRows2): Q6_K at 6,
-// 89–95 against 93–114, at 7, 105–108 against 86–92; Q4_K at 12, 68–81 against 86–95,
-// at 16, 70–86 against 58–77, at 32, 58–71 against 46–56).
+// two tokens per call (tokenRows2) against tiles: Q4_0 at 6 tokens 90–100 against
+// 95–103, at 7, 95.5 against 83–86; Q5_0 at 6, 96–106 against 109–132, at 7, 107–119
+// against 91–103; Q6_K at 6, 89–95 against 93–114, at 7, 105–108 against 86–92; Q4_K
+// at 12, 68–81 against 86–95, at 16, 70–86 against 58–77, at 32, 58–71 against 46–56).
 func tileMinTokens(t gguf.TensorType) int {
 	switch t {
 	case gguf.TypeQ8_0:
 		return 6
 	case gguf.TypeQ4_0, gguf.TypeQ5_0:
-		return 5
+		return 7
 	case gguf.TypeQ6_K:
 		return 7
 	case gguf.TypeQ4_K:

@@ -103,6 +103,73 @@ sum: \
 	DECQ   R14 \
 	JNZ    row
 
+// SIGNDOT2 is SIGNDOT for two tokens sharing the block's codes (Y1) and d: token 0's
+// activations at xoff(DI) and xdoff(R8) into acc0, token 1's at xoff(DI)(BX*8) and
+// xdoff(R8)(BX*1) into acc1, each in SIGNDOT's order and rounding. Y1..Y4, Y6 scratch.
+#define SIGNDOT2(off, xoff, xdoff, acc0, acc1) \
+	VMOVDQU      xoff(DI), Y2 \
+	VPSIGNB      Y1, Y2, Y2 \
+	VMOVDQU      xoff(DI)(BX*8), Y6 \
+	VPSIGNB      Y1, Y6, Y6 \
+	VPSIGNB      Y1, Y1, Y1 \
+	VPMADDUBSW   Y2, Y1, Y2 \
+	VPMADDUBSW   Y6, Y1, Y6 \
+	VPMADDWD     Y15, Y2, Y2 \
+	VPMADDWD     Y15, Y6, Y6 \
+	VCVTDQ2PS    Y2, Y2 \
+	VCVTDQ2PS    Y6, Y6 \
+	VPBROADCASTW off(SI), X3 \
+	VCVTPH2PS    X3, Y3 \
+	VBROADCASTSS xdoff(R8), Y4 \
+	VMULPS       Y4, Y3, Y4 \
+	VFMADD231PS  Y4, Y2, acc0 \
+	VBROADCASTSS xdoff(R8)(BX*1), Y4 \
+	VMULPS       Y4, Y3, Y4 \
+	VFMADD231PS  Y4, Y6, acc1
+
+// ROWS32X2(CODES, bytes) is ROWS32 for two tokens (SIGNDOT2) over rows stored one
+// after the other: token 1's activation codes at R10 + 8·BX, its scales at R9 + BX;
+// token 0's dots to (R15) on, token 1's DX values further. Token 0 sums even blocks
+// into Y0 and odd ones into Y5, token 1 into Y7 and Y8, as ROWS32 does.
+#define ROWS32X2(CODES, bytes) \
+row2: \
+	MOVQ   R10, DI \
+	MOVQ   R9, R8 \
+	MOVQ   R11, CX \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y5, Y5, Y5 \
+	VXORPS Y7, Y7, Y7 \
+	VXORPS Y8, Y8, Y8 \
+pair2: \
+	CMPQ       CX, $2 \
+	JB         tail2 \
+	PREFETCHT0 4096(SI) \
+	CODES(0) \
+	SIGNDOT2(0, 0, 0, Y0, Y7) \
+	CODES(bytes) \
+	SIGNDOT2(bytes, 32, 4, Y5, Y8) \
+	ADDQ       $(2*bytes), SI \
+	ADDQ       $64, DI \
+	ADDQ       $8, R8 \
+	SUBQ       $2, CX \
+	JMP        pair2 \
+tail2: \
+	TESTQ CX, CX \
+	JE    sum2 \
+	CODES(0) \
+	SIGNDOT2(0, 0, 0, Y0, Y7) \
+	ADDQ  $bytes, SI \
+sum2: \
+	VADDPS Y5, Y0, Y0 \
+	HSUM0 \
+	VMOVSS X0, (R15) \
+	VADDPS Y8, Y7, Y7 \
+	HSUM(Y7, X7) \
+	VMOVSS X7, (R15)(DX*4) \
+	ADDQ   $4, R15 \
+	DECQ   R14 \
+	JNZ    row2
+
 // func q4DotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
 // out[r] = the dot of the Q4_0 row of units blocks at w+r·rowBytes with the activations
 // (codes xq, scales xd per 32 values), for r < rows (rows, units ≥ 1; see rows_amd64.go).
@@ -170,5 +237,48 @@ q5wloop:
 	JMP          q5wloop
 
 q5wdone:
+	VZEROUPPER
+	RET
+
+// func q4Dot2Rows(out *float32, ldo int, w *byte, rows int, xq *int8, xd *float32, units int)
+// q4DotRows for two tokens over rows stored one after the other (rowBytes = 18·units),
+// each token's sum bit for bit q4DotRows's: token 0's activations at xq and xd, token
+// 1's right after them (xq + 32·units, xd + units); token 0's dot of row r to out[r],
+// token 1's to out[ldo+r] (ldo in values).
+TEXT ·q4Dot2Rows(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), R15
+	MOVQ ldo+8(FP), DX
+	MOVQ w+16(FP), SI
+	MOVQ rows+24(FP), R14
+	MOVQ xq+32(FP), R10
+	MOVQ xd+40(FP), R9
+	MOVQ units+48(FP), R11
+	LEAQ (R11*4), BX // token 1's xd offset in bytes; its xq offset is 8·BX
+	ONES16
+	BYTES32(0x0f, X14, Y14)
+	BYTES32(0x08, X13, Y13)
+	ROWS32X2(Q4CODES, 18)
+	VZEROUPPER
+	RET
+
+// func q5Dot2Rows(out *float32, ldo int, w *byte, rows int, xq *int8, xd *float32, units int)
+// q4Dot2Rows for Q5_0 rows (rowBytes = 22·units).
+TEXT ·q5Dot2Rows(SB), NOSPLIT, $0-56
+	MOVQ         out+0(FP), R15
+	MOVQ         ldo+8(FP), DX
+	MOVQ         w+16(FP), SI
+	MOVQ         rows+24(FP), R14
+	MOVQ         xq+32(FP), R10
+	MOVQ         xd+40(FP), R9
+	MOVQ         units+48(FP), R11
+	LEAQ         (R11*4), BX // token 1's xd offset in bytes; its xq offset is 8·BX
+	ONES16
+	BYTES32(0x0f, X14, Y14)
+	BYTES32(0x10, X13, Y13)
+	MOVQ         $0x8040201008040201, AX
+	VMOVQ        AX, X10
+	VPBROADCASTQ X10, Y10
+	VMOVDQU      q5Spread<>(SB), Y11
+	ROWS32X2(Q5CODES, 22)
 	VZEROUPPER
 	RET

@@ -452,7 +452,7 @@ func TestFewTokensMatchOneToken(t *testing.T) {
 			for n := 2; n < tileMinTokens(typ); n++ {
 				x := randVals(r, n*sh.cols, 1)
 				for _, k := range kernelModes(t) {
-					if typ == gguf.TypeQ4_0 && n >= 4 && !k.slowQ4x4 || typ == gguf.TypeQ8_0 && (n >= 4 || !k.dotQ8Prefetches) {
+					if typ == gguf.TypeQ8_0 && (n >= 4 || !k.dotQ8Prefetches) {
 						continue
 					}
 					for _, threads := range []int{1, 2} {
@@ -622,30 +622,35 @@ func TestQ4KRowsMatchDot(t *testing.T) {
 	}
 }
 
-// TestRows2MatchRows checks dotQ4KRows2 and dotQ6KRows2 against dotQ4KRows and
-// dotQ6KRows for each of their two tokens, bit for bit, on random bytes (every scale
-// and minimum bit pattern, every code), for every kernel set, 1 to 11 super-blocks and
-// 1 or 9 rows.
+// TestRows2MatchRows checks the two-token rows kernels (dotQ4Rows2, dotQ5Rows2,
+// dotQ4KRows2, dotQ6KRows2) against the one-token ones for each of their two tokens,
+// bit for bit, on random bytes (every scale and minimum bit pattern, every code), for
+// every kernel set, rows of 1 to 88 units (odd block counts too) and 1 or 9 rows.
 func TestRows2MatchRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 9))
-	for _, typ := range []gguf.TensorType{gguf.TypeQ4_K, gguf.TypeQ6_K} {
-		for _, nsb := range []int{1, 2, 3, 8, 11} {
+	types := []struct {
+		typ        gguf.TensorType
+		unit, vals int   // bytes and values of a block or super-block
+		halfs      []int // offsets in a unit of the high bytes of binary16 scales
+		cols       []int
+	}{
+		{gguf.TypeQ4_0, q4BlockBytes, blockElems, []int{1}, []int{32, 96, 160, 512, 2816}},
+		{gguf.TypeQ5_0, q5BlockBytes, blockElems, []int{1}, []int{32, 96, 160, 512, 2816}},
+		{gguf.TypeQ4_K, q4KBlockBytes, 256, []int{1, 3}, []int{256, 512, 768, 2048, 2816}},
+		{gguf.TypeQ6_K, q6KBlockBytes, 256, []int{209}, []int{256, 512, 768, 2048, 2816}},
+	}
+	for _, ty := range types {
+		for _, cols := range ty.cols {
 			for _, rows := range []int{1, 9} {
-				cols, blk := nsb*256, q4KBlockBytes
-				if typ == gguf.TypeQ6_K {
-					blk = q6KBlockBytes
-				}
-				rb := nsb * blk
+				units := cols / ty.vals
+				rb := units * ty.unit
 				w := make([]byte, rows*rb)
 				for i := range w {
 					w[i] = byte(r.Uint32())
 				}
-				for sb := 0; sb < rows*nsb; sb++ { // finite binary16 d (Q6_K: at its end) and dmin
-					if typ == gguf.TypeQ6_K {
-						w[sb*blk+209] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7
-					} else {
-						w[sb*blk+1] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7
-						w[sb*blk+3] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7
+				for u := 0; u < rows*units; u++ { // finite scales of moderate size
+					for _, h := range ty.halfs {
+						w[u*ty.unit+h] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7
 					}
 				}
 				nb := cols / blockElems
@@ -656,22 +661,30 @@ func TestRows2MatchRows(t *testing.T) {
 				blockSums(xsum, xq)
 				for _, k := range kernelModes(t) {
 					got := nanSlice(2 * rows)
-					if typ == gguf.TypeQ4_K {
+					one := map[gguf.TensorType]func([]float32, []byte, int, []int8, []float32){
+						gguf.TypeQ4_0: k.dotQ4Rows, gguf.TypeQ5_0: k.dotQ5Rows, gguf.TypeQ6_K: k.dotQ6KRows,
+					}[ty.typ]
+					switch ty.typ {
+					case gguf.TypeQ4_0:
+						k.dotQ4Rows2(got[:rows], got[rows:], w, rb, xq, xd)
+					case gguf.TypeQ5_0:
+						k.dotQ5Rows2(got[:rows], got[rows:], w, rb, xq, xd)
+					case gguf.TypeQ4_K:
 						k.dotQ4KRows2(got[:rows], got[rows:], w, rb, xq, xd, xsum)
-					} else {
+					case gguf.TypeQ6_K:
 						k.dotQ6KRows2(got[:rows], got[rows:], w, rb, xq, xd)
 					}
 					for tok := range 2 {
 						want := nanSlice(rows)
 						txq, txd := xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb]
-						if typ == gguf.TypeQ4_K {
+						if ty.typ == gguf.TypeQ4_K {
 							k.dotQ4KRows(want, w, rb, txq, txd, xsum[tok*nb:(tok+1)*nb])
 						} else {
-							k.dotQ6KRows(want, w, rb, txq, txd)
+							one(want, w, rb, txq, txd)
 						}
 						for i := range want {
 							if g := got[tok*rows+i]; math.Float32bits(g) != math.Float32bits(want[i]) {
-								t.Errorf("%v %s nsb=%d rows=%d token %d row %d: two-token kernel %v, one-token %v", typ, k.name, nsb, rows, tok, i, g, want[i])
+								t.Errorf("%v %s %d values rows=%d token %d row %d: two-token kernel %v, one-token %v", ty.typ, k.name, cols, rows, tok, i, g, want[i])
 							}
 						}
 					}

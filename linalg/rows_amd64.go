@@ -23,6 +23,12 @@ func q5DotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32,
 func q4kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, xsum *int32, units int)
 
 //go:noescape
+func q4Dot2Rows(out *float32, ldo int, w *byte, rows int, xq *int8, xd *float32, units int)
+
+//go:noescape
+func q5Dot2Rows(out *float32, ldo int, w *byte, rows int, xq *int8, xd *float32, units int)
+
+//go:noescape
 func q4kDot2Rows(out *float32, ldo int, w *byte, rows int, xq *int8, xd *float32, xsum *int32, units int)
 
 //go:noescape
@@ -71,26 +77,42 @@ func dotQ4KRowsAsm(out []float32, w []byte, rowBytes int, xq []int8, xd []float3
 }
 
 // rows2Work is rowsWork for a two-token rows kernel over rows stored one after the
-// other (blockBytes per super-block), which also returns the distance from out0 to
-// out1 in values.
-func rows2Work(out0, out1 []float32, w []byte, rowBytes int, xq []int8, nsb, blockBytes int) (ldo int, ok bool) {
+// other (units of unitBytes weight bytes and unitElems activations per token), which
+// also returns the distance from out0 to out1 in values.
+func rows2Work(out0, out1 []float32, w []byte, rowBytes int, xq []int8, units, unitBytes, unitElems int) (ldo int, ok bool) {
 	if len(out1) != len(out0) {
 		panic("linalg: two-token rows kernel: the tokens' outputs differ in length")
 	}
-	if !rowsWork(out0, w, rowBytes, xq, 2*nsb, blockBytes/2, 256) {
+	if !rowsWork(out0, w, rowBytes, xq, units, unitBytes, 2*unitElems) {
 		clear(out1)
 		return 0, false
 	}
-	if rowBytes != nsb*blockBytes && len(out0) > 1 {
+	if rowBytes != units*unitBytes && len(out0) > 1 {
 		panic("linalg: two-token rows kernel: rows are not stored one after the other")
 	}
 	return int(uintptr(unsafe.Pointer(&out1[0]))-uintptr(unsafe.Pointer(&out0[0]))) / 4, true
 }
 
+// dotQ4Rows2Asm is dotQ4Rows2Scalar, for rows stored one after the other.
+func dotQ4Rows2Asm(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	nb := len(xd) / 2
+	if ldo, ok := rows2Work(out0, out1, w, rowBytes, xq, nb, q4BlockBytes, blockElems); ok {
+		q4Dot2Rows(&out0[0], ldo, &w[0], len(out0), &xq[0], &xd[0], nb)
+	}
+}
+
+// dotQ5Rows2Asm is dotQ5Rows2Scalar, for rows stored one after the other.
+func dotQ5Rows2Asm(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	nb := len(xd) / 2
+	if ldo, ok := rows2Work(out0, out1, w, rowBytes, xq, nb, q5BlockBytes, blockElems); ok {
+		q5Dot2Rows(&out0[0], ldo, &w[0], len(out0), &xq[0], &xd[0], nb)
+	}
+}
+
 // dotQ4KRows2Asm is dotQ4KRows2Scalar, for rows stored one after the other.
 func dotQ4KRows2Asm(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
 	nsb := len(xd) / 16
-	if ldo, ok := rows2Work(out0, out1, w, rowBytes, xq, nsb, q4KBlockBytes); ok {
+	if ldo, ok := rows2Work(out0, out1, w, rowBytes, xq, nsb, q4KBlockBytes, 256); ok {
 		_ = xsum[2*nsb*8-1]
 		q4kDot2Rows(&out0[0], ldo, &w[0], len(out0), &xq[0], &xd[0], &xsum[0], nsb)
 	}
@@ -99,7 +121,7 @@ func dotQ4KRows2Asm(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd 
 // dotQ6KRows2Asm is dotQ6KRows2Scalar, for rows stored one after the other.
 func dotQ6KRows2Asm(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
 	nsb := len(xd) / 16
-	if ldo, ok := rows2Work(out0, out1, w, rowBytes, xq, nsb, q6KBlockBytes); ok {
+	if ldo, ok := rows2Work(out0, out1, w, rowBytes, xq, nsb, q6KBlockBytes, 256); ok {
 		q6kDot2Rows(&out0[0], ldo, &w[0], len(out0), &xq[0], &xd[0], nsb)
 	}
 }

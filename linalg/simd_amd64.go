@@ -29,8 +29,10 @@ func detectSIMD() *kernelSet {
 		dotQ8Rows:   dotQ8RowsAVX2,
 		dotQ4:       dotQ4AVX2,
 		dotQ4Rows:   dotQ4RowsAVX2,
+		dotQ4Rows2:  dotQ4Rows2AVX2,
 		dotQ5:       dotQ5Scalar,
 		dotQ5Rows:   dotQ5RowsScalar,
+		dotQ5Rows2:  dotQ5Rows2Scalar,
 		dotQ4K:      dotQ4KAVX2,
 		dotQ4KRows:  dotQ4KRowsAVX2,
 		dotQ4KRows2: dotQ4KRows2AVX2,
@@ -39,7 +41,6 @@ func detectSIMD() *kernelSet {
 		dotQ6KRows2: dotQ6KRows2AVX2,
 		dotQ8x4:     dotQ8x4AVX2,
 		dotQ8x4N:    dotQ8x4NAVX2,
-		dotQ4x4:     dotQ4x4AVX2,
 		axpy:        axpyAVX2,
 		siluMul:     siluMulAsm,
 		quantQ8:     quantQ8Asm,
@@ -54,8 +55,8 @@ func detectSIMD() *kernelSet {
 		k.dotQ8x4N = dotQ8x4NF16C
 		// The assembly Q4_0, Q4_K and Q6_K kernels are faster than dotQ4AVX2, dotQ4KAVX2
 		// and dotQ6KAVX2, which the set without F16C keeps.
-		k.dotQ4, k.dotQ4Rows = dotQ4Asm, dotQ4RowsAsm
-		k.dotQ5, k.dotQ5Rows = dotQ5Asm, dotQ5RowsAsm
+		k.dotQ4, k.dotQ4Rows, k.dotQ4Rows2 = dotQ4Asm, dotQ4RowsAsm, dotQ4Rows2Asm
+		k.dotQ5, k.dotQ5Rows, k.dotQ5Rows2 = dotQ5Asm, dotQ5RowsAsm, dotQ5Rows2Asm
 		k.dotQ4K, k.dotQ4KRows, k.dotQ4KRows2 = dotQ4KAsm, dotQ4KRowsAsm, dotQ4KRows2Asm
 		k.dotQ6K, k.dotQ6KRows, k.dotQ6KRows2 = dotQ6KAsm, dotQ6KRowsAsm, dotQ6KRows2Asm
 	}
@@ -277,30 +278,6 @@ func dotQ8x4AVX2(out *[4]float32, w []byte, xi []int8, xs []float32) {
 	sumHalves(out, acc0.Add(acc1))
 }
 
-// dotQ4x4AVX2 is dotQ4x4Scalar, organized as dotQ8x4AVX2.
-func dotQ4x4AVX2(out *[4]float32, w []byte, xi []int8, xs []float32) {
-	nb := len(xs) / 8
-	w = w[:nb*q4BlockBytes]
-	xi = xi[:nb*4*blockElems]
-	ones := archsimd.BroadcastInt16x16(1)
-	q4c := newQ4consts()
-	var acc0, acc1 archsimd.Float32x8
-	// Two blocks per step.
-	for len(xs) >= 16 && len(w) >= 2*q4BlockBytes && len(xi) >= 8*blockElems {
-		blk := (*[2 * q4BlockBytes]byte)(w[:2*q4BlockBytes])
-		xb := (*[8 * blockElems]int8)(xi[:8*blockElems])
-		sb := (*[16]float32)(xs[:16])
-		acc0 = step4(q4codes((*[16]byte)(blk[2:18]), &q4c), (*[128]int8)(xb[0:128]), blk[0], blk[1], (*[8]float32)(sb[0:8]), ones, acc0)
-		acc1 = step4(q4codes((*[16]byte)(blk[20:36]), &q4c), (*[128]int8)(xb[128:256]), blk[18], blk[18+1], (*[8]float32)(sb[8:16]), ones, acc1)
-		w, xi, xs = w[2*q4BlockBytes:], xi[8*blockElems:], xs[16:]
-	}
-	if len(xs) >= 8 && len(w) >= q4BlockBytes && len(xi) >= 4*blockElems {
-		blk := (*[q4BlockBytes]byte)(w[:q4BlockBytes])
-		acc0 = step4(q4codes((*[16]byte)(blk[2:18]), &q4c), (*[128]int8)(xi[:128]), blk[0], blk[1], (*[8]float32)(xs[:8]), ones, acc0)
-	}
-	sumHalves(out, acc0.Add(acc1))
-}
-
 // q4consts are the constants of q4codes, built once per kernel call.
 type q4consts struct {
 	shifts archsimd.Uint32x8 // 0 in the low 128 bits, 4 in the high
@@ -442,9 +419,12 @@ func dotQ4KRows2AVX2(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd
 
 // dotQ6KRows2AVX2 is dotQ6KRows2Scalar: dotQ6KRowsAVX2 for each token.
 func dotQ6KRows2AVX2(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
-	eachTokenK(out0, out1, w, rowBytes, xq, xd, nil, func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, _ []int32) {
-		dotQ6KRowsAVX2(out, w, rowBytes, xq, xd)
-	})
+	eachToken(out0, out1, w, rowBytes, xq, xd, dotQ6KRowsAVX2)
+}
+
+// dotQ4Rows2AVX2 is dotQ4Rows2Scalar: dotQ4RowsAVX2 for each token.
+func dotQ4Rows2AVX2(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	eachToken(out0, out1, w, rowBytes, xq, xd, dotQ4RowsAVX2)
 }
 
 // dotQ4RowsAVX2 is dotQ4RowsScalar: dotQ4AVX2 of each row.
