@@ -36,6 +36,14 @@ GLOBL q5Spread<>(SB), RODATA|NOPTR, $32
 	NIBBLES((off+2)) \
 	VPSUBB Y13, Y1, Y1
 
+// Q5CONSTS sets Q5CODES's constants: Y10 bytes 1 << j mod 8, Y11 q5Spread (AX
+// scratch).
+#define Q5CONSTS \
+	MOVQ         $0x8040201008040201, AX \
+	VMOVQ        AX, X10 \
+	VPBROADCASTQ X10, Y10 \
+	VMOVDQU      q5Spread<>(SB), Y11
+
 // Q5CODES(off) leaves in Y1 the codes − 16 of the Q5_0 block at off(SI). Y10: bytes
 // 1 << j mod 8, Y11: q5Spread, Y13: bytes 16; Y2 scratch.
 #define Q5CODES(off) \
@@ -201,10 +209,7 @@ TEXT ·q5DotRows(SB), NOSPLIT, $0-56
 	ONES16
 	BYTES32(0x0f, X14, Y14)
 	BYTES32(0x10, X13, Y13)
-	MOVQ         $0x8040201008040201, AX
-	VMOVQ        AX, X10
-	VPBROADCASTQ X10, Y10
-	VMOVDQU      q5Spread<>(SB), Y11
+	Q5CONSTS
 	ROWS32(Q5CODES, 22)
 	VZEROUPPER
 	RET
@@ -217,10 +222,7 @@ TEXT ·q5Widen(SB), NOSPLIT, $0-24
 	MOVQ         nb+16(FP), CX
 	BYTES32(0x0f, X14, Y14)
 	BYTES32(0x10, X13, Y13)
-	MOVQ         $0x8040201008040201, AX
-	VMOVQ        AX, X10
-	VPBROADCASTQ X10, Y10
-	VMOVDQU      q5Spread<>(SB), Y11
+	Q5CONSTS
 
 q5wloop:
 	TESTQ        CX, CX
@@ -275,10 +277,7 @@ TEXT ·q5Dot2Rows(SB), NOSPLIT, $0-56
 	ONES16
 	BYTES32(0x0f, X14, Y14)
 	BYTES32(0x10, X13, Y13)
-	MOVQ         $0x8040201008040201, AX
-	VMOVQ        AX, X10
-	VPBROADCASTQ X10, Y10
-	VMOVDQU      q5Spread<>(SB), Y11
+	Q5CONSTS
 	ROWS32X2(Q5CODES, 22)
 	VZEROUPPER
 	RET
