@@ -75,6 +75,7 @@ type seq struct {
 	sinkEnd, winStart int
 
 	tails []tail // per layer
+	caps  []int  // Grow's plan of ring capacities, reused (2 per layer)
 	work  work   // the current step's f32 rows of one layer
 
 	encBuf []float32 // one KIVI key block of one head, for encoding
@@ -292,10 +293,16 @@ type growPlan struct {
 
 // planGrow plans a Grow of n ≥ 1 tokens of s without changing anything. The
 // previous step's last layer may still have rows in the work area: the plan treats
-// them as folded into its ring (Grow folds them on commit).
-func (st *Store) planGrow(s *seq, n int) growPlan {
+// them as folded into its ring (Grow folds them on commit). caps, when not nil (2 per
+// layer), receives the rings' new capacities as kCap and vCap; GrowCost, which needs
+// only the bytes, passes nil (it plans under the read lock, so it may not write into
+// s).
+func (st *Store) planGrow(s *seq, n int, caps []int) growPlan {
 	B, L := st.g.B, len(st.g.layers)
-	pl := growPlan{p0: s.n, end: s.n + n, kCap: make([]int, L), vCap: make([]int, L)}
+	pl := growPlan{p0: s.n, end: s.n + n}
+	if caps != nil {
+		pl.kCap, pl.vCap = caps[:L], caps[L:2*L]
+	}
 	p0, end := pl.p0, pl.end
 	pl.needBlocks = (end + B - 1) / B
 	pl.newBlocks = pl.needBlocks - len(s.blocks)
@@ -310,14 +317,20 @@ func (st *Store) planGrow(s *seq, n int) growPlan {
 		if ly.hasKTail() {
 			now := p0 - max(ly.kTailStart(p0), t.k.start)
 			after := end - ly.kTailStart(end)
-			pl.kCap[i] = planCap(t.k.capRows(), max(now, after), ly.kSteady())
-			pl.extra += int64(pl.kCap[i]-t.k.capRows()) * rl
+			c := planCap(t.k.capRows(), max(now, after), ly.kSteady())
+			if pl.kCap != nil {
+				pl.kCap[i] = c
+			}
+			pl.extra += int64(c-t.k.capRows()) * rl
 		}
 		if ly.hasVTail() {
 			now := p0 - max(ly.vTailStart(p0), t.v.start)
 			after := end - ly.vTailStart(end)
-			pl.vCap[i] = planCap(t.v.capRows(), max(now, after), ly.vSteady())
-			pl.extra += int64(pl.vCap[i]-t.v.capRows()) * rl
+			c := planCap(t.v.capRows(), max(now, after), ly.vSteady())
+			if pl.vCap != nil {
+				pl.vCap[i] = c
+			}
+			pl.extra += int64(c-t.v.capRows()) * rl
 		}
 		if ly.sinksK > 0 && t.sk == nil && p0 < ly.sinksK {
 			pl.extra += int64(ly.sinksK) * rl
@@ -358,7 +371,7 @@ func (st *Store) GrowCost(id SeqID, n int) (int64, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	pl := st.planGrow(s, n)
+	pl := st.planGrow(s, n, nil)
 	return int64(pl.newBlocks+len(pl.cow))*int64(st.g.blockBytes) + pl.extra, nil
 }
 
@@ -384,7 +397,10 @@ func (st *Store) Grow(id SeqID, tokens []int32) error {
 		return nil
 	}
 	st.register(s)
-	pl := st.planGrow(s, n)
+	if len(s.caps) < 2*L {
+		s.caps = make([]int, 2*L)
+	}
+	pl := st.planGrow(s, n, s.caps)
 	p0, end := pl.p0, pl.end
 	if err := st.checkBudget(pl.newBlocks+len(pl.cow), pl.extra); err != nil {
 		return fmt.Errorf("kv: grow of sequence %d by %d tokens at %d: %w", id, n, p0, err)

@@ -297,8 +297,9 @@ func TestRotateDoesNotAllocate(t *testing.T) {
 // TestDecodeStepAllocations: a decode step of the built-in model (one token through
 // every layer and its cache, attention run by two workers) allocates next to nothing
 // once warm: a step of a 134M-parameter model made 47 KB of garbage before its loops,
-// closures and views were made reusable. The bound leaves room for the cache's block
-// table growing every 64 tokens and its plan of each step.
+// closures and views were made reusable. 5 allocations per step now (7 before the
+// cache's plan of each step reused its buffer); the bound leaves room for the block
+// table growing every 64 tokens.
 func TestDecodeStepAllocations(t *testing.T) {
 	if raceflag.Enabled {
 		t.Skip("the race detector makes sync.Pool drop pooled items at random")
@@ -322,7 +323,9 @@ func TestDecodeStepAllocations(t *testing.T) {
 		tok[0] = Argmax(logits[0])
 	}
 	step()
-	if a := testing.AllocsPerRun(100, step); a > 8 {
+	a := testing.AllocsPerRun(100, step)
+	if a > 6 {
 		t.Errorf("a decode step allocates %.1f times", a)
 	}
+	t.Logf("%.1f allocations per decode step", a)
 }
