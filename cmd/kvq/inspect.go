@@ -53,6 +53,9 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	}
 	sort.Strings(keys)
 	fmt.Fprintf(stdout, "tensors      %v; %s of weights, %s read per decoded token\n", keys, fmtBytes(m.WeightBytes()), fmtBytes(m.DecodeWeightBytes()))
+	if mf.path != "" {
+		fmt.Fprintf(stdout, "memory       %s of weights copied into memory, the rest read through the file's mapping\n", fmtBytes(m.PreloadedBytes()))
+	}
 	if note := dequantNote(types); note != "" {
 		fmt.Fprintf(stdout, "note         %s\n", note)
 	}

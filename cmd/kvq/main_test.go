@@ -92,6 +92,20 @@ func TestInspect(t *testing.T) {
 			t.Errorf("inspect output lacks %q:\n%s", want, out)
 		}
 	}
+	// A model file: its weights are copied into memory (all of them: the built-in
+	// model's output shares token_embd), or none with --mmap.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"inspect", "--model", "../../assets/stories260K.gguf"}, "1015.8 KiB of weights copied into memory"},
+		{[]string{"inspect", "--mmap", "--model", "../../assets/stories260K.gguf"}, "0 B of weights copied into memory"},
+	} {
+		code, out, errOut := run(t, c.args...)
+		if code != 0 || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d, output lacks %q:\n%s%s", c.args, code, c.want, out, errOut)
+		}
+	}
 }
 
 // TestDequantNote: inspect names the weight types that run dequantized row by row,
