@@ -60,13 +60,10 @@ type kernelSet struct {
 	dotQ6KRows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32)
 	// dotQ6KRows2 is dotQ4KRows2 for Q6_K rows.
 	dotQ6KRows2 func(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32)
-	// dotQ8x4 is dotQ8 of one weight row against 4 consecutive tokens: xi holds their
-	// codes and xs their scales, both interleaved by block (see interleave4); out[t] is
-	// token t's result.
-	dotQ8x4 func(out *[4]float32, w []byte, xi []int8, xs []float32)
-	// dotQ8x4N is dotQ8x4 of one weight row against groups consecutive 4-token groups
-	// (xi and xs hold groups interleaved groups of len(xs)/(8·groups) blocks each), token
-	// 4g+t's result stored at out[(4g+t)·rows].
+	// dotQ8x4N is dotQ8 of one weight row against groups consecutive 4-token groups:
+	// xi and xs hold their codes and scales, each group interleaved by block (see
+	// interleave4; len(xs)/(8·groups) blocks per group); token 4g+t's result is stored
+	// at out[(4g+t)·rows].
 	dotQ8x4N func(out []float32, rows int, w []byte, xi []int8, xs []float32, groups int)
 	// widenQ8 writes the codes of Q8_0 rows to a 4-row tile as dotQ8Tile reads them:
 	// w16[i·cols+c] = code c of row w[i·rowBytes:] as int16 for i < len(w16)/cols (at most
@@ -119,7 +116,6 @@ var scalarKernels = &kernelSet{
 	dotQ6KRows2: dotQ6KRows2Scalar,
 	dotQ6K:      dotQ6KScalar,
 	dotQ6KRows:  dotQ6KRowsScalar,
-	dotQ8x4:     dotQ8x4Scalar,
 	dotQ8x4N:    dotQ8x4NScalar,
 	widenQ8:     widenQ8Scalar,
 	widenQ4:     widenQ4Scalar,
@@ -509,8 +505,9 @@ func dot4xN(dot4 func(*[4]float32, []byte, []int8, []float32), out []float32, ro
 	}
 }
 
-// dotQ8x4Scalar is the reference for dotQ8x4: dotQ8Scalar per token, reading token t's
-// codes and scales from the interleaved layout.
+// dotQ8x4Scalar is dotQ8Scalar of one row against one interleaved 4-token group
+// (dotQ8x4NScalar's group): per token, reading token t's codes and scales from the
+// interleaved layout; out[t] is token t's result.
 func dotQ8x4Scalar(out *[4]float32, w []byte, xi []int8, xs []float32) {
 	nb := len(xs) / 8
 	w = w[:nb*q8BlockBytes]

@@ -18,12 +18,6 @@ func q8Dot1(w *byte, xq *int8, xd *float32, nb int) float32
 //go:noescape
 func q8DotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, nb int)
 
-// q8Dot4Tok writes to out[t] the dot of the Q8_0 row of nb blocks at w with token t of
-// the 4 tokens interleaved in xi (128·nb codes) and xs (8·nb scales) by interleave4.
-//
-//go:noescape
-func q8Dot4Tok(out *[4]float32, w *byte, xi *int8, xs *float32, nb int)
-
 // dotQ8F16C is dotQ8Scalar.
 func dotQ8F16C(w []byte, xq []int8, xd []float32) float32 {
 	nb := len(xd)
@@ -35,8 +29,9 @@ func dotQ8F16C(w []byte, xq []int8, xd []float32) float32 {
 	return q8Dot1(&w[0], &xq[0], &xd[0], nb)
 }
 
-// q8Dot4TokN computes the q8Dot4Tok sums of the row at w for groups consecutive 4-token
-// groups of xi and xs, storing token 4g+t's result at out[(4g+t)·rows].
+// q8Dot4TokN computes the dots of the Q8_0 row of nb blocks at w with groups consecutive
+// 4-token groups of xi and xs (interleaved by interleave4), storing token 4g+t's result
+// at out[(4g+t)·rows].
 //
 //go:noescape
 func q8Dot4TokN(out *float32, rows int, w *byte, xi *int8, xs *float32, nb, groups int)
@@ -54,18 +49,6 @@ func dotQ8RowsF16C(out []float32, w []byte, rowBytes int, xq []int8, xd []float3
 	_ = w[(len(out)-1)*rowBytes+nb*q8BlockBytes-1]
 	_ = xq[nb*blockElems-1]
 	q8DotRows(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], nb)
-}
-
-// dotQ8x4F16C is dotQ8x4Scalar.
-func dotQ8x4F16C(out *[4]float32, w []byte, xi []int8, xs []float32) {
-	nb := len(xs) / 8
-	if nb == 0 {
-		*out = [4]float32{}
-		return
-	}
-	_ = w[nb*q8BlockBytes-1]
-	_ = xi[nb*4*blockElems-1]
-	q8Dot4Tok(out, &w[0], &xi[0], &xs[0], nb)
 }
 
 // dotQ8x4NF16C is dotQ8x4NScalar.

@@ -219,72 +219,6 @@ rdone:
 	VPMADDUBSW dst, Y7, dst \
 	VPMADDWD   Y15, dst, dst
 
-// func q8Dot4Tok(out *[4]float32, w *byte, xi *int8, xs *float32, nb int)
-// The dot of one Q8_0 row of nb blocks with 4 tokens, interleaved as interleave4 writes
-// them (block b: 4×32 codes at xi[128b:], scales at xs[8b+t] and xs[8b+4+t]): each weight
-// block is loaded and its sign split off once for the 4 tokens, whose partial sums are
-// folded by VPHADDD into one vector (lanes t and 4+t: token t), converted once and scaled
-// by one FMA.
-TEXT ·q8Dot4Tok(SB), NOSPLIT, $0-40
-	MOVQ w+8(FP), SI
-	MOVQ xi+16(FP), DI
-	MOVQ xs+24(FP), BX
-	MOVQ nb+32(FP), CX
-	ONES16
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-
-t4loop:
-	TESTQ        CX, CX
-	JE           t4done
-	VMOVDQU      2(SI), Y6
-	VPSIGNB      Y6, Y6, Y7
-	TOKEN(0, Y8)
-	TOKEN(32, Y9)
-	TOKEN(64, Y10)
-	TOKEN(96, Y11)
-	VPHADDD      Y9, Y8, Y8
-	VPHADDD      Y11, Y10, Y10
-	VPHADDD      Y10, Y8, Y8
-	VCVTDQ2PS    Y8, Y8
-	VPBROADCASTW (SI), X12
-	VCVTPH2PS    X12, Y12
-	VMULPS       (BX), Y12, Y12
-	VFMADD231PS  Y12, Y8, Y0
-	ADDQ         $34, SI
-	ADDQ         $128, DI
-	ADDQ         $32, BX
-	DECQ         CX
-	JE           t4done
-	VMOVDQU      2(SI), Y6
-	VPSIGNB      Y6, Y6, Y7
-	TOKEN(0, Y8)
-	TOKEN(32, Y9)
-	TOKEN(64, Y10)
-	TOKEN(96, Y11)
-	VPHADDD      Y9, Y8, Y8
-	VPHADDD      Y11, Y10, Y10
-	VPHADDD      Y10, Y8, Y8
-	VCVTDQ2PS    Y8, Y8
-	VPBROADCASTW (SI), X12
-	VCVTPH2PS    X12, Y12
-	VMULPS       (BX), Y12, Y12
-	VFMADD231PS  Y12, Y8, Y1
-	ADDQ         $34, SI
-	ADDQ         $128, DI
-	ADDQ         $32, BX
-	DECQ         CX
-	JMP          t4loop
-
-t4done:
-	VADDPS       Y1, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	MOVQ         out+0(FP), AX
-	VMOVUPS      X0, (AX)
-	VZEROUPPER
-	RET
-
 // TOK4BLOCK accumulates one weight block at SI against the 4 tokens' codes at DI and
 // scales at BX into acc (lanes t and 4+t: token t), then steps SI, DI and BX to the next
 // block.
@@ -308,9 +242,13 @@ t4done:
 	ADDQ         $32, BX
 
 // func q8Dot4TokN(out *float32, rows int, w *byte, xi *int8, xs *float32, nb, groups int)
-// The q8Dot4Tok sums of one row against groups consecutive 4-token groups (group g's codes
-// at xi[128·nb·g:], scales at xs[8·nb·g:]), token 4g+t's result stored at out[(4g+t)·rows]:
-// the row stays in L1 while the tokens stream past it, without a call per group.
+// The dots of one row against groups consecutive 4-token groups, interleaved as
+// interleave4 writes them (group g's block b: 4×32 codes at xi[128·nb·g+128b:], scales
+// at xs[8·nb·g+8b+t] and xs[8·nb·g+8b+4+t]), token 4g+t's result stored at
+// out[(4g+t)·rows]: the row stays in L1 while the tokens stream past it, without a call
+// per group. Each weight block is loaded and its sign split off once for the 4 tokens,
+// whose partial sums are folded by VPHADDD into one vector (lanes t and 4+t: token t),
+// converted once and scaled by one FMA.
 TEXT ·q8Dot4TokN(SB), NOSPLIT, $0-56
 	MOVQ out+0(FP), AX
 	MOVQ rows+8(FP), DX

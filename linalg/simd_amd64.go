@@ -39,7 +39,6 @@ func detectSIMD() *kernelSet {
 		dotQ6K:      dotQ6KAVX2,
 		dotQ6KRows:  dotQ6KRowsAVX2,
 		dotQ6KRows2: dotQ6KRows2AVX2,
-		dotQ8x4:     dotQ8x4AVX2,
 		dotQ8x4N:    dotQ8x4NAVX2,
 		axpy:        axpyAVX2,
 		siluMul:     siluMulAsm,
@@ -51,7 +50,7 @@ func detectSIMD() *kernelSet {
 		plain.name = "avx2-nof16c"
 		alternateKernels = append(alternateKernels, &plain)
 		k.dotF16, k.widenF16 = dotF16F16C, widenF16F16C
-		k.dotQ8, k.dotQ8Rows, k.dotQ8x4, k.dotQ8Prefetches = dotQ8F16C, dotQ8RowsF16C, dotQ8x4F16C, true
+		k.dotQ8, k.dotQ8Rows, k.dotQ8Prefetches = dotQ8F16C, dotQ8RowsF16C, true
 		k.dotQ8x4N = dotQ8x4NF16C
 		// The assembly Q4_0, Q4_K and Q6_K kernels are faster than dotQ4AVX2, dotQ4KAVX2
 		// and dotQ6KAVX2, which the set without F16C keeps.
