@@ -110,10 +110,10 @@ var scalarKernels = &kernelSet{
 	dotQ5Rows:   dotQ5RowsScalar,
 	dotQ4K:      dotQ4KScalar,
 	dotQ4KRows:  dotQ4KRowsScalar,
-	dotQ4KRows2: dotQ4KRows2Scalar,
-	dotQ4Rows2:  dotQ4Rows2Scalar,
-	dotQ5Rows2:  dotQ5Rows2Scalar,
-	dotQ6KRows2: dotQ6KRows2Scalar,
+	dotQ4KRows2: rows2K(dotQ4KRowsScalar),
+	dotQ4Rows2:  rows2(dotQ4RowsScalar),
+	dotQ5Rows2:  rows2(dotQ5RowsScalar),
+	dotQ6KRows2: rows2(dotQ6KRowsScalar),
 	dotQ6K:      dotQ6KScalar,
 	dotQ6KRows:  dotQ6KRowsScalar,
 	dotQ8x4N:    dotQ8x4NScalar,
@@ -378,41 +378,25 @@ func dotQ4KRowsScalar(out []float32, w []byte, rowBytes int, xq []int8, xd []flo
 	}
 }
 
-// dotQ4KRows2Scalar is the reference for dotQ4KRows2: dotQ4KRowsScalar for each token.
-func dotQ4KRows2Scalar(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
-	eachTokenK(out0, out1, w, rowBytes, xq, xd, xsum, dotQ4KRowsScalar)
+// rows2 is the two-token rows kernel made of a one-token one, rows, run for each token
+// in turn: the reference for dotQ4Rows2, dotQ5Rows2 and dotQ6KRows2 (of the scalar
+// rows kernels), and the archsimd set's versions.
+func rows2(rows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32)) func(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+	return func(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
+		nb := len(xd) / 2
+		rows(out0, w, rowBytes, xq[:32*nb], xd[:nb])
+		rows(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb])
+	}
 }
 
-// dotQ6KRows2Scalar is the reference for dotQ6KRows2: dotQ6KRowsScalar for each token.
-func dotQ6KRows2Scalar(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
-	eachToken(out0, out1, w, rowBytes, xq, xd, dotQ6KRowsScalar)
-}
-
-// dotQ4Rows2Scalar is the reference for dotQ4Rows2: dotQ4RowsScalar for each token.
-func dotQ4Rows2Scalar(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
-	eachToken(out0, out1, w, rowBytes, xq, xd, dotQ4RowsScalar)
-}
-
-// dotQ5Rows2Scalar is the reference for dotQ5Rows2: dotQ5RowsScalar for each token.
-func dotQ5Rows2Scalar(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
-	eachToken(out0, out1, w, rowBytes, xq, xd, dotQ5RowsScalar)
-}
-
-// eachToken runs a one-token rows kernel for each token of a two-token call
-// (dotQ4KRows2's layout, for types without code sums).
-func eachToken(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32,
-	rows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32)) {
-	nb := len(xd) / 2
-	rows(out0, w, rowBytes, xq[:32*nb], xd[:nb])
-	rows(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb])
-}
-
-// eachTokenK is eachToken for Q4_K's kernels, which also take the code sums.
-func eachTokenK(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32,
-	rows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32)) {
-	nb := len(xd) / 2
-	rows(out0, w, rowBytes, xq[:32*nb], xd[:nb], xsum[:nb])
-	rows(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb], xsum[nb:2*nb])
+// rows2K is rows2 for Q4_K's rows kernels, which also take the code sums: the
+// reference for dotQ4KRows2.
+func rows2K(rows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32)) func(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
+	return func(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
+		nb := len(xd) / 2
+		rows(out0, w, rowBytes, xq[:32*nb], xd[:nb], xsum[:nb])
+		rows(out1, w, rowBytes, xq[32*nb:64*nb], xd[nb:2*nb], xsum[nb:2*nb])
+	}
 }
 
 // Q6_K super-block (layout documented in package gguf, q6_k.go): 210 bytes for 256 values

@@ -93,7 +93,8 @@ func rows2Work(out0, out1 []float32, w []byte, rowBytes int, xq []int8, units, u
 	return int(uintptr(unsafe.Pointer(&out1[0]))-uintptr(unsafe.Pointer(&out0[0]))) / 4, true
 }
 
-// dotQ4Rows2Asm is dotQ4Rows2Scalar, for rows stored one after the other.
+// dotQ4Rows2Asm is dotQ4Rows for two tokens (rows2 of dotQ4RowsScalar), for rows stored
+// one after the other.
 func dotQ4Rows2Asm(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
 	nb := len(xd) / 2
 	if ldo, ok := rows2Work(out0, out1, w, rowBytes, xq, nb, q4BlockBytes, blockElems); ok {
@@ -101,7 +102,8 @@ func dotQ4Rows2Asm(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd [
 	}
 }
 
-// dotQ5Rows2Asm is dotQ5Rows2Scalar, for rows stored one after the other.
+// dotQ5Rows2Asm is dotQ5Rows for two tokens (rows2 of dotQ5RowsScalar), for rows stored
+// one after the other.
 func dotQ5Rows2Asm(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
 	nb := len(xd) / 2
 	if ldo, ok := rows2Work(out0, out1, w, rowBytes, xq, nb, q5BlockBytes, blockElems); ok {
@@ -109,7 +111,8 @@ func dotQ5Rows2Asm(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd [
 	}
 }
 
-// dotQ4KRows2Asm is dotQ4KRows2Scalar, for rows stored one after the other.
+// dotQ4KRows2Asm is dotQ4KRows for two tokens (rows2 of dotQ4KRowsScalar), for rows stored
+// one after the other.
 func dotQ4KRows2Asm(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
 	nsb := len(xd) / 16
 	if ldo, ok := rows2Work(out0, out1, w, rowBytes, xq, nsb, q4KBlockBytes, 256); ok {
@@ -118,7 +121,8 @@ func dotQ4KRows2Asm(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd 
 	}
 }
 
-// dotQ6KRows2Asm is dotQ6KRows2Scalar, for rows stored one after the other.
+// dotQ6KRows2Asm is dotQ6KRows for two tokens (rows2 of dotQ6KRowsScalar), for rows stored
+// one after the other.
 func dotQ6KRows2Asm(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
 	nsb := len(xd) / 16
 	if ldo, ok := rows2Work(out0, out1, w, rowBytes, xq, nsb, q6KBlockBytes, 256); ok {

@@ -29,16 +29,16 @@ func detectSIMD() *kernelSet {
 		dotQ8Rows:   dotQ8RowsAVX2,
 		dotQ4:       dotQ4AVX2,
 		dotQ4Rows:   dotQ4RowsAVX2,
-		dotQ4Rows2:  dotQ4Rows2AVX2,
+		dotQ4Rows2:  rows2(dotQ4RowsAVX2),
 		dotQ5:       dotQ5Scalar,
 		dotQ5Rows:   dotQ5RowsScalar,
-		dotQ5Rows2:  dotQ5Rows2Scalar,
+		dotQ5Rows2:  rows2(dotQ5RowsScalar),
 		dotQ4K:      dotQ4KAVX2,
 		dotQ4KRows:  dotQ4KRowsAVX2,
-		dotQ4KRows2: dotQ4KRows2AVX2,
+		dotQ4KRows2: rows2K(dotQ4KRowsAVX2),
 		dotQ6K:      dotQ6KAVX2,
 		dotQ6KRows:  dotQ6KRowsAVX2,
-		dotQ6KRows2: dotQ6KRows2AVX2,
+		dotQ6KRows2: rows2(dotQ6KRowsAVX2),
 		dotQ8x4N:    dotQ8x4NAVX2,
 		axpy:        axpyAVX2,
 		siluMul:     siluMulAsm,
@@ -409,21 +409,6 @@ func dotQ4KRowsAVX2(out []float32, w []byte, rowBytes int, xq []int8, xd []float
 	for r := range out {
 		out[r] = dotQ4KAVX2(w[r*rowBytes:r*rowBytes+rb], xq, xd, xsum)
 	}
-}
-
-// dotQ4KRows2AVX2 is dotQ4KRows2Scalar: dotQ4KRowsAVX2 for each token.
-func dotQ4KRows2AVX2(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
-	eachTokenK(out0, out1, w, rowBytes, xq, xd, xsum, dotQ4KRowsAVX2)
-}
-
-// dotQ6KRows2AVX2 is dotQ6KRows2Scalar: dotQ6KRowsAVX2 for each token.
-func dotQ6KRows2AVX2(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
-	eachToken(out0, out1, w, rowBytes, xq, xd, dotQ6KRowsAVX2)
-}
-
-// dotQ4Rows2AVX2 is dotQ4Rows2Scalar: dotQ4RowsAVX2 for each token.
-func dotQ4Rows2AVX2(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
-	eachToken(out0, out1, w, rowBytes, xq, xd, dotQ4RowsAVX2)
 }
 
 // dotQ4RowsAVX2 is dotQ4RowsScalar: dotQ4AVX2 of each row.
