@@ -45,9 +45,6 @@ func (f *File) Preload(keep func(*TensorInfo) bool) error {
 	if total == 0 {
 		return nil
 	}
-	if total > uint64(len(f.data)) {
-		return fmt.Errorf("gguf: Preload: %d bytes of tensors in a %d-byte file", total, len(f.data))
-	}
 	region, err := hugemem.Map(int(total))
 	if errors.Is(err, errors.ErrUnsupported) {
 		return nil

@@ -2,6 +2,9 @@ package gguf
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"unsafe"
@@ -89,6 +92,36 @@ func TestPreloadParsed(t *testing.T) {
 		lo := f.DataOffset + f.Tensors[i].Offset
 		if !bytes.Equal(got, data[lo:lo+f.Tensors[i].Size]) {
 			t.Errorf("%s differs after Preload", f.Tensors[i].Name)
+		}
+	}
+}
+
+// TestPreloadTinyTensors preloads a file of many 4-byte tensors at alignment 8: the
+// copies, each on a cache line, take more bytes than the whole file, which is fine.
+func TestPreloadTinyTensors(t *testing.T) {
+	var tensors []Tensor
+	for i := range 200 {
+		tensors = append(tensors, Tensor{Name: fmt.Sprintf("t%d", i), Type: TypeF32, Dims: []uint64{1}, Data: []float32{float32(i)}})
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, []KV{{Key: KeyAlignment, Value: uint32(8)}}, tensors); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Preload(func(*TensorInfo) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.PreloadedBytes(); n != 800 || 200*preloadAlign <= buf.Len() {
+		t.Fatalf("PreloadedBytes %d (want 800) of a %d-byte file", n, buf.Len())
+	}
+	for i := range f.Tensors {
+		b, err := f.TensorData(&f.Tensors[i])
+		if err != nil || math.Float32frombits(binary.LittleEndian.Uint32(b)) != float32(i) {
+			t.Fatalf("tensor %d after Preload: %v, %v", i, b, err)
 		}
 	}
 }
