@@ -102,7 +102,7 @@ func TestQ8RowsMatchDot(t *testing.T) {
 			w[i] = byte(r.Uint32())
 		}
 		for b := 0; b < len(w)/q8BlockBytes; b++ { // finite scales, some negative
-			w[b*q8BlockBytes+1] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7
+			w[b*q8BlockBytes+1] = halfHigh(r)
 		}
 		x := randVals(r, cols, 1)
 		xq, xd := make([]int8, cols), make([]float32, nb)
@@ -578,8 +578,8 @@ func TestQ4KRowsMatchDot(t *testing.T) {
 		for i := 0; i < rows; i++ {
 			for sb := 0; sb < nsb; sb++ {
 				o := i*stride + sb*q4KBlockBytes
-				w[o+1] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7 // d
-				w[o+3] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7 // dmin
+				w[o+1] = halfHigh(r) // d
+				w[o+3] = halfHigh(r) // dmin
 			}
 		}
 		x := randVals(r, cols, 1)
@@ -642,7 +642,7 @@ func TestRows2MatchRows(t *testing.T) {
 				}
 				for u := 0; u < rows*units; u++ { // finite scales of moderate size
 					for _, h := range ty.halfs {
-						w[u*ty.unit+h] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7
+						w[u*ty.unit+h] = halfHigh(r)
 					}
 				}
 				nb := cols / blockElems
@@ -736,7 +736,7 @@ func TestQ6KRowsMatchDot(t *testing.T) {
 		}
 		for i := 0; i < rows; i++ {
 			for sb := 0; sb < nsb; sb++ {
-				w[i*stride+sb*q6KBlockBytes+209] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7 // d
+				w[i*stride+sb*q6KBlockBytes+209] = halfHigh(r) // d
 			}
 		}
 		x := randVals(r, cols, 1)
@@ -840,8 +840,8 @@ func TestBlockRowsMatchDot(t *testing.T) {
 			for i := 0; i < rows; i++ {
 				for b := 0; b < nb; b++ {
 					blk := w[i*stride+b*tc.blockBytes:]
-					blk[1] = byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7 // finite d of either sign
-					if i < 2 {                                          // row 0: every code bit clear; row 1: every bit set
+					blk[1] = halfHigh(r) // finite d of either sign
+					if i < 2 {           // row 0: every code bit clear; row 1: every bit set
 						for j := 2; j < tc.blockBytes; j++ {
 							blk[j] = byte(i) * 0xff
 						}
@@ -877,3 +877,7 @@ func TestBlockRowsMatchDot(t *testing.T) {
 		}
 	}
 }
+
+// halfHigh returns a random high byte of a binary16 scale: exponent field 4..9, so a
+// finite magnitude in [2^-11, 2^-5), either sign.
+func halfHigh(r *rand.Rand) byte { return byte(0x10+r.IntN(24)) | byte(r.IntN(2))<<7 }
