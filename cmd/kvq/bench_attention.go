@@ -6,11 +6,13 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"kvq/attn"
 	"kvq/internal/membw"
 	"kvq/internal/procstat"
+	"kvq/internal/workpool"
 	"kvq/kv"
 )
 
@@ -28,11 +30,12 @@ type attentionReport struct {
 	Threads      int     `json:"threads"` // goroutines per step (the caller included)
 	Kernels      string  `json:"kernels"` // attn.KernelName()
 	Steps        int     `json:"steps"`
-	StepMicros   float64 `json:"step_us"`         // wall time of one decode step of one layer
-	CPUMicros    float64 `json:"cpu_us_per_step"` // process CPU time per step (all threads)
-	TokPerS      float64 `json:"tok_per_s"`       // steps per second (one layer)
-	CacheBytes   int64   `json:"cache_bytes"`     // K and V bytes of the layer, read once per step
-	GBPerS       float64 `json:"gb_per_s"`        // cache bytes read per second, 1e9 bytes
+	Warm         bool    `json:"warm"`                      // the layer's bytes stayed in the CPU caches between steps
+	StepMicros   float64 `json:"step_us"`                   // wall time of one decode step of one layer
+	CPUMicros    float64 `json:"cpu_us_per_step,omitempty"` // process CPU time per step (all threads; warm only)
+	TokPerS      float64 `json:"tok_per_s"`                 // steps per second (one layer)
+	CacheBytes   int64   `json:"cache_bytes"`               // K and V bytes of the layer, read once per step
+	GBPerS       float64 `json:"gb_per_s"`                  // cache bytes read per second, 1e9 bytes
 	BandwidthGBs float64 `json:"bandwidth_gb_per_s"`
 	FracOfBW     float64 `json:"frac_of_bandwidth"`
 }
@@ -47,6 +50,7 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 	threads := fs.Int("threads", 0, "goroutines per step: 0 = automatic (all CPUs for long histories), 1 = one")
 	blockTokens := fs.Int("block-tokens", 0, "tokens per cache block (0: the cache's default)")
 	minTime := fs.Duration("time", 2*time.Second, "measuring time")
+	warm := fs.Bool("warm", false, "repeat steps back to back, the layer's bytes left in the CPU caches; by default each step first reads a buffer of twice the last-level cache, as decode reads the other layers and the weights between two reads of a layer")
 	bwTime := fs.Duration("bw-time", time.Second, "measuring time of the read bandwidth")
 	noSIMD := fs.Bool("no-simd", false, "use the portable scalar kernels")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
@@ -95,23 +99,6 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	stopProfile, err := startCPUProfile(*cpuProfile)
-	if err != nil {
-		return err
-	}
-	defer stopProfile()
-	steps := 0
-	cpu0 := procstat.CPU()
-	t0 := time.Now()
-	for steps < 3 || time.Since(t0) < *minTime {
-		if err := st.Attend(0, id, q, out); err != nil {
-			return err
-		}
-		steps++
-	}
-	wall := time.Since(t0)
-	cpu := procstat.CPU() - cpu0
-	stopProfile()
 	nThreads := *threads
 	if nThreads == 0 {
 		nThreads = 1
@@ -119,25 +106,66 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 			nThreads = attn.DefaultWorkers()
 		}
 	}
+	var evict func()
+	if !*warm {
+		var release func()
+		evict, release = cacheEvicter(nThreads)
+		defer release()
+	}
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
+	// Only the steps are timed. Process CPU time is measured over the warm loop only:
+	// its counters are too coarse to time single steps between evictions.
+	steps := 0
+	var wall time.Duration
+	cpu0 := procstat.CPU()
+	t0 := time.Now()
+	for steps < 3 || time.Since(t0) < *minTime {
+		if evict != nil {
+			evict()
+		}
+		w0 := time.Now()
+		if err := st.Attend(0, id, q, out); err != nil {
+			return err
+		}
+		wall += time.Since(w0)
+		steps++
+	}
+	cpu := procstat.CPU() - cpu0
+	stopProfile()
 	buf, free := membw.Buffer(defaultBandwidthBuffer)
 	bw := membw.Read(buf, nThreads, *bwTime)
 	free()
 	rep := attentionReport{
 		Cache: spec.String(), Ctx: *ctx, Heads: *heads, KVHeads: *kvHeads, HeadDim: *headDim,
-		Threads: nThreads, Kernels: attn.KernelName(), Steps: steps,
+		Threads: nThreads, Kernels: attn.KernelName(), Steps: steps, Warm: *warm,
 		StepMicros: float64(wall.Microseconds()) / float64(steps),
-		CPUMicros:  float64(cpu.Microseconds()) / float64(steps),
 		TokPerS:    float64(steps) / wall.Seconds(),
 		CacheBytes: st.Usage().AllocBytes,
+	}
+	if *warm {
+		rep.CPUMicros = float64(cpu.Microseconds()) / float64(steps)
 	}
 	rep.GBPerS = float64(rep.CacheBytes) * rep.TokPerS / 1e9
 	rep.BandwidthGBs = bw
 	if bw > 0 {
 		rep.FracOfBW = rep.GBPerS / bw
 	}
+	state := "cold: each step reads the layer from memory, as decode does"
+	if rep.Warm {
+		state = "warm: steps back to back, the layer in the CPU caches where it fits"
+	}
 	fmt.Fprintf(stdout, "cache %s, ctx %d, %d heads / %d kv heads × %d, %d thread(s), kernels %s\n",
 		rep.Cache, rep.Ctx, rep.Heads, rep.KVHeads, rep.HeadDim, rep.Threads, rep.Kernels)
-	fmt.Fprintf(stdout, "step            %.1f µs wall, %.1f µs CPU (%d steps): %.1f tok/s per layer\n", rep.StepMicros, rep.CPUMicros, steps, rep.TokPerS)
+	fmt.Fprintf(stdout, "caches          %s\n", state)
+	cpuNote := ""
+	if rep.CPUMicros > 0 {
+		cpuNote = fmt.Sprintf(", %.1f µs CPU", rep.CPUMicros)
+	}
+	fmt.Fprintf(stdout, "step            %.1f µs wall%s (%d steps): %.1f tok/s per layer\n", rep.StepMicros, cpuNote, steps, rep.TokPerS)
 	fmt.Fprintf(stdout, "cache read      %s per step at %.2f GB/s\n", fmtBytes(rep.CacheBytes), rep.GBPerS)
 	fmt.Fprintf(stdout, "read bandwidth  %.2f GB/s with %d thread(s): %.1f%% of it\n", bw, nThreads, 100*rep.FracOfBW)
 	if *jsonPath != "" {
@@ -150,6 +178,26 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// cacheEvicter returns evict, which reads a buffer of twice the last-level cache (64
+// MiB where its size is unknown) on threads goroutines of the worker pool, so that
+// the next step finds none of the layer's bytes in the CPU caches and the pool's
+// helpers are as awake as after a matrix product; and release, which frees the buffer.
+func cacheEvicter(threads int) (evict, release func()) {
+	size := 2 * membw.LastLevelCache()
+	if size <= 0 {
+		size = 64 << 20
+	}
+	buf, free := membw.Buffer(size)
+	const run = 1 << 15 // words per item: 256 KiB
+	items := max(1, len(buf)/run)
+	var sink atomic.Uint64
+	return func() {
+		workpool.ForRuns(threads, items, func(i0, i1 int) {
+			sink.Add(membw.Sum(buf[i0*run : min(len(buf), i1*run)]))
+		})
+	}, free
 }
 
 // fillRandom appends ctx tokens of random keys and values (rowLen = kvHeads·headDim

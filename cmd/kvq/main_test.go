@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -202,6 +203,8 @@ func TestBenchAttentionAndBandwidthJSON(t *testing.T) {
 	}{
 		{[]string{"bench", "attention", "--cache", "kivi4/kivi2", "--ctx", "300", "--heads", "8", "--kv-heads", "2", "--head-dim", "16",
 			"--time", "50ms", "--bw-time", "50ms"}, []string{"cache", "ctx", "gb_per_s", "bandwidth_gb_per_s", "frac_of_bandwidth"}},
+		{[]string{"bench", "attention", "--cache", "q4", "--ctx", "200", "--heads", "4", "--kv-heads", "4", "--head-dim", "32",
+			"--time", "50ms", "--bw-time", "50ms", "--warm"}, []string{"cache", "ctx", "gb_per_s", "bandwidth_gb_per_s", "frac_of_bandwidth"}},
 		{[]string{"bench", "bandwidth", "--size", "64MiB", "--threads", "1", "--time", "50ms"}, nil},
 	}
 	for i, tc := range tests {
@@ -226,6 +229,14 @@ func TestBenchAttentionAndBandwidthJSON(t *testing.T) {
 		if tc.fields != nil {
 			if g, _ := r["gb_per_s"].(float64); g <= 0 {
 				t.Errorf("gb_per_s %v", r["gb_per_s"])
+			}
+			// Cold by default (no CPU time per step), warm with --warm (CPU time measured).
+			warm := slices.Contains(tc.args, "--warm")
+			if w, _ := r["warm"].(bool); w != warm {
+				t.Errorf("%v: warm = %v, want %v", tc.args, r["warm"], warm)
+			}
+			if c, _ := r["cpu_us_per_step"].(float64); (c > 0) != warm {
+				t.Errorf("%v: cpu_us_per_step = %v", tc.args, r["cpu_us_per_step"])
 			}
 		}
 	}

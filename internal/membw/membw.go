@@ -3,7 +3,11 @@
 package membw
 
 import (
+	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -104,4 +108,39 @@ func sumWords(w []uint64) uint64 {
 		s0 += x
 	}
 	return s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
+}
+
+// LastLevelCache returns the size in bytes of the largest CPU cache of CPU 0 (on
+// Linux, from /sys/devices/system/cpu/cpu0/cache), or 0 where it is not known.
+func LastLevelCache() int64 {
+	dirs, _ := filepath.Glob("/sys/devices/system/cpu/cpu0/cache/index*")
+	var best int64
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "size"))
+		if err != nil {
+			continue
+		}
+		if n := parseCacheSize(strings.TrimSpace(string(b))); n > best {
+			best = n
+		}
+	}
+	return best
+}
+
+// parseCacheSize parses a sysfs cache size ("32768K", "1M", "512"), or returns 0.
+func parseCacheSize(s string) int64 {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mult, s = 1<<10, s[:len(s)-1]
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, s[:len(s)-1]
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1<<30, s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n * mult
 }

@@ -64,3 +64,20 @@ func BenchmarkSum(b *testing.B) {
 		})
 	}
 }
+
+func TestParseCacheSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"32768K", 32 << 20}, {"1M", 1 << 20}, {"2G", 2 << 30}, {"512", 512},
+		{"", 0}, {"K", 0}, {"-4K", 0}, {"12X", 0},
+	} {
+		if got := parseCacheSize(tc.in); got != tc.want {
+			t.Errorf("parseCacheSize(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+	if n := LastLevelCache(); n < 0 {
+		t.Errorf("LastLevelCache() = %d", n)
+	}
+}
