@@ -189,6 +189,7 @@ func (m *Model) rollback(c kv.Cache, batch []Span, cause error) error {
 // logits the pieces ask for into m.ws.logits. It reserves cache room for every piece
 // first, undoing all of them if one fails.
 func (m *Model) pass(c kv.Cache, pieces []piece) error {
+	lt := newLapTimer(m.Timings)
 	n := 0
 	for i, pc := range pieces {
 		if err := c.Grow(pc.seq, pc.tokens); err != nil {
@@ -199,6 +200,7 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 		}
 		n += len(pc.tokens)
 	}
+	lt.lap(PartCache)
 
 	cfg := &m.Config
 	ws := &m.ws
@@ -240,9 +242,11 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 	for li := range m.layers {
 		ly := &m.layers[li]
 		rmsNormRows(ws.xb, ws.x, ly.attnNorm, cfg.Dim, cfg.RMSEps)
+		lt.lap(PartOther)
 		if err := linalg.MatMulMany([][]float32{ws.q, ws.k, ws.v}, []linalg.Matrix{ly.wq, ly.wk, ly.wv}, ws.xb, n); err != nil {
 			return fmt.Errorf("model: layer %d q/k/v: %w", li, err)
 		}
+		lt.lap(PartQKV)
 		if ly.bq != nil {
 			addBiasRows(ws.q, ly.bq)
 			addBiasRows(ws.k, ly.bk)
@@ -257,26 +261,35 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 				m.rope(ws.k[r*kvd+h*cfg.HeadDim:r*kvd+(h+1)*cfg.HeadDim], cs, sn)
 			}
 		}
+		lt.lap(PartOther)
 		if err := m.attendPieces(c, li, pieces); err != nil {
 			return err
 		}
+		lt.lap(PartCache)
 		if err := linalg.MatMul(ws.xb, ly.wo, ws.att, n); err != nil {
 			return fmt.Errorf("model: layer %d attention output: %w", li, err)
 		}
+		lt.lap(PartAttnOut)
 		addRows(ws.x, ws.xb)
 
 		rmsNormRows(ws.xb, ws.x, ly.ffnNorm, cfg.Dim, cfg.RMSEps)
+		lt.lap(PartOther)
 		if err := linalg.MatMulMany([][]float32{ws.hb, ws.hb2}, []linalg.Matrix{ly.wGate, ly.wUp}, ws.xb, n); err != nil {
 			return fmt.Errorf("model: layer %d gate/up: %w", li, err)
 		}
+		lt.lap(PartGateUp)
 		if err := linalg.SiLUMul(ws.hb, ws.hb2); err != nil {
 			return fmt.Errorf("model: layer %d SwiGLU: %w", li, err)
 		}
+		lt.lap(PartOther)
 		if err := linalg.MatMul(ws.xb, ly.wDown, ws.hb, n); err != nil {
 			return fmt.Errorf("model: layer %d down: %w", li, err)
 		}
+		lt.lap(PartDown)
 		addRows(ws.x, ws.xb)
 	}
+	lt.lap(PartOther)
+	defer lt.lap(PartLogits)
 
 	// Logits only for the rows that need them. They are consecutive rows of the
 	// call's logits: a pass is a contiguous run of the batch's tokens.

@@ -23,6 +23,9 @@ type Model struct {
 	// DefaultPassTokens). Forward's scratch memory is proportional to it; a longer
 	// batch runs in several passes (see Forward).
 	PassTokens int
+	// Timings, when set, accumulates the wall time of each part of every forward pass
+	// (kvq bench decode --breakdown); nil measures nothing.
+	Timings *Timings
 
 	file    *gguf.File
 	embd    linalg.Matrix // vocab × dim

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"kvq/internal/raceflag"
 	"kvq/internal/reference"
@@ -328,4 +329,62 @@ func TestDecodeStepAllocations(t *testing.T) {
 		t.Errorf("a decode step allocates %.1f times", a)
 	}
 	t.Logf("%.1f allocations per decode step", a)
+}
+
+// TestTimings runs a prefill and decode steps with Model.Timings set: one pass per
+// step (the prefill in passes of PassTokens), every part but "other" measured above 0,
+// and the parts' sum within the calls' wall time; with Timings nil again nothing more
+// is counted.
+func TestTimings(t *testing.T) {
+	m := loadDefault(t)
+	c, seq := newCache(t, m, "q8")
+	var tm Timings
+	m.Timings = &tm
+	m.PassTokens = 16
+	defer func() { m.Timings, m.PassTokens = nil, 0 }()
+	prompt := make([]int32, 40)
+	for i := range prompt {
+		prompt[i] = int32(1 + i%300)
+	}
+	t0 := time.Now()
+	logits, err := m.Forward(c, []Span{{Seq: seq, Tokens: prompt}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := []int32{Argmax(logits[0])}
+	for range 3 {
+		logits, err := m.Forward(c, []Span{{Seq: seq, Tokens: tok}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok[0] = Argmax(logits[0])
+	}
+	wall := time.Since(t0)
+	if tm.Passes != 3+3 {
+		t.Errorf("%d passes, want 3 for 40 prompt tokens in passes of 16, then 3", tm.Passes)
+	}
+	var sum time.Duration
+	for p := range NumParts {
+		if d := tm.Parts[p]; d < 0 || (p != PartOther && d == 0) {
+			t.Errorf("part %s: %v", p, d)
+		}
+		sum += tm.Parts[p]
+	}
+	if sum > wall {
+		t.Errorf("parts sum to %v, more than the %v the calls took", sum, wall)
+	}
+	m.Timings = nil
+	if _, err := m.Forward(c, []Span{{Seq: seq, Tokens: tok}}); err != nil {
+		t.Fatal(err)
+	}
+	if tm.Passes != 6 {
+		t.Errorf("Timings counted a pass after it was unset: %d", tm.Passes)
+	}
+	names := map[string]bool{}
+	for p := range NumParts {
+		names[p.String()] = true
+	}
+	if len(names) != int(NumParts) || Part(-1).String() != "unknown" || NumParts.String() != "unknown" {
+		t.Errorf("part names %v", names)
+	}
 }

@@ -55,6 +55,9 @@ type decodeResult struct {
 	// rounds of this cache's tok/s over the first cache's in the same round.
 	Rounds  []float64 `json:"decode_tok_per_s_rounds"`
 	VsFirst float64   `json:"decode_vs_first"`
+	// Breakdown (--breakdown): wall time per decode token of each part of the forward
+	// pass, in µs, keyed by model.Part names.
+	Breakdown map[string]float64 `json:"breakdown_us_per_token,omitempty"`
 }
 
 // decodeRun is one compared cache: its store, sequence and timings.
@@ -66,6 +69,7 @@ type decodeRun struct {
 	next    int32         // the token the next decode step feeds
 	prefill time.Duration // total of its prefill chunks
 	rounds  []float64     // decode tok/s per round
+	timings model.Timings // its timed decode steps' parts (--breakdown)
 }
 
 func runBenchDecode(args []string, stdout, stderr io.Writer) error {
@@ -83,6 +87,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed of the random prompt tokens")
 	jsonPath := fs.String("json", "", "also write the result as JSON to this file")
 	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed decode steps to this file (one cache)")
+	breakdown := fs.Bool("breakdown", false, "also time each part of the decode steps (products, attention, logits, the rest) and print µs per token")
 	tracePath := fs.String("trace", "", "write a runtime execution trace of the timed decode steps to this file (one cache; go tool trace: where threads wait between parallel loops)")
 	memProfile := fs.String("memprofile", "", "write a pprof heap profile to this file after the timed decode steps (the cache's blocks are outside the Go heap: not in it)")
 	if err := parse(fs, args); err != nil {
@@ -168,6 +173,9 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	defer stopTrace()
 	for range *rounds {
 		for _, r := range runs {
+			if *breakdown {
+				m.Timings = &r.timings
+			}
 			t0 := time.Now()
 			for range *gen {
 				logits, err := m.Forward(r.c, []model.Span{{Seq: r.seq, Tokens: []int32{r.next}}})
@@ -179,6 +187,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 			r.rounds = append(r.rounds, float64(*gen)/time.Since(t0).Seconds())
 		}
 	}
+	m.Timings = nil
 	stopProfile()
 	stopTrace()
 	peak, heap := procstat.PeakRSS(), heapObjectBytes()
@@ -196,6 +205,9 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 			HeapBytes: heap, RSSAnonBytes: anon, RSSFileBytes: file,
 			Rounds: r.rounds, VsFirst: median(ratios),
 		}
+		if *breakdown {
+			res[i].Breakdown = breakdownMicros(&r.timings)
+		}
 	}
 	if *memProfile != "" {
 		if err := writeHeapProfile(*memProfile); err != nil {
@@ -209,6 +221,9 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 		out = res[0]
 	} else {
 		printDecodeTable(stdout, res, *rounds, *gen)
+	}
+	if *breakdown {
+		printBreakdown(stdout, res)
 	}
 	if *jsonPath != "" {
 		b, err := json.MarshalIndent(out, "", "  ")
@@ -251,6 +266,40 @@ func printDecodeTable(w io.Writer, res []decodeResult, rounds, gen int) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nmemory: weights %s, every cache above held at once, peak RSS %s\n", fmtBytes(r0.WeightBytes), fmtBytes(r0.RSSBytes))
+}
+
+// breakdownMicros returns t's parts in µs per pass (one pass per decode token).
+func breakdownMicros(t *model.Timings) map[string]float64 {
+	out := make(map[string]float64, model.NumParts)
+	for p := range model.NumParts {
+		out[p.String()] = float64(t.Parts[p].Nanoseconds()) / 1e3 / float64(max(1, t.Passes))
+	}
+	return out
+}
+
+// printBreakdown prints each cache's decode time per token by part of the forward
+// pass: µs, and the share of the parts' total.
+func printBreakdown(w io.Writer, res []decodeResult) {
+	fmt.Fprintln(w, "\ndecode time per token by part (wall µs; the parts' share of their total):")
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "cache\t")
+	for p := range model.NumParts {
+		fmt.Fprintf(tw, "%s\t", p)
+	}
+	fmt.Fprintln(tw, "total\t")
+	for _, r := range res {
+		var total float64
+		for p := range model.NumParts {
+			total += r.Breakdown[p.String()]
+		}
+		fmt.Fprintf(tw, "%s\t", r.Cache)
+		for p := range model.NumParts {
+			us := r.Breakdown[p.String()]
+			fmt.Fprintf(tw, "%.0f (%.0f%%)\t", us, 100*us/max(total, 1e-9))
+		}
+		fmt.Fprintf(tw, "%.0f\t\n", total)
+	}
+	tw.Flush()
 }
 
 // median is the middle value of xs (the mean of the two middle ones for an even

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"kvq/model"
 )
 
 // TestBenchDecodeMemory checks the memory figures and the heap profile of bench
@@ -103,6 +105,50 @@ func TestBenchDecodeCompare(t *testing.T) {
 	}
 	if rs[1].KVBytes >= rs[0].KVBytes {
 		t.Errorf("KV bytes q8 %d, f16 %d: q8 should be smaller", rs[1].KVBytes, rs[0].KVBytes)
+	}
+}
+
+// TestBenchDecodeBreakdown checks --breakdown: a table of the parts for each cache, and
+// in the JSON every part of the forward pass with a time per token, the products and
+// the attention above 0, their sum below the decode step's time (the parts are timed
+// inside the step).
+func TestBenchDecodeBreakdown(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "decode.json")
+	code, out, errOut := run(t, "bench", "decode", "--cache", "f16", "--cache", "q4", "--ctx", "40", "--gen", "3", "--rounds", "2",
+		"--breakdown", "--json", js)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "decode time per token by part") || !strings.Contains(out, "gate_up") {
+		t.Errorf("stdout lacks the breakdown table: %q", out)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []decodeResult
+	if err := json.Unmarshal(b, &rs); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		var sum float64
+		for p := range model.NumParts {
+			us, ok := r.Breakdown[p.String()]
+			if !ok || us < 0 || (p != model.PartOther && us == 0) {
+				t.Errorf("%s: part %s = %v (present %v)", r.Cache, p, us, ok)
+			}
+			sum += us
+		}
+		// The medians of the rounds are per token too; the parts' mean can exceed the
+		// median round only by the rounds' spread, so compare with the slowest one.
+		if slowest := 1e6 / slices.Min(r.Rounds); sum > slowest*1.01 {
+			t.Errorf("%s: parts sum to %.0f µs per token, the slowest round took %.0f", r.Cache, sum, slowest)
+		}
+	}
+	// Without the flag, no breakdown.
+	code, out, _ = run(t, "bench", "decode", "--ctx", "8", "--gen", "1", "--json", js)
+	if b, _ := os.ReadFile(js); code != 0 || strings.Contains(out, "by part") || strings.Contains(string(b), "breakdown") {
+		t.Errorf("breakdown without --breakdown: exit %d, %q, %s", code, out, b)
 	}
 }
 
