@@ -53,7 +53,7 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 	warm := fs.Bool("warm", false, "repeat steps back to back, the layer's bytes left in the CPU caches; by default each step first reads a buffer of twice the last-level cache, as decode reads the other layers and the weights between two reads of a layer")
 	bwTime := fs.Duration("bw-time", time.Second, "measuring time of the read bandwidth")
 	noSIMD := fs.Bool("no-simd", false, "use the portable scalar kernels")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to this file (without --warm it also holds the reads between steps, in membw.Sum)")
 	jsonPath := fs.String("json", "", "also write the results as JSON to this file")
 	if err := parse(fs, args); err != nil {
 		return err

@@ -70,18 +70,14 @@ func TestBenchDecodeMemory(t *testing.T) {
 	}
 }
 
-// TestBenchDecodeCompare runs two caches in one run: the JSON is an array in flag
-// order, each cache timed for every round, the first cache's ratio to itself 1, and
-// q8 holding fewer KV bytes than f16 at the same length.
-func TestBenchDecodeCompare(t *testing.T) {
+// runDecodeCompare runs bench decode with args (several caches) and returns its
+// stdout and its JSON results.
+func runDecodeCompare(t *testing.T, args ...string) (string, []decodeResult) {
+	t.Helper()
 	js := filepath.Join(t.TempDir(), "decode.json")
-	code, out, errOut := run(t, "bench", "decode", "--cache", "f16", "--cache", "q8", "--ctx", "40", "--gen", "2", "--rounds", "3",
-		"--threads", "1", "--json", js)
+	code, out, errOut := run(t, append(append([]string{"bench", "decode"}, args...), "--json", js)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	if !strings.Contains(out, "vs f16") || !strings.Contains(out, "3 rounds of 2 decode steps") {
-		t.Errorf("stdout lacks the comparison table: %q", out)
 	}
 	b, err := os.ReadFile(js)
 	if err != nil {
@@ -90,6 +86,17 @@ func TestBenchDecodeCompare(t *testing.T) {
 	var rs []decodeResult
 	if err := json.Unmarshal(b, &rs); err != nil {
 		t.Fatal(err)
+	}
+	return out, rs
+}
+
+// TestBenchDecodeCompare runs two caches in one run: the JSON is an array in flag
+// order, each cache timed for every round, the first cache's ratio to itself 1, and
+// q8 holding fewer KV bytes than f16 at the same length.
+func TestBenchDecodeCompare(t *testing.T) {
+	out, rs := runDecodeCompare(t, "--cache", "f16", "--cache", "q8", "--ctx", "40", "--gen", "2", "--rounds", "3", "--threads", "1")
+	if !strings.Contains(out, "vs f16") || !strings.Contains(out, "3 rounds of 2 decode steps") {
+		t.Errorf("stdout lacks the comparison table: %q", out)
 	}
 	if len(rs) != 2 || rs[0].Cache != "f16" || rs[1].Cache != "q8" {
 		t.Fatalf("results %+v, want f16 then q8", rs)
@@ -113,22 +120,9 @@ func TestBenchDecodeCompare(t *testing.T) {
 // the attention above 0, their sum below the decode step's time (the parts are timed
 // inside the step).
 func TestBenchDecodeBreakdown(t *testing.T) {
-	js := filepath.Join(t.TempDir(), "decode.json")
-	code, out, errOut := run(t, "bench", "decode", "--cache", "f16", "--cache", "q4", "--ctx", "40", "--gen", "3", "--rounds", "2",
-		"--breakdown", "--json", js)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	out, rs := runDecodeCompare(t, "--cache", "f16", "--cache", "q4", "--ctx", "40", "--gen", "3", "--rounds", "2", "--breakdown")
 	if !strings.Contains(out, "decode time per token by part") || !strings.Contains(out, "gate_up") {
 		t.Errorf("stdout lacks the breakdown table: %q", out)
-	}
-	b, err := os.ReadFile(js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rs []decodeResult
-	if err := json.Unmarshal(b, &rs); err != nil {
-		t.Fatal(err)
 	}
 	for _, r := range rs {
 		var sum float64
@@ -146,7 +140,8 @@ func TestBenchDecodeBreakdown(t *testing.T) {
 		}
 	}
 	// Without the flag, no breakdown.
-	code, out, _ = run(t, "bench", "decode", "--ctx", "8", "--gen", "1", "--json", js)
+	js := filepath.Join(t.TempDir(), "decode.json")
+	code, out, _ := run(t, "bench", "decode", "--ctx", "8", "--gen", "1", "--json", js)
 	if b, _ := os.ReadFile(js); code != 0 || strings.Contains(out, "by part") || strings.Contains(string(b), "breakdown") {
 		t.Errorf("breakdown without --breakdown: exit %d, %q, %s", code, out, b)
 	}
