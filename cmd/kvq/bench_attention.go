@@ -195,7 +195,11 @@ func cacheEvicter(threads int) (evict, release func()) {
 	var sink atomic.Uint64
 	return func() {
 		workpool.ForRuns(threads, items, func(i0, i1 int) {
-			sink.Add(membw.Sum(buf[i0*run : min(len(buf), i1*run)]))
+			hi := i1 * run
+			if i1 == items {
+				hi = len(buf) // the last item takes the rest
+			}
+			sink.Add(membw.Sum(buf[i0*run : hi]))
 		})
 	}, free
 }
