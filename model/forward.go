@@ -200,7 +200,7 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 		}
 		n += len(pc.tokens)
 	}
-	lt.lap(PartCache)
+	lt.lap(PartAttention)
 
 	cfg := &m.Config
 	ws := &m.ws
@@ -265,7 +265,7 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 		if err := m.attendPieces(c, li, pieces); err != nil {
 			return err
 		}
-		lt.lap(PartCache)
+		lt.lap(PartAttention)
 		if err := linalg.MatMul(ws.xb, ly.wo, ws.att, n); err != nil {
 			return fmt.Errorf("model: layer %d attention output: %w", li, err)
 		}

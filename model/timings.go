@@ -7,13 +7,13 @@ type Part int
 
 // The parts of a forward pass, in the order a layer runs them.
 const (
-	PartQKV     Part = iota // the query, key and value products
-	PartCache               // the KV cache: reserving, appending and attending
-	PartAttnOut             // the attention output product
-	PartGateUp              // the FFN's gate and up products
-	PartDown                // the FFN's down product
-	PartLogits              // the final norm and the output product
-	PartOther               // embeddings, norms, RoPE, biases, residual adds, SwiGLU
+	PartQKV       Part = iota // the query, key and value products
+	PartAttention             // the KV cache: reserving, appending and attending
+	PartAttnOut               // the attention output product
+	PartGateUp                // the FFN's gate and up products
+	PartDown                  // the FFN's down product
+	PartLogits                // the final norm and the output product
+	PartOther                 // embeddings, norms, RoPE, biases, residual adds, SwiGLU
 	NumParts
 )
 
