@@ -470,3 +470,105 @@ lsstore:
 	JNZ     lsgroup
 	VZEROUPPER
 	RET
+
+// P2AROW adds one row's codes of a pair of groups (16 bytes at R, the next group's at
+// R + CX) times its weighted scales (the float32s at ws0(SP) and ws1(SP), hardware
+// SP) into Y0..Y3 (first group, split as by U4LOAD) and Y4..Y7 (second).
+#define P2AROW(R, ws0, ws1) \
+	VBROADCASTSS ws0(SP), Y12      \
+	VBROADCASTSS ws1(SP), Y13      \
+	VPMOVZXBD    (R), Y8           \
+	VPMOVZXBD    8(R), Y10         \
+	VPSRLD       $4, Y8, Y9        \
+	VPSRLD       $4, Y10, Y11      \
+	VPAND        nib4<>(SB), Y8, Y8 \
+	VPAND        nib4<>(SB), Y10, Y10 \
+	VCVTDQ2PS    Y8, Y8            \
+	VCVTDQ2PS    Y9, Y9            \
+	VCVTDQ2PS    Y10, Y10          \
+	VCVTDQ2PS    Y11, Y11          \
+	VFMADD231PS  Y12, Y8, Y0       \
+	VFMADD231PS  Y12, Y9, Y1       \
+	VFMADD231PS  Y12, Y10, Y2      \
+	VFMADD231PS  Y12, Y11, Y3      \
+	VPMOVZXBD    (R)(CX*1), Y8     \
+	VPMOVZXBD    8(R)(CX*1), Y10   \
+	VPSRLD       $4, Y8, Y9        \
+	VPSRLD       $4, Y10, Y11      \
+	VPAND        nib4<>(SB), Y8, Y8 \
+	VPAND        nib4<>(SB), Y10, Y10 \
+	VCVTDQ2PS    Y8, Y8            \
+	VCVTDQ2PS    Y9, Y9            \
+	VCVTDQ2PS    Y10, Y10          \
+	VCVTDQ2PS    Y11, Y11          \
+	VFMADD231PS  Y13, Y8, Y4       \
+	VFMADD231PS  Y13, Y9, Y5       \
+	VFMADD231PS  Y13, Y10, Y6      \
+	VFMADD231PS  Y13, Y11, Y7
+
+// func addU4Q1P2(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+//
+// Per block of four rows: their scales and zeros of both groups gathered at once
+// (rows 0–3 of the first group, then of the second), times the four weights: the
+// weighted scales go to the frame for P2AROW's broadcasts, the weighted zeros into
+// Y15, whose halves' sums are added to their group's columns at the end.
+TEXT ·addU4Q1P2(SB), NOSPLIT, $32-48
+	MOVQ a+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ cp+16(FP), R9
+	MOVQ stride+24(FP), R10
+	MOVQ nb+32(FP), R11
+	MOVQ gb+40(FP), CX
+	SPLIT16((DI), 32(DI), Y0, Y1)
+	SPLIT16(64(DI), 96(DI), Y2, Y3)
+	SPLIT16(128(DI), 160(DI), Y4, Y5)
+	SPLIT16(192(DI), 224(DI), Y6, Y7)
+	VXORPS Y15, Y15, Y15
+
+a2blk:
+	LEAQ           (R9)(R10*1), R13
+	LEAQ           (R13)(R10*1), R12
+	LEAQ           (R12)(R10*1), BX
+	VMOVD          -4(R9), X8
+	VPINSRD        $1, -4(R13), X8, X8
+	VPINSRD        $2, -4(R9)(CX*1), X8, X8
+	VPINSRD        $3, -4(R13)(CX*1), X8, X8
+	VMOVD          -4(R12), X9
+	VPINSRD        $1, -4(BX), X9, X9
+	VPINSRD        $2, -4(R12)(CX*1), X9, X9
+	VPINSRD        $3, -4(BX)(CX*1), X9, X9
+	VCVTPH2PS      X8, Y8
+	VCVTPH2PS      X9, Y9
+	VSHUFPS        $0x88, Y9, Y8, Y10
+	VSHUFPS        $0xdd, Y9, Y8, Y11
+	VBROADCASTF128 (SI), Y12
+	VMULPS         Y12, Y10, Y10
+	VFMADD231PS    Y12, Y11, Y15
+	VMOVUPS        Y10, (SP)
+	P2AROW(R9, 0, 16)
+	P2AROW(R13, 4, 20)
+	P2AROW(R12, 8, 24)
+	P2AROW(BX, 12, 28)
+	LEAQ           (R9)(R10*4), R9
+	ADDQ           $16, SI
+	DECQ           R11
+	JNZ            a2blk
+
+	VHADDPS    Y15, Y15, Y15
+	VHADDPS    Y15, Y15, Y15
+	VPERM2F128 $0x00, Y15, Y15, Y8
+	VPERM2F128 $0x11, Y15, Y15, Y9
+	VADDPS     Y8, Y0, Y0
+	VADDPS     Y8, Y1, Y1
+	VADDPS     Y8, Y2, Y2
+	VADDPS     Y8, Y3, Y3
+	VADDPS     Y9, Y4, Y4
+	VADDPS     Y9, Y5, Y5
+	VADDPS     Y9, Y6, Y6
+	VADDPS     Y9, Y7, Y7
+	JOIN16(Y0, Y1, (DI), 32(DI))
+	JOIN16(Y2, Y3, 64(DI), 96(DI))
+	JOIN16(Y4, Y5, 128(DI), 160(DI))
+	JOIN16(Y6, Y7, 192(DI), 224(DI))
+	VZEROUPPER
+	RET

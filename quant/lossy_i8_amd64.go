@@ -30,6 +30,14 @@ import "unsafe"
 //go:noescape
 func dotU4RowsI8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
 
+// dotU4RowsI8P2 is dotU4RowsI8 for rows of an even number np of groups, taken in pairs
+// (one load and unpack of both groups' codes per row, their integer sums and scales
+// in the two halves of a vector): qf holds, per pair of groups k, k+1, d_k four
+// times, d_k+1 four times, d_k·Σq̂ four times, d_k+1·Σq̂ four times (pairFactors).
+//
+//go:noescape
+func dotU4RowsI8P2(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+
 // dotU2RowsI8 is dotU4RowsI8 for 2-bit rows.
 //
 //go:noescape
@@ -99,8 +107,29 @@ func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src 
 		quadK(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q8, rows, us, n, qf, p, lg.gb)
 	}
 	for ; j < g; j++ {
-		quantQueryI8(q8, qf, unsafe.Add(qp, 4*j*d), p, 32, bits, 8, 4)
+		qj := unsafe.Add(qp, 4*j*d)
+		if bits == 4 && p%2 == 0 {
+			quantQueryI8(q8, qf, qj, p, 32, bits, 32, 16)
+			pairFactors(tmp[d : d+8*p])
+			rowsBy4(dotU4RowsI8P2, unsafe.Pointer(&scores[j*ld]), q8, rows, us, n, qf, p, 32, lg.gb)
+			continue
+		}
+		quantQueryI8(q8, qf, qj, p, 32, bits, 8, 4)
 		rowsBy4(rowsK, unsafe.Pointer(&scores[j*ld]), q8, rows, us, n, qf, p, 32, lg.gb)
+	}
+}
+
+// pairFactors rearranges, in place, the group factors of one query as quantQueryI8
+// writes them for a quad's table (group k's d_k at f[8k], d_k·Σq̂ at f[8k+4]) into
+// dotU4RowsI8P2's, 16 per pair of groups k, k+1: d_k four times, d_k+1 four times,
+// then their d·Σq̂ likewise.
+func pairFactors(f []float32) {
+	for m := len(f)/16 - 1; m >= 0; m-- {
+		pf := f[16*m : 16*m+16]
+		d0, e0, d1, e1 := pf[0], pf[4], pf[8], pf[12]
+		for i := range 4 {
+			pf[i], pf[4+i], pf[8+i], pf[12+i] = d0, d1, e0, e1
+		}
 	}
 }
 

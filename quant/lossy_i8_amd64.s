@@ -418,3 +418,81 @@ TEXT ·dotU2Q4I8(SB), NOSPLIT, $0-80
 TEXT ·dotU2Q4ChanI8(SB), NOSPLIT, $0-80
 	VMOVDQU two8<>(SB), Y1
 	Q4I8(UNPACK2, CHANSCALE4, CHANTAIL4)
+
+// P2ROW leaves in Y the int16 sums of four products each of one row's codes of a pair
+// of groups (16 code bytes at R, the next group's at R + CX) times the query pair in
+// Y12 (the groups' even-code halves) and Y13 (odd): low lane the first group, high
+// lane the second (|sum| ≤ 4·15·127). Y1: byte masks 0x0f; Y14 scratch.
+#define P2ROW(R, Y, X) \
+	VMOVDQU     (R), X              \
+	VINSERTI128 $1, (R)(CX*1), Y, Y \
+	VPSRLW      $4, Y, Y14          \
+	VPAND       Y1, Y, Y            \
+	VPAND       Y1, Y14, Y14        \
+	VPMADDUBSW  Y12, Y, Y           \
+	VPMADDUBSW  Y13, Y14, Y14       \
+	VPADDW      Y14, Y, Y
+
+// func dotU4RowsI8P2(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+//
+// Per block of four rows and pair of groups: P2ROW for each row, two VPHADDW levels
+// (sums of 16 products, ≤ 30480) and VPMADDWD with ones give Y4 = the rows' integer
+// sums, rows 0–3 of the first group then of the second; the rows' scales and zeros
+// (f16 pairs before each group's codes) gathered in the same order scale them, with the
+// pair's factors from qf; the two lanes are added at the end.
+TEXT ·dotU4RowsI8P2(SB), NOSPLIT, $0-72
+	VMOVDQU nib8<>(SB), Y1
+	I8ARGS
+
+p2block:
+	MOVQ   q+8(FP), SI
+	MOVQ   qf+40(FP), R12
+	MOVQ   np+48(FP), R14
+	SHRQ   $1, R14
+	MOVQ   R15, R8
+	LEAQ   (R8)(DX*1), R9
+	LEAQ   (R9)(DX*1), R10
+	LEAQ   (R10)(DX*1), R11
+	VXORPS Y0, Y0, Y0
+
+p2pair:
+	VMOVDQU      (SI), X12
+	VINSERTI128  $1, 32(SI), Y12, Y12
+	VMOVDQU      16(SI), X13
+	VINSERTI128  $1, 48(SI), Y13, Y13
+	P2ROW(R8, Y4, X4)
+	P2ROW(R9, Y5, X5)
+	P2ROW(R10, Y6, X6)
+	P2ROW(R11, Y7, X7)
+	VPHADDW      Y5, Y4, Y4
+	VPHADDW      Y7, Y6, Y6
+	VPHADDW      Y6, Y4, Y4
+	VPMADDWD     Y2, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMOVD        -4(R8), X8
+	VPINSRD      $1, -4(R9), X8, X8
+	VPINSRD      $2, -4(R8)(CX*1), X8, X8
+	VPINSRD      $3, -4(R9)(CX*1), X8, X8
+	VMOVD        -4(R10), X9
+	VPINSRD      $1, -4(R11), X9, X9
+	VPINSRD      $2, -4(R10)(CX*1), X9, X9
+	VPINSRD      $3, -4(R11)(CX*1), X9, X9
+	VCVTPH2PS    X8, Y8
+	VCVTPH2PS    X9, Y9
+	VSHUFPS      $0x88, Y9, Y8, Y10
+	VSHUFPS      $0xdd, Y9, Y8, Y11
+	VMULPS       (R12), Y10, Y10
+	VFMADD231PS  Y10, Y4, Y0
+	VFMADD231PS  32(R12), Y11, Y0
+	LEAQ         (R8)(CX*2), R8
+	LEAQ         (R9)(CX*2), R9
+	LEAQ         (R10)(CX*2), R10
+	LEAQ         (R11)(CX*2), R11
+	ADDQ         $64, SI
+	ADDQ         $64, R12
+	DECQ         R14
+	JNZ          p2pair
+
+	VEXTRACTF128 $1, Y0, X3
+	VADDPS       X3, X0, X0
+	I8END(p2block)
