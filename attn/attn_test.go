@@ -246,11 +246,40 @@ func TestDecodeMatchesReference(t *testing.T) {
 						if e := maxDiff(got, want); e > 2e-5 {
 							t.Errorf("d=%d ratio=%d n=%d K=%s V=%s opt=%+v: max |fused−ref| = %.3g", d, ratio, n, kk.name, vk.name, opt, e)
 						}
+						// The rows' codecs resolved once (Src.Plan): the same bits.
+						planned := make([]float32, len(want))
+						if err := Decode(planned, q, sh, withPlans(t, h.spans, d), opt, &sc); err != nil {
+							t.Fatalf("d=%d ratio=%d n=%d K=%s V=%s with plans: %v", d, ratio, n, kk.name, vk.name, err)
+						}
+						for i := range got {
+							if math.Float32bits(planned[i]) != math.Float32bits(got[i]) {
+								t.Fatalf("d=%d ratio=%d n=%d K=%s V=%s opt=%+v: out[%d] with plans %v, without %v", d, ratio, n, kk.name, vk.name, opt, i, planned[i], got[i])
+							}
+						}
 					}
 				}
 			}
 		}
 	}
+}
+
+// withPlans returns a copy of spans whose Rows sources carry their codec's plan for
+// head size d.
+func withPlans(t *testing.T, spans []Span, d int) []Span {
+	out := append([]Span(nil), spans...)
+	for i := range out {
+		for _, src := range []*Src{&out[i].K, &out[i].V} {
+			if src.Kind != Rows {
+				continue
+			}
+			p, err := quant.NewRowPlan(src.Row, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src.Plan = p
+		}
+	}
+	return out
 }
 
 // TestRotateDelta: a span with Delta scores the rotated query; here Rotate scales
@@ -314,6 +343,10 @@ func TestDecodeRejectsBadInput(t *testing.T) {
 	chanV.V = Src{Kind: Channel, Chan: quant.Channel{Bits: 4}, G: 2, Bytes: make([]byte, 1000)}
 	badOff := ok
 	badOff.K = Src{Kind: Channel, Chan: quant.Channel{Bits: 4}, G: 2, Off: 2, Bytes: make([]byte, 1000)}
+	plan16, err := quant.NewRowPlan(quant.Int8{}, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name  string
 		sh    Shape
@@ -330,6 +363,7 @@ func TestDecodeRejectsBadInput(t *testing.T) {
 		{"no codec", sh, q, []Span{{N: 1, K: Src{Kind: Rows, Bytes: make([]byte, 100)}, V: ok.V}}},
 		{"huge stride", sh, q, []Span{{N: 2, K: Src{Kind: F32, F: make([]float32, 32), HeadStride: 16, Stride: 1 << 62}, V: ok.V}}},
 		{"huge head stride", sh, q, []Span{{N: 1, K: Src{Kind: Rows, Row: quant.Int8{}, Bytes: make([]byte, 100), HeadStride: 1 << 62}, V: ok.V}}},
+		{"plan for another head size", sh, q, []Span{{N: 1, K: Src{Kind: Rows, Row: quant.Int8{}, Plan: plan16, Bytes: make([]byte, 100)}, V: ok.V}}},
 	}
 	for _, c := range cases {
 		o := make([]float32, len(c.q))

@@ -13,6 +13,9 @@ type sideCodecs struct {
 	kG    int                // key block length in tokens (KIVI keys only)
 	vRow  quant.RowCodec
 	r     int // value residual in tokens (KIVI values only; 0 = none)
+	// kPlan and vPlan are kRow and vRow resolved for the head size: attention over
+	// the blocks skips the codecs' dispatch per span and head.
+	kPlan, vPlan *quant.RowPlan
 }
 
 // rowCodec returns the per-token codec of a non-KIVI part, or the per-token value
@@ -57,12 +60,18 @@ func codecsFor(sp Spec, d int) (sideCodecs, error) {
 			return c, fmt.Errorf("kv: spec %v keys: %w", sp, err)
 		}
 		c.kRow = k
+		if c.kPlan, err = quant.NewRowPlan(k, d); err != nil {
+			return c, fmt.Errorf("kv: spec %v keys: %w", sp, err)
+		}
 	}
 	v, err := rowCodec(sp.V, d)
 	if err != nil {
 		return c, fmt.Errorf("kv: spec %v values: %w", sp, err)
 	}
 	c.vRow = v
+	if c.vPlan, err = quant.NewRowPlan(v, d); err != nil {
+		return c, fmt.Errorf("kv: spec %v values: %w", sp, err)
+	}
 	if sp.V.Type.IsKIVI() {
 		c.r = sp.V.R
 	}

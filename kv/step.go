@@ -212,7 +212,7 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 				sp.K = attn.Src{Kind: attn.Channel, Chan: ly.kChan, G: ly.kG, Off: a % ly.kG,
 					Bytes: blk[ly.kOff+(a%B)/ly.kG*ly.kBlkBytes:], HeadStride: ly.kHeadStride, Stride: ly.kBlkBytes}
 			} else {
-				sp.K = attn.Src{Kind: attn.Rows, Row: ly.kRow,
+				sp.K = attn.Src{Kind: attn.Rows, Row: ly.kRow, Plan: ly.kPlan,
 					Bytes: blk[ly.kOff+(a%B)*ly.kRowBytes:], HeadStride: ly.kHeadStride, Stride: ly.kRowBytes}
 			}
 			b = min(b, fk, blockEnd)
@@ -228,7 +228,7 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 			sp.V = attn.Src{Kind: attn.F32, F: t.sv[a*rl:], HeadStride: d, Stride: rl}
 			b = min(b, sV)
 		case a < fv:
-			sp.V = attn.Src{Kind: attn.Rows, Row: ly.vRow,
+			sp.V = attn.Src{Kind: attn.Rows, Row: ly.vRow, Plan: ly.vPlan,
 				Bytes: blk[ly.vOff+(a%B)*ly.vRowBytes:], HeadStride: ly.vHeadStride, Stride: ly.vRowBytes}
 			b = min(b, fv, blockEnd)
 		case a < base:

@@ -1,0 +1,78 @@
+package quant
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestRowPlan checks that a RowPlan's DotRows and AddRows give the package
+// functions' results bit for bit, with the plan made under every kernel set and run
+// under every kernel set (a plan made for another set falls back to the package
+// functions), over the lossy codecs and the others, head sizes the fused kernels
+// take and not, query counts (quads and single queries) and row counts (short spans
+// and a tail of n mod 4 rows); that Affine rows the fused kernels take skip the
+// dispatch; and that bad arguments are refused.
+func TestRowPlan(t *testing.T) {
+	r := rand.New(rand.NewPCG(71, 72))
+	prev := active.Load()
+	defer active.Store(prev)
+	codecs := append(lossyCodecs(), F32{}, F16{}, BF16{}, Int8{})
+	for _, c := range codecs {
+		for _, d := range []int{24, 32, 64, 128} {
+			for _, g := range []int{1, 2, 4, 7} {
+				for _, n := range []int{1, 3, 6, 64} {
+					name := fmt.Sprintf("%s/d=%d/g=%d/n=%d", c.Name(), d, g, n)
+					src, stride, _ := lossyCase(r, c, n, d)
+					ld := n + 2
+					q := gaussRow(r, g*d, 1)
+					w := gaussRow(r, (g-1)*ld+n, 1)
+					acc0 := gaussRow(r, g*d, 1)
+					tmp := make([]float32, ScratchFloats(d))
+					for _, made := range kernelSets() {
+						active.Store(made)
+						p, err := NewRowPlan(c, d)
+						if err != nil {
+							t.Fatalf("%s: %v", name, err)
+						}
+						// Affine rows the fused kernels take skip the dispatch.
+						if _, aff := c.(Affine); aff && made != scalarKernels {
+							if fused, _ := fusedLossyHandles(c, d); p.fast.ok != fused {
+								t.Fatalf("%s (plan %s): direct kernels %v, want %v", name, made.name, p.fast.ok, fused)
+							}
+						}
+						for _, run := range kernelSets() {
+							active.Store(run)
+							want, got := make([]float32, (g-1)*ld+n), make([]float32, (g-1)*ld+n)
+							DotRows(c, want, ld, q, g, src, stride, n, tmp)
+							p.DotRows(got, ld, q, g, src, stride, n, tmp)
+							wantAcc := append([]float32(nil), acc0...)
+							gotAcc := append([]float32(nil), acc0...)
+							AddRows(c, wantAcc, w, ld, g, src, stride, n, tmp)
+							p.AddRows(gotAcc, w, ld, g, src, stride, n, tmp)
+							for i := range want {
+								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+									t.Fatalf("%s (plan %s, run %s): score %d = %v, DotRows %v", name, made.name, run.name, i, got[i], want[i])
+								}
+							}
+							for i := range wantAcc {
+								if math.Float32bits(gotAcc[i]) != math.Float32bits(wantAcc[i]) {
+									t.Fatalf("%s (plan %s, run %s): acc %d = %v, AddRows %v", name, made.name, run.name, i, gotAcc[i], wantAcc[i])
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, bad := range []struct {
+		c RowCodec
+		d int
+	}{{nil, 64}, {F16{}, 0}, {Affine{Bits: 4, Group: 32}, -1}} {
+		if _, err := NewRowPlan(bad.c, bad.d); err == nil {
+			t.Errorf("NewRowPlan(%v, %d): no error", bad.c, bad.d)
+		}
+	}
+}
