@@ -48,12 +48,15 @@ type lossyKernels struct {
 	// (addU4Q4Inl). All three read the group parameters from the rows.
 	q4Inl, q4Plain q4Kernel
 	addQ4Inl       func(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
+	// addQ1P2 adds the 64 columns of a pair of groups of 32 for one query, blocks
+	// of four rows (addU4Q1P2; nil for 8-bit codes).
+	addQ1P2 func(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 }
 
 var (
-	lossyU8 = lossyKernels{dotU8RowsInl, dotU8RowsPlain, addU8Q1Inl, dotU8Q4Inl, dotU8Q4Plain, addU8Q4Inl}
-	lossyU4 = lossyKernels{dotU4RowsInl, dotU4RowsPlain, addU4Q1Inl, dotU4Q4Inl, dotU4Q4Plain, addU4Q4Inl}
-	lossyU2 = lossyKernels{dotU2RowsInl, dotU2RowsPlain, addU2Q1Inl, dotU2Q4Inl, dotU2Q4Plain, addU2Q4Inl}
+	lossyU8 = lossyKernels{dotU8RowsInl, dotU8RowsPlain, addU8Q1Inl, dotU8Q4Inl, dotU8Q4Plain, addU8Q4Inl, nil}
+	lossyU4 = lossyKernels{dotU4RowsInl, dotU4RowsPlain, addU4Q1Inl, dotU4Q4Inl, dotU4Q4Plain, addU4Q4Inl, addU4Q1P2}
+	lossyU2 = lossyKernels{dotU2RowsInl, dotU2RowsPlain, addU2Q1Inl, dotU2Q4Inl, dotU2Q4Plain, addU2Q4Inl, addU2Q1P2}
 )
 
 // rowsKernel is the shape of dotU4RowsInl: one query, ng blocks of four rows.

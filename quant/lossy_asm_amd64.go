@@ -94,6 +94,11 @@ func addU4Q1Inl(a, w, hp, cp unsafe.Pointer, stride uintptr, n int)
 //go:noescape
 func addU4Q1P2(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 
+// addU2Q1P2 is addU4Q1P2 for 2-bit codes.
+//
+//go:noescape
+func addU2Q1P2(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+
 // addU2Q1Inl is addU4Q1Inl for 2-bit codes.
 //
 //go:noescape

@@ -132,16 +132,17 @@ func addRowsQ4(lg *lossyGeom, acc, w []float32, ld, g int, src []byte, stride, n
 	for ; j < g; j++ {
 		aj, wj := unsafe.Add(ap, uintptr(j)*ab), unsafe.Add(wp, uintptr(j)*wb)
 		c := uintptr(0)
-		if lg.bits == 4 && lg.g == 32 && n >= 4 {
-			// Pairs of groups through addU4Q1P2, the last n mod 4 rows group by group.
+		if pair := lg.k.addQ1P2; pair != nil && lg.g == 32 && n >= 4 {
+			// Pairs of groups through addU4Q1P2 or addU2Q1P2, the last n mod 4 rows
+			// group by group.
 			n4 := n &^ 3
 			tail := uintptr(n4) * us
 			for ; c+64 <= uintptr(d); c += 64 {
-				addU4Q1P2(unsafe.Add(aj, 4*c), wj, unsafe.Add(sp, lg.codeOff(c)), us, n/4, lg.gb)
+				pair(unsafe.Add(aj, 4*c), wj, unsafe.Add(sp, lg.codeOff(c)), us, n/4, lg.gb)
 				if n4 < n {
 					wt := unsafe.Add(wj, 4*n4)
 					for h := uintptr(0); h < 64; h += 32 {
-						addU4Q1Inl(unsafe.Add(aj, 4*(c+h)), wt, unsafe.Add(sp, tail+(c+h)/32*lg.gb), unsafe.Add(sp, tail+lg.codeOff(c+h)), us, n-n4)
+						lg.k.addQ1Inl(unsafe.Add(aj, 4*(c+h)), wt, unsafe.Add(sp, tail+(c+h)/32*lg.gb), unsafe.Add(sp, tail+lg.codeOff(c+h)), us, n-n4)
 					}
 				}
 			}
