@@ -53,7 +53,7 @@ const (
 //
 // Plan, optional with Rows, is Row resolved for the head size (quant.NewRowPlan,
 // whose codec must be Row): the kernels then skip the codec's dispatch per span and
-// head, which costs about a third as much as the kernels on a q4 cache block.
+// head (13% of the CPU time of attention over 4096 tokens of q4 rows).
 type Src struct {
 	Kind       Kind
 	F          []float32

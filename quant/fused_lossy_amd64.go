@@ -23,7 +23,8 @@ import (
 // span per call and add the zero terms themselves: queries go four at a time
 // (dot*Q4Inl, add*Q4Inl; three as four with one repeated) and one or two left over
 // through the one-query kernels (dot*RowsInl, four rows per step; add*Q1Inl, 32
-// columns of one group per call). Each code value is exact in float32; the products
+// columns of one group per call, or add*Q1P2, two groups of 32 per call, four rows
+// per step). Each code value is exact in float32; the products
 // are float32 FMAs, so results equal the decoded reference up to the order and
 // rounding of the float sums (the dot's zero term is summed apart from the codes, as
 // Affine.Dot does). The exception: the scores of 4-bit and 2-bit rows in groups of 32

@@ -88,7 +88,8 @@ func scoredQueryAsm(c RowCodec, q []float32, d int) []float32 {
 // query quantized to int8 (quantQueryI8) into tmp (d + 8·p values: four queries'
 // codes, then their group factors), four at a time through dotU4Q4I8 or dotU2Q4I8
 // (three, or fewer when n < 4, as four: only the real ones quantized), one or two left
-// over through dotU4RowsI8 or dotU2RowsI8 (n ≥ 4).
+// over through dotU4RowsI8P2 (4-bit rows of an even number of groups), dotU4RowsI8 or
+// dotU2RowsI8 (n ≥ 4).
 func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) {
 	p, bits := lg.p, int(lg.bits)
 	_, _ = q[g*d-1], tmp[d+8*p-1]

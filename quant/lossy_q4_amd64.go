@@ -118,8 +118,10 @@ func dotRowsQ4(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src 
 
 // addRowsQ4 is fusedAddRowsLossy on CPUs with F16C: queries four at a time through
 // lg's addQ4Inl kernel over all d columns (three as four with one repeated), one or
-// two left over through addQ1Inl, 32 columns of one group per call (groups of a
-// multiple of 32; for groups of 16, addQ4Inl with the query repeated).
+// two left over through addQ1P2, the 64 columns of two groups of 32 per call (4-bit
+// and 2-bit codes, n ≥ 4; the last n mod 4 rows and an odd group through addQ1Inl),
+// else addQ1Inl, 32 columns of one group per call (groups of a multiple of 32; for
+// groups of 16, addQ4Inl with the query repeated).
 func addRowsQ4(lg *lossyGeom, acc, w []float32, ld, g int, src []byte, stride, n, d int) {
 	sp, ap, wp := unsafe.Pointer(&src[0]), unsafe.Pointer(&acc[0]), unsafe.Pointer(&w[0])
 	ab, wb, us := uintptr(4*d), uintptr(4*ld), uintptr(stride)

@@ -5,9 +5,9 @@ import "fmt"
 // RowPlan is a row codec resolved for rows of d values: its DotRows and AddRows do
 // what the package functions do for that codec and d, without their per-call
 // dispatch (the codec's type, its group geometry, the kernel set's fused kernel).
-// On spans of 16–64 rows, a paged cache block's, that dispatch cost a quarter of a
-// decode step's attention time for q4 rows. A RowPlan is read-only once made: one
-// may serve concurrent calls.
+// On spans of 16–64 rows, a paged cache block's, skipping it took 13% off the CPU
+// time of one-query attention over 4096 tokens of q4 rows. A RowPlan is read-only
+// once made: one may serve concurrent calls.
 type RowPlan struct {
 	c     RowCodec
 	d, rb int
