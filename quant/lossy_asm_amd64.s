@@ -4,6 +4,7 @@
 #include "lossy_consts_amd64.h"
 #include "split16_amd64.h"
 #include "chanquery_amd64.h"
+#include "p2gather_amd64.h"
 
 // The one-query kernels of the Affine rows and KIVI key blocks (dot*RowsInl,
 // dot*RowsPlain, add*Q1Inl) and channelQueryF16C; declarations and contracts in
@@ -471,43 +472,35 @@ lsstore:
 	VZEROUPPER
 	RET
 
-// P2AROW4 and P2AROW2 add one row's codes of a pair of groups (4-bit: 16 bytes at R,
-// the next group's at R + CX; 2-bit: 8 bytes) times its weighted scales (the
-// float32s at ws0(SP) and ws1(SP), hardware SP) into Y0..Y3 (the first group's 32
-// columns: split as by U4LOAD for 4 bits, in order for 2) and Y4..Y7 (the second's).
-#define P2AROW4(R, ws0, ws1) \
-	VBROADCASTSS ws0(SP), Y12      \
-	VBROADCASTSS ws1(SP), Y13      \
-	VPMOVZXBD    (R), Y8           \
-	VPMOVZXBD    8(R), Y10         \
-	VPSRLD       $4, Y8, Y9        \
-	VPSRLD       $4, Y10, Y11      \
-	VPAND        nib4<>(SB), Y8, Y8 \
-	VPAND        nib4<>(SB), Y10, Y10 \
-	P2AFMA(Y12, Y0, Y1, Y2, Y3)    \
-	VPMOVZXBD    (R)(CX*1), Y8     \
-	VPMOVZXBD    8(R)(CX*1), Y10   \
-	VPSRLD       $4, Y8, Y9        \
-	VPSRLD       $4, Y10, Y11      \
-	VPAND        nib4<>(SB), Y8, Y8 \
-	VPAND        nib4<>(SB), Y10, Y10 \
+// P2AROW adds one row's codes of a pair of groups (the first's at R, the second's CX
+// bytes after, unpacked by CODES: P2ACODES4, P2ACODES2) times its weighted scales
+// (the float32s at ws0(SP) and ws1(SP), hardware SP) into Y0..Y3 (the first group's
+// 32 columns: split as by U4LOAD for 4 bits, in order for 2) and Y4..Y7 (the
+// second's). AX scratch.
+#define P2AROW(CODES, R, ws0, ws1) \
+	VBROADCASTSS ws0(SP), Y12   \
+	VBROADCASTSS ws1(SP), Y13   \
+	CODES(R)                    \
+	P2AFMA(Y12, Y0, Y1, Y2, Y3) \
+	LEAQ         (R)(CX*1), AX  \
+	CODES(AX)                   \
 	P2AFMA(Y13, Y4, Y5, Y6, Y7)
 
-#define P2AROW2(R, ws0, ws1) \
-	VBROADCASTSS ws0(SP), Y12          \
-	VBROADCASTSS ws1(SP), Y13          \
-	VPBROADCASTD (R), Y8               \
-	VPBROADCASTD 4(R), Y10             \
-	P2AUNPACK2                         \
-	P2AFMA(Y12, Y0, Y1, Y2, Y3)        \
-	VPBROADCASTD (R)(CX*1), Y8         \
-	VPBROADCASTD 4(R)(CX*1), Y10       \
-	P2AUNPACK2                         \
-	P2AFMA(Y13, Y4, Y5, Y6, Y7)
+// P2ACODES4 leaves the 32 4-bit codes of the 16 bytes at R in Y8..Y11 (integers: the
+// even and odd codes of the first 16, then of the next 16).
+#define P2ACODES4(R) \
+	VPMOVZXBD (R), Y8            \
+	VPMOVZXBD 8(R), Y10          \
+	VPSRLD    $4, Y8, Y9         \
+	VPSRLD    $4, Y10, Y11       \
+	VPAND     nib4<>(SB), Y8, Y8 \
+	VPAND     nib4<>(SB), Y10, Y10
 
-// P2AUNPACK2 leaves the 2-bit codes of the dwords broadcast in Y8 and Y10 in Y8..Y11
-// (integers, column order).
-#define P2AUNPACK2 \
+// P2ACODES2 leaves the 32 2-bit codes of the 8 bytes at R in Y8..Y11 (integers,
+// column order).
+#define P2ACODES2(R) \
+	VPBROADCASTD (R), Y8          \
+	VPBROADCASTD 4(R), Y10        \
 	VPSRLVD sh2hi<>(SB), Y8, Y9   \
 	VPSRLVD sh2lo<>(SB), Y8, Y8   \
 	VPSRLVD sh2hi<>(SB), Y10, Y11 \
@@ -565,37 +558,26 @@ lsstore:
 // A2BODY is the body of addU4Q1P2 and addU2Q1P2. Per block of four rows: their
 // scales and zeros of both groups gathered at once (rows 0–3 of the first group, then
 // of the second), times the four weights: the weighted scales go to the frame for
-// ROW's broadcasts, the weighted zeros into Y15, whose halves' sums are added to
+// P2AROW's broadcasts, the weighted zeros into Y15, whose halves' sums are added to
 // their group's columns at the end. The kernels load the arguments
 // first (outside the macro, where vet checks them): DI a, SI w, R9 cp, R10 stride,
 // R11 nb, CX gb.
-#define A2BODY(LOAD, ROW, STORE) \
+#define A2BODY(LOAD, CODES, STORE) \
 	LOAD                     \
 	VXORPS Y15, Y15, Y15     \
 a2blk:                       \
 	LEAQ           (R9)(R10*1), R13          \
 	LEAQ           (R13)(R10*1), R12         \
 	LEAQ           (R12)(R10*1), BX          \
-	VMOVD          -4(R9), X8                \
-	VPINSRD        $1, -4(R13), X8, X8       \
-	VPINSRD        $2, -4(R9)(CX*1), X8, X8  \
-	VPINSRD        $3, -4(R13)(CX*1), X8, X8 \
-	VMOVD          -4(R12), X9               \
-	VPINSRD        $1, -4(BX), X9, X9        \
-	VPINSRD        $2, -4(R12)(CX*1), X9, X9 \
-	VPINSRD        $3, -4(BX)(CX*1), X9, X9  \
-	VCVTPH2PS      X8, Y8                    \
-	VCVTPH2PS      X9, Y9                    \
-	VSHUFPS        $0x88, Y9, Y8, Y10        \
-	VSHUFPS        $0xdd, Y9, Y8, Y11        \
+	P2SZ(R9, R13, R12, BX)                   \
 	VBROADCASTF128 (SI), Y12                 \
 	VMULPS         Y12, Y10, Y10             \
 	VFMADD231PS    Y12, Y11, Y15             \
 	VMOVUPS        Y10, (SP)                 \
-	ROW(R9, 0, 16)                           \
-	ROW(R13, 4, 20)                          \
-	ROW(R12, 8, 24)                          \
-	ROW(BX, 12, 28)                          \
+	P2AROW(CODES, R9, 0, 16)                 \
+	P2AROW(CODES, R13, 4, 20)                \
+	P2AROW(CODES, R12, 8, 24)                \
+	P2AROW(CODES, BX, 12, 28)                \
 	LEAQ           (R9)(R10*4), R9           \
 	ADDQ           $16, SI                   \
 	DECQ           R11                       \
@@ -624,7 +606,7 @@ TEXT ·addU4Q1P2(SB), NOSPLIT, $32-48
 	MOVQ stride+24(FP), R10
 	MOVQ nb+32(FP), R11
 	MOVQ gb+40(FP), CX
-	A2BODY(P2ALOAD4, P2AROW4, P2ASTORE4)
+	A2BODY(P2ALOAD4, P2ACODES4, P2ASTORE4)
 
 // func addU2Q1P2(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 TEXT ·addU2Q1P2(SB), NOSPLIT, $32-48
@@ -634,4 +616,4 @@ TEXT ·addU2Q1P2(SB), NOSPLIT, $32-48
 	MOVQ stride+24(FP), R10
 	MOVQ nb+32(FP), R11
 	MOVQ gb+40(FP), CX
-	A2BODY(P2ALOAD2, P2AROW2, P2ASTORE2)
+	A2BODY(P2ALOAD2, P2ACODES2, P2ASTORE2)

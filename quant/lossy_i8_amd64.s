@@ -1,6 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "p2gather_amd64.h"
 
 // The integer score kernels of 4-bit and 2-bit Affine rows in groups of 32 and their
 // query quantizer (declarations and contracts in lossy_i8_amd64.go): with an int8
@@ -437,23 +438,16 @@ TEXT ·dotU2Q4ChanI8(SB), NOSPLIT, $0-80
 //
 // Per block of four rows and pair of groups: P2ROW for each row, two VPHADDW levels
 // (sums of 16 products, ≤ 30480) and VPMADDWD with ones give Y4 = the rows' integer
-// sums, rows 0–3 of the first group then of the second; the rows' scales and zeros
-// (f16 pairs before each group's codes) gathered in the same order scale them, with the
-// pair's factors from qf; the two lanes are added at the end.
+// sums, rows 0–3 of the first group then of the second; the rows' scales and zeros,
+// gathered in the same order (P2SZ), scale them, with the pair's factors from qf; the
+// two lanes are added at the end. I8BLOCK's VXORPS X0 clears all of Y0.
 TEXT ·dotU4RowsI8P2(SB), NOSPLIT, $0-72
 	VMOVDQU nib8<>(SB), Y1
 	I8ARGS
 
 p2block:
-	MOVQ   q+8(FP), SI
-	MOVQ   qf+40(FP), R12
-	MOVQ   np+48(FP), R14
-	SHRQ   $1, R14
-	MOVQ   R15, R8
-	LEAQ   (R8)(DX*1), R9
-	LEAQ   (R9)(DX*1), R10
-	LEAQ   (R10)(DX*1), R11
-	VXORPS Y0, Y0, Y0
+	I8BLOCK
+	SHRQ $1, R14 // pairs of groups
 
 p2pair:
 	VMOVDQU      (SI), X12
@@ -469,18 +463,7 @@ p2pair:
 	VPHADDW      Y6, Y4, Y4
 	VPMADDWD     Y2, Y4, Y4
 	VCVTDQ2PS    Y4, Y4
-	VMOVD        -4(R8), X8
-	VPINSRD      $1, -4(R9), X8, X8
-	VPINSRD      $2, -4(R8)(CX*1), X8, X8
-	VPINSRD      $3, -4(R9)(CX*1), X8, X8
-	VMOVD        -4(R10), X9
-	VPINSRD      $1, -4(R11), X9, X9
-	VPINSRD      $2, -4(R10)(CX*1), X9, X9
-	VPINSRD      $3, -4(R11)(CX*1), X9, X9
-	VCVTPH2PS    X8, Y8
-	VCVTPH2PS    X9, Y9
-	VSHUFPS      $0x88, Y9, Y8, Y10
-	VSHUFPS      $0xdd, Y9, Y8, Y11
+	P2SZ(R8, R9, R10, R11)
 	VMULPS       (R12), Y10, Y10
 	VFMADD231PS  Y10, Y4, Y0
 	VFMADD231PS  32(R12), Y11, Y0
