@@ -86,8 +86,9 @@ func scoredQueryAsm(c RowCodec, q []float32, d int) []float32 {
 
 // dotRowsI8 is dotRowsQ4 for 4-bit and 2-bit Affine rows in groups of 32 (lg.i8): each
 // query quantized to int8 (quantQueryI8) into tmp (d + 8·p values: four queries'
-// codes, then their group factors), four at a time through dotU4Q4I8 or dotU2Q4I8
-// (three, or fewer when n < 4, as four: only the real ones quantized), one or two left
+// codes, then their group factors), four at a time through dotU4Q4I8P2 (4-bit rows
+// of an even number of groups), dotU4Q4I8 or dotU2Q4I8 (three, or fewer when n < 4,
+// as four: only the real ones quantized), one or two left
 // over through dotU4RowsI8P2 (4-bit rows of an even number of groups), dotU4RowsI8 or
 // dotU2RowsI8 (n ≥ 4).
 func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) {
@@ -104,6 +105,12 @@ func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src 
 		nq := min(4, g-j)
 		for r := range nq {
 			quantQueryI8(unsafe.Add(q8, r*d), unsafe.Add(qf, 4*r), unsafe.Add(qp, 4*(j+r)*d), p, 32, bits, 32, 16)
+		}
+		if bits == 4 && p%2 == 0 {
+			pairOrder(q8, 4*d)
+			pairOrder(qf, 32*p)
+			dotU4Q4I8P2(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q8, rows, us, n, qf, p, lg.gb)
+			continue
 		}
 		quadK(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q8, rows, us, n, qf, p, lg.gb)
 	}
@@ -156,3 +163,25 @@ func dotU2Q4I8(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, 
 //
 //go:noescape
 func dotU2Q4ChanI8(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
+
+// dotU4Q4I8P2 is dotU4Q4I8 for rows of an even number np of groups, taken in pairs
+// (one load and unpack of both groups' codes per row for the four queries, their
+// integer sums and scales in the two halves of a vector). Per pair of groups k, k+1
+// the 64 bytes of each query's codes and of qf are in pair order (pairOrder): query
+// r's even-code halves of both groups then their odd-code halves; qf the four
+// queries' d_k, d_k+1, d_k·Σq̂, d_k+1·Σq̂.
+//
+//go:noescape
+func dotU4Q4I8P2(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
+
+// pairOrder swaps, in place, the middle two 16-byte quarters of each 64 bytes at p
+// (size bytes, a multiple of 64): per pair of groups, quantQueryI8's order (a
+// group's even-code bytes, its odd ones, the next group's even, odd; or a quad's
+// factors d, d·Σq̂ of one group, then of the next) becomes dotU4Q4I8P2's (the two
+// groups' even halves, then their odd halves; the two d, then the two d·Σq̂).
+func pairOrder(p unsafe.Pointer, size int) {
+	b := unsafe.Slice((*[4][16]byte)(p), size/64)
+	for i := range b {
+		b[i][1], b[i][2] = b[i][2], b[i][1]
+	}
+}

@@ -172,7 +172,7 @@ inlgroup: \
 	SHLQ    $5, BX \
 	VPCMPEQW Y2, Y2, Y2 \
 	VPSRLW   $15, Y2, Y2 \
-q4row: \
+row: \
 	MOVQ   q+24(FP), SI \
 	LEAQ   (SI)(BX*2), R9 \
 	MOVQ   qf+56(FP), R12 \
@@ -195,6 +195,11 @@ q4group: \
 	DECQ         R14 \
 	JNZ          q4group \
 	TAIL \
+	Q4I8STORE
+
+// Q4I8STORE stores lane r of X0 (query r's score of the row) to DI + r·ldo (DX) for
+// r < nq (CX, AX scratch), then steps to the next row (R15, DI; label row), or returns after the last.
+#define Q4I8STORE \
 	MOVQ      nq+16(FP), CX \
 	MOVQ      DI, AX \
 	VMOVSS    X0, (AX) \
@@ -214,7 +219,7 @@ q4next: \
 	ADDQ $4, DI \
 	ADDQ stride+40(FP), R15 \
 	DECQ R13 \
-	JNZ  q4row \
+	JNZ  row \
 	VZEROUPPER \
 	RET
 
@@ -479,3 +484,89 @@ p2pair:
 	VEXTRACTF128 $1, Y0, X3
 	VADDPS       X3, X0, X0
 	I8END(p2block)
+
+// Lane indices of VPERMPS: the scale (0, 2) and the zero (1, 3) of a pair of groups
+// widened from [s_k z_k s_k+1 z_k+1], four times each.
+DATA permsz<>+0(SB)/8, $0x0000000000000000
+DATA permsz<>+8(SB)/8, $0x0000000000000000
+DATA permsz<>+16(SB)/8, $0x0000000200000002
+DATA permsz<>+24(SB)/8, $0x0000000200000002
+DATA permsz<>+32(SB)/8, $0x0000000100000001
+DATA permsz<>+40(SB)/8, $0x0000000100000001
+DATA permsz<>+48(SB)/8, $0x0000000300000003
+DATA permsz<>+56(SB)/8, $0x0000000300000003
+GLOBL permsz<>(SB), RODATA|NOPTR, $64
+
+// Q4P2QUERY leaves in Y the int16 sums of four products each of a row's codes of a
+// pair of groups (Y3 the even codes, Y14 the odd: low lane the first group, high lane
+// the second) times one query's pair at addr (its 32 even-code bytes, then the 32
+// odd), T scratch.
+#define Q4P2QUERY(addr, odd, Y, T) \
+	VPMADDUBSW addr, Y3, Y   \
+	VPMADDUBSW odd, Y14, T   \
+	VPADDW     T, Y, Y
+
+// func dotU4Q4I8P2(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
+//
+// Per row and pair of groups: one load and unpack of both groups' codes (Y3, Y14)
+// for the four queries (Q4P2QUERY), two VPHADDW levels (sums of 16 products,
+// ≤ 30480) and VPMADDWD with ones give Y4 = the four queries' integer sums of the
+// first group, then of the second; the row's two scales and zeros, widened at once
+// and spread by VPERMPS, scale them with the pair's factors from qf. The two lanes
+// are added at the end of the row.
+TEXT ·dotU4Q4I8P2(SB), NOSPLIT, $0-80
+	VMOVDQU  nib8<>(SB), Y1
+	VMOVDQU  permsz<>(SB), Y12
+	VMOVDQU  permsz<>+32(SB), Y13
+	MOVQ     out+0(FP), DI
+	MOVQ     ldo+8(FP), DX
+	MOVQ     rows+32(FP), R15
+	MOVQ     n+48(FP), R13
+	MOVQ     np+64(FP), BX
+	SHLQ     $5, BX
+	VPCMPEQW Y2, Y2, Y2
+	VPSRLW   $15, Y2, Y2
+
+row:
+	MOVQ   q+24(FP), SI
+	LEAQ   (SI)(BX*2), R9
+	MOVQ   qf+56(FP), R12
+	MOVQ   np+64(FP), R14
+	SHRQ   $1, R14
+	MOVQ   gb+72(FP), CX
+	MOVQ   R15, R8
+	VXORPS Y0, Y0, Y0
+
+pair:
+	VMOVDQU     (R8), X3
+	VINSERTI128 $1, (R8)(CX*1), Y3, Y3
+	VPSRLW      $4, Y3, Y14
+	VPAND       Y1, Y3, Y3
+	VPAND       Y1, Y14, Y14
+	Q4P2QUERY((SI), 32(SI), Y4, Y8)
+	Q4P2QUERY((SI)(BX*1), 32(SI)(BX*1), Y5, Y9)
+	Q4P2QUERY((R9), 32(R9), Y6, Y10)
+	Q4P2QUERY((R9)(BX*1), 32(R9)(BX*1), Y7, Y11)
+	VPHADDW     Y5, Y4, Y4
+	VPHADDW     Y7, Y6, Y6
+	VPHADDW     Y6, Y4, Y4
+	VPMADDWD    Y2, Y4, Y4
+	VCVTDQ2PS   Y4, Y4
+	VMOVD       -4(R8), X8
+	VPINSRD     $1, -4(R8)(CX*1), X8, X8
+	VCVTPH2PS   X8, X8
+	VPERMPS     Y8, Y12, Y9
+	VPERMPS     Y8, Y13, Y10
+	VMULPS      (R12), Y9, Y9
+	VFMADD231PS Y9, Y4, Y0
+	VFMADD231PS 32(R12), Y10, Y0
+	LEAQ        (R8)(CX*2), R8
+	ADDQ        $64, SI
+	ADDQ        $64, R9
+	ADDQ        $64, R12
+	DECQ        R14
+	JNZ         pair
+
+	VEXTRACTF128 $1, Y0, X3
+	VADDPS       X3, X0, X0
+	Q4I8STORE
