@@ -151,6 +151,13 @@ type partial struct {
 	tile   []float32 // scratch of quant.DotRows/AddRows, or a decoded channel block
 	lo, sc []float32 // a channel block's zeros and scales
 	qrot   []float32
+	// Prepared queries (quant.RowPlan.PrepareQuery) of the key plan pqPlan, pqn
+	// values per KV head; pqOK[kh]: head kh's are the current query's. A chunk's
+	// spans share the query, so it is prepared once per KV head, not per span.
+	pq     []float32
+	pqPlan *quant.RowPlan
+	pqn    int
+	pqOK   []bool
 }
 
 // reset prepares p for a chunk; maxSpan is the longest span and g the longest
@@ -170,6 +177,33 @@ func (p *partial) reset(sh Shape, maxSpan, g int) {
 	p.lo = grow32(p.lo, sh.HeadDim)
 	p.sc = grow32(p.sc, sh.HeadDim)
 	p.qrot = grow32(p.qrot, sh.Heads*sh.HeadDim)
+	if cap(p.pqOK) < sh.KVHeads {
+		p.pqOK = make([]bool, sh.KVHeads)
+	}
+	p.pqOK = p.pqOK[:sh.KVHeads]
+	clear(p.pqOK)
+}
+
+// preparedQuery returns KV head kh's group queries qh prepared for plan
+// (quant.RowPlan.PrepareQuery), preparing them on the first call since the query
+// changed (p.pqOK cleared: reset, a new Delta), or nil when the plan reads the
+// queries as they are.
+func (p *partial) preparedQuery(plan *quant.RowPlan, qh []float32, kh, group int) []float32 {
+	m := plan.QueryFloats(group)
+	if m == 0 {
+		return nil
+	}
+	if plan != p.pqPlan || m != p.pqn {
+		p.pqPlan, p.pqn = plan, m
+		p.pq = grow32(p.pq, len(p.pqOK)*m)
+		clear(p.pqOK)
+	}
+	pq := p.pq[kh*m : (kh+1)*m]
+	if !p.pqOK[kh] {
+		plan.PrepareQuery(pq, qh, group)
+		p.pqOK[kh] = true
+	}
+	return pq
 }
 
 func grow32(b []float32, n int) []float32 {
@@ -412,6 +446,7 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 				}
 				q = p.qrot
 			}
+			clear(p.pqOK)
 		}
 		// KV heads go kvPer at a time, span by span: a block stores the keys of all
 		// its heads one after the other (then the values), so reading every head of
@@ -492,7 +527,7 @@ func scoreKeys(sc []float32, ld int, qh []float32, s *Span, kh, d, group int, p 
 		quant.MultiDot(sc, ld, qh, group, k.F[kh*k.HeadStride:], k.Stride, n, d)
 	case Rows:
 		if k.Plan != nil {
-			k.Plan.DotRows(sc, ld, qh, group, k.Bytes[kh*k.HeadStride:], k.Stride, n, p.tile)
+			k.Plan.DotRowsPrepared(sc, ld, qh, p.preparedQuery(k.Plan, qh, kh, group), group, k.Bytes[kh*k.HeadStride:], k.Stride, n, p.tile)
 			return
 		}
 		quant.DotRows(k.Row, sc, ld, qh, group, k.Bytes[kh*k.HeadStride:], k.Stride, n, p.tile)

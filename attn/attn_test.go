@@ -264,17 +264,22 @@ func TestDecodeMatchesReference(t *testing.T) {
 }
 
 // withPlans returns a copy of spans whose Rows sources carry their codec's plan for
-// head size d.
+// head size d, one plan per codec shared by the spans, as a cache layer's are.
 func withPlans(t *testing.T, spans []Span, d int) []Span {
 	out := append([]Span(nil), spans...)
+	plans := map[quant.RowCodec]*quant.RowPlan{}
 	for i := range out {
 		for _, src := range []*Src{&out[i].K, &out[i].V} {
 			if src.Kind != Rows {
 				continue
 			}
-			p, err := quant.NewRowPlan(src.Row, d)
-			if err != nil {
-				t.Fatal(err)
+			p := plans[src.Row]
+			if p == nil {
+				var err error
+				if p, err = quant.NewRowPlan(src.Row, d); err != nil {
+					t.Fatal(err)
+				}
+				plans[src.Row] = p
 			}
 			src.Plan = p
 		}
@@ -324,6 +329,34 @@ func TestRotateDelta(t *testing.T) {
 	}
 	if err := Decode(got, q, sh, h.spans, Options{}, nil); !errors.Is(err, ErrShape) {
 		t.Errorf("delta without Rotate: got %v, want ErrShape", err)
+	}
+
+	// q4 keys whose plan prepares the queries (int8 per group of 32): the spans
+	// with a Delta must be scored with the rotated query's preparation, so Decode
+	// with plans equals Decode without, bit for bit.
+	sh = Shape{Heads: 8, KVHeads: 2, HeadDim: 64}
+	h = buildHistory(r, sh, 200, 16, sideKinds[4], sideKinds[4])
+	for i := range h.spans {
+		h.spans[i].Delta = i % 3
+	}
+	q = randVec(r, sh.Heads*sh.HeadDim, 1)
+	want, got = make([]float32, len(q)), make([]float32, len(q))
+	planned := withPlans(t, h.spans, sh.HeadDim)
+	if planned[0].K.Plan.QueryFloats(sh.Heads/sh.KVHeads) == 0 && quant.KernelName() != "scalar" {
+		t.Fatal("q4 keys in groups of 32: no prepared queries")
+	}
+	for _, opt := range []Options{{Rotate: rot, ChunkTokens: 64}, {Rotate: rot, Workers: 2}} {
+		if err := Decode(want, q, sh, h.spans, opt, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := Decode(got, q, sh, planned, opt, nil); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%+v: out[%d] with plans %v, without %v", opt, i, got[i], want[i])
+			}
+		}
 	}
 }
 

@@ -96,3 +96,57 @@ func BenchmarkChannelRows(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPreparedQuery times a RowPlan's scores of one span of n = 64 rows (a cache
+// block's part of one head) with the queries quantized per call (DotRows) and
+// prepared once beforehand (DotRowsPrepared, as attention does for the spans of one
+// step), for q4 and q2 rows in groups of 32. ns/row is per stored row (all g queries).
+//
+//	GOEXPERIMENT=simd go test ./quant -run '^$' -bench PreparedQuery -benchtime=200ms
+func BenchmarkPreparedQuery(b *testing.B) {
+	const n = 64
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []RowCodec{Affine{Bits: 4, Group: 32}, Affine{Bits: 2, Group: 32}} {
+		for _, d := range []int{64, 128} {
+			p, err := NewRowPlan(c, d)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rb := c.RowBytes(d)
+			stride := rb + 8
+			src := make([]byte, (n-1)*stride+rb)
+			for i := range n {
+				c.Encode(src[i*stride:][:rb], gaussRow(r, d, 1))
+			}
+			for _, g := range []int{1, 4} {
+				q := gaussRow(r, g*d, 1)
+				scores := make([]float32, g*n)
+				tmp := make([]float32, ScratchFloats(d))
+				var pq []float32
+				if m := p.QueryFloats(g); m > 0 {
+					pq = make([]float32, m)
+					p.PrepareQuery(pq, q, g)
+				}
+				for _, prep := range []bool{false, true} {
+					name := "per-call"
+					if prep {
+						name = "prepared"
+					}
+					b.Run(fmt.Sprintf("%s/d=%d/g=%d/%s", c.Name(), d, g, name), func(b *testing.B) {
+						if prep && pq == nil {
+							b.Skip("no prepared form with this kernel set")
+						}
+						for b.Loop() {
+							if prep {
+								p.DotRowsPrepared(scores, n, q, pq, g, src, stride, n, tmp)
+							} else {
+								p.DotRows(scores, n, q, g, src, stride, n, tmp)
+							}
+						}
+						b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/row")
+					})
+				}
+			}
+		}
+	}
+}

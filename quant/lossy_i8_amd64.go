@@ -84,47 +84,96 @@ func scoredQueryAsm(c RowCodec, q []float32, d int) []float32 {
 	return q
 }
 
-// dotRowsI8 is dotRowsQ4 for 4-bit and 2-bit Affine rows in groups of 32 (lg.i8): each
-// query quantized to int8 (quantQueryI8) into tmp (d + 8·p values: four queries'
-// codes, then their group factors), four at a time through dotU4Q4I8P2 (4-bit rows
-// of an even number of groups), dotU4Q4I8 or dotU2Q4I8 (three, or fewer when n < 4,
-// as four: only the real ones quantized), one or two left
-// over through dotU4RowsI8P2 (4-bit rows of an even number of groups), dotU4RowsI8 or
-// dotU2RowsI8 (n ≥ 4).
-func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) {
+// dotRowsI8 is dotRowsQ4 for 4-bit and 2-bit Affine rows in groups of 32 (lg.i8): the
+// queries quantized to int8 (quantQueryI8), four at a time through dotU4Q4I8P2 (4-bit
+// rows of an even number of groups), dotU4Q4I8 or dotU2Q4I8 (three, or fewer when
+// n < 4, as four: only the real ones quantized), one or two left over through
+// dotU4RowsI8P2 (4-bit rows of an even number of groups), dotU4RowsI8 or dotU2RowsI8
+// (n ≥ 4). pq holds the queries so prepared (prepareI8), or is nil: then each unit
+// is prepared in tmp (d + 8·p values) before its kernel runs.
+func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n, d int, tmp []float32) {
 	p, bits := lg.p, int(lg.bits)
 	_, _ = q[g*d-1], tmp[d+8*p-1]
+	unit := d + 8*p
 	rows, us := unsafe.Add(unsafe.Pointer(&src[0]), lg.hdr), uintptr(stride)
-	q8, qf, qp := unsafe.Pointer(&tmp[0]), unsafe.Pointer(&tmp[d]), unsafe.Pointer(&q[0])
 	rowsK, quadK := dotU4RowsI8, dotU4Q4I8
 	if bits == 2 {
 		rowsK, quadK = dotU2RowsI8, dotU2Q4I8
+	} else if p%2 == 0 {
+		rowsK, quadK = dotU4RowsI8P2, dotU4Q4I8P2
 	}
-	j := 0
-	for ; j < g && (g-j >= 3 || n < 4); j += 4 {
+	j, u := 0, 0
+	for ; j < g && (g-j >= 3 || n < 4); j, u = j+4, u+1 {
 		nq := min(4, g-j)
-		for r := range nq {
-			quantQueryI8(unsafe.Add(q8, r*d), unsafe.Add(qf, 4*r), unsafe.Add(qp, 4*(j+r)*d), p, 32, bits, 32, 16)
+		var t []float32
+		switch {
+		case pq != nil && g-j >= 3:
+			t = pq[u*unit:][:unit]
+		default: // no prepared queries, or a short span's last one or two as a quad
+			t = tmp[:unit]
+			prepareQuadI8(lg, t, q[j*d:], nq, d)
 		}
-		if bits == 4 && p%2 == 0 {
-			pairOrder(q8, 4*d)
-			pairOrder(qf, 32*p)
-			dotU4Q4I8P2(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q8, rows, us, n, qf, p, lg.gb)
-			continue
-		}
-		quadK(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q8, rows, us, n, qf, p, lg.gb)
+		quadK(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, unsafe.Pointer(&t[0]), rows, us, n, unsafe.Pointer(&t[d]), p, lg.gb)
 	}
-	for ; j < g; j++ {
-		qj := unsafe.Add(qp, 4*j*d)
-		if bits == 4 && p%2 == 0 {
-			quantQueryI8(q8, qf, qj, p, 32, bits, 32, 16)
-			pairFactors(tmp[d : d+8*p])
-			rowsBy4(dotU4RowsI8P2, unsafe.Pointer(&scores[j*ld]), q8, rows, us, n, qf, p, 32, lg.gb)
-			continue
+	for ; j < g; j, u = j+1, u+1 {
+		t := tmp[:unit]
+		if pq != nil {
+			t = pq[u*unit:][:unit]
+		} else {
+			prepareOneI8(lg, t, q[j*d:], d)
 		}
-		quantQueryI8(q8, qf, qj, p, 32, bits, 8, 4)
-		rowsBy4(rowsK, unsafe.Pointer(&scores[j*ld]), q8, rows, us, n, qf, p, 32, lg.gb)
+		rowsBy4(rowsK, unsafe.Pointer(&scores[j*ld]), unsafe.Pointer(&t[0]), rows, us, n, unsafe.Pointer(&t[d]), p, 32, lg.gb)
 	}
+}
+
+// i8Units is the number of kernel calls dotRowsI8 makes per span of n ≥ 4 rows for
+// g queries: one per quad (the last of three queries too), one per query left over.
+func i8Units(g int) int { return g/4 + (g%4)/3 + g%4%3 }
+
+// prepareI8 writes to dst (i8Units(g)·(d + 8·p) values) the g queries at q as
+// dotRowsI8 takes them for spans of n ≥ 4 rows, unit by unit: each quad's four
+// queries' int8 codes (d values' room) and their group factors (8·p), then each query
+// left over alone, in its kernel's order.
+func prepareI8(lg *lossyGeom, dst, q []float32, g, d int) {
+	unit := d + 8*lg.p
+	_, _ = q[g*d-1], dst[i8Units(g)*unit-1]
+	j, u := 0, 0
+	for ; g-j >= 3; j, u = j+4, u+1 {
+		prepareQuadI8(lg, dst[u*unit:][:unit], q[j*d:], min(4, g-j), d)
+	}
+	for ; j < g; j, u = j+1, u+1 {
+		prepareOneI8(lg, dst[u*unit:][:unit], q[j*d:], d)
+	}
+}
+
+// prepareQuadI8 quantizes the nq ≤ 4 queries at q into t (d + 8·p values) for a quad
+// kernel: query r's codes at byte r·d, the factors from t[d]; in pair order for
+// dotU4Q4I8P2.
+func prepareQuadI8(lg *lossyGeom, t, q []float32, nq, d int) {
+	p, bits := lg.p, int(lg.bits)
+	_, _ = q[nq*d-1], t[d+8*p-1]
+	q8, qf, qp := unsafe.Pointer(&t[0]), unsafe.Pointer(&t[d]), unsafe.Pointer(&q[0])
+	for r := range nq {
+		quantQueryI8(unsafe.Add(q8, r*d), unsafe.Add(qf, 4*r), unsafe.Add(qp, 4*r*d), p, 32, bits, 32, 16)
+	}
+	if bits == 4 && p%2 == 0 {
+		pairOrder(q8, 4*d)
+		pairOrder(qf, 32*p)
+	}
+}
+
+// prepareOneI8 quantizes the query at q into t (d + 8·p values) for a one-query
+// kernel: its codes at t[0], its factors from t[d] (in pair order for dotU4RowsI8P2).
+func prepareOneI8(lg *lossyGeom, t, q []float32, d int) {
+	p, bits := lg.p, int(lg.bits)
+	_, _ = q[d-1], t[d+8*p-1]
+	q8, qf, qp := unsafe.Pointer(&t[0]), unsafe.Pointer(&t[d]), unsafe.Pointer(&q[0])
+	if bits == 4 && p%2 == 0 {
+		quantQueryI8(q8, qf, qp, p, 32, bits, 32, 16)
+		pairFactors(t[d : d+8*p])
+		return
+	}
+	quantQueryI8(q8, qf, qp, p, 32, bits, 8, 4)
 }
 
 // pairFactors rearranges, in place, the group factors of one query as quantQueryI8

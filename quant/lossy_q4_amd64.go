@@ -97,7 +97,7 @@ func quad(p unsafe.Pointer, step uintptr, j, g int) (p0, p1, p2, p3 unsafe.Point
 // go through the integer kernels instead (dotRowsI8).
 func dotRowsQ4(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) {
 	if lg.i8() {
-		dotRowsI8(lg, scores, ld, q, g, src, stride, n, d, tmp)
+		dotRowsI8(lg, scores, ld, q, nil, g, src, stride, n, d, tmp)
 		return
 	}
 	p := lg.p

@@ -38,15 +38,45 @@ func (p *RowPlan) RowBytes() int { return p.rb }
 
 // DotRows is DotRows(p.Codec(), scores, ld, q[:g·d], g, src, stride, n, tmp).
 func (p *RowPlan) DotRows(scores []float32, ld int, q []float32, g int, src []byte, stride, n int, tmp []float32) {
+	p.DotRowsPrepared(scores, ld, q, nil, g, src, stride, n, tmp)
+}
+
+// QueryFloats returns the length of a prepared query of g heads (PrepareQuery), or 0
+// when the plan's score kernels read the float queries as they are.
+func (p *RowPlan) QueryFloats(g int) int {
+	if !p.fast.ok || g <= 0 {
+		return 0
+	}
+	return p.fast.queryFloats(g, p.d)
+}
+
+// PrepareQuery writes to pq (QueryFloats(g) values) the g queries q[:g·d] in the form
+// the plan's score kernels read (q4 and q2 rows: each query quantized to int8 per
+// group of 32 values, with its group factors), which DotRows otherwise redoes on
+// every call: attention scores many spans with the same query. It does nothing when
+// QueryFloats(g) is 0.
+func (p *RowPlan) PrepareQuery(pq, q []float32, g int) {
+	if p.QueryFloats(g) == 0 {
+		return
+	}
+	p.fast.prepare(pq[:p.QueryFloats(g)], q[:g*p.d], g, p.d)
+}
+
+// DotRowsPrepared is DotRows with pq the queries q prepared by PrepareQuery for the
+// same g (or nil): the scores are the same, bit for bit, without the preparation.
+func (p *RowPlan) DotRowsPrepared(scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n int, tmp []float32) {
 	if g <= 0 || n <= 0 {
 		return
 	}
 	d := p.d
 	if p.fast.ok && active.Load() == p.set {
 		q = q[:g*d]
+		if pq != nil {
+			pq = pq[:p.QueryFloats(g)]
+		}
 		_ = scores[(g-1)*ld+n-1]
 		_ = src[(n-1)*stride+p.rb-1]
-		p.fast.dot(scores, ld, q, g, src, stride, n, d, tmp[:ScratchFloats(d)])
+		p.fast.dot(scores, ld, q, pq, g, src, stride, n, d, tmp[:ScratchFloats(d)])
 		return
 	}
 	DotRows(p.c, scores, ld, q[:g*d], g, src, stride, n, tmp)

@@ -18,7 +18,22 @@ func resolveFast(set *kernelSet, c RowCodec, d int) planFast {
 	return planFast{lg: lg, ok: ok && ScratchFloats(d) >= 4*lg.p+2*lg.p*8+d}
 }
 
-func (f *planFast) dot(scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) {
+// queryFloats is RowPlan.QueryFloats for a plan with fused kernels: the integer
+// kernels' units (prepareI8), or 0 for the float ones.
+func (f *planFast) queryFloats(g, d int) int {
+	if !f.lg.i8() {
+		return 0
+	}
+	return i8Units(g) * (d + 8*f.lg.p)
+}
+
+func (f *planFast) prepare(pq, q []float32, g, d int) { prepareI8(&f.lg, pq, q, g, d) }
+
+func (f *planFast) dot(scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n, d int, tmp []float32) {
+	if f.lg.i8() {
+		dotRowsI8(&f.lg, scores, ld, q, pq, g, src, stride, n, d, tmp)
+		return
+	}
 	dotRowsQ4(&f.lg, scores, ld, q, g, src, stride, n, d, tmp)
 }
 

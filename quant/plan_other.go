@@ -8,6 +8,10 @@ type planFast struct{ ok bool }
 
 func resolveFast(*kernelSet, RowCodec, int) planFast { return planFast{} }
 
-func (*planFast) dot([]float32, int, []float32, int, []byte, int, int, int, []float32) {}
+func (*planFast) queryFloats(int, int) int { return 0 }
+
+func (*planFast) prepare([]float32, []float32, int, int) {}
+
+func (*planFast) dot([]float32, int, []float32, []float32, int, []byte, int, int, int, []float32) {}
 
 func (*planFast) add([]float32, []float32, int, int, []byte, int, int, int, []float32) {}

@@ -12,7 +12,9 @@ import (
 // under every kernel set (a plan made for another set falls back to the package
 // functions), over the lossy codecs and the others, head sizes the fused kernels
 // take and not, query counts (quads and single queries) and row counts (short spans
-// and a tail of n mod 4 rows); that Affine rows the fused kernels take skip the
+// and a tail of n mod 4 rows); that DotRowsPrepared with the queries prepared by
+// PrepareQuery gives the same bits, and that q4 and q2 rows (groups of 32) the fused
+// kernels take have a prepared form; that Affine rows the fused kernels take skip the
 // dispatch; and that bad arguments are refused.
 func TestRowPlan(t *testing.T) {
 	r := rand.New(rand.NewPCG(71, 72))
@@ -21,7 +23,7 @@ func TestRowPlan(t *testing.T) {
 	codecs := append(lossyCodecs(), F32{}, F16{}, BF16{}, Int8{})
 	for _, c := range codecs {
 		for _, d := range []int{24, 32, 64, 128} {
-			for _, g := range []int{1, 2, 4, 7} {
+			for _, g := range []int{1, 2, 3, 4, 5, 7} {
 				for _, n := range []int{1, 3, 6, 64} {
 					name := fmt.Sprintf("%s/d=%d/g=%d/n=%d", c.Name(), d, g, n)
 					src, stride, _ := lossyCase(r, c, n, d)
@@ -42,11 +44,22 @@ func TestRowPlan(t *testing.T) {
 								t.Fatalf("%s (plan %s): direct kernels %v, want %v", name, made.name, p.fast.ok, fused)
 							}
 						}
+						// q4 and q2 rows the integer kernels score have prepared queries.
+						if wantPrep := p.fast.ok && i8Query(c, d); (p.QueryFloats(g) > 0) != wantPrep {
+							t.Fatalf("%s (plan %s): QueryFloats %d, want a prepared form: %v", name, made.name, p.QueryFloats(g), wantPrep)
+						}
+						var pq []float32
+						if m := p.QueryFloats(g); m > 0 {
+							pq = gaussRow(r, m, 1) // stale contents must not matter
+							p.PrepareQuery(pq, q, g)
+						}
 						for _, run := range kernelSets() {
 							active.Store(run)
 							want, got := make([]float32, (g-1)*ld+n), make([]float32, (g-1)*ld+n)
 							DotRows(c, want, ld, q, g, src, stride, n, tmp)
 							p.DotRows(got, ld, q, g, src, stride, n, tmp)
+							gotPrep := make([]float32, len(want))
+							p.DotRowsPrepared(gotPrep, ld, q, pq, g, src, stride, n, tmp)
 							wantAcc := append([]float32(nil), acc0...)
 							gotAcc := append([]float32(nil), acc0...)
 							AddRows(c, wantAcc, w, ld, g, src, stride, n, tmp)
@@ -54,6 +67,9 @@ func TestRowPlan(t *testing.T) {
 							for i := range want {
 								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 									t.Fatalf("%s (plan %s, run %s): score %d = %v, DotRows %v", name, made.name, run.name, i, got[i], want[i])
+								}
+								if math.Float32bits(gotPrep[i]) != math.Float32bits(want[i]) {
+									t.Fatalf("%s (plan %s, run %s): prepared query's score %d = %v, DotRows %v", name, made.name, run.name, i, gotPrep[i], want[i])
 								}
 							}
 							for i := range wantAcc {
