@@ -21,7 +21,7 @@ import (
 // group's codes (so Affine rows need F16C; without it they go through tiles, as F16
 // and FP8 rows do). The kernels (lossy_asm_amd64.s, lossy_q4_amd64.s) take a whole
 // span per call and add the zero terms themselves: queries go four at a time
-// (dot*Q4Inl, add*Q4Inl; three as four with one repeated) and one or two left over
+// (dot*Q4Inl, add*Q4W; three as four with one repeated) and one or two left over
 // through the one-query kernels (dot*RowsInl, four rows per step; add*Q1Inl, 32
 // columns of one group per call, or add*Q1P2, two groups of 32 per call, four rows
 // per step). Each code value is exact in float32; the products
@@ -45,19 +45,19 @@ type lossyKernels struct {
 	// parameters from the rows (addU4Q1Inl).
 	addQ1Inl func(a, w, hp, cp unsafe.Pointer, stride uintptr, n int)
 	// q4Inl and q4Plain score four queries against a span of rows (dotU4Q4Inl,
-	// dotU4Q4Plain); addQ4Inl adds a span of rows into four queries' accumulators
-	// (addU4Q4Inl). All three read the group parameters from the rows.
+	// dotU4Q4Plain); addQ4W adds up to 64 rows into four queries' accumulators
+	// (addU4Q4W). All three read the group parameters from the rows.
 	q4Inl, q4Plain q4Kernel
-	addQ4Inl       func(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
+	addQ4W         func(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
 	// addQ1P2 adds the 64 columns of a pair of groups of 32 for one query, blocks
 	// of four rows (addU4Q1P2; nil for 8-bit codes).
 	addQ1P2 func(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 }
 
 var (
-	lossyU8 = lossyKernels{dotU8RowsInl, dotU8RowsPlain, addU8Q1Inl, dotU8Q4Inl, dotU8Q4Plain, addU8Q4Inl, nil}
-	lossyU4 = lossyKernels{dotU4RowsInl, dotU4RowsPlain, addU4Q1Inl, dotU4Q4Inl, dotU4Q4Plain, addU4Q4Inl, addU4Q1P2}
-	lossyU2 = lossyKernels{dotU2RowsInl, dotU2RowsPlain, addU2Q1Inl, dotU2Q4Inl, dotU2Q4Plain, addU2Q4Inl, addU2Q1P2}
+	lossyU8 = lossyKernels{dotU8RowsInl, dotU8RowsPlain, addU8Q1Inl, dotU8Q4Inl, dotU8Q4Plain, addU8Q4W, nil}
+	lossyU4 = lossyKernels{dotU4RowsInl, dotU4RowsPlain, addU4Q1Inl, dotU4Q4Inl, dotU4Q4Plain, addU4Q4W, addU4Q1P2}
+	lossyU2 = lossyKernels{dotU2RowsInl, dotU2RowsPlain, addU2Q1Inl, dotU2Q4Inl, dotU2Q4Plain, addU2Q4W, addU2Q1P2}
 )
 
 // rowsKernel is the shape of dotU4RowsInl: one query, ng blocks of four rows.

@@ -5,10 +5,11 @@
 #include "split16_amd64.h"
 
 // The four-query span kernels of the Affine and KIVI-key rows (declarations and
-// contracts in lossy_q4_amd64.go): dot*Q4Inl, dot*Q4Plain and add*Q4Inl for 8, 4 and
+// contracts in lossy_q4_amd64.go): dot*Q4Inl, dot*Q4Plain and add*Q4W for 8, 4 and
 // 2-bit codes. Each row's codes are unpacked once (shifts, masks, VCVTDQ2PS) for four
-// queries; each group's f16 scale and zero are widened by VCVTPH2PS where the row is
-// read, so no param table, weights pass or zero-term pass runs beside them.
+// queries. The dots widen each group's f16 scale and zero (VCVTPH2PS) where the row
+// is read; the adds widen them per group of up to 64 rows into weighted scales and
+// zero sums in their frame (A4WBUILD).
 
 #define ZERO8 \
 	VXORPS Y4, Y4, Y4    \
@@ -266,70 +267,159 @@ stored:                    \
 	VPMOVZXBD (R14)(BX*1), Y8 \
 	VPMOVZXBD 8(R14)(BX*1), Y9
 
-// A4SPAN is the body of the four-query add kernels: for each chunk of 16 columns (nc
-// of them, gs per group) the accumulators of the four queries (LOAD: from DI, R10,
-// R11, R12) take every row's 16 values decoded once, code·scale + zero (the group's
-// f16 scale and zero at R15 + BX, widened by VCVTPH2PS), times each query's weight
-// (at SI, DX, R8, R9 + 4·row); STORE puts them back. CB is the code bytes of a chunk.
-#define A4SPAN(LOAD, CODES, STORE, CB) \
-	MOVQ a0+0(FP), DI      \
-	MOVQ a1+8(FP), R10     \
-	MOVQ a2+16(FP), R11    \
-	MOVQ a3+24(FP), R12    \
-	MOVQ w0+32(FP), SI     \
-	MOVQ w1+40(FP), DX     \
-	MOVQ w2+48(FP), R8     \
-	MOVQ w3+56(FP), R9     \
+// A4WBUILD fills the frame for the group whose first row's scale and zero are at R15
+// (rows DX bytes apart, n of them): at 256r + 4i the weighted scale w_r[i]·scale_i of
+// query r and row i, at 1024 + 4r Σ_i w_r[i]·zero_i. Four rows at a time, their
+// scales and zeros gathered (VPINSRD), widened together and separated (VSHUFPS);
+// then the last n mod 4 rows one by one. Each query's zero sum gathers in the lanes
+// of X4..X7 (a row's lane, then lane 0 for the last rows) and the lanes are added
+// at the end.
+#define A4WBUILD \
+	MOVQ   w0+32(FP), R9   \
+	MOVQ   w1+40(FP), R10  \
+	MOVQ   w2+48(FP), R11  \
+	MOVQ   w3+56(FP), R12  \
+	VXORPS X4, X4, X4      \
+	VXORPS X5, X5, X5      \
+	VXORPS X6, X6, X6      \
+	VXORPS X7, X7, X7      \
+	XORQ   AX, AX          \
+	MOVQ   R15, BX         \
+	MOVQ   n+80(FP), R13   \
+	CMPQ   R13, $4         \
+	JB     wtail           \
+wblock:                    \
+	LEAQ         (BX)(DX*2), DI          \
+	VMOVD        (BX), X8                \
+	VPINSRD      $1, (BX)(DX*1), X8, X8  \
+	VPINSRD      $2, (DI), X8, X8        \
+	VPINSRD      $3, (DI)(DX*1), X8, X8  \
+	VCVTPH2PS    X8, Y8                  \
+	VEXTRACTF128 $1, Y8, X9              \
+	VSHUFPS      $0x88, X9, X8, X10      \
+	VSHUFPS      $0xdd, X9, X8, X11      \
+	VMULPS       (R9)(AX*4), X10, X12    \
+	VMOVUPS      X12, (SP)(AX*4)         \
+	VFMADD231PS  (R9)(AX*4), X11, X4     \
+	VMULPS       (R10)(AX*4), X10, X12   \
+	VMOVUPS      X12, 256(SP)(AX*4)      \
+	VFMADD231PS  (R10)(AX*4), X11, X5    \
+	VMULPS       (R11)(AX*4), X10, X12   \
+	VMOVUPS      X12, 512(SP)(AX*4)      \
+	VFMADD231PS  (R11)(AX*4), X11, X6    \
+	VMULPS       (R12)(AX*4), X10, X12   \
+	VMOVUPS      X12, 768(SP)(AX*4)      \
+	VFMADD231PS  (R12)(AX*4), X11, X7    \
+	LEAQ         (DI)(DX*2), BX          \
+	ADDQ         $4, AX                  \
+	SUBQ         $4, R13                 \
+	CMPQ         R13, $4                 \
+	JAE          wblock                  \
+wtail:                     \
+	TESTQ       R13, R13                 \
+	JZ          wsum                     \
+	VMOVD       (BX), X8                 \
+	VCVTPH2PS   X8, X8                   \
+	VMOVSHDUP   X8, X11                  \
+	VMULSS      (R9)(AX*4), X8, X12      \
+	VMOVSS      X12, (SP)(AX*4)          \
+	VFMADD231SS (R9)(AX*4), X11, X4      \
+	VMULSS      (R10)(AX*4), X8, X12     \
+	VMOVSS      X12, 256(SP)(AX*4)       \
+	VFMADD231SS (R10)(AX*4), X11, X5     \
+	VMULSS      (R11)(AX*4), X8, X12     \
+	VMOVSS      X12, 512(SP)(AX*4)       \
+	VFMADD231SS (R11)(AX*4), X11, X6     \
+	VMULSS      (R12)(AX*4), X8, X12     \
+	VMOVSS      X12, 768(SP)(AX*4)       \
+	VFMADD231SS (R12)(AX*4), X11, X7     \
+	ADDQ        DX, BX                   \
+	INCQ        AX                       \
+	DECQ        R13                      \
+	JMP         wtail                    \
+wsum:                      \
+	VHADDPS X5, X4, X4     \
+	VHADDPS X7, X6, X6     \
+	VHADDPS X6, X4, X4     \
+	VMOVUPS X4, 1024(SP)
+
+// A4WZERO adds query r's zero sum (frame 1024 + 4r) to its accumulators.
+#define A4WZERO \
+	VBROADCASTSS 1024(SP), Y12 \
+	VADDPS       Y12, Y0, Y0   \
+	VADDPS       Y12, Y1, Y1   \
+	VBROADCASTSS 1028(SP), Y13 \
+	VADDPS       Y13, Y2, Y2   \
+	VADDPS       Y13, Y3, Y3   \
+	VBROADCASTSS 1032(SP), Y12 \
+	VADDPS       Y12, Y4, Y4   \
+	VADDPS       Y12, Y5, Y5   \
+	VBROADCASTSS 1036(SP), Y13 \
+	VADDPS       Y13, Y6, Y6   \
+	VADDPS       Y13, Y7, Y7
+
+// A4WSPAN is the body of the four-query add kernels with weighted scales: per group,
+// A4WBUILD's frame, then for each chunk of 16 columns of the group (nc in all, gs per
+// group) the accumulators of the four queries (LOAD: from DI, R10, R11, R12) take
+// every row's 16 codes (CODES, as integers, converted once) times each query's
+// weighted scale from the frame, then the zero sums (A4WZERO); STORE puts them back.
+// CB is the code bytes of a chunk; SI the chunk's byte offset in the accumulators.
+#define A4WSPAN(LOAD, CODES, STORE, CB) \
 	MOVQ rows+64(FP), R15  \
-	LEAQ 4(R15), R14       \
-	MOVQ nc+88(FP), R13    \
+	MOVQ stride+72(FP), DX \
+	MOVQ nc+88(FP), R8     \
+	XORQ SI, SI            \
+wgroup:                    \
+	A4WBUILD               \
 	MOVQ gs+96(FP), CX     \
-chunk:                     \
+	LEAQ 4(R15), R14       \
+wchunk:                    \
+	MOVQ a0+0(FP), DI      \
+	ADDQ SI, DI            \
+	MOVQ a1+8(FP), R10     \
+	ADDQ SI, R10           \
+	MOVQ a2+16(FP), R11    \
+	ADDQ SI, R11           \
+	MOVQ a3+24(FP), R12    \
+	ADDQ SI, R12           \
 	LOAD                   \
+	MOVQ n+80(FP), R13     \
 	XORQ AX, AX            \
 	XORQ BX, BX            \
-row:                       \
+wrow:                      \
 	CODES                  \
 	VCVTDQ2PS    Y8, Y8    \
 	VCVTDQ2PS    Y9, Y9    \
-	VPBROADCASTW (R15)(BX*1), X10  \
-	VCVTPH2PS    X10, Y10  \
-	VPBROADCASTW 2(R15)(BX*1), X11 \
-	VCVTPH2PS    X11, Y11  \
-	VFMADD213PS  Y11, Y10, Y8 \
-	VFMADD213PS  Y11, Y10, Y9 \
-	VBROADCASTSS (SI)(AX*4), Y12 \
-	VFMADD231PS  Y12, Y8, Y0 \
-	VFMADD231PS  Y12, Y9, Y1 \
-	VBROADCASTSS (DX)(AX*4), Y13 \
-	VFMADD231PS  Y13, Y8, Y2 \
-	VFMADD231PS  Y13, Y9, Y3 \
-	VBROADCASTSS (R8)(AX*4), Y12 \
-	VFMADD231PS  Y12, Y8, Y4 \
-	VFMADD231PS  Y12, Y9, Y5 \
-	VBROADCASTSS (R9)(AX*4), Y13 \
-	VFMADD231PS  Y13, Y8, Y6 \
-	VFMADD231PS  Y13, Y9, Y7 \
-	ADDQ stride+72(FP), BX \
+	VBROADCASTSS (SP)(AX*4), Y12    \
+	VFMADD231PS  Y12, Y8, Y0        \
+	VFMADD231PS  Y12, Y9, Y1        \
+	VBROADCASTSS 256(SP)(AX*4), Y13 \
+	VFMADD231PS  Y13, Y8, Y2        \
+	VFMADD231PS  Y13, Y9, Y3        \
+	VBROADCASTSS 512(SP)(AX*4), Y12 \
+	VFMADD231PS  Y12, Y8, Y4        \
+	VFMADD231PS  Y12, Y9, Y5        \
+	VBROADCASTSS 768(SP)(AX*4), Y13 \
+	VFMADD231PS  Y13, Y8, Y6        \
+	VFMADD231PS  Y13, Y9, Y7        \
+	ADDQ DX, BX            \
 	INCQ AX                \
-	CMPQ AX, n+80(FP)      \
-	JB   row               \
+	CMPQ AX, R13           \
+	JB   wrow              \
+	A4WZERO                \
 	STORE                  \
-	ADDQ $64, DI           \
-	ADDQ $64, R10          \
-	ADDQ $64, R11          \
-	ADDQ $64, R12          \
+	ADDQ $64, SI           \
 	ADDQ CB, R14           \
+	DECQ R8                \
+	JZ   wdone             \
 	SUBQ $16, CX           \
-	JNZ  next              \
+	JNZ  wchunk            \
 	ADDQ gb+104(FP), R15   \
-	LEAQ 4(R15), R14       \
-	MOVQ gs+96(FP), CX     \
-next:                      \
-	DECQ R13               \
-	JNZ  chunk             \
+	JMP  wgroup            \
+wdone:                     \
 	VZEROUPPER             \
 	RET
+
 
 // The kernels (macros above; a label's scope is its function).
 
@@ -357,14 +447,14 @@ TEXT ·dotU2Q4Plain(SB), NOSPLIT, $0-112
 TEXT ·dotU8Q4Plain(SB), NOSPLIT, $0-112
 	Q4SPAN(Q4NOSUMS, Q4CONST8, Q4UNPACK8, $16, Q4RPLAIN, Q4GPLAIN)
 
-// func addU4Q4Inl(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
-TEXT ·addU4Q4Inl(SB), NOSPLIT, $0-112
-	A4SPAN(A4LOADSPLIT, A4CODES4, A4STORESPLIT, $8)
+// func addU4Q4W(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
+TEXT ·addU4Q4W(SB), 0, $1040-112
+	A4WSPAN(A4LOADSPLIT, A4CODES4, A4STORESPLIT, $8)
 
-// func addU2Q4Inl(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
-TEXT ·addU2Q4Inl(SB), NOSPLIT, $0-112
-	A4SPAN(A4LOAD, A4CODES2, A4STORE, $4)
+// func addU2Q4W(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
+TEXT ·addU2Q4W(SB), 0, $1040-112
+	A4WSPAN(A4LOAD, A4CODES2, A4STORE, $4)
 
-// func addU8Q4Inl(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
-TEXT ·addU8Q4Inl(SB), NOSPLIT, $0-112
-	A4SPAN(A4LOAD, A4CODES8, A4STORE, $16)
+// func addU8Q4W(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
+TEXT ·addU8Q4W(SB), 0, $1040-112
+	A4WSPAN(A4LOAD, A4CODES8, A4STORE, $16)

@@ -52,7 +52,7 @@ func BenchmarkLossyQ4(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/add/n=%d/kernel", c.Name(), n), func(b *testing.B) {
 				ap, wp := unsafe.Pointer(&acc[0]), unsafe.Pointer(&w[0])
 				for b.Loop() {
-					lg.k.addQ4Inl(ap, unsafe.Add(ap, 4*d), unsafe.Add(ap, 8*d), unsafe.Add(ap, 12*d), wp, unsafe.Add(wp, 4*n), unsafe.Add(wp, 8*n), unsafe.Add(wp, 12*n),
+					lg.k.addQ4W(ap, unsafe.Add(ap, 4*d), unsafe.Add(ap, 8*d), unsafe.Add(ap, 12*d), wp, unsafe.Add(wp, 4*n), unsafe.Add(wp, 8*n), unsafe.Add(wp, 12*n),
 						sp, uintptr(stride), n, d/16, lg.g, lg.gb)
 				}
 				per(b)
