@@ -267,6 +267,16 @@ stored:                    \
 	VPMOVZXBD (R14)(BX*1), Y8 \
 	VPMOVZXBD 8(R14)(BX*1), Y9
 
+// A4WQUERIES weights scales S by the four queries' weights at R9..R12 + 4·AX into
+// the frame (query r at 256r) and adds the weights times the zeros X11 to the zero
+// sums X4..X7: MUL, MOV and FMA are the packed forms (four rows) or the scalar ones
+// (one row). X12 scratch.
+#define A4WQUERIES(MUL, MOV, FMA, S) \
+	MUL (R9)(AX*4), S, X12;  MOV X12, (SP)(AX*4);     FMA (R9)(AX*4), X11, X4;  \
+	MUL (R10)(AX*4), S, X12; MOV X12, 256(SP)(AX*4);  FMA (R10)(AX*4), X11, X5; \
+	MUL (R11)(AX*4), S, X12; MOV X12, 512(SP)(AX*4);  FMA (R11)(AX*4), X11, X6; \
+	MUL (R12)(AX*4), S, X12; MOV X12, 768(SP)(AX*4);  FMA (R12)(AX*4), X11, X7
+
 // A4WBUILD fills the frame for the group whose first row's scale and zero are at R15
 // (rows DX bytes apart, n of them): at 256r + 4i the weighted scale w_r[i]·scale_i of
 // query r and row i, at 1024 + 4r Σ_i w_r[i]·zero_i. Four rows at a time, their
@@ -298,18 +308,7 @@ wblock:                    \
 	VEXTRACTF128 $1, Y8, X9              \
 	VSHUFPS      $0x88, X9, X8, X10      \
 	VSHUFPS      $0xdd, X9, X8, X11      \
-	VMULPS       (R9)(AX*4), X10, X12    \
-	VMOVUPS      X12, (SP)(AX*4)         \
-	VFMADD231PS  (R9)(AX*4), X11, X4     \
-	VMULPS       (R10)(AX*4), X10, X12   \
-	VMOVUPS      X12, 256(SP)(AX*4)      \
-	VFMADD231PS  (R10)(AX*4), X11, X5    \
-	VMULPS       (R11)(AX*4), X10, X12   \
-	VMOVUPS      X12, 512(SP)(AX*4)      \
-	VFMADD231PS  (R11)(AX*4), X11, X6    \
-	VMULPS       (R12)(AX*4), X10, X12   \
-	VMOVUPS      X12, 768(SP)(AX*4)      \
-	VFMADD231PS  (R12)(AX*4), X11, X7    \
+	A4WQUERIES(VMULPS, VMOVUPS, VFMADD231PS, X10) \
 	LEAQ         (DI)(DX*2), BX          \
 	ADDQ         $4, AX                  \
 	SUBQ         $4, R13                 \
@@ -321,18 +320,7 @@ wtail:                     \
 	VMOVD       (BX), X8                 \
 	VCVTPH2PS   X8, X8                   \
 	VMOVSHDUP   X8, X11                  \
-	VMULSS      (R9)(AX*4), X8, X12      \
-	VMOVSS      X12, (SP)(AX*4)          \
-	VFMADD231SS (R9)(AX*4), X11, X4      \
-	VMULSS      (R10)(AX*4), X8, X12     \
-	VMOVSS      X12, 256(SP)(AX*4)       \
-	VFMADD231SS (R10)(AX*4), X11, X5     \
-	VMULSS      (R11)(AX*4), X8, X12     \
-	VMOVSS      X12, 512(SP)(AX*4)       \
-	VFMADD231SS (R11)(AX*4), X11, X6     \
-	VMULSS      (R12)(AX*4), X8, X12     \
-	VMOVSS      X12, 768(SP)(AX*4)       \
-	VFMADD231SS (R12)(AX*4), X11, X7     \
+	A4WQUERIES(VMULSS, VMOVSS, VFMADD231SS, X8) \
 	ADDQ        DX, BX                   \
 	INCQ        AX                       \
 	DECQ        R13                      \
