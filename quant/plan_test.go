@@ -45,7 +45,8 @@ func TestRowPlan(t *testing.T) {
 							}
 						}
 						// q4 and q2 rows the integer kernels score have prepared queries.
-						if wantPrep := p.fast.ok && i8Query(c, d); (p.QueryFloats(g) > 0) != wantPrep {
+						aff, isAff := c.(Affine)
+						if wantPrep := p.fast.ok && isAff && (aff.Bits == 4 || aff.Bits == 2) && aff.group(d) == 32; (p.QueryFloats(g) > 0) != wantPrep {
 							t.Fatalf("%s (plan %s): QueryFloats %d, want a prepared form: %v", name, made.name, p.QueryFloats(g), wantPrep)
 						}
 						var pq []float32
