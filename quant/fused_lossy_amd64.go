@@ -130,7 +130,7 @@ func fusedDotRowsLossy(c RowCodec, scores []float32, ld int, q []float32, g int,
 	if !ok || len(tmp) < 4*lg.p+2*lg.p*8+d {
 		return false
 	}
-	dotRowsQ4(&lg, scores, ld, q, g, src, stride, n, d, tmp)
+	dotRowsQ4(&lg, scores, ld, q, nil, g, src, stride, n, d, tmp)
 	return true
 }
 

@@ -164,21 +164,9 @@ inlgroup: \
 // adds to X0, then TAIL after the last group; lane r is stored to out + r·ldo for r <
 // nq.
 #define Q4I8(UNPACK, SCALE, TAIL) \
-	MOVQ    out+0(FP), DI \
-	MOVQ    ldo+8(FP), DX \
-	MOVQ    rows+32(FP), R15 \
-	MOVQ    n+48(FP), R13 \
-	MOVQ    np+64(FP), BX \
-	SHLQ    $5, BX \
-	VPCMPEQW Y2, Y2, Y2 \
-	VPSRLW   $15, Y2, Y2 \
+	Q4I8ARGS \
 row: \
-	MOVQ   q+24(FP), SI \
-	LEAQ   (SI)(BX*2), R9 \
-	MOVQ   qf+56(FP), R12 \
-	MOVQ   np+64(FP), R14 \
-	MOVQ   R15, R8 \
-	VXORPS X0, X0, X0 \
+	Q4I8ROW \
 q4group: \
 	UNPACK((R8), X3, Y3) \
 	VPMADDUBSW   (SI), Y3, Y4 \
@@ -197,8 +185,31 @@ q4group: \
 	TAIL \
 	Q4I8STORE
 
+// Q4I8ARGS loads the four-query kernels' arguments: DI out, DX ldo, R15 the first
+// row, R13 n, BX 32·np (the bytes of one query's codes); Y2 int16 ones.
+#define Q4I8ARGS \
+	MOVQ     out+0(FP), DI \
+	MOVQ     ldo+8(FP), DX \
+	MOVQ     rows+32(FP), R15 \
+	MOVQ     n+48(FP), R13 \
+	MOVQ     np+64(FP), BX \
+	SHLQ     $5, BX \
+	VPCMPEQW Y2, Y2, Y2 \
+	VPSRLW   $15, Y2, Y2
+
+// Q4I8ROW starts a row at R15: SI queries 0 and 1 (SI + BX), R9 queries 2 and 3,
+// R12 the group factors, R14 np, R8 the row's first codes, Y0 zero.
+#define Q4I8ROW \
+	MOVQ   q+24(FP), SI \
+	LEAQ   (SI)(BX*2), R9 \
+	MOVQ   qf+56(FP), R12 \
+	MOVQ   np+64(FP), R14 \
+	MOVQ   R15, R8 \
+	VXORPS Y0, Y0, Y0
+
 // Q4I8STORE stores lane r of X0 (query r's score of the row) to DI + r·ldo (DX) for
-// r < nq (CX, AX scratch), then steps to the next row (R15, DI; label row), or returns after the last.
+// r < nq (CX, AX scratch), then steps to the next row (R15, DI; label row), or
+// returns after the last.
 #define Q4I8STORE \
 	MOVQ      nq+16(FP), CX \
 	MOVQ      DI, AX \
@@ -518,24 +529,12 @@ TEXT ·dotU4Q4I8P2(SB), NOSPLIT, $0-80
 	VMOVDQU  nib8<>(SB), Y1
 	VMOVDQU  permsz<>(SB), Y12
 	VMOVDQU  permsz<>+32(SB), Y13
-	MOVQ     out+0(FP), DI
-	MOVQ     ldo+8(FP), DX
-	MOVQ     rows+32(FP), R15
-	MOVQ     n+48(FP), R13
-	MOVQ     np+64(FP), BX
-	SHLQ     $5, BX
-	VPCMPEQW Y2, Y2, Y2
-	VPSRLW   $15, Y2, Y2
+	Q4I8ARGS
 
 row:
-	MOVQ   q+24(FP), SI
-	LEAQ   (SI)(BX*2), R9
-	MOVQ   qf+56(FP), R12
-	MOVQ   np+64(FP), R14
-	SHRQ   $1, R14
-	MOVQ   gb+72(FP), CX
-	MOVQ   R15, R8
-	VXORPS Y0, Y0, Y0
+	Q4I8ROW
+	SHRQ $1, R14 // pairs of groups
+	MOVQ gb+72(FP), CX
 
 pair:
 	VMOVDQU     (R8), X3

@@ -73,10 +73,11 @@ func quad(p unsafe.Pointer, step uintptr, j, g int) (p0, p1, p2, p3 unsafe.Point
 // dotRowsInl (n ≥ 4) or q4Inl with the query repeated (n < 4). tmp holds the group
 // sums of the queries (4p values for a quad, 8 lanes per group and query for
 // dotRowsInl, then room for its split query). 4-bit and 2-bit rows in groups of 32
-// go through the integer kernels instead (dotRowsI8).
-func dotRowsQ4(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) {
+// go through the integer kernels instead (dotRowsI8), with pq their prepared queries
+// (RowPlan.PrepareQuery) or nil; other rows ignore pq.
+func dotRowsQ4(lg *lossyGeom, scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n, d int, tmp []float32) {
 	if lg.i8() {
-		dotRowsI8(lg, scores, ld, q, nil, g, src, stride, n, d, tmp)
+		dotRowsI8(lg, scores, ld, q, pq, g, src, stride, n, d, tmp)
 		return
 	}
 	p := lg.p
@@ -99,11 +100,11 @@ func dotRowsQ4(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src 
 const addQ4Rows = 64
 
 // addRowsQ4 is fusedAddRowsLossy on CPUs with F16C: queries four at a time through
-// lg's addQ4W kernel over all d columns, addQ4Rows rows per call (three as four with one repeated), one or
-// two left over through addQ1P2, the 64 columns of two groups of 32 per call (4-bit
-// and 2-bit codes, n ≥ 4; the last n mod 4 rows and an odd group through addQ1Inl),
-// else addQ1Inl, 32 columns of one group per call (groups of a multiple of 32; for
-// groups of 16, addQ4W with the query repeated).
+// lg's addQ4W kernel over all d columns, addQ4Rows rows per call (three as four with
+// one repeated), one or two left over through addQ1P2, the 64 columns of two groups
+// of 32 per call (4-bit and 2-bit codes, n ≥ 4; the last n mod 4 rows and an odd
+// group through addQ1Inl), else addQ1Inl, 32 columns of one group per call (groups
+// of a multiple of 32; for groups of 16, addQ4W with the query repeated).
 func addRowsQ4(lg *lossyGeom, acc, w []float32, ld, g int, src []byte, stride, n, d int) {
 	sp, ap, wp := unsafe.Pointer(&src[0]), unsafe.Pointer(&acc[0]), unsafe.Pointer(&w[0])
 	ab, wb, us := uintptr(4*d), uintptr(4*ld), uintptr(stride)

@@ -30,11 +30,7 @@ func (f *planFast) queryFloats(g, d int) int {
 func (f *planFast) prepare(pq, q []float32, g, d int) { prepareI8(&f.lg, pq, q, g, d) }
 
 func (f *planFast) dot(scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n, d int, tmp []float32) {
-	if f.lg.i8() {
-		dotRowsI8(&f.lg, scores, ld, q, pq, g, src, stride, n, d, tmp)
-		return
-	}
-	dotRowsQ4(&f.lg, scores, ld, q, g, src, stride, n, d, tmp)
+	dotRowsQ4(&f.lg, scores, ld, q, pq, g, src, stride, n, d, tmp)
 }
 
 func (f *planFast) add(acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) {
