@@ -148,17 +148,17 @@ func (r *ring) resize(c int) {
 	r.buf, r.capRowsVal = nb, c
 }
 
-// planCap is the capacity a ring gets when it must hold need rows: it grows by
-// doubling up to steady (the single-token-step size) or to exactly need beyond
-// it, and shrinks back to max(need, steady) after a large step.
+// planCap is the capacity a ring gets when it must hold need rows: its steady size
+// (the single-token-step size) from its first row on, exactly need for a step beyond
+// steady, and back to steady after such a step. A ring is not grown by doubling: each
+// outgrown buffer would stay in the Go heap as garbage until the next collection, up
+// to the ring's size again, and every sequence past a few tokens needs the steady
+// size anyway.
 func planCap(cur, need, steady int) int {
-	switch {
-	case need > cur:
-		return max(need, min(steady, 2*cur))
-	case cur > max(need, steady):
-		return max(need, steady)
+	if cur == 0 && need == 0 {
+		return 0
 	}
-	return cur
+	return max(need, steady)
 }
 
 // wrapEnd is the first position after a at which the ring's rows stop being

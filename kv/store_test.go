@@ -409,6 +409,30 @@ func TestAccountingFormula(t *testing.T) {
 	}
 }
 
+// TestPlanCap: a ring takes its steady size from its first row on (no doubling,
+// whose outgrown buffers are garbage), holds exactly a step beyond steady, and
+// shrinks back after it.
+func TestPlanCap(t *testing.T) {
+	const steady = 127
+	cases := []struct {
+		name            string
+		cur, need, want int
+	}{
+		{"first token", 0, 1, steady},
+		{"single steps", steady, steady, steady},
+		{"prompt pass of 64", 0, 64, steady},
+		{"beyond steady: exactly need", steady, 600, 600},
+		{"shrink after a large step", 600, 40, steady},
+		{"emptied ring keeps its buffer", steady, 0, steady},
+		{"never used: no buffer", 0, 0, 0},
+	}
+	for _, c := range cases {
+		if got := planCap(c.cur, c.need, steady); got != c.want {
+			t.Errorf("%s: planCap(%d, %d, %d) = %d, want %d", c.name, c.cur, c.need, steady, got, c.want)
+		}
+	}
+}
+
 // TestTruncate: undoing a Grow; cutting a cache without full-precision rows to any
 // length; refusing lengths whose rows are gone; a truncated sequence continues
 // exactly like a fresh one with the same history.
