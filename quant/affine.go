@@ -101,15 +101,16 @@ func (a Affine) Encode(dst []byte, src []float32) {
 	dst = dst[:a.RowBytes(len(src))]
 	g := a.group(len(src))
 	maxCode := 1<<a.Bits - 1
+	k := active.Load()
 	for len(src) > 0 {
 		n := min(g, len(src))
 		nb := 4 + packedBytes(n, a.Bits)
 		grp := src[:n]
-		lo, hi := groupRange(grp)
+		lo, hi := k.encRange(grp)
 		lo16, s16, lof, sf := affineParams(lo, hi, maxCode)
 		putF16(dst[0:2], s16)
 		putF16(dst[2:4], lo16)
-		packCodes(dst[4:nb], grp, lof, reciprocal(sf), a.Bits)
+		k.encPack(dst[4:nb], grp, lof, reciprocal(sf), a.Bits)
 		dst, src = dst[nb:], src[n:]
 	}
 }

@@ -24,6 +24,7 @@ func detectSIMD() *kernelSet {
 	k.decBlock, k.decRows = decBlockAsm, decRowsAsm
 	k.dotRows, k.addRows, k.scoredQuery = fusedDotRows, fusedAddRows, scoredQueryAsm
 	k.encF16 = encodeF16 // VCVTPS2PH where the CPU has F16C, else the scalar twin
+	k.encRange, k.encPack = groupRangeAsm, packCodesAsm
 	return &k
 }
 

@@ -48,6 +48,10 @@ type kernelSet struct {
 	// encF16 writes the binary16 bits of src (nearest, ties to even: F32ToF16) into
 	// dst, 2 bytes per value, little-endian; len(dst) ≥ 2·len(src).
 	encF16 func(dst []byte, src []float32)
+	// encRange and encPack are groupRange and packCodes, the two steps of Affine
+	// encoding around a group's parameters.
+	encRange func(grp []float32) (lo, hi float32)
+	encPack  func(c []byte, src []float32, lo, inv float32, bits int)
 }
 
 var scalarKernels = &kernelSet{
@@ -57,6 +61,8 @@ var scalarKernels = &kernelSet{
 	decRows:   decRowsScalar,
 	decBlock:  decBlockScalar,
 	encF16:    encodeF16Scalar,
+	encRange:  groupRange,
+	encPack:   packCodes,
 	dotRows:   func(RowCodec, []float32, int, []float32, int, []byte, int, int, int, []float32) bool { return false },
 	addRows:   func(RowCodec, []float32, []float32, int, int, []byte, int, int, int, []float32) bool { return false },
 }

@@ -29,6 +29,8 @@ func detectSIMD() *kernelSet {
 		decRows:     decRowsAsm,
 		decBlock:    decBlockAsm,
 		encF16:      encodeF16,
+		encRange:    groupRangeAsm,
+		encPack:     packCodesAsm,
 		dotRows:     fusedDotRows,
 		addRows:     fusedAddRows,
 		scoredQuery: scoredQueryAsm,

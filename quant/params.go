@@ -92,16 +92,23 @@ func affineParams(lo, hi float32, maxCode int) (lo16, s16 uint16, lof, sf float3
 // and reciprocal step inv, clamped to [0, maxCode], where lo and lo + maxCode/inv are
 // within ±65504. Values outside that range clamp, which equals saturating them first;
 // NaN takes the code of 0. The common case costs no data-dependent branch.
+//
+// Every product is rounded to float32 before the 0.5 is added (no fused
+// multiply-add, which GOAMD64=v3 builds would otherwise use): the SIMD encoder
+// computes the same steps.
 func quantCode(v, lo, inv float32, maxCode int) int {
-	c := (v-lo)*inv + 0.5
+	c := float32((v-lo)*inv) + 0.5
 	if !(c >= 0) { // below the range, −Inf or NaN
 		c = 0
 		if v != v {
-			c = -lo*inv + 0.5
+			c = nanCode(lo, inv)
 		}
 	}
 	return min(int(min(c, float32(maxCode))), maxCode)
 }
+
+// nanCode is quantCode's value of NaN (read as 0) before clamping.
+func nanCode(lo, inv float32) float32 { return float32(-lo*inv) + 0.5 }
 
 // groupRange returns the minimum and maximum over grp (not empty) of its values read
 // as integer codecs read them: NaN as 0, saturated to ±65504.
