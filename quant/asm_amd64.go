@@ -9,8 +9,8 @@ import "kvq/internal/cpufeat"
 // FMA: MultiDot and MultiAxpy over float32 tiles (F32 rows too, in place), the
 // decoding of Channel blocks and of Affine, F16, BF16, Int8 and FP8 rows (all but
 // BF16 with F16C; tiles_amd64.s, decrows_amd64.s), DotChannelRows's Channel kernel
-// (dotChannelAsm, fused_lossy_amd64.go) and fused BF16 DotRows/AddRows
-// (rows_bf16_amd64.s); with F16C as well, fused F16, Int8, FP8 and Affine
+// (dotChannelAsm, fused_lossy_amd64.go), fused BF16 DotRows/AddRows
+// (rows_bf16_amd64.s) and Affine encoding (encode_amd64.s); with F16C as well, fused F16, Int8, FP8 and Affine
 // DotRows/AddRows (rows_f16c_amd64.s, rows_fp8_amd64.s, lossy_asm_amd64.s,
 // lossy_q4_amd64.s) and F16 encoding. With the experiment, multi_amd64.go provides
 // the full AVX2 set instead (with the same assembly kernels).
