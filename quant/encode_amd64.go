@@ -23,14 +23,15 @@ func affineRange(src *float32, n int) (lo, hi float32, nan bool)
 func affineQuant(dst *byte, src *float32, n int, lo, inv, cnan float32, bits int)
 
 // groupRangeAsm is groupRange through affineRange for groups of a multiple of 8
-// values. A zero extreme goes to groupRange: the scalar loop keeps the first of −0
-// and +0 it meets, which the lanes do not tell.
+// values. A zero minimum goes to groupRange: the scalar loop keeps the first of −0
+// and +0 it meets, which the lanes do not tell, and the minimum's sign is stored (the
+// group's f16 zero). The maximum's is not: it only enters hi − lo.
 func groupRangeAsm(grp []float32) (lo, hi float32) {
 	if len(grp) == 0 || len(grp)%8 != 0 {
 		return groupRange(grp)
 	}
 	lo, hi, nan := affineRange(&grp[0], len(grp))
-	if lo == 0 || hi == 0 {
+	if lo == 0 {
 		return groupRange(grp)
 	}
 	if nan { // NaN reads as 0
@@ -40,10 +41,10 @@ func groupRangeAsm(grp []float32) (lo, hi float32) {
 }
 
 // packCodesAsm is packCodes through affineQuant for the values up to the last
-// multiple of 8, packCodes for the rest.
+// multiple of 8, packCodes for the rest. bits is 8, 4 or 2 (Affine validates it).
 func packCodesAsm(c []byte, src []float32, lo, inv float32, bits int) {
 	n := len(src) &^ 7
-	if n > 0 && (bits == 8 || bits == 4 || bits == 2) {
+	if n > 0 {
 		_ = c[n*bits/8-1]
 		affineQuant(&c[0], &src[0], n, lo, inv, nanCode(lo, inv), bits)
 		c, src = c[n*bits/8:], src[n:]

@@ -137,6 +137,16 @@
 	MOVQ ng+32(FP), R13    \
 	MOVQ gb+64(FP), CX
 
+// A2ARGS loads the arguments of addU4Q1P2 and addU2Q1P2 for A2BODY: DI a, SI w, R9
+// cp, R10 stride, R11 nb, CX gb.
+#define A2ARGS \
+	MOVQ a+0(FP), DI       \
+	MOVQ w+8(FP), SI       \
+	MOVQ cp+16(FP), R9     \
+	MOVQ stride+24(FP), R10 \
+	MOVQ nb+32(FP), R11    \
+	MOVQ gb+40(FP), CX
+
 // INLBLOCK starts four rows at R15: SI the query, R12 its group sums, R14 the
 // groups, R8..R11 the rows' first codes, Y0..Y3 zero.
 #define INLBLOCK \
@@ -559,9 +569,7 @@ lsstore:
 // scales and zeros of both groups gathered at once (rows 0–3 of the first group, then
 // of the second), times the four weights: the weighted scales go to the frame for
 // P2AROW's broadcasts, the weighted zeros into Y15, whose halves' sums are added to
-// their group's columns at the end. The kernels load the arguments
-// first (outside the macro, where vet checks them): DI a, SI w, R9 cp, R10 stride,
-// R11 nb, CX gb.
+// their group's columns at the end. The kernels load the arguments first (A2ARGS).
 #define A2BODY(LOAD, CODES, STORE) \
 	LOAD                     \
 	VXORPS Y15, Y15, Y15     \
@@ -600,20 +608,10 @@ a2blk:                       \
 
 // func addU4Q1P2(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 TEXT ·addU4Q1P2(SB), NOSPLIT, $32-48
-	MOVQ a+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ cp+16(FP), R9
-	MOVQ stride+24(FP), R10
-	MOVQ nb+32(FP), R11
-	MOVQ gb+40(FP), CX
+	A2ARGS
 	A2BODY(P2ALOAD4, P2ACODES4, P2ASTORE4)
 
 // func addU2Q1P2(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 TEXT ·addU2Q1P2(SB), NOSPLIT, $32-48
-	MOVQ a+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ cp+16(FP), R9
-	MOVQ stride+24(FP), R10
-	MOVQ nb+32(FP), R11
-	MOVQ gb+40(FP), CX
+	A2ARGS
 	A2BODY(P2ALOAD2, P2ACODES2, P2ASTORE2)
