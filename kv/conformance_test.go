@@ -279,6 +279,17 @@ func runConformance(t *testing.T, name string, sp Spec, d, ratio, L int, seed in
 	}
 	ref := newSim(t, sp, d, kvh, k, v)
 	n := min(L, 37) // queries checked at the end of the history
+	// Where the kernels round the products of the values' sums (AddRowsRounding), an
+	// output may move by f times the largest group range of the values it averages.
+	var vmax float64
+	for _, rows := range [][][]float32{ref.v, ref.vq} {
+		for _, row := range rows {
+			for _, x := range row {
+				vmax = math.Max(vmax, math.Abs(float64(x)))
+			}
+		}
+	}
+	vround := quant.AddRowsRounding(refRow(t, sp.V, d), d) * 2.01 * vmax
 	start := L - n
 
 	// A: the history before start in one prefill, then one prefill step of n tokens.
@@ -294,7 +305,7 @@ func runConformance(t *testing.T, name string, sp Spec, d, ratio, L int, seed in
 			continue // a sample of the long history's queries; steps vs prefill covers all
 		}
 		want := ref.attend(t, q[p], p, heads)
-		if e := maxAbsDiff(o, want); e > 1e-4 {
+		if e := maxAbsDiff(o, want); e > 1e-4+vround {
 			t.Errorf("%s: prefill query %d: max |fused − reference| = %.3g", name, p, e)
 			break
 		}
@@ -310,7 +321,7 @@ func runConformance(t *testing.T, name string, sp Spec, d, ratio, L int, seed in
 	for p := start; p < L; p++ {
 		appendRange(t, st, b, k, v, p, p+1)
 		o := attendRange(t, st, b, q, p, p+1)[0]
-		if e := maxAbsDiff(o, outA[p-start]); e > 1e-5 {
+		if e := maxAbsDiff(o, outA[p-start]); e > 1e-5+2*vround {
 			t.Errorf("%s: query %d: single step differs from prefill by %.3g", name, p, e)
 			break
 		}

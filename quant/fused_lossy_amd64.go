@@ -23,13 +23,15 @@ import (
 // span per call and add the zero terms themselves: queries go four at a time
 // (dot*Q4Inl, add*Q4W; three as four with one repeated) and one or two left over
 // through the one-query kernels (dot*RowsInl, four rows per step; add*Q1Inl, 32
-// columns of one group per call, or add*Q1P2, two groups of 32 per call, four rows
+// columns of one group per call, or add*Q1I16, two groups of 32 per call, four rows
 // per step). Each code value is exact in float32; the products
 // are float32 FMAs, so results equal the decoded reference up to the order and
 // rounding of the float sums (the dot's zero term is summed apart from the codes, as
-// Affine.Dot does). The exception: the scores of 4-bit and 2-bit rows in groups of 32
-// (q4, q2) are taken against each query's int8 round trip, by integer kernels
-// (lossy_i8_amd64.go; ScoredQuery says which queries a reference must use).
+// Affine.Dot does). The exceptions are the integer kernels of 4-bit and 2-bit rows in
+// groups of 32 (q4, q2, KIVI's 2-bit values): scores are taken against each query's
+// int8 round trip (lossy_i8_amd64.go; ScoredQuery says which queries a reference must
+// use), and one query's values are summed with the products weight·scale rounded to
+// int16 steps of their largest (addi16_amd64.go, which bounds the difference).
 //
 // Shapes: d a multiple of 16 and, for Affine, groups a multiple of 16 that divide d
 // (groups of 16, 32, 64, … and whole rows); other shapes report false and go through
@@ -49,15 +51,16 @@ type lossyKernels struct {
 	// (addU4Q4W). All three read the group parameters from the rows.
 	q4Inl, q4Plain q4Kernel
 	addQ4W         func(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
-	// addQ1P2 adds the 64 columns of a pair of groups of 32 for one query, blocks
-	// of four rows (addU4Q1P2; nil for 8-bit codes).
+	// addQ1P2 adds the 64 columns of a pair of groups of 32 for one query, up to
+	// addI16Blocks blocks of four rows, in integers (addU4Q1I16; nil for 8-bit
+	// codes).
 	addQ1P2 func(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 }
 
 var (
 	lossyU8 = lossyKernels{dotU8RowsInl, dotU8RowsPlain, addU8Q1Inl, dotU8Q4Inl, dotU8Q4Plain, addU8Q4W, nil}
-	lossyU4 = lossyKernels{dotU4RowsInl, dotU4RowsPlain, addU4Q1Inl, dotU4Q4Inl, dotU4Q4Plain, addU4Q4W, addU4Q1P2}
-	lossyU2 = lossyKernels{dotU2RowsInl, dotU2RowsPlain, addU2Q1Inl, dotU2Q4Inl, dotU2Q4Plain, addU2Q4W, addU2Q1P2}
+	lossyU4 = lossyKernels{dotU4RowsInl, dotU4RowsPlain, addU4Q1Inl, dotU4Q4Inl, dotU4Q4Plain, addU4Q4W, addU4Q1I16}
+	lossyU2 = lossyKernels{dotU2RowsInl, dotU2RowsPlain, addU2Q1Inl, dotU2Q4Inl, dotU2Q4Plain, addU2Q4W, addU2Q1I16}
 )
 
 // rowsKernel is the shape of dotU4RowsInl: one query, ng blocks of four rows.

@@ -131,16 +131,20 @@ func TestFusedLossyRows(t *testing.T) {
 									t.Fatalf("%s %s: score (%d,%d) = %v, scalar twin %v", name, k.name, j, i, scores[j*ld+i], ref[0][j*ld+i])
 								}
 							}
+							var round float64 // the integer value kernels' rounding
+							if roundedQuery(k, c, d, g, j) {
+								round = addRoundBound(k.addRounding(c, d), w[j*ld:j*ld+n], rowMax)
+							}
 							for x := range d {
 								want, mag := float64(acc0[j*d+x]), math.Abs(float64(acc0[j*d+x]))
 								for i := range n {
 									want += float64(w[j*ld+i]) * float64(dec[i*d+x])
 									mag += math.Abs(float64(w[j*ld+i])) * 2 * rowMax[i]
 								}
-								if got := acc[j*d+x]; math.Abs(float64(got)-want) > 2e-6*mag+1e-30 {
+								if got := acc[j*d+x]; math.Abs(float64(got)-want) > 2e-6*mag+round+1e-30 {
 									t.Fatalf("%s %s: acc (%d,%d) = %v, want %v", name, k.name, j, x, got, want)
 								}
-								if ref[1] != nil && math.Abs(float64(acc[j*d+x]-ref[1][j*d+x])) > 4e-6*mag+1e-30 {
+								if ref[1] != nil && math.Abs(float64(acc[j*d+x]-ref[1][j*d+x])) > 4e-6*mag+round+1e-30 {
 									t.Fatalf("%s %s: acc (%d,%d) = %v, scalar twin %v", name, k.name, j, x, acc[j*d+x], ref[1][j*d+x])
 								}
 							}
@@ -336,4 +340,27 @@ func TestDotChannelSpan(t *testing.T) {
 			}
 		}
 	}
+}
+
+// roundedQuery reports whether AddRows with kernel set k may round the products of
+// query j of g over rows of d values of c (addRounding): one of the one or two
+// queries left over from the quads, which the fused kernels add one at a time.
+func roundedQuery(k *kernelSet, c RowCodec, d, g, j int) bool {
+	quads := 0
+	for g-quads >= 3 {
+		quads += 4
+	}
+	return j >= quads && k.addRounding != nil && k.addRounding(c, d) > 0
+}
+
+// addRoundBound is how far the integer value kernels (roundedQuery) may move one
+// query's sum of rows with weights w beyond float rounding, by AddRowsRounding's
+// contract with factor f: f·Σ_i |w_i|·range_i, a group's range at most twice the
+// row's largest decoded magnitude rowMax_i (2.01: the scale's f16 rounding).
+func addRoundBound(f float64, w []float32, rowMax []float64) float64 {
+	var s float64
+	for i, x := range w {
+		s += math.Abs(float64(x)) * 2.01 * rowMax[i]
+	}
+	return f * s
 }

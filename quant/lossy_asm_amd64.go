@@ -86,19 +86,6 @@ func channelQueryF16C(qs, b, q, block unsafe.Pointer, nq, d int)
 //go:noescape
 func addU4Q1Inl(a, w, hp, cp unsafe.Pointer, stride uintptr, n int)
 
-// addU4Q1P2 is addU4Q1Inl for the 64 columns of two groups of 32 (the second's scale,
-// zero and codes gb bytes after the first's), over 4·nb ≥ 4 rows, the first group's
-// codes at cp + i·stride: one load of each block of four rows' scales and zeros, and
-// one broadcast of the weight per row and group.
-//
-//go:noescape
-func addU4Q1P2(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
-
-// addU2Q1P2 is addU4Q1P2 for 2-bit codes.
-//
-//go:noescape
-func addU2Q1P2(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
-
 // addU2Q1Inl is addU4Q1Inl for 2-bit codes.
 //
 //go:noescape

@@ -4,7 +4,6 @@
 #include "lossy_consts_amd64.h"
 #include "split16_amd64.h"
 #include "chanquery_amd64.h"
-#include "p2gather_amd64.h"
 
 // The one-query kernels of the Affine rows and KIVI key blocks (dot*RowsInl,
 // dot*RowsPlain, add*Q1Inl) and channelQueryF16C; declarations and contracts in
@@ -136,16 +135,6 @@
 	MOVQ stride+24(FP), DX \
 	MOVQ ng+32(FP), R13    \
 	MOVQ gb+64(FP), CX
-
-// A2ARGS loads the arguments of addU4Q1P2 and addU2Q1P2 for A2BODY: DI a, SI w, R9
-// cp, R10 stride, R11 nb, CX gb.
-#define A2ARGS \
-	MOVQ a+0(FP), DI       \
-	MOVQ w+8(FP), SI       \
-	MOVQ cp+16(FP), R9     \
-	MOVQ stride+24(FP), R10 \
-	MOVQ nb+32(FP), R11    \
-	MOVQ gb+40(FP), CX
 
 // INLBLOCK starts four rows at R15: SI the query, R12 its group sums, R14 the
 // groups, R8..R11 the rows' first codes, Y0..Y3 zero.
@@ -481,137 +470,3 @@ lsstore:
 	JNZ     lsgroup
 	VZEROUPPER
 	RET
-
-// P2AROW adds one row's codes of a pair of groups (the first's at R, the second's CX
-// bytes after, unpacked by CODES: P2ACODES4, P2ACODES2) times its weighted scales
-// (the float32s at ws0(SP) and ws1(SP), hardware SP) into Y0..Y3 (the first group's
-// 32 columns: split as by U4LOAD for 4 bits, in order for 2) and Y4..Y7 (the
-// second's). AX scratch.
-#define P2AROW(CODES, R, ws0, ws1) \
-	VBROADCASTSS ws0(SP), Y12   \
-	VBROADCASTSS ws1(SP), Y13   \
-	CODES(R)                    \
-	P2AFMA(Y12, Y0, Y1, Y2, Y3) \
-	LEAQ         (R)(CX*1), AX  \
-	CODES(AX)                   \
-	P2AFMA(Y13, Y4, Y5, Y6, Y7)
-
-// P2ACODES4 leaves the 32 4-bit codes of the 16 bytes at R in Y8..Y11 (integers: the
-// even and odd codes of the first 16, then of the next 16).
-#define P2ACODES4(R) \
-	VPMOVZXBD (R), Y8            \
-	VPMOVZXBD 8(R), Y10          \
-	VPSRLD    $4, Y8, Y9         \
-	VPSRLD    $4, Y10, Y11       \
-	VPAND     nib4<>(SB), Y8, Y8 \
-	VPAND     nib4<>(SB), Y10, Y10
-
-// P2ACODES2 leaves the 32 2-bit codes of the 8 bytes at R in Y8..Y11 (integers,
-// column order).
-#define P2ACODES2(R) \
-	VPBROADCASTD (R), Y8          \
-	VPBROADCASTD 4(R), Y10        \
-	VPSRLVD sh2hi<>(SB), Y8, Y9   \
-	VPSRLVD sh2lo<>(SB), Y8, Y8   \
-	VPSRLVD sh2hi<>(SB), Y10, Y11 \
-	VPSRLVD sh2lo<>(SB), Y10, Y10 \
-	VPAND   two2<>(SB), Y8, Y8    \
-	VPAND   two2<>(SB), Y9, Y9    \
-	VPAND   two2<>(SB), Y10, Y10  \
-	VPAND   two2<>(SB), Y11, Y11
-
-// P2AFMA adds the integer codes Y8..Y11, converted, times w into a0..a3.
-#define P2AFMA(w, a0, a1, a2, a3) \
-	VCVTDQ2PS   Y8, Y8   \
-	VCVTDQ2PS   Y9, Y9   \
-	VCVTDQ2PS   Y10, Y10 \
-	VCVTDQ2PS   Y11, Y11 \
-	VFMADD231PS w, Y8, a0 \
-	VFMADD231PS w, Y9, a1 \
-	VFMADD231PS w, Y10, a2 \
-	VFMADD231PS w, Y11, a3
-
-// P2ALOAD4 and P2ALOAD2 load the 64 accumulators at DI into Y0..Y7 (split as the
-// row macros add into them); P2ASTORE4 and P2ASTORE2 store them back.
-#define P2ALOAD4 \
-	SPLIT16((DI), 32(DI), Y0, Y1)     \
-	SPLIT16(64(DI), 96(DI), Y2, Y3)   \
-	SPLIT16(128(DI), 160(DI), Y4, Y5) \
-	SPLIT16(192(DI), 224(DI), Y6, Y7)
-
-#define P2ASTORE4 \
-	JOIN16(Y0, Y1, (DI), 32(DI))     \
-	JOIN16(Y2, Y3, 64(DI), 96(DI))   \
-	JOIN16(Y4, Y5, 128(DI), 160(DI)) \
-	JOIN16(Y6, Y7, 192(DI), 224(DI))
-
-#define P2ALOAD2 \
-	VMOVUPS (DI), Y0     \
-	VMOVUPS 32(DI), Y1   \
-	VMOVUPS 64(DI), Y2   \
-	VMOVUPS 96(DI), Y3   \
-	VMOVUPS 128(DI), Y4  \
-	VMOVUPS 160(DI), Y5  \
-	VMOVUPS 192(DI), Y6  \
-	VMOVUPS 224(DI), Y7
-
-#define P2ASTORE2 \
-	VMOVUPS Y0, (DI)     \
-	VMOVUPS Y1, 32(DI)   \
-	VMOVUPS Y2, 64(DI)   \
-	VMOVUPS Y3, 96(DI)   \
-	VMOVUPS Y4, 128(DI)  \
-	VMOVUPS Y5, 160(DI)  \
-	VMOVUPS Y6, 192(DI)  \
-	VMOVUPS Y7, 224(DI)
-
-// A2BODY is the body of addU4Q1P2 and addU2Q1P2. Per block of four rows: their
-// scales and zeros of both groups gathered at once (rows 0–3 of the first group, then
-// of the second), times the four weights: the weighted scales go to the frame for
-// P2AROW's broadcasts, the weighted zeros into Y15, whose halves' sums are added to
-// their group's columns at the end. The kernels load the arguments first (A2ARGS).
-#define A2BODY(LOAD, CODES, STORE) \
-	LOAD                     \
-	VXORPS Y15, Y15, Y15     \
-a2blk:                       \
-	LEAQ           (R9)(R10*1), R13          \
-	LEAQ           (R13)(R10*1), R12         \
-	LEAQ           (R12)(R10*1), BX          \
-	P2SZ(R9, R13, R12, BX)                   \
-	VBROADCASTF128 (SI), Y12                 \
-	VMULPS         Y12, Y10, Y10             \
-	VFMADD231PS    Y12, Y11, Y15             \
-	VMOVUPS        Y10, (SP)                 \
-	P2AROW(CODES, R9, 0, 16)                 \
-	P2AROW(CODES, R13, 4, 20)                \
-	P2AROW(CODES, R12, 8, 24)                \
-	P2AROW(CODES, BX, 12, 28)                \
-	LEAQ           (R9)(R10*4), R9           \
-	ADDQ           $16, SI                   \
-	DECQ           R11                       \
-	JNZ            a2blk                     \
-	VHADDPS    Y15, Y15, Y15                 \
-	VHADDPS    Y15, Y15, Y15                 \
-	VPERM2F128 $0x00, Y15, Y15, Y8           \
-	VPERM2F128 $0x11, Y15, Y15, Y9           \
-	VADDPS     Y8, Y0, Y0                    \
-	VADDPS     Y8, Y1, Y1                    \
-	VADDPS     Y8, Y2, Y2                    \
-	VADDPS     Y8, Y3, Y3                    \
-	VADDPS     Y9, Y4, Y4                    \
-	VADDPS     Y9, Y5, Y5                    \
-	VADDPS     Y9, Y6, Y6                    \
-	VADDPS     Y9, Y7, Y7                    \
-	STORE                                    \
-	VZEROUPPER                               \
-	RET
-
-// func addU4Q1P2(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
-TEXT ·addU4Q1P2(SB), NOSPLIT, $32-48
-	A2ARGS
-	A2BODY(P2ALOAD4, P2ACODES4, P2ASTORE4)
-
-// func addU2Q1P2(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
-TEXT ·addU2Q1P2(SB), NOSPLIT, $32-48
-	A2ARGS
-	A2BODY(P2ALOAD2, P2ACODES2, P2ASTORE2)

@@ -102,8 +102,9 @@ const addQ4Rows = 64
 // addRowsQ4 is fusedAddRowsLossy on CPUs with F16C: queries four at a time through
 // lg's addQ4W kernel over all d columns, addQ4Rows rows per call (three as four with
 // one repeated), one or two left over through addQ1P2, the 64 columns of two groups
-// of 32 per call (4-bit and 2-bit codes, n ≥ 4; the last n mod 4 rows and an odd
-// group through addQ1Inl), else addQ1Inl, 32 columns of one group per call (groups
+// of 32 and up to addI16Blocks blocks of four rows per call (4-bit and 2-bit codes,
+// n ≥ 4, integer sums: addi16_amd64.go; the last n mod 4 rows and an odd group
+// through addQ1Inl), else addQ1Inl, 32 columns of one group per call (groups
 // of a multiple of 32; for groups of 16, addQ4W with the query repeated).
 func addRowsQ4(lg *lossyGeom, acc, w []float32, ld, g int, src []byte, stride, n, d int) {
 	sp, ap, wp := unsafe.Pointer(&src[0]), unsafe.Pointer(&acc[0]), unsafe.Pointer(&w[0])
@@ -121,12 +122,14 @@ func addRowsQ4(lg *lossyGeom, acc, w []float32, ld, g int, src []byte, stride, n
 		aj, wj := unsafe.Add(ap, uintptr(j)*ab), unsafe.Add(wp, uintptr(j)*wb)
 		c := uintptr(0)
 		if pair := lg.k.addQ1P2; pair != nil && lg.g == 32 && n >= 4 {
-			// Pairs of groups through addU4Q1P2 or addU2Q1P2, the last n mod 4 rows
-			// group by group.
+			// Pairs of groups through addU4Q1I16 or addU2Q1I16, the last n mod 4
+			// rows group by group.
 			n4 := n &^ 3
 			tail := uintptr(n4) * us
 			for ; c+64 <= uintptr(d); c += 64 {
-				pair(unsafe.Add(aj, 4*c), wj, unsafe.Add(sp, lg.codeOff(c)), us, n/4, lg.gb)
+				for b := 0; b < n/4; b += addI16Blocks {
+					pair(unsafe.Add(aj, 4*c), unsafe.Add(wj, 16*b), unsafe.Add(sp, lg.codeOff(c)+uintptr(4*b)*us), us, min(addI16Blocks, n/4-b), lg.gb)
+				}
 				if n4 < n {
 					wt := unsafe.Add(wj, 4*n4)
 					for h := uintptr(0); h < 64; h += 32 {
@@ -149,8 +152,7 @@ func addRowsQ4(lg *lossyGeom, acc, w []float32, ld, g int, src []byte, stride, n
 // Per group, the rows' scales and zeros are widened once (four rows at a time) into
 // the weighted scales w_r[i]·scale_ik and the zero sums Σ_i w_r[i]·zero_ik, kept in
 // the frame; each row's 16 codes per chunk are then converted once and take one FMA
-// per query and 8 columns, and each chunk its queries' zero sums once (the form of
-// addU4Q1P2). Against decoding each value first (code·scale + zero, one FMA per
+// per query and 8 columns, and each chunk its queries' zero sums once. Against decoding each value first (code·scale + zero, one FMA per
 // value, as this kernel's predecessor did) that takes 10–15% less time on 64 rows of
 // 64 values (BenchmarkLossyQ4), and the sums differ only in rounding.
 //

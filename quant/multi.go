@@ -42,6 +42,9 @@ type kernelSet struct {
 	// against: the round trips of q where its kernels quantize queries
 	// (lossy_i8_amd64.go, int8_i16_amd64.go), else q itself.
 	scoredQuery func(c RowCodec, q []float32, d int) []float32
+	// addRounding, when set, returns AddRowsRounding's factor for rows of d values of
+	// c (addi16_amd64.go).
+	addRounding func(c RowCodec, d int) float64
 	// decBlock decodes tokens i0..i1-1 of a Channel block of t tokens × d channels
 	// (as Channel.Decode) into dst; lo and s are scratch of d values.
 	decBlock func(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s []float32)

@@ -34,6 +34,7 @@ func detectSIMD() *kernelSet {
 		dotRows:     fusedDotRows,
 		addRows:     fusedAddRows,
 		scoredQuery: scoredQueryAsm,
+		addRounding: addRoundingAsm,
 	}
 }
 

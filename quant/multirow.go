@@ -32,6 +32,21 @@ func DotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byt
 	}
 }
 
+// AddRowsRounding returns f ≥ 0 such that, with the kernels this process runs, each
+// sum AddRows adds for a query over rows of d values of c is the exact sum over the
+// decoded rows up to float rounding plus at most f·Σ_i |w_i|·range_i, range_i being
+// the range (scale times the largest code) of the group of row i that holds the
+// column. It is 0 where the kernels sum in float. On amd64 with F16C, one query's
+// sums over 4-bit and 2-bit Affine rows in groups of 32 round each product
+// w_i·scale_i to an int16 step of the largest in a run of up to 64 rows
+// (addi16_amd64.go): f = 64/65534. A reference that is to match AddRows allows this.
+func AddRowsRounding(c RowCodec, d int) float64 {
+	if k := active.Load(); k.addRounding != nil {
+		return k.addRounding(c, d)
+	}
+	return 0
+}
+
 // AddRows performs acc[j*d+c] += Σ_{i<n} w[j*ld+i]·Decode(row i)[c] for j < g and
 // c < d = len(acc)/g, rows as for DotRows, in one pass over the codes. kvq's codecs
 // run the batched kernels; any other codec falls back to c.AddScaled per (row, query).

@@ -1,6 +1,6 @@
-// Shared by lossy_i8_amd64.s and lossy_asm_amd64.s: the parameters of four rows'
-// pairs of groups of 32, for the one-query kernels that take a row's two groups at
-// once (dotU4RowsI8P2, add*Q1P2).
+// Shared by lossy_i8_amd64.s and addi16_amd64.s: the parameters of four rows' pairs
+// of groups of 32, for the one-query kernels that take a row's two groups at once
+// (dotU4RowsI8P2, add*Q1I16).
 
 // P2SZ gathers the f16 scale and zero (the 4 bytes before a group's codes) of two
 // groups of four rows, the first group's codes of row r at r0..r3 and the second's

@@ -18,7 +18,7 @@ func noF16CKernels() *kernelSet {
 	}
 	k := *simdKernels
 	k.name = "noF16C"
-	k.scoredQuery = nil // the integer kernels need F16C
+	k.scoredQuery, k.addRounding = nil, nil // the integer kernels need F16C
 	k.dotRows = func(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
 		defer setF16C(setF16C(false))
 		return fusedDotRows(c, scores, ld, q, g, src, stride, n, d, tmp)

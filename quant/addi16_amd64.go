@@ -1,0 +1,95 @@
+//go:build amd64
+
+package quant
+
+import (
+	"math"
+	"unsafe"
+)
+
+// Integer value sums of 4-bit and 2-bit Affine rows in groups of 32 (the q4 and q2
+// cache types, KIVI's 2-bit values) for one query, the add counterpart of the integer
+// scores (lossy_i8_amd64.go), in addi16_amd64.s. A float kernel spends per row and
+// group a conversion and an FMA per 8 codes; here a run of blocks of four rows first
+// gets its products p_i = w_i·scale_i, and per group k of the pair their largest
+// magnitude m_k, and rounds them to int16 steps of it: π_i = round(p_i·32767/m_k).
+// Then
+//
+//	acc_c += (m_k/32767)·Σ_i π_i·code_ic + Σ_i w_i·zero_i
+//
+// where the inner sum is exact in int32 (VPMADDWD, two rows per instruction). The
+// rounding moves each term by at most m_k/65534 times its code: for a call of n rows
+// at most n/65534 of the largest |w_i·scale_i|·levels per column (0.1% at the
+// addI16Blocks cap of 64 rows; about √n/65534 when the roundings do not line up),
+// against the codec's own error of half a code step, a thirtieth (4-bit) or a sixth
+// (2-bit) of a group's range. addI16Go is the twin, term for term.
+
+// addI16Blocks is the most blocks of four rows one integer add call takes: its frame
+// holds their products, and it bounds the rounding error.
+const addI16Blocks = 16
+
+// addRoundingAsm is kernelSet.addRounding of the amd64 sets: 4·addI16Blocks/65534
+// where addRowsQ4 may take rows of d values of c through the integer kernels.
+func addRoundingAsm(c RowCodec, d int) float64 {
+	if lg, ok := lossyGeomOf(c, d); ok && haveF16C && lg.k.addQ1P2 != nil && lg.g == 32 && d >= 64 {
+		return 4 * addI16Blocks / 65534.0
+	}
+	return 0
+}
+
+// addU4Q1I16 performs a[c] += Σ_{i<4·nb} w[i]·(scale_ik·code_ic + zero_ik) for the 64
+// columns c of a pair of groups k of 32 4-bit codes, the first group's codes of row i
+// at cp + i·stride, the second's gb bytes after, each group's f16 scale and zero in
+// the 4 bytes before its codes, with the products w_i·scale_ik rounded to int16 steps
+// (see the top of this file); 1 ≤ nb ≤ addI16Blocks.
+//
+//go:noescape
+func addU4Q1I16(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+
+// addU2Q1I16 is addU4Q1I16 for 2-bit codes.
+//
+//go:noescape
+func addU2Q1I16(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+
+// addI16Go is addU4Q1I16 (bits 4) and addU2Q1I16 (bits 2) in Go, for n = 4·nb rows:
+// a gets the 64 columns, row i's first group (f16 scale, f16 zero, codes) at
+// rows[i·stride:] and its second gb bytes on. The products, their largest
+// magnitudes, the int16 roundings and the integer sums are the kernel's, bit for bit;
+// the float sums of the zero terms and of Σp·0 are in another order (the kernel
+// keeps four lanes per group and fuses the zero terms' multiply-adds).
+func addI16Go(a, w []float32, rows []byte, stride, gb, n, bits int) {
+	for k := range 2 {
+		off := k * gb
+		p := make([]float32, n)
+		var m, z, flag float32
+		for i := range n {
+			r := rows[i*stride+off:]
+			p[i] = w[i] * getF16(r)
+			z += float32(w[i] * getF16(r[2:]))
+			flag += p[i] * 0
+			m = max(m, float32(math.Abs(float64(p[i]))))
+		}
+		var inv float32
+		if m >= 0x1p-112 {
+			inv = 32767 / m
+		}
+		P := m/32767 + flag
+		var acc [32]int32
+		levels := int32(1)<<bits - 1
+		for i := range n {
+			pi := int32(-32768) // a NaN product's (P is NaN then), as VCVTPS2DQ and VPACKSSDW give
+			if x := float64(p[i] * inv); !math.IsNaN(x) {
+				pi = int32(math.RoundToEven(x))
+			}
+			codes := rows[i*stride+off+4:]
+			for c := range 32 {
+				acc[c] += pi * (int32(codes[c*bits/8]>>(c*bits%8)) & levels)
+			}
+		}
+		for c := range 32 {
+			t := float32(float32(acc[c]) * P)
+			t = float32(t + z)
+			a[32*k+c] += t
+		}
+	}
+}
