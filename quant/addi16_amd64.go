@@ -19,10 +19,16 @@ import (
 //
 // where the inner sum is exact in int32 (VPMADDWD, two rows per instruction). The
 // rounding moves each term by at most m_k/65534 times its code: for a call of n rows
-// at most n/65534 of the largest |w_i·scale_i|·levels per column (0.1% at the
-// addI16Blocks cap of 64 rows; about √n/65534 when the roundings do not line up),
+// at most n/65534 of the largest |w_i·scale_i|·levels per column, so at most
+// 64/65534 of Σ_i |w_i|·range_i (AddRowsRounding; about 0.1% of the average range the
+// sum weighs, √n/65534 of the largest term when the roundings do not line up),
 // against the codec's own error of half a code step, a thirtieth (4-bit) or a sixth
 // (2-bit) of a group's range. addI16Go is the twin, term for term.
+//
+// The kernels read each row twice, its parameters and then its codes; while adding,
+// they prefetch the rows after their own, the next call's where a cache block's heads
+// follow one another: without that, the first pass waited for memory that the float
+// kernel's arithmetic had hidden (decode attention at 4k was slower).
 
 // addI16Blocks is the most blocks of four rows one integer add call takes: its frame
 // holds their products, and it bounds the rounding error.

@@ -152,9 +152,10 @@ func addRowsQ4(lg *lossyGeom, acc, w []float32, ld, g int, src []byte, stride, n
 // Per group, the rows' scales and zeros are widened once (four rows at a time) into
 // the weighted scales w_r[i]·scale_ik and the zero sums Σ_i w_r[i]·zero_ik, kept in
 // the frame; each row's 16 codes per chunk are then converted once and take one FMA
-// per query and 8 columns, and each chunk its queries' zero sums once. Against decoding each value first (code·scale + zero, one FMA per
-// value, as this kernel's predecessor did) that takes 10–15% less time on 64 rows of
-// 64 values (BenchmarkLossyQ4), and the sums differ only in rounding.
+// per query and 8 columns, and each chunk its queries' zero sums once. Against
+// decoding each value first (code·scale + zero, one FMA per value, as this kernel's
+// predecessor did) that takes 10–15% less time on 64 rows of 64 values
+// (BenchmarkLossyQ4), and the sums differ only in rounding.
 //
 //go:noescape
 func addU4Q4W(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
