@@ -60,9 +60,11 @@ func addU2Q1I16(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 // addI16Go is addU4Q1I16 (bits 4) and addU2Q1I16 (bits 2) in Go, for n = 4·nb rows:
 // a gets the 64 columns, row i's first group (f16 scale, f16 zero, codes) at
 // rows[i·stride:] and its second gb bytes on. The products, their largest
-// magnitudes, the int16 roundings and the integer sums are the kernel's, bit for bit;
-// the float sums of the zero terms and of Σp·0 are in another order (the kernel
-// keeps four lanes per group and fuses the zero terms' multiply-adds).
+// magnitudes, the int16 roundings and the integer sums are the kernel's, bit for bit
+// (where a product is NaN, both give NaN sums, by P, but may differ in m and π: Go's
+// max keeps a NaN, VMAXPS drops it); the float sums of the zero terms and of Σp·0
+// are in another order (the kernel keeps four lanes per group and fuses the zero
+// terms' multiply-adds).
 func addI16Go(a, w []float32, rows []byte, stride, gb, n, bits int) {
 	for k := range 2 {
 		off := k * gb

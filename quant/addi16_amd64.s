@@ -35,21 +35,6 @@ DATA two16<>+16(SB)/8, $0x0003000300030003
 DATA two16<>+24(SB)/8, $0x0003000300030003
 GLOBL two16<>(SB), RODATA|NOPTR, $32
 
-// VPERMD indexes of the weight vectors of a block's row pairs 0–1 and 2–3: dword 0
-// (1) of the block's π, the pair's first-group weights, in the low half, dword 2 (3),
-// its second-group weights, in the high half.
-DATA i16w01<>+0(SB)/8, $0x0000000000000000
-DATA i16w01<>+8(SB)/8, $0x0000000000000000
-DATA i16w01<>+16(SB)/8, $0x0000000200000002
-DATA i16w01<>+24(SB)/8, $0x0000000200000002
-GLOBL i16w01<>(SB), RODATA|NOPTR, $32
-
-DATA i16w23<>+0(SB)/8, $0x0000000100000001
-DATA i16w23<>+8(SB)/8, $0x0000000100000001
-DATA i16w23<>+16(SB)/8, $0x0000000300000003
-DATA i16w23<>+24(SB)/8, $0x0000000300000003
-GLOBL i16w23<>(SB), RODATA|NOPTR, $32
-
 // 32767 and the smallest largest-product that gets code terms (2^-112: below 2^-113,
 // 32767/m would overflow).
 DATA i16c<>+0(SB)/4, $0x46fffe00
@@ -118,8 +103,8 @@ i16blk:                   \
 	VBROADCASTSS   i16c<>+4(SB), Y9      \
 	VCMPPS         $0x1d, Y9, Y14, Y8    \
 	VANDPS         Y8, Y10, Y10          \
-	VMOVDQU        i16w01<>(SB), Y6      \
-	VMOVDQU        i16w23<>(SB), Y7      \
+	VMOVDQU        p2perm<>(SB), Y6      \
+	VMOVDQU        p2perm<>+32(SB), Y7   \
 	MOVQ           R11, DX               \
 	MOVQ           SP, R8                \
 	LEAQ           I16PI(SP), R12        \

@@ -132,8 +132,8 @@ func TestFusedLossyRows(t *testing.T) {
 								}
 							}
 							var round float64 // the integer value kernels' rounding
-							if roundedQuery(k, c, d, g, j) {
-								round = addRoundBound(k.addRounding(c, d), w[j*ld:j*ld+n], rowMax)
+							if aloneQuery(g, j) {
+								round = addRoundBound(addRounding(k, c, d), w[j*ld:j*ld+n], rowMax)
 							}
 							for x := range d {
 								want, mag := float64(acc0[j*d+x]), math.Abs(float64(acc0[j*d+x]))
@@ -342,18 +342,18 @@ func TestDotChannelSpan(t *testing.T) {
 	}
 }
 
-// roundedQuery reports whether AddRows with kernel set k may round the products of
-// query j of g over rows of d values of c (addRounding): one of the one or two
-// queries left over from the quads, which the fused kernels add one at a time.
-func roundedQuery(k *kernelSet, c RowCodec, d, g, j int) bool {
+// aloneQuery reports whether query j of g is one of the one or two left over from
+// the quads, which the fused kernels add one at a time (where addRounding reports
+// rounding, through the integer value kernels).
+func aloneQuery(g, j int) bool {
 	quads := 0
 	for g-quads >= 3 {
 		quads += 4
 	}
-	return j >= quads && k.addRounding != nil && k.addRounding(c, d) > 0
+	return j >= quads
 }
 
-// addRoundBound is how far the integer value kernels (roundedQuery) may move one
+// addRoundBound is how far the integer value kernels (aloneQuery) may move one
 // query's sum of rows with weights w beyond float rounding, by AddRowsRounding's
 // contract with factor f: f·Σ_i |w_i|·range_i, a group's range at most twice the
 // row's largest decoded magnitude rowMax_i (2.01: the scale's f16 rounding).

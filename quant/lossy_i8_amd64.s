@@ -496,17 +496,6 @@ p2pair:
 	VADDPS       X3, X0, X0
 	I8END(p2block)
 
-// Lane indices of VPERMPS: the scale (0, 2) and the zero (1, 3) of a pair of groups
-// widened from [s_k z_k s_k+1 z_k+1], four times each.
-DATA permsz<>+0(SB)/8, $0x0000000000000000
-DATA permsz<>+8(SB)/8, $0x0000000000000000
-DATA permsz<>+16(SB)/8, $0x0000000200000002
-DATA permsz<>+24(SB)/8, $0x0000000200000002
-DATA permsz<>+32(SB)/8, $0x0000000100000001
-DATA permsz<>+40(SB)/8, $0x0000000100000001
-DATA permsz<>+48(SB)/8, $0x0000000300000003
-DATA permsz<>+56(SB)/8, $0x0000000300000003
-GLOBL permsz<>(SB), RODATA|NOPTR, $64
 
 // Q4P2QUERY leaves in Y the int16 sums of four products each of a row's codes of a
 // pair of groups (Y3 the even codes, Y14 the odd: low lane the first group, high lane
@@ -527,8 +516,8 @@ GLOBL permsz<>(SB), RODATA|NOPTR, $64
 // are added at the end of the row.
 TEXT ·dotU4Q4I8P2(SB), NOSPLIT, $0-80
 	VMOVDQU  nib8<>(SB), Y1
-	VMOVDQU  permsz<>(SB), Y12
-	VMOVDQU  permsz<>+32(SB), Y13
+	VMOVDQU  p2perm<>(SB), Y12
+	VMOVDQU  p2perm<>+32(SB), Y13
 	Q4I8ARGS
 
 row:

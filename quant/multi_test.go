@@ -281,7 +281,7 @@ func TestDotAddRows(t *testing.T) {
 								}
 							}
 							var round float64 // the integer value kernels' rounding
-							if roundedQuery(active.Load(), c, d, g, j) {
+							if aloneQuery(g, j) {
 								round = addRoundBound(AddRowsRounding(c, d), w[j*ld:j*ld+n], rowMax)
 							}
 							for k := range d {

@@ -40,11 +40,14 @@ func DotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byt
 // sums over 4-bit and 2-bit Affine rows in groups of 32 round each product
 // w_i·scale_i to an int16 step of the largest in a run of up to 64 rows
 // (addi16_amd64.go): f = 64/65534. A reference that is to match AddRows allows this.
-func AddRowsRounding(c RowCodec, d int) float64 {
-	if k := active.Load(); k.addRounding != nil {
-		return k.addRounding(c, d)
+func AddRowsRounding(c RowCodec, d int) float64 { return addRounding(active.Load(), c, d) }
+
+// addRounding is AddRowsRounding for kernel set k.
+func addRounding(k *kernelSet, c RowCodec, d int) float64 {
+	if k.addRounding == nil {
+		return 0
 	}
-	return 0
+	return k.addRounding(c, d)
 }
 
 // AddRows performs acc[j*d+c] += Σ_{i<n} w[j*ld+i]·Decode(row i)[c] for j < g and
