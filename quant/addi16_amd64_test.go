@@ -14,25 +14,18 @@ import (
 // over every block count up to the cap, rows of mixed kinds (lossyRowKinds: outliers,
 // offsets, constant rows, the f16 range's edge, subnormal parameters), weights that
 // are softmax-like (≥ 0, one large), Gaussian, with a NaN, with one product past the
-// float32 range, or too small for code terms, at a row stride larger
-// than the row, with guards around the 64 columns. The integer sums are exact in
-// both; the float sums of the zero terms are in another order, so the tolerance is a
-// few float32 roundings of the magnitudes summed.
+// float32 range, or too small for code terms, at a row stride larger than the row,
+// with guards around the 64 columns: exactly, with the zero sums in the kernel's
+// order (checkAddI16).
 func TestAddI16Kernels(t *testing.T) {
 	if !haveF16C {
 		t.Skip("the kernels widen f16 parameters with F16C")
 	}
 	r := rand.New(rand.NewPCG(61, 62))
-	const guard = -777
 	for _, bits := range []int{4, 2} {
 		c := Affine{Bits: bits, Group: 32}
-		kern := addU4Q1I16
-		if bits == 2 {
-			kern = addU2Q1I16
-		}
 		for nb := 1; nb <= addI16Blocks; nb++ {
 			for _, wk := range []string{"softmax", "gauss", "nan", "huge", "tiny"} {
-				name := fmt.Sprintf("%s/nb=%d/%s", c.Name(), nb, wk)
 				n := 4 * nb
 				src, stride, _ := lossyCase(r, c, n, 64)
 				w := make([]float32, n)
@@ -56,34 +49,160 @@ func TestAddI16Kernels(t *testing.T) {
 				if wk == "tiny" {
 					a0 = make([]float32, 64)
 				}
-				got := append(append(append([]float32{guard}, a0...), guard), guard)
-				want := append([]float32(nil), a0...)
-				lg, _ := lossyGeomOf(c, 64)
-				kern(unsafe.Pointer(&got[1]), unsafe.Pointer(&w[0]), unsafe.Pointer(&src[lg.codeOff(0)]), uintptr(stride), nb, lg.gb)
-				addI16Go(want, w, src, stride, int(lg.gb), n, bits)
-				if got[0] != guard || got[65] != guard || got[66] != guard {
-					t.Fatalf("%s: written outside the 64 columns", name)
-				}
-				for k := range 2 {
-					var mag float64 // Σ|w·zero| + |w·scale|·levels: the zero and code terms' size
-					for i := range n {
-						row := src[uintptr(i*stride)+uintptr(k)*lg.gb:]
-						mag += math.Abs(float64(w[i])) * (math.Abs(float64(getF16(row[2:]))) + math.Abs(float64(getF16(row)))*float64(int(1)<<bits-1))
-					}
-					for j := 32 * k; j < 32*(k+1); j++ {
-						g, e := float64(got[1+j]), float64(want[j])
-						if math.IsNaN(e) || math.IsNaN(g) {
-							if math.IsNaN(e) != math.IsNaN(g) {
-								t.Fatalf("%s: column %d = %v, twin %v", name, j, g, e)
-							}
-							continue
-						}
-						if tol := 4e-7*(mag+math.Abs(float64(a0[j]))) + 1e-37; math.Abs(g-e) > tol && !(math.IsInf(g, 0) && g == e) {
-							t.Fatalf("%s: column %d = %v, twin %v (tolerance %g)", name, j, g, e, tol)
-						}
-					}
-				}
+				checkAddI16(t, fmt.Sprintf("%s/nb=%d/%s", c.Name(), nb, wk), bits, a0, w, src, stride, nb)
 			}
 		}
 	}
+}
+
+// FuzzAddI16Kernels checks addU4Q1I16 and addU2Q1I16 as TestAddI16Kernels does
+// (checkAddI16) on arbitrary rows: the bytes of rows repeated over all n = 4·nb rows
+// and the bytes between them, so f16 scales and zeros of any value (NaN, ±Inf,
+// negative, subnormal, up to ±65504) and any codes; with weights that are raw float32
+// bits from ws (any value) or, without raw, softmax-like (e^(x−8) for fuzzFloats's x,
+// in [1.1e-7, 0.97]), repeated over the rows; shape picks the bits (bit 0: 4, else
+// 2), nb − 1 (bits 1–4) and the bytes between rows (bits 5–7). The columns start at
+// 0 when ws has an odd length, else Gaussian.
+func FuzzAddI16Kernels(f *testing.F) {
+	if !haveF16C {
+		f.Skip("the kernels widen f16 parameters with F16C")
+	}
+	// Ordinary rows (scale 1/16, zero −1, codes) and softmax-like weights, 4 bits, nb 4.
+	f.Add([]byte{0x00, 0x2c, 0x00, 0xbc, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0, 0x0f, 0xe1}, []byte{1, 250, 128, 127, 0, 9, 64, 200}, uint8(6), false)
+	// Two rows over and over, 2 bits, nb 16: the first group's scales NaN and +Inf (its
+	// columns NaN), zeros −Inf and −0.5; the second's scales −2 and −65504, zeros 1 and
+	// −2^-24 (subnormal), weighted by 1, 0.25, −3 and 2^-149 (raw, and a byte over:
+	// the columns start at 0).
+	f.Add([]byte{
+		0x00, 0x7e, 0x00, 0xfc, 0xe4, 0x1b, 0x93, 0x6c, 0x00, 0xff, 0x55, 0xaa,
+		0x00, 0xc0, 0x00, 0x3c, 0x1b, 0xe4, 0x6c, 0x93, 0xaa, 0x55, 0xff, 0x00,
+		0x00, 0x7c, 0x00, 0xb8, 0x27, 0xd8, 0x72, 0x8d, 0x0f, 0xf0, 0x33, 0xcc,
+		0xff, 0xfb, 0x01, 0x80, 0xd8, 0x27, 0x8d, 0x72, 0xf0, 0x0f, 0xcc, 0x33,
+	}, []byte{0, 0, 0x80, 0x3f, 0, 0, 0x80, 0x3e, 0, 0, 0x40, 0xc0, 1, 0, 0, 0, 0x7f}, uint8(0x1f), true)
+	// Where the order of the zero sums shows: constant rows (scale 0, zero 1) and one
+	// weight 1 with 63 of 2^-24·(1+2^-20), each of which the twin's running sum rounds
+	// up by half an ulp, the kernel's lanes not (2.9e-6 apart, 7 times 4e-7).
+	ws := make([]byte, 4*64)
+	for i := range 64 {
+		b := math.Float32bits(0x1p-24 + 0x1p-44)
+		if i == 0 {
+			b = math.Float32bits(1)
+		}
+		ws[4*i], ws[4*i+1], ws[4*i+2], ws[4*i+3] = byte(b), byte(b>>8), byte(b>>16), byte(b>>24)
+	}
+	f.Add([]byte{0x00, 0x00, 0x00, 0x3c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00}, ws, uint8(0x1e), true)
+	f.Fuzz(func(t *testing.T, rows, ws []byte, shape uint8, raw bool) {
+		wf := fuzzFloats(ws, raw)
+		if len(rows) == 0 || len(wf) == 0 {
+			return
+		}
+		bits := 4 - 2*int(shape&1)
+		nb, n := 1+int(shape>>1&15), 4+4*int(shape>>1&15)
+		c := Affine{Bits: bits, Group: 32}
+		stride := c.RowBytes(64) + int(shape>>5)
+		src := make([]byte, (n-1)*stride+c.RowBytes(64))
+		for i := range src {
+			src[i] = rows[i%len(rows)]
+		}
+		w := make([]float32, n)
+		for i := range w {
+			w[i] = wf[i%len(wf)]
+			if !raw {
+				w[i] = float32(math.Exp(float64(w[i]) - 8))
+			}
+		}
+		a0 := make([]float32, 64) // where code terms of tiny products show
+		if len(ws)%2 == 0 {
+			a0 = gaussRow(rand.New(rand.NewPCG(uint64(len(rows)), uint64(shape))), 64, 1)
+		}
+		checkAddI16(t, fmt.Sprintf("%s/nb=%d/stride=%d", c.Name(), nb, stride), bits, a0, w, src, stride, nb)
+	})
+}
+
+// checkAddI16 runs addU4Q1I16 (bits 4) or addU2Q1I16 (bits 2) on the 4·nb rows of
+// Affine{bits, 32} (2·32 values) at src, row stride stride, weighted by w, adding
+// to a copy of a0 with guards around it, and checks that nothing is written outside
+// the 64 columns and that column j of group k is exactly (as float32 values, NaN
+// for NaN)
+//
+//	a0_j + (T_j + Z_k)
+//
+// with T_j its code term fl(float32(Σ_i π_i·code_ij)·P_k) as the twin computes it
+// (the twin's column from 0 for the rows with their zeros cleared: its zero sum is
+// then +0, or NaN with a non-finite weight, where P_k is NaN as well) and Z_k the
+// group's zero sum Σ_i w_i·zero_ik in the kernel's order (addI16ZeroSum).
+//
+// The kernel and its twin differ only in Z, and no tolerance from the magnitudes
+// summed covers that for every input. The products, their largest magnitudes, the
+// int16 roundings and the integer sums, so T, are the kernel's bit for bit (where a
+// product is NaN or ±Inf, P, T and the columns are NaN in both); but the twin adds
+// the rounded products w_i·zero_i one row after another, and a running sum's
+// rounding errors can add up to nearly one rounding of its largest partial sum per
+// row (FuzzAddI16Kernels's third seed: 2.9e-6 of Σ|w_i·zero_i| apart, 7 times the
+// 4e-7 of the magnitudes that random rows keep within), and where partial sums leave
+// the float32 range one order can give ±Inf, or NaN (+Inf and −Inf), where the other
+// gives a finite sum or the other Inf. With Z in the kernel's order nothing is left
+// to tolerate and no input to exempt.
+func checkAddI16(t *testing.T, name string, bits int, a0, w []float32, src []byte, stride, nb int) {
+	t.Helper()
+	const guard = -777
+	kern := addU4Q1I16
+	if bits == 2 {
+		kern = addU2Q1I16
+	}
+	lg, _ := lossyGeomOf(Affine{Bits: bits, Group: 32}, 64)
+	n, gb := 4*nb, int(lg.gb)
+	got := append(append(append([]float32{guard}, a0...), guard), guard)
+	kern(unsafe.Pointer(&got[1]), unsafe.Pointer(&w[0]), unsafe.Pointer(&src[lg.codeOff(0)]), uintptr(stride), nb, lg.gb)
+	if got[0] != guard || got[65] != guard || got[66] != guard {
+		t.Fatalf("%s: written outside the 64 columns", name)
+	}
+	noZero := append([]byte(nil), src...)
+	for i := range n {
+		for k := range 2 {
+			noZero[i*stride+k*gb+2], noZero[i*stride+k*gb+3] = 0, 0
+		}
+	}
+	codeTerm := make([]float32, 64)
+	addI16Go(codeTerm, w, noZero, stride, gb, n, bits)
+	for k := range 2 {
+		z := addI16ZeroSum(w, src[k*gb:], stride, n)
+		for j := 32 * k; j < 32*(k+1); j++ {
+			want := a0[j] + (codeTerm[j] + z)
+			if g := got[1+j]; g != want && !(g != g && want != want) {
+				twin := append([]float32(nil), a0...)
+				addI16Go(twin, w, src, stride, gb, n, bits)
+				t.Fatalf("%s: column %d = %v, want %v = %v + (%v + %v) (twin %v)", name, j, g, want, a0[j], codeTerm[j], z, twin[j])
+			}
+		}
+	}
+}
+
+// addI16ZeroSum returns Σ_i w_i·zero_i over the n rows at rows (row stride stride),
+// zero_i the f16 2 bytes into row i, in the kernels' order: lane l of four sums rows
+// l, l+4, l+8, … from +0 by fused multiply-adds (one rounding each, fma32), and the
+// sum is (l0 + l2) + (l1 + l3).
+func addI16ZeroSum(w []float32, rows []byte, stride, n int) float32 {
+	var l [4]float32
+	for i := range n {
+		l[i%4] = fma32(w[i], getF16(rows[i*stride+2:]), l[i%4])
+	}
+	return (l[0] + l[2]) + (l[1] + l[3])
+}
+
+// fma32 returns a·b + c rounded once to float32, as VFMADD231PS gives it: a·b is exact
+// in float64, their sum rounded to odd there (TwoSum's remainder says which way it
+// was rounded) then rounds to float32 as the exact sum would, 53 bits being at least
+// 24 + 2.
+func fma32(a, b, c float32) float32 {
+	x := float64(a) * float64(b)
+	s := x + float64(c)
+	if math.IsInf(s, 0) || math.IsNaN(s) {
+		return float32(s)
+	}
+	v := s - x
+	if e := (x - (s - v)) + (float64(c) - v); e != 0 && math.Float64bits(s)&1 == 0 {
+		s = math.Nextafter(s, math.Inf(int(math.Copysign(1, e))))
+	}
+	return float32(s)
 }
