@@ -265,7 +265,9 @@ func testPreemption(t *testing.T, spec string, blockTokens int) {
 	m := loadModel(t)
 	c := plainCache{newCacheBlocks(t, m, spec, budget, blockTokens)}
 	e := newEngine(t, m, c, Config{BytesPerToken: 1})
-	res := runConcurrently(t, e, js, func(j job) Request {
+	// One batch: requests submitted from goroutines may arrive one by one on a loaded
+	// machine, each done before the next, and then nothing is preempted.
+	res := runBatch(t, e, js, func(j job) Request {
 		return Request{Prompt: j.prompt, MaxTokens: j.max, Sampling: sc, IgnoreEOS: false}
 	})
 	preempted := 0
