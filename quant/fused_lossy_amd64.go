@@ -51,6 +51,9 @@ type lossyKernels struct {
 	// (addU4Q4W). All three read the group parameters from the rows.
 	q4Inl, q4Plain q4Kernel
 	addQ4W         func(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
+	// addQ4Z is addQ4W with ZMM registers for groups of a multiple of 32, the same
+	// sums (addU4Q4Z; nil for 8-bit codes).
+	addQ4Z func(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
 	// addQ1P2 adds the 64 columns of a pair of groups of 32 for one query, up to
 	// addI16Blocks blocks of four rows, in integers (addU4Q1I16; nil for 8-bit
 	// codes).
@@ -58,9 +61,9 @@ type lossyKernels struct {
 }
 
 var (
-	lossyU8 = lossyKernels{dotU8RowsInl, dotU8RowsPlain, addU8Q1Inl, dotU8Q4Inl, dotU8Q4Plain, addU8Q4W, nil}
-	lossyU4 = lossyKernels{dotU4RowsInl, dotU4RowsPlain, addU4Q1Inl, dotU4Q4Inl, dotU4Q4Plain, addU4Q4W, addU4Q1I16}
-	lossyU2 = lossyKernels{dotU2RowsInl, dotU2RowsPlain, addU2Q1Inl, dotU2Q4Inl, dotU2Q4Plain, addU2Q4W, addU2Q1I16}
+	lossyU8 = lossyKernels{dotU8RowsInl, dotU8RowsPlain, addU8Q1Inl, dotU8Q4Inl, dotU8Q4Plain, addU8Q4W, nil, nil}
+	lossyU4 = lossyKernels{dotU4RowsInl, dotU4RowsPlain, addU4Q1Inl, dotU4Q4Inl, dotU4Q4Plain, addU4Q4W, addU4Q4Z, addU4Q1I16}
+	lossyU2 = lossyKernels{dotU2RowsInl, dotU2RowsPlain, addU2Q1Inl, dotU2Q4Inl, dotU2Q4Plain, addU2Q4W, addU2Q4Z, addU2Q1I16}
 )
 
 // rowsKernel is the shape of dotU4RowsInl: one query, ng blocks of four rows.

@@ -105,17 +105,22 @@ const addQ4Rows = 64
 // of 32 and up to addI16Blocks blocks of four rows per call (4-bit and 2-bit codes,
 // n ≥ 4, integer sums: addi16_amd64.go; the last n mod 4 rows and an odd group
 // through addQ1Inl), else addQ1Inl, 32 columns of one group per call (groups
-// of a multiple of 32; for groups of 16, addQ4W with the query repeated).
+// of a multiple of 32; for groups of 16, addQ4W with the query repeated). With
+// AVX-512F, groups of a multiple of 32 take addQ4Z for addQ4W (the same sums).
 func addRowsQ4(lg *lossyGeom, acc, w []float32, ld, g int, src []byte, stride, n, d int) {
 	sp, ap, wp := unsafe.Pointer(&src[0]), unsafe.Pointer(&acc[0]), unsafe.Pointer(&w[0])
 	ab, wb, us := uintptr(4*d), uintptr(4*ld), uintptr(stride)
+	add := lg.k.addQ4W
+	if haveAVX512F && lg.k.addQ4Z != nil && lg.g%32 == 0 {
+		add = lg.k.addQ4Z
+	}
 	j := 0
 	for ; j < g && (g-j >= 3 || lg.g%32 != 0); j += 4 {
 		a0, a1, a2, a3, _ := quad(ap, ab, j, g)
 		w0, w1, w2, w3, _ := quad(wp, wb, j, g)
 		for i := 0; i < n; i += addQ4Rows {
 			m := uintptr(i)
-			lg.k.addQ4W(a0, a1, a2, a3, unsafe.Add(w0, 4*m), unsafe.Add(w1, 4*m), unsafe.Add(w2, 4*m), unsafe.Add(w3, 4*m), unsafe.Add(sp, m*us), us, min(addQ4Rows, n-i), d/16, lg.g, lg.gb)
+			add(a0, a1, a2, a3, unsafe.Add(w0, 4*m), unsafe.Add(w1, 4*m), unsafe.Add(w2, 4*m), unsafe.Add(w3, 4*m), unsafe.Add(sp, m*us), us, min(addQ4Rows, n-i), d/16, lg.g, lg.gb)
 		}
 	}
 	for ; j < g; j++ {
@@ -164,6 +169,21 @@ func addU4Q4W(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintpt
 //
 //go:noescape
 func addU2Q4W(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
+
+// addU4Q4Z is addU4Q4W with ZMM registers (AVX-512F, haveAVX512F) for groups of a
+// multiple of 32 values and nc even: 32 columns of the four queries fill 8 of its 32
+// registers, so the rows are read once per 32 columns (twice per 64 columns in
+// addU4Q4W), and a row's codes take 8 FMAs of 16 lanes per 32 columns where
+// addU4Q4W takes 16 of 8. Each column takes the same operations in the same order:
+// the sums are addU4Q4W's, bit for bit.
+//
+//go:noescape
+func addU4Q4Z(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
+
+// addU2Q4Z is addU4Q4Z for 2-bit codes (addU2Q4W's twin).
+//
+//go:noescape
+func addU2Q4Z(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
 
 // addU8Q4W is addU4Q4W for 8-bit codes.
 //

@@ -446,3 +446,215 @@ TEXT ·addU2Q4W(SB), 0, $1040-112
 // func addU8Q4W(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
 TEXT ·addU8Q4W(SB), 0, $1040-112
 	A4WSPAN(A4LOAD, A4CODES8, A4STORE, $16)
+
+
+// The ZMM four-query add kernels' tables: VPERMT2PS indexes that split 32 float32s
+// into even and odd columns (zeven, zodd) and join them back (zlo, zhi: the first
+// and last 16 columns), and the shifts that take 16 2-bit codes from a dword (zsh2).
+DATA zeven<>+0(SB)/8, $0x0000000200000000
+DATA zeven<>+8(SB)/8, $0x0000000600000004
+DATA zeven<>+16(SB)/8, $0x0000000a00000008
+DATA zeven<>+24(SB)/8, $0x0000000e0000000c
+DATA zeven<>+32(SB)/8, $0x0000001200000010
+DATA zeven<>+40(SB)/8, $0x0000001600000014
+DATA zeven<>+48(SB)/8, $0x0000001a00000018
+DATA zeven<>+56(SB)/8, $0x0000001e0000001c
+GLOBL zeven<>(SB), RODATA|NOPTR, $64
+
+DATA zodd<>+0(SB)/8, $0x0000000300000001
+DATA zodd<>+8(SB)/8, $0x0000000700000005
+DATA zodd<>+16(SB)/8, $0x0000000b00000009
+DATA zodd<>+24(SB)/8, $0x0000000f0000000d
+DATA zodd<>+32(SB)/8, $0x0000001300000011
+DATA zodd<>+40(SB)/8, $0x0000001700000015
+DATA zodd<>+48(SB)/8, $0x0000001b00000019
+DATA zodd<>+56(SB)/8, $0x0000001f0000001d
+GLOBL zodd<>(SB), RODATA|NOPTR, $64
+
+DATA zlo<>+0(SB)/8, $0x0000001000000000
+DATA zlo<>+8(SB)/8, $0x0000001100000001
+DATA zlo<>+16(SB)/8, $0x0000001200000002
+DATA zlo<>+24(SB)/8, $0x0000001300000003
+DATA zlo<>+32(SB)/8, $0x0000001400000004
+DATA zlo<>+40(SB)/8, $0x0000001500000005
+DATA zlo<>+48(SB)/8, $0x0000001600000006
+DATA zlo<>+56(SB)/8, $0x0000001700000007
+GLOBL zlo<>(SB), RODATA|NOPTR, $64
+
+DATA zhi<>+0(SB)/8, $0x0000001800000008
+DATA zhi<>+8(SB)/8, $0x0000001900000009
+DATA zhi<>+16(SB)/8, $0x0000001a0000000a
+DATA zhi<>+24(SB)/8, $0x0000001b0000000b
+DATA zhi<>+32(SB)/8, $0x0000001c0000000c
+DATA zhi<>+40(SB)/8, $0x0000001d0000000d
+DATA zhi<>+48(SB)/8, $0x0000001e0000000e
+DATA zhi<>+56(SB)/8, $0x0000001f0000000f
+GLOBL zhi<>(SB), RODATA|NOPTR, $64
+
+DATA zsh2<>+0(SB)/8, $0x0000000200000000
+DATA zsh2<>+8(SB)/8, $0x0000000600000004
+DATA zsh2<>+16(SB)/8, $0x0000000a00000008
+DATA zsh2<>+24(SB)/8, $0x0000000e0000000c
+DATA zsh2<>+32(SB)/8, $0x0000001200000010
+DATA zsh2<>+40(SB)/8, $0x0000001600000014
+DATA zsh2<>+48(SB)/8, $0x0000001a00000018
+DATA zsh2<>+56(SB)/8, $0x0000001e0000001c
+GLOBL zsh2<>(SB), RODATA|NOPTR, $64
+
+// ZSPLIT loads the 32 accumulators at R split into even (e) and odd (o) columns, the
+// order of 4-bit codes widened by VPMOVZXBD (byte & 15, byte >> 4).
+#define ZSPLIT(R, e, o) \
+	VMOVUPS   (R), e          \
+	VMOVUPS   (R), o          \
+	VPERMT2PS 64(R), Z20, e   \
+	VPERMT2PS 64(R), Z21, o
+
+// ZJOIN stores the split accumulators e, o at R in column order (e clobbered, Z16
+// scratch).
+#define ZJOIN(e, o, R) \
+	VMOVAPS   e, Z16          \
+	VPERMT2PS o, Z22, Z16     \
+	VPERMT2PS o, Z23, e       \
+	VMOVUPS   Z16, (R)        \
+	VMOVUPS   e, 64(R)
+
+// Z4LOAD and Z4STORE: the accumulators of the 4-bit kernel, query r's even columns
+// in Z(2r) and odd ones in Z(2r+1) (a repeated query's accumulators hold the same
+// sums: any store order is right); Z24 the nibble mask.
+#define Z4LOAD \
+	ZSPLIT(DI, Z0, Z1)  \
+	ZSPLIT(R10, Z2, Z3) \
+	ZSPLIT(R11, Z4, Z5) \
+	ZSPLIT(R12, Z6, Z7)
+
+#define Z4STORE \
+	ZJOIN(Z6, Z7, R12) \
+	ZJOIN(Z4, Z5, R11) \
+	ZJOIN(Z2, Z3, R10) \
+	ZJOIN(Z0, Z1, DI)
+
+// Z2LOAD and Z2STORE: the accumulators of the 2-bit kernel in column order, query r's
+// first 16 in Z(2r), the next in Z(2r+1).
+#define Z2LOAD \
+	VMOVUPS (DI), Z0     \
+	VMOVUPS 64(DI), Z1   \
+	VMOVUPS (R10), Z2    \
+	VMOVUPS 64(R10), Z3  \
+	VMOVUPS (R11), Z4    \
+	VMOVUPS 64(R11), Z5  \
+	VMOVUPS (R12), Z6    \
+	VMOVUPS 64(R12), Z7
+
+#define Z2STORE \
+	VMOVUPS Z6, (R12)    \
+	VMOVUPS Z7, 64(R12)  \
+	VMOVUPS Z4, (R11)    \
+	VMOVUPS Z5, 64(R11)  \
+	VMOVUPS Z2, (R10)    \
+	VMOVUPS Z3, 64(R10)  \
+	VMOVUPS Z0, (DI)     \
+	VMOVUPS Z1, 64(DI)
+
+// Z4CODES and Z2CODES unpack row BX's 32 codes at R14 into Z8 and Z9 (integers): the
+// even and odd codes (4 bits, 16 bytes), or the first and the next 16 (2 bits, 8
+// bytes; Z25 the shifts, Z24 the mask).
+#define Z4CODES \
+	VPMOVZXBD (R14)(BX*1), Z8 \
+	VPSRLD    $4, Z8, Z9      \
+	VPANDD    Z24, Z8, Z8
+
+#define Z2CODES \
+	VPBROADCASTD (R14)(BX*1), Z8  \
+	VPBROADCASTD 4(R14)(BX*1), Z9 \
+	VPSRLVD      Z25, Z8, Z8      \
+	VPSRLVD      Z25, Z9, Z9      \
+	VPANDD       Z24, Z8, Z8      \
+	VPANDD       Z24, Z9, Z9
+
+// A4ZSPAN is A4WSPAN with ZMM registers and chunks of 32 columns: per group,
+// A4WBUILD's frame, then for each chunk (nc/2 in all) the four queries' accumulators
+// (LOAD) take every row's 32 codes (CODES, converted once) times each query's
+// weighted scale, then the zero sums; STORE puts them back. Each column takes the
+// same operations in the same order as in A4WSPAN, so the sums are the same bits.
+// CB is the code bytes of a chunk; SI the chunk's byte offset in the accumulators.
+#define A4ZSPAN(LOAD, CODES, STORE, CB, MASK) \
+	VMOVUPS      zeven<>(SB), Z20 \
+	VMOVUPS      zodd<>(SB), Z21  \
+	VMOVUPS      zlo<>(SB), Z22   \
+	VMOVUPS      zhi<>(SB), Z23   \
+	VPBROADCASTD MASK, Z24        \
+	VMOVUPS      zsh2<>(SB), Z25  \
+	MOVQ rows+64(FP), R15  \
+	MOVQ stride+72(FP), DX \
+	MOVQ nc+88(FP), R8     \
+	SHRQ $1, R8            \
+	XORQ SI, SI            \
+zgroup:                    \
+	A4WBUILD               \
+	MOVQ gs+96(FP), CX     \
+	LEAQ 4(R15), R14       \
+zchunk:                    \
+	MOVQ a0+0(FP), DI      \
+	ADDQ SI, DI            \
+	MOVQ a1+8(FP), R10     \
+	ADDQ SI, R10           \
+	MOVQ a2+16(FP), R11    \
+	ADDQ SI, R11           \
+	MOVQ a3+24(FP), R12    \
+	ADDQ SI, R12           \
+	LOAD                   \
+	MOVQ n+80(FP), R13     \
+	XORQ AX, AX            \
+	XORQ BX, BX            \
+zrow:                      \
+	CODES                  \
+	VCVTDQ2PS    Z8, Z8    \
+	VCVTDQ2PS    Z9, Z9    \
+	VBROADCASTSS (SP)(AX*4), Z12    \
+	VFMADD231PS  Z12, Z8, Z0        \
+	VFMADD231PS  Z12, Z9, Z1        \
+	VBROADCASTSS 256(SP)(AX*4), Z13 \
+	VFMADD231PS  Z13, Z8, Z2        \
+	VFMADD231PS  Z13, Z9, Z3        \
+	VBROADCASTSS 512(SP)(AX*4), Z12 \
+	VFMADD231PS  Z12, Z8, Z4        \
+	VFMADD231PS  Z12, Z9, Z5        \
+	VBROADCASTSS 768(SP)(AX*4), Z13 \
+	VFMADD231PS  Z13, Z8, Z6        \
+	VFMADD231PS  Z13, Z9, Z7        \
+	ADDQ DX, BX            \
+	INCQ AX                \
+	CMPQ AX, R13           \
+	JB   zrow              \
+	VBROADCASTSS 1024(SP), Z12 \
+	VADDPS       Z12, Z0, Z0   \
+	VADDPS       Z12, Z1, Z1   \
+	VBROADCASTSS 1028(SP), Z13 \
+	VADDPS       Z13, Z2, Z2   \
+	VADDPS       Z13, Z3, Z3   \
+	VBROADCASTSS 1032(SP), Z12 \
+	VADDPS       Z12, Z4, Z4   \
+	VADDPS       Z12, Z5, Z5   \
+	VBROADCASTSS 1036(SP), Z13 \
+	VADDPS       Z13, Z6, Z6   \
+	VADDPS       Z13, Z7, Z7   \
+	STORE                  \
+	ADDQ $128, SI          \
+	ADDQ CB, R14           \
+	DECQ R8                \
+	JZ   zdone             \
+	SUBQ $32, CX           \
+	JNZ  zchunk            \
+	ADDQ gb+104(FP), R15   \
+	JMP  zgroup            \
+zdone:                     \
+	VZEROUPPER             \
+	RET
+
+// func addU4Q4Z(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
+TEXT ·addU4Q4Z(SB), 0, $1040-112
+	A4ZSPAN(Z4LOAD, Z4CODES, Z4STORE, $16, nib4<>(SB))
+
+// func addU2Q4Z(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr)
+TEXT ·addU2Q4Z(SB), 0, $1040-112
+	A4ZSPAN(Z2LOAD, Z2CODES, Z2STORE, $8, two2<>(SB))

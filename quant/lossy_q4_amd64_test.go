@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // q4Groups returns the group sizes the fused kernels take for rows of d values:
@@ -171,6 +172,75 @@ func TestChannelQ4(t *testing.T) {
 								if math.Abs(float64(got)-want) > 2e-6*mag+1e-30 {
 									t.Fatalf("%s: score (%d,%d) = %v, want %v", name, j, i, got, want)
 								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAddQ4ZKernels: the ZMM add kernels give addU4Q4W's and addU2Q4W's sums bit for
+// bit (NaN for NaN), for groups of 32 and 64, every row count that one call takes
+// (1–64) in a sample, rows of mixed kinds (lossyRowKinds) at a stride larger than
+// the row, four queries or three with the last repeated, weights that are
+// softmax-like or Gaussian, one query's with a NaN; and write nothing past the columns.
+func TestAddQ4ZKernels(t *testing.T) {
+	if !haveAVX512F {
+		t.Skip("the kernels need AVX-512F")
+	}
+	r := rand.New(rand.NewPCG(71, 72))
+	const guard = -555
+	for _, bits := range []int{4, 2} {
+		for _, gs := range []int{32, 64} {
+			c := Affine{Bits: bits, Group: gs}
+			for _, d := range []int{64, 128} {
+				lg, ok := lossyGeomOf(c, d)
+				if !ok {
+					t.Fatalf("%s d=%d: no lossy geometry", c.Name(), d)
+				}
+				for _, n := range []int{1, 2, 3, 4, 5, 17, 31, 63, 64} {
+					for _, rep := range []bool{false, true} {
+						name := fmt.Sprintf("%s/d=%d/n=%d/repeat=%v", c.Name(), d, n, rep)
+						src, stride, _ := lossyCase(r, c, n, d)
+						w := make([]float32, 4*n)
+						for i := range w {
+							w[i] = float32(math.Exp(-4 * r.Float64()))
+							if i >= 2*n {
+								w[i] = float32(r.NormFloat64())
+							}
+						}
+						w[n%4*n+r.IntN(n)] = float32(math.NaN()) // query n mod 4's sums all NaN
+						// Z's accumulators, then W's: four queries' d columns and a guard.
+						a := make([][]float32, 2)
+						for k := range a {
+							a[k] = make([]float32, 4*d+1)
+							for i := range a[k] {
+								a[k][i] = float32(r.NormFloat64())
+							}
+							a[k][4*d] = guard
+						}
+						copy(a[1], a[0])
+						for k, kern := range []func(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, n, nc int, gs, gb uintptr){lg.k.addQ4Z, lg.k.addQ4W} {
+							p := func(q int) (unsafe.Pointer, unsafe.Pointer) {
+								if rep && q == 3 {
+									q = 2
+								}
+								return unsafe.Pointer(&a[k][q*d]), unsafe.Pointer(&w[q*n])
+							}
+							a0, w0 := p(0)
+							a1, w1 := p(1)
+							a2, w2 := p(2)
+							a3, w3 := p(3)
+							kern(a0, a1, a2, a3, w0, w1, w2, w3, unsafe.Pointer(&src[0]), uintptr(stride), n, d/16, uintptr(gs), lg.gb)
+						}
+						if a[0][4*d] != guard {
+							t.Fatalf("%s: written past the columns", name)
+						}
+						for i := range 4 * d {
+							if z, y := a[0][i], a[1][i]; math.Float32bits(z) != math.Float32bits(y) && !(z != z && y != y) {
+								t.Fatalf("%s: query %d column %d = %v, addQ4W %v", name, i/d, i%d, z, y)
 							}
 						}
 					}

@@ -23,6 +23,10 @@ import (
 // the archsimd kernels).
 var haveF16C = cpufeat.F16C
 
+// haveAVX512F is whether the CPU has AVX-512F (with F16C), for the ZMM kernels
+// (tests switch it off to run the YMM ones).
+var haveAVX512F = cpufeat.AVX512F
+
 // dotF16R4 is the r4Kernel of F16 rows.
 //
 //go:noescape

@@ -9,3 +9,8 @@ var AVX2FMA = hasAVX2FMA()
 // F16C reports the F16C half-precision conversions (VCVTPH2PS, VCVTPS2PH); kvq's
 // kernels only use it together with AVX2FMA.
 var F16C = AVX2FMA && hasF16C()
+
+// AVX512F reports the AVX-512 foundation instructions (512-bit ZMM registers, 32 of
+// them) with their state enabled by the OS; kvq's kernels only use it together with
+// F16C.
+var AVX512F = F16C && hasAVX512F()

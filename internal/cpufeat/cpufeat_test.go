@@ -32,4 +32,7 @@ func TestMatchesProcCPUInfo(t *testing.T) {
 	if want := flags["avx"] && flags["avx2"] && flags["fma"] && flags["f16c"]; F16C != want {
 		t.Errorf("F16C = %v, /proc/cpuinfo says %v", F16C, want)
 	}
+	if want := F16C && flags["avx512f"]; AVX512F != want {
+		t.Errorf("AVX512F = %v, /proc/cpuinfo says %v", AVX512F, want)
+	}
 }

@@ -36,3 +36,23 @@ TEXT ·hasAVX2FMA(SB), NOSPLIT, $0-1
 	MOVB BX, ret+0(FP)
 no:
 	RET
+
+// func hasAVX512F() bool
+// CPUID leaf 7 subleaf 0: EBX bit 16 (AVX512F); XGETBV: XCR0 bits 1-2 and 5-7 (XMM,
+// YMM, opmask and the ZMM state of registers 0-15 and 16-31 saved by the OS). Callers
+// check OSXSAVE first (hasAVX2FMA).
+TEXT ·hasAVX512F(SB), NOSPLIT, $0-1
+	MOVB $0, ret+0(FP)
+	MOVL $7, AX
+	XORL CX, CX
+	CPUID
+	BTL  $16, BX
+	JCC  none
+	XORL CX, CX
+	XGETBV
+	ANDL $0xe6, AX
+	CMPL AX, $0xe6
+	JNE  none
+	MOVB $1, ret+0(FP)
+none:
+	RET

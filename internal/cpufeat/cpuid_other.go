@@ -4,3 +4,4 @@ package cpufeat
 
 func hasAVX2FMA() bool { return false }
 func hasF16C() bool    { return false }
+func hasAVX512F() bool { return false }
