@@ -180,7 +180,7 @@ func addInt8RowsNoF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int
 				ws[j*m+i] = w[j*ld+i0+i] * s
 			}
 		}
-		addRowsFused(addInt8Q4asm, addInt8Q1x64, addInt8Q1x16, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g, unsafe.Pointer(&src[i0*stride+2]), stride, m, d, 1)
+		addRowsFused(addInt8Q4asm, addInt8Q4Z, addInt8Q1x64, addInt8Q1x16, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g, unsafe.Pointer(&src[i0*stride+2]), stride, m, d, 1)
 	}
 	return true
 }

@@ -68,6 +68,25 @@ func addInt8Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
 //go:noescape
 func addInt8Q4asm(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
 
+// addInt8Q4Z is addInt8Q4asm over 64 columns in ZMM registers (AVX-512F,
+// haveAVX512F): each row's 64 codes are widened once for the four queries and take 16
+// FMAs of 16 lanes, where four addInt8Q4asm calls widen them four times and take 32
+// FMAs of 8. Each column gets the same operations in the same order: the sums are
+// addInt8Q4asm's, bit for bit.
+//
+//go:noescape
+func addInt8Q4Z(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+
+// addF16Q4Z is addInt8Q4Z for binary16 rows (addF16Q4F16C's twin).
+//
+//go:noescape
+func addF16Q4Z(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+
+// addBF16Q4Z is addInt8Q4Z for bfloat16 rows (addBF16Q4asm's twin).
+//
+//go:noescape
+func addBF16Q4Z(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+
 // addBF16Q4asm is addInt8Q4asm for 16 bfloat16 values per row (no scales).
 //
 //go:noescape
@@ -121,7 +140,7 @@ func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, 
 			_ = w[(g4-1)*ld+i0+m-1]
 			foldRowScales(unsafe.Pointer(&ws[0]), unsafe.Pointer(&w[i0]), uintptr(4*ld), unsafe.Add(sp, i0*stride), us, m, g4, 1)
 			// g4 queries: addRowsFused runs only its four-query kernel.
-			addRowsFused(addInt8Q4asm, nil, nil, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g4, unsafe.Add(sp, i0*stride+2), stride, m, d, 1)
+			addRowsFused(addInt8Q4asm, addInt8Q4Z, nil, nil, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g4, unsafe.Add(sp, i0*stride+2), stride, m, d, 1)
 		}
 	}
 	for j := g4; j < g; j++ {

@@ -3,6 +3,7 @@
 #include "textflag.h"
 #include "rows16_amd64.h"
 #include "addq4_amd64.h"
+#include "addq4z_amd64.h"
 
 // F16 and Int8 row kernels with VCVTPH2PS (F16C), which simd/archsimd does not
 // expose: one instruction widens 8 binary16 values exactly, where the portable
@@ -267,4 +268,52 @@ eloop:
 
 edone:
 	VZEROUPPER
+	RET
+
+// INT8ROW64, F16ROW64 and BF16ROW64 load row i's 64 values at R8 as float32 into
+// Z16..Z19 for ADDQ4Z, as INT8ROW16, F16ROW16 and BF16ROW16 do 16 into Y8, Y9.
+#define INT8ROW64 \
+	VPMOVSXBD (R8), Z16; \
+	VPMOVSXBD 16(R8), Z17; \
+	VPMOVSXBD 32(R8), Z18; \
+	VPMOVSXBD 48(R8), Z19; \
+	VCVTDQ2PS Z16, Z16; \
+	VCVTDQ2PS Z17, Z17; \
+	VCVTDQ2PS Z18, Z18; \
+	VCVTDQ2PS Z19, Z19
+
+#define F16ROW64 \
+	VCVTPH2PS (R8), Z16; \
+	VCVTPH2PS 32(R8), Z17; \
+	VCVTPH2PS 64(R8), Z18; \
+	VCVTPH2PS 96(R8), Z19
+
+#define BF16ROW64 \
+	VPMOVZXWD (R8), Z16; \
+	VPMOVZXWD 32(R8), Z17; \
+	VPMOVZXWD 64(R8), Z18; \
+	VPMOVZXWD 96(R8), Z19; \
+	VPSLLD    $16, Z16, Z16; \
+	VPSLLD    $16, Z17, Z17; \
+	VPSLLD    $16, Z18, Z18; \
+	VPSLLD    $16, Z19, Z19
+
+// func addInt8Q4Z(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+// The four-query adds over 64 columns in ZMM registers (ADDQ4Z); their contracts
+// are in rows_f16c_amd64.go.
+TEXT ·addInt8Q4Z(SB), NOSPLIT, $0-56
+	Q4ARGS
+	ADDQ4Z(INT8ROW64)
+	RET
+
+// func addF16Q4Z(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+TEXT ·addF16Q4Z(SB), NOSPLIT, $0-56
+	Q4ARGS
+	ADDQ4Z(F16ROW64)
+	RET
+
+// func addBF16Q4Z(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+TEXT ·addBF16Q4Z(SB), NOSPLIT, $0-56
+	Q4ARGS
+	ADDQ4Z(BF16ROW64)
 	RET

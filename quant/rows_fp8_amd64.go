@@ -119,7 +119,7 @@ func addFP8Rows(c FP8, acc, w []float32, ld, g int, src []byte, stride, n, d int
 			}
 			foldRowScales(unsafe.Pointer(&ws[0]), unsafe.Pointer(&w[i0]), uintptr(4*ld), sc, ss, m, g4, mul)
 			// g4 queries: addRowsFused runs only its four-query kernel.
-			addRowsFused(k.addQ4, nil, nil, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g4, unsafe.Add(rows, hdr), stride, m, d, 1)
+			addRowsFused(k.addQ4, nil, nil, nil, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g4, unsafe.Add(rows, hdr), stride, m, d, 1)
 		}
 	}
 	k64, k16 := k.addQ1x64, k.addQ1x16

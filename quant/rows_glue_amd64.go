@@ -65,7 +65,7 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 	case F32:
 		return false
 	case BF16:
-		addRowsFused(addBF16Q4asm, addBF16Q1x64asm, addBF16Q1x16asm, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
+		addRowsFused(addBF16Q4asm, addBF16Q4Z, addBF16Q1x64asm, addBF16Q1x16asm, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
 		return true
 	case Int8:
 		if !haveF16C {
@@ -76,7 +76,7 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 		if !haveF16C {
 			return false
 		}
-		addRowsFused(addF16Q4F16C, addF16Q1x64, addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
+		addRowsFused(addF16Q4F16C, addF16Q4Z, addF16Q1x64, addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
 		return true
 	case FP8:
 		return haveF16C && addFP8Rows(c, acc, w, ld, g, src, stride, n, d, tmp)
@@ -162,19 +162,32 @@ func dotRowsFused(q4 func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs 
 	}
 }
 
+// q4AddKernel is the shape of the four-query add kernels (addInt8Q4asm; contract in
+// addq4_amd64.h).
+type q4AddKernel func(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, src unsafe.Pointer, stride uintptr, n int)
+
 // addRowsFused is fusedAddRows for F16 (with F16C), BF16, Int8 and FP8 rows, d a
-// multiple of 16: 16 columns of four queries at a time through q4, the rest one query
-// at a time through k64 and k16 (nil where g is a multiple of 4). w holds each query's n weights ws
-// bytes apart (for Int8, already times the rows' scales); src is the first value of
-// row 0 and vb the bytes of a value.
-func addRowsFused(q4 func(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, src unsafe.Pointer, stride uintptr, n int),
-	k64, k16 q1Kernel, acc []float32, w unsafe.Pointer, ws uintptr, g int, src unsafe.Pointer, stride, n, d int, vb uintptr) {
+// multiple of 16: 16 columns of four queries at a time through q4 or, with AVX-512F,
+// 64 at a time through its ZMM twin q4z (nil if none; the same sums), the rest one
+// query at a time through k64 and k16 (nil where g is a multiple of 4). w holds each
+// query's n weights ws bytes apart (for Int8, already times the rows' scales); src is
+// the first value of row 0 and vb the bytes of a value.
+func addRowsFused(q4, q4z q4AddKernel, k64, k16 q1Kernel, acc []float32, w unsafe.Pointer, ws uintptr, g int, src unsafe.Pointer, stride, n, d int, vb uintptr) {
 	ap := unsafe.Pointer(&acc[0])
 	us, ud, ab := uintptr(stride), uintptr(d), uintptr(4*d)
+	z := uintptr(0) // columns through q4z
+	if haveAVX512F && q4z != nil {
+		z = ud &^ 63
+	}
 	j := 0
 	for ; j+4 <= g; j += 4 {
-		for c := uintptr(0); c < ud; c += 16 {
-			q4(unsafe.Add(ap, uintptr(j)*ab+4*c), ab, unsafe.Add(w, uintptr(j)*ws), ws, unsafe.Add(src, vb*c), us, n)
+		aj, wj := unsafe.Add(ap, uintptr(j)*ab), unsafe.Add(w, uintptr(j)*ws)
+		c := uintptr(0)
+		for ; c < z; c += 64 {
+			q4z(unsafe.Add(aj, 4*c), ab, wj, ws, unsafe.Add(src, vb*c), us, n)
+		}
+		for ; c < ud; c += 16 {
+			q4(unsafe.Add(aj, 4*c), ab, wj, ws, unsafe.Add(src, vb*c), us, n)
 		}
 	}
 	for ; j < g; j++ {
