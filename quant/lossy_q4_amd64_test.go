@@ -28,10 +28,19 @@ func q4Groups(d int) []int {
 // kernels take the rows), for every Affine width and group size the kernels take, head sizes
 // 16 to 256, query counts that leave 0 to 3 queries over the quads, spans of 1 to
 // 130 rows at strides past the row, and guards around the scores and accumulators.
+// With the ZMM kernels and without, where the CPU has them (zmmModes).
 func TestLossyQ4Rows(t *testing.T) {
 	if !haveF16C {
 		t.Skip("no F16C")
 	}
+	defer setZMM(setZMM(true))
+	for _, z := range zmmModes() {
+		setZMM(z)
+		t.Run(fmt.Sprintf("zmm=%v", z), testLossyQ4Rows)
+	}
+}
+
+func testLossyQ4Rows(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	const guard = -777
 	for _, bits := range []int{8, 4, 2} {

@@ -19,13 +19,26 @@ func kernelSets() []*kernelSet {
 	return ks
 }
 
-// withKernels runs fn with each kernel set active in turn, restoring the previous one.
+// withKernels runs fn with each kernel set active in turn, restoring the previous one;
+// the SIMD set also without its ZMM kernels where the CPU has them (zmmModes).
 func withKernels(t *testing.T, fn func(t *testing.T)) {
 	prev := active.Load()
 	defer active.Store(prev)
+	defer setZMM(setZMM(true))
 	for _, k := range kernelSets() {
 		active.Store(k)
-		t.Run(k.name, fn)
+		if k != simdKernels {
+			t.Run(k.name, fn)
+			continue
+		}
+		for _, z := range zmmModes() {
+			setZMM(z)
+			name := k.name
+			if !z {
+				name += "-ymm"
+			}
+			t.Run(name, fn)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ package quant
 
 import (
 	"fmt"
+	"kvq/internal/cpufeat"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -17,6 +18,23 @@ func f16cModes() []bool {
 		return []bool{true, false}
 	}
 	return []bool{false}
+}
+
+// zmmModes returns the settings of the ZMM kernels (haveAVX512F) the SIMD set can be
+// tested in: with them (when the CPU has AVX-512F) and without.
+func zmmModes() []bool {
+	if cpufeat.AVX512F {
+		return []bool{true, false}
+	}
+	return []bool{false}
+}
+
+// setZMM selects the ZMM kernels (on, where the CPU has AVX-512F) or not, and
+// returns the previous setting.
+func setZMM(on bool) bool {
+	prev := haveAVX512F
+	haveAVX512F = on && cpufeat.AVX512F
+	return prev
 }
 
 // setF16C selects the F16C kernels (on) or not, and returns the previous setting.

@@ -12,6 +12,12 @@ func f16cModes() []bool { return []bool{false} }
 // setF16C does nothing: this build has no F16C kernels.
 func setF16C(bool) bool { return false }
 
+// zmmModes returns the ZMM settings the SIMD set can be tested in: none here.
+func zmmModes() []bool { return []bool{false} }
+
+// setZMM does nothing: this build has no ZMM kernels.
+func setZMM(bool) bool { return false }
+
 // noF16CKernels returns nil: this build has no F16C kernels.
 func noF16CKernels() *kernelSet { return nil }
 

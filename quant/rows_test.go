@@ -176,24 +176,29 @@ func TestRowKernels(t *testing.T) {
 // TestRowKernelsViaAPI checks DotRows and AddRows with each kernel set active
 // against the scalar twin (as TestRowKernels) on a sample of the shapes, Int8 rows
 // past the int16 kernels' largest d among them (the dispatch, and the tile
-// path of F16 when the fused kernels are off).
+// path of F16 when the fused kernels are off); with the F16C and ZMM kernels on and
+// off where the CPU has them.
 func TestRowKernelsViaAPI(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	defer setF16C(setF16C(true))
+	defer setZMM(setZMM(true))
 	for _, f16c := range f16cModes() {
-		setF16C(f16c)
-		testRowKernelsViaAPI(t, r, f16c)
+		for _, z := range zmmModes() {
+			setF16C(f16c)
+			setZMM(z)
+			testRowKernelsViaAPI(t, r, fmt.Sprintf("f16c=%v/zmm=%v", f16c, z))
+		}
 	}
 }
 
-func testRowKernelsViaAPI(t *testing.T, r *rand.Rand, f16c bool) {
+func testRowKernelsViaAPI(t *testing.T, r *rand.Rand, mode string) {
 	for _, k := range kernelSets() {
 		for _, c := range []RowCodec{F32{}, F16{}, BF16{}, Int8{}} {
 			for _, s := range [][3]int{{1, 16, 64}, {3, 17, 128}, {7, 5, 80}, {8, 33, 48}, {2, 3, 256}, {4, 5, 1024}, {2, 3, 2064}} {
 				rc := newRowCase(r, c, s[0], s[1], s[2])
 				rs, ra := rc.reference(k)
 				scores, acc, _ := rc.run(k, false)
-				t.Run(fmt.Sprintf("f16c=%v/%s/%s/g=%d/n=%d/d=%d", f16c, k.name, c.Name(), s[0], s[1], s[2]), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/%s/%s/g=%d/n=%d/d=%d", mode, k.name, c.Name(), s[0], s[1], s[2]), func(t *testing.T) {
 					rc.check(t, scores, acc, rs, ra)
 				})
 			}
