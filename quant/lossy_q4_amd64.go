@@ -172,9 +172,9 @@ func addU2Q4W(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintpt
 
 // addU4Q4Z is addU4Q4W with ZMM registers (AVX-512F, haveAVX512F) for groups of a
 // multiple of 32 values and nc even: 32 columns of the four queries fill 8 of its 32
-// registers, so the rows are read once per 32 columns (twice per 64 columns in
-// addU4Q4W), and a row's codes take 8 FMAs of 16 lanes per 32 columns where
-// addU4Q4W takes 16 of 8. Each column takes the same operations in the same order:
+// registers, so the rows are read and their codes widened once per 32 columns (once
+// per 16 in addU4Q4W), and take 8 FMAs of 16 lanes per 32 columns where addU4Q4W
+// takes 16 of 8. Each column takes the same operations in the same order:
 // the sums are addU4Q4W's, bit for bit.
 //
 //go:noescape
