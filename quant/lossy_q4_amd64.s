@@ -346,6 +346,23 @@ wsum:                      \
 	VADDPS       Y13, Y6, Y6   \
 	VADDPS       Y13, Y7, Y7
 
+// A4CHUNK points DI, R10, R11, R12 at the four queries' accumulators of a chunk
+// (a_r + SI), loads them (LOAD) and sets up the row loop: R13 n, AX the row, BX its
+// offset in bytes.
+#define A4CHUNK(LOAD) \
+	MOVQ a0+0(FP), DI  \
+	ADDQ SI, DI        \
+	MOVQ a1+8(FP), R10 \
+	ADDQ SI, R10       \
+	MOVQ a2+16(FP), R11 \
+	ADDQ SI, R11       \
+	MOVQ a3+24(FP), R12 \
+	ADDQ SI, R12       \
+	LOAD               \
+	MOVQ n+80(FP), R13 \
+	XORQ AX, AX        \
+	XORQ BX, BX
+
 // A4WSPAN is the body of the four-query add kernels with weighted scales: per group,
 // A4WBUILD's frame, then for each chunk of 16 columns of the group (nc in all, gs per
 // group) the accumulators of the four queries (LOAD: from DI, R10, R11, R12) take
@@ -362,18 +379,7 @@ wgroup:                    \
 	MOVQ gs+96(FP), CX     \
 	LEAQ 4(R15), R14       \
 wchunk:                    \
-	MOVQ a0+0(FP), DI      \
-	ADDQ SI, DI            \
-	MOVQ a1+8(FP), R10     \
-	ADDQ SI, R10           \
-	MOVQ a2+16(FP), R11    \
-	ADDQ SI, R11           \
-	MOVQ a3+24(FP), R12    \
-	ADDQ SI, R12           \
-	LOAD                   \
-	MOVQ n+80(FP), R13     \
-	XORQ AX, AX            \
-	XORQ BX, BX            \
+	A4CHUNK(LOAD)          \
 wrow:                      \
 	CODES                  \
 	VCVTDQ2PS    Y8, Y8    \
@@ -594,18 +600,7 @@ zgroup:                    \
 	MOVQ gs+96(FP), CX     \
 	LEAQ 4(R15), R14       \
 zchunk:                    \
-	MOVQ a0+0(FP), DI      \
-	ADDQ SI, DI            \
-	MOVQ a1+8(FP), R10     \
-	ADDQ SI, R10           \
-	MOVQ a2+16(FP), R11    \
-	ADDQ SI, R11           \
-	MOVQ a3+24(FP), R12    \
-	ADDQ SI, R12           \
-	LOAD                   \
-	MOVQ n+80(FP), R13     \
-	XORQ AX, AX            \
-	XORQ BX, BX            \
+	A4CHUNK(LOAD)          \
 zrow:                      \
 	CODES                  \
 	VCVTDQ2PS    Z8, Z8    \
