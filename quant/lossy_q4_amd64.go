@@ -126,27 +126,37 @@ func addRowsQ4(lg *lossyGeom, acc, w []float32, ld, g int, src []byte, stride, n
 	for ; j < g; j++ {
 		aj, wj := unsafe.Add(ap, uintptr(j)*ab), unsafe.Add(wp, uintptr(j)*wb)
 		c := uintptr(0)
-		if pair := lg.k.addQ1P2; pair != nil && lg.g == 32 && n >= 4 {
-			// Pairs of groups through addU4Q1I16 or addU2Q1I16, the last n mod 4
-			// rows group by group.
-			n4 := n &^ 3
-			tail := uintptr(n4) * us
-			for ; c+64 <= uintptr(d); c += 64 {
-				for b := 0; b < n/4; b += addI16Blocks {
-					pair(unsafe.Add(aj, 4*c), unsafe.Add(wj, 16*b), unsafe.Add(sp, lg.codeOff(c)+uintptr(4*b)*us), us, min(addI16Blocks, n/4-b), lg.gb)
-				}
-				if n4 < n {
-					wt := unsafe.Add(wj, 4*n4)
-					for h := uintptr(0); h < 64; h += 32 {
-						lg.k.addQ1Inl(unsafe.Add(aj, 4*(c+h)), wt, unsafe.Add(sp, tail+(c+h)/32*lg.gb), unsafe.Add(sp, tail+lg.codeOff(c+h)), us, n-n4)
-					}
-				}
-			}
+		if lg.k.addQ1P2 != nil && lg.g == 32 && n >= 4 {
+			c = addPairsI16(lg, aj, wj, sp, us, n, d)
 		}
 		for ; c < uintptr(d); c += 32 {
 			lg.k.addQ1Inl(unsafe.Add(aj, 4*c), wj, unsafe.Add(sp, c/lg.g*lg.gb), unsafe.Add(sp, lg.codeOff(c)), us, n)
 		}
 	}
+}
+
+// addPairsI16 adds one query's sums (accumulators at aj, weights at wj) over n ≥ 4
+// rows of d values in groups of 32 (rows at sp, us bytes apart) for the columns of
+// whole pairs of groups, through lg's addQ1P2 (addU4Q1I16 or addU2Q1I16) up to
+// addI16Blocks blocks of four rows per call and the last n mod 4 rows group by group
+// through addQ1Inl, and returns the columns it did (d rounded down to 64).
+func addPairsI16(lg *lossyGeom, aj, wj, sp unsafe.Pointer, us uintptr, n, d int) uintptr {
+	n4 := n &^ 3
+	tail := uintptr(n4) * us
+	c := uintptr(0)
+	for ; c+64 <= uintptr(d); c += 64 {
+		for b := 0; b < n/4; b += addI16Blocks {
+			lg.k.addQ1P2(unsafe.Add(aj, 4*c), unsafe.Add(wj, 16*b), unsafe.Add(sp, lg.codeOff(c)+uintptr(4*b)*us), us, min(addI16Blocks, n/4-b), lg.gb)
+		}
+		if n4 == n {
+			continue
+		}
+		wt := unsafe.Add(wj, 4*n4)
+		for h := uintptr(0); h < 64; h += 32 {
+			lg.k.addQ1Inl(unsafe.Add(aj, 4*(c+h)), wt, unsafe.Add(sp, tail+(c+h)/32*lg.gb), unsafe.Add(sp, tail+lg.codeOff(c+h)), us, n-n4)
+		}
+	}
+	return c
 }
 
 // addU4Q4W performs a_r[c] += Σ_{i<n} w_r[i]·(scale_ik·code_ic + zero_ik) for the four
