@@ -30,8 +30,8 @@
 // values, Y13 the next 8) into the chains a0 and a1.
 #define U2ROW(addr, a0, a1) \
 	VPBROADCASTD addr, Y14            \
-	VPSRLVD      sh2hi<>(SB), Y14, Y15 \
-	VPSRLVD      sh2lo<>(SB), Y14, Y14 \
+	VPSRLVD      sh2<>+32(SB), Y14, Y15 \
+	VPSRLVD      sh2<>(SB), Y14, Y14 \
 	VPAND        two2<>(SB), Y14, Y14 \
 	VPAND        two2<>(SB), Y15, Y15 \
 	VCVTDQ2PS    Y14, Y14             \
@@ -397,10 +397,10 @@ ainl2:
 	AINLROW
 	VPBROADCASTD (R9)(BX*1), Y8
 	VPBROADCASTD 4(R9)(BX*1), Y10
-	VPSRLVD      sh2hi<>(SB), Y8, Y9
-	VPSRLVD      sh2lo<>(SB), Y8, Y8
-	VPSRLVD      sh2hi<>(SB), Y10, Y11
-	VPSRLVD      sh2lo<>(SB), Y10, Y10
+	VPSRLVD      sh2<>+32(SB), Y8, Y9
+	VPSRLVD      sh2<>(SB), Y8, Y8
+	VPSRLVD      sh2<>+32(SB), Y10, Y11
+	VPSRLVD      sh2<>(SB), Y10, Y10
 	VPAND        two2<>(SB), Y8, Y8
 	VPAND        two2<>(SB), Y9, Y9
 	VPAND        two2<>(SB), Y10, Y10

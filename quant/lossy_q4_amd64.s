@@ -49,8 +49,8 @@
 	VCVTDQ2PS    Y15, Y15
 
 #define Q4CONST2 \
-	VMOVUPS sh2lo<>(SB), Y12 \
-	VMOVUPS sh2hi<>(SB), Y13 \
+	VMOVUPS sh2<>(SB), Y12 \
+	VMOVUPS sh2<>+32(SB), Y13 \
 	VMOVUPS two2<>(SB), Y11
 
 #define Q4UNPACK8 \
@@ -258,8 +258,8 @@ stored:                    \
 
 #define A4CODES2 \
 	VPBROADCASTD (R14)(BX*1), Y8      \
-	VPSRLVD      sh2hi<>(SB), Y8, Y9  \
-	VPSRLVD      sh2lo<>(SB), Y8, Y8  \
+	VPSRLVD      sh2<>+32(SB), Y8, Y9  \
+	VPSRLVD      sh2<>(SB), Y8, Y8  \
 	VPAND        Y15, Y8, Y8          \
 	VPAND        Y15, Y9, Y9
 
@@ -455,18 +455,9 @@ TEXT ·addU8Q4W(SB), 0, $1040-112
 
 
 // The ZMM four-query add kernels' tables: VPERMT2PS indexes that split 32 float32s
-// into even and odd columns (zeven, zodd) and join them back (zlo, zhi: the first
-// and last 16 columns), and the shifts that take 16 2-bit codes from a dword (zsh2).
-DATA zeven<>+0(SB)/8, $0x0000000200000000
-DATA zeven<>+8(SB)/8, $0x0000000600000004
-DATA zeven<>+16(SB)/8, $0x0000000a00000008
-DATA zeven<>+24(SB)/8, $0x0000000e0000000c
-DATA zeven<>+32(SB)/8, $0x0000001200000010
-DATA zeven<>+40(SB)/8, $0x0000001600000014
-DATA zeven<>+48(SB)/8, $0x0000001a00000018
-DATA zeven<>+56(SB)/8, $0x0000001e0000001c
-GLOBL zeven<>(SB), RODATA|NOPTR, $64
-
+// into odd columns (zodd; the even ones' indexes 0, 2, …, 30 are sh2's bytes, the
+// 2-bit codes' shifts, lossy_consts_amd64.h) and join them back (zlo, zhi: the first
+// and last 16 columns).
 DATA zodd<>+0(SB)/8, $0x0000000300000001
 DATA zodd<>+8(SB)/8, $0x0000000700000005
 DATA zodd<>+16(SB)/8, $0x0000000b00000009
@@ -497,18 +488,10 @@ DATA zhi<>+48(SB)/8, $0x0000001e0000000e
 DATA zhi<>+56(SB)/8, $0x0000001f0000000f
 GLOBL zhi<>(SB), RODATA|NOPTR, $64
 
-DATA zsh2<>+0(SB)/8, $0x0000000200000000
-DATA zsh2<>+8(SB)/8, $0x0000000600000004
-DATA zsh2<>+16(SB)/8, $0x0000000a00000008
-DATA zsh2<>+24(SB)/8, $0x0000000e0000000c
-DATA zsh2<>+32(SB)/8, $0x0000001200000010
-DATA zsh2<>+40(SB)/8, $0x0000001600000014
-DATA zsh2<>+48(SB)/8, $0x0000001a00000018
-DATA zsh2<>+56(SB)/8, $0x0000001e0000001c
-GLOBL zsh2<>(SB), RODATA|NOPTR, $64
 
 // ZSPLIT loads the 32 accumulators at R split into even (e) and odd (o) columns, the
-// order of 4-bit codes widened by VPMOVZXBD (byte & 15, byte >> 4).
+// order of 4-bit codes widened by VPMOVZXBD (byte & 15, byte >> 4); Z20 and Z21 the
+// even (sh2) and odd (zodd) indexes.
 #define ZSPLIT(R, e, o) \
 	VMOVUPS   (R), e          \
 	VMOVUPS   (R), o          \
@@ -563,7 +546,7 @@ GLOBL zsh2<>(SB), RODATA|NOPTR, $64
 
 // Z4CODES and Z2CODES unpack row BX's 32 codes at R14 into Z8 and Z9 (integers): the
 // even and odd codes (4 bits, 16 bytes), or the first and the next 16 (2 bits, 8
-// bytes; Z25 the shifts, Z24 the mask).
+// bytes; Z20 the shifts, sh2, Z24 the mask).
 #define Z4CODES \
 	VPMOVZXBD (R14)(BX*1), Z8 \
 	VPSRLD    $4, Z8, Z9      \
@@ -572,8 +555,8 @@ GLOBL zsh2<>(SB), RODATA|NOPTR, $64
 #define Z2CODES \
 	VPBROADCASTD (R14)(BX*1), Z8  \
 	VPBROADCASTD 4(R14)(BX*1), Z9 \
-	VPSRLVD      Z25, Z8, Z8      \
-	VPSRLVD      Z25, Z9, Z9      \
+	VPSRLVD      Z20, Z8, Z8      \
+	VPSRLVD      Z20, Z9, Z9      \
 	VPANDD       Z24, Z8, Z8      \
 	VPANDD       Z24, Z9, Z9
 
@@ -584,12 +567,11 @@ GLOBL zsh2<>(SB), RODATA|NOPTR, $64
 // same operations in the same order as in A4WSPAN, so the sums are the same bits.
 // CB is the code bytes of a chunk; SI the chunk's byte offset in the accumulators.
 #define A4ZSPAN(LOAD, CODES, STORE, CB, MASK) \
-	VMOVUPS      zeven<>(SB), Z20 \
+	VMOVUPS      sh2<>(SB), Z20   \
 	VMOVUPS      zodd<>(SB), Z21  \
 	VMOVUPS      zlo<>(SB), Z22   \
 	VMOVUPS      zhi<>(SB), Z23   \
 	VPBROADCASTD MASK, Z24        \
-	VMOVUPS      zsh2<>(SB), Z25  \
 	MOVQ rows+64(FP), R15  \
 	MOVQ stride+72(FP), DX \
 	MOVQ nc+88(FP), R8     \

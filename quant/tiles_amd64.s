@@ -434,7 +434,7 @@ TEXT ·decChannelRows(SB), NOSPLIT, $0-56
 	JE   c4start
 
 	// 2-bit codes: 8 channels in 2 bytes.
-	VMOVUPS      sh2lo<>(SB), Y14
+	VMOVUPS      sh2<>(SB), Y14
 	VMOVUPS      two2<>(SB), Y13
 	CHANROWS(CHAN2, $2, c2row, c2col)
 
@@ -513,6 +513,6 @@ a4:
 	AFFROWS(CHAN4, $4, a4row, a4group, a4step)
 
 a2:
-	VMOVUPS      sh2lo<>(SB), Y14
+	VMOVUPS      sh2<>(SB), Y14
 	VMOVUPS      two2<>(SB), Y13
 	AFFROWS(CHAN2, $2, a2row, a2group, a2step)
