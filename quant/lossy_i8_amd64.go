@@ -113,7 +113,16 @@ func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q, pq []float32, g int, 
 			t = tmp[:unit]
 			prepareQuadI8(lg, t, q[j*d:], nq, d)
 		}
-		quadK(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, unsafe.Pointer(&t[0]), rows, us, n, unsafe.Pointer(&t[d]), p, lg.gb)
+		out, tq, tf, m := unsafe.Pointer(&scores[j*ld]), unsafe.Pointer(&t[0]), unsafe.Pointer(&t[d]), 0
+		if haveVNNI512 && bits == 4 && p%2 == 0 {
+			m = n &^ 3
+			if m > 0 {
+				dotU4Q4I8P2Z(out, uintptr(4*ld), nq, tq, rows, us, m, tf, p, lg.gb)
+			}
+		}
+		if m < n {
+			quadK(unsafe.Add(out, 4*m), uintptr(4*ld), nq, tq, unsafe.Add(rows, uintptr(m)*us), us, n-m, tf, p, lg.gb)
+		}
 	}
 	for ; j < g; j, u = j+1, u+1 {
 		t := tmp[:unit]
@@ -222,6 +231,13 @@ func dotU2Q4ChanI8(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Point
 //
 //go:noescape
 func dotU4Q4I8P2(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
+
+// dotU4Q4I8P2Z is dotU4Q4I8P2 with ZMM registers and VPDPBUSD (haveVNNI512) for n a
+// multiple of 4 (n ≥ 4), the same scores bit for bit: the integer sums are exact
+// either way, and each score takes the same float operations in the same order.
+//
+//go:noescape
+func dotU4Q4I8P2Z(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
 
 // pairOrder swaps, in place, the middle two 16-byte quarters of each 64 bytes at p
 // (size bytes, a multiple of 64): per pair of groups, quantQueryI8's order (a

@@ -34,6 +34,7 @@ func zmmModes() []bool {
 func setZMM(on bool) bool {
 	prev := haveAVX512F
 	haveAVX512F = on && cpufeat.AVX512F
+	haveVNNI512 = on && cpufeat.AVX512VNNI
 	return prev
 }
 

@@ -14,3 +14,7 @@ var F16C = AVX2FMA && hasF16C()
 // them) with their state enabled by the OS; kvq's kernels only use it together with
 // F16C.
 var AVX512F = F16C && hasAVX512F()
+
+// AVX512VNNI reports AVX-512 BW (byte and word operations on ZMM registers) and VNNI
+// (VPDPBUSD: sums of four byte products into each dword) on top of AVX512F.
+var AVX512VNNI = AVX512F && hasAVX512VNNI()

@@ -35,4 +35,7 @@ func TestMatchesProcCPUInfo(t *testing.T) {
 	if want := F16C && flags["avx512f"]; AVX512F != want {
 		t.Errorf("AVX512F = %v, /proc/cpuinfo says %v", AVX512F, want)
 	}
+	if want := AVX512F && flags["avx512bw"] && flags["avx512_vnni"]; AVX512VNNI != want {
+		t.Errorf("AVX512VNNI = %v, /proc/cpuinfo says %v", AVX512VNNI, want)
+	}
 }

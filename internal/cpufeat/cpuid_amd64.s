@@ -56,3 +56,19 @@ TEXT ·hasAVX512F(SB), NOSPLIT, $0-1
 	MOVB $1, ret+0(FP)
 none:
 	RET
+
+// func hasAVX512VNNI() bool
+// CPUID leaf 7 subleaf 0: EBX bit 30 (AVX512BW) and ECX bit 11 (AVX512_VNNI). Callers
+// check AVX512F and its OS state first (hasAVX512F).
+TEXT ·hasAVX512VNNI(SB), NOSPLIT, $0-1
+	MOVB $0, ret+0(FP)
+	MOVL $7, AX
+	XORL CX, CX
+	CPUID
+	BTL  $30, BX
+	JCC  nobw
+	BTL  $11, CX
+	JCC  nobw
+	MOVB $1, ret+0(FP)
+nobw:
+	RET
