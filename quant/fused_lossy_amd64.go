@@ -293,7 +293,7 @@ func dotChannelI8(c Channel, scores []float32, ld int, qs, b, sl []float32, g in
 			quantQueryI8(unsafe.Add(q8, r*d), unsafe.Pointer(&qf[r]), unsafe.Pointer(&qs[(j+r)*d]), p, 32, c.Bits, 32, 16)
 		}
 		copy(qf[8*p:8*p+nq], b[j:j+nq])
-		dotU2Q4ChanI8(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q8, rows, rb, m, unsafe.Pointer(&qf[0]), p, gb)
+		quadI8(dotU2Q4ChanI8, dotU2Q4ChanI8Z, unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q8, rows, rb, m, unsafe.Pointer(&qf[0]), p, gb)
 	}
 	for ; j < g; j++ {
 		quantQueryI8(q8, unsafe.Pointer(&qf[0]), unsafe.Pointer(&qs[j*d]), p, 32, c.Bits, 8, 4)

@@ -96,11 +96,11 @@ func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q, pq []float32, g int, 
 	_, _ = q[g*d-1], tmp[d+8*p-1]
 	unit := d + 8*p
 	rows, us := unsafe.Add(unsafe.Pointer(&src[0]), lg.hdr), uintptr(stride)
-	rowsK, quadK := dotU4RowsI8, dotU4Q4I8
+	rowsK, quadK, quadZ := dotU4RowsI8, dotU4Q4I8, dotU4Q4I8Z
 	if bits == 2 {
-		rowsK, quadK = dotU2RowsI8, dotU2Q4I8
+		rowsK, quadK, quadZ = dotU2RowsI8, dotU2Q4I8, dotU2Q4I8Z
 	} else if p%2 == 0 {
-		rowsK, quadK = dotU4RowsI8P2, dotU4Q4I8P2
+		rowsK, quadK, quadZ = dotU4RowsI8P2, dotU4Q4I8P2, dotU4Q4I8P2Z
 	}
 	j, u := 0, 0
 	for ; j < g && (g-j >= 3 || n < 4); j, u = j+4, u+1 {
@@ -113,16 +113,7 @@ func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q, pq []float32, g int, 
 			t = tmp[:unit]
 			prepareQuadI8(lg, t, q[j*d:], nq, d)
 		}
-		out, tq, tf, m := unsafe.Pointer(&scores[j*ld]), unsafe.Pointer(&t[0]), unsafe.Pointer(&t[d]), 0
-		if haveVNNI512 && bits == 4 && p%2 == 0 {
-			m = n &^ 3
-			if m > 0 {
-				dotU4Q4I8P2Z(out, uintptr(4*ld), nq, tq, rows, us, m, tf, p, lg.gb)
-			}
-		}
-		if m < n {
-			quadK(unsafe.Add(out, 4*m), uintptr(4*ld), nq, tq, unsafe.Add(rows, uintptr(m)*us), us, n-m, tf, p, lg.gb)
-		}
+		quadI8(quadK, quadZ, unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, unsafe.Pointer(&t[0]), rows, us, n, unsafe.Pointer(&t[d]), p, lg.gb)
 	}
 	for ; j < g; j, u = j+1, u+1 {
 		t := tmp[:unit]
@@ -235,9 +226,38 @@ func dotU4Q4I8P2(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer
 // dotU4Q4I8P2Z is dotU4Q4I8P2 with ZMM registers and VPDPBUSD (haveVNNI512) for n a
 // multiple of 4 (n ≥ 4), the same scores bit for bit: the integer sums are exact
 // either way, and each score takes the same float operations in the same order.
+// dotU4Q4I8Z, dotU2Q4I8Z and dotU2Q4ChanI8Z are the same of dotU4Q4I8, dotU2Q4I8 and
+// dotU2Q4ChanI8.
 //
 //go:noescape
 func dotU4Q4I8P2Z(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
+
+//go:noescape
+func dotU4Q4I8Z(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
+
+//go:noescape
+func dotU2Q4I8Z(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
+
+//go:noescape
+func dotU2Q4ChanI8Z(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
+
+// i8QuadKernel is the shape of the four-query integer score kernels.
+type i8QuadKernel func(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
+
+// quadI8 runs the four-query kernel y over the n ≥ 1 rows at rows (stride bytes
+// apart), or its ZMM twin z (haveVNNI512, when not nil) over the first n rounded down
+// to a multiple of 4 and y over the rest.
+func quadI8(y, z i8QuadKernel, out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr) {
+	m := 0
+	if haveVNNI512 && z != nil {
+		if m = n &^ 3; m > 0 {
+			z(out, ldo, nq, q, rows, stride, m, qf, np, gb)
+		}
+	}
+	if m < n {
+		y(unsafe.Add(out, 4*m), ldo, nq, q, unsafe.Add(rows, uintptr(m)*stride), stride, n-m, qf, np, gb)
+	}
+}
 
 // pairOrder swaps, in place, the middle two 16-byte quarters of each 64 bytes at p
 // (size bytes, a multiple of 64): per pair of groups, quantQueryI8's order (a

@@ -96,58 +96,87 @@ func TestQuantQueryI8(t *testing.T) {
 	}
 }
 
-// TestDotQ4I8Z: dotU4Q4I8P2Z gives dotU4Q4I8P2's scores bit for bit (NaN for NaN),
-// for head sizes of 2 to 8 groups of 32, row counts 4–64 (multiples of 4), the first
-// 1 to 4 queries stored, rows of mixed kinds (lossyRowKinds) and rows of random bytes
-// (any f16 scale and zero, NaN and ±Inf among them) at a stride larger than the row,
-// queries with a NaN in one of them; and writes no score past the n rows of the nq
-// queries.
+// TestDotQ4I8Z: the ZMM integer score kernels give their YMM twins' scores bit for
+// bit (NaN for NaN): dotU4Q4I8P2Z and dotU4Q4I8Z of 4-bit Affine rows, dotU2Q4I8Z of
+// 2-bit ones, dotU2Q4ChanI8Z of 2-bit Channel token rows; for head sizes of 1 to 8
+// groups of 32, row counts 4–64 (multiples of 4), the first 1 to 4 queries stored,
+// rows of mixed kinds (lossyRowKinds) and rows of random bytes (any codes, any f16
+// scale and zero, NaN and ±Inf among them) at a stride larger than the row, queries
+// with a NaN in one of them; and write no score past the n rows of the nq queries.
 func TestDotQ4I8Z(t *testing.T) {
 	if !haveVNNI512 {
-		t.Skip("the kernel needs AVX-512 VNNI")
+		t.Skip("the kernels need AVX-512 VNNI")
 	}
 	r := rand.New(rand.NewPCG(91, 92))
 	const guard = -333
-	c := Affine{Bits: 4, Group: 32}
-	for _, d := range []int{64, 128, 192, 256} {
-		lg, ok := lossyGeomOf(c, d)
-		if !ok || !lg.i8() {
-			t.Fatalf("d=%d: no integer geometry", d)
-		}
-		for _, n := range []int{4, 8, 12, 28, 64} {
-			for _, raw := range []bool{false, true} {
-				for nq := 1; nq <= 4; nq++ {
-					name := fmt.Sprintf("d=%d/n=%d/raw=%v/nq=%d", d, n, raw, nq)
-					src, stride, _ := lossyCase(r, c, n, d)
-					if raw {
-						for i := range src {
-							src[i] = byte(r.Uint32())
+	for _, k := range []struct {
+		name  string
+		bits  int
+		pairs bool // the pair order of dotU4Q4I8P2 (even np only)
+		chan_ bool // Channel token rows: no parameters, the queries' b after the factors
+		z, y  i8QuadKernel
+		np    []int
+	}{
+		{"u4p2", 4, true, false, dotU4Q4I8P2Z, dotU4Q4I8P2, []int{2, 4, 6, 8}},
+		{"u4", 4, false, false, dotU4Q4I8Z, dotU4Q4I8, []int{1, 2, 3, 5}},
+		{"u2", 2, false, false, dotU2Q4I8Z, dotU2Q4I8, []int{1, 2, 3, 4}},
+		{"u2chan", 2, false, true, dotU2Q4ChanI8Z, dotU2Q4ChanI8, []int{1, 2, 3, 4}},
+	} {
+		c := Affine{Bits: k.bits, Group: 32}
+		for _, np := range k.np {
+			d := 32 * np
+			lg, ok := lossyGeomOf(c, d)
+			if !ok || !lg.i8() {
+				t.Fatalf("d=%d: no integer geometry", d)
+			}
+			for _, n := range []int{4, 8, 12, 28, 64} {
+				for _, raw := range []bool{false, true} {
+					for nq := 1; nq <= 4; nq++ {
+						name := fmt.Sprintf("%s/d=%d/n=%d/raw=%v/nq=%d", k.name, d, n, raw, nq)
+						src, stride, _ := lossyCase(r, c, n, d)
+						rows, gb := unsafe.Add(unsafe.Pointer(&src[0]), lg.hdr), lg.gb
+						if k.chan_ {
+							gb = 8 // a Channel token row: codes only
 						}
-					}
-					q := make([]float32, 4*d)
-					for i := range q {
-						q[i] = float32(r.NormFloat64())
-					}
-					if n%8 == 4 {
-						q[(n/4%nq)*d+r.IntN(d)] = float32(math.NaN())
-					}
-					tq := make([]float32, d+8*lg.p)
-					prepareQuadI8(&lg, tq, q, nq, d)
-					ld := n + 3
-					out := [2][]float32{constRow(4*ld, guard), constRow(4*ld, guard)}
-					for k, kern := range []func(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr){dotU4Q4I8P2Z, dotU4Q4I8P2} {
-						kern(unsafe.Pointer(&out[k][0]), uintptr(4*ld), nq, unsafe.Pointer(&tq[0]), unsafe.Add(unsafe.Pointer(&src[0]), lg.hdr), uintptr(stride), n, unsafe.Pointer(&tq[d]), lg.p, lg.gb)
-					}
-					for i := range 4 * ld {
-						z, y := out[0][i], out[1][i]
-						if i/ld >= nq || i%ld >= n {
-							if z != guard {
-								t.Fatalf("%s: score %d of query %d written (%v), past the n rows of the nq queries", name, i%ld, i/ld, z)
+						if raw || k.chan_ {
+							for i := range src {
+								src[i] = byte(r.Uint32())
 							}
-							continue
 						}
-						if !sameBits(z, y) && !(z != z && y != y) {
-							t.Fatalf("%s: query %d row %d = %v, dotU4Q4I8P2 %v", name, i/ld, i%ld, z, y)
+						q := make([]float32, 4*d)
+						for i := range q {
+							q[i] = float32(r.NormFloat64())
+						}
+						if n%8 == 4 {
+							q[(n/4%nq)*d+r.IntN(d)] = float32(math.NaN())
+						}
+						tq := make([]float32, d+8*np+4)
+						if k.pairs {
+							prepareQuadI8(&lg, tq, q, nq, d)
+						} else {
+							for j := range nq {
+								quantQueryI8(unsafe.Add(unsafe.Pointer(&tq[0]), j*d), unsafe.Pointer(&tq[d+j]), unsafe.Pointer(&q[j*d]), np, 32, k.bits, 32, 16)
+							}
+							for j := range 4 {
+								tq[d+8*np+j] = float32(r.NormFloat64()) // b, read by the Channel kernels
+							}
+						}
+						ld := n + 3
+						out := [2][]float32{constRow(4*ld, guard), constRow(4*ld, guard)}
+						for i, kern := range []i8QuadKernel{k.z, k.y} {
+							kern(unsafe.Pointer(&out[i][0]), uintptr(4*ld), nq, unsafe.Pointer(&tq[0]), rows, uintptr(stride), n, unsafe.Pointer(&tq[d]), np, gb)
+						}
+						for i := range 4 * ld {
+							z, y := out[0][i], out[1][i]
+							if i/ld >= nq || i%ld >= n {
+								if z != guard {
+									t.Fatalf("%s: score %d of query %d written (%v), past the n rows of the nq queries", name, i%ld, i/ld, z)
+								}
+								continue
+							}
+							if !sameBits(z, y) && !(z != z && y != y) {
+								t.Fatalf("%s: query %d row %d = %v, YMM kernel %v", name, i/ld, i%ld, z, y)
+							}
 						}
 					}
 				}

@@ -3,10 +3,12 @@
 #include "textflag.h"
 
 // The four-query integer score kernels with ZMM registers and VPDPBUSD (AVX-512 VNNI):
-// dotU4Q4I8P2Z (declaration and contract in lossy_i8_amd64.go). Four rows at a time,
-// one row per 128-bit lane: a group's 16 code bytes of each row fill a register, whose
-// low and high nibbles take one VPDPBUSD each per query against the query's 16
-// matching bytes broadcast to the four lanes. Lane r of query q's accumulator then
+// dotU4Q4I8P2Z, dotU4Q4I8Z, dotU2Q4I8Z and dotU2Q4ChanI8Z (declarations and contracts
+// in lossy_i8_amd64.go). Four rows at a time, one row per 128-bit lane: a group's 32
+// codes of each row fill two registers, 16 bytes per lane each (ZI8CODES4: the low
+// and the high nibbles; ZI8CODES2: codes of shifts 0 and 2, then 4 and 6), each of
+// which takes one VPDPBUSD per query against the query's 16 matching bytes broadcast
+// to the four lanes. Lane r of query q's accumulator then
 // holds four partial sums of row r; one transposing reduction (ZI8REDUCE) leaves lane
 // r = row r's sums of the four queries, so that the scales need no permute per
 // query and no horizontal adds (VPHADDW) are left.
@@ -41,8 +43,40 @@ DATA zi8idx<>+176(SB)/8, $0x0000000700000003
 DATA zi8idx<>+184(SB)/8, $0x0000000f0000000b
 GLOBL zi8idx<>(SB), RODATA|NOPTR, $192
 
+// zi8nib and zi8two: the 4-bit and the 2-bit code masks, broadcast to Z1.
 DATA zi8nib<>+0(SB)/4, $0x0f0f0f0f
 GLOBL zi8nib<>(SB), RODATA|NOPTR, $4
+
+DATA zi8two<>+0(SB)/4, $0x03030303
+GLOBL zi8two<>(SB), RODATA|NOPTR, $4
+
+// zi8sh2 holds the 2-bit codes' qword spread (VPERMQ: row r's 8 code bytes to both
+// qwords of lane r) and shifts (VPSRLVQ: 0 and 2, then 4 and 6).
+DATA zi8sh2<>+0(SB)/8, $0
+DATA zi8sh2<>+8(SB)/8, $0
+DATA zi8sh2<>+16(SB)/8, $1
+DATA zi8sh2<>+24(SB)/8, $1
+DATA zi8sh2<>+32(SB)/8, $2
+DATA zi8sh2<>+40(SB)/8, $2
+DATA zi8sh2<>+48(SB)/8, $3
+DATA zi8sh2<>+56(SB)/8, $3
+DATA zi8sh2<>+64(SB)/8, $0
+DATA zi8sh2<>+72(SB)/8, $2
+DATA zi8sh2<>+80(SB)/8, $0
+DATA zi8sh2<>+88(SB)/8, $2
+DATA zi8sh2<>+96(SB)/8, $0
+DATA zi8sh2<>+104(SB)/8, $2
+DATA zi8sh2<>+112(SB)/8, $0
+DATA zi8sh2<>+120(SB)/8, $2
+DATA zi8sh2<>+128(SB)/8, $4
+DATA zi8sh2<>+136(SB)/8, $6
+DATA zi8sh2<>+144(SB)/8, $4
+DATA zi8sh2<>+152(SB)/8, $6
+DATA zi8sh2<>+160(SB)/8, $4
+DATA zi8sh2<>+168(SB)/8, $6
+DATA zi8sh2<>+176(SB)/8, $4
+DATA zi8sh2<>+184(SB)/8, $6
+GLOBL zi8sh2<>(SB), RODATA|NOPTR, $192
 
 // ZI8CODES4 leaves in Z3 the low nibbles and in Z4 the high nibbles of the 16 code
 // bytes at off of each of the four rows R8..R11, row r in lane r (Z1: byte masks
@@ -56,145 +90,226 @@ GLOBL zi8nib<>(SB), RODATA|NOPTR, $4
 	VPANDD       Z1, Z3, Z3           \
 	VPANDD       Z1, Z4, Z4
 
-// ZI8QUERY adds to Z the products of the codes Z3 (low nibbles) and Z4 (high) with one
-// query's 16 matching bytes of each, at lo and hi, broadcast to the four lanes.
+// ZI8CODES2 leaves in lane r of Z3 the codes of shifts 0 and 2 and in lane r of Z4
+// those of shifts 4 and 6 of the 8 code bytes at off of row r (R8..R11): UNPACK2's
+// order, 8 bytes per shift. Z1: byte masks 0x03; Z19 the qword spread, Z20 and Z21
+// the shifts (zi8sh2); X5, X6 scratch.
+#define ZI8CODES2(off) \
+	VMOVQ       off(R8), X5          \
+	VPINSRQ     $1, off(R9), X5, X5  \
+	VMOVQ       off(R10), X6         \
+	VPINSRQ     $1, off(R11), X6, X6 \
+	VINSERTI128 $1, X6, Y5, Y5       \
+	VPERMQ      Z5, Z19, Z5          \
+	VPSRLVQ     Z20, Z5, Z3          \
+	VPSRLVQ     Z21, Z5, Z4          \
+	VPANDD      Z1, Z3, Z3           \
+	VPANDD      Z1, Z4, Z4
+
+// ZI8QUERY adds to Z the products of the codes Z3 and Z4 with one query's 16
+// matching bytes of each, at lo and hi, broadcast to the four lanes.
 #define ZI8QUERY(lo, hi, Z) \
 	VBROADCASTI32X4 lo, Z12 \
 	VPDPBUSD        Z12, Z3, Z \
 	VBROADCASTI32X4 hi, Z13 \
 	VPDPBUSD        Z13, Z4, Z
 
-// ZI8REDUCE leaves in Z14 the sums of the four dwords of each lane of Z8..Z11 (queries
-// 0–3), lane r = the four queries' sums of row r: two levels of unpacking and adding
-// (Z12, Z13, Z15 scratch).
-#define ZI8REDUCE \
-	VPUNPCKLDQ  Z9, Z8, Z12   \
-	VPUNPCKHDQ  Z9, Z8, Z13   \
-	VPADDD      Z13, Z12, Z12 \
-	VPUNPCKLDQ  Z11, Z10, Z13 \
-	VPUNPCKHDQ  Z11, Z10, Z15 \
-	VPADDD      Z15, Z13, Z13 \
-	VPUNPCKLQDQ Z13, Z12, Z14 \
-	VPUNPCKHQDQ Z13, Z12, Z15 \
-	VPADDD      Z15, Z14, Z14
+// ZI8SUMS leaves in Z14 the four rows' integer sums of one group (codes in Z3, Z4)
+// with the four queries, converted to float32, lane r = row r's sums of queries 0–3:
+// query r's bytes at qoff of SI, SI+BX, SI+2·BX and DX+2·BX (DX = SI+BX), those for
+// Z4 hoff bytes after those for Z3. Two levels of unpacking and adding reduce the four
+// dwords of each lane of the accumulators Z8..Z11 (Z12, Z13, Z15 scratch).
+#define ZI8SUMS(qoff, hoff) \
+	VPXORD      Z8, Z8, Z8                              \
+	VPXORD      Z9, Z9, Z9                              \
+	VPXORD      Z10, Z10, Z10                           \
+	VPXORD      Z11, Z11, Z11                           \
+	ZI8QUERY(qoff(SI), qoff+hoff(SI), Z8)               \
+	ZI8QUERY(qoff(SI)(BX*1), qoff+hoff(SI)(BX*1), Z9)   \
+	ZI8QUERY(qoff(SI)(BX*2), qoff+hoff(SI)(BX*2), Z10)  \
+	ZI8QUERY(qoff(DX)(BX*2), qoff+hoff(DX)(BX*2), Z11)  \
+	VPUNPCKLDQ  Z9, Z8, Z12                             \
+	VPUNPCKHDQ  Z9, Z8, Z13                             \
+	VPADDD      Z13, Z12, Z12                           \
+	VPUNPCKLDQ  Z11, Z10, Z13                           \
+	VPUNPCKHDQ  Z11, Z10, Z15                           \
+	VPADDD      Z15, Z13, Z13                           \
+	VPUNPCKLQDQ Z13, Z12, Z14                           \
+	VPUNPCKHQDQ Z13, Z12, Z15                           \
+	VPADDD      Z15, Z14, Z14                           \
+	VCVTDQ2PS   Z14, Z14
 
-// ZI8SCALE scales the four rows' integer sums Z14 (lane r: row r's four queries) of
-// one group into F: the rows' f16 scales and zeros, the 4 bytes at off of R8..R11,
-// spread to their lanes (Z16, Z17), times the four queries' d_k at dq and d_k·Σq̂ at
-// eq (broadcast to the four lanes), in the order of dotU4Q4I8P2: F += sum·(s·d), then
-// F += z·e.
-#define ZI8SCALE(off, dq, eq, F) \
-	VCVTDQ2PS       Z14, Z14           \
-	VMOVD           off(R8), X5        \
+// ZI8AFFINE scales the sums Z14 of one group of Affine rows into F: the rows' f16
+// scales and zeros, the 4 bytes at off of R8..R11, spread to their lanes (Z16, Z17),
+// times the four queries' d_k at dq and d_k·Σq̂ at eq (broadcast to the four lanes),
+// in the order of the YMM kernels: F += sum·(s·d), then F += z·e.
+#define ZI8AFFINE(off, dq, eq, F) \
+	VMOVD           off(R8), X5          \
 	VPINSRD         $1, off(R9), X5, X5  \
 	VPINSRD         $2, off(R10), X5, X5 \
 	VPINSRD         $3, off(R11), X5, X5 \
-	VCVTPH2PS       X5, Y5             \
-	VPERMPS         Z5, Z16, Z6        \
-	VPERMPS         Z5, Z17, Z7        \
-	VBROADCASTF32X4 dq, Z15            \
-	VMULPS          Z15, Z6, Z6        \
-	VFMADD231PS     Z6, Z14, F         \
-	VBROADCASTF32X4 eq, Z15            \
+	VCVTPH2PS       X5, Y5               \
+	VPERMPS         Z5, Z16, Z6          \
+	VPERMPS         Z5, Z17, Z7          \
+	VBROADCASTF32X4 dq, Z15              \
+	VMULPS          Z15, Z6, Z6          \
+	VFMADD231PS     Z6, Z14, F           \
+	VBROADCASTF32X4 eq, Z15              \
 	VFMADD231PS     Z15, Z7, F
 
-// ZI8GROUP4 adds to F the scores of one group of the four 4-bit rows (codes at off of
-// R8..R11, scales and zeros at off−4) against the four queries, query r's bytes at
-// qoff of SI, SI+BX, SI+2·BX and DX+2·BX (DX = SI+BX), its low-nibble bytes then 32
-// bytes on its high-nibble ones, the factors at foff of R12 (d_k) and 32 bytes on
-// (d_k·Σq̂).
-#define ZI8GROUP4(off, qoff, foff, F) \
-	ZI8CODES4(off)                                  \
-	VPXORD   Z8, Z8, Z8                             \
-	VPXORD   Z9, Z9, Z9                             \
-	VPXORD   Z10, Z10, Z10                          \
-	VPXORD   Z11, Z11, Z11                          \
-	ZI8QUERY(qoff(SI), qoff+32(SI), Z8)             \
-	ZI8QUERY(qoff(SI)(BX*1), qoff+32(SI)(BX*1), Z9) \
-	ZI8QUERY(qoff(SI)(BX*2), qoff+32(SI)(BX*2), Z10) \
-	ZI8QUERY(qoff(DX)(BX*2), qoff+32(DX)(BX*2), Z11) \
-	ZI8REDUCE                                       \
-	ZI8SCALE(off-4, foff(R12), foff+32(R12), F)
+// ZI8CHAN scales the sums Z14 of one group of Channel token rows into Z0 by the four
+// queries' d_k at R12: Z0 += sum·d, as CHANSCALE4.
+#define ZI8CHAN \
+	VBROADCASTF32X4 (R12), Z15 \
+	VFMADD231PS     Z15, Z14, Z0
 
-// ZI8STORE stores lane q of Z0 (query q's scores of the four rows) to DI + q·ldo for
-// q < nq, then steps to the next block of four rows (R15, DI; label block) or returns
-// after the last. AX scratch.
+// ZI8CHANTAIL adds the four queries' b (at R12, past the groups' factors), as
+// CHANTAIL4.
+#define ZI8CHANTAIL \
+	VBROADCASTF32X4 (R12), Z15 \
+	VADDPS          Z15, Z0, Z0
+
+// ZI8NOTAIL adds nothing after the groups.
+#define ZI8NOTAIL
+
+// ZI8NEXT steps the four row pointers by CX (gb), to the next group.
+#define ZI8NEXT \
+	ADDQ CX, R8  \
+	ADDQ CX, R9  \
+	ADDQ CX, R10 \
+	ADDQ CX, R11
+
+// ZI8ARGS loads the constants and arguments: Z1 the code mask, Z16..Z18 the VPERMPS
+// indexes, DI out, R15 the first row, R13 the blocks of four rows, BX 32·np (the bytes
+// of one query's codes), CX gb.
+#define ZI8ARGS(mask) \
+	VPBROADCASTD mask, Z1                 \
+	VMOVDQU32    zi8idx<>(SB), Z16        \
+	VMOVDQU32    zi8idx<>+64(SB), Z17     \
+	VMOVDQU32    zi8idx<>+128(SB), Z18    \
+	MOVQ         out+0(FP), DI            \
+	MOVQ         rows+32(FP), R15         \
+	MOVQ         n+48(FP), R13            \
+	SHRQ         $2, R13                  \
+	MOVQ         np+64(FP), BX            \
+	SHLQ         $5, BX                   \
+	MOVQ         gb+72(FP), CX
+
+// ZI8BLOCK starts four rows at R15: SI and DX = SI+BX the queries' codes, R12 their
+// factors, R14 np, R8..R11 the rows, Z0 and Z2 zero. AX scratch.
+#define ZI8BLOCK \
+	MOVQ   q+24(FP), SI      \
+	LEAQ   (SI)(BX*1), DX    \
+	MOVQ   qf+56(FP), R12    \
+	MOVQ   np+64(FP), R14    \
+	MOVQ   stride+40(FP), AX \
+	MOVQ   R15, R8           \
+	LEAQ   (R8)(AX*1), R9    \
+	LEAQ   (R9)(AX*1), R10   \
+	LEAQ   (R10)(AX*1), R11  \
+	VPXORD Z0, Z0, Z0        \
+	VPXORD Z2, Z2, Z2
+
+// ZI8STORE transposes Z0 (lane r: row r's scores of the four queries) and stores lane
+// q (query q's scores of the four rows) to DI + q·ldo for q < nq, then steps to the
+// next block of four rows (R15, DI; label block) or returns after the last. AX
+// scratch.
 #define ZI8STORE(block) \
-	MOVQ          DI, AX          \
-	VMOVUPS       X0, (AX)        \
-	CMPQ          nq+16(FP), $1   \
-	JEQ           zstored         \
-	ADDQ          ldo+8(FP), AX   \
-	VEXTRACTF32X4 $1, Z0, (AX)    \
-	CMPQ          nq+16(FP), $2   \
-	JEQ           zstored         \
-	ADDQ          ldo+8(FP), AX   \
-	VEXTRACTF32X4 $2, Z0, (AX)    \
-	CMPQ          nq+16(FP), $3   \
-	JEQ           zstored         \
-	ADDQ          ldo+8(FP), AX   \
-	VEXTRACTF32X4 $3, Z0, (AX)    \
-zstored:                              \
-	ADDQ          $16, DI         \
+	VPERMPS       Z0, Z18, Z0       \
+	MOVQ          DI, AX            \
+	VMOVUPS       X0, (AX)          \
+	CMPQ          nq+16(FP), $1     \
+	JEQ           zstored           \
+	ADDQ          ldo+8(FP), AX     \
+	VEXTRACTF32X4 $1, Z0, (AX)      \
+	CMPQ          nq+16(FP), $2     \
+	JEQ           zstored           \
+	ADDQ          ldo+8(FP), AX     \
+	VEXTRACTF32X4 $2, Z0, (AX)      \
+	CMPQ          nq+16(FP), $3     \
+	JEQ           zstored           \
+	ADDQ          ldo+8(FP), AX     \
+	VEXTRACTF32X4 $3, Z0, (AX)      \
+zstored:                            \
+	ADDQ          $16, DI           \
 	MOVQ          stride+40(FP), AX \
-	LEAQ          (R15)(AX*4), R15 \
-	DECQ          R13             \
-	JNZ           block           \
-	VZEROUPPER                    \
+	LEAQ          (R15)(AX*4), R15  \
+	DECQ          R13               \
+	JNZ           block             \
+	VZEROUPPER                      \
 	RET
+
+// ZI8PLAIN is the body of the kernels whose queries and factors are in group order
+// (dotU4Q4I8Z, dotU2Q4I8Z, dotU2Q4ChanI8Z): per block of four rows and group, the
+// codes (CODES), the sums with the four queries (their bytes for Z3, then those for
+// Z4), SCALE into Z0, then TAIL after the last group.
+#define ZI8PLAIN(CODES, SCALE, TAIL) \
+zblock:                \
+	ZI8BLOCK           \
+zgroup:                \
+	CODES(0)           \
+	ZI8SUMS(0, 16)     \
+	SCALE              \
+	ZI8NEXT            \
+	ADDQ $32, SI       \
+	ADDQ $32, DX       \
+	ADDQ $32, R12      \
+	DECQ R14           \
+	JNZ  zgroup        \
+	TAIL               \
+	ZI8STORE(zblock)
+
+// ZI8AFFINEK scales one group of Affine rows with the factors in group order (d_k of
+// the four queries, then their d_k·Σq̂).
+#define ZI8AFFINEK ZI8AFFINE(-4, (R12), 16(R12), Z0)
 
 // func dotU4Q4I8P2Z(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
 //
 // Per block of four rows and pair of groups k, k+1 (the queries and factors in pair
 // order, as dotU4Q4I8P2 reads them): group k into Z0, group k+1 into Z2, the two
-// added when the row block ends (the two lanes of dotU4Q4I8P2), transposed to lane
-// q = query q's four rows and stored. The second group's codes are gb (CX) bytes
-// after the first's, so the row pointers step by 2·gb per pair.
+// added when the row block ends (the two lanes of dotU4Q4I8P2).
 TEXT ·dotU4Q4I8P2Z(SB), NOSPLIT, $0-80
-	VPBROADCASTD zi8nib<>(SB), Z1
-	VMOVDQU32    zi8idx<>(SB), Z16
-	VMOVDQU32    zi8idx<>+64(SB), Z17
-	VMOVDQU32    zi8idx<>+128(SB), Z18
-	MOVQ         out+0(FP), DI
-	MOVQ         rows+32(FP), R15
-	MOVQ         n+48(FP), R13
-	SHRQ         $2, R13
-	MOVQ         np+64(FP), BX
-	SHLQ         $5, BX
-	MOVQ         gb+72(FP), CX
+	ZI8ARGS(zi8nib<>(SB))
 
 zp2block:
-	MOVQ   q+24(FP), SI
-	LEAQ   (SI)(BX*1), DX
-	MOVQ   qf+56(FP), R12
-	MOVQ   np+64(FP), R14
-	SHRQ   $1, R14
-	MOVQ   stride+40(FP), AX
-	MOVQ   R15, R8
-	LEAQ   (R8)(AX*1), R9
-	LEAQ   (R9)(AX*1), R10
-	LEAQ   (R10)(AX*1), R11
-	VPXORD Z0, Z0, Z0
-	VPXORD Z2, Z2, Z2
+	ZI8BLOCK
+	SHRQ $1, R14 // pairs of groups
 
 zp2pair:
-	ZI8GROUP4(0, 0, 0, Z0)
-	ADDQ CX, R8
-	ADDQ CX, R9
-	ADDQ CX, R10
-	ADDQ CX, R11
-	ZI8GROUP4(0, 16, 16, Z2)
-	ADDQ CX, R8
-	ADDQ CX, R9
-	ADDQ CX, R10
-	ADDQ CX, R11
+	ZI8CODES4(0)
+	ZI8SUMS(0, 32)
+	ZI8AFFINE(-4, (R12), 32(R12), Z0)
+	ZI8NEXT
+	ZI8CODES4(0)
+	ZI8SUMS(16, 32)
+	ZI8AFFINE(-4, 16(R12), 48(R12), Z2)
+	ZI8NEXT
 	ADDQ $64, SI
 	ADDQ $64, DX
 	ADDQ $64, R12
 	DECQ R14
 	JNZ  zp2pair
 
-	VADDPS  Z2, Z0, Z0
-	VPERMPS Z0, Z18, Z0
+	VADDPS Z2, Z0, Z0
 	ZI8STORE(zp2block)
 
+// func dotU4Q4I8Z(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
+TEXT ·dotU4Q4I8Z(SB), NOSPLIT, $0-80
+	ZI8ARGS(zi8nib<>(SB))
+	ZI8PLAIN(ZI8CODES4, ZI8AFFINEK, ZI8NOTAIL)
+
+// func dotU2Q4I8Z(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
+TEXT ·dotU2Q4I8Z(SB), NOSPLIT, $0-80
+	ZI8ARGS(zi8two<>(SB))
+	VMOVDQU64 zi8sh2<>(SB), Z19
+	VMOVDQU64 zi8sh2<>+64(SB), Z20
+	VMOVDQU64 zi8sh2<>+128(SB), Z21
+	ZI8PLAIN(ZI8CODES2, ZI8AFFINEK, ZI8NOTAIL)
+
+// func dotU2Q4ChanI8Z(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
+TEXT ·dotU2Q4ChanI8Z(SB), NOSPLIT, $0-80
+	ZI8ARGS(zi8two<>(SB))
+	VMOVDQU64 zi8sh2<>(SB), Z19
+	VMOVDQU64 zi8sh2<>+64(SB), Z20
+	VMOVDQU64 zi8sh2<>+128(SB), Z21
+	ZI8PLAIN(ZI8CODES2, ZI8CHAN, ZI8CHANTAIL)
