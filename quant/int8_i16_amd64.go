@@ -32,6 +32,13 @@ func dotInt8R4I16(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int,
 //go:noescape
 func dotInt8Q4I16(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
 
+// dotInt8Q4I16Z is dotInt8Q4I16 with ZMM registers and VPDPWSSD (haveVNNI512) for n a
+// multiple of 4 (n ≥ 4), the same scores bit for bit: the integer sums are the same
+// int32s, and each score takes the same float operations in the same order.
+//
+//go:noescape
+func dotInt8Q4I16Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
+
 // quantQueryI16 writes the d int16 codes of the query at q (d a multiple of 16) to
 // dst, then its float32 scale D (i16Scale); every float operation is one IEEE float32
 // operation, so quantQueryI16Go gives the same bits.
@@ -55,7 +62,8 @@ func i16Rows(c RowCodec, d int) bool {
 
 // dotInt8RowsI16 is fusedDotRows for Int8 rows on CPUs with F16C (i16Rows): the
 // queries quantized into tmp (d/2 + 1 values each), four at a time through
-// dotInt8Q4I16 where tmp holds four, the rest one at a time through dotInt8R4I16
+// dotInt8Q4I16 where tmp holds four (with haveVNNI512, dotInt8Q4I16Z for the rows of
+// whole blocks of four), the rest one at a time through dotInt8R4I16
 // (ScratchFloats(d) holds one for every d ≤ maxI16Dim).
 func dotInt8RowsI16(scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	qf := d/2 + 1 // floats of one quantized query
@@ -67,7 +75,15 @@ func dotInt8RowsI16(scores []float32, ld int, q []float32, g int, src []byte, st
 		for r := range 4 {
 			quantQueryI16(unsafe.Add(qt, 4*r*qf), unsafe.Pointer(&q[(j+r)*d]), d)
 		}
-		dotInt8Q4I16(unsafe.Pointer(&scores[j*ld]), ldb, qt, uintptr(4*qf), sp, us, n, ud)
+		out, m := unsafe.Pointer(&scores[j*ld]), 0
+		if haveVNNI512 {
+			if m = n &^ 3; m > 0 {
+				dotInt8Q4I16Z(out, ldb, qt, uintptr(4*qf), sp, us, m, ud)
+			}
+		}
+		if m < n {
+			dotInt8Q4I16(unsafe.Add(out, 4*m), ldb, qt, uintptr(4*qf), unsafe.Add(sp, uintptr(m)*us), us, n-m, ud)
+		}
 	}
 	for ; j < g; j++ {
 		quantQueryI16(qt, unsafe.Pointer(&q[j*d]), d)

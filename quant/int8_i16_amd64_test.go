@@ -186,3 +186,64 @@ func TestChanQueryI16(t *testing.T) {
 		}
 	}
 }
+
+// TestDotInt8Q4I16Z: dotInt8Q4I16Z gives dotInt8Q4I16's scores bit for bit (NaN for
+// NaN), for head sizes 16 to maxI16Dim, row counts 4–64 (multiples of 4), rows of
+// random bytes (every int8 code, any f16 scale, NaN and ±Inf among them) or of the
+// extreme codes −128 against queries of ±1 (the largest sums the kernel takes), at a
+// stride longer than the row; and writes no score past the n rows.
+func TestDotInt8Q4I16Z(t *testing.T) {
+	if !haveVNNI512 {
+		t.Skip("the kernel needs AVX-512 VNNI")
+	}
+	r := rand.New(rand.NewPCG(93, 94))
+	const guard = -444
+	c := Int8{}
+	for _, d := range []int{16, 32, 48, 64, 128, maxI16Dim} {
+		for _, n := range []int{4, 8, 20, 64} {
+			for _, extreme := range []bool{false, true} {
+				name := fmt.Sprintf("d=%d/n=%d/extreme=%v", d, n, extreme)
+				stride := c.RowBytes(d) + 1 + r.IntN(7)
+				src := make([]byte, n*stride)
+				for i := range src {
+					src[i] = byte(r.Uint32())
+				}
+				q := make([]float32, 4*d)
+				for i := range q {
+					q[i] = float32(r.NormFloat64())
+				}
+				if extreme {
+					for i := range n {
+						for k := range d {
+							src[i*stride+2+k] = 0x80
+						}
+					}
+					for i := range q {
+						q[i] = float32(1 - 2*(i/d%2)) // queries 1 and 3: −1
+					}
+				}
+				qf := d/2 + 1
+				qt := make([]float32, 4*qf)
+				for j := range 4 {
+					quantQueryI16(unsafe.Pointer(&qt[j*qf]), unsafe.Pointer(&q[j*d]), d)
+				}
+				ld := n + 2
+				out := [2][]float32{constRow(4*ld, guard), constRow(4*ld, guard)}
+				dotInt8Q4I16Z(unsafe.Pointer(&out[0][0]), uintptr(4*ld), unsafe.Pointer(&qt[0]), uintptr(4*qf), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d))
+				dotInt8Q4I16(unsafe.Pointer(&out[1][0]), uintptr(4*ld), unsafe.Pointer(&qt[0]), uintptr(4*qf), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d))
+				for i := range 4 * ld {
+					z, y := out[0][i], out[1][i]
+					if i%ld >= n {
+						if z != guard {
+							t.Fatalf("%s: query %d: score %d written (%v), past the n rows", name, i/ld, i%ld, z)
+						}
+						continue
+					}
+					if !sameBits(z, y) && !(z != z && y != y) {
+						t.Fatalf("%s: query %d row %d = %v, dotInt8Q4I16 %v", name, i/ld, i%ld, z, y)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "ztr4_amd64.h"
 
 // The four-query integer score kernels with ZMM registers and VPDPBUSD (AVX-512 VNNI):
 // dotU4Q4I8P2Z, dotU4Q4I8Z, dotU2Q4I8Z and dotU2Q4ChanI8Z (declarations and contracts
@@ -13,10 +14,9 @@
 // r = row r's sums of the four queries, so that the scales need no permute per
 // query and no horizontal adds (VPHADDW) are left.
 
-// zi8idx holds three VPERMPS index vectors: the f16 scales of four rows widened as
-// [s0 z0 s1 z1 s2 z2 s3 z3] spread to each row's lane (s_r four times in lane r), the
-// same of the zeros, and the transpose of 4×4 (lane r = row r's four queries → lane
-// q = query q's four rows).
+// zi8idx holds two VPERMPS index vectors: the f16 scales of four rows widened as
+// [s0 z0 s1 z1 s2 z2 s3 z3] spread to each row's lane (s_r four times in lane r), and
+// the same of the zeros.
 DATA zi8idx<>+0(SB)/8, $0x0000000000000000
 DATA zi8idx<>+8(SB)/8, $0x0000000000000000
 DATA zi8idx<>+16(SB)/8, $0x0000000200000002
@@ -33,15 +33,7 @@ DATA zi8idx<>+96(SB)/8, $0x0000000500000005
 DATA zi8idx<>+104(SB)/8, $0x0000000500000005
 DATA zi8idx<>+112(SB)/8, $0x0000000700000007
 DATA zi8idx<>+120(SB)/8, $0x0000000700000007
-DATA zi8idx<>+128(SB)/8, $0x0000000400000000
-DATA zi8idx<>+136(SB)/8, $0x0000000c00000008
-DATA zi8idx<>+144(SB)/8, $0x0000000500000001
-DATA zi8idx<>+152(SB)/8, $0x0000000d00000009
-DATA zi8idx<>+160(SB)/8, $0x0000000600000002
-DATA zi8idx<>+168(SB)/8, $0x0000000e0000000a
-DATA zi8idx<>+176(SB)/8, $0x0000000700000003
-DATA zi8idx<>+184(SB)/8, $0x0000000f0000000b
-GLOBL zi8idx<>(SB), RODATA|NOPTR, $192
+GLOBL zi8idx<>(SB), RODATA|NOPTR, $128
 
 // zi8nib and zi8two: the 4-bit and the 2-bit code masks, broadcast to Z1.
 DATA zi8nib<>+0(SB)/4, $0x0f0f0f0f
@@ -186,7 +178,7 @@ GLOBL zi8sh2<>(SB), RODATA|NOPTR, $192
 	VPBROADCASTD mask, Z1                 \
 	VMOVDQU32    zi8idx<>(SB), Z16        \
 	VMOVDQU32    zi8idx<>+64(SB), Z17     \
-	VMOVDQU32    zi8idx<>+128(SB), Z18    \
+	VMOVDQU32    ztr4<>(SB), Z18          \
 	MOVQ         out+0(FP), DI            \
 	MOVQ         rows+32(FP), R15         \
 	MOVQ         n+48(FP), R13            \
