@@ -324,18 +324,18 @@ func dotChannelI16(c Channel, scores []float32, ld int, qs, b []float32, g int, 
 
 // chanI16Kernels scores the g prepared int16 queries in qs (query j at qs[j·d:]: d
 // codes, D, b) against the m token rows at rows: four at a time through
-// dot*Q4ChanI16, the rest through dot*ChanI16 (m ≥ 4) or, for m < 4, the four-query
+// dot*Q4ChanI16 (quadI16: dotU4Q4ChanI16Z with haveVNNI512), the rest through dot*ChanI16 (m ≥ 4) or, for m < 4, the four-query
 // kernel with the query repeated and its four lanes stored to the same scores.
 func chanI16Kernels(c Channel, scores []float32, ld int, qs []float32, g int, rows unsafe.Pointer, rb uintptr, m, d int) {
-	rowsK, quadK := dotU4ChanI16, dotU4Q4ChanI16
+	rowsK, quadK, quadZ := dotU4ChanI16, dotU4Q4ChanI16, i16QuadKernel(dotU4Q4ChanI16Z)
 	if c.Bits == 8 {
-		rowsK, quadK = dotU8ChanI16, dotU8Q4ChanI16
+		rowsK, quadK, quadZ = dotU8ChanI16, dotU8Q4ChanI16, nil
 	}
 	_ = qs[g*d-1]
 	ud, qstep := uintptr(d), uintptr(4*d)
 	j := 0
 	for ; j+4 <= g; j += 4 {
-		quadK(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), unsafe.Pointer(&qs[j*d]), qstep, rows, rb, m, ud)
+		quadI16(quadK, quadZ, unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), unsafe.Pointer(&qs[j*d]), qstep, rows, rb, m, ud)
 	}
 	for ; j < g; j++ {
 		out, qj := unsafe.Pointer(&scores[j*ld]), unsafe.Pointer(&qs[j*d])

@@ -37,7 +37,7 @@ func dotInt8Q4I16(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr,
 // int32s, and each score takes the same float operations in the same order.
 //
 //go:noescape
-func dotInt8Q4I16Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
+func dotInt8Q4I16Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr)
 
 // quantQueryI16 writes the d int16 codes of the query at q (d a multiple of 16) to
 // dst, then its float32 scale D (i16Scale); every float operation is one IEEE float32
@@ -75,15 +75,7 @@ func dotInt8RowsI16(scores []float32, ld int, q []float32, g int, src []byte, st
 		for r := range 4 {
 			quantQueryI16(unsafe.Add(qt, 4*r*qf), unsafe.Pointer(&q[(j+r)*d]), d)
 		}
-		out, m := unsafe.Pointer(&scores[j*ld]), 0
-		if haveVNNI512 {
-			if m = n &^ 3; m > 0 {
-				dotInt8Q4I16Z(out, ldb, qt, uintptr(4*qf), sp, us, m, ud)
-			}
-		}
-		if m < n {
-			dotInt8Q4I16(unsafe.Add(out, 4*m), ldb, qt, uintptr(4*qf), unsafe.Add(sp, uintptr(m)*us), us, n-m, ud)
-		}
+		quadI16(dotInt8Q4I16, dotInt8Q4I16Z, unsafe.Pointer(&scores[j*ld]), ldb, qt, uintptr(4*qf), sp, us, n, ud)
 	}
 	for ; j < g; j++ {
 		quantQueryI16(qt, unsafe.Pointer(&q[j*d]), d)
@@ -118,6 +110,31 @@ func dotU4Q4ChanI16(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintpt
 //
 //go:noescape
 func dotU8Q4ChanI16(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr)
+
+// dotU4Q4ChanI16Z is dotU4Q4ChanI16 with ZMM registers and VPDPWSSD (haveVNNI512) for
+// n a multiple of 4 (n ≥ 4), the same scores bit for bit, as dotInt8Q4I16Z is of
+// dotInt8Q4I16.
+//
+//go:noescape
+func dotU4Q4ChanI16Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr)
+
+// i16QuadKernel is the shape of the four-query int16 score kernels.
+type i16QuadKernel func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr)
+
+// quadI16 runs the four-query kernel y over the n ≥ 1 rows at rows (stride bytes
+// apart), or its ZMM twin z (haveVNNI512, when not nil) over the first n rounded down
+// to a multiple of 4 and y over the rest.
+func quadI16(y, z i16QuadKernel, out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr) {
+	m := 0
+	if haveVNNI512 && z != nil {
+		if m = n &^ 3; m > 0 {
+			z(out, ldb, q, qs, rows, stride, m, d)
+		}
+	}
+	if m < n {
+		y(unsafe.Add(out, 4*m), ldb, q, qs, unsafe.Add(rows, uintptr(m)*stride), stride, n-m, d)
+	}
+}
 
 // chanQueryI16F16C prepares one query (d values at q, d a multiple of 16) for the
 // int16 Channel kernels against the block at block, in one call on CPUs with F16C: dst

@@ -187,60 +187,74 @@ func TestChanQueryI16(t *testing.T) {
 	}
 }
 
-// TestDotInt8Q4I16Z: dotInt8Q4I16Z gives dotInt8Q4I16's scores bit for bit (NaN for
-// NaN), for head sizes 16 to maxI16Dim, row counts 4–64 (multiples of 4), rows of
-// random bytes (every int8 code, any f16 scale, NaN and ±Inf among them) or of the
-// extreme codes −128 against queries of ±1 (the largest sums the kernel takes), at a
-// stride longer than the row; and writes no score past the n rows.
-func TestDotInt8Q4I16Z(t *testing.T) {
+// TestDotQ4I16Z: the ZMM int16 score kernels give their YMM twins' scores bit for
+// bit (NaN for NaN): dotInt8Q4I16Z of Int8 rows, dotU4Q4ChanI16Z of 4-bit KIVI key
+// block rows; for head sizes up to maxI16Dim, row counts 4–64 (multiples of 4), rows
+// of random bytes (every code, any f16 scale, NaN and ±Inf among them) or of the
+// extreme codes (−128; 15) against queries of ±1 (the largest sums the kernels take),
+// at a stride longer than the row; and write no score past the n rows.
+func TestDotQ4I16Z(t *testing.T) {
 	if !haveVNNI512 {
-		t.Skip("the kernel needs AVX-512 VNNI")
+		t.Skip("the kernels need AVX-512 VNNI")
 	}
 	r := rand.New(rand.NewPCG(93, 94))
 	const guard = -444
-	c := Int8{}
-	for _, d := range []int{16, 32, 48, 64, 128, maxI16Dim} {
-		for _, n := range []int{4, 8, 20, 64} {
-			for _, extreme := range []bool{false, true} {
-				name := fmt.Sprintf("d=%d/n=%d/extreme=%v", d, n, extreme)
-				stride := c.RowBytes(d) + 1 + r.IntN(7)
-				src := make([]byte, n*stride)
-				for i := range src {
-					src[i] = byte(r.Uint32())
-				}
-				q := make([]float32, 4*d)
-				for i := range q {
-					q[i] = float32(r.NormFloat64())
-				}
-				if extreme {
-					for i := range n {
-						for k := range d {
-							src[i*stride+2+k] = 0x80
-						}
+	for _, k := range []struct {
+		name     string
+		rowBytes func(d int) int
+		code0    int  // the first code byte of a row
+		extreme  byte // the code bytes of the largest sums
+		z, y     i16QuadKernel
+		dims     []int
+	}{
+		{"int8", Int8{}.RowBytes, 2, 0x80, dotInt8Q4I16Z, dotInt8Q4I16, []int{16, 32, 48, 64, 128, maxI16Dim}},
+		{"u4chan", func(d int) int { return d / 2 }, 0, 0xff, dotU4Q4ChanI16Z, dotU4Q4ChanI16, []int{32, 64, 96, 128, maxI16Dim}},
+	} {
+		for _, d := range k.dims {
+			for _, n := range []int{4, 8, 20, 64} {
+				for _, extreme := range []bool{false, true} {
+					name := fmt.Sprintf("%s/d=%d/n=%d/extreme=%v", k.name, d, n, extreme)
+					stride := k.rowBytes(d) + 1 + r.IntN(7)
+					src := make([]byte, n*stride)
+					for i := range src {
+						src[i] = byte(r.Uint32())
 					}
+					q := make([]float32, 4*d)
 					for i := range q {
-						q[i] = float32(1 - 2*(i/d%2)) // queries 1 and 3: −1
+						q[i] = float32(r.NormFloat64())
 					}
-				}
-				qf := d/2 + 1
-				qt := make([]float32, 4*qf)
-				for j := range 4 {
-					quantQueryI16(unsafe.Pointer(&qt[j*qf]), unsafe.Pointer(&q[j*d]), d)
-				}
-				ld := n + 2
-				out := [2][]float32{constRow(4*ld, guard), constRow(4*ld, guard)}
-				dotInt8Q4I16Z(unsafe.Pointer(&out[0][0]), uintptr(4*ld), unsafe.Pointer(&qt[0]), uintptr(4*qf), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d))
-				dotInt8Q4I16(unsafe.Pointer(&out[1][0]), uintptr(4*ld), unsafe.Pointer(&qt[0]), uintptr(4*qf), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d))
-				for i := range 4 * ld {
-					z, y := out[0][i], out[1][i]
-					if i%ld >= n {
-						if z != guard {
-							t.Fatalf("%s: query %d: score %d written (%v), past the n rows", name, i/ld, i%ld, z)
+					if extreme {
+						for i := range n {
+							for c := range k.rowBytes(d) - k.code0 {
+								src[i*stride+k.code0+c] = k.extreme
+							}
 						}
-						continue
+						for i := range q {
+							q[i] = float32(1 - 2*(i/d%2)) // queries 1 and 3: −1
+						}
 					}
-					if !sameBits(z, y) && !(z != z && y != y) {
-						t.Fatalf("%s: query %d row %d = %v, dotInt8Q4I16 %v", name, i/ld, i%ld, z, y)
+					qf := d/2 + 2 // codes, D, b
+					qt := make([]float32, 4*qf)
+					for j := range 4 {
+						quantQueryI16(unsafe.Pointer(&qt[j*qf]), unsafe.Pointer(&q[j*d]), d)
+						qt[j*qf+d/2+1] = float32(r.NormFloat64())
+					}
+					ld := n + 2
+					out := [2][]float32{constRow(4*ld, guard), constRow(4*ld, guard)}
+					for i, kern := range []i16QuadKernel{k.z, k.y} {
+						kern(unsafe.Pointer(&out[i][0]), uintptr(4*ld), unsafe.Pointer(&qt[0]), uintptr(4*qf), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d))
+					}
+					for i := range 4 * ld {
+						z, y := out[0][i], out[1][i]
+						if i%ld >= n {
+							if z != guard {
+								t.Fatalf("%s: query %d: score %d written (%v), past the n rows", name, i/ld, i%ld, z)
+							}
+							continue
+						}
+						if !sameBits(z, y) && !(z != z && y != y) {
+							t.Fatalf("%s: query %d row %d = %v, YMM kernel %v", name, i/ld, i%ld, z, y)
+						}
 					}
 				}
 			}

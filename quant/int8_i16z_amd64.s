@@ -3,11 +3,12 @@
 #include "textflag.h"
 #include "ztr4_amd64.h"
 
-// dotInt8Q4I16Z (declaration and contract in int8_i16_amd64.go): the four-query int16
-// scores of Int8 rows with ZMM registers and VPDPWSSD (AVX-512 VNNI). Four rows at a
-// time in two pairs, one row per 256-bit half: 16 codes of each row of a pair, widened
-// to words, take one VPDPWSSD per query against the query's 16 matching words
-// broadcast to both halves. Each half of a query's accumulator then holds eight
+// dotInt8Q4I16Z and dotU4Q4ChanI16Z (declarations and contracts in
+// int8_i16_amd64.go): the four-query int16 scores of Int8 rows and of 4-bit KIVI key
+// blocks with ZMM registers and VPDPWSSD (AVX-512 VNNI). Four rows at a time in two
+// pairs, one row per 256-bit half: 16 codes of each row of a pair, widened to words,
+// take one VPDPWSSD per query against the query's 16 matching words broadcast to both
+// halves. Each half of a query's accumulator then holds eight
 // partial sums of its row; one transposing reduction (I16ZREDUCE, then a join of the
 // two pairs) leaves lane r = row r's sums of the four queries.
 
@@ -23,12 +24,12 @@ DATA i16zspread<>+48(SB)/8, $0x0000000300000003
 DATA i16zspread<>+56(SB)/8, $0x0000000300000003
 GLOBL i16zspread<>(SB), RODATA|NOPTR, $64
 
-// I16ZQUERY adds to a and b the products of the widened codes Z8 (rows 0 and 1) and
-// Z9 (rows 2 and 3) with the query's 16 words at addr, broadcast to both halves.
-#define I16ZQUERY(addr, a, b) \
-	VBROADCASTI64X4 addr, Z10 \
-	VPDPWSSD        Z10, Z8, a \
-	VPDPWSSD        Z10, Z9, b
+// I16ZQUERY adds to a and b the products of the widened codes x (rows 0 and 1) and
+// y (rows 2 and 3) with the query's 16 words at addr, broadcast to both halves (Z15).
+#define I16ZQUERY(addr, x, y, a, b) \
+	VBROADCASTI64X4 addr, Z15 \
+	VPDPWSSD        Z15, x, a \
+	VPDPWSSD        Z15, y, b
 
 // I16ZREDUCE leaves in out the sums of the four dwords of each lane of q0..q3 (the
 // four queries' accumulators), lane l = [q0 q1 q2 q3] of lane l: two levels of
@@ -44,49 +45,91 @@ GLOBL i16zspread<>(SB), RODATA|NOPTR, $64
 	VPUNPCKHQDQ Z13, Z12, Z12 \
 	VPADDD      Z12, out, out
 
-// func dotInt8Q4I16Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
-//
-// Per block of four rows (R8, R15, CX, DX): the accumulators of rows 0–1 in Z0..Z3
-// and of rows 2–3 in Z4..Z7 (query r in the r-th of each), then the reduction, each
-// row's two lanes added (VSHUFI64X2), the sums converted and scaled as
-// dotInt8Q4I16 does (by the row's scale, then by the query's D: the same bits), and
-// stored per query.
-TEXT ·dotInt8Q4I16Z(SB), NOSPLIT, $0-64
-	MOVQ out+0(FP), DI
-	MOVQ ldb+8(FP), BX
-	MOVQ q+16(FP), SI
-	MOVQ qs+24(FP), CX
-	MOVQ src+32(FP), R8
-	MOVQ stride+40(FP), R12
-	MOVQ n+48(FP), R13
-	SHRQ $2, R13
-	MOVQ d+56(FP), R14
-	LEAQ (SI)(CX*1), R9
-	LEAQ (R9)(CX*1), R10
-	LEAQ (R10)(CX*1), R11
-
-	// The four queries' D, [D0 D1 D2 D3] in every lane (Z20).
-	VMOVSS      (SI)(R14*2), X7
-	VINSERTPS   $0x10, (R9)(R14*2), X7, X7
-	VINSERTPS   $0x20, (R10)(R14*2), X7, X7
-	VINSERTPS   $0x30, (R11)(R14*2), X7, X7
-	VSHUFF32X4  $0, Z7, Z7, Z20
-	VMOVDQU32   i16zspread<>(SB), Z17
+// I16ZARGS loads the arguments and constants: DI out, SI..R11 the four
+// queries (q + r·qs), R8 the first row, R12 stride, R13 the blocks of four rows, R14
+// d; Z20 the queries' D (the float32 after each one's d codes), [D0 D1 D2 D3] in
+// every lane; Z17 i16zspread, Z18 ztr4. CX scratch.
+#define I16ZARGS \
+	MOVQ        out+0(FP), DI                 \
+	MOVQ        q+16(FP), SI                  \
+	MOVQ        qs+24(FP), CX                 \
+	MOVQ        rows+32(FP), R8               \
+	MOVQ        stride+40(FP), R12            \
+	MOVQ        n+48(FP), R13                 \
+	SHRQ        $2, R13                       \
+	MOVQ        d+56(FP), R14                 \
+	LEAQ        (SI)(CX*1), R9                \
+	LEAQ        (R9)(CX*1), R10               \
+	LEAQ        (R10)(CX*1), R11              \
+	I16ZQUAD(0, X7)                           \
+	VSHUFF32X4  $0, Z7, Z7, Z20               \
+	VMOVDQU32   i16zspread<>(SB), Z17         \
 	VMOVDQU32   ztr4<>(SB), Z18
 
-zblock:
-	LEAQ   (R8)(R12*1), R15
-	LEAQ   (R15)(R12*1), CX
-	LEAQ   (CX)(R12*1), DX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+// I16ZQUAD gathers into x the float32 at off after each query's d codes, lane r from
+// query r.
+#define I16ZQUAD(off, x) \
+	VMOVSS      off(SI)(R14*2), x             \
+	VINSERTPS   $0x10, off(R9)(R14*2), x, x   \
+	VINSERTPS   $0x20, off(R10)(R14*2), x, x  \
+	VINSERTPS   $0x30, off(R11)(R14*2), x, x
+
+// I16ZBLOCK starts four rows at R8: R15, CX, DX rows 1–3, the accumulators Z0..Z7
+// zero, the code index AX zero.
+#define I16ZBLOCK \
+	LEAQ   (R8)(R12*1), R15 \
+	LEAQ   (R15)(R12*1), CX \
+	LEAQ   (CX)(R12*1), DX  \
+	VPXORD Z0, Z0, Z0       \
+	VPXORD Z1, Z1, Z1       \
+	VPXORD Z2, Z2, Z2       \
+	VPXORD Z3, Z3, Z3       \
+	VPXORD Z4, Z4, Z4       \
+	VPXORD Z5, Z5, Z5       \
+	VPXORD Z6, Z6, Z6       \
+	VPXORD Z7, Z7, Z7       \
 	XORQ   AX, AX
+
+// I16ZSUMS leaves in Z12 the four rows' integer sums of the four queries, lane r =
+// row r's, converted to float32: the accumulators' lanes reduced (I16ZREDUCE), then
+// each row's two lanes added.
+#define I16ZSUMS \
+	I16ZREDUCE(Z0, Z1, Z2, Z3, Z14) \
+	I16ZREDUCE(Z4, Z5, Z6, Z7, Z15) \
+	VSHUFI64X2 $0x88, Z15, Z14, Z12 \
+	VSHUFI64X2 $0xdd, Z15, Z14, Z13 \
+	VPADDD     Z13, Z12, Z12        \
+	VCVTDQ2PS  Z12, Z12
+
+// I16ZSTORE transposes Z12 and stores lane q (query q's scores of the four rows) to
+// DI + q·ldb, then steps to the next block of four rows (R8, DI; label block) or
+// returns after the last. AX, BX scratch.
+#define I16ZSTORE(block) \
+	VPERMPS       Z12, Z18, Z12       \
+	MOVQ          ldb+8(FP), BX       \
+	LEAQ          (BX)(BX*2), AX      \
+	VMOVUPS       X12, (DI)           \
+	VEXTRACTF32X4 $1, Z12, (DI)(BX*1) \
+	VEXTRACTF32X4 $2, Z12, (DI)(BX*2) \
+	VEXTRACTF32X4 $3, Z12, (DI)(AX*1) \
+	ADDQ          $16, DI             \
+	LEAQ          (R8)(R12*4), R8     \
+	DECQ          R13                 \
+	JNZ           block               \
+	VZEROUPPER                        \
+	RET
+
+// func dotInt8Q4I16Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr)
+//
+// Per block of four rows: the accumulators of rows 0–1 in Z0..Z3 and of rows 2–3 in
+// Z4..Z7 (query r in the r-th of each), 16 codes of each row per step (after the
+// row's f16 scale), then the sums scaled as dotInt8Q4I16 does (by the row's scale,
+// then by the query's D: the same bits).
+TEXT ·dotInt8Q4I16Z(SB), NOSPLIT, $0-64
+	I16ZARGS
+
+zblock:
+	I16ZBLOCK
 
 zloop:
 	VMOVDQU     2(R8)(AX*1), X8
@@ -95,22 +138,15 @@ zloop:
 	VMOVDQU     2(CX)(AX*1), X9
 	VINSERTI128 $1, 2(DX)(AX*1), Y9, Y9
 	VPMOVSXBW   Y9, Z9
-	I16ZQUERY((SI)(AX*2), Z0, Z4)
-	I16ZQUERY((R9)(AX*2), Z1, Z5)
-	I16ZQUERY((R10)(AX*2), Z2, Z6)
-	I16ZQUERY((R11)(AX*2), Z3, Z7)
+	I16ZQUERY((SI)(AX*2), Z8, Z9, Z0, Z4)
+	I16ZQUERY((R9)(AX*2), Z8, Z9, Z1, Z5)
+	I16ZQUERY((R10)(AX*2), Z8, Z9, Z2, Z6)
+	I16ZQUERY((R11)(AX*2), Z8, Z9, Z3, Z7)
 	ADDQ $16, AX
 	CMPQ AX, R14
 	JB   zloop
 
-	I16ZREDUCE(Z0, Z1, Z2, Z3, Z14)
-	I16ZREDUCE(Z4, Z5, Z6, Z7, Z15)
-	VSHUFI64X2 $0x88, Z15, Z14, Z12
-	VSHUFI64X2 $0xdd, Z15, Z14, Z13
-	VPADDD     Z13, Z12, Z12
-	VCVTDQ2PS  Z12, Z12
-
-	// The rows' f16 scales, spread to their lanes.
+	I16ZSUMS
 	VPXOR     X11, X11, X11
 	VPINSRW   $0, (R8), X11, X11
 	VPINSRW   $1, (R15), X11, X11
@@ -120,16 +156,80 @@ zloop:
 	VPERMPS   Z11, Z17, Z11
 	VMULPS    Z11, Z12, Z12
 	VMULPS    Z20, Z12, Z12
-	VPERMPS   Z12, Z18, Z12
+	I16ZSTORE(zblock)
 
-	LEAQ          (BX)(BX*2), AX
-	VMOVUPS       X12, (DI)
-	VEXTRACTF32X4 $1, Z12, (DI)(BX*1)
-	VEXTRACTF32X4 $2, Z12, (DI)(BX*2)
-	VEXTRACTF32X4 $3, Z12, (DI)(AX*1)
-	ADDQ          $16, DI
-	LEAQ          (R8)(R12*4), R8
-	DECQ          R13
-	JNZ           zblock
-	VZEROUPPER
-	RET
+// I16ZNIBBLES leaves in lo and hi the words of channels c..c+15 and c+16..c+31 of two
+// rows (the 16 code bytes at r0 and r1, channel 2j in the low nibble of byte j), in
+// the order of a query split by splitEvenOdd (per 16 channels the even ones, then
+// the odd ones), row r0 in the low halves: the bytes widened to words (lanes: r0's
+// bytes 0–7, 8–15, r1's), their low and high nibbles (Z16 byte masks 0x0f; Z14
+// scratch), whose lanes VPERMT2Q pairs (Z21, Z22).
+#define I16ZNIBBLES(r0, r1, lo, hi) \
+	VMOVDQU     r0, X14             \
+	VINSERTI128 $1, r1, Y14, Y14    \
+	VPMOVZXBW   Y14, hi             \
+	VPSRLW      $4, hi, Z14         \
+	VPANDD      Z16, hi, hi         \
+	VPANDD      Z16, Z14, Z14       \
+	VMOVDQA64   hi, lo              \
+	VPERMT2Q    Z14, Z21, lo        \
+	VPERMT2Q    Z14, Z22, hi
+
+// i16znib holds the VPERMT2Q indexes of I16ZNIBBLES: the low and high nibbles of
+// lanes 0 and 2, then of lanes 1 and 3.
+DATA i16znib<>+0(SB)/8, $0
+DATA i16znib<>+8(SB)/8, $1
+DATA i16znib<>+16(SB)/8, $8
+DATA i16znib<>+24(SB)/8, $9
+DATA i16znib<>+32(SB)/8, $4
+DATA i16znib<>+40(SB)/8, $5
+DATA i16znib<>+48(SB)/8, $12
+DATA i16znib<>+56(SB)/8, $13
+DATA i16znib<>+64(SB)/8, $2
+DATA i16znib<>+72(SB)/8, $3
+DATA i16znib<>+80(SB)/8, $10
+DATA i16znib<>+88(SB)/8, $11
+DATA i16znib<>+96(SB)/8, $6
+DATA i16znib<>+104(SB)/8, $7
+DATA i16znib<>+112(SB)/8, $14
+DATA i16znib<>+120(SB)/8, $15
+GLOBL i16znib<>(SB), RODATA|NOPTR, $128
+
+// func dotU4Q4ChanI16Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr)
+//
+// dotInt8Q4I16Z's blocks for the token rows of a 4-bit KIVI key block: 32 channels of
+// each row per step (16 code bytes, BX from 0), then the sums scaled as dotU4Q4ChanI16 does
+// (times the query's D, plus its b: the same bits).
+TEXT ·dotU4Q4ChanI16Z(SB), NOSPLIT, $0-64
+	I16ZARGS
+	I16ZQUAD(4, X6)
+	VSHUFF32X4   $0, Z6, Z6, Z19
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z16
+	VMOVDQU64    i16znib<>(SB), Z21
+	VMOVDQU64    i16znib<>+64(SB), Z22
+
+cblock:
+	I16ZBLOCK
+	XORQ BX, BX
+
+cloop:
+	I16ZNIBBLES((R8)(BX*1), (R15)(BX*1), Z8, Z9)
+	I16ZNIBBLES((CX)(BX*1), (DX)(BX*1), Z10, Z11)
+	I16ZQUERY((SI)(AX*2), Z8, Z10, Z0, Z4)
+	I16ZQUERY(32(SI)(AX*2), Z9, Z11, Z0, Z4)
+	I16ZQUERY((R9)(AX*2), Z8, Z10, Z1, Z5)
+	I16ZQUERY(32(R9)(AX*2), Z9, Z11, Z1, Z5)
+	I16ZQUERY((R10)(AX*2), Z8, Z10, Z2, Z6)
+	I16ZQUERY(32(R10)(AX*2), Z9, Z11, Z2, Z6)
+	I16ZQUERY((R11)(AX*2), Z8, Z10, Z3, Z7)
+	I16ZQUERY(32(R11)(AX*2), Z9, Z11, Z3, Z7)
+	ADDQ $32, AX
+	ADDQ $16, BX
+	CMPQ AX, R14
+	JB   cloop
+
+	I16ZSUMS
+	VMULPS Z20, Z12, Z12
+	VADDPS Z19, Z12, Z12
+	I16ZSTORE(cblock)
