@@ -28,12 +28,15 @@ import (
 // without (tensor scale).
 type fp8Kernels struct {
 	dotR4                func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
-	dotQ4                func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
+	dotQ4, dotQ4Z        fp8DotQ4Kernel
 	addQ4                func(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
 	addQ1x64, addQ1x16   fp8Q1Kernel // rows with a header
 	addQ1x64T, addQ1x16T fp8Q1Kernel // tensor scale
 	unit                 float32
 }
+
+// fp8DotQ4Kernel is the shape of the four-query FP8 score kernels (dotE4M3Q4F16C).
+type fp8DotQ4Kernel func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
 
 // fp8Q1Kernel is the shape of the add*Q1x64 (add*Q1x16) kernels: acc[c] += Σ_{i<n}
 // (w[i]·s_i·mul)·code_i[c] for c < 64 (16), row i's codes at src + i·stride, its
@@ -42,9 +45,9 @@ type fp8Kernels struct {
 type fp8Q1Kernel func(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
 
 var (
-	fp8E4M3Kernels = fp8Kernels{dotE4M3R4F16C, dotE4M3Q4F16C, addE4M3Q4F16C,
+	fp8E4M3Kernels = fp8Kernels{dotE4M3R4F16C, dotE4M3Q4F16C, dotE4M3Q4Z, addE4M3Q4F16C,
 		addE4M3Q1x64F16C, addE4M3Q1x16F16C, addE4M3Q1x64TF16C, addE4M3Q1x16TF16C, 256}
-	fp8E5M2Kernels = fp8Kernels{dotE5M2R4F16C, dotE5M2Q4F16C, addE5M2Q4F16C,
+	fp8E5M2Kernels = fp8Kernels{dotE5M2R4F16C, dotE5M2Q4F16C, dotE5M2Q4Z, addE5M2Q4F16C,
 		addE5M2Q1x64F16C, addE5M2Q1x16F16C, addE5M2Q1x64TF16C, addE5M2Q1x16TF16C, 1}
 )
 
@@ -76,7 +79,15 @@ func dotFP8Rows(c FP8, scores []float32, ld int, q []float32, g int, src []byte,
 		return false
 	}
 	q4 := func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
-		k.dotQ4(out, ldb, q, qs, src, stride, n, d, hdr, mul)
+		m := 0
+		if haveVNNI512 {
+			if m = n &^ 3; m > 0 {
+				k.dotQ4Z(out, ldb, q, qs, src, stride, m, d, hdr, mul)
+			}
+		}
+		if m < n {
+			k.dotQ4(unsafe.Add(out, 4*m), ldb, q, qs, unsafe.Add(src, uintptr(m)*stride), stride, n-m, d, hdr, mul)
+		}
 	}
 	r4 := func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr) {
 		k.dotR4(out, q, src, o1, o2, o3, gstep, ng, d, hdr, mul)
@@ -160,6 +171,16 @@ func dotE5M2R4F16C(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int
 //
 //go:noescape
 func dotE4M3Q4F16C(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
+
+// dotE4M3Q4Z and dotE5M2Q4Z are dotE4M3Q4F16C and dotE5M2Q4F16C with ZMM registers
+// (AVX-512 BW: haveVNNI512) for n a multiple of 4 (n ≥ 4), the same scores bit for bit: each
+// score takes the same float operations in the same order.
+//
+//go:noescape
+func dotE4M3Q4Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
+
+//go:noescape
+func dotE5M2Q4Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
 
 // dotE5M2Q4F16C is dotE4M3Q4F16C for E5M2 rows.
 //

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // fp8FusedF16C reports whether the SIMD set scores and adds FP8 rows (d a multiple
@@ -370,6 +371,71 @@ func BenchmarkRowsStream(b *testing.B) {
 					}
 					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*blocks*bt), "ns/row")
 				})
+			}
+		}
+	}
+}
+
+// TestDotFP8Q4Z: dotE4M3Q4Z and dotE5M2Q4Z give dotE4M3Q4F16C's and dotE5M2Q4F16C's
+// scores bit for bit (NaN for NaN), with a row scale (hdr 2) or a tensor scale (hdr
+// 0, mul ≠ the unit), for head sizes 16–256, row counts 4–64 (multiples of 4), rows of
+// random bytes (every code, any f16 scale; every other row's codes finite) at a
+// stride longer than the row, queries
+// with a NaN in one of them; and write no score past the n rows.
+func TestDotFP8Q4Z(t *testing.T) {
+	if !haveVNNI512 {
+		t.Skip("the kernels need AVX-512 BW")
+	}
+	r := rand.New(rand.NewPCG(95, 96))
+	const guard = -666
+	for _, k := range []struct {
+		name string
+		z, y fp8DotQ4Kernel
+	}{
+		{"e4m3", dotE4M3Q4Z, dotE4M3Q4F16C},
+		{"e5m2", dotE5M2Q4Z, dotE5M2Q4F16C},
+	} {
+		for _, hdr := range []int{2, 0} {
+			mul := float32(1.0 / 256)
+			if hdr == 0 {
+				mul = 0.37
+			}
+			for _, d := range []int{16, 32, 48, 64, 128, 256} {
+				for _, n := range []int{4, 8, 20, 64} {
+					name := fmt.Sprintf("%s/hdr=%d/d=%d/n=%d", k.name, hdr, d, n)
+					stride := hdr + d + r.IntN(5)
+					src := make([]byte, n*stride)
+					for i := range src {
+						src[i] = byte(r.Uint32())
+						if i/stride%2 == 1 && i%stride >= hdr {
+							src[i] &^= 0x40 // finite codes in every other row (E5M2: a third of codes are not)
+						}
+					}
+					q := make([]float32, 4*d)
+					for i := range q {
+						q[i] = float32(r.NormFloat64())
+					}
+					if n%8 == 4 {
+						q[(n/4%4)*d+r.IntN(d)] = float32(math.NaN())
+					}
+					ld := n + 2
+					out := [2][]float32{constRow(4*ld, guard), constRow(4*ld, guard)}
+					for i, kern := range []fp8DotQ4Kernel{k.z, k.y} {
+						kern(unsafe.Pointer(&out[i][0]), uintptr(4*ld), unsafe.Pointer(&q[0]), uintptr(4*d), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d), uintptr(hdr), mul)
+					}
+					for i := range 4 * ld {
+						z, y := out[0][i], out[1][i]
+						if i%ld >= n {
+							if z != guard {
+								t.Fatalf("%s: query %d: score %d written (%v), past the n rows", name, i/ld, i%ld, z)
+							}
+							continue
+						}
+						if !sameBits(z, y) && !(z != z && y != y) {
+							t.Fatalf("%s: query %d row %d = %v, YMM kernel %v", name, i/ld, i%ld, z, y)
+						}
+					}
+				}
 			}
 		}
 	}

@@ -1,0 +1,190 @@
+//go:build amd64
+
+#include "textflag.h"
+#include "ztr4_amd64.h"
+
+// dotE4M3Q4Z and dotE5M2Q4Z (declarations and contracts in rows_fp8_amd64.go): the
+// four-query scores of FP8 rows with ZMM registers (AVX-512 F and BW; no VL: the
+// registers past Z15 only in 512-bit instructions). Four rows at a time in two pairs,
+// one row per 256-bit half: 16 codes of each row of a pair are widened at once
+// (FP8Z*), codes 0–7 of both rows into one register and 8–15 into another, and each
+// query's matching 8 values, broadcast to both halves, take one FMA per register.
+// Each half of an accumulator then holds the 8 lanes of dot*Q4F16C's accumulators of
+// its row (Y0..Y3 for codes 0–7, Y4..Y7 for 8–15), with the same sums; FP8ZHADD and
+// FP8ZSUMS add them in VHADDPS's order, so the scores are the same bits.
+
+// FP8ZE4M3 widens the 16 E4M3 codes at m0 (one row) and m1 (the next) to float32:
+// codes 0–7 of m0 in the low half of lo and those of m1 in its high half, codes 8–15
+// likewise in hi; as E4M3x16 does (value·2⁻⁸; Z22 the words 0xBFFF). The 16 bytes
+// at m0 are loaded into every lane, those at m1 into lane 1. Z24..Z26 scratch.
+#define FP8ZE4M3(m0, m1, lo, hi) \
+	VBROADCASTI32X4 m0, Z24              \
+	VINSERTI32X4    $1, m1, Z24, Z24     \
+	VPMOVSXBW   Y24, Z24                 \
+	VPSLLW      $7, Z24, Z24             \
+	VPANDD      Z22, Z24, Z24            \
+	FP8ZHALVES(lo, hi)
+
+// FP8ZE5M2 is FP8ZE4M3 for E5M2 codes, the high bytes of binary16 values (as E5M2x16).
+#define FP8ZE5M2(m0, m1, lo, hi) \
+	VBROADCASTI32X4 m0, Z24              \
+	VINSERTI32X4    $1, m1, Z24, Z24     \
+	VPMOVZXBW   Y24, Z24                 \
+	VPSLLW      $8, Z24, Z24             \
+	FP8ZHALVES(lo, hi)
+
+// FP8ZHALVES widens the binary16 values in Z24 (lanes: row 0's codes 0–7, 8–15, row
+// 1's) to float32: lanes 0 and 2 into lo, lanes 1 and 3 into hi.
+#define FP8ZHALVES(lo, hi) \
+	VSHUFI64X2 $0x88, Z24, Z24, Z25 \
+	VSHUFI64X2 $0xdd, Z24, Z24, Z26 \
+	VCVTPH2PS  Y25, lo              \
+	VCVTPH2PS  Y26, hi
+
+// FP8ZQUERY adds to the accumulators of one query (a: rows 0–1, codes 0–7; b: rows
+// 2–3; c, e: the same of codes 8–15) the products with its 16 values at Q + 4·AX.
+#define FP8ZQUERY(Q, a, b, c, e) \
+	VBROADCASTF64X4 (Q)(AX*4), Z20   \
+	VBROADCASTF64X4 32(Q)(AX*4), Z21 \
+	VFMADD231PS     Z20, Z16, a   \
+	VFMADD231PS     Z20, Z18, b   \
+	VFMADD231PS     Z21, Z17, c   \
+	VFMADD231PS     Z21, Z19, e
+
+// FP8ZHADD leaves in out what VHADDPS y, x, out leaves in each 128-bit lane: [x0+x1,
+// x2+x3, y0+y1, y2+y3]. Z24, Z25 scratch.
+#define FP8ZHADD(x, y, out) \
+	VSHUFPS $0x88, y, x, Z24 \
+	VSHUFPS $0xdd, y, x, Z25 \
+	VADDPS  Z25, Z24, out
+
+// FP8ZPAIR leaves in out the sums of one pair of rows with the four queries (the
+// accumulators q0..q3 of codes 0–7 and h0..h3 of codes 8–15): per 128-bit lane,
+// dot*Q4F16C's [q0 q1 q2 q3] after its two VHADDPS levels, of its low (lanes 0, 2)
+// or high half (lanes 1, 3) of a row.
+#define FP8ZPAIR(q0, q1, q2, q3, h0, h1, h2, h3, out) \
+	VADDPS  h0, q0, q0       \
+	VADDPS  h1, q1, q1       \
+	VADDPS  h2, q2, q2       \
+	VADDPS  h3, q3, q3       \
+	FP8ZHADD(q0, q1, q0)     \
+	FP8ZHADD(q2, q3, q2)     \
+	FP8ZHADD(q0, q2, out)
+
+// FP8ZQ4 is the body of dotE4M3Q4Z and dotE5M2Q4Z: DI out, BX ldb, SI..R11 the four
+// queries, R8 the first row's codes, R12 stride, R13 the blocks of four rows, R14 d,
+// Z23 mul. Per block (rows R8, R15, CX, DX): accumulators Z0..Z3 (rows 0–1, codes
+// 0–7 of each 16, queries 0–3), Z4..Z7 (rows 2–3), Z8..Z11 and Z12..Z15 (codes 8–15);
+// then each row's two halves added (the VEXTRACTF128 and VADDPS of dot*Q4F16C), the
+// row's f16 scale (2 bytes before its codes; hdr ≠ 0) and mul applied, and the four
+// queries' scores stored.
+#define FP8ZQ4(CVT) \
+	LEAQ      (SI)(CX*1), R9                 \
+	LEAQ      (R9)(CX*1), R10                \
+	LEAQ      (R10)(CX*1), R11               \
+	MOVL      $0xBFFFBFFF, AX                \
+	VPBROADCASTD AX, Z22                     \
+	VMOVDQU32 ztr4<>(SB), Z27                \
+	VMOVDQU32 fp8zspread<>(SB), Z28          \
+	SHRQ      $2, R13                        \
+fblock:                                      \
+	LEAQ   (R8)(R12*1), R15                  \
+	LEAQ   (R15)(R12*1), CX                  \
+	LEAQ   (CX)(R12*1), DX                   \
+	VPXORD Z0, Z0, Z0                        \
+	VPXORD Z1, Z1, Z1                        \
+	VPXORD Z2, Z2, Z2                        \
+	VPXORD Z3, Z3, Z3                        \
+	VPXORD Z4, Z4, Z4                        \
+	VPXORD Z5, Z5, Z5                        \
+	VPXORD Z6, Z6, Z6                        \
+	VPXORD Z7, Z7, Z7                        \
+	VPXORD Z8, Z8, Z8                        \
+	VPXORD Z9, Z9, Z9                        \
+	VPXORD Z10, Z10, Z10                     \
+	VPXORD Z11, Z11, Z11                     \
+	VPXORD Z12, Z12, Z12                     \
+	VPXORD Z13, Z13, Z13                     \
+	VPXORD Z14, Z14, Z14                     \
+	VPXORD Z15, Z15, Z15                     \
+	XORQ   AX, AX                            \
+floop:                                       \
+	CVT((R8)(AX*1), (R15)(AX*1), Z16, Z17)   \
+	CVT((CX)(AX*1), (DX)(AX*1), Z18, Z19)    \
+	FP8ZQUERY(SI, Z0, Z4, Z8, Z12)   \
+	FP8ZQUERY(R9, Z1, Z5, Z9, Z13)   \
+	FP8ZQUERY(R10, Z2, Z6, Z10, Z14) \
+	FP8ZQUERY(R11, Z3, Z7, Z11, Z15) \
+	ADDQ $16, AX                             \
+	CMPQ AX, R14                             \
+	JB   floop                               \
+	FP8ZPAIR(Z0, Z1, Z2, Z3, Z8, Z9, Z10, Z11, Z16)     \
+	FP8ZPAIR(Z4, Z5, Z6, Z7, Z12, Z13, Z14, Z15, Z17)   \
+	VSHUFF32X4 $0x88, Z17, Z16, Z18          \
+	VSHUFF32X4 $0xdd, Z17, Z16, Z19          \
+	VADDPS     Z19, Z18, Z18                 \
+	CMPQ       hdr+64(FP), $0                \
+	JEQ        fmul                          \
+	VPXOR      X0, X0, X0                    \
+	VPINSRW    $0, -2(R8), X0, X0            \
+	VPINSRW    $1, -2(R15), X0, X0           \
+	VPINSRW    $2, -2(CX), X0, X0            \
+	VPINSRW    $3, -2(DX), X0, X0            \
+	VCVTPH2PS  X0, X0                        \
+	VPERMPS    Z0, Z28, Z19                  \
+	VMULPS     Z19, Z18, Z18                 \
+fmul:                                        \
+	VMULPS        Z23, Z18, Z18              \
+	VPERMPS       Z18, Z27, Z18              \
+	LEAQ          (BX)(BX*2), AX             \
+	VMOVUPS       X18, (DI)                  \
+	VEXTRACTF32X4 $1, Z18, (DI)(BX*1)        \
+	VEXTRACTF32X4 $2, Z18, (DI)(BX*2)        \
+	VEXTRACTF32X4 $3, Z18, (DI)(AX*1)        \
+	ADDQ          $16, DI                    \
+	LEAQ          (R8)(R12*4), R8            \
+	DECQ          R13                        \
+	JNZ           fblock                     \
+	VZEROUPPER
+
+// fp8zspread spreads four floats, one per row, to their lanes (x_r four times in lane
+// r).
+DATA fp8zspread<>+0(SB)/8, $0x0000000000000000
+DATA fp8zspread<>+8(SB)/8, $0x0000000000000000
+DATA fp8zspread<>+16(SB)/8, $0x0000000100000001
+DATA fp8zspread<>+24(SB)/8, $0x0000000100000001
+DATA fp8zspread<>+32(SB)/8, $0x0000000200000002
+DATA fp8zspread<>+40(SB)/8, $0x0000000200000002
+DATA fp8zspread<>+48(SB)/8, $0x0000000300000003
+DATA fp8zspread<>+56(SB)/8, $0x0000000300000003
+GLOBL fp8zspread<>(SB), RODATA|NOPTR, $64
+
+// func dotE4M3Q4Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
+TEXT ·dotE4M3Q4Z(SB), NOSPLIT, $0-76
+	MOVQ         out+0(FP), DI
+	MOVQ         ldb+8(FP), BX
+	MOVQ         q+16(FP), SI
+	MOVQ         qs+24(FP), CX
+	MOVQ         src+32(FP), R8
+	MOVQ         stride+40(FP), R12
+	MOVQ         n+48(FP), R13
+	MOVQ         d+56(FP), R14
+	ADDQ         hdr+64(FP), R8
+	VBROADCASTSS mul+72(FP), Z23
+	FP8ZQ4(FP8ZE4M3)
+	RET
+
+// func dotE5M2Q4Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
+TEXT ·dotE5M2Q4Z(SB), NOSPLIT, $0-76
+	MOVQ         out+0(FP), DI
+	MOVQ         ldb+8(FP), BX
+	MOVQ         q+16(FP), SI
+	MOVQ         qs+24(FP), CX
+	MOVQ         src+32(FP), R8
+	MOVQ         stride+40(FP), R12
+	MOVQ         n+48(FP), R13
+	MOVQ         d+56(FP), R14
+	ADDQ         hdr+64(FP), R8
+	VBROADCASTSS mul+72(FP), Z23
+	FP8ZQ4(FP8ZE5M2)
+	RET
