@@ -45,10 +45,12 @@ func setF16C(on bool) bool {
 	return prev
 }
 
-// TestAddQ4ZRows: the ZMM four-query adds (addInt8Q4Z, addF16Q4Z, addBF16Q4Z) give
-// the sums of four calls of their YMM twins bit for bit (NaN for NaN), for row
-// counts 0–100 in a sample, rows of random bytes (every int8 code; f16 and bfloat16
-// values of any kind, NaN and ±Inf among them) at a stride longer than the row,
+// TestAddQ4ZRows: the ZMM four-query adds (addInt8Q4Z, addF16Q4Z, addBF16Q4Z;
+// addE4M3Q4Z and addE5M2Q4Z where the CPU has AVX-512 BW) give the sums of four calls
+// of their YMM twins bit for bit (NaN for NaN), for row counts 0–100 in a sample, rows
+// of random bytes (every int8 and FP8 code, every other row's FP8 codes finite; f16
+// and bfloat16 values of any kind, NaN and ±Inf among them) at a stride longer than
+// the row,
 // weights with a NaN in one query, and leave the accumulators' other columns alone.
 func TestAddQ4ZRows(t *testing.T) {
 	if !haveAVX512F {
@@ -59,17 +61,26 @@ func TestAddQ4ZRows(t *testing.T) {
 		name string
 		vb   int
 		y, z q4AddKernel
+		bw   bool // the kernel needs AVX-512 BW (haveVNNI512)
 	}{
-		{"int8", 1, addInt8Q4asm, addInt8Q4Z},
-		{"f16", 2, addF16Q4F16C, addF16Q4Z},
-		{"bf16", 2, addBF16Q4asm, addBF16Q4Z},
+		{"int8", 1, addInt8Q4asm, addInt8Q4Z, false},
+		{"f16", 2, addF16Q4F16C, addF16Q4Z, false},
+		{"bf16", 2, addBF16Q4asm, addBF16Q4Z, false},
+		{"e4m3", 1, addE4M3Q4F16C, addE4M3Q4Z, true},
+		{"e5m2", 1, addE5M2Q4F16C, addE5M2Q4Z, true},
 	} {
+		if k.bw && !haveVNNI512 {
+			continue
+		}
 		for _, n := range []int{0, 1, 2, 5, 17, 64, 100} {
 			name := fmt.Sprintf("%s/n=%d", k.name, n)
 			stride := 64*k.vb + 8*r.IntN(3)
 			rows := make([]byte, max(n, 1)*stride)
 			for i := range rows {
 				rows[i] = byte(r.Uint32())
+				if k.vb == 1 && k.name != "int8" && i/stride%2 == 1 {
+					rows[i] &^= 0x40 // finite FP8 codes in every other row
+				}
 			}
 			const ld = 80 // accumulator columns per query: 64 added, 16 left alone
 			w := make([]float32, 4*max(n, 1))

@@ -29,7 +29,7 @@ import (
 type fp8Kernels struct {
 	dotR4                func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
 	dotQ4, dotQ4Z        fp8DotQ4Kernel
-	addQ4                func(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+	addQ4, addQ4Z        q4AddKernel
 	addQ1x64, addQ1x16   fp8Q1Kernel // rows with a header
 	addQ1x64T, addQ1x16T fp8Q1Kernel // tensor scale
 	unit                 float32
@@ -45,9 +45,9 @@ type fp8DotQ4Kernel func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs u
 type fp8Q1Kernel func(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
 
 var (
-	fp8E4M3Kernels = fp8Kernels{dotE4M3R4F16C, dotE4M3Q4F16C, dotE4M3Q4Z, addE4M3Q4F16C,
+	fp8E4M3Kernels = fp8Kernels{dotE4M3R4F16C, dotE4M3Q4F16C, dotE4M3Q4Z, addE4M3Q4F16C, addE4M3Q4Z,
 		addE4M3Q1x64F16C, addE4M3Q1x16F16C, addE4M3Q1x64TF16C, addE4M3Q1x16TF16C, 256}
-	fp8E5M2Kernels = fp8Kernels{dotE5M2R4F16C, dotE5M2Q4F16C, dotE5M2Q4Z, addE5M2Q4F16C,
+	fp8E5M2Kernels = fp8Kernels{dotE5M2R4F16C, dotE5M2Q4F16C, dotE5M2Q4Z, addE5M2Q4F16C, addE5M2Q4Z,
 		addE5M2Q1x64F16C, addE5M2Q1x16F16C, addE5M2Q1x64TF16C, addE5M2Q1x16TF16C, 1}
 )
 
@@ -118,6 +118,10 @@ func addFP8Rows(c FP8, acc, w []float32, ld, g int, src []byte, stride, n, d int
 	sp, ap := unsafe.Pointer(&src[0]), unsafe.Pointer(&acc[0])
 	us, ab := uintptr(stride), uintptr(4*d)
 	if g4 > 0 {
+		var q4z q4AddKernel // the ZMM adds need AVX-512 BW
+		if haveVNNI512 {
+			q4z = k.addQ4Z
+		}
 		step := min(len(tmp)/g4, fp8FoldRows)
 		for i0 := 0; i0 < n; i0 += step {
 			m := min(step, n-i0)
@@ -129,8 +133,8 @@ func addFP8Rows(c FP8, acc, w []float32, ld, g int, src []byte, stride, n, d int
 				sc, ss = unsafe.Pointer(&f16One), 0
 			}
 			foldRowScales(unsafe.Pointer(&ws[0]), unsafe.Pointer(&w[i0]), uintptr(4*ld), sc, ss, m, g4, mul)
-			// g4 queries: addRowsFused runs only its four-query kernel.
-			addRowsFused(k.addQ4, nil, nil, nil, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g4, unsafe.Add(rows, hdr), stride, m, d, 1)
+			// g4 queries: addRowsFused runs only its four-query kernels.
+			addRowsFused(k.addQ4, q4z, nil, nil, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g4, unsafe.Add(rows, hdr), stride, m, d, 1)
 		}
 	}
 	k64, k16 := k.addQ1x64, k.addQ1x16
@@ -240,6 +244,16 @@ func addE4M3Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr,
 //
 //go:noescape
 func addE5M2Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+
+// addE4M3Q4Z and addE5M2Q4Z are addE4M3Q4F16C and addE5M2Q4F16C over 64 columns with
+// ZMM registers (AVX-512 BW: haveVNNI512), the sums of four calls of their YMM twins
+// bit for bit (ADDQ4Z).
+//
+//go:noescape
+func addE4M3Q4Z(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+
+//go:noescape
+func addE5M2Q4Z(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
 
 // foldRowScales writes ws[j·m + i] = w[j·wld/4 + i]·(s_i·mul) for rows i < m and
 // queries j < nq (nq ≥ 1), s_i being the f16 at src + i·stride (wld in bytes; stride

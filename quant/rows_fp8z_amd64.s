@@ -2,10 +2,13 @@
 
 #include "textflag.h"
 #include "ztr4_amd64.h"
+#include "addq4_amd64.h"
+#include "addq4z_amd64.h"
 
 // dotE4M3Q4Z and dotE5M2Q4Z (declarations and contracts in rows_fp8_amd64.go): the
 // four-query scores of FP8 rows with ZMM registers (AVX-512 F and BW; no VL: the
-// registers past Z15 only in 512-bit instructions). Four rows at a time in two pairs,
+// registers past Z15 only in 512-bit instructions); at the end, the four-query adds
+// addE4M3Q4Z and addE5M2Q4Z (ADDQ4Z). Four rows at a time in two pairs,
 // one row per 256-bit half: 16 codes of each row of a pair are widened at once
 // (FP8Z*), codes 0–7 of both rows into one register and 8–15 into another, and each
 // query's matching 8 values, broadcast to both halves, take one FMA per register.
@@ -187,4 +190,47 @@ TEXT ·dotE5M2Q4Z(SB), NOSPLIT, $0-76
 	ADDQ         hdr+64(FP), R8
 	VBROADCASTSS mul+72(FP), Z23
 	FP8ZQ4(FP8ZE5M2)
+	RET
+
+// E4M3ROW64 and E5M2ROW64 load row i's 64 codes at R8 as float32 into Z16..Z19 for
+// ADDQ4Z, the values E4M3x16 and E5M2x16 give (Z24: the words 0xBFFF). Z25, Z26
+// scratch.
+#define E4M3ROW64 \
+	E4M3W32((R8), Z16, Z17); \
+	E4M3W32(32(R8), Z18, Z19)
+
+#define E5M2ROW64 \
+	E5M2W32((R8), Z16, Z17); \
+	E5M2W32(32(R8), Z18, Z19)
+
+// E4M3W32 and E5M2W32 widen the 32 codes at m: the first 16 into lo, the next into hi.
+#define E4M3W32(m, lo, hi) \
+	VPMOVSXBW     m, Z25; \
+	VPSLLW        $7, Z25, Z25; \
+	VPANDD        Z24, Z25, Z25; \
+	W32HALVES(lo, hi)
+
+#define E5M2W32(m, lo, hi) \
+	VPMOVZXBW     m, Z25; \
+	VPSLLW        $8, Z25, Z25; \
+	W32HALVES(lo, hi)
+
+// W32HALVES widens the 32 binary16 values in Z25 to float32, lo and hi.
+#define W32HALVES(lo, hi) \
+	VCVTPH2PS     Y25, lo; \
+	VEXTRACTI64X4 $1, Z25, Y26; \
+	VCVTPH2PS     Y26, hi
+
+// func addE4M3Q4Z(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+TEXT ·addE4M3Q4Z(SB), NOSPLIT, $0-56
+	Q4ARGS
+	MOVL         $0xBFFFBFFF, AX
+	VPBROADCASTD AX, Z24
+	ADDQ4Z(E4M3ROW64)
+	RET
+
+// func addE5M2Q4Z(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
+TEXT ·addE5M2Q4Z(SB), NOSPLIT, $0-56
+	Q4ARGS
+	ADDQ4Z(E5M2ROW64)
 	RET
