@@ -28,7 +28,8 @@ var haveF16C = cpufeat.F16C
 var haveAVX512F = cpufeat.AVX512F
 
 // haveVNNI512 is whether the CPU has AVX-512 BW and VNNI as well, for the ZMM integer
-// score kernels (tests switch it off with haveAVX512F).
+// score kernels and the ZMM FP8 kernels, which need BW (tests switch it off with
+// haveAVX512F).
 var haveVNNI512 = cpufeat.AVX512VNNI
 
 // dotF16R4 is the r4Kernel of F16 rows.
