@@ -82,8 +82,16 @@ var active = kernelsel.New(scalarKernels, simdKernels)
 // environment variable KVQ_NOSIMD=1 sets the initial choice to scalar.
 func SetSIMD(on bool) bool { return active.SetSIMD(on) }
 
-// KernelName names the batched kernel set in use: "scalar" or "avx2".
-func KernelName() string { return active.Load().name }
+// KernelName names the kernel set in use: "scalar", or the SIMD set ("avx2",
+// "avx2-asm") followed by "+avx512" or "+avx512vnni" where the CPU runs ZMM kernels
+// too.
+func KernelName() string {
+	k := active.Load()
+	if k == scalarKernels {
+		return k.name
+	}
+	return k.name + zmmLevel()
+}
 
 // MultiDot computes g·n dot products of length d: for query j < g (q[j*d:(j+1)*d])
 // and row i < n (x[i*xs:][:d]), scores[j*ld+i] = q_j · x_i. It panics, like slice

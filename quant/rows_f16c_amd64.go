@@ -32,6 +32,18 @@ var haveAVX512F = cpufeat.AVX512F
 // haveAVX512F).
 var haveVNNI512 = cpufeat.AVX512VNNI
 
+// zmmLevel names the ZMM kernels the SIMD set runs beside its YMM ones, for
+// KernelName: "+avx512vnni" (haveVNNI512), "+avx512" (haveAVX512F) or none.
+func zmmLevel() string {
+	switch {
+	case haveVNNI512:
+		return "+avx512vnni"
+	case haveAVX512F:
+		return "+avx512"
+	}
+	return ""
+}
+
 // dotF16R4 is the r4Kernel of F16 rows.
 //
 //go:noescape

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"kvq/attn"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -33,7 +34,8 @@ type decodeResult struct {
 	Cache          string  `json:"cache"`
 	Ctx            int     `json:"ctx"`
 	Threads        int     `json:"threads"`
-	Kernels        string  `json:"kernels"`
+	Kernels        string  `json:"kernels"`      // the products' (linalg.KernelName)
+	AttnKernels    string  `json:"attn_kernels"` // attention's (attn.KernelName)
 	DecodeTokens   int     `json:"decode_tokens"`
 	DecodeTokPerS  float64 `json:"decode_tok_per_s"` // median of the rounds
 	PrefillTokPerS float64 `json:"prefill_tok_per_s"`
@@ -199,7 +201,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 			ratios[k] = v / runs[0].rounds[k]
 		}
 		res[i] = decodeResult{
-			Model: modelName(mf.path), Cache: eval.CacheName(r.cfg), Ctx: *ctx, Threads: linalg.Threads(), Kernels: linalg.KernelName(),
+			Model: modelName(mf.path), Cache: eval.CacheName(r.cfg), Ctx: *ctx, Threads: linalg.Threads(), Kernels: linalg.KernelName(), AttnKernels: attn.KernelName(),
 			DecodeTokens: *gen * *rounds, DecodeTokPerS: median(r.rounds), PrefillTokPerS: float64(*ctx) / r.prefill.Seconds(),
 			KVBytes: r.c.Usage().AllocBytes, WeightBytes: m.WeightBytes(), PreloadedBytes: m.PreloadedBytes(), RSSBytes: peak,
 			HeapBytes: heap, RSSAnonBytes: anon, RSSFileBytes: file,
@@ -237,7 +239,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 
 // printDecode prints the result of one cache.
 func printDecode(w io.Writer, res decodeResult) {
-	fmt.Fprintf(w, "model %s, cache %s, %d threads (%s kernels)\n", res.Model, res.Cache, res.Threads, res.Kernels)
+	fmt.Fprintf(w, "model %s, cache %s, %d threads (%s kernels, attention %s)\n", res.Model, res.Cache, res.Threads, res.Kernels, res.AttnKernels)
 	fmt.Fprintf(w, "prefill %d tokens: %.1f tok/s\n", res.Ctx, res.PrefillTokPerS)
 	fmt.Fprintf(w, "decode %d tokens at context %d: %.1f tok/s (%.2f ms/token)", res.DecodeTokens, res.Ctx, res.DecodeTokPerS, 1000/res.DecodeTokPerS)
 	if len(res.Rounds) > 1 {
@@ -257,8 +259,8 @@ func printDecode(w io.Writer, res decodeResult) {
 // few seconds apart).
 func printDecodeTable(w io.Writer, res []decodeResult, rounds, gen int) {
 	r0 := res[0]
-	fmt.Fprintf(w, "model %s, context %d, %d threads (%s kernels): %d rounds of %d decode steps per cache, the caches taking turns\n\n",
-		r0.Model, r0.Ctx, r0.Threads, r0.Kernels, rounds, gen)
+	fmt.Fprintf(w, "model %s, context %d, %d threads (%s kernels, attention %s): %d rounds of %d decode steps per cache, the caches taking turns\n\n",
+		r0.Model, r0.Ctx, r0.Threads, r0.Kernels, r0.AttnKernels, rounds, gen)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "cache\tKV\tprefill tok/s\tdecode tok/s\tmin\tmax\tvs %s\t\n", r0.Cache)
 	for _, r := range res {
