@@ -1,7 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
-#include "ztr4_amd64.h"
+#include "zrows4_amd64.h"
 
 // dotInt8Q4I16Z and dotU4Q4ChanI16Z (declarations and contracts in
 // int8_i16_amd64.go): the four-query int16 scores of Int8 rows and of 4-bit KIVI key
@@ -11,18 +11,6 @@
 // halves. Each half of a query's accumulator then holds eight
 // partial sums of its row; one transposing reduction (I16ZREDUCE, then a join of the
 // two pairs) leaves lane r = row r's sums of the four queries.
-
-// i16zspread is the VPERMPS index that spreads four floats, one per row, to their
-// lanes (x_r four times in lane r).
-DATA i16zspread<>+0(SB)/8, $0x0000000000000000
-DATA i16zspread<>+8(SB)/8, $0x0000000000000000
-DATA i16zspread<>+16(SB)/8, $0x0000000100000001
-DATA i16zspread<>+24(SB)/8, $0x0000000100000001
-DATA i16zspread<>+32(SB)/8, $0x0000000200000002
-DATA i16zspread<>+40(SB)/8, $0x0000000200000002
-DATA i16zspread<>+48(SB)/8, $0x0000000300000003
-DATA i16zspread<>+56(SB)/8, $0x0000000300000003
-GLOBL i16zspread<>(SB), RODATA|NOPTR, $64
 
 // I16ZQUERY adds to a and b the products of the widened codes x (rows 0 and 1) and
 // y (rows 2 and 3) with the query's 16 words at addr, broadcast to both halves (Z15).
@@ -48,7 +36,7 @@ GLOBL i16zspread<>(SB), RODATA|NOPTR, $64
 // I16ZARGS loads the arguments and constants: DI out, SI..R11 the four
 // queries (q + r·qs), R8 the first row, R12 stride, R13 the blocks of four rows, R14
 // d; Z20 the queries' D (the float32 after each one's d codes), [D0 D1 D2 D3] in
-// every lane; Z17 i16zspread, Z18 ztr4. CX scratch.
+// every lane; Z17 zspread4, Z18 ztr4. CX scratch.
 #define I16ZARGS \
 	MOVQ        out+0(FP), DI                 \
 	MOVQ        q+16(FP), SI                  \
@@ -63,7 +51,7 @@ GLOBL i16zspread<>(SB), RODATA|NOPTR, $64
 	LEAQ        (R10)(CX*1), R11              \
 	I16ZQUAD(0, X7)                           \
 	VSHUFF32X4  $0, Z7, Z7, Z20               \
-	VMOVDQU32   i16zspread<>(SB), Z17         \
+	VMOVDQU32   zspread4<>(SB), Z17         \
 	VMOVDQU32   ztr4<>(SB), Z18
 
 // I16ZQUAD gathers into x the float32 at off after each query's d codes, lane r from
@@ -77,9 +65,7 @@ GLOBL i16zspread<>(SB), RODATA|NOPTR, $64
 // I16ZBLOCK starts four rows at R8: R15, CX, DX rows 1–3, the accumulators Z0..Z7
 // zero, the code index AX zero.
 #define I16ZBLOCK \
-	LEAQ   (R8)(R12*1), R15 \
-	LEAQ   (R15)(R12*1), CX \
-	LEAQ   (CX)(R12*1), DX  \
+	ZROWS4                  \
 	VPXORD Z0, Z0, Z0       \
 	VPXORD Z1, Z1, Z1       \
 	VPXORD Z2, Z2, Z2       \
@@ -105,15 +91,8 @@ GLOBL i16zspread<>(SB), RODATA|NOPTR, $64
 // DI + q·ldb, then steps to the next block of four rows (R8, DI; label block) or
 // returns after the last. AX, BX scratch.
 #define I16ZSTORE(block) \
-	VPERMPS       Z12, Z18, Z12       \
 	MOVQ          ldb+8(FP), BX       \
-	LEAQ          (BX)(BX*2), AX      \
-	VMOVUPS       X12, (DI)           \
-	VEXTRACTF32X4 $1, Z12, (DI)(BX*1) \
-	VEXTRACTF32X4 $2, Z12, (DI)(BX*2) \
-	VEXTRACTF32X4 $3, Z12, (DI)(AX*1) \
-	ADDQ          $16, DI             \
-	LEAQ          (R8)(R12*4), R8     \
+	ZSTORE4(X12, Z12, Z18)            \
 	DECQ          R13                 \
 	JNZ           block               \
 	VZEROUPPER                        \
@@ -147,13 +126,7 @@ zloop:
 	JB   zloop
 
 	I16ZSUMS
-	VPXOR     X11, X11, X11
-	VPINSRW   $0, (R8), X11, X11
-	VPINSRW   $1, (R15), X11, X11
-	VPINSRW   $2, (CX), X11, X11
-	VPINSRW   $3, (DX), X11, X11
-	VCVTPH2PS X11, X11
-	VPERMPS   Z11, Z17, Z11
+	ZROWF16(0, X11, Z11, Z17)
 	VMULPS    Z11, Z12, Z12
 	VMULPS    Z20, Z12, Z12
 	I16ZSTORE(zblock)

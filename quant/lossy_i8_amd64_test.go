@@ -166,21 +166,29 @@ func TestDotQ4I8Z(t *testing.T) {
 						for i, kern := range []i8QuadKernel{k.z, k.y} {
 							kern(unsafe.Pointer(&out[i][0]), uintptr(4*ld), nq, unsafe.Pointer(&tq[0]), rows, uintptr(stride), n, unsafe.Pointer(&tq[d]), np, gb)
 						}
-						for i := range 4 * ld {
-							z, y := out[0][i], out[1][i]
-							if i/ld >= nq || i%ld >= n {
-								if z != guard {
-									t.Fatalf("%s: score %d of query %d written (%v), past the n rows of the nq queries", name, i%ld, i/ld, z)
-								}
-								continue
-							}
-							if !sameBits(z, y) && !(z != z && y != y) {
-								t.Fatalf("%s: query %d row %d = %v, YMM kernel %v", name, i/ld, i%ld, z, y)
-							}
-						}
+						checkZScores(t, name, out[0], out[1], ld, n, nq, guard)
 					}
 				}
 			}
+		}
+	}
+}
+
+// checkZScores checks a ZMM score kernel's output z against its YMM twin's y, four
+// queries' scores ld floats apart: for the first nq queries, the n rows' scores the
+// same bits (NaN for NaN); every other slot of z still guard.
+func checkZScores(t *testing.T, name string, z, y []float32, ld, n, nq int, guard float32) {
+	t.Helper()
+	for i := range 4 * ld {
+		zi, yi := z[i], y[i]
+		if i/ld >= nq || i%ld >= n {
+			if zi != guard {
+				t.Fatalf("%s: score %d of query %d written (%v), past the n rows of the nq queries", name, i%ld, i/ld, zi)
+			}
+			continue
+		}
+		if !sameBits(zi, yi) && !(zi != zi && yi != yi) {
+			t.Fatalf("%s: query %d row %d = %v, YMM kernel %v", name, i/ld, i%ld, zi, yi)
 		}
 	}
 }

@@ -1,7 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
-#include "ztr4_amd64.h"
+#include "zrows4_amd64.h"
 
 // The four-query integer score kernels with ZMM registers and VPDPBUSD (AVX-512 VNNI):
 // dotU4Q4I8P2Z, dotU4Q4I8Z, dotU2Q4I8Z and dotU2Q4ChanI8Z (declarations and contracts

@@ -1,7 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
-#include "ztr4_amd64.h"
+#include "zrows4_amd64.h"
 #include "addq4_amd64.h"
 #include "addq4z_amd64.h"
 
@@ -88,12 +88,10 @@
 	MOVL      $0xBFFFBFFF, AX                \
 	VPBROADCASTD AX, Z22                     \
 	VMOVDQU32 ztr4<>(SB), Z27                \
-	VMOVDQU32 fp8zspread<>(SB), Z28          \
+	VMOVDQU32 zspread4<>(SB), Z28          \
 	SHRQ      $2, R13                        \
 fblock:                                      \
-	LEAQ   (R8)(R12*1), R15                  \
-	LEAQ   (R15)(R12*1), CX                  \
-	LEAQ   (CX)(R12*1), DX                   \
+	ZROWS4                                   \
 	VPXORD Z0, Z0, Z0                        \
 	VPXORD Z1, Z1, Z1                        \
 	VPXORD Z2, Z2, Z2                        \
@@ -128,39 +126,14 @@ floop:                                       \
 	VADDPS     Z19, Z18, Z18                 \
 	CMPQ       hdr+64(FP), $0                \
 	JEQ        fmul                          \
-	VPXOR      X0, X0, X0                    \
-	VPINSRW    $0, -2(R8), X0, X0            \
-	VPINSRW    $1, -2(R15), X0, X0           \
-	VPINSRW    $2, -2(CX), X0, X0            \
-	VPINSRW    $3, -2(DX), X0, X0            \
-	VCVTPH2PS  X0, X0                        \
-	VPERMPS    Z0, Z28, Z19                  \
-	VMULPS     Z19, Z18, Z18                 \
+	ZROWF16(-2, X0, Z0, Z28)                 \
+	VMULPS     Z0, Z18, Z18                  \
 fmul:                                        \
 	VMULPS        Z23, Z18, Z18              \
-	VPERMPS       Z18, Z27, Z18              \
-	LEAQ          (BX)(BX*2), AX             \
-	VMOVUPS       X18, (DI)                  \
-	VEXTRACTF32X4 $1, Z18, (DI)(BX*1)        \
-	VEXTRACTF32X4 $2, Z18, (DI)(BX*2)        \
-	VEXTRACTF32X4 $3, Z18, (DI)(AX*1)        \
-	ADDQ          $16, DI                    \
-	LEAQ          (R8)(R12*4), R8            \
+	ZSTORE4(X18, Z18, Z27)                   \
 	DECQ          R13                        \
 	JNZ           fblock                     \
 	VZEROUPPER
-
-// fp8zspread spreads four floats, one per row, to their lanes (x_r four times in lane
-// r).
-DATA fp8zspread<>+0(SB)/8, $0x0000000000000000
-DATA fp8zspread<>+8(SB)/8, $0x0000000000000000
-DATA fp8zspread<>+16(SB)/8, $0x0000000100000001
-DATA fp8zspread<>+24(SB)/8, $0x0000000100000001
-DATA fp8zspread<>+32(SB)/8, $0x0000000200000002
-DATA fp8zspread<>+40(SB)/8, $0x0000000200000002
-DATA fp8zspread<>+48(SB)/8, $0x0000000300000003
-DATA fp8zspread<>+56(SB)/8, $0x0000000300000003
-GLOBL fp8zspread<>(SB), RODATA|NOPTR, $64
 
 // func dotE4M3Q4Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
 TEXT ·dotE4M3Q4Z(SB), NOSPLIT, $0-76
