@@ -62,10 +62,11 @@
 	VINSERTPS   $0x20, off(R10)(R14*2), x, x  \
 	VINSERTPS   $0x30, off(R11)(R14*2), x, x
 
-// I16ZBLOCK starts four rows at R8: R15, CX, DX rows 1–3, the accumulators Z0..Z7
-// zero, the code index AX zero.
+// I16ZBLOCK starts four rows at R8: R15, CX, DX rows 1–3 (the bytes ahead of the
+// four prefetched), the accumulators Z0..Z7 zero, the code index AX zero.
 #define I16ZBLOCK \
 	ZROWS4                  \
+	ZPREFETCH4(R8, R15, CX, DX) \
 	VPXORD Z0, Z0, Z0       \
 	VPXORD Z1, Z1, Z1       \
 	VPXORD Z2, Z2, Z2       \

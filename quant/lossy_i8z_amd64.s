@@ -188,7 +188,8 @@ GLOBL zi8sh2<>(SB), RODATA|NOPTR, $192
 	MOVQ         gb+72(FP), CX
 
 // ZI8BLOCK starts four rows at R15: SI and DX = SI+BX the queries' codes, R12 their
-// factors, R14 np, R8..R11 the rows, Z0 and Z2 zero. AX scratch.
+// factors, R14 np, R8..R11 the rows (their bytes ahead prefetched), Z0 and Z2
+// zero. AX scratch.
 #define ZI8BLOCK \
 	MOVQ   q+24(FP), SI      \
 	LEAQ   (SI)(BX*1), DX    \
@@ -199,6 +200,7 @@ GLOBL zi8sh2<>(SB), RODATA|NOPTR, $192
 	LEAQ   (R8)(AX*1), R9    \
 	LEAQ   (R9)(AX*1), R10   \
 	LEAQ   (R10)(AX*1), R11  \
+	ZPREFETCH4(R8, R9, R10, R11) \
 	VPXORD Z0, Z0, Z0        \
 	VPXORD Z2, Z2, Z2
 

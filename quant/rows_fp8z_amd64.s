@@ -92,6 +92,7 @@
 	SHRQ      $2, R13                        \
 fblock:                                      \
 	ZROWS4                                   \
+	ZPREFETCH4(R8, R15, CX, DX)              \
 	VPXORD Z0, Z0, Z0                        \
 	VPXORD Z1, Z1, Z1                        \
 	VPXORD Z2, Z2, Z2                        \
