@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "zrows4_amd64.h"
+#include "prefetch_amd64.h"
 
 // dotInt8Q4I16Z and dotU4Q4ChanI16Z (declarations and contracts in
 // int8_i16_amd64.go): the four-query int16 scores of Int8 rows and of 4-bit KIVI key
@@ -66,7 +67,7 @@
 // four prefetched), the accumulators Z0..Z7 zero, the code index AX zero.
 #define I16ZBLOCK \
 	ZROWS4                  \
-	ZPREFETCH4(R8, R15, CX, DX) \
+	PREFETCH4(R8, R15, CX, DX) \
 	VPXORD Z0, Z0, Z0       \
 	VPXORD Z1, Z1, Z1       \
 	VPXORD Z2, Z2, Z2       \

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "zrows4_amd64.h"
+#include "prefetch_amd64.h"
 
 // The four-query integer score kernels with ZMM registers and VPDPBUSD (AVX-512 VNNI):
 // dotU4Q4I8P2Z, dotU4Q4I8Z, dotU2Q4I8Z and dotU2Q4ChanI8Z (declarations and contracts
@@ -200,7 +201,7 @@ GLOBL zi8sh2<>(SB), RODATA|NOPTR, $192
 	LEAQ   (R8)(AX*1), R9    \
 	LEAQ   (R9)(AX*1), R10   \
 	LEAQ   (R10)(AX*1), R11  \
-	ZPREFETCH4(R8, R9, R10, R11) \
+	PREFETCH4(R8, R9, R10, R11) \
 	VPXORD Z0, Z0, Z0        \
 	VPXORD Z2, Z2, Z2
 

@@ -3,6 +3,7 @@
 #include "textflag.h"
 #include "lossy_consts_amd64.h"
 #include "split16_amd64.h"
+#include "prefetch_amd64.h"
 
 // The four-query span kernels of the Affine and KIVI-key rows (declarations and
 // contracts in lossy_q4_amd64.go): dot*Q4Inl, dot*Q4Plain and add*Q4W for 8, 4 and
@@ -300,6 +301,10 @@ stored:                    \
 	JB     wtail           \
 wblock:                    \
 	LEAQ         (BX)(DX*2), DI          \
+	PREFETCHT0   PFDIST(BX)              \
+	PREFETCHT0   PFDIST(BX)(DX*1)        \
+	PREFETCHT0   PFDIST(DI)              \
+	PREFETCHT0   PFDIST(DI)(DX*1)        \
 	VMOVD        (BX), X8                \
 	VPINSRD      $1, (BX)(DX*1), X8, X8  \
 	VPINSRD      $2, (DI), X8, X8        \

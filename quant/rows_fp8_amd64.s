@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "addq4_amd64.h"
+#include "prefetch_amd64.h"
 
 // FP8 row kernels: the loops of the Int8 kernels in rows_f16c_amd64.s, with the
 // codes widened to binary16 in vector registers and then to float32 by VCVTPH2PS.
@@ -422,7 +423,8 @@ TEXT ·addE5M2Q4F16C(SB), NOSPLIT, $0-56
 // ws[j·m + i] = w[j·wld/4 + i]·(s_i·mul) for i < m, j < nq, s_i the f16 at
 // src + i·stride (the Int8 rows' scales folded into the weights; FP8 rows pass their
 // multiplier); eight rows' scales widened at once, the last m mod 8 rows one at a
-// time.
+// time. It is the first to read the rows of a span, so it prefetches ahead
+// (prefetch_amd64.h).
 TEXT ·foldRowScales(SB), NOSPLIT, $0-60
 	MOVQ         ws+0(FP), DI
 	MOVQ         w+8(FP), SI
@@ -439,20 +441,28 @@ f8:
 	CMPQ      R13, $8
 	JB        f1
 	VPXOR     X1, X1, X1
+	PREFETCHT0 PFDIST(R8)
 	VPINSRW   $0, (R8), X1, X1
 	ADDQ      R12, R8
+	PREFETCHT0 PFDIST(R8)
 	VPINSRW   $1, (R8), X1, X1
 	ADDQ      R12, R8
+	PREFETCHT0 PFDIST(R8)
 	VPINSRW   $2, (R8), X1, X1
 	ADDQ      R12, R8
+	PREFETCHT0 PFDIST(R8)
 	VPINSRW   $3, (R8), X1, X1
 	ADDQ      R12, R8
+	PREFETCHT0 PFDIST(R8)
 	VPINSRW   $4, (R8), X1, X1
 	ADDQ      R12, R8
+	PREFETCHT0 PFDIST(R8)
 	VPINSRW   $5, (R8), X1, X1
 	ADDQ      R12, R8
+	PREFETCHT0 PFDIST(R8)
 	VPINSRW   $6, (R8), X1, X1
 	ADDQ      R12, R8
+	PREFETCHT0 PFDIST(R8)
 	VPINSRW   $7, (R8), X1, X1
 	ADDQ      R12, R8
 	VCVTPH2PS X1, Y1

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "zrows4_amd64.h"
+#include "prefetch_amd64.h"
 #include "addq4_amd64.h"
 #include "addq4z_amd64.h"
 
@@ -92,7 +93,7 @@
 	SHRQ      $2, R13                        \
 fblock:                                      \
 	ZROWS4                                   \
-	ZPREFETCH4(R8, R15, CX, DX)              \
+	PREFETCH4(R8, R15, CX, DX)              \
 	VPXORD Z0, Z0, Z0                        \
 	VPXORD Z1, Z1, Z1                        \
 	VPXORD Z2, Z2, Z2                        \

@@ -57,17 +57,3 @@ GLOBL zspread4<>(SB), RODATA|NOPTR, $64
 	VEXTRACTF32X4 $3, z, (DI)(AX*1) \
 	ADDQ          $16, DI           \
 	LEAQ          (R8)(R12*4), R8
-
-// ZPREFETCH4 asks for the bytes ZPFDIST ahead of each of the four rows r0..r3 (one
-// line each; rows of up to 64 bytes leave no line of a span unasked). A cache block
-// stores a side's heads back to back, so past a call's last rows lie the next call's:
-// without it, the hardware prefetchers, which restart at each block, left the kernels
-// waiting for memory (q4 decode attention at 32k took 8–12% longer; 512 to 4096
-// bytes ahead did about as well).
-#define ZPREFETCH4(r0, r1, r2, r3) \
-	PREFETCHT0 ZPFDIST(r0) \
-	PREFETCHT0 ZPFDIST(r1) \
-	PREFETCHT0 ZPFDIST(r2) \
-	PREFETCHT0 ZPFDIST(r3)
-
-#define ZPFDIST 2048
