@@ -7,7 +7,7 @@
 // line each; rows of up to 64 bytes leave no line of a span unasked). A cache block
 // stores a side's heads back to back, so past a call's last rows lie the next call's:
 // without it, the hardware prefetchers, which restart at each block, left the kernels
-// waiting for memory (decode attention at 32k took 7–15% longer per kernel family;
+// waiting for memory (decode attention at 32k took 7–18% longer per kernel family;
 // for the q4 scores, 512 to 4096 bytes ahead did about as well).
 #define PREFETCH4(r0, r1, r2, r3) \
 	PREFETCHT0 PFDIST(r0) \
