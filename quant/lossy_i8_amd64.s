@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "p2gather_amd64.h"
+#include "prefetch_amd64.h"
 
 // The integer score kernels of 4-bit and 2-bit Affine rows in groups of 32 and their
 // query quantizer (declarations and contracts in lossy_i8_amd64.go): with an int8
@@ -74,6 +75,7 @@ GLOBL two8<>(SB), RODATA|NOPTR, $32
 	LEAQ   (R8)(DX*1), R9   \
 	LEAQ   (R9)(DX*1), R10  \
 	LEAQ   (R10)(DX*1), R11 \
+	PREFETCH4(R8, R9, R10, R11) \
 	VXORPS X0, X0, X0
 
 // I8GROUP leaves the int16 pair sums of one group of 32 codes (unpacked by UNPACK)

@@ -1,5 +1,6 @@
 // Shared by the kernels that read a span's KV rows first (file-local macros): the
 // ZMM score kernels (lossy_i8z_amd64.s, int8_i16z_amd64.s, rows_fp8z_amd64.s), the
+// one-query integer scores of 4-bit and 2-bit rows (I8BLOCK, lossy_i8_amd64.s), the
 // four-query adds' frame of 4-bit and 2-bit rows (A4WBUILD, lossy_q4_amd64.s) and the
 // scale folding of Int8 and FP8 rows (foldRowScales, rows_fp8_amd64.s).
 
