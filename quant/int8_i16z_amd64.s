@@ -9,9 +9,9 @@
 // blocks with ZMM registers and VPDPWSSD (AVX-512 VNNI). Four rows at a time in two
 // pairs, one row per 256-bit half: 16 codes of each row of a pair, widened to words,
 // take one VPDPWSSD per query against the query's 16 matching words broadcast to both
-// halves. Each half of a query's accumulator then holds eight
-// partial sums of its row; one transposing reduction (I16ZREDUCE, then a join of the
-// two pairs) leaves lane r = row r's sums of the four queries.
+// halves. Each half of a query's accumulator then holds eight partial sums of its
+// row; one transposing reduction (ZREDUCE4, then a join of the two pairs) leaves lane
+// r = row r's sums of the four queries.
 
 // I16ZQUERY adds to a and b the products of the widened codes x (rows 0 and 1) and
 // y (rows 2 and 3) with the query's 16 words at addr, broadcast to both halves (Z15).
@@ -19,20 +19,6 @@
 	VBROADCASTI64X4 addr, Z15 \
 	VPDPWSSD        Z15, x, a \
 	VPDPWSSD        Z15, y, b
-
-// I16ZREDUCE leaves in out the sums of the four dwords of each lane of q0..q3 (the
-// four queries' accumulators), lane l = [q0 q1 q2 q3] of lane l: two levels of
-// unpacking and adding (Z12, Z13 scratch).
-#define I16ZREDUCE(q0, q1, q2, q3, out) \
-	VPUNPCKLDQ  q1, q0, Z12   \
-	VPUNPCKHDQ  q1, q0, Z13   \
-	VPADDD      Z13, Z12, Z12 \
-	VPUNPCKLDQ  q3, q2, Z13   \
-	VPUNPCKHDQ  q3, q2, out   \
-	VPADDD      out, Z13, Z13 \
-	VPUNPCKLQDQ Z13, Z12, out \
-	VPUNPCKHQDQ Z13, Z12, Z12 \
-	VPADDD      Z12, out, out
 
 // I16ZARGS loads the arguments and constants: DI out, SI..R11 the four
 // queries (q + r·qs), R8 the first row, R12 stride, R13 the blocks of four rows, R14
@@ -79,11 +65,11 @@
 	XORQ   AX, AX
 
 // I16ZSUMS leaves in Z12 the four rows' integer sums of the four queries, lane r =
-// row r's, converted to float32: the accumulators' lanes reduced (I16ZREDUCE), then
+// row r's, converted to float32: the accumulators' lanes reduced (ZREDUCE4), then
 // each row's two lanes added.
 #define I16ZSUMS \
-	I16ZREDUCE(Z0, Z1, Z2, Z3, Z14) \
-	I16ZREDUCE(Z4, Z5, Z6, Z7, Z15) \
+	ZREDUCE4(Z0, Z1, Z2, Z3, Z14) \
+	ZREDUCE4(Z4, Z5, Z6, Z7, Z15) \
 	VSHUFI64X2 $0x88, Z15, Z14, Z12 \
 	VSHUFI64X2 $0xdd, Z15, Z14, Z13 \
 	VPADDD     Z13, Z12, Z12        \

@@ -10,10 +10,10 @@
 // codes of each row fill two registers, 16 bytes per lane each (ZI8CODES4: the low
 // and the high nibbles; ZI8CODES2: codes of shifts 0 and 2, then 4 and 6), each of
 // which takes one VPDPBUSD per query against the query's 16 matching bytes broadcast
-// to the four lanes. Lane r of query q's accumulator then
-// holds four partial sums of row r; one transposing reduction (ZI8REDUCE) leaves lane
-// r = row r's sums of the four queries, so that the scales need no permute per
-// query and no horizontal adds (VPHADDW) are left.
+// to the four lanes. Lane r of query q's accumulator then holds four partial sums of
+// row r; one transposing reduction (in ZI8SUMS) leaves lane r = row r's sums of the
+// four queries, so that the scales need no permute per query and no horizontal adds
+// (VPHADDW) are left.
 
 // zi8idx holds two VPERMPS index vectors: the f16 scales of four rows widened as
 // [s0 z0 s1 z1 s2 z2 s3 z3] spread to each row's lane (s_r four times in lane r), and
@@ -110,8 +110,8 @@ GLOBL zi8sh2<>(SB), RODATA|NOPTR, $192
 // ZI8SUMS leaves in Z14 the four rows' integer sums of one group (codes in Z3, Z4)
 // with the four queries, converted to float32, lane r = row r's sums of queries 0–3:
 // query r's bytes at qoff of SI, SI+BX, SI+2·BX and DX+2·BX (DX = SI+BX), those for
-// Z4 hoff bytes after those for Z3. Two levels of unpacking and adding reduce the four
-// dwords of each lane of the accumulators Z8..Z11 (Z12, Z13, Z15 scratch).
+// Z4 hoff bytes after those for Z3. ZREDUCE4 reduces the four dwords of each lane of
+// the accumulators Z8..Z11 (Z12, Z13 scratch).
 #define ZI8SUMS(qoff, hoff) \
 	VPXORD      Z8, Z8, Z8                              \
 	VPXORD      Z9, Z9, Z9                              \
@@ -121,15 +121,7 @@ GLOBL zi8sh2<>(SB), RODATA|NOPTR, $192
 	ZI8QUERY(qoff(SI)(BX*1), qoff+hoff(SI)(BX*1), Z9)   \
 	ZI8QUERY(qoff(SI)(BX*2), qoff+hoff(SI)(BX*2), Z10)  \
 	ZI8QUERY(qoff(DX)(BX*2), qoff+hoff(DX)(BX*2), Z11)  \
-	VPUNPCKLDQ  Z9, Z8, Z12                             \
-	VPUNPCKHDQ  Z9, Z8, Z13                             \
-	VPADDD      Z13, Z12, Z12                           \
-	VPUNPCKLDQ  Z11, Z10, Z13                           \
-	VPUNPCKHDQ  Z11, Z10, Z15                           \
-	VPADDD      Z15, Z13, Z13                           \
-	VPUNPCKLQDQ Z13, Z12, Z14                           \
-	VPUNPCKHQDQ Z13, Z12, Z15                           \
-	VPADDD      Z15, Z14, Z14                           \
+	ZREDUCE4(Z8, Z9, Z10, Z11, Z14)                     \
 	VCVTDQ2PS   Z14, Z14
 
 // ZI8AFFINE scales the sums Z14 of one group of Affine rows into F: the rows' f16

@@ -28,6 +28,20 @@ DATA zspread4<>+48(SB)/8, $0x0000000300000003
 DATA zspread4<>+56(SB)/8, $0x0000000300000003
 GLOBL zspread4<>(SB), RODATA|NOPTR, $64
 
+// ZREDUCE4 leaves in out the sums of the four dwords of each lane of q0..q3 (the
+// four queries' accumulators), lane l = [q0 q1 q2 q3] of lane l: two levels of
+// unpacking and adding (Z12, Z13 scratch).
+#define ZREDUCE4(q0, q1, q2, q3, out) \
+	VPUNPCKLDQ  q1, q0, Z12   \
+	VPUNPCKHDQ  q1, q0, Z13   \
+	VPADDD      Z13, Z12, Z12 \
+	VPUNPCKLDQ  q3, q2, Z13   \
+	VPUNPCKHDQ  q3, q2, out   \
+	VPADDD      out, Z13, Z13 \
+	VPUNPCKLQDQ Z13, Z12, out \
+	VPUNPCKHQDQ Z13, Z12, Z12 \
+	VPADDD      Z12, out, out
+
 // ZROWS4 points R15, CX and DX at the three rows after R8 (R12 bytes apart).
 #define ZROWS4 \
 	LEAQ (R8)(R12*1), R15 \
