@@ -324,10 +324,11 @@ func dotChannelI16(c Channel, scores []float32, ld int, qs, b []float32, g int, 
 
 // chanI16Kernels scores the g prepared int16 queries in qs (query j at qs[j·d:]: d
 // codes, D, b) against the m token rows at rows: four at a time through
-// dot*Q4ChanI16 (quadI16: dotU4Q4ChanI16Z with haveVNNI512), the rest through dot*ChanI16 (m ≥ 4) or, for m < 4, the four-query
-// kernel with the query repeated and its four lanes stored to the same scores.
+// dot*Q4ChanI16 (quadDot: dotU4Q4ChanI16Z with haveVNNI512), the rest through
+// dot*ChanI16 (m ≥ 4) or, for m < 4, the four-query kernel with the query repeated and
+// its four lanes stored to the same scores.
 func chanI16Kernels(c Channel, scores []float32, ld int, qs []float32, g int, rows unsafe.Pointer, rb uintptr, m, d int) {
-	rowsK, quadK, quadZ := dotU4ChanI16, dotU4Q4ChanI16, i16QuadKernel(dotU4Q4ChanI16Z)
+	rowsK, quadK, quadZ := dotU4ChanI16, dotU4Q4ChanI16, quadDotKernel(dotU4Q4ChanI16Z)
 	if c.Bits == 8 {
 		rowsK, quadK, quadZ = dotU8ChanI16, dotU8Q4ChanI16, nil
 	}
@@ -335,7 +336,7 @@ func chanI16Kernels(c Channel, scores []float32, ld int, qs []float32, g int, ro
 	ud, qstep := uintptr(d), uintptr(4*d)
 	j := 0
 	for ; j+4 <= g; j += 4 {
-		quadI16(quadK, quadZ, unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), unsafe.Pointer(&qs[j*d]), qstep, rows, rb, m, ud)
+		quadDot(quadK, quadZ, unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), unsafe.Pointer(&qs[j*d]), qstep, rows, rb, m, ud)
 	}
 	for ; j < g; j++ {
 		out, qj := unsafe.Pointer(&scores[j*ld]), unsafe.Pointer(&qs[j*d])

@@ -75,7 +75,7 @@ func dotInt8RowsI16(scores []float32, ld int, q []float32, g int, src []byte, st
 		for r := range 4 {
 			quantQueryI16(unsafe.Add(qt, 4*r*qf), unsafe.Pointer(&q[(j+r)*d]), d)
 		}
-		quadI16(dotInt8Q4I16, dotInt8Q4I16Z, unsafe.Pointer(&scores[j*ld]), ldb, qt, uintptr(4*qf), sp, us, n, ud)
+		quadDot(dotInt8Q4I16, dotInt8Q4I16Z, unsafe.Pointer(&scores[j*ld]), ldb, qt, uintptr(4*qf), sp, us, n, ud)
 	}
 	for ; j < g; j++ {
 		quantQueryI16(qt, unsafe.Pointer(&q[j*d]), d)
@@ -117,24 +117,6 @@ func dotU8Q4ChanI16(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintpt
 //
 //go:noescape
 func dotU4Q4ChanI16Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr)
-
-// i16QuadKernel is the shape of the four-query int16 score kernels.
-type i16QuadKernel func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr)
-
-// quadI16 runs the four-query kernel y over the n ≥ 1 rows at rows (stride bytes
-// apart), or its ZMM twin z (haveVNNI512, when not nil) over the first n rounded down
-// to a multiple of 4 and y over the rest.
-func quadI16(y, z i16QuadKernel, out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr) {
-	m := 0
-	if haveVNNI512 && z != nil {
-		if m = n &^ 3; m > 0 {
-			z(out, ldb, q, qs, rows, stride, m, d)
-		}
-	}
-	if m < n {
-		y(unsafe.Add(out, 4*m), ldb, q, qs, unsafe.Add(rows, uintptr(m)*stride), stride, n-m, d)
-	}
-}
 
 // chanQueryI16F16C prepares one query (d values at q, d a multiple of 16) for the
 // int16 Channel kernels against the block at block, in one call on CPUs with F16C: dst

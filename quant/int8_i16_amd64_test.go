@@ -204,7 +204,7 @@ func TestDotQ4I16Z(t *testing.T) {
 		rowBytes func(d int) int
 		code0    int  // the first code byte of a row
 		extreme  byte // the code bytes of the largest sums
-		z, y     i16QuadKernel
+		z, y     quadDotKernel
 		dims     []int
 	}{
 		{"int8", Int8{}.RowBytes, 2, 0x80, dotInt8Q4I16Z, dotInt8Q4I16, []int{16, 32, 48, 64, 128, maxI16Dim}},
@@ -241,7 +241,7 @@ func TestDotQ4I16Z(t *testing.T) {
 					}
 					ld := n + 2
 					out := [2][]float32{constRow(4*ld, guard), constRow(4*ld, guard)}
-					for i, kern := range []i16QuadKernel{k.z, k.y} {
+					for i, kern := range []quadDotKernel{k.z, k.y} {
 						kern(unsafe.Pointer(&out[i][0]), uintptr(4*ld), unsafe.Pointer(&qt[0]), uintptr(4*qf), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d))
 					}
 					checkZScores(t, name, out[0], out[1], ld, n, 4, guard)

@@ -78,16 +78,14 @@ func dotFP8Rows(c FP8, scores []float32, ld int, q []float32, g int, src []byte,
 	if !ok {
 		return false
 	}
+	y := func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
+		k.dotQ4(out, ldb, q, qs, src, stride, n, d, hdr, mul)
+	}
+	z := func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
+		k.dotQ4Z(out, ldb, q, qs, src, stride, n, d, hdr, mul)
+	}
 	q4 := func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
-		m := 0
-		if haveVNNI512 {
-			if m = n &^ 3; m > 0 {
-				k.dotQ4Z(out, ldb, q, qs, src, stride, m, d, hdr, mul)
-			}
-		}
-		if m < n {
-			k.dotQ4(unsafe.Add(out, 4*m), ldb, q, qs, unsafe.Add(src, uintptr(m)*stride), stride, n-m, d, hdr, mul)
-		}
+		quadDot(y, z, out, ldb, q, qs, src, stride, n, d)
 	}
 	r4 := func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr) {
 		k.dotR4(out, q, src, o1, o2, o3, gstep, ng, d, hdr, mul)

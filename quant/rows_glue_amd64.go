@@ -149,8 +149,7 @@ func addQ1(k64, k16 q1Kernel, acc, w, src unsafe.Pointer, stride uintptr, n int,
 // dotRowsFused is fusedDotRows for F16 (with F16C), BF16 and Int8 rows, d a
 // multiple of 16: four queries at a time through q4, the rest one at a time through
 // r4 (src: the first row).
-func dotRowsFused(q4 func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr),
-	r4 r4Kernel, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int) {
+func dotRowsFused(q4 quadDotKernel, r4 r4Kernel, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int) {
 	sp, qp, op := unsafe.Pointer(&src[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&scores[0])
 	us, ud, qb, ldb := uintptr(stride), uintptr(d), uintptr(4*d), uintptr(4*ld)
 	j := 0
@@ -159,6 +158,27 @@ func dotRowsFused(q4 func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs 
 	}
 	for ; j < g; j++ {
 		dotR4(r4, unsafe.Add(op, uintptr(j)*ldb), unsafe.Add(qp, uintptr(j)*qb), sp, us, n, ud)
+	}
+}
+
+// quadDotKernel is the shape of the four-query score kernels that take four queries
+// qs bytes apart and store to out + 4i + r·ldb for rows i < n (dotF16Q4,
+// dotInt8Q4I16, dot*Q4ChanI16; dot*Q4F16C with the FP8 header and multiplier bound).
+type quadDotKernel func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr)
+
+// quadDot runs the four-query kernel y over the n ≥ 1 rows at rows (stride bytes
+// apart); where haveVNNI512 and z is not nil, z (the ZMM twin, which takes n a
+// multiple of 4) takes the first n rounded down to a multiple of 4 and y the rest.
+// quadI8 is the same for the int8-query kernels' shape.
+func quadDot(y, z quadDotKernel, out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, rows unsafe.Pointer, stride uintptr, n int, d uintptr) {
+	m := 0
+	if haveVNNI512 && z != nil {
+		if m = n &^ 3; m > 0 {
+			z(out, ldb, q, qs, rows, stride, m, d)
+		}
+	}
+	if m < n {
+		y(unsafe.Add(out, 4*m), ldb, q, qs, unsafe.Add(rows, uintptr(m)*stride), stride, n-m, d)
 	}
 }
 
