@@ -110,12 +110,12 @@ func TestDotQ4I8Z(t *testing.T) {
 	r := rand.New(rand.NewPCG(91, 92))
 	const guard = -333
 	for _, k := range []struct {
-		name  string
-		bits  int
-		pairs bool // the pair order of dotU4Q4I8P2 (even np only)
-		chan_ bool // Channel token rows: no parameters, the queries' b after the factors
-		z, y  i8QuadKernel
-		np    []int
+		name    string
+		bits    int
+		pairs   bool // the pair order of dotU4Q4I8P2 (even np only)
+		channel bool // Channel token rows: no parameters, the queries' b after the factors
+		z, y    i8QuadKernel
+		np      []int
 	}{
 		{"u4p2", 4, true, false, dotU4Q4I8P2Z, dotU4Q4I8P2, []int{2, 4, 6, 8}},
 		{"u4", 4, false, false, dotU4Q4I8Z, dotU4Q4I8, []int{1, 2, 3, 5}},
@@ -135,10 +135,10 @@ func TestDotQ4I8Z(t *testing.T) {
 						name := fmt.Sprintf("%s/d=%d/n=%d/raw=%v/nq=%d", k.name, d, n, raw, nq)
 						src, stride, _ := lossyCase(r, c, n, d)
 						rows, gb := unsafe.Add(unsafe.Pointer(&src[0]), lg.hdr), lg.gb
-						if k.chan_ {
+						if k.channel {
 							gb = 8 // a Channel token row: codes only
 						}
-						if raw || k.chan_ {
+						if raw || k.channel {
 							for i := range src {
 								src[i] = byte(r.Uint32())
 							}

@@ -9,13 +9,13 @@
 // dotE4M3Q4Z and dotE5M2Q4Z (declarations and contracts in rows_fp8_amd64.go): the
 // four-query scores of FP8 rows with ZMM registers (AVX-512 F and BW; no VL: the
 // registers past Z15 only in 512-bit instructions); at the end, the four-query adds
-// addE4M3Q4Z and addE5M2Q4Z (ADDQ4Z). Four rows at a time in two pairs,
-// one row per 256-bit half: 16 codes of each row of a pair are widened at once
-// (FP8Z*), codes 0–7 of both rows into one register and 8–15 into another, and each
-// query's matching 8 values, broadcast to both halves, take one FMA per register.
+// addE4M3Q4Z and addE5M2Q4Z (ADDQ4Z). Four rows at a time in two pairs, one row per
+// 256-bit half: 16 codes of each row of a pair are widened at once (FP8Z*), codes 0–7
+// of both rows into one register and 8–15 into another, and each query's matching 8
+// values, broadcast to both halves, take one FMA per register.
 // Each half of an accumulator then holds the 8 lanes of dot*Q4F16C's accumulators of
-// its row (Y0..Y3 for codes 0–7, Y4..Y7 for 8–15), with the same sums; FP8ZHADD and
-// FP8ZSUMS add them in VHADDPS's order, so the scores are the same bits.
+// its row (Y0..Y3 for codes 0–7, Y4..Y7 for 8–15), with the same sums; FP8ZPAIR adds
+// them in VHADDPS's order (FP8ZHADD), so the scores are the same bits.
 
 // FP8ZE4M3 widens the 16 E4M3 codes at m0 (one row) and m1 (the next) to float32:
 // codes 0–7 of m0 in the low half of lo and those of m1 in its high half, codes 8–15
@@ -89,11 +89,11 @@
 	MOVL      $0xBFFFBFFF, AX                \
 	VPBROADCASTD AX, Z22                     \
 	VMOVDQU32 ztr4<>(SB), Z27                \
-	VMOVDQU32 zspread4<>(SB), Z28          \
+	VMOVDQU32 zspread4<>(SB), Z28            \
 	SHRQ      $2, R13                        \
 fblock:                                      \
 	ZROWS4                                   \
-	PREFETCH4(R8, R15, CX, DX)              \
+	PREFETCH4(R8, R15, CX, DX)               \
 	VPXORD Z0, Z0, Z0                        \
 	VPXORD Z1, Z1, Z1                        \
 	VPXORD Z2, Z2, Z2                        \
@@ -114,10 +114,10 @@ fblock:                                      \
 floop:                                       \
 	CVT((R8)(AX*1), (R15)(AX*1), Z16, Z17)   \
 	CVT((CX)(AX*1), (DX)(AX*1), Z18, Z19)    \
-	FP8ZQUERY(SI, Z0, Z4, Z8, Z12)   \
-	FP8ZQUERY(R9, Z1, Z5, Z9, Z13)   \
-	FP8ZQUERY(R10, Z2, Z6, Z10, Z14) \
-	FP8ZQUERY(R11, Z3, Z7, Z11, Z15) \
+	FP8ZQUERY(SI, Z0, Z4, Z8, Z12)           \
+	FP8ZQUERY(R9, Z1, Z5, Z9, Z13)           \
+	FP8ZQUERY(R10, Z2, Z6, Z10, Z14)         \
+	FP8ZQUERY(R11, Z3, Z7, Z11, Z15)         \
 	ADDQ $16, AX                             \
 	CMPQ AX, R14                             \
 	JB   floop                               \
