@@ -20,8 +20,8 @@ func f16cModes() []bool {
 	return []bool{false}
 }
 
-// zmmModes returns the settings of the ZMM kernels (haveAVX512F) the SIMD set can be
-// tested in: with them (when the CPU has AVX-512F) and without.
+// zmmModes returns the settings of the ZMM kernels (haveAVX512F, with haveVNNI512) the
+// SIMD set can be tested in: with them (when the CPU has AVX-512F) and without.
 func zmmModes() []bool {
 	if cpufeat.AVX512F {
 		return []bool{true, false}
@@ -50,8 +50,8 @@ func setF16C(on bool) bool {
 // of their YMM twins bit for bit (NaN for NaN), for row counts 0–100 in a sample, rows
 // of random bytes (every int8 and FP8 code, every other row's FP8 codes finite; f16
 // and bfloat16 values of any kind, NaN and ±Inf among them) at a stride longer than
-// the row,
-// weights with a NaN in one query, and leave the accumulators' other columns alone.
+// the row, weights with a NaN in one query, and leave the accumulators' other columns
+// alone.
 func TestAddQ4ZRows(t *testing.T) {
 	if !haveAVX512F {
 		t.Skip("the kernels need AVX-512F")
@@ -61,7 +61,7 @@ func TestAddQ4ZRows(t *testing.T) {
 		name string
 		vb   int
 		y, z q4AddKernel
-		bw   bool // the kernel needs AVX-512 BW (haveVNNI512)
+		fp8  bool // FP8 codes: the kernel needs AVX-512 BW (haveVNNI512)
 	}{
 		{"int8", 1, addInt8Q4asm, addInt8Q4Z, false},
 		{"f16", 2, addF16Q4F16C, addF16Q4Z, false},
@@ -69,7 +69,7 @@ func TestAddQ4ZRows(t *testing.T) {
 		{"e4m3", 1, addE4M3Q4F16C, addE4M3Q4Z, true},
 		{"e5m2", 1, addE5M2Q4F16C, addE5M2Q4Z, true},
 	} {
-		if k.bw && !haveVNNI512 {
+		if k.fp8 && !haveVNNI512 {
 			continue
 		}
 		for _, n := range []int{0, 1, 2, 5, 17, 64, 100} {
@@ -78,7 +78,7 @@ func TestAddQ4ZRows(t *testing.T) {
 			rows := make([]byte, max(n, 1)*stride)
 			for i := range rows {
 				rows[i] = byte(r.Uint32())
-				if k.vb == 1 && k.name != "int8" && i/stride%2 == 1 {
+				if k.fp8 && i/stride%2 == 1 {
 					rows[i] &^= 0x40 // finite FP8 codes in every other row
 				}
 			}
