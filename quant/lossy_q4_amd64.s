@@ -284,7 +284,8 @@ stored:                    \
 // scales and zeros gathered (VPINSRD), widened together and separated (VSHUFPS);
 // then the last n mod 4 rows one by one. Each query's zero sum gathers in the lanes
 // of X4..X7 (a row's lane, then lane 0 for the last rows) and the lanes are added
-// at the end.
+// at the end. It is the first to read the rows, so it prefetches ahead of each four
+// (prefetch_amd64.h).
 #define A4WBUILD \
 	MOVQ   w0+32(FP), R9   \
 	MOVQ   w1+40(FP), R10  \
