@@ -57,6 +57,16 @@ func addU4Q1I16(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 //go:noescape
 func addU2Q1I16(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 
+// addU4Q4I16Z is addU4Q1I16 for four queries (accumulators a0..a3, weights
+// w0..w3; a query may repeat, with its weights) with ZMM registers and VPDPWSSD
+// (haveVNNI512): each query's columns get addU4Q1I16's sums bit for bit, while a row
+// pair's codes are read and widened once for the four (addi16z_amd64.s). On 64 rows
+// of 64 values in L1 it takes 2.7 ns per row against addU4Q4Z's 3.8: its VPDPWSSDs
+// (half addU4Q4Z's FMAs) about 1.5, the pass over the products 0.8.
+//
+//go:noescape
+func addU4Q4I16Z(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+
 // addI16Go is addU4Q1I16 (bits 4) and addU2Q1I16 (bits 2) in Go, for n = 4·nb rows:
 // a gets the 64 columns, row i's first group (f16 scale, f16 zero, codes) at
 // rows[i·stride:] and its second gb bytes on. The products, their largest

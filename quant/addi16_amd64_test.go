@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 )
@@ -28,28 +29,122 @@ func TestAddI16Kernels(t *testing.T) {
 			for _, wk := range []string{"softmax", "gauss", "nan", "huge", "tiny"} {
 				n := 4 * nb
 				src, stride, _ := lossyCase(r, c, n, 64)
-				w := make([]float32, n)
-				for i := range w {
-					switch wk {
-					case "softmax", "nan":
-						w[i] = float32(math.Exp(-4 * r.Float64()))
-					case "gauss", "huge":
-						w[i] = float32(r.NormFloat64())
-					case "tiny": // products near and below 2^-112, where code terms stop
-						w[i] = float32(1e-39 * r.Float64())
-					}
-				}
-				switch wk {
-				case "nan":
-					w[r.IntN(n)] = float32(math.NaN())
-				case "huge": // a product past the float32 range: P is NaN
-					w[r.IntN(n)] = 3e38
-				}
+				w := addI16Weights(r, wk, n)
 				a0 := gaussRow(r, 64, 1)
 				if wk == "tiny" {
 					a0 = make([]float32, 64)
 				}
 				checkAddI16(t, fmt.Sprintf("%s/nb=%d/%s", c.Name(), nb, wk), bits, a0, w, src, stride, nb)
+			}
+		}
+	}
+}
+
+// addI16Weights returns n weights of kind wk: "softmax" (in (e^-4, 1]), "gauss",
+// "nan" (softmax with a NaN), "huge" (Gaussian with one 3e38: a product past the
+// float32 range, P is NaN) or "tiny" (products near and below 2^-112, where code
+// terms stop).
+func addI16Weights(r *rand.Rand, wk string, n int) []float32 {
+	w := make([]float32, n)
+	for i := range w {
+		switch wk {
+		case "softmax", "nan":
+			w[i] = float32(math.Exp(-4 * r.Float64()))
+		case "gauss", "huge":
+			w[i] = float32(r.NormFloat64())
+		case "tiny":
+			w[i] = float32(1e-39 * r.Float64())
+		}
+	}
+	switch wk {
+	case "nan":
+		w[r.IntN(n)] = float32(math.NaN())
+	case "huge":
+		w[r.IntN(n)] = 3e38
+	}
+	return w
+}
+
+// TestAddI16Z checks the four-query integer adds (addU4Q4I16Z) against four calls of
+// their one-query twins (addU4Q1I16), bit for bit (checkAddI16Z), over every block
+// count up to the cap: rows of mixed kinds at a stride larger than the row, each
+// query's weights of another kind (addI16Weights: with a NaN, a product past the
+// float32 range, products too small for code terms), a repeated query (the fourth
+// slot the third's, as quad passes three queries); and rows whose first group's
+// products have code terms while the second's, 2^-40 of them, fall below 2^-112.
+func TestAddI16Z(t *testing.T) {
+	if !haveVNNI512 {
+		t.Skip("the kernels need AVX-512 BW and VNNI")
+	}
+	r := rand.New(rand.NewPCG(63, 64))
+	kinds := []string{"softmax", "gauss", "nan", "huge", "tiny"}
+	for _, bits := range []int{4} {
+		c := Affine{Bits: bits, Group: 32}
+		gb := c.RowBytes(64) / 2
+		for nb := 1; nb <= addI16Blocks; nb++ {
+			for rep := range kinds {
+				n := 4 * nb
+				src, stride, _ := lossyCase(r, c, n, 64)
+				var w [4][]float32
+				for q := range w {
+					w[q] = addI16Weights(r, kinds[(rep+q)%len(kinds)], n)
+				}
+				checkAddI16Z(t, fmt.Sprintf("%s/nb=%d/%d", c.Name(), nb, rep), bits, src, stride, nb, w, 4-rep%2)
+			}
+			// Scales 65504 and 2^-24 (the second group's zeros 0, so that its code terms
+			// show) against weights near 2^-100.
+			src, stride, _ := lossyCase(r, c, 4*nb, 64)
+			for i := range 4 * nb {
+				putF16(src[i*stride:], 0x7bff)
+				putF16(src[i*stride+gb:], 0x0001)
+				putF16(src[i*stride+gb+2:], 0)
+			}
+			var w [4][]float32
+			for q := range w {
+				w[q] = addI16Weights(r, "softmax", 4*nb)
+				for i := range w[q] {
+					w[q][i] *= 0x1p-100
+				}
+			}
+			checkAddI16Z(t, fmt.Sprintf("%s/nb=%d/split", c.Name(), nb), bits, src, stride, nb, w, 4)
+		}
+	}
+}
+
+// checkAddI16Z runs addU4Q4I16Z on the 4·nb rows of Affine{bits, 32} (2·32 values)
+// at src, row stride stride, for the four queries' weights w (with nq = 3 the fourth
+// slot repeats the third query: its accumulators and weights), and checks that each
+// query's 64 columns are, bit for bit (NaN for NaN), what a call of addU4Q1I16 gives
+// them, and that nothing is written outside them. The columns start at 0 where the
+// query's products are small (its weights below 2^-60), so that code terms of tiny
+// products show, else Gaussian.
+func checkAddI16Z(t *testing.T, name string, bits int, src []byte, stride, nb int, w [4][]float32, nq int) {
+	t.Helper()
+	const guard = -777
+	one, four := addU4Q1I16, addU4Q4I16Z
+	lg, _ := lossyGeomOf(Affine{Bits: bits, Group: 32}, 64)
+	cp := unsafe.Pointer(&src[lg.codeOff(0)])
+	r := rand.New(rand.NewPCG(uint64(nb), uint64(stride)))
+	var got, want [4][]float32
+	for q := range got {
+		a0 := gaussRow(r, 64, 1)
+		if !slices.ContainsFunc(w[q], func(x float32) bool { return !(math.Abs(float64(x)) < 0x1p-60) }) {
+			a0 = make([]float32, 64)
+		}
+		got[q] = append(append([]float32{guard}, a0...), guard)
+		want[q] = append([]float32(nil), got[q]...)
+	}
+	if nq == 3 {
+		w[3], got[3] = w[2], got[2]
+	}
+	ap := func(q int) unsafe.Pointer { return unsafe.Pointer(&got[q][1]) }
+	wp := func(q int) unsafe.Pointer { return unsafe.Pointer(&w[q][0]) }
+	four(ap(0), ap(1), ap(2), ap(3), wp(0), wp(1), wp(2), wp(3), cp, uintptr(stride), nb, lg.gb)
+	for q := range nq {
+		one(unsafe.Pointer(&want[q][1]), wp(q), cp, uintptr(stride), nb, lg.gb)
+		for j, x := range want[q] {
+			if g := got[q][j]; g != x && !(g != g && x != x) {
+				t.Fatalf("%s: query %d slot %d (column %d) = %v, addU4Q1I16 %v", name, q, j, j-1, g, x)
 			}
 		}
 	}

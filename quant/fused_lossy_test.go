@@ -131,10 +131,7 @@ func TestFusedLossyRows(t *testing.T) {
 									t.Fatalf("%s %s: score (%d,%d) = %v, scalar twin %v", name, k.name, j, i, scores[j*ld+i], ref[0][j*ld+i])
 								}
 							}
-							var round float64 // the integer value kernels' rounding
-							if aloneQuery(g, j) {
-								round = addRoundBound(addRounding(k, c, d), w[j*ld:j*ld+n], rowMax)
-							}
+							round := addRoundBound(addRounding(k, c, d), w[j*ld:j*ld+n], rowMax) // the integer value kernels' rounding
 							for x := range d {
 								want, mag := float64(acc0[j*d+x]), math.Abs(float64(acc0[j*d+x]))
 								for i := range n {
@@ -342,18 +339,7 @@ func TestDotChannelSpan(t *testing.T) {
 	}
 }
 
-// aloneQuery reports whether query j of g is one of the one or two left over from
-// the quads, which the fused kernels add one at a time (where addRounding reports
-// rounding, through the integer value kernels).
-func aloneQuery(g, j int) bool {
-	quads := 0
-	for g-quads >= 3 {
-		quads += 4
-	}
-	return j >= quads
-}
-
-// addRoundBound is how far the integer value kernels (aloneQuery) may move one
+// addRoundBound is how far the integer value kernels may move one
 // query's sum of rows with weights w beyond float rounding, by AddRowsRounding's
 // contract with factor f: f·Σ_i |w_i|·range_i, a group's range at most twice the
 // row's largest decoded magnitude rowMax_i (2.01: the scale's f16 rounding).

@@ -106,7 +106,10 @@ const addQ4Rows = 64
 // n ≥ 4, integer sums: addi16_amd64.go; the last n mod 4 rows and an odd group
 // through addQ1Inl), else addQ1Inl, 32 columns of one group per call (groups
 // of a multiple of 32; for groups of 16, addQ4W with the query repeated). With
-// AVX-512F, groups of a multiple of 32 take addQ4Z for addQ4W (the same sums).
+// AVX-512F, groups of a multiple of 32 take addQ4Z for addQ4W (the same sums); with
+// AVX-512 VNNI, a quad's whole pairs of groups of 32 take addQ4P2Z over its first n
+// rounded down to 4 rows instead (4-bit codes, n ≥ 4: each query the sums addQ1P2
+// gives it), and addQ4Z the rest.
 func addRowsQ4(lg *lossyGeom, acc, w []float32, ld, g int, src []byte, stride, n, d int) {
 	sp, ap, wp := unsafe.Pointer(&src[0]), unsafe.Pointer(&acc[0]), unsafe.Pointer(&w[0])
 	ab, wb, us := uintptr(4*d), uintptr(4*ld), uintptr(stride)
@@ -118,9 +121,31 @@ func addRowsQ4(lg *lossyGeom, acc, w []float32, ld, g int, src []byte, stride, n
 	for ; j < g && (g-j >= 3 || lg.g%32 != 0); j += 4 {
 		a0, a1, a2, a3, _ := quad(ap, ab, j, g)
 		w0, w1, w2, w3, _ := quad(wp, wb, j, g)
+		// The integer kernels take whole pairs of groups of the rows' first n4, c0
+		// columns: the float kernel their last rows, then every row of the rest.
+		c0, n4 := 0, 0
+		if haveVNNI512 && lg.k.addQ4P2Z != nil && lg.g == 32 && n >= 4 && d >= 64 {
+			c0, n4 = d&^63, n&^3
+			for c := uintptr(0); c < uintptr(c0); c += 64 {
+				cp := unsafe.Add(sp, lg.codeOff(c))
+				for b := uintptr(0); b < uintptr(n/4); b += addI16Blocks {
+					lg.k.addQ4P2Z(unsafe.Add(a0, 4*c), unsafe.Add(a1, 4*c), unsafe.Add(a2, 4*c), unsafe.Add(a3, 4*c),
+						unsafe.Add(w0, 16*b), unsafe.Add(w1, 16*b), unsafe.Add(w2, 16*b), unsafe.Add(w3, 16*b),
+						unsafe.Add(cp, 4*b*us), us, min(addI16Blocks, n/4-int(b)), lg.gb)
+				}
+			}
+			if n4 < n {
+				m := uintptr(n4)
+				add(a0, a1, a2, a3, unsafe.Add(w0, 4*m), unsafe.Add(w1, 4*m), unsafe.Add(w2, 4*m), unsafe.Add(w3, 4*m), unsafe.Add(sp, m*us), us, n-n4, c0/16, lg.g, lg.gb)
+			}
+		}
+		if c0 == d {
+			continue
+		}
+		c, k := uintptr(4*c0), uintptr(c0)/lg.g*lg.gb
 		for i := 0; i < n; i += addQ4Rows {
 			m := uintptr(i)
-			add(a0, a1, a2, a3, unsafe.Add(w0, 4*m), unsafe.Add(w1, 4*m), unsafe.Add(w2, 4*m), unsafe.Add(w3, 4*m), unsafe.Add(sp, m*us), us, min(addQ4Rows, n-i), d/16, lg.g, lg.gb)
+			add(unsafe.Add(a0, c), unsafe.Add(a1, c), unsafe.Add(a2, c), unsafe.Add(a3, c), unsafe.Add(w0, 4*m), unsafe.Add(w1, 4*m), unsafe.Add(w2, 4*m), unsafe.Add(w3, 4*m), unsafe.Add(sp, m*us+k), us, min(addQ4Rows, n-i), (d-c0)/16, lg.g, lg.gb)
 		}
 	}
 	for ; j < g; j++ {

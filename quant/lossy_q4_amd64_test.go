@@ -98,10 +98,7 @@ func testLossyQ4Rows(t *testing.T) {
 									t.Fatalf("%s: score (%d,%d) = %v, want %v", name, j, i, got, want)
 								}
 							}
-							var round float64 // the integer value kernels' rounding
-							if aloneQuery(g, j) {
-								round = addRoundBound(addRoundingAsm(c, d), w[j*ld:j*ld+n], rowMax)
-							}
+							round := addRoundBound(addRoundingAsm(c, d), w[j*ld:j*ld+n], rowMax) // the integer value kernels' rounding
 							for x := range d {
 								want, mag := float64(acc0[j*d+x]), math.Abs(float64(acc0[j*d+x]))
 								for i := range n {

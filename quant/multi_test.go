@@ -293,10 +293,7 @@ func TestDotAddRows(t *testing.T) {
 									t.Fatalf("%s g=%d n=%d d=%d: score (%d,%d) = %v, want %v", c.Name(), g, n, d, j, i, got, want)
 								}
 							}
-							var round float64 // the integer value kernels' rounding
-							if aloneQuery(g, j) {
-								round = addRoundBound(AddRowsRounding(c, d), w[j*ld:j*ld+n], rowMax)
-							}
+							round := addRoundBound(AddRowsRounding(c, d), w[j*ld:j*ld+n], rowMax) // the integer value kernels' rounding
 							for k := range d {
 								want, mag := float64(acc0[j*d+k]), math.Abs(float64(acc0[j*d+k]))
 								for i := range n {

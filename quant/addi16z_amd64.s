@@ -1,0 +1,302 @@
+//go:build amd64
+
+#include "textflag.h"
+#include "p2gather_amd64.h"
+
+// The integer four-query value sums of 4-bit Affine rows in pairs of groups of 32
+// with ZMM registers and VPDPWSSD (AVX-512 VNNI): addU4Q4I16Z, the four-query twin of
+// addU4Q1I16 (declarations and contracts in addi16_amd64.go). Each query gets
+// addU4Q1I16's products, roundings and sums, bit for bit; what the four share is the
+// reading and widening of the rows: a row pair's codes, widened once, take one
+// VPDPWSSD per query and 16 columns, against the query's [π_A, π_B] broadcast from
+// the frame.
+//
+// Frame (hardware SP): the products p, 128 bytes per block of four rows (two
+// vectors, the first group's and the second's, lanes 4q..4q+3 query q's rows 0–3) at
+// 0; their int16 roundings π, 64 bytes per block (per group 32: query q's words of
+// rows 0–3 at 8q), at Z16PI; the factors P and the zero sums Z of the two groups, a
+// vector each (lane 4q query q's), at Z16P and Z16Z.
+
+#define Z16PI 2048
+#define Z16P 3072
+#define Z16Z 3200
+
+DATA z16c<>+0(SB)/4, $0x7fffffff // |x| mask
+DATA z16c<>+4(SB)/4, $0x000f000f // word mask of a 4-bit code
+DATA z16c<>+8(SB)/4, $0x46fffe00 // 32767
+DATA z16c<>+12(SB)/4, $0x07800000 // 2^-112, the smallest largest-product with code terms
+GLOBL z16c<>(SB), RODATA|NOPTR, $16
+
+// z16perm: VPERMT2PS indexes that put the interleaved even and odd columns of a group
+// (VUNPCKLPS: lanes 4j..4j+3 columns 8j..8j+3; VUNPCKHPS: 8j+4..8j+7) in column
+// order, columns 0–15 and then 16–31.
+DATA z16perm<>+0(SB)/8, $0x0000000100000000
+DATA z16perm<>+8(SB)/8, $0x0000000300000002
+DATA z16perm<>+16(SB)/8, $0x0000001100000010
+DATA z16perm<>+24(SB)/8, $0x0000001300000012
+DATA z16perm<>+32(SB)/8, $0x0000000500000004
+DATA z16perm<>+40(SB)/8, $0x0000000700000006
+DATA z16perm<>+48(SB)/8, $0x0000001500000014
+DATA z16perm<>+56(SB)/8, $0x0000001700000016
+DATA z16perm<>+64(SB)/8, $0x0000000900000008
+DATA z16perm<>+72(SB)/8, $0x0000000b0000000a
+DATA z16perm<>+80(SB)/8, $0x0000001900000018
+DATA z16perm<>+88(SB)/8, $0x0000001b0000001a
+DATA z16perm<>+96(SB)/8, $0x0000000d0000000c
+DATA z16perm<>+104(SB)/8, $0x0000000f0000000e
+DATA z16perm<>+112(SB)/8, $0x0000001d0000001c
+DATA z16perm<>+120(SB)/8, $0x0000001f0000001e
+GLOBL z16perm<>(SB), RODATA|NOPTR, $128
+
+// ZHALVES leaves in every lane of each 128-bit lane of z the OP (VMAXPS, VADDPS) of
+// its four lanes, as addi16_amd64.s's HALVES does in each half: (l0 OP l2) OP
+// (l1 OP l3). Clobbers Z8.
+#define ZHALVES(OP, z) \
+	VPERMILPS $0x4e, z, Z8 \
+	OP        Z8, z, z     \
+	VPERMILPS $0xb1, z, Z8 \
+	OP        Z8, z, z
+
+// Z16PRE fills the frame from the nb blocks of four rows (R9 cp, R10 stride, R11 nb,
+// CX gb; SI, DI, AX, DX the four queries' weights), as I16PRE does for one query,
+// the four queries in the four 128-bit lanes: per block, the rows' scales and zeros
+// of both groups (P2SZ), spread to the four lanes, times the weights give the
+// products p (stored) and the zero sums (Z4, Z5, per lane); then per group and query
+// m = max|p|, P = m/32767 plus Σp·0, Z = the zero sum and π = round(p·32767/m) (0
+// when m < 2^-112). Clobbers AX, BX, DX, SI, DI, R8, R9, R12..R14, K1, K2, Z0..Z19.
+#define Z16PRE \
+	MOVQ         R11, R14           \
+	MOVQ         SP, R8             \
+	VPBROADCASTD z16c<>+0(SB), Z17  \
+	VPXORD       Z16, Z16, Z16      \
+	VPXORD       Z4, Z4, Z4         \
+	VPXORD       Z5, Z5, Z5         \
+	VPXORD       Z6, Z6, Z6         \
+	VPXORD       Z7, Z7, Z7         \
+	VPXORD       Z13, Z13, Z13      \
+	VPXORD       Z14, Z14, Z14      \
+z16blk:                             \
+	LEAQ          (R9)(R10*1), R13   \
+	LEAQ          (R13)(R10*1), R12  \
+	LEAQ          (R12)(R10*1), BX   \
+	P2SZ(R9, R13, R12, BX)           \
+	VMOVUPS       (SI), X12          \
+	VINSERTF32X4  $1, (DI), Z12, Z12 \
+	VINSERTF32X4  $2, (AX), Z12, Z12 \
+	VINSERTF32X4  $3, (DX), Z12, Z12 \
+	VSHUFF32X4    $0x00, Z10, Z10, Z0 \
+	VSHUFF32X4    $0x55, Z10, Z10, Z1 \
+	VSHUFF32X4    $0x00, Z11, Z11, Z2 \
+	VSHUFF32X4    $0x55, Z11, Z11, Z3 \
+	VMULPS        Z12, Z0, Z0        \
+	VMULPS        Z12, Z1, Z1        \
+	VFMADD231PS   Z12, Z2, Z4        \
+	VFMADD231PS   Z12, Z3, Z5        \
+	VFMADD231PS   Z16, Z0, Z6        \
+	VFMADD231PS   Z16, Z1, Z7        \
+	VMOVUPS       Z0, (R8)           \
+	VMOVUPS       Z1, 64(R8)         \
+	VPANDD        Z17, Z0, Z18       \
+	VPANDD        Z17, Z1, Z19       \
+	VMAXPS        Z18, Z13, Z13      \
+	VMAXPS        Z19, Z14, Z14      \
+	LEAQ          (BX)(R10*1), R9    \
+	ADDQ          $16, SI            \
+	ADDQ          $16, DI            \
+	ADDQ          $16, AX            \
+	ADDQ          $16, DX            \
+	ADDQ          $128, R8           \
+	DECQ          R14                \
+	JNZ           z16blk             \
+	ZHALVES(VMAXPS, Z13)             \
+	ZHALVES(VMAXPS, Z14)             \
+	ZHALVES(VADDPS, Z6)              \
+	ZHALVES(VADDPS, Z7)              \
+	ZHALVES(VADDPS, Z4)              \
+	ZHALVES(VADDPS, Z5)              \
+	VMOVUPS       Z4, Z16Z(SP)       \
+	VMOVUPS       Z5, Z16Z+64(SP)    \
+	VBROADCASTSS  z16c<>+8(SB), Z9   \
+	VDIVPS        Z9, Z13, Z0        \
+	VDIVPS        Z9, Z14, Z1        \
+	VADDPS        Z6, Z0, Z0         \
+	VADDPS        Z7, Z1, Z1         \
+	VMOVUPS       Z0, Z16P(SP)       \
+	VMOVUPS       Z1, Z16P+64(SP)    \
+	VDIVPS        Z13, Z9, Z2        \
+	VDIVPS        Z14, Z9, Z3        \
+	VBROADCASTSS  z16c<>+12(SB), Z9  \
+	VCMPPS        $0x1d, Z9, Z13, K1 \
+	VCMPPS        $0x1d, Z9, Z14, K2 \
+	VMOVAPS.Z     Z2, K1, Z2         \
+	VMOVAPS.Z     Z3, K2, Z3         \
+	MOVQ          R11, BX            \
+	MOVQ          SP, R8             \
+	LEAQ          Z16PI(SP), R12     \
+z16round:                            \
+	VMULPS        (R8), Z2, Z0       \
+	VMULPS        64(R8), Z3, Z1     \
+	VCVTPS2DQ     Z0, Z0             \
+	VCVTPS2DQ     Z1, Z1             \
+	VPMOVSDW      Z0, Y0             \
+	VPMOVSDW      Z1, Y1             \
+	VMOVDQU       Y0, (R12)          \
+	VMOVDQU       Y1, 32(R12)        \
+	ADDQ          $128, R8           \
+	ADDQ          $64, R12           \
+	DECQ          BX                 \
+	JNZ           z16round
+
+// Z4PAIR adds the codes of one group of rows A and B (16 bytes each, 32 codes) times
+// each query's [π_A, π_B] (the dword at off(R12) + 8q) into the group's
+// accumulators, query q's even columns into eq and odd ones into oq, as int32: each
+// row's bytes widened to dwords, B's shifted into the high words, so that a dword
+// holds the two rows' bytes of a column pair as words; the low nibbles are the even
+// columns, the high nibbles the odd ones. Z15 holds the nibble mask; clobbers Z0, Z1.
+#define Z4PAIR(A, B, off, e0, o0, e1, o1, e2, o2, e3, o3) \
+	VPMOVZXBD     A, Z0                 \
+	VPMOVZXBD     B, Z1                 \
+	VPSLLD        $16, Z1, Z1           \
+	VPORD         Z1, Z0, Z0            \
+	VPANDD        Z15, Z0, Z1           \
+	VPSRLW        $4, Z0, Z0            \
+	VPDPWSSD.BCST off(R12), Z1, e0      \
+	VPDPWSSD.BCST off(R12), Z0, o0      \
+	VPDPWSSD.BCST off+8(R12), Z1, e1    \
+	VPDPWSSD.BCST off+8(R12), Z0, o1    \
+	VPDPWSSD.BCST off+16(R12), Z1, e2   \
+	VPDPWSSD.BCST off+16(R12), Z0, o2   \
+	VPDPWSSD.BCST off+24(R12), Z1, e3   \
+	VPDPWSSD.BCST off+24(R12), Z0, o3
+
+// Z4BLOCK adds a block's two row pairs, both groups (rows R9, R13; then R9 moved to
+// row 2 and R13 to row 3), with their weights at R12: query q's accumulators of the
+// first group are Z16+2q (even columns) and Z17+2q, of the second Z24+2q and Z25+2q.
+#define Z4BLOCK \
+	LEAQ   (R9)(CX*1), AX                                                  \
+	LEAQ   (R13)(CX*1), BX                                                 \
+	Z4PAIR((R9), (R13), 0, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)         \
+	Z4PAIR((AX), (BX), 32, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31)         \
+	LEAQ   (R13)(R10*1), R9                                                \
+	LEAQ   (R9)(R10*1), R13                                                \
+	LEAQ   (R9)(CX*1), AX                                                  \
+	LEAQ   (R13)(CX*1), BX                                                 \
+	Z4PAIR((R9), (R13), 4, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)         \
+	Z4PAIR((AX), (BX), 36, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31)
+
+// Z16ROWS runs BLOCK over the nb blocks of four rows from R9 (R10 stride, R11 nb)
+// with the weights in the frame, Z16..Z31 zeroed first, and meanwhile prefetches as
+// many bytes past the last row as the rows span (the next call's rows, as
+// I16ROWS). Clobbers AX, BX, DX, R8, R12, R13, Z0, Z1, Z15.
+#define Z16ROWS(BLOCK) \
+	VPXORD       Z16, Z16, Z16     \
+	VPXORD       Z17, Z17, Z17     \
+	VPXORD       Z18, Z18, Z18     \
+	VPXORD       Z19, Z19, Z19     \
+	VPXORD       Z20, Z20, Z20     \
+	VPXORD       Z21, Z21, Z21     \
+	VPXORD       Z22, Z22, Z22     \
+	VPXORD       Z23, Z23, Z23     \
+	VPXORD       Z24, Z24, Z24     \
+	VPXORD       Z25, Z25, Z25     \
+	VPXORD       Z26, Z26, Z26     \
+	VPXORD       Z27, Z27, Z27     \
+	VPXORD       Z28, Z28, Z28     \
+	VPXORD       Z29, Z29, Z29     \
+	VPXORD       Z30, Z30, Z30     \
+	VPXORD       Z31, Z31, Z31     \
+	VPBROADCASTD z16c<>+4(SB), Z15 \
+	MOVQ         R11, DX           \
+	LEAQ         Z16PI(SP), R12    \
+	MOVQ         R10, R8           \
+	IMULQ        R11, R8           \
+	SHLQ         $2, R8            \
+	ADDQ         R9, R8            \
+z16blk2:                           \
+	PREFETCHT0 (R8)                \
+	PREFETCHT0 64(R8)              \
+	PREFETCHT0 128(R8)             \
+	LEAQ       (R8)(R10*4), R8     \
+	LEAQ       (R9)(R10*1), R13    \
+	BLOCK                          \
+	LEAQ       (R13)(R10*1), R9    \
+	ADDQ       $64, R12            \
+	DECQ       DX                  \
+	JNZ        z16blk2
+
+// Z16SCALE turns query q's sums of a group (e the even columns, o the odd ones) into
+// float(sum)·P + Z, P and Z the lane 4q of the group's vectors at off, and puts them
+// in column order: columns 0–15 into e, 16–31 into o. Z13 and Z14 hold z16perm;
+// clobbers Z0..Z2.
+#define Z16SCALE(e, o, off, q) \
+	VBROADCASTSS Z16P+off+16*q(SP), Z0 \
+	VBROADCASTSS Z16Z+off+16*q(SP), Z1 \
+	VCVTDQ2PS    e, e                  \
+	VCVTDQ2PS    o, o                  \
+	VMULPS       Z0, e, e              \
+	VMULPS       Z0, o, o              \
+	VADDPS       Z1, e, e              \
+	VADDPS       Z1, o, o              \
+	VUNPCKLPS    o, e, Z2              \
+	VUNPCKHPS    o, e, Z0              \
+	VMOVAPS      Z2, e                 \
+	VPERMT2PS    Z0, Z13, e            \
+	VMOVAPS      Z2, o                 \
+	VPERMT2PS    Z0, Z14, o
+
+// Z16ADD adds query q's 64 columns (the first group's in e0, o0, the second's in e1,
+// o1) to the float32s at p; Z16STORE stores them there.
+#define Z16ADD(p, e0, o0, e1, o1) \
+	VADDPS (p), e0, e0     \
+	VADDPS 64(p), o0, o0   \
+	VADDPS 128(p), e1, e1  \
+	VADDPS 192(p), o1, o1
+
+#define Z16STORE(p, e0, o0, e1, o1) \
+	VMOVUPS e0, (p)    \
+	VMOVUPS o0, 64(p)  \
+	VMOVUPS e1, 128(p) \
+	VMOVUPS o1, 192(p)
+
+// Z16OUT adds the sums of Z16..Z31 to the four queries' columns at a0..a3, all read
+// before any is written (a query may repeat).
+#define Z16OUT \
+	VMOVDQU64 z16perm<>+0(SB), Z13        \
+	VMOVDQU64 z16perm<>+64(SB), Z14       \
+	Z16SCALE(Z16, Z17, 0, 0)              \
+	Z16SCALE(Z18, Z19, 0, 1)              \
+	Z16SCALE(Z20, Z21, 0, 2)              \
+	Z16SCALE(Z22, Z23, 0, 3)              \
+	Z16SCALE(Z24, Z25, 64, 0)             \
+	Z16SCALE(Z26, Z27, 64, 1)             \
+	Z16SCALE(Z28, Z29, 64, 2)             \
+	Z16SCALE(Z30, Z31, 64, 3)             \
+	MOVQ      a0+0(FP), SI                \
+	MOVQ      a1+8(FP), DI                \
+	MOVQ      a2+16(FP), AX               \
+	MOVQ      a3+24(FP), DX               \
+	Z16ADD(SI, Z16, Z17, Z24, Z25)        \
+	Z16ADD(DI, Z18, Z19, Z26, Z27)        \
+	Z16ADD(AX, Z20, Z21, Z28, Z29)        \
+	Z16ADD(DX, Z22, Z23, Z30, Z31)        \
+	Z16STORE(SI, Z16, Z17, Z24, Z25)      \
+	Z16STORE(DI, Z18, Z19, Z26, Z27)      \
+	Z16STORE(AX, Z20, Z21, Z28, Z29)      \
+	Z16STORE(DX, Z22, Z23, Z30, Z31)
+
+// func addU4Q4I16Z(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+TEXT ·addU4Q4I16Z(SB), $3328-96
+	MOVQ w0+32(FP), SI
+	MOVQ w1+40(FP), DI
+	MOVQ w2+48(FP), AX
+	MOVQ w3+56(FP), DX
+	MOVQ cp+64(FP), R9
+	MOVQ stride+72(FP), R10
+	MOVQ nb+80(FP), R11
+	MOVQ gb+88(FP), CX
+	Z16PRE
+	MOVQ cp+64(FP), R9
+	Z16ROWS(Z4BLOCK)
+	Z16OUT
+	VZEROUPPER
+	RET
