@@ -67,6 +67,12 @@ func addU2Q1I16(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 //go:noescape
 func addU4Q4I16Z(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 
+// addU2Q4I16Z is addU4Q4I16Z for 2-bit codes, each query's sums addU2Q1I16's: 2.7
+// ns per row in L1 against addU2Q4Z's 3.7.
+//
+//go:noescape
+func addU2Q4I16Z(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+
 // addI16Go is addU4Q1I16 (bits 4) and addU2Q1I16 (bits 2) in Go, for n = 4·nb rows:
 // a gets the 64 columns, row i's first group (f16 scale, f16 zero, codes) at
 // rows[i·stride:] and its second gb bytes on. The products, their largest

@@ -65,8 +65,8 @@ func addI16Weights(r *rand.Rand, wk string, n int) []float32 {
 	return w
 }
 
-// TestAddI16Z checks the four-query integer adds (addU4Q4I16Z) against four calls of
-// their one-query twins (addU4Q1I16), bit for bit (checkAddI16Z), over every block
+// TestAddI16Z checks the four-query integer adds (addU4Q4I16Z, addU2Q4I16Z) against
+// four calls of their one-query twins (addU4Q1I16, addU2Q1I16), bit for bit (checkAddI16Z), over every block
 // count up to the cap: rows of mixed kinds at a stride larger than the row, each
 // query's weights of another kind (addI16Weights: with a NaN, a product past the
 // float32 range, products too small for code terms), a repeated query (the fourth
@@ -78,7 +78,7 @@ func TestAddI16Z(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(63, 64))
 	kinds := []string{"softmax", "gauss", "nan", "huge", "tiny"}
-	for _, bits := range []int{4} {
+	for _, bits := range []int{4, 2} {
 		c := Affine{Bits: bits, Group: 32}
 		gb := c.RowBytes(64) / 2
 		for nb := 1; nb <= addI16Blocks; nb++ {
@@ -111,10 +111,10 @@ func TestAddI16Z(t *testing.T) {
 	}
 }
 
-// checkAddI16Z runs addU4Q4I16Z on the 4·nb rows of Affine{bits, 32} (2·32 values)
+// checkAddI16Z runs addU4Q4I16Z (bits 4) or addU2Q4I16Z (bits 2) on the 4·nb rows of Affine{bits, 32} (2·32 values)
 // at src, row stride stride, for the four queries' weights w (with nq = 3 the fourth
 // slot repeats the third query: its accumulators and weights), and checks that each
-// query's 64 columns are, bit for bit (NaN for NaN), what a call of addU4Q1I16 gives
+// query's 64 columns are, bit for bit (NaN for NaN), what a call of its twin gives
 // them, and that nothing is written outside them. The columns start at 0 where the
 // query's products are small (its weights below 2^-60), so that code terms of tiny
 // products show, else Gaussian.
@@ -122,6 +122,9 @@ func checkAddI16Z(t *testing.T, name string, bits int, src []byte, stride, nb in
 	t.Helper()
 	const guard = -777
 	one, four := addU4Q1I16, addU4Q4I16Z
+	if bits == 2 {
+		one, four = addU2Q1I16, addU2Q4I16Z
+	}
 	lg, _ := lossyGeomOf(Affine{Bits: bits, Group: 32}, 64)
 	cp := unsafe.Pointer(&src[lg.codeOff(0)])
 	r := rand.New(rand.NewPCG(uint64(nb), uint64(stride)))
@@ -144,7 +147,7 @@ func checkAddI16Z(t *testing.T, name string, bits int, src []byte, stride, nb in
 		one(unsafe.Pointer(&want[q][1]), wp(q), cp, uintptr(stride), nb, lg.gb)
 		for j, x := range want[q] {
 			if g := got[q][j]; g != x && !(g != g && x != x) {
-				t.Fatalf("%s: query %d slot %d (column %d) = %v, addU4Q1I16 %v", name, q, j, j-1, g, x)
+				t.Fatalf("%s: query %d slot %d (column %d) = %v, one query %v", name, q, j, j-1, g, x)
 			}
 		}
 	}

@@ -3,13 +3,13 @@
 #include "textflag.h"
 #include "p2gather_amd64.h"
 
-// The integer four-query value sums of 4-bit Affine rows in pairs of groups of 32
-// with ZMM registers and VPDPWSSD (AVX-512 VNNI): addU4Q4I16Z, the four-query twin of
-// addU4Q1I16 (declarations and contracts in addi16_amd64.go). Each query gets
-// addU4Q1I16's products, roundings and sums, bit for bit; what the four share is the
-// reading and widening of the rows: a row pair's codes, widened once, take one
-// VPDPWSSD per query and 16 columns, against the query's [π_A, π_B] broadcast from
-// the frame.
+// The integer four-query value sums of 4-bit and 2-bit Affine rows in pairs of
+// groups of 32 with ZMM registers and VPDPWSSD (AVX-512 VNNI): addU4Q4I16Z and
+// addU2Q4I16Z, the four-query twins of addU4Q1I16 and addU2Q1I16 (declarations and
+// contracts in addi16_amd64.go). Each query gets its twin's products, roundings and
+// sums, bit for bit; what the four share is the reading and widening of the rows: a
+// row pair's codes, widened once, take one VPDPWSSD per query and 16 columns,
+// against the query's [π_A, π_B].
 //
 // Frame (hardware SP): the products p, 128 bytes per block of four rows (two
 // vectors, the first group's and the second's, lanes 4q..4q+3 query q's rows 0–3) at
@@ -25,7 +25,8 @@ DATA z16c<>+0(SB)/4, $0x7fffffff // |x| mask
 DATA z16c<>+4(SB)/4, $0x000f000f // word mask of a 4-bit code
 DATA z16c<>+8(SB)/4, $0x46fffe00 // 32767
 DATA z16c<>+12(SB)/4, $0x07800000 // 2^-112, the smallest largest-product with code terms
-GLOBL z16c<>(SB), RODATA|NOPTR, $16
+DATA z16c<>+16(SB)/4, $0x00030003 // word mask of a 2-bit code
+GLOBL z16c<>(SB), RODATA|NOPTR, $20
 
 // z16perm: VPERMT2PS indexes that put the interleaved even and odd columns of a group
 // (VUNPCKLPS: lanes 4j..4j+3 columns 8j..8j+3; VUNPCKHPS: 8j+4..8j+7) in column
@@ -185,10 +186,10 @@ z16round:                            \
 	Z4PAIR((AX), (BX), 36, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31)
 
 // Z16ROWS runs BLOCK over the nb blocks of four rows from R9 (R10 stride, R11 nb)
-// with the weights in the frame, Z16..Z31 zeroed first, and meanwhile prefetches as
-// many bytes past the last row as the rows span (the next call's rows, as
-// I16ROWS). Clobbers AX, BX, DX, R8, R12, R13, Z0, Z1, Z15.
-#define Z16ROWS(BLOCK) \
+// with the weights in the frame, Z16..Z31 zeroed first and Z15 the code mask at
+// MASK, and meanwhile prefetches as many bytes past the last row as the rows span
+// (the next call's rows, as I16ROWS). Clobbers AX, BX, DX, R8, R12, R13, Z0..Z15.
+#define Z16ROWS(BLOCK, MASK) \
 	VPXORD       Z16, Z16, Z16     \
 	VPXORD       Z17, Z17, Z17     \
 	VPXORD       Z18, Z18, Z18     \
@@ -205,7 +206,7 @@ z16round:                            \
 	VPXORD       Z29, Z29, Z29     \
 	VPXORD       Z30, Z30, Z30     \
 	VPXORD       Z31, Z31, Z31     \
-	VPBROADCASTD z16c<>+4(SB), Z15 \
+	VPBROADCASTD MASK, Z15         \
 	MOVQ         R11, DX           \
 	LEAQ         Z16PI(SP), R12    \
 	MOVQ         R10, R8           \
@@ -296,7 +297,135 @@ TEXT ·addU4Q4I16Z(SB), $3328-96
 	MOVQ gb+88(FP), CX
 	Z16PRE
 	MOVQ cp+64(FP), R9
-	Z16ROWS(Z4BLOCK)
+	Z16ROWS(Z4BLOCK, z16c<>+4(SB))
 	Z16OUT
+	VZEROUPPER
+	RET
+
+// Z2PAIR adds the codes of both groups of rows A and B (8 bytes each per group, the
+// second group's CX bytes after the first's) times each query's [π_A, π_B] into
+// Z16..Z31, as int32: each row's two groups' bytes widened to dwords (the first
+// group's in lanes 0–7), B's shifted into the high words, and the codes of shift 2m
+// go to query q's accumulator Z16+4q+m, lane j (j < 8) column 4j+m of the first
+// group and lane 8+j of the second. Query q's weights are the dword at off(R12) + 8q
+// in lanes 0–7 and the one 32 bytes on in lanes 8–15 (K3). Z15 holds the 2-bit
+// mask; clobbers Z0..Z9.
+#define Z2PAIR(A, B, off) \
+	VMOVQ         (A), X4                  \
+	VPINSRQ       $1, (A)(CX*1), X4, X4    \
+	VMOVQ         (B), X5                  \
+	VPINSRQ       $1, (B)(CX*1), X5, X5    \
+	VPMOVZXBD     X4, Z4                   \
+	VPMOVZXBD     X5, Z5                   \
+	VPSLLD        $16, Z5, Z5              \
+	VPORD         Z5, Z4, Z4               \
+	VPANDD        Z15, Z4, Z0              \
+	VPSRLW        $2, Z4, Z1               \
+	VPANDD        Z15, Z1, Z1              \
+	VPSRLW        $4, Z4, Z2               \
+	VPANDD        Z15, Z2, Z2              \
+	VPSRLW        $6, Z4, Z3               \
+	Z2QUERY(off, Z6, Z16, Z17, Z18, Z19)     \
+	Z2QUERY(off+8, Z7, Z20, Z21, Z22, Z23)   \
+	Z2QUERY(off+16, Z8, Z24, Z25, Z26, Z27)  \
+	Z2QUERY(off+24, Z9, Z28, Z29, Z30, Z31)
+
+// Z2QUERY builds one query's weights in w (the first group's pair at off(R12), the
+// second's 32 bytes on) and adds the four code vectors Z0..Z3 times them into
+// a0..a3.
+#define Z2QUERY(off, w, a0, a1, a2, a3) \
+	VPBROADCASTD off(R12), w          \
+	VPBROADCASTD off+32(R12), K3, w   \
+	VPDPWSSD     w, Z0, a0            \
+	VPDPWSSD     w, Z1, a1            \
+	VPDPWSSD     w, Z2, a2            \
+	VPDPWSSD     w, Z3, a3
+
+// Z2BLOCK adds a block's two row pairs (rows R9, R13; then R9 moved to row 2 and R13
+// to row 3) with their weights at R12.
+#define Z2BLOCK \
+	Z2PAIR(R9, R13, 0)        \
+	LEAQ   (R13)(R10*1), R9   \
+	LEAQ   (R9)(R10*1), R13   \
+	Z2PAIR(R9, R13, 4)
+
+// Z2COLS puts one query's sums a0..a3 (Z2PAIR's lanes) in column order: a0 and a1
+// get the first group's columns 0–15 and 16–31, a2 and a3 the second's. Clobbers
+// Z0..Z3.
+#define Z2COLS(a0, a1, a2, a3) \
+	VPUNPCKLDQ  a1, a0, Z0         \
+	VPUNPCKHDQ  a1, a0, Z1         \
+	VPUNPCKLDQ  a3, a2, Z2         \
+	VPUNPCKHDQ  a3, a2, Z3         \
+	VPUNPCKLQDQ Z2, Z0, a0         \
+	VPUNPCKHQDQ Z2, Z0, a1         \
+	VPUNPCKLQDQ Z3, Z1, a2         \
+	VPUNPCKHQDQ Z3, Z1, a3         \
+	VSHUFI32X4  $0x44, a1, a0, Z0  \
+	VSHUFI32X4  $0xee, a1, a0, Z1  \
+	VSHUFI32X4  $0x44, a3, a2, Z2  \
+	VSHUFI32X4  $0xee, a3, a2, Z3  \
+	VSHUFI32X4  $0x88, Z2, Z0, a0  \
+	VSHUFI32X4  $0xdd, Z2, Z0, a1  \
+	VSHUFI32X4  $0x88, Z3, Z1, a2  \
+	VSHUFI32X4  $0xdd, Z3, Z1, a3
+
+// Z2SCALE turns one query's sums (Z2COLS's order) into float(sum)·P + Z, P and Z
+// its lane 4q of each group's vectors. Clobbers Z0..Z3.
+#define Z2SCALE(a0, a1, a2, a3, q) \
+	VBROADCASTSS Z16P+16*q(SP), Z0     \
+	VBROADCASTSS Z16Z+16*q(SP), Z1     \
+	VBROADCASTSS Z16P+64+16*q(SP), Z2  \
+	VBROADCASTSS Z16Z+64+16*q(SP), Z3  \
+	VCVTDQ2PS    a0, a0                \
+	VCVTDQ2PS    a1, a1                \
+	VCVTDQ2PS    a2, a2                \
+	VCVTDQ2PS    a3, a3                \
+	VMULPS       Z0, a0, a0            \
+	VMULPS       Z0, a1, a1            \
+	VMULPS       Z2, a2, a2            \
+	VMULPS       Z2, a3, a3            \
+	VADDPS       Z1, a0, a0            \
+	VADDPS       Z1, a1, a1            \
+	VADDPS       Z3, a2, a2            \
+	VADDPS       Z3, a3, a3
+
+// Z2QOUT puts query q's sums a0..a3 (Z2PAIR's lanes) in column order and scales
+// them.
+#define Z2QOUT(a0, a1, a2, a3, q) \
+	Z2COLS(a0, a1, a2, a3)    \
+	Z2SCALE(a0, a1, a2, a3, q)
+
+// func addU2Q4I16Z(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+TEXT ·addU2Q4I16Z(SB), $3328-96
+	MOVQ  w0+32(FP), SI
+	MOVQ  w1+40(FP), DI
+	MOVQ  w2+48(FP), AX
+	MOVQ  w3+56(FP), DX
+	MOVQ  cp+64(FP), R9
+	MOVQ  stride+72(FP), R10
+	MOVQ  nb+80(FP), R11
+	MOVQ  gb+88(FP), CX
+	Z16PRE
+	MOVQ  cp+64(FP), R9
+	MOVL  $0xff00, AX
+	KMOVW AX, K3
+	Z16ROWS(Z2BLOCK, z16c<>+16(SB))
+	Z2QOUT(Z16, Z17, Z18, Z19, 0)
+	Z2QOUT(Z20, Z21, Z22, Z23, 1)
+	Z2QOUT(Z24, Z25, Z26, Z27, 2)
+	Z2QOUT(Z28, Z29, Z30, Z31, 3)
+	MOVQ  a0+0(FP), SI
+	MOVQ  a1+8(FP), DI
+	MOVQ  a2+16(FP), AX
+	MOVQ  a3+24(FP), DX
+	Z16ADD(SI, Z16, Z17, Z18, Z19)
+	Z16ADD(DI, Z20, Z21, Z22, Z23)
+	Z16ADD(AX, Z24, Z25, Z26, Z27)
+	Z16ADD(DX, Z28, Z29, Z30, Z31)
+	Z16STORE(SI, Z16, Z17, Z18, Z19)
+	Z16STORE(DI, Z20, Z21, Z22, Z23)
+	Z16STORE(AX, Z24, Z25, Z26, Z27)
+	Z16STORE(DX, Z28, Z29, Z30, Z31)
 	VZEROUPPER
 	RET

@@ -108,8 +108,8 @@ const addQ4Rows = 64
 // of a multiple of 32; for groups of 16, addQ4W with the query repeated). With
 // AVX-512F, groups of a multiple of 32 take addQ4Z for addQ4W (the same sums); with
 // AVX-512 VNNI, a quad's whole pairs of groups of 32 take addQ4P2Z over its first n
-// rounded down to 4 rows instead (4-bit codes, n ≥ 4: each query the sums addQ1P2
-// gives it), and addQ4Z the rest.
+// rounded down to 4 rows instead (4-bit and 2-bit codes, n ≥ 4: each query the
+// sums addQ1P2 gives it), and addQ4Z the rest.
 func addRowsQ4(lg *lossyGeom, acc, w []float32, ld, g int, src []byte, stride, n, d int) {
 	sp, ap, wp := unsafe.Pointer(&src[0]), unsafe.Pointer(&acc[0]), unsafe.Pointer(&w[0])
 	ab, wb, us := uintptr(4*d), uintptr(4*ld), uintptr(stride)
