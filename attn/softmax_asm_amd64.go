@@ -4,8 +4,8 @@ package attn
 
 import "math"
 
-// The softmax kernels in AVX2 + FMA assembly (softmax_asm_amd64.s), used by every
-// amd64 build on CPUs with AVX2 and FMA (kernels_amd64.go). Each computes what its
+// The softmax kernels in AVX2 + FMA assembly (softmax_asm_amd64.s; expRowZ with
+// AVX-512F), used by every amd64 build on CPUs with AVX2 and FMA (kernels_amd64.go). Each computes what its
 // scalar twin in kernels.go computes, 8 lanes at a time, up to float32 rounding: exp
 // reduces x = n·ln2 + r (n rounded to even where exp32 rounds half toward zero),
 // takes e^r from its degree-6 Taylor polynomial with fused multiply-adds, scales by
@@ -25,6 +25,13 @@ func maxRowFMA(row *float32, n int) float32
 //
 //go:noescape
 func expRowFMA(row *float32, n int, mb uint32) float32
+
+// expRowZ is expRowFMA with ZMM registers (AVX-512F) for n ≥ 16: 16 lanes, each
+// weight expRowFMA's bit for bit, the last n%16 values read as the last 16; the sum
+// adds the lane sums of the two halves first, then as expRowFMA.
+//
+//go:noescape
+func expRowZ(row *float32, n int, mb uint32) float32
 
 // maxRowAsm is maxRowScalar. Rows shorter than a vector, and rows without a finite
 // or +Inf value (all NaN or −Inf), go to the reference, which settles NaN rows.
@@ -46,6 +53,14 @@ func expRowAsm(row []float32, mb uint32) float32 {
 		return expRowScalar(row, mb)
 	}
 	return expRowFMA(&row[0], len(row), mb)
+}
+
+// expRowAsmZ is expRowAsm with expRowZ for rows of 16 values or more.
+func expRowAsmZ(row []float32, mb uint32) float32 {
+	if len(row) < 16 {
+		return expRowAsm(row, mb)
+	}
+	return expRowZ(&row[0], len(row), mb)
 }
 
 // negInf32 is float32 −Inf.

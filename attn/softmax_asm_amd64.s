@@ -2,10 +2,11 @@
 
 #include "textflag.h"
 
-// Softmax kernels in AVX2 + FMA assembly. Constants are 8-lane vectors in read-only
-// data, read as memory operands (log2e, ln2 split in two, the Taylor coefficients
-// 1/720 … 1, the −87 cut). Both routines end with VZEROUPPER (scalar Go float code
-// follows).
+// Softmax kernels in AVX2 + FMA assembly, and exp with AVX-512F (expRowZ, at the
+// end). Constants are 8-lane vectors in read-only data, read as memory operands
+// (log2e, ln2 split in two, the Taylor coefficients 1/720 … 1, the −87 cut;
+// expRowZ broadcasts them into registers). The routines end with VZEROUPPER (scalar
+// Go float code follows).
 
 #define VEC8(name, bits) \
 	DATA name<>+0(SB)/4, bits \
@@ -154,4 +155,89 @@ mlast:
 	VMAXPS       X1, X0, X0
 	VZEROUPPER
 	MOVSS        X0, ret+16(FP)
+	RET
+
+// EXP16 is EXP8 with ZMM registers (AVX-512F): x replaced by x − m (m in Z31) and
+// w = e^(x−m) written to Z3, lane for lane the same bits: the same operations, but
+// the scaling by 2^n in one VSCALEFPS (exact where EXP8's exponent bits are: n ≥
+// −126 above the cut), the constants in registers (Z16 log2e, Z17 and Z18 ln2's
+// parts, Z19 the −87 cut, Z20..Z25 the coefficients 1/720 … 1; EXPZCONSTS).
+// Clobbers Z1, Z2, K1.
+#define EXP16(x) \
+	VSUBPS      Z31, x, x   \
+	VMULPS      Z16, x, Z1  \
+	VRNDSCALEPS $0, Z1, Z1  \
+	VMOVAPS     x, Z2       \
+	VFMADD231PS Z17, Z1, Z2 \
+	VFMADD231PS Z18, Z1, Z2 \
+	VMOVAPS     Z20, Z3     \
+	VFMADD213PS Z21, Z2, Z3 \
+	VFMADD213PS Z22, Z2, Z3 \
+	VFMADD213PS Z23, Z2, Z3 \
+	VFMADD213PS Z24, Z2, Z3 \
+	VFMADD213PS Z25, Z2, Z3 \
+	VFMADD213PS Z25, Z2, Z3 \
+	VSCALEFPS   Z1, Z3, Z3  \
+	VCMPPS      $5, Z19, x, K1 \
+	VMOVAPS.Z   Z3, K1, Z3
+
+#define EXPZCONSTS \
+	VBROADCASTSS expLog2e<>(SB), Z16  \
+	VBROADCASTSS expLn2hi<>(SB), Z17  \
+	VBROADCASTSS expLn2lo<>(SB), Z18  \
+	VBROADCASTSS expLowCut<>(SB), Z19 \
+	VBROADCASTSS expC720<>(SB), Z20   \
+	VBROADCASTSS expC120<>(SB), Z21   \
+	VBROADCASTSS expC24<>(SB), Z22    \
+	VBROADCASTSS expC6<>(SB), Z23     \
+	VBROADCASTSS expHalf<>(SB), Z24   \
+	VBROADCASTSS expOne<>(SB), Z25
+
+// func expRowZ(row *float32, n int, mb uint32) float32
+// expRowFMA with 16 lanes, for n ≥ 16: full vectors in place, then, when n%16 ≠ 0,
+// the last 16 values (loaded before the loop overwrites some of them) with only
+// their last n%16 lanes (K2) summed; each weight is expRowFMA's, bit for bit.
+TEXT ·expRowZ(SB), NOSPLIT, $0-28
+	MOVQ         row+0(FP), SI
+	MOVQ         n+8(FP), R9
+	VBROADCASTSS mb+16(FP), Z31
+	EXPZCONSTS
+	LEAQ         -64(SI)(R9*4), DI
+	VMOVUPS      (DI), Z14
+	MOVQ         R9, R10
+	ANDQ         $15, R10
+	MOVQ         $16, CX
+	SUBQ         R10, CX
+	MOVL         $0xffff, AX
+	SHLL         CX, AX
+	KMOVW        AX, K2
+	VPXORD       Z12, Z12, Z12
+	SHRQ         $4, R9
+
+zloop:
+	VMOVUPS (SI), Z0
+	EXP16(Z0)
+	VMOVUPS Z3, (SI)
+	VADDPS  Z3, Z12, Z12
+	ADDQ    $64, SI
+	DECQ    R9
+	JNZ     zloop
+
+	TESTQ     R10, R10
+	JE        zsum
+	EXP16(Z14)
+	VMOVUPS   Z3, (DI)
+	VMOVAPS.Z Z3, K2, Z3
+	VADDPS    Z3, Z12, Z12
+
+zsum:
+	// The two halves' lanes added, then as expRowFMA.
+	VEXTRACTF64X4 $1, Z12, Y1
+	VADDPS        Y1, Y12, Y12
+	VHADDPS       Y12, Y12, Y12
+	VHADDPS       Y12, Y12, Y12
+	VEXTRACTF128  $1, Y12, X1
+	VADDSS        X1, X12, X0
+	VZEROUPPER
+	MOVSS         X0, ret+24(FP)
 	RET
