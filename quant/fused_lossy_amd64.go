@@ -201,12 +201,17 @@ func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, bloc
 	rb := packedBytes(d, c.Bits)
 	mode := chanMode(c, d)
 	if mode == 16 && haveF16C {
-		// Each query prepared in one call (chanQueryI16F16C), into its d-value slot.
+		// Each query prepared in one call (chanQueryI16F16C), into its d-value slot;
+		// with AVX-512, four at a time (chanQuery4I16Z).
 		split := 0
 		if c.Bits == 4 {
 			split = 1
 		}
-		for j := range g {
+		j := 0
+		for ; haveVNNI512 && j+4 <= g; j += 4 {
+			chanQuery4I16Z(unsafe.Pointer(&tmp[j*d]), unsafe.Pointer(&q[j*d]), unsafe.Pointer(&block[0]), d, split)
+		}
+		for ; j < g; j++ {
 			chanQueryI16F16C(unsafe.Pointer(&tmp[j*d]), unsafe.Pointer(&q[j*d]), unsafe.Pointer(&block[0]), d, split)
 		}
 		chanI16Kernels(c, scores, ld, tmp[:g*d], g, unsafe.Pointer(&block[4*d+i0*rb]), uintptr(rb), i1-i0, d)

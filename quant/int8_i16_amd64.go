@@ -127,3 +127,11 @@ func dotU4Q4ChanI16Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintp
 //
 //go:noescape
 func chanQueryI16F16C(dst, q, block unsafe.Pointer, d, split int)
+
+// chanQuery4I16Z is chanQueryI16F16C for four queries (query j's d values at q +
+// 4dj, its slot at dst + 4dj) with ZMM registers (haveVNNI512): each 16 channels'
+// scales and zeros are widened once for the four, and each query gets the codes, D
+// and b chanQueryI16F16C gives it, bit for bit (the codes where D is not NaN).
+//
+//go:noescape
+func chanQuery4I16Z(dst, q, block unsafe.Pointer, d, split int)

@@ -187,6 +187,82 @@ func TestChanQueryI16(t *testing.T) {
 	}
 }
 
+// TestChanQuery4I16Z checks chanQuery4I16Z against four calls of chanQueryI16F16C:
+// each query's int16 codes bit for bit (where its D is not NaN: then the codes do not
+// matter), D (as a value: a zero D's sign may differ) and b, over head sizes up to
+// 512, split and not, the four queries of different magnitudes (below the smallest
+// that gets codes, just above it), a zero query and a NaN.
+func TestChanQuery4I16Z(t *testing.T) {
+	if !haveVNNI512 || !haveF16C {
+		t.Skip("the kernel needs AVX-512")
+	}
+	r := rand.New(rand.NewPCG(47, 48))
+	same := func(a, b float32) bool { return a == b || a != a && b != b }
+	shapes := []string{"gauss", "zero", "nan", "tiny", "huge", "edge"}
+	for _, d := range []int{16, 32, 48, 64, 128, 256, 512} {
+		c := Channel{Bits: 4}
+		const tt = 8
+		block := make([]byte, c.BlockBytes(tt, d))
+		src := gaussRow(r, tt*d, 1)
+		for i := range src {
+			src[i] *= float32(1 + i%d%7)
+		}
+		c.Encode(block, src, tt, d)
+		for rep := range shapes {
+			for _, split := range []int{0, 1} {
+				q := make([]float32, 4*d)
+				for j := range 4 {
+					qj := q[j*d : (j+1)*d]
+					copy(qj, gaussRow(r, d, 1))
+					switch shapes[(rep+j)%len(shapes)] {
+					case "zero":
+						clear(qj)
+					case "nan":
+						qj[r.IntN(d)] = float32(math.NaN())
+					case "tiny": // below 2^-110 once scaled: no codes
+						for i := range qj {
+							qj[i] *= 1e-36
+						}
+					case "huge":
+						for i := range qj {
+							qj[i] *= 1e20
+						}
+					case "edge": // the largest |q·scale| near 2^-110.5, between the cut-offs of 2^-111 and 2^-110
+						var m float64
+						for i, x := range qj {
+							m = max(m, math.Abs(float64(x)*float64(getF16(block[4*i:]))))
+						}
+						for i := range qj {
+							qj[i] *= float32(math.Exp2(-110.5) / m)
+						}
+					}
+				}
+				got := make([]float32, 4*d)
+				chanQuery4I16Z(unsafe.Pointer(&got[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&block[0]), d, split)
+				for j := range 4 {
+					name := fmt.Sprintf("d=%d/rep=%d/split=%d/query %d (%s)", d, rep, split, j, shapes[(rep+j)%len(shapes)])
+					want := make([]float32, d)
+					chanQueryI16F16C(unsafe.Pointer(&want[0]), unsafe.Pointer(&q[j*d]), unsafe.Pointer(&block[0]), d, split)
+					g := got[j*d : (j+1)*d]
+					if !same(g[d/2], want[d/2]) || math.Float32bits(g[d/2+1]) != math.Float32bits(want[d/2+1]) && !same(g[d/2+1], want[d/2+1]) {
+						t.Fatalf("%s: D, b = %v, %v; want %v, %v", name, g[d/2], g[d/2+1], want[d/2], want[d/2+1])
+					}
+					if want[d/2] != want[d/2] {
+						continue
+					}
+					gc := unsafe.Slice((*int16)(unsafe.Pointer(&g[0])), d)
+					wc := unsafe.Slice((*int16)(unsafe.Pointer(&want[0])), d)
+					for i := range d {
+						if gc[i] != wc[i] {
+							t.Fatalf("%s: code %d = %d, want %d", name, i, gc[i], wc[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestDotQ4I16Z: the ZMM int16 score kernels give their YMM twins' scores bit for
 // bit (NaN for NaN): dotInt8Q4I16Z of Int8 rows, dotU4Q4ChanI16Z of 4-bit KIVI key
 // block rows; for head sizes up to maxI16Dim, row counts 4–64 (multiples of 4), rows

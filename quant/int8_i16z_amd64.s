@@ -194,3 +194,182 @@ cloop:
 	VMULPS Z20, Z12, Z12
 	VADDPS Z19, Z12, Z12
 	I16ZSTORE(cblock)
+
+// cqzidx: VPERMT2PS indexes of the scales (even lanes) and the zeros (odd lanes) of
+// 16 channels widened as (scale, zero) pairs into two vectors; then VPERMPS indexes
+// of the 4-bit split (per 16 channels the even ones, then the odd ones) and of no
+// split.
+DATA cqzidx<>+0(SB)/8, $0x0000000200000000
+DATA cqzidx<>+8(SB)/8, $0x0000000600000004
+DATA cqzidx<>+16(SB)/8, $0x0000000a00000008
+DATA cqzidx<>+24(SB)/8, $0x0000000e0000000c
+DATA cqzidx<>+32(SB)/8, $0x0000001200000010
+DATA cqzidx<>+40(SB)/8, $0x0000001600000014
+DATA cqzidx<>+48(SB)/8, $0x0000001a00000018
+DATA cqzidx<>+56(SB)/8, $0x0000001e0000001c
+DATA cqzidx<>+64(SB)/8, $0x0000000300000001
+DATA cqzidx<>+72(SB)/8, $0x0000000700000005
+DATA cqzidx<>+80(SB)/8, $0x0000000b00000009
+DATA cqzidx<>+88(SB)/8, $0x0000000f0000000d
+DATA cqzidx<>+96(SB)/8, $0x0000001300000011
+DATA cqzidx<>+104(SB)/8, $0x0000001700000015
+DATA cqzidx<>+112(SB)/8, $0x0000001b00000019
+DATA cqzidx<>+120(SB)/8, $0x0000001f0000001d
+DATA cqzidx<>+128(SB)/8, $0x0000000200000000
+DATA cqzidx<>+136(SB)/8, $0x0000000600000004
+DATA cqzidx<>+144(SB)/8, $0x0000000a00000008
+DATA cqzidx<>+152(SB)/8, $0x0000000e0000000c
+DATA cqzidx<>+160(SB)/8, $0x0000000300000001
+DATA cqzidx<>+168(SB)/8, $0x0000000700000005
+DATA cqzidx<>+176(SB)/8, $0x0000000b00000009
+DATA cqzidx<>+184(SB)/8, $0x0000000f0000000d
+DATA cqzidx<>+192(SB)/8, $0x0000000100000000
+DATA cqzidx<>+200(SB)/8, $0x0000000300000002
+DATA cqzidx<>+208(SB)/8, $0x0000000500000004
+DATA cqzidx<>+216(SB)/8, $0x0000000700000006
+DATA cqzidx<>+224(SB)/8, $0x0000000900000008
+DATA cqzidx<>+232(SB)/8, $0x0000000b0000000a
+DATA cqzidx<>+240(SB)/8, $0x0000000d0000000c
+DATA cqzidx<>+248(SB)/8, $0x0000000f0000000e
+GLOBL cqzidx<>(SB), RODATA|NOPTR, $256
+
+DATA cqzabs<>+0(SB)/4, $0x7fffffff
+GLOBL cqzabs<>(SB), RODATA|NOPTR, $4
+
+// CQZQUERY prepares 16 channels of one query (its values at Q+AX, the channels'
+// scales in Z2 and zeros in Y0, Y1), as CQHALF twice and chanQueryI16F16C's loop:
+// q·scale to D+AX (split by Z28), b += q·zero per half (b, as CQHALF's Y7), the
+// largest |q·scale| into m and Σ q·scale·0 into f. Clobbers Z3, Z4.
+#define CQZQUERY(Q, D, b, m, f) \
+	VMULPS      (Q)(AX*1), Z2, Z3    \
+	VFMADD231PS (Q)(AX*1), Y0, b     \
+	VFMADD231PS 32(Q)(AX*1), Y1, b   \
+	VPANDD      Z24, Z3, Z4          \
+	VMAXPS      Z4, m, m             \
+	VFMADD231PS Z3, Z25, f           \
+	VPERMPS     Z3, Z28, Z3          \
+	VMOVUPS     Z3, (D)(AX*1)
+
+// CQZFINAL turns one query's q·scale values at D into int16 codes, D and b, as
+// I16QUANT with CQB (CX d): b from its lanes in Yb (Xb its low half), the largest
+// |q·scale| from the lanes of m and Σ q·scale·0 from those of f. Labels zero, clear,
+// code and done are the expansion's own. Clobbers AX, BX, X0..X5, Z4, Z5.
+#define CQZFINAL(D, Yb, Xb, m, f, zero, clear, code, done) \
+	VEXTRACTF128  $1, Yb, X1             \
+	VADDPS        X1, Xb, Xb             \
+	VHADDPS       Xb, Xb, Xb             \
+	VHADDPS       Xb, Xb, Xb             \
+	VEXTRACTF64X4 $1, m, Y0              \
+	VEXTRACTF64X4 $0, m, Y2              \
+	VMAXPS        Y2, Y0, Y0             \
+	VEXTRACTF64X4 $1, f, Y1              \
+	VEXTRACTF64X4 $0, f, Y2              \
+	VADDPS        Y2, Y1, Y1             \
+	VEXTRACTF128  $1, Y0, X2             \
+	VMAXPS        X2, X0, X0             \
+	VPSHUFD       $0x4e, X0, X2          \
+	VMAXPS        X2, X0, X0             \
+	VPSHUFD       $0xb1, X0, X2          \
+	VMAXPS        X2, X0, X0             \
+	VEXTRACTF128  $1, Y1, X2             \
+	VADDPS        X2, X1, X1             \
+	VPSHUFD       $0x4e, X1, X2          \
+	VADDPS        X2, X1, X1             \
+	VPSHUFD       $0xb1, X1, X2          \
+	VADDPS        X2, X1, X1             \
+	MOVL          $0x08800000, BX        \
+	VMOVD         BX, X2                 \
+	VUCOMISS      X2, X0                 \
+	JB            zero                   \
+	MOVL          $0x46fffe00, BX        \
+	VMOVD         BX, X2                 \
+	VDIVSS        X2, X0, X3             \
+	VDIVSS        X0, X2, X4             \
+	VADDSS        X1, X3, X3             \
+	VBROADCASTSS  X4, Z4                 \
+	XORQ          AX, AX                 \
+code:                                    \
+	VMULPS        (D)(AX*4), Z4, Z5      \
+	VCVTPS2DQ     Z5, Z5                 \
+	VPMOVSDW      Z5, Y5                 \
+	VMOVDQU       Y5, (D)(AX*2)          \
+	ADDQ          $16, AX                \
+	CMPQ          AX, CX                 \
+	JB            code                   \
+	VMOVSS        X3, (D)(CX*2)          \
+	JMP           done                   \
+zero:                                    \
+	VPXOR         Y5, Y5, Y5             \
+	XORQ          AX, AX                 \
+clear:                                   \
+	VMOVDQU       Y5, (D)(AX*2)          \
+	ADDQ          $16, AX                \
+	CMPQ          AX, CX                 \
+	JB            clear                  \
+	VMOVSS        X1, (D)(CX*2)          \
+done:                                    \
+	VMOVSS        Xb, 4(D)(CX*2)
+
+// func chanQuery4I16Z(dst, q, block unsafe.Pointer, d, split int)
+// chanQueryI16F16C of four queries (query j's values at q + 4dj, its slot at dst +
+// 4dj) with ZMM registers (haveVNNI512): each 16 channels' scales and zeros widened
+// once for the four, each query's codes, D and b those chanQueryI16F16C gives it, bit
+// for bit. d is a multiple of 16.
+TEXT ·chanQuery4I16Z(SB), NOSPLIT, $0-40
+	MOVQ      dst+0(FP), DI
+	MOVQ      q+8(FP), SI
+	MOVQ      block+16(FP), DX
+	MOVQ      d+24(FP), CX
+	LEAQ      (CX*4), BX
+	LEAQ      (SI)(BX*1), R11
+	LEAQ      (R11)(BX*1), R12
+	LEAQ      (R12)(BX*1), R13
+	LEAQ      (DI)(BX*1), R8
+	LEAQ      (R8)(BX*1), R10
+	LEAQ      (R10)(BX*1), R14
+	VMOVDQU32 cqzidx<>(SB), Z26
+	VMOVDQU32 cqzidx<>+64(SB), Z27
+	VMOVDQU32 cqzidx<>+128(SB), Z28
+	CMPQ      split+32(FP), $0
+	JNE       cqzsplit
+	VMOVDQU32 cqzidx<>+192(SB), Z28
+
+cqzsplit:
+	VPBROADCASTD cqzabs<>(SB), Z24
+	VPXORD       Z25, Z25, Z25
+	VXORPS       Y8, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VXORPS       Y10, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VPXORD       Z16, Z16, Z16
+	VPXORD       Z17, Z17, Z17
+	VPXORD       Z18, Z18, Z18
+	VPXORD       Z19, Z19, Z19
+	VPXORD       Z20, Z20, Z20
+	VPXORD       Z21, Z21, Z21
+	VPXORD       Z22, Z22, Z22
+	VPXORD       Z23, Z23, Z23
+	XORQ         AX, AX
+
+cqzloop:
+	VCVTPH2PS     (DX), Z0
+	VCVTPH2PS     32(DX), Z1
+	VMOVAPS       Z0, Z2
+	VPERMT2PS     Z1, Z26, Z2
+	VPERMT2PS     Z1, Z27, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	CQZQUERY(SI, DI, Y8, Z16, Z20)
+	CQZQUERY(R11, R8, Y9, Z17, Z21)
+	CQZQUERY(R12, R10, Y10, Z18, Z22)
+	CQZQUERY(R13, R14, Y11, Z19, Z23)
+	ADDQ          $64, DX
+	ADDQ          $64, AX
+	CMPQ          AX, BX
+	JB            cqzloop
+
+	CQZFINAL(DI, Y8, X8, Z16, Z20, cqzz0, cqzl0, cqzc0, cqzd0)
+	CQZFINAL(R8, Y9, X9, Z17, Z21, cqzz1, cqzl1, cqzc1, cqzd1)
+	CQZFINAL(R10, Y10, X10, Z18, Z22, cqzz2, cqzl2, cqzc2, cqzd2)
+	CQZFINAL(R14, Y11, X11, Z19, Z23, cqzz3, cqzl3, cqzc3, cqzd3)
+	VZEROUPPER
+	RET
