@@ -61,27 +61,52 @@ func i16Rows(c RowCodec, d int) bool {
 }
 
 // dotInt8RowsI16 is fusedDotRows for Int8 rows on CPUs with F16C (i16Rows): the
-// queries quantized into tmp (d/2 + 1 values each), four at a time through
-// dotInt8Q4I16 where tmp holds four (with haveVNNI512, dotInt8Q4I16Z for the rows of
-// whole blocks of four), the rest one at a time through dotInt8R4I16
-// (ScratchFloats(d) holds one for every d ≤ maxI16Dim).
-func dotInt8RowsI16(scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
+// queries quantized (quantQueryI16, d/2 + 1 values each) into tmp or, prepared
+// already, pq (prepareI16; nil if not), four at a time through dotInt8Q4I16 where
+// tmp holds four (with haveVNNI512, dotInt8Q4I16Z for the rows of whole blocks of
+// four), the rest one at a time through dotInt8R4I16 (ScratchFloats(d) holds one for
+// every d ≤ maxI16Dim).
+func dotInt8RowsI16(scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	qf := d/2 + 1 // floats of one quantized query
 	_, _ = q[g*d-1], tmp[qf-1]
 	qt, sp := unsafe.Pointer(&tmp[0]), unsafe.Pointer(&src[0])
 	us, ud, ldb := uintptr(stride), uintptr(d), uintptr(4*ld)
-	j := 0
-	for ; j+4 <= g && len(tmp) >= 4*qf; j += 4 {
-		for r := range 4 {
-			quantQueryI16(unsafe.Add(qt, 4*r*qf), unsafe.Pointer(&q[(j+r)*d]), d)
+	quads := len(tmp) >= 4*qf
+	if pq != nil {
+		_ = pq[g*qf-1]
+		qt, quads = unsafe.Pointer(&pq[0]), true
+	}
+	// query returns where query j's codes go (and are read), quantized unless prepared.
+	query := func(j, r int) unsafe.Pointer {
+		if pq != nil {
+			return unsafe.Add(qt, 4*j*qf)
 		}
-		quadDot(dotInt8Q4I16, dotInt8Q4I16Z, unsafe.Pointer(&scores[j*ld]), ldb, qt, uintptr(4*qf), sp, us, n, ud)
+		t := unsafe.Add(qt, 4*r*qf)
+		quantQueryI16(t, unsafe.Pointer(&q[j*d]), d)
+		return t
+	}
+	j := 0
+	for ; j+4 <= g && quads; j += 4 {
+		q0 := query(j, 0)
+		for r := 1; r < 4; r++ {
+			query(j+r, r)
+		}
+		quadDot(dotInt8Q4I16, dotInt8Q4I16Z, unsafe.Pointer(&scores[j*ld]), ldb, q0, uintptr(4*qf), sp, us, n, ud)
 	}
 	for ; j < g; j++ {
-		quantQueryI16(qt, unsafe.Pointer(&q[j*d]), d)
-		dotR4(dotInt8R4I16, unsafe.Pointer(&scores[j*ld]), qt, sp, us, n, ud)
+		dotR4(dotInt8R4I16, unsafe.Pointer(&scores[j*ld]), query(j, 0), sp, us, n, ud)
 	}
 	return true
+}
+
+// prepareI16 writes to pq (g·(d/2 + 1) values) the g queries at q quantized as
+// dotInt8RowsI16 reads them (quantQueryI16), query j at j·(d/2 + 1).
+func prepareI16(pq, q []float32, g, d int) {
+	qf := d/2 + 1
+	_, _ = pq[g*qf-1], q[g*d-1]
+	for j := range g {
+		quantQueryI16(unsafe.Pointer(&pq[j*qf]), unsafe.Pointer(&q[j*d]), d)
+	}
 }
 
 // dotU4ChanI16 scores one int16 query against the 4-bit token rows of a KIVI key

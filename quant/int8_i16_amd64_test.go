@@ -326,3 +326,7 @@ func TestDotQ4I16Z(t *testing.T) {
 		}
 	}
 }
+
+// prepInt8 reports whether a RowPlan of Int8 rows of d values has prepared queries
+// (made under a set with fused kernels): where the int16 kernels score them.
+func prepInt8(d int) bool { return i16Rows(Int8{}, d) }

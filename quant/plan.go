@@ -52,9 +52,9 @@ func (p *RowPlan) QueryFloats(g int) int {
 
 // PrepareQuery writes to pq (QueryFloats(g) values) the g queries q[:g·d] in the form
 // the plan's score kernels read (q4 and q2 rows: each query quantized to int8 per
-// group of 32 values, with its group factors), which DotRows otherwise redoes on
-// every call: attention scores many spans with the same query. It does nothing when
-// QueryFloats(g) is 0.
+// group of 32 values, with its group factors; q8 rows: to int16, with its factor),
+// which DotRows otherwise redoes on every call: attention scores many spans with the
+// same query. It does nothing when QueryFloats(g) is 0.
 func (p *RowPlan) PrepareQuery(pq, q []float32, g int) {
 	if p.QueryFloats(g) == 0 {
 		return
@@ -92,8 +92,9 @@ func (p *RowPlan) AddRows(acc, w []float32, ld, g int, src []byte, stride, n int
 		acc = acc[:g*d]
 		_ = w[(g-1)*ld+n-1]
 		_ = src[(n-1)*stride+p.rb-1]
-		p.fast.add(acc, w, ld, g, src, stride, n, d, tmp[:ScratchFloats(d)])
-		return
+		if p.fast.add(acc, w, ld, g, src, stride, n, d, tmp[:ScratchFloats(d)]) {
+			return
+		}
 	}
 	AddRows(p.c, acc[:g*d], w, ld, g, src, stride, n, tmp)
 }

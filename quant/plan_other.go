@@ -14,4 +14,6 @@ func (*planFast) prepare([]float32, []float32, int, int) {}
 
 func (*planFast) dot([]float32, int, []float32, []float32, int, []byte, int, int, int, []float32) {}
 
-func (*planFast) add([]float32, []float32, int, int, []byte, int, int, int, []float32) {}
+func (*planFast) add([]float32, []float32, int, int, []byte, int, int, int, []float32) bool {
+	return false
+}

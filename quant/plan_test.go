@@ -13,8 +13,8 @@ import (
 // functions), over the lossy codecs and the others, head sizes the fused kernels
 // take and not, query counts (quads and single queries) and row counts (short spans
 // and a tail of n mod 4 rows); that DotRowsPrepared with the queries prepared by
-// PrepareQuery gives the same bits, and that q4 and q2 rows (groups of 32) the fused
-// kernels take have a prepared form; that Affine rows the fused kernels take skip the
+// PrepareQuery gives the same bits, and that q4 and q2 rows (groups of 32) and q8
+// rows the fused kernels take have a prepared form; that Affine rows the fused kernels take skip the
 // dispatch; and that bad arguments are refused.
 func TestRowPlan(t *testing.T) {
 	r := rand.New(rand.NewPCG(71, 72))
@@ -44,9 +44,16 @@ func TestRowPlan(t *testing.T) {
 								t.Fatalf("%s (plan %s): direct kernels %v, want %v", name, made.name, p.fast.ok, fused)
 							}
 						}
-						// q4 and q2 rows the integer kernels score have prepared queries.
+						// q4 and q2 rows the integer kernels score have prepared queries, and so do
+						// q8 rows the int16 kernels score (with F16C: every amd64 set but the
+						// scalar one).
 						aff, isAff := c.(Affine)
-						if wantPrep := p.fast.ok && isAff && (aff.Bits == 4 || aff.Bits == 2) && aff.group(d) == 32; (p.QueryFloats(g) > 0) != wantPrep {
+						_, isInt8 := c.(Int8)
+						wantPrep := p.fast.ok && isAff && (aff.Bits == 4 || aff.Bits == 2) && aff.group(d) == 32
+						if isInt8 {
+							wantPrep = made != scalarKernels && prepInt8(d)
+						}
+						if (p.QueryFloats(g) > 0) != wantPrep {
 							t.Fatalf("%s (plan %s): QueryFloats %d, want a prepared form: %v", name, made.name, p.QueryFloats(g), wantPrep)
 						}
 						var pq []float32

@@ -39,7 +39,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 		if !haveF16C {
 			return dotInt8RowsNoF16C(scores, ld, q, g, src, stride, n, d)
 		}
-		return i16Rows(c, d) && dotInt8RowsI16(scores, ld, q, g, src, stride, n, d, tmp)
+		return i16Rows(c, d) && dotInt8RowsI16(scores, ld, q, nil, g, src, stride, n, d, tmp)
 	case F16:
 		if !haveF16C {
 			return false

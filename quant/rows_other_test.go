@@ -24,3 +24,6 @@ func noF16CKernels() *kernelSet { return nil }
 // simdFusesLossy is whether the SIMD set has fused kernels for Affine and FP8 rows:
 // this build has no SIMD set.
 const simdFusesLossy = false
+
+// prepInt8 reports false: this build's plans prepare no queries.
+func prepInt8(int) bool { return false }
