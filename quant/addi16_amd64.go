@@ -35,10 +35,14 @@ import (
 const addI16Blocks = 16
 
 // addRoundingAsm is kernelSet.addRounding of the amd64 sets: 4·addI16Blocks/65534
-// where addRowsQ4 may take rows of d values of c through the integer kernels.
+// where addRowsQ4 or addInt8RowsF16C may take rows of d values of c through the
+// integer kernels.
 func addRoundingAsm(c RowCodec, d int) float64 {
 	if lg, ok := lossyGeomOf(c, d); ok && haveF16C && lg.k.addQ1P2 != nil && lg.g == 32 && d >= 64 {
 		return 4 * addI16Blocks / 65534.0
+	}
+	if _, ok := c.(Int8); ok && haveF16C && haveVNNI512 && d%64 == 0 {
+		return 4 * addI16Blocks / 65534.0 // addInt8RowsF16C's four-query sums
 	}
 	return 0
 }
@@ -72,6 +76,51 @@ func addU4Q4I16Z(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintp
 //
 //go:noescape
 func addU2Q4I16Z(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+
+// addInt8Q4I16Z performs a_r[c] += Σ_{i<4·nb} w_r[i]·scale_i·code_ic for the four
+// queries r (accumulators a0..a3, weights w0..w3; a query may repeat, with its
+// weights) and the d columns c (a multiple of 64) of Int8 rows, row i's f16 scale at
+// rows + i·stride and its codes after it, 1 ≤ nb ≤ addI16Blocks, with ZMM registers
+// and VPDPWSSD (haveVNNI512): per query the products p_i = w_r[i]·scale_i rounded to
+// int16 steps of their largest magnitude m, π_i = round(p_i·32767/m), and then
+//
+//	a_r[c] += float(Σ_i π_i·code_ic)·P,  P = m/32767 (+ Σ_i p_i·0: NaN when a p_i is)
+//
+// as addI16Go does for one group of Affine rows, without zeros (addInt8I16Go is the
+// twin, bit for bit). The rounding bound is addU4Q1I16's (AddRowsRounding).
+//
+//go:noescape
+func addInt8Q4I16Z(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, nb, d int)
+
+// addInt8I16Go is addInt8Q4I16Z in Go for one query: a gets the d columns of the n
+// rows at rows (row i's f16 scale at rows[i·stride:], its codes after it) weighted
+// by w; the same products, roundings and sums, bit for bit (where a product is not
+// finite, both give NaN columns but may differ in π).
+func addInt8I16Go(a, w []float32, rows []byte, stride, n, d int) {
+	p := make([]float32, n)
+	var m, flag float32
+	for i := range n {
+		p[i] = w[i] * getF16(rows[i*stride:])
+		flag += p[i] * 0
+		m = max(m, float32(math.Abs(float64(p[i]))))
+	}
+	var inv float32
+	if m >= 0x1p-112 {
+		inv = 32767 / m
+	}
+	P := m/32767 + flag
+	for c := range d {
+		var acc int32
+		for i := range n {
+			pi := int32(-32768) // a NaN product's (P is NaN then), as VCVTPS2DQ and VPMOVSDW give
+			if x := float64(p[i] * inv); !math.IsNaN(x) {
+				pi = int32(math.RoundToEven(x))
+			}
+			acc += pi * int32(int8(rows[i*stride+2+c]))
+		}
+		a[c] += float32(float32(acc) * P)
+	}
+}
 
 // addI16Go is addU4Q1I16 (bits 4) and addU2Q1I16 (bits 2) in Go, for n = 4·nb rows:
 // a gets the 64 columns, row i's first group (f16 scale, f16 zero, codes) at

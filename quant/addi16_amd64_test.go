@@ -304,3 +304,61 @@ func fma32(a, b, c float32) float32 {
 	}
 	return float32(s)
 }
+
+// TestAddInt8I16Z checks addInt8Q4I16Z against its Go twin, addInt8I16Go, for each
+// query bit for bit (NaN for NaN): head sizes 64–256, every block count up to the
+// cap, encoded rows of mixed kinds or rows of random bytes (any f16 scale, NaN and
+// ±Inf among them, and every code, −128 too) at a stride longer than the row, each
+// query's weights of another kind (addI16Weights) and a repeated query (the fourth
+// slot the third's), with guards around each query's columns.
+func TestAddInt8I16Z(t *testing.T) {
+	if !haveVNNI512 {
+		t.Skip("the kernel needs AVX-512 BW and VNNI")
+	}
+	const guard = -777
+	r := rand.New(rand.NewPCG(65, 66))
+	kinds := []string{"softmax", "gauss", "nan", "huge", "tiny"}
+	for _, d := range []int{64, 128, 192, 256} {
+		for nb := 1; nb <= addI16Blocks; nb++ {
+			for rep := range kinds {
+				n := 4 * nb
+				src, stride, _ := lossyCase(r, Int8{}, n, d)
+				if rep == 2 { // random bytes
+					for i := range src {
+						src[i] = byte(r.Uint32())
+					}
+				}
+				name := fmt.Sprintf("d=%d/nb=%d/%d", d, nb, rep)
+				var w [4][]float32
+				var got [4][]float32
+				for q := range 4 {
+					w[q] = addI16Weights(r, kinds[(rep+q)%len(kinds)], n)
+					a0 := gaussRow(r, d, 1)
+					if kinds[(rep+q)%len(kinds)] == "tiny" { // where code terms of tiny products show
+						a0 = make([]float32, d)
+					}
+					got[q] = append(append([]float32{guard}, a0...), guard)
+				}
+				nq := 4 - rep%2
+				if nq == 3 {
+					w[3], got[3] = w[2], got[2]
+				}
+				want := make([][]float32, 4)
+				for q := range nq {
+					want[q] = append([]float32(nil), got[q]...)
+					addInt8I16Go(want[q][1:1+d], w[q], src, stride, n, d)
+				}
+				ap := func(q int) unsafe.Pointer { return unsafe.Pointer(&got[q][1]) }
+				wp := func(q int) unsafe.Pointer { return unsafe.Pointer(&w[q][0]) }
+				addInt8Q4I16Z(ap(0), ap(1), ap(2), ap(3), wp(0), wp(1), wp(2), wp(3), unsafe.Pointer(&src[0]), uintptr(stride), nb, d)
+				for q := range nq {
+					for j, x := range want[q] {
+						if g := got[q][j]; g != x && !(g != g && x != x) {
+							t.Fatalf("%s: query %d slot %d (column %d) = %v, addInt8I16Go %v", name, q, j, j-1, g, x)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "p2gather_amd64.h"
+#include "prefetch_amd64.h"
 
 // The integer four-query value sums of 4-bit and 2-bit Affine rows in pairs of
 // groups of 32 with ZMM registers and VPDPWSSD (AVX-512 VNNI): addU4Q4I16Z and
@@ -427,5 +428,200 @@ TEXT ·addU2Q4I16Z(SB), $3328-96
 	Z16STORE(DI, Z20, Z21, Z22, Z23)
 	Z16STORE(AX, Z24, Z25, Z26, Z27)
 	Z16STORE(DX, Z28, Z29, Z30, Z31)
+	VZEROUPPER
+	RET
+
+// The four-query integer value sums of Int8 rows (addInt8Q4I16Z): one f16 scale per
+// row and signed codes, so a row's products w·scale and their roundings serve all its
+// columns, and no zero sums. Frame: the products, 64 bytes per block (lanes 4q..4q+3
+// query q's rows 0–3) at 0; their roundings, 32 bytes per block (query q's words of
+// rows 0–3 at 8q) at I8ZPI; the factors P (lane 4q query q's) at I8ZP.
+
+#define I8ZPI 1024
+#define I8ZP 1536
+
+// I8ZPRE fills the frame from the nb blocks of four rows (R9 the first row's scale,
+// R10 stride, R11 nb; SI, DI, AX, DX the four queries' weights), as Z16PRE for one
+// group: per block the rows' scales (R9, R13, R12, BX) spread to the four lanes times
+// the weights give the products; then per query m = max|p|, P = m/32767 plus Σp·0
+// (Z6) and π = round(p·32767/m) (0 when m < 2^-112). Clobbers AX, BX, DX, SI, DI, R8,
+// R9, R12..R14, K1, Z0..Z19.
+#define I8ZPRE \
+	MOVQ         R11, R14            \
+	MOVQ         SP, R8              \
+	VPBROADCASTD z16c<>+0(SB), Z17   \
+	VPXORD       Z16, Z16, Z16       \
+	VPXORD       Z6, Z6, Z6          \
+	VPXORD       Z13, Z13, Z13       \
+i8zblk:                              \
+	LEAQ          (R9)(R10*1), R13    \
+	LEAQ          (R13)(R10*1), R12   \
+	LEAQ          (R12)(R10*1), BX    \
+	PREFETCH4(R9, R13, R12, BX)       \
+	VPXOR         X8, X8, X8          \
+	VPINSRW       $0, (R9), X8, X8    \
+	VPINSRW       $1, (R13), X8, X8   \
+	VPINSRW       $2, (R12), X8, X8   \
+	VPINSRW       $3, (BX), X8, X8    \
+	VCVTPH2PS     X8, X8              \
+	VSHUFF32X4    $0x00, Z8, Z8, Z0   \
+	VMOVUPS       (SI), X12           \
+	VINSERTF32X4  $1, (DI), Z12, Z12  \
+	VINSERTF32X4  $2, (AX), Z12, Z12  \
+	VINSERTF32X4  $3, (DX), Z12, Z12  \
+	VMULPS        Z12, Z0, Z0         \
+	VFMADD231PS   Z16, Z0, Z6         \
+	VMOVUPS       Z0, (R8)            \
+	VPANDD        Z17, Z0, Z18        \
+	VMAXPS        Z18, Z13, Z13       \
+	LEAQ          (BX)(R10*1), R9     \
+	ADDQ          $16, SI             \
+	ADDQ          $16, DI             \
+	ADDQ          $16, AX             \
+	ADDQ          $16, DX             \
+	ADDQ          $64, R8             \
+	DECQ          R14                 \
+	JNZ           i8zblk              \
+	ZHALVES(VMAXPS, Z13)              \
+	ZHALVES(VADDPS, Z6)               \
+	VBROADCASTSS  z16c<>+8(SB), Z9    \
+	VDIVPS        Z9, Z13, Z0         \
+	VADDPS        Z6, Z0, Z0          \
+	VMOVUPS       Z0, I8ZP(SP)        \
+	VDIVPS        Z13, Z9, Z2         \
+	VBROADCASTSS  z16c<>+12(SB), Z9   \
+	VCMPPS        $0x1d, Z9, Z13, K1  \
+	VMOVAPS.Z     Z2, K1, Z2          \
+	MOVQ          R11, BX             \
+	MOVQ          SP, R8              \
+	LEAQ          I8ZPI(SP), R12      \
+i8zround:                             \
+	VMULPS        (R8), Z2, Z0        \
+	VCVTPS2DQ     Z0, Z0              \
+	VPMOVSDW      Z0, Y0              \
+	VMOVDQU       Y0, (R12)           \
+	ADDQ          $64, R8             \
+	ADDQ          $32, R12            \
+	DECQ          BX                  \
+	JNZ           i8zround
+
+// I8ZPAIR adds the 64 codes at off (bytes past the scale) of rows A and B times
+// each query's [π_A, π_B] (the dword at W(R12) + 8q) into Z16..Z31, as int32: each row's
+// codes sign-extended to words, the two rows' words interleaved (VPUNPCK*WD) so that
+// a dword holds a column's pair, the low unpack's lanes 4j..4j+3 columns
+// 8j..8j+3 of 32 and the high one's 8j+4..8j+7; query q's sums of columns 0–31 go
+// to Z16+2q (low) and Z17+2q, of 32–63 to Z24+2q and Z25+2q. Clobbers Z0..Z5.
+#define I8ZPAIR(A, B, off, W) \
+	VPMOVSXBW     off(A), Z0              \
+	VPMOVSXBW     off(B), Z1              \
+	VPUNPCKLWD    Z1, Z0, Z2              \
+	VPUNPCKHWD    Z1, Z0, Z3              \
+	VPMOVSXBW     off+32(A), Z0           \
+	VPMOVSXBW     off+32(B), Z1           \
+	VPUNPCKLWD    Z1, Z0, Z4              \
+	VPUNPCKHWD    Z1, Z0, Z5              \
+	I8ZQUERY(W, Z16, Z17, Z24, Z25)       \
+	I8ZQUERY(W+8, Z18, Z19, Z26, Z27)     \
+	I8ZQUERY(W+16, Z20, Z21, Z28, Z29)    \
+	I8ZQUERY(W+24, Z22, Z23, Z30, Z31)
+
+// I8ZQUERY adds one query's products of the code vectors Z2..Z5 with its [π_A, π_B]
+// at W(R12) into a0..a3.
+#define I8ZQUERY(W, a0, a1, a2, a3) \
+	VPDPWSSD.BCST W(R12), Z2, a0 \
+	VPDPWSSD.BCST W(R12), Z3, a1 \
+	VPDPWSSD.BCST W(R12), Z4, a2 \
+	VPDPWSSD.BCST W(R12), Z5, a3
+
+// I8ZSCALE turns query q's sums of 32 columns (lo and hi, I8ZPAIR's lanes) into
+// float(sum)·P (lane 4q of the factors) in column order: columns 0–15 into lo,
+// 16–31 into hi. Z13 and Z14 hold z16perm; clobbers Z0, Z2.
+#define I8ZSCALE(lo, hi, q) \
+	VBROADCASTSS I8ZP+16*q(SP), Z0 \
+	VCVTDQ2PS    lo, lo            \
+	VCVTDQ2PS    hi, hi            \
+	VMULPS       Z0, lo, lo        \
+	VMULPS       Z0, hi, hi        \
+	VMOVAPS      lo, Z2            \
+	VPERMT2PS    hi, Z13, lo       \
+	VPERMT2PS    hi, Z14, Z2       \
+	VMOVAPS      Z2, hi
+
+// func addInt8Q4I16Z(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride uintptr, nb, d int)
+TEXT ·addInt8Q4I16Z(SB), $1600-96
+	MOVQ w0+32(FP), SI
+	MOVQ w1+40(FP), DI
+	MOVQ w2+48(FP), AX
+	MOVQ w3+56(FP), DX
+	MOVQ rows+64(FP), R9
+	MOVQ stride+72(FP), R10
+	MOVQ nb+80(FP), R11
+	I8ZPRE
+	VMOVDQU64 z16perm<>+0(SB), Z13
+	VMOVDQU64 z16perm<>+64(SB), Z14
+	XORQ      CX, CX // byte offset of the 64 columns, past the scale
+
+i8zcols:
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+	MOVQ   rows+64(FP), R9
+	LEAQ   2(R9)(CX*1), R9
+	MOVQ   R11, DX
+	LEAQ   I8ZPI(SP), R12
+
+i8zblk2:
+	LEAQ (R9)(R10*1), R13
+	I8ZPAIR(R9, R13, 0, 0)
+	LEAQ (R13)(R10*1), R9
+	LEAQ (R9)(R10*1), R13
+	I8ZPAIR(R9, R13, 0, 4)
+	LEAQ (R13)(R10*1), R9
+	ADDQ $32, R12
+	DECQ DX
+	JNZ  i8zblk2
+
+	// float(sum)·P per query in column order, added to the 64 columns from CX/4 of
+	// a0..a3: all read before any is written (a query may repeat).
+	I8ZSCALE(Z16, Z17, 0)
+	I8ZSCALE(Z24, Z25, 0)
+	I8ZSCALE(Z18, Z19, 1)
+	I8ZSCALE(Z26, Z27, 1)
+	I8ZSCALE(Z20, Z21, 2)
+	I8ZSCALE(Z28, Z29, 2)
+	I8ZSCALE(Z22, Z23, 3)
+	I8ZSCALE(Z30, Z31, 3)
+	MOVQ a0+0(FP), SI
+	MOVQ a1+8(FP), DI
+	MOVQ a2+16(FP), AX
+	MOVQ a3+24(FP), DX
+	LEAQ (SI)(CX*4), SI
+	LEAQ (DI)(CX*4), DI
+	LEAQ (AX)(CX*4), AX
+	LEAQ (DX)(CX*4), DX
+	Z16ADD(SI, Z16, Z17, Z24, Z25)
+	Z16ADD(DI, Z18, Z19, Z26, Z27)
+	Z16ADD(AX, Z20, Z21, Z28, Z29)
+	Z16ADD(DX, Z22, Z23, Z30, Z31)
+	Z16STORE(SI, Z16, Z17, Z24, Z25)
+	Z16STORE(DI, Z18, Z19, Z26, Z27)
+	Z16STORE(AX, Z20, Z21, Z28, Z29)
+	Z16STORE(DX, Z22, Z23, Z30, Z31)
+	ADDQ $64, CX
+	CMPQ CX, d+88(FP)
+	JB   i8zcols
 	VZEROUPPER
 	RET

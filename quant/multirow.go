@@ -38,9 +38,10 @@ func DotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byt
 // the range (scale times the largest code) of the group of row i that holds the
 // column. It is 0 where the kernels sum in float. On amd64 with F16C, one query's
 // sums over 4-bit and 2-bit Affine rows in groups of 32 (with AVX-512 VNNI, every
-// query's) round each product w_i·scale_i to an int16 step of the
-// largest in a run of up to 64 rows (addi16_amd64.go): f = 64/65534. A reference
-// that is to match AddRows allows this.
+// query's, and those of four queries at a time over Int8 rows of d a multiple of 64)
+// round each product w_i·scale_i to an int16 step of the largest in a run of up to
+// 64 rows (addi16_amd64.go): f = 64/65534. A reference that is to match AddRows
+// allows this.
 func AddRowsRounding(c RowCodec, d int) float64 { return addRounding(active.Load(), c, d) }
 
 // addRounding is AddRowsRounding for kernel set k.

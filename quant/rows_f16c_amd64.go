@@ -139,9 +139,11 @@ func addF16Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, 
 
 // addInt8RowsF16C is fusedAddRows for Int8 rows on CPUs with F16C: groups of four
 // queries through addInt8Q4asm, the rows' scales folded into their weights in tmp
-// first (foldRowScales, m rows at a time); the queries left over through addInt8Q1x64F16C (then
-// addInt8Q1x16F16C), which fold the scales themselves. It reports false, having done
-// nothing, when tmp cannot hold the weights of four queries.
+// first (foldRowScales, m rows at a time); with AVX-512 VNNI and d a multiple of 64,
+// the rows of whole blocks of four through addInt8Q4I16Z instead (integer sums:
+// AddRowsRounding). The queries left over go through addInt8Q1x64F16C (then
+// addInt8Q1x16F16C), which fold the scales themselves. It reports false, having
+// done nothing, when tmp cannot hold the weights of four queries.
 func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	g4 := g &^ 3
 	if len(tmp) < g4 {
@@ -149,9 +151,24 @@ func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, 
 	}
 	ap, sp := unsafe.Pointer(&acc[0]), unsafe.Pointer(&src[0])
 	us, ab := uintptr(stride), uintptr(4*d)
+	n4 := 0 // rows the integer kernel took
+	if g4 > 0 && haveVNNI512 && d%64 == 0 && n >= 4 {
+		n4 = n &^ 3
+		_ = w[(g4-1)*ld+n4-1]
+		for j := 0; j < g4; j += 4 {
+			a, wj := unsafe.Add(ap, uintptr(j)*ab), unsafe.Pointer(&w[j*ld])
+			wb := uintptr(4 * ld)
+			for b := 0; b < n4/4; b += addI16Blocks {
+				wo := uintptr(16 * b)
+				addInt8Q4I16Z(a, unsafe.Add(a, ab), unsafe.Add(a, 2*ab), unsafe.Add(a, 3*ab),
+					unsafe.Add(wj, wo), unsafe.Add(wj, wb+wo), unsafe.Add(wj, 2*wb+wo), unsafe.Add(wj, 3*wb+wo),
+					unsafe.Add(sp, 4*b*stride), us, min(addI16Blocks, n4/4-b), d)
+			}
+		}
+	}
 	if g4 > 0 {
 		step := len(tmp) / g4
-		for i0 := 0; i0 < n; i0 += step {
+		for i0 := n4; i0 < n; i0 += step {
 			m := min(step, n-i0)
 			ws := tmp[:g4*m]
 			_ = w[(g4-1)*ld+i0+m-1]

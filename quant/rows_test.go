@@ -26,6 +26,7 @@ type rowCase struct {
 	src             []byte
 	q, w, acc0      []float32
 	dotMag, addMag  []float64 // per score and per accumulator: Σ|terms|
+	addRange        []float64 // per query: Σ_i |w_i|·range_i (addRoundBound)
 }
 
 const rowGuard = -777
@@ -52,7 +53,15 @@ func newRowCase(r *rand.Rand, c RowCodec, g, n, d int) *rowCase {
 	rc.acc0 = gaussRow(r, g*d, 1)
 	rc.dotMag = make([]float64, g*n)
 	rc.addMag = make([]float64, g*d)
+	rc.addRange = make([]float64, g)
+	rowMax := make([]float64, n)
+	for i := range n {
+		for _, x := range dec[i*d : (i+1)*d] {
+			rowMax[i] = math.Max(rowMax[i], math.Abs(float64(x)))
+		}
+	}
 	for j := range g {
+		rc.addRange[j] = addRoundBound(1, rc.w[j*rc.ld:j*rc.ld+n], rowMax)
 		for i := range n {
 			for k := range d {
 				rc.dotMag[j*n+i] += math.Abs(float64(rc.q[j*d+k]) * float64(dec[i*d+k]))
@@ -100,8 +109,9 @@ func (rc *rowCase) runWith(k *kernelSet, fused bool, q []float32) (scores, acc [
 }
 
 // check compares scores and acc with the reference ones (the scalar twin's), within
-// 4e-6 of the sum of the magnitudes of the terms, and checks the guards.
-func (rc *rowCase) check(t *testing.T, scores, acc, rs, ra []float32) {
+// 4e-6 of the sum of the magnitudes of the terms (for acc, plus the rounding of the
+// integer value kernels of kernel set k: AddRowsRounding), and checks the guards.
+func (rc *rowCase) check(t *testing.T, k *kernelSet, scores, acc, rs, ra []float32) {
 	t.Helper()
 	for j := range rc.g {
 		for i := range rc.ld {
@@ -125,8 +135,9 @@ func (rc *rowCase) check(t *testing.T, scores, acc, rs, ra []float32) {
 			t.Fatalf("score %d past the output written: %v", i, scores[i])
 		}
 	}
+	f := addRounding(k, rc.c, rc.d)
 	for p := range rc.g * rc.d {
-		if tol := 4e-6*rc.addMag[p] + 1e-6; math.Abs(float64(acc[p])-float64(ra[p])) > tol {
+		if tol := 4e-6*rc.addMag[p] + 1e-6 + f*rc.addRange[p/rc.d]; math.Abs(float64(acc[p])-float64(ra[p])) > tol {
 			t.Fatalf("acc (%d,%d) = %v, scalar twin %v (tolerance %g)", p/rc.d, p%rc.d, acc[p], ra[p], tol)
 		}
 	}
@@ -165,7 +176,7 @@ func TestRowKernels(t *testing.T) {
 						if !simdFuses(c) {
 							t.Fatalf("%s: fused, but simdFuses says tiles", name)
 						}
-						t.Run(name, func(t *testing.T) { rc.check(t, scores, acc, rs, ra) })
+						t.Run(name, func(t *testing.T) { rc.check(t, simdKernels, scores, acc, rs, ra) })
 					}
 				}
 			}
@@ -199,7 +210,7 @@ func testRowKernelsViaAPI(t *testing.T, r *rand.Rand, mode string) {
 				rs, ra := rc.reference(k)
 				scores, acc, _ := rc.run(k, false)
 				t.Run(fmt.Sprintf("%s/%s/%s/g=%d/n=%d/d=%d", mode, k.name, c.Name(), s[0], s[1], s[2]), func(t *testing.T) {
-					rc.check(t, scores, acc, rs, ra)
+					rc.check(t, k, scores, acc, rs, ra)
 				})
 			}
 		}
