@@ -45,6 +45,17 @@ DATA expTailMask<>+48(SB)/8, $0xffffffffffffffff
 DATA expTailMask<>+56(SB)/8, $0xffffffffffffffff
 GLOBL expTailMask<>(SB), RODATA|NOPTR, $64
 
+// EXPSUM returns the sum of the 8 lanes of Y12, added pairwise: ((f0+f1)+(f2+f3)) +
+// ((f4+f5)+(f6+f7)).
+#define EXPSUM \
+	VHADDPS      Y12, Y12, Y12 \
+	VHADDPS      Y12, Y12, Y12 \
+	VEXTRACTF128 $1, Y12, X1   \
+	VADDSS       X1, X12, X0   \
+	VZEROUPPER                 \
+	MOVSS        X0, ret+24(FP) \
+	RET
+
 // EXP8 replaces x (a Y register) by x − m (m in Y15) and writes w = e^(x−m) to Y3,
 // as follows: v = round-even((x−m)·log2e), t = (x−m) − v·ln2 in two
 // FMAs, the degree-6 polynomial in Horner form by FMAs, times 2^v built in the
@@ -105,14 +116,7 @@ eloop:
 	VADDPS     Y3, Y12, Y12
 
 esum:
-	// ((f0+f1)+(f2+f3)) + ((f4+f5)+(f6+f7)): the lane sums added pairwise.
-	VHADDPS      Y12, Y12, Y12
-	VHADDPS      Y12, Y12, Y12
-	VEXTRACTF128 $1, Y12, X1
-	VADDSS       X1, X12, X0
-	VZEROUPPER
-	MOVSS        X0, ret+24(FP)
-	RET
+	EXPSUM
 
 // func maxRowFMA(row *float32, n int) float32
 // A value x enters a lane's maximum m as VMAXPS with x first: m stays when x is NaN,
@@ -234,10 +238,4 @@ zsum:
 	// The two halves' lanes added, then as expRowFMA.
 	VEXTRACTF64X4 $1, Z12, Y1
 	VADDPS        Y1, Y12, Y12
-	VHADDPS       Y12, Y12, Y12
-	VHADDPS       Y12, Y12, Y12
-	VEXTRACTF128  $1, Y12, X1
-	VADDSS        X1, X12, X0
-	VZEROUPPER
-	MOVSS         X0, ret+24(FP)
-	RET
+	EXPSUM

@@ -98,28 +98,42 @@ func addInt8Q4I16Z(a0, a1, a2, a3, w0, w1, w2, w3, rows unsafe.Pointer, stride u
 // finite, both give NaN columns but may differ in π).
 func addInt8I16Go(a, w []float32, rows []byte, stride, n, d int) {
 	p := make([]float32, n)
-	var m, flag float32
 	for i := range n {
 		p[i] = w[i] * getF16(rows[i*stride:])
-		flag += p[i] * 0
-		m = max(m, float32(math.Abs(float64(p[i]))))
+	}
+	pi, P := roundI16(p)
+	for c := range d {
+		var acc int32
+		for i := range n {
+			acc += pi[i] * int32(int8(rows[i*stride+2+c]))
+		}
+		a[c] += float32(float32(acc) * P)
+	}
+}
+
+// roundI16 returns the int16 roundings π_i = round(p_i·32767/m) of the products p
+// (m their largest magnitude; all 0 when m < 2^-112, where 32767/m would overflow; a
+// NaN product's −32768, as VCVTPS2DQ and a saturating pack give) and the factor P =
+// m/32767 + Σ p_i·0 (NaN when a product is not finite), as the integer value kernels
+// compute them.
+func roundI16(p []float32) (pi []int32, P float32) {
+	var m, flag float32
+	for _, x := range p {
+		flag += x * 0
+		m = max(m, float32(math.Abs(float64(x))))
 	}
 	var inv float32
 	if m >= 0x1p-112 {
 		inv = 32767 / m
 	}
-	P := m/32767 + flag
-	for c := range d {
-		var acc int32
-		for i := range n {
-			pi := int32(-32768) // a NaN product's (P is NaN then), as VCVTPS2DQ and VPMOVSDW give
-			if x := float64(p[i] * inv); !math.IsNaN(x) {
-				pi = int32(math.RoundToEven(x))
-			}
-			acc += pi * int32(int8(rows[i*stride+2+c]))
+	pi = make([]int32, len(p))
+	for i, x := range p {
+		pi[i] = -32768
+		if y := float64(x * inv); !math.IsNaN(y) {
+			pi[i] = int32(math.RoundToEven(y))
 		}
-		a[c] += float32(float32(acc) * P)
 	}
+	return pi, m/32767 + flag
 }
 
 // addI16Go is addU4Q1I16 (bits 4) and addU2Q1I16 (bits 2) in Go, for n = 4·nb rows:
@@ -134,29 +148,19 @@ func addI16Go(a, w []float32, rows []byte, stride, gb, n, bits int) {
 	for k := range 2 {
 		off := k * gb
 		p := make([]float32, n)
-		var m, z, flag float32
+		var z float32
 		for i := range n {
 			r := rows[i*stride+off:]
 			p[i] = w[i] * getF16(r)
 			z += float32(w[i] * getF16(r[2:]))
-			flag += p[i] * 0
-			m = max(m, float32(math.Abs(float64(p[i]))))
 		}
-		var inv float32
-		if m >= 0x1p-112 {
-			inv = 32767 / m
-		}
-		P := m/32767 + flag
+		pi, P := roundI16(p)
 		var acc [32]int32
 		levels := int32(1)<<bits - 1
 		for i := range n {
-			pi := int32(-32768) // a NaN product's (P is NaN then), as VCVTPS2DQ and VPACKSSDW give
-			if x := float64(p[i] * inv); !math.IsNaN(x) {
-				pi = int32(math.RoundToEven(x))
-			}
 			codes := rows[i*stride+off+4:]
 			for c := range 32 {
-				acc[c] += pi * (int32(codes[c*bits/8]>>(c*bits%8)) & levels)
+				acc[c] += pi[i] * (int32(codes[c*bits/8]>>(c*bits%8)) & levels)
 			}
 		}
 		for c := range 32 {

@@ -186,27 +186,31 @@ z16round:                            \
 	Z4PAIR((R9), (R13), 4, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)         \
 	Z4PAIR((AX), (BX), 36, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31)
 
+// Z16ZERO clears the accumulators Z16..Z31.
+#define Z16ZERO \
+	VPXORD Z16, Z16, Z16 \
+	VPXORD Z17, Z17, Z17 \
+	VPXORD Z18, Z18, Z18 \
+	VPXORD Z19, Z19, Z19 \
+	VPXORD Z20, Z20, Z20 \
+	VPXORD Z21, Z21, Z21 \
+	VPXORD Z22, Z22, Z22 \
+	VPXORD Z23, Z23, Z23 \
+	VPXORD Z24, Z24, Z24 \
+	VPXORD Z25, Z25, Z25 \
+	VPXORD Z26, Z26, Z26 \
+	VPXORD Z27, Z27, Z27 \
+	VPXORD Z28, Z28, Z28 \
+	VPXORD Z29, Z29, Z29 \
+	VPXORD Z30, Z30, Z30 \
+	VPXORD Z31, Z31, Z31
+
 // Z16ROWS runs BLOCK over the nb blocks of four rows from R9 (R10 stride, R11 nb)
 // with the weights in the frame, Z16..Z31 zeroed first and Z15 the code mask at
 // MASK, and meanwhile prefetches as many bytes past the last row as the rows span
 // (the next call's rows, as I16ROWS). Clobbers AX, BX, DX, R8, R12, R13, Z0..Z15.
 #define Z16ROWS(BLOCK, MASK) \
-	VPXORD       Z16, Z16, Z16     \
-	VPXORD       Z17, Z17, Z17     \
-	VPXORD       Z18, Z18, Z18     \
-	VPXORD       Z19, Z19, Z19     \
-	VPXORD       Z20, Z20, Z20     \
-	VPXORD       Z21, Z21, Z21     \
-	VPXORD       Z22, Z22, Z22     \
-	VPXORD       Z23, Z23, Z23     \
-	VPXORD       Z24, Z24, Z24     \
-	VPXORD       Z25, Z25, Z25     \
-	VPXORD       Z26, Z26, Z26     \
-	VPXORD       Z27, Z27, Z27     \
-	VPXORD       Z28, Z28, Z28     \
-	VPXORD       Z29, Z29, Z29     \
-	VPXORD       Z30, Z30, Z30     \
-	VPXORD       Z31, Z31, Z31     \
+	Z16ZERO                        \
 	VPBROADCASTD MASK, Z15         \
 	MOVQ         R11, DX           \
 	LEAQ         Z16PI(SP), R12    \
@@ -260,8 +264,20 @@ z16blk2:                           \
 	VMOVUPS e1, 128(p) \
 	VMOVUPS o1, 192(p)
 
-// Z16OUT adds the sums of Z16..Z31 to the four queries' columns at a0..a3, all read
-// before any is written (a query may repeat).
+// Z16ACC adds the four queries' 64 columns (query q's in its four registers, columns
+// 0–15 first) to the float32s at SI, DI, AX and DX: all read before any is written
+// (a query may repeat).
+#define Z16ACC(a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3) \
+	Z16ADD(SI, a0, a1, a2, a3)   \
+	Z16ADD(DI, b0, b1, b2, b3)   \
+	Z16ADD(AX, c0, c1, c2, c3)   \
+	Z16ADD(DX, d0, d1, d2, d3)   \
+	Z16STORE(SI, a0, a1, a2, a3) \
+	Z16STORE(DI, b0, b1, b2, b3) \
+	Z16STORE(AX, c0, c1, c2, c3) \
+	Z16STORE(DX, d0, d1, d2, d3)
+
+// Z16OUT adds the sums of Z16..Z31 to the four queries' columns at a0..a3 (Z16ACC).
 #define Z16OUT \
 	VMOVDQU64 z16perm<>+0(SB), Z13        \
 	VMOVDQU64 z16perm<>+64(SB), Z14       \
@@ -277,14 +293,7 @@ z16blk2:                           \
 	MOVQ      a1+8(FP), DI                \
 	MOVQ      a2+16(FP), AX               \
 	MOVQ      a3+24(FP), DX               \
-	Z16ADD(SI, Z16, Z17, Z24, Z25)        \
-	Z16ADD(DI, Z18, Z19, Z26, Z27)        \
-	Z16ADD(AX, Z20, Z21, Z28, Z29)        \
-	Z16ADD(DX, Z22, Z23, Z30, Z31)        \
-	Z16STORE(SI, Z16, Z17, Z24, Z25)      \
-	Z16STORE(DI, Z18, Z19, Z26, Z27)      \
-	Z16STORE(AX, Z20, Z21, Z28, Z29)      \
-	Z16STORE(DX, Z22, Z23, Z30, Z31)
+	Z16ACC(Z16, Z17, Z24, Z25, Z18, Z19, Z26, Z27, Z20, Z21, Z28, Z29, Z22, Z23, Z30, Z31)
 
 // func addU4Q4I16Z(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 TEXT ·addU4Q4I16Z(SB), $3328-96
@@ -420,14 +429,7 @@ TEXT ·addU2Q4I16Z(SB), $3328-96
 	MOVQ  a1+8(FP), DI
 	MOVQ  a2+16(FP), AX
 	MOVQ  a3+24(FP), DX
-	Z16ADD(SI, Z16, Z17, Z18, Z19)
-	Z16ADD(DI, Z20, Z21, Z22, Z23)
-	Z16ADD(AX, Z24, Z25, Z26, Z27)
-	Z16ADD(DX, Z28, Z29, Z30, Z31)
-	Z16STORE(SI, Z16, Z17, Z18, Z19)
-	Z16STORE(DI, Z20, Z21, Z22, Z23)
-	Z16STORE(AX, Z24, Z25, Z26, Z27)
-	Z16STORE(DX, Z28, Z29, Z30, Z31)
+	Z16ACC(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31)
 	VZEROUPPER
 	RET
 
@@ -562,22 +564,7 @@ TEXT ·addInt8Q4I16Z(SB), $1600-96
 	XORQ      CX, CX // byte offset of the 64 columns, past the scale
 
 i8zcols:
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
-	VPXORD Z25, Z25, Z25
-	VPXORD Z26, Z26, Z26
-	VPXORD Z27, Z27, Z27
-	VPXORD Z28, Z28, Z28
-	VPXORD Z29, Z29, Z29
-	VPXORD Z30, Z30, Z30
-	VPXORD Z31, Z31, Z31
+	Z16ZERO
 	MOVQ   rows+64(FP), R9
 	LEAQ   2(R9)(CX*1), R9
 	MOVQ   R11, DX
@@ -595,7 +582,7 @@ i8zblk2:
 	JNZ  i8zblk2
 
 	// float(sum)·P per query in column order, added to the 64 columns from CX/4 of
-	// a0..a3: all read before any is written (a query may repeat).
+	// a0..a3 (Z16ACC).
 	I8ZSCALE(Z16, Z17, 0)
 	I8ZSCALE(Z24, Z25, 0)
 	I8ZSCALE(Z18, Z19, 1)
@@ -612,14 +599,7 @@ i8zblk2:
 	LEAQ (DI)(CX*4), DI
 	LEAQ (AX)(CX*4), AX
 	LEAQ (DX)(CX*4), DX
-	Z16ADD(SI, Z16, Z17, Z24, Z25)
-	Z16ADD(DI, Z18, Z19, Z26, Z27)
-	Z16ADD(AX, Z20, Z21, Z28, Z29)
-	Z16ADD(DX, Z22, Z23, Z30, Z31)
-	Z16STORE(SI, Z16, Z17, Z24, Z25)
-	Z16STORE(DI, Z18, Z19, Z26, Z27)
-	Z16STORE(AX, Z20, Z21, Z28, Z29)
-	Z16STORE(DX, Z22, Z23, Z30, Z31)
+	Z16ACC(Z16, Z17, Z24, Z25, Z18, Z19, Z26, Z27, Z20, Z21, Z28, Z29, Z22, Z23, Z30, Z31)
 	ADDQ $64, CX
 	CMPQ CX, d+88(FP)
 	JB   i8zcols
