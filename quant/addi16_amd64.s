@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "p2gather_amd64.h"
+#include "i16loop_amd64.h"
 
 // The integer one-query value sums of 4-bit and 2-bit Affine rows in pairs of groups
 // of 32 (addU4Q1I16, addU2Q1I16); declarations, contracts and the Go twin in
@@ -200,11 +201,9 @@ i16round:                                \
 	U2PAIR((R9), (R13), 32(R12), Y0, Y1, Y2, Y3)   \
 	U2PAIR((AX), (BX), 48(R12), Y4, Y5, Y6, Y7)
 
-// I16ROWS runs BLOCK over the nb blocks of four rows from R9 with the weight vectors
-// in the frame (Y0..Y7 zeroed first, Y15 zero), and meanwhile prefetches as many
-// bytes past the last row as the rows span: the next call's rows when a cache
-// block's heads follow one another, so that I16PRE does not wait for them. Clobbers
-// AX, BX, DX, R8, R12, R13, Y8..Y13.
+// I16ROWS runs BLOCK over the nb blocks of four rows (I16LOOP, i16loop_amd64.h)
+// with Y0..Y7 zeroed first and Y15 zero. Clobbers AX, BX, DX, R8, R12, R13,
+// Y8..Y13.
 #define I16ROWS(BLOCK) \
 	VPXOR Y0, Y0, Y0     \
 	VPXOR Y1, Y1, Y1     \
@@ -215,23 +214,7 @@ i16round:                                \
 	VPXOR Y6, Y6, Y6     \
 	VPXOR Y7, Y7, Y7     \
 	VPXOR Y15, Y15, Y15  \
-	MOVQ  R11, DX        \
-	LEAQ  I16PI(SP), R12 \
-	MOVQ  R10, R8        \
-	IMULQ R11, R8        \
-	SHLQ  $2, R8         \
-	ADDQ  R9, R8         \
-i16blk2:                 \
-	PREFETCHT0 (R8)                \
-	PREFETCHT0 64(R8)              \
-	PREFETCHT0 128(R8)             \
-	LEAQ       (R8)(R10*4), R8     \
-	LEAQ       (R9)(R10*1), R13    \
-	BLOCK                          \
-	LEAQ       (R13)(R10*1), R9    \
-	ADDQ       $64, R12            \
-	DECQ       DX                  \
-	JNZ        i16blk2
+	I16LOOP(I16PI, BLOCK, i16blk2)
 
 // I16OUT adds float(acc)·P + Z, with P and Z the group's (Y12, Y13), to the float32s
 // in x.

@@ -3,6 +3,7 @@
 #include "textflag.h"
 #include "p2gather_amd64.h"
 #include "prefetch_amd64.h"
+#include "i16loop_amd64.h"
 
 // The integer four-query value sums of 4-bit and 2-bit Affine rows in pairs of
 // groups of 32 with ZMM registers and VPDPWSSD (AVX-512 VNNI): addU4Q4I16Z and
@@ -205,30 +206,13 @@ z16round:                            \
 	VPXORD Z30, Z30, Z30 \
 	VPXORD Z31, Z31, Z31
 
-// Z16ROWS runs BLOCK over the nb blocks of four rows from R9 (R10 stride, R11 nb)
-// with the weights in the frame, Z16..Z31 zeroed first and Z15 the code mask at
-// MASK, and meanwhile prefetches as many bytes past the last row as the rows span
-// (the next call's rows, as I16ROWS). Clobbers AX, BX, DX, R8, R12, R13, Z0..Z15.
+// Z16ROWS runs BLOCK over the nb blocks of four rows (I16LOOP, i16loop_amd64.h) with
+// Z16..Z31 zeroed first and Z15 the code mask at MASK. Clobbers AX, BX, DX, R8, R12,
+// R13, Z0..Z15.
 #define Z16ROWS(BLOCK, MASK) \
 	Z16ZERO                        \
 	VPBROADCASTD MASK, Z15         \
-	MOVQ         R11, DX           \
-	LEAQ         Z16PI(SP), R12    \
-	MOVQ         R10, R8           \
-	IMULQ        R11, R8           \
-	SHLQ         $2, R8            \
-	ADDQ         R9, R8            \
-z16blk2:                           \
-	PREFETCHT0 (R8)                \
-	PREFETCHT0 64(R8)              \
-	PREFETCHT0 128(R8)             \
-	LEAQ       (R8)(R10*4), R8     \
-	LEAQ       (R9)(R10*1), R13    \
-	BLOCK                          \
-	LEAQ       (R13)(R10*1), R9    \
-	ADDQ       $64, R12            \
-	DECQ       DX                  \
-	JNZ        z16blk2
+	I16LOOP(Z16PI, BLOCK, z16blk2)
 
 // Z16SCALE turns query q's sums of a group (e the even columns, o the odd ones) into
 // float(sum)·P + Z, P and Z the lane 4q of the group's vectors at off, and puts them
