@@ -284,7 +284,8 @@ func chanMode(c Channel, d int) int {
 }
 
 // dotChannelI8 is dotChannelAsm's integer path: the pre-scaled queries qs (g·d values,
-// q_c·scale_c) quantized to int8 per group of 32 channels (quantQueryI8) into sl
+// q_c·scale_c) quantized to int8 per group of 32 channels (quantQueryI8; with
+// AVX-512, quantQuad2I8Z for four 2-bit queries at once, the same codes) into sl
 // (2·d values, free once the queries are scaled: d for four queries' codes, then
 // their group factors and zero terms b), four at a time through dotU2Q4ChanI8
 // (three, or fewer when m < 4, as four), one or two left over through dotU2ChanI8
@@ -297,8 +298,12 @@ func dotChannelI8(c Channel, scores []float32, ld int, qs, b, sl []float32, g in
 	j := 0
 	for ; j < g && (g-j >= 3 || m < 4); j += 4 {
 		nq := min(4, g-j)
-		for r := range nq {
-			quantQueryI8(unsafe.Add(q8, r*d), unsafe.Pointer(&qf[r]), unsafe.Pointer(&qs[(j+r)*d]), p, 32, c.Bits, 32, 16)
+		if nq == 4 && c.Bits == 2 && haveVNNI512 {
+			quantQuad2I8Z(q8, unsafe.Pointer(&qf[0]), unsafe.Pointer(&qs[j*d]), d)
+		} else {
+			for r := range nq {
+				quantQueryI8(unsafe.Add(q8, r*d), unsafe.Pointer(&qf[r]), unsafe.Pointer(&qs[(j+r)*d]), p, 32, c.Bits, 32, 16)
+			}
 		}
 		copy(qf[8*p:8*p+nq], b[j:j+nq])
 		quadI8(dotU2Q4ChanI8, dotU2Q4ChanI8Z, unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q8, rows, rb, m, unsafe.Pointer(&qf[0]), p, gb)

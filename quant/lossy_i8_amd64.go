@@ -51,6 +51,16 @@ func dotU2RowsI8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.
 //go:noescape
 func dotU2ChanI8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
 
+// quantQuad2I8Z is quantQueryI8 of four queries for 2-bit rows in groups of 32 with
+// ZMM registers (haveVNNI512), as dotChannelI8 lays them out: query r's d values (d a
+// multiple of 32) at qs + 4dr, its codes to q8 + dr, group k's d_k to qf + 32k + 4r
+// and d_k·Σq̂ to qf + 32k + 16 + 4r. Each code and factor is quantQueryI8's, bit for
+// bit (the codes where d_k is not NaN): the groups of the four queries are quantized
+// side by side, their largest magnitudes and code sums reduced together.
+//
+//go:noescape
+func quantQuad2I8Z(q8, qf, qs unsafe.Pointer, d int)
+
 // quantQueryI8 quantizes the np ≥ 1 groups of gs values at q (gs a multiple of 32)
 // for the integer kernels of bits-bit rows (4 or 2): q8 gets round(q/d_k) (to nearest
 // even) in the order the kernels unpack codes (i8Pos); the float32 at qf + k·fstep

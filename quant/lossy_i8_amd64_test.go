@@ -192,3 +192,63 @@ func checkZScores(t *testing.T, name string, z, y []float32, ld, n, nq int, guar
 		}
 	}
 }
+
+// TestQuantQuad2I8Z checks quantQuad2I8Z against four calls of quantQueryI8 (2-bit
+// order, dotChannelI8's layout): each query's codes bit for bit where its group's d_k
+// is not NaN, and d_k and d_k·Σq̂ bit for bit (NaN for NaN), over head sizes up to
+// 512 and groups of Gaussian values at many magnitudes, zero groups, groups whose
+// largest magnitude straddles 2^-120, and NaN and ±Inf values.
+func TestQuantQuad2I8Z(t *testing.T) {
+	if !haveVNNI512 {
+		t.Skip("the kernel needs AVX-512")
+	}
+	r := rand.New(rand.NewPCG(49, 50))
+	same := func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b }
+	for _, d := range []int{32, 64, 96, 128, 512} {
+		p := d / 32
+		for rep := range 20 {
+			qs := make([]float32, 4*d)
+			for k := range 4 * p {
+				g := qs[k*32 : (k+1)*32]
+				scale := math.Exp2(float64(r.IntN(80) - 40))
+				for i := range g {
+					g[i] = float32(r.NormFloat64() * scale)
+				}
+				switch r.IntN(12) {
+				case 0:
+					clear(g)
+				case 1: // the largest magnitude at 2^-120 or just below
+					clear(g)
+					g[r.IntN(32)] = float32(math.Exp2(-120)) * []float32{1, 0.5, -1}[r.IntN(3)]
+				case 2:
+					g[r.IntN(32)] = float32(math.NaN())
+				case 3:
+					g[r.IntN(32)] = float32(math.Inf(1 - 2*r.IntN(2)))
+				}
+			}
+			got8, want8 := make([]int8, 4*d), make([]int8, 4*d)
+			gotF, wantF := make([]float32, 8*p), make([]float32, 8*p)
+			quantQuad2I8Z(unsafe.Pointer(&got8[0]), unsafe.Pointer(&gotF[0]), unsafe.Pointer(&qs[0]), d)
+			for q := range 4 {
+				quantQueryI8(unsafe.Pointer(&want8[q*d]), unsafe.Pointer(&wantF[q]), unsafe.Pointer(&qs[q*d]), p, 32, 2, 32, 16)
+			}
+			for k := range p {
+				for q := range 4 {
+					name := fmt.Sprintf("d=%d/rep=%d/group %d/query %d", d, rep, k, q)
+					dk, ek := wantF[8*k+q], wantF[8*k+4+q]
+					if !same(gotF[8*k+q], dk) || !same(gotF[8*k+4+q], ek) {
+						t.Fatalf("%s: d, d·Σq̂ = %v, %v; quantQueryI8 %v, %v", name, gotF[8*k+q], gotF[8*k+4+q], dk, ek)
+					}
+					if dk != dk {
+						continue
+					}
+					for i := range 32 {
+						if g, w := got8[q*d+32*k+i], want8[q*d+32*k+i]; g != w {
+							t.Fatalf("%s: code %d = %d, quantQueryI8 %d", name, i, g, w)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -300,3 +300,140 @@ TEXT ·dotU2Q4ChanI8Z(SB), NOSPLIT, $0-80
 	VMOVDQU64 zi8sh2<>+64(SB), Z20
 	VMOVDQU64 zi8sh2<>+128(SB), Z21
 	ZI8PLAIN(ZI8CODES2, ZI8CHAN, ZI8CHANTAIL)
+
+// qq8perm: the VPERMT2PS indexes that put a group's 32 values (two vectors) in the
+// order the 2-bit kernels unpack codes (i8Pos: code 4j+m at 8m+j), positions 0–15
+// and then 16–31.
+DATA qq8perm<>+0(SB)/8, $0x0000000400000000
+DATA qq8perm<>+8(SB)/8, $0x0000000c00000008
+DATA qq8perm<>+16(SB)/8, $0x0000001400000010
+DATA qq8perm<>+24(SB)/8, $0x0000001c00000018
+DATA qq8perm<>+32(SB)/8, $0x0000000500000001
+DATA qq8perm<>+40(SB)/8, $0x0000000d00000009
+DATA qq8perm<>+48(SB)/8, $0x0000001500000011
+DATA qq8perm<>+56(SB)/8, $0x0000001d00000019
+DATA qq8perm<>+64(SB)/8, $0x0000000600000002
+DATA qq8perm<>+72(SB)/8, $0x0000000e0000000a
+DATA qq8perm<>+80(SB)/8, $0x0000001600000012
+DATA qq8perm<>+88(SB)/8, $0x0000001e0000001a
+DATA qq8perm<>+96(SB)/8, $0x0000000700000003
+DATA qq8perm<>+104(SB)/8, $0x0000000f0000000b
+DATA qq8perm<>+112(SB)/8, $0x0000001700000013
+DATA qq8perm<>+120(SB)/8, $0x0000001f0000001b
+GLOBL qq8perm<>(SB), RODATA|NOPTR, $128
+
+// qq8c: the |x| mask, 127 and 2^-120 (below it a group is taken as zero).
+DATA qq8c<>+0(SB)/4, $0x7fffffff
+DATA qq8c<>+4(SB)/4, $127.0
+DATA qq8c<>+8(SB)/4, $0x03800000
+GLOBL qq8c<>(SB), RODATA|NOPTR, $12
+
+// QQ8RED leaves in every 128-bit lane of out the OP (VMAXPS, VADDPS, VPADDD) of the 16
+// lanes of each of q0..q3: [q0 q1 q2 q3]. Clobbers q0..q3, Z14, Z15.
+#define QQ8RED(OP, q0, q1, q2, q3, out) \
+	VPUNPCKLDQ  q1, q0, Z14       \
+	VPUNPCKHDQ  q1, q0, Z15       \
+	OP          Z15, Z14, Z14     \
+	VPUNPCKLDQ  q3, q2, Z15       \
+	VPUNPCKHDQ  q3, q2, out       \
+	OP          out, Z15, Z15     \
+	VPUNPCKLQDQ Z15, Z14, out     \
+	VPUNPCKHQDQ Z15, Z14, Z14     \
+	OP          Z14, out, out     \
+	VSHUFF32X4  $0x4e, out, out, Z14 \
+	OP          Z14, out, out     \
+	VSHUFF32X4  $0xb1, out, out, Z14 \
+	OP          Z14, out, out
+
+// QQ8MAX reads one query's 32 values of the group at Q: the largest magnitude of each
+// lane pair into m and their products with 0 added into f.
+#define QQ8MAX(Q, m, f) \
+	VPANDD      (Q), Z16, Z14    \
+	VPANDD      64(Q), Z16, m    \
+	VMAXPS      Z14, m, m        \
+	VFMADD231PS (Q), Z17, f      \
+	VFMADD231PS 64(Q), Z17, f
+
+// QQ8CODES writes one query's 32 int8 codes of the group at Q (round(q·inv), inv
+// lane r of Z11, spread by VSHUFPS imm) to C in the kernels' order, and their int32
+// sum per lane into s. Clobbers Z8, Z9, Z12, Z13.
+#define QQ8CODES(Q, imm, C, s) \
+	VSHUFPS   imm, Z11, Z11, Z12 \
+	VMULPS    (Q), Z12, Z8       \
+	VMULPS    64(Q), Z12, Z13    \
+	VMOVAPS   Z8, Z9             \
+	VPERMT2PS Z13, Z18, Z8       \
+	VPERMT2PS Z13, Z19, Z9       \
+	VCVTPS2DQ Z8, Z8             \
+	VCVTPS2DQ Z9, Z9             \
+	VPADDD    Z9, Z8, s          \
+	VPMOVSDB  Z8, X12            \
+	VPMOVSDB  Z9, X13            \
+	VMOVDQU   X12, (C)           \
+	VMOVDQU   X13, 16(C)
+
+// func quantQuad2I8Z(q8, qf, qs unsafe.Pointer, d int)
+// quantQueryI8 of four queries for 2-bit rows, groups of 32 (query r's d values at
+// qs + 4dr, its codes to q8 + dr, group k's d_k to qf + 32k + 4r and d_k·Σq̂ 16
+// bytes on) with ZMM registers: the four queries' groups side by side, each value,
+// code and factor quantQueryI8's, bit for bit (the codes where d_k is not NaN).
+TEXT ·quantQuad2I8Z(SB), NOSPLIT, $0-32
+	MOVQ         q8+0(FP), DI
+	MOVQ         qf+8(FP), R8
+	MOVQ         qs+16(FP), SI
+	MOVQ         d+24(FP), CX
+	LEAQ         (CX*4), BX
+	LEAQ         (SI)(BX*1), R9
+	LEAQ         (R9)(BX*1), R10
+	LEAQ         (R10)(BX*1), R11
+	LEAQ         (DI)(CX*1), R12
+	LEAQ         (R12)(CX*1), R13
+	LEAQ         (R13)(CX*1), R14
+	SHRQ         $5, CX
+	VPBROADCASTD qq8c<>+0(SB), Z16
+	VPXORD       Z17, Z17, Z17
+	VMOVDQU32    qq8perm<>(SB), Z18
+	VMOVDQU32    qq8perm<>+64(SB), Z19
+	VBROADCASTSS qq8c<>+4(SB), Z20
+	VBROADCASTSS qq8c<>+8(SB), Z21
+
+qq8group:
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	QQ8MAX(SI, Z0, Z4)
+	QQ8MAX(R9, Z1, Z5)
+	QQ8MAX(R10, Z2, Z6)
+	QQ8MAX(R11, Z3, Z7)
+	QQ8RED(VMAXPS, Z0, Z1, Z2, Z3, Z8)
+	QQ8RED(VADDPS, Z4, Z5, Z6, Z7, Z9)
+	// d = m/127 + Σq·0 and inv = 127/m; 0 (then d = Σq·0) below 2^-120 or for a NaN m.
+	VCMPPS    $0x1d, Z21, Z8, K1
+	VDIVPS    Z20, Z8, Z10
+	VDIVPS    Z8, Z20, Z11
+	VMOVAPS.Z Z10, K1, Z10
+	VMOVAPS.Z Z11, K1, Z11
+	VADDPS    Z9, Z10, Z10
+	VMOVUPS   X10, (R8)
+	QQ8CODES(SI, $0x00, DI, Z0)
+	QQ8CODES(R9, $0x55, R12, Z1)
+	QQ8CODES(R10, $0xaa, R13, Z2)
+	QQ8CODES(R11, $0xff, R14, Z3)
+	QQ8RED(VPADDD, Z0, Z1, Z2, Z3, Z8)
+	VCVTDQ2PS Z8, Z8
+	VMULPS    Z10, Z8, Z8
+	VMOVUPS   X8, 16(R8)
+	ADDQ      $128, SI
+	ADDQ      $128, R9
+	ADDQ      $128, R10
+	ADDQ      $128, R11
+	ADDQ      $32, DI
+	ADDQ      $32, R12
+	ADDQ      $32, R13
+	ADDQ      $32, R14
+	ADDQ      $32, R8
+	DECQ      CX
+	JNZ       qq8group
+	VZEROUPPER
+	RET
