@@ -189,11 +189,12 @@ func init() {
 }
 
 // dotChannelAsm is DotChannelRows for a Channel block with d a multiple of 16: the
-// block's scales and zeros widened once (channelQueryF16C, or channelQuery without
-// F16C), the queries pre-scaled into tmp, then the plain dot kernels over the
-// tokens' code rows (dot*Q4Plain, dot*RowsPlain: one group per row, no parameters),
-// which add the zero terms b_j; blocks with d a multiple of 32 go through the integer
-// kernels instead (chanMode: dotChannelI8, dotChannelI16).
+// block's scales and zeros widened once (channelQueryF16C, channelQuery4Z for four
+// queries with AVX-512, or channelQuery without F16C), the queries pre-scaled into
+// tmp, then the plain dot kernels over the tokens' code rows (dot*Q4Plain,
+// dot*RowsPlain: one group per row, no parameters), which add the zero terms b_j;
+// blocks with d a multiple of 32 go through the integer kernels instead (chanMode:
+// dotChannelI8, dotChannelI16).
 func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, block []byte, t, d, i0, i1 int, tmp []float32) bool {
 	if d%16 != 0 || c.Bits != 8 && c.Bits != 4 && c.Bits != 2 {
 		return false
@@ -220,7 +221,13 @@ func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, bloc
 	qs, sl := tmp[:g*d], tmp[g*d:g*d+2*d]
 	b := f32Bits(tmp[g*d+2*d:][:g])
 	if haveF16C {
-		channelQueryF16C(unsafe.Pointer(&qs[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&block[0]), g, d)
+		j := 0
+		for ; haveVNNI512 && j+4 <= g; j += 4 { // four queries per pass over the block's scales
+			channelQuery4Z(unsafe.Pointer(&qs[j*d]), unsafe.Pointer(&b[j]), unsafe.Pointer(&q[j*d]), unsafe.Pointer(&block[0]), d)
+		}
+		if j < g {
+			channelQueryF16C(unsafe.Pointer(&qs[j*d]), unsafe.Pointer(&b[j]), unsafe.Pointer(&q[j*d]), unsafe.Pointer(&block[0]), g-j, d)
+		}
 	} else {
 		channelQuery(qs, b, sl, q, g, d, block)
 	}

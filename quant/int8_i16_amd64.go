@@ -160,3 +160,11 @@ func chanQueryI16F16C(dst, q, block unsafe.Pointer, d, split int)
 //
 //go:noescape
 func chanQuery4I16Z(dst, q, block unsafe.Pointer, d, split int)
+
+// channelQuery4Z is channelQueryF16C for four queries (query r's d values at q + 4dr,
+// its pre-scaled values to qs + 4dr, its b to b + 4r) with ZMM registers
+// (haveVNNI512): each channel's scale and zero are widened once for the four, and
+// every value and b is channelQueryF16C's, bit for bit. d is a multiple of 16.
+//
+//go:noescape
+func channelQuery4Z(qs, b, q, block unsafe.Pointer, d int)

@@ -263,6 +263,53 @@ func TestChanQuery4I16Z(t *testing.T) {
 	}
 }
 
+// TestChannelQuery4Z checks channelQuery4Z against channelQueryF16C of the same four
+// queries: every pre-scaled value and each b bit for bit (NaN for NaN), over head sizes
+// up to 512 and queries of different magnitudes, a zero query and a NaN.
+func TestChannelQuery4Z(t *testing.T) {
+	if !haveVNNI512 || !haveF16C {
+		t.Skip("the kernel needs AVX-512")
+	}
+	r := rand.New(rand.NewPCG(51, 52))
+	same := func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b }
+	for _, d := range []int{16, 32, 48, 64, 128, 512} {
+		for _, bits := range []int{2, 4} {
+			c := Channel{Bits: bits}
+			const tt = 8
+			block := make([]byte, c.BlockBytes(tt, d))
+			src := gaussRow(r, tt*d, 1)
+			for i := range src {
+				src[i] = src[i]*float32(1+i%d%7) + float32(i%d%3) // channels of different scales and offsets
+			}
+			c.Encode(block, src, tt, d)
+			for rep := range 4 {
+				q := gaussRow(r, 4*d, math.Exp2(float64(r.IntN(60)-30)))
+				switch rep {
+				case 1:
+					clear(q[d : 2*d])
+				case 2:
+					q[2*d+r.IntN(d)] = float32(math.NaN())
+				}
+				got, want := make([]float32, 4*d), make([]float32, 4*d)
+				gb, wb := make([]float32, 4), make([]float32, 4)
+				channelQuery4Z(unsafe.Pointer(&got[0]), unsafe.Pointer(&gb[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&block[0]), d)
+				channelQueryF16C(unsafe.Pointer(&want[0]), unsafe.Pointer(&wb[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&block[0]), 4, d)
+				name := fmt.Sprintf("d=%d/bits=%d/rep=%d", d, bits, rep)
+				for i := range got {
+					if !same(got[i], want[i]) {
+						t.Fatalf("%s: query %d channel %d = %v, channelQueryF16C %v", name, i/d, i%d, got[i], want[i])
+					}
+				}
+				for j := range 4 {
+					if !same(gb[j], wb[j]) {
+						t.Fatalf("%s: b of query %d = %v, channelQueryF16C %v", name, j, gb[j], wb[j])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestDotQ4I16Z: the ZMM int16 score kernels give their YMM twins' scores bit for
 // bit (NaN for NaN): dotInt8Q4I16Z of Int8 rows, dotU4Q4ChanI16Z of 4-bit KIVI key
 // block rows; for head sizes up to maxI16Dim, row counts 4–64 (multiples of 4), rows

@@ -250,15 +250,20 @@ GLOBL cqzabs<>(SB), RODATA|NOPTR, $4
 	VPERMPS     Z3, Z28, Z3          \
 	VMOVUPS     Z3, (D)(AX*1)
 
+// CQZB leaves in the low lane of Xb the sum of the lanes of Yb (a query's b), added
+// as channelQueryF16C and I16QUANT do. Clobbers X1.
+#define CQZB(Yb, Xb) \
+	VEXTRACTF128 $1, Yb, X1 \
+	VADDPS       X1, Xb, Xb \
+	VHADDPS      Xb, Xb, Xb \
+	VHADDPS      Xb, Xb, Xb
+
 // CQZFINAL turns one query's q·scale values at D into int16 codes, D and b, as
 // I16QUANT with CQB (CX d): b from its lanes in Yb (Xb its low half), the largest
 // |q·scale| from the lanes of m and Σ q·scale·0 from those of f. Labels zero, clear,
 // code and done are the expansion's own. Clobbers AX, BX, X0..X5, Z4, Z5.
 #define CQZFINAL(D, Yb, Xb, m, f, zero, clear, code, done) \
-	VEXTRACTF128  $1, Yb, X1             \
-	VADDPS        X1, Xb, Xb             \
-	VHADDPS       Xb, Xb, Xb             \
-	VHADDPS       Xb, Xb, Xb             \
+	CQZB(Yb, Xb)                         \
 	VEXTRACTF64X4 $1, m, Y0              \
 	VEXTRACTF64X4 $0, m, Y2              \
 	VMAXPS        Y2, Y0, Y0             \
@@ -310,6 +315,53 @@ clear:                                   \
 done:                                    \
 	VMOVSS        Xb, 4(D)(CX*2)
 
+// CQZBODY runs CQZQUERY over the d channels (CX) of the block at DX for the four
+// queries from SI (4d bytes apart) into their slots from DI (as far apart), with the
+// split index in Z28: each query's b in the lanes of Y8..Y11, its largest |q·scale| in
+// those of Z16..Z19 and Σ q·scale·0 in those of Z20..Z23; leaves the queries' slots in
+// DI, R8, R10 and R14. label is the expansion's own. Clobbers AX, BX, DX, R11..R13,
+// Z0..Z4, Z24..Z27.
+#define CQZBODY(label) \
+	LEAQ         (CX*4), BX            \
+	LEAQ         (SI)(BX*1), R11       \
+	LEAQ         (R11)(BX*1), R12      \
+	LEAQ         (R12)(BX*1), R13      \
+	LEAQ         (DI)(BX*1), R8        \
+	LEAQ         (R8)(BX*1), R10       \
+	LEAQ         (R10)(BX*1), R14      \
+	VMOVDQU32    cqzidx<>(SB), Z26     \
+	VMOVDQU32    cqzidx<>+64(SB), Z27  \
+	VPBROADCASTD cqzabs<>(SB), Z24     \
+	VPXORD       Z25, Z25, Z25         \
+	VXORPS       Y8, Y8, Y8            \
+	VXORPS       Y9, Y9, Y9            \
+	VXORPS       Y10, Y10, Y10         \
+	VXORPS       Y11, Y11, Y11         \
+	VPXORD       Z16, Z16, Z16         \
+	VPXORD       Z17, Z17, Z17         \
+	VPXORD       Z18, Z18, Z18         \
+	VPXORD       Z19, Z19, Z19         \
+	VPXORD       Z20, Z20, Z20         \
+	VPXORD       Z21, Z21, Z21         \
+	VPXORD       Z22, Z22, Z22         \
+	VPXORD       Z23, Z23, Z23         \
+	XORQ         AX, AX                \
+label:                                 \
+	VCVTPH2PS     (DX), Z0             \
+	VCVTPH2PS     32(DX), Z1           \
+	VMOVAPS       Z0, Z2               \
+	VPERMT2PS     Z1, Z26, Z2          \
+	VPERMT2PS     Z1, Z27, Z0          \
+	VEXTRACTF64X4 $1, Z0, Y1           \
+	CQZQUERY(SI, DI, Y8, Z16, Z20)     \
+	CQZQUERY(R11, R8, Y9, Z17, Z21)    \
+	CQZQUERY(R12, R10, Y10, Z18, Z22)  \
+	CQZQUERY(R13, R14, Y11, Z19, Z23)  \
+	ADDQ          $64, DX              \
+	ADDQ          $64, AX              \
+	CMPQ          AX, BX               \
+	JB            label
+
 // func chanQuery4I16Z(dst, q, block unsafe.Pointer, d, split int)
 // chanQueryI16F16C of four queries (query j's values at q + 4dj, its slot at dst +
 // 4dj) with ZMM registers (haveVNNI512): each 16 channels' scales and zeros widened
@@ -320,56 +372,40 @@ TEXT ·chanQuery4I16Z(SB), NOSPLIT, $0-40
 	MOVQ      q+8(FP), SI
 	MOVQ      block+16(FP), DX
 	MOVQ      d+24(FP), CX
-	LEAQ      (CX*4), BX
-	LEAQ      (SI)(BX*1), R11
-	LEAQ      (R11)(BX*1), R12
-	LEAQ      (R12)(BX*1), R13
-	LEAQ      (DI)(BX*1), R8
-	LEAQ      (R8)(BX*1), R10
-	LEAQ      (R10)(BX*1), R14
-	VMOVDQU32 cqzidx<>(SB), Z26
-	VMOVDQU32 cqzidx<>+64(SB), Z27
 	VMOVDQU32 cqzidx<>+128(SB), Z28
 	CMPQ      split+32(FP), $0
 	JNE       cqzsplit
 	VMOVDQU32 cqzidx<>+192(SB), Z28
 
 cqzsplit:
-	VPBROADCASTD cqzabs<>(SB), Z24
-	VPXORD       Z25, Z25, Z25
-	VXORPS       Y8, Y8, Y8
-	VXORPS       Y9, Y9, Y9
-	VXORPS       Y10, Y10, Y10
-	VXORPS       Y11, Y11, Y11
-	VPXORD       Z16, Z16, Z16
-	VPXORD       Z17, Z17, Z17
-	VPXORD       Z18, Z18, Z18
-	VPXORD       Z19, Z19, Z19
-	VPXORD       Z20, Z20, Z20
-	VPXORD       Z21, Z21, Z21
-	VPXORD       Z22, Z22, Z22
-	VPXORD       Z23, Z23, Z23
-	XORQ         AX, AX
-
-cqzloop:
-	VCVTPH2PS     (DX), Z0
-	VCVTPH2PS     32(DX), Z1
-	VMOVAPS       Z0, Z2
-	VPERMT2PS     Z1, Z26, Z2
-	VPERMT2PS     Z1, Z27, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	CQZQUERY(SI, DI, Y8, Z16, Z20)
-	CQZQUERY(R11, R8, Y9, Z17, Z21)
-	CQZQUERY(R12, R10, Y10, Z18, Z22)
-	CQZQUERY(R13, R14, Y11, Z19, Z23)
-	ADDQ          $64, DX
-	ADDQ          $64, AX
-	CMPQ          AX, BX
-	JB            cqzloop
-
+	CQZBODY(cqzloop)
 	CQZFINAL(DI, Y8, X8, Z16, Z20, cqzz0, cqzl0, cqzc0, cqzd0)
 	CQZFINAL(R8, Y9, X9, Z17, Z21, cqzz1, cqzl1, cqzc1, cqzd1)
 	CQZFINAL(R10, Y10, X10, Z18, Z22, cqzz2, cqzl2, cqzc2, cqzd2)
 	CQZFINAL(R14, Y11, X11, Z19, Z23, cqzz3, cqzl3, cqzc3, cqzd3)
+	VZEROUPPER
+	RET
+
+// func channelQuery4Z(qs, b, q, block unsafe.Pointer, d int)
+// channelQueryF16C of four queries with ZMM registers (haveVNNI512): query r's d
+// values at q + 4dr, its pre-scaled values q·scale to qs + 4dr and its b to b + 4r;
+// each channel's scale and zero widened once for the four, every value and b
+// channelQueryF16C's, bit for bit (CQZBODY, no split). d is a multiple of 16.
+TEXT ·channelQuery4Z(SB), NOSPLIT, $0-40
+	MOVQ      qs+0(FP), DI
+	MOVQ      q+16(FP), SI
+	MOVQ      block+24(FP), DX
+	MOVQ      d+32(FP), CX
+	VMOVDQU32 cqzidx<>+192(SB), Z28
+	CQZBODY(cq4loop)
+	MOVQ      b+8(FP), R9
+	CQZB(Y8, X8)
+	CQZB(Y9, X9)
+	CQZB(Y10, X10)
+	CQZB(Y11, X11)
+	VMOVSS    X8, (R9)
+	VMOVSS    X9, 4(R9)
+	VMOVSS    X10, 8(R9)
+	VMOVSS    X11, 12(R9)
 	VZEROUPPER
 	RET
