@@ -11,7 +11,8 @@
 // contracts in addi16_amd64.go). Each query gets its twin's products, roundings and
 // sums, bit for bit; what the four share is the reading and widening of the rows: a
 // row pair's codes, widened once, take one VPDPWSSD per query and 16 columns,
-// against the query's [π_A, π_B].
+// against the query's [π_A, π_B]. At the end, addInt8Q4I16Z does the same for Int8
+// rows (its own frame).
 //
 // Frame (hardware SP): the products p, 128 bytes per block of four rows (two
 // vectors, the first group's and the second's, lanes 4q..4q+3 query q's rows 0–3) at

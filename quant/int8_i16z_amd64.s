@@ -6,7 +6,8 @@
 
 // dotInt8Q4I16Z and dotU4Q4ChanI16Z (declarations and contracts in
 // int8_i16_amd64.go): the four-query int16 scores of Int8 rows and of 4-bit KIVI key
-// blocks with ZMM registers and VPDPWSSD (AVX-512 VNNI). Four rows at a time in two
+// blocks with ZMM registers and VPDPWSSD (AVX-512 VNNI); at the end, the preparation
+// of four queries for a KIVI key block (chanQuery4I16Z, channelQuery4Z). Four rows at a time in two
 // pairs, one row per 256-bit half: 16 codes of each row of a pair, widened to words,
 // take one VPDPWSSD per query against the query's 16 matching words broadcast to both
 // halves. Each half of a query's accumulator then holds eight partial sums of its

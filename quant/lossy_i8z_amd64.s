@@ -13,7 +13,8 @@
 // to the four lanes. Lane r of query q's accumulator then holds four partial sums of
 // row r; one transposing reduction (in ZI8SUMS) leaves lane r = row r's sums of the
 // four queries, so that the scales need no permute per query and no horizontal adds
-// (VPHADDW) are left.
+// (VPHADDW) are left. At the end, quantQuad2I8Z quantizes four queries for KIVI's
+// 2-bit key blocks.
 
 // zi8idx holds two VPERMPS index vectors: the f16 scales of four rows widened as
 // [s0 z0 s1 z1 s2 z2 s3 z3] spread to each row's lane (s_r four times in lane r), and
