@@ -12,7 +12,8 @@ import (
 // BenchmarkLossyQ4 times the four-query kernels alone (no group sums, no dispatch) on
 // one span of n rows of d = 64 values, groups of 32, against the whole DotRows or
 // AddRows call: the difference is the fixed cost per call. ns/row is per row (all
-// four queries).
+// four queries). The adds run as the YMM float kernel (kernel), and where the CPU
+// has them the ZMM float (zmm) and integer (i16z) ones.
 //
 //	GOEXPERIMENT=simd go test ./quant -run '^$' -bench LossyQ4 -benchtime=200ms
 func BenchmarkLossyQ4(b *testing.B) {
@@ -57,6 +58,28 @@ func BenchmarkLossyQ4(b *testing.B) {
 				}
 				per(b)
 			})
+			// The ZMM adds, float and integer, where the CPU runs them (d = 64: one
+			// call each).
+			if haveAVX512F && lg.k.addQ4Z != nil {
+				b.Run(fmt.Sprintf("%s/add/n=%d/zmm", c.Name(), n), func(b *testing.B) {
+					ap, wp := unsafe.Pointer(&acc[0]), unsafe.Pointer(&w[0])
+					for b.Loop() {
+						lg.k.addQ4Z(ap, unsafe.Add(ap, 4*d), unsafe.Add(ap, 8*d), unsafe.Add(ap, 12*d), wp, unsafe.Add(wp, 4*n), unsafe.Add(wp, 8*n), unsafe.Add(wp, 12*n),
+							sp, uintptr(stride), n, d/16, lg.g, lg.gb)
+					}
+					per(b)
+				})
+			}
+			if haveVNNI512 && lg.k.addQ4P2Z != nil {
+				b.Run(fmt.Sprintf("%s/add/n=%d/i16z", c.Name(), n), func(b *testing.B) {
+					ap, wp := unsafe.Pointer(&acc[0]), unsafe.Pointer(&w[0])
+					for b.Loop() {
+						lg.k.addQ4P2Z(ap, unsafe.Add(ap, 4*d), unsafe.Add(ap, 8*d), unsafe.Add(ap, 12*d), wp, unsafe.Add(wp, 4*n), unsafe.Add(wp, 8*n), unsafe.Add(wp, 12*n),
+							unsafe.Add(sp, lg.codeOff(0)), uintptr(stride), n/4, lg.gb)
+					}
+					per(b)
+				})
+			}
 			b.Run(fmt.Sprintf("%s/add/n=%d/call", c.Name(), n), func(b *testing.B) {
 				for b.Loop() {
 					AddRows(c, acc, w, n, g, src, stride, n, tmp)
