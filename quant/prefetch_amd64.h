@@ -1,8 +1,10 @@
 // Shared by the kernels that read a span's KV rows first (file-local macros): the
 // ZMM score kernels (lossy_i8z_amd64.s, int8_i16z_amd64.s, rows_fp8z_amd64.s), the
 // one-query integer scores of 4-bit and 2-bit rows (I8BLOCK, lossy_i8_amd64.s), the
-// four-query adds' frame of 4-bit and 2-bit rows (A4WBUILD, lossy_q4_amd64.s) and the
-// scale folding of Int8 and FP8 rows (foldRowScales, rows_fp8_amd64.s).
+// four-query adds' frame of 4-bit and 2-bit rows (A4WBUILD, lossy_q4_amd64.s), the
+// scale folding of Int8 and FP8 rows (foldRowScales, rows_fp8_amd64.s), the q8 integer
+// adds' pass over the products (addi16z_amd64.s) and the four-query scores of f16 and
+// bf16 rows (DOTQ4_16, rows16_amd64.h).
 
 // PREFETCH4 asks for the bytes PFDIST ahead of each of the four rows r0..r3 (one
 // line each; rows of up to 64 bytes leave no line of a span unasked). A cache block

@@ -1,6 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "prefetch_amd64.h"
 #include "rows16_amd64.h"
 
 // BF16 row kernels: the F16 kernels' bodies (rows16_amd64.h) with each 8 bfloat16

@@ -1,6 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "prefetch_amd64.h"
 #include "rows16_amd64.h"
 #include "addq4_amd64.h"
 #include "addq4z_amd64.h"
