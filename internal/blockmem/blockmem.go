@@ -11,15 +11,15 @@
 //
 // Blocks are carved from chunks of several megabytes, mapped on demand, so a pool
 // makes few mappings. Pages become resident only when first written. A chunk is
-// never returned while its Arena is in use; Release unmaps them all.
+// never returned while its Arena is in use; Release unmaps them all. Where mapping is
+// not available or fails, blocks come from the Go heap instead.
 //
-// On Linux the chunks are advised for transparent huge pages: attention reads a
-// layer's whole history every step, and with 4 KiB pages every 4 KiB may miss the
-// TLB. Decode attention over 32768 tokens of q4, q2 and kivi4/kivi2 (32/8/64, 2
-// threads, 20 MiB per step) took 2–4% less time per step with them; f16 and q8
-// about the same. A huge page is resident in full once any of it is written, so a
-// pool may hold up to 2 MiB more than its blocks in use.
-// Where mapping is not available or fails, blocks come from the Go heap instead.
+// On Linux the chunks are advised for transparent huge pages (hugemem.Advise):
+// attention reads a layer's whole history every step, and with 4 KiB pages every 4
+// KiB may miss the TLB. Decode attention over 32768 tokens of q4, q2 and kivi4/kivi2
+// (32/8/64, 2 threads, 20 MiB per step) took 2–4% less time per step with them; f16
+// and q8 about the same. A huge page is resident in full once any of it is written,
+// so a pool may hold up to 2 MiB more than its blocks in use.
 package blockmem
 
 import "sync/atomic"

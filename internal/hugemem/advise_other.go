@@ -2,4 +2,5 @@
 
 package hugemem
 
-func adviseHuge([]byte) {}
+// Advise does nothing: transparent huge pages are advised on Linux only.
+func Advise([]byte) {}

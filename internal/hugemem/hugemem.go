@@ -31,7 +31,7 @@ func Map(n int) (*Region, error) {
 	r := &Region{Bytes: whole[off : off+n : off+n], whole: whole}
 	// Only whole huge pages are advised: a huge page under the tail would be resident in
 	// full as soon as the tail is touched.
-	adviseHuge(whole[off : off+n&^(PageBytes-1)])
+	Advise(whole[off : off+n&^(PageBytes-1)])
 	return r, nil
 }
 
