@@ -330,21 +330,14 @@ DATA qq8c<>+8(SB)/4, $0x03800000
 GLOBL qq8c<>(SB), RODATA|NOPTR, $12
 
 // QQ8RED leaves in every 128-bit lane of out the OP (VMAXPS, VADDPS, VPADDD) of the 16
-// lanes of each of q0..q3: [q0 q1 q2 q3]. Clobbers q0..q3, Z14, Z15.
+// lanes of each of q0..q3, [q0 q1 q2 q3]: each 128-bit lane's (ZREDUCEOP), then the
+// four lanes'. Clobbers Z12, Z13.
 #define QQ8RED(OP, q0, q1, q2, q3, out) \
-	VPUNPCKLDQ  q1, q0, Z14       \
-	VPUNPCKHDQ  q1, q0, Z15       \
-	OP          Z15, Z14, Z14     \
-	VPUNPCKLDQ  q3, q2, Z15       \
-	VPUNPCKHDQ  q3, q2, out       \
-	OP          out, Z15, Z15     \
-	VPUNPCKLQDQ Z15, Z14, out     \
-	VPUNPCKHQDQ Z15, Z14, Z14     \
-	OP          Z14, out, out     \
-	VSHUFF32X4  $0x4e, out, out, Z14 \
-	OP          Z14, out, out     \
-	VSHUFF32X4  $0xb1, out, out, Z14 \
-	OP          Z14, out, out
+	ZREDUCEOP(OP, q0, q1, q2, q3, out)  \
+	VSHUFF32X4 $0x4e, out, out, Z12     \
+	OP         Z12, out, out            \
+	VSHUFF32X4 $0xb1, out, out, Z12     \
+	OP         Z12, out, out
 
 // QQ8MAX reads one query's 32 values of the group at Q: the largest magnitude of each
 // lane pair into m and their products with 0 added into f.

@@ -30,17 +30,21 @@ GLOBL zspread4<>(SB), RODATA|NOPTR, $64
 
 // ZREDUCE4 leaves in out the sums of the four dwords of each lane of q0..q3 (the
 // four queries' accumulators), lane l = [q0 q1 q2 q3] of lane l: two levels of
-// unpacking and adding (Z12, Z13 scratch).
-#define ZREDUCE4(q0, q1, q2, q3, out) \
+// unpacking and adding (ZREDUCEOP with VPADDD).
+#define ZREDUCE4(q0, q1, q2, q3, out) ZREDUCEOP(VPADDD, q0, q1, q2, q3, out)
+
+// ZREDUCEOP is ZREDUCE4 with the operation OP (VPADDD, VADDPS, VMAXPS) for the adds.
+// Z12, Z13 scratch.
+#define ZREDUCEOP(OP, q0, q1, q2, q3, out) \
 	VPUNPCKLDQ  q1, q0, Z12   \
 	VPUNPCKHDQ  q1, q0, Z13   \
-	VPADDD      Z13, Z12, Z12 \
+	OP          Z13, Z12, Z12 \
 	VPUNPCKLDQ  q3, q2, Z13   \
 	VPUNPCKHDQ  q3, q2, out   \
-	VPADDD      out, Z13, Z13 \
+	OP          out, Z13, Z13 \
 	VPUNPCKLQDQ Z13, Z12, out \
 	VPUNPCKHQDQ Z13, Z12, Z12 \
-	VPADDD      Z12, out, out
+	OP          Z12, out, out
 
 // ZROWS4 points R15, CX and DX at the three rows after R8 (R12 bytes apart).
 #define ZROWS4 \
