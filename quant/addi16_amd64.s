@@ -214,7 +214,7 @@ i16round:                                \
 	VPXOR Y6, Y6, Y6     \
 	VPXOR Y7, Y7, Y7     \
 	VPXOR Y15, Y15, Y15  \
-	I16LOOP(I16PI, BLOCK, i16blk2)
+	I16LOOP(I16PI, 64, I16PF3, BLOCK, i16blk2)
 
 // I16OUT adds float(acc)·P + Z, with P and Z the group's (Y12, Y13), to the float32s
 // in x.

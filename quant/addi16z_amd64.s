@@ -213,7 +213,7 @@ z16round:                            \
 #define Z16ROWS(BLOCK, MASK) \
 	Z16ZERO                        \
 	VPBROADCASTD MASK, Z15         \
-	I16LOOP(Z16PI, BLOCK, z16blk2)
+	I16LOOP(Z16PI, 64, I16PF3, BLOCK, z16blk2)
 
 // Z16SCALE turns query q's sums of a group (e the even columns, o the odd ones) into
 // float(sum)·P + Z, P and Z the lane 4q of the group's vectors at off, and puts them
@@ -520,6 +520,14 @@ i8zround:                             \
 	VPDPWSSD.BCST W(R12), Z4, a2 \
 	VPDPWSSD.BCST W(R12), Z5, a3
 
+// I8ZBLOCK adds a block's two row pairs (rows R9, R13; then R9 moved to row 2 and
+// R13 to row 3) with their weights at R12.
+#define I8ZBLOCK \
+	I8ZPAIR(R9, R13, 0, 0)   \
+	LEAQ (R13)(R10*1), R9    \
+	LEAQ (R9)(R10*1), R13    \
+	I8ZPAIR(R9, R13, 0, 4)
+
 // I8ZSCALE turns query q's sums of 32 columns (lo and hi, I8ZPAIR's lanes) into
 // float(sum)·P (lane 4q of the factors) in column order: columns 0–15 into lo,
 // 16–31 into hi. Z13 and Z14 hold z16perm; clobbers Z0, Z2.
@@ -552,32 +560,11 @@ i8zcols:
 	Z16ZERO
 	MOVQ   rows+64(FP), R9
 	LEAQ   2(R9)(CX*1), R9
-	MOVQ   R11, DX
-	LEAQ   I8ZPI(SP), R12
-	MOVQ   R10, R8
-	IMULQ  R11, R8
-	LEAQ   (R9)(R8*4), R8
 
-	// While adding, ask for the next call's rows, 320 bytes per block (four rows of 64
-	// values and a bit more), as I16LOOP does: the pass over the products reads only
-	// the rows' scales, too fast for its own prefetch to stay ahead (q8 decode
-	// attention at 32k took 8–11% longer without).
-i8zblk2:
-	PREFETCHT0 (R8)
-	PREFETCHT0 64(R8)
-	PREFETCHT0 128(R8)
-	PREFETCHT0 192(R8)
-	PREFETCHT0 256(R8)
-	LEAQ       (R8)(R10*4), R8
-	LEAQ       (R9)(R10*1), R13
-	I8ZPAIR(R9, R13, 0, 0)
-	LEAQ       (R13)(R10*1), R9
-	LEAQ       (R9)(R10*1), R13
-	I8ZPAIR(R9, R13, 0, 4)
-	LEAQ       (R13)(R10*1), R9
-	ADDQ       $32, R12
-	DECQ       DX
-	JNZ        i8zblk2
+	// While adding, ask for the next call's rows (I16LOOP, 5 lines per block): the pass
+	// over the products reads only the rows' scales, too fast for its own prefetch to
+	// stay ahead (q8 decode attention at 32k took 8–11% longer without).
+	I16LOOP(I8ZPI, 32, I16PF5, I8ZBLOCK, i8zblk2)
 
 	// float(sum)·P per query in column order, added to the 64 columns from CX/4 of
 	// a0..a3 (Z16ACC).
