@@ -61,13 +61,38 @@ GLOBL z16perm<>(SB), RODATA|NOPTR, $128
 	VPERMILPS $0xb1, z, Z8 \
 	OP        Z8, z, z
 
+// ZFACTORS turns one group's lanes of largest magnitudes m and of Σp·0 f (the four
+// queries in the four 128-bit lanes, ZHALVES reducing each) into the factors P =
+// m/32767 + Σp·0, stored at off(SP), and inv = 32767/m, 0 where m < 2^-112 (as
+// addi16_amd64.s's I16PRE does). Clobbers Z0, Z8, Z9, K1.
+#define ZFACTORS(m, f, off, inv) \
+	ZHALVES(VMAXPS, m)              \
+	ZHALVES(VADDPS, f)              \
+	VBROADCASTSS z16c<>+8(SB), Z9   \
+	VDIVPS       Z9, m, Z0          \
+	VADDPS       f, Z0, Z0          \
+	VMOVUPS      Z0, off(SP)        \
+	VDIVPS       m, Z9, inv         \
+	VBROADCASTSS z16c<>+12(SB), Z9  \
+	VCMPPS       $0x1d, Z9, m, K1   \
+	VMOVAPS.Z    inv, K1, inv
+
+// ZROUND rounds the 16 products at off(R8) times inv to int16 (π, saturating as
+// VPACKSSDW does) and stores them at doff(R12). Clobbers Z0.
+#define ZROUND(off, inv, doff) \
+	VMULPS    off(R8), inv, Z0 \
+	VCVTPS2DQ Z0, Z0           \
+	VPMOVSDW  Z0, Y0           \
+	VMOVDQU   Y0, doff(R12)
+
 // Z16PRE fills the frame from the nb blocks of four rows (R9 cp, R10 stride, R11 nb,
 // CX gb; SI, DI, AX, DX the four queries' weights), as I16PRE does for one query,
 // the four queries in the four 128-bit lanes: per block, the rows' scales and zeros
 // of both groups (P2SZ), spread to the four lanes, times the weights give the
 // products p (stored) and the zero sums (Z4, Z5, per lane); then per group and query
 // m = max|p|, P = m/32767 plus Σp·0, Z = the zero sum and π = round(p·32767/m) (0
-// when m < 2^-112). Clobbers AX, BX, DX, SI, DI, R8, R9, R12..R14, K1, K2, Z0..Z19.
+// when m < 2^-112; ZFACTORS, ZROUND). Clobbers AX, BX, DX, SI, DI, R8, R9,
+// R12..R14, K1, Z0..Z19.
 #define Z16PRE \
 	MOVQ         R11, R14           \
 	MOVQ         SP, R8             \
@@ -112,40 +137,18 @@ z16blk:                             \
 	ADDQ          $128, R8           \
 	DECQ          R14                \
 	JNZ           z16blk             \
-	ZHALVES(VMAXPS, Z13)             \
-	ZHALVES(VMAXPS, Z14)             \
-	ZHALVES(VADDPS, Z6)              \
-	ZHALVES(VADDPS, Z7)              \
 	ZHALVES(VADDPS, Z4)              \
 	ZHALVES(VADDPS, Z5)              \
 	VMOVUPS       Z4, Z16Z(SP)       \
 	VMOVUPS       Z5, Z16Z+64(SP)    \
-	VBROADCASTSS  z16c<>+8(SB), Z9   \
-	VDIVPS        Z9, Z13, Z0        \
-	VDIVPS        Z9, Z14, Z1        \
-	VADDPS        Z6, Z0, Z0         \
-	VADDPS        Z7, Z1, Z1         \
-	VMOVUPS       Z0, Z16P(SP)       \
-	VMOVUPS       Z1, Z16P+64(SP)    \
-	VDIVPS        Z13, Z9, Z2        \
-	VDIVPS        Z14, Z9, Z3        \
-	VBROADCASTSS  z16c<>+12(SB), Z9  \
-	VCMPPS        $0x1d, Z9, Z13, K1 \
-	VCMPPS        $0x1d, Z9, Z14, K2 \
-	VMOVAPS.Z     Z2, K1, Z2         \
-	VMOVAPS.Z     Z3, K2, Z3         \
+	ZFACTORS(Z13, Z6, Z16P, Z2)      \
+	ZFACTORS(Z14, Z7, Z16P+64, Z3)   \
 	MOVQ          R11, BX            \
 	MOVQ          SP, R8             \
 	LEAQ          Z16PI(SP), R12     \
 z16round:                            \
-	VMULPS        (R8), Z2, Z0       \
-	VMULPS        64(R8), Z3, Z1     \
-	VCVTPS2DQ     Z0, Z0             \
-	VCVTPS2DQ     Z1, Z1             \
-	VPMOVSDW      Z0, Y0             \
-	VPMOVSDW      Z1, Y1             \
-	VMOVDQU       Y0, (R12)          \
-	VMOVDQU       Y1, 32(R12)        \
+	ZROUND(0, Z2, 0)                 \
+	ZROUND(64, Z3, 32)               \
 	ADDQ          $128, R8           \
 	ADDQ          $64, R12           \
 	DECQ          BX                 \
@@ -469,24 +472,12 @@ i8zblk:                              \
 	ADDQ          $64, R8             \
 	DECQ          R14                 \
 	JNZ           i8zblk              \
-	ZHALVES(VMAXPS, Z13)              \
-	ZHALVES(VADDPS, Z6)               \
-	VBROADCASTSS  z16c<>+8(SB), Z9    \
-	VDIVPS        Z9, Z13, Z0         \
-	VADDPS        Z6, Z0, Z0          \
-	VMOVUPS       Z0, I8ZP(SP)        \
-	VDIVPS        Z13, Z9, Z2         \
-	VBROADCASTSS  z16c<>+12(SB), Z9   \
-	VCMPPS        $0x1d, Z9, Z13, K1  \
-	VMOVAPS.Z     Z2, K1, Z2          \
+	ZFACTORS(Z13, Z6, I8ZP, Z2)       \
 	MOVQ          R11, BX             \
 	MOVQ          SP, R8              \
 	LEAQ          I8ZPI(SP), R12      \
 i8zround:                             \
-	VMULPS        (R8), Z2, Z0        \
-	VCVTPS2DQ     Z0, Z0              \
-	VPMOVSDW      Z0, Y0              \
-	VMOVDQU       Y0, (R12)           \
+	ZROUND(0, Z2, 0)                  \
 	ADDQ          $64, R8             \
 	ADDQ          $32, R12            \
 	DECQ          BX                  \
