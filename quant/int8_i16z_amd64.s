@@ -251,6 +251,14 @@ GLOBL cqzabs<>(SB), RODATA|NOPTR, $4
 	VPERMPS     Z3, Z28, Z3          \
 	VMOVUPS     Z3, (D)(AX*1)
 
+// CQZSCALE is CQZQUERY without the quantization's parts (the largest |q·scale|, Σ
+// q·scale·0, the split): q·scale to D+AX and b += q·zero, for channelQuery4Z.
+#define CQZSCALE(Q, D, b, m, f) \
+	VMULPS      (Q)(AX*1), Z2, Z3    \
+	VFMADD231PS (Q)(AX*1), Y0, b     \
+	VFMADD231PS 32(Q)(AX*1), Y1, b   \
+	VMOVUPS     Z3, (D)(AX*1)
+
 // CQZB leaves in the low lane of Xb the sum of the lanes of Yb (a query's b), added
 // as channelQueryF16C and I16QUANT do. Clobbers X1.
 #define CQZB(Yb, Xb) \
@@ -316,13 +324,13 @@ clear:                                   \
 done:                                    \
 	VMOVSS        Xb, 4(D)(CX*2)
 
-// CQZBODY runs CQZQUERY over the d channels (CX) of the block at DX for the four
-// queries from SI (4d bytes apart) into their slots from DI (as far apart), with the
-// split index in Z28: each query's b in the lanes of Y8..Y11, its largest |q·scale| in
-// those of Z16..Z19 and Σ q·scale·0 in those of Z20..Z23; leaves the queries' slots in
-// DI, R8, R10 and R14. label is the expansion's own. Clobbers AX, BX, DX, R11..R13,
-// Z0..Z4, Z24..Z27.
-#define CQZBODY(label) \
+// CQZBODY runs QUERY (CQZQUERY or CQZSCALE) over the d channels (CX) of the block at
+// DX for the four queries from SI (4d bytes apart) into their slots from DI (as far
+// apart), with the split index in Z28: each query's b in the lanes of Y8..Y11 and,
+// with CQZQUERY, its largest |q·scale| in those of Z16..Z19 and Σ q·scale·0 in those
+// of Z20..Z23; leaves the queries' slots in DI, R8, R10 and R14. label is the
+// expansion's own. Clobbers AX, BX, DX, R11..R13, Z0..Z4, Z24..Z27.
+#define CQZBODY(QUERY, label) \
 	LEAQ         (CX*4), BX            \
 	LEAQ         (SI)(BX*1), R11       \
 	LEAQ         (R11)(BX*1), R12      \
@@ -354,10 +362,10 @@ label:                                 \
 	VPERMT2PS     Z1, Z26, Z2          \
 	VPERMT2PS     Z1, Z27, Z0          \
 	VEXTRACTF64X4 $1, Z0, Y1           \
-	CQZQUERY(SI, DI, Y8, Z16, Z20)     \
-	CQZQUERY(R11, R8, Y9, Z17, Z21)    \
-	CQZQUERY(R12, R10, Y10, Z18, Z22)  \
-	CQZQUERY(R13, R14, Y11, Z19, Z23)  \
+	QUERY(SI, DI, Y8, Z16, Z20)        \
+	QUERY(R11, R8, Y9, Z17, Z21)       \
+	QUERY(R12, R10, Y10, Z18, Z22)     \
+	QUERY(R13, R14, Y11, Z19, Z23)     \
 	ADDQ          $64, DX              \
 	ADDQ          $64, AX              \
 	CMPQ          AX, BX               \
@@ -379,7 +387,7 @@ TEXT ·chanQuery4I16Z(SB), NOSPLIT, $0-40
 	VMOVDQU32 cqzidx<>+192(SB), Z28
 
 cqzsplit:
-	CQZBODY(cqzloop)
+	CQZBODY(CQZQUERY, cqzloop)
 	CQZFINAL(DI, Y8, X8, Z16, Z20, cqzz0, cqzl0, cqzc0, cqzd0)
 	CQZFINAL(R8, Y9, X9, Z17, Z21, cqzz1, cqzl1, cqzc1, cqzd1)
 	CQZFINAL(R10, Y10, X10, Z18, Z22, cqzz2, cqzl2, cqzc2, cqzd2)
@@ -391,14 +399,13 @@ cqzsplit:
 // channelQueryF16C of four queries with ZMM registers (haveVNNI512): query r's d
 // values at q + 4dr, its pre-scaled values q·scale to qs + 4dr and its b to b + 4r;
 // each channel's scale and zero widened once for the four, every value and b
-// channelQueryF16C's, bit for bit (CQZBODY, no split). d is a multiple of 16.
+// channelQueryF16C's, bit for bit (CQZBODY with CQZSCALE). d is a multiple of 16.
 TEXT ·channelQuery4Z(SB), NOSPLIT, $0-40
 	MOVQ      qs+0(FP), DI
 	MOVQ      q+16(FP), SI
 	MOVQ      block+24(FP), DX
 	MOVQ      d+32(FP), CX
-	VMOVDQU32 cqzidx<>+192(SB), Z28
-	CQZBODY(cq4loop)
+	CQZBODY(CQZSCALE, cq4loop)
 	MOVQ      b+8(FP), R9
 	CQZB(Y8, X8)
 	CQZB(Y9, X9)
