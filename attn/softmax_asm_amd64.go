@@ -5,11 +5,11 @@ package attn
 import "math"
 
 // The softmax kernels in AVX2 + FMA assembly (softmax_asm_amd64.s; expRowZ with
-// AVX-512F), used by every amd64 build on CPUs with AVX2 and FMA (kernels_amd64.go). Each computes what its
-// scalar twin in kernels.go computes, 8 lanes at a time, up to float32 rounding: exp
-// reduces x = n·ln2 + r (n rounded to even where exp32 rounds half toward zero),
-// takes e^r from its degree-6 Taylor polynomial with fused multiply-adds, scales by
-// 2^n through the exponent bits, and gives 0 below −87.
+// AVX-512F), used by every amd64 build on CPUs with AVX2 and FMA (kernels_amd64.go).
+// Each computes what its scalar twin in kernels.go computes, 8 lanes at a time (16 for
+// expRowZ), up to float32 rounding: exp reduces x = n·ln2 + r (n rounded to even where
+// exp32 rounds half toward zero), takes e^r from its degree-6 Taylor polynomial with
+// fused multiply-adds, scales by 2^n through the exponent bits, and gives 0 below −87.
 
 // maxRowFMA returns the largest non-NaN value of row[:n], n ≥ 8, or −Inf when there
 // is none: 8-lane maxima started at −Inf (a NaN never replaces a lane's maximum), the

@@ -30,8 +30,9 @@ import (
 // Affine.Dot does). The exceptions are the integer kernels of 4-bit and 2-bit rows in
 // groups of 32 (q4, q2, KIVI's 2-bit values): scores are taken against each query's
 // int8 round trip (lossy_i8_amd64.go; ScoredQuery says which queries a reference must
-// use), and one query's values are summed with the products weight·scale rounded to
-// int16 steps of their largest (addi16_amd64.go, which bounds the difference).
+// use), and values are summed with the products weight·scale rounded to int16 steps
+// of their largest (addi16_amd64.go, which bounds the difference): one query's, and
+// with AVX-512 VNNI four queries' too.
 //
 // Shapes: d a multiple of 16 and, for Affine, groups a multiple of 16 that divide d
 // (groups of 16, 32, 64, … and whole rows); other shapes report false and go through
@@ -305,7 +306,7 @@ func dotChannelI8(c Channel, scores []float32, ld int, qs, b, sl []float32, g in
 	j := 0
 	for ; j < g && (g-j >= 3 || m < 4); j += 4 {
 		nq := min(4, g-j)
-		if nq == 4 && c.Bits == 2 && haveVNNI512 {
+		if nq == 4 && haveVNNI512 { // chanMode sends only 2-bit blocks here
 			quantQuad2I8Z(q8, unsafe.Pointer(&qf[0]), unsafe.Pointer(&qs[j*d]), d)
 		} else {
 			for r := range nq {
