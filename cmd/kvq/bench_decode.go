@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"kvq/attn"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -16,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"kvq/attn"
 	"kvq/eval"
 	"kvq/internal/procstat"
 	"kvq/kv"
