@@ -702,7 +702,7 @@ func ExampleStore() {
 	bpt, _ := BytesPerToken(cfg)
 	comp, _ := CompressionVsF16(cfg)
 	fmt.Printf("len %d, %.0f bytes/token, %.2fx smaller than f16, block %d tokens\n", st.Len(id), bpt, comp, st.Config().BlockTokens)
-	// Output: len 3, 256 bytes/token, 4.00x smaller than f16, block 64 tokens
+	// Output: len 3, 256 bytes/token, 4.00x smaller than f16, block 128 tokens
 }
 
 // TestAttnWorkers: parallel attention (queries of a prefill, chunks of a decode)

@@ -122,7 +122,8 @@ func TestPassesRespectBudget(t *testing.T) {
 				t.Fatal(err)
 			}
 			ps, _ := probe.NewSeq()
-			toks := tokensFrom(m, 100, 5)
+			// More than one block: one byte short of the cost is still a valid budget.
+			toks := tokensFrom(m, kv.DefaultBlockTokens+36, 5)
 			cost, err := probe.GrowCost(ps, len(toks))
 			if err != nil {
 				t.Fatal(err)

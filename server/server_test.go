@@ -664,7 +664,7 @@ func TestOversizedChunkedBody(t *testing.T) {
 // kept for reuse.
 func TestPrefixCacheHit(t *testing.T) {
 	e := newEnv(t, envConfig{spec: "f16", budget: 8 << 20})
-	prompt := strings.Repeat("Lily and Tom went to the park. ", 16)
+	prompt := strings.Repeat("Lily and Tom went to the park. ", 24)
 	n := len(e.m.Tok.Encode(prompt, true))
 	const B = kv.DefaultBlockTokens
 	if n < 2*B {

@@ -30,7 +30,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	mf := addModelFlags(fs)
 	cacheSpec := fs.String("cache", "f16", "KV cache spec, e.g. f16, q8, kivi4/kivi2")
 	cacheLayers := fs.String("cache-layers", "", "per-layer cache overrides, e.g. 0,-1=f16")
-	blockTokens := fs.Int("block-tokens", 0, "tokens per cache block (0: the cache's default, 64); smaller blocks cache shorter shared prefixes and waste less per sequence, larger ones make attention faster")
+	blockTokens := fs.Int("block-tokens", 0, fmt.Sprintf("tokens per cache block (0: the cache's default, %d); smaller blocks cache shorter shared prefixes and waste less per sequence, larger ones make attention faster", kv.DefaultBlockTokens))
 	var budget byteSize
 	fs.Var(&budget, "kv-budget", "KV cache byte budget, e.g. 512MiB (required; 0 means unlimited)")
 	host := fs.String("host", "127.0.0.1", "address to listen on (loopback by default; 0.0.0.0 for every interface)")
