@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "p2gather_amd64.h"
+#include "prefetch_amd64.h"
 #include "i16loop_amd64.h"
 
 // The integer one-query value sums of 4-bit and 2-bit Affine rows in pairs of groups

@@ -4,17 +4,21 @@
 // I16LOOP runs BLOCK over the nb blocks of four rows from R9 (R10 stride, R11 nb),
 // R12 at their rounded weights from PI(SP) on, STEP bytes per block; BLOCK moves R9
 // to the block's row 2 and leaves R13 at its row 3. Meanwhile it prefetches (PF, from
-// R8: I16PF3 or I16PF5 lines per block) as many rows past the last one as there are:
-// the next call's rows when a cache block's heads follow one another, so that the
-// next call's pass over the products does not wait for them. label is the
-// expansion's own. Clobbers DX, R8, R12, R13.
+// R8: I16PF3 or I16PF5 lines per block) as many rows as there are, twice their bytes
+// past them or PFNEXT bytes if nearer (prefetch_amd64.h): the call after the next's
+// rows when a cache block's heads follow one another, so that the pass over the
+// products of the calls to come does not wait for them. label is the expansion's
+// own. Clobbers DX, R8, R12, R13.
 #define I16LOOP(PI, STEP, PF, BLOCK, label) \
-	MOVQ  R11, DX        \
-	LEAQ  PI(SP), R12    \
-	MOVQ  R10, R8        \
-	IMULQ R11, R8        \
-	SHLQ  $2, R8         \
-	ADDQ  R9, R8         \
+	LEAQ    PI(SP), R12    \
+	MOVQ    R10, R8        \
+	IMULQ   R11, R8        \
+	SHLQ    $3, R8         \
+	MOVQ    $PFNEXT, DX    \
+	CMPQ    R8, DX         \
+	CMOVQHI DX, R8         \
+	ADDQ    R9, R8         \
+	MOVQ    R11, DX        \
 label:                   \
 	PF                          \
 	LEAQ       (R8)(R10*4), R8  \
