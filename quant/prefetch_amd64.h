@@ -10,15 +10,17 @@
 // line each; rows of up to 64 bytes leave no line of a span unasked). A cache block
 // stores a side's heads back to back, so past a call's last rows lie the next call's:
 // without it, the hardware prefetchers, which restart at each block, left the kernels
-// waiting for memory (decode attention at 32k took 7–18% longer per kernel family;
-// for the q4 scores, 512 to 4096 bytes ahead did about as well).
+// waiting for memory (decode attention at 32k took 7–18% longer per kernel family).
+// PFDIST is 4096: against 2048, a step at 32k with 128-token blocks took 3–8% less
+// time with the score kernels of q4, q2, q8, KIVI's 2-bit keys and f16, and about
+// the same with FP8 and bf16; 8192 took longer again for q2.
 #define PREFETCH4(r0, r1, r2, r3) \
 	PREFETCHT0 PFDIST(r0) \
 	PREFETCHT0 PFDIST(r1) \
 	PREFETCHT0 PFDIST(r2) \
 	PREFETCHT0 PFDIST(r3)
 
-#define PFDIST 2048
+#define PFDIST 4096
 
 // PFNEXT caps how far ahead the adds that prefetch the calls to come (I16LOOP,
 // ADDQ4Z) ask for rows: twice a call's bytes past its rows (where a cache block's
