@@ -38,6 +38,11 @@ type attentionReport struct {
 	GBPerS       float64 `json:"gb_per_s"`                  // cache bytes read per second, 1e9 bytes
 	BandwidthGBs float64 `json:"bandwidth_gb_per_s"`
 	FracOfBW     float64 `json:"frac_of_bandwidth"`
+	// Cold runs only: the read bandwidth of the reads between the steps (all their
+	// bytes over all their time), which share the steps' minutes: this machine's
+	// bandwidth moved between about 45 and 78 GB/s from one minute to the next.
+	BetweenGBs    float64 `json:"bandwidth_between_steps_gb_per_s,omitempty"`
+	FracOfBetween float64 `json:"frac_of_bandwidth_between_steps,omitempty"`
 }
 
 func runBenchAttention(args []string, stdout, stderr io.Writer) error {
@@ -107,9 +112,10 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	var evict func()
+	var evictBytes int64
 	if !*warm {
 		var release func()
-		evict, release = cacheEvicter(nThreads)
+		evict, evictBytes, release = cacheEvicter(nThreads)
 		defer release()
 	}
 	stopProfile, err := startCPUProfile(*cpuProfile)
@@ -120,12 +126,14 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 	// Only the steps are timed. Process CPU time is measured over the warm loop only:
 	// its counters are too coarse to time single steps between evictions.
 	steps := 0
-	var wall time.Duration
+	var wall, between time.Duration
 	cpu0 := procstat.CPU()
 	t0 := time.Now()
 	for steps < 3 || time.Since(t0) < *minTime {
 		if evict != nil {
+			e0 := time.Now()
 			evict()
+			between += time.Since(e0)
 		}
 		w0 := time.Now()
 		if err := st.Attend(0, id, q, out); err != nil {
@@ -154,6 +162,10 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 	if bw > 0 {
 		rep.FracOfBW = rep.GBPerS / bw
 	}
+	if between > 0 {
+		rep.BetweenGBs = float64(evictBytes) * float64(steps) / between.Seconds() / 1e9
+		rep.FracOfBetween = rep.GBPerS / rep.BetweenGBs
+	}
 	state := "cold: each step reads the layer from memory, as decode does"
 	if rep.Warm {
 		state = "warm: steps back to back, the layer in the CPU caches where it fits"
@@ -168,6 +180,9 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "step            %.1f µs wall%s (%d steps): %.1f tok/s per layer\n", rep.StepMicros, cpuNote, steps, rep.TokPerS)
 	fmt.Fprintf(stdout, "cache read      %s per step at %.2f GB/s\n", fmtBytes(rep.CacheBytes), rep.GBPerS)
 	fmt.Fprintf(stdout, "read bandwidth  %.2f GB/s with %d thread(s): %.1f%% of it\n", bw, nThreads, 100*rep.FracOfBW)
+	if rep.BetweenGBs > 0 {
+		fmt.Fprintf(stdout, "between steps   %.2f GB/s read by the same threads in the reads between the steps: %.1f%% of it\n", rep.BetweenGBs, 100*rep.FracOfBetween)
+	}
 	if *jsonPath != "" {
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
@@ -183,8 +198,9 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 // cacheEvicter returns evict, which reads a buffer of twice the last-level cache (64
 // MiB where its size is unknown) on threads goroutines of the worker pool, so that
 // the next step finds none of the layer's bytes in the CPU caches and the pool's
-// helpers are as awake as after a matrix product; and release, which frees the buffer.
-func cacheEvicter(threads int) (evict, release func()) {
+// helpers are as awake as after a matrix product; the bytes it reads; and release,
+// which frees the buffer.
+func cacheEvicter(threads int) (evict func(), bytes int64, release func()) {
 	size := 2 * membw.LastLevelCache()
 	if size <= 0 {
 		size = 64 << 20
@@ -201,7 +217,7 @@ func cacheEvicter(threads int) (evict, release func()) {
 			}
 			sink.Add(membw.Sum(buf[i0*run : hi]))
 		})
-	}, free
+	}, 8 * int64(len(buf)), free
 }
 
 // fillRandom appends ctx tokens of random keys and values (rowLen = kvHeads·headDim

@@ -238,6 +238,13 @@ func TestBenchAttentionAndBandwidthJSON(t *testing.T) {
 			if c, _ := r["cpu_us_per_step"].(float64); (c > 0) != warm {
 				t.Errorf("%v: cpu_us_per_step = %v", tc.args, r["cpu_us_per_step"])
 			}
+			// Cold runs time the reads between the steps too.
+			if b, _ := r["bandwidth_between_steps_gb_per_s"].(float64); (b > 0) == warm {
+				t.Errorf("%v: bandwidth_between_steps_gb_per_s = %v", tc.args, r["bandwidth_between_steps_gb_per_s"])
+			}
+			if f, _ := r["frac_of_bandwidth_between_steps"].(float64); (f > 0) == warm {
+				t.Errorf("%v: frac_of_bandwidth_between_steps = %v", tc.args, r["frac_of_bandwidth_between_steps"])
+			}
 		}
 	}
 	if code, _, errOut := run(t, "bench", "attention", "--cache", "nope"); code == 0 || !strings.Contains(errOut, "nope") {
