@@ -20,6 +20,15 @@
 	PREFETCHT0 PFDIST(r2) \
 	PREFETCHT0 PFDIST(r3)
 
+// PREFETCH4X2 is PREFETCH4 for rows of up to 128 bytes (f16 rows of 64 values): two
+// lines each.
+#define PREFETCH4X2(r0, r1, r2, r3) \
+	PREFETCH4(r0, r1, r2, r3) \
+	PREFETCHT0 PFDIST+64(r0) \
+	PREFETCHT0 PFDIST+64(r1) \
+	PREFETCHT0 PFDIST+64(r2) \
+	PREFETCHT0 PFDIST+64(r3)
+
 #define PFDIST 4096
 
 // PFNEXT caps how far ahead the adds that prefetch the calls to come (I16LOOP,

@@ -55,6 +55,25 @@ func dotF16R4(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d u
 //go:noescape
 func dotF16Q4(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
 
+// dotF16Q4Z is dotF16Q4 with ZMM registers (AVX-512 BW: haveVNNI512) for n a multiple
+// of 4 (n ≥ 4) and d of 16, FP8's ZMM score body (rows_fp8z_amd64.s) over f16 rows:
+// the same scores bit for bit, each taking the same float operations in the same
+// order. It takes the FP8 kernels' arguments; hdr must be 0 and mul 1.
+//
+//go:noescape
+func dotF16Q4Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
+
+// dotF16Quad is the quadDotKernel of F16 rows: dotF16Q4Z for the rows it takes, where
+// the CPU has it, and dotF16Q4 for the rest.
+func dotF16Quad(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
+	quadDot(dotF16Q4, dotF16Q4Zq, out, ldb, q, qs, src, stride, n, d)
+}
+
+// dotF16Q4Zq is dotF16Q4Z in quadDotKernel's shape.
+func dotF16Q4Zq(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
+	dotF16Q4Z(out, ldb, q, qs, src, stride, n, d, 0, 1)
+}
+
 // addF16Q1x64 is the 64-column q1Kernel of binary16 values.
 //
 //go:noescape

@@ -44,7 +44,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 		if !haveF16C {
 			return false
 		}
-		dotRowsFused(dotF16Q4, dotF16R4, scores, ld, q, g, src, stride, n, d)
+		dotRowsFused(dotF16Quad, dotF16R4, scores, ld, q, g, src, stride, n, d)
 		return true
 	case FP8:
 		return haveF16C && dotFP8Rows(c, scores, ld, q, g, src, stride, n, d)
