@@ -19,6 +19,22 @@ func dotBF16R4asm(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int,
 //go:noescape
 func dotBF16Q4asm(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
 
+// dotBF16Q4Z is dotBF16Q4asm as dotF16Q4Z is dotF16Q4 (the same scores bit for bit;
+// hdr 0, mul 1).
+//
+//go:noescape
+func dotBF16Q4Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
+
+// dotBF16Quad is dotF16Quad for BF16 rows.
+func dotBF16Quad(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
+	quadDot(dotBF16Q4asm, dotBF16Q4Zq, out, ldb, q, qs, src, stride, n, d)
+}
+
+// dotBF16Q4Zq is dotBF16Q4Z in quadDotKernel's shape.
+func dotBF16Q4Zq(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
+	dotBF16Q4Z(out, ldb, q, qs, src, stride, n, d, 0, 1)
+}
+
 // addBF16Q1x64asm is the 64-column q1Kernel of bfloat16 values.
 //
 //go:noescape

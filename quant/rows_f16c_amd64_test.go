@@ -113,39 +113,55 @@ func TestAddQ4ZRows(t *testing.T) {
 	}
 }
 
-// TestDotF16Q4Z: dotF16Q4Z gives dotF16Q4's scores bit for bit (NaN for NaN) for head
-// sizes 16–256 and row counts 4–64 (multiples of 4), over rows of random bytes (every
-// f16 value: subnormals, ±Inf and NaN; every other row finite) at a stride longer
-// than the row, with a NaN in one of the queries; and writes no score past the n rows.
+// TestDotF16Q4Z: dotF16Q4Z and dotBF16Q4Z give dotF16Q4's and dotBF16Q4asm's scores
+// bit for bit (NaN for NaN) for head sizes 16–256 and row counts 4–64 (multiples of
+// 4), over rows of random bytes (every value: subnormals, ±Inf and NaN; every other
+// row finite) at a stride longer than the row, with a NaN in one of the queries; and
+// write no score past the n rows.
 func TestDotF16Q4Z(t *testing.T) {
 	if !haveVNNI512 {
-		t.Skip("the kernel needs AVX-512 BW")
+		t.Skip("the kernels need AVX-512 BW")
 	}
 	r := rand.New(rand.NewPCG(97, 98))
 	const guard = -666
-	for _, d := range []int{16, 32, 48, 64, 128, 256} {
-		for _, n := range []int{4, 8, 20, 64} {
-			name := fmt.Sprintf("d=%d/n=%d", d, n)
-			stride := 2*d + 2*r.IntN(5)
-			src := make([]byte, n*stride)
-			for i := range src {
-				src[i] = byte(r.Uint32())
-				if i/stride%2 == 1 && i%2 == 1 {
-					src[i] &^= 0x40 // the high byte: an exponent below 31, a finite value
+	bf16Q4 := func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, _ uintptr, _ float32) {
+		dotBF16Q4asm(out, ldb, q, qs, src, stride, n, d)
+	}
+	f16Q4 := func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, _ uintptr, _ float32) {
+		dotF16Q4(out, ldb, q, qs, src, stride, n, d)
+	}
+	for _, k := range []struct {
+		name string
+		z, y fp8DotQ4Kernel
+	}{
+		{"f16", dotF16Q4Z, f16Q4},
+		{"bf16", dotBF16Q4Z, bf16Q4},
+	} {
+		for _, d := range []int{16, 32, 48, 64, 128, 256} {
+			for _, n := range []int{4, 8, 20, 64} {
+				name := fmt.Sprintf("%s/d=%d/n=%d", k.name, d, n)
+				stride := 2*d + 2*r.IntN(5)
+				src := make([]byte, n*stride)
+				for i := range src {
+					src[i] = byte(r.Uint32())
+					if i/stride%2 == 1 && i%2 == 1 {
+						src[i] &^= 0x40 // the high byte's top exponent bit (f16, bf16): a finite value
+					}
 				}
+				q := make([]float32, 4*d)
+				for i := range q {
+					q[i] = float32(r.NormFloat64())
+				}
+				if n%8 == 4 {
+					q[(n/4%4)*d+r.IntN(d)] = float32(math.NaN())
+				}
+				ld := n + 2
+				out := [2][]float32{constRow(4*ld, guard), constRow(4*ld, guard)}
+				for i, kern := range []fp8DotQ4Kernel{k.z, k.y} {
+					kern(unsafe.Pointer(&out[i][0]), uintptr(4*ld), unsafe.Pointer(&q[0]), uintptr(4*d), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d), 0, 1)
+				}
+				checkZScores(t, name, out[0], out[1], ld, n, 4, guard)
 			}
-			q := make([]float32, 4*d)
-			for i := range q {
-				q[i] = float32(r.NormFloat64())
-			}
-			if n%8 == 4 {
-				q[(n/4%4)*d+r.IntN(d)] = float32(math.NaN())
-			}
-			ld := n + 2
-			out := [2][]float32{constRow(4*ld, guard), constRow(4*ld, guard)}
-			dotF16Q4Z(unsafe.Pointer(&out[0][0]), uintptr(4*ld), unsafe.Pointer(&q[0]), uintptr(4*d), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d), 0, 1)
-			dotF16Q4(unsafe.Pointer(&out[1][0]), uintptr(4*ld), unsafe.Pointer(&q[0]), uintptr(4*d), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d))
-			checkZScores(t, name, out[0], out[1], ld, n, 4, guard)
 		}
 	}
 }

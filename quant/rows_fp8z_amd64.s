@@ -6,17 +6,17 @@
 #include "addq4_amd64.h"
 #include "addq4z_amd64.h"
 
-// dotE4M3Q4Z, dotE5M2Q4Z and dotF16Q4Z (declarations and contracts in
-// rows_fp8_amd64.go and rows_f16c_amd64.go): the four-query scores of FP8 and f16
-// rows with ZMM registers (AVX-512 F and BW; no VL: the registers past Z15 only in
-// 512-bit instructions); at the end, the four-query adds addE4M3Q4Z and addE5M2Q4Z
-// (ADDQ4Z). Four rows at a time in two pairs, one row per 256-bit half: 16 values of
-// each row of a pair are widened at once (FP8Z*, F16ZW), values 0–7 of both rows into
-// one register and 8–15 into another, and each query's matching 8 values, broadcast
-// to both halves, take one FMA per register. Each half of an accumulator then holds
-// the 8 lanes of dot*Q4F16C's (dotF16Q4's) accumulators of its row (Y0..Y3 for values
-// 0–7, Y4..Y7 for 8–15), with the same sums; FP8ZPAIR adds them in VHADDPS's order
-// (FP8ZHADD), so the scores are the same bits.
+// dotE4M3Q4Z, dotE5M2Q4Z, dotF16Q4Z and dotBF16Q4Z (declarations and contracts in
+// rows_fp8_amd64.go, rows_f16c_amd64.go and rows_bf16_amd64.go): the four-query scores
+// of FP8, f16 and bf16 rows with ZMM registers (AVX-512 F and BW; no VL: the registers
+// past Z15 only in 512-bit instructions); at the end, the four-query adds addE4M3Q4Z
+// and addE5M2Q4Z (ADDQ4Z). Four rows at a time in two pairs, one row per 256-bit half:
+// 16 values of each row of a pair are widened at once (FP8Z*, F16ZW, BF16ZW), values
+// 0–7 of both rows into one register and 8–15 into another, and each query's matching 8
+// values, broadcast to both halves, take one FMA per register. Each half of an
+// accumulator then holds the 8 lanes of dot*Q4F16C's (dotF16Q4's) accumulators of its
+// row (Y0..Y3 for values 0–7, Y4..Y7 for 8–15), with the same sums; FP8ZPAIR adds them
+// in VHADDPS's order (FP8ZHADD), so the scores are the same bits.
 
 // FP8ZE4M3 widens the 16 E4M3 codes AX.. of row r0 and of row r1 (the next) to
 // float32: codes 0–7 of r0 in the low half of lo and those of r1 in its high half,
@@ -58,6 +58,18 @@
 	VINSERTI32X4    $1, 16(r1)(AX*2), Z25, Z25 \
 	VCVTPH2PS       Y25, hi
 
+// BF16ZW is F16ZW for bfloat16 rows: each value widened and shifted into the high
+// half of a float32 (exact), as BF16W16 does.
+#define BF16ZW(r0, r1, lo, hi) \
+	VBROADCASTI32X4 (r0)(AX*2), Z24            \
+	VINSERTI32X4    $1, (r1)(AX*2), Z24, Z24   \
+	VPMOVZXWD       Y24, lo                    \
+	VPSLLD          $16, lo, lo                \
+	VBROADCASTI32X4 16(r0)(AX*2), Z25          \
+	VINSERTI32X4    $1, 16(r1)(AX*2), Z25, Z25 \
+	VPMOVZXWD       Y25, hi                    \
+	VPSLLD          $16, hi, hi
+
 // FP8ZQUERY adds to the accumulators of one query (a: rows 0–1, codes 0–7; b: rows
 // 2–3; c, e: the same of codes 8–15) the products with its 16 values at Q + 4·AX.
 #define FP8ZQUERY(Q, a, b, c, e) \
@@ -88,13 +100,13 @@
 	FP8ZHADD(q2, q3, q2)     \
 	FP8ZHADD(q0, q2, out)
 
-// FP8ZQ4 is the body of dotE4M3Q4Z, dotE5M2Q4Z and dotF16Q4Z: DI out, BX ldb, SI..R11
-// the four queries, R8 the first row's values, R12 stride, R13 the blocks of four
-// rows, R14 d, Z23 mul. Per block (rows R8, R15, CX, DX; PF asks for their lines
-// ahead): accumulators Z0..Z3 (rows 0–1, values 0–7 of each 16, queries 0–3), Z4..Z7
-// (rows 2–3), Z8..Z11 and Z12..Z15 (values 8–15); then each row's two halves added
-// (the VEXTRACTF128 and VADDPS of dot*Q4F16C), the row's f16 scale (2 bytes before
-// its codes; hdr ≠ 0) and mul applied, and the four queries' scores stored.
+// FP8ZQ4 is the body of dotE4M3Q4Z, dotE5M2Q4Z, dotF16Q4Z and dotBF16Q4Z: DI out, BX
+// ldb, SI..R11 the four queries, R8 the first row's values, R12 stride, R13 the blocks
+// of four rows, R14 d, Z23 mul. Per block (rows R8, R15, CX, DX; PF asks for their
+// lines ahead): accumulators Z0..Z3 (rows 0–1, values 0–7 of each 16, queries 0–3),
+// Z4..Z7 (rows 2–3), Z8..Z11 and Z12..Z15 (values 8–15); then each row's two halves
+// added (the VEXTRACTF128 and VADDPS of dot*Q4F16C), the row's f16 scale (2 bytes
+// before its codes; hdr ≠ 0) and mul applied, and the four queries' scores stored.
 #define FP8ZQ4(CVT, PF) \
 	LEAQ      (SI)(CX*1), R9                 \
 	LEAQ      (R9)(CX*1), R10                \
@@ -193,6 +205,21 @@ TEXT ·dotF16Q4Z(SB), NOSPLIT, $0-76
 	ADDQ         hdr+64(FP), R8
 	VBROADCASTSS mul+72(FP), Z23
 	FP8ZQ4(F16ZW, PREFETCH4X2)
+	RET
+
+// func dotBF16Q4Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
+TEXT ·dotBF16Q4Z(SB), NOSPLIT, $0-76
+	MOVQ         out+0(FP), DI
+	MOVQ         ldb+8(FP), BX
+	MOVQ         q+16(FP), SI
+	MOVQ         qs+24(FP), CX
+	MOVQ         src+32(FP), R8
+	MOVQ         stride+40(FP), R12
+	MOVQ         n+48(FP), R13
+	MOVQ         d+56(FP), R14
+	ADDQ         hdr+64(FP), R8
+	VBROADCASTSS mul+72(FP), Z23
+	FP8ZQ4(BF16ZW, PREFETCH4X2)
 	RET
 
 // E4M3ROW64 and E5M2ROW64 load row i's 64 codes at R8 as float32 into Z16..Z19 for

@@ -33,7 +33,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 	case F32:
 		return false
 	case BF16:
-		dotRowsFused(dotBF16Q4asm, dotBF16R4asm, scores, ld, q, g, src, stride, n, d)
+		dotRowsFused(dotBF16Quad, dotBF16R4asm, scores, ld, q, g, src, stride, n, d)
 		return true
 	case Int8:
 		if !haveF16C {
