@@ -3,8 +3,9 @@
 // one-query integer scores of 4-bit and 2-bit rows (I8BLOCK, lossy_i8_amd64.s), the
 // four-query adds' frame of 4-bit and 2-bit rows (A4WBUILD, lossy_q4_amd64.s), the
 // scale folding of Int8 and FP8 rows (foldRowScales, rows_fp8_amd64.s), the q8 integer
-// adds' pass over the products (addi16z_amd64.s) and the four-query scores of f16 and
-// bf16 rows (DOTQ4_16, rows16_amd64.h).
+// adds' pass over the products (addi16z_amd64.s) and the YMM four-query scores of f16
+// and bf16 rows (DOTQ4_16, rows16_amd64.h); PFNEXT by the adds that prefetch the calls
+// to come (I16LOOP, i16loop_amd64.h; ADDQ4Z, addq4z_amd64.h).
 
 // PREFETCH4 asks for the bytes PFDIST ahead of each of the four rows r0..r3 (one
 // line each; rows of up to 64 bytes leave no line of a span unasked). A cache block
@@ -13,7 +14,7 @@
 // waiting for memory (decode attention at 32k took 7–18% longer per kernel family).
 // PFDIST is 4096: against 2048, a step at 32k with 128-token blocks took 3–8% less
 // time with the score kernels of q4, q2, q8, KIVI's 2-bit keys and f16, and about
-// the same with FP8 and bf16; 8192 took longer again for q2.
+// the same with FP8 and bf16; 8192 gained nothing for q4 and took 6–7% longer for q2.
 #define PREFETCH4(r0, r1, r2, r3) \
 	PREFETCHT0 PFDIST(r0) \
 	PREFETCHT0 PFDIST(r1) \
@@ -35,7 +36,7 @@
 // ADDQ4Z) ask for rows: twice a call's bytes past its rows (where a cache block's
 // heads follow one another, the call after the next), or PFNEXT bytes when that is
 // nearer. Against asking for the next call's rows, a step of decode attention at 32k
-// took 8–15% less time with the 4-bit and KIVI integer adds, 4–5% with q8 and FP8
-// and 1–4% with 2-bit rows; f16 values (calls of 128 rows, 16 KiB) took 3–6% less
-// 8 KiB ahead and 7% more 32 KiB ahead.
+// took 7–15% less time with the 4-bit and KIVI integer adds, about 4% with q8, 2–7%
+// with FP8 and 0–4% with 2-bit rows; f16 values (calls of 128 rows, 16 KiB) took 3–6%
+// less 8 KiB ahead and 7% more 32 KiB ahead.
 #define PFNEXT 8192

@@ -376,39 +376,55 @@ func BenchmarkRowsStream(b *testing.B) {
 	}
 }
 
-// TestDotFP8Q4Z: dotE4M3Q4Z and dotE5M2Q4Z give dotE4M3Q4F16C's and dotE5M2Q4F16C's
-// scores bit for bit (NaN for NaN), with a row scale (hdr 2) or a tensor scale (hdr
-// 0, mul ≠ the unit), for head sizes 16–256, row counts 4–64 (multiples of 4), rows of
-// random bytes (every code, any f16 scale; every other row's codes finite) at a
-// stride longer than the row, queries
-// with a NaN in one of them; and write no score past the n rows.
-func TestDotFP8Q4Z(t *testing.T) {
+// TestDotFloatQ4Z: the ZMM four-query score kernels of float rows (dotE4M3Q4Z,
+// dotE5M2Q4Z, dotF16Q4Z, dotBF16Q4Z) give their YMM twins' scores bit for bit (NaN
+// for NaN): FP8 with a row scale (hdr 2) or a tensor scale (hdr 0, mul ≠ the unit),
+// f16 and bf16 as they are (hdr 0, mul 1); for head sizes 16–256, row counts 4–64
+// (multiples of 4), rows of random bytes (every value and code, any f16 scale; every
+// other row finite) at a stride longer than the row, queries with a NaN in one of
+// them; and write no score past the n rows.
+func TestDotFloatQ4Z(t *testing.T) {
 	if !haveVNNI512 {
 		t.Skip("the kernels need AVX-512 BW")
 	}
 	r := rand.New(rand.NewPCG(95, 96))
 	const guard = -666
+	f16Q4 := func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, _ uintptr, _ float32) {
+		dotF16Q4(out, ldb, q, qs, src, stride, n, d)
+	}
+	bf16Q4 := func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, _ uintptr, _ float32) {
+		dotBF16Q4asm(out, ldb, q, qs, src, stride, n, d)
+	}
 	for _, k := range []struct {
 		name string
 		z, y fp8DotQ4Kernel
+		vb   int   // bytes per value
+		hdrs []int // row header bytes tried
 	}{
-		{"e4m3", dotE4M3Q4Z, dotE4M3Q4F16C},
-		{"e5m2", dotE5M2Q4Z, dotE5M2Q4F16C},
+		{"e4m3", dotE4M3Q4Z, dotE4M3Q4F16C, 1, []int{2, 0}},
+		{"e5m2", dotE5M2Q4Z, dotE5M2Q4F16C, 1, []int{2, 0}},
+		{"f16", dotF16Q4Z, f16Q4, 2, []int{0}},
+		{"bf16", dotBF16Q4Z, bf16Q4, 2, []int{0}},
 	} {
-		for _, hdr := range []int{2, 0} {
+		for _, hdr := range k.hdrs {
 			mul := float32(1.0 / 256)
-			if hdr == 0 {
+			switch {
+			case k.vb == 2:
+				mul = 1
+			case hdr == 0:
 				mul = 0.37
 			}
 			for _, d := range []int{16, 32, 48, 64, 128, 256} {
 				for _, n := range []int{4, 8, 20, 64} {
 					name := fmt.Sprintf("%s/hdr=%d/d=%d/n=%d", k.name, hdr, d, n)
-					stride := hdr + d + r.IntN(5)
+					stride := hdr + k.vb*d + r.IntN(5)
 					src := make([]byte, n*stride)
 					for i := range src {
 						src[i] = byte(r.Uint32())
 						if i/stride%2 == 1 && i%stride >= hdr {
-							src[i] &^= 0x40 // finite codes in every other row (E5M2: a third of codes are not)
+							// Finite values in every other row: E5M2 (a third of codes are
+							// not), and the top exponent bit of f16 and bf16.
+							src[i] &^= 0x40
 						}
 					}
 					q := make([]float32, 4*d)

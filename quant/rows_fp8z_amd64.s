@@ -162,63 +162,40 @@ fmul:                                        \
 	JNZ           fblock                     \
 	VZEROUPPER
 
+// FP8ZARGS loads FP8ZQ4's arguments (the kernels' shared signature).
+#define FP8ZARGS \
+	MOVQ         out+0(FP), DI      \
+	MOVQ         ldb+8(FP), BX      \
+	MOVQ         q+16(FP), SI       \
+	MOVQ         qs+24(FP), CX      \
+	MOVQ         src+32(FP), R8     \
+	MOVQ         stride+40(FP), R12 \
+	MOVQ         n+48(FP), R13      \
+	MOVQ         d+56(FP), R14      \
+	ADDQ         hdr+64(FP), R8     \
+	VBROADCASTSS mul+72(FP), Z23
+
 // func dotE4M3Q4Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
 TEXT ·dotE4M3Q4Z(SB), NOSPLIT, $0-76
-	MOVQ         out+0(FP), DI
-	MOVQ         ldb+8(FP), BX
-	MOVQ         q+16(FP), SI
-	MOVQ         qs+24(FP), CX
-	MOVQ         src+32(FP), R8
-	MOVQ         stride+40(FP), R12
-	MOVQ         n+48(FP), R13
-	MOVQ         d+56(FP), R14
-	ADDQ         hdr+64(FP), R8
-	VBROADCASTSS mul+72(FP), Z23
+	FP8ZARGS
 	FP8ZQ4(FP8ZE4M3, PREFETCH4)
 	RET
 
 // func dotE5M2Q4Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
 TEXT ·dotE5M2Q4Z(SB), NOSPLIT, $0-76
-	MOVQ         out+0(FP), DI
-	MOVQ         ldb+8(FP), BX
-	MOVQ         q+16(FP), SI
-	MOVQ         qs+24(FP), CX
-	MOVQ         src+32(FP), R8
-	MOVQ         stride+40(FP), R12
-	MOVQ         n+48(FP), R13
-	MOVQ         d+56(FP), R14
-	ADDQ         hdr+64(FP), R8
-	VBROADCASTSS mul+72(FP), Z23
+	FP8ZARGS
 	FP8ZQ4(FP8ZE5M2, PREFETCH4)
 	RET
 
 // func dotF16Q4Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
 TEXT ·dotF16Q4Z(SB), NOSPLIT, $0-76
-	MOVQ         out+0(FP), DI
-	MOVQ         ldb+8(FP), BX
-	MOVQ         q+16(FP), SI
-	MOVQ         qs+24(FP), CX
-	MOVQ         src+32(FP), R8
-	MOVQ         stride+40(FP), R12
-	MOVQ         n+48(FP), R13
-	MOVQ         d+56(FP), R14
-	ADDQ         hdr+64(FP), R8
-	VBROADCASTSS mul+72(FP), Z23
+	FP8ZARGS
 	FP8ZQ4(F16ZW, PREFETCH4X2)
 	RET
 
 // func dotBF16Q4Z(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
 TEXT ·dotBF16Q4Z(SB), NOSPLIT, $0-76
-	MOVQ         out+0(FP), DI
-	MOVQ         ldb+8(FP), BX
-	MOVQ         q+16(FP), SI
-	MOVQ         qs+24(FP), CX
-	MOVQ         src+32(FP), R8
-	MOVQ         stride+40(FP), R12
-	MOVQ         n+48(FP), R13
-	MOVQ         d+56(FP), R14
-	ADDQ         hdr+64(FP), R8
-	VBROADCASTSS mul+72(FP), Z23
+	FP8ZARGS
 	FP8ZQ4(BF16ZW, PREFETCH4X2)
 	RET
 
