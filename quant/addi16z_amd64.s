@@ -283,18 +283,23 @@ z16round:                            \
 	MOVQ      a3+24(FP), DX               \
 	Z16ACC(Z16, Z17, Z24, Z25, Z18, Z19, Z26, Z27, Z20, Z21, Z28, Z29, Z22, Z23, Z30, Z31)
 
+// Z16START loads the arguments of addU4Q4I16Z and addU2Q4I16Z (their shared
+// signature), fills the frame (Z16PRE) and leaves R9 at the first row again.
+#define Z16START \
+	MOVQ w0+32(FP), SI      \
+	MOVQ w1+40(FP), DI      \
+	MOVQ w2+48(FP), AX      \
+	MOVQ w3+56(FP), DX      \
+	MOVQ cp+64(FP), R9      \
+	MOVQ stride+72(FP), R10 \
+	MOVQ nb+80(FP), R11     \
+	MOVQ gb+88(FP), CX      \
+	Z16PRE                  \
+	MOVQ cp+64(FP), R9
+
 // func addU4Q4I16Z(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 TEXT ·addU4Q4I16Z(SB), $3328-96
-	MOVQ w0+32(FP), SI
-	MOVQ w1+40(FP), DI
-	MOVQ w2+48(FP), AX
-	MOVQ w3+56(FP), DX
-	MOVQ cp+64(FP), R9
-	MOVQ stride+72(FP), R10
-	MOVQ nb+80(FP), R11
-	MOVQ gb+88(FP), CX
-	Z16PRE
-	MOVQ cp+64(FP), R9
+	Z16START
 	Z16ROWS(Z4BLOCK, z16c<>+4(SB))
 	Z16OUT
 	VZEROUPPER
@@ -396,16 +401,7 @@ TEXT ·addU4Q4I16Z(SB), $3328-96
 
 // func addU2Q4I16Z(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 TEXT ·addU2Q4I16Z(SB), $3328-96
-	MOVQ  w0+32(FP), SI
-	MOVQ  w1+40(FP), DI
-	MOVQ  w2+48(FP), AX
-	MOVQ  w3+56(FP), DX
-	MOVQ  cp+64(FP), R9
-	MOVQ  stride+72(FP), R10
-	MOVQ  nb+80(FP), R11
-	MOVQ  gb+88(FP), CX
-	Z16PRE
-	MOVQ  cp+64(FP), R9
+	Z16START
 	MOVL  $0xff00, AX
 	KMOVW AX, K3
 	Z16ROWS(Z2BLOCK, z16c<>+16(SB))

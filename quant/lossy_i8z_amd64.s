@@ -286,20 +286,22 @@ TEXT ·dotU4Q4I8Z(SB), NOSPLIT, $0-80
 	ZI8ARGS(zi8nib<>(SB))
 	ZI8PLAIN(ZI8CODES4, ZI8AFFINEK, ZI8NOTAIL)
 
+// ZI8ARGS2 is ZI8ARGS for the 2-bit kernels: the 2-bit mask, and zi8sh2's spread and
+// shifts in Z19..Z21 (ZI8CODES2).
+#define ZI8ARGS2 \
+	ZI8ARGS(zi8two<>(SB))              \
+	VMOVDQU64 zi8sh2<>(SB), Z19        \
+	VMOVDQU64 zi8sh2<>+64(SB), Z20     \
+	VMOVDQU64 zi8sh2<>+128(SB), Z21
+
 // func dotU2Q4I8Z(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
 TEXT ·dotU2Q4I8Z(SB), NOSPLIT, $0-80
-	ZI8ARGS(zi8two<>(SB))
-	VMOVDQU64 zi8sh2<>(SB), Z19
-	VMOVDQU64 zi8sh2<>+64(SB), Z20
-	VMOVDQU64 zi8sh2<>+128(SB), Z21
+	ZI8ARGS2
 	ZI8PLAIN(ZI8CODES2, ZI8AFFINEK, ZI8NOTAIL)
 
 // func dotU2Q4ChanI8Z(out unsafe.Pointer, ldo uintptr, nq int, q, rows unsafe.Pointer, stride uintptr, n int, qf unsafe.Pointer, np int, gb uintptr)
 TEXT ·dotU2Q4ChanI8Z(SB), NOSPLIT, $0-80
-	ZI8ARGS(zi8two<>(SB))
-	VMOVDQU64 zi8sh2<>(SB), Z19
-	VMOVDQU64 zi8sh2<>+64(SB), Z20
-	VMOVDQU64 zi8sh2<>+128(SB), Z21
+	ZI8ARGS2
 	ZI8PLAIN(ZI8CODES2, ZI8CHAN, ZI8CHANTAIL)
 
 // qq8perm: the VPERMT2PS indexes that put a group's 32 values (two vectors) in the
