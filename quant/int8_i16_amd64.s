@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "chanquery_amd64.h"
+#include "prefetch_amd64.h"
 
 // Integer scores against int16 queries (int8_i16_amd64.go): of Int8 rows, and of the
 // token rows of KIVI key blocks (4-bit and 8-bit Channel codes) with the query
@@ -192,6 +193,7 @@ jgroup:
 	LEAQ  (R8)(R9*1), BX
 	LEAQ  (R8)(R10*1), CX
 	LEAQ  (R8)(R11*1), DX
+	PREFETCH4(R8, BX, CX, DX)
 	XORQ  AX, AX // code index; the query's byte offset is 2·AX
 
 jloop:

@@ -49,6 +49,12 @@ func zmmLevel() string {
 //go:noescape
 func dotF16R4(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
 
+// dotF16R4Z is dotF16R4 with one ZMM accumulator per row (AVX-512F), the same scores
+// bit for bit: each lane takes the same FMAs in the same order.
+//
+//go:noescape
+func dotF16R4Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
+
 // dotF16Q4 is dotInt8Q4 (rows_amd64.go) for F16 rows: out + 4i + r·ldb gets the score of the query at
 // q + r·qs with the row at src + i·stride, for i < n and r < 4.
 //
@@ -79,6 +85,12 @@ func dotF16Q4Zq(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, s
 //go:noescape
 func addF16Q1x64(acc, w, src unsafe.Pointer, stride uintptr, n int)
 
+// addF16Q1x64Z is addF16Q1x64 with ZMM registers (AVX-512F), the same sums bit for
+// bit: each column takes the same FMAs in the same order.
+//
+//go:noescape
+func addF16Q1x64Z(acc, w, src unsafe.Pointer, stride uintptr, n int)
+
 // addF16Q1x16 is the 16-column q1Kernel of binary16 values.
 //
 //go:noescape
@@ -90,6 +102,12 @@ func addF16Q1x16(acc, w, src unsafe.Pointer, stride uintptr, n int)
 //
 //go:noescape
 func addInt8Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
+
+// addInt8Q1x64Z is addInt8Q1x64F16C with ZMM registers (AVX-512F), the same sums bit
+// for bit.
+//
+//go:noescape
+func addInt8Q1x64Z(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
 
 // addInt8Q1x16F16C is addInt8Q1x64F16C for 16 columns.
 //
@@ -196,11 +214,15 @@ func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, 
 			addRowsFused(addInt8Q4asm, addInt8Q4Z, nil, nil, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g4, unsafe.Add(sp, i0*stride+2), stride, m, d, 1)
 		}
 	}
+	k64 := addInt8Q1x64F16C
+	if haveAVX512F {
+		k64 = addInt8Q1x64Z
+	}
 	for j := g4; j < g; j++ {
 		a, wj := unsafe.Add(ap, uintptr(j)*ab), unsafe.Pointer(&w[j*ld])
 		c := 0
 		for ; c+64 <= d; c += 64 {
-			addInt8Q1x64F16C(unsafe.Add(a, 4*c), wj, unsafe.Add(sp, 2+c), us, n, -(2 + c))
+			k64(unsafe.Add(a, 4*c), wj, unsafe.Add(sp, 2+c), us, n, -(2 + c))
 		}
 		for ; c < d; c += 16 {
 			addInt8Q1x16F16C(unsafe.Add(a, 4*c), wj, unsafe.Add(sp, 2+c), us, n, -(2 + c))

@@ -2,9 +2,11 @@
 
 #include "textflag.h"
 #include "prefetch_amd64.h"
+#include "r4_amd64.h"
 #include "rows16_amd64.h"
 #include "addq4_amd64.h"
 #include "addq4z_amd64.h"
+#include "addq1_amd64.h"
 
 // F16 and Int8 row kernels with VCVTPH2PS (F16C), which simd/archsimd does not
 // expose: one instruction widens 8 binary16 values exactly, where the portable
@@ -45,7 +47,21 @@ TEXT ·dotF16R4(SB), NOSPLIT, $0-72
 	MOVQ gstep+48(FP), R12
 	MOVQ ng+56(FP), R13
 	MOVQ d+64(FP), R14
-	DOTR4_16(F16W16)
+	DOTR4_16(R4YZERO, R4YF16, R4YFOLD)
+
+// func dotF16R4Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
+// dotF16R4 with one ZMM accumulator per row (AVX-512F): the same scores bit for bit.
+TEXT ·dotF16R4Z(SB), NOSPLIT, $0-72
+	MOVQ out+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ src+16(FP), R8
+	MOVQ o1+24(FP), R9
+	MOVQ o2+32(FP), R10
+	MOVQ o3+40(FP), R11
+	MOVQ gstep+48(FP), R12
+	MOVQ ng+56(FP), R13
+	MOVQ d+64(FP), R14
+	DOTR4_16(R4ZZERO, R4ZF16, R4ZFOLD)
 
 // func dotF16Q4(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
 // Per row i < n (at src + i·stride) and query r < 4 (at q + r·qs bytes):
@@ -317,4 +333,49 @@ TEXT ·addF16Q4Z(SB), NOSPLIT, $0-56
 TEXT ·addBF16Q4Z(SB), NOSPLIT, $0-56
 	Q4ARGS
 	ADDQ4Z(BF16ROW64)
+	RET
+
+// W1F16 and W1INT8 are ADDQ1Z's weight steps of F16 and BF16 rows (the weight as it
+// is) and of Int8 rows (times the row's f16 scale at R8 + R9), as the YMM kernels
+// take them.
+#define W1F16 VBROADCASTSS (SI), Z20
+
+#define W1INT8 \
+	MOVWLZX      (R8)(R9*1), AX; \
+	VMOVD        AX, X8; \
+	VCVTPH2PS    X8, X8; \
+	VMULSS       (SI), X8, X8; \
+	VBROADCASTSS X8, Z20
+
+// func addF16Q1x64Z(acc, w, src unsafe.Pointer, stride uintptr, n int)
+// The one-query adds over 64 columns in ZMM registers (ADDQ1Z): the sums of
+// addF16Q1x64, addBF16Q1x64asm and addInt8Q1x64F16C bit for bit.
+TEXT ·addF16Q1x64Z(SB), NOSPLIT, $0-40
+	MOVQ acc+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ src+16(FP), R8
+	MOVQ stride+24(FP), R12
+	MOVQ n+32(FP), R13
+	ADDQ1Z(W1F16, F16ROW64)
+	RET
+
+// func addBF16Q1x64Z(acc, w, src unsafe.Pointer, stride uintptr, n int)
+TEXT ·addBF16Q1x64Z(SB), NOSPLIT, $0-40
+	MOVQ acc+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ src+16(FP), R8
+	MOVQ stride+24(FP), R12
+	MOVQ n+32(FP), R13
+	ADDQ1Z(W1F16, BF16ROW64)
+	RET
+
+// func addInt8Q1x64Z(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
+TEXT ·addInt8Q1x64Z(SB), NOSPLIT, $0-48
+	MOVQ acc+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ src+16(FP), R8
+	MOVQ stride+24(FP), R12
+	MOVQ n+32(FP), R13
+	MOVQ so+40(FP), R9
+	ADDQ1Z(W1INT8, INT8ROW64)
 	RET

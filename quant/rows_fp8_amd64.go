@@ -27,13 +27,17 @@ import (
 // kernels come in two kinds: with each row's f16 scale (rows with a header) and
 // without (tensor scale).
 type fp8Kernels struct {
-	dotR4                func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
-	dotQ4, dotQ4Z        fp8DotQ4Kernel
-	addQ4, addQ4Z        q4AddKernel
-	addQ1x64, addQ1x16   fp8Q1Kernel // rows with a header
-	addQ1x64T, addQ1x16T fp8Q1Kernel // tensor scale
-	unit                 float32
+	dotR4, dotR4Z         fp8R4Kernel
+	dotQ4, dotQ4Z         fp8DotQ4Kernel
+	addQ4, addQ4Z         q4AddKernel
+	addQ1x64, addQ1x16    fp8Q1Kernel // rows with a header
+	addQ1x64T, addQ1x16T  fp8Q1Kernel // tensor scale
+	addQ1x64Z, addQ1x64TZ fp8Q1Kernel // the ZMM twins of addQ1x64 and addQ1x64T
+	unit                  float32
 }
+
+// fp8R4Kernel is the shape of the one-query FP8 score kernels (dotE4M3R4F16C).
+type fp8R4Kernel func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
 
 // fp8DotQ4Kernel is the shape of the four-query FP8 score kernels (dotE4M3Q4F16C).
 type fp8DotQ4Kernel func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
@@ -45,10 +49,10 @@ type fp8DotQ4Kernel func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs u
 type fp8Q1Kernel func(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
 
 var (
-	fp8E4M3Kernels = fp8Kernels{dotE4M3R4F16C, dotE4M3Q4F16C, dotE4M3Q4Z, addE4M3Q4F16C, addE4M3Q4Z,
-		addE4M3Q1x64F16C, addE4M3Q1x16F16C, addE4M3Q1x64TF16C, addE4M3Q1x16TF16C, 256}
-	fp8E5M2Kernels = fp8Kernels{dotE5M2R4F16C, dotE5M2Q4F16C, dotE5M2Q4Z, addE5M2Q4F16C, addE5M2Q4Z,
-		addE5M2Q1x64F16C, addE5M2Q1x16F16C, addE5M2Q1x64TF16C, addE5M2Q1x16TF16C, 1}
+	fp8E4M3Kernels = fp8Kernels{dotE4M3R4F16C, dotE4M3R4Z, dotE4M3Q4F16C, dotE4M3Q4Z, addE4M3Q4F16C, addE4M3Q4Z,
+		addE4M3Q1x64F16C, addE4M3Q1x16F16C, addE4M3Q1x64TF16C, addE4M3Q1x16TF16C, addE4M3Q1x64Z, addE4M3Q1x64TZ, 256}
+	fp8E5M2Kernels = fp8Kernels{dotE5M2R4F16C, dotE5M2R4Z, dotE5M2Q4F16C, dotE5M2Q4Z, addE5M2Q4F16C, addE5M2Q4Z,
+		addE5M2Q1x64F16C, addE5M2Q1x16F16C, addE5M2Q1x64TF16C, addE5M2Q1x16TF16C, addE5M2Q1x64Z, addE5M2Q1x64TZ, 1}
 )
 
 // f16One is the binary16 1.0: the scale source of tensor-scale rows in foldRowScales.
@@ -87,8 +91,12 @@ func dotFP8Rows(c FP8, scores []float32, ld int, q []float32, g int, src []byte,
 	q4 := func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
 		quadDot(y, z, out, ldb, q, qs, src, stride, n, d)
 	}
+	dotR4 := k.dotR4
+	if haveAVX512F {
+		dotR4 = k.dotR4Z
+	}
 	r4 := func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr) {
-		k.dotR4(out, q, src, o1, o2, o3, gstep, ng, d, hdr, mul)
+		dotR4(out, q, src, o1, o2, o3, gstep, ng, d, hdr, mul)
 	}
 	dotRowsFused(q4, r4, scores, ld, q, g, src, stride, n, d)
 	return true
@@ -139,6 +147,12 @@ func addFP8Rows(c FP8, acc, w []float32, ld, g int, src []byte, stride, n, d int
 	if hdr == 0 {
 		k64, k16 = k.addQ1x64T, k.addQ1x16T
 	}
+	if haveVNNI512 { // the ZMM widening needs AVX-512 BW
+		k64 = k.addQ1x64Z
+		if hdr == 0 {
+			k64 = k.addQ1x64TZ
+		}
+	}
 	codes := unsafe.Add(sp, hdr)
 	for j := g4; j < g; j++ {
 		_ = w[j*ld+n-1]
@@ -161,6 +175,16 @@ func addFP8Rows(c FP8, acc, w []float32, ld, g int, src []byte, stride, n, d int
 //
 //go:noescape
 func dotE4M3R4F16C(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
+
+// dotE4M3R4Z and dotE5M2R4Z are dotE4M3R4F16C and dotE5M2R4F16C with one ZMM
+// accumulator per row (AVX-512F), the same scores bit for bit: each lane takes the
+// same FMAs in the same order.
+//
+//go:noescape
+func dotE4M3R4Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
+
+//go:noescape
+func dotE5M2R4Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
 
 // dotE5M2R4F16C is dotE4M3R4F16C for E5M2 rows (codes widened to their value).
 //
@@ -194,6 +218,22 @@ func dotE5M2Q4F16C(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr
 //
 //go:noescape
 func addE4M3Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+
+// addE4M3Q1x64Z, addE4M3Q1x64TZ, addE5M2Q1x64Z and addE5M2Q1x64TZ are the 64-column
+// FP8 adds with ZMM registers (AVX-512 BW: haveVNNI512), the same sums as their YMM
+// twins (add*Q1x64F16C, add*Q1x64TF16C) bit for bit.
+//
+//go:noescape
+func addE4M3Q1x64Z(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+
+//go:noescape
+func addE4M3Q1x64TZ(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+
+//go:noescape
+func addE5M2Q1x64Z(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+
+//go:noescape
+func addE5M2Q1x64TZ(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
 
 // addE4M3Q1x64TF16C is addE4M3Q1x64F16C for E4M3 codes, 64 columns, tensor scale.
 //

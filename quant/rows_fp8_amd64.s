@@ -3,14 +3,16 @@
 #include "textflag.h"
 #include "addq4_amd64.h"
 #include "prefetch_amd64.h"
+#include "r4_amd64.h"
+#include "addq1_amd64.h"
 
 // FP8 row kernels: the loops of the Int8 kernels in rows_f16c_amd64.s, with the
 // codes widened to binary16 in vector registers and then to float32 by VCVTPH2PS.
 // Each kernel body is a macro over the widening step (E4M3x16 or E5M2x16),
 // instantiated once per format; the four-query adds are the ADDQ4 loop of
 // addq4_amd64.h, which the F16, BF16, F32 and Int8 adds share. The arguments are
-// read outside the macros, where go vet checks them, except by Q1ARGS and Q4ARGS,
-// which serve kernels of one frame layout each. Declarations and contracts in
+// read outside the macros, where go vet checks them, except by R4ARGS, Q1ARGS and
+// Q4ARGS, which serve kernels of one frame layout each. Declarations and contracts in
 // rows_fp8_amd64.go.
 
 // FP8_CONSTS sets the constant registers of the widening steps: X15 zero, Y14 the
@@ -45,61 +47,30 @@
 	VCVTPH2PS    xl, yl; \
 	VCVTPH2PS    xh, yh
 
-// Q1ARGS loads the arguments of the add*Q1x* kernels: DI acc, SI w, R8 src, R12
-// stride, R13 n, R9 so, X13 mul.
-#define Q1ARGS \
-	MOVQ         acc+0(FP), DI      \
-	MOVQ         w+8(FP), SI        \
-	MOVQ         src+16(FP), R8     \
-	MOVQ         stride+24(FP), R12 \
-	MOVQ         n+32(FP), R13      \
-	MOVQ         so+40(FP), R9      \
-	VBROADCASTSS mul+48(FP), X13
-
-// DOT_R4(CVT) is the body of dot*R4: DI out, SI q, R8 the first codes of the first
-// group, R9..R11 the offsets of its other rows, R12 the step between groups, R13
-// the groups, R14 d, R15 the header bytes (2: each row's f16 scale precedes its
-// codes; 0: none), X13 the multiplier. Per group, lane r of the result is
-// (s_r·(q · row r))·mul, with s_r = 1 without header.
-#define DOT_R4(CVT) \
+// DOT_R4(ZERO, STEP, FOLD) is the body of dot*R4: DI out, SI q, R8 the first codes
+// of the first group, R9..R11 the offsets of its other rows, R12 the step between
+// groups, R13 the groups, R14 d, R15 the header bytes (2: each row's f16 scale
+// precedes its codes; 0: none), X13 the multiplier. Per group, lane r of the result
+// is (s_r·(q · row r))·mul, with s_r = 1 without header. ZERO, STEP (16 codes of each
+// row, AX their offset) and FOLD as for DOTR4_16 (rows16_amd64.h): R4YFP8 is the YMM
+// step, R4ZFP8 its ZMM twin (the same bits).
+#define DOT_R4(ZERO, STEP, FOLD) \
 	FP8_CONSTS; \
 r4group: \
 	TESTQ  R13, R13; \
 	JZ     r4done; \
-	VXORPS Y0, Y0, Y0; \
-	VXORPS Y1, Y1, Y1; \
-	VXORPS Y2, Y2, Y2; \
-	VXORPS Y3, Y3, Y3; \
-	VXORPS Y4, Y4, Y4; \
-	VXORPS Y5, Y5, Y5; \
-	VXORPS Y6, Y6, Y6; \
-	VXORPS Y7, Y7, Y7; \
+	ZERO; \
 	LEAQ   (R8)(R9*1), BX; \
 	LEAQ   (R8)(R10*1), CX; \
 	LEAQ   (R8)(R11*1), DX; \
+	PREFETCH4(R8, BX, CX, DX); \
 	XORQ   AX, AX; \
 r4loop: \
-	VMOVUPS     (SI)(AX*4), Y8; \
-	VMOVUPS     32(SI)(AX*4), Y9; \
-	CVT((R8)(AX*1), X10, Y10, X11, Y11); \
-	VFMADD231PS Y8, Y10, Y0; \
-	VFMADD231PS Y9, Y11, Y4; \
-	CVT((BX)(AX*1), X10, Y10, X11, Y11); \
-	VFMADD231PS Y8, Y10, Y1; \
-	VFMADD231PS Y9, Y11, Y5; \
-	CVT((CX)(AX*1), X10, Y10, X11, Y11); \
-	VFMADD231PS Y8, Y10, Y2; \
-	VFMADD231PS Y9, Y11, Y6; \
-	CVT((DX)(AX*1), X10, Y10, X11, Y11); \
-	VFMADD231PS Y8, Y10, Y3; \
-	VFMADD231PS Y9, Y11, Y7; \
+	STEP; \
 	ADDQ        $16, AX; \
 	CMPQ        AX, R14; \
 	JB          r4loop; \
-	VADDPS       Y4, Y0, Y0; \
-	VADDPS       Y5, Y1, Y1; \
-	VADDPS       Y6, Y2, Y2; \
-	VADDPS       Y7, Y3, Y3; \
+	FOLD; \
 	VHADDPS      Y1, Y0, Y0; \
 	VHADDPS      Y3, Y2, Y2; \
 	VHADDPS      Y2, Y0, Y0; \
@@ -124,38 +95,93 @@ r4mul: \
 r4done: \
 	VZEROUPPER
 
+// R4YFP8(CVT) adds the products of the 16 codes at AX of the four rows (R8, BX, CX,
+// DX), widened by CVT, with the query's matching values into Y0..Y7.
+#define R4YFP8(CVT) \
+	VMOVUPS     (SI)(AX*4), Y8; \
+	VMOVUPS     32(SI)(AX*4), Y9; \
+	CVT((R8)(AX*1), X10, Y10, X11, Y11); \
+	VFMADD231PS Y8, Y10, Y0; \
+	VFMADD231PS Y9, Y11, Y4; \
+	CVT((BX)(AX*1), X10, Y10, X11, Y11); \
+	VFMADD231PS Y8, Y10, Y1; \
+	VFMADD231PS Y9, Y11, Y5; \
+	CVT((CX)(AX*1), X10, Y10, X11, Y11); \
+	VFMADD231PS Y8, Y10, Y2; \
+	VFMADD231PS Y9, Y11, Y6; \
+	CVT((DX)(AX*1), X10, Y10, X11, Y11); \
+	VFMADD231PS Y8, Y10, Y3; \
+	VFMADD231PS Y9, Y11, Y7
+
+// R4ZFP8(CVTZ) is R4YFP8 into Z0..Z3, CVTZ widening 16 codes into one ZMM register.
+#define R4ZFP8(CVTZ) \
+	VMOVUPS     (SI)(AX*4), Z8; \
+	CVTZ((R8)(AX*1), Y10, Z10); \
+	CVTZ((BX)(AX*1), Y11, Z11); \
+	CVTZ((CX)(AX*1), Y12, Z12); \
+	CVTZ((DX)(AX*1), Y9, Z9); \
+	VFMADD231PS Z8, Z10, Z0; \
+	VFMADD231PS Z8, Z11, Z1; \
+	VFMADD231PS Z8, Z12, Z2; \
+	VFMADD231PS Z8, Z9, Z3
+
+// E4M3Z16 and E5M2Z16 widen the 16 codes at m into z (y its low half) as E4M3x16 and
+// E5M2x16 do into two YMM registers (Y14: the words 0xBFFF).
+#define E4M3Z16(m, y, z) \
+	VPMOVSXBW m, y; \
+	VPSLLW    $7, y, y; \
+	VPAND     Y14, y, y; \
+	VCVTPH2PS y, z
+
+#define E5M2Z16(m, y, z) \
+	VPMOVZXBW m, y; \
+	VPSLLW    $8, y, y; \
+	VCVTPH2PS y, z
+
+// The steps of each format, for DOT_R4's STEP.
+#define R4YE4M3 R4YFP8(E4M3x16)
+#define R4YE5M2 R4YFP8(E5M2x16)
+#define R4ZE4M3 R4ZFP8(E4M3Z16)
+#define R4ZE5M2 R4ZFP8(E5M2Z16)
+
+// R4ARGS loads the arguments of the dot*R4 kernels (their shared frame) and moves R8
+// past the first row's header.
+#define R4ARGS \
+	MOVQ         out+0(FP), DI      \
+	MOVQ         q+8(FP), SI        \
+	MOVQ         src+16(FP), R8     \
+	MOVQ         o1+24(FP), R9      \
+	MOVQ         o2+32(FP), R10     \
+	MOVQ         o3+40(FP), R11     \
+	MOVQ         gstep+48(FP), R12  \
+	MOVQ         ng+56(FP), R13     \
+	MOVQ         d+64(FP), R14      \
+	MOVQ         hdr+72(FP), R15    \
+	VBROADCASTSS mul+80(FP), X13    \
+	ADDQ         R15, R8
+
 // func dotE4M3R4F16C(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
 TEXT ·dotE4M3R4F16C(SB), NOSPLIT, $0-84
-	MOVQ         out+0(FP), DI
-	MOVQ         q+8(FP), SI
-	MOVQ         src+16(FP), R8
-	MOVQ         o1+24(FP), R9
-	MOVQ         o2+32(FP), R10
-	MOVQ         o3+40(FP), R11
-	MOVQ         gstep+48(FP), R12
-	MOVQ         ng+56(FP), R13
-	MOVQ         d+64(FP), R14
-	MOVQ         hdr+72(FP), R15
-	VBROADCASTSS mul+80(FP), X13
-	ADDQ         R15, R8
-	DOT_R4(E4M3x16)
+	R4ARGS
+	DOT_R4(R4YZERO, R4YE4M3, R4YFOLD)
 	RET
 
 // func dotE5M2R4F16C(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
 TEXT ·dotE5M2R4F16C(SB), NOSPLIT, $0-84
-	MOVQ         out+0(FP), DI
-	MOVQ         q+8(FP), SI
-	MOVQ         src+16(FP), R8
-	MOVQ         o1+24(FP), R9
-	MOVQ         o2+32(FP), R10
-	MOVQ         o3+40(FP), R11
-	MOVQ         gstep+48(FP), R12
-	MOVQ         ng+56(FP), R13
-	MOVQ         d+64(FP), R14
-	MOVQ         hdr+72(FP), R15
-	VBROADCASTSS mul+80(FP), X13
-	ADDQ         R15, R8
-	DOT_R4(E5M2x16)
+	R4ARGS
+	DOT_R4(R4YZERO, R4YE5M2, R4YFOLD)
+	RET
+
+// func dotE4M3R4Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
+TEXT ·dotE4M3R4Z(SB), NOSPLIT, $0-84
+	R4ARGS
+	DOT_R4(R4ZZERO, R4ZE4M3, R4ZFOLD)
+	RET
+
+// func dotE5M2R4Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
+TEXT ·dotE5M2R4Z(SB), NOSPLIT, $0-84
+	R4ARGS
+	DOT_R4(R4ZZERO, R4ZE5M2, R4ZFOLD)
 	RET
 
 // DOT_Q4(CVT) is the body of dot*Q4: DI out, BX ldb, SI q (the first query), CX qs,
@@ -252,21 +278,6 @@ TEXT ·dotE5M2Q4F16C(SB), NOSPLIT, $0-76
 	ADDQ         R15, R8
 	DOT_Q4(E5M2x16)
 	RET
-
-// Weight steps of the add*Q1 kernels: W(woff, sa, x, y) broadcasts into y the weight
-// at SI + woff times X13 (the multiplier) and, for WROW, times the row's f16 scale at
-// sa (x: y's low half; uses AX).
-#define WROW(woff, sa, x, y) \
-	MOVWLZX      sa, AX; \
-	VMOVD        AX, x; \
-	VCVTPH2PS    x, x; \
-	VMULSS       woff(SI), x, x; \
-	VMULSS       X13, x, x; \
-	VBROADCASTSS x, y
-
-#define WTENSOR(woff, sa, x, y) \
-	VMULSS       woff(SI), X13, x; \
-	VBROADCASTSS x, y
 
 // ADD_Q1X64(CVT, W) is the body of add*Q1x64: DI acc, SI w, R8 the first codes, R12
 // stride, R13 n, R9 the offset of a row's scale from its codes (WROW), X13 the

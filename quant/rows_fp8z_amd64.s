@@ -5,6 +5,7 @@
 #include "prefetch_amd64.h"
 #include "addq4_amd64.h"
 #include "addq4z_amd64.h"
+#include "addq1_amd64.h"
 
 // dotE4M3Q4Z, dotE5M2Q4Z, dotF16Q4Z and dotBF16Q4Z (declarations and contracts in
 // rows_fp8_amd64.go, rows_f16c_amd64.go and rows_bf16_amd64.go): the four-query scores
@@ -210,6 +211,11 @@ TEXT ·dotBF16Q4Z(SB), NOSPLIT, $0-76
 	E5M2W32((R8), Z16, Z17); \
 	E5M2W32(32(R8), Z18, Z19)
 
+// E4M3MASK puts the words 0xBFFF in Z24 for E4M3ROW64.
+#define E4M3MASK \
+	MOVL         $0xBFFFBFFF, AX; \
+	VPBROADCASTD AX, Z24
+
 // E4M3W32 and E5M2W32 widen the 32 codes at m: the first 16 into lo, the next into hi.
 #define E4M3W32(m, lo, hi) \
 	VPMOVSXBW     m, Z25; \
@@ -231,8 +237,7 @@ TEXT ·dotBF16Q4Z(SB), NOSPLIT, $0-76
 // func addE4M3Q4Z(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
 TEXT ·addE4M3Q4Z(SB), NOSPLIT, $0-56
 	Q4ARGS
-	MOVL         $0xBFFFBFFF, AX
-	VPBROADCASTD AX, Z24
+	E4M3MASK
 	ADDQ4Z(E4M3ROW64)
 	RET
 
@@ -240,4 +245,37 @@ TEXT ·addE4M3Q4Z(SB), NOSPLIT, $0-56
 TEXT ·addE5M2Q4Z(SB), NOSPLIT, $0-56
 	Q4ARGS
 	ADDQ4Z(E5M2ROW64)
+	RET
+
+// W1ROW and W1TENSOR are WROW and WTENSOR into Z20, ADDQ1Z's W.
+#define W1ROW WROW(0, (R8)(R9*1), X8, Z20)
+#define W1TENSOR WTENSOR(0, (R8)(R9*1), X8, Z20)
+
+// func addE4M3Q1x64Z(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+// The one-query FP8 adds over 64 columns in ZMM registers (ADDQ1Z), the same sums as
+// their YMM twins add*Q1x64F16C and add*Q1x64TF16C bit for bit; contracts in
+// rows_fp8_amd64.go.
+TEXT ·addE4M3Q1x64Z(SB), NOSPLIT, $0-52
+	Q1ARGS
+	E4M3MASK
+	ADDQ1Z(W1ROW, E4M3ROW64)
+	RET
+
+// func addE4M3Q1x64TZ(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+TEXT ·addE4M3Q1x64TZ(SB), NOSPLIT, $0-52
+	Q1ARGS
+	E4M3MASK
+	ADDQ1Z(W1TENSOR, E4M3ROW64)
+	RET
+
+// func addE5M2Q1x64Z(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+TEXT ·addE5M2Q1x64Z(SB), NOSPLIT, $0-52
+	Q1ARGS
+	ADDQ1Z(W1ROW, E5M2ROW64)
+	RET
+
+// func addE5M2Q1x64TZ(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+TEXT ·addE5M2Q1x64TZ(SB), NOSPLIT, $0-52
+	Q1ARGS
+	ADDQ1Z(W1TENSOR, E5M2ROW64)
 	RET

@@ -1,0 +1,166 @@
+//go:build amd64
+
+package quant
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+)
+
+// The one-query ZMM kernels against their YMM twins: models without grouped-query
+// attention send every query through them.
+
+// TestDotR4Z: the ZMM one-query scores (dotF16R4Z, dotBF16R4Z; dotE4M3R4Z and
+// dotE5M2R4Z with and without row scales) equal their YMM twins' bit for bit (NaN for
+// NaN), for head sizes 16–256, one to five groups of four rows at uneven offsets,
+// rows of random bytes (every FP8 code, every other row's codes finite; f16 and
+// bfloat16 values of any kind), queries with a NaN now and then, and write nothing
+// past their groups.
+func TestDotR4Z(t *testing.T) {
+	if !haveAVX512F {
+		t.Skip("the kernels need AVX-512F")
+	}
+	r := rand.New(rand.NewPCG(97, 98))
+	plain := func(k func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)) fp8R4Kernel {
+		return func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, _ uintptr, _ float32) {
+			k(out, q, src, o1, o2, o3, gstep, ng, d)
+		}
+	}
+	const guard = -666
+	for _, k := range []struct {
+		name string
+		z, y fp8R4Kernel
+		vb   int   // bytes per value
+		hdrs []int // row header bytes tried
+	}{
+		{"f16", plain(dotF16R4Z), plain(dotF16R4), 2, []int{0}},
+		{"bf16", plain(dotBF16R4Z), plain(dotBF16R4asm), 2, []int{0}},
+		{"e4m3", dotE4M3R4Z, dotE4M3R4F16C, 1, []int{2, 0}},
+		{"e5m2", dotE5M2R4Z, dotE5M2R4F16C, 1, []int{2, 0}},
+	} {
+		for _, hdr := range k.hdrs {
+			mul := float32(1)
+			if k.vb == 1 {
+				mul = 0.37
+			}
+			for _, d := range []int{16, 32, 48, 64, 128, 256} {
+				for _, ng := range []int{1, 2, 5} {
+					name := fmt.Sprintf("%s/hdr=%d/d=%d/groups=%d", k.name, hdr, d, ng)
+					row := hdr + k.vb*d
+					o1, o2, o3 := row+r.IntN(9), 2*row+9+r.IntN(9), 3*row+18+r.IntN(9)
+					gstep := o3 + row + r.IntN(9)
+					src := make([]byte, ng*gstep)
+					for i := range src {
+						src[i] = byte(r.Uint32())
+						if i/row%2 == 1 {
+							src[i] &^= 0x40 // finite values in about every other row
+						}
+					}
+					q := make([]float32, d)
+					for i := range q {
+						q[i] = float32(r.NormFloat64())
+					}
+					if ng == 2 {
+						q[r.IntN(d)] = float32(math.NaN())
+					}
+					out := [2][]float32{constRow(4*ng+4, guard), constRow(4*ng+4, guard)}
+					for i, kern := range []fp8R4Kernel{k.z, k.y} {
+						kern(unsafe.Pointer(&out[i][0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&src[hdr]),
+							uintptr(o1), uintptr(o2), uintptr(o3), uintptr(gstep), ng, uintptr(d), uintptr(hdr), mul)
+					}
+					for i, z := range out[0] {
+						y := out[1][i]
+						if i >= 4*ng && z != guard {
+							t.Fatalf("%s: score %d written past the %d groups", name, i, ng)
+						}
+						if math.Float32bits(z) != math.Float32bits(y) && !(z != z && y != y) {
+							t.Fatalf("%s: row %d = %v, YMM kernel %v", name, i, z, y)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAddQ1x64Z: the ZMM one-query adds over 64 columns (addF16Q1x64Z,
+// addBF16Q1x64Z, addInt8Q1x64Z; the FP8 ones with row scales and with a tensor scale
+// where the CPU has AVX-512 BW) give their YMM twins' sums bit for bit (NaN for NaN),
+// for row counts 0–100, rows of random bytes at a stride longer than the row, weights
+// with a NaN now and then, and leave the columns past 64 alone.
+func TestAddQ1x64Z(t *testing.T) {
+	if !haveAVX512F {
+		t.Skip("the kernels need AVX-512F")
+	}
+	r := rand.New(rand.NewPCG(99, 100))
+	type add func(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+	plain := func(k func(acc, w, src unsafe.Pointer, stride uintptr, n int)) add {
+		return func(acc, w, src unsafe.Pointer, stride uintptr, n int, _ int, _ float32) { k(acc, w, src, stride, n) }
+	}
+	scaled := func(k func(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)) add {
+		return func(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, _ float32) {
+			k(acc, w, src, stride, n, so)
+		}
+	}
+	for _, k := range []struct {
+		name string
+		z, y add
+		vb   int  // bytes per value
+		hdr  int  // row header bytes (its f16 scale)
+		fp8  bool // FP8 codes: the kernel needs AVX-512 BW (haveVNNI512)
+	}{
+		{"f16", plain(addF16Q1x64Z), plain(addF16Q1x64), 2, 0, false},
+		{"bf16", plain(addBF16Q1x64Z), plain(addBF16Q1x64asm), 2, 0, false},
+		{"int8", scaled(addInt8Q1x64Z), scaled(addInt8Q1x64F16C), 1, 2, false},
+		{"e4m3", addE4M3Q1x64Z, addE4M3Q1x64F16C, 1, 2, true},
+		{"e4m3/tensor", addE4M3Q1x64TZ, addE4M3Q1x64TF16C, 1, 0, true},
+		{"e5m2", addE5M2Q1x64Z, addE5M2Q1x64F16C, 1, 2, true},
+		{"e5m2/tensor", addE5M2Q1x64TZ, addE5M2Q1x64TF16C, 1, 0, true},
+	} {
+		if k.fp8 && !haveVNNI512 {
+			continue
+		}
+		for _, n := range []int{0, 1, 2, 5, 17, 64, 100} {
+			name := fmt.Sprintf("%s/n=%d", k.name, n)
+			stride := k.hdr + 64*k.vb + 8*r.IntN(3)
+			rows := make([]byte, max(n, 1)*stride)
+			for i := range rows {
+				rows[i] = byte(r.Uint32())
+				if i/stride%2 == 1 && i%stride >= k.hdr {
+					rows[i] &^= 0x40 // finite FP8 codes in every other row
+				}
+				if i%stride == 1 && k.hdr > 0 {
+					rows[i] &= 0x3f // finite f16 scales
+				}
+			}
+			w := make([]float32, max(n, 1))
+			for i := range w {
+				w[i] = float32(r.NormFloat64())
+			}
+			if n%2 == 1 {
+				w[r.IntN(n)] = float32(math.NaN())
+			}
+			acc := [2][]float32{make([]float32, 80), nil} // 64 columns added, 16 left alone
+			for i := range acc[0] {
+				acc[0][i] = float32(r.NormFloat64())
+			}
+			acc[1] = append([]float32(nil), acc[0]...)
+			want := append([]float32(nil), acc[0]...)
+			for i, kern := range []add{k.z, k.y} {
+				kern(unsafe.Pointer(&acc[i][0]), unsafe.Pointer(&w[0]), unsafe.Pointer(&rows[k.hdr]), uintptr(stride), n, -k.hdr, 0.37)
+			}
+			for i, z := range acc[0] {
+				y := acc[1][i]
+				if i >= 64 && math.Float32bits(z) != math.Float32bits(want[i]) {
+					t.Fatalf("%s: column %d written", name, i)
+				}
+				if math.Float32bits(z) != math.Float32bits(y) && !(z != z && y != y) {
+					t.Fatalf("%s: column %d = %v, YMM kernel %v", name, i, z, y)
+				}
+			}
+		}
+	}
+}
