@@ -1,6 +1,6 @@
-// Shared by rows_fp8_amd64.s, rows_fp8z_amd64.s and rows_f16c_amd64.s: the
-// one-query add kernels' argument loader (FP8's frame), their weight steps, and
-// ADDQ1Z, the ZMM loop of the 64-column ones.
+// Shared by rows_fp8_amd64.s, rows_fp8z_amd64.s and rows_f16c_amd64.s: the FP8
+// one-query add kernels' argument loader and weight steps, and ADDQ1Z, the ZMM loop of
+// the 64-column FP8 and Int8 ones.
 
 // Q1ARGS loads the arguments of the add*Q1x* kernels: DI acc, SI w, R8 src, R12
 // stride, R13 n, R9 so, X13 mul.
@@ -41,17 +41,11 @@
 	VMOVUPS 64(DI), Z1; \
 	VMOVUPS 128(DI), Z2; \
 	VMOVUPS 192(DI), Z3; \
-	MOVQ    R13, R10; \
-	IMULQ   R12, R10; \
-	SHLQ    $1, R10; \
-	MOVQ    $PFNEXT, AX; \
-	CMPQ    R10, AX; \
-	CMOVQHI AX, R10; \
+	PFNEXTSET(R10); \
 	TESTQ   R13, R13; \
 	JZ      z1done; \
 z1loop: \
-	PREFETCHT0 (R8)(R10*1); \
-	PREFETCHT0 64(R8)(R10*1); \
+	PFROW2(R10); \
 	W; \
 	ROW64; \
 	VFMADD231PS Z20, Z16, Z0; \

@@ -15,18 +15,12 @@
 	ZQ4LOAD(BX, Z4, Z5, Z6, Z7); \
 	ZQ4LOAD(CX, Z8, Z9, Z10, Z11); \
 	ZQ4LOAD(DX, Z12, Z13, Z14, Z15); \
-	MOVQ    R13, R9; \
-	IMULQ   R12, R9; \
-	SHLQ    $1, R9; \
-	MOVQ    $PFNEXT, AX; \
-	CMPQ    R9, AX; \
-	CMOVQHI AX, R9; \
+	PFNEXTSET(R9); \
 	XORQ    AX, AX; \
 	TESTQ   R13, R13; \
 	JZ      zdone; \
 zloop: \
-	PREFETCHT0 (R8)(R9*1); \
-	PREFETCHT0 64(R8)(R9*1); \
+	PFROW2(R9); \
 	ROW64; \
 	ZQ4FMA(SI, Z20, Z0, Z1, Z2, Z3); \
 	ZQ4FMA(R11, Z21, Z4, Z5, Z6, Z7); \

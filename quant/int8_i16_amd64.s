@@ -74,6 +74,7 @@ cblock: \
 	LEAQ  (R8)(DX*1), R9 \
 	LEAQ  (R9)(DX*1), R10 \
 	LEAQ  (R10)(DX*1), R11 \
+	PREFETCH4(R8, R9, R10, R11) \
 	VPXOR Y0, Y0, Y0 \
 	VPXOR Y1, Y1, Y1 \
 	VPXOR Y2, Y2, Y2 \

@@ -45,3 +45,20 @@
 // with FP8 and 0–4% with 2-bit rows; f16 values (calls of 128 rows, 16 KiB) took 3–6%
 // less 8 KiB ahead and 7% more 32 KiB ahead.
 #define PFNEXT 8192
+
+// PFNEXTSET(r) leaves in r how far ahead an add that prefetches the calls to come
+// asks for its rows (R13 of them, R12 bytes apart): twice their bytes, at most
+// PFNEXT. Clobbers AX.
+#define PFNEXTSET(r) \
+	MOVQ    R13, r   \
+	IMULQ   R12, r   \
+	SHLQ    $1, r    \
+	MOVQ    $PFNEXT, AX \
+	CMPQ    r, AX    \
+	CMOVQHI AX, r
+
+// PFROW2(r) asks for the two lines r bytes past the row at R8 (rows of up to 128
+// bytes).
+#define PFROW2(r) \
+	PREFETCHT0 (R8)(r*1) \
+	PREFETCHT0 64(R8)(r*1)

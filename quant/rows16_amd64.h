@@ -5,56 +5,35 @@
 // shift into the high halves). The kernels load their arguments before the body, where
 // go vet checks them; each body ends with VZEROUPPER and RET.
 
-// F16W16 widens 8 binary16 values exactly (16 into a ZMM register).
+// F16W16 widens 8 binary16 values exactly.
 #define F16W16(m, y) VCVTPH2PS m, y
 
-// BF16W16 widens 8 bfloat16 values exactly (16 into a ZMM register).
+// BF16W16 widens 8 bfloat16 values exactly.
 #define BF16W16(m, y) \
 	VPMOVZXWD m, y; \
 	VPSLLD    $16, y, y
 
-// DOTR4_16 is the body of dotF16R4 (see its declaration): per group of four rows,
-// ZERO clears the accumulators, STEP adds the products of 16 values of each row (AX
-// their byte offset in a row) and FOLD leaves in Y0..Y3 each row's two halves added
-// (values 0–7 and 8–15 of every 16), which the VHADDPS tree reduces. R4Y16 is the
-// YMM step (two accumulators per row, Y0..Y7); R4Z16, with one ZMM accumulator per
-// row whose halves are those two, is its ZMM twin (AVX-512F): each lane takes the
-// same FMAs in the same order, so the scores are the same bits.
-#define DOTR4_16(ZERO, STEP, FOLD) \
+// DOTR4_16 is the body of dotF16R4 (see its declaration). Each group first asks for
+// its rows' lines PFDIST bytes on (prefetch_amd64.h).
+#define DOTR4_16(W16) \
 	SHLQ $1, R14; \
 group: \
 	TESTQ R13, R13; \
 	JZ    done; \
-	ZERO; \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
 	LEAQ   (R8)(R9*1), BX; \
 	LEAQ   (R8)(R10*1), CX; \
 	LEAQ   (R8)(R11*1), DX; \
 	PREFETCH4X2(R8, BX, CX, DX); \
 	XORQ   AX, AX; \
 loop: \
-	STEP; \
-	ADDQ        $32, AX; \
-	CMPQ        AX, R14; \
-	JB          loop; \
-	FOLD; \
-	VHADDPS      Y1, Y0, Y0; \
-	VHADDPS      Y3, Y2, Y2; \
-	VHADDPS      Y2, Y0, Y0; \
-	VEXTRACTF128 $1, Y0, X1; \
-	VADDPS       X1, X0, X0; \
-	VMOVUPS      X0, (DI); \
-	ADDQ         $16, DI; \
-	ADDQ         R12, R8; \
-	DECQ         R13; \
-	JMP          group; \
-done: \
-	VZEROUPPER; \
-	RET
-
-// R4Y16 and R4Z16: the steps over 16 stored 16-bit values of the four rows (R8, BX,
-// CX, DX), the query's matching float32s at SI + 2·AX. W16 widens 8 values into a
-// YMM register or 16 into a ZMM one.
-#define R4Y16(W16) \
 	VMOVUPS     (SI)(AX*2), Y8; \
 	VMOVUPS     32(SI)(AX*2), Y9; \
 	W16((R8)(AX*1), Y10); \
@@ -72,24 +51,27 @@ done: \
 	W16((DX)(AX*1), Y10); \
 	W16(16(DX)(AX*1), Y11); \
 	VFMADD231PS Y8, Y10, Y3; \
-	VFMADD231PS Y9, Y11, Y7
-
-#define R4Z16(W16) \
-	VMOVUPS     (SI)(AX*2), Z8; \
-	W16((R8)(AX*1), Z10); \
-	W16((BX)(AX*1), Z11); \
-	W16((CX)(AX*1), Z12); \
-	W16((DX)(AX*1), Z13); \
-	VFMADD231PS Z8, Z10, Z0; \
-	VFMADD231PS Z8, Z11, Z1; \
-	VFMADD231PS Z8, Z12, Z2; \
-	VFMADD231PS Z8, Z13, Z3
-
-// The steps of each format, for DOTR4_16's STEP.
-#define R4YF16 R4Y16(F16W16)
-#define R4ZF16 R4Z16(F16W16)
-#define R4YBF16 R4Y16(BF16W16)
-#define R4ZBF16 R4Z16(BF16W16)
+	VFMADD231PS Y9, Y11, Y7; \
+	ADDQ        $32, AX; \
+	CMPQ        AX, R14; \
+	JB          loop; \
+	VADDPS       Y4, Y0, Y0; \
+	VADDPS       Y5, Y1, Y1; \
+	VADDPS       Y6, Y2, Y2; \
+	VADDPS       Y7, Y3, Y3; \
+	VHADDPS      Y1, Y0, Y0; \
+	VHADDPS      Y3, Y2, Y2; \
+	VHADDPS      Y2, Y0, Y0; \
+	VEXTRACTF128 $1, Y0, X1; \
+	VADDPS       X1, X0, X0; \
+	VMOVUPS      X0, (DI); \
+	ADDQ         $16, DI; \
+	ADDQ         R12, R8; \
+	DECQ         R13; \
+	JMP          group; \
+done: \
+	VZEROUPPER; \
+	RET
 
 // DOTQ4_16 is the body of dotF16Q4 (see its declaration). Each row first asks for
 // the two lines PFDIST bytes on (prefetch_amd64.h): f16 decode attention at 32k
@@ -149,7 +131,8 @@ qdone: \
 	VZEROUPPER; \
 	RET
 
-// ADDQ1X64_16 is the body of addF16Q1x64 (see its declaration).
+// ADDQ1X64_16 is the body of addF16Q1x64 (see its declaration); it asks for the rows
+// ahead as ADDQ1Z (addq1_amd64.h) does.
 #define ADDQ1X64_16(W16) \
 	VMOVUPS (DI), Y0; \
 	VMOVUPS 32(DI), Y1; \
@@ -159,9 +142,11 @@ qdone: \
 	VMOVUPS 160(DI), Y5; \
 	VMOVUPS 192(DI), Y6; \
 	VMOVUPS 224(DI), Y7; \
+	PFNEXTSET(R10); \
 	TESTQ   R13, R13; \
 	JZ      adone; \
 aloop: \
+	PFROW2(R10); \
 	VBROADCASTSS (SI), Y8; \
 	W16((R8), Y9); \
 	W16(16(R8), Y10); \

@@ -13,11 +13,6 @@ import "unsafe"
 //go:noescape
 func dotBF16R4asm(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
 
-// dotBF16R4Z is dotBF16R4asm as dotF16R4Z is dotF16R4 (the same scores bit for bit).
-//
-//go:noescape
-func dotBF16R4Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
-
 // dotBF16Q4asm is dotF16Q4 for BF16 rows: out + 4i + r·ldb gets the score of the
 // query at q + r·qs with the row at src + i·stride, for i < n and r < 4.
 //
@@ -44,12 +39,6 @@ func dotBF16Q4Zq(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, 
 //
 //go:noescape
 func addBF16Q1x64asm(acc, w, src unsafe.Pointer, stride uintptr, n int)
-
-// addBF16Q1x64Z is addBF16Q1x64asm with ZMM registers (AVX-512F), the same sums bit
-// for bit.
-//
-//go:noescape
-func addBF16Q1x64Z(acc, w, src unsafe.Pointer, stride uintptr, n int)
 
 // addBF16Q1x16asm is the 16-column q1Kernel of bfloat16 values.
 //

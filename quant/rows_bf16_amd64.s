@@ -2,7 +2,6 @@
 
 #include "textflag.h"
 #include "prefetch_amd64.h"
-#include "r4_amd64.h"
 #include "rows16_amd64.h"
 
 // BF16 row kernels: the F16 kernels' bodies (rows16_amd64.h) with each 8 bfloat16
@@ -22,22 +21,7 @@ TEXT ·dotBF16R4asm(SB), NOSPLIT, $0-72
 	MOVQ gstep+48(FP), R12
 	MOVQ ng+56(FP), R13
 	MOVQ d+64(FP), R14
-	DOTR4_16(R4YZERO, R4YBF16, R4YFOLD)
-
-// func dotBF16R4Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
-// dotBF16R4asm with one ZMM accumulator per row (AVX-512F): the same scores bit for
-// bit.
-TEXT ·dotBF16R4Z(SB), NOSPLIT, $0-72
-	MOVQ out+0(FP), DI
-	MOVQ q+8(FP), SI
-	MOVQ src+16(FP), R8
-	MOVQ o1+24(FP), R9
-	MOVQ o2+32(FP), R10
-	MOVQ o3+40(FP), R11
-	MOVQ gstep+48(FP), R12
-	MOVQ ng+56(FP), R13
-	MOVQ d+64(FP), R14
-	DOTR4_16(R4ZZERO, R4ZBF16, R4ZFOLD)
+	DOTR4_16(BF16W16)
 
 // func dotBF16Q4asm(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
 // Per row i < n (at src + i·stride) and query r < 4 (at q + r·qs bytes):

@@ -49,12 +49,6 @@ func zmmLevel() string {
 //go:noescape
 func dotF16R4(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
 
-// dotF16R4Z is dotF16R4 with one ZMM accumulator per row (AVX-512F), the same scores
-// bit for bit: each lane takes the same FMAs in the same order.
-//
-//go:noescape
-func dotF16R4Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
-
 // dotF16Q4 is dotInt8Q4 (rows_amd64.go) for F16 rows: out + 4i + r·ldb gets the score of the query at
 // q + r·qs with the row at src + i·stride, for i < n and r < 4.
 //
@@ -84,12 +78,6 @@ func dotF16Q4Zq(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, s
 //
 //go:noescape
 func addF16Q1x64(acc, w, src unsafe.Pointer, stride uintptr, n int)
-
-// addF16Q1x64Z is addF16Q1x64 with ZMM registers (AVX-512F), the same sums bit for
-// bit: each column takes the same FMAs in the same order.
-//
-//go:noescape
-func addF16Q1x64Z(acc, w, src unsafe.Pointer, stride uintptr, n int)
 
 // addF16Q1x16 is the 16-column q1Kernel of binary16 values.
 //

@@ -2,7 +2,6 @@
 
 #include "textflag.h"
 #include "prefetch_amd64.h"
-#include "r4_amd64.h"
 #include "rows16_amd64.h"
 #include "addq4_amd64.h"
 #include "addq4z_amd64.h"
@@ -47,21 +46,7 @@ TEXT ·dotF16R4(SB), NOSPLIT, $0-72
 	MOVQ gstep+48(FP), R12
 	MOVQ ng+56(FP), R13
 	MOVQ d+64(FP), R14
-	DOTR4_16(R4YZERO, R4YF16, R4YFOLD)
-
-// func dotF16R4Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
-// dotF16R4 with one ZMM accumulator per row (AVX-512F): the same scores bit for bit.
-TEXT ·dotF16R4Z(SB), NOSPLIT, $0-72
-	MOVQ out+0(FP), DI
-	MOVQ q+8(FP), SI
-	MOVQ src+16(FP), R8
-	MOVQ o1+24(FP), R9
-	MOVQ o2+32(FP), R10
-	MOVQ o3+40(FP), R11
-	MOVQ gstep+48(FP), R12
-	MOVQ ng+56(FP), R13
-	MOVQ d+64(FP), R14
-	DOTR4_16(R4ZZERO, R4ZF16, R4ZFOLD)
+	DOTR4_16(F16W16)
 
 // func dotF16Q4(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
 // Per row i < n (at src + i·stride) and query r < 4 (at q + r·qs bytes):
@@ -106,7 +91,8 @@ TEXT ·addF16Q1x16(SB), NOSPLIT, $0-40
 
 // func addInt8Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
 // acc[c] += Σ_{i<n} (w[i]·s_i)·code_i[c] for c < 64, row i's codes at src + i·stride
-// and its f16 scale s_i at src + i·stride + so (so < 0).
+// and its f16 scale s_i at src + i·stride + so (so < 0); the rows asked for ahead as
+// ADDQ1Z (addq1_amd64.h) does.
 TEXT ·addInt8Q1x64F16C(SB), NOSPLIT, $0-48
 	MOVQ    acc+0(FP), DI
 	MOVQ    w+8(FP), SI
@@ -122,10 +108,12 @@ TEXT ·addInt8Q1x64F16C(SB), NOSPLIT, $0-48
 	VMOVUPS 160(DI), Y5
 	VMOVUPS 192(DI), Y6
 	VMOVUPS 224(DI), Y7
+	PFNEXTSET(R10)
 	TESTQ   R13, R13
 	JZ      kdone
 
 kloop:
+	PFROW2(R10)
 	MOVWLZX      (R8)(R9*1), AX
 	VMOVD        AX, X8
 	VCVTPH2PS    X8, X8
@@ -335,11 +323,8 @@ TEXT ·addBF16Q4Z(SB), NOSPLIT, $0-56
 	ADDQ4Z(BF16ROW64)
 	RET
 
-// W1F16 and W1INT8 are ADDQ1Z's weight steps of F16 and BF16 rows (the weight as it
-// is) and of Int8 rows (times the row's f16 scale at R8 + R9), as the YMM kernels
-// take them.
-#define W1F16 VBROADCASTSS (SI), Z20
-
+// W1INT8 is ADDQ1Z's weight step of Int8 rows: the weight times the row's f16
+// scale at R8 + R9, as addInt8Q1x64F16C takes it.
 #define W1INT8 \
 	MOVWLZX      (R8)(R9*1), AX; \
 	VMOVD        AX, X8; \
@@ -347,29 +332,8 @@ TEXT ·addBF16Q4Z(SB), NOSPLIT, $0-56
 	VMULSS       (SI), X8, X8; \
 	VBROADCASTSS X8, Z20
 
-// func addF16Q1x64Z(acc, w, src unsafe.Pointer, stride uintptr, n int)
-// The one-query adds over 64 columns in ZMM registers (ADDQ1Z): the sums of
-// addF16Q1x64, addBF16Q1x64asm and addInt8Q1x64F16C bit for bit.
-TEXT ·addF16Q1x64Z(SB), NOSPLIT, $0-40
-	MOVQ acc+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ src+16(FP), R8
-	MOVQ stride+24(FP), R12
-	MOVQ n+32(FP), R13
-	ADDQ1Z(W1F16, F16ROW64)
-	RET
-
-// func addBF16Q1x64Z(acc, w, src unsafe.Pointer, stride uintptr, n int)
-TEXT ·addBF16Q1x64Z(SB), NOSPLIT, $0-40
-	MOVQ acc+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ src+16(FP), R8
-	MOVQ stride+24(FP), R12
-	MOVQ n+32(FP), R13
-	ADDQ1Z(W1F16, BF16ROW64)
-	RET
-
 // func addInt8Q1x64Z(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
+// addInt8Q1x64F16C in ZMM registers (ADDQ1Z): the same sums bit for bit.
 TEXT ·addInt8Q1x64Z(SB), NOSPLIT, $0-48
 	MOVQ acc+0(FP), DI
 	MOVQ w+8(FP), SI

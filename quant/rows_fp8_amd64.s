@@ -3,7 +3,6 @@
 #include "textflag.h"
 #include "addq4_amd64.h"
 #include "prefetch_amd64.h"
-#include "r4_amd64.h"
 #include "addq1_amd64.h"
 
 // FP8 row kernels: the loops of the Int8 kernels in rows_f16c_amd64.s, with the
@@ -47,13 +46,51 @@
 	VCVTPH2PS    xl, yl; \
 	VCVTPH2PS    xh, yh
 
+// The accumulators of DOT_R4 in their YMM form (two per row, Y0..Y7: values 0–7 and
+// 8–15 of every 16) and their ZMM form (one per row, Z0..Z3, whose halves are those
+// two), for its ZERO and FOLD steps.
+
+// R4YZERO, R4ZZERO clear the accumulators.
+#define R4YZERO \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7
+
+#define R4ZZERO \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3
+
+// R4YFOLD adds each row's second accumulator to its first; R4ZFOLD first moves the
+// high halves of the ZMM accumulators to Y4..Y7.
+#define R4YFOLD \
+	VADDPS Y4, Y0, Y0; \
+	VADDPS Y5, Y1, Y1; \
+	VADDPS Y6, Y2, Y2; \
+	VADDPS Y7, Y3, Y3
+
+#define R4ZFOLD \
+	VEXTRACTF64X4 $1, Z0, Y4; \
+	VEXTRACTF64X4 $1, Z1, Y5; \
+	VEXTRACTF64X4 $1, Z2, Y6; \
+	VEXTRACTF64X4 $1, Z3, Y7; \
+	R4YFOLD
+
 // DOT_R4(ZERO, STEP, FOLD) is the body of dot*R4: DI out, SI q, R8 the first codes
 // of the first group, R9..R11 the offsets of its other rows, R12 the step between
 // groups, R13 the groups, R14 d, R15 the header bytes (2: each row's f16 scale
 // precedes its codes; 0: none), X13 the multiplier. Per group, lane r of the result
 // is (s_r·(q · row r))·mul, with s_r = 1 without header. ZERO, STEP (16 codes of each
-// row, AX their offset) and FOLD as for DOTR4_16 (rows16_amd64.h): R4YFP8 is the YMM
-// step, R4ZFP8 its ZMM twin (the same bits).
+// row, AX their offset) and FOLD (each row's accumulators added into Y0..Y3, which
+// the VHADDPS tree reduces): R4YFP8 is the YMM step, R4ZFP8 its ZMM twin (the same
+// bits: each lane takes the same FMAs in the same order). Each group first asks for
+// its rows' lines PFDIST bytes on (prefetch_amd64.h).
 #define DOT_R4(ZERO, STEP, FOLD) \
 	FP8_CONSTS; \
 r4group: \
@@ -282,7 +319,7 @@ TEXT ·dotE5M2Q4F16C(SB), NOSPLIT, $0-76
 // ADD_Q1X64(CVT, W) is the body of add*Q1x64: DI acc, SI w, R8 the first codes, R12
 // stride, R13 n, R9 the offset of a row's scale from its codes (WROW), X13 the
 // multiplier. acc[c] += Σ_i W_i·row_i[c] for c < 64, the 64 sums in eight registers
-// while the rows stream by.
+// while the rows stream by, each asked for ahead as ADDQ1Z does (R10).
 #define ADD_Q1X64(CVT, W) \
 	FP8_CONSTS; \
 	VMOVUPS (DI), Y0; \
@@ -293,9 +330,11 @@ TEXT ·dotE5M2Q4F16C(SB), NOSPLIT, $0-76
 	VMOVUPS 160(DI), Y5; \
 	VMOVUPS 192(DI), Y6; \
 	VMOVUPS 224(DI), Y7; \
+	PFNEXTSET(R10); \
 	TESTQ   R13, R13; \
 	JZ      a64done; \
 a64loop: \
+	PFROW2(R10); \
 	W(0, (R8)(R9*1), X8, Y8); \
 	CVT((R8), X9, Y9, X10, Y10); \
 	CVT(16(R8), X11, Y11, X12, Y12); \

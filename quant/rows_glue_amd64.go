@@ -33,7 +33,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 	case F32:
 		return false
 	case BF16:
-		dotRowsFused(dotBF16Quad, zR4(dotBF16R4Z, dotBF16R4asm), scores, ld, q, g, src, stride, n, d)
+		dotRowsFused(dotBF16Quad, dotBF16R4asm, scores, ld, q, g, src, stride, n, d)
 		return true
 	case Int8:
 		if !haveF16C {
@@ -44,7 +44,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 		if !haveF16C {
 			return false
 		}
-		dotRowsFused(dotF16Quad, zR4(dotF16R4Z, dotF16R4), scores, ld, q, g, src, stride, n, d)
+		dotRowsFused(dotF16Quad, dotF16R4, scores, ld, q, g, src, stride, n, d)
 		return true
 	case FP8:
 		return haveF16C && dotFP8Rows(c, scores, ld, q, g, src, stride, n, d)
@@ -65,7 +65,7 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 	case F32:
 		return false
 	case BF16:
-		addRowsFused(addBF16Q4asm, addBF16Q4Z, zQ1(addBF16Q1x64Z, addBF16Q1x64asm), addBF16Q1x16asm, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
+		addRowsFused(addBF16Q4asm, addBF16Q4Z, addBF16Q1x64asm, addBF16Q1x16asm, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
 		return true
 	case Int8:
 		if !haveF16C {
@@ -76,7 +76,7 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 		if !haveF16C {
 			return false
 		}
-		addRowsFused(addF16Q4F16C, addF16Q4Z, zQ1(addF16Q1x64Z, addF16Q1x64), addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
+		addRowsFused(addF16Q4F16C, addF16Q4Z, addF16Q1x64, addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
 		return true
 	case FP8:
 		return haveF16C && addFP8Rows(c, acc, w, ld, g, src, stride, n, d, tmp)
@@ -126,23 +126,6 @@ func dotR4(k r4Kernel, out, q, src unsafe.Pointer, stride uintptr, n int, d uint
 	if n%4 != 0 {
 		k(unsafe.Add(out, 4*(n-4)), q, unsafe.Add(src, uintptr(n-4)*stride), o1, o2, o3, 0, 1, d)
 	}
-}
-
-// zR4 and zQ1 return the ZMM twin z of the one-query kernel y where the CPU has
-// AVX-512F (the same bits), y otherwise: tests switch haveAVX512F off to run y. On
-// models without grouped-query attention every query goes through these kernels.
-func zR4(z, y r4Kernel) r4Kernel {
-	if haveAVX512F {
-		return z
-	}
-	return y
-}
-
-func zQ1(z, y q1Kernel) q1Kernel {
-	if haveAVX512F {
-		return z
-	}
-	return y
 }
 
 // q1Kernel is the shape of the *Q1x64 and *Q1x16 add kernels: acc[c] += Σ_{i<n}
