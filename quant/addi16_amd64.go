@@ -61,6 +61,15 @@ func addU4Q1I16(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 //go:noescape
 func addU2Q1I16(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 
+// addU4Q1I16Z and addU2Q1I16Z are addU4Q1I16 and addU2Q1I16 with ZMM registers and
+// VPDPWSSD (haveVNNI512), the same sums bit for bit (addi16z_amd64.s).
+//
+//go:noescape
+func addU4Q1I16Z(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+
+//go:noescape
+func addU2Q1I16Z(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+
 // addU4Q4I16Z is addU4Q1I16 for four queries (accumulators a0..a3, weights
 // w0..w3; a query may repeat, with its weights) with ZMM registers and VPDPWSSD
 // (haveVNNI512): each query's columns get addU4Q1I16's sums bit for bit, while a row

@@ -11,8 +11,9 @@ import (
 	"unsafe"
 )
 
-// TestAddI16Kernels checks addU4Q1I16 and addU2Q1I16 against their Go twin, addI16Go,
-// over every block count up to the cap, rows of mixed kinds (lossyRowKinds: outliers,
+// TestAddI16Kernels checks addU4Q1I16 and addU2Q1I16, and their ZMM twins
+// addU4Q1I16Z and addU2Q1I16Z where the CPU has AVX-512 VNNI, against the Go twin,
+// addI16Go, over every block count up to the cap, rows of mixed kinds (lossyRowKinds: outliers,
 // offsets, constant rows, the f16 range's edge, subnormal parameters), weights that
 // are softmax-like (≥ 0, one large), Gaussian, with a NaN, with one product past the
 // float32 range, or too small for code terms, at a row stride larger than the row,
@@ -244,16 +245,24 @@ func FuzzAddI16Kernels(f *testing.F) {
 func checkAddI16(t *testing.T, name string, bits int, a0, w []float32, src []byte, stride, nb int) {
 	t.Helper()
 	const guard = -777
-	kern := addU4Q1I16
+	kerns := []func(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr){addU4Q1I16, addU4Q1I16Z}
 	if bits == 2 {
-		kern = addU2Q1I16
+		kerns = kerns[:0]
+		kerns = append(kerns, addU2Q1I16, addU2Q1I16Z)
+	}
+	if !haveVNNI512 {
+		kerns = kerns[:1] // the ZMM twin needs AVX-512 BW and VNNI
 	}
 	lg, _ := lossyGeomOf(Affine{Bits: bits, Group: 32}, 64)
 	n, gb := 4*nb, int(lg.gb)
-	got := append(append(append([]float32{guard}, a0...), guard), guard)
-	kern(unsafe.Pointer(&got[1]), unsafe.Pointer(&w[0]), unsafe.Pointer(&src[lg.codeOff(0)]), uintptr(stride), nb, lg.gb)
-	if got[0] != guard || got[65] != guard || got[66] != guard {
-		t.Fatalf("%s: written outside the 64 columns", name)
+	gots := make([][]float32, len(kerns))
+	for i, kern := range kerns {
+		got := append(append(append([]float32{guard}, a0...), guard), guard)
+		kern(unsafe.Pointer(&got[1]), unsafe.Pointer(&w[0]), unsafe.Pointer(&src[lg.codeOff(0)]), uintptr(stride), nb, lg.gb)
+		if got[0] != guard || got[65] != guard || got[66] != guard {
+			t.Fatalf("%s (kernel %d): written outside the 64 columns", name, i)
+		}
+		gots[i] = got
 	}
 	noZero := append([]byte(nil), src...)
 	for i := range n {
@@ -267,10 +276,12 @@ func checkAddI16(t *testing.T, name string, bits int, a0, w []float32, src []byt
 		z := addI16ZeroSum(w, src[k*gb:], stride, n)
 		for j := 32 * k; j < 32*(k+1); j++ {
 			want := a0[j] + (codeTerm[j] + z)
-			if g := got[1+j]; g != want && !(g != g && want != want) {
-				twin := append([]float32(nil), a0...)
-				addI16Go(twin, w, src, stride, gb, n, bits)
-				t.Fatalf("%s: column %d = %v, want %v = %v + (%v + %v) (twin %v)", name, j, g, want, a0[j], codeTerm[j], z, twin[j])
+			for i, got := range gots {
+				if g := got[1+j]; g != want && !(g != g && want != want) {
+					twin := append([]float32(nil), a0...)
+					addI16Go(twin, w, src, stride, gb, n, bits)
+					t.Fatalf("%s (kernel %d): column %d = %v, want %v = %v + (%v + %v) (twin %v)", name, i, j, g, want, a0[j], codeTerm[j], z, twin[j])
+				}
 			}
 		}
 	}

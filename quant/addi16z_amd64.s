@@ -4,6 +4,7 @@
 #include "p2gather_amd64.h"
 #include "prefetch_amd64.h"
 #include "i16loop_amd64.h"
+#include "i16pre_amd64.h"
 
 // The integer four-query value sums of 4-bit and 2-bit Affine rows in pairs of
 // groups of 32 with ZMM registers and VPDPWSSD (AVX-512 VNNI): addU4Q4I16Z and
@@ -154,6 +155,16 @@ z16round:                            \
 	DECQ          BX                 \
 	JNZ           z16round
 
+// Z4CODES widens the 16 code bytes of one group of rows A and B (memory operands) to
+// the pairs Z4PAIR multiplies: the even columns' words in Z1, the odd ones' in Z0.
+#define Z4CODES(A, B) \
+	VPMOVZXBD A, Z0     \
+	VPMOVZXBD B, Z1     \
+	VPSLLD    $16, Z1, Z1 \
+	VPORD     Z1, Z0, Z0 \
+	VPANDD    Z15, Z0, Z1 \
+	VPSRLW    $4, Z0, Z0
+
 // Z4PAIR adds the codes of one group of rows A and B (16 bytes each, 32 codes) times
 // each query's [π_A, π_B] (the dword at off(R12) + 8q) into the group's
 // accumulators, query q's even columns into eq and odd ones into oq, as int32: each
@@ -161,12 +172,7 @@ z16round:                            \
 // holds the two rows' bytes of a column pair as words; the low nibbles are the even
 // columns, the high nibbles the odd ones. Z15 holds the nibble mask; clobbers Z0, Z1.
 #define Z4PAIR(A, B, off, e0, o0, e1, o1, e2, o2, e3, o3) \
-	VPMOVZXBD     A, Z0                 \
-	VPMOVZXBD     B, Z1                 \
-	VPSLLD        $16, Z1, Z1           \
-	VPORD         Z1, Z0, Z0            \
-	VPANDD        Z15, Z0, Z1           \
-	VPSRLW        $4, Z0, Z0            \
+	Z4CODES(A, B)                       \
 	VPDPWSSD.BCST off(R12), Z1, e0      \
 	VPDPWSSD.BCST off(R12), Z0, o0      \
 	VPDPWSSD.BCST off+8(R12), Z1, e1    \
@@ -218,13 +224,13 @@ z16round:                            \
 	VPBROADCASTD MASK, Z15         \
 	I16LOOP(Z16PI, 64, I16PF3, BLOCK, z16blk2)
 
-// Z16SCALE turns query q's sums of a group (e the even columns, o the odd ones) into
-// float(sum)·P + Z, P and Z the lane 4q of the group's vectors at off, and puts them
-// in column order: columns 0–15 into e, 16–31 into o. Z13 and Z14 hold z16perm;
-// clobbers Z0..Z2.
-#define Z16SCALE(e, o, off, q) \
-	VBROADCASTSS Z16P+off+16*q(SP), Z0 \
-	VBROADCASTSS Z16Z+off+16*q(SP), Z1 \
+// Z16SCALE turns one query's sums of a group (e the even columns, o the odd ones)
+// into float(sum)·P + Z, P and Z the float32s at the memory operands P and Z, and
+// puts them in column order: columns 0–15 into e, 16–31 into o. Z13 and Z14 hold
+// z16perm; clobbers Z0..Z2.
+#define Z16SCALE(e, o, P, Z) \
+	VBROADCASTSS P, Z0                 \
+	VBROADCASTSS Z, Z1                 \
 	VCVTDQ2PS    e, e                  \
 	VCVTDQ2PS    o, o                  \
 	VMULPS       Z0, e, e              \
@@ -269,14 +275,14 @@ z16round:                            \
 #define Z16OUT \
 	VMOVDQU64 z16perm<>+0(SB), Z13        \
 	VMOVDQU64 z16perm<>+64(SB), Z14       \
-	Z16SCALE(Z16, Z17, 0, 0)              \
-	Z16SCALE(Z18, Z19, 0, 1)              \
-	Z16SCALE(Z20, Z21, 0, 2)              \
-	Z16SCALE(Z22, Z23, 0, 3)              \
-	Z16SCALE(Z24, Z25, 64, 0)             \
-	Z16SCALE(Z26, Z27, 64, 1)             \
-	Z16SCALE(Z28, Z29, 64, 2)             \
-	Z16SCALE(Z30, Z31, 64, 3)             \
+	Z16SCALE(Z16, Z17, Z16P+0(SP), Z16Z+0(SP))              \
+	Z16SCALE(Z18, Z19, Z16P+16(SP), Z16Z+16(SP))              \
+	Z16SCALE(Z20, Z21, Z16P+32(SP), Z16Z+32(SP))              \
+	Z16SCALE(Z22, Z23, Z16P+48(SP), Z16Z+48(SP))              \
+	Z16SCALE(Z24, Z25, Z16P+64(SP), Z16Z+64(SP))             \
+	Z16SCALE(Z26, Z27, Z16P+80(SP), Z16Z+80(SP))             \
+	Z16SCALE(Z28, Z29, Z16P+96(SP), Z16Z+96(SP))             \
+	Z16SCALE(Z30, Z31, Z16P+112(SP), Z16Z+112(SP))             \
 	MOVQ      a0+0(FP), SI                \
 	MOVQ      a1+8(FP), DI                \
 	MOVQ      a2+16(FP), AX               \
@@ -305,6 +311,24 @@ TEXT ·addU4Q4I16Z(SB), $3328-96
 	VZEROUPPER
 	RET
 
+// Z2CODES widens the codes of both groups of rows A and B (registers) to the pairs
+// Z2PAIR multiplies: the codes of shift 2m in Zm (m < 4). Clobbers Z4, Z5.
+#define Z2CODES(A, B) \
+	VMOVQ     (A), X4               \
+	VPINSRQ   $1, (A)(CX*1), X4, X4 \
+	VMOVQ     (B), X5               \
+	VPINSRQ   $1, (B)(CX*1), X5, X5 \
+	VPMOVZXBD X4, Z4                \
+	VPMOVZXBD X5, Z5                \
+	VPSLLD    $16, Z5, Z5           \
+	VPORD     Z5, Z4, Z4            \
+	VPANDD    Z15, Z4, Z0           \
+	VPSRLW    $2, Z4, Z1            \
+	VPANDD    Z15, Z1, Z1           \
+	VPSRLW    $4, Z4, Z2            \
+	VPANDD    Z15, Z2, Z2           \
+	VPSRLW    $6, Z4, Z3
+
 // Z2PAIR adds the codes of both groups of rows A and B (8 bytes each per group, the
 // second group's CX bytes after the first's) times each query's [π_A, π_B] into
 // Z16..Z31, as int32: each row's two groups' bytes widened to dwords (the first
@@ -314,20 +338,7 @@ TEXT ·addU4Q4I16Z(SB), $3328-96
 // in lanes 0–7 and the one 32 bytes on in lanes 8–15 (K3). Z15 holds the 2-bit
 // mask; clobbers Z0..Z9.
 #define Z2PAIR(A, B, off) \
-	VMOVQ         (A), X4                  \
-	VPINSRQ       $1, (A)(CX*1), X4, X4    \
-	VMOVQ         (B), X5                  \
-	VPINSRQ       $1, (B)(CX*1), X5, X5    \
-	VPMOVZXBD     X4, Z4                   \
-	VPMOVZXBD     X5, Z5                   \
-	VPSLLD        $16, Z5, Z5              \
-	VPORD         Z5, Z4, Z4               \
-	VPANDD        Z15, Z4, Z0              \
-	VPSRLW        $2, Z4, Z1               \
-	VPANDD        Z15, Z1, Z1              \
-	VPSRLW        $4, Z4, Z2               \
-	VPANDD        Z15, Z2, Z2              \
-	VPSRLW        $6, Z4, Z3               \
+	Z2CODES(A, B)                            \
 	Z2QUERY(off, Z6, Z16, Z17, Z18, Z19)     \
 	Z2QUERY(off+8, Z7, Z20, Z21, Z22, Z23)   \
 	Z2QUERY(off+16, Z8, Z24, Z25, Z26, Z27)  \
@@ -373,13 +384,14 @@ TEXT ·addU4Q4I16Z(SB), $3328-96
 	VSHUFI32X4  $0x88, Z3, Z1, a2  \
 	VSHUFI32X4  $0xdd, Z3, Z1, a3
 
-// Z2SCALE turns one query's sums (Z2COLS's order) into float(sum)·P + Z, P and Z
-// its lane 4q of each group's vectors. Clobbers Z0..Z3.
-#define Z2SCALE(a0, a1, a2, a3, q) \
-	VBROADCASTSS Z16P+16*q(SP), Z0     \
-	VBROADCASTSS Z16Z+16*q(SP), Z1     \
-	VBROADCASTSS Z16P+64+16*q(SP), Z2  \
-	VBROADCASTSS Z16Z+64+16*q(SP), Z3  \
+// Z2SCALE turns one query's sums (Z2COLS's order) into float(sum)·P + Z, P and Z the
+// float32s at P0 and Z0m for the first group, P1 and Z1m for the second. Clobbers
+// Z0..Z3.
+#define Z2SCALE(a0, a1, a2, a3, P0, Z0m, P1, Z1m) \
+	VBROADCASTSS P0, Z0                \
+	VBROADCASTSS Z0m, Z1               \
+	VBROADCASTSS P1, Z2                \
+	VBROADCASTSS Z1m, Z3               \
 	VCVTDQ2PS    a0, a0                \
 	VCVTDQ2PS    a1, a1                \
 	VCVTDQ2PS    a2, a2                \
@@ -397,7 +409,7 @@ TEXT ·addU4Q4I16Z(SB), $3328-96
 // them.
 #define Z2QOUT(a0, a1, a2, a3, q) \
 	Z2COLS(a0, a1, a2, a3)    \
-	Z2SCALE(a0, a1, a2, a3, q)
+	Z2SCALE(a0, a1, a2, a3, Z16P+16*q(SP), Z16Z+16*q(SP), Z16P+64+16*q(SP), Z16Z+64+16*q(SP))
 
 // func addU2Q4I16Z(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 TEXT ·addU2Q4I16Z(SB), $3328-96
@@ -414,6 +426,101 @@ TEXT ·addU2Q4I16Z(SB), $3328-96
 	MOVQ  a2+16(FP), AX
 	MOVQ  a3+24(FP), DX
 	Z16ACC(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31)
+	VZEROUPPER
+	RET
+
+// The one-query twins addU4Q1I16Z and addU2Q1I16Z: addU4Q1I16's and addU2Q1I16's
+// frame and prologue (I16PRE, i16pre_amd64.h), then rows as the four-query kernels
+// read them, one VPDPWSSD per 16 columns of a row pair (both groups' columns of
+// 2-bit rows at once), the sums of a block's first pair in Z16..Z19 and of its
+// second in Z20..Z23 (two chains), added at the end: integer sums, the twins' bit
+// for bit, and so the same floats after.
+
+// Z1U4PAIR adds the codes of rows A and B (both groups: AG and BG, gb bytes on) times
+// their weight dwords at off(R12) (the first group's) and off+16(R12) into the even
+// and odd columns' sums e0, o0 (the first group) and e1, o1.
+#define Z1U4PAIR(A, B, AG, BG, off, e0, o0, e1, o1) \
+	Z4CODES(A, B)                     \
+	VPDPWSSD.BCST off(R12), Z1, e0    \
+	VPDPWSSD.BCST off(R12), Z0, o0    \
+	Z4CODES(AG, BG)                   \
+	VPDPWSSD.BCST off+16(R12), Z1, e1 \
+	VPDPWSSD.BCST off+16(R12), Z0, o1
+
+// Z1U4BLOCK adds a block's two row pairs (rows R9, R13; then R9 moved to row 2 and
+// R13 to row 3), their weights at R12 (I16PRE's: 32 bytes per pair).
+#define Z1U4BLOCK \
+	LEAQ (R9)(CX*1), AX                                                 \
+	LEAQ (R13)(CX*1), BX                                                \
+	Z1U4PAIR((R9), (R13), (AX), (BX), 0, Z16, Z17, Z18, Z19)            \
+	LEAQ (R13)(R10*1), R9                                               \
+	LEAQ (R9)(R10*1), R13                                               \
+	LEAQ (R9)(CX*1), AX                                                 \
+	LEAQ (R13)(CX*1), BX                                                \
+	Z1U4PAIR((R9), (R13), (AX), (BX), 32, Z20, Z21, Z22, Z23)
+
+// Z1U2PAIR adds the codes of both groups of rows A and B times their weights (the
+// dword at off(R12) in lanes 0–7, the one 16 bytes on in lanes 8–15: K3) into a0..a3
+// (Z2PAIR's lanes).
+#define Z1U2PAIR(A, B, off, a0, a1, a2, a3) \
+	Z2CODES(A, B)                    \
+	VPBROADCASTD off(R12), Z6        \
+	VPBROADCASTD off+16(R12), K3, Z6 \
+	VPDPWSSD     Z6, Z0, a0          \
+	VPDPWSSD     Z6, Z1, a1          \
+	VPDPWSSD     Z6, Z2, a2          \
+	VPDPWSSD     Z6, Z3, a3
+
+#define Z1U2BLOCK \
+	Z1U2PAIR(R9, R13, 0, Z16, Z17, Z18, Z19)  \
+	LEAQ     (R13)(R10*1), R9                  \
+	LEAQ     (R9)(R10*1), R13                  \
+	Z1U2PAIR(R9, R13, 32, Z20, Z21, Z22, Z23)
+
+// Z1ROWS runs BLOCK over the nb blocks of four rows (I16LOOP) with Z16..Z23 zeroed
+// first and Z15 the code mask at MASK, and leaves the two chains' sums added in
+// Z16..Z19.
+#define Z1ROWS(BLOCK, MASK) \
+	VPXORD       Z16, Z16, Z16        \
+	VPXORD       Z17, Z17, Z17        \
+	VPXORD       Z18, Z18, Z18        \
+	VPXORD       Z19, Z19, Z19        \
+	VPXORD       Z20, Z20, Z20        \
+	VPXORD       Z21, Z21, Z21        \
+	VPXORD       Z22, Z22, Z22        \
+	VPXORD       Z23, Z23, Z23        \
+	VPBROADCASTD MASK, Z15            \
+	I16LOOP(I16PI, 64, I16PF3, BLOCK, z1blk) \
+	VPADDD       Z20, Z16, Z16        \
+	VPADDD       Z21, Z17, Z17        \
+	VPADDD       Z22, Z18, Z18        \
+	VPADDD       Z23, Z19, Z19
+
+// func addU4Q1I16Z(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+TEXT ·addU4Q1I16Z(SB), $1600-48
+	I16ARGS
+	I16PRE
+	Z1ROWS(Z1U4BLOCK, z16c<>+4(SB))
+	VMOVDQU64 z16perm<>+0(SB), Z13
+	VMOVDQU64 z16perm<>+64(SB), Z14
+	Z16SCALE(Z16, Z17, I16P(SP), I16Z(SP))
+	Z16SCALE(Z18, Z19, I16P+16(SP), I16Z+16(SP))
+	Z16ADD(DI, Z16, Z17, Z18, Z19)
+	Z16STORE(DI, Z16, Z17, Z18, Z19)
+	VZEROUPPER
+	RET
+
+// func addU2Q1I16Z(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+TEXT ·addU2Q1I16Z(SB), $1600-48
+	I16ARGS
+	I16PRE
+	MOVL  $0xff00, AX
+	KMOVW AX, K3
+	Z1ROWS(Z1U2BLOCK, z16c<>+16(SB))
+	Z2COLS(Z16, Z17, Z18, Z19)
+	Z2SCALE(Z16, Z17, Z18, Z19, I16P(SP), I16Z(SP), I16P+16(SP), I16Z+16(SP))
+	Z16ADD(DI, Z16, Z17, Z18, Z19)
+	Z16STORE(DI, Z16, Z17, Z18, Z19)
 	VZEROUPPER
 	RET
 

@@ -59,15 +59,18 @@ type lossyKernels struct {
 	// addI16Blocks blocks of four rows, in integers (addU4Q1I16; nil for 8-bit
 	// codes).
 	addQ1P2 func(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+	// addQ1P2Z is addQ1P2 with ZMM registers, the same sums (addU4Q1I16Z; nil for
+	// 8-bit codes).
+	addQ1P2Z func(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 	// addQ4P2Z is addQ1P2 for four queries with ZMM registers, each query's sums
 	// addQ1P2's (addU4Q4I16Z; nil for 8-bit codes).
 	addQ4P2Z func(a0, a1, a2, a3, w0, w1, w2, w3, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 }
 
 var (
-	lossyU8 = lossyKernels{dotU8RowsInl, dotU8RowsPlain, addU8Q1Inl, dotU8Q4Inl, dotU8Q4Plain, addU8Q4W, nil, nil, nil}
-	lossyU4 = lossyKernels{dotU4RowsInl, dotU4RowsPlain, addU4Q1Inl, dotU4Q4Inl, dotU4Q4Plain, addU4Q4W, addU4Q4Z, addU4Q1I16, addU4Q4I16Z}
-	lossyU2 = lossyKernels{dotU2RowsInl, dotU2RowsPlain, addU2Q1Inl, dotU2Q4Inl, dotU2Q4Plain, addU2Q4W, addU2Q4Z, addU2Q1I16, addU2Q4I16Z}
+	lossyU8 = lossyKernels{dotU8RowsInl, dotU8RowsPlain, addU8Q1Inl, dotU8Q4Inl, dotU8Q4Plain, addU8Q4W, nil, nil, nil, nil}
+	lossyU4 = lossyKernels{dotU4RowsInl, dotU4RowsPlain, addU4Q1Inl, dotU4Q4Inl, dotU4Q4Plain, addU4Q4W, addU4Q4Z, addU4Q1I16, addU4Q1I16Z, addU4Q4I16Z}
+	lossyU2 = lossyKernels{dotU2RowsInl, dotU2RowsPlain, addU2Q1Inl, dotU2Q4Inl, dotU2Q4Plain, addU2Q4W, addU2Q4Z, addU2Q1I16, addU2Q1I16Z, addU2Q4I16Z}
 )
 
 // rowsKernel is the shape of dotU4RowsInl: one query, ng blocks of four rows.

@@ -162,16 +162,21 @@ func addRowsQ4(lg *lossyGeom, acc, w []float32, ld, g int, src []byte, stride, n
 
 // addPairsI16 adds one query's sums (accumulators at aj, weights at wj) over n ≥ 4
 // rows of d values in groups of 32 (rows at sp, us bytes apart) for the columns of
-// whole pairs of groups, through lg's addQ1P2 (addU4Q1I16 or addU2Q1I16) up to
-// addI16Blocks blocks of four rows per call and the last n mod 4 rows group by group
-// through addQ1Inl, and returns the columns it did (d rounded down to 64).
+// whole pairs of groups, through lg's addQ1P2 (addU4Q1I16 or addU2Q1I16; its ZMM
+// twin addQ1P2Z with AVX-512 VNNI) up to addI16Blocks blocks of four rows per call
+// and the last n mod 4 rows group by group through addQ1Inl, and returns the columns
+// it did (d rounded down to 64).
 func addPairsI16(lg *lossyGeom, aj, wj, sp unsafe.Pointer, us uintptr, n, d int) uintptr {
+	add := lg.k.addQ1P2
+	if haveVNNI512 {
+		add = lg.k.addQ1P2Z
+	}
 	n4 := n &^ 3
 	tail := uintptr(n4) * us
 	c := uintptr(0)
 	for ; c+64 <= uintptr(d); c += 64 {
 		for b := 0; b < n/4; b += addI16Blocks {
-			lg.k.addQ1P2(unsafe.Add(aj, 4*c), unsafe.Add(wj, 16*b), unsafe.Add(sp, lg.codeOff(c)+uintptr(4*b)*us), us, min(addI16Blocks, n/4-b), lg.gb)
+			add(unsafe.Add(aj, 4*c), unsafe.Add(wj, 16*b), unsafe.Add(sp, lg.codeOff(c)+uintptr(4*b)*us), us, min(addI16Blocks, n/4-b), lg.gb)
 		}
 		if n4 == n {
 			continue
