@@ -349,10 +349,13 @@ func dotChannelI16(c Channel, scores []float32, ld int, qs, b []float32, g int, 
 // chanI16Kernels scores the g prepared int16 queries in qs (query j at qs[j·d:]: d
 // codes, D, b) against the m token rows at rows: four at a time through
 // dot*Q4ChanI16 (quadDot: dotU4Q4ChanI16Z with haveVNNI512), the rest through
-// dot*ChanI16 (m ≥ 4) or, for m < 4, the four-query kernel with the query repeated and
-// its four lanes stored to the same scores.
+// dot*ChanI16 (dotU4ChanI16Z with haveVNNI512; m ≥ 4) or, for m < 4, the four-query
+// kernel with the query repeated and its four lanes stored to the same scores.
 func chanI16Kernels(c Channel, scores []float32, ld int, qs []float32, g int, rows unsafe.Pointer, rb uintptr, m, d int) {
 	rowsK, quadK, quadZ := dotU4ChanI16, dotU4Q4ChanI16, quadDotKernel(dotU4Q4ChanI16Z)
+	if haveVNNI512 {
+		rowsK = dotU4ChanI16Z
+	}
 	if c.Bits == 8 {
 		rowsK, quadK, quadZ = dotU8ChanI16, dotU8Q4ChanI16, nil
 	}

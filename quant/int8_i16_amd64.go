@@ -119,6 +119,12 @@ func prepareI16(pq, q []float32, g, d int) {
 //go:noescape
 func dotU4ChanI16(out, q, rows unsafe.Pointer, stride uintptr, ng int, d uintptr)
 
+// dotU4ChanI16Z is dotU4ChanI16 with ZMM registers and VPDPWSSD (haveVNNI512), the
+// same scores bit for bit: the sums are exact integers, then scaled alike.
+//
+//go:noescape
+func dotU4ChanI16Z(out, q, rows unsafe.Pointer, stride uintptr, ng int, d uintptr)
+
 // dotU8ChanI16 is dotU4ChanI16 for 8-bit codes (the query in channel order).
 //
 //go:noescape

@@ -374,6 +374,56 @@ func TestDotQ4I16Z(t *testing.T) {
 	}
 }
 
+// TestDotU4ChanI16Z: the one-query ZMM scores of 4-bit KIVI key block rows
+// (dotU4ChanI16Z) equal dotU4ChanI16's bit for bit (NaN for NaN), for head sizes up
+// to maxI16Dim, one to sixteen blocks of four rows of random bytes or of the extreme
+// code 15 against a query of ones (the largest sums), at a stride longer than the
+// row, with a D and a b of any sign; and write no score past the blocks.
+func TestDotU4ChanI16Z(t *testing.T) {
+	if !haveVNNI512 {
+		t.Skip("the kernel needs AVX-512 VNNI")
+	}
+	r := rand.New(rand.NewPCG(95, 96))
+	const guard = -444
+	for _, d := range []int{32, 64, 96, 128, maxI16Dim} {
+		for _, ng := range []int{1, 2, 5, 16} {
+			for _, extreme := range []bool{false, true} {
+				name := fmt.Sprintf("d=%d/blocks=%d/extreme=%v", d, ng, extreme)
+				stride := d/2 + 1 + r.IntN(7)
+				src := make([]byte, 4*ng*stride)
+				for i := range src {
+					src[i] = byte(r.Uint32())
+					if extreme {
+						src[i] = 0xff
+					}
+				}
+				q := make([]float32, d)
+				for i := range q {
+					q[i] = float32(r.NormFloat64())
+					if extreme {
+						q[i] = 1
+					}
+				}
+				qt := make([]float32, d/2+2) // codes, D, b
+				quantQueryI16(unsafe.Pointer(&qt[0]), unsafe.Pointer(&q[0]), d)
+				qt[d/2+1] = float32(r.NormFloat64())
+				out := [2][]float32{constRow(4*ng+4, guard), constRow(4*ng+4, guard)}
+				dotU4ChanI16Z(unsafe.Pointer(&out[0][0]), unsafe.Pointer(&qt[0]), unsafe.Pointer(&src[0]), uintptr(stride), ng, uintptr(d))
+				dotU4ChanI16(unsafe.Pointer(&out[1][0]), unsafe.Pointer(&qt[0]), unsafe.Pointer(&src[0]), uintptr(stride), ng, uintptr(d))
+				for i, z := range out[0] {
+					y := out[1][i]
+					if i >= 4*ng && z != guard {
+						t.Fatalf("%s: score %d written past the %d blocks", name, i, ng)
+					}
+					if math.Float32bits(z) != math.Float32bits(y) && !(z != z && y != y) {
+						t.Fatalf("%s: row %d = %v, dotU4ChanI16 %v", name, i, z, y)
+					}
+				}
+			}
+		}
+	}
+}
+
 // prepInt8 reports whether a RowPlan of Int8 rows of d values has prepared queries
 // (made under a set with fused kernels): where the int16 kernels score them.
 func prepInt8(d int) bool { return i16Rows(Int8{}, d) }

@@ -6,7 +6,8 @@
 
 // dotInt8Q4I16Z and dotU4Q4ChanI16Z (declarations and contracts in
 // int8_i16_amd64.go): the four-query int16 scores of Int8 rows and of 4-bit KIVI key
-// blocks with ZMM registers and VPDPWSSD (AVX-512 VNNI); at the end, the preparation
+// blocks with ZMM registers and VPDPWSSD (AVX-512 VNNI), and the one-query twin of
+// the latter (dotU4ChanI16Z); at the end, the preparation
 // of four queries for a KIVI key block (chanQuery4I16Z, channelQuery4Z). Four rows at a time in two
 // pairs, one row per 256-bit half: 16 codes of each row of a pair, widened to words,
 // take one VPDPWSSD per query against the query's 16 matching words broadcast to both
@@ -195,6 +196,64 @@ cloop:
 	VMULPS Z20, Z12, Z12
 	VADDPS Z19, Z12, Z12
 	I16ZSTORE(cblock)
+
+// func dotU4ChanI16Z(out, q, rows unsafe.Pointer, stride uintptr, ng int, d uintptr)
+//
+// dotU4ChanI16 (one query) with dotU4Q4ChanI16Z's rows: per block of four rows, the
+// sums of rows 0–1 in Z0 and of rows 2–3 in Z4 (a row per 256-bit half), reduced as
+// dotU4ChanI16 reduces its four, then scaled as it does (times D, plus b: the same
+// bits). DX stride, BX the code bytes' offset, AX the channel.
+TEXT ·dotU4ChanI16Z(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), DI
+	MOVQ         q+8(FP), SI
+	MOVQ         rows+16(FP), R8
+	MOVQ         stride+24(FP), DX
+	MOVQ         ng+32(FP), R13
+	MOVQ         d+40(FP), R14
+	VBROADCASTSS (SI)(R14*2), X7
+	VBROADCASTSS 4(SI)(R14*2), X6
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z16
+	VMOVDQU64    i16znib<>(SB), Z21
+	VMOVDQU64    i16znib<>+64(SB), Z22
+
+c1block:
+	LEAQ   (R8)(DX*1), R9
+	LEAQ   (R9)(DX*1), R10
+	LEAQ   (R10)(DX*1), R11
+	PREFETCH4(R8, R9, R10, R11)
+	VPXORD Z0, Z0, Z0
+	VPXORD Z4, Z4, Z4
+	XORQ   AX, AX
+	XORQ   BX, BX
+
+c1loop:
+	I16ZNIBBLES((R8)(BX*1), (R9)(BX*1), Z8, Z9)
+	I16ZNIBBLES((R10)(BX*1), (R11)(BX*1), Z10, Z11)
+	I16ZQUERY((SI)(AX*2), Z8, Z10, Z0, Z4)
+	I16ZQUERY(32(SI)(AX*2), Z9, Z11, Z0, Z4)
+	ADDQ $32, AX
+	ADDQ $16, BX
+	CMPQ AX, R14
+	JB   c1loop
+
+	VEXTRACTI64X4 $1, Z0, Y1
+	VEXTRACTI64X4 $1, Z4, Y3
+	VPHADDD       Y1, Y0, Y0
+	VPHADDD       Y3, Y4, Y2
+	VPHADDD       Y2, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD        X1, X0, X0
+	VCVTDQ2PS     X0, X0
+	VMULPS        X7, X0, X0
+	VADDPS        X6, X0, X0
+	VMOVUPS       X0, (DI)
+	ADDQ          $16, DI
+	LEAQ          (R8)(DX*4), R8
+	DECQ          R13
+	JNZ           c1block
+	VZEROUPPER
+	RET
 
 // cqzidx: VPERMT2PS indexes of the scales (even lanes) and the zeros (odd lanes) of
 // 16 channels widened as (scale, zero) pairs into two vectors; then VPERMPS indexes
