@@ -331,14 +331,14 @@ func TestFP8RowKernelsNoAlloc(t *testing.T) {
 // layers × 12 heads of 64 rows (d = 64) back to back, one call per block for one
 // layer and head, the calls of an iteration covering the 4096 tokens of one layer
 // and head, iterations cycling over the layers and heads (38 MB per codec, more than
-// the caches hold). F16, BF16, Int8 and FP8 rows, g = 1 and 4; it reports ns per row
-// (all g queries).
+// the caches hold). F16, BF16, Int8, FP8 and 4-bit and 2-bit Affine rows, g = 1 and
+// 4; it reports ns per row (all g queries).
 //
 //	go test ./quant -run '^$' -bench RowsStream -benchtime=200ms
 func BenchmarkRowsStream(b *testing.B) {
 	const blocks, bt, d, heads, layers = 64, 64, 64, 12, 12
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, c := range []RowCodec{F16{}, BF16{}, Int8{}, FP8{Format: E4M3}, FP8{Format: E5M2}} {
+	for _, c := range []RowCodec{F16{}, BF16{}, Int8{}, FP8{Format: E4M3}, FP8{Format: E5M2}, Affine{Bits: 4, Group: 32}, Affine{Bits: 2, Group: 32}} {
 		rb := c.RowBytes(d)
 		sec := bt * rb // one layer and head of a block
 		blockBytes := layers * heads * sec
