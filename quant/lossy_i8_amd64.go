@@ -43,6 +43,16 @@ func dotU4RowsI8P2(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsaf
 //go:noescape
 func dotU2RowsI8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
 
+// dotU2RowsI8Z and dotU2ChanI8Z are dotU2RowsI8 and dotU2ChanI8 with ZMM registers
+// and VPDPBUSD (haveVNNI512), the same scores bit for bit: the integer sums are
+// exact either way and scaled alike.
+//
+//go:noescape
+func dotU2RowsI8Z(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+
+//go:noescape
+func dotU2ChanI8Z(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+
 // dotU2ChanI8 is dotU2RowsI8 for the token rows of a 2-bit Channel block (32 codes per
 // group, no parameters in the rows: the channel scales are in the query, which
 // quantQueryI8 quantized from q_c·scale_c). qf holds the np pairs (d_k, unused), then
@@ -99,7 +109,7 @@ func scoredQueryAsm(c RowCodec, q []float32, d int) []float32 {
 // rows of an even number of groups), dotU4Q4I8 or dotU2Q4I8 (three, or fewer when
 // n < 4, as four: only the real ones quantized), one or two left over through
 // dotU4RowsI8P2 (4-bit rows of an even number of groups), dotU4RowsI8 or dotU2RowsI8
-// (n ≥ 4). pq holds the queries so prepared (prepareI8), or is nil: then each unit
+// (dotU2RowsI8Z with haveVNNI512; n ≥ 4). pq holds the queries so prepared (prepareI8), or is nil: then each unit
 // is prepared in tmp (d + 8·p values) before its kernel runs.
 func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n, d int, tmp []float32) {
 	p, bits := lg.p, int(lg.bits)
@@ -109,6 +119,9 @@ func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q, pq []float32, g int, 
 	rowsK, quadK, quadZ := dotU4RowsI8, dotU4Q4I8, dotU4Q4I8Z
 	if bits == 2 {
 		rowsK, quadK, quadZ = dotU2RowsI8, dotU2Q4I8, dotU2Q4I8Z
+		if haveVNNI512 {
+			rowsK = dotU2RowsI8Z
+		}
 	} else if p%2 == 0 {
 		rowsK, quadK, quadZ = dotU4RowsI8P2, dotU4Q4I8P2, dotU4Q4I8P2Z
 	}

@@ -3,6 +3,8 @@
 #include "textflag.h"
 #include "p2gather_amd64.h"
 #include "prefetch_amd64.h"
+#include "zrows4_amd64.h"
+#include "zi8codes_amd64.h"
 
 // The integer score kernels of 4-bit and 2-bit Affine rows in groups of 32 and their
 // query quantizer (declarations and contracts in lossy_i8_amd64.go): with an int8
@@ -267,6 +269,56 @@ TEXT ·dotU2RowsI8(SB), NOSPLIT, $0-72
 TEXT ·dotU2ChanI8(SB), NOSPLIT, $0-72
 	VMOVDQU two8<>(SB), Y1
 	ROWSI8(UNPACK2, CHANSCALE, CHANTAIL)
+
+// ROWSI8Z is ROWSI8 with ZMM registers and VPDPBUSD (AVX-512 VNNI), for the one-query
+// twins dotU2RowsI8Z and dotU2ChanI8Z: per group, CODES reads the four rows' codes
+// into Z3 and Z4 (a row per 128-bit lane, UNPACK2's order: zi8codes_amd64.h), one
+// VPDPBUSD each against the query's matching 16 bytes broadcast to the four lanes
+// sums them into Z8, and each lane's four dwords added are its row's integer sum,
+// I8SUMS4's exactly (the products summed in int32, no saturating stage); then SCALE
+// and TAIL as in ROWSI8, the same float operations: the same scores bit for bit.
+// Z18 ztr4 (its first four indexes gather each lane's first dword).
+#define ROWSI8Z(CODES, SCALE, TAIL) \
+	I8ARGS \
+	VMOVDQU32 ztr4<>(SB), Z18 \
+zinlblock: \
+	I8BLOCK \
+zinlgroup: \
+	CODES(0) \
+	VPXORD          Z8, Z8, Z8 \
+	VBROADCASTI32X4 (SI), Z12 \
+	VPDPBUSD        Z12, Z3, Z8 \
+	VBROADCASTI32X4 16(SI), Z13 \
+	VPDPBUSD        Z13, Z4, Z8 \
+	ADDQ            $32, SI \
+	VPSHUFD         $0x4e, Z8, Z9 \
+	VPADDD          Z9, Z8, Z8 \
+	VPSHUFD         $0xb1, Z8, Z9 \
+	VPADDD          Z9, Z8, Z8 \
+	VPERMD          Z8, Z18, Z4 \
+	VCVTDQ2PS       X4, X4 \
+	SCALE \
+	I8NEXT \
+	JNZ             zinlgroup \
+	TAIL \
+	I8END(zinlblock)
+
+// ZI8TWO loads ZI8CODES2's constants: Z1 the 2-bit masks, Z19..Z21 zi8sh2.
+#define ZI8TWO \
+	VPBROADCASTD zi8two<>(SB), Z1  \
+	VMOVDQU64    zi8sh2<>(SB), Z19 \
+	VMOVDQU64    zi8sh2<>+64(SB), Z20 \
+	VMOVDQU64    zi8sh2<>+128(SB), Z21
+
+// func dotU2RowsI8Z(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU2RowsI8Z(SB), NOSPLIT, $0-72
+	ZI8TWO
+	ROWSI8Z(ZI8CODES2, ROWSCALE, NOTAIL)
+
+// func dotU2ChanI8Z(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU2ChanI8Z(SB), NOSPLIT, $0-72
+	ZI8TWO
+	ROWSI8Z(ZI8CODES2, CHANSCALE, CHANTAIL)
 
 DATA absf<>+0(SB)/4, $0x7fffffff
 GLOBL absf<>(SB), RODATA|NOPTR, $4

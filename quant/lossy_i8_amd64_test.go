@@ -174,6 +174,75 @@ func TestDotQ4I8Z(t *testing.T) {
 	}
 }
 
+// TestDotRowsI8Z: the one-query ZMM integer scores of 2-bit rows (dotU2RowsI8Z of
+// Affine rows, dotU2ChanI8Z of Channel token rows) give their YMM twins' scores bit
+// for bit (NaN for NaN), for head sizes of 1 to 8 groups of 32, one to sixteen
+// blocks of four rows of mixed kinds (lossyRowKinds) or of random bytes at a stride
+// larger than the row, queries with a NaN now and then; and write no score past the
+// blocks.
+func TestDotRowsI8Z(t *testing.T) {
+	if !haveVNNI512 {
+		t.Skip("the kernels need AVX-512 VNNI")
+	}
+	r := rand.New(rand.NewPCG(97, 98))
+	const guard = -333
+	for _, k := range []struct {
+		name    string
+		channel bool // Channel token rows: no parameters, the query's b after the factors
+		z, y    rowsKernel
+	}{
+		{"u2", false, dotU2RowsI8Z, dotU2RowsI8},
+		{"u2chan", true, dotU2ChanI8Z, dotU2ChanI8},
+	} {
+		c := Affine{Bits: 2, Group: 32}
+		for _, np := range []int{1, 2, 3, 4, 8} {
+			d := 32 * np
+			lg, ok := lossyGeomOf(c, d)
+			if !ok || !lg.i8() {
+				t.Fatalf("d=%d: no integer geometry", d)
+			}
+			for _, ng := range []int{1, 2, 7, 16} {
+				for _, raw := range []bool{false, true} {
+					name := fmt.Sprintf("%s/d=%d/blocks=%d/raw=%v", k.name, d, ng, raw)
+					src, stride, _ := lossyCase(r, c, 4*ng, d)
+					rows, gb := unsafe.Add(unsafe.Pointer(&src[0]), lg.hdr), lg.gb
+					if k.channel {
+						gb = 8 // a Channel token row: codes only
+					}
+					if raw || k.channel {
+						for i := range src {
+							src[i] = byte(r.Uint32())
+						}
+					}
+					q := make([]float32, d)
+					for i := range q {
+						q[i] = float32(r.NormFloat64())
+					}
+					if ng == 7 {
+						q[r.IntN(d)] = float32(math.NaN())
+					}
+					tq := make([]float32, d+2*np+1)
+					quantQueryI8(unsafe.Pointer(&tq[0]), unsafe.Pointer(&tq[d]), unsafe.Pointer(&q[0]), np, 32, 2, 8, 4)
+					tq[d+2*np] = float32(r.NormFloat64()) // b, read by the Channel kernel
+					out := [2][]float32{constRow(4*ng+4, guard), constRow(4*ng+4, guard)}
+					for i, kern := range []rowsKernel{k.z, k.y} {
+						kern(unsafe.Pointer(&out[i][0]), unsafe.Pointer(&tq[0]), rows, uintptr(stride), ng, unsafe.Pointer(&tq[d]), np, 32, gb)
+					}
+					for i, z := range out[0] {
+						y := out[1][i]
+						if i >= 4*ng && z != guard {
+							t.Fatalf("%s: score %d written past the %d blocks", name, i, ng)
+						}
+						if math.Float32bits(z) != math.Float32bits(y) && !(z != z && y != y) {
+							t.Fatalf("%s: row %d = %v, YMM kernel %v", name, i, z, y)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // checkZScores checks a ZMM score kernel's output z against its YMM twin's y, four
 // queries' scores ld floats apart: for the first nq queries, the n rows' scores the
 // same bits (NaN for NaN); every other slot of z still guard.
