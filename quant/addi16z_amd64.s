@@ -197,8 +197,8 @@ z16round:                            \
 	Z4PAIR((R9), (R13), 4, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)         \
 	Z4PAIR((AX), (BX), 36, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31)
 
-// Z16ZERO clears the accumulators Z16..Z31.
-#define Z16ZERO \
+// Z16ZERO clears the accumulators Z16..Z31, Z16ZERO8 Z16..Z23.
+#define Z16ZERO8 \
 	VPXORD Z16, Z16, Z16 \
 	VPXORD Z17, Z17, Z17 \
 	VPXORD Z18, Z18, Z18 \
@@ -206,7 +206,10 @@ z16round:                            \
 	VPXORD Z20, Z20, Z20 \
 	VPXORD Z21, Z21, Z21 \
 	VPXORD Z22, Z22, Z22 \
-	VPXORD Z23, Z23, Z23 \
+	VPXORD Z23, Z23, Z23
+
+#define Z16ZERO \
+	Z16ZERO8             \
 	VPXORD Z24, Z24, Z24 \
 	VPXORD Z25, Z25, Z25 \
 	VPXORD Z26, Z26, Z26 \
@@ -481,14 +484,7 @@ TEXT ·addU2Q4I16Z(SB), $3328-96
 // first and Z15 the code mask at MASK, and leaves the two chains' sums added in
 // Z16..Z19.
 #define Z1ROWS(BLOCK, MASK) \
-	VPXORD       Z16, Z16, Z16        \
-	VPXORD       Z17, Z17, Z17        \
-	VPXORD       Z18, Z18, Z18        \
-	VPXORD       Z19, Z19, Z19        \
-	VPXORD       Z20, Z20, Z20        \
-	VPXORD       Z21, Z21, Z21        \
-	VPXORD       Z22, Z22, Z22        \
-	VPXORD       Z23, Z23, Z23        \
+	Z16ZERO8                          \
 	VPBROADCASTD MASK, Z15            \
 	I16LOOP(I16PI, 64, I16PF3, BLOCK, z1blk) \
 	VPADDD       Z20, Z16, Z16        \
