@@ -25,6 +25,13 @@ import "unsafe"
 //go:noescape
 func dotInt8R4I16(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
 
+// dotInt8R4I16Z is dotInt8R4I16 with ZMM registers and VPDPWSSD (haveVNNI512) for d
+// a multiple of 32, the same scores bit for bit: the sums are exact integers, then
+// scaled alike.
+//
+//go:noescape
+func dotInt8R4I16Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
+
 // dotInt8Q4I16 is dotInt8R4I16 for four queries (codes then D each) at q + r·qs:
 // out + 4i + r·ldb gets the score of query r against row i, for i < n and r < 4; each
 // row's codes are widened once for the four.
@@ -64,8 +71,8 @@ func i16Rows(c RowCodec, d int) bool {
 // queries quantized (quantQueryI16, d/2 + 1 values each) into tmp or, prepared
 // already, pq (prepareI16; nil if not), four at a time through dotInt8Q4I16 where
 // tmp holds four (with haveVNNI512, dotInt8Q4I16Z for the rows of whole blocks of
-// four), the rest one at a time through dotInt8R4I16 (ScratchFloats(d) holds one for
-// every d ≤ maxI16Dim).
+// four), the rest one at a time through dotInt8R4I16 (dotInt8R4I16Z with haveVNNI512
+// and d a multiple of 32; ScratchFloats(d) holds one for every d ≤ maxI16Dim).
 func dotInt8RowsI16(scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	qf := d/2 + 1 // floats of one quantized query
 	_, _ = q[g*d-1], tmp[qf-1]
@@ -93,8 +100,12 @@ func dotInt8RowsI16(scores []float32, ld int, q, pq []float32, g int, src []byte
 		}
 		quadDot(dotInt8Q4I16, dotInt8Q4I16Z, unsafe.Pointer(&scores[j*ld]), ldb, q0, uintptr(4*qf), sp, us, n, ud)
 	}
+	r4 := r4Kernel(dotInt8R4I16)
+	if haveVNNI512 && d%32 == 0 {
+		r4 = dotInt8R4I16Z
+	}
 	for ; j < g; j++ {
-		dotR4(dotInt8R4I16, unsafe.Pointer(&scores[j*ld]), query(j, 0), sp, us, n, ud)
+		dotR4(r4, unsafe.Pointer(&scores[j*ld]), query(j, 0), sp, us, n, ud)
 	}
 	return true
 }

@@ -374,6 +374,64 @@ func TestDotQ4I16Z(t *testing.T) {
 	}
 }
 
+// TestDotInt8R4I16Z: the one-query ZMM scores of Int8 rows (dotInt8R4I16Z) equal
+// dotInt8R4I16's bit for bit (NaN for NaN), for head sizes of multiples of 32 up to
+// maxI16Dim, one to sixteen groups of four rows at uneven offsets, rows of random
+// bytes (every code, any f16 scale, NaN and ±Inf among them) or of the code −128
+// against a query of ones (the largest sums); and write no score past the groups.
+func TestDotInt8R4I16Z(t *testing.T) {
+	if !haveVNNI512 {
+		t.Skip("the kernel needs AVX-512 VNNI")
+	}
+	r := rand.New(rand.NewPCG(99, 100))
+	const guard = -444
+	for _, d := range []int{32, 64, 96, 128, maxI16Dim} {
+		for _, ng := range []int{1, 2, 5, 16} {
+			for _, extreme := range []bool{false, true} {
+				name := fmt.Sprintf("d=%d/groups=%d/extreme=%v", d, ng, extreme)
+				row := Int8{}.RowBytes(d)
+				o1, o2, o3 := row+r.IntN(9), 2*row+9+r.IntN(9), 3*row+18+r.IntN(9)
+				gstep := o3 + row + r.IntN(9)
+				src := make([]byte, ng*gstep)
+				for i := range src {
+					src[i] = byte(r.Uint32())
+				}
+				q := make([]float32, d)
+				for i := range q {
+					q[i] = float32(r.NormFloat64())
+				}
+				if extreme {
+					for g := range ng {
+						for _, o := range []int{0, o1, o2, o3} {
+							for c := range d {
+								src[g*gstep+o+2+c] = 0x80
+							}
+						}
+					}
+					for i := range q {
+						q[i] = 1
+					}
+				}
+				qt := make([]float32, d/2+1) // codes, D
+				quantQueryI16(unsafe.Pointer(&qt[0]), unsafe.Pointer(&q[0]), d)
+				out := [2][]float32{constRow(4*ng+4, guard), constRow(4*ng+4, guard)}
+				for i, kern := range []r4Kernel{dotInt8R4I16Z, dotInt8R4I16} {
+					kern(unsafe.Pointer(&out[i][0]), unsafe.Pointer(&qt[0]), unsafe.Pointer(&src[0]), uintptr(o1), uintptr(o2), uintptr(o3), uintptr(gstep), ng, uintptr(d))
+				}
+				for i, z := range out[0] {
+					y := out[1][i]
+					if i >= 4*ng && z != guard {
+						t.Fatalf("%s: score %d written past the %d groups", name, i, ng)
+					}
+					if math.Float32bits(z) != math.Float32bits(y) && !(z != z && y != y) {
+						t.Fatalf("%s: row %d = %v, dotInt8R4I16 %v", name, i, z, y)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestDotU4ChanI16Z: the one-query ZMM scores of 4-bit KIVI key block rows
 // (dotU4ChanI16Z) equal dotU4ChanI16's bit for bit (NaN for NaN), for head sizes up
 // to maxI16Dim, one to sixteen blocks of four rows of random bytes or of the extreme

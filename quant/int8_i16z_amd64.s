@@ -6,8 +6,8 @@
 
 // dotInt8Q4I16Z and dotU4Q4ChanI16Z (declarations and contracts in
 // int8_i16_amd64.go): the four-query int16 scores of Int8 rows and of 4-bit KIVI key
-// blocks with ZMM registers and VPDPWSSD (AVX-512 VNNI), and the one-query twin of
-// the latter (dotU4ChanI16Z); at the end, the preparation
+// blocks with ZMM registers and VPDPWSSD (AVX-512 VNNI), and the one-query twins
+// (dotInt8R4I16Z, dotU4ChanI16Z); at the end, the preparation
 // of four queries for a KIVI key block (chanQuery4I16Z, channelQuery4Z). Four rows at a time in two
 // pairs, one row per 256-bit half: 16 codes of each row of a pair, widened to words,
 // take one VPDPWSSD per query against the query's 16 matching words broadcast to both
@@ -196,6 +196,83 @@ cloop:
 	VMULPS Z20, Z12, Z12
 	VADDPS Z19, Z12, Z12
 	I16ZSTORE(cblock)
+
+// func dotInt8R4I16Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
+//
+// dotInt8R4I16 with ZMM registers and VPDPWSSD for d a multiple of 32: per group of
+// four rows, 32 codes of each per step into its own accumulator (Z0..Z3), whose two
+// halves are added, then reduced and scaled as dotInt8R4I16 does: the sums are exact
+// integers, so the scores are the same bits.
+TEXT ·dotInt8R4I16Z(SB), NOSPLIT, $0-72
+	MOVQ         out+0(FP), DI
+	MOVQ         q+8(FP), SI
+	MOVQ         src+16(FP), R8
+	MOVQ         o1+24(FP), R9
+	MOVQ         o2+32(FP), R10
+	MOVQ         o3+40(FP), R11
+	MOVQ         gstep+48(FP), R12
+	MOVQ         ng+56(FP), R13
+	MOVQ         d+64(FP), R14
+	VBROADCASTSS (SI)(R14*2), X7 // D
+
+j1group:
+	TESTQ  R13, R13
+	JZ     j1done
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	LEAQ   (R8)(R9*1), BX
+	LEAQ   (R8)(R10*1), CX
+	LEAQ   (R8)(R11*1), DX
+	PREFETCH4(R8, BX, CX, DX)
+	XORQ   AX, AX // code index; the query's byte offset is 2·AX
+
+j1loop:
+	VMOVDQU64 (SI)(AX*2), Z8
+	VPMOVSXBW 2(R8)(AX*1), Z9
+	VPMOVSXBW 2(BX)(AX*1), Z10
+	VPMOVSXBW 2(CX)(AX*1), Z11
+	VPMOVSXBW 2(DX)(AX*1), Z12
+	VPDPWSSD  Z8, Z9, Z0
+	VPDPWSSD  Z8, Z10, Z1
+	VPDPWSSD  Z8, Z11, Z2
+	VPDPWSSD  Z8, Z12, Z3
+	ADDQ      $32, AX
+	CMPQ      AX, R14
+	JB        j1loop
+
+	VEXTRACTI64X4 $1, Z0, Y4
+	VEXTRACTI64X4 $1, Z1, Y5
+	VEXTRACTI64X4 $1, Z2, Y6
+	VEXTRACTI64X4 $1, Z3, Y9 // not Y7: X7 holds D
+	VPADDD        Y4, Y0, Y0
+	VPADDD        Y5, Y1, Y1
+	VPADDD        Y6, Y2, Y2
+	VPADDD        Y9, Y3, Y3
+	VPHADDD       Y1, Y0, Y0
+	VPHADDD       Y3, Y2, Y2
+	VPHADDD       Y2, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD        X1, X0, X0
+	VCVTDQ2PS     X0, X0
+	VPXOR         X1, X1, X1
+	VPINSRW       $0, (R8), X1, X1
+	VPINSRW       $1, (BX), X1, X1
+	VPINSRW       $2, (CX), X1, X1
+	VPINSRW       $3, (DX), X1, X1
+	VCVTPH2PS     X1, X1
+	VMULPS        X1, X0, X0
+	VMULPS        X7, X0, X0
+	VMOVUPS       X0, (DI)
+	ADDQ          $16, DI
+	ADDQ          R12, R8
+	DECQ          R13
+	JMP           j1group
+
+j1done:
+	VZEROUPPER
+	RET
 
 // func dotU4ChanI16Z(out, q, rows unsafe.Pointer, stride uintptr, ng int, d uintptr)
 //
