@@ -3,20 +3,11 @@
 #include "textflag.h"
 #include "chanquery_amd64.h"
 #include "prefetch_amd64.h"
+#include "i16r4_amd64.h"
 
 // Integer scores against int16 queries (int8_i16_amd64.go): of Int8 rows, and of the
 // token rows of KIVI key blocks (4-bit and 8-bit Channel codes) with the query
 // preparation they need.
-
-// SUMS4 leaves in X0 the four int32 sums of the lanes of Y0..Y3 (lane r: Yr's),
-// converted to float32.
-#define SUMS4 \
-	VPHADDD      Y1, Y0, Y0 \
-	VPHADDD      Y3, Y2, Y2 \
-	VPHADDD      Y2, Y0, Y0 \
-	VEXTRACTI128 $1, Y0, X1 \
-	VPADDD       X1, X0, X0 \
-	VCVTDQ2PS    X0, X0
 
 // Channel rows (the token rows of a KIVI key block: d unsigned codes, no parameters)
 // against an int16 query of the block's pre-scaled query q·scale: q holds d int16
@@ -173,29 +164,10 @@ cqloop: \
 // q + 2d; out[4k+r] = s_r·D·Σ_c q̂_c·code_rc, the sum exact in int32 (VPMOVSXBW,
 // VPMADDWD: each lane adds pairs q̂·code, |q̂| ≤ 32767, |code| ≤ 128).
 TEXT ·dotInt8R4I16(SB), NOSPLIT, $0-72
-	MOVQ out+0(FP), DI
-	MOVQ q+8(FP), SI
-	MOVQ src+16(FP), R8
-	MOVQ o1+24(FP), R9
-	MOVQ o2+32(FP), R10
-	MOVQ o3+40(FP), R11
-	MOVQ gstep+48(FP), R12
-	MOVQ ng+56(FP), R13
-	MOVQ d+64(FP), R14
-	VBROADCASTSS (SI)(R14*2), X7 // D
+	I16R4ARGS
 
 jgroup:
-	TESTQ R13, R13
-	JZ    jdone
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
-	VPXOR Y2, Y2, Y2
-	VPXOR Y3, Y3, Y3
-	LEAQ  (R8)(R9*1), BX
-	LEAQ  (R8)(R10*1), CX
-	LEAQ  (R8)(R11*1), DX
-	PREFETCH4(R8, BX, CX, DX)
-	XORQ  AX, AX // code index; the query's byte offset is 2·AX
+	I16R4GROUP(jdone)
 
 jloop:
 	VMOVDQU   (SI)(AX*2), Y8
@@ -216,21 +188,8 @@ jloop:
 	JB        jloop
 
 	SUMS4
-
-	// The four rows' scales, lane r from row r.
-	VPXOR     X1, X1, X1
-	VPINSRW   $0, (R8), X1, X1
-	VPINSRW   $1, (BX), X1, X1
-	VPINSRW   $2, (CX), X1, X1
-	VPINSRW   $3, (DX), X1, X1
-	VCVTPH2PS X1, X1
-	VMULPS    X1, X0, X0
-	VMULPS    X7, X0, X0
-	VMOVUPS   X0, (DI)
-	ADDQ      $16, DI
-	ADDQ      R12, R8
-	DECQ      R13
-	JMP       jgroup
+	I16R4SCALE
+	JMP jgroup
 
 jdone:
 	VZEROUPPER

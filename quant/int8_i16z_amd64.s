@@ -3,6 +3,7 @@
 #include "textflag.h"
 #include "zrows4_amd64.h"
 #include "prefetch_amd64.h"
+#include "i16r4_amd64.h"
 
 // dotInt8Q4I16Z and dotU4Q4ChanI16Z (declarations and contracts in
 // int8_i16_amd64.go): the four-query int16 scores of Int8 rows and of 4-bit KIVI key
@@ -204,29 +205,10 @@ cloop:
 // halves are added, then reduced and scaled as dotInt8R4I16 does: the sums are exact
 // integers, so the scores are the same bits.
 TEXT ·dotInt8R4I16Z(SB), NOSPLIT, $0-72
-	MOVQ         out+0(FP), DI
-	MOVQ         q+8(FP), SI
-	MOVQ         src+16(FP), R8
-	MOVQ         o1+24(FP), R9
-	MOVQ         o2+32(FP), R10
-	MOVQ         o3+40(FP), R11
-	MOVQ         gstep+48(FP), R12
-	MOVQ         ng+56(FP), R13
-	MOVQ         d+64(FP), R14
-	VBROADCASTSS (SI)(R14*2), X7 // D
+	I16R4ARGS
 
 j1group:
-	TESTQ  R13, R13
-	JZ     j1done
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	LEAQ   (R8)(R9*1), BX
-	LEAQ   (R8)(R10*1), CX
-	LEAQ   (R8)(R11*1), DX
-	PREFETCH4(R8, BX, CX, DX)
-	XORQ   AX, AX // code index; the query's byte offset is 2·AX
+	I16R4GROUP(j1done)
 
 j1loop:
 	VMOVDQU64 (SI)(AX*2), Z8
@@ -250,24 +232,8 @@ j1loop:
 	VPADDD        Y5, Y1, Y1
 	VPADDD        Y6, Y2, Y2
 	VPADDD        Y9, Y3, Y3
-	VPHADDD       Y1, Y0, Y0
-	VPHADDD       Y3, Y2, Y2
-	VPHADDD       Y2, Y0, Y0
-	VEXTRACTI128  $1, Y0, X1
-	VPADDD        X1, X0, X0
-	VCVTDQ2PS     X0, X0
-	VPXOR         X1, X1, X1
-	VPINSRW       $0, (R8), X1, X1
-	VPINSRW       $1, (BX), X1, X1
-	VPINSRW       $2, (CX), X1, X1
-	VPINSRW       $3, (DX), X1, X1
-	VCVTPH2PS     X1, X1
-	VMULPS        X1, X0, X0
-	VMULPS        X7, X0, X0
-	VMOVUPS       X0, (DI)
-	ADDQ          $16, DI
-	ADDQ          R12, R8
-	DECQ          R13
+	SUMS4
+	I16R4SCALE
 	JMP           j1group
 
 j1done:
@@ -277,8 +243,8 @@ j1done:
 // func dotU4ChanI16Z(out, q, rows unsafe.Pointer, stride uintptr, ng int, d uintptr)
 //
 // dotU4ChanI16 (one query) with dotU4Q4ChanI16Z's rows: per block of four rows, the
-// sums of rows 0–1 in Z0 and of rows 2–3 in Z4 (a row per 256-bit half), reduced as
-// dotU4ChanI16 reduces its four, then scaled as it does (times D, plus b: the same
+// sums of rows 0–1 in Z0 and of rows 2–3 in Z2 (a row per 256-bit half), reduced as
+// dotU4ChanI16 reduces its four (SUMS4), then scaled as it does (times D, plus b: the same
 // bits). DX stride, BX the code bytes' offset, AX the channel.
 TEXT ·dotU4ChanI16Z(SB), NOSPLIT, $0-48
 	MOVQ         out+0(FP), DI
@@ -300,28 +266,23 @@ c1block:
 	LEAQ   (R10)(DX*1), R11
 	PREFETCH4(R8, R9, R10, R11)
 	VPXORD Z0, Z0, Z0
-	VPXORD Z4, Z4, Z4
+	VPXORD Z2, Z2, Z2
 	XORQ   AX, AX
 	XORQ   BX, BX
 
 c1loop:
 	I16ZNIBBLES((R8)(BX*1), (R9)(BX*1), Z8, Z9)
 	I16ZNIBBLES((R10)(BX*1), (R11)(BX*1), Z10, Z11)
-	I16ZQUERY((SI)(AX*2), Z8, Z10, Z0, Z4)
-	I16ZQUERY(32(SI)(AX*2), Z9, Z11, Z0, Z4)
+	I16ZQUERY((SI)(AX*2), Z8, Z10, Z0, Z2)
+	I16ZQUERY(32(SI)(AX*2), Z9, Z11, Z0, Z2)
 	ADDQ $32, AX
 	ADDQ $16, BX
 	CMPQ AX, R14
 	JB   c1loop
 
 	VEXTRACTI64X4 $1, Z0, Y1
-	VEXTRACTI64X4 $1, Z4, Y3
-	VPHADDD       Y1, Y0, Y0
-	VPHADDD       Y3, Y4, Y2
-	VPHADDD       Y2, Y0, Y0
-	VEXTRACTI128  $1, Y0, X1
-	VPADDD        X1, X0, X0
-	VCVTDQ2PS     X0, X0
+	VEXTRACTI64X4 $1, Z2, Y3
+	SUMS4
 	VMULPS        X7, X0, X0
 	VADDPS        X6, X0, X0
 	VMOVUPS       X0, (DI)
