@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"kvq/internal/procstat"
 	"kvq/internal/workpool"
 	"kvq/kv"
+	"kvq/synth"
 )
 
 func init() {
@@ -46,12 +49,13 @@ type attentionReport struct {
 }
 
 func runBenchAttention(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench attention", "--cache SPEC --ctx N [--heads H --kv-heads K --head-dim D] [--threads T] [--json F]", stderr)
+	fs := newFlags("bench attention", "--cache SPEC --ctx N [--heads H --kv-heads K --head-dim D | --shape NAME] [--threads T] [--json F]", stderr)
 	cacheSpec := fs.String("cache", "q8", "KV cache spec, e.g. f32, q8, kivi4/kivi2")
 	ctx := fs.Int("ctx", 32768, "history length in tokens (the decode token included)")
 	heads := fs.Int("heads", 32, "query heads")
 	kvHeads := fs.Int("kv-heads", 8, "key/value heads")
 	headDim := fs.Int("head-dim", 64, "values per head")
+	shapeName := fs.String("shape", "", "take the heads, KV heads and head size of a model shape kvq synth knows ("+strings.Join(synth.ShapeNames(), ", ")+") instead")
 	threads := fs.Int("threads", 0, "goroutines per step: 0 = automatic (all CPUs for long histories), 1 = one")
 	blockTokens := fs.Int("block-tokens", 0, "tokens per cache block (0: the cache's default)")
 	minTime := fs.Duration("time", 2*time.Second, "measuring time")
@@ -62,6 +66,22 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 	jsonPath := fs.String("json", "", "also write the results as JSON to this file")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *shapeName != "" {
+		sh, ok := synth.Lookup(*shapeName)
+		if !ok {
+			return fmt.Errorf("--shape %q: unknown shape (known: %s)", *shapeName, strings.Join(synth.ShapeNames(), ", "))
+		}
+		var set []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "heads" || f.Name == "kv-heads" || f.Name == "head-dim" {
+				set = append(set, "--"+f.Name)
+			}
+		})
+		if len(set) > 0 {
+			return fmt.Errorf("--shape %s sets the heads, KV heads and head size: drop %s", *shapeName, strings.Join(set, " and "))
+		}
+		*heads, *kvHeads, *headDim = sh.Heads, sh.KVHeads, sh.HeadDim()
 	}
 	switch {
 	case *ctx < 1:

@@ -205,6 +205,8 @@ func TestBenchAttentionAndBandwidthJSON(t *testing.T) {
 			"--time", "50ms", "--bw-time", "50ms"}, []string{"cache", "ctx", "gb_per_s", "bandwidth_gb_per_s", "frac_of_bandwidth"}},
 		{[]string{"bench", "attention", "--cache", "q4", "--ctx", "200", "--heads", "4", "--kv-heads", "4", "--head-dim", "32",
 			"--time", "50ms", "--bw-time", "50ms", "--warm"}, []string{"cache", "ctx", "gb_per_s", "bandwidth_gb_per_s", "frac_of_bandwidth"}},
+		{[]string{"bench", "attention", "--cache", "q8", "--ctx", "200", "--shape", "llama-134m",
+			"--time", "50ms", "--bw-time", "50ms", "--warm"}, []string{"cache", "ctx", "gb_per_s", "bandwidth_gb_per_s", "frac_of_bandwidth"}},
 		{[]string{"bench", "bandwidth", "--size", "64MiB", "--threads", "1", "--time", "50ms"}, nil},
 	}
 	for i, tc := range tests {
@@ -249,5 +251,19 @@ func TestBenchAttentionAndBandwidthJSON(t *testing.T) {
 	}
 	if code, _, errOut := run(t, "bench", "attention", "--cache", "nope"); code == 0 || !strings.Contains(errOut, "nope") {
 		t.Errorf("unknown cache: exit %d, stderr %q", code, errOut)
+	}
+	// --shape takes the model shape's heads: llama-134m's 12 on 12 KV heads of 64 values.
+	var shaped map[string]any
+	if b, err := os.ReadFile(filepath.Join(dir, "2.json")); err != nil || json.Unmarshal(b, &shaped) != nil {
+		t.Fatalf("--shape run's JSON: %v", err)
+	}
+	if shaped["heads"] != 12.0 || shaped["kv_heads"] != 12.0 || shaped["head_dim"] != 64.0 {
+		t.Errorf("--shape llama-134m: heads %v, kv_heads %v, head_dim %v; want 12, 12, 64", shaped["heads"], shaped["kv_heads"], shaped["head_dim"])
+	}
+	if code, _, errOut := run(t, "bench", "attention", "--shape", "nope"); code == 0 || !strings.Contains(errOut, "nope") || !strings.Contains(errOut, "llama-134m") {
+		t.Errorf("unknown shape: exit %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut := run(t, "bench", "attention", "--shape", "llama-134m", "--heads", "8"); code == 0 || !strings.Contains(errOut, "--heads") {
+		t.Errorf("--shape with --heads: exit %d, stderr %q", code, errOut)
 	}
 }
