@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "p2gather_amd64.h"
+#include "zrows4_amd64.h"
 #include "prefetch_amd64.h"
 #include "i16loop_amd64.h"
 #include "i16pre_amd64.h"
@@ -197,17 +198,8 @@ z16round:                            \
 	Z4PAIR((R9), (R13), 4, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)         \
 	Z4PAIR((AX), (BX), 36, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31)
 
-// Z16ZERO clears the accumulators Z16..Z31, Z16ZERO8 Z16..Z23.
-#define Z16ZERO8 \
-	VPXORD Z16, Z16, Z16 \
-	VPXORD Z17, Z17, Z17 \
-	VPXORD Z18, Z18, Z18 \
-	VPXORD Z19, Z19, Z19 \
-	VPXORD Z20, Z20, Z20 \
-	VPXORD Z21, Z21, Z21 \
-	VPXORD Z22, Z22, Z22 \
-	VPXORD Z23, Z23, Z23
-
+// Z16ZERO clears the accumulators Z16..Z31 (Z16ZERO8, zrows4_amd64.h, the first
+// half).
 #define Z16ZERO \
 	Z16ZERO8             \
 	VPXORD Z24, Z24, Z24 \

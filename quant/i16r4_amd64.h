@@ -12,19 +12,10 @@
 	VPADDD       X1, X0, X0 \
 	VCVTDQ2PS    X0, X0
 
-// I16R4ARGS loads the arguments of dotInt8R4I16 (their shared frame): DI out, SI q,
-// R8 the first group's first row, R9..R11 the offsets of its other rows, R12 the step
-// between groups, R13 the groups, R14 d; X7 the query's D (after its d codes).
+// I16R4ARGS loads the arguments of dotInt8R4I16 (R4FRAME, r4frame_amd64.h) and X7,
+// the query's D (after its d codes).
 #define I16R4ARGS \
-	MOVQ         out+0(FP), DI      \
-	MOVQ         q+8(FP), SI        \
-	MOVQ         src+16(FP), R8     \
-	MOVQ         o1+24(FP), R9      \
-	MOVQ         o2+32(FP), R10     \
-	MOVQ         o3+40(FP), R11     \
-	MOVQ         gstep+48(FP), R12  \
-	MOVQ         ng+56(FP), R13     \
-	MOVQ         d+64(FP), R14      \
+	R4FRAME                       \
 	VBROADCASTSS (SI)(R14*2), X7
 
 // I16R4GROUP starts a group of four rows (or jumps to done after the last): its

@@ -3,6 +3,7 @@
 #include "textflag.h"
 #include "chanquery_amd64.h"
 #include "prefetch_amd64.h"
+#include "r4frame_amd64.h"
 #include "i16r4_amd64.h"
 
 // Integer scores against int16 queries (int8_i16_amd64.go): of Int8 rows, and of the

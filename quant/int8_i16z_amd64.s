@@ -3,6 +3,7 @@
 #include "textflag.h"
 #include "zrows4_amd64.h"
 #include "prefetch_amd64.h"
+#include "r4frame_amd64.h"
 #include "i16r4_amd64.h"
 
 // dotInt8Q4I16Z and dotU4Q4ChanI16Z (declarations and contracts in
@@ -443,14 +444,7 @@ done:                                    \
 	VXORPS       Y9, Y9, Y9            \
 	VXORPS       Y10, Y10, Y10         \
 	VXORPS       Y11, Y11, Y11         \
-	VPXORD       Z16, Z16, Z16         \
-	VPXORD       Z17, Z17, Z17         \
-	VPXORD       Z18, Z18, Z18         \
-	VPXORD       Z19, Z19, Z19         \
-	VPXORD       Z20, Z20, Z20         \
-	VPXORD       Z21, Z21, Z21         \
-	VPXORD       Z22, Z22, Z22         \
-	VPXORD       Z23, Z23, Z23         \
+	Z16ZERO8                           \
 	XORQ         AX, AX                \
 label:                                 \
 	VCVTPH2PS     (DX), Z0             \

@@ -2,8 +2,9 @@
 // row kernels (dot*R4, dot*Q4, add*Q1x64, add*Q1x16; contracts in rows_f16c_amd64.go),
 // which differ only in how 8 stored 16-bit values become float32s: W16(m, y) widens
 // the 8 values at memory operand m into y (F16W16: VCVTPH2PS; BF16W16: VPMOVZXWD and a
-// shift into the high halves). The kernels load their arguments before the body, where
-// go vet checks them; each body ends with VZEROUPPER and RET.
+// shift into the high halves). The kernels load their arguments before the body (the
+// dot*R4 kernels through R4FRAME, r4frame_amd64.h, which go vet does not look into;
+// the others where go vet checks them); each body ends with VZEROUPPER and RET.
 
 // F16W16 widens 8 binary16 values exactly.
 #define F16W16(m, y) VCVTPH2PS m, y

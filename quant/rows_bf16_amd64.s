@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "prefetch_amd64.h"
+#include "r4frame_amd64.h"
 #include "rows16_amd64.h"
 
 // BF16 row kernels: the F16 kernels' bodies (rows16_amd64.h) with each 8 bfloat16
@@ -12,15 +13,7 @@
 // Per group k < ng of four rows (at p = src + k·gstep, p + o1, p + o2, p + o3):
 // out[4k+r] = q · row r, d values (a multiple of 16). Two accumulators per row.
 TEXT ·dotBF16R4asm(SB), NOSPLIT, $0-72
-	MOVQ out+0(FP), DI
-	MOVQ q+8(FP), SI
-	MOVQ src+16(FP), R8
-	MOVQ o1+24(FP), R9
-	MOVQ o2+32(FP), R10
-	MOVQ o3+40(FP), R11
-	MOVQ gstep+48(FP), R12
-	MOVQ ng+56(FP), R13
-	MOVQ d+64(FP), R14
+	R4FRAME
 	DOTR4_16(BF16W16)
 
 // func dotBF16Q4asm(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)

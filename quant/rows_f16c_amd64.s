@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "prefetch_amd64.h"
+#include "r4frame_amd64.h"
 #include "rows16_amd64.h"
 #include "addq4_amd64.h"
 #include "addq4z_amd64.h"
@@ -37,15 +38,7 @@
 // Per group k < ng of four rows (at p = src + k·gstep, p + o1, p + o2, p + o3):
 // out[4k+r] = q · row r, d values (a multiple of 16). Two accumulators per row.
 TEXT ·dotF16R4(SB), NOSPLIT, $0-72
-	MOVQ out+0(FP), DI
-	MOVQ q+8(FP), SI
-	MOVQ src+16(FP), R8
-	MOVQ o1+24(FP), R9
-	MOVQ o2+32(FP), R10
-	MOVQ o3+40(FP), R11
-	MOVQ gstep+48(FP), R12
-	MOVQ ng+56(FP), R13
-	MOVQ d+64(FP), R14
+	R4FRAME
 	DOTR4_16(F16W16)
 
 // func dotF16Q4(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)

@@ -3,6 +3,7 @@
 #include "textflag.h"
 #include "addq4_amd64.h"
 #include "prefetch_amd64.h"
+#include "r4frame_amd64.h"
 #include "addq1_amd64.h"
 
 // FP8 row kernels: the loops of the Int8 kernels in rows_f16c_amd64.s, with the
@@ -10,8 +11,8 @@
 // Each kernel body is a macro over the widening step (E4M3x16 or E5M2x16),
 // instantiated once per format; the four-query adds are the ADDQ4 loop of
 // addq4_amd64.h, which the F16, BF16, F32 and Int8 adds share. The arguments are
-// read outside the macros, where go vet checks them, except by R4ARGS, Q1ARGS and
-// Q4ARGS, which serve kernels of one frame layout each. Declarations and contracts in
+// read outside the macros, where go vet checks them, except by R4ARGS (R4FRAME),
+// Q1ARGS and Q4ARGS, which serve kernels of one frame layout each. Declarations and contracts in
 // rows_fp8_amd64.go.
 
 // FP8_CONSTS sets the constant registers of the widening steps: X15 zero, Y14 the
@@ -184,15 +185,7 @@ r4done: \
 // R4ARGS loads the arguments of the dot*R4 kernels (their shared frame) and moves R8
 // past the first row's header.
 #define R4ARGS \
-	MOVQ         out+0(FP), DI      \
-	MOVQ         q+8(FP), SI        \
-	MOVQ         src+16(FP), R8     \
-	MOVQ         o1+24(FP), R9      \
-	MOVQ         o2+32(FP), R10     \
-	MOVQ         o3+40(FP), R11     \
-	MOVQ         gstep+48(FP), R12  \
-	MOVQ         ng+56(FP), R13     \
-	MOVQ         d+64(FP), R14      \
+	R4FRAME                         \
 	MOVQ         hdr+72(FP), R15    \
 	VBROADCASTSS mul+80(FP), X13    \
 	ADDQ         R15, R8

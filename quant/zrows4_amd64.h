@@ -1,7 +1,9 @@
 // Shared by the ZMM four-query score kernels (lossy_i8z_amd64.s, int8_i16z_amd64.s,
-// rows_fp8z_amd64.s; file-local symbols, so each file that includes this has its own
-// copy). The blocks of four rows of the last two: rows R8, R15, CX, DX (stride R12),
-// scores to DI + q·BX (ldb).
+// rows_fp8z_amd64.s), the one-query 2-bit ZMM scores (lossy_i8_amd64.s: ztr4) and
+// the ZMM integer adds (addi16z_amd64.s: Z16ZERO8); file-local symbols, so each file
+// that includes this has its own copy. The blocks of four rows of the four-query
+// score kernels in int8_i16z and rows_fp8z: rows R8, R15, CX, DX (stride R12), scores
+// to DI + q·BX (ldb).
 
 // ztr4 is the VPERMPS index of the 4×4 transpose of a ZMM register's dwords: lane r
 // holding row r's scores of four queries becomes lane q holding query q's scores of
@@ -75,3 +77,14 @@ GLOBL zspread4<>(SB), RODATA|NOPTR, $64
 	VEXTRACTF32X4 $3, z, (DI)(AX*1) \
 	ADDQ          $16, DI           \
 	LEAQ          (R8)(R12*4), R8
+
+// Z16ZERO8 clears Z16..Z23.
+#define Z16ZERO8 \
+	VPXORD Z16, Z16, Z16 \
+	VPXORD Z17, Z17, Z17 \
+	VPXORD Z18, Z18, Z18 \
+	VPXORD Z19, Z19, Z19 \
+	VPXORD Z20, Z20, Z20 \
+	VPXORD Z21, Z21, Z21 \
+	VPXORD Z22, Z22, Z22 \
+	VPXORD Z23, Z23, Z23
