@@ -418,15 +418,7 @@ func TestDotInt8R4I16Z(t *testing.T) {
 				for i, kern := range []r4Kernel{dotInt8R4I16Z, dotInt8R4I16} {
 					kern(unsafe.Pointer(&out[i][0]), unsafe.Pointer(&qt[0]), unsafe.Pointer(&src[0]), uintptr(o1), uintptr(o2), uintptr(o3), uintptr(gstep), ng, uintptr(d))
 				}
-				for i, z := range out[0] {
-					y := out[1][i]
-					if i >= 4*ng && z != guard {
-						t.Fatalf("%s: score %d written past the %d groups", name, i, ng)
-					}
-					if math.Float32bits(z) != math.Float32bits(y) && !(z != z && y != y) {
-						t.Fatalf("%s: row %d = %v, dotInt8R4I16 %v", name, i, z, y)
-					}
-				}
+				checkOneScores(t, name, out[0], out[1], 4*ng, guard)
 			}
 		}
 	}
@@ -468,15 +460,7 @@ func TestDotU4ChanI16Z(t *testing.T) {
 				out := [2][]float32{constRow(4*ng+4, guard), constRow(4*ng+4, guard)}
 				dotU4ChanI16Z(unsafe.Pointer(&out[0][0]), unsafe.Pointer(&qt[0]), unsafe.Pointer(&src[0]), uintptr(stride), ng, uintptr(d))
 				dotU4ChanI16(unsafe.Pointer(&out[1][0]), unsafe.Pointer(&qt[0]), unsafe.Pointer(&src[0]), uintptr(stride), ng, uintptr(d))
-				for i, z := range out[0] {
-					y := out[1][i]
-					if i >= 4*ng && z != guard {
-						t.Fatalf("%s: score %d written past the %d blocks", name, i, ng)
-					}
-					if math.Float32bits(z) != math.Float32bits(y) && !(z != z && y != y) {
-						t.Fatalf("%s: row %d = %v, dotU4ChanI16 %v", name, i, z, y)
-					}
-				}
+				checkOneScores(t, name, out[0], out[1], 4*ng, guard)
 			}
 		}
 	}

@@ -168,7 +168,7 @@ func addRowsQ4(lg *lossyGeom, acc, w []float32, ld, g int, src []byte, stride, n
 // it did (d rounded down to 64).
 func addPairsI16(lg *lossyGeom, aj, wj, sp unsafe.Pointer, us uintptr, n, d int) uintptr {
 	add := lg.k.addQ1P2
-	if haveVNNI512 {
+	if haveVNNI512 && lg.k.addQ1P2Z != nil {
 		add = lg.k.addQ1P2Z
 	}
 	n4 := n &^ 3
