@@ -300,7 +300,8 @@ func chanMode(c Channel, d int) int {
 // (2·d values, free once the queries are scaled: d for four queries' codes, then
 // their group factors and zero terms b), four at a time through dotU2Q4ChanI8
 // (three, or fewer when m < 4, as four), one or two left over through dotU2ChanI8
-// (dotU2ChanI8Z with haveVNNI512; m ≥ 4). b holds the g zero terms Σ_c q_c·lo_c.
+// (with haveVNNI512: dotU2ChanI8Z, or eight rows at a time where rows8 has a kernel
+// and m ≥ 8; m ≥ 4). b holds the g zero terms Σ_c q_c·lo_c.
 func dotChannelI8(c Channel, scores []float32, ld int, qs, b, sl []float32, g int, rows unsafe.Pointer, rb uintptr, m, d int) {
 	p := d / 32
 	const gb = 8 // code bytes of 32 channels
@@ -326,6 +327,10 @@ func dotChannelI8(c Channel, scores []float32, ld int, qs, b, sl []float32, g in
 	for ; j < g; j++ {
 		quantQueryI8(q8, unsafe.Pointer(&qf[0]), unsafe.Pointer(&qs[j*d]), p, 32, c.Bits, 8, 4)
 		qf[2*p] = b[j]
+		if k8 := rows8(p, rb, d/4, true); k8 != nil {
+			rowsBy8(k8, rowsK, unsafe.Pointer(&scores[j*ld]), q8, rows, rb, m, unsafe.Pointer(&qf[0]), p, 32, gb)
+			continue
+		}
 		rowsBy4(rowsK, unsafe.Pointer(&scores[j*ld]), q8, rows, rb, m, unsafe.Pointer(&qf[0]), p, 32, gb)
 	}
 }

@@ -53,6 +53,57 @@ func dotU2RowsI8Z(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe
 //go:noescape
 func dotU2ChanI8Z(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
 
+// dotU2RowsI8Z8 and dotU2ChanI8Z8 are dotU2RowsI8Z and dotU2ChanI8Z for ng units of
+// eight rows (rows8_i8z_amd64.s; haveVNNI512) of an even number np ≤ 8 of groups: a
+// row's pair of groups is read whole and its sums reduced with seven other rows',
+// the same scores bit for bit. Rows may lie any stride apart (at least a row), but
+// the prefetches assume that a call's rows follow one another. dotU2RowsI8Z8C and
+// dotU2ChanI8Z8C take rows of one pair (np = 2) that follow one another (stride 24
+// and 16): fewer and plain loads.
+//
+//go:noescape
+func dotU2RowsI8Z8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+
+//go:noescape
+func dotU2ChanI8Z8(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+
+//go:noescape
+func dotU2RowsI8Z8C(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+
+//go:noescape
+func dotU2ChanI8Z8C(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+
+// rows8 returns the kernel that scores one query against 2-bit rows of np groups
+// eight rows at a time, stride bytes apart, each of rb bytes (Affine rows, or
+// Channel token rows: channel), or nil.
+func rows8(np int, stride uintptr, rb int, channel bool) rowsKernel {
+	switch {
+	case !haveVNNI512 || np%2 != 0 || np > 8:
+		return nil
+	case np == 2 && stride == uintptr(rb) && channel:
+		return dotU2ChanI8Z8C
+	case np == 2 && stride == uintptr(rb):
+		return dotU2RowsI8Z8C
+	case channel:
+		return dotU2ChanI8Z8
+	}
+	return dotU2RowsI8Z8
+}
+
+// rowsBy8 runs k8, a kernel of eight rows at a time, over n rows (the last unit moved
+// back to end at row n, its first rows scored twice to the same bits), or k4 through
+// rowsBy4 when n < 8.
+func rowsBy8(k8, k4 rowsKernel, out, q, rows unsafe.Pointer, stride uintptr, n int, qs unsafe.Pointer, np int, gs, gb uintptr) {
+	if n < 8 {
+		rowsBy4(k4, out, q, rows, stride, n, qs, np, gs, gb)
+		return
+	}
+	k8(out, q, rows, stride, n/8, qs, np, gs, gb)
+	if n%8 != 0 {
+		k8(unsafe.Add(out, 4*(n-8)), q, unsafe.Add(rows, uintptr(n-8)*stride), stride, 1, qs, np, gs, gb)
+	}
+}
+
 // dotU2ChanI8 is dotU2RowsI8 for the token rows of a 2-bit Channel block (32 codes per
 // group, no parameters in the rows: the channel scales are in the query, which
 // quantQueryI8 quantized from q_c·scale_c). qf holds the np pairs (d_k, unused), then
@@ -109,7 +160,8 @@ func scoredQueryAsm(c RowCodec, q []float32, d int) []float32 {
 // rows of an even number of groups), dotU4Q4I8 or dotU2Q4I8 (three, or fewer when
 // n < 4, as four: only the real ones quantized), one or two left over through
 // dotU4RowsI8P2 (4-bit rows of an even number of groups), dotU4RowsI8 or dotU2RowsI8
-// (dotU2RowsI8Z with haveVNNI512; n ≥ 4). pq holds the queries so prepared (prepareI8), or is nil: then each unit
+// (with haveVNNI512: dotU2RowsI8Z, or eight rows at a time where rows8 has a kernel
+// and n ≥ 8; n ≥ 4). pq holds the queries so prepared (prepareI8), or is nil: then each unit
 // is prepared in tmp (d + 8·p values) before its kernel runs.
 func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n, d int, tmp []float32) {
 	p, bits := lg.p, int(lg.bits)
@@ -144,6 +196,10 @@ func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q, pq []float32, g int, 
 			t = pq[u*unit:][:unit]
 		} else {
 			prepareOneI8(lg, t, q[j*d:], d)
+		}
+		if k8 := rows8(p, us, 12*p, false); bits == 2 && k8 != nil {
+			rowsBy8(k8, rowsK, unsafe.Pointer(&scores[j*ld]), unsafe.Pointer(&t[0]), rows, us, n, unsafe.Pointer(&t[d]), p, 32, lg.gb)
+			continue
 		}
 		rowsBy4(rowsK, unsafe.Pointer(&scores[j*ld]), unsafe.Pointer(&t[0]), rows, us, n, unsafe.Pointer(&t[d]), p, 32, lg.gb)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"syscall"
 	"testing"
 	"unsafe"
 )
@@ -229,6 +230,98 @@ func TestDotRowsI8Z(t *testing.T) {
 						kern(unsafe.Pointer(&out[i][0]), unsafe.Pointer(&tq[0]), rows, uintptr(stride), ng, unsafe.Pointer(&tq[d]), np, 32, gb)
 					}
 					checkOneScores(t, name, out[0], out[1], 4*ng, guard)
+				}
+			}
+		}
+	}
+}
+
+// TestDotRowsI8Z8: the eight-row one-query scores of 2-bit rows (Affine rows,
+// Channel token rows: the kernel rows8 picks, and the one of any stride, through
+// rowsBy8) give their YMM
+// twins' scores bit for bit (NaN for NaN), for head sizes of 2 to 8 groups, row
+// counts that are and are not multiples of eight, rows that follow one another and
+// rows at a larger stride, encoded rows or random bytes, queries with a NaN now and
+// then; they write no score past the rows, and they read no byte past the last row:
+// the rows end where an unreadable page begins.
+func TestDotRowsI8Z8(t *testing.T) {
+	if !haveVNNI512 {
+		t.Skip("the kernels need AVX-512 VNNI")
+	}
+	page := syscall.Getpagesize()
+	mem, err := syscall.Mmap(-1, 0, 4*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mem)
+	if err := syscall.Mprotect(mem[3*page:], syscall.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(99, 100))
+	const guard = -333
+	for _, k := range []struct {
+		name    string
+		channel bool
+		general rowsKernel // the kernel of any stride
+		y       rowsKernel
+	}{
+		{"u2", false, dotU2RowsI8Z8, dotU2RowsI8},
+		{"u2chan", true, dotU2ChanI8Z8, dotU2ChanI8},
+	} {
+		c := Affine{Bits: 2, Group: 32}
+		for _, np := range []int{2, 4, 6, 8} {
+			d := 32 * np
+			lg, _ := lossyGeomOf(c, d)
+			rb, gb, hdr := c.RowBytes(d), lg.gb, lg.hdr
+			if k.channel {
+				rb, gb, hdr = d/4, 8, 0 // a Channel token row: codes only
+			}
+			for _, n := range []int{8, 13, 16, 29, 64, 128} {
+				for _, padded := range []bool{false, true} {
+					for _, raw := range []bool{false, true} {
+						name := fmt.Sprintf("%s/d=%d/n=%d/padded=%v/raw=%v", k.name, d, n, padded, raw)
+						enc, es, _ := lossyCase(r, c, n, d)
+						stride := es
+						if !padded {
+							stride = rb
+						}
+						if (n-1)*stride+rb > 3*page {
+							continue
+						}
+						// The rows end at the unreadable page.
+						src := mem[3*page-((n-1)*stride+rb) : 3*page]
+						for i := range src {
+							src[i] = byte(r.Uint32())
+						}
+						if !raw && !k.channel {
+							for i := range n {
+								copy(src[i*stride:][:rb], enc[i*es:][:rb])
+							}
+						}
+						q := make([]float32, d)
+						for i := range q {
+							q[i] = float32(r.NormFloat64())
+						}
+						if n == 29 {
+							q[r.IntN(d)] = float32(math.NaN())
+						}
+						tq := make([]float32, d+2*np+1)
+						quantQueryI8(unsafe.Pointer(&tq[0]), unsafe.Pointer(&tq[d]), unsafe.Pointer(&q[0]), np, 32, 2, 8, 4)
+						tq[d+2*np] = float32(r.NormFloat64()) // b, read by the Channel kernel
+						rows := unsafe.Add(unsafe.Pointer(&src[0]), hdr)
+						y := constRow(n+4, guard)
+						rowsBy4(k.y, unsafe.Pointer(&y[0]), unsafe.Pointer(&tq[0]), rows, uintptr(stride), n, unsafe.Pointer(&tq[d]), np, 32, gb)
+						// The kernel rows8 picks, and the general one where that is another.
+						k8 := rows8(np, uintptr(stride), rb, k.channel)
+						if k8 == nil {
+							t.Fatalf("%s: no eight-row kernel", name)
+						}
+						for _, kern := range []rowsKernel{k8, k.general} {
+							z := constRow(n+4, guard)
+							rowsBy8(kern, k.y, unsafe.Pointer(&z[0]), unsafe.Pointer(&tq[0]), rows, uintptr(stride), n, unsafe.Pointer(&tq[d]), np, 32, gb)
+							checkOneScores(t, name, z, y, n, guard)
+						}
+					}
 				}
 			}
 		}
