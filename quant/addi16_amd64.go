@@ -70,6 +70,14 @@ func addU4Q1I16Z(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 //go:noescape
 func addU2Q1I16Z(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 
+// addU2Q1I16ZC is addU2Q1I16Z for rows of one pair of groups (2·32 values) that
+// follow one another (stride 24), with AVX-512 VBMI and GFNI as well
+// (haveVBMIGFNI): the same sums bit for bit, with a block's codes and parameters
+// permuted out of two loads (addi16z_amd64.s).
+//
+//go:noescape
+func addU2Q1I16ZC(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+
 // addU4Q4I16Z is addU4Q1I16 for four queries (accumulators a0..a3, weights
 // w0..w3; a query may repeat, with its weights) with ZMM registers and VPDPWSSD
 // (haveVNNI512): each query's columns get addU4Q1I16's sums bit for bit, while a row

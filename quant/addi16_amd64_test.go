@@ -12,11 +12,13 @@ import (
 )
 
 // TestAddI16Kernels checks addU4Q1I16 and addU2Q1I16, and their ZMM twins
-// addU4Q1I16Z and addU2Q1I16Z where the CPU has AVX-512 VNNI, against the Go twin,
+// addU4Q1I16Z and addU2Q1I16Z where the CPU has AVX-512 VNNI (and addU2Q1I16ZC where
+// it has VBMI and GFNI as well, on rows that follow one another), against the Go twin,
 // addI16Go, over every block count up to the cap, rows of mixed kinds (lossyRowKinds: outliers,
 // offsets, constant rows, the f16 range's edge, subnormal parameters), weights that
 // are softmax-like (≥ 0, one large), Gaussian, with a NaN, with one product past the
-// float32 range, or too small for code terms, at a row stride larger than the row,
+// float32 range, or too small for code terms, at a row stride larger than the row
+// (odd block counts) or equal to it (even ones),
 // with guards around the 64 columns: exactly, with the zero sums in the kernel's
 // order (checkAddI16).
 func TestAddI16Kernels(t *testing.T) {
@@ -30,6 +32,9 @@ func TestAddI16Kernels(t *testing.T) {
 			for _, wk := range []string{"softmax", "gauss", "nan", "huge", "tiny"} {
 				n := 4 * nb
 				src, stride, _ := lossyCase(r, c, n, 64)
+				if nb%2 == 0 { // rows that follow one another
+					src, stride = packRows(src, stride, c.RowBytes(64), n), c.RowBytes(64)
+				}
 				w := addI16Weights(r, wk, n)
 				a0 := gaussRow(r, 64, 1)
 				if wk == "tiny" {
@@ -245,13 +250,18 @@ func FuzzAddI16Kernels(f *testing.F) {
 func checkAddI16(t *testing.T, name string, bits int, a0, w []float32, src []byte, stride, nb int) {
 	t.Helper()
 	const guard = -777
-	kerns := []func(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr){addU4Q1I16, addU4Q1I16Z}
-	if bits == 2 {
-		kerns = kerns[:0]
-		kerns = append(kerns, addU2Q1I16, addU2Q1I16Z)
+	kerns := []func(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr){addU4Q1I16}
+	if haveVNNI512 { // the ZMM twin needs AVX-512 BW and VNNI
+		kerns = append(kerns, addU4Q1I16Z)
 	}
-	if !haveVNNI512 {
-		kerns = kerns[:1] // the ZMM twin needs AVX-512 BW and VNNI
+	if bits == 2 {
+		kerns = []func(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr){addU2Q1I16}
+		if haveVNNI512 {
+			kerns = append(kerns, addU2Q1I16Z)
+		}
+		if haveVBMIGFNI && stride == 24 { // rows that follow one another
+			kerns = append(kerns, addU2Q1I16ZC)
+		}
 	}
 	lg, _ := lossyGeomOf(Affine{Bits: bits, Group: 32}, 64)
 	n, gb := 4*nb, int(lg.gb)
@@ -372,4 +382,13 @@ func TestAddInt8I16Z(t *testing.T) {
 			}
 		}
 	}
+}
+
+// packRows returns the n rows of rb bytes at src (stride bytes apart) back to back.
+func packRows(src []byte, stride, rb, n int) []byte {
+	out := make([]byte, 0, n*rb)
+	for i := range n {
+		out = append(out, src[i*stride:][:rb]...)
+	}
+	return out
 }

@@ -512,6 +512,115 @@ TEXT ·addU2Q1I16Z(SB), $1600-48
 	VZEROUPPER
 	RET
 
+// addU2Q1I16ZC is addU2Q1I16Z for rows of one pair of groups that follow one another
+// (24 bytes each), with AVX-512 VBMI and GFNI: a block's 96 bytes are read in two
+// loads, and permutes pick out of them the rows' scales and zeros (P2SZC, word
+// permutes) and each row pair's codes already widened and interleaved as Z2CODES
+// leaves them (byte permutes, zero-masked), whose four 2-bit planes are one
+// VGF2P8AFFINEQB each (a bit matrix taking bits 2m and 2m+1 of each byte to bits 0
+// and 1) instead of a shift and an AND. The integer sums, the products and their
+// roundings are addU2Q1I16Z's: the same sums bit for bit.
+//
+// z2cidx: the word indexes of P2SZC (rows r at words 12r: scales of the first group
+// to words 0–3, of the second to 4–7, zeros to 8–11 and 12–15), then the byte
+// indexes of rows 0 and 1 (from the block's first 64 bytes) and of rows 2 and 3 (from
+// its 96): dword j of a pair is [code byte j of the first row, 0, of the second, 0]
+// with the zero bytes masked (K4); code byte j is at 4 + j of a row (the first
+// group's) or 8 + j (j ≥ 8: the second group's, after its scale and zero).
+// z2gf: the four planes' bit matrices.
+DATA z2cidx<>+0(SB)/8, $0x00240018000c0000
+DATA z2cidx<>+8(SB)/8, $0x002a001e00120006
+DATA z2cidx<>+16(SB)/8, $0x00250019000d0001
+DATA z2cidx<>+24(SB)/8, $0x002b001f00130007
+DATA z2cidx<>+32(SB)/8, $0x0000000000000000
+DATA z2cidx<>+40(SB)/8, $0x0000000000000000
+DATA z2cidx<>+48(SB)/8, $0x0000000000000000
+DATA z2cidx<>+56(SB)/8, $0x0000000000000000
+DATA z2cidx<>+64(SB)/8, $0x001d0005001c0004
+DATA z2cidx<>+72(SB)/8, $0x001f0007001e0006
+DATA z2cidx<>+80(SB)/8, $0x0021000900200008
+DATA z2cidx<>+88(SB)/8, $0x0023000b0022000a
+DATA z2cidx<>+96(SB)/8, $0x0029001100280010
+DATA z2cidx<>+104(SB)/8, $0x002b0013002a0012
+DATA z2cidx<>+112(SB)/8, $0x002d0015002c0014
+DATA z2cidx<>+120(SB)/8, $0x002f0017002e0016
+DATA z2cidx<>+128(SB)/8, $0x004d0035004c0034
+DATA z2cidx<>+136(SB)/8, $0x004f0037004e0036
+DATA z2cidx<>+144(SB)/8, $0x0051003900500038
+DATA z2cidx<>+152(SB)/8, $0x0053003b0052003a
+DATA z2cidx<>+160(SB)/8, $0x0059004100580040
+DATA z2cidx<>+168(SB)/8, $0x005b0043005a0042
+DATA z2cidx<>+176(SB)/8, $0x005d0045005c0044
+DATA z2cidx<>+184(SB)/8, $0x005f0047005e0046
+GLOBL z2cidx<>(SB), RODATA|NOPTR, $192
+DATA z2gf<>+0(SB)/8, $0x0102000000000000
+DATA z2gf<>+8(SB)/8, $0x0408000000000000
+DATA z2gf<>+16(SB)/8, $0x1020000000000000
+DATA z2gf<>+24(SB)/8, $0x4080000000000000
+GLOBL z2gf<>(SB), RODATA|NOPTR, $32
+
+// P2SZC is P2SZ for the block of four rows of one pair that follow one another at r0
+// (24 bytes each; r1..r3 are not read): Y10 the scales, Y11 the zeros, in P2SZ's
+// lanes, through one word permute (Z24: z2cidx). Clobbers Z8, Z9.
+#define P2SZC(r0, r1, r2, r3) \
+	VMOVDQU64     -4(r0), Z8        \
+	VMOVDQU       60(r0), Y9        \
+	VPERMT2W      Z9, Z24, Z8       \
+	VCVTPH2PS     X8, Y10           \
+	VEXTRACTI128  $1, Y8, X11       \
+	VCVTPH2PS     X11, Y11
+
+// Z2PLANESG leaves in Z0..Z3 the 2-bit planes of the codes in c (Z2CODES's output
+// from its widened codes), one VGF2P8AFFINEQB each (z2gf).
+#define Z2PLANESG(c) \
+	VGF2P8AFFINEQB.BCST $0, z2gf<>+0(SB), c, Z0  \
+	VGF2P8AFFINEQB.BCST $0, z2gf<>+8(SB), c, Z1  \
+	VGF2P8AFFINEQB.BCST $0, z2gf<>+16(SB), c, Z2 \
+	VGF2P8AFFINEQB.BCST $0, z2gf<>+24(SB), c, Z3
+
+// Z1U2PAIRC adds the planes Z0..Z3 of a row pair times its weights (Z1U2PAIR's) into
+// a0..a3.
+#define Z1U2PAIRC(off, a0, a1, a2, a3) \
+	VPBROADCASTD off(R12), Z6        \
+	VPBROADCASTD off+16(R12), K3, Z6 \
+	VPDPWSSD     Z6, Z0, a0          \
+	VPDPWSSD     Z6, Z1, a1          \
+	VPDPWSSD     Z6, Z2, a2          \
+	VPDPWSSD     Z6, Z3, a3
+
+// Z1U2BLOCKC is Z1U2BLOCK for a block of rows that follow one another (R9 row 0's
+// codes; Z25, Z26 the byte permutes, K4 the even bytes).
+#define Z1U2BLOCKC \
+	VMOVDQU64  -4(R9), Z4                       \
+	VMOVDQU    60(R9), Y5                       \
+	VPERMB.Z   Z4, Z25, K4, Z7                  \
+	Z2PLANESG(Z7)                               \
+	Z1U2PAIRC(0, Z16, Z17, Z18, Z19)            \
+	VPERMT2B.Z Z5, Z26, K4, Z4                  \
+	Z2PLANESG(Z4)                               \
+	Z1U2PAIRC(32, Z20, Z21, Z22, Z23)           \
+	LEAQ       (R9)(R10*2), R9                  \
+	LEAQ       (R9)(R10*1), R13
+
+// func addU2Q1I16ZC(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+TEXT ·addU2Q1I16ZC(SB), $1600-48
+	I16ARGS
+	VMOVDQU64 z2cidx<>+0(SB), Z24
+	I16PREX(P2SZC)
+	MOVL      $0xff00, AX
+	KMOVW     AX, K3
+	VMOVDQU64 z2cidx<>+64(SB), Z25
+	VMOVDQU64 z2cidx<>+128(SB), Z26
+	MOVQ      $0x5555555555555555, AX
+	KMOVQ     AX, K4
+	Z1ROWS(Z1U2BLOCKC, z16c<>+16(SB))
+	Z2COLS(Z16, Z17, Z18, Z19)
+	Z2SCALE(Z16, Z17, Z18, Z19, I16P(SP), I16Z(SP), I16P+16(SP), I16Z+16(SP))
+	Z16ADD(DI, Z16, Z17, Z18, Z19)
+	Z16STORE(DI, Z16, Z17, Z18, Z19)
+	VZEROUPPER
+	RET
+
 // The four-query integer value sums of Int8 rows (addInt8Q4I16Z): one f16 scale per
 // row and signed codes, so a row's products w·scale and their roundings serve all its
 // columns, and no zero sums. Frame: the products, 64 bytes per block (lanes 4q..4q+3

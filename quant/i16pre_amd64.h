@@ -47,7 +47,11 @@ GLOBL i16c<>(SB), RODATA|NOPTR, $8
 // max|p|, P = m/32767 plus Σp·0 (NaN when a product is not finite), Z = the zero sum,
 // and π = round(p·32767/m) (0 when m < 2^-112). Leaves R9 = cp; clobbers BX, DX, R8,
 // R12..R14, Y6..Y15.
-#define I16PRE \
+#define I16PRE I16PREX(P2SZ)
+
+// I16PREX is I16PRE with GATHER(r0, r1, r2, r3) in P2SZ's place (the same registers
+// out; it may read R9 alone).
+#define I16PREX(GATHER) \
 	MOVQ   R9, R14        \
 	MOVQ   R11, DX        \
 	MOVQ   SP, R8         \
@@ -59,7 +63,7 @@ i16blk:                   \
 	LEAQ           (R9)(R10*1), R13      \
 	LEAQ           (R13)(R10*1), R12     \
 	LEAQ           (R12)(R10*1), BX      \
-	P2SZ(R9, R13, R12, BX)               \
+	GATHER(R9, R13, R12, BX)             \
 	VBROADCASTF128 (SI), Y12             \
 	VMULPS         Y12, Y10, Y10         \
 	VFMADD231PS    Y12, Y11, Y15         \

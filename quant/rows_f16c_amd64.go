@@ -32,6 +32,11 @@ var haveAVX512F = cpufeat.AVX512F
 // haveAVX512F).
 var haveVNNI512 = cpufeat.AVX512VNNI
 
+// haveVBMIGFNI is whether the CPU has AVX-512 VBMI and GFNI as well, for the integer
+// value sums of 2-bit rows that follow one another (tests switch it off with
+// haveAVX512F).
+var haveVBMIGFNI = cpufeat.AVX512VBMIGFNI
+
 // zmmLevel names the ZMM kernels the SIMD set runs beside its YMM ones, for
 // KernelName: "+avx512vnni" (haveVNNI512), "+avx512" (haveAVX512F) or none.
 func zmmLevel() string {

@@ -35,6 +35,7 @@ func setZMM(on bool) bool {
 	prev := haveAVX512F
 	haveAVX512F = on && cpufeat.AVX512F
 	haveVNNI512 = on && cpufeat.AVX512VNNI
+	haveVBMIGFNI = on && cpufeat.AVX512VBMIGFNI
 	return prev
 }
 

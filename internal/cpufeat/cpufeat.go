@@ -18,3 +18,8 @@ var AVX512F = F16C && hasAVX512F()
 // AVX512VNNI reports AVX-512 BW (byte and word operations on ZMM registers) and VNNI
 // (VPDPBUSD: sums of four byte products into each dword) on top of AVX512F.
 var AVX512VNNI = AVX512F && hasAVX512VNNI()
+
+// AVX512VBMIGFNI reports AVX-512 VBMI (byte permutes across a register: VPERMB,
+// VPERMT2B) and GFNI (VGF2P8AFFINEQB: any bit matrix applied to every byte) on top of
+// AVX512VNNI.
+var AVX512VBMIGFNI = AVX512VNNI && hasVBMIGFNI()

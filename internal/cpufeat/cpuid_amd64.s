@@ -72,3 +72,19 @@ TEXT ·hasAVX512VNNI(SB), NOSPLIT, $0-1
 	MOVB $1, ret+0(FP)
 nobw:
 	RET
+
+// func hasVBMIGFNI() bool
+// CPUID leaf 7 subleaf 0: ECX bit 1 (AVX512_VBMI) and bit 8 (GFNI). Callers check
+// AVX512F and its OS state first (hasAVX512F).
+TEXT ·hasVBMIGFNI(SB), NOSPLIT, $0-1
+	MOVB $0, ret+0(FP)
+	MOVL $7, AX
+	XORL CX, CX
+	CPUID
+	BTL  $1, CX
+	JCC  novbmi
+	BTL  $8, CX
+	JCC  novbmi
+	MOVB $1, ret+0(FP)
+novbmi:
+	RET
