@@ -18,7 +18,7 @@ import (
 // offsets, constant rows, the f16 range's edge, subnormal parameters), weights that
 // are softmax-like (≥ 0, one large), Gaussian, with a NaN, with one product past the
 // float32 range, or too small for code terms, at a row stride larger than the row
-// (odd block counts) or equal to it (even ones),
+// or equal to it,
 // with guards around the 64 columns: exactly, with the zero sums in the kernel's
 // order (checkAddI16).
 func TestAddI16Kernels(t *testing.T) {
@@ -32,7 +32,7 @@ func TestAddI16Kernels(t *testing.T) {
 			for _, wk := range []string{"softmax", "gauss", "nan", "huge", "tiny"} {
 				n := 4 * nb
 				src, stride, _ := lossyCase(r, c, n, 64)
-				if nb%2 == 0 { // rows that follow one another
+				if (nb+len(wk))%2 == 0 { // rows that follow one another, odd and even nb
 					src, stride = packRows(src, stride, c.RowBytes(64), n), c.RowBytes(64)
 				}
 				w := addI16Weights(r, wk, n)

@@ -578,11 +578,11 @@ GLOBL z2gf<>(SB), RODATA|NOPTR, $32
 	VGF2P8AFFINEQB.BCST $0, z2gf<>+16(SB), c, Z2 \
 	VGF2P8AFFINEQB.BCST $0, z2gf<>+24(SB), c, Z3
 
-// Z1U2PAIRC adds the planes Z0..Z3 of a row pair times its weights (Z1U2PAIR's) into
-// a0..a3.
-#define Z1U2PAIRC(off, a0, a1, a2, a3) \
-	VPBROADCASTD off(R12), Z6        \
-	VPBROADCASTD off+16(R12), K3, Z6 \
+// Z1U2PAIRC adds the planes Z0..Z3 of a row pair times its weights (I16ROUNDC's
+// dwords at off0(R12), the first group's, and off1(R12)) into a0..a3.
+#define Z1U2PAIRC(off0, off1, a0, a1, a2, a3) \
+	VPBROADCASTD off0(R12), Z6       \
+	VPBROADCASTD off1(R12), K3, Z6   \
 	VPDPWSSD     Z6, Z0, a0          \
 	VPDPWSSD     Z6, Z1, a1          \
 	VPDPWSSD     Z6, Z2, a2          \
@@ -595,25 +595,57 @@ GLOBL z2gf<>(SB), RODATA|NOPTR, $32
 	VMOVDQU    60(R9), Y5                       \
 	VPERMB.Z   Z4, Z25, K4, Z7                  \
 	Z2PLANESG(Z7)                               \
-	Z1U2PAIRC(0, Z16, Z17, Z18, Z19)            \
+	Z1U2PAIRC(0, 8, Z16, Z17, Z18, Z19)         \
 	VPERMT2B.Z Z5, Z26, K4, Z4                  \
 	Z2PLANESG(Z4)                               \
-	Z1U2PAIRC(32, Z20, Z21, Z22, Z23)           \
+	Z1U2PAIRC(4, 12, Z20, Z21, Z22, Z23)        \
 	LEAQ       (R9)(R10*2), R9                  \
 	LEAQ       (R9)(R10*1), R13
+
+// I16ROUNDC is I16ROUND with the roundings packed, 16 bytes per block (the dwords of
+// rows 0–1 and 2–3 of the first group, then of the second: VPMOVSDW's order, no
+// permute), two blocks per step.
+#define I16ROUNDC \
+	VINSERTF64X4 $1, Y10, Z10, Z10 \
+	MOVQ         R11, DX           \
+	MOVQ         SP, R8            \
+	LEAQ         I16PI(SP), R12    \
+	SHRQ         $1, DX            \
+	JZ           rcone             \
+rc2:                               \
+	VMULPS       (R8), Z10, Z8     \
+	VCVTPS2DQ    Z8, Z8            \
+	VPMOVSDW     Z8, (R12)         \
+	ADDQ         $64, R8           \
+	ADDQ         $32, R12          \
+	DECQ         DX                \
+	JNZ          rc2               \
+rcone:                             \
+	TESTQ        $1, R11           \
+	JZ           rcdone            \
+	VMULPS       (R8), Y10, Y8     \
+	VCVTPS2DQ    Y8, Y8            \
+	VPMOVSDW     Y8, (R12)         \
+rcdone:
 
 // func addU2Q1I16ZC(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 TEXT ·addU2Q1I16ZC(SB), $1600-48
 	I16ARGS
 	VMOVDQU64 z2cidx<>+0(SB), Z24
-	I16PREX(P2SZC)
+	I16PASS1(P2SZC)
+	I16ROUNDC
 	MOVL      $0xff00, AX
 	KMOVW     AX, K3
 	VMOVDQU64 z2cidx<>+64(SB), Z25
 	VMOVDQU64 z2cidx<>+128(SB), Z26
 	MOVQ      $0x5555555555555555, AX
 	KMOVQ     AX, K4
-	Z1ROWS(Z1U2BLOCKC, z16c<>+16(SB))
+	Z16ZERO8
+	I16LOOP(I16PI, 16, I16PF3, Z1U2BLOCKC, z1blkc)
+	VPADDD    Z20, Z16, Z16
+	VPADDD    Z21, Z17, Z17
+	VPADDD    Z22, Z18, Z18
+	VPADDD    Z23, Z19, Z19
 	Z2COLS(Z16, Z17, Z18, Z19)
 	Z2SCALE(Z16, Z17, Z18, Z19, I16P(SP), I16Z(SP), I16P+16(SP), I16Z+16(SP))
 	Z16ADD(DI, Z16, Z17, Z18, Z19)

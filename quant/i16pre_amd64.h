@@ -52,6 +52,12 @@ GLOBL i16c<>(SB), RODATA|NOPTR, $8
 // I16PREX is I16PRE with GATHER(r0, r1, r2, r3) in P2SZ's place (the same registers
 // out; it may read R9 alone).
 #define I16PREX(GATHER) \
+	I16PASS1(GATHER) \
+	I16ROUND
+
+// I16PASS1 is I16PRE up to the roundings: it leaves Y10 = 32767/m (lanes 0–3 the
+// first group's, 4–7 the second's; 0 when m < 2^-112) for the products at 0(SP).
+#define I16PASS1(GATHER) \
 	MOVQ   R9, R14        \
 	MOVQ   R11, DX        \
 	MOVQ   SP, R8         \
@@ -88,7 +94,11 @@ i16blk:                   \
 	VDIVPS         Y14, Y9, Y10          \
 	VBROADCASTSS   i16c<>+4(SB), Y9      \
 	VCMPPS         $0x1d, Y9, Y14, Y8    \
-	VANDPS         Y8, Y10, Y10          \
+	VANDPS         Y8, Y10, Y10
+
+// I16ROUND stores the roundings π = round(p·Y10) of the products as the weight
+// vectors of each block's two row pairs (U4PAIR: 64 bytes per block) at I16PI.
+#define I16ROUND \
 	VMOVDQU        p2perm<>(SB), Y6      \
 	VMOVDQU        p2perm<>+32(SB), Y7   \
 	MOVQ           R11, DX               \
