@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"syscall"
 	"testing"
 	"unsafe"
+
+	"kvq/internal/guardpage"
 )
 
 // TestQuantQueryI8 checks the assembly quantizer against quantQueryI8Go bit for bit
@@ -248,15 +249,6 @@ func TestDotRowsI8Z8(t *testing.T) {
 	if !haveVNNI512 {
 		t.Skip("the kernels need AVX-512 VNNI")
 	}
-	page := syscall.Getpagesize()
-	mem, err := syscall.Mmap(-1, 0, 4*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Munmap(mem)
-	if err := syscall.Mprotect(mem[3*page:], syscall.PROT_NONE); err != nil {
-		t.Fatal(err)
-	}
 	r := rand.New(rand.NewPCG(99, 100))
 	const guard = -333
 	for _, k := range []struct {
@@ -285,11 +277,7 @@ func TestDotRowsI8Z8(t *testing.T) {
 						if !padded {
 							stride = rb
 						}
-						if (n-1)*stride+rb > 3*page {
-							continue
-						}
-						// The rows end at the unreadable page.
-						src := mem[3*page-((n-1)*stride+rb) : 3*page]
+						src := guardpage.Bytes(t, (n-1)*stride+rb) // the rows end at an unreadable page
 						for i := range src {
 							src[i] = byte(r.Uint32())
 						}

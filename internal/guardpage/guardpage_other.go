@@ -10,3 +10,10 @@ func Floats(tb testing.TB) []float32 {
 	tb.Skip("guard pages are set up on Linux only")
 	return nil
 }
+
+// Bytes skips tb: guard pages are set up on Linux only.
+func Bytes(tb testing.TB, n int) []byte {
+	tb.Helper()
+	tb.Skip("guard pages are set up on Linux only")
+	return nil
+}

@@ -38,6 +38,28 @@ func TestFence(t *testing.T) {
 	}
 }
 
+// TestBytes: Bytes gives n writable bytes, and reading the byte just past them faults.
+func TestBytes(t *testing.T) {
+	for _, n := range []int{1, 100, 4096, 5000} {
+		b := Bytes(t, n)
+		if len(b) != n || cap(b) != n {
+			t.Fatalf("Bytes(%d): len %d cap %d", n, len(b), cap(b))
+		}
+		for i := range b {
+			b[i] = byte(i)
+		}
+		func() {
+			defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+			p := (*byte)(unsafe.Add(unsafe.Pointer(&b[0]), n))
+			if !faults(func() { sinkByte = *p }) {
+				t.Errorf("Bytes(%d): reading the byte past them did not fault", n)
+			}
+		}()
+	}
+}
+
+var sinkByte byte
+
 // faults reports whether fn panics (a memory fault, with SetPanicOnFault).
 func faults(fn func()) (panicked bool) {
 	defer func() { panicked = recover() != nil }()
