@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 	"unsafe"
+
+	"kvq/internal/guardpage"
 )
 
 // TestAddI16Kernels checks addU4Q1I16 and addU2Q1I16, and their ZMM twins
@@ -33,7 +35,7 @@ func TestAddI16Kernels(t *testing.T) {
 				n := 4 * nb
 				src, stride, _ := lossyCase(r, c, n, 64)
 				if (nb+len(wk))%2 == 0 { // rows that follow one another, odd and even nb
-					src, stride = packRows(src, stride, c.RowBytes(64), n), c.RowBytes(64)
+					src, stride = packRows(t, src, stride, c.RowBytes(64), n), c.RowBytes(64)
 				}
 				w := addI16Weights(r, wk, n)
 				a0 := gaussRow(r, 64, 1)
@@ -384,11 +386,13 @@ func TestAddInt8I16Z(t *testing.T) {
 	}
 }
 
-// packRows returns the n rows of rb bytes at src (stride bytes apart) back to back.
-func packRows(src []byte, stride, rb, n int) []byte {
-	out := make([]byte, 0, n*rb)
+// packRows returns the n rows of rb bytes at src (stride bytes apart) back to back,
+// ending at an unreadable page (guardpage.Bytes): a kernel reading past the last
+// row faults.
+func packRows(tb testing.TB, src []byte, stride, rb, n int) []byte {
+	out := guardpage.Bytes(tb, n*rb)
 	for i := range n {
-		out = append(out, src[i*stride:][:rb]...)
+		copy(out[i*rb:], src[i*stride:][:rb])
 	}
 	return out
 }
