@@ -327,7 +327,7 @@ func dotChannelI8(c Channel, scores []float32, ld int, qs, b, sl []float32, g in
 	for ; j < g; j++ {
 		quantQueryI8(q8, unsafe.Pointer(&qf[0]), unsafe.Pointer(&qs[j*d]), p, 32, c.Bits, 8, 4)
 		qf[2*p] = b[j]
-		if k8 := rows8(p, rb, d/4, true); k8 != nil {
+		if k8 := rows8(2, p, rb, true); k8 != nil {
 			rowsBy8(k8, rowsK, unsafe.Pointer(&scores[j*ld]), q8, rows, rb, m, unsafe.Pointer(&qf[0]), p, 32, gb)
 			continue
 		}

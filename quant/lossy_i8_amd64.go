@@ -73,16 +73,32 @@ func dotU2RowsI8Z8C(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsa
 //go:noescape
 func dotU2ChanI8Z8C(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
 
-// rows8 returns the kernel that scores one query against 2-bit rows of np groups
-// eight rows at a time, stride bytes apart, each of rb bytes (Affine rows, or
-// Channel token rows: channel), or nil.
-func rows8(np int, stride uintptr, rb int, channel bool) rowsKernel {
+// dotU4RowsI8Z8C is dotU4RowsI8P2 (one query, its layout) for ng units of eight
+// 4-bit Affine rows of one pair of groups (np = 2) that follow one another (stride
+// 40), with ZMM registers and VPDPBUSD (haveVNNI512): the same scores bit for bit
+// (rows8_i8z_amd64.s).
+//
+//go:noescape
+func dotU4RowsI8Z8C(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+
+// rows8 returns the kernel that scores one query against bits-bit rows of np groups
+// of 32 (Affine rows, or Channel token rows: channel) eight rows at a time, stride
+// bytes apart, or nil.
+func rows8(bits, np int, stride uintptr, channel bool) rowsKernel {
+	packed := uintptr(np) * 12 // an Affine 2-bit row's bytes
+	if channel {
+		packed = uintptr(np) * 8
+	}
 	switch {
-	case !haveVNNI512 || np%2 != 0 || np > 8:
+	case !haveVNNI512:
 		return nil
-	case np == 2 && stride == uintptr(rb) && channel:
+	case bits == 4 && !channel && np == 2 && stride == 40:
+		return dotU4RowsI8Z8C
+	case bits != 2 || np%2 != 0 || np > 8:
+		return nil
+	case np == 2 && stride == packed && channel:
 		return dotU2ChanI8Z8C
-	case np == 2 && stride == uintptr(rb):
+	case np == 2 && stride == packed:
 		return dotU2RowsI8Z8C
 	case channel:
 		return dotU2ChanI8Z8
@@ -197,7 +213,7 @@ func dotRowsI8(lg *lossyGeom, scores []float32, ld int, q, pq []float32, g int, 
 		} else {
 			prepareOneI8(lg, t, q[j*d:], d)
 		}
-		if k8 := rows8(p, us, 12*p, false); bits == 2 && k8 != nil {
+		if k8 := rows8(bits, p, us, false); k8 != nil {
 			rowsBy8(k8, rowsK, unsafe.Pointer(&scores[j*ld]), unsafe.Pointer(&t[0]), rows, us, n, unsafe.Pointer(&t[d]), p, 32, lg.gb)
 			continue
 		}

@@ -300,7 +300,7 @@ func TestDotRowsI8Z8(t *testing.T) {
 						y := constRow(n+4, guard)
 						rowsBy4(k.y, unsafe.Pointer(&y[0]), unsafe.Pointer(&tq[0]), rows, uintptr(stride), n, unsafe.Pointer(&tq[d]), np, 32, gb)
 						// The kernel rows8 picks, and the general one where that is another.
-						k8 := rows8(np, uintptr(stride), rb, k.channel)
+						k8 := rows8(2, np, uintptr(stride), k.channel)
 						if k8 == nil {
 							t.Fatalf("%s: no eight-row kernel", name)
 						}
@@ -312,6 +312,55 @@ func TestDotRowsI8Z8(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestDotU4RowsI8Z8C: the eight-row one-query scores of 4-bit Affine rows of one pair
+// of groups that follow one another (dotU4RowsI8Z8C through rowsBy8) give
+// dotU4RowsI8P2's scores bit for bit (NaN for NaN), for row counts that are and are
+// not multiples of eight, encoded rows of mixed kinds or random bytes, queries with a
+// NaN now and then; they write no score past the rows and read no byte past the last
+// row (an unreadable page follows it).
+func TestDotU4RowsI8Z8C(t *testing.T) {
+	if !haveVNNI512 {
+		t.Skip("the kernel needs AVX-512 VNNI")
+	}
+	r := rand.New(rand.NewPCG(101, 102))
+	const guard, d, np = -333, 64, 2
+	c := Affine{Bits: 4, Group: 32}
+	lg, _ := lossyGeomOf(c, d)
+	rb := c.RowBytes(d)
+	if k8 := rows8(4, np, uintptr(rb), false); rb != 40 || k8 == nil {
+		t.Fatalf("row bytes %d: no eight-row kernel", rb)
+	}
+	for _, n := range []int{8, 13, 16, 29, 64, 128} {
+		for _, raw := range []bool{false, true} {
+			name := fmt.Sprintf("n=%d/raw=%v", n, raw)
+			enc, es, _ := lossyCase(r, c, n, d)
+			src := guardpage.Bytes(t, n*rb)
+			for i := range n {
+				copy(src[i*rb:][:rb], enc[i*es:][:rb])
+			}
+			if raw {
+				for i := range src {
+					src[i] = byte(r.Uint32())
+				}
+			}
+			q := make([]float32, d)
+			for i := range q {
+				q[i] = float32(r.NormFloat64())
+			}
+			if n == 29 {
+				q[r.IntN(d)] = float32(math.NaN())
+			}
+			tq := make([]float32, d+8*np)
+			prepareOneI8(&lg, tq, q, d)
+			rows := unsafe.Add(unsafe.Pointer(&src[0]), lg.hdr)
+			y, z := constRow(n+4, guard), constRow(n+4, guard)
+			rowsBy4(dotU4RowsI8P2, unsafe.Pointer(&y[0]), unsafe.Pointer(&tq[0]), rows, uintptr(rb), n, unsafe.Pointer(&tq[d]), np, 32, lg.gb)
+			rowsBy8(dotU4RowsI8Z8C, dotU4RowsI8P2, unsafe.Pointer(&z[0]), unsafe.Pointer(&tq[0]), rows, uintptr(rb), n, unsafe.Pointer(&tq[d]), np, 32, lg.gb)
+			checkOneScores(t, name, z, y, n, guard)
 		}
 	}
 }

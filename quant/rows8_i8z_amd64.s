@@ -351,3 +351,178 @@ TEXT ·dotU2ChanI8Z8C(SB), $384-72
 	VBROADCASTSS (R12), Z19
 	R8ARGS(0)
 	R8BODY(CHANLOADC, CHANSTEP, CHANEND, 16, R8PF2)
+
+// dotU4RowsI8Z8C is the same for 4-bit Affine rows of one pair of groups that follow
+// one another (40 bytes each: scale, zero, 16 code bytes, twice), against
+// dotU4RowsI8P2's one-query layout (the query's even codes of the two groups in the
+// low lanes' order, then the odd; qf in pairFactors' order). Eight rows are five
+// loads. Three word permutes gather their scales and zeros (r8q4+0: from the first
+// two registers, r8q4+64: the next two, words K2; r8q4+128: the last, words K3) and
+// four word permutes their codes, two rows per register (r8q4+192 on, a row's two
+// groups in lanes 0–1 and 2–3); each register's low and high nibbles take one
+// VPDPBUSD each against the query's even and odd codes. Two transposing reductions
+// of the four accumulators leave the (row, group) sums at lane 4l + m for row 2m +
+// l/2 and group l mod 2, where the scales and zeros were gathered; then
+// dotU4RowsI8P2's float operations: per lane fma(s·d_k, sum, 0), plus d_k·Σq̂·zero,
+// and the two groups' lanes added (first group first): the same scores bit for bit.
+DATA r8q4<>+0(SB)/8, $0x0000000000280000
+DATA r8q4<>+8(SB)/8, $0x000000000032000a
+DATA r8q4<>+16(SB)/8, $0x00000000003c0014
+DATA r8q4<>+24(SB)/8, $0x000000000000001e
+DATA r8q4<>+32(SB)/8, $0x0000000000290001
+DATA r8q4<>+40(SB)/8, $0x000000000033000b
+DATA r8q4<>+48(SB)/8, $0x00000000003d0015
+DATA r8q4<>+56(SB)/8, $0x000000000000001f
+DATA r8q4<>+64(SB)/8, $0x0038001000000000
+DATA r8q4<>+72(SB)/8, $0x0000001a00000000
+DATA r8q4<>+80(SB)/8, $0x0000002400000000
+DATA r8q4<>+88(SB)/8, $0x0000002e00060000
+DATA r8q4<>+96(SB)/8, $0x0039001100000000
+DATA r8q4<>+104(SB)/8, $0x0000001b00000000
+DATA r8q4<>+112(SB)/8, $0x0000002500000000
+DATA r8q4<>+120(SB)/8, $0x0000002f00070000
+DATA r8q4<>+128(SB)/8, $0x0000000000000000
+DATA r8q4<>+136(SB)/8, $0x0002000000000000
+DATA r8q4<>+144(SB)/8, $0x000c000000000000
+DATA r8q4<>+152(SB)/8, $0x0016000000000000
+DATA r8q4<>+160(SB)/8, $0x0000000000000000
+DATA r8q4<>+168(SB)/8, $0x0003000000000000
+DATA r8q4<>+176(SB)/8, $0x000d000000000000
+DATA r8q4<>+184(SB)/8, $0x0017000000000000
+DATA r8q4<>+192(SB)/8, $0x0005000400030002
+DATA r8q4<>+200(SB)/8, $0x0009000800070006
+DATA r8q4<>+208(SB)/8, $0x000f000e000d000c
+DATA r8q4<>+216(SB)/8, $0x0013001200110010
+DATA r8q4<>+224(SB)/8, $0x0019001800170016
+DATA r8q4<>+232(SB)/8, $0x001d001c001b001a
+DATA r8q4<>+240(SB)/8, $0x0023002200210020
+DATA r8q4<>+248(SB)/8, $0x0027002600250024
+DATA r8q4<>+256(SB)/8, $0x000d000c000b000a
+DATA r8q4<>+264(SB)/8, $0x00110010000f000e
+DATA r8q4<>+272(SB)/8, $0x0017001600150014
+DATA r8q4<>+280(SB)/8, $0x001b001a00190018
+DATA r8q4<>+288(SB)/8, $0x00210020001f001e
+DATA r8q4<>+296(SB)/8, $0x0025002400230022
+DATA r8q4<>+304(SB)/8, $0x002b002a00290028
+DATA r8q4<>+312(SB)/8, $0x002f002e002d002c
+DATA r8q4<>+320(SB)/8, $0x0015001400130012
+DATA r8q4<>+328(SB)/8, $0x0019001800170016
+DATA r8q4<>+336(SB)/8, $0x001f001e001d001c
+DATA r8q4<>+344(SB)/8, $0x0023002200210020
+DATA r8q4<>+352(SB)/8, $0x0029002800270026
+DATA r8q4<>+360(SB)/8, $0x002d002c002b002a
+DATA r8q4<>+368(SB)/8, $0x0033003200310030
+DATA r8q4<>+376(SB)/8, $0x0037003600350034
+DATA r8q4<>+384(SB)/8, $0x001d001c001b001a
+DATA r8q4<>+392(SB)/8, $0x00210020001f001e
+DATA r8q4<>+400(SB)/8, $0x0027002600250024
+DATA r8q4<>+408(SB)/8, $0x002b002a00290028
+DATA r8q4<>+416(SB)/8, $0x00310030002f002e
+DATA r8q4<>+424(SB)/8, $0x0035003400330032
+DATA r8q4<>+432(SB)/8, $0x003b003a00390038
+DATA r8q4<>+440(SB)/8, $0x003f003e003d003c
+DATA r8q4<>+448(SB)/8, $0x0000000800000000
+DATA r8q4<>+456(SB)/8, $0x0000000900000001
+DATA r8q4<>+464(SB)/8, $0x0000000a00000002
+DATA r8q4<>+472(SB)/8, $0x0000000b00000003
+DATA r8q4<>+480(SB)/8, $0x0000000000000000
+DATA r8q4<>+488(SB)/8, $0x0000000000000000
+DATA r8q4<>+496(SB)/8, $0x0000000000000000
+DATA r8q4<>+504(SB)/8, $0x0000000000000000
+GLOBL r8q4<>(SB), RODATA|NOPTR, $512
+
+DATA r8nib<>+0(SB)/4, $0x0f0f0f0f
+GLOBL r8nib<>(SB), RODATA|NOPTR, $4
+
+// Q4NIB adds the low nibbles of the codes in c times the query's even codes (Z29) and
+// the high ones times its odd codes (Z30) into acc, zeroed first. Clobbers Z8, Z9.
+#define Q4NIB(c, acc) \
+	VPSRLW   $4, c, Z9       \
+	VPANDD   Z23, c, Z8      \
+	VPANDD   Z23, Z9, Z9     \
+	VPXORD   acc, acc, acc   \
+	VPDPBUSD Z29, Z8, acc    \
+	VPDPBUSD Z30, Z9, acc
+
+// func dotU4RowsI8Z8C(out, q, rows unsafe.Pointer, stride uintptr, ng int, qf unsafe.Pointer, np int, gs, gb uintptr)
+TEXT ·dotU4RowsI8Z8C(SB), NOSPLIT, $0-72
+	MOVQ            out+0(FP), DI
+	MOVQ            q+8(FP), SI
+	MOVQ            rows+16(FP), R8
+	SUBQ            $4, R8
+	MOVQ            ng+32(FP), R13
+	MOVQ            qf+40(FP), R12
+	VMOVDQU         (SI), X8
+	VINSERTI128     $1, 32(SI), Y8, Y8
+	VINSERTI64X4    $1, Y8, Z8, Z29
+	VMOVDQU         16(SI), X9
+	VINSERTI128     $1, 48(SI), Y9, Y9
+	VINSERTI64X4    $1, Y9, Z9, Z30
+	VBROADCASTF64X4 (R12), Z31
+	VBROADCASTF64X4 32(R12), Z19
+	VMOVDQU64       r8q4<>+0(SB), Z20
+	VMOVDQU64       r8q4<>+64(SB), Z21
+	VMOVDQU64       r8q4<>+128(SB), Z22
+	VMOVDQU64       r8q4<>+192(SB), Z25
+	VMOVDQU64       r8q4<>+256(SB), Z26
+	VMOVDQU64       r8q4<>+320(SB), Z27
+	VMOVDQU64       r8q4<>+384(SB), Z28
+	VMOVDQU64       r8q4<>+448(SB), Z24
+	VPBROADCASTD    r8nib<>(SB), Z23
+	MOVL            $0x644c644c, AX
+	KMOVD           AX, K2
+	MOVL            $0x88808880, AX
+	KMOVD           AX, K3
+
+q4unit:
+	PREFETCHT0 PFDIST(R8)
+	PREFETCHT0 PFDIST+64(R8)
+	PREFETCHT0 PFDIST+128(R8)
+	PREFETCHT0 PFDIST+192(R8)
+	PREFETCHT0 PFDIST+256(R8)
+	VMOVDQU64  (R8), Z0
+	VMOVDQU64  64(R8), Z1
+	VMOVDQU64  128(R8), Z2
+	VMOVDQU64  192(R8), Z3
+	VMOVDQU64  256(R8), Z4
+	VMOVDQA64  Z20, Z5
+	VPERMI2W   Z1, Z0, Z5
+	VMOVDQA64  Z21, Z6
+	VPERMI2W   Z3, Z2, Z6
+	VMOVDQU16  Z6, K2, Z5
+	VPERMW     Z4, Z22, K3, Z5
+	VPERMT2W   Z1, Z25, Z0
+	VPERMT2W   Z2, Z26, Z1
+	VPERMT2W   Z3, Z27, Z2
+	VPERMT2W   Z4, Z28, Z3
+	Q4NIB(Z0, Z10)
+	Q4NIB(Z1, Z11)
+	Q4NIB(Z2, Z12)
+	Q4NIB(Z3, Z13)
+	VSHUFPS    $0x88, Z11, Z10, Z14
+	VSHUFPS    $0xdd, Z11, Z10, Z15
+	VPADDD     Z15, Z14, Z14
+	VSHUFPS    $0x88, Z13, Z12, Z15
+	VSHUFPS    $0xdd, Z13, Z12, Z16
+	VPADDD     Z16, Z15, Z15
+	VSHUFPS    $0x88, Z15, Z14, Z16
+	VSHUFPS    $0xdd, Z15, Z14, Z17
+	VPADDD     Z17, Z16, Z16
+	VCVTDQ2PS  Z16, Z16
+	VCVTPH2PS  Y5, Z6
+	VEXTRACTI64X4 $1, Z5, Y7
+	VCVTPH2PS  Y7, Z7
+	VMULPS     Z31, Z6, Z6
+	VPXORD     Z17, Z17, Z17
+	VFMADD231PS Z6, Z16, Z17
+	VFMADD231PS Z19, Z7, Z17
+	VSHUFF64X2 $0xb1, Z17, Z17, Z18
+	VADDPS     Z18, Z17, Z17
+	VPERMPS    Z17, Z24, Z17
+	VMOVUPS    Y17, (DI)
+	ADDQ       $32, DI
+	ADDQ       $320, R8
+	DECQ       R13
+	JNZ        q4unit
+	VZEROUPPER
+	RET
