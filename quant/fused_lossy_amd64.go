@@ -358,7 +358,8 @@ func dotChannelI16(c Channel, scores []float32, ld int, qs, b []float32, g int, 
 // chanI16Kernels scores the g prepared int16 queries in qs (query j at qs[j·d:]: d
 // codes, D, b) against the m token rows at rows: four at a time through
 // dot*Q4ChanI16 (quadDot: dotU4Q4ChanI16Z with haveVNNI512), the rest through
-// dot*ChanI16 (dotU4ChanI16Z with haveVNNI512; m ≥ 4) or, for m < 4, the four-query
+// dot*ChanI16 (dotU4ChanI16Z with haveVNNI512, dotU4ChanI16Z8C eight rows at a time
+// for 64 channels with VBMI as well and m ≥ 8; m ≥ 4) or, for m < 4, the four-query
 // kernel with the query repeated and its four lanes stored to the same scores.
 func chanI16Kernels(c Channel, scores []float32, ld int, qs []float32, g int, rows unsafe.Pointer, rb uintptr, m, d int) {
 	rowsK, quadK, quadZ := dotU4ChanI16, dotU4Q4ChanI16, quadDotKernel(dotU4Q4ChanI16Z)
@@ -378,6 +379,13 @@ func chanI16Kernels(c Channel, scores []float32, ld int, qs []float32, g int, ro
 		out, qj := unsafe.Pointer(&scores[j*ld]), unsafe.Pointer(&qs[j*d])
 		if m < 4 {
 			quadK(out, 0, qj, 0, rows, rb, m, ud)
+			continue
+		}
+		if c.Bits == 4 && d == 64 && rb == 32 && m >= 8 && haveVBMIGFNI { // eight rows at a time
+			dotU4ChanI16Z8C(out, qj, rows, rb, m/8, ud)
+			if m%8 != 0 {
+				dotU4ChanI16Z8C(unsafe.Add(out, 4*(m-8)), qj, unsafe.Add(rows, uintptr(m-8)*rb), rb, 1, ud)
+			}
 			continue
 		}
 		rowsK(out, qj, rows, rb, m/4, ud)

@@ -136,6 +136,13 @@ func dotU4ChanI16(out, q, rows unsafe.Pointer, stride uintptr, ng int, d uintptr
 //go:noescape
 func dotU4ChanI16Z(out, q, rows unsafe.Pointer, stride uintptr, ng int, d uintptr)
 
+// dotU4ChanI16Z8C is dotU4ChanI16Z for ng units of eight token rows of 64 channels
+// (d = 64) that follow one another (stride 32), with AVX-512 VBMI as well
+// (haveVBMIGFNI): the same scores bit for bit (rows8_i8z_amd64.s).
+//
+//go:noescape
+func dotU4ChanI16Z8C(out, q, rows unsafe.Pointer, stride uintptr, ng int, d uintptr)
+
 // dotU8ChanI16 is dotU4ChanI16 for 8-bit codes (the query in channel order).
 //
 //go:noescape

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"kvq/internal/cpufeat"
+	"kvq/internal/guardpage"
 )
 
 // TestQuantQueryI16 checks the assembly quantizer against quantQueryI16Go bit for bit
@@ -462,6 +463,54 @@ func TestDotU4ChanI16Z(t *testing.T) {
 				dotU4ChanI16(unsafe.Pointer(&out[1][0]), unsafe.Pointer(&qt[0]), unsafe.Pointer(&src[0]), uintptr(stride), ng, uintptr(d))
 				checkOneScores(t, name, out[0], out[1], 4*ng, guard)
 			}
+		}
+	}
+}
+
+// TestDotU4ChanI16Z8C: the eight-row one-query scores of 4-bit KIVI key block rows of
+// 64 channels that follow one another (dotU4ChanI16Z8C, as chanI16Kernels runs it:
+// the last unit moved back to end at the last row) equal dotU4ChanI16's bit for bit
+// (NaN for NaN), for row counts that are and are not multiples of eight, random
+// bytes or the extreme code 15 against a query of ones (the largest sums), with a D
+// and a b of any sign; they write no score past the rows and read no byte past the
+// last row (an unreadable page follows it).
+func TestDotU4ChanI16Z8C(t *testing.T) {
+	if !haveVBMIGFNI {
+		t.Skip("the kernel needs AVX-512 VBMI")
+	}
+	r := rand.New(rand.NewPCG(97, 98))
+	const guard, d, rb = -444, 64, 32
+	for _, m := range []int{8, 13, 32, 37, 128} {
+		for _, extreme := range []bool{false, true} {
+			name := fmt.Sprintf("m=%d/extreme=%v", m, extreme)
+			src := guardpage.Bytes(t, m*rb)
+			for i := range src {
+				src[i] = byte(r.Uint32())
+				if extreme {
+					src[i] = 0xff
+				}
+			}
+			q := make([]float32, d)
+			for i := range q {
+				q[i] = float32(r.NormFloat64())
+				if extreme {
+					q[i] = 1
+				}
+			}
+			qt := make([]float32, d/2+2) // codes, D, b
+			quantQueryI16(unsafe.Pointer(&qt[0]), unsafe.Pointer(&q[0]), d)
+			qt[d/2+1] = float32(r.NormFloat64())
+			z, y := constRow(m+4, guard), constRow(m+4, guard)
+			rows, qp := unsafe.Pointer(&src[0]), unsafe.Pointer(&qt[0])
+			dotU4ChanI16Z8C(unsafe.Pointer(&z[0]), qp, rows, rb, m/8, d)
+			if m%8 != 0 {
+				dotU4ChanI16Z8C(unsafe.Pointer(&z[m-8]), qp, unsafe.Add(rows, (m-8)*rb), rb, 1, d)
+			}
+			dotU4ChanI16(unsafe.Pointer(&y[0]), qp, rows, rb, m/4, d)
+			if m%4 != 0 {
+				dotU4ChanI16(unsafe.Pointer(&y[m-4]), qp, unsafe.Add(rows, (m-4)*rb), rb, 1, d)
+			}
+			checkOneScores(t, name, z, y, m, guard)
 		}
 	}
 }

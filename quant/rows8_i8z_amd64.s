@@ -526,3 +526,113 @@ q4unit:
 	JNZ        q4unit
 	VZEROUPPER
 	RET
+
+// dotU4ChanI16Z8C is dotU4ChanI16Z (one int16 query against the 4-bit token rows of a
+// KIVI key block) for ng units of eight rows of 64 channels that follow one another
+// (32 bytes each), with AVX-512 VBMI: two rows per load, and per load two byte
+// permutes (zero-masked, K4) that widen the rows' code bytes to words, 8 bytes of a
+// row per lane (r8c16+0: code bytes 0–7 of the two rows, then 8–15; r8c16+64:
+// 16–23, then 24–31). A word's low nibble (the even channel) and its high one (the
+// odd) take one VPDPWSSD each against the query's matching 8 even or odd codes
+// (splitEvenOdd's order: per 16 channels the even ones, then the odd), broadcast to
+// the lanes. Two transposing reductions and a half add leave the eight rows'
+// integer sums (exact, as the twin's), then its float steps: times D, plus b.
+DATA r8c16<>+0(SB)/8, $0x0003000200010000
+DATA r8c16<>+8(SB)/8, $0x0007000600050004
+DATA r8c16<>+16(SB)/8, $0x0023002200210020
+DATA r8c16<>+24(SB)/8, $0x0027002600250024
+DATA r8c16<>+32(SB)/8, $0x000b000a00090008
+DATA r8c16<>+40(SB)/8, $0x000f000e000d000c
+DATA r8c16<>+48(SB)/8, $0x002b002a00290028
+DATA r8c16<>+56(SB)/8, $0x002f002e002d002c
+DATA r8c16<>+64(SB)/8, $0x0013001200110010
+DATA r8c16<>+72(SB)/8, $0x0017001600150014
+DATA r8c16<>+80(SB)/8, $0x0033003200310030
+DATA r8c16<>+88(SB)/8, $0x0037003600350034
+DATA r8c16<>+96(SB)/8, $0x001b001a00190018
+DATA r8c16<>+104(SB)/8, $0x001f001e001d001c
+DATA r8c16<>+112(SB)/8, $0x003b003a00390038
+DATA r8c16<>+120(SB)/8, $0x003f003e003d003c
+DATA r8c16<>+128(SB)/8, $0x0000000400000000
+DATA r8c16<>+136(SB)/8, $0x0000000500000001
+DATA r8c16<>+144(SB)/8, $0x0000000600000002
+DATA r8c16<>+152(SB)/8, $0x0000000700000003
+GLOBL r8c16<>(SB), RODATA|NOPTR, $160
+
+DATA r8lo16<>+0(SB)/4, $0x000f000f
+GLOBL r8lo16<>(SB), RODATA|NOPTR, $4
+
+// C16REG adds the low and high nibbles of the words that idx permutes out of L times
+// the query's even (ql) and odd (qh) codes into acc. Clobbers Z8, Z9.
+#define C16REG(L, idx, ql, qh, acc) \
+	VPERMB.Z L, idx, K4, Z8 \
+	VPANDD   Z23, Z8, Z9    \
+	VPSRLW   $4, Z8, Z8     \
+	VPDPWSSD ql, Z9, acc    \
+	VPDPWSSD qh, Z8, acc
+
+// C16ROWS leaves in acc the sums of the two rows in L (lanes: the first row, the
+// second, the first, the second), t a second chain.
+#define C16ROWS(L, acc, t) \
+	VPXORD  acc, acc, acc           \
+	VPXORD  t, t, t                 \
+	C16REG(L, Z20, Z24, Z25, acc)   \
+	C16REG(L, Z21, Z26, Z27, t)     \
+	VPADDD  t, acc, acc
+
+// func dotU4ChanI16Z8C(out, q, rows unsafe.Pointer, stride uintptr, ng int, d uintptr)
+TEXT ·dotU4ChanI16Z8C(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), DI
+	MOVQ         q+8(FP), SI
+	MOVQ         rows+16(FP), R8
+	MOVQ         ng+32(FP), R13
+	VBROADCASTSS 128(SI), Y18
+	VBROADCASTSS 132(SI), Y19
+	VMOVDQU64    (SI), Z8
+	VSHUFI64X2   $0xa0, Z8, Z8, Z24
+	VSHUFI64X2   $0xf5, Z8, Z8, Z25
+	VMOVDQU64    64(SI), Z8
+	VSHUFI64X2   $0xa0, Z8, Z8, Z26
+	VSHUFI64X2   $0xf5, Z8, Z8, Z27
+	VMOVDQU64    r8c16<>+0(SB), Z20
+	VMOVDQU64    r8c16<>+64(SB), Z21
+	VMOVDQU32    r8c16<>+128(SB), Y22
+	VPBROADCASTD r8lo16<>(SB), Z23
+	MOVQ         $0x5555555555555555, AX
+	KMOVQ        AX, K4
+
+c16unit:
+	PREFETCHT0 PFDIST(R8)
+	PREFETCHT0 PFDIST+64(R8)
+	PREFETCHT0 PFDIST+128(R8)
+	PREFETCHT0 PFDIST+192(R8)
+	VMOVDQU64  (R8), Z0
+	VMOVDQU64  64(R8), Z1
+	VMOVDQU64  128(R8), Z2
+	VMOVDQU64  192(R8), Z3
+	C16ROWS(Z0, Z10, Z14)
+	C16ROWS(Z1, Z11, Z15)
+	C16ROWS(Z2, Z12, Z16)
+	C16ROWS(Z3, Z13, Z17)
+	VSHUFPS    $0x88, Z11, Z10, Z4
+	VSHUFPS    $0xdd, Z11, Z10, Z5
+	VPADDD     Z5, Z4, Z4
+	VSHUFPS    $0x88, Z13, Z12, Z5
+	VSHUFPS    $0xdd, Z13, Z12, Z6
+	VPADDD     Z6, Z5, Z5
+	VSHUFPS    $0x88, Z5, Z4, Z6
+	VSHUFPS    $0xdd, Z5, Z4, Z7
+	VPADDD     Z7, Z6, Z6
+	VSHUFI64X2 $0x4e, Z6, Z6, Z7
+	VPADDD     Y7, Y6, Y6
+	VCVTDQ2PS  Y6, Y6
+	VMULPS     Y18, Y6, Y6
+	VADDPS     Y19, Y6, Y6
+	VPERMPS    Y6, Y22, Y6
+	VMOVUPS    Y6, (DI)
+	ADDQ       $32, DI
+	ADDQ       $256, R8
+	DECQ       R13
+	JNZ        c16unit
+	VZEROUPPER
+	RET
