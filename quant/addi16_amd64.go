@@ -78,6 +78,11 @@ func addU2Q1I16Z(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 //go:noescape
 func addU2Q1I16ZC(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 
+// addU4Q1I16ZC is addU2Q1I16ZC for 4-bit rows (stride 40), with AVX-512 VBMI.
+//
+//go:noescape
+func addU4Q1I16ZC(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+
 // addU4Q4I16Z is addU4Q1I16 for four queries (accumulators a0..a3, weights
 // w0..w3; a query may repeat, with its weights) with ZMM registers and VPDPWSSD
 // (haveVNNI512): each query's columns get addU4Q1I16's sums bit for bit, while a row

@@ -14,8 +14,8 @@ import (
 )
 
 // TestAddI16Kernels checks addU4Q1I16 and addU2Q1I16, and their ZMM twins
-// addU4Q1I16Z and addU2Q1I16Z where the CPU has AVX-512 VNNI (and addU2Q1I16ZC where
-// it has VBMI and GFNI as well, on rows that follow one another), against the Go twin,
+// addU4Q1I16Z and addU2Q1I16Z where the CPU has AVX-512 VNNI (and addU4Q1I16ZC and
+// addU2Q1I16ZC where it has VBMI and GFNI as well, on rows that follow one another), against the Go twin,
 // addI16Go, over every block count up to the cap, rows of mixed kinds (lossyRowKinds: outliers,
 // offsets, constant rows, the f16 range's edge, subnormal parameters), weights that
 // are softmax-like (≥ 0, one large), Gaussian, with a NaN, with one product past the
@@ -255,6 +255,9 @@ func checkAddI16(t *testing.T, name string, bits int, a0, w []float32, src []byt
 	kerns := []func(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr){addU4Q1I16}
 	if haveVNNI512 { // the ZMM twin needs AVX-512 BW and VNNI
 		kerns = append(kerns, addU4Q1I16Z)
+	}
+	if haveVBMIGFNI && stride == 40 { // rows that follow one another
+		kerns = append(kerns, addU4Q1I16ZC)
 	}
 	if bits == 2 {
 		kerns = []func(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr){addU2Q1I16}

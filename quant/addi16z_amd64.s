@@ -653,6 +653,125 @@ TEXT ·addU2Q1I16ZC(SB), $1600-48
 	VZEROUPPER
 	RET
 
+// addU4Q1I16ZC is addU4Q1I16Z for rows of one pair of groups that follow one another
+// (40 bytes each), with AVX-512 VBMI, as addU2Q1I16ZC is for 2-bit rows: a block's
+// scales and zeros in one word permute of two loads (P2SZC4), each row pair's codes
+// of a group widened and interleaved as Z4CODES leaves them by one zero-masked byte
+// permute of the block's 160 bytes (three loads), the roundings packed (I16ROUNDC).
+// The same sums bit for bit.
+//
+// z4cidx: P2SZC4's word indexes (rows 0–1 from the block's first 64 bytes, rows 2–3
+// from the 64 at byte 80); then the byte indexes of rows 0–1's first and second
+// group (from bytes 0–127), of rows 2–3's (from bytes 64–159): dword j of a pair is
+// [code byte j of the first row, 0, of the second, 0], code byte j of group k at
+// 4 + 20k + j of a row.
+DATA z4cidx<>+0(SB)/8, $0x0034002000140000
+DATA z4cidx<>+8(SB)/8, $0x003e002a001e000a
+DATA z4cidx<>+16(SB)/8, $0x0035002100150001
+DATA z4cidx<>+24(SB)/8, $0x003f002b001f000b
+DATA z4cidx<>+32(SB)/8, $0x0000000000000000
+DATA z4cidx<>+40(SB)/8, $0x0000000000000000
+DATA z4cidx<>+48(SB)/8, $0x0000000000000000
+DATA z4cidx<>+56(SB)/8, $0x0000000000000000
+DATA z4cidx<>+64(SB)/8, $0x002d0005002c0004
+DATA z4cidx<>+72(SB)/8, $0x002f0007002e0006
+DATA z4cidx<>+80(SB)/8, $0x0031000900300008
+DATA z4cidx<>+88(SB)/8, $0x0033000b0032000a
+DATA z4cidx<>+96(SB)/8, $0x0035000d0034000c
+DATA z4cidx<>+104(SB)/8, $0x0037000f0036000e
+DATA z4cidx<>+112(SB)/8, $0x0039001100380010
+DATA z4cidx<>+120(SB)/8, $0x003b0013003a0012
+DATA z4cidx<>+128(SB)/8, $0x0041001900400018
+DATA z4cidx<>+136(SB)/8, $0x0043001b0042001a
+DATA z4cidx<>+144(SB)/8, $0x0045001d0044001c
+DATA z4cidx<>+152(SB)/8, $0x0047001f0046001e
+DATA z4cidx<>+160(SB)/8, $0x0049002100480020
+DATA z4cidx<>+168(SB)/8, $0x004b0023004a0022
+DATA z4cidx<>+176(SB)/8, $0x004d0025004c0024
+DATA z4cidx<>+184(SB)/8, $0x004f0027004e0026
+DATA z4cidx<>+192(SB)/8, $0x003d0015003c0014
+DATA z4cidx<>+200(SB)/8, $0x003f0017003e0016
+DATA z4cidx<>+208(SB)/8, $0x0041001900400018
+DATA z4cidx<>+216(SB)/8, $0x0043001b0042001a
+DATA z4cidx<>+224(SB)/8, $0x0045001d0044001c
+DATA z4cidx<>+232(SB)/8, $0x0047001f0046001e
+DATA z4cidx<>+240(SB)/8, $0x0049002100480020
+DATA z4cidx<>+248(SB)/8, $0x004b0023004a0022
+DATA z4cidx<>+256(SB)/8, $0x0051002900500028
+DATA z4cidx<>+264(SB)/8, $0x0053002b0052002a
+DATA z4cidx<>+272(SB)/8, $0x0055002d0054002c
+DATA z4cidx<>+280(SB)/8, $0x0057002f0056002e
+DATA z4cidx<>+288(SB)/8, $0x0059003100580030
+DATA z4cidx<>+296(SB)/8, $0x005b0033005a0032
+DATA z4cidx<>+304(SB)/8, $0x005d0035005c0034
+DATA z4cidx<>+312(SB)/8, $0x005f0037005e0036
+GLOBL z4cidx<>(SB), RODATA|NOPTR, $320
+
+// P2SZC4 is P2SZC for the block of four 4-bit rows at r0 (40 bytes each). Z24:
+// z4cidx. Clobbers Z8, Z9.
+#define P2SZC4(r0, r1, r2, r3) \
+	VMOVDQU64     -4(r0), Z8        \
+	VMOVDQU64     76(r0), Z9        \
+	VPERMT2W      Z9, Z24, Z8       \
+	VCVTPH2PS     X8, Y10           \
+	VEXTRACTI128  $1, Y8, X11       \
+	VCVTPH2PS     X11, Y11
+
+// Z4DPC adds the low nibbles (even columns) of the words in c times the weights at
+// off(R12) into e and the high ones into o. Clobbers Z1, Z2.
+#define Z4DPC(c, off, e, o) \
+	VPANDD        Z15, c, Z1         \
+	VPSRLW        $4, c, Z2          \
+	VPDPWSSD.BCST off(R12), Z1, e    \
+	VPDPWSSD.BCST off(R12), Z2, o
+
+// Z1U4BLOCKC is Z1U4BLOCK for a block of rows that follow one another (R9 row 0's
+// codes; Z25..Z28 the byte permutes, K4 the even bytes; the weights I16ROUNDC's).
+#define Z1U4BLOCKC \
+	VMOVDQU64  -4(R9), Z4                   \
+	VMOVDQU64  60(R9), Z5                   \
+	VMOVDQU    124(R9), Y7                  \
+	VMOVDQA64  Z25, Z0                      \
+	VPERMI2B.Z Z5, Z4, K4, Z0               \
+	Z4DPC(Z0, 0, Z16, Z17)                  \
+	VPERMT2B.Z Z5, Z26, K4, Z4              \
+	Z4DPC(Z4, 8, Z18, Z19)                  \
+	VMOVDQA64  Z27, Z0                      \
+	VPERMI2B.Z Z7, Z5, K4, Z0               \
+	Z4DPC(Z0, 4, Z20, Z21)                  \
+	VPERMT2B.Z Z7, Z28, K4, Z5              \
+	Z4DPC(Z5, 12, Z22, Z23)                 \
+	LEAQ       (R9)(R10*2), R9              \
+	LEAQ       (R9)(R10*1), R13
+
+// func addU4Q1I16ZC(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
+TEXT ·addU4Q1I16ZC(SB), $1600-48
+	I16ARGS
+	VMOVDQU64    z4cidx<>+0(SB), Z24
+	I16PASS1(P2SZC4)
+	I16ROUNDC
+	VMOVDQU64    z4cidx<>+64(SB), Z25
+	VMOVDQU64    z4cidx<>+128(SB), Z26
+	VMOVDQU64    z4cidx<>+192(SB), Z27
+	VMOVDQU64    z4cidx<>+256(SB), Z28
+	MOVQ         $0x5555555555555555, AX
+	KMOVQ        AX, K4
+	Z16ZERO8
+	VPBROADCASTD z16c<>+4(SB), Z15
+	I16LOOP(I16PI, 16, I16PF3, Z1U4BLOCKC, z1blk4c)
+	VPADDD       Z20, Z16, Z16
+	VPADDD       Z21, Z17, Z17
+	VPADDD       Z22, Z18, Z18
+	VPADDD       Z23, Z19, Z19
+	VMOVDQU64    z16perm<>+0(SB), Z13
+	VMOVDQU64    z16perm<>+64(SB), Z14
+	Z16SCALE(Z16, Z17, I16P(SP), I16Z(SP))
+	Z16SCALE(Z18, Z19, I16P+16(SP), I16Z+16(SP))
+	Z16ADD(DI, Z16, Z17, Z18, Z19)
+	Z16STORE(DI, Z16, Z17, Z18, Z19)
+	VZEROUPPER
+	RET
+
 // The four-query integer value sums of Int8 rows (addInt8Q4I16Z): one f16 scale per
 // row and signed codes, so a row's products w·scale and their roundings serve all its
 // columns, and no zero sums. Frame: the products, 64 bytes per block (lanes 4q..4q+3

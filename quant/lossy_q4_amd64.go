@@ -163,8 +163,8 @@ func addRowsQ4(lg *lossyGeom, acc, w []float32, ld, g int, src []byte, stride, n
 // addPairsI16 adds one query's sums (accumulators at aj, weights at wj) over n ≥ 4
 // rows of d values in groups of 32 (rows at sp, us bytes apart) for the columns of
 // whole pairs of groups, through lg's addQ1P2 (addU4Q1I16 or addU2Q1I16; its ZMM
-// twin addQ1P2Z with AVX-512 VNNI, or addU2Q1I16ZC for 2-bit rows of one pair that
-// follow one another with VBMI and GFNI as well) up to addI16Blocks blocks of four rows per call
+// twin addQ1P2Z with AVX-512 VNNI, or addU2Q1I16ZC and addU4Q1I16ZC for rows of one
+// pair that follow one another with VBMI and GFNI as well) up to addI16Blocks blocks of four rows per call
 // and the last n mod 4 rows group by group through addQ1Inl, and returns the columns
 // it did (d rounded down to 64).
 func addPairsI16(lg *lossyGeom, aj, wj, sp unsafe.Pointer, us uintptr, n, d int) uintptr {
@@ -172,6 +172,8 @@ func addPairsI16(lg *lossyGeom, aj, wj, sp unsafe.Pointer, us uintptr, n, d int)
 	switch {
 	case haveVBMIGFNI && lg.bits == 2 && lg.p == 2 && us == 2*lg.gb:
 		add = addU2Q1I16ZC // rows of one pair that follow one another
+	case haveVBMIGFNI && lg.bits == 4 && lg.p == 2 && us == 2*lg.gb:
+		add = addU4Q1I16ZC
 	case haveVNNI512 && lg.k.addQ1P2Z != nil:
 		add = lg.k.addQ1P2Z
 	}
