@@ -475,28 +475,44 @@ TEXT ·addU2Q4I16Z(SB), $3328-96
 // Z1ROWS runs BLOCK over the nb blocks of four rows (I16LOOP) with Z16..Z23 zeroed
 // first and Z15 the code mask at MASK, and leaves the two chains' sums added in
 // Z16..Z19.
-#define Z1ROWS(BLOCK, MASK) \
-	Z16ZERO8                          \
-	VPBROADCASTD MASK, Z15            \
-	I16LOOP(I16PI, 64, I16PF3, BLOCK, z1blk) \
-	VPADDD       Z20, Z16, Z16        \
-	VPADDD       Z21, Z17, Z17        \
-	VPADDD       Z22, Z18, Z18        \
+#define Z1ROWS(BLOCK, MASK) Z1ROWSS(BLOCK, MASK, 64)
+
+// Z1ROWSS is Z1ROWS with the blocks' weights STEP bytes apart.
+#define Z1ROWSS(BLOCK, MASK, STEP) \
+	Z16ZERO8                             \
+	VPBROADCASTD MASK, Z15               \
+	I16LOOP(I16PI, STEP, I16PF3, BLOCK, z1blk) \
+	VPADDD       Z20, Z16, Z16           \
+	VPADDD       Z21, Z17, Z17           \
+	VPADDD       Z22, Z18, Z18           \
 	VPADDD       Z23, Z19, Z19
+
+// Z4END and Z2END scale the columns' integer sums Z16..Z19 of 4-bit and 2-bit rows
+// (I16P, I16Z), add them to a (DI) and return.
+#define Z4END \
+	VMOVDQU64 z16perm<>+0(SB), Z13               \
+	VMOVDQU64 z16perm<>+64(SB), Z14              \
+	Z16SCALE(Z16, Z17, I16P(SP), I16Z(SP))       \
+	Z16SCALE(Z18, Z19, I16P+16(SP), I16Z+16(SP)) \
+	Z16ADD(DI, Z16, Z17, Z18, Z19)               \
+	Z16STORE(DI, Z16, Z17, Z18, Z19)             \
+	VZEROUPPER                                   \
+	RET
+
+#define Z2END \
+	Z2COLS(Z16, Z17, Z18, Z19)                                                \
+	Z2SCALE(Z16, Z17, Z18, Z19, I16P(SP), I16Z(SP), I16P+16(SP), I16Z+16(SP)) \
+	Z16ADD(DI, Z16, Z17, Z18, Z19)                                            \
+	Z16STORE(DI, Z16, Z17, Z18, Z19)                                          \
+	VZEROUPPER                                                                \
+	RET
 
 // func addU4Q1I16Z(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 TEXT ·addU4Q1I16Z(SB), $1600-48
 	I16ARGS
 	I16PRE
 	Z1ROWS(Z1U4BLOCK, z16c<>+4(SB))
-	VMOVDQU64 z16perm<>+0(SB), Z13
-	VMOVDQU64 z16perm<>+64(SB), Z14
-	Z16SCALE(Z16, Z17, I16P(SP), I16Z(SP))
-	Z16SCALE(Z18, Z19, I16P+16(SP), I16Z+16(SP))
-	Z16ADD(DI, Z16, Z17, Z18, Z19)
-	Z16STORE(DI, Z16, Z17, Z18, Z19)
-	VZEROUPPER
-	RET
+	Z4END
 
 // func addU2Q1I16Z(a, w, cp unsafe.Pointer, stride uintptr, nb int, gb uintptr)
 TEXT ·addU2Q1I16Z(SB), $1600-48
@@ -505,12 +521,7 @@ TEXT ·addU2Q1I16Z(SB), $1600-48
 	MOVL  $0xff00, AX
 	KMOVW AX, K3
 	Z1ROWS(Z1U2BLOCK, z16c<>+16(SB))
-	Z2COLS(Z16, Z17, Z18, Z19)
-	Z2SCALE(Z16, Z17, Z18, Z19, I16P(SP), I16Z(SP), I16P+16(SP), I16Z+16(SP))
-	Z16ADD(DI, Z16, Z17, Z18, Z19)
-	Z16STORE(DI, Z16, Z17, Z18, Z19)
-	VZEROUPPER
-	RET
+	Z2END
 
 // addU2Q1I16ZC is addU2Q1I16Z for rows of one pair of groups that follow one another
 // (24 bytes each), with AVX-512 VBMI and GFNI: a block's 96 bytes are read in two
@@ -640,18 +651,8 @@ TEXT ·addU2Q1I16ZC(SB), $1600-48
 	VMOVDQU64 z2cidx<>+128(SB), Z26
 	MOVQ      $0x5555555555555555, AX
 	KMOVQ     AX, K4
-	Z16ZERO8
-	I16LOOP(I16PI, 16, I16PF3, Z1U2BLOCKC, z1blkc)
-	VPADDD    Z20, Z16, Z16
-	VPADDD    Z21, Z17, Z17
-	VPADDD    Z22, Z18, Z18
-	VPADDD    Z23, Z19, Z19
-	Z2COLS(Z16, Z17, Z18, Z19)
-	Z2SCALE(Z16, Z17, Z18, Z19, I16P(SP), I16Z(SP), I16P+16(SP), I16Z+16(SP))
-	Z16ADD(DI, Z16, Z17, Z18, Z19)
-	Z16STORE(DI, Z16, Z17, Z18, Z19)
-	VZEROUPPER
-	RET
+	Z1ROWSS(Z1U2BLOCKC, z16c<>+16(SB), 16)
+	Z2END
 
 // addU4Q1I16ZC is addU4Q1I16Z for rows of one pair of groups that follow one another
 // (40 bytes each), with AVX-512 VBMI, as addU2Q1I16ZC is for 2-bit rows: a block's
@@ -756,21 +757,8 @@ TEXT ·addU4Q1I16ZC(SB), $1600-48
 	VMOVDQU64    z4cidx<>+256(SB), Z28
 	MOVQ         $0x5555555555555555, AX
 	KMOVQ        AX, K4
-	Z16ZERO8
-	VPBROADCASTD z16c<>+4(SB), Z15
-	I16LOOP(I16PI, 16, I16PF3, Z1U4BLOCKC, z1blk4c)
-	VPADDD       Z20, Z16, Z16
-	VPADDD       Z21, Z17, Z17
-	VPADDD       Z22, Z18, Z18
-	VPADDD       Z23, Z19, Z19
-	VMOVDQU64    z16perm<>+0(SB), Z13
-	VMOVDQU64    z16perm<>+64(SB), Z14
-	Z16SCALE(Z16, Z17, I16P(SP), I16Z(SP))
-	Z16SCALE(Z18, Z19, I16P+16(SP), I16Z+16(SP))
-	Z16ADD(DI, Z16, Z17, Z18, Z19)
-	Z16STORE(DI, Z16, Z17, Z18, Z19)
-	VZEROUPPER
-	RET
+	Z1ROWSS(Z1U4BLOCKC, z16c<>+4(SB), 16)
+	Z4END
 
 // The four-query integer value sums of Int8 rows (addInt8Q4I16Z): one f16 scale per
 // row and signed codes, so a row's products w·scale and their roundings serve all its

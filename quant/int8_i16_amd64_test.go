@@ -442,22 +442,7 @@ func TestDotU4ChanI16Z(t *testing.T) {
 				name := fmt.Sprintf("d=%d/blocks=%d/extreme=%v", d, ng, extreme)
 				stride := d/2 + 1 + r.IntN(7)
 				src := make([]byte, 4*ng*stride)
-				for i := range src {
-					src[i] = byte(r.Uint32())
-					if extreme {
-						src[i] = 0xff
-					}
-				}
-				q := make([]float32, d)
-				for i := range q {
-					q[i] = float32(r.NormFloat64())
-					if extreme {
-						q[i] = 1
-					}
-				}
-				qt := make([]float32, d/2+2) // codes, D, b
-				quantQueryI16(unsafe.Pointer(&qt[0]), unsafe.Pointer(&q[0]), d)
-				qt[d/2+1] = float32(r.NormFloat64())
+				qt := chanI16Case(r, src, d, extreme)
 				out := [2][]float32{constRow(4*ng+4, guard), constRow(4*ng+4, guard)}
 				dotU4ChanI16Z(unsafe.Pointer(&out[0][0]), unsafe.Pointer(&qt[0]), unsafe.Pointer(&src[0]), uintptr(stride), ng, uintptr(d))
 				dotU4ChanI16(unsafe.Pointer(&out[1][0]), unsafe.Pointer(&qt[0]), unsafe.Pointer(&src[0]), uintptr(stride), ng, uintptr(d))
@@ -484,22 +469,7 @@ func TestDotU4ChanI16Z8C(t *testing.T) {
 		for _, extreme := range []bool{false, true} {
 			name := fmt.Sprintf("m=%d/extreme=%v", m, extreme)
 			src := guardpage.Bytes(t, m*rb)
-			for i := range src {
-				src[i] = byte(r.Uint32())
-				if extreme {
-					src[i] = 0xff
-				}
-			}
-			q := make([]float32, d)
-			for i := range q {
-				q[i] = float32(r.NormFloat64())
-				if extreme {
-					q[i] = 1
-				}
-			}
-			qt := make([]float32, d/2+2) // codes, D, b
-			quantQueryI16(unsafe.Pointer(&qt[0]), unsafe.Pointer(&q[0]), d)
-			qt[d/2+1] = float32(r.NormFloat64())
+			qt := chanI16Case(r, src, d, extreme)
 			z, y := constRow(m+4, guard), constRow(m+4, guard)
 			rows, qp := unsafe.Pointer(&src[0]), unsafe.Pointer(&qt[0])
 			dotU4ChanI16Z8C(unsafe.Pointer(&z[0]), qp, rows, rb, m/8, d)
@@ -513,6 +483,29 @@ func TestDotU4ChanI16Z8C(t *testing.T) {
 			checkOneScores(t, name, z, y, m, guard)
 		}
 	}
+}
+
+// chanI16Case fills src with random code bytes (all 0xff when extreme) and returns a
+// query of d values quantized as the int16 Channel kernels read it (codes, D, then a
+// random b): Gaussian, or all ones when extreme (the largest sums).
+func chanI16Case(r *rand.Rand, src []byte, d int, extreme bool) []float32 {
+	for i := range src {
+		src[i] = byte(r.Uint32())
+		if extreme {
+			src[i] = 0xff
+		}
+	}
+	q := make([]float32, d)
+	for i := range q {
+		q[i] = float32(r.NormFloat64())
+		if extreme {
+			q[i] = 1
+		}
+	}
+	qt := make([]float32, d/2+2) // codes, D, b
+	quantQueryI16(unsafe.Pointer(&qt[0]), unsafe.Pointer(&q[0]), d)
+	qt[d/2+1] = float32(r.NormFloat64())
+	return qt
 }
 
 // prepInt8 reports whether a RowPlan of Int8 rows of d values has prepared queries

@@ -183,6 +183,19 @@ r8fr:                         \
 	VPADDD    Z15, Z14, Z14       \
 	VCVTDQ2PS Z14, Z14
 
+// TRSUM4 leaves in t2 the sums of the four dwords of each lane l of Z10..Z13 (four
+// accumulators a_m), a_m's lane l at dword 4l + m; t0, t1, t3 scratch.
+#define TRSUM4(t0, t1, t2, t3) \
+	VSHUFPS $0x88, Z11, Z10, t0 \
+	VSHUFPS $0xdd, Z11, Z10, t1 \
+	VPADDD  t1, t0, t0          \
+	VSHUFPS $0x88, Z13, Z12, t1 \
+	VSHUFPS $0xdd, Z13, Z12, t2 \
+	VPADDD  t2, t1, t1          \
+	VSHUFPS $0x88, t1, t0, t2   \
+	VSHUFPS $0xdd, t1, t0, t3   \
+	VPADDD  t3, t2, t2
+
 // R8BODY is the loop of both kernels over units of eight rows (R15) and, within a
 // unit, over the pairs of groups (R8 rows 0–3, R9 rows 4–7; R10 the frame, R11 the
 // prefetch pointer; a pair's rows pb bytes apart, PF lines of the unit's pair per
@@ -499,15 +512,7 @@ q4unit:
 	Q4NIB(Z1, Z11)
 	Q4NIB(Z2, Z12)
 	Q4NIB(Z3, Z13)
-	VSHUFPS    $0x88, Z11, Z10, Z14
-	VSHUFPS    $0xdd, Z11, Z10, Z15
-	VPADDD     Z15, Z14, Z14
-	VSHUFPS    $0x88, Z13, Z12, Z15
-	VSHUFPS    $0xdd, Z13, Z12, Z16
-	VPADDD     Z16, Z15, Z15
-	VSHUFPS    $0x88, Z15, Z14, Z16
-	VSHUFPS    $0xdd, Z15, Z14, Z17
-	VPADDD     Z17, Z16, Z16
+	TRSUM4(Z14, Z15, Z16, Z17)
 	VCVTDQ2PS  Z16, Z16
 	VCVTPH2PS  Y5, Z6
 	VEXTRACTI64X4 $1, Z5, Y7
@@ -614,15 +619,7 @@ c16unit:
 	C16ROWS(Z1, Z11, Z15)
 	C16ROWS(Z2, Z12, Z16)
 	C16ROWS(Z3, Z13, Z17)
-	VSHUFPS    $0x88, Z11, Z10, Z4
-	VSHUFPS    $0xdd, Z11, Z10, Z5
-	VPADDD     Z5, Z4, Z4
-	VSHUFPS    $0x88, Z13, Z12, Z5
-	VSHUFPS    $0xdd, Z13, Z12, Z6
-	VPADDD     Z6, Z5, Z5
-	VSHUFPS    $0x88, Z5, Z4, Z6
-	VSHUFPS    $0xdd, Z5, Z4, Z7
-	VPADDD     Z7, Z6, Z6
+	TRSUM4(Z4, Z5, Z6, Z7)
 	VSHUFI64X2 $0x4e, Z6, Z6, Z7
 	VPADDD     Y7, Y6, Y6
 	VCVTDQ2PS  Y6, Y6
