@@ -73,6 +73,9 @@ func DotChannelSpan(c ChannelCodec, scores []float32, ld int, q []float32, g int
 	// The fused kernel directly when it takes every query at once, as DotChannelRows
 	// would call it; otherwise (and for shapes it leaves) DotChannelRows per block.
 	fused := ok && active.Load() == simdKernels && dotChannelFused != nil && channelBatch(d, tmp) >= g
+	if fused && dotChannelSpanFused != nil && dotChannelSpanFused(ch, scores, ld, q, g, src, stride, t, off, n, d, tmp) {
+		return
+	}
 	for j := range blocks {
 		b0, b1 := max(0, off-j*t), min(t, off+n-j*t)
 		out, block := scores[j*t+b0-off:], src[j*stride:][:bb]
@@ -91,6 +94,12 @@ func channelBatch(d int, tmp []float32) int { return (len(tmp) - 2*d - 4) / (d +
 // build has none): arguments checked by DotChannelRows, tmp at least g·d + 2·d + g +
 // 4 values; it reports false for shapes it does not handle.
 var dotChannelFused func(c Channel, scores []float32, ld int, q []float32, g int, block []byte, t, d, i0, i1 int, tmp []float32) bool
+
+// dotChannelSpanFused is the SIMD kernel of DotChannelSpan for the runs whose every
+// block it scores as dotChannelFused would (nil when this build has none): arguments
+// checked by DotChannelSpan, tmp at least g·d + 2·d + g + 4 values; it reports false,
+// having scored nothing, for the runs it leaves.
+var dotChannelSpanFused func(c Channel, scores []float32, ld int, q []float32, g int, src []byte, stride, t, off, n, d int, tmp []float32) bool
 
 // dotChannelScalar is the reference for the Channel path of DotChannelRows:
 // Channel.Dot's algebra per query, the pre-scaled query in tmp[:d].

@@ -198,7 +198,8 @@ func init() {
 // tmp, then the plain dot kernels over the tokens' code rows (dot*Q4Plain,
 // dot*RowsPlain: one group per row, no parameters), which add the zero terms b_j;
 // blocks with d a multiple of 32 go through the integer kernels instead (chanMode:
-// dotChannelI8, dotChannelI16).
+// dotChannelI8, dotChannelI16), the 2-bit ones' queries that go one at a time with
+// F16C and AVX-512 VNNI through dotChannelOneI8Z, unscaled.
 func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, block []byte, t, d, i0, i1 int, tmp []float32) bool {
 	if d%16 != 0 || c.Bits != 8 && c.Bits != 4 && c.Bits != 2 {
 		return false
@@ -224,22 +225,35 @@ func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, bloc
 	}
 	qs, sl := tmp[:g*d], tmp[g*d:g*d+2*d]
 	b := f32Bits(tmp[g*d+2*d:][:g])
+	m := i1 - i0
+	// With F16C and AVX-512 VNNI, the 2-bit queries that go one at a time (left over
+	// from groups of four, m ≥ 4) are prepared from q itself (dotChannelOneI8Z): only
+	// the ns others are pre-scaled.
+	one := 0
+	if mode == 8 && haveF16C && haveVNNI512 && m >= 4 {
+		one = g % 4 % 3
+	}
+	ns := g - one
 	if haveF16C {
 		j := 0
-		for ; haveVNNI512 && j+4 <= g; j += 4 { // four queries per pass over the block's scales
+		for ; haveVNNI512 && j+4 <= ns; j += 4 { // four queries per pass over the block's scales
 			channelQuery4Z(unsafe.Pointer(&qs[j*d]), unsafe.Pointer(&b[j]), unsafe.Pointer(&q[j*d]), unsafe.Pointer(&block[0]), d)
 		}
-		if j < g {
-			channelQueryF16C(unsafe.Pointer(&qs[j*d]), unsafe.Pointer(&b[j]), unsafe.Pointer(&q[j*d]), unsafe.Pointer(&block[0]), g-j, d)
+		if j < ns {
+			channelQueryF16C(unsafe.Pointer(&qs[j*d]), unsafe.Pointer(&b[j]), unsafe.Pointer(&q[j*d]), unsafe.Pointer(&block[0]), ns-j, d)
 		}
 	} else {
 		channelQuery(qs, b, sl, q, g, d, block)
 	}
-	m := i1 - i0
 	rows := unsafe.Pointer(&block[4*d+i0*rb])
 	switch mode {
 	case 8:
-		dotChannelI8(c, scores, ld, qs, tmp[g*d+2*d:][:g], sl, g, rows, uintptr(rb), m, d)
+		if ns > 0 {
+			dotChannelI8(c, scores, ld, qs, tmp[g*d+2*d:][:ns], sl, ns, rows, uintptr(rb), m, d)
+		}
+		if one > 0 {
+			dotChannelOneI8Z(scores[ns*ld:], ld, q[ns*d:], one, unsafe.Pointer(&block[0]), rows, uintptr(rb), m, d, sl)
+		}
 		return true
 	case 16:
 		dotChannelI16(c, scores, ld, qs, tmp[g*d+2*d:][:g], g, rows, uintptr(rb), m, d)
@@ -301,7 +315,8 @@ func chanMode(c Channel, d int) int {
 // their group factors and zero terms b), four at a time through dotU2Q4ChanI8
 // (three, or fewer when m < 4, as four), one or two left over through dotU2ChanI8
 // (with haveVNNI512: dotU2ChanI8Z, or eight rows at a time where rows8 has a kernel
-// and m ≥ 8; m ≥ 4). b holds the g zero terms Σ_c q_c·lo_c.
+// and m ≥ 8; m ≥ 4; with F16C as well dotChannelAsm takes those to dotChannelOneI8Z
+// instead). b holds the g zero terms Σ_c q_c·lo_c.
 func dotChannelI8(c Channel, scores []float32, ld int, qs, b, sl []float32, g int, rows unsafe.Pointer, rb uintptr, m, d int) {
 	p := d / 32
 	const gb = 8 // code bytes of 32 channels

@@ -150,3 +150,46 @@ func BenchmarkPreparedQuery(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkChannelSpan times DotChannelSpan over KIVI key blocks (2-bit, 32 tokens of
+// d = 64) as decode attention runs it over kv's block layout: cache blocks of 64
+// tokens, each holding layers × heads runs of two key blocks back to back, one call
+// per cache block for one layer and head, iterations cycling over the layers and
+// heads; "cached" over 4 cache blocks of 2 × 2 runs (24 KiB, in the core's caches),
+// "streamed" over 64 of 12 × 12 (14 MiB). g = 1, 2 and 4 query heads; ns/block is per
+// key block (all g queries).
+//
+//	go test ./quant -run '^$' -bench ChannelSpan -benchtime=500ms
+func BenchmarkChannelSpan(b *testing.B) {
+	const bt, kt, d = 64, 32, 64
+	r := rand.New(rand.NewPCG(7, 8))
+	c := Channel{Bits: 2}
+	kb := c.BlockBytes(kt, d)
+	run := bt / kt * kb // one layer and head of a cache block
+	for _, sz := range []struct {
+		name         string
+		blocks, runs int
+	}{{"cached", 4, 2 * 2}, {"streamed", 64, 12 * 12}} {
+		blockBytes := sz.runs * run
+		buf := make([]byte, sz.blocks*blockBytes)
+		for i := 0; i < len(buf); i += kb {
+			c.Encode(buf[i:i+kb], gaussRow(r, kt*d, 1), kt, d)
+		}
+		for _, g := range []int{1, 2, 4} {
+			q := gaussRow(r, g*d, 1)
+			scores := make([]float32, g*bt)
+			tmp, lo, s := make([]float32, ScratchFloats(d)), make([]float32, d), make([]float32, d)
+			b.Run(fmt.Sprintf("%s/g=%d", sz.name, g), func(b *testing.B) {
+				k := 0
+				for b.Loop() {
+					off := k % sz.runs * run
+					for j := range sz.blocks {
+						DotChannelSpan(c, scores, bt, q, g, buf[j*blockBytes+off:], kb, kt, 0, bt, d, tmp, lo, s)
+					}
+					k++
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*sz.blocks*bt/kt), "ns/block")
+			})
+		}
+	}
+}

@@ -214,7 +214,7 @@ func TestDotChannelRows(t *testing.T) {
 				for i, v := range dec {
 					colMax[i%d] = math.Max(colMax[i%d], math.Abs(float64(v)))
 				}
-				for _, g := range []int{1, 2, 3, 4, 7} {
+				for _, g := range []int{1, 2, 3, 4, 6, 7} {
 					q := gaussRow(r, g*d, 1)
 					if dotChannelFused != nil { // the SIMD kernel takes every d multiple of 16
 						scores, tmp := make([]float32, g*tt), make([]float32, g*d+2*d+g+4)
@@ -312,7 +312,7 @@ func TestDotChannelSpan(t *testing.T) {
 			for j := range nb {
 				c.Encode(src[j*stride:][:bb], gaussRow(r, tt*d, 1), tt, d)
 			}
-			for _, g := range []int{1, 3, 4, 16} {
+			for _, g := range []int{1, 2, 3, 4, 16} {
 				q := gaussRow(r, g*d, 1)
 				for _, rg := range [][2]int{{0, nb * tt}, {5, 40}, {15, 1}, {3, 10}} {
 					off, n := rg[0], rg[1]

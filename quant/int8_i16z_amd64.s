@@ -5,6 +5,7 @@
 #include "prefetch_amd64.h"
 #include "r4frame_amd64.h"
 #include "i16r4_amd64.h"
+#include "cqz_amd64.h"
 
 // dotInt8Q4I16Z and dotU4Q4ChanI16Z (declarations and contracts in
 // int8_i16_amd64.go): the four-query int16 scores of Int8 rows and of 4-bit KIVI key
@@ -294,46 +295,25 @@ c1loop:
 	VZEROUPPER
 	RET
 
-// cqzidx: VPERMT2PS indexes of the scales (even lanes) and the zeros (odd lanes) of
-// 16 channels widened as (scale, zero) pairs into two vectors; then VPERMPS indexes
-// of the 4-bit split (per 16 channels the even ones, then the odd ones) and of no
-// split.
-DATA cqzidx<>+0(SB)/8, $0x0000000200000000
-DATA cqzidx<>+8(SB)/8, $0x0000000600000004
-DATA cqzidx<>+16(SB)/8, $0x0000000a00000008
-DATA cqzidx<>+24(SB)/8, $0x0000000e0000000c
-DATA cqzidx<>+32(SB)/8, $0x0000001200000010
-DATA cqzidx<>+40(SB)/8, $0x0000001600000014
-DATA cqzidx<>+48(SB)/8, $0x0000001a00000018
-DATA cqzidx<>+56(SB)/8, $0x0000001e0000001c
-DATA cqzidx<>+64(SB)/8, $0x0000000300000001
-DATA cqzidx<>+72(SB)/8, $0x0000000700000005
-DATA cqzidx<>+80(SB)/8, $0x0000000b00000009
-DATA cqzidx<>+88(SB)/8, $0x0000000f0000000d
-DATA cqzidx<>+96(SB)/8, $0x0000001300000011
-DATA cqzidx<>+104(SB)/8, $0x0000001700000015
-DATA cqzidx<>+112(SB)/8, $0x0000001b00000019
-DATA cqzidx<>+120(SB)/8, $0x0000001f0000001d
-DATA cqzidx<>+128(SB)/8, $0x0000000200000000
-DATA cqzidx<>+136(SB)/8, $0x0000000600000004
-DATA cqzidx<>+144(SB)/8, $0x0000000a00000008
-DATA cqzidx<>+152(SB)/8, $0x0000000e0000000c
-DATA cqzidx<>+160(SB)/8, $0x0000000300000001
-DATA cqzidx<>+168(SB)/8, $0x0000000700000005
-DATA cqzidx<>+176(SB)/8, $0x0000000b00000009
-DATA cqzidx<>+184(SB)/8, $0x0000000f0000000d
-DATA cqzidx<>+192(SB)/8, $0x0000000100000000
-DATA cqzidx<>+200(SB)/8, $0x0000000300000002
-DATA cqzidx<>+208(SB)/8, $0x0000000500000004
-DATA cqzidx<>+216(SB)/8, $0x0000000700000006
-DATA cqzidx<>+224(SB)/8, $0x0000000900000008
-DATA cqzidx<>+232(SB)/8, $0x0000000b0000000a
-DATA cqzidx<>+240(SB)/8, $0x0000000d0000000c
-DATA cqzidx<>+248(SB)/8, $0x0000000f0000000e
-GLOBL cqzidx<>(SB), RODATA|NOPTR, $256
-
-DATA cqzabs<>+0(SB)/4, $0x7fffffff
-GLOBL cqzabs<>(SB), RODATA|NOPTR, $4
+// cqzperm: the VPERMPS indexes of the 4-bit split (per 16 channels the even ones,
+// then the odd ones) and of no split.
+DATA cqzperm<>+0(SB)/8, $0x0000000200000000
+DATA cqzperm<>+8(SB)/8, $0x0000000600000004
+DATA cqzperm<>+16(SB)/8, $0x0000000a00000008
+DATA cqzperm<>+24(SB)/8, $0x0000000e0000000c
+DATA cqzperm<>+32(SB)/8, $0x0000000300000001
+DATA cqzperm<>+40(SB)/8, $0x0000000700000005
+DATA cqzperm<>+48(SB)/8, $0x0000000b00000009
+DATA cqzperm<>+56(SB)/8, $0x0000000f0000000d
+DATA cqzperm<>+64(SB)/8, $0x0000000100000000
+DATA cqzperm<>+72(SB)/8, $0x0000000300000002
+DATA cqzperm<>+80(SB)/8, $0x0000000500000004
+DATA cqzperm<>+88(SB)/8, $0x0000000700000006
+DATA cqzperm<>+96(SB)/8, $0x0000000900000008
+DATA cqzperm<>+104(SB)/8, $0x0000000b0000000a
+DATA cqzperm<>+112(SB)/8, $0x0000000d0000000c
+DATA cqzperm<>+120(SB)/8, $0x0000000f0000000e
+GLOBL cqzperm<>(SB), RODATA|NOPTR, $128
 
 // CQZQUERY prepares 16 channels of one query (its values at Q+AX, the channels'
 // scales in Z2 and zeros in Y0, Y1), as CQHALF twice and chanQueryI16F16C's loop:
@@ -356,14 +336,6 @@ GLOBL cqzabs<>(SB), RODATA|NOPTR, $4
 	VFMADD231PS (Q)(AX*1), Y0, b     \
 	VFMADD231PS 32(Q)(AX*1), Y1, b   \
 	VMOVUPS     Z3, (D)(AX*1)
-
-// CQZB leaves in the low lane of Xb the sum of the lanes of Yb (a query's b), added
-// as channelQueryF16C and I16QUANT do. Clobbers X1.
-#define CQZB(Yb, Xb) \
-	VEXTRACTF128 $1, Yb, X1 \
-	VADDPS       X1, Xb, Xb \
-	VHADDPS      Xb, Xb, Xb \
-	VHADDPS      Xb, Xb, Xb
 
 // CQZFINAL turns one query's q·scale values at D into int16 codes, D and b, as
 // I16QUANT with CQB (CX d): b from its lanes in Yb (Xb its low half), the largest
@@ -447,12 +419,7 @@ done:                                    \
 	Z16ZERO8                           \
 	XORQ         AX, AX                \
 label:                                 \
-	VCVTPH2PS     (DX), Z0             \
-	VCVTPH2PS     32(DX), Z1           \
-	VMOVAPS       Z0, Z2               \
-	VPERMT2PS     Z1, Z26, Z2          \
-	VPERMT2PS     Z1, Z27, Z0          \
-	VEXTRACTF64X4 $1, Z0, Y1           \
+	CQZWIDEN(0)                        \
 	QUERY(SI, DI, Y8, Z16, Z20)        \
 	QUERY(R11, R8, Y9, Z17, Z21)       \
 	QUERY(R12, R10, Y10, Z18, Z22)     \
@@ -472,10 +439,10 @@ TEXT ·chanQuery4I16Z(SB), NOSPLIT, $0-40
 	MOVQ      q+8(FP), SI
 	MOVQ      block+16(FP), DX
 	MOVQ      d+24(FP), CX
-	VMOVDQU32 cqzidx<>+128(SB), Z28
+	VMOVDQU32 cqzperm<>(SB), Z28
 	CMPQ      split+32(FP), $0
 	JNE       cqzsplit
-	VMOVDQU32 cqzidx<>+192(SB), Z28
+	VMOVDQU32 cqzperm<>+64(SB), Z28
 
 cqzsplit:
 	CQZBODY(CQZQUERY, cqzloop)
