@@ -14,15 +14,25 @@
 // never returned while its Arena is in use; Release unmaps them all. Where mapping is
 // not available or fails, blocks come from the Go heap instead.
 //
-// On Linux the chunks are advised for transparent huge pages (hugemem.Advise):
-// attention reads a layer's whole history every step, and with 4 KiB pages every 4
-// KiB may miss the TLB. Decode attention over 32768 tokens of q4, q2 and kivi4/kivi2
-// (32/8/64, 2 threads, 20 MiB per step) took 2–4% less time per step with them; f16
-// and q8 about the same. A huge page is resident in full once any of it is written,
-// so a pool may hold up to 2 MiB more than its blocks in use.
+// On Linux each whole huge page of a chunk is made a huge page (hugemem.Collapse)
+// once all of its blocks are handed out: attention reads a layer's whole history
+// every step, and with 4 KiB pages every 4 KiB may miss the TLB. Decode attention
+// over 32768 tokens of q4, q2 and kivi4/kivi2 (32/8/64, 2 threads, 20 MiB per step)
+// took 2–4% less time per step with huge pages; f16 and q8 about the same. The page
+// still being handed out keeps base pages, resident only where written: advising the
+// whole chunk instead made that page resident in full at its first write, up to 2
+// MiB more than the blocks in use (peak RSS of kvq bench decode at 4k with
+// kivi4/kivi2: 196.1–196.9 MiB against 194.8–195.5 without huge pages). Kernels
+// without MADV_COLLAPSE (before 6.1) get the chunks advised as before.
 package blockmem
 
-import "sync/atomic"
+import (
+	"errors"
+	"sync/atomic"
+	"unsafe"
+
+	"kvq/internal/hugemem"
+)
 
 // chunkBytes is the size of a mapping: large enough that a pool of gigabytes makes
 // hundreds, not hundreds of thousands, of mappings (Linux allows 65530 by default).
@@ -40,6 +50,8 @@ type Arena struct {
 	made         int      // blocks handed out
 	chunks       [][]byte // the mappings, for Release
 	rest         []byte   // unused part of the last chunk
+	made2M       uintptr  // the last chunk's huge pages below this address are handled
+	advise       bool     // no MADV_COLLAPSE: chunks are advised for huge pages instead
 	mapped       atomic.Int64
 }
 
@@ -66,14 +78,41 @@ func (a *Arena) Alloc() []byte {
 			a.made++
 			return make([]byte, a.size) // no mapping: the heap's memory still works
 		}
+		if a.advise {
+			hugemem.Advise(mem)
+		}
 		a.mapped.Add(int64(len(mem)))
 		a.chunks = append(a.chunks, mem)
-		a.rest = mem
+		a.rest, a.made2M = mem, 0
 	}
 	b := a.rest[:a.size:a.size]
 	a.rest = a.rest[min(a.stride, len(a.rest)):]
 	a.made++
+	a.collapse()
 	return b
+}
+
+// collapse makes huge pages of the last chunk's whole huge pages whose blocks have
+// all been handed out (on kernels without MADV_COLLAPSE it advises the rest of the
+// chunk, and the chunks to come, instead). A page that cannot be made now (no huge
+// page free) keeps base pages.
+func (a *Arena) collapse() {
+	if a.advise || len(a.chunks) == 0 {
+		return
+	}
+	c := a.chunks[len(a.chunks)-1]
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(c)))
+	handed := start + uintptr(len(c)-len(a.rest))
+	p := max(a.made2M, (start+hugemem.PageBytes-1)&^(hugemem.PageBytes-1))
+	for ; p+hugemem.PageBytes <= handed; p += hugemem.PageBytes {
+		err := hugemem.Collapse(c[p-start:][:hugemem.PageBytes])
+		if errors.Is(err, errors.ErrUnsupported) {
+			a.advise = true
+			hugemem.Advise(c[p-start:])
+			return
+		}
+	}
+	a.made2M = p
 }
 
 // Mapped reports the bytes the Arena has mapped and not released (its virtual
@@ -88,5 +127,5 @@ func (a *Arena) Release() {
 			a.mapped.Add(-int64(len(c)))
 		}
 	}
-	a.chunks, a.rest = nil, nil
+	a.chunks, a.rest, a.made2M = nil, nil, 0
 }

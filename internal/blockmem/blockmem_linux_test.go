@@ -1,0 +1,72 @@
+package blockmem
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"kvq/internal/hugemem"
+)
+
+// TestHugePages: once all blocks of a whole huge page of a chunk are handed out, the
+// page is a huge page; the page still being handed out is not (it holds only what
+// was written). Skipped where the kernel cannot make huge pages on demand.
+func TestHugePages(t *testing.T) {
+	const size = 64 << 10
+	a := New(size, 0)
+	defer a.Release()
+	first := a.Alloc()
+	first[0] = 1
+	if a.advise {
+		t.Skip("no MADV_COLLAPSE: chunks are advised instead")
+	}
+	start := uintptr(unsafe.Pointer(&first[0]))
+	// Hand out 5 MiB (every block written once), then the chunk's huge pages below
+	// the handed-out end are whole huge pages, the next one not.
+	for range 5<<20/size - 1 {
+		a.Alloc()[0] = 1
+	}
+	end := start + 5<<20
+	whole := (end&^(hugemem.PageBytes-1) - (start+hugemem.PageBytes-1)&^(hugemem.PageBytes-1)) >> 10
+	got, err := anonHugeKiB(start)
+	if err != nil {
+		t.Skip(err)
+	}
+	if got != int64(whole) {
+		t.Errorf("5 MiB of blocks handed out from %#x: %d KiB of huge pages, want %d (the whole pages below %#x)", start, got, whole, end)
+	}
+}
+
+// anonHugeKiB returns the AnonHugePages of the mapping that holds address p
+// (/proc/self/smaps).
+func anonHugeKiB(p uintptr) (int64, error) {
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		var lo, hi uintptr
+		if n, _ := fmt.Sscanf(line, "%x-%x", &lo, &hi); n == 2 && strings.Contains(line, " ") {
+			in = lo <= p && p < hi
+			continue
+		}
+		var kib int64
+		if in && strings.HasPrefix(line, "AnonHugePages:") {
+			if _, err := fmt.Sscanf(line, "AnonHugePages: %d kB", &kib); err != nil {
+				return 0, fmt.Errorf("smaps line %q: %w", line, err)
+			}
+			return kib, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("no mapping of %#x in /proc/self/smaps", p)
+}
