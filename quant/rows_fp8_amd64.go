@@ -34,6 +34,9 @@ type fp8Kernels struct {
 	addQ1x64T, addQ1x16T  fp8Q1Kernel // tensor scale
 	addQ1x64Z, addQ1x64TZ fp8Q1Kernel // the ZMM twins of addQ1x64 and addQ1x64T
 	unit                  float32
+	// dotR4D is dotR4Z widening the codes straight to float32 where it can, reporting
+	// false where it cannot (dotE4M3R4ZD); nil for E5M2.
+	dotR4D func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32) bool
 }
 
 // fp8R4Kernel is the shape of the one-query FP8 score kernels (dotE4M3R4F16C).
@@ -50,9 +53,9 @@ type fp8Q1Kernel func(acc, w, src unsafe.Pointer, stride uintptr, n int, so int,
 
 var (
 	fp8E4M3Kernels = fp8Kernels{dotE4M3R4F16C, dotE4M3R4Z, dotE4M3Q4F16C, dotE4M3Q4Z, addE4M3Q4F16C, addE4M3Q4Z,
-		addE4M3Q1x64F16C, addE4M3Q1x16F16C, addE4M3Q1x64TF16C, addE4M3Q1x16TF16C, addE4M3Q1x64Z, addE4M3Q1x64TZ, 256}
+		addE4M3Q1x64F16C, addE4M3Q1x16F16C, addE4M3Q1x64TF16C, addE4M3Q1x16TF16C, addE4M3Q1x64Z, addE4M3Q1x64TZ, 256, dotE4M3R4ZD}
 	fp8E5M2Kernels = fp8Kernels{dotE5M2R4F16C, dotE5M2R4Z, dotE5M2Q4F16C, dotE5M2Q4Z, addE5M2Q4F16C, addE5M2Q4Z,
-		addE5M2Q1x64F16C, addE5M2Q1x16F16C, addE5M2Q1x64TF16C, addE5M2Q1x16TF16C, addE5M2Q1x64Z, addE5M2Q1x64TZ, 1}
+		addE5M2Q1x64F16C, addE5M2Q1x16F16C, addE5M2Q1x64TF16C, addE5M2Q1x16TF16C, addE5M2Q1x64Z, addE5M2Q1x64TZ, 1, nil}
 )
 
 // f16One is the binary16 1.0: the scale source of tensor-scale rows in foldRowScales.
@@ -91,12 +94,16 @@ func dotFP8Rows(c FP8, scores []float32, ld int, q []float32, g int, src []byte,
 	q4 := func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
 		quadDot(y, z, out, ldb, q, qs, src, stride, n, d)
 	}
-	dotR4 := k.dotR4
+	dotR4, dotR4D := k.dotR4, k.dotR4D
 	if haveAVX512F {
 		dotR4 = k.dotR4Z
+	} else {
+		dotR4D = nil
 	}
 	r4 := func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr) {
-		dotR4(out, q, src, o1, o2, o3, gstep, ng, d, hdr, mul)
+		if dotR4D == nil || !dotR4D(out, q, src, o1, o2, o3, gstep, ng, d, hdr, mul) {
+			dotR4(out, q, src, o1, o2, o3, gstep, ng, d, hdr, mul)
+		}
 	}
 	dotRowsFused(q4, r4, scores, ld, q, g, src, stride, n, d)
 	return true
@@ -185,6 +192,15 @@ func dotE4M3R4Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d
 
 //go:noescape
 func dotE5M2R4Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
+
+// dotE4M3R4ZD is dotE4M3R4Z (AVX-512F) with each 16 codes widened straight to
+// float32 (value·2⁻¹²⁰: three instructions, no VCVTPH2PS) and the query scaled by 2¹¹²
+// to match, so that every product, and so every score, is dotE4M3R4Z's bit for bit.
+// It reports false, having written nothing, when a |q| ≥ 2¹⁶ (whose 2¹¹² multiple
+// would overflow; infinities too) or d > 256: the caller then runs dotE4M3R4Z.
+//
+//go:noescape
+func dotE4M3R4ZD(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32) bool
 
 // dotE5M2R4F16C is dotE4M3R4F16C for E5M2 rows (codes widened to their value).
 //

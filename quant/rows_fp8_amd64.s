@@ -92,8 +92,11 @@
 // the VHADDPS tree reduces): R4YFP8 is the YMM step, R4ZFP8 its ZMM twin (the same
 // bits: each lane takes the same FMAs in the same order). Each group first asks for
 // its rows' lines PFDIST bytes on (prefetch_amd64.h).
-#define DOT_R4(ZERO, STEP, FOLD) \
-	FP8_CONSTS; \
+#define DOT_R4(ZERO, STEP, FOLD) DOT_R4C(FP8_CONSTS, ZERO, STEP, FOLD)
+
+// DOT_R4C is DOT_R4 with CONSTS in FP8_CONSTS's place.
+#define DOT_R4C(CONSTS, ZERO, STEP, FOLD) \
+	CONSTS; \
 r4group: \
 	TESTQ  R13, R13; \
 	JZ     r4done; \
@@ -551,5 +554,61 @@ f1q:
 	JMP    f1
 
 fdone:
+	VZEROUPPER
+	RET
+
+// E4M3D16 widens the 16 E4M3 codes at m straight to float32, value·2⁻¹²⁰ (Z14: the
+// dwords 0x87F00000): sign-extended to dwords and shifted left by 20, a code's
+// exponent and mantissa land in the float32 exponent (bits 26..23: bias 127 = 7 + 120)
+// and mantissa (bits 22..20), its sign in bit 31 and copies of it in bits 30..27,
+// which Z14 clears. Exact for every code: the subnormals m·2⁻⁹ become the float32
+// subnormals m·2⁻¹²⁹, the NaN codes ±480·2⁻¹²⁰ as in E4M3x16. One instruction fewer
+// than E4M3Z16 per 16 codes, and no VCVTPH2PS.
+#define E4M3D16(m, y, z) \
+	VPMOVSXBD m, z; \
+	VPSLLD    $20, z, z; \
+	VPANDD    Z14, z, z
+
+// D16_CONSTS sets E4M3D16's Z14. It uses AX.
+#define D16_CONSTS \
+	MOVL         $0x87F00000, AX; \
+	VPBROADCASTD AX, Z14
+
+// dotE4M3R4ZD is dotE4M3R4Z with E4M3D16's widening (contract in rows_fp8_amd64.go):
+// the query times 2¹¹² into the frame first, so that each product is dotE4M3R4Z's
+// (q·2¹¹²)·(v·2⁻¹²⁰) = q·(v·2⁻⁸) exactly, unless a |q| ≥ 2¹⁶ would overflow (or d >
+// 256 would not fit; an infinite q too): then it returns false having written
+// nothing.
+// func dotE4M3R4ZD(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32) bool
+TEXT ·dotE4M3R4ZD(SB), $1024-89
+	R4ARGS
+	MOVB $0, ret+88(FP)
+	CMPQ R14, $256
+	JA   d16out
+	MOVL         $0x77800000, AX // 2¹¹²
+	VPBROADCASTD AX, Z16
+	MOVL         $0x47800000, AX // 2¹⁶
+	VPBROADCASTD AX, Z17
+	MOVL         $0x7FFFFFFF, AX
+	VPBROADCASTD AX, Z18
+	KXORW        K2, K2, K2
+	XORQ         AX, AX
+d16q:
+	VMOVUPS (SI)(AX*4), Z19
+	VPANDD  Z18, Z19, Z20
+	VCMPPS  $0x1d, Z17, Z20, K1 // |q| ≥ 2¹⁶ (GE_OQ: not NaN)
+	KORW    K1, K2, K2
+	VMULPS  Z16, Z19, Z19
+	VMOVUPS Z19, (SP)(AX*4)
+	ADDQ    $16, AX
+	CMPQ    AX, R14
+	JB      d16q
+	KORTESTW K2, K2
+	JNZ      d16out
+	MOVQ     SP, SI
+	DOT_R4C(D16_CONSTS, R4ZZERO, R4ZFP8(E4M3D16), R4ZFOLD)
+	MOVB $1, ret+88(FP)
+	RET
+d16out:
 	VZEROUPPER
 	RET

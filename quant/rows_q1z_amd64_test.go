@@ -66,6 +66,71 @@ func TestDotR4Z(t *testing.T) {
 	}
 }
 
+// TestDotR4ZD: dotE4M3R4ZD, which widens E4M3 codes straight to float32 and scales
+// the query to match, gives dotE4M3R4F16C's scores bit for bit (NaN for NaN) wherever
+// it reports true, with and without row scales, for head sizes 16–256, one to five
+// groups of four rows at uneven offsets, rows of random bytes (every code, subnormals
+// and NaN codes included), queries of every magnitude below 2¹⁶ (products down to
+// float32 subnormals) with a NaN now and then; it reports false, having written
+// nothing, for a query with a |q| ≥ 2¹⁶ (infinities included) and for d > 256.
+func TestDotR4ZD(t *testing.T) {
+	if !haveAVX512F {
+		t.Skip("the kernel needs AVX-512F")
+	}
+	r := rand.New(rand.NewPCG(101, 102))
+	const guard = -666
+	for _, hdr := range []int{2, 0} {
+		for _, d := range []int{16, 32, 48, 64, 128, 256, 272} {
+			for _, ng := range []int{1, 2, 5} {
+				for _, qkind := range []string{"normal", "tiny", "nan", "large"} {
+					name := fmt.Sprintf("hdr=%d/d=%d/groups=%d/%s", hdr, d, ng, qkind)
+					row := hdr + d
+					o1, o2, o3 := row+r.IntN(9), 2*row+9+r.IntN(9), 3*row+18+r.IntN(9)
+					gstep := o3 + row + r.IntN(9)
+					src := make([]byte, ng*gstep)
+					for i := range src {
+						src[i] = byte(r.Uint32())
+						if hdr != 0 && i%row < 2 && i/row%2 == 1 {
+							src[i] &^= 0x40 // finite scales in about every other row
+						}
+					}
+					q := make([]float32, d)
+					for i := range q {
+						// Magnitudes from 2⁻⁶⁰ to just under 2¹⁶.
+						q[i] = float32(r.NormFloat64()) * float32(math.Ldexp(1, r.IntN(70)-56))
+						if qkind == "tiny" {
+							q[i] *= 0x1p-80
+						}
+						if math.Abs(float64(q[i])) >= 0x1p16 {
+							q[i] = 0x1.fffffep15
+						}
+					}
+					switch qkind {
+					case "nan":
+						q[r.IntN(d)] = float32(math.NaN())
+					case "large":
+						q[r.IntN(d)] = []float32{0x1p16, -0x1p16, 3e38, float32(math.Inf(-1))}[r.IntN(4)]
+					}
+					mul := float32(0.37)
+					out := [2][]float32{constRow(4*ng+4, guard), constRow(4*ng+4, guard)}
+					ok := dotE4M3R4ZD(unsafe.Pointer(&out[0][0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&src[hdr]),
+						uintptr(o1), uintptr(o2), uintptr(o3), uintptr(gstep), ng, uintptr(d), uintptr(hdr), mul)
+					if want := qkind != "large" && d <= 256; ok != want {
+						t.Fatalf("%s: reported %v, want %v", name, ok, want)
+					}
+					if !ok {
+						checkOneScores(t, name, out[0], out[1], 0, guard)
+						continue
+					}
+					dotE4M3R4F16C(unsafe.Pointer(&out[1][0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&src[hdr]),
+						uintptr(o1), uintptr(o2), uintptr(o3), uintptr(gstep), ng, uintptr(d), uintptr(hdr), mul)
+					checkOneScores(t, name, out[0], out[1], 4*ng, guard)
+				}
+			}
+		}
+	}
+}
+
 // TestAddQ1x64Z: the ZMM one-query adds over 64 columns (addInt8Q1x64Z; the FP8 ones
 // with row scales and with a tensor scale where the CPU has AVX-512 BW) give their
 // YMM twins' sums bit for bit (NaN for NaN), for row counts 0–100, rows of random
