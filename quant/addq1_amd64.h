@@ -37,6 +37,11 @@
 // Each column gets the same FMAs in the same order as in the YMM kernel, so the sums
 // are the same bits. It ends with VZEROUPPER.
 #define ADDQ1Z(W, ROW64) \
+	ADDQ1ZLOOP(W, ROW64); \
+	ADDQ1ZSTORE
+
+// ADDQ1ZLOOP is ADDQ1Z up to the store: the 64 sums left in Z0..Z3.
+#define ADDQ1ZLOOP(W, ROW64) \
 	VMOVUPS (DI), Z0; \
 	VMOVUPS 64(DI), Z1; \
 	VMOVUPS 128(DI), Z2; \
@@ -56,7 +61,10 @@ z1loop: \
 	ADDQ        R12, R8; \
 	DECQ        R13; \
 	JNZ         z1loop; \
-z1done: \
+z1done:
+
+// ADDQ1ZSTORE stores ADDQ1ZLOOP's sums and ends with VZEROUPPER.
+#define ADDQ1ZSTORE \
 	VMOVUPS Z0, (DI); \
 	VMOVUPS Z1, 64(DI); \
 	VMOVUPS Z2, 128(DI); \

@@ -34,9 +34,11 @@ type fp8Kernels struct {
 	addQ1x64T, addQ1x16T  fp8Q1Kernel // tensor scale
 	addQ1x64Z, addQ1x64TZ fp8Q1Kernel // the ZMM twins of addQ1x64 and addQ1x64T
 	unit                  float32
-	// dotR4D is dotR4Z widening the codes straight to float32 where it can, reporting
-	// false where it cannot (dotE4M3R4ZD); nil for E5M2.
-	dotR4D func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32) bool
+	// dotR4D, addQ1x64ZD and addQ1x64TZD are dotR4Z, addQ1x64Z and addQ1x64TZ widening
+	// the codes straight to float32 where they can, reporting false where they cannot
+	// (dotE4M3R4ZD, addE4M3Q1x64ZD); nil for E5M2.
+	dotR4D                  func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32) bool
+	addQ1x64ZD, addQ1x64TZD func(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32) bool
 }
 
 // fp8R4Kernel is the shape of the one-query FP8 score kernels (dotE4M3R4F16C).
@@ -53,9 +55,9 @@ type fp8Q1Kernel func(acc, w, src unsafe.Pointer, stride uintptr, n int, so int,
 
 var (
 	fp8E4M3Kernels = fp8Kernels{dotE4M3R4F16C, dotE4M3R4Z, dotE4M3Q4F16C, dotE4M3Q4Z, addE4M3Q4F16C, addE4M3Q4Z,
-		addE4M3Q1x64F16C, addE4M3Q1x16F16C, addE4M3Q1x64TF16C, addE4M3Q1x16TF16C, addE4M3Q1x64Z, addE4M3Q1x64TZ, 256, dotE4M3R4ZD}
+		addE4M3Q1x64F16C, addE4M3Q1x16F16C, addE4M3Q1x64TF16C, addE4M3Q1x16TF16C, addE4M3Q1x64Z, addE4M3Q1x64TZ, 256, dotE4M3R4ZD, addE4M3Q1x64ZD, addE4M3Q1x64TZD}
 	fp8E5M2Kernels = fp8Kernels{dotE5M2R4F16C, dotE5M2R4Z, dotE5M2Q4F16C, dotE5M2Q4Z, addE5M2Q4F16C, addE5M2Q4Z,
-		addE5M2Q1x64F16C, addE5M2Q1x16F16C, addE5M2Q1x64TF16C, addE5M2Q1x16TF16C, addE5M2Q1x64Z, addE5M2Q1x64TZ, 1, nil}
+		addE5M2Q1x64F16C, addE5M2Q1x16F16C, addE5M2Q1x64TF16C, addE5M2Q1x16TF16C, addE5M2Q1x64Z, addE5M2Q1x64TZ, 1, nil, nil, nil}
 )
 
 // f16One is the binary16 1.0: the scale source of tensor-scale rows in foldRowScales.
@@ -154,10 +156,11 @@ func addFP8Rows(c FP8, acc, w []float32, ld, g int, src []byte, stride, n, d int
 	if hdr == 0 {
 		k64, k16 = k.addQ1x64T, k.addQ1x16T
 	}
+	var k64D func(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32) bool
 	if haveVNNI512 { // the ZMM widening needs AVX-512 BW
-		k64 = k.addQ1x64Z
+		k64, k64D = k.addQ1x64Z, k.addQ1x64ZD
 		if hdr == 0 {
-			k64 = k.addQ1x64TZ
+			k64, k64D = k.addQ1x64TZ, k.addQ1x64TZD
 		}
 	}
 	codes := unsafe.Add(sp, hdr)
@@ -166,7 +169,9 @@ func addFP8Rows(c FP8, acc, w []float32, ld, g int, src []byte, stride, n, d int
 		a, wj := unsafe.Add(ap, uintptr(j)*ab), unsafe.Pointer(&w[j*ld])
 		c := 0
 		for ; c+64 <= d; c += 64 {
-			k64(unsafe.Add(a, 4*c), wj, unsafe.Add(codes, c), us, n, -(2 + c), mul)
+			if k64D == nil || !k64D(unsafe.Add(a, 4*c), wj, unsafe.Add(codes, c), us, n, -(2+c), mul) {
+				k64(unsafe.Add(a, 4*c), wj, unsafe.Add(codes, c), us, n, -(2 + c), mul)
+			}
 		}
 		for ; c < d; c += 16 {
 			k16(unsafe.Add(a, 4*c), wj, unsafe.Add(codes, c), us, n, -(2 + c), mul)
@@ -234,6 +239,20 @@ func dotE5M2Q4F16C(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr
 //
 //go:noescape
 func addE4M3Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+
+// addE4M3Q1x64ZD and addE4M3Q1x64TZD are addE4M3Q1x64Z and addE4M3Q1x64TZ (AVX-512 BW)
+// with each 16 codes widened straight to float32 (value·2⁻¹²⁰: three instructions, no
+// VCVTPH2PS) and each row's weight scaled by 2¹¹² to match, so that every product is
+// theirs. A weight whose multiple overflows leaves a sum that is not finite: they
+// store the sums, and report true, only when all 64 are finite (and their total
+// too), and otherwise report false with acc untouched, the caller then running addE4M3Q1x64Z (addE4M3Q1x64TZ),
+// which gives the same sums bit for bit wherever they report true.
+//
+//go:noescape
+func addE4M3Q1x64ZD(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32) bool
+
+//go:noescape
+func addE4M3Q1x64TZD(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32) bool
 
 // addE4M3Q1x64Z, addE4M3Q1x64TZ, addE5M2Q1x64Z and addE5M2Q1x64TZ are the 64-column
 // FP8 adds with ZMM registers (AVX-512 BW: haveVNNI512), the same sums as their YMM

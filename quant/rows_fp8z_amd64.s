@@ -279,3 +279,86 @@ TEXT ·addE5M2Q1x64TZ(SB), NOSPLIT, $0-52
 	Q1ARGS
 	ADDQ1Z(W1TENSOR, E5M2ROW64)
 	RET
+
+// The one-query E4M3 adds with the codes widened straight to float32 (E4M3D16 of
+// rows_fp8_amd64.s: value·2⁻¹²⁰) and each row's weight, as W1ROW and W1TENSOR make it,
+// times 2¹¹² (X12) to match: every product is addE4M3Q1x64Z's (x·2¹¹²)·(v·2⁻¹²⁰) =
+// x·(v·2⁻⁸) exactly, unless x·2¹¹² overflowed, which leaves a sum that is not finite.
+// So the sums are stored, and the kernel reports true, only when all 64 are finite
+// (ADDQ1ZDEND); otherwise acc is left as it was (the caller then runs addE4M3Q1x64Z, which also
+// gives the sums that are rightly not finite).
+
+// E4M3DROW64 loads row i's 64 codes at R8 as float32 value·2⁻¹²⁰ into Z16..Z19 (Z24:
+// the dwords 0x87F00000).
+#define E4M3DROW64 \
+	VPMOVSXBD (R8), Z16; \
+	VPMOVSXBD 16(R8), Z17; \
+	VPMOVSXBD 32(R8), Z18; \
+	VPMOVSXBD 48(R8), Z19; \
+	VPSLLD    $20, Z16, Z16; \
+	VPSLLD    $20, Z17, Z17; \
+	VPSLLD    $20, Z18, Z18; \
+	VPSLLD    $20, Z19, Z19; \
+	VPANDD    Z24, Z16, Z16; \
+	VPANDD    Z24, Z17, Z17; \
+	VPANDD    Z24, Z18, Z18; \
+	VPANDD    Z24, Z19, Z19
+
+// W1ROWD and W1TENSORD are W1ROW and W1TENSOR times 2¹¹² (X12).
+#define W1ROWD \
+	MOVWLZX      (R8)(R9*1), AX; \
+	VMOVD        AX, X8; \
+	VCVTPH2PS    X8, X8; \
+	VMULSS       (SI), X8, X8; \
+	VMULSS       X13, X8, X8; \
+	VMULSS       X12, X8, X8; \
+	VBROADCASTSS X8, Z20
+
+#define W1TENSORD \
+	VMULSS       (SI), X13, X8; \
+	VMULSS       X12, X8, X8; \
+	VBROADCASTSS X8, Z20
+
+// E4M3DCONSTS sets Z24 for E4M3DROW64 and X12 = 2¹¹².
+#define E4M3DCONSTS \
+	MOVL         $0x87F00000, AX; \
+	VPBROADCASTD AX, Z24; \
+	MOVL         $0x77800000, AX; \
+	VMOVD        AX, X12
+
+// ADDQ1ZDEND stores the sums and sets AX to 1 if the lanes of Z0+Z1+Z2+Z3 are all
+// finite (t − t is not NaN), and so every sum; otherwise it sets AX to 0, acc
+// untouched (also, rarely, where finite sums add up past the float32 range).
+#define ADDQ1ZDEND \
+	VADDPS     Z1, Z0, Z5; \
+	VADDPS     Z3, Z2, Z6; \
+	VADDPS     Z6, Z5, Z5; \
+	VSUBPS     Z5, Z5, Z5; \
+	VCMPPS     $3, Z5, Z5, K1; \
+	KORTESTW   K1, K1; \
+	JNZ        zdfail; \
+	ADDQ1ZSTORE; \
+	MOVL       $1, AX; \
+	JMP        zdret; \
+zdfail: \
+	VZEROUPPER; \
+	XORL       AX, AX; \
+zdret:
+
+// func addE4M3Q1x64ZD(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32) bool
+TEXT ·addE4M3Q1x64ZD(SB), NOSPLIT, $0-57
+	Q1ARGS
+	E4M3DCONSTS
+	ADDQ1ZLOOP(W1ROWD, E4M3DROW64)
+	ADDQ1ZDEND
+	MOVB AX, ret+56(FP)
+	RET
+
+// func addE4M3Q1x64TZD(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32) bool
+TEXT ·addE4M3Q1x64TZD(SB), NOSPLIT, $0-57
+	Q1ARGS
+	E4M3DCONSTS
+	ADDQ1ZLOOP(W1TENSORD, E4M3DROW64)
+	ADDQ1ZDEND
+	MOVB AX, ret+56(FP)
+	RET

@@ -203,3 +203,77 @@ func TestAddQ1x64Z(t *testing.T) {
 		}
 	}
 }
+
+// TestAddQ1x64ZD: addE4M3Q1x64ZD and addE4M3Q1x64TZD, which widen E4M3 codes straight
+// to float32 and scale each weight to match, give their YMM twins' sums bit for bit
+// wherever they report true, and report true for weights of every magnitude below
+// 2¹⁶ (tiny ones included, whose weights and products are float32 subnormals) over rows of
+// random bytes (every code, subnormals and NaN codes included); for a weight whose
+// 2¹¹² multiple overflows, or a NaN weight, they report false and leave acc as it was.
+func TestAddQ1x64ZD(t *testing.T) {
+	if !haveVNNI512 {
+		t.Skip("the kernels need AVX-512 BW")
+	}
+	r := rand.New(rand.NewPCG(103, 104))
+	type add func(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32)
+	for _, k := range []struct {
+		name string
+		d    func(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32) bool
+		y    add
+		hdr  int
+	}{
+		{"e4m3", addE4M3Q1x64ZD, addE4M3Q1x64F16C, 2},
+		{"e4m3/tensor", addE4M3Q1x64TZD, addE4M3Q1x64TF16C, 0},
+	} {
+		for _, n := range []int{1, 2, 5, 17, 64, 100} {
+			for _, wkind := range []string{"normal", "tiny", "large", "nan"} {
+				name := fmt.Sprintf("%s/n=%d/%s", k.name, n, wkind)
+				stride := k.hdr + 64 + 8*r.IntN(3)
+				rows := make([]byte, n*stride)
+				for i := range rows {
+					rows[i] = byte(r.Uint32())
+					if i%stride == 1 && k.hdr > 0 {
+						rows[i] &= 0x3f // finite f16 scales, below 2
+					}
+				}
+				w := make([]float32, n)
+				for i := range w {
+					w[i] = float32(r.NormFloat64()) * float32(math.Ldexp(1, r.IntN(40)-36))
+					if wkind == "tiny" {
+						w[i] *= 0x1p-100
+					}
+				}
+				switch wkind {
+				case "large": // 2¹⁶ after the scale (at least 2⁻¹⁴) and 0.37
+					w[r.IntN(n)] = 0x1p40
+				case "nan":
+					w[r.IntN(n)] = float32(math.NaN())
+				}
+				acc := [2][]float32{make([]float32, 80), nil} // 64 columns added, 16 left alone
+				for i := range acc[0] {
+					if wkind != "tiny" { // tiny sums start at 0, so that their low bits count
+						acc[0][i] = float32(r.NormFloat64())
+					}
+				}
+				acc[1] = append([]float32(nil), acc[0]...)
+				before := append([]float32(nil), acc[0]...)
+				ok := k.d(unsafe.Pointer(&acc[0][0]), unsafe.Pointer(&w[0]), unsafe.Pointer(&rows[k.hdr]), uintptr(stride), n, -k.hdr, 0.37)
+				if want := wkind == "normal" || wkind == "tiny"; ok != want {
+					t.Fatalf("%s: reported %v, want %v", name, ok, want)
+				}
+				k.y(unsafe.Pointer(&acc[1][0]), unsafe.Pointer(&w[0]), unsafe.Pointer(&rows[k.hdr]), uintptr(stride), n, -k.hdr, 0.37)
+				for i, z := range acc[0] {
+					if !ok || i >= 64 {
+						if math.Float32bits(z) != math.Float32bits(before[i]) {
+							t.Fatalf("%s: column %d written", name, i)
+						}
+						continue
+					}
+					if y := acc[1][i]; math.Float32bits(z) != math.Float32bits(y) {
+						t.Fatalf("%s: column %d = %v, YMM kernel %v", name, i, z, y)
+					}
+				}
+			}
+		}
+	}
+}
