@@ -425,6 +425,48 @@ func TestDotInt8R4I16Z(t *testing.T) {
 	}
 }
 
+// TestDotInt8R8I16Z: the eight-row one-query scores of Int8 rows (dotInt8R8I16Z)
+// equal dotInt8R4I16's bit for bit (NaN for NaN), for head sizes up to maxI16Dim, one
+// to sixteen units of eight rows of random bytes (any f16 scale) or of the extreme
+// code -128 against a query of ones (the largest sums), at a stride longer than the
+// row; and write no score past the units.
+func TestDotInt8R8I16Z(t *testing.T) {
+	if !haveVNNI512 {
+		t.Skip("the kernel needs AVX-512 VNNI")
+	}
+	r := rand.New(rand.NewPCG(105, 106))
+	const guard = -444
+	for _, d := range []int{32, 64, 96, 128, maxI16Dim} {
+		for _, nu := range []int{1, 2, 5, 16} {
+			for _, extreme := range []bool{false, true} {
+				name := fmt.Sprintf("d=%d/units=%d/extreme=%v", d, nu, extreme)
+				n := 8 * nu
+				stride := Int8{}.RowBytes(d) + r.IntN(9)
+				src := make([]byte, n*stride)
+				for i := range src {
+					src[i] = byte(r.Uint32())
+					if extreme && i%stride >= 2 {
+						src[i] = 0x80
+					}
+				}
+				q := make([]float32, d)
+				for i := range q {
+					q[i] = float32(r.NormFloat64())
+					if extreme {
+						q[i] = 1
+					}
+				}
+				qt := make([]float32, d/2+1) // codes, D
+				quantQueryI16(unsafe.Pointer(&qt[0]), unsafe.Pointer(&q[0]), d)
+				out := [2][]float32{constRow(n+8, guard), constRow(n+8, guard)}
+				dotInt8R8I16Z(unsafe.Pointer(&out[0][0]), unsafe.Pointer(&qt[0]), unsafe.Pointer(&src[0]), uintptr(stride), nu, uintptr(d))
+				dotR4(dotInt8R4I16, unsafe.Pointer(&out[1][0]), unsafe.Pointer(&qt[0]), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d))
+				checkOneScores(t, name, out[0], out[1], n, guard)
+			}
+		}
+	}
+}
+
 // TestDotU4ChanI16Z: the one-query ZMM scores of 4-bit KIVI key block rows
 // (dotU4ChanI16Z) equal dotU4ChanI16's bit for bit (NaN for NaN), for head sizes up
 // to maxI16Dim, one to sixteen blocks of four rows of random bytes or of the extreme
