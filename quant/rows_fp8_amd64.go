@@ -34,10 +34,11 @@ type fp8Kernels struct {
 	addQ1x64T, addQ1x16T  fp8Q1Kernel // tensor scale
 	addQ1x64Z, addQ1x64TZ fp8Q1Kernel // the ZMM twins of addQ1x64 and addQ1x64T
 	unit                  float32
-	// dotR4D, addQ1x64ZD and addQ1x64TZD are dotR4Z, addQ1x64Z and addQ1x64TZ widening
-	// the codes straight to float32 where they can, reporting false where they cannot
-	// (dotE4M3R4ZD, addE4M3Q1x64ZD); nil for E5M2.
+	// dotR4D, dotQ4D, addQ1x64ZD and addQ1x64TZD are dotR4Z, dotQ4Z, addQ1x64Z and
+	// addQ1x64TZ widening the codes straight to float32 where they can, reporting false
+	// where they cannot (dotE4M3R4ZD, addE4M3Q1x64ZD); nil for E5M2.
 	dotR4D                  func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32) bool
+	dotQ4D                  func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32) bool
 	addQ1x64ZD, addQ1x64TZD func(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32) bool
 }
 
@@ -55,9 +56,9 @@ type fp8Q1Kernel func(acc, w, src unsafe.Pointer, stride uintptr, n int, so int,
 
 var (
 	fp8E4M3Kernels = fp8Kernels{dotE4M3R4F16C, dotE4M3R4Z, dotE4M3Q4F16C, dotE4M3Q4Z, addE4M3Q4F16C, addE4M3Q4Z,
-		addE4M3Q1x64F16C, addE4M3Q1x16F16C, addE4M3Q1x64TF16C, addE4M3Q1x16TF16C, addE4M3Q1x64Z, addE4M3Q1x64TZ, 256, dotE4M3R4ZD, addE4M3Q1x64ZD, addE4M3Q1x64TZD}
+		addE4M3Q1x64F16C, addE4M3Q1x16F16C, addE4M3Q1x64TF16C, addE4M3Q1x16TF16C, addE4M3Q1x64Z, addE4M3Q1x64TZ, 256, dotE4M3R4ZD, dotE4M3Q4ZD, addE4M3Q1x64ZD, addE4M3Q1x64TZD}
 	fp8E5M2Kernels = fp8Kernels{dotE5M2R4F16C, dotE5M2R4Z, dotE5M2Q4F16C, dotE5M2Q4Z, addE5M2Q4F16C, addE5M2Q4Z,
-		addE5M2Q1x64F16C, addE5M2Q1x16F16C, addE5M2Q1x64TF16C, addE5M2Q1x16TF16C, addE5M2Q1x64Z, addE5M2Q1x64TZ, 1, nil, nil, nil}
+		addE5M2Q1x64F16C, addE5M2Q1x16F16C, addE5M2Q1x64TF16C, addE5M2Q1x16TF16C, addE5M2Q1x64Z, addE5M2Q1x64TZ, 1, nil, nil, nil, nil}
 )
 
 // f16One is the binary16 1.0: the scale source of tensor-scale rows in foldRowScales.
@@ -90,8 +91,14 @@ func dotFP8Rows(c FP8, scores []float32, ld int, q []float32, g int, src []byte,
 	y := func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
 		k.dotQ4(out, ldb, q, qs, src, stride, n, d, hdr, mul)
 	}
+	dotQ4D := k.dotQ4D
+	if !haveVBMIGFNI {
+		dotQ4D = nil
+	}
 	z := func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
-		k.dotQ4Z(out, ldb, q, qs, src, stride, n, d, hdr, mul)
+		if dotQ4D == nil || !dotQ4D(out, ldb, q, qs, src, stride, n, d, hdr, mul) {
+			k.dotQ4Z(out, ldb, q, qs, src, stride, n, d, hdr, mul)
+		}
 	}
 	q4 := func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
 		quadDot(y, z, out, ldb, q, qs, src, stride, n, d)
@@ -197,6 +204,17 @@ func dotE4M3R4Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d
 
 //go:noescape
 func dotE5M2R4Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
+
+// dotE4M3Q4ZD is dotE4M3Q4Z (AVX-512 BW and VBMI) with each 16 codes of a row pair
+// widened straight to float32 in dotE4M3Q4Z's lanes (two zero-masked byte permutes put
+// the codes in the top bytes of dwords; an arithmetic shift and a mask make them
+// value·2⁻¹²⁰: no VCVTPH2PS) and the four queries scaled by 2¹¹² in the frame to
+// match, so that every product, and so every score, is dotE4M3Q4Z's bit for bit. It
+// reports false, having written nothing, when a |q| ≥ 2¹⁶ (infinities included) or
+// d > 256: the caller then runs dotE4M3Q4Z.
+//
+//go:noescape
+func dotE4M3Q4ZD(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32) bool
 
 // dotE4M3R4ZD is dotE4M3R4Z (AVX-512F) with each 16 codes widened straight to
 // float32 (value·2⁻¹²⁰: three instructions, no VCVTPH2PS) and the query scaled by 2¹¹²

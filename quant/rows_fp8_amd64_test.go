@@ -445,3 +445,65 @@ func TestDotFloatQ4Z(t *testing.T) {
 		}
 	}
 }
+
+// TestDotQ4ZD: dotE4M3Q4ZD, which widens E4M3 codes straight to float32 and scales
+// the four queries to match, gives dotE4M3Q4F16C's scores bit for bit (NaN for NaN)
+// wherever it reports true, with a row scale (hdr 2) or a tensor scale (hdr 0), for
+// head sizes 16–256, row counts 4–64 (multiples of 4), rows of random bytes (every
+// code, subnormals and NaN codes included) at a stride longer than the row, queries of
+// every magnitude below 2¹⁶ (tiny ones too: products down to float32 subnormals) with
+// a NaN now and then; it reports false, having written nothing, for a query value
+// with |q| ≥ 2¹⁶ (infinities included) and for d > 256.
+func TestDotQ4ZD(t *testing.T) {
+	if !haveVBMIGFNI {
+		t.Skip("the kernel needs AVX-512 VBMI")
+	}
+	r := rand.New(rand.NewPCG(107, 108))
+	const guard = -666
+	for _, hdr := range []int{2, 0} {
+		mul := float32(1.0 / 256)
+		if hdr == 0 {
+			mul = 0.37
+		}
+		for _, d := range []int{16, 32, 48, 64, 128, 256, 272} {
+			for _, n := range []int{4, 8, 20, 64} {
+				for _, qkind := range []string{"normal", "tiny", "nan", "large"} {
+					name := fmt.Sprintf("hdr=%d/d=%d/n=%d/%s", hdr, d, n, qkind)
+					stride := hdr + d + r.IntN(5)
+					src := make([]byte, n*stride)
+					for i := range src {
+						src[i] = byte(r.Uint32())
+					}
+					q := make([]float32, 4*d)
+					for i := range q {
+						q[i] = float32(r.NormFloat64()) * float32(math.Ldexp(1, r.IntN(70)-56))
+						if qkind == "tiny" {
+							q[i] *= 0x1p-80
+						}
+						if math.Abs(float64(q[i])) >= 0x1p16 {
+							q[i] = 0x1.fffffep15
+						}
+					}
+					switch qkind {
+					case "nan":
+						q[r.IntN(4*d)] = float32(math.NaN())
+					case "large":
+						q[r.IntN(4*d)] = []float32{0x1p16, -0x1p16, 3e38, float32(math.Inf(1))}[r.IntN(4)]
+					}
+					ld := n + 2
+					out := [2][]float32{constRow(4*ld, guard), constRow(4*ld, guard)}
+					ok := dotE4M3Q4ZD(unsafe.Pointer(&out[0][0]), uintptr(4*ld), unsafe.Pointer(&q[0]), uintptr(4*d), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d), uintptr(hdr), mul)
+					if want := qkind != "large" && d <= 256; ok != want {
+						t.Fatalf("%s: reported %v, want %v", name, ok, want)
+					}
+					if !ok {
+						checkZScores(t, name, out[0], out[1], ld, n, 0, guard)
+						continue
+					}
+					dotE4M3Q4F16C(unsafe.Pointer(&out[1][0]), uintptr(4*ld), unsafe.Pointer(&q[0]), uintptr(4*d), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d), uintptr(hdr), mul)
+					checkZScores(t, name, out[0], out[1], ld, n, 4, guard)
+				}
+			}
+		}
+	}
+}

@@ -362,3 +362,86 @@ TEXT ·addE4M3Q1x64TZD(SB), NOSPLIT, $0-57
 	ADDQ1ZDEND
 	MOVB AX, ret+56(FP)
 	RET
+
+// The four-query E4M3 scores with the codes widened straight to float32 (dotE4M3Q4ZD,
+// contract in rows_fp8_amd64.go): FP8ZQ4 with FP8ZE4M3D for FP8ZE4M3, over the four
+// queries times 2¹¹², which its prologue writes to the frame (4·d floats, d ≤ 256).
+
+// e4didx: the byte indexes of FP8ZE4M3D's lo permute: byte 3 of dword j is code j of
+// the first row (bytes 0–15 of the table) for j < 8 and code j − 8 of the second
+// (bytes 16–31) for j ≥ 8; the hi permute's are these plus 8.
+DATA e4didx<>+0(SB)/8, $0x0100000000000000
+DATA e4didx<>+8(SB)/8, $0x0300000002000000
+DATA e4didx<>+16(SB)/8, $0x0500000004000000
+DATA e4didx<>+24(SB)/8, $0x0700000006000000
+DATA e4didx<>+32(SB)/8, $0x1100000010000000
+DATA e4didx<>+40(SB)/8, $0x1300000012000000
+DATA e4didx<>+48(SB)/8, $0x1500000014000000
+DATA e4didx<>+56(SB)/8, $0x1700000016000000
+GLOBL e4didx<>(SB), RODATA|NOPTR, $64
+
+// FP8ZE4M3D is FP8ZE4M3 for dotE4M3Q4ZD: the 16 codes AX.. of rows r0 and r1 as
+// float32 value·2⁻¹²⁰ in FP8ZE4M3's lanes (lo: codes 0–7 of r0, then of r1; hi: 8–15).
+// Each code goes to the top byte of a dword (VPERMB zero-masked by K1, indexes Z30 and
+// Z31); shifted right by 4 with its sign, its exponent and mantissa land in the
+// float32 exponent (bits 26..23) and mantissa (bits 22..20), its sign in bit 31 and
+// copies of it in bits 30..27, which Z29 (0x87F00000) clears: E4M3D16's values.
+#define FP8ZE4M3D(r0, r1, lo, hi) \
+	VMOVDQU32    (r0)(AX*1), X24          \
+	VINSERTI32X4 $1, (r1)(AX*1), Z24, Z24 \
+	VPERMB.Z     Z24, Z30, K1, lo         \
+	VPERMB.Z     Z24, Z31, K1, hi         \
+	VPSRAD       $4, lo, lo               \
+	VPSRAD       $4, hi, hi               \
+	VPANDD       Z29, lo, lo              \
+	VPANDD       Z29, hi, hi
+
+// func dotE4M3Q4ZD(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32) bool
+TEXT ·dotE4M3Q4ZD(SB), $4096-81
+	FP8ZARGS
+	MOVB         $0, ret+80(FP)
+	CMPQ         R14, $256
+	JA           q4dout
+	MOVL         $0x77800000, AX // 2¹¹²
+	VPBROADCASTD AX, Z16
+	MOVL         $0x47800000, AX // 2¹⁶
+	VPBROADCASTD AX, Z17
+	MOVL         $0x7FFFFFFF, AX
+	VPBROADCASTD AX, Z18
+	KXORW        K2, K2, K2
+	MOVQ         SP, R15 // query r at SP + 4d·r
+	MOVQ         $4, R9
+q4dquery:
+	XORQ         AX, AX
+q4dq:
+	VMOVUPS      (SI)(AX*4), Z19
+	VPANDD       Z18, Z19, Z20
+	VCMPPS       $0x1d, Z17, Z20, K1 // |q| ≥ 2¹⁶ (GE_OQ: not NaN)
+	KORW         K1, K2, K2
+	VMULPS       Z16, Z19, Z19
+	VMOVUPS      Z19, (R15)(AX*4)
+	ADDQ         $16, AX
+	CMPQ         AX, R14
+	JB           q4dq
+	ADDQ         CX, SI
+	LEAQ         (R15)(R14*4), R15
+	DECQ         R9
+	JNZ          q4dquery
+	KORTESTW     K2, K2
+	JNZ          q4dout
+	MOVQ         SP, SI
+	LEAQ         (R14*4), CX
+	MOVL         $0x87F00000, AX
+	VPBROADCASTD AX, Z29
+	VMOVDQU64    e4didx<>(SB), Z30
+	MOVQ         $0x0808080808080808, AX
+	VPBROADCASTQ AX, Z31
+	VPADDB       Z31, Z30, Z31
+	MOVQ         $0x8888888888888888, AX
+	KMOVQ        AX, K1
+	FP8ZQ4(FP8ZE4M3D, PREFETCH4)
+	MOVB         $1, ret+80(FP)
+	RET
+q4dout:
+	VZEROUPPER
+	RET
