@@ -5,6 +5,7 @@
 #include "prefetch_amd64.h"
 #include "r4frame_amd64.h"
 #include "addq1_amd64.h"
+#include "qscale_amd64.h"
 
 // FP8 row kernels: the loops of the Int8 kernels in rows_f16c_amd64.s, with the
 // codes widened to binary16 in vector registers and then to float32 by VCVTPH2PS.
@@ -585,21 +586,10 @@ TEXT ·dotE4M3R4ZD(SB), $1024-89
 	MOVB $0, ret+88(FP)
 	CMPQ R14, $256
 	JA   d16out
-	MOVL         $0x77800000, AX // 2¹¹²
-	VPBROADCASTD AX, Z16
-	MOVL         $0x47800000, AX // 2¹⁶
-	VPBROADCASTD AX, Z17
-	MOVL         $0x7FFFFFFF, AX
-	VPBROADCASTD AX, Z18
-	KXORW        K2, K2, K2
-	XORQ         AX, AX
+	QS112CONSTS
+	XORQ AX, AX
 d16q:
-	VMOVUPS (SI)(AX*4), Z19
-	VPANDD  Z18, Z19, Z20
-	VCMPPS  $0x1d, Z17, Z20, K1 // |q| ≥ 2¹⁶ (GE_OQ: not NaN)
-	KORW    K1, K2, K2
-	VMULPS  Z16, Z19, Z19
-	VMOVUPS Z19, (SP)(AX*4)
+	QS112STEP(SP)
 	ADDQ    $16, AX
 	CMPQ    AX, R14
 	JB      d16q

@@ -474,22 +474,7 @@ func TestDotQ4ZD(t *testing.T) {
 					for i := range src {
 						src[i] = byte(r.Uint32())
 					}
-					q := make([]float32, 4*d)
-					for i := range q {
-						q[i] = float32(r.NormFloat64()) * float32(math.Ldexp(1, r.IntN(70)-56))
-						if qkind == "tiny" {
-							q[i] *= 0x1p-80
-						}
-						if math.Abs(float64(q[i])) >= 0x1p16 {
-							q[i] = 0x1.fffffep15
-						}
-					}
-					switch qkind {
-					case "nan":
-						q[r.IntN(4*d)] = float32(math.NaN())
-					case "large":
-						q[r.IntN(4*d)] = []float32{0x1p16, -0x1p16, 3e38, float32(math.Inf(1))}[r.IntN(4)]
-					}
+					q := directQuery(r, 4*d, qkind)
 					ld := n + 2
 					out := [2][]float32{constRow(4*ld, guard), constRow(4*ld, guard)}
 					ok := dotE4M3Q4ZD(unsafe.Pointer(&out[0][0]), uintptr(4*ld), unsafe.Pointer(&q[0]), uintptr(4*d), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d), uintptr(hdr), mul)

@@ -6,6 +6,7 @@
 #include "addq4_amd64.h"
 #include "addq4z_amd64.h"
 #include "addq1_amd64.h"
+#include "qscale_amd64.h"
 
 // dotE4M3Q4Z, dotE5M2Q4Z, dotF16Q4Z and dotBF16Q4Z (declarations and contracts in
 // rows_fp8_amd64.go, rows_f16c_amd64.go and rows_bf16_amd64.go): the four-query scores
@@ -402,24 +403,13 @@ TEXT ·dotE4M3Q4ZD(SB), $4096-81
 	MOVB         $0, ret+80(FP)
 	CMPQ         R14, $256
 	JA           q4dout
-	MOVL         $0x77800000, AX // 2¹¹²
-	VPBROADCASTD AX, Z16
-	MOVL         $0x47800000, AX // 2¹⁶
-	VPBROADCASTD AX, Z17
-	MOVL         $0x7FFFFFFF, AX
-	VPBROADCASTD AX, Z18
-	KXORW        K2, K2, K2
+	QS112CONSTS
 	MOVQ         SP, R15 // query r at SP + 4d·r
 	MOVQ         $4, R9
 q4dquery:
 	XORQ         AX, AX
 q4dq:
-	VMOVUPS      (SI)(AX*4), Z19
-	VPANDD       Z18, Z19, Z20
-	VCMPPS       $0x1d, Z17, Z20, K1 // |q| ≥ 2¹⁶ (GE_OQ: not NaN)
-	KORW         K1, K2, K2
-	VMULPS       Z16, Z19, Z19
-	VMOVUPS      Z19, (R15)(AX*4)
+	QS112STEP(R15)
 	ADDQ         $16, AX
 	CMPQ         AX, R14
 	JB           q4dq

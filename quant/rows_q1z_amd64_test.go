@@ -94,23 +94,7 @@ func TestDotR4ZD(t *testing.T) {
 							src[i] &^= 0x40 // finite scales in about every other row
 						}
 					}
-					q := make([]float32, d)
-					for i := range q {
-						// Magnitudes from 2⁻⁶⁰ to just under 2¹⁶.
-						q[i] = float32(r.NormFloat64()) * float32(math.Ldexp(1, r.IntN(70)-56))
-						if qkind == "tiny" {
-							q[i] *= 0x1p-80
-						}
-						if math.Abs(float64(q[i])) >= 0x1p16 {
-							q[i] = 0x1.fffffep15
-						}
-					}
-					switch qkind {
-					case "nan":
-						q[r.IntN(d)] = float32(math.NaN())
-					case "large":
-						q[r.IntN(d)] = []float32{0x1p16, -0x1p16, 3e38, float32(math.Inf(-1))}[r.IntN(4)]
-					}
+					q := directQuery(r, d, qkind)
 					mul := float32(0.37)
 					out := [2][]float32{constRow(4*ng+4, guard), constRow(4*ng+4, guard)}
 					ok := dotE4M3R4ZD(unsafe.Pointer(&out[0][0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&src[hdr]),
@@ -276,4 +260,29 @@ func TestAddQ1x64ZD(t *testing.T) {
 			}
 		}
 	}
+}
+
+// directQuery returns n query values for the tests of the E4M3 kernels that scale
+// queries by 2¹¹² (dotE4M3R4ZD, dotE4M3Q4ZD), by kind: "normal", magnitudes from 2⁻⁶⁰
+// to just under 2¹⁶; "tiny", those times 2⁻⁸⁰ (products down to float32 subnormals);
+// "nan", one of them NaN; "large", one of them ±2¹⁶, 3e38 or an infinity, which the
+// kernels must decline.
+func directQuery(r *rand.Rand, n int, kind string) []float32 {
+	q := make([]float32, n)
+	for i := range q {
+		q[i] = float32(r.NormFloat64()) * float32(math.Ldexp(1, r.IntN(70)-56))
+		if kind == "tiny" {
+			q[i] *= 0x1p-80
+		}
+		if math.Abs(float64(q[i])) >= 0x1p16 {
+			q[i] = 0x1.fffffep15
+		}
+	}
+	switch kind {
+	case "nan":
+		q[r.IntN(n)] = float32(math.NaN())
+	case "large":
+		q[r.IntN(n)] = []float32{0x1p16, -0x1p16, 3e38, float32(math.Inf(-1)), float32(math.Inf(1))}[r.IntN(5)]
+	}
+	return q
 }
