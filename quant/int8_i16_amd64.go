@@ -108,13 +108,14 @@ func dotInt8RowsI16(scores []float32, ld int, q, pq []float32, g int, src []byte
 		}
 		quadDot(dotInt8Q4I16, dotInt8Q4I16Z, unsafe.Pointer(&scores[j*ld]), ldb, q0, uintptr(4*qf), sp, us, n, ud)
 	}
+	zmm := haveVNNI512 && d%32 == 0 // dotInt8R4I16Z and dotInt8R8I16Z
 	r4 := r4Kernel(dotInt8R4I16)
-	if haveVNNI512 && d%32 == 0 {
+	if zmm {
 		r4 = dotInt8R4I16Z
 	}
 	for ; j < g; j++ {
 		out, qj := unsafe.Pointer(&scores[j*ld]), query(j, 0)
-		if n < 8 || !haveVNNI512 || d%32 != 0 {
+		if !zmm || n < 8 {
 			dotR4(r4, out, qj, sp, us, n, ud)
 			continue
 		}

@@ -52,8 +52,9 @@ func (p *RowPlan) QueryFloats(g int) int {
 
 // PrepareQuery writes to pq (QueryFloats(g) values) the g queries q[:g·d] in the form
 // the plan's score kernels read (q4 and q2 rows: each query quantized to int8 per
-// group of 32 values, with its group factors; q8 rows: to int16, with its factor),
-// which DotRows otherwise redoes on every call: attention scores many spans with the
+// group of 32 values, with its group factors; q8 rows: to int16, with its factor;
+// fp8e4m3 rows on AVX-512: times 2¹¹², for kernels that widen codes straight to
+// float32), which DotRows otherwise redoes on every call: attention scores many spans with the
 // same query. It does nothing when QueryFloats(g) is 0.
 func (p *RowPlan) PrepareQuery(pq, q []float32, g int) {
 	if p.QueryFloats(g) == 0 {

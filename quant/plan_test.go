@@ -13,8 +13,8 @@ import (
 // functions), over the lossy codecs and the others, head sizes the fused kernels
 // take and not, query counts (quads and single queries) and row counts (short spans
 // and a tail of n mod 4 rows); that DotRowsPrepared with the queries prepared by
-// PrepareQuery gives the same bits, and that q4 and q2 rows (groups of 32) and q8
-// rows the fused kernels take have a prepared form; that Affine rows the fused kernels take skip the
+// PrepareQuery gives the same bits, and that q4 and q2 rows (groups of 32), q8
+// rows the fused kernels take and E4M3 rows on AVX-512 have a prepared form; that Affine rows the fused kernels take skip the
 // dispatch; and that bad arguments are refused.
 func TestRowPlan(t *testing.T) {
 	r := rand.New(rand.NewPCG(71, 72))
@@ -52,6 +52,9 @@ func TestRowPlan(t *testing.T) {
 						wantPrep := p.fast.ok && isAff && (aff.Bits == 4 || aff.Bits == 2) && aff.group(d) == 32
 						if isInt8 {
 							wantPrep = made != scalarKernels && prepInt8(d)
+						}
+						if _, isFP8 := c.(FP8); isFP8 {
+							wantPrep = made != scalarKernels && prepE4M3(c, d)
 						}
 						if (p.QueryFloats(g) > 0) != wantPrep {
 							t.Fatalf("%s (plan %s): QueryFloats %d, want a prepared form: %v", name, made.name, p.QueryFloats(g), wantPrep)

@@ -26,7 +26,7 @@ import (
 // *D kernels) that widen codes straight to float32 value·2⁻¹²⁰, skipping VCVTPH2PS,
 // which bounded these loops (20–25% fewer ns per row in L1), against queries or
 // weights times 2¹¹²: the same products, so the same bits. Where a multiple would
-// overflow they decline and the kernels above run.
+// overflow the kernels above run instead.
 
 // fp8Kernels are the row kernels of one FP8 format, and the factor between the
 // value of a code and its widened binary16 (2⁸ for E4M3, 1 for E5M2). The add*Q1
@@ -40,11 +40,12 @@ type fp8Kernels struct {
 	addQ1x64T, addQ1x16T  fp8Q1Kernel // tensor scale
 	addQ1x64Z, addQ1x64TZ fp8Q1Kernel // the ZMM twins of addQ1x64 and addQ1x64T
 	unit                  float32
-	// dotR4D, dotQ4D, addQ1x64ZD and addQ1x64TZD are dotR4Z, dotQ4Z, addQ1x64Z and
-	// addQ1x64TZ widening the codes straight to float32 where they can, reporting false
-	// where they cannot (dotE4M3R4ZD, dotE4M3Q4ZD, addE4M3Q1x64ZD); nil for E5M2.
-	dotR4D                  func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32) bool
-	dotQ4D                  func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32) bool
+	// dotR4D and dotQ4D are dotR4Z and dotQ4Z widening the codes straight to float32,
+	// against queries times 2¹¹² (dotE4M3R4ZD, dotE4M3Q4ZD); addQ1x64ZD and addQ1x64TZD
+	// are addQ1x64Z and addQ1x64TZ widening them so, reporting false where they cannot
+	// (addE4M3Q1x64ZD). Nil for E5M2.
+	dotR4D                  fp8R4Kernel
+	dotQ4D                  fp8DotQ4Kernel
 	addQ1x64ZD, addQ1x64TZD func(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32) bool
 }
 
@@ -88,37 +89,53 @@ func fp8Geom(c FP8) (k *fp8Kernels, hdr uintptr, mul float32, ok bool) {
 
 // dotFP8Rows is fusedDotRows for FP8 rows with d a multiple of 16, on CPUs with
 // F16C: dotRowsFused over the format's kernels. It reports false, having done
-// nothing, for the shapes it leaves to tiles (see fp8Geom).
-func dotFP8Rows(c FP8, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int) bool {
+// nothing, for the shapes it leaves to tiles (see fp8Geom). With AVX-512, E4M3 rows
+// go through the kernels that widen codes straight to float32 (dotE4M3R4ZD, and
+// dotE4M3Q4ZD with VBMI) against the queries times 2¹¹²: pq, prepared once
+// (RowPlan.PrepareQuery), or else scaled into tmp when they fit there; otherwise, or
+// where a query is out of their range, through the others, with the same scores.
+func dotFP8Rows(c FP8, scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	k, hdr, mul, ok := fp8Geom(c)
 	if !ok {
 		return false
 	}
+	// qd: the queries times 2¹¹², at the offsets of q; nil where the direct
+	// kernels do not run.
+	var qd unsafe.Pointer
+	if k.dotR4D != nil && haveAVX512F {
+		switch {
+		case pq != nil:
+			qd = unsafe.Pointer(&pq[0])
+		case g*d <= len(tmp) && scaleQuery112(unsafe.Pointer(&tmp[0]), unsafe.Pointer(&q[0]), g*d):
+			qd = unsafe.Pointer(&tmp[0])
+		}
+	}
+	direct := func(qp unsafe.Pointer) unsafe.Pointer {
+		return unsafe.Add(qd, uintptr(qp)-uintptr(unsafe.Pointer(&q[0])))
+	}
 	y := func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
 		k.dotQ4(out, ldb, q, qs, src, stride, n, d, hdr, mul)
 	}
-	dotQ4D := k.dotQ4D
-	if !haveVBMIGFNI {
-		dotQ4D = nil
-	}
 	z := func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
-		if dotQ4D == nil || !dotQ4D(out, ldb, q, qs, src, stride, n, d, hdr, mul) {
-			k.dotQ4Z(out, ldb, q, qs, src, stride, n, d, hdr, mul)
+		if qd != nil && haveVBMIGFNI {
+			k.dotQ4D(out, ldb, direct(q), qs, src, stride, n, d, hdr, mul)
+			return
 		}
+		k.dotQ4Z(out, ldb, q, qs, src, stride, n, d, hdr, mul)
 	}
 	q4 := func(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr) {
 		quadDot(y, z, out, ldb, q, qs, src, stride, n, d)
 	}
-	dotR4, dotR4D := k.dotR4, k.dotR4D
+	dotR4 := k.dotR4
 	if haveAVX512F {
 		dotR4 = k.dotR4Z
-	} else {
-		dotR4D = nil
 	}
 	r4 := func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr) {
-		if dotR4D == nil || !dotR4D(out, q, src, o1, o2, o3, gstep, ng, d, hdr, mul) {
-			dotR4(out, q, src, o1, o2, o3, gstep, ng, d, hdr, mul)
+		if qd != nil {
+			k.dotR4D(out, direct(q), src, o1, o2, o3, gstep, ng, d, hdr, mul)
+			return
 		}
+		dotR4(out, q, src, o1, o2, o3, gstep, ng, d, hdr, mul)
 	}
 	dotRowsFused(q4, r4, scores, ld, q, g, src, stride, n, d)
 	return true
@@ -214,22 +231,28 @@ func dotE5M2R4Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d
 // dotE4M3Q4ZD is dotE4M3Q4Z (AVX-512 BW and VBMI) with each 16 codes of a row pair
 // widened straight to float32 in dotE4M3Q4Z's lanes (two zero-masked byte permutes put
 // the codes in the top bytes of dwords; an arithmetic shift and a mask make them
-// value·2⁻¹²⁰: no VCVTPH2PS) and the four queries scaled by 2¹¹² in the frame to
-// match, so that every product, and so every score, is dotE4M3Q4Z's bit for bit. It
-// reports false, having written nothing, when a |q| ≥ 2¹⁶ (infinities included) or
-// d > 256: the caller then runs dotE4M3Q4Z.
+// value·2⁻¹²⁰: no VCVTPH2PS), against the four queries times 2¹¹² (scaleQuery112):
+// every product, and so every score, is dotE4M3Q4Z's with the queries themselves, bit
+// for bit.
 //
 //go:noescape
-func dotE4M3Q4ZD(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32) bool
+func dotE4M3Q4ZD(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
 
 // dotE4M3R4ZD is dotE4M3R4Z (AVX-512F) with each 16 codes widened straight to
-// float32 (value·2⁻¹²⁰: three instructions, no VCVTPH2PS) and the query scaled by 2¹¹²
-// to match, so that every product, and so every score, is dotE4M3R4Z's bit for bit.
-// It reports false, having written nothing, when a |q| ≥ 2¹⁶ (whose 2¹¹² multiple
-// would overflow; infinities too) or d > 256: the caller then runs dotE4M3R4Z.
+// float32 (value·2⁻¹²⁰: three instructions, no VCVTPH2PS), against the query times
+// 2¹¹² (scaleQuery112): every product, and so every score, is dotE4M3R4Z's with the
+// query itself, bit for bit.
 //
 //go:noescape
-func dotE4M3R4ZD(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32) bool
+func dotE4M3R4ZD(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
+
+// scaleQuery112 writes the n values at q (n a positive multiple of 16) times 2¹¹² to
+// dst, the queries of dotE4M3R4ZD and dotE4M3Q4ZD (AVX-512F), and reports whether
+// every |q| < 2¹⁶ (NaN counts as below), whose multiples are then exact; where it
+// reports false those kernels must not run.
+//
+//go:noescape
+func scaleQuery112(dst, q unsafe.Pointer, n int) bool
 
 // dotE5M2R4F16C is dotE4M3R4F16C for E5M2 rows (codes widened to their value).
 //

@@ -5,7 +5,6 @@
 #include "prefetch_amd64.h"
 #include "r4frame_amd64.h"
 #include "addq1_amd64.h"
-#include "qscale_amd64.h"
 
 // FP8 row kernels: the loops of the Int8 kernels in rows_f16c_amd64.s, with the
 // codes widened to binary16 in vector registers and then to float32 by VCVTPH2PS.
@@ -575,30 +574,10 @@ fdone:
 	MOVL         $0x87F00000, AX; \
 	VPBROADCASTD AX, Z14
 
-// dotE4M3R4ZD is dotE4M3R4Z with E4M3D16's widening (contract in rows_fp8_amd64.go):
-// the query times 2¹¹² into the frame first, so that each product is dotE4M3R4Z's
-// (q·2¹¹²)·(v·2⁻¹²⁰) = q·(v·2⁻⁸) exactly, unless a |q| ≥ 2¹⁶ would overflow (or d >
-// 256 would not fit; an infinite q too): then it returns false having written
-// nothing.
-// func dotE4M3R4ZD(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32) bool
-TEXT ·dotE4M3R4ZD(SB), $1024-89
+// dotE4M3R4ZD is dotE4M3R4Z with E4M3D16's widening, against the query times 2¹¹²
+// (contract in rows_fp8_amd64.go).
+// func dotE4M3R4ZD(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d, hdr uintptr, mul float32)
+TEXT ·dotE4M3R4ZD(SB), NOSPLIT, $0-84
 	R4ARGS
-	MOVB $0, ret+88(FP)
-	CMPQ R14, $256
-	JA   d16out
-	QS112CONSTS
-	XORQ AX, AX
-d16q:
-	QS112STEP(SP)
-	ADDQ    $16, AX
-	CMPQ    AX, R14
-	JB      d16q
-	KORTESTW K2, K2
-	JNZ      d16out
-	MOVQ     SP, SI
 	DOT_R4C(D16_CONSTS, R4ZZERO, R4ZFP8(E4M3D16), R4ZFOLD)
-	MOVB $1, ret+88(FP)
-	RET
-d16out:
-	VZEROUPPER
 	RET

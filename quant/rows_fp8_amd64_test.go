@@ -446,14 +446,13 @@ func TestDotFloatQ4Z(t *testing.T) {
 	}
 }
 
-// TestDotQ4ZD: dotE4M3Q4ZD, which widens E4M3 codes straight to float32 and scales
-// the four queries to match, gives dotE4M3Q4F16C's scores bit for bit (NaN for NaN)
-// wherever it reports true, with a row scale (hdr 2) or a tensor scale (hdr 0), for
-// head sizes 16–256, row counts 4–64 (multiples of 4), rows of random bytes (every
-// code, subnormals and NaN codes included) at a stride longer than the row, queries of
-// every magnitude below 2¹⁶ (tiny ones too: products down to float32 subnormals) with
-// a NaN now and then; it reports false, having written nothing, for a query value
-// with |q| ≥ 2¹⁶ (infinities included) and for d > 256.
+// TestDotQ4ZD: dotE4M3Q4ZD, which widens E4M3 codes straight to float32, against the
+// four queries scaled by scaleQuery112, gives dotE4M3Q4F16C's scores with the queries
+// themselves bit for bit (NaN for NaN), with a row scale (hdr 2) or a tensor scale
+// (hdr 0), for head sizes 16–512, row counts 4–64 (multiples of 4), rows of random
+// bytes (every code, subnormals and NaN codes included) at a stride longer than the
+// row, queries of every magnitude below 2¹⁶ (tiny ones too: products down to float32
+// subnormals) with a NaN now and then; and writes no score past the rows.
 func TestDotQ4ZD(t *testing.T) {
 	if !haveVBMIGFNI {
 		t.Skip("the kernel needs AVX-512 VBMI")
@@ -465,7 +464,7 @@ func TestDotQ4ZD(t *testing.T) {
 		if hdr == 0 {
 			mul = 0.37
 		}
-		for _, d := range []int{16, 32, 48, 64, 128, 256, 272} {
+		for _, d := range []int{16, 32, 48, 64, 128, 256, 512} {
 			for _, n := range []int{4, 8, 20, 64} {
 				for _, qkind := range []string{"normal", "tiny", "nan", "large"} {
 					name := fmt.Sprintf("hdr=%d/d=%d/n=%d/%s", hdr, d, n, qkind)
@@ -477,16 +476,57 @@ func TestDotQ4ZD(t *testing.T) {
 					q := directQuery(r, 4*d, qkind)
 					ld := n + 2
 					out := [2][]float32{constRow(4*ld, guard), constRow(4*ld, guard)}
-					ok := dotE4M3Q4ZD(unsafe.Pointer(&out[0][0]), uintptr(4*ld), unsafe.Pointer(&q[0]), uintptr(4*d), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d), uintptr(hdr), mul)
-					if want := qkind != "large" && d <= 256; ok != want {
-						t.Fatalf("%s: reported %v, want %v", name, ok, want)
-					}
+					qd, ok := scaledQuery(t, name, q, qkind)
 					if !ok {
-						checkZScores(t, name, out[0], out[1], ld, n, 0, guard)
 						continue
 					}
+					dotE4M3Q4ZD(unsafe.Pointer(&out[0][0]), uintptr(4*ld), unsafe.Pointer(&qd[0]), uintptr(4*d), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d), uintptr(hdr), mul)
 					dotE4M3Q4F16C(unsafe.Pointer(&out[1][0]), uintptr(4*ld), unsafe.Pointer(&q[0]), uintptr(4*d), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d), uintptr(hdr), mul)
 					checkZScores(t, name, out[0], out[1], ld, n, 4, guard)
+				}
+			}
+		}
+	}
+}
+
+// TestE4M3QueryOutOfRange: queries with a value the direct E4M3 kernels cannot take
+// (|q| ≥ 2¹⁶) score as DotRows scores them with the query as it is, bit for bit,
+// whether prepared once by a RowPlan or scaled per call, and so do those they take.
+func TestE4M3QueryOutOfRange(t *testing.T) {
+	r := rand.New(rand.NewPCG(111, 112))
+	c, d, n := FP8{Format: E4M3}, 64, 40
+	src, stride, _ := lossyCase(r, c, n, d)
+	tmp := make([]float32, ScratchFloats(d))
+	for _, g := range []int{1, 4, 5} {
+		for _, big := range []float32{1e5, 3} {
+			name := fmt.Sprintf("g=%d/q=%v", g, big)
+			q := gaussRow(r, g*d, 1)
+			q[r.IntN(g*d)] = big
+			ld := n + 1
+			want := make([]float32, (g-1)*ld+n)
+			scalarDot := make([]float32, len(want))
+			prev := active.Load()
+			active.Store(scalarKernels)
+			DotRows(c, scalarDot, ld, q, g, src, stride, n, tmp)
+			active.Store(prev)
+			DotRows(c, want, ld, q, g, src, stride, n, tmp)
+			p, err := NewRowPlan(c, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float32, len(want))
+			var pq []float32
+			if m := p.QueryFloats(g); m > 0 {
+				pq = make([]float32, m)
+				p.PrepareQuery(pq, q, g)
+			}
+			p.DotRowsPrepared(got, ld, q, pq, g, src, stride, n, tmp)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s: prepared score %d = %v, DotRows %v", name, i, got[i], want[i])
+				}
+				if e := math.Abs(float64(want[i] - scalarDot[i])); e > 1e-3*math.Abs(float64(scalarDot[i]))+1e-3 || math.IsNaN(float64(want[i])) {
+					t.Fatalf("%s: score %d = %v, the scalar kernels' %v", name, i, want[i], scalarDot[i])
 				}
 			}
 		}

@@ -6,7 +6,6 @@
 #include "addq4_amd64.h"
 #include "addq4z_amd64.h"
 #include "addq1_amd64.h"
-#include "qscale_amd64.h"
 
 // dotE4M3Q4Z, dotE5M2Q4Z, dotF16Q4Z and dotBF16Q4Z (declarations and contracts in
 // rows_fp8_amd64.go, rows_f16c_amd64.go and rows_bf16_amd64.go): the four-query scores
@@ -286,8 +285,8 @@ TEXT ·addE5M2Q1x64TZ(SB), NOSPLIT, $0-52
 // times 2¹¹² (X12) to match: every product is addE4M3Q1x64Z's (x·2¹¹²)·(v·2⁻¹²⁰) =
 // x·(v·2⁻⁸) exactly, unless x·2¹¹² overflowed, which leaves a sum that is not finite.
 // So the sums are stored, and the kernel reports true, only when all 64 are finite
-// (ADDQ1ZDEND); otherwise acc is left as it was (the caller then runs addE4M3Q1x64Z, which also
-// gives the sums that are rightly not finite).
+// (ADDQ1ZDEND); otherwise acc is left as it was (the caller then runs addE4M3Q1x64Z,
+// which also gives the sums that are rightly not finite).
 
 // E4M3DROW64 loads row i's 64 codes at R8 as float32 value·2⁻¹²⁰ into Z16..Z19 (Z24:
 // the dwords 0x87F00000).
@@ -346,27 +345,29 @@ zdfail: \
 	XORL       AX, AX; \
 zdret:
 
+// ADDQ1ZD(W) is the body of addE4M3Q1x64ZD (W1ROWD) and addE4M3Q1x64TZD (W1TENSORD),
+// up to storing AX as the result.
+#define ADDQ1ZD(W) \
+	Q1ARGS; \
+	E4M3DCONSTS; \
+	ADDQ1ZLOOP(W, E4M3DROW64); \
+	ADDQ1ZDEND
+
 // func addE4M3Q1x64ZD(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32) bool
 TEXT ·addE4M3Q1x64ZD(SB), NOSPLIT, $0-57
-	Q1ARGS
-	E4M3DCONSTS
-	ADDQ1ZLOOP(W1ROWD, E4M3DROW64)
-	ADDQ1ZDEND
+	ADDQ1ZD(W1ROWD)
 	MOVB AX, ret+56(FP)
 	RET
 
 // func addE4M3Q1x64TZD(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, mul float32) bool
 TEXT ·addE4M3Q1x64TZD(SB), NOSPLIT, $0-57
-	Q1ARGS
-	E4M3DCONSTS
-	ADDQ1ZLOOP(W1TENSORD, E4M3DROW64)
-	ADDQ1ZDEND
+	ADDQ1ZD(W1TENSORD)
 	MOVB AX, ret+56(FP)
 	RET
 
 // The four-query E4M3 scores with the codes widened straight to float32 (dotE4M3Q4ZD,
 // contract in rows_fp8_amd64.go): FP8ZQ4 with FP8ZE4M3D for FP8ZE4M3, over the four
-// queries times 2¹¹², which its prologue writes to the frame (4·d floats, d ≤ 256).
+// queries times 2¹¹² (scaleQuery112).
 
 // e4didx: the byte indexes of FP8ZE4M3D's lo permute: byte 3 of dword j is code j of
 // the first row (bytes 0–15 of the table) for j < 8 and code j − 8 of the second
@@ -397,30 +398,9 @@ GLOBL e4didx<>(SB), RODATA|NOPTR, $64
 	VPANDD       Z29, lo, lo              \
 	VPANDD       Z29, hi, hi
 
-// func dotE4M3Q4ZD(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32) bool
-TEXT ·dotE4M3Q4ZD(SB), $4096-81
+// func dotE4M3Q4ZD(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d, hdr uintptr, mul float32)
+TEXT ·dotE4M3Q4ZD(SB), NOSPLIT, $0-76
 	FP8ZARGS
-	MOVB         $0, ret+80(FP)
-	CMPQ         R14, $256
-	JA           q4dout
-	QS112CONSTS
-	MOVQ         SP, R15 // query r at SP + 4d·r
-	MOVQ         $4, R9
-q4dquery:
-	XORQ         AX, AX
-q4dq:
-	QS112STEP(R15)
-	ADDQ         $16, AX
-	CMPQ         AX, R14
-	JB           q4dq
-	ADDQ         CX, SI
-	LEAQ         (R15)(R14*4), R15
-	DECQ         R9
-	JNZ          q4dquery
-	KORTESTW     K2, K2
-	JNZ          q4dout
-	MOVQ         SP, SI
-	LEAQ         (R14*4), CX
 	MOVL         $0x87F00000, AX
 	VPBROADCASTD AX, Z29
 	VMOVDQU64    e4didx<>(SB), Z30
@@ -430,8 +410,35 @@ q4dq:
 	MOVQ         $0x8888888888888888, AX
 	KMOVQ        AX, K1
 	FP8ZQ4(FP8ZE4M3D, PREFETCH4)
-	MOVB         $1, ret+80(FP)
 	RET
-q4dout:
+
+// func scaleQuery112(dst, q unsafe.Pointer, n int) bool
+//
+// Per 16 values: |q| against 2¹⁶ (VCMPPS GE_OQ: infinities count, NaN does not),
+// marked in K2; q·2¹¹² stored.
+TEXT ·scaleQuery112(SB), NOSPLIT, $0-25
+	MOVQ         dst+0(FP), DI
+	MOVQ         q+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVL         $0x77800000, AX // 2¹¹²
+	VPBROADCASTD AX, Z16
+	MOVL         $0x47800000, AX // 2¹⁶
+	VPBROADCASTD AX, Z17
+	MOVL         $0x7FFFFFFF, AX
+	VPBROADCASTD AX, Z18
+	KXORW        K2, K2, K2
+	XORQ         AX, AX
+sq:
+	VMOVUPS (SI)(AX*4), Z19
+	VPANDD  Z18, Z19, Z20
+	VCMPPS  $0x1d, Z17, Z20, K1
+	KORW    K1, K2, K2
+	VMULPS  Z16, Z19, Z19
+	VMOVUPS Z19, (DI)(AX*4)
+	ADDQ    $16, AX
+	CMPQ    AX, CX
+	JB      sq
+	KORTESTW K2, K2
+	SETEQ    ret+24(FP)
 	VZEROUPPER
 	RET

@@ -47,7 +47,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 		dotRowsFused(dotF16Quad, dotF16R4, scores, ld, q, g, src, stride, n, d)
 		return true
 	case FP8:
-		return haveF16C && dotFP8Rows(c, scores, ld, q, g, src, stride, n, d)
+		return haveF16C && dotFP8Rows(c, scores, ld, q, nil, g, src, stride, n, d, tmp)
 	}
 	return fusedDotRowsLossy(c, scores, ld, q, g, src, stride, n, d, tmp) // F16C checked there
 }

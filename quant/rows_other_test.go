@@ -27,3 +27,5 @@ const simdFusesLossy = false
 
 // prepInt8 reports false: this build's plans prepare no queries.
 func prepInt8(int) bool { return false }
+
+func prepE4M3(RowCodec, int) bool { return false }
