@@ -474,12 +474,12 @@ func TestDotQ4ZD(t *testing.T) {
 						src[i] = byte(r.Uint32())
 					}
 					q := directQuery(r, 4*d, qkind)
-					ld := n + 2
-					out := [2][]float32{constRow(4*ld, guard), constRow(4*ld, guard)}
 					qd, ok := scaledQuery(t, name, q, qkind)
 					if !ok {
 						continue
 					}
+					ld := n + 2
+					out := [2][]float32{constRow(4*ld, guard), constRow(4*ld, guard)}
 					dotE4M3Q4ZD(unsafe.Pointer(&out[0][0]), uintptr(4*ld), unsafe.Pointer(&qd[0]), uintptr(4*d), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d), uintptr(hdr), mul)
 					dotE4M3Q4F16C(unsafe.Pointer(&out[1][0]), uintptr(4*ld), unsafe.Pointer(&q[0]), uintptr(4*d), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d), uintptr(hdr), mul)
 					checkZScores(t, name, out[0], out[1], ld, n, 4, guard)

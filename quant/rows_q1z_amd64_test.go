@@ -95,12 +95,12 @@ func TestDotR4ZD(t *testing.T) {
 						}
 					}
 					q := directQuery(r, d, qkind)
-					mul := float32(0.37)
-					out := [2][]float32{constRow(4*ng+4, guard), constRow(4*ng+4, guard)}
 					qd, ok := scaledQuery(t, name, q, qkind)
 					if !ok {
 						continue
 					}
+					mul := float32(0.37)
+					out := [2][]float32{constRow(4*ng+4, guard), constRow(4*ng+4, guard)}
 					dotE4M3R4ZD(unsafe.Pointer(&out[0][0]), unsafe.Pointer(&qd[0]), unsafe.Pointer(&src[hdr]),
 						uintptr(o1), uintptr(o2), uintptr(o3), uintptr(gstep), ng, uintptr(d), uintptr(hdr), mul)
 					dotE4M3R4F16C(unsafe.Pointer(&out[1][0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&src[hdr]),
@@ -188,9 +188,10 @@ func TestAddQ1x64Z(t *testing.T) {
 // TestAddQ1x64ZD: addE4M3Q1x64ZD and addE4M3Q1x64TZD, which widen E4M3 codes straight
 // to float32 and scale each weight to match, give their YMM twins' sums bit for bit
 // wherever they report true, and report true for weights of every magnitude below
-// 2¹⁶ (tiny ones included, whose weights and products are float32 subnormals) over rows of
-// random bytes (every code, subnormals and NaN codes included); for a weight whose
-// 2¹¹² multiple overflows, or a NaN weight, they report false and leave acc as it was.
+// 2¹⁶ (tiny ones included, whose weights and products are float32 subnormals) over
+// rows of random bytes (every code, subnormals and NaN codes included); for a weight
+// whose 2¹¹² multiple overflows, or a NaN weight, they report false and leave acc as
+// it was.
 func TestAddQ1x64ZD(t *testing.T) {
 	if !haveVNNI512 {
 		t.Skip("the kernels need AVX-512 BW")
