@@ -83,7 +83,7 @@ type Config struct {
 
 // evicter is implemented by caches that can drop the middle of a sequence (kv.Store).
 type evicter interface {
-	Evict(seq kv.SeqID, sinks, window int) (int, error)
+	Evict(seq kv.SeqID, sinks, window int) (kv.Eviction, error)
 }
 
 // StepInfo describes one completed step.

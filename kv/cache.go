@@ -40,7 +40,8 @@ type Layers interface {
 	// Every layer must be appended exactly once per Grow, before Attend of that layer,
 	// and a layer's Attend must come before the Append of another layer of the same
 	// sequence (the order of a forward pass): a cache may keep the step's
-	// full-precision rows for one layer at a time.
+	// full-precision rows for one layer at a time. Rows holding a NaN or an infinity
+	// are refused with ErrNonFinite before anything is written.
 	Append(layer int, seq SeqID, k, v []float32) error
 
 	// Attend computes causal attention for the n queries of the tokens reserved by the
@@ -62,8 +63,9 @@ type Sequences interface {
 	// layout allows (copy-on-write); later writes to either do not affect the other.
 	Fork(src SeqID) (SeqID, error)
 	// Grow reserves room for the given new tokens of seq (their ids identify full blocks
-	// for prefix sharing). The next forward step must Append and Attend exactly
-	// len(tokens) rows per layer for seq. On ErrNoSpace nothing is reserved.
+	// for prefix sharing; Store.GrowWithoutTokens grows rows that have none). The next
+	// forward step must Append and Attend exactly len(tokens) rows per layer for seq.
+	// On ErrNoSpace nothing is reserved.
 	Grow(seq SeqID, tokens []int32) error
 	// Truncate shortens seq to its first n tokens (n ≤ Len). Except while a step is
 	// half appended (some layers have appended its rows, others not: an error), it is

@@ -21,7 +21,11 @@ type sideCodecs struct {
 // rowCodec returns the per-token codec of a non-KIVI part, or the per-token value
 // codec of a KIVI part, for rows of d values. Groups are clipped to d.
 func rowCodec(p Part, d int) (quant.RowCodec, error) {
-	g := min(p.G, d)
+	g := p.G
+	if g == 0 {
+		g = DefaultGroup
+	}
+	g = min(g, d)
 	switch p.Type {
 	case TypeF32:
 		return quant.F32{}, nil
@@ -32,9 +36,9 @@ func rowCodec(p Part, d int) (quant.RowCodec, error) {
 	case TypeQ8:
 		return quant.Int8{}, nil
 	case TypeFP8E4M3:
-		return quant.FP8{Format: quant.E4M3}, nil
+		return quant.FP8{Format: quant.E4M3, TensorScale: p.Scale}, nil
 	case TypeFP8E5M2:
-		return quant.FP8{Format: quant.E5M2}, nil
+		return quant.FP8{Format: quant.E5M2, TensorScale: p.Scale}, nil
 	case TypeQ4, TypeKIVI4:
 		return quant.Affine{Bits: 4, Group: g}, nil
 	case TypeQ2, TypeKIVI2:
@@ -48,9 +52,17 @@ func rowCodec(p Part, d int) (quant.RowCodec, error) {
 // codecsFor builds the codecs of spec for head size d.
 func codecsFor(sp Spec, d int) (sideCodecs, error) {
 	var c sideCodecs
+	for _, p := range []Part{sp.K, sp.V} {
+		if p.Scale != 0 && !p.Type.IsFP8() {
+			return c, fmt.Errorf("kv: spec %v: %v takes no scale (only fp8e4m3 and fp8e5m2 do)", sp, p.Type)
+		}
+	}
 	if sp.K.Type.IsKIVI() {
 		c.kChan = quant.Channel{Bits: sp.K.Type.Bits()}
 		c.kG = sp.K.G
+		if c.kG == 0 {
+			c.kG = DefaultGroup
+		}
 		if c.kG < 1 {
 			return c, fmt.Errorf("kv: spec %v: key group g=%d must be at least 1", sp, c.kG)
 		}

@@ -15,8 +15,9 @@ type Config struct {
 	Spec       Spec         // cache type of every layer without an override
 	LayerSpecs map[int]Spec // per-layer overrides (layer index in [0, Layers))
 
-	// BlockTokens is the number of tokens per physical block; 0 means 64. It is
-	// rounded up to a multiple of every KIVI key group in use.
+	// BlockTokens is the number of tokens per physical block; 0 means
+	// DefaultBlockTokens (128). It is rounded up to a multiple of every KIVI key group
+	// in use; Store.Config reports the value in force.
 	BlockTokens int
 	// BudgetBytes bounds blocks plus full-precision tails; 0 means unlimited.
 	BudgetBytes int64

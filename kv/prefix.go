@@ -187,7 +187,7 @@ func (st *Store) register(s *seq) {
 		return
 	}
 	B := st.g.B
-	full := s.committed(len(st.g.layers)) / B
+	full := min(s.committed(len(st.g.layers)), s.opaqueFrom) / B
 	for i := len(s.hashes); i < full; i++ {
 		parent := st.root
 		if i > 0 {

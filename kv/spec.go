@@ -2,6 +2,8 @@ package kv
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,6 +64,9 @@ func (t Type) IsKIVI() bool { return t == TypeKIVI8 || t == TypeKIVI4 || t == Ty
 // HasGroup reports whether t takes the group parameter g.
 func (t Type) HasGroup() bool { return t == TypeQ4 || t == TypeQ2 || t.IsKIVI() }
 
+// IsFP8 reports whether t is one of the FP8 types, which take the scale parameter s.
+func (t Type) IsFP8() bool { return t == TypeFP8E4M3 || t == TypeFP8E5M2 }
+
 // Bits is the number of bits per stored value code (32 for f32).
 func (t Type) Bits() int {
 	switch t {
@@ -101,13 +106,25 @@ type Part struct {
 	Type Type
 	// G is the group size along the quantized axis: values per scale along a row for
 	// q4/q2 and KIVI values (clipped to the head size when the cache is built), and the
-	// key block length in tokens for KIVI keys. 0 for types without groups.
+	// key block length in tokens for KIVI keys. 0 for types without groups; for types
+	// with groups 0 means DefaultGroup.
 	G int
 	// R is the number of most recent tokens whose values a KIVI value side keeps in
 	// full precision (counting the querying token itself). Meaningful on the value
 	// side of a KIVI type only; 0 elsewhere.
 	R int
+	// Scale is the fixed scale of an FP8 type (spec parameter s, e.g.
+	// "fp8e4m3:s=0.0125"): a value x is stored as the FP8 code of x/Scale and nothing
+	// per row, as vLLM's fp8 cache with per-tensor k_scale and v_scale. 0 (the
+	// default) stores a per-row f16 scale in every row. Give each layer its own
+	// scale with Config.LayerSpecs; CalibrateFP8 computes them from a calibration run.
+	Scale float32
 }
+
+// String is the part's spec string as one TYPE[:params] (sinks are a Spec's), with
+// only non-default parameters; ParseSpec(p.String()) gives p for both sides, with a
+// zero G read as DefaultGroup.
+func (p Part) String() string { return partString(p, 0, roleBoth) }
 
 // Spec is a parsed cache spec: the key and value types and the number of leading
 // tokens of every sequence kept in full precision.
@@ -119,7 +136,8 @@ type Spec struct {
 // ParseSpec parses SPEC := TYPE[:params] | KTYPE[:params]/VTYPE[:params], where TYPE is
 // one of f32 f16 bf16 q8 fp8e4m3 fp8e5m2 q4 q2 kivi8 kivi4 kivi2 and params is a
 // comma-separated list of key=value: g (group size, default 32; q4, q2, kivi*),
-// r (KIVI value residual in tokens, default 128; kivi* on the value side) and
+// r (KIVI value residual in tokens, default 128; kivi* on the value side),
+// s (fixed scale of an FP8 type, a positive float; default: a scale per row) and
 // sinks (leading full-precision tokens, default 0; any type, written once).
 // With a single TYPE its parameters apply to both keys and values.
 func ParseSpec(s string) (Spec, error) {
@@ -213,6 +231,17 @@ func parsePart(s string, role int) (p Part, sinks int, hasSinks bool, err error)
 			return Part{}, 0, false, fmt.Errorf("%s: parameter %s given twice", name, key)
 		}
 		seen[key] = true
+		if !slices.Contains(strings.Fields(validKeys(p.Type, role)), key) {
+			return Part{}, 0, false, fmt.Errorf("%s: parameter %q is not valid here (valid keys: %s)", name, key, validKeys(p.Type, role))
+		}
+		if key == "s" {
+			f, ferr := strconv.ParseFloat(val, 32)
+			if ferr != nil || !(f > 0) || math.IsInf(f, 0) || float32(f) == 0 {
+				return Part{}, 0, false, fmt.Errorf("%s: s=%q must be a positive finite number (the FP8 scale)", name, val)
+			}
+			p.Scale = float32(f)
+			continue
+		}
 		n, perr := strconv.Atoi(val)
 		if perr != nil {
 			return Part{}, 0, false, fmt.Errorf("%s: parameter %s=%q is not an integer", name, key, val)
@@ -248,27 +277,34 @@ func validKeys(t Type, role int) string {
 	if t.IsKIVI() && role != roleKey {
 		ks = append(ks, "r")
 	}
+	if t.IsFP8() {
+		ks = append(ks, "s")
+	}
 	ks = append(ks, "sinks")
 	return strings.Join(ks, " ")
 }
 
 // String returns the canonical spec string: one TYPE when keys and values agree,
-// KTYPE/VTYPE otherwise, with only non-default parameters, in the order g, r, sinks.
-// ParseSpec(s.String()) == s for every valid s.
+// KTYPE/VTYPE otherwise, with only non-default parameters, in the order g, r, s,
+// sinks. ParseSpec(s.String()) == s for every valid s (a zero G reads back as
+// DefaultGroup; a key side's R, meaningless, is not written).
 func (s Spec) String() string {
 	if s.K == s.V {
-		return partString(s.K, s.Sinks)
+		return partString(s.K, s.Sinks, roleBoth)
 	}
-	return partString(s.K, 0) + "/" + partString(s.V, s.Sinks)
+	return partString(s.K, 0, roleKey) + "/" + partString(s.V, s.Sinks, roleValue)
 }
 
-func partString(p Part, sinks int) string {
+func partString(p Part, sinks, role int) string {
 	var ps []string
-	if p.Type.HasGroup() && p.G != DefaultGroup {
+	if p.Type.HasGroup() && p.G != DefaultGroup && p.G != 0 {
 		ps = append(ps, "g="+strconv.Itoa(p.G))
 	}
-	if p.Type.IsKIVI() && p.R != DefaultResidual {
+	if p.Type.IsKIVI() && p.R != DefaultResidual && role != roleKey {
 		ps = append(ps, "r="+strconv.Itoa(p.R))
+	}
+	if p.Type.IsFP8() && p.Scale != 0 {
+		ps = append(ps, "s="+strconv.FormatFloat(float64(p.Scale), 'g', -1, 32))
 	}
 	if sinks != 0 {
 		ps = append(ps, "sinks="+strconv.Itoa(sinks))

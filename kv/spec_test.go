@@ -26,6 +26,8 @@ func TestParseSpec(t *testing.T) {
 		{"f16:sinks=2/q2:g=8", Spec{K: Part{Type: TypeF16}, V: Part{Type: TypeQ2, G: 8}, Sinks: 2}, "f16/q2:g=8,sinks=2"},
 		{"bf16", Spec{K: Part{Type: TypeBF16}, V: Part{Type: TypeBF16}}, "bf16"},
 		{"kivi8:r=0", Spec{K: Part{Type: TypeKIVI8, G: 32, R: 0}, V: Part{Type: TypeKIVI8, G: 32, R: 0}}, "kivi8:r=0"},
+		{"fp8e4m3:s=0.0125", Spec{K: Part{Type: TypeFP8E4M3, Scale: 0.0125}, V: Part{Type: TypeFP8E4M3, Scale: 0.0125}}, "fp8e4m3:s=0.0125"},
+		{"fp8e4m3:s=2e-3/fp8e5m2:s=0.5,sinks=1", Spec{K: Part{Type: TypeFP8E4M3, Scale: 0.002}, V: Part{Type: TypeFP8E5M2, Scale: 0.5}, Sinks: 1}, "fp8e4m3:s=0.002/fp8e5m2:s=0.5,sinks=1"},
 	}
 	for _, c := range cases {
 		got, err := ParseSpec(c.in)
@@ -43,6 +45,44 @@ func TestParseSpec(t *testing.T) {
 		if err != nil || back != got {
 			t.Errorf("round trip of %q: %+v, %v", c.in, back, err)
 		}
+	}
+}
+
+// TestPartString: every part, zero values included, prints as a spec that parses
+// back to the same cache (a zero G is the default group; a key side's R is not
+// written).
+func TestPartString(t *testing.T) {
+	for _, typ := range Types() {
+		for _, p := range []Part{{Type: typ}, {Type: typ, G: 8, R: 3}} {
+			if !typ.HasGroup() {
+				p.G = 0
+			}
+			if !typ.IsKIVI() {
+				p.R = 0
+			}
+			sp, err := ParseSpec(p.String())
+			if err != nil {
+				t.Errorf("Part %+v: String %q does not parse: %v", p, p.String(), err)
+				continue
+			}
+			want := p
+			if want.G == 0 && typ.HasGroup() {
+				want.G = DefaultGroup
+			}
+			if sp.K != want || sp.V != want {
+				t.Errorf("Part %+v: %q parses to %+v", p, p.String(), sp)
+			}
+			two := Spec{K: p, V: Part{Type: TypeF16}}
+			if _, err := ParseSpec(two.String()); err != nil {
+				t.Errorf("Spec %+v: String %q does not parse: %v", two, two.String(), err)
+			}
+		}
+	}
+	if _, err := New(Config{Layers: 1, Heads: 1, KVHeads: 1, HeadDim: 8, Spec: Spec{K: Part{Type: TypeQ8, Scale: 2}, V: Part{Type: TypeQ8}}}); err == nil {
+		t.Error("a scale on a q8 part: no error")
+	}
+	if _, err := New(Config{Layers: 1, Heads: 1, KVHeads: 1, HeadDim: 8, Spec: Spec{K: Part{Type: TypeKIVI4}, V: Part{Type: TypeQ4}}}); err != nil {
+		t.Errorf("zero groups: %v", err)
 	}
 }
 
@@ -64,6 +104,12 @@ func TestParseSpecErrors(t *testing.T) {
 		{"q8:sinks=1/q8:sinks=2", "sinks given twice"},
 		{"q4:g=8,g=16", "given twice"},
 		{"Q8", "unknown cache type"},
+		{"fp8e4m3:s=0", "positive finite"},
+		{"fp8e4m3:s=-1", "positive finite"},
+		{"fp8e4m3:s=NaN", "positive finite"},
+		{"fp8e4m3:s=inf", "positive finite"},
+		{"fp8e4m3:s=1e-60", "positive finite"},
+		{"q8:s=0.5", "valid keys: sinks"},
 	}
 	for _, c := range cases {
 		_, err := ParseSpec(c.in)
@@ -107,7 +153,7 @@ func TestParseLayerOverrides(t *testing.T) {
 // FuzzParseSpec: any input is an error or a spec whose canonical string parses back
 // to the same spec; nothing panics.
 func FuzzParseSpec(f *testing.F) {
-	for _, s := range []string{"f32", "q4:g=64", "kivi4/kivi2:r=16,sinks=4", "kivi2:g=32,r=128", "q8/f16", "a/b", "q4:g=", ":", "/", "kivi8:r=0,sinks=0"} {
+	for _, s := range []string{"f32", "q4:g=64", "kivi4/kivi2:r=16,sinks=4", "kivi2:g=32,r=128", "q8/f16", "a/b", "q4:g=", ":", "/", "kivi8:r=0,sinks=0", "fp8e4m3:s=0.5/fp8e5m2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -24,7 +24,8 @@ func (st *Store) stepSeq(layer int, id SeqID, what string) (*seq, error) {
 // at once; each KIVI key block is encoded when its G-th token arrives. The step's
 // f32 rows go to the work area (after the previous layer's rows there are folded
 // into that layer's rings) and to the sink rows. Append allocates nothing: Grow
-// reserved it.
+// reserved it. Keys or values holding a NaN or an infinity are refused with
+// ErrNonFinite before anything is written.
 func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
@@ -39,6 +40,9 @@ func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 	if len(k) != s.pending*rl || len(v) != s.pending*rl {
 		return fmt.Errorf("kv: append sequence %d layer %d: len(k)=%d len(v)=%d, want %d tokens × %d kv heads × %d = %d",
 			id, layer, len(k), len(v), s.pending, st.g.cfg.KVHeads, st.g.cfg.HeadDim, s.pending*rl)
+	}
+	if err := checkFinite(k, v, s.base, st.g.cfg.KVHeads, st.g.cfg.HeadDim); err != nil {
+		return fmt.Errorf("kv: append sequence %d layer %d: %w", id, layer, err)
 	}
 	st.fold(s)
 	ly, t := &st.g.layers[layer], &s.tails[layer]

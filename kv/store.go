@@ -61,14 +61,17 @@ type Store struct {
 
 // seq is one sequence's block table and tails.
 type seq struct {
-	n       int      // Len: committed tokens plus the current step's reservation
-	base    int      // first position of the current step
-	pending int      // tokens reserved by the last Grow (n − base while a step is open)
-	done    []bool   // per layer: the current step's rows were appended
-	nDone   int      // layers appended this step
-	blocks  []int32  // block table; −1 for blocks freed by Evict
-	tokens  []int32  // token ids of positions [0, n), for prefix hashing
-	hashes  []uint64 // prefix hashes of the first blocks, registered (prefix.go)
+	n       int     // Len: committed tokens plus the current step's reservation
+	base    int     // first position of the current step
+	pending int     // tokens reserved by the last Grow (n − base while a step is open)
+	done    []bool  // per layer: the current step's rows were appended
+	nDone   int     // layers appended this step
+	blocks  []int32 // block table; −1 for blocks freed by Evict
+	tokens  []int32 // token ids of positions [0, n), for prefix hashing
+	// opaqueFrom is the first position grown without token ids (GrowWithoutTokens);
+	// no block from the one holding it on is registered. noOpaque when none.
+	opaqueFrom int
+	hashes     []uint64 // prefix hashes of the first blocks, registered (prefix.go)
 
 	// Eviction (window.go): positions [sinkEnd, winStart) are gone; their blocks
 	// are −1 in the table. winStart == sinkEnd (0) when nothing was evicted.
@@ -141,8 +144,14 @@ func (st *Store) Config() Config {
 // BlockBytes is the size of one physical block in bytes.
 func (st *Store) BlockBytes() int { return st.g.blockBytes }
 
-// LayerSpec returns the cache spec in force for layer l.
-func (st *Store) LayerSpec(l int) Spec { return st.g.layers[l].spec }
+// LayerSpec returns the cache spec in force for layer l, or an error for a layer
+// outside [0, Layers).
+func (st *Store) LayerSpec(l int) (Spec, error) {
+	if l < 0 || l >= len(st.g.layers) {
+		return Spec{}, fmt.Errorf("kv: layer %d out of range [0, %d)", l, len(st.g.layers))
+	}
+	return st.g.layers[l].spec, nil
+}
 
 func (st *Store) lookup(id SeqID) (*seq, error) {
 	s, ok := st.seqs[id]
@@ -153,7 +162,7 @@ func (st *Store) lookup(id SeqID) (*seq, error) {
 }
 
 func (st *Store) newSeq() *seq {
-	s := &seq{done: make([]bool, len(st.g.layers)), tails: make([]tail, len(st.g.layers)), work: work{layer: -1}}
+	s := &seq{done: make([]bool, len(st.g.layers)), tails: make([]tail, len(st.g.layers)), work: work{layer: -1}, opaqueFrom: noOpaque}
 	s.view = func(i int, dst []attn.Span) []attn.Span { return st.spans(dst, s, s.viewLayer, s.base+i) }
 	for i := range s.tails {
 		s.tails[i].k.rowLen = st.g.rowLen
@@ -238,6 +247,7 @@ func (st *Store) Fork(src SeqID) (SeqID, error) {
 	c.tokens = append([]int32(nil), s.tokens...)
 	c.hashes = append([]uint64(nil), s.hashes...)
 	c.sinkEnd, c.winStart = s.sinkEnd, s.winStart
+	c.opaqueFrom = s.opaqueFrom
 	for i := range s.tails {
 		from, to := &s.tails[i], &c.tails[i]
 		to.k = cloneRing(from.k)
@@ -384,17 +394,23 @@ func (st *Store) GrowCost(id SeqID, n int) (int64, error) {
 func (st *Store) Grow(id SeqID, tokens []int32) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	_, err := st.grow(id, tokens)
+	return err
+}
+
+// grow is Grow under the write lock; it also returns the sequence.
+func (st *Store) grow(id SeqID, tokens []int32) (*seq, error) {
 	s, err := st.lookup(id)
 	if err != nil {
-		return fmt.Errorf("kv: grow: %w", err)
+		return nil, fmt.Errorf("kv: grow: %w", err)
 	}
 	L := len(st.g.layers)
 	if s.stepOpen(L) {
-		return fmt.Errorf("kv: grow of sequence %d: previous step of %d tokens is incomplete (%d of %d layers appended)", id, s.pending, s.nDone, L)
+		return nil, fmt.Errorf("kv: grow of sequence %d: previous step of %d tokens is incomplete (%d of %d layers appended)", id, s.pending, s.nDone, L)
 	}
 	n := len(tokens)
 	if n == 0 {
-		return nil
+		return s, nil
 	}
 	st.register(s)
 	if len(s.caps) < 2*L {
@@ -403,7 +419,7 @@ func (st *Store) Grow(id SeqID, tokens []int32) error {
 	pl := st.planGrow(s, n, s.caps)
 	p0, end := pl.p0, pl.end
 	if err := st.checkBudget(pl.newBlocks+len(pl.cow), pl.extra); err != nil {
-		return fmt.Errorf("kv: grow of sequence %d by %d tokens at %d: %w", id, n, p0, err)
+		return nil, fmt.Errorf("kv: grow of sequence %d by %d tokens at %d: %w", id, n, p0, err)
 	}
 	// Commit.
 	st.fold(s)
@@ -452,7 +468,7 @@ func (st *Store) Grow(id SeqID, tokens []int32) error {
 	s.base, s.n, s.pending = p0, end, n
 	clear(s.done)
 	s.nDone = 0
-	return nil
+	return s, nil
 }
 
 // Truncate implements Sequences. It refuses a sequence whose step is half appended.
@@ -536,6 +552,9 @@ func (st *Store) releaseBlocks(s *seq, n int) {
 	}
 	s.blocks = s.blocks[:keep]
 	s.hashes = s.hashes[:min(len(s.hashes), n/st.g.B)]
+	if n <= s.opaqueFrom {
+		s.opaqueFrom = noOpaque // the positions grown without ids are gone
+	}
 	if n == 0 {
 		s.sinkEnd, s.winStart = 0, 0
 	}
@@ -551,7 +570,8 @@ func (st *Store) Len(id SeqID) int {
 	return 0
 }
 
-// Tokens returns a copy of the token ids given to Grow for seq's positions [0, Len).
+// Tokens returns a copy of the token ids given to Grow for seq's positions [0, Len)
+// (OpaqueToken for positions grown by GrowWithoutTokens).
 func (st *Store) Tokens(id SeqID) ([]int32, error) {
 	st.mu.RLock()
 	defer st.mu.RUnlock()

@@ -2,7 +2,6 @@ package kv
 
 import (
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"runtime/metrics"
@@ -119,18 +118,25 @@ func TestLayersAndOverrides(t *testing.T) {
 		}
 	}
 	for l := 0; l < layers; l++ {
-		ref := newSim(t, st.LayerSpec(l), d, kvh, f.k[l], f.v[l])
+		lsp, err := st.LayerSpec(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := newSim(t, lsp, d, kvh, f.k[l], f.v[l])
 		for p := 0; p < L; p++ {
 			want := ref.attend(t, f.q[l][p], p, heads)
 			if e := maxAbsDiff(outA[l][p*heads*d:(p+1)*heads*d], want); e > 1e-4 {
-				t.Fatalf("layer %d (%v) query %d: |fused − reference| = %.3g", l, st.LayerSpec(l), p, e)
+				t.Fatalf("layer %d (%v) query %d: |fused − reference| = %.3g", l, lsp, p, e)
 			}
 		}
 	}
 	for l, want := range []string{"f16", "kivi4:g=8,r=6,sinks=2", "q4:g=16", "f16"} {
-		if got := st.LayerSpec(l).String(); got != want {
+		if got, _ := st.LayerSpec(l); got.String() != want {
 			t.Errorf("layer %d spec %s, want %s", l, got, want)
 		}
+	}
+	if _, err := st.LayerSpec(layers); err == nil {
+		t.Errorf("LayerSpec(%d) of %d layers: no error", layers, layers)
 	}
 	checkAccounting(t, "layers", st)
 }
@@ -683,26 +689,6 @@ func TestPoolStatsWaste(t *testing.T) {
 	if ps2 := st.PoolStats(); ps2.BlocksMade != 6 || ps2.BlocksUsed != 2 {
 		t.Errorf("after reuse: made %d used %d, want freed blocks reused (6 made, 2 used)", ps2.BlocksMade, ps2.BlocksUsed)
 	}
-}
-
-func ExampleStore() {
-	sp, _ := ParseSpec("kivi4/kivi2")
-	cfg := Config{Layers: 2, Heads: 8, KVHeads: 2, HeadDim: 64, Spec: sp}
-	st, _ := New(cfg)
-	id, _ := st.NewSeq()
-	// One step of 3 tokens: Grow, then per layer Append and Attend.
-	_ = st.Grow(id, []int32{1, 2, 3})
-	k := make([]float32, 3*2*64)
-	q := make([]float32, 3*8*64)
-	out := make([]float32, len(q))
-	for l := 0; l < 2; l++ {
-		_ = st.Append(l, id, k, k)
-		_ = st.Attend(l, id, q, out)
-	}
-	bpt, _ := BytesPerToken(cfg)
-	comp, _ := CompressionVsF16(cfg)
-	fmt.Printf("len %d, %.0f bytes/token, %.2fx smaller than f16, block %d tokens\n", st.Len(id), bpt, comp, st.Config().BlockTokens)
-	// Output: len 3, 256 bytes/token, 4.00x smaller than f16, block 128 tokens
 }
 
 // TestAttnWorkers: parallel attention (queries of a prefill, chunks of a decode)

@@ -32,33 +32,45 @@ func (s *seq) evicted() bool { return s.winStart > s.sinkEnd }
 // kept is the number of positions the sequence still holds.
 func (s *seq) kept() int { return s.n - (s.winStart - s.sinkEnd) }
 
+// Eviction is what one Evict call did.
+type Eviction struct {
+	// Positions is the number of positions newly forgotten; 0 when there was nothing
+	// to do (Len ≤ sinks + window, or the window has not moved since the last call).
+	Positions int
+	// Blocks is the number of blocks returned to the pool: those holding only
+	// forgotten positions. It may be 0 while Positions is not (the forgotten
+	// positions share their blocks with kept ones).
+	Blocks int
+}
+
 // Evict forgets seq's positions between its first sinks and its last window tokens
-// and frees the blocks that held only forgotten positions; it returns how many
-// blocks it released. Nothing is forgotten while Len ≤ sinks + window. It fails
-// (changing nothing) while a step is open, without Config.Rotate (needed to rotate
-// queries onto the sinks), or with sinks different from an earlier eviction's.
-func (st *Store) Evict(id SeqID, sinks, window int) (int, error) {
+// and frees the blocks that held only forgotten positions; it reports how many
+// positions it forgot and how many blocks it released. Nothing is forgotten while
+// Len ≤ sinks + window. It fails (changing nothing) while a step is open, without
+// Config.Rotate (needed to rotate queries onto the sinks), or with sinks different
+// from an earlier eviction's.
+func (st *Store) Evict(id SeqID, sinks, window int) (Eviction, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	s, err := st.lookup(id)
 	if err != nil {
-		return 0, fmt.Errorf("kv: evict: %w", err)
+		return Eviction{}, fmt.Errorf("kv: evict: %w", err)
 	}
 	if sinks < 0 || window < 1 {
-		return 0, fmt.Errorf("kv: evict sequence %d: want sinks ≥ 0 and window ≥ 1, got %d and %d", id, sinks, window)
+		return Eviction{}, fmt.Errorf("kv: evict sequence %d: want sinks ≥ 0 and window ≥ 1, got %d and %d", id, sinks, window)
 	}
 	if s.stepOpen(len(st.g.layers)) {
-		return 0, fmt.Errorf("kv: evict sequence %d: a step is open (%d of %d layers appended)", id, s.nDone, len(st.g.layers))
+		return Eviction{}, fmt.Errorf("kv: evict sequence %d: a step is open (%d of %d layers appended)", id, s.nDone, len(st.g.layers))
 	}
 	if st.g.cfg.Rotate == nil {
-		return 0, fmt.Errorf("kv: evict sequence %d: Config.Rotate is nil (the model's RoPE rotation is needed to keep attention exact)", id)
+		return Eviction{}, fmt.Errorf("kv: evict sequence %d: Config.Rotate is nil (the model's RoPE rotation is needed to keep attention exact)", id)
 	}
 	if s.evicted() && sinks != s.sinkEnd {
-		return 0, fmt.Errorf("kv: evict sequence %d: sinks=%d, but an earlier eviction kept %d", id, sinks, s.sinkEnd)
+		return Eviction{}, fmt.Errorf("kv: evict sequence %d: sinks=%d, but an earlier eviction kept %d", id, sinks, s.sinkEnd)
 	}
 	start := s.n - window // first kept position of the window
 	if start <= sinks || start <= s.winStart {
-		return 0, nil
+		return Eviction{}, nil
 	}
 	st.register(s) // blocks computed before the eviction stay valid prefixes
 	B := st.g.B
@@ -71,6 +83,7 @@ func (st *Store) Evict(id SeqID, sinks, window int) (int, error) {
 			freed++
 		}
 	}
+	forgot := start - max(sinks, s.winStart)
 	s.sinkEnd, s.winStart = sinks, start
-	return freed, nil
+	return Eviction{Positions: forgot, Blocks: freed}, nil
 }

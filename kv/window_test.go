@@ -161,10 +161,14 @@ func testEvict(t *testing.T, rope func([]float32, int, int), spec string, tol fl
 				id, _ := st.NewSeq()
 				windowRun(t, st, id, kA, v, qA, [][2]int{{0, n}}, 7)
 				before := st.PoolStats().BlocksUsed
-				freed, err := st.Evict(id, sinks, window)
+				ev, err := st.Evict(id, sinks, window)
 				if err != nil {
 					t.Fatal(err)
 				}
+				if ev.Positions != n-window-sinks {
+					t.Fatalf("forgot %d positions, want %d", ev.Positions, n-window-sinks)
+				}
+				freed := ev.Blocks
 				if wantFreed := (n-window)/8 - (sinks+7)/8; freed != wantFreed || st.PoolStats().BlocksUsed != before-freed {
 					t.Fatalf("freed %d blocks (used %d → %d), want %d", freed, before, st.PoolStats().BlocksUsed, wantFreed)
 				}
@@ -196,8 +200,11 @@ func testEvict(t *testing.T, rope func([]float32, int, int), spec string, tol fl
 			if _, err := st.Evict(id, sinks+1, window); err == nil {
 				t.Error("eviction with other sinks accepted")
 			}
-			if _, err := st.Evict(id, sinks, window-m); err != nil {
-				t.Errorf("second eviction: %v", err)
+			if ev, err := st.Evict(id, sinks, window-m); err != nil || ev.Positions != 2*m {
+				t.Errorf("second eviction: %+v, %v; want %d positions forgotten", ev, err, 2*m)
+			}
+			if ev, err := st.Evict(id, sinks, window-m); err != nil || ev != (Eviction{}) {
+				t.Errorf("eviction with nothing to do: %+v, %v; want a zero Eviction", ev, err)
 			}
 			if err := st.Truncate(id, n-window-1); err == nil {
 				t.Error("truncate into the evicted range accepted")

@@ -1,0 +1,192 @@
+package kv
+
+import (
+	"fmt"
+
+	"kvq/quant"
+)
+
+// Readback: the cache's contents as an engine outside kvq needs them, to debug and
+// validate, to hand the cache to its own kernels, or to export a sequence.
+
+// Side names the keys or the values of a layer.
+type Side uint8
+
+// The two sides of a layer.
+const (
+	Keys Side = iota
+	Values
+)
+
+func (s Side) String() string {
+	if s == Keys {
+		return "keys"
+	}
+	return "values"
+}
+
+// ReadKey writes into dst (HeadDim values) the key of sequence id at position pos
+// for layer and KV head head, dequantized, exactly as the sequence's next query (at
+// position Len) reads it: a row still held in full precision (sink rows, the keys of
+// an unfinished KIVI key block) comes back as appended, bit for bit; any other row
+// is its codec's Decode of the stored bytes (for a KIVI key, its row of the decoded
+// key block). pos must be a position whose keys the layer holds: below Len, appended for layer
+// (a step's positions count once that layer's Append returned), and not evicted.
+// Read-locked: it may run beside Append and Attend of other sequences.
+func (st *Store) ReadKey(id SeqID, layer, pos, head int, dst []float32) error {
+	return st.readRow(Keys, id, layer, pos, head, dst)
+}
+
+// ReadValue is ReadKey for the value row: the rows a KIVI value side keeps in full
+// precision are the sink rows and the last r−1 positions before Len.
+func (st *Store) ReadValue(id SeqID, layer, pos, head int, dst []float32) error {
+	return st.readRow(Values, id, layer, pos, head, dst)
+}
+
+func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float32) error {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	s, err := st.lookup(id)
+	if err != nil {
+		return fmt.Errorf("kv: read %s: %w", side, err)
+	}
+	cfg := st.g.cfg
+	if layer < 0 || layer >= len(st.g.layers) || head < 0 || head >= cfg.KVHeads || len(dst) != cfg.HeadDim {
+		return fmt.Errorf("kv: read %s of sequence %d: layer %d head %d len(dst)=%d, want layer in [0, %d), head in [0, %d), len(dst)=%d",
+			side, id, layer, head, len(dst), len(st.g.layers), cfg.KVHeads, cfg.HeadDim)
+	}
+	end := s.base // positions [0, end) are appended for this layer
+	if s.pending == 0 || s.done[layer] {
+		end = s.n
+	}
+	if pos < 0 || pos >= end {
+		return fmt.Errorf("kv: read %s of sequence %d layer %d: position %d not appended (held: [0, %d))", side, id, layer, pos, end)
+	}
+	if pos >= s.sinkEnd && pos < s.winStart {
+		return fmt.Errorf("kv: read %s of sequence %d layer %d: position %d was evicted (positions [%d, %d) are gone)", side, id, layer, pos, s.sinkEnd, s.winStart)
+	}
+	ly, t := &st.g.layers[layer], &s.tails[layer]
+	d, rl, B := cfg.HeadDim, st.g.rowLen, st.g.B
+	// f32 returns the full-precision row of pos from the work area (the step's rows,
+	// until folded) or from ring r.
+	f32 := func(r *ring, work []float32) []float32 {
+		if pos >= s.base && s.work.layer == layer {
+			return work[(pos-s.base)*rl+head*d:][:d]
+		}
+		if pos < r.start || pos >= r.start+r.n {
+			return nil
+		}
+		return r.at(pos)[head*d:][:d]
+	}
+	blk := st.pool.data[s.blocks[pos/B]]
+	slot := pos % B
+	if side == Keys {
+		switch {
+		case pos < ly.sinksK:
+			copy(dst, t.sk[pos*rl+head*d:][:d])
+		case ly.kChan != nil && pos >= ly.kTailStart(end):
+			row := f32(&t.k, s.work.k)
+			if row == nil {
+				return fmt.Errorf("kv: read keys of sequence %d layer %d: position %d is not held in full precision", id, layer, pos)
+			}
+			copy(dst, row)
+		case ly.kChan != nil:
+			G := ly.kG
+			buf := make([]float32, G*d)
+			ly.kChan.Decode(buf, blk[ly.kOff+head*ly.kHeadStride+slot/G*ly.kBlkBytes:][:ly.kBlkBytes], G, d)
+			copy(dst, buf[(slot%G)*d:][:d])
+		default:
+			ly.kRow.Decode(dst, blk[ly.kOff+head*ly.kHeadStride+slot*ly.kRowBytes:][:ly.kRowBytes])
+		}
+		return nil
+	}
+	switch {
+	case pos < ly.sinksV:
+		copy(dst, t.sv[pos*rl+head*d:][:d])
+	case ly.r > 0 && pos >= ly.vTailStart(end):
+		row := f32(&t.v, s.work.v)
+		if row == nil {
+			return fmt.Errorf("kv: read values of sequence %d layer %d: position %d is not held in full precision", id, layer, pos)
+		}
+		copy(dst, row)
+	default:
+		ly.vRow.Decode(dst, blk[ly.vOff+head*ly.vHeadStride+slot*ly.vRowBytes:][:ly.vRowBytes])
+	}
+	return nil
+}
+
+// LayerLayout is where one layer's keys and values sit inside a physical block of
+// BlockTokens (B) tokens, and the codecs that wrote them. A side's section is
+// KVHeads head sections back to back, HeadStride bytes each; head h's section holds
+// its B tokens in order: B rows of RowBytes (per-token codecs), or, for KIVI keys,
+// B/Group key blocks of GroupBytes (tokens [jG, (j+1)G) of the block in key block
+// j), written by Channel.
+type LayerLayout struct {
+	Spec Spec
+	// Keys: KOffset is the section's byte offset in the block. Exactly one of KRow
+	// (per-token keys, KRowBytes per row) and KChannel (KIVI keys, KGroup tokens per
+	// key block of KGroupBytes) is set.
+	KOffset, KHeadStride int
+	KRow                 quant.RowCodec
+	KRowBytes            int
+	KChannel             quant.ChannelCodec
+	KGroup, KGroupBytes  int
+	// Values: always per-token rows of VRowBytes, written by VRow.
+	VOffset, VHeadStride int
+	VRow                 quant.RowCodec
+	VRowBytes            int
+}
+
+// BlockLayout is the byte layout of every physical block of a Store.
+type BlockLayout struct {
+	BlockTokens int // tokens per block (B)
+	BlockBytes  int // bytes per block
+	KVHeads     int
+	HeadDim     int
+	Layers      []LayerLayout
+}
+
+// Layout returns the byte layout of the store's blocks.
+//
+// Block bytes are the stored form of every appended token with two exceptions a
+// reader must know: a KIVI key block is written only when its G-th token is
+// appended (until then its bytes are stale and its keys live in full precision, see
+// ReadKey), and rows held in full precision (sinks, recent KIVI values) are read
+// from those rows, not from the block, by attention.
+func (st *Store) Layout() BlockLayout {
+	cfg := st.g.cfg
+	bl := BlockLayout{BlockTokens: st.g.B, BlockBytes: st.g.blockBytes, KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim}
+	for i := range st.g.layers {
+		ly := &st.g.layers[i]
+		l := LayerLayout{Spec: ly.spec,
+			KOffset: ly.kOff, KHeadStride: ly.kHeadStride,
+			VOffset: ly.vOff, VHeadStride: ly.vHeadStride, VRow: ly.vRow, VRowBytes: ly.vRowBytes}
+		if ly.kChan != nil {
+			l.KChannel, l.KGroup, l.KGroupBytes = ly.kChan, ly.kG, ly.kBlkBytes
+		} else {
+			l.KRow, l.KRowBytes = ly.kRow, ly.kRowBytes
+		}
+		bl.Layers = append(bl.Layers, l)
+	}
+	return bl
+}
+
+// ReadBlock appends to dst a copy of block i of sequence id's block table (the
+// block holding positions [iB, (i+1)B)) and returns it; Layout says what its bytes
+// are. Slots past Len hold unspecified bytes. A block freed by Evict is an error.
+func (st *Store) ReadBlock(id SeqID, i int, dst []byte) ([]byte, error) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	s, err := st.lookup(id)
+	if err != nil {
+		return dst, fmt.Errorf("kv: read block: %w", err)
+	}
+	if i < 0 || i >= len(s.blocks) {
+		return dst, fmt.Errorf("kv: read block %d of sequence %d: it has %d blocks", i, id, len(s.blocks))
+	}
+	b := s.blocks[i]
+	if b < 0 {
+		return dst, fmt.Errorf("kv: read block %d of sequence %d: evicted", i, id)
+	}
+	return append(dst, st.pool.data[b]...), nil
+}

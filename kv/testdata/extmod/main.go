@@ -1,0 +1,421 @@
+// Command kvqext uses kvq's cache as another engine would, from outside the
+// repository, through its exported API only: it reads back every cached row of every
+// cache type and compares it with its own reference, grows sequences without token
+// ids and checks that they are never matched by prefix, and checks that a NaN or
+// infinite row is refused with the cache unchanged. It prints "ok" and exits 0, or
+// prints what failed and exits 1. kv's TestExternalModule runs it.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+
+	"kvq/kv"
+	"kvq/quant"
+)
+
+const (
+	layers  = 2
+	heads   = 4
+	kvHeads = 2
+	headDim = 32
+	block   = 16
+)
+
+var failures int
+
+func fail(format string, args ...any) {
+	failures++
+	if failures <= 20 {
+		fmt.Printf("FAIL: "+format+"\n", args...)
+	}
+}
+
+func main() {
+	specs := []string{"f32", "f16", "bf16", "q8", "fp8e4m3", "fp8e5m2", "fp8e4m3:s=0.02", "fp8e5m2:s=0.5", "q4", "q2:g=8",
+		"kivi8", "kivi4", "kivi2", "kivi4:g=8,r=5", "kivi2:g=4/kivi4:g=16,r=1", "q8:sinks=3", "q4/f16:sinks=2", "f32/kivi2:r=9"}
+	for _, s := range specs {
+		sp, err := kv.ParseSpec(s)
+		if err != nil {
+			fail("%s: %v", s, err)
+			continue
+		}
+		readback(s, sp)
+		nonFinite(s, sp)
+	}
+	noPrefix()
+	if failures > 0 {
+		fmt.Printf("%d failures\n", failures)
+		os.Exit(1)
+	}
+	fmt.Printf("ok: %d cache specs read back and refused non-finite rows; rows without token ids were never matched\n", len(specs))
+}
+
+// rowCodec is this program's own idea of what stores a row of a part.
+func rowCodec(p kv.Part) quant.RowCodec {
+	g := min(p.G, headDim)
+	switch p.Type {
+	case kv.TypeF32:
+		return quant.F32{}
+	case kv.TypeF16:
+		return quant.F16{}
+	case kv.TypeBF16:
+		return quant.BF16{}
+	case kv.TypeQ8:
+		return quant.Int8{}
+	case kv.TypeFP8E4M3:
+		return quant.FP8{Format: quant.E4M3, TensorScale: p.Scale}
+	case kv.TypeFP8E5M2:
+		return quant.FP8{Format: quant.E5M2, TensorScale: p.Scale}
+	case kv.TypeQ4, kv.TypeKIVI4:
+		return quant.Affine{Bits: 4, Group: g}
+	case kv.TypeQ2, kv.TypeKIVI2:
+		return quant.Affine{Bits: 2, Group: g}
+	case kv.TypeKIVI8:
+		return quant.Affine{Bits: 8, Group: g}
+	}
+	panic(p.Type)
+}
+
+func roundTrip(c quant.RowCodec, x []float32) []float32 {
+	b := make([]byte, c.RowBytes(len(x)))
+	c.Encode(b, x)
+	out := make([]float32, len(x))
+	c.Decode(out, b)
+	return out
+}
+
+// history is the rows this program appended: [layer][pos] → kvHeads·headDim values.
+type history struct{ k, v [layers][][]float32 }
+
+// reference is what the next query (at position n) should read for key or value
+// (layer, pos, head), by the rules kv documents.
+func (h *history) reference(sp kv.Spec, keys bool, layer, pos, head, n int) []float32 {
+	row := func(x [][]float32, p int) []float32 { return x[p][head*headDim : (head+1)*headDim] }
+	if keys {
+		if pos < sp.Sinks && sp.K.Type != kv.TypeF32 {
+			return row(h.k[layer], pos)
+		}
+		if sp.K.Type.IsKIVI() {
+			G := sp.K.G
+			gs := pos - pos%G
+			if gs+G > n {
+				return row(h.k[layer], pos) // unfinished key block: full precision
+			}
+			blk := make([]float32, 0, G*headDim)
+			for q := gs; q < gs+G; q++ {
+				src := q
+				if q < sp.Sinks && sp.Sinks < gs+G {
+					src = sp.Sinks // sink keys are stored as the block's first other key
+				}
+				blk = append(blk, row(h.k[layer], src)...)
+			}
+			c := quant.Channel{Bits: sp.K.Type.Bits()}
+			b := make([]byte, c.BlockBytes(G, headDim))
+			c.Encode(b, blk, G, headDim)
+			out := make([]float32, G*headDim)
+			c.Decode(out, b, G, headDim)
+			return out[(pos-gs)*headDim : (pos-gs+1)*headDim]
+		}
+		return roundTrip(rowCodec(sp.K), row(h.k[layer], pos))
+	}
+	if pos < sp.Sinks && sp.V.Type != kv.TypeF32 {
+		return row(h.v[layer], pos)
+	}
+	if sp.V.Type.IsKIVI() && sp.V.R > 0 && pos > n-sp.V.R {
+		return row(h.v[layer], pos) // residual: full precision
+	}
+	return roundTrip(rowCodec(sp.V), row(h.v[layer], pos))
+}
+
+func newStore(sp kv.Spec) *kv.Store {
+	st, err := kv.New(kv.Config{Layers: layers, Heads: heads, KVHeads: kvHeads, HeadDim: headDim, Spec: sp, BlockTokens: block})
+	if err != nil {
+		fail("%v: %v", sp, err)
+		return nil
+	}
+	return st
+}
+
+func randRows(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n*kvHeads*headDim)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+		if i%97 == 5 {
+			x[i] *= 9 // outliers
+		}
+	}
+	return x
+}
+
+// step grows seq by n rows (without token ids when ids is nil), appends random
+// rows on every layer, attends, and records the rows in h.
+func step(st *kv.Store, id kv.SeqID, r *rand.Rand, n int, ids []int32, h *history) error {
+	var err error
+	if ids == nil {
+		err = st.GrowWithoutTokens(id, n)
+	} else {
+		err = st.Grow(id, ids)
+	}
+	if err != nil {
+		return err
+	}
+	rl := kvHeads * headDim
+	for l := range layers {
+		k, v := randRows(r, n), randRows(r, n)
+		if err := st.Append(l, id, k, v); err != nil {
+			return err
+		}
+		q := make([]float32, n*heads*headDim)
+		out := make([]float32, len(q))
+		if err := st.Attend(l, id, q, out); err != nil {
+			return err
+		}
+		if h != nil {
+			for i := range n {
+				h.k[l] = append(h.k[l], k[i*rl:(i+1)*rl])
+				h.v[l] = append(h.v[l], v[i*rl:(i+1)*rl])
+			}
+		}
+	}
+	return nil
+}
+
+// checkAll reads back every row of seq and compares it with the reference; it
+// returns the number of rows compared.
+func checkAll(name string, st *kv.Store, sp kv.Spec, id kv.SeqID, h *history) int {
+	n := st.Len(id)
+	got := make([]float32, headDim)
+	rows := 0
+	for l := range layers {
+		for pos := range n {
+			for hd := range kvHeads {
+				for _, keys := range []bool{true, false} {
+					read, what := st.ReadValue, "value"
+					if keys {
+						read, what = st.ReadKey, "key"
+					}
+					if err := read(id, l, pos, hd, got); err != nil {
+						fail("%s: read %s layer %d pos %d head %d: %v", name, what, l, pos, hd, err)
+						continue
+					}
+					want := h.reference(sp, keys, l, pos, hd, n)
+					if !sameBits(got, want) {
+						fail("%s: %s layer %d pos %d head %d (len %d): read %v…, reference %v…", name, what, l, pos, hd, n, got[:3], want[:3])
+					}
+					rows++
+				}
+			}
+		}
+	}
+	return rows
+}
+
+func sameBits(a, b []float32) bool {
+	return slices.EqualFunc(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
+}
+
+func readback(name string, sp kv.Spec) {
+	st := newStore(sp)
+	if st == nil {
+		return
+	}
+	r := rand.New(rand.NewPCG(1, uint64(len(name))))
+	id, _ := st.NewSeq()
+	h := &history{}
+	tok := int32(0)
+	ids := func(n int) []int32 {
+		out := make([]int32, n)
+		for i := range out {
+			tok++
+			out[i] = tok
+		}
+		return out
+	}
+	rows := 0
+	// Prefill, decode steps across key-group and block ends, a chunk, more steps;
+	// every row is compared after each step.
+	for i, n := range []int{7, 1, 1, 12, 1, 3, 20, 1, 1, 1, 5, 1} {
+		var err error
+		if i%3 == 2 {
+			err = step(st, id, r, n, nil, h)
+		} else {
+			err = step(st, id, r, n, ids(n), h)
+		}
+		if err != nil {
+			fail("%s: step %d: %v", name, i, err)
+			return
+		}
+		rows += checkAll(name, st, sp, id, h)
+	}
+	// A fork reads back the same rows.
+	c, err := st.Fork(id)
+	if err != nil {
+		fail("%s: fork: %v", name, err)
+		return
+	}
+	checkAll(name+" fork", st, sp, c, h)
+	// Block bytes and layout: a per-token value row decoded from ReadBlock equals
+	// ReadValue where the value is not held in full precision.
+	lay := st.Layout()
+	B := lay.BlockTokens // 16, rounded up to the KIVI key group
+	if B != st.Config().BlockTokens || B%block != 0 || len(lay.Layers) != layers {
+		fail("%s: layout %+v", name, lay)
+		return
+	}
+	ll := lay.Layers[1]
+	if ll.VRow.Name() != rowCodec(sp.V).Name() {
+		fail("%s: layout value codec %s, want %s", name, ll.VRow.Name(), rowCodec(sp.V).Name())
+	}
+	pos, hd := 19, 1
+	blk, err := st.ReadBlock(id, pos/B, nil)
+	if err != nil || len(blk) != lay.BlockBytes {
+		fail("%s: read block: %d bytes, %v", name, len(blk), err)
+		return
+	}
+	fromBlock := make([]float32, headDim)
+	ll.VRow.Decode(fromBlock, blk[ll.VOffset+hd*ll.VHeadStride+(pos%B)*ll.VRowBytes:][:ll.VRowBytes])
+	if want := roundTrip(rowCodec(sp.V), h.v[1][pos][hd*headDim:(hd+1)*headDim]); !sameBits(fromBlock, want) {
+		fail("%s: value decoded from ReadBlock differs from the reference", name)
+	}
+	if _, err := st.ReadBlock(id, 99, nil); err == nil {
+		fail("%s: ReadBlock past the table: no error", name)
+	}
+	if err := st.ReadKey(id, 0, st.Len(id), 0, make([]float32, headDim)); err == nil {
+		fail("%s: ReadKey at Len: no error", name)
+	}
+	if rows == 0 {
+		fail("%s: no rows compared", name)
+	}
+}
+
+// nonFinite appends rows holding NaN or ±Inf on each layer and checks the refusal
+// and that the cache is unchanged, then appends finite rows.
+func nonFinite(name string, sp kv.Spec) {
+	st := newStore(sp)
+	if st == nil {
+		return
+	}
+	r := rand.New(rand.NewPCG(2, 3))
+	id, _ := st.NewSeq()
+	h := &history{}
+	if err := step(st, id, r, 20, nil, h); err != nil {
+		fail("%s: %v", name, err)
+		return
+	}
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+		if err := st.GrowWithoutTokens(id, 2); err != nil {
+			fail("%s: %v", name, err)
+			return
+		}
+		before := st.Usage()
+		rl := kvHeads * headDim
+		for l := range layers {
+			for _, keys := range []bool{true, false} {
+				k, v := randRows(r, 2), randRows(r, 2)
+				x := v
+				if keys {
+					x = k
+				}
+				x[rl+37] = bad
+				err := st.Append(l, id, k, v)
+				if !errors.Is(err, kv.ErrNonFinite) {
+					fail("%s: layer %d append with %v (keys %v): %v, want ErrNonFinite", name, l, bad, keys, err)
+				}
+			}
+			// Nothing was written: the layer can still be appended, finite.
+			k, v := randRows(r, 2), randRows(r, 2)
+			if err := st.Append(l, id, k, v); err != nil {
+				fail("%s: finite append after the refusal: %v", name, err)
+				return
+			}
+			q := make([]float32, 2*heads*headDim)
+			out := make([]float32, len(q))
+			if err := st.Attend(l, id, q, out); err != nil {
+				fail("%s: attend: %v", name, err)
+				return
+			}
+			for i := range 2 {
+				h.k[l] = append(h.k[l], k[i*rl:(i+1)*rl])
+				h.v[l] = append(h.v[l], v[i*rl:(i+1)*rl])
+			}
+			for _, o := range out {
+				if o != o {
+					fail("%s: NaN in attention output after a refused append", name)
+					break
+				}
+			}
+		}
+		if after := st.Usage(); after != before {
+			fail("%s: usage changed by the refused appends: %+v → %+v", name, before, after)
+		}
+		checkAll(name+" after refusal", st, sp, id, h)
+	}
+}
+
+// noPrefix: rows grown without token ids are never registered or matched.
+func noPrefix() {
+	sp, _ := kv.ParseSpec("q8")
+	st := newStore(sp)
+	r := rand.New(rand.NewPCG(4, 5))
+	// Positive control: rows with ids are matched by a later sequence.
+	a, _ := st.NewSeq()
+	ids := make([]int32, 2*block)
+	for i := range ids {
+		ids[i] = int32(i + 1)
+	}
+	if err := step(st, a, r, len(ids), ids, nil); err != nil {
+		fail("prefix: %v", err)
+		return
+	}
+	if err := st.Grow(a, []int32{99}); err != nil { // registers a's full blocks
+		fail("prefix: %v", err)
+		return
+	}
+	probe, got, _ := st.NewSeqWithPrefix(ids)
+	if got != 2*block {
+		fail("prefix control: a sequence with the same ids adopted %d tokens, want %d", got, 2*block)
+	}
+	_ = st.Drop(probe)
+	// Rows without ids, then ids: nothing from the first opaque block on is matched.
+	b, _ := st.NewSeq()
+	if err := step(st, b, r, block, ids[:block], nil); err != nil {
+		fail("prefix: %v", err)
+		return
+	}
+	if err := step(st, b, r, 3*block, nil, nil); err != nil {
+		fail("prefix: %v", err)
+		return
+	}
+	if err := st.Grow(b, []int32{7}); err != nil {
+		fail("prefix: %v", err)
+		return
+	}
+	toks, _ := st.Tokens(b)
+	if toks[block] != kv.OpaqueToken {
+		fail("prefix: Tokens reports %d for a row without id, want OpaqueToken", toks[block])
+	}
+	for _, try := range [][]int32{toks[:4*block], append(slices.Clone(ids[:block]), make([]int32, 3*block)...)} {
+		c, got, err := st.NewSeqWithPrefix(try)
+		if err != nil || got > block {
+			fail("prefix: a sequence matched %d tokens of one grown without ids (want ≤ %d, the block with ids): %v", got, block, err)
+		}
+		_ = st.Drop(c)
+	}
+	// A sequence grown without ids from the start adopts nothing either.
+	c, _ := st.NewSeq()
+	if err := step(st, c, r, 2*block, nil, nil); err != nil {
+		fail("prefix: %v", err)
+		return
+	}
+	if toks, _ := st.Tokens(c); len(toks) != 2*block {
+		fail("prefix: %d tokens", len(toks))
+	}
+	if ps := st.PoolStats(); ps.PrefixHitBlocks != 2+1+1 {
+		fail("prefix: %d blocks hit, want 4 (2 of the control, 1 with ids per probe)", ps.PrefixHitBlocks)
+	}
+}
