@@ -17,7 +17,7 @@
 //
 // Kernels: the row decoders and multi-query products live in package quant, the
 // softmax kernels here; each has a portable scalar twin, the reference, and an
-// AVX2+FMA implementation built with GOEXPERIMENT=simd on amd64. KVQ_NOSIMD=1 or
+// AVX2+FMA implementation in assembly on amd64. KVQ_NOSIMD=1 or
 // SetSIMD(false) selects the scalar ones.
 //
 // Causal prefill of n tokens is n queries, each over the spans describing the

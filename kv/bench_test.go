@@ -87,10 +87,10 @@ func benchDecode(b *testing.B, spec string, ctx, workers int) {
 }
 
 // BenchmarkDecodeAttentionKernels is the 32k decode with the scalar kernels and with
-// the SIMD ones (the same as scalar in a build without GOEXPERIMENT=simd), one
+// the SIMD ones, one
 // worker and the automatic split: the kernels' speed-up measured in one run.
 //
-//	GOEXPERIMENT=simd go test ./kv -run '^$' -bench DecodeAttentionKernels -benchtime=200ms
+//	go test ./kv -run '^$' -bench DecodeAttentionKernels -benchtime=200ms
 func BenchmarkDecodeAttentionKernels(b *testing.B) {
 	defer attn.SetSIMD(true)
 	for _, spec := range []string{"f32", "q8", "q4", "kivi4/kivi2"} {

@@ -1,13 +1,11 @@
-//go:build amd64 && !goexperiment.simd
-
 package linalg
 
 import "kvq/internal/cpufeat"
 
-// Without GOEXPERIMENT=simd, amd64 builds still use the assembly kernels (F32 dots, SiLU,
-// the quantization of activations, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K products and F16C conversions), which need no
-// archsimd: the scalar set with those kernels in place. With the experiment,
-// simd_amd64.go provides the full AVX2 set instead (with the same assembly kernels).
+// detectSIMD returns, on CPUs with AVX2 and FMA, the scalar set with the assembly
+// kernels in place ("avx2-asm"): F32 dots, SiLU and the quantization of activations;
+// with F16C as well the F16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K products and the tile
+// kernels. Every AVX2 CPU made has F16C; without it the other kernels stay scalar.
 
 func detectSIMD() *kernelSet {
 	if !cpufeat.AVX2FMA {

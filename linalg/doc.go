@@ -41,12 +41,8 @@
 // q45_amd64.s, q4k_amd64.s, q6k_amd64.s; rows_amd64.go), which widen binary16 scales with
 // VCVTPH2PS: a decode chunk of rows is one call that streams the rows in memory order and
 // prefetches 4 KiB ahead; a prefill row meets all the 4-token groups of a token block in
-// one call. Built with GOEXPERIMENT=simd, the package adds simd/archsimd versions of the
-// other kernels (simd_amd64.go: the 4-token Q4_0 products, axpy); without it, amd64
-// builds use the scalar set with the assembly kernels in place ("avx2-asm",
-// asm_amd64.go). Where an archsimd and an
-// assembly version of a kernel were both written, the faster one (the assembly so far)
-// serves both builds. Setting the environment variable KVQ_NOSIMD=1, or calling
+// one call. The other kernels (Axpy, RMSNorm) are plain Go: the set in use is the scalar
+// one with the assembly kernels in place ("avx2-asm", asm_amd64.go). Setting the environment variable KVQ_NOSIMD=1, or calling
 // SetSIMD(false), forces the scalar kernels. KernelName reports the set in use.
 //
 // # Parallelism

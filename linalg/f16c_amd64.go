@@ -18,7 +18,7 @@ func dotF16C(w *byte, x *float32, n int) float32
 func widenF16C(dst *float32, src *byte, n int)
 
 // dotF16F16C is dotF16Scalar: the largest multiple of 32 values through dotF16C, the rest
-// through dotF16Tail (the AVX2 kernel with GOEXPERIMENT=simd, the scalar one otherwise).
+// through dotF16Tail (the scalar kernel).
 func dotF16F16C(w []byte, x []float32) float32 {
 	w = w[:2*len(x)]
 	n := len(x) &^ 31

@@ -133,10 +133,6 @@ var scalarKernels = &kernelSet{
 // (portable build, or a CPU without the needed features).
 var simdKernels = detectSIMD()
 
-// alternateKernels are further SIMD kernel sets this CPU can run, which the tests check
-// like the others (the AVX2-only F16 kernels where the CPU also has F16C).
-var alternateKernels []*kernelSet
-
 // active is the kernel set in use: SIMD when available, unless KVQ_NOSIMD=1.
 var active = kernelsel.New(scalarKernels, simdKernels)
 
@@ -380,7 +376,7 @@ func dotQ4KRowsScalar(out []float32, w []byte, rowBytes int, xq []int8, xd []flo
 
 // rows2 is the two-token rows kernel made of a one-token one, rows, run for each token
 // in turn: the reference for dotQ4Rows2, dotQ5Rows2 and dotQ6KRows2 (of the scalar
-// rows kernels), and the archsimd set's versions.
+// rows kernels).
 func rows2(rows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32)) func(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
 	return func(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
 		nb := len(xd) / 2

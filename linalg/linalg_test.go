@@ -22,7 +22,6 @@ func kernelModes(t *testing.T) []*kernelSet {
 	if simdKernels != nil {
 		sets = append(sets, simdKernels)
 	}
-	sets = append(sets, alternateKernels...)
 	prev := active.Load()
 	t.Cleanup(func() { active.Store(prev) })
 	return sets

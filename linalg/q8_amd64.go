@@ -247,8 +247,7 @@ func widenQ8AVX2(w16 []int16, dw []float32, w []byte, rowBytes, nb int) {
 }
 
 // setTileKernels puts the tile kernels into k. They need only AVX2 and FMA, which
-// every non-scalar kernel set of this package requires, the GOEXPERIMENT=simd sets
-// and the assembly-only set alike.
+// the assembly set requires.
 func setTileKernels(k *kernelSet) {
 	k.widenQ8, k.widenQ4, k.widenQ4K, k.dotQ8Tile = widenQ8AVX2, widenQ4AVX2, widenQ4KAVX2, dotQ8TileAVX2
 	k.widenQ6K, k.widenQ5 = widenQ6KAsm, widenQ5AVX2

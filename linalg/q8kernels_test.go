@@ -152,7 +152,6 @@ func BenchmarkQ8Kernels(b *testing.B) {
 	if simdKernels != nil {
 		sets = append(sets, simdKernels)
 	}
-	sets = append(sets, alternateKernels...)
 	var sink float32
 	var res [4]float32
 	for _, k := range sets {

@@ -46,7 +46,7 @@ func DotChannelRows(c ChannelCodec, scores []float32, ld int, q []float32, g int
 				return
 			}
 		}
-		// Shapes the archsimd kernel leaves: its vector decoder and MultiDot beat
+		// Shapes the fused kernels leave: the vector decoder and MultiDot beat
 		// the scalar algebra.
 	}
 	DecodeBlockRows(c, tmp, block, t, d, i0, i1, lo, s)

@@ -37,8 +37,7 @@
 // all its query heads); other RowCodec implementations fall back to Dot and AddScaled.
 // DecodeRows, DecodeBlockRows, MultiDot and MultiAxpy are the pieces they are built
 // from. Each has a portable scalar implementation, the reference, and on amd64 CPUs
-// with AVX2 and FMA SIMD ones that agree with it (mostly Go assembly, in every build;
-// with GOEXPERIMENT=simd, archsimd ones for the rest: multi_amd64.go); SetSIMD(false)
+// with AVX2 and FMA SIMD ones in Go assembly that agree with it; SetSIMD(false)
 // or KVQ_NOSIMD=1 selects the scalar kernels.
 //
 // RoundTrip is the format-free quant→dequant primitive (1..16 bits, by row or by

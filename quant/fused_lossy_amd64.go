@@ -8,8 +8,7 @@ import (
 )
 
 // Fused AVX2 kernels for the lossy row codecs (Affine 8/4/2-bit groups) and for KIVI
-// channel blocks, in every amd64 build (the kernels are assembly; this glue is plain
-// Go, so builds without GOEXPERIMENT=simd run them too): the codes are read once, unpacked in registers and multiplied into
+// channel blocks, (the kernels are assembly, this glue plain Go): the codes are read once, unpacked in registers and multiplied into
 // the queries or the accumulators, with no decoded tile in between. The algebra
 // (DESIGN.md):
 //

@@ -13,7 +13,7 @@ import (
 // its fused kernels off (rows decoded into a float32 tile, then MultiDot/MultiAxpy).
 // ns/row is the time per stored row (all g queries).
 //
-//	GOEXPERIMENT=simd go test ./quant -run '^$' -bench LossyRows -benchtime=200ms
+//	go test ./quant -run '^$' -bench LossyRows -benchtime=200ms
 func BenchmarkLossyRows(b *testing.B) {
 	if simdKernels == nil {
 		b.Skip("no SIMD kernels in this build")
@@ -68,7 +68,7 @@ func BenchmarkLossyRows(b *testing.B) {
 // (DecodeBlockRows) and scores it with MultiDot, as attention did before
 // DotChannelRows; "fused" is DotChannelRows. ns/row is per token (all g queries).
 //
-//	GOEXPERIMENT=simd go test ./quant -run '^$' -bench ChannelRows -benchtime=200ms
+//	go test ./quant -run '^$' -bench ChannelRows -benchtime=200ms
 func BenchmarkChannelRows(b *testing.B) {
 	const t, d, i0, i1 = 32, 64, 8, 24
 	r := rand.New(rand.NewPCG(7, 8))
@@ -102,7 +102,7 @@ func BenchmarkChannelRows(b *testing.B) {
 // prepared once beforehand (DotRowsPrepared, as attention does for the spans of one
 // step), for q4 and q2 rows in groups of 32. ns/row is per stored row (all g queries).
 //
-//	GOEXPERIMENT=simd go test ./quant -run '^$' -bench PreparedQuery -benchtime=200ms
+//	go test ./quant -run '^$' -bench PreparedQuery -benchtime=200ms
 func BenchmarkPreparedQuery(b *testing.B) {
 	const n = 64
 	r := rand.New(rand.NewPCG(7, 8))

@@ -24,7 +24,7 @@ func lossyCodecs() []RowCodec {
 // of d values of c fused, not through tiles.
 func fusedLossyHandles(c RowCodec, d int) (dot, add bool) {
 	if _, ok := c.(FP8); ok && d%16 == 0 && fp8FusedF16C() {
-		return true, true // rows_fp8_amd64.s, in both amd64 sets
+		return true, true // rows_fp8_amd64.s, in the amd64 set
 	}
 	if d%16 != 0 || !simdFusesLossy {
 		return false, false
@@ -108,7 +108,7 @@ func TestFusedLossyRows(t *testing.T) {
 						}
 					}
 					var ref [2][]float32 // scores and accumulators of the scalar set
-					for _, k := range setsWithNoF16C() {
+					for _, k := range kernelSets() {
 						active.Store(k)
 						scores := constRow((g-1)*ld+n+5, guard)
 						tmp := make([]float32, ScratchFloats(d))
@@ -228,7 +228,7 @@ func TestDotChannelRows(t *testing.T) {
 							continue
 						}
 						ld := i1 - i0 + 3
-						for _, k := range setsWithNoF16C() {
+						for _, k := range kernelSets() {
 							active.Store(k)
 							for _, cc := range []ChannelCodec{c, plainChannel{c}} {
 								for _, short := range []bool{false, true} {
@@ -281,16 +281,6 @@ func TestDotChannelRows(t *testing.T) {
 	}
 }
 
-// setsWithNoF16C returns kernelSets and, when the CPU has F16C, the SIMD set with its
-// F16C code off (the archsimd group parameter widening among others).
-func setsWithNoF16C() []*kernelSet {
-	ks := kernelSets()
-	if k := noF16CKernels(); k != nil {
-		ks = append(ks, k)
-	}
-	return ks
-}
-
 // TestDotChannelSpan checks DotChannelSpan against DotChannelRows called block by
 // block, bit for bit, with every kernel set: runs of blocks with gaps between them,
 // starting offsets inside the first block, lengths ending inside the last, head sizes
@@ -317,7 +307,7 @@ func TestDotChannelSpan(t *testing.T) {
 				for _, rg := range [][2]int{{0, nb * tt}, {5, 40}, {15, 1}, {3, 10}} {
 					off, n := rg[0], rg[1]
 					ld := n + 3
-					for _, k := range setsWithNoF16C() {
+					for _, k := range kernelSets() {
 						active.Store(k)
 						got, want := constRow(g*ld, guard), constRow(g*ld, guard)
 						lo, s := make([]float32, d), make([]float32, d)

@@ -15,7 +15,7 @@ import (
 // four queries). The adds run as the YMM float kernel (kernel), and where the CPU
 // has them the ZMM float (zmm) and integer (i16z) ones.
 //
-//	GOEXPERIMENT=simd go test ./quant -run '^$' -bench LossyQ4 -benchtime=200ms
+//	go test ./quant -run '^$' -bench LossyQ4 -benchtime=200ms
 func BenchmarkLossyQ4(b *testing.B) {
 	const d, gs, g = 64, 32, 4
 	r := rand.New(rand.NewPCG(9, 10))

@@ -15,13 +15,12 @@ import "kvq/internal/kernelsel"
 //
 // Every function has a portable scalar implementation (the reference, scalarKernels
 // in this file) and, on amd64 CPUs with AVX2 and FMA, a SIMD set that agrees with it:
-// decoding bit for bit, the float sums up to summation order. Both amd64 builds run
-// the same Go assembly for MultiDot, MultiAxpy, the decoders (Channel blocks;
+// decoding bit for bit, the float sums up to summation order. The amd64 set runs
+// Go assembly for MultiDot, MultiAxpy, the decoders (Channel blocks;
 // Affine, F16, BF16, Int8 and FP8 rows) and the fused F32, BF16, F16, Int8, FP8,
 // Affine and KIVI key row kernels (all but F32, BF16 and KIVI keys with F16C) and
-// the Affine encoder (encode_amd64.s); with GOEXPERIMENT=simd the set
-// (multi_amd64.go) adds archsimd kernels for CPUs without F16C (decoders, Int8 rows),
-// where builds without it (asm_amd64.go) use the scalar ones. KVQ_NOSIMD=1 in the
+// the Affine encoder (encode_amd64.s); on CPUs without F16C the kernels that need it
+// are the scalar ones (asm_amd64.go). KVQ_NOSIMD=1 in the
 // environment, or SetSIMD(false), selects the scalar kernels.
 
 // kernelSet is one implementation of every batched kernel.

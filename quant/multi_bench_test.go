@@ -95,11 +95,10 @@ func BenchmarkRows(b *testing.B) {
 
 // BenchmarkRowKernels times DotRows and AddRows separately on one span of n = 16 rows
 // (a cache block) for group sizes 1, 3 and 4 and head sizes 64 and 128, per codec and
-// kernel set ("tiled": the AVX2 set without fused kernels; "noF16C": without its
-// assembly kernels, see rows_f16c_amd64.go). It reports ns per row (per row and all
+// kernel set ("tiled": the AVX2 set without fused kernels). It reports ns per row (per row and all
 // g queries) and the codes' bytes per second.
 //
-//	GOEXPERIMENT=simd go test ./quant -run '^$' -bench RowKernels -benchtime=200ms
+//	go test ./quant -run '^$' -bench RowKernels -benchtime=200ms
 func BenchmarkRowKernels(b *testing.B) {
 	const n = 16
 	sets := kernelSets()
@@ -109,9 +108,6 @@ func BenchmarkRowKernels(b *testing.B) {
 		tiled.dotRows = scalarKernels.dotRows
 		tiled.addRows = scalarKernels.addRows
 		sets = append(sets, &tiled)
-	}
-	if k := noF16CKernels(); k != nil {
-		sets = append(sets, k)
 	}
 	prev := active.Load()
 	defer active.Store(prev)

@@ -3,7 +3,6 @@
 package quant
 
 // detectSIMD reports no SIMD kernels: this build has only the portable scalar ones.
-// Build with GOEXPERIMENT=simd on amd64 for the archsimd kernels.
 func detectSIMD() *kernelSet { return nil }
 
 // zmmLevel names no ZMM kernels: this build has none.

@@ -1,5 +1,3 @@
-//go:build amd64 && !goexperiment.simd
-
 package quant
 
 // simdFuses reports whether the assembly set runs rows of c through its fused
@@ -14,9 +12,6 @@ func simdFuses(c RowCodec) bool {
 	return false
 }
 
-// noF16CKernels returns nil: the assembly set without F16C is the scalar set.
-func noF16CKernels() *kernelSet { return nil }
-
 // simdFusesLossy is whether the SIMD set has fused kernels for Affine and FP8 rows:
-// the assembly set runs the same ones as the archsimd set (fused_lossy_amd64.go).
+// the assembly set runs them (fused_lossy_amd64.go).
 const simdFusesLossy = true

@@ -12,15 +12,14 @@ import (
 // has no VCVTPH2PS: binary16 values (and Int8 row scales) are widened by it, exactly,
 // as F16ToF32; int8 codes by VPMOVSXBD straight from memory. Products are float32
 // FMAs, so the kernels equal the decoded reference up to the order of the float sums.
-// Their shapes are those of the archsimd kernels in rows_amd64.go, whose compiled
-// loops (vectors kept in registers across iterations moved and spilled) ran two to
-// three times slower for Int8 in BenchmarkRowKernels. They need AVX2, FMA and F16C
-// (haveF16C); without F16C, F16 rows go through tiles (DecodeRows, then MultiDot or
-// MultiAxpy) and Int8 rows through the archsimd kernels (with GOEXPERIMENT=simd;
-// otherwise the scalar set).
+// They replaced archsimd kernels of the same shapes, whose compiled loops (vectors
+// kept in registers across iterations moved and spilled) ran two to three times
+// slower for Int8 in BenchmarkRowKernels. They need AVX2, FMA and F16C (haveF16C);
+// without F16C, F16 and Int8 rows go through tiles (DecodeRows, then MultiDot or
+// MultiAxpy).
 
 // haveF16C is whether the CPU has the F16C conversions (tests switch it off to run
-// the archsimd kernels).
+// the kernels without them).
 var haveF16C = cpufeat.F16C
 
 // haveAVX512F is whether the CPU has AVX-512F (with F16C), for the ZMM kernels
@@ -54,7 +53,7 @@ func zmmLevel() string {
 //go:noescape
 func dotF16R4(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
 
-// dotF16Q4 is dotInt8Q4 (rows_amd64.go) for F16 rows: out + 4i + r·ldb gets the score of the query at
+// dotF16Q4 scores four queries against F16 rows: out + 4i + r·ldb gets the score of the query at
 // q + r·qs with the row at src + i·stride, for i < n and r < 4.
 //
 //go:noescape

@@ -7,7 +7,7 @@ import (
 	"unsafe"
 )
 
-// The FP8 row kernels in rows_fp8_amd64.s, used by both amd64 kernel sets on CPUs
+// The FP8 row kernels in rows_fp8_amd64.s, used by the amd64 kernel set on CPUs
 // with F16C (haveF16C). An FP8 row with a per-row scale has the Int8 row layout (f16
 // scale, then d one-byte codes) and a tensor-scale row is the codes alone, so the
 // kernels are the Int8 F16C kernels with another widening of the codes: E5M2 codes

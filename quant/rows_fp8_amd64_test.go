@@ -11,8 +11,7 @@ import (
 )
 
 // fp8FusedF16C reports whether the SIMD set scores and adds FP8 rows (d a multiple
-// of 16) with the kernels of rows_fp8_amd64.s: on CPUs with F16C, in both amd64
-// builds.
+// of 16) with the kernels of rows_fp8_amd64.s: on CPUs with F16C.
 func fp8FusedF16C() bool { return haveF16C }
 
 // fp8Codecs are the FP8 codecs of the FP8 kernel tests: both formats, per-row scale

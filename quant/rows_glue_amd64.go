@@ -4,8 +4,7 @@ package quant
 
 import "unsafe"
 
-// The fused row kernels' dispatch and the loops around them, shared by the archsimd
-// set (multi_amd64.go) and the assembly-only set of builds without GOEXPERIMENT=simd
+// The fused row kernels' dispatch and the loops around them, for the assembly set
 // (asm_amd64.go): the loops split queries into groups of four and rows into groups of
 // four and call the kernels through function values. Rows are read through unsafe
 // pointers: the callers checked every index first.
@@ -15,11 +14,11 @@ import "unsafe"
 // in rows_bf16_amd64.s, F16 rows in rows_f16c_amd64.s, Int8 rows in
 // int8_i16_amd64.s (dot) and rows_f16c_amd64.s (add), FP8 rows in
 // rows_fp8_amd64.s, Affine rows in fused_lossy_amd64.go; all but F32 and BF16 need
-// F16C, except Int8 rows in builds with the experiment (rows_amd64.go). Per-row scales
+// F16C. Per-row scales
 // are applied to the row's g scores (dot) or folded into its g weights (add) instead
 // of to every value.
 
-// fusedDotRows is the dotRows kernel of both amd64 sets: F32 rows of any d read in
+// fusedDotRows is the dotRows kernel of the amd64 set: F32 rows of any d read in
 // place by the tile kernel; for d a multiple of 16 the fused kernels above.
 func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	if _, ok := c.(F32); ok && stride%4 == 0 {
@@ -37,7 +36,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 		return true
 	case Int8:
 		if !haveF16C {
-			return dotInt8RowsNoF16C(scores, ld, q, g, src, stride, n, d)
+			return false
 		}
 		return i16Rows(c, d) && dotInt8RowsI16(scores, ld, q, nil, g, src, stride, n, d, tmp)
 	case F16:
@@ -52,7 +51,7 @@ func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src 
 	return fusedDotRowsLossy(c, scores, ld, q, g, src, stride, n, d, tmp) // F16C checked there
 }
 
-// fusedAddRows is the addRows kernel of both amd64 sets, as fusedDotRows.
+// fusedAddRows is the addRows kernel of the amd64 set, as fusedDotRows.
 func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	if _, ok := c.(F32); ok && stride%4 == 0 {
 		multiAxpyAsm(acc, w, ld, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
@@ -69,7 +68,7 @@ func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n
 		return true
 	case Int8:
 		if !haveF16C {
-			return addInt8RowsNoF16C(acc, w, ld, g, src, stride, n, d, tmp)
+			return false
 		}
 		return addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp)
 	case F16:

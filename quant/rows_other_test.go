@@ -18,9 +18,6 @@ func zmmModes() []bool { return []bool{false} }
 // setZMM does nothing: this build has no ZMM kernels.
 func setZMM(bool) bool { return false }
 
-// noF16CKernels returns nil: this build has no F16C kernels.
-func noF16CKernels() *kernelSet { return nil }
-
 // simdFusesLossy is whether the SIMD set has fused kernels for Affine and FP8 rows:
 // this build has no SIMD set.
 const simdFusesLossy = false

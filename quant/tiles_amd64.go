@@ -4,9 +4,8 @@ package quant
 
 import "unsafe"
 
-// Tile kernels in AVX2 + FMA assembly (tiles_amd64.s), in every amd64 build on CPUs
-// with AVX2 and FMA (asm_amd64.go without GOEXPERIMENT=simd, multi_amd64.go with it:
-// they measured faster than the archsimd kernels they replaced there): MultiDot and
+// Tile kernels in AVX2 + FMA assembly (tiles_amd64.s), on CPUs with AVX2 and FMA
+// (asm_amd64.go; they measured faster than the archsimd kernels they replaced): MultiDot and
 // MultiAxpy for every d ≥ 1, such as the decoded tiles of head dimension 8 of small
 // models, whose float sums differ from the scalar twins' only in order and fused
 // multiply-adds; and the decoders of Channel blocks and Affine rows into those
@@ -115,8 +114,7 @@ func decAffineRows(dst *float32, src *byte, stride uintptr, n, d, group, bits in
 // decRowsAsm is decRowsScalar with F32 rows copied and rows of d a multiple of 8
 // decoded in assembly: Affine rows of whole groups of a multiple of 8 values
 // (decAffineRows), F16, Int8 and FP8 rows on CPUs with F16C, BF16 rows
-// (decrows_amd64.s); on CPUs without F16C, F16, Int8 and FP8 rows go to
-// decRowsNoF16C (the archsimd decoders with the experiment; none without). Other
+// (decrows_amd64.s). Other
 // codecs and shapes go to the scalar twin. The arguments are checked by DecodeRows,
 // its only caller (n, d ≥ 1, c valid, dst and src long enough): the assembly reads and
 // writes them unchecked. The Affine assembly measured faster than archsimd decoders
@@ -130,9 +128,6 @@ func decRowsAsm(c RowCodec, dst []float32, src []byte, stride, n, d int) {
 		for i := range n {
 			copy(unsafe.Slice((*byte)(unsafe.Add(dp, i*rb)), rb), src[i*stride:][:rb])
 		}
-		return
-	}
-	if !haveF16C && decRowsNoF16C(c, dst, src, stride, n, d) {
 		return
 	}
 	if d%8 == 0 {
