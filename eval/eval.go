@@ -46,6 +46,13 @@ type Options struct {
 	Chunks int      // chunks
 	Specs  []string // cache specs to compare with f32 (f32 itself is always run first)
 	Layers string   // per-layer overrides applied to every spec, e.g. "0,-1=f16"; may be empty
+	// Calibrate lists FP8 cache specs without a scale (e.g. "fp8e4m3",
+	// "fp8e4m3/fp8e5m2") to evaluate with a fixed scale per layer and side, vLLM's
+	// fp8 cache with k_scale and v_scale: the scales come from a kv.Calibrator over
+	// an f32 run of CalibTokens held-out tokens, those right after the scored ones.
+	Calibrate []string
+	// CalibTokens is the length of the calibration run; 0 means Ctx.
+	CalibTokens int
 	// Progress, if set, is called after each (chunk, cache) run with the runs done and in total.
 	Progress func(done, total int)
 }
@@ -71,6 +78,16 @@ type Result struct {
 	Chunks int    `json:"chunks"`
 	Tokens int    `json:"tokens"`
 	Rows   []Row  `json:"rows"`
+	// Calibrated holds, per calibrated cache, the per-layer specs its scales gave:
+	// pass them to --cache-layers (or Config.LayerSpecs) to use them.
+	Calibrated []Calibrated `json:"calibrated,omitempty"`
+}
+
+// Calibrated is one calibrated cache's per-layer specs.
+type Calibrated struct {
+	Cache      string `json:"cache"`       // the row's name
+	LayerSpecs string `json:"layer_specs"` // kv.FormatLayerOverrides of its layers
+	Tokens     int    `json:"tokens"`      // calibration run length
 }
 
 // ErrTooFewTokens means the text is shorter than ctx·chunks tokens.
@@ -99,17 +116,37 @@ func Run(m *model.Model, tokens []int32, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("%w: %d tokens, ctx·chunks needs %d (use fewer --chunks or a shorter --ctx)", ErrTooFewTokens, len(tokens), need)
 	}
 	specs := append([]string{"f32"}, opt.Specs...)
-	rs := make([]*runner, len(specs))
-	for i, s := range specs {
+	var rs []*runner
+	add := func(name string, cfg kv.Config) error {
+		bpt, err := kv.BytesPerToken(cfg)
+		if err != nil {
+			return err
+		}
+		if name == "" {
+			name = CacheName(cfg)
+		}
+		rs = append(rs, &runner{name: name, cfg: cfg, row: Row{BytesPerToken: bpt, CompressionVsF16: kv.F16BytesPerToken(cfg) / bpt}})
+		return nil
+	}
+	for _, s := range specs {
 		cfg, err := m.CacheConfig(s, opt.Layers)
 		if err != nil {
 			return nil, err
 		}
-		bpt, err := kv.BytesPerToken(cfg)
+		if err := add("", cfg); err != nil {
+			return nil, err
+		}
+	}
+	var calibrated []Calibrated
+	for _, s := range opt.Calibrate {
+		cfg, cal, err := calibrate(m, s, opt, tokens[opt.Ctx*opt.Chunks:])
 		if err != nil {
 			return nil, err
 		}
-		rs[i] = &runner{name: CacheName(cfg), cfg: cfg, row: Row{BytesPerToken: bpt, CompressionVsF16: kv.F16BytesPerToken(cfg) / bpt}}
+		if err := add(cal.Cache, cfg); err != nil {
+			return nil, err
+		}
+		calibrated = append(calibrated, cal)
 	}
 	v := m.Vocab
 	refLogp := make([]float64, opt.Ctx*v) // f32 log-probabilities of the current chunk
@@ -156,7 +193,7 @@ func Run(m *model.Model, tokens []int32, opt Options) (*Result, error) {
 		}
 	}
 	n := float64(opt.Ctx * opt.Chunks)
-	res := &Result{Ctx: opt.Ctx, Chunks: opt.Chunks, Tokens: opt.Ctx * opt.Chunks}
+	res := &Result{Ctx: opt.Ctx, Chunks: opt.Chunks, Tokens: opt.Ctx * opt.Chunks, Calibrated: calibrated}
 	for _, r := range rs {
 		r.row.Cache = r.name
 		r.row.PPL = math.Exp(r.nll / n)
@@ -176,6 +213,66 @@ func CacheName(cfg kv.Config) string {
 		return cfg.Spec.String()
 	}
 	return cfg.Spec.String() + " [" + kv.FormatLayerOverrides(cfg.LayerSpecs) + "]"
+}
+
+// calibrate builds the cache configuration of FP8 spec s with per-layer scales
+// from an f32 run over [BOS] + the first CalibTokens−1 of held (tokens not scored).
+// Layers named in opt.Layers keep their override.
+func calibrate(m *model.Model, s string, opt Options, held []int32) (kv.Config, Calibrated, error) {
+	sp, err := kv.ParseSpec(s)
+	if err != nil {
+		return kv.Config{}, Calibrated{}, fmt.Errorf("eval: calibrate: %w", err)
+	}
+	if !sp.K.Type.IsFP8() || !sp.V.Type.IsFP8() || sp.K.Scale != 0 || sp.V.Scale != 0 {
+		return kv.Config{}, Calibrated{}, fmt.Errorf("eval: calibrate %q: want FP8 types on both sides without s= (the scales are what calibration finds)", s)
+	}
+	n := opt.CalibTokens
+	if n <= 0 {
+		n = opt.Ctx
+	}
+	n = min(n, m.Ctx)
+	if len(held) < n-1 || n < 2 {
+		return kv.Config{}, Calibrated{}, fmt.Errorf("%w: calibrating %s needs %d held-out tokens after the %d scored ones, the text has %d (use fewer --chunks or a longer --text)",
+			ErrTooFewTokens, s, n-1, opt.Ctx*opt.Chunks, len(held))
+	}
+	ref, err := m.CacheConfig("f32", "")
+	if err != nil {
+		return kv.Config{}, Calibrated{}, err
+	}
+	st, err := kv.New(ref)
+	if err != nil {
+		return kv.Config{}, Calibrated{}, err
+	}
+	c := kv.NewCalibrator(st, m.Layers)
+	seq, err := c.NewSeq()
+	if err != nil {
+		return kv.Config{}, Calibrated{}, err
+	}
+	input := append([]int32{m.Tok.BOS()}, held[:n-1]...)
+	if _, err := m.Forward(c, []model.Span{{Seq: seq, Tokens: input}}); err != nil {
+		return kv.Config{}, Calibrated{}, fmt.Errorf("eval: calibration run: %w", err)
+	}
+	specs, err := c.LayerSpecs(sp.K.Type, sp.V.Type, sp.Sinks)
+	if err != nil {
+		return kv.Config{}, Calibrated{}, fmt.Errorf("eval: calibrate %s: %w", s, err)
+	}
+	cfg, err := m.CacheConfig(s, opt.Layers)
+	if err != nil {
+		return kv.Config{}, Calibrated{}, err
+	}
+	if cfg.LayerSpecs == nil {
+		cfg.LayerSpecs = map[int]kv.Spec{}
+	}
+	for l, lsp := range specs {
+		if _, fixed := cfg.LayerSpecs[l]; !fixed {
+			cfg.LayerSpecs[l] = lsp
+		}
+	}
+	name := sp.String() + " per-layer scales"
+	if opt.Layers != "" {
+		name += " [" + opt.Layers + "]"
+	}
+	return cfg, Calibrated{Cache: name, LayerSpecs: kv.FormatLayerOverrides(cfg.LayerSpecs), Tokens: n}, nil
 }
 
 // runChunk prefills input into a fresh cache and returns all logits.

@@ -7,6 +7,7 @@ import (
 
 	"kvq/assets"
 	"kvq/internal/reference"
+	"kvq/kv"
 	"kvq/model"
 )
 
@@ -122,5 +123,49 @@ func TestWriteSVG(t *testing.T) {
 	svg := b.String()
 	if strings.Count(svg, "<circle") != 3 || !strings.Contains(svg, "kivi4/kivi2") || !strings.Contains(svg, "m&lt;1&gt;") || strings.Contains(svg, "NaN") {
 		t.Fatalf("svg:\n%s", svg)
+	}
+}
+
+// TestCalibrate: a calibrated FP8 row stores d bytes per row (no per-row scale),
+// every layer gets its own scales, its quality is close to f32's, and bad requests
+// (non-FP8 types, a given scale, no held-out tokens) are refused.
+func TestCalibrate(t *testing.T) {
+	m, err := model.LoadDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := Tokens(m, assets.Text)
+	res, err := Run(m, toks, Options{Ctx: 128, Chunks: 2, Specs: []string{"fp8e4m3"}, Calibrate: []string{"fp8e4m3"}, CalibTokens: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 3 || len(res.Calibrated) != 1 {
+		t.Fatalf("rows %+v calibrated %+v", res.Rows, res.Calibrated)
+	}
+	perRow, cal := res.Rows[1], res.Rows[2]
+	t.Logf("per-row %+v\ncalibrated %+v\n%+v", perRow, cal, res.Calibrated[0])
+	if want := float64(m.Layers * 2 * m.KVHeads * m.HeadDim); cal.BytesPerToken != want {
+		t.Errorf("calibrated fp8: %v bytes per token, want %v (one byte per value)", cal.BytesPerToken, want)
+	}
+	over, err := kv.ParseLayerOverrides(res.Calibrated[0].LayerSpecs, m.Layers)
+	if err != nil || len(over) != m.Layers {
+		t.Fatalf("layer specs %q: %v", res.Calibrated[0].LayerSpecs, err)
+	}
+	for l, sp := range over {
+		if sp.K.Scale <= 0 || sp.V.Scale <= 0 || sp.K.Type != kv.TypeFP8E4M3 {
+			t.Errorf("layer %d: %v", l, sp)
+		}
+	}
+	if cal.KLDMean <= 0 || cal.KLDMean > 0.2 || cal.Top1Agree < 0.8 {
+		t.Errorf("calibrated fp8e4m3: KLD %v top-1 %v", cal.KLDMean, cal.Top1Agree)
+	}
+	for _, bad := range []Options{
+		{Ctx: 64, Chunks: 1, Calibrate: []string{"q8"}},
+		{Ctx: 64, Chunks: 1, Calibrate: []string{"fp8e4m3:s=0.5"}},
+		{Ctx: 512, Chunks: len(toks) / 512, Calibrate: []string{"fp8e4m3"}},
+	} {
+		if _, err := Run(m, toks, bad); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
 	}
 }

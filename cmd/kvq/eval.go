@@ -19,7 +19,7 @@ func init() {
 var defaultEvalCaches = []string{"f16", "bf16", "q8", "fp8e4m3", "fp8e5m2", "q4", "q2", "kivi8", "kivi4", "kivi2", "kivi4/kivi2", "q8/q4"}
 
 func runEval(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval", "[--model F] [--text F] [--ctx N] [--chunks N] [--cache SPEC]... [--json F] [--svg F]", stderr)
+	fs := newFlags("eval", "[--model F] [--text F] [--ctx N] [--chunks N] [--cache SPEC]... [--calibrate SPEC]... [--json F] [--svg F]", stderr)
 	mf := addModelFlags(fs)
 	textPath := fs.String("text", "", "UTF-8 text file (default: built-in TinyStories validation head)")
 	ctx := fs.Int("ctx", 512, "tokens scored per chunk (≤ the model's context)")
@@ -27,10 +27,13 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	var caches listFlag
 	fs.Var(&caches, "cache", "cache spec to compare with f32; repeatable (default: a representative set)")
 	layers := fs.String("cache-layers", "", "per-layer overrides applied to every cache, e.g. 0,-1=f16")
+	var calib listFlag
+	fs.Var(&calib, "calibrate", "FP8 cache spec (fp8e4m3, fp8e5m2, fp8e4m3/fp8e5m2) to evaluate with per-layer scales calibrated on held-out text; repeatable")
+	calibTokens := fs.Int("calib-tokens", 0, "calibration run length in tokens (default: ctx)")
 	jsonPath := fs.String("json", "", "also write the results as JSON to this file")
 	svgPath := fs.String("svg", "", "also draw compression vs KL divergence as an SVG chart to this file")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, `Usage: kvq eval [--model F] [--text F] [--ctx N] [--chunks N] [--cache SPEC]... [--json F] [--svg F]
+		fmt.Fprintf(stderr, `Usage: kvq eval [--model F] [--text F] [--ctx N] [--chunks N] [--cache SPEC]... [--calibrate SPEC]... [--json F] [--svg F]
 
 Runs perplexity with an f32 KV cache and with each requested cache on the same tokens, and
 prints, per cache: bytes per token, compression against f16, perplexity and its ratio to f32,
@@ -40,6 +43,10 @@ Protocol: tokenize the first %d characters of the text without BOS, CRLF->LF; ta
 ctx*chunks tokens; each chunk is [BOS] + the next ctx tokens; all ctx next-token predictions of
 a chunk are scored; the cache is empty at each chunk start; PPL = exp(mean NLL). Each chunk is
 one prefill, which the cache computes exactly as ctx single-token decode steps would.
+--calibrate SPEC adds a row for an FP8 cache with a fixed scale per layer and side (as
+vLLM's fp8 cache with k_scale/v_scale): an f32 run over the calib-tokens tokens right after
+the scored ones records each layer's largest |key| and |value|, and each scale maps that
+value to the format's largest; the per-layer specs are printed for --cache-layers.
 
 Flags:
 `, eval.TextChars)
@@ -66,7 +73,8 @@ Flags:
 	}
 	toks := eval.Tokens(m, text)
 	bar := newProgress(stderr, "eval")
-	res, err := eval.Run(m, toks, eval.Options{Ctx: *ctx, Chunks: *chunks, Specs: caches, Layers: *layers, Progress: bar.update})
+	res, err := eval.Run(m, toks, eval.Options{Ctx: *ctx, Chunks: *chunks, Specs: caches, Layers: *layers,
+		Calibrate: calib, CalibTokens: *calibTokens, Progress: bar.update})
 	bar.done()
 	if err != nil {
 		return err
@@ -80,6 +88,9 @@ Flags:
 		fmt.Fprintf(tw, "%s\t%.1f\t%.2fx\t%.4f\t%.4f\t%.5f\t%.2f%%\t%.0f\t\n", r.Cache, r.BytesPerToken, r.CompressionVsF16, r.PPL, r.PPLRatio, r.KLDMean, 100*r.Top1Agree, r.TokPerS)
 	}
 	tw.Flush()
+	for _, c := range res.Calibrated {
+		fmt.Fprintf(stdout, "\n%s, calibrated on %d held-out tokens; to use it: --cache f32 --cache-layers '%s'\n", c.Cache, c.Tokens, c.LayerSpecs)
+	}
 	if *svgPath != "" {
 		f, err := os.Create(*svgPath)
 		if err != nil {
