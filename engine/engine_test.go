@@ -245,13 +245,16 @@ func seqBytes(t *testing.T, m *model.Model, spec string, n, blockTokens int) int
 
 func TestPreemptionResumesExactly(t *testing.T) {
 	for _, spec := range []string{"f32", "kivi4/kivi2:r=16", "q4"} {
-		t.Run(spec, func(t *testing.T) { testPreemption(t, spec, testBlockTokens) })
+		t.Run(spec, func(t *testing.T) { testPreemption(t, loadModel, spec, testBlockTokens) })
 	}
-	t.Run("q4 default blocks", func(t *testing.T) { testPreemption(t, "q4", kv.DefaultBlockTokens) })
+	t.Run("q4 default blocks", func(t *testing.T) { testPreemption(t, loadModel, "q4", kv.DefaultBlockTokens) })
 }
 
-func testPreemption(t *testing.T, spec string, blockTokens int) {
-	ref := loadModel(t)
+// testPreemption runs requests sampled with a seed through an engine whose budget
+// forces preemption, on models load returns, and checks that every request gives the
+// tokens it gives alone.
+func testPreemption(t *testing.T, load func(testing.TB) *model.Model, spec string, blockTokens int) {
+	ref := load(t)
 	js := jobs(ref, 100)
 	sc := model.SamplerConfig{Temp: 0.8, TopK: 40, Seed: 7}
 	want := make([][]int32, len(js))
@@ -262,7 +265,7 @@ func testPreemption(t *testing.T, spec string, blockTokens int) {
 	// block of growth per sequence, so sequences growing together run out of
 	// memory and force preemption. The cache hides its pool figures.
 	budget := seqBytes(t, ref, spec, 105, blockTokens) * 5 / 2
-	m := loadModel(t)
+	m := load(t)
 	c := plainCache{newCacheBlocks(t, m, spec, budget, blockTokens)}
 	e := newEngine(t, m, c, Config{BytesPerToken: 1})
 	// One batch: requests submitted from goroutines may arrive one by one on a loaded

@@ -19,17 +19,22 @@
 // reads (Q4_1, Q5_1) are multiplied by dequantizing one weight row at a time into a
 // scratch row (gguf.Dequantize).
 //
+// # Batch invariance
+//
+// A token's output is the same bits whatever other tokens share the call: activations
+// are quantized per token, and every product runs each token through its type's
+// one-token kernel or a kernel that computes each token's sum with the same arithmetic
+// (TestBatchInvariant). The model's logits, and so the engine's outputs, then do not
+// depend on batch size, prefill chunking or preemption.
+//
 // # Blocking
 //
 // With one token (decode) each weight row is read once and dotted with the activations.
 // With n tokens (prefill) the rows are split into chunks of about 64 KiB of weights; a
-// chunk is multiplied against blocks of tokens whose activations stay within 128 KiB, so
-// each weight row comes from memory once per chunk and is reused from cache for every
-// token. From a few tokens on (per type: Q8_0 6, Q4_0 5, Q5_0 5, Q4_K 6, Q6_K 4) their
-// chunks are first widened to int16 weights with a per-block scale, and a
-// tile kernel multiplies 4 rows × 8 tokens at a time with one VPMADDWD per row and pair of
-// codes (no sign trick, no horizontal sums); fewer tokens go through the integer-dot
-// kernels (Q8_0 and Q4_0 4 tokens per call, the others one).
+// chunk is multiplied against blocks of tokens whose activations stay within 128 KiB,
+// about 8 KiB of rows at a time for every token of the block, so each weight row comes
+// from memory once per chunk and is reused from L1 for every token (Q4_0, Q5_0, Q4_K
+// and Q6_K two tokens per kernel call).
 //
 // # Kernels
 //
@@ -39,20 +44,20 @@
 // and SiLUMul (its exponential a polynomial) in every build; with F16C also the F16
 // kernels and the Q8_0, Q4_0, Q5_0, Q4_K and Q6_K products (f16c_amd64.s, q8_amd64.s,
 // q45_amd64.s, q4k_amd64.s, q6k_amd64.s; rows_amd64.go), which widen binary16 scales with
-// VCVTPH2PS: a decode chunk of rows is one call that streams the rows in memory order and
-// prefetches 4 KiB ahead; a prefill row meets all the 4-token groups of a token block in
-// one call. The other kernels (Axpy, RMSNorm) are plain Go: the set in use is the scalar
-// one with the assembly kernels in place ("avx2-asm", asm_amd64.go). Setting the environment variable KVQ_NOSIMD=1, or calling
+// VCVTPH2PS: a chunk of rows is one call per token that streams the rows in memory order
+// and prefetches 4 KiB ahead. The other kernels (Axpy, RMSNorm) are plain Go: the set in
+// use is the scalar one with the assembly kernels in place ("avx2-asm", asm_amd64.go).
+// Setting the environment variable KVQ_NOSIMD=1, or calling
 // SetSIMD(false), forces the scalar kernels. KernelName reports the set in use.
 //
 // # Parallelism
 //
 // A product larger than 128 KiB of weight bytes × tokens is split between the persistent
 // helper goroutines of internal/workpool and the calling goroutine (SetThreads, default
-// runtime.NumCPU()). Products that read each weight row once (decode, and batches too small
-// for the tile kernel) give each thread a contiguous share of the rows, which it streams in
-// memory order in shrinking runs, the kernels' prefetching running on from one run into
-// the next; a thread done with its share takes runs from the end of another's, so a thread
+// runtime.NumCPU()). Products that read each weight row once (decode, and batches whose
+// activations fit one token block) give each thread a contiguous share of the rows, which
+// it streams in memory order in shrinking runs, the kernels' prefetching running on from
+// one run into the next; a thread done with its share takes runs from the end of another's, so a thread
 // slowed by other load is caught up (workpool.ForRuns). Prefill chunks are claimed one at a
 // time. MatMulMany runs several products that share their input in one dispatch. All
 // functions are safe for concurrent use.

@@ -100,7 +100,7 @@ func checkProduct(name string, out []float32, w Matrix, x []float32, n int) erro
 }
 
 func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) error {
-	needQ, needSums, needTile, needI, needTileSums := false, false, false, false, false
+	needQ, needSums := false, false
 	for j, w := range ws {
 		if err := checkProduct(name, outs[j], w, x, n); err != nil {
 			if len(ws) > 1 {
@@ -108,16 +108,8 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 			}
 			return err
 		}
-		switch w.Type {
-		case gguf.TypeQ8_0:
-			// Enough tokens go through the tile kernel, 4 to 5 through the 4-token ones.
-			tile := n >= tileMinTokens(w.Type)
-			needQ, needTile, needI = true, needTile || tile, needI || !tile && n >= 4
-		case gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ6_K:
-			needQ, needTile = true, needTile || n >= tileMinTokens(w.Type)
-		case gguf.TypeQ4_K:
-			tile := n >= tileMinTokens(w.Type)
-			needQ, needSums, needTile, needTileSums = true, true, needTile || tile, needTileSums || tile
+		if qt := quantTypes[w.Type]; qt != nil {
+			needQ, needSums = true, needSums || qt.sums
 		}
 	}
 	if n == 0 || len(ws) == 0 {
@@ -126,40 +118,18 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	cols := ws[0].Cols
 	x = x[:n*cols]
 	k := active.Load()
-	var xq, xi []int8
-	var xd, xs, xdg, xsg []float32
-	var xg []int16
+	var xq []int8
+	var xd []float32
 	var xsum []int32
 	if needQ && cols > 0 {
-		ng := 0
-		if needTile {
-			ng = (n + tileTokens - 1) / tileTokens
-		}
-		s := getQ8Scratch(n*cols, ng*tileTokens*cols)
+		s := getQ8Scratch(n * cols)
 		defer putQ8Scratch(s)
-		xq, xd, xsum = s.q, s.d, s.sum
-		if needI {
-			xi, xs = s.i, s.s
-		}
-		if needTile {
-			xg, xdg = s.g, s.gd
-		}
-		if needTileSums {
-			xsg = s.gs
-		}
-		q := quantTask{k: k, x: x, n: n, cols: cols, xq: xq, xd: xd}
+		xq, xd = s.q, s.d
 		if needSums {
-			q.xsum = xsum
+			xsum = s.sum
 		}
-		if needI {
-			q.xi, q.xs = xi, xs
-		}
-		if needTile {
-			q.xg, q.xdg = xg, xdg
-		}
-		if needTileSums {
-			q.xsg = xsg
-		}
+		// Each token is quantized on its own, the same way whatever the batch.
+		q := quantTask{k: k, x: x, n: n, cols: cols, xq: xq, xd: xd, xsum: xsum}
 		if groups := (n + 7) / 8; n*cols >= serialQuant {
 			pq := q // escapes through parallelFor: a heap copy only on this path
 			parallelFor(groups, pq.run)
@@ -173,18 +143,12 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	defer putCallState(st)
 	ps := st.ps
 	var work int64
-	// Whether a product reads its rows more than once (in the tile kernel, or once per
-	// token block): those run in chunks that stay in cache, the others in runs.
+	// Whether a product reads its rows more than once (once per token block): those
+	// run in chunks that stay in cache, the others in runs.
 	reread := false
 	for j, w := range ws {
 		p := &ps[j]
-		*p = product{k: k, w: w, out: outs[j][:n*w.Rows], x: x, n: n, xq: xq, xd: xd, xi: xi, xs: xs, xsum: xsum}
-		if n >= tileMinTokens(w.Type) {
-			p.xg, p.xdg = xg, xdg
-			if w.Type == gguf.TypeQ4_K {
-				p.xsg = xsg
-			}
-		}
+		*p = product{k: k, w: w, out: outs[j][:n*w.Rows], x: x, n: n, xq: xq, xd: xd, xsum: xsum}
 		if w.Rows == 0 {
 			continue
 		}
@@ -194,20 +158,20 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		}
 		p.rb, _ = w.RowBytes() // checked above
 		p.prepare()
-		reread = reread || p.xg != nil || p.tb < n
+		reread = reread || p.tb < n
 		work += int64(w.Rows) * int64(p.rb) * int64(n)
 	}
 	if work < serialWork || Threads() == 1 {
-		// Products through the tile kernel in chunks as the parallel path plans
-		// them, one after the other, so that the rows widened for it stay
-		// cache-sized; the others in one call (one stream over the rows).
+		// Products that reread their rows in chunks as the parallel path plans them,
+		// so that a chunk stays cache-sized; the others in one call (one stream over
+		// the rows).
 		for j := range ps {
 			p := &ps[j]
 			if p.kind == kindNone {
 				continue
 			}
 			rpc := p.w.Rows
-			if p.xg != nil {
+			if p.tb < n {
 				p.plan(len(ps))
 				rpc = p.rpc
 			}
@@ -269,17 +233,12 @@ type product struct {
 	n     int
 	tb    int        // tokens per block
 	rpc   int        // rows per parallel chunk
-	kind  chunkKind  // the chunk method for the type and token count (see chunk)
+	kind  chunkKind  // the chunk method for the type (see chunk)
+	qt    *quantType // the type's row of quantTypes (kindQuant)
 	wf    []float32  // F32 weights viewed as float32
-	xq    []int8     // quantized activations (Q8_0, Q4_0, Q5_0, Q4_K, Q6_K)
+	xq    []int8     // quantized activations (types of quantTypes)
 	xd    []float32  // their per-block scales
-	xi    []int8     // xq of 4-token groups, interleaved (n >= 4)
-	xs    []float32  // xd of 4-token groups, interleaved (n >= 4)
-	xsum  []int32    // per-block sums of xq (Q4_K)
-	xg    []int16    // xq of 8-token groups packed by pack8 (n >= tileMinTokens)
-	xdg   []float32  // xd of those groups, packed
-	xsg   []float32  // xd·xsum of those groups, packed (Q4_K)
-	widen tileWiden  // widens rows into tiles (when xg is set)
+	xsum  []int32    // per-block sums of xq (types with quantType.sums)
 	dec   rowDecoder // row decoder of other types
 	errMu sync.Mutex
 	err   error
@@ -289,34 +248,74 @@ type product struct {
 type chunkKind uint8
 
 const (
-	kindNone chunkKind = iota // nothing to compute (no rows, or no columns)
-	kindF32
-	kindF16
-	kindQ8
-	kindQ4
-	kindQ5
-	kindQ4K
-	kindQ6K
-	kindDecoded
-	kindTile
+	kindNone    chunkKind = iota // nothing to compute (no rows, or no columns)
+	kindF32                      // float32 rows: chunkF32
+	kindF16                      // binary16 rows: chunkF16
+	kindQuant                    // a type of quantTypes: chunkRows
+	kindDecoded                  // rows decoded to float32 first: chunkDecoded
 )
 
-// quantKind is the chunk method of a type multiplied natively against quantized
-// activations, or kindNone.
-func quantKind(t gguf.TensorType) chunkKind {
-	switch t {
-	case gguf.TypeQ8_0:
-		return kindQ8
-	case gguf.TypeQ4_0:
-		return kindQ4
-	case gguf.TypeQ5_0:
-		return kindQ5
-	case gguf.TypeQ4_K:
-		return kindQ4K
-	case gguf.TypeQ6_K:
-		return kindQ6K
-	}
-	return kindNone
+// rowsKernel writes to out[r] one token's product with the row w[r·rowBytes:], for
+// r < len(out): activations quantized per 32 values (codes xq, scales xd, and code
+// sums xsum for types that take them, else nil).
+type rowsKernel func(k *kernelSet, out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32)
+
+// rows2Kernel is rowsKernel for two tokens: token 0's activations in the first halves
+// of xq, xd and xsum, token 1's in the second, results to out0 and out1, each token's
+// bit for bit the rowsKernel's; rows stored one after the other.
+type rows2Kernel func(k *kernelSet, out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32)
+
+// quantType is a weight type's row of the dispatch table: the kernels that multiply its
+// rows natively against activations quantized per 32 values. Every kernel computes a
+// token's result with the same arithmetic as the one-token kernel (rows), so a token's
+// output does not depend on the other tokens of the call.
+type quantType struct {
+	sums  bool        // the kernels take the activation blocks' code sums
+	rows  rowsKernel  // one token
+	rows2 rows2Kernel // two tokens at a time, or nil
+}
+
+// quantTypes is the dispatch table of the weight types multiplied natively against
+// quantized activations. A type is added with a row here and its kernels in kernelSet.
+var quantTypes = map[gguf.TensorType]*quantType{
+	gguf.TypeQ8_0: {
+		rows: func(k *kernelSet, out []float32, w []byte, rb int, xq []int8, xd []float32, _ []int32) {
+			k.dotQ8Rows(out, w, rb, xq, xd)
+		},
+	},
+	gguf.TypeQ4_0: {
+		rows: func(k *kernelSet, out []float32, w []byte, rb int, xq []int8, xd []float32, _ []int32) {
+			k.dotQ4Rows(out, w, rb, xq, xd)
+		},
+		rows2: func(k *kernelSet, out0, out1 []float32, w []byte, rb int, xq []int8, xd []float32, _ []int32) {
+			k.dotQ4Rows2(out0, out1, w, rb, xq, xd)
+		},
+	},
+	gguf.TypeQ5_0: {
+		rows: func(k *kernelSet, out []float32, w []byte, rb int, xq []int8, xd []float32, _ []int32) {
+			k.dotQ5Rows(out, w, rb, xq, xd)
+		},
+		rows2: func(k *kernelSet, out0, out1 []float32, w []byte, rb int, xq []int8, xd []float32, _ []int32) {
+			k.dotQ5Rows2(out0, out1, w, rb, xq, xd)
+		},
+	},
+	gguf.TypeQ4_K: {
+		sums: true,
+		rows: func(k *kernelSet, out []float32, w []byte, rb int, xq []int8, xd []float32, xsum []int32) {
+			k.dotQ4KRows(out, w, rb, xq, xd, xsum)
+		},
+		rows2: func(k *kernelSet, out0, out1 []float32, w []byte, rb int, xq []int8, xd []float32, xsum []int32) {
+			k.dotQ4KRows2(out0, out1, w, rb, xq, xd, xsum)
+		},
+	},
+	gguf.TypeQ6_K: {
+		rows: func(k *kernelSet, out []float32, w []byte, rb int, xq []int8, xd []float32, _ []int32) {
+			k.dotQ6KRows(out, w, rb, xq, xd)
+		},
+		rows2: func(k *kernelSet, out0, out1 []float32, w []byte, rb int, xq []int8, xd []float32, _ []int32) {
+			k.dotQ6KRows2(out0, out1, w, rb, xq, xd)
+		},
+	},
 }
 
 // chunk computes rows [r0, r1) for all tokens with the method prepare picked (a
@@ -327,14 +326,10 @@ func (p *product) chunk(r0, r1 int) {
 		p.chunkF32(r0, r1)
 	case kindF16:
 		p.chunkF16(r0, r1)
-	case kindQ8:
-		p.chunkQ8(r0, r1)
-	case kindQ4, kindQ5, kindQ4K, kindQ6K:
+	case kindQuant:
 		p.chunkRows(r0, r1)
 	case kindDecoded:
 		p.chunkDecoded(r0, r1)
-	case kindTile:
-		p.chunkTile(r0, r1)
 	}
 }
 
@@ -350,26 +345,20 @@ func (p *product) prepare() {
 	case gguf.TypeF16:
 		p.kind = kindF16
 	default:
-		p.kind = quantKind(w.Type)
-		if p.kind == kindNone {
+		p.qt = quantTypes[w.Type]
+		if p.qt == nil {
 			p.dec = dequantizerFor(w.Type)
 			p.kind = kindDecoded
 			break
 		}
+		p.kind = kindQuant
 		xTokenBytes = w.Cols + w.Cols/blockElems*4 // codes and block scales
-		if w.Type == gguf.TypeQ4_K {
+		if p.qt.sums {
 			xTokenBytes += w.Cols / blockElems * 4 // and the blocks' code sums
 		}
 	}
-	if p.xg != nil {
-		p.widen = tileWidener(p.k, w.Type)
-		p.kind = kindTile
-		xTokenBytes = 2*w.Cols + w.Cols/blockElems*4
-	}
 	p.tb = max(1, min(p.n, xBlockBytes/max(1, xTokenBytes)))
-	if p.xg != nil {
-		p.tb = max(tileTokens, p.tb&^(tileTokens-1)) // token blocks start on 8-token groups
-	} else if p.tb >= 4 {
+	if p.tb >= 4 {
 		p.tb &^= 3 // token blocks start on 4-token groups
 	}
 }
@@ -399,8 +388,10 @@ func (p *product) chunkF32(r0, r1 int) {
 	}
 }
 
-// chunkF16 multiplies binary16 rows directly for one token; for more, it widens each row
-// once per token block into a float32 scratch row and multiplies that.
+// chunkF16 multiplies binary16 rows with dotF16, one token at a time (the same sum for
+// a token whatever the others): for more tokens, a block of rows of about
+// rowsBlockBytes for every token of a token block in turn, so the block is read from
+// memory once per token block and from L1 for the other tokens.
 func (p *product) chunkF16(r0, r1 int) {
 	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
 	if p.n == 1 {
@@ -412,142 +403,27 @@ func (p *product) chunkF16(r0, r1 int) {
 		}
 		return
 	}
-	bufp := getF32Scratch(cols)
-	defer f32Scratch.Put(bufp)
-	buf := (*bufp)[:cols]
+	blk := max(1, rowsBlockBytes/rb)
 	for t0 := 0; t0 < p.n; t0 += p.tb {
 		t1 := min(p.n, t0+p.tb)
-		for r := r0; r < r1; r++ {
-			p.k.widenF16(buf, p.w.Data[r*rb:(r+1)*rb])
-			p.k.dotF32T(p.out[t0*rows+r:], rows, buf, p.x[t0*cols:t1*cols], t1-t0)
-		}
-	}
-}
-
-// chunkQ8 multiplies Q8_0 rows: up to 3 tokens through the rows kernel where it
-// prefetches (chunkRows: for one token the whole chunk in one call, since rows of
-// llama-size matrices take ~50 ns each and a Go call per row costs several percent;
-// at 2 tokens 102–114 against 136–152 cpu-µs per token for a call per row and token,
-// 2048×768), else through chunkQuant, whose 4-token kernels share each row's loads.
-func (p *product) chunkQ8(r0, r1 int) {
-	if p.n < 4 && p.k.dotQ8Prefetches {
-		p.chunkRows(r0, r1)
-		return
-	}
-	p.chunkQuant(r0, r1)
-}
-
-// chunkTile multiplies rows [r0, r1) of a Q8_0, Q4_0, Q4_K or Q6_K matrix against
-// tileMinTokens or more tokens: the rows are widened once into 4-row int16 tiles (see
-// widenQ8), then each tile is multiplied by every 8-token group of a token block in one
-// dotQ8Tile call. Rows past r1 in the last tile and tokens past n in the last group are
-// zeros whose results go to a scratch tile, not to out. Widening all the chunk's rows
-// first, one sequential stream, measured faster than widening each tile just before its
-// first use with the next one prefetched (llama-134m prefill, 64-token passes).
-func (p *product) chunkTile(r0, r1 int) {
-	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
-	nb := cols / blockElems
-	ntile := (r1 - r0 + 3) / 4
-	sp := getTileScratch(ntile*4*cols, ntile*4*nb)
-	defer tilePool.Put(sp)
-	w16, dw, dm := sp.w16, sp.dw, sp.dm
-	var tm, xsg []float32 // Q4_K minimums and their activation factors, else nil
-	for i := 0; i < ntile; i++ {
-		r := r0 + 4*i
-		k := min(4, r1-r)
-		tw, td := w16[4*i*cols:4*(i+1)*cols], dw[4*i*nb:4*(i+1)*nb]
-		if k < 4 {
-			clear(tw)
-			clear(td)
-			clear(dm[4*i*nb : 4*(i+1)*nb])
-		}
-		if p.xsg != nil {
-			p.k.widenQ4K(tw[:k*cols], td, dm[4*i*nb:4*(i+1)*nb], p.w.Data[r*rb:], rb, nb)
-		} else {
-			p.widen(tw[:k*cols], td, p.w.Data[r*rb:], rb, nb)
-		}
-	}
-	full := p.n / tileTokens // groups of 8 real tokens
-	tmp := &sp.tmp
-	for t0 := 0; t0 < p.n; t0 += p.tb {
-		t1 := min(p.n, t0+p.tb)
-		g0, g1 := t0/tileTokens, (t1+tileTokens-1)/tileTokens
-		for i := 0; i < ntile; i++ {
-			r := r0 + 4*i
-			k := min(4, r1-r)
-			tw, td := w16[4*i*cols:4*(i+1)*cols], dw[4*i*nb:4*(i+1)*nb]
-			if p.xsg != nil {
-				tm = dm[4*i*nb : 4*(i+1)*nb]
-			}
-			g := g0
-			if k == 4 && min(g1, full) > g0 {
-				g = min(g1, full)
-				if tm != nil {
-					xsg = p.xsg[g0*tileTokens*nb : g*tileTokens*nb]
-				}
-				p.k.dotQ8Tile(p.out[g0*tileTokens*rows+r:], rows, tw, td, tm,
-					p.xg[g0*tileTokens*cols:g*tileTokens*cols], p.xdg[g0*tileTokens*nb:g*tileTokens*nb], xsg, g-g0)
-			}
-			for ; g < g1; g++ { // a partial tile or group
-				if tm != nil {
-					xsg = p.xsg[g*tileTokens*nb : (g+1)*tileTokens*nb]
-				}
-				p.k.dotQ8Tile(tmp[:], 4, tw, td, tm,
-					p.xg[g*tileTokens*cols:(g+1)*tileTokens*cols], p.xdg[g*tileTokens*nb:(g+1)*tileTokens*nb], xsg, 1)
-				for t := g * tileTokens; t < min(p.n, (g+1)*tileTokens); t++ {
-					copy(p.out[t*rows+r:t*rows+r+k], tmp[(t-g*tileTokens)*4:])
+		for b0 := r0; b0 < r1; b0 += blk {
+			b1 := min(r1, b0+blk)
+			for t := t0; t < t1; t++ {
+				x := p.x[t*cols : (t+1)*cols]
+				for r := b0; r < b1; r++ {
+					p.out[t*rows+r] = p.k.dotF16(p.w.Data[r*rb:(r+1)*rb], x)
 				}
 			}
 		}
 	}
 }
 
-// chunkQuant multiplies rows [r0, r1) of a Q8_0 matrix: for one token one dot per
-// row, rows in order (a single sequential stream: computing 4 rows per pass, sharing the
-// activation loads, is faster from cache but streams slower from memory on the AMD Zen 3
-// this was tuned on, 11 vs 8 ms per llama-134m pass on one thread); for more tokens, each
-// row against all the 4-token groups of a token block in one dotQ8x4N call, then the
-// tokens left one at a time.
-func (p *product) chunkQuant(r0, r1 int) {
-	dot, dot4N := p.k.dotQ8, p.k.dotQ8x4N
-	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
-	nb := cols / blockElems
-	if p.n == 1 { // decode
-		w, xq, xd := p.w.Data[:r1*rb], p.xq[:cols], p.xd[:nb]
-		for r := r0; r < r1; r++ {
-			if r+prefetchRows < r1 {
-				prefetch(&w[(r+prefetchRows)*rb], rb)
-			}
-			p.out[r] = dot(w[r*rb:(r+1)*rb], xq, xd)
-		}
-		return
-	}
-	for t0 := 0; t0 < p.n; t0 += p.tb {
-		t1 := min(p.n, t0+p.tb)
-		for r := r0; r < r1; r++ {
-			row := p.w.Data[r*rb : (r+1)*rb]
-			if t0 == 0 && r+prefetchRows < r1 {
-				prefetch(&p.w.Data[(r+prefetchRows)*rb], rb)
-			}
-			t := t0
-			if g := (t1 - t0) / 4; g > 0 {
-				dot4N(p.out[t0*rows+r:], rows, row, p.xi[t0*cols:(t0+4*g)*cols], p.xs[2*t0*nb:2*(t0+4*g)*nb], g)
-				t += 4 * g
-			}
-			for ; t < t1; t++ {
-				p.out[t*rows+r] = dot(row, p.xq[t*cols:(t+1)*cols], p.xd[t*nb:(t+1)*nb])
-			}
-		}
-	}
-}
-
-// chunkRows multiplies rows [r0, r1) of a type with a rows kernel (Q8_0, Q4_0, Q5_0,
-// Q4_K, Q6_K) for fewer tokens than the tile kernel takes: for one token the whole
-// chunk in one kernel call (it prefetches ahead); for more, a block of rows of about
-// rowsBlockBytes at a time, for every token in turn, so that the first token streams
-// the block from memory and the others read it from the L1 cache, each call covering
-// the block rather than one row; tokens go two per call (tokenRows2) for every type but
-// Q8_0.
+// chunkRows multiplies rows [r0, r1) of a type of quantTypes with its rows kernels:
+// for one token the whole chunk in one kernel call (it prefetches ahead); for more,
+// per token block, a block of rows of about rowsBlockBytes at a time for every token
+// in turn, so that the first token streams the block from memory and the others read it
+// from the L1 cache, each call covering the block rather than one row; tokens go two per
+// call where the type has a two-token kernel.
 // 2048×768 Q4_K at 2 tokens, cpu-µs per token: a call per row and token 156–168, a
 // call per block and token 85–111, two tokens per call 70–82.
 func (p *product) chunkRows(r0, r1 int) {
@@ -556,16 +432,19 @@ func (p *product) chunkRows(r0, r1 int) {
 		return
 	}
 	blk := max(1, rowsBlockBytes/p.rb)
-	for b0 := r0; b0 < r1; b0 += blk {
-		b1 := min(r1, b0+blk)
-		t := 0
-		if p.kind != kindQ8 {
-			for ; t+2 <= p.n; t += 2 {
-				p.tokenRows2(t, b0, b1)
+	for t0 := 0; t0 < p.n; t0 += p.tb {
+		t1 := min(p.n, t0+p.tb)
+		for b0 := r0; b0 < r1; b0 += blk {
+			b1 := min(r1, b0+blk)
+			t := t0
+			if p.qt.rows2 != nil {
+				for ; t+2 <= t1; t += 2 {
+					p.tokenRows2(t, b0, b1)
+				}
 			}
-		}
-		for ; t < p.n; t++ {
-			p.tokenRows(t, b0, b1)
+			for ; t < t1; t++ {
+				p.tokenRows(t, b0, b1)
+			}
 		}
 	}
 }
@@ -574,47 +453,26 @@ func (p *product) chunkRows(r0, r1 int) {
 // moves on: well within a 32 KiB L1 data cache beside the activations.
 const rowsBlockBytes = 8 << 10
 
-// tokenRows2 runs the two-token rows kernel of the product's type (Q4_0, Q5_0, Q4_K,
-// Q6_K) over rows [r0, r1) for tokens t and t+1: the codes are unpacked and the scales
-// decoded once for both.
+// tokenRows2 runs the two-token rows kernel of the product's type over rows [r0, r1)
+// for tokens t and t+1: the codes are unpacked and the scales decoded once for both.
 func (p *product) tokenRows2(t, r0, r1 int) {
 	rows, cols, nb := p.w.Rows, p.w.Cols, p.w.Cols/blockElems
 	out0, out1 := p.out[t*rows+r0:t*rows+r1], p.out[(t+1)*rows+r0:(t+1)*rows+r1]
-	w, xq, xd := p.w.Data[r0*p.rb:r1*p.rb], p.xq[t*cols:(t+2)*cols], p.xd[t*nb:(t+2)*nb]
-	switch p.kind {
-	case kindQ4:
-		p.k.dotQ4Rows2(out0, out1, w, p.rb, xq, xd)
-	case kindQ5:
-		p.k.dotQ5Rows2(out0, out1, w, p.rb, xq, xd)
-	case kindQ4K:
-		p.k.dotQ4KRows2(out0, out1, w, p.rb, xq, xd, p.xsum[t*nb:(t+2)*nb])
-	case kindQ6K:
-		p.k.dotQ6KRows2(out0, out1, w, p.rb, xq, xd)
-	default:
-		panic(fmt.Sprintf("linalg: tokenRows2 for chunk kind %d", p.kind))
+	var xsum []int32
+	if p.xsum != nil {
+		xsum = p.xsum[t*nb : (t+2)*nb]
 	}
+	p.qt.rows2(p.k, out0, out1, p.w.Data[r0*p.rb:r1*p.rb], p.rb, p.xq[t*cols:(t+2)*cols], p.xd[t*nb:(t+2)*nb], xsum)
 }
 
 // tokenRows runs the rows kernel of the product's type over rows [r0, r1) for token t.
 func (p *product) tokenRows(t, r0, r1 int) {
-	rows, cols, rb := p.w.Rows, p.w.Cols, p.rb
-	nb := cols / blockElems
-	out, w := p.out[t*rows+r0:t*rows+r1], p.w.Data[r0*rb:r1*rb]
-	xq, xd := p.xq[t*cols:(t+1)*cols], p.xd[t*nb:(t+1)*nb]
-	switch p.kind {
-	case kindQ8:
-		p.k.dotQ8Rows(out, w, rb, xq, xd)
-	case kindQ4:
-		p.k.dotQ4Rows(out, w, rb, xq, xd)
-	case kindQ5:
-		p.k.dotQ5Rows(out, w, rb, xq, xd)
-	case kindQ4K:
-		p.k.dotQ4KRows(out, w, rb, xq, xd, p.xsum[t*nb:(t+1)*nb])
-	case kindQ6K:
-		p.k.dotQ6KRows(out, w, rb, xq, xd)
-	default:
-		panic(fmt.Sprintf("linalg: tokenRows for chunk kind %d", p.kind))
+	rows, cols, nb := p.w.Rows, p.w.Cols, p.w.Cols/blockElems
+	var xsum []int32
+	if p.xsum != nil {
+		xsum = p.xsum[t*nb : (t+1)*nb]
 	}
+	p.qt.rows(p.k, p.out[t*rows+r0:t*rows+r1], p.w.Data[r0*p.rb:r1*p.rb], p.rb, p.xq[t*cols:(t+1)*cols], p.xd[t*nb:(t+1)*nb], xsum)
 }
 
 // chunkDecoded decodes each weight row once per token block into a scratch row.
@@ -639,48 +497,17 @@ func (p *product) chunkDecoded(r0, r1 int) {
 	}
 }
 
-// tileTokens is the token count of a dotQ8Tile group.
-const tileTokens = 8
-
-// tileMinTokens is the token count from which products of weight type t go through the
-// tile kernel, which widens every row once per product and multiplies whole 8-token
-// groups (a last partial group padded with zeros): where it beats the per-token kernels
-// in CPU time (BenchmarkBatch, 2048×768, AMD Zen 3, default build, cpu-µs per token,
-// two tokens per call (tokenRows2) against tiles: Q4_0 at 6 tokens 90–100 against
-// 95–103, at 7, 95.5 against 83–86; Q5_0 at 6, 96–106 against 109–132, at 7, 107–119
-// against 91–103; Q6_K at 6, 89–95 against 93–114, at 7, 105–108 against 86–92; Q4_K
-// at 12, 68–81 against 86–95, at 16, 70–86 against 58–77, at 32, 58–71 against 46–56).
-func tileMinTokens(t gguf.TensorType) int {
-	switch t {
-	case gguf.TypeQ8_0:
-		return 6
-	case gguf.TypeQ4_0, gguf.TypeQ5_0:
-		return 7
-	case gguf.TypeQ6_K:
-		return 7
-	case gguf.TypeQ4_K:
-		return 16
-	}
-	return math.MaxInt
-}
-
 // q8Scratch holds activations quantized per 32-value block.
 type q8Scratch struct {
 	q   []int8
 	d   []float32
-	i   []int8    // q interleaved for the 4-token kernels
-	s   []float32 // d interleaved for the 4-token kernels, 2 per block
-	sum []int32   // per-block sums of q (Q4_K)
-	g   []int16   // q packed for the tile kernel, whole 8-token groups
-	gd  []float32 // d packed for the tile kernel
-	gs  []float32 // d·sum packed for the tile kernel (Q4_K)
+	sum []int32 // per-block sums of q (Q4_K)
 }
 
 var q8Pool sync.Pool
 
-// getQ8Scratch returns scratch for n activations, and ng more in whole 8-token groups
-// for the tile kernel.
-func getQ8Scratch(n, ng int) *q8Scratch {
+// getQ8Scratch returns scratch for n activations.
+func getQ8Scratch(n int) *q8Scratch {
 	s, _ := q8Pool.Get().(*q8Scratch)
 	if s == nil {
 		s = &q8Scratch{}
@@ -688,28 +515,14 @@ func getQ8Scratch(n, ng int) *q8Scratch {
 	if cap(s.q) < n {
 		s.q = make([]int8, n)
 		s.d = make([]float32, n/blockElems)
-		s.i = make([]int8, n)
-		s.s = make([]float32, 2*(n/blockElems))
 		s.sum = make([]int32, n/blockElems)
 	}
-	if cap(s.g) < ng {
-		s.g = make([]int16, ng)
-		s.gd = make([]float32, ng/blockElems)
-		s.gs = make([]float32, ng/blockElems)
-	}
 	nb := n / blockElems
-	s.q, s.d, s.i, s.s, s.sum = s.q[:n], s.d[:nb], s.i[:n], s.s[:2*nb], s.sum[:nb]
-	s.g, s.gd, s.gs = s.g[:ng], s.gd[:ng/blockElems], s.gs[:ng/blockElems]
+	s.q, s.d, s.sum = s.q[:n], s.d[:nb], s.sum[:nb]
 	return s
 }
 
-// tileScratch holds a chunk's weight rows widened for the tile kernel.
-type tileScratch struct {
-	w16 []int16
-	dw  []float32
-	dm  []float32 // Q4_K minimums
-	tmp [4 * tileTokens]float32
-}
+func putQ8Scratch(s *q8Scratch) { q8Pool.Put(s) }
 
 // callState is one MatMul call's products and chunk list, pooled: decode makes
 // ~100 calls per token, and fresh ones were most of its garbage.
@@ -734,17 +547,15 @@ func (st *callState) runUnits(u0, u1 int) {
 	}
 }
 
-// quantTask quantizes a call's activations 8 tokens per task (and, for the 4-token
-// kernels, interleaves them; for the tile kernel, packs them; for Q4_K, sums them):
-// each slice that is not nil is filled.
+// quantTask quantizes a call's activations 8 tokens per task, each token on its own
+// (and, when xsum is not nil, sums each block's codes).
 type quantTask struct {
-	k                *kernelSet
-	x                []float32
-	n, cols          int
-	xq, xi           []int8
-	xd, xs, xdg, xsg []float32
-	xg               []int16
-	xsum             []int32
+	k       *kernelSet
+	x       []float32
+	n, cols int
+	xq      []int8
+	xd      []float32
+	xsum    []int32
 }
 
 // run does task g: tokens [8g, min(n, 8g+8)).
@@ -755,17 +566,6 @@ func (q *quantTask) run(g int) {
 	k.quantQ8(xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], x[t0*cols:t1*cols])
 	if q.xsum != nil {
 		blockSums(q.xsum[t0*nb:t1*nb], xq[t0*cols:t1*cols])
-	}
-	if q.xi != nil {
-		for t := t0; t+4 <= t1; t += 4 {
-			interleave4(q.xi[t*cols:(t+4)*cols], q.xs[2*t*nb:2*(t+4)*nb], xq[t*cols:(t+4)*cols], xd[t*nb:(t+4)*nb])
-		}
-	}
-	if q.xg != nil {
-		k.pack8(q.xg[t0*cols:(t0+8)*cols], q.xdg[t0*nb:(t0+8)*nb], xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], t1-t0)
-	}
-	if q.xsg != nil {
-		packSums8(q.xsg[t0*nb:(t0+8)*nb], xd[t0*nb:t1*nb], q.xsum[t0*nb:t1*nb], t1-t0)
 	}
 }
 
@@ -791,26 +591,6 @@ func putCallState(st *callState) {
 	clear(st.ps)
 	callPool.Put(st)
 }
-
-var tilePool sync.Pool
-
-func getTileScratch(n, nd int) *tileScratch {
-	s, _ := tilePool.Get().(*tileScratch)
-	if s == nil {
-		s = &tileScratch{}
-	}
-	if cap(s.w16) < n {
-		s.w16 = make([]int16, n)
-	}
-	if cap(s.dw) < nd {
-		s.dw = make([]float32, nd)
-		s.dm = make([]float32, nd)
-	}
-	s.w16, s.dw, s.dm = s.w16[:n], s.dw[:nd], s.dm[:nd]
-	return s
-}
-
-func putQ8Scratch(s *q8Scratch) { q8Pool.Put(s) }
 
 var f32Scratch sync.Pool
 

@@ -50,7 +50,7 @@ func Supports(t gguf.TensorType) bool {
 // into float32 first, which is many times slower (Q5_0 took 18 times as long that
 // way on a 2048×768 decode product).
 func Native(t gguf.TensorType) bool {
-	return t == gguf.TypeF32 || t == gguf.TypeF16 || quantKind(t) != kindNone
+	return t == gguf.TypeF32 || t == gguf.TypeF16 || quantTypes[t] != nil
 }
 
 // RowBytes returns the bytes of one row of m.
