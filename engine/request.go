@@ -52,6 +52,14 @@ type Request struct {
 	// OnToken, if not nil, is called on the scheduler goroutine for every generated
 	// token, in order per choice. It must return quickly and must not call the Engine.
 	OnToken func(Event)
+	// Logprobs asks every Event for its token's log-probability (Event.Logprob), with
+	// the TopLogprobs (≤ MaxTopLogprobs) most likely tokens at its position.
+	Logprobs    bool
+	TopLogprobs int
+	// PromptLogprobs asks for the log-probabilities of the prompt's tokens after the
+	// first (Result.PromptLogprobs, with TopLogprobs alternatives each). The whole
+	// prompt is then computed, without prefix-cache reuse.
+	PromptLogprobs bool
 }
 
 // Event is one generated token of one choice, as streamed.
@@ -63,6 +71,8 @@ type Event struct {
 	Text string
 	// Finish is "" while the choice goes on, else its finish reason (this is its last event).
 	Finish string
+	// Logprob is the token's log-probability when Request.Logprobs is set, else nil.
+	Logprob *Logprob
 }
 
 // Choice is one finished completion.
@@ -87,6 +97,10 @@ type Result struct {
 	Preemptions int
 	// TimeToFirstToken is the time from Submit to the first sampled token.
 	TimeToFirstToken time.Duration
+	// PromptLogprobs holds, with Request.PromptLogprobs, entry i for prompt token
+	// i+1 (the first token has no log-probability): len(Prompt)−1 entries once the
+	// prompt is computed.
+	PromptLogprobs []Logprob
 }
 
 // Stream is the handle of a submitted request.

@@ -36,6 +36,7 @@ type request struct {
 	firstToken  time.Time
 	completion  int // tokens sampled across choices
 	ended       bool
+	promptLP    []Logprob // with Request.PromptLogprobs: prompt positions done so far
 }
 
 // choice is one generated continuation of a request, with its own cache sequence.
@@ -73,6 +74,9 @@ func (e *Engine) newRequest(req Request) (*request, error) {
 		if s == "" {
 			return nil, fmt.Errorf("%w: empty stop string", ErrBadRequest)
 		}
+	}
+	if req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs {
+		return nil, fmt.Errorf("%w: %d top log-probabilities asked, want 0 to %d", ErrBadRequest, req.TopLogprobs, MaxTopLogprobs)
 	}
 	n := req.N
 	if n <= 0 {
@@ -205,7 +209,8 @@ func (e *Engine) step() {
 		}
 		batch := make([]model.Span, len(plan))
 		for i, p := range plan {
-			batch[i] = model.Span{Seq: p.c.seq, Tokens: p.c.hist[p.c.fed : p.c.fed+p.n]}
+			batch[i] = model.Span{Seq: p.c.seq, Tokens: p.c.hist[p.c.fed : p.c.fed+p.n],
+				AllLogits: p.r.wantsPromptLogprobs() && p.c.fed < len(p.r.prompt)-1}
 		}
 		logits, err := e.m.Forward(e.c, batch)
 		if err == nil {
@@ -401,6 +406,9 @@ func (e *Engine) admit(r *request) (*choice, error) {
 		cached int
 		err    error
 	)
+	if r.wantsPromptLogprobs() {
+		limit = 0 // every prompt position's logits are needed
+	}
 	if pc, ok := e.c.(prefixCache); ok && limit > 0 {
 		seq, cached, err = pc.NewSeqWithPrefix(c.hist[:limit])
 		if err == nil && (cached < 0 || cached > limit) {
@@ -503,6 +511,11 @@ func (e *Engine) apply(plan []span, logits [][]float32, t0 time.Time) {
 	info := StepInfo{}
 	for i, p := range plan {
 		c := p.c
+		if v := e.m.Vocab; len(logits[i]) > v {
+			// All logits of the span (prompt log-probabilities); the last row samples.
+			p.r.takePromptLogits(logits[i], c.fed, p.n, v)
+			logits[i] = logits[i][len(logits[i])-v:]
+		}
 		c.fed += p.n
 		if p.n == 1 && c.need() == 0 && c.nGen > 0 {
 			info.DecodeTokens++
@@ -596,6 +609,10 @@ func (e *Engine) sample(r *request, c *choice, logits []float32) {
 	c.last = now
 
 	ev := Event{Choice: c.idx, Token: t}
+	if r.req.Logprobs {
+		lp := logprobOf(logits, t, r.req.TopLogprobs)
+		ev.Logprob = &lp
+	}
 	if e.m.Tok.IsEOG(t) && !r.req.IgnoreEOS {
 		s, _ := c.stop.add(c.dec.Flush())
 		ev.Text, ev.Finish = s+c.stop.flush(), FinishStop
@@ -657,6 +674,9 @@ func (e *Engine) endRequest(r *request, err error) {
 	res := Result{
 		Usage:       Usage{PromptTokens: len(r.prompt), CompletionTokens: r.completion, CachedPromptTokens: r.cached},
 		Preemptions: r.preemptions,
+	}
+	if r.req.PromptLogprobs {
+		res.PromptLogprobs = slices.Clone(r.promptLP)
 	}
 	if !r.firstToken.IsZero() {
 		res.TimeToFirstToken = r.firstToken.Sub(r.submitted)

@@ -14,14 +14,27 @@ type SamplerConfig struct {
 	RepeatPenalty float32 // > 1 discourages tokens seen in the last RepeatLastN; ≤ 1 disables
 	RepeatLastN   int     // history window for the penalty; ≤ 0 means 64
 	Seed          uint64  // fixed seed: the same seed and logits give the same tokens
+
+	// OpenAI's penalties, over the tokens this Sampler has drawn (not the prompt):
+	// a token's logit is lowered by PresencePenalty once it was drawn and by
+	// FrequencyPenalty times the number of times it was drawn. 0 disables; negative
+	// values encourage repetition.
+	PresencePenalty, FrequencyPenalty float32
+	// LogitBias is added to the logits of the tokens it names before any other step
+	// (greedy included); −100 or less bans a token, as in OpenAI's API.
+	LogitBias map[int32]float32
+	// MinP keeps only tokens whose probability (after temperature) is at least MinP
+	// times the most likely token's; ≤ 0 keeps all.
+	MinP float32
 }
 
 // Sampler draws tokens. It is not safe for concurrent use.
 type Sampler struct {
-	cfg  SamplerConfig
-	rng  *rand.Rand
-	work []float32
-	idx  []int32
+	cfg    SamplerConfig
+	rng    *rand.Rand
+	work   []float32
+	idx    []int32
+	counts map[int32]int // tokens drawn, when a presence or frequency penalty is set
 }
 
 // NewSampler returns a sampler seeded from cfg.Seed.
@@ -46,10 +59,48 @@ func Argmax(logits []float32) int32 {
 // Sample draws the next token from logits given the tokens so far (for the
 // repetition penalty). logits is not modified.
 func (s *Sampler) Sample(logits []float32, history []int32) int32 {
-	l := logits
+	t := s.sample(logits, history)
+	if s.cfg.PresencePenalty != 0 || s.cfg.FrequencyPenalty != 0 {
+		if s.counts == nil {
+			s.counts = map[int32]int{}
+		}
+		s.counts[t]++
+	}
+	return t
+}
+
+// adjusted returns logits after the logit bias and the presence and frequency
+// penalties, in s.work (copied true), or logits itself when none applies.
+func (s *Sampler) adjusted(logits []float32) (l []float32, copied bool) {
+	if len(s.cfg.LogitBias) == 0 && len(s.counts) == 0 {
+		return logits, false
+	}
+	s.work = append(s.work[:0], logits...)
+	l = s.work
+	for t, b := range s.cfg.LogitBias {
+		if t >= 0 && int(t) < len(l) {
+			if b <= -100 {
+				l[t] = float32(math.Inf(-1))
+			} else {
+				l[t] += b
+			}
+		}
+	}
+	for t, n := range s.counts {
+		if int(t) < len(l) {
+			l[t] -= s.cfg.PresencePenalty + s.cfg.FrequencyPenalty*float32(n)
+		}
+	}
+	return l, true
+}
+
+func (s *Sampler) sample(logits []float32, history []int32) int32 {
+	l, copied := s.adjusted(logits)
 	if s.cfg.RepeatPenalty > 1 && len(history) > 0 {
-		s.work = append(s.work[:0], logits...)
-		l = s.work
+		if !copied {
+			s.work = append(s.work[:0], l...)
+			l = s.work
+		}
 		h := history[max(0, len(history)-s.cfg.RepeatLastN):]
 		seen := map[int32]bool{}
 		for _, t := range h {
@@ -94,6 +145,21 @@ func (s *Sampler) Sample(logits []float32, history []int32) int32 {
 		p := math.Exp((float64(l[t]) - maxL) / float64(s.cfg.Temp))
 		probs[i] = p
 		sum += p
+	}
+	if mp := s.cfg.MinP; mp > 0 {
+		// probs[0] is the largest (candidates are sorted); keep the prefix above the bar.
+		keep := len(cand)
+		for i := range probs {
+			if probs[i] < float64(mp)*probs[0] {
+				keep = i
+				break
+			}
+		}
+		cand, probs = cand[:keep], probs[:keep]
+		sum = 0
+		for _, q := range probs {
+			sum += q
+		}
 	}
 	if p := s.cfg.TopP; p > 0 && p < 1 {
 		var cum float64
