@@ -13,7 +13,8 @@ import (
 //	BF16  2 bytes per value: bfloat16 (the high 16 bits of a binary32), little-endian
 //
 // The quantized layouts are documented at the top of q4_0.go, q4_1.go, q5_0.go,
-// q5_1.go, q8_0.go, q4_k.go and q6_k.go.
+// q5_1.go, q8_0.go, q2_k.go, q3_k.go, q4_k.go, q5_k.go, q6_k.go and iq4.go (IQ4_NL,
+// IQ4_XS).
 
 // Dequantize converts len(dst) values of type t from src into dst. len(dst) must be a
 // whole number of blocks of t and len(src) exactly the bytes those blocks occupy
@@ -67,6 +68,26 @@ func Dequantize(t TensorType, dst []float32, src []byte) error {
 	case TypeQ6_K:
 		for b := 0; b < len(dst)/256; b++ {
 			dequantQ6_K((*[256]float32)(dst[256*b:]), (*[210]byte)(src[210*b:]))
+		}
+	case TypeQ5_K:
+		for b := 0; b < len(dst)/256; b++ {
+			dequantQ5_K((*[256]float32)(dst[256*b:]), (*[176]byte)(src[176*b:]))
+		}
+	case TypeQ3_K:
+		for b := 0; b < len(dst)/256; b++ {
+			dequantQ3_K((*[256]float32)(dst[256*b:]), (*[110]byte)(src[110*b:]))
+		}
+	case TypeQ2_K:
+		for b := 0; b < len(dst)/256; b++ {
+			dequantQ2_K((*[256]float32)(dst[256*b:]), (*[84]byte)(src[84*b:]))
+		}
+	case TypeIQ4_NL:
+		for b := 0; b < len(dst)/32; b++ {
+			dequantIQ4_NL((*[32]float32)(dst[32*b:]), (*[18]byte)(src[18*b:]))
+		}
+	case TypeIQ4_XS:
+		for b := 0; b < len(dst)/256; b++ {
+			dequantIQ4_XS((*[256]float32)(dst[256*b:]), (*[136]byte)(src[136*b:]))
 		}
 	default:
 		return fmt.Errorf("gguf: dequantize: no conversion for tensor type %v", t)

@@ -266,7 +266,7 @@ func TestDequantErrors(t *testing.T) {
 		{TypeQ8_0, 32, 33, "source has 33 bytes, want 34"},
 		{TypeQ4_K, 256, 145, "want 144"},
 		{TypeF32, 2, 4, "want 8"},
-		{TensorType(13), 256, 176, "Q5_K"},
+		{TensorType(17), 256, 74, "IQ2_XS"},
 		{TensorType(99), 1, 1, "type(99)"},
 	}
 	for _, c := range cases {

@@ -30,7 +30,8 @@ func TestDequantizeMatchesLlamaCpp(t *testing.T) {
 	}{
 		{"q4_0.golden", TypeQ4_0}, {"q4_1.golden", TypeQ4_1}, {"q5_0.golden", TypeQ5_0},
 		{"q5_1.golden", TypeQ5_1}, {"q8_0.golden", TypeQ8_0}, {"q4_K.golden", TypeQ4_K},
-		{"q6_K.golden", TypeQ6_K},
+		{"q6_K.golden", TypeQ6_K}, {"q2_K.golden", TypeQ2_K}, {"q3_K.golden", TypeQ3_K},
+		{"q5_K.golden", TypeQ5_K}, {"iq4_nl.golden", TypeIQ4_NL}, {"iq4_xs.golden", TypeIQ4_XS},
 	}
 	for _, c := range cases {
 		t.Run(c.typ.String(), func(t *testing.T) {

@@ -506,14 +506,14 @@ func TestParseVersion2AndEmpty(t *testing.T) {
 	// Types kvq cannot convert are still listed with their sizes.
 	r = raw{}
 	r.header(3, 1, 0)
-	r.tensor("k5", 13, 0, 256, 2)
+	r.tensor("k5", 17, 0, 256, 2)
 	r.pad(32)
-	r.Write(make([]byte, 2*176))
+	r.Write(make([]byte, 2*74))
 	if f, err = Parse(r.Bytes()); err != nil {
 		t.Fatal(err)
 	}
-	if f.Tensors[0].Size != 352 || f.Tensors[0].Type.String() != "Q5_K" || f.Tensors[0].Type.Supported() {
-		t.Errorf("Q5_K tensor: %+v", f.Tensors[0])
+	if f.Tensors[0].Size != 148 || f.Tensors[0].Type.String() != "IQ2_XS" || f.Tensors[0].Type.Supported() {
+		t.Errorf("IQ2_XS tensor: %+v", f.Tensors[0])
 	}
 }
 
