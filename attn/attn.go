@@ -99,6 +99,28 @@ type Options struct {
 	// Rotate rotates one head vector by delta positions in place (RoPE). Required
 	// only when a span has a non-zero Delta.
 	Rotate func(x []float32, delta int)
+	// Scale multiplies the scores q·k before the softmax; 0 means 1/√HeadDim.
+	Scale float32
+	// SoftCap, when positive, caps every scaled score s to SoftCap·tanh(s/SoftCap)
+	// before the softmax (Gemma 2's attention logit soft-capping).
+	SoftCap float32
+}
+
+// scale is the score scale of opt for head size d.
+func (opt *Options) scale(d int) float32 {
+	if opt.Scale != 0 {
+		return opt.Scale
+	}
+	return float32(1 / math.Sqrt(float64(d)))
+}
+
+// softCapRow caps the scores of row to c·tanh(s/c) (c > 0), in float64 so that the
+// result is correctly rounded whatever the tanh implementation.
+func softCapRow(row []float32, c float32) {
+	inv := 1 / float64(c)
+	for i, s := range row {
+		row[i] = float32(float64(c) * math.Tanh(float64(s)*inv))
+	}
 }
 
 // DefaultChunkTokens is the chunk length used when Options.ChunkTokens is 0 (and
@@ -133,13 +155,14 @@ type decodeTask struct {
 	parts  []partial
 	qs     []float32
 	chunks [][2]int
-	rotate func([]float32, int)
-	hg     int
+	rotate  func([]float32, int)
+	softCap float32
+	hg      int
 }
 
 func (t *decodeTask) run(i int) {
 	c, g := t.chunks[i/t.hg], i%t.hg
-	runChunk(&t.parts[i], t.qs, t.sh, t.spans[c[0]:c[1]], t.rotate, nil, g*t.sh.KVHeads/t.hg, (g+1)*t.sh.KVHeads/t.hg)
+	runChunk(&t.parts[i], t.qs, t.sh, t.spans[c[0]:c[1]], t.rotate, t.softCap, nil, g*t.sh.KVHeads/t.hg, (g+1)*t.sh.KVHeads/t.hg)
 }
 
 // partial is the online-softmax state of one chunk: per query head the running
@@ -241,7 +264,7 @@ func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) 
 	}
 	// Fold the softmax scale into the query once.
 	sc.qs = grow32(sc.qs, hd)
-	scale := float32(1 / math.Sqrt(float64(sh.HeadDim)))
+	scale := opt.scale(sh.HeadDim)
 	for i, x := range q {
 		sc.qs[i] = x * scale
 	}
@@ -288,7 +311,7 @@ func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) 
 	for i := range parts {
 		parts[i].reset(sh, maxSpan, maxG)
 	}
-	sc.task = decodeTask{sh: sh, spans: spans, parts: parts, qs: sc.qs, chunks: sc.chunks, rotate: opt.Rotate, hg: hg}
+	sc.task = decodeTask{sh: sh, spans: spans, parts: parts, qs: sc.qs, chunks: sc.chunks, rotate: opt.Rotate, softCap: opt.SoftCap, hg: hg}
 	if workers <= 1 || n == 1 {
 		for i := range n {
 			sc.task.run(i)
@@ -414,7 +437,7 @@ func checkSrc(c *Src, n int, sh Shape, what string) error {
 // query. visible, when not nil, limits query head h to the first visible[h] tokens of
 // spans (causal masking of a tile of queries, see Prefill); every head must see at
 // least the first token.
-func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]float32, int), visible []int, khLo, khHi int) {
+func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]float32, int), softCap float32, visible []int, khLo, khHi int) {
 	d := sh.HeadDim
 	group := sh.Heads / sh.KVHeads
 	lastDelta := 0
@@ -487,6 +510,9 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 						clear(row[v:])
 						row = row[:v]
 					}
+				}
+				if softCap > 0 {
+					softCapRow(row, softCap)
 				}
 				mx := float64(k.maxRow(row))
 				if mx > p.m[h] {

@@ -3,7 +3,6 @@ package attn
 import (
 	"errors"
 	"fmt"
-	"math"
 	"unsafe"
 )
 
@@ -159,7 +158,7 @@ func (sc *Scratch) tilePass(out, q []float32, i0, i1 int, sh Shape, shared []Spa
 	vsh := Shape{Heads: sh.KVHeads * vg, KVHeads: sh.KVHeads, HeadDim: d}
 	sc.qs = grow32(sc.qs, vsh.Heads*d)
 	ts.visible = growInt(ts.visible, vsh.Heads)
-	scale := float32(1 / math.Sqrt(float64(d)))
+	scale := opt.scale(d)
 	for kh := 0; kh < sh.KVHeads; kh++ {
 		for j := 0; j < t; j++ {
 			for g := 0; g < group; g++ {
@@ -178,7 +177,7 @@ func (sc *Scratch) tilePass(out, q []float32, i0, i1 int, sh Shape, shared []Spa
 	}
 	p := &sc.parts[0]
 	p.reset(vsh, maxSpan, maxG)
-	runChunk(p, sc.qs, vsh, shared, opt.Rotate, ts.visible, 0, vsh.KVHeads)
+	runChunk(p, sc.qs, vsh, shared, opt.Rotate, opt.SoftCap, ts.visible, 0, vsh.KVHeads)
 	own := &ts.own
 	if rest != nil {
 		own.reset(sh, 1, 1) // sized once; each query overwrites all of it
@@ -204,7 +203,7 @@ func (sc *Scratch) tilePass(out, q []float32, i0, i1 int, sh Shape, shared []Spa
 					ts.qi[c] = x * scale
 				}
 				ts.rest.reset(sh, maxSpan, maxG)
-				runChunk(&ts.rest, ts.qi, sh, spans, opt.Rotate, nil, 0, sh.KVHeads)
+				runChunk(&ts.rest, ts.qi, sh, spans, opt.Rotate, opt.SoftCap, nil, 0, sh.KVHeads)
 				merge(own, &ts.rest, d)
 			}
 		}

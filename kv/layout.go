@@ -3,6 +3,7 @@ package kv
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // Config describes a cache: model geometry, cache types and memory.
@@ -32,6 +33,15 @@ type Config struct {
 	ModelFingerprint string
 	// NoPrefixCache turns prefix caching off (see Store.NewSeqWithPrefix).
 	NoPrefixCache bool
+
+	// Windows, when not nil, holds one attention window per layer in tokens: a query
+	// at position p of a layer with window w > 0 attends to positions > p − w only
+	// (sliding-window layers of Gemma, Mistral, Phi-3); 0 is the whole history.
+	Windows []int
+	// AttnScale multiplies attention scores before the softmax; 0 means 1/√HeadDim.
+	AttnScale float32
+	// AttnSoftCap, when positive, caps every scaled score s to c·tanh(s/c) (Gemma 2).
+	AttnSoftCap float32
 
 	// AttnChunkTokens and AttnWorkers tune the attention kernel (see attn.Options);
 	// zero values use its defaults (one goroutine).
@@ -107,6 +117,18 @@ func newGeometry(cfg Config) (*geometry, error) {
 	}
 	if int64(cfg.Layers)*int64(cfg.KVHeads)*int64(cfg.HeadDim) > 1<<24 || cfg.Heads > 1<<16 {
 		return nil, fmt.Errorf("kv: config: layers=%d × kvHeads=%d × headDim=%d (heads=%d) is beyond any model this cache serves", cfg.Layers, cfg.KVHeads, cfg.HeadDim, cfg.Heads)
+	}
+	if cfg.Windows != nil && len(cfg.Windows) != cfg.Layers {
+		return nil, fmt.Errorf("kv: config: %d attention windows for %d layers", len(cfg.Windows), cfg.Layers)
+	}
+	for l, w := range cfg.Windows {
+		if w < 0 {
+			return nil, fmt.Errorf("kv: config: layer %d: attention window %d is negative", l, w)
+		}
+	}
+	if math.IsNaN(float64(cfg.AttnScale)) || math.IsInf(float64(cfg.AttnScale), 0) || cfg.AttnScale < 0 ||
+		math.IsNaN(float64(cfg.AttnSoftCap)) || math.IsInf(float64(cfg.AttnSoftCap), 0) || cfg.AttnSoftCap < 0 {
+		return nil, fmt.Errorf("kv: config: attention scale %v and soft cap %v must be finite and ≥ 0", cfg.AttnScale, cfg.AttnSoftCap)
 	}
 	for l := range cfg.LayerSpecs {
 		if l < 0 || l >= cfg.Layers {

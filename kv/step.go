@@ -173,8 +173,16 @@ func (st *Store) Attend(layer int, id SeqID, q, out []float32) error {
 	return nil
 }
 
+// layerWindow is the attention window of layer l in tokens, 0 for the whole history.
+func (st *Store) layerWindow(l int) int {
+	if st.g.cfg.Windows == nil {
+		return 0
+	}
+	return st.g.cfg.Windows[l]
+}
+
 // spans appends to dst the spans of positions [0, p] as the query at position p
-// sees them: sink rows, then blocks, then full-precision rows (ring for positions
+// sees them (only the last w of them on a layer with attention window w): sink rows, then blocks, then full-precision rows (ring for positions
 // before the step, work area for the step's), for keys and values independently,
 // cut wherever either side changes storage, a block ends or a ring wraps. Evicted
 // positions are skipped and the kept sinks carry Delta = −gap (see window.go).
@@ -194,7 +202,14 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 	fv = max(fv, sV)
 	B, rl, d, base := st.g.B, st.g.rowLen, st.g.cfg.HeadDim, s.base
 	gap := s.winStart - s.sinkEnd // evicted positions (window.go)
-	for a := 0; a < end; {
+	a := 0
+	if w := st.layerWindow(layer); w > 0 && end > w {
+		a = end - w // the layer's attention window
+		if gap > 0 && a >= s.sinkEnd {
+			a = max(a, s.winStart)
+		}
+	}
+	for a < end {
 		if gap > 0 && a == s.sinkEnd {
 			a = s.winStart
 			continue

@@ -123,7 +123,7 @@ func New(cfg Config) (*Store, error) {
 		prefixOK: prefixEligible(g),
 		root:     rootHash(g),
 		seqs:     map[SeqID]*seq{},
-		opts:     attn.Options{ChunkTokens: cfg.AttnChunkTokens, Workers: cfg.AttnWorkers, Rotate: cfg.Rotate},
+		opts:     attn.Options{ChunkTokens: cfg.AttnChunkTokens, Workers: cfg.AttnWorkers, Rotate: cfg.Rotate, Scale: cfg.AttnScale, SoftCap: cfg.AttnSoftCap},
 		shape:    attn.Shape{Heads: cfg.Heads, KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim},
 	}
 	// The blocks live outside the Go heap: unmap them once nothing can reach the

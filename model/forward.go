@@ -34,6 +34,7 @@ type workspace struct {
 	rows                         []int // rows of the pass that need logits
 	logits                       []float32
 	cos, sin                     []float32 // per token × RopeDims/2
+	lcos, lsin                   []float32 // the same for sliding-window layers with their own RoPE base
 	start                        []int     // per span: its sequence's length before the call
 	pieces                       []piece
 	out                          [][]float32
@@ -204,7 +205,7 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 
 	cfg := &m.Config
 	ws := &m.ws
-	qd, kvd := cfg.Heads*cfg.HeadDim, cfg.KVDim()
+	qd, kvd := cfg.QDim(), cfg.KVDim()
 	// One arena: the residual x and the normalized xb, then the attention buffers
 	// q, k, v, att, which the FFN's hb, hb2 overlay (a layer's attention is done,
 	// its output added to x, before the FFN starts).
@@ -226,6 +227,10 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 	half := cfg.RopeDims / 2
 	ws.cos = grow(ws.cos, n*half)
 	ws.sin = grow(ws.sin, n*half)
+	if m.localFreq != nil {
+		ws.lcos = grow(ws.lcos, n*half)
+		ws.lsin = grow(ws.lsin, n*half)
+	}
 	row := 0
 	for i := range pieces {
 		pc := &pieces[i]
@@ -234,7 +239,10 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 			if err := m.embed(ws.x[row*cfg.Dim:(row+1)*cfg.Dim], t); err != nil {
 				return err
 			}
-			m.ropeAngles(ws.cos[row*half:(row+1)*half], ws.sin[row*half:(row+1)*half], pc.pos+j)
+			ropeAngles(m.ropeFreq, ws.cos[row*half:(row+1)*half], ws.sin[row*half:(row+1)*half], pc.pos+j)
+			if m.localFreq != nil {
+				ropeAngles(m.localFreq, ws.lcos[row*half:(row+1)*half], ws.lsin[row*half:(row+1)*half], pc.pos+j)
+			}
 			row++
 		}
 	}
@@ -252,8 +260,16 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 			addBiasRows(ws.k, ly.bk)
 			addBiasRows(ws.v, ly.bv)
 		}
+		if ly.qNorm != nil {
+			rmsNormRows(ws.q, ws.q, ly.qNorm, cfg.HeadDim, cfg.RMSEps)
+			rmsNormRows(ws.k, ws.k, ly.kNorm, cfg.HeadDim, cfg.RMSEps)
+		}
+		cos, sin := ws.cos, ws.sin
+		if ly.window > 0 && m.localFreq != nil {
+			cos, sin = ws.lcos, ws.lsin
+		}
 		for r := range n {
-			cs, sn := ws.cos[r*half:(r+1)*half], ws.sin[r*half:(r+1)*half]
+			cs, sn := cos[r*half:(r+1)*half], sin[r*half:(r+1)*half]
 			for h := range cfg.Heads {
 				m.rope(ws.q[r*qd+h*cfg.HeadDim:r*qd+(h+1)*cfg.HeadDim], cs, sn)
 			}
@@ -270,6 +286,9 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 			return fmt.Errorf("model: layer %d attention output: %w", li, err)
 		}
 		lt.lap(PartAttnOut)
+		if ly.postAttn != nil {
+			rmsNormRows(ws.xb, ws.xb, ly.postAttn, cfg.Dim, cfg.RMSEps)
+		}
 		addRows(ws.x, ws.xb)
 
 		rmsNormRows(ws.xb, ws.x, ly.ffnNorm, cfg.Dim, cfg.RMSEps)
@@ -278,7 +297,9 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 			return fmt.Errorf("model: layer %d gate/up: %w", li, err)
 		}
 		lt.lap(PartGateUp)
-		if err := linalg.SiLUMul(ws.hb, ws.hb2); err != nil {
+		if cfg.GELU {
+			geluMul(ws.hb, ws.hb2)
+		} else if err := linalg.SiLUMul(ws.hb, ws.hb2); err != nil {
 			return fmt.Errorf("model: layer %d SwiGLU: %w", li, err)
 		}
 		lt.lap(PartOther)
@@ -286,6 +307,9 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 			return fmt.Errorf("model: layer %d down: %w", li, err)
 		}
 		lt.lap(PartDown)
+		if ly.postFFN != nil {
+			rmsNormRows(ws.xb, ws.xb, ly.postFFN, cfg.Dim, cfg.RMSEps)
+		}
 		addRows(ws.x, ws.xb)
 	}
 	lt.lap(PartOther)
@@ -314,8 +338,14 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 		copy(sel[i*cfg.Dim:(i+1)*cfg.Dim], ws.x[r*cfg.Dim:(r+1)*cfg.Dim])
 	}
 	rmsNormRows(sel, sel, m.outNorm, cfg.Dim, cfg.RMSEps)
-	if err := linalg.MatMul(ws.logits[first*cfg.Vocab:(first+nr)*cfg.Vocab], m.output, sel, nr); err != nil {
+	logits := ws.logits[first*cfg.Vocab : (first+nr)*cfg.Vocab]
+	if err := linalg.MatMul(logits, m.output, sel, nr); err != nil {
 		return fmt.Errorf("model: output: %w", err)
+	}
+	if c := cfg.FinalSoftCap; c > 0 {
+		for i, x := range logits {
+			logits[i] = float32(float64(c) * math.Tanh(float64(x)/float64(c)))
+		}
 	}
 	return nil
 }
@@ -361,7 +391,23 @@ func (m *Model) embed(dst []float32, t int32) error {
 	if err := gguf.Dequantize(m.embd.Type, dst, m.embd.Data[int(t)*rb:(int(t)+1)*rb]); err != nil {
 		return fmt.Errorf("model: embedding of token %d: %w", t, err)
 	}
+	if s := m.EmbedScale; s != 1 {
+		for i := range dst {
+			dst[i] *= s
+		}
+	}
 	return nil
+}
+
+// geluMul does g[i] = GELU(g[i])·u[i] with GELU's tanh form,
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), computed in float64.
+func geluMul(g, u []float32) {
+	u = u[:len(g)]
+	const c = 0.7978845608028654 // √(2/π)
+	for i, v := range g {
+		x := float64(v)
+		g[i] = float32(0.5 * x * (1 + math.Tanh(c*x*(1+0.044715*x*x))) * float64(u[i]))
+	}
 }
 
 // rmsNormRows normalizes each dim-wide row of x into dst (which may alias x).

@@ -34,6 +34,7 @@ type Model struct {
 	output  linalg.Matrix // vocab × dim (token_embd when tied)
 
 	ropeFreq    []float64 // RopeDims/2 angular frequencies, radians per position
+	localFreq   []float64 // those of sliding-window layers when they differ (nil: ropeFreq)
 	fingerprint string    // identifies the weights in prefix-cache block hashes
 	ws          workspace
 }
@@ -42,7 +43,10 @@ type layer struct {
 	attnNorm, ffnNorm []float32
 	wq, wk, wv, wo    linalg.Matrix
 	bq, bk, bv        []float32 // nil without biases
+	qNorm, kNorm      []float32 // per-head q/k RMSNorm weights (HeadDim), nil without
+	postAttn, postFFN []float32 // RMSNorm weights of the attention and FFN outputs, nil without
 	wGate, wUp, wDown linalg.Matrix
+	window            int // attention window in tokens, 0 for the whole history
 }
 
 // Load opens a GGUF model file and copies the weights a decode step reads whole into
@@ -150,30 +154,58 @@ func FromGGUF(f *gguf.File) (*Model, error) {
 	} else {
 		m.output = l.matrix("output.weight", cfg.Vocab, cfg.Dim)
 	}
-	q, kvd := cfg.Heads*cfg.HeadDim, cfg.KVDim()
+	q, kvd := cfg.QDim(), cfg.KVDim()
+	if _, ok := f.Tensor("rope_factors_long.weight"); ok {
+		return nil, fmt.Errorf("model: %s: per-frequency RoPE factors (rope_factors_long/short, LongRoPE) are not supported", cfg.Arch)
+	}
 	m.layers = make([]layer, cfg.Layers)
 	for i := range m.layers {
 		p := fmt.Sprintf("blk.%d.", i)
 		ly := &m.layers[i]
+		ly.window = cfg.LayerWindow(i)
 		ly.attnNorm = l.vector(p+"attn_norm.weight", cfg.Dim)
-		ly.wq = l.matrix(p+"attn_q.weight", q, cfg.Dim)
-		ly.wk = l.matrix(p+"attn_k.weight", kvd, cfg.Dim)
-		ly.wv = l.matrix(p+"attn_v.weight", kvd, cfg.Dim)
+		if cfg.FusedQKV {
+			qkv := l.matrix(p+"attn_qkv.weight", q+2*kvd, cfg.Dim)
+			ly.wq, ly.wk, ly.wv = l.rows(qkv, 0, q), l.rows(qkv, q, q+kvd), l.rows(qkv, q+kvd, q+2*kvd)
+		} else {
+			ly.wq = l.matrix(p+"attn_q.weight", q, cfg.Dim)
+			ly.wk = l.matrix(p+"attn_k.weight", kvd, cfg.Dim)
+			ly.wv = l.matrix(p+"attn_v.weight", kvd, cfg.Dim)
+		}
 		ly.wo = l.matrix(p+"attn_output.weight", cfg.Dim, q)
 		if cfg.QKVBias {
 			ly.bq = l.vector(p+"attn_q.bias", q)
 			ly.bk = l.vector(p+"attn_k.bias", kvd)
 			ly.bv = l.vector(p+"attn_v.bias", kvd)
 		}
+		if cfg.QKNorm {
+			ly.qNorm = l.vector(p+"attn_q_norm.weight", cfg.HeadDim)
+			ly.kNorm = l.vector(p+"attn_k_norm.weight", cfg.HeadDim)
+		}
+		if cfg.PostNorms {
+			ly.postAttn = l.vector(p+"post_attention_norm.weight", cfg.Dim)
+			ly.postFFN = l.vector(p+"post_ffw_norm.weight", cfg.Dim)
+		}
 		ly.ffnNorm = l.vector(p+"ffn_norm.weight", cfg.Dim)
-		ly.wGate = l.matrix(p+"ffn_gate.weight", cfg.FFN, cfg.Dim)
-		ly.wUp = l.matrix(p+"ffn_up.weight", cfg.FFN, cfg.Dim)
+		if cfg.FusedGateUp {
+			gu := l.matrix(p+"ffn_up.weight", 2*cfg.FFN, cfg.Dim)
+			ly.wGate, ly.wUp = l.rows(gu, 0, cfg.FFN), l.rows(gu, cfg.FFN, 2*cfg.FFN)
+		} else {
+			ly.wGate = l.matrix(p+"ffn_gate.weight", cfg.FFN, cfg.Dim)
+			ly.wUp = l.matrix(p+"ffn_up.weight", cfg.FFN, cfg.Dim)
+		}
 		ly.wDown = l.matrix(p+"ffn_down.weight", cfg.Dim, cfg.FFN)
 	}
 	if l.err != nil {
 		return nil, l.err
 	}
 	m.ropeFreq = ropeFrequencies(cfg.RopeBase, cfg.RopeDims)
+	for j := range m.ropeFreq {
+		m.ropeFreq[j] /= cfg.RopeScale
+	}
+	if cfg.LocalRopeBase != 0 {
+		m.localFreq = ropeFrequencies(cfg.LocalRopeBase, cfg.RopeDims)
+	}
 	m.fingerprint = fingerprint(f, cfg)
 	return m, nil
 }
@@ -237,6 +269,21 @@ func (l *loader) matrix(name string, rows, cols int) linalg.Matrix {
 	return m
 }
 
+// rows returns rows [r0, r1) of m, sharing its data (the parts of a fused matrix).
+func (l *loader) rows(m linalg.Matrix, r0, r1 int) linalg.Matrix {
+	if l.err != nil {
+		return linalg.Matrix{}
+	}
+	rb, err := m.RowBytes()
+	if err == nil {
+		m, err = linalg.NewMatrix(m.Type, r1-r0, m.Cols, m.Data[r0*rb:r1*rb])
+	}
+	if err != nil {
+		l.err = fmt.Errorf("model: rows %d–%d of a fused matrix: %w", r0, r1, err)
+	}
+	return m
+}
+
 // vector returns a 1-D tensor as float32 (norm weights and biases are small; copying
 // them to f32 once keeps the hot loops simple).
 func (l *loader) vector(name string, n int) []float32 {
@@ -275,7 +322,7 @@ func (m *Model) DecodeWeightBytes() int64 {
 		}
 	}
 	for _, ly := range m.layers {
-		add(ly.wq, ly.wk, ly.wv, ly.wo, ly.wGate, ly.wUp, ly.wDown)
+		add(ly.wq, ly.wk, ly.wv, ly.wo, ly.wGate, ly.wUp, ly.wDown) // parts of a fused matrix add up to it
 	}
 	add(m.output)
 	return n
@@ -291,15 +338,41 @@ func (m *Model) TensorTypes() map[gguf.TensorType]int {
 }
 
 // CacheConfig returns the configuration of a KV cache for this model from a cache spec
-// string (e.g. "kivi4/kivi2") and optional per-layer overrides (e.g. "0,-1=f16").
+// string (e.g. "kivi4/kivi2") and optional per-layer overrides (e.g. "0,-1=f16"): the
+// shape's configuration (Config.CacheConfig) with the model's RoPE rotation and
+// weight fingerprint.
 func (m *Model) CacheConfig(spec, layers string) (kv.Config, error) {
+	cfg, err := m.Config.CacheConfig(spec, layers)
+	if err != nil {
+		return kv.Config{}, err
+	}
+	cfg.Rotate, cfg.ModelFingerprint = m.Rotate, m.fingerprint
+	if m.localFreq != nil {
+		// Layers rotate keys with different frequencies: no one rotation serves every
+		// layer, so sink + window eviction (which needs one) is refused.
+		cfg.Rotate = nil
+	}
+	return cfg, nil
+}
+
+// CacheConfig returns the configuration of a KV cache for a model of this shape:
+// geometry, per-layer attention windows, attention scale and soft cap, and the cache
+// types of spec and layer overrides (see Model.CacheConfig).
+func (c Config) CacheConfig(spec, layers string) (kv.Config, error) {
 	s, err := kv.ParseSpec(spec)
 	if err != nil {
 		return kv.Config{}, err
 	}
-	cfg := kv.Config{Layers: m.Layers, Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim, Spec: s, Rotate: m.Rotate, ModelFingerprint: m.fingerprint}
+	cfg := kv.Config{Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim, Spec: s,
+		AttnScale: c.AttnScale, AttnSoftCap: c.AttnSoftCap}
+	if c.Window > 0 {
+		cfg.Windows = make([]int, c.Layers)
+		for i := range cfg.Windows {
+			cfg.Windows[i] = c.LayerWindow(i)
+		}
+	}
 	if layers != "" {
-		if cfg.LayerSpecs, err = kv.ParseLayerOverrides(layers, m.Layers); err != nil {
+		if cfg.LayerSpecs, err = kv.ParseLayerOverrides(layers, c.Layers); err != nil {
 			return kv.Config{}, err
 		}
 	}

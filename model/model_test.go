@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"log/slog"
 	"math"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -56,10 +57,11 @@ func newCache(t *testing.T, m *Model, spec string, edit ...func(*kv.Config)) (kv
 
 func TestConfigOfBuiltinModel(t *testing.T) {
 	m := loadDefault(t)
-	want := Config{Arch: "llama", Dim: 64, Layers: 5, Heads: 8, KVHeads: 4, HeadDim: 8, FFN: 172, Vocab: 512, Ctx: 512, RopeDims: 8, Tied: true}
+	want := Config{Arch: "llama", Dim: 64, Layers: 5, Heads: 8, KVHeads: 4, HeadDim: 8, FFN: 172, Vocab: 512, Ctx: 512, RopeDims: 8, Tied: true,
+		RopeScale: 1, EmbedScale: 1, AttnScale: float32(1 / math.Sqrt(8))}
 	got := m.Config
 	got.Name, got.RMSEps, got.RopeBase = "", 0, 0
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("config = %+v, want %+v", got, want)
 	}
 }

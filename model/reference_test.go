@@ -4,19 +4,37 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"kvq/gguf"
 	"kvq/synth"
 )
 
-// tinyModel writes a small random model of arch with synth, rewrites it with the
-// given rotary dimension count and weights scaled up (so that logits are far from
-// flat), and loads it.
+// tinyShapes are small shapes of each architecture for the reference tests: windows
+// shorter than the test's tokens, head sizes other than Dim/Heads, layer counts that
+// mix window and full layers.
+var tinyShapes = map[string]synth.Shape{
+	"llama":   {Dim: 64, Layers: 2, Heads: 8, KVHeads: 2, FFN: 96},
+	"qwen2":   {Dim: 64, Layers: 2, Heads: 8, KVHeads: 2, FFN: 96, QKVBias: true, Tied: true},
+	"mistral": {Dim: 64, Layers: 2, Heads: 8, KVHeads: 2, FFN: 96, Window: 5},
+	"qwen3":   {Dim: 64, Layers: 2, Heads: 8, KVHeads: 2, FFN: 96, HeadSize: 16, Tied: true},
+	"gemma2":  {Dim: 64, Layers: 3, Heads: 4, KVHeads: 2, FFN: 96, HeadSize: 32, Window: 4, Tied: true},
+	"gemma3":  {Dim: 64, Layers: 7, Heads: 4, KVHeads: 1, FFN: 96, HeadSize: 16, Window: 3, RopeScale: 2, Tied: true},
+	"phi3":    {Dim: 64, Layers: 2, Heads: 8, KVHeads: 4, FFN: 96, Window: 4},
+}
+
+// tinyModel writes a small random model of arch (a key of tinyShapes) with synth,
+// rewrites it with the given rotary dimension count, weights scaled up (so that
+// logits are far from flat) and norm weights varied, and loads it.
 func tinyModel(t *testing.T, arch string, ropeDims int) (*Model, *gguf.File) {
 	t.Helper()
-	shape := synth.Shape{Name: "tiny-" + arch, Arch: arch, Dim: 64, Layers: 2, Heads: 8, KVHeads: 2, FFN: 96, Vocab: 300,
-		Ctx: 64, RMSEps: 1e-5, RopeBase: 10000, QKVBias: arch == "qwen2", Tied: arch == "qwen2"}
+	shape := tinyShapes[arch]
+	shape.Name, shape.Arch, shape.Vocab, shape.Ctx, shape.RMSEps, shape.RopeBase = "tiny-"+arch, arch, 300, 64, 1e-5, 10000
+	if arch == "mistral" {
+		shape.Arch = "llama"
+	}
+	arch = shape.Arch
 	var buf bytes.Buffer
 	if err := synth.WriteShape(&buf, shape, gguf.TypeF32, 3); err != nil {
 		t.Fatal(err)
@@ -48,6 +66,10 @@ func tinyModel(t *testing.T, arch string, ropeDims int) (*Model, *gguf.File) {
 			for i := range data {
 				data[i] *= 10
 			}
+		} else if strings.HasSuffix(ti.Name, "norm.weight") { // ones → 0.5…1.5
+			for i := range data {
+				data[i] = float32(1 + 0.5*math.Sin(float64(i+3*len(ti.Name))))
+			}
 		}
 		tensors = append(tensors, gguf.Tensor{Name: ti.Name, Type: gguf.TypeF32, Dims: ti.Dims, Data: data})
 	}
@@ -67,9 +89,32 @@ func tinyModel(t *testing.T, arch string, ropeDims int) (*Model, *gguf.File) {
 }
 
 // naiveLogits is an independent float64 transformer over the file's tensors, written
-// from the architecture's definition: token-by-token, no cache abstraction.
+// from the architecture's definition (c.Arch's published model code; only sizes are
+// taken from c): token-by-token, no cache abstraction.
 func naiveLogits(t *testing.T, f *gguf.File, c Config, toks []int32) [][]float64 {
 	t.Helper()
+	arch := c.Arch
+	gemma := arch == "gemma2" || arch == "gemma3"
+	window, _ := f.Uint(arch + ".attention.sliding_window")
+	slides := func(l int) bool {
+		switch {
+		case window == 0:
+			return false
+		case arch == "gemma2":
+			return l%2 == 0
+		case arch == "gemma3":
+			return l%6 != 5
+		}
+		return true
+	}
+	ropeScale, _ := f.Float(arch + ".rope.scaling.factor")
+	if ropeScale == 0 {
+		ropeScale = 1
+	}
+	softcap := func(x, c float64) float64 { return c * math.Tanh(x/c) }
+	gelu := func(x float64) float64 {
+		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+	}
 	get := func(name string) []float64 {
 		ti, ok := f.Tensor(name)
 		if !ok {
@@ -111,9 +156,13 @@ func naiveLogits(t *testing.T, f *gguf.File, c Config, toks []int32) [][]float64
 		}
 		return y
 	}
-	rope := func(v []float64, pos int) {
+	rope := func(v []float64, pos int, local bool) {
+		base, p := c.RopeBase, float64(pos)/ropeScale
+		if local && arch == "gemma3" {
+			base, p = 10000, float64(pos)
+		}
 		for j := 0; j < c.RopeDims/2; j++ {
-			theta := float64(pos) * math.Pow(c.RopeBase, -2*float64(j)/float64(c.RopeDims))
+			theta := p * math.Pow(base, -2*float64(j)/float64(c.RopeDims))
 			i0, i1 := 2*j, 2*j+1
 			if c.RopeNeoX {
 				i0, i1 = j, j+c.RopeDims/2
@@ -134,12 +183,23 @@ func naiveLogits(t *testing.T, f *gguf.File, c Config, toks []int32) [][]float64
 	var logits [][]float64
 	for pos, tok := range toks {
 		x := append([]float64(nil), emb[int(tok)*c.Dim:(int(tok)+1)*c.Dim]...)
+		if gemma {
+			for i := range x {
+				x[i] *= math.Sqrt(float64(c.Dim))
+			}
+		}
 		for l := range c.Layers {
 			p := fmt.Sprintf("blk.%d.", l)
 			xb := norm(x, get(p+"attn_norm.weight"))
-			q := matvec(get(p+"attn_q.weight"), xb, c.Heads*hd)
-			k := matvec(get(p+"attn_k.weight"), xb, c.KVHeads*hd)
-			v := matvec(get(p+"attn_v.weight"), xb, c.KVHeads*hd)
+			var q, k, v []float64
+			if arch == "phi3" {
+				qkv := matvec(get(p+"attn_qkv.weight"), xb, (c.Heads+2*c.KVHeads)*hd)
+				q, k, v = qkv[:c.Heads*hd], qkv[c.Heads*hd:(c.Heads+c.KVHeads)*hd], qkv[(c.Heads+c.KVHeads)*hd:]
+			} else {
+				q = matvec(get(p+"attn_q.weight"), xb, c.Heads*hd)
+				k = matvec(get(p+"attn_k.weight"), xb, c.KVHeads*hd)
+				v = matvec(get(p+"attn_v.weight"), xb, c.KVHeads*hd)
+			}
 			if c.QKVBias {
 				for _, pair := range []struct {
 					x []float64
@@ -150,11 +210,20 @@ func naiveLogits(t *testing.T, f *gguf.File, c Config, toks []int32) [][]float64
 					}
 				}
 			}
+			if arch == "qwen3" || arch == "gemma3" {
+				qn, kn := get(p+"attn_q_norm.weight"), get(p+"attn_k_norm.weight")
+				for h := range c.Heads {
+					copy(q[h*hd:(h+1)*hd], norm(q[h*hd:(h+1)*hd], qn))
+				}
+				for h := range c.KVHeads {
+					copy(k[h*hd:(h+1)*hd], norm(k[h*hd:(h+1)*hd], kn))
+				}
+			}
 			for h := range c.Heads {
-				rope(q[h*hd:(h+1)*hd], pos)
+				rope(q[h*hd:(h+1)*hd], pos, slides(l))
 			}
 			for h := range c.KVHeads {
-				rope(k[h*hd:(h+1)*hd], pos)
+				rope(k[h*hd:(h+1)*hd], pos, slides(l))
 			}
 			keys[l] = append(keys[l], k)
 			vals[l] = append(vals[l], v)
@@ -164,10 +233,17 @@ func naiveLogits(t *testing.T, f *gguf.File, c Config, toks []int32) [][]float64
 				scores := make([]float64, pos+1)
 				mx := math.Inf(-1)
 				for j := range scores {
+					if slides(l) && pos-j >= int(window) {
+						scores[j] = math.Inf(-1)
+						continue
+					}
 					for d := range hd {
 						scores[j] += q[h*hd+d] * keys[l][j][kh*hd+d]
 					}
 					scores[j] /= math.Sqrt(float64(hd))
+					if arch == "gemma2" {
+						scores[j] = softcap(scores[j], 50)
+					}
 					mx = math.Max(mx, scores[j])
 				}
 				var sum float64
@@ -182,21 +258,43 @@ func naiveLogits(t *testing.T, f *gguf.File, c Config, toks []int32) [][]float64
 				}
 			}
 			o := matvec(get(p+"attn_output.weight"), att, c.Dim)
+			if gemma {
+				o = norm(o, get(p+"post_attention_norm.weight"))
+			}
 			for i := range x {
 				x[i] += o[i]
 			}
 			xb = norm(x, get(p+"ffn_norm.weight"))
-			g := matvec(get(p+"ffn_gate.weight"), xb, c.FFN)
-			u := matvec(get(p+"ffn_up.weight"), xb, c.FFN)
+			var g, u []float64
+			if arch == "phi3" {
+				gu := matvec(get(p+"ffn_up.weight"), xb, 2*c.FFN)
+				g, u = gu[:c.FFN], gu[c.FFN:]
+			} else {
+				g = matvec(get(p+"ffn_gate.weight"), xb, c.FFN)
+				u = matvec(get(p+"ffn_up.weight"), xb, c.FFN)
+			}
 			for i := range g {
-				g[i] = g[i] / (1 + math.Exp(-g[i])) * u[i]
+				if gemma {
+					g[i] = gelu(g[i]) * u[i]
+				} else {
+					g[i] = g[i] / (1 + math.Exp(-g[i])) * u[i]
+				}
 			}
 			d := matvec(get(p+"ffn_down.weight"), g, c.Dim)
+			if gemma {
+				d = norm(d, get(p+"post_ffw_norm.weight"))
+			}
 			for i := range x {
 				x[i] += d[i]
 			}
 		}
-		logits = append(logits, matvec(out, norm(x, get("output_norm.weight")), c.Vocab))
+		lg := matvec(out, norm(x, get("output_norm.weight")), c.Vocab)
+		if arch == "gemma2" {
+			for i := range lg {
+				lg[i] = softcap(lg[i], 30)
+			}
+		}
+		logits = append(logits, lg)
 	}
 	return logits
 }
@@ -208,10 +306,12 @@ func TestForwardMatchesNaiveReference(t *testing.T) {
 	for _, tc := range []struct {
 		arch     string
 		ropeDims int
-	}{{"llama", 8}, {"llama", 4}, {"qwen2", 8}, {"qwen2", 6}} {
+	}{{"llama", 8}, {"llama", 4}, {"qwen2", 8}, {"qwen2", 6}, {"mistral", 8}, {"qwen3", 16}, {"qwen3", 10},
+		{"gemma2", 32}, {"gemma3", 16}, {"phi3", 8}, {"phi3", 6}} {
 		t.Run(fmt.Sprintf("%s/rope%d", tc.arch, tc.ropeDims), func(t *testing.T) {
 			m, f := tinyModel(t, tc.arch, tc.ropeDims)
-			if m.RopeDims != tc.ropeDims || m.RopeNeoX != (tc.arch == "qwen2") || m.QKVBias != (tc.arch == "qwen2") {
+			neox := tc.arch != "llama" && tc.arch != "mistral"
+			if m.RopeDims != tc.ropeDims || m.RopeNeoX != neox || m.QKVBias != (tc.arch == "qwen2") {
 				t.Fatalf("config %+v", m.Config)
 			}
 			toks := []int32{1, 17, 250, 3, 99, 42, 7, 7, 120, 5, 64, 200}

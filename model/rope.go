@@ -12,10 +12,10 @@ func ropeFrequencies(base float64, dims int) []float64 {
 	return f
 }
 
-// ropeAngles fills cos/sin of pos·freq for every pair. Angles are formed in float64 so
-// that positions far past the trained context keep their precision.
-func (m *Model) ropeAngles(cos, sin []float32, pos int) {
-	for j, f := range m.ropeFreq {
+// ropeAngles fills cos/sin of pos·freq[j] for every pair j. Angles are formed in
+// float64 so that positions far past the trained context keep their precision.
+func ropeAngles(freq []float64, cos, sin []float32, pos int) {
+	for j, f := range freq {
 		s, c := math.Sincos(float64(pos) * f)
 		cos[j], sin[j] = float32(c), float32(s)
 	}
@@ -56,6 +56,6 @@ func (m *Model) Rotate(x []float32, delta int) {
 		cos, sin = make([]float32, 0, half), make([]float32, 0, half)
 	}
 	cos, sin = cos[:half], sin[:half]
-	m.ropeAngles(cos, sin, delta)
+	ropeAngles(m.ropeFreq, cos, sin, delta)
 	m.rope(x, cos, sin)
 }

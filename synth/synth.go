@@ -42,7 +42,7 @@ import (
 // Shape is the architecture and size of a model.
 type Shape struct {
 	Name     string
-	Arch     string  // general.architecture: "llama" or "qwen2"
+	Arch     string  // general.architecture: one of Architectures
 	Dim      int     // embedding width
 	Layers   int     // transformer blocks
 	Heads    int     // query heads
@@ -54,7 +54,26 @@ type Shape struct {
 	RopeBase float32 // RoPE frequency base
 	QKVBias  bool    // attn_q/k/v carry biases (qwen2)
 	Tied     bool    // no output.weight: the output projection is token_embd
+	// HeadSize is the width of one attention head when it is not Dim/Heads (written
+	// as attention.key_length and value_length); 0 means Dim/Heads.
+	HeadSize int
+	// Window is the sliding attention window in tokens (attention.sliding_window),
+	// 0 for none; which layers slide is the architecture's rule.
+	Window int
+	// RopeScale is a linear RoPE scaling factor (rope.scaling.*), 0 for none.
+	RopeScale float32
 }
+
+// Architectures are the general.architecture values synth writes, with the tensors
+// each reads beyond llama's:
+//
+//	qwen2   attn_q/k/v biases
+//	qwen3   attn_q_norm, attn_k_norm (per head)
+//	gemma2  post_attention_norm, post_ffw_norm; soft-capping metadata
+//	gemma3  attn_q_norm, attn_k_norm, post_attention_norm, post_ffw_norm
+//	phi3    attn_qkv (q, k, v rows) in place of attn_q/k/v, ffn_up holding gate then
+//	        up rows in place of ffn_gate and ffn_up
+var Architectures = []string{"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"}
 
 // Shapes are the real model shapes synth knows, by name.
 var Shapes = []Shape{
@@ -64,6 +83,16 @@ var Shapes = []Shape{
 		Vocab: 49152, Ctx: 8192, RMSEps: 1e-5, RopeBase: 100000, Tied: true},
 	{Name: "qwen2.5-0.5b", Arch: "qwen2", Dim: 896, Layers: 24, Heads: 14, KVHeads: 2, FFN: 4864,
 		Vocab: 151936, Ctx: 32768, RMSEps: 1e-6, RopeBase: 1000000, QKVBias: true, Tied: true},
+	{Name: "qwen3-0.6b", Arch: "qwen3", Dim: 1024, Layers: 28, Heads: 16, KVHeads: 8, HeadSize: 128, FFN: 3072,
+		Vocab: 151936, Ctx: 40960, RMSEps: 1e-6, RopeBase: 1000000, Tied: true},
+	{Name: "gemma2-2b", Arch: "gemma2", Dim: 2304, Layers: 26, Heads: 8, KVHeads: 4, HeadSize: 256, FFN: 9216,
+		Vocab: 256000, Ctx: 8192, RMSEps: 1e-6, RopeBase: 10000, Window: 4096, Tied: true},
+	{Name: "gemma3-1b", Arch: "gemma3", Dim: 1152, Layers: 26, Heads: 4, KVHeads: 1, HeadSize: 256, FFN: 6912,
+		Vocab: 262144, Ctx: 32768, RMSEps: 1e-6, RopeBase: 1000000, Window: 512, Tied: true},
+	{Name: "phi3-mini-4k", Arch: "phi3", Dim: 3072, Layers: 32, Heads: 32, KVHeads: 32, FFN: 8192,
+		Vocab: 32064, Ctx: 4096, RMSEps: 1e-5, RopeBase: 10000, Window: 2047},
+	{Name: "mistral-7b-v0.1", Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, FFN: 14336,
+		Vocab: 32000, Ctx: 32768, RMSEps: 1e-5, RopeBase: 10000, Window: 4096},
 }
 
 // ShapeNames returns the names of Shapes, in order.
@@ -86,7 +115,21 @@ func Lookup(name string) (Shape, bool) {
 }
 
 // HeadDim is the width of one attention head.
-func (s Shape) HeadDim() int { return s.Dim / s.Heads }
+func (s Shape) HeadDim() int {
+	if s.HeadSize > 0 {
+		return s.HeadSize
+	}
+	return s.Dim / s.Heads
+}
+
+func (s Shape) knownArch() bool {
+	for _, a := range Architectures {
+		if a == s.Arch {
+			return true
+		}
+	}
+	return false
+}
 
 // minVocab is the smallest vocabulary that keeps the control tokens and all byte pieces.
 const minVocab = 259
@@ -95,13 +138,16 @@ const minVocab = 259
 // sizes, heads dividing the width, KV heads dividing heads, an even head width, and
 // matrix row lengths (Dim, FFN) that are whole Q8_0 blocks (multiples of 32).
 func (s Shape) Validate() error {
-	if s.Arch != "llama" && s.Arch != "qwen2" {
-		return fmt.Errorf("synth: shape %q: architecture %q is not llama or qwen2", s.Name, s.Arch)
+	if !s.knownArch() {
+		return fmt.Errorf("synth: shape %q: architecture %q is not one of %v", s.Name, s.Arch, Architectures)
 	}
 	if s.Dim <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.KVHeads <= 0 || s.FFN <= 0 || s.Ctx <= 0 {
 		return fmt.Errorf("synth: shape %q: sizes must be positive (%+v)", s.Name, s)
 	}
-	if s.Dim%s.Heads != 0 || s.HeadDim()%2 != 0 {
+	if s.HeadSize < 0 || s.Window < 0 || s.RopeScale < 0 {
+		return fmt.Errorf("synth: shape %q: head size, window and RoPE scale must not be negative", s.Name)
+	}
+	if s.HeadSize == 0 && s.Dim%s.Heads != 0 || s.HeadDim()%2 != 0 {
 		return fmt.Errorf("synth: shape %q: width %d is not an even head width times %d heads", s.Name, s.Dim, s.Heads)
 	}
 	if s.Heads%s.KVHeads != 0 {
@@ -148,30 +194,54 @@ func (t tensorSpec) elems() uint64 {
 // 1-D tensors (norms, biases) in F32.
 func (s Shape) tensors(w gguf.TensorType) []tensorSpec {
 	dim, ffn, vocab := uint64(s.Dim), uint64(s.FFN), uint64(s.Vocab)
-	kvDim := uint64(s.KVHeads * s.HeadDim())
+	hd := uint64(s.HeadDim())
+	qDim, kvDim := uint64(s.Heads)*hd, uint64(s.KVHeads)*hd
+	qkNorm := s.Arch == "qwen3" || s.Arch == "gemma3"
+	postNorms := s.Arch == "gemma2" || s.Arch == "gemma3"
+	fused := s.Arch == "phi3"
+	norm := func(name string, n uint64) tensorSpec {
+		return tensorSpec{name: name, typ: gguf.TypeF32, dims: []uint64{n}, one: true}
+	}
 	ts := []tensorSpec{{name: "token_embd.weight", typ: w, dims: []uint64{dim, vocab}}}
 	for l := 0; l < s.Layers; l++ {
 		p := fmt.Sprintf("blk.%d.", l)
-		ts = append(ts,
-			tensorSpec{name: p + "attn_norm.weight", typ: gguf.TypeF32, dims: []uint64{dim}, one: true},
-			tensorSpec{name: p + "attn_q.weight", typ: w, dims: []uint64{dim, dim}},
-			tensorSpec{name: p + "attn_k.weight", typ: w, dims: []uint64{dim, kvDim}},
-			tensorSpec{name: p + "attn_v.weight", typ: w, dims: []uint64{dim, kvDim}},
-			tensorSpec{name: p + "attn_output.weight", typ: w, dims: []uint64{dim, dim}},
-		)
+		ts = append(ts, norm(p+"attn_norm.weight", dim))
+		if fused {
+			ts = append(ts, tensorSpec{name: p + "attn_qkv.weight", typ: w, dims: []uint64{dim, qDim + 2*kvDim}})
+		} else {
+			ts = append(ts,
+				tensorSpec{name: p + "attn_q.weight", typ: w, dims: []uint64{dim, qDim}},
+				tensorSpec{name: p + "attn_k.weight", typ: w, dims: []uint64{dim, kvDim}},
+				tensorSpec{name: p + "attn_v.weight", typ: w, dims: []uint64{dim, kvDim}},
+			)
+		}
+		ts = append(ts, tensorSpec{name: p + "attn_output.weight", typ: w, dims: []uint64{qDim, dim}})
 		if s.QKVBias {
 			ts = append(ts,
-				tensorSpec{name: p + "attn_q.bias", typ: gguf.TypeF32, dims: []uint64{dim}},
+				tensorSpec{name: p + "attn_q.bias", typ: gguf.TypeF32, dims: []uint64{qDim}},
 				tensorSpec{name: p + "attn_k.bias", typ: gguf.TypeF32, dims: []uint64{kvDim}},
 				tensorSpec{name: p + "attn_v.bias", typ: gguf.TypeF32, dims: []uint64{kvDim}},
 			)
 		}
-		ts = append(ts,
-			tensorSpec{name: p + "ffn_norm.weight", typ: gguf.TypeF32, dims: []uint64{dim}, one: true},
-			tensorSpec{name: p + "ffn_gate.weight", typ: w, dims: []uint64{dim, ffn}},
-			tensorSpec{name: p + "ffn_up.weight", typ: w, dims: []uint64{dim, ffn}},
-			tensorSpec{name: p + "ffn_down.weight", typ: w, dims: []uint64{ffn, dim}},
-		)
+		if qkNorm {
+			ts = append(ts, norm(p+"attn_q_norm.weight", hd), norm(p+"attn_k_norm.weight", hd))
+		}
+		if postNorms {
+			ts = append(ts, norm(p+"post_attention_norm.weight", dim))
+		}
+		ts = append(ts, norm(p+"ffn_norm.weight", dim))
+		if fused {
+			ts = append(ts, tensorSpec{name: p + "ffn_up.weight", typ: w, dims: []uint64{dim, 2 * ffn}})
+		} else {
+			ts = append(ts,
+				tensorSpec{name: p + "ffn_gate.weight", typ: w, dims: []uint64{dim, ffn}},
+				tensorSpec{name: p + "ffn_up.weight", typ: w, dims: []uint64{dim, ffn}},
+			)
+		}
+		ts = append(ts, tensorSpec{name: p + "ffn_down.weight", typ: w, dims: []uint64{ffn, dim}})
+		if postNorms {
+			ts = append(ts, norm(p+"post_ffw_norm.weight", dim))
+		}
 	}
 	ts = append(ts, tensorSpec{name: "output_norm.weight", typ: gguf.TypeF32, dims: []uint64{dim}, one: true})
 	if !s.Tied {
@@ -394,6 +464,24 @@ func (s Shape) metadata(ftype uint32, weights gguf.TensorType) ([]gguf.KV, error
 		gguf.KV{Key: a + "rope.freq_base", Value: s.RopeBase},
 		gguf.KV{Key: a + "rope.dimension_count", Value: uint32(s.HeadDim())},
 	)
+	if s.HeadSize > 0 {
+		meta = append(meta,
+			gguf.KV{Key: a + "attention.key_length", Value: uint32(s.HeadSize)},
+			gguf.KV{Key: a + "attention.value_length", Value: uint32(s.HeadSize)})
+	}
+	if s.Window > 0 {
+		meta = append(meta, gguf.KV{Key: a + "attention.sliding_window", Value: uint32(s.Window)})
+	}
+	if s.RopeScale > 0 {
+		meta = append(meta,
+			gguf.KV{Key: a + "rope.scaling.type", Value: "linear"},
+			gguf.KV{Key: a + "rope.scaling.factor", Value: s.RopeScale})
+	}
+	if s.Arch == "gemma2" { // as llama.cpp's converter writes them
+		meta = append(meta,
+			gguf.KV{Key: a + "attn_logit_softcapping", Value: float32(50)},
+			gguf.KV{Key: a + "final_logit_softcapping", Value: float32(30)})
+	}
 	tok, err := s.tokenizerMetadata()
 	if err != nil {
 		return nil, err

@@ -273,8 +273,16 @@ func TestShapes(t *testing.T) {
 	// llama-134m:  2·768·32000 + 12·(4·768² + 3·768·2048 + 2·768) + 768
 	// smollm2-135m: 576·49152 + 30·(2·576² + 2·576·192 + 3·576·1536 + 2·576) + 576
 	// qwen2.5-0.5b: 896·151936 + 24·(2·896² + 2·896·128 + 3·896·4864 + 896+2·128 + 2·896) + 896
-	want := map[string]uint64{"llama-134m": 134105856, "smollm2-135m": 134515008, "qwen2.5-0.5b": 494032768}
-	if !reflect.DeepEqual(ShapeNames(), []string{"llama-134m", "smollm2-135m", "qwen2.5-0.5b"}) {
+	// qwen3-0.6b:  1024·151936 + 28·(2·1024·2048 + 2·1024² + 3·1024·3072 + 2·1024 + 2·128) + 1024
+	// gemma2-2b:   2304·256000 + 26·(2·2304·2048 + 2·2304·1024 + 3·2304·9216 + 4·2304) + 2304
+	// gemma3-1b:   1152·262144 + 26·(2·1152·1024 + 2·1152·256 + 3·1152·6912 + 4·1152 + 2·256) + 1152
+	// phi3-mini-4k: 2·3072·32064 + 32·(3072·9216 + 3072² + 3072·16384 + 8192·3072 + 2·3072) + 3072
+	// mistral-7b-v0.1: 2·4096·32000 + 32·(2·4096² + 2·4096·1024 + 3·4096·14336 + 2·4096) + 4096
+	// (each the published parameter count of the model).
+	want := map[string]uint64{"llama-134m": 134105856, "smollm2-135m": 134515008, "qwen2.5-0.5b": 494032768,
+		"qwen3-0.6b": 596049920, "gemma2-2b": 2614341888, "gemma3-1b": 999885952, "phi3-mini-4k": 3821079552,
+		"mistral-7b-v0.1": 7241732096}
+	if !reflect.DeepEqual(ShapeNames(), []string{"llama-134m", "smollm2-135m", "qwen2.5-0.5b", "qwen3-0.6b", "gemma2-2b", "gemma3-1b", "phi3-mini-4k", "mistral-7b-v0.1"}) {
 		t.Errorf("ShapeNames() = %v", ShapeNames())
 	}
 	for _, s := range Shapes {

@@ -109,6 +109,66 @@ func TestInspect(t *testing.T) {
 	}
 }
 
+// TestInspectUnrunnable: inspect describes a file kvq cannot run (an architecture
+// and a tensor type it does not know) and says why, with the cache figures its
+// metadata allows; a file without a transformer's shape still gets its metadata and
+// tensors listed.
+func TestInspectUnrunnable(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, meta []gguf.KV) string {
+		var buf bytes.Buffer
+		w := gguf.NewWriter(&buf)
+		for _, kv := range meta {
+			if err := w.AddKV(kv.Key, kv.Value); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.AddTensor("token_embd.weight", 17, 256, 300); err != nil { // IQ2_XS
+			t.Fatal(err)
+		}
+		if err := w.WriteRaw(make([]byte, 300*74)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	falcon := write("falcon.gguf", []gguf.KV{
+		{Key: "general.architecture", Value: "falcon"},
+		{Key: "falcon.embedding_length", Value: uint32(256)},
+		{Key: "falcon.block_count", Value: uint32(4)},
+		{Key: "falcon.attention.head_count", Value: uint32(8)},
+		{Key: "falcon.attention.head_count_kv", Value: uint32(2)},
+		{Key: "falcon.feed_forward_length", Value: uint32(512)},
+		{Key: "falcon.context_length", Value: uint32(2048)},
+	})
+	code, out, errOut := run(t, "inspect", "--model", falcon, "--tensors")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"runs         no: ", `unsupported architecture "falcon"`, "cannot multiply: IQ2_XS",
+		"4 layers, 8 heads, 2 KV heads, head size 32", "falcon.block_count", "token_embd.weight  IQ2_XS  [256 300]", "kivi4/kivi2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect output lacks %q:\n%s", want, out)
+		}
+	}
+	bare := write("bare.gguf", []gguf.KV{{Key: "general.architecture", Value: "clip"}, {Key: "general.name", Value: "vision tower"}})
+	code, out, errOut = run(t, "inspect", "--model", bare)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"vision tower (architecture clip)", "runs         no: model: clip.embedding_length missing", "no cache figures", "[IQ2_XS×1]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // TestDequantNote: inspect names the weight types that run dequantized row by row,
 // and says nothing when every type has kernels of its own (the built-in model, above).
 func TestDequantNote(t *testing.T) {
