@@ -150,11 +150,11 @@ type Scratch struct {
 // them to the workers allocates nothing: item i is chunk i/hg of the spans, for KV
 // head group i mod hg.
 type decodeTask struct {
-	sh     Shape
-	spans  []Span
-	parts  []partial
-	qs     []float32
-	chunks [][2]int
+	sh      Shape
+	spans   []Span
+	parts   []partial
+	qs      []float32
+	chunks  [][2]int
 	rotate  func([]float32, int)
 	softCap float32
 	hg      int
