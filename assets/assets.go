@@ -13,6 +13,12 @@ const ModelName = "stories260K"
 //go:embed stories260K.gguf
 var Model []byte
 
+// ModelLicense is the built-in model's licence notice (MIT, from llama2.c), which
+// copies of the model, this binary among them, carry.
+//
+//go:embed LICENSE.stories260K
+var ModelLicense string
+
 // Text is the head of the TinyStories validation split used by `kvq eval`.
 //
 //go:embed tinystories-valid-head.txt

@@ -98,14 +98,14 @@ type File struct {
 func Open(path string) (*File, error) {
 	data, unmap, err := mapFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("gguf: open %s: %w", path, err)
+		return nil, fmt.Errorf("gguf: %w", err) // an *fs.PathError: "open PATH: reason"
 	}
 	f, err := Parse(data)
 	if err != nil {
 		if unmap != nil {
 			unmap()
 		}
-		return nil, fmt.Errorf("gguf: %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err) // err starts "gguf: "
 	}
 	f.unmap = unmap
 	if unmap != nil {

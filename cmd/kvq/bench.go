@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -16,21 +18,31 @@ func registerBench(name, summary string, run func(args []string, stdout, stderr 
 }
 
 func init() {
-	register("bench", "run a benchmark: kvq bench <name> [flags] (`kvq bench` lists them)", runBench)
+	register("bench", "run a benchmark: decode, attention, bandwidth or throughput", runBench)
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		benchUsage(stderr)
+		return &usageError{cmd: "kvq bench", err: errors.New("which benchmark?")}
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 {
+			return runBench(append(args[1:len(args):len(args)], "-h"), stdout, stderr)
+		}
 		benchUsage(stdout)
-		return nil
+		return flag.ErrHelp
 	}
 	b, ok := benchmarks[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "kvq bench: unknown benchmark %q\n\n", args[0])
-		benchUsage(stderr)
-		return errUsage
+		return &usageError{cmd: "kvq bench", err: fmt.Errorf("unknown benchmark %q", args[0])}
 	}
-	return b.run(args[1:], stdout, stderr)
+	err := b.run(args[1:], stdout, stderr)
+	var ue *usageError
+	if err == nil || errors.Is(err, flag.ErrHelp) || errors.As(err, &ue) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", args[0], err)
 }
 
 func benchUsage(w io.Writer) {
@@ -43,5 +55,5 @@ func benchUsage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-12s %s\n", n, benchmarks[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun `kvq bench <name> -h` for a benchmark's flags.")
+	fmt.Fprintln(w, "\nRun 'kvq help bench <name>' for a benchmark's flags.")
 }

@@ -49,28 +49,28 @@ type attentionReport struct {
 }
 
 func runBenchAttention(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench attention", "--cache SPEC --ctx N [--heads H --kv-heads K --head-dim D | --shape NAME] [--threads T] [--json F]", stderr)
-	cacheSpec := fs.String("cache", "q8", "KV cache spec, e.g. f32, q8, kivi4/kivi2")
+	fs := newFlags("bench attention", "Times decode attention alone (one layer, one query token) over a filled cache and reports GB/s of cache bytes read against the read bandwidth measured in the same run. --shape takes a model's heads instead of --heads, --kv-heads and --head-dim.", stderr)
+	cacheSpec := fs.String("cache", "q8", "KV cache `SPEC`, e.g. f32, q8, kivi4/kivi2")
 	ctx := fs.Int("ctx", 32768, "history length in tokens (the decode token included)")
 	heads := fs.Int("heads", 32, "query heads")
 	kvHeads := fs.Int("kv-heads", 8, "key/value heads")
 	headDim := fs.Int("head-dim", 64, "values per head")
-	shapeName := fs.String("shape", "", "take the heads, KV heads and head size of a model shape kvq synth knows ("+strings.Join(synth.ShapeNames(), ", ")+") instead")
+	shapeName := fs.String("shape", "", "`NAME`: take the heads, KV heads and head size of a model shape kvq synth knows ("+strings.Join(synth.ShapeNames(), ", ")+") instead")
 	threads := fs.Int("threads", 0, "goroutines per step: 0 = automatic (all CPUs for long histories), 1 = one")
 	blockTokens := fs.Int("block-tokens", 0, "tokens per cache block (0: the cache's default)")
 	minTime := fs.Duration("time", 2*time.Second, "measuring time")
 	warm := fs.Bool("warm", false, "repeat steps back to back, the layer's bytes left in the CPU caches; by default each step first reads a buffer of twice the last-level cache, as decode reads the other layers and the weights between two reads of a layer")
 	bwTime := fs.Duration("bw-time", time.Second, "measuring time of the read bandwidth")
 	noSIMD := fs.Bool("no-simd", false, "use the portable scalar kernels")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to this file (without --warm it also holds the reads between steps, in membw.Sum)")
-	jsonPath := fs.String("json", "", "also write the results as JSON to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to `FILE` (without --warm it also holds the reads between steps, in membw.Sum)")
+	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *shapeName != "" {
 		sh, ok := synth.Lookup(*shapeName)
 		if !ok {
-			return fmt.Errorf("--shape %q: unknown shape (known: %s)", *shapeName, strings.Join(synth.ShapeNames(), ", "))
+			return usagef(fs, "--shape %q: unknown shape (known: %s)", *shapeName, strings.Join(synth.ShapeNames(), ", "))
 		}
 		var set []string
 		fs.Visit(func(f *flag.Flag) {
@@ -79,19 +79,19 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 			}
 		})
 		if len(set) > 0 {
-			return fmt.Errorf("--shape %s sets the heads, KV heads and head size: drop %s", *shapeName, strings.Join(set, " and "))
+			return usagef(fs, "--shape %s sets the heads, KV heads and head size: drop %s", *shapeName, strings.Join(set, " and "))
 		}
 		*heads, *kvHeads, *headDim = sh.Heads, sh.KVHeads, sh.HeadDim()
 	}
 	switch {
 	case *ctx < 1:
-		return fmt.Errorf("--ctx must be ≥ 1, got %d", *ctx)
+		return usagef(fs, "--ctx must be ≥ 1, got %d", *ctx)
 	case *heads < 1 || *kvHeads < 1 || *headDim < 1 || *heads%*kvHeads != 0:
-		return fmt.Errorf("--heads %d must be a positive multiple of --kv-heads %d, and --head-dim %d positive", *heads, *kvHeads, *headDim)
+		return usagef(fs, "--heads %d must be a positive multiple of --kv-heads %d, and --head-dim %d positive", *heads, *kvHeads, *headDim)
 	case *threads < 0:
-		return fmt.Errorf("--threads must be ≥ 0, got %d", *threads)
+		return usagef(fs, "--threads must be ≥ 0, got %d", *threads)
 	case *minTime <= 0 || *bwTime <= 0:
-		return fmt.Errorf("--time and --bw-time must be positive")
+		return usagef(fs, "--time and --bw-time must be positive")
 	}
 	spec, err := kv.ParseSpec(*cacheSpec)
 	if err != nil {

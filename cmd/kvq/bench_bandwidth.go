@@ -33,12 +33,12 @@ type bandwidthPoint struct {
 const defaultBandwidthBuffer = 512 << 20
 
 func runBenchBandwidth(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench bandwidth", "[--size BYTES] [--threads LIST] [--time D] [--json F]", stderr)
+	fs := newFlags("bench bandwidth", "Measures the machine's memory read bandwidth: the best pass of reading a buffer far beyond the last-level cache, per thread count.", stderr)
 	size := byteSize(defaultBandwidthBuffer)
 	fs.Var(&size, "size", "buffer size, far beyond the last-level cache, e.g. 512MiB")
-	threadList := fs.String("threads", "1,2", "comma-separated thread counts")
+	threadList := fs.String("threads", "1,2", "comma-separated thread counts (`LIST`)")
 	minTime := fs.Duration("time", time.Second, "measuring time per thread count")
-	jsonPath := fs.String("json", "", "also write the results as JSON to this file")
+	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -47,10 +47,10 @@ func runBenchBandwidth(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if size < 1<<20 {
-		return fmt.Errorf("--size must be at least 1MiB, got %d bytes", int64(size))
+		return usagef(fs, "--size must be at least 1MiB, got %d bytes", int64(size))
 	}
 	if *minTime <= 0 {
-		return fmt.Errorf("--time must be positive, got %v", *minTime)
+		return usagef(fs, "--time must be positive, got %v", *minTime)
 	}
 	buf, free := membw.Buffer(int64(size))
 	defer free()

@@ -75,11 +75,11 @@ type decodeRun struct {
 }
 
 func runBenchDecode(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench decode", "[--model F] [--cache SPEC]... [--ctx N] [--gen N] [--rounds R] [--chunk N] [--pass N] [--threads T] [--json F]", stderr)
+	fs := newFlags("bench decode", "Fills the cache to --ctx tokens (prefill tok/s), then times single-token decode (tok/s) and reports KV bytes and peak RSS. Repeat --cache to compare caches in one run: they take turns, --rounds of --gen steps each, and the table gives each one's median tok/s, its range and the median of its per-round ratios to the first cache.", stderr)
 	mf := addModelFlags(fs)
 	var specs listFlag
-	fs.Var(&specs, "cache", "KV cache spec (default f16); repeat it to compare caches in one run, interleaved")
-	layers := fs.String("cache-layers", "", "per-layer cache overrides, e.g. 0,-1=f16")
+	fs.Var(&specs, "cache", "KV cache `SPEC` (default f16); repeat it to compare caches in one run, interleaved")
+	layers := fs.String("cache-layers", "", "per-layer cache `OVERRIDES`, e.g. 0,-1=f16")
 	ctx := fs.Int("ctx", 512, "tokens in the cache before decode is timed (may exceed the trained context: speed only)")
 	gen := fs.Int("gen", 32, "decode steps timed per round")
 	rounds := fs.Int("rounds", 0, "rounds of --gen decode steps per cache, the caches taking turns (0: 1 with one cache, 5 with several)")
@@ -87,11 +87,11 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	pass := fs.Int("pass", 0, "most tokens a forward step runs through the layers at once (model PassTokens; 0: the model's default)")
 	threads := fs.Int("threads", 0, "threads for matrix products and attention (default: all CPUs)")
 	seed := fs.Uint64("seed", 1, "seed of the random prompt tokens")
-	jsonPath := fs.String("json", "", "also write the result as JSON to this file")
-	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed decode steps to this file (one cache)")
+	jsonPath := fs.String("json", "", "also write the result as JSON to `FILE`")
+	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed decode steps to `FILE` (one cache)")
 	breakdown := fs.Bool("breakdown", false, "also time each part of the decode steps (products, attention, logits, the rest) and print µs per token")
-	tracePath := fs.String("trace", "", "write a runtime execution trace of the timed decode steps to this file (one cache; go tool trace: where threads wait between parallel loops)")
-	memProfile := fs.String("memprofile", "", "write a pprof heap profile to this file after the timed decode steps (the cache's blocks are outside the Go heap: not in it)")
+	tracePath := fs.String("trace", "", "write a runtime execution trace of the timed decode steps to `FILE` (one cache; go tool trace: where threads wait between parallel loops)")
+	memProfile := fs.String("memprofile", "", "write a pprof heap profile to `FILE` after the timed decode steps (the cache's blocks are outside the Go heap: not in it)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -105,10 +105,10 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *ctx < 1 || *gen < 1 || *chunk < 1 || *pass < 0 || *rounds < 1 {
-		return fmt.Errorf("--ctx, --gen, --chunk and --rounds must be ≥ 1, --pass ≥ 0")
+		return usagef(fs, "--ctx, --gen, --chunk and --rounds must be ≥ 1, --pass ≥ 0")
 	}
 	if len(specs) > 1 && (*cpuProfile != "" || *tracePath != "") {
-		return fmt.Errorf("--cpuprofile and --trace record one cache: give one --cache (got %d)", len(specs))
+		return usagef(fs, "--cpuprofile and --trace record one cache: give one --cache (got %d)", len(specs))
 	}
 	if *memProfile != "" {
 		runtime.MemProfileRate = 4096 // sites of small per-step garbage too, not only of large buffers

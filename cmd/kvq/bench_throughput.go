@@ -31,10 +31,10 @@ type throughputReport struct {
 }
 
 func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench throughput", "[--model F] --cache SPEC --budget BYTES --requests N --prompt-len P --gen-len G [--shared-prefix S] [--json F]", stderr)
+	fs := newFlags("bench throughput", "Replays --requests synthetic requests through the continuous-batching engine under a KV byte budget and reports tokens/s, peak concurrency, preemptions, waste, prefix hit rate and bytes per token.", stderr)
 	mf := addModelFlags(fs)
-	cacheSpec := fs.String("cache", "f16", "KV cache spec, e.g. f16, q8, kivi4/kivi2")
-	cacheLayers := fs.String("cache-layers", "", "per-layer cache overrides, e.g. 0,-1=f16")
+	cacheSpec := fs.String("cache", "f16", "KV cache `SPEC`, e.g. f16, q8, kivi4/kivi2")
+	cacheLayers := fs.String("cache-layers", "", "per-layer cache `OVERRIDES`, e.g. 0,-1=f16")
 	var budget byteSize
 	fs.Var(&budget, "budget", "KV cache byte budget, e.g. 64MiB (0: unlimited)")
 	blockTokens := fs.Int("block-tokens", 0, "tokens per cache block (0: the cache's default)")
@@ -49,19 +49,19 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	sinks := fs.Int("sinks", 4, "attention-sink tokens kept with --window")
 	noPrefix := fs.Bool("no-prefix-cache", false, "turn prefix caching off")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic prompts")
-	jsonPath := fs.String("json", "", "also write the results as JSON to this file")
+	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	switch {
 	case *requests < 1:
-		return fmt.Errorf("--requests must be ≥ 1, got %d", *requests)
+		return usagef(fs, "--requests must be ≥ 1, got %d", *requests)
 	case *promptLen < 1 || *genLen < 1:
-		return fmt.Errorf("--prompt-len and --gen-len must be ≥ 1, got %d and %d", *promptLen, *genLen)
+		return usagef(fs, "--prompt-len and --gen-len must be ≥ 1, got %d and %d", *promptLen, *genLen)
 	case *shared < 0 || *shared > *promptLen:
-		return fmt.Errorf("--shared-prefix must be in [0, prompt-len = %d], got %d", *promptLen, *shared)
+		return usagef(fs, "--shared-prefix must be in [0, prompt-len = %d], got %d", *promptLen, *shared)
 	case *blockTokens < 0:
-		return fmt.Errorf("--block-tokens must be ≥ 0, got %d", *blockTokens)
+		return usagef(fs, "--block-tokens must be ≥ 0, got %d", *blockTokens)
 	}
 	m, err := mf.open()
 	if err != nil {
@@ -69,7 +69,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	}
 	defer m.Close()
 	if *window == 0 && *promptLen+*genLen > m.Ctx {
-		return fmt.Errorf("--prompt-len %d + --gen-len %d exceeds the model's context of %d tokens", *promptLen, *genLen, m.Ctx)
+		return usagef(fs, "--prompt-len %d + --gen-len %d exceeds the model's context of %d tokens", *promptLen, *genLen, m.Ctx)
 	}
 	cfg, err := m.CacheConfig(*cacheSpec, *cacheLayers)
 	if err != nil {

@@ -19,39 +19,23 @@ func init() {
 var defaultEvalCaches = []string{"f16", "bf16", "q8", "fp8e4m3", "fp8e5m2", "q4", "q2", "kivi8", "kivi4", "kivi2", "kivi4/kivi2", "q8/q4"}
 
 func runEval(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval", "[--model F] [--text F] [--ctx N] [--chunks N] [--cache SPEC]... [--calibrate SPEC]... [--json F] [--svg F]", stderr)
+	fs := newFlags("eval", fmt.Sprintf(`Runs perplexity with an f32 KV cache and with each --cache on the same tokens, and prints, per cache: bytes per token, compression against f16, perplexity and its ratio to f32, mean KL divergence of the next-token distribution from f32's, and top-1 agreement with f32. Rows marked * are recommended: no other cache compresses as much or more with a lower KL divergence.
+
+Protocol: tokenize the first %d characters of the text without BOS, CRLF->LF; take the first ctx·chunks tokens; each chunk is [BOS] + the next ctx tokens; all ctx next-token predictions of a chunk are scored; the cache is empty at each chunk start; PPL = exp(mean NLL). Each chunk is one prefill, which the cache computes exactly as ctx single-token decode steps would.
+
+--calibrate SPEC adds a row for an FP8 cache with a fixed scale per layer and side (as vLLM's fp8 cache with k_scale/v_scale): an f32 run over the calib-tokens tokens right after the scored ones records each layer's largest |key| and |value|, and each scale maps that value to the format's largest; the per-layer specs are printed for --cache-layers.`, eval.TextChars), stderr)
 	mf := addModelFlags(fs)
-	textPath := fs.String("text", "", "UTF-8 text file (default: built-in TinyStories validation head)")
+	textPath := fs.String("text", "", "UTF-8 text `FILE` (default: the built-in TinyStories validation head)")
 	ctx := fs.Int("ctx", 512, "tokens scored per chunk (≤ the model's context)")
 	chunks := fs.Int("chunks", 8, "number of chunks")
 	var caches listFlag
-	fs.Var(&caches, "cache", "cache spec to compare with f32; repeatable (default: a representative set)")
-	layers := fs.String("cache-layers", "", "per-layer overrides applied to every cache, e.g. 0,-1=f16")
+	fs.Var(&caches, "cache", "cache `SPEC` to compare with f32; repeatable (default: a representative set)")
+	layers := fs.String("cache-layers", "", "per-layer `OVERRIDES` applied to every cache, e.g. 0,-1=f16")
 	var calib listFlag
-	fs.Var(&calib, "calibrate", "FP8 cache spec (fp8e4m3, fp8e5m2, fp8e4m3/fp8e5m2) to evaluate with per-layer scales calibrated on held-out text; repeatable")
+	fs.Var(&calib, "calibrate", "FP8 cache `SPEC` (fp8e4m3, fp8e5m2, fp8e4m3/fp8e5m2) to evaluate with per-layer scales calibrated on held-out text; repeatable")
 	calibTokens := fs.Int("calib-tokens", 0, "calibration run length in tokens (default: ctx)")
-	jsonPath := fs.String("json", "", "also write the results as JSON to this file")
-	svgPath := fs.String("svg", "", "also draw compression vs KL divergence as an SVG chart to this file")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, `Usage: kvq eval [--model F] [--text F] [--ctx N] [--chunks N] [--cache SPEC]... [--calibrate SPEC]... [--json F] [--svg F]
-
-Runs perplexity with an f32 KV cache and with each requested cache on the same tokens, and
-prints, per cache: bytes per token, compression against f16, perplexity and its ratio to f32,
-mean KL divergence of the next-token distribution from f32's, and top-1 agreement with f32.
-
-Protocol: tokenize the first %d characters of the text without BOS, CRLF->LF; take the first
-ctx*chunks tokens; each chunk is [BOS] + the next ctx tokens; all ctx next-token predictions of
-a chunk are scored; the cache is empty at each chunk start; PPL = exp(mean NLL). Each chunk is
-one prefill, which the cache computes exactly as ctx single-token decode steps would.
---calibrate SPEC adds a row for an FP8 cache with a fixed scale per layer and side (as
-vLLM's fp8 cache with k_scale/v_scale): an f32 run over the calib-tokens tokens right after
-the scored ones records each layer's largest |key| and |value|, and each scale maps that
-value to the format's largest; the per-layer specs are printed for --cache-layers.
-
-Flags:
-`, eval.TextChars)
-		fs.PrintDefaults()
-	}
+	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
+	svgPath := fs.String("svg", "", "also draw compression against KL divergence as an SVG chart to `FILE`")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -15,23 +15,37 @@ func init() {
 }
 
 func runGenerate(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("generate", "[--model F] [--prompt S] [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S] [--cache SPEC]", stderr)
+	fs := newFlags("generate", "Streams the continuation of --prompt. --temp 0 (the default) is greedy.", stderr)
 	mf := addModelFlags(fs)
-	prompt := fs.String("prompt", "Once upon a time", "prompt text")
+	prompt := fs.String("prompt", "Once upon a time", "prompt `TEXT`")
 	n := fs.Int("n", 64, "maximum tokens to generate")
 	temp := fs.Float64("temp", 0, "sampling temperature; 0 is greedy")
 	topK := fs.Int("top-k", 40, "keep the K most likely tokens (with --temp > 0); 0 keeps all")
 	topP := fs.Float64("top-p", 0.95, "nucleus sampling threshold (with --temp > 0); 1 keeps all")
 	rep := fs.Float64("repeat-penalty", 1, "penalty > 1 for tokens seen in the last 64")
 	seed := fs.Uint64("seed", 0, "random seed")
-	cacheSpec := fs.String("cache", "f32", "KV cache spec, e.g. q8, kivi4/kivi2, q4:g=64 (see `kvq inspect`)")
-	cacheLayers := fs.String("cache-layers", "", "per-layer cache overrides, e.g. 0,-1=f16")
+	cacheSpec := fs.String("cache", "f32", "KV cache `SPEC`, e.g. q8, kivi4/kivi2, q4:g=64 (kvq inspect lists the types)")
+	cacheLayers := fs.String("cache-layers", "", "per-layer cache `OVERRIDES`, e.g. 0,-1=f16")
 	stats := fs.Bool("stats", false, "print timing and cache figures to stderr at the end")
+	tf := addThreadsFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *n < 0 {
-		return fmt.Errorf("-n must be ≥ 0, got %d", *n)
+	switch {
+	case *n < 0:
+		return usagef(fs, "-n must be ≥ 0, got %d", *n)
+	case !(*temp >= 0):
+		return usagef(fs, "--temp must be ≥ 0 (0 is greedy), got %v", *temp)
+	case *topK < 0:
+		return usagef(fs, "--top-k must be ≥ 0 (0 keeps all), got %d", *topK)
+	case !(*topP > 0 && *topP <= 1):
+		return usagef(fs, "--top-p must be in (0, 1], got %v", *topP)
+	case !(*rep > 0):
+		return usagef(fs, "--repeat-penalty must be > 0 (1 is none), got %v", *rep)
+	}
+	workers, err := tf.apply(fs)
+	if err != nil {
+		return err
 	}
 	m, err := mf.open()
 	if err != nil {
@@ -42,6 +56,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cfg.AttnWorkers = workers
 	c, err := kv.New(cfg)
 	if err != nil {
 		return err

@@ -28,11 +28,11 @@ var inspectCaches = []string{"f32", "f16", "bf16", "q8", "fp8e4m3", "fp8e5m2", "
 // the model's shape and the cache table when the metadata gives a transformer's shape,
 // and, when kvq cannot run the model, the reason.
 func runInspect(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("inspect", "[--model F] [--ctx N] [--budget BYTES] [--tensors]", stderr)
+	fs := newFlags("inspect", "Describes any GGUF file: its metadata and tensors, the model's architecture and shapes, whether kvq runs it, then, for each cache type, the exact KV bytes per token and how many tokens and sequences of --ctx tokens fit in --budget.", stderr)
 	mf := addModelFlags(fs)
 	ctx := fs.Int("ctx", 0, "sequence length for the fit figures (default: the model's context)")
 	budget := byteSize(1 << 30)
-	fs.Var(&budget, "budget", "KV memory budget, bytes with optional KB/MB/GB/KiB/MiB/GiB suffix")
+	fs.Var(&budget, "budget", "KV memory budget in bytes, with an optional KB, MB, GB, KiB, MiB or GiB suffix")
 	listTensors := fs.Bool("tensors", false, "list every tensor (name, type, shape, bytes)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -57,6 +57,9 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 			defer m.Close()
 			c = m.Config
 		}
+	}
+	if shapeErr == nil && (*ctx < 0 || *ctx > c.Ctx) {
+		return usagef(fs, "--ctx must be in [1, %d], the model's context (0: all of it), got %d", c.Ctx, *ctx)
 	}
 	name := c.Name
 	if name == "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -209,6 +210,10 @@ func TestErrors(t *testing.T) {
 		{[]string{"eval", "--cache", "kivi9"}, "kivi9"},
 		{[]string{"inspect", "--budget", "lots"}, "lots"},
 		{[]string{"synth", "--shape", "nope", "--out", filepath.Join(dir, "s.gguf")}, "nope"},
+		{[]string{"generate", "--temp", "-1"}, "--temp"},
+		{[]string{"generate", "--top-p", "0"}, "--top-p"},
+		{[]string{"inspect", "--ctx", "4096"}, "--ctx must be in [1, 512]"},
+		{[]string{"eval", "--ctx", "4096"}, "exceeds the model's context of 512"},
 	}
 	for _, tc := range tests {
 		code, _, errOut := run(t, tc.args...)
@@ -325,5 +330,66 @@ func TestBenchAttentionAndBandwidthJSON(t *testing.T) {
 	}
 	if code, _, errOut := run(t, "bench", "attention", "--shape", "llama-134m", "--heads", "8"); code == 0 || !strings.Contains(errOut, "--heads") {
 		t.Errorf("--shape with --heads: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestCLIManners: bare kvq fails with the usage, help reaches every command, a bad
+// flag is one line naming it (not the whole help), and a missing file is named once.
+func TestCLIManners(t *testing.T) {
+	if code, _, errOut := run(t); code != 2 || !strings.Contains(errOut, "Usage: kvq <command>") {
+		t.Errorf("bare kvq: exit %d, stderr %q; want 2 and the usage", code, errOut)
+	}
+	if code, out, _ := run(t, "version"); code != 0 || !strings.HasPrefix(out, "kvq ") || !strings.Contains(out, "kernels:") {
+		t.Errorf("kvq version: exit %d, stdout %q", code, out)
+	}
+	if code, out, _ := run(t, "version", "--licenses"); code != 0 || !strings.Contains(out, "Permission is hereby granted") {
+		t.Errorf("kvq version --licenses: exit %d, no licence in %q", code, out)
+	}
+	code, _, errOut := run(t, "eval", "--ctx", "x")
+	if code != 2 || strings.Count(errOut, "\n") != 2 || !strings.Contains(errOut, "-ctx") || strings.Count(errOut, "parse error") != 1 {
+		t.Errorf("bad flag: exit %d, stderr %q; want 2, the error once and a pointer to -h", code, errOut)
+	}
+	missing := filepath.Join(t.TempDir(), "missing.gguf")
+	if _, _, errOut := run(t, "inspect", "--model", missing); strings.Count(errOut, missing) != 1 {
+		t.Errorf("missing model: stderr %q names the file %d times, want once", errOut, strings.Count(errOut, missing))
+	}
+	// Every command's help, reached as kvq help CMD: a usage line naming every flag, and
+	// each flag's value named by an upper-case word (no backquoted phrase taken for one).
+	valueName := regexp.MustCompile(`^  --([a-z0-9-]+)( ([A-Z][A-Z0-9_]*))?$`)
+	cmds := [][]string{}
+	for name := range commands {
+		if name != "bench" {
+			cmds = append(cmds, []string{name})
+		}
+	}
+	for name := range benchmarks {
+		cmds = append(cmds, []string{"bench", name})
+	}
+	for _, c := range cmds {
+		code, _, help := run(t, append([]string{"help"}, c...)...)
+		if code != 0 {
+			t.Errorf("kvq help %v: exit %d", c, code)
+			continue
+		}
+		usageLine, _, _ := strings.Cut(help, "\n\n")
+		n := 0
+		for line := range strings.Lines(help) {
+			line = strings.TrimRight(line, "\n")
+			if !strings.HasPrefix(line, "  --") {
+				continue
+			}
+			n++
+			m := valueName.FindStringSubmatch(line)
+			if m == nil {
+				t.Errorf("kvq help %v: flag line %q: want --name and an upper-case value name", c, line)
+				continue
+			}
+			if !strings.Contains(usageLine, "--"+m[1]) {
+				t.Errorf("kvq help %v: usage line %q lacks --%s", c, usageLine, m[1])
+			}
+		}
+		if n == 0 || strings.Contains(help, "`") {
+			t.Errorf("kvq help %v: %d flags, help:\n%s", c, n, help)
+		}
 	}
 }

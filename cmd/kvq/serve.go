@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"kvq/engine"
+	"kvq/internal/procstat"
 	"kvq/kv"
 	"kvq/server"
 )
@@ -26,22 +27,23 @@ func init() {
 }
 
 func runServe(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "[--model F] --cache SPEC --kv-budget BYTES [--block-tokens N] [--host 127.0.0.1] [--port N] [--max-running N] [--max-queue N] [--api-key K]", stderr)
+	fs := newFlags("serve", "Serves the model over an OpenAI-compatible HTTP API (/v1/completions, /v1/chat/completions, /v1/models, /health, /metrics) with continuous batching over a paged KV cache.", stderr)
 	mf := addModelFlags(fs)
-	cacheSpec := fs.String("cache", "f16", "KV cache spec, e.g. f16, q8, kivi4/kivi2")
-	cacheLayers := fs.String("cache-layers", "", "per-layer cache overrides, e.g. 0,-1=f16")
+	cacheSpec := fs.String("cache", "f16", "KV cache `SPEC`, e.g. f16, q8, kivi4/kivi2")
+	cacheLayers := fs.String("cache-layers", "", "per-layer cache `OVERRIDES`, e.g. 0,-1=f16")
 	blockTokens := fs.Int("block-tokens", 0, fmt.Sprintf("tokens per cache block (0: the cache's default, %d); smaller blocks cache shorter shared prefixes and waste less per sequence, larger ones make attention faster", kv.DefaultBlockTokens))
 	var budget byteSize
-	fs.Var(&budget, "kv-budget", "KV cache byte budget, e.g. 512MiB (required; 0 means unlimited)")
-	host := fs.String("host", "127.0.0.1", "address to listen on (loopback by default; 0.0.0.0 for every interface)")
+	fs.Var(&budget, "kv-budget", "KV cache byte budget, e.g. 512MiB; 0 means unlimited (default: half the memory available once the model is loaded)")
+	host := fs.String("host", "127.0.0.1", "`ADDRESS` to listen on (loopback by default; 0.0.0.0 for every interface)")
 	port := fs.Int("port", 8080, "TCP port (0 picks a free one)")
 	maxRunning := fs.Int("max-running", engine.DefaultMaxRunning, "maximum sequences decoded together (≤ --max-batch-tokens)")
 	maxQueue := fs.Int("max-queue", 256, "maximum requests waiting to start; more get 429")
 	maxBatch := fs.Int("max-batch-tokens", engine.DefaultMaxBatchTokens, "tokens per engine step (decode + prefill)")
-	apiKey := fs.String("api-key", "", "require this bearer token on /v1/ routes (default: $KVQ_API_KEY if set)")
-	name := fs.String("model-name", "", "model id reported to clients (default: the model's name)")
+	apiKey := fs.String("api-key", "", "require this bearer `KEY` on /v1/ routes (default: $KVQ_API_KEY if set)")
+	name := fs.String("model-name", "", "model `ID` reported to clients (default: the model's name)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGINT/SIGTERM, how long requests in flight may run before they are cancelled")
 	logJSON := fs.Bool("log-json", false, "write request logs as JSON instead of text")
+	tf := addThreadsFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -52,21 +54,23 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		}
 	})
 	switch {
-	case !budgetSet:
-		return fmt.Errorf("--kv-budget is required (e.g. --kv-budget 256MiB; 0 means unlimited)")
 	case *port < 0 || *port > 65535:
-		return fmt.Errorf("--port must be in [0, 65535], got %d", *port)
+		return usagef(fs, "--port must be in [0, 65535], got %d", *port)
 	case *maxRunning < 1 || *maxRunning > *maxBatch:
-		return fmt.Errorf("--max-running must be in [1, --max-batch-tokens = %d], got %d", *maxBatch, *maxRunning)
+		return usagef(fs, "--max-running must be in [1, --max-batch-tokens = %d], got %d", *maxBatch, *maxRunning)
 	case *maxQueue < 1:
-		return fmt.Errorf("--max-queue must be ≥ 1, got %d", *maxQueue)
+		return usagef(fs, "--max-queue must be ≥ 1, got %d", *maxQueue)
 	case *shutdownTimeout < 0:
-		return fmt.Errorf("--shutdown-timeout must be ≥ 0, got %v", *shutdownTimeout)
+		return usagef(fs, "--shutdown-timeout must be ≥ 0, got %v", *shutdownTimeout)
 	case *blockTokens < 0 || *blockTokens > kv.MaxBlockTokens:
-		return fmt.Errorf("--block-tokens must be in [0, %d] (0: the default), got %d", kv.MaxBlockTokens, *blockTokens)
+		return usagef(fs, "--block-tokens must be in [0, %d] (0: the default), got %d", kv.MaxBlockTokens, *blockTokens)
 	}
 	if _, err := kv.ParseSpec(*cacheSpec); err != nil {
-		return fmt.Errorf("--cache: %w", err)
+		return usagef(fs, "--cache: %w", err)
+	}
+	workers, err := tf.apply(fs)
+	if err != nil {
+		return err
 	}
 	if *apiKey == "" {
 		*apiKey = os.Getenv("KVQ_API_KEY")
@@ -117,7 +121,12 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		srv.Shutdown(context.Background())
 		return err
 	}
+	budgetNote := "--kv-budget"
+	if !budgetSet {
+		budget, budgetNote = defaultKVBudget(procstat.MemAvailable())
+	}
 	cfg.BudgetBytes = int64(budget)
+	cfg.AttnWorkers = workers
 	cfg.BlockTokens = *blockTokens
 	c, err := kv.New(cfg)
 	if err != nil {
@@ -129,7 +138,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	addr := ln.Addr().String()
-	log.Info("serving", "addr", "http://"+addr, "model", srv.ModelName(), "cache", *cacheSpec, "kv_budget", fmtBytes(int64(budget)), "block_tokens", c.Config().BlockTokens,
+	log.Info("serving", "addr", "http://"+addr, "model", srv.ModelName(), "cache", *cacheSpec, "kv_budget", budgetText(int64(budget)), "kv_budget_from", budgetNote, "block_tokens", c.Config().BlockTokens,
 		"chat_format", srv.ChatFormat().String(), "auth", *apiKey != "", "load_time", time.Since(t0).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "kvq serve: listening on http://%s (model %s)\n", addr, srv.ModelName())
 
@@ -151,4 +160,26 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// fallbackKVBudget is the KV budget where the memory available is unknown.
+const fallbackKVBudget = 1 << 30
+
+// defaultKVBudget is the KV budget serve takes without --kv-budget: half of avail,
+// the memory available once the model is loaded (the other half stays for the page
+// cache and other processes), or fallbackKVBudget where avail is unknown (0); and
+// how it was chosen, for the log.
+func defaultKVBudget(avail int64) (byteSize, string) {
+	if avail <= 0 {
+		return fallbackKVBudget, "default: memory available unknown"
+	}
+	return byteSize(avail / 2), "default: half of the " + fmtBytes(avail) + " available"
+}
+
+// budgetText is a KV budget for the log: its size, or "unlimited" for 0.
+func budgetText(b int64) string {
+	if b == 0 {
+		return "unlimited"
+	}
+	return fmtBytes(b)
 }

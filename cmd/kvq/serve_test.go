@@ -103,7 +103,7 @@ func TestServeFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve", "--port", "0"}, "--kv-budget is required"},
+		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--threads", "-1"}, "--threads"},
 		{[]string{"serve", "--kv-budget", "0", "--port", "70000"}, "--port"},
 		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--block-tokens", "-3"}, "--block-tokens"},
 		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--cache", "q5"}, "--cache"},
@@ -112,6 +112,24 @@ func TestServeFlagErrors(t *testing.T) {
 		code, _, errOut := run(t, tc.args...)
 		if code == 0 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want a failure mentioning %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestDefaultKVBudget: without --kv-budget, serve takes half the memory available,
+// or 1 GiB where that is unknown, and says which.
+func TestDefaultKVBudget(t *testing.T) {
+	for _, tc := range []struct {
+		avail int64
+		want  byteSize
+		note  string
+	}{
+		{8 << 30, 4 << 30, "half of the 8.00 GiB available"},
+		{0, 1 << 30, "unknown"},
+	} {
+		got, note := defaultKVBudget(tc.avail)
+		if got != tc.want || !strings.Contains(note, tc.note) {
+			t.Errorf("defaultKVBudget(%d) = %d, %q; want %d, a note with %q", tc.avail, got, note, tc.want, tc.note)
 		}
 	}
 }
