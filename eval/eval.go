@@ -67,7 +67,84 @@ type Row struct {
 	KLDMean          float64 `json:"kld_mean"`
 	KLDMax           float64 `json:"kld_max"`
 	Top1Agree        float64 `json:"top1_agree"`
-	TokPerS          float64 `json:"tok_per_s"`
+	// TokPerS is the prefill tokens per second through this cache, wall clock, the
+	// caches taking turns chunk by chunk; short runs on a busy machine move it a lot,
+	// so the table leaves it out (kvq bench decode measures speed).
+	TokPerS float64 `json:"tok_per_s"`
+	// Family groups caches for the chart: float, int (q8, q4, q2), fp8, kivi, or
+	// mixed when keys and values are of different families.
+	Family string `json:"family"`
+	// Recommended marks the efficient frontier (see Recommend): no other row
+	// compresses as much or more with a lower mean KL divergence.
+	Recommended bool `json:"recommended"`
+	// Warning says why the row does not show what the cache does on long contexts:
+	// the context does not exceed the full-precision window of a KIVI side or of
+	// the sinks, so that side quantized nothing. Such rows are never recommended.
+	Warning string `json:"warning,omitempty"`
+}
+
+// family is the chart family of type t.
+func family(t kv.Type) string {
+	switch {
+	case t == kv.TypeF32 || t == kv.TypeF16 || t == kv.TypeBF16:
+		return "float"
+	case t.IsFP8():
+		return "fp8"
+	case t.IsKIVI():
+		return "kivi"
+	}
+	return "int"
+}
+
+// specFamily is the family of a spec: its sides' when they agree, else mixed.
+func specFamily(s kv.Spec) string {
+	k, v := family(s.K.Type), family(s.V.Type)
+	if k != v {
+		return "mixed"
+	}
+	return k
+}
+
+// windowWarning reports, for a cache of spec s scored on chunks of ctx tokens,
+// when a side keeps every token of a chunk in full precision: KIVI values within
+// their r recent tokens, KIVI keys until a block of g tokens fills, any lossy side
+// within the first sinks tokens. Empty when every lossy side quantizes something.
+func windowWarning(s kv.Spec, ctx int) string {
+	lossy := func(p kv.Part) bool { return p.Type != kv.TypeF32 && p.Type != kv.TypeF16 && p.Type != kv.TypeBF16 }
+	var why []string
+	if s.Sinks >= ctx && (lossy(s.K) || lossy(s.V)) {
+		why = append(why, fmt.Sprintf("sinks (%d tokens)", s.Sinks))
+	}
+	if s.K.Type.IsKIVI() && ctx < max(s.K.G, 1) {
+		why = append(why, fmt.Sprintf("keys (blocks of %d tokens)", s.K.G))
+	}
+	if s.V.Type.IsKIVI() && ctx <= s.V.R {
+		why = append(why, fmt.Sprintf("values (%d tokens)", s.V.R))
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("ctx %d does not exceed the full-precision window of its %s: nothing there is quantized", ctx, strings.Join(why, " and "))
+}
+
+// Recommend marks the rows on the efficient frontier of compression against mean
+// KL divergence: a row is recommended when no other row compresses as much or more
+// with a lower KL divergence. The f32 reference and rows with a Warning take no part.
+func Recommend(rows []Row) {
+	for i := range rows {
+		r := &rows[i]
+		r.Recommended = false
+		if r.Cache == "f32" || r.Warning != "" {
+			continue
+		}
+		r.Recommended = true
+		for j, o := range rows {
+			if j != i && o.Cache != "f32" && o.Warning == "" && o.CompressionVsF16 >= r.CompressionVsF16 && o.KLDMean < r.KLDMean {
+				r.Recommended = false
+				break
+			}
+		}
+	}
 }
 
 // Result is a whole evaluation.
@@ -125,7 +202,8 @@ func Run(m *model.Model, tokens []int32, opt Options) (*Result, error) {
 		if name == "" {
 			name = CacheName(cfg)
 		}
-		rs = append(rs, &runner{name: name, cfg: cfg, row: Row{BytesPerToken: bpt, CompressionVsF16: kv.F16BytesPerToken(cfg) / bpt}})
+		rs = append(rs, &runner{name: name, cfg: cfg, row: Row{BytesPerToken: bpt, CompressionVsF16: kv.F16BytesPerToken(cfg) / bpt,
+			Family: specFamily(cfg.Spec), Warning: windowWarning(cfg.Spec, opt.Ctx)}})
 		return nil
 	}
 	for _, s := range specs {
@@ -203,6 +281,7 @@ func Run(m *model.Model, tokens []int32, opt Options) (*Result, error) {
 		r.row.TokPerS = n / r.dur.Seconds()
 		res.Rows = append(res.Rows, r.row)
 	}
+	Recommend(res.Rows)
 	return res, nil
 }
 

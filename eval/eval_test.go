@@ -111,18 +111,77 @@ func TestRunRejectsBadOptions(t *testing.T) {
 
 func TestWriteSVG(t *testing.T) {
 	res := &Result{Model: "m<1>", Ctx: 8, Chunks: 1, Rows: []Row{
-		{Cache: "f32", CompressionVsF16: 0.5},
-		{Cache: "q8", CompressionVsF16: 1.6, KLDMean: 0.0015},
-		{Cache: "kivi4/kivi2", CompressionVsF16: 2.9, KLDMean: 0.0035},
-		{Cache: "f16", CompressionVsF16: 1, KLDMean: 0},
+		{Cache: "f32", CompressionVsF16: 0.5, Family: "float"},
+		{Cache: "q8", CompressionVsF16: 1.6, KLDMean: 0.0015, Family: "int"},
+		{Cache: "kivi4/kivi2", CompressionVsF16: 2.9, KLDMean: 0.0035, Family: "kivi"},
+		{Cache: "f16", CompressionVsF16: 1, KLDMean: 0, Family: "float"},
+		{Cache: "fp8e5m2", CompressionVsF16: 1.6, KLDMean: 0.05, Family: "fp8"},
 	}}
+	Recommend(res.Rows)
 	var b strings.Builder
 	if err := WriteSVG(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	svg := b.String()
-	if strings.Count(svg, "<circle") != 3 || !strings.Contains(svg, "kivi4/kivi2") || !strings.Contains(svg, "m&lt;1&gt;") || strings.Contains(svg, "NaN") {
-		t.Fatalf("svg:\n%s", svg)
+	points := strings.Count(svg, "<circle") - len(familyColours) - 1 // less the legend's
+	if points != 4 || !strings.Contains(svg, "kivi4/kivi2") || !strings.Contains(svg, "m&lt;1&gt;") || strings.Contains(svg, "NaN") {
+		t.Fatalf("%d points, svg:\n%s", points, svg)
+	}
+	// The frontier joins f16, q8 and kivi4/kivi2 (not fp8e5m2), from x = 1× at the left edge.
+	if strings.Count(svg, "<polyline") != 1 || !strings.Contains(svg, `points="70.0,`) || strings.Count(svg[strings.Index(svg, "<polyline"):], ",") < 3 {
+		t.Fatalf("no frontier from 1×:\n%s", svg)
+	}
+	for _, f := range []string{"#1f77b4", "#ff7f0e", "#2ca02c"} {
+		if !strings.Contains(svg, `stroke="`+f+`"`) {
+			t.Errorf("no point drawn in %s", f)
+		}
+	}
+}
+
+// TestRecommend: the efficient frontier, f32 and warned rows aside.
+func TestRecommend(t *testing.T) {
+	rows := []Row{
+		{Cache: "f32", CompressionVsF16: 0.5},
+		{Cache: "f16", CompressionVsF16: 1},
+		{Cache: "bf16", CompressionVsF16: 1, KLDMean: 0.0001},   // f16 as small, better
+		{Cache: "q8", CompressionVsF16: 1.6, KLDMean: 0.002},    // frontier
+		{Cache: "fp8", CompressionVsF16: 1.6, KLDMean: 0.01},    // q8 as small, better
+		{Cache: "kivi4", CompressionVsF16: 2.5, KLDMean: 0.003}, // frontier
+		{Cache: "q4", CompressionVsF16: 2, KLDMean: 0.3},        // kivi4 smaller and better
+		{Cache: "kivi2", CompressionVsF16: 3.6, KLDMean: 0.0001, Warning: "window"},
+		{Cache: "q2", CompressionVsF16: 2.7, KLDMean: 3}, // the most compressed unwarned
+	}
+	Recommend(rows)
+	var got []string
+	for _, r := range rows {
+		if r.Recommended {
+			got = append(got, r.Cache)
+		}
+	}
+	if want := "f16 q8 kivi4 q2"; strings.Join(got, " ") != want {
+		t.Fatalf("recommended %v, want %s", got, want)
+	}
+}
+
+// TestWindowWarning: a row is warned exactly when ctx leaves a lossy side unquantized.
+func TestWindowWarning(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		ctx  int
+		want string // "" for no warning
+	}{
+		{"kivi4", 128, "values (128 tokens)"},
+		{"kivi4", 129, ""},
+		{"kivi4/kivi2:r=64", 64, "values (64 tokens)"},
+		{"kivi4:g=64,r=16", 32, "keys (blocks of 64 tokens)"},
+		{"q4:sinks=8", 8, "sinks (8 tokens)"},
+		{"f16:sinks=8", 8, ""},
+		{"q8", 1, ""},
+	} {
+		got := windowWarning(kv.MustParseSpec(tc.spec), tc.ctx)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s at ctx %d: warning %q, want one with %q", tc.spec, tc.ctx, got, tc.want)
+		}
 	}
 }
 

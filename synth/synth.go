@@ -174,6 +174,20 @@ func (s Shape) Params() uint64 {
 	return n
 }
 
+// DataBytes returns the bytes of the shape's tensor data with its matrices in
+// weights: what Write streams after the header (for progress reports).
+func (s Shape) DataBytes(weights gguf.TensorType) uint64 {
+	var n uint64
+	for _, t := range s.tensors(weights) {
+		rb, err := t.typ.RowBytes(int(t.dims[0]))
+		if err != nil {
+			continue // WriteShape refuses the shape
+		}
+		n += uint64(rb) * (t.elems() / t.dims[0])
+	}
+	return n
+}
+
 // tensorSpec is one tensor to write.
 type tensorSpec struct {
 	name string
@@ -446,7 +460,7 @@ func (s Shape) metadata(ftype uint32, weights gguf.TensorType) ([]gguf.KV, error
 	a := s.Arch + "."
 	meta := []gguf.KV{
 		{Key: "general.architecture", Value: s.Arch},
-		{Key: "general.name", Value: "synthetic " + s.Name},
+		{Key: "general.name", Value: NamePrefix + s.Name},
 		{Key: "general.file_type", Value: ftype},
 	}
 	if weights == gguf.TypeQ8_0 || weights == gguf.TypeQ4_K {
@@ -537,3 +551,10 @@ func (s Shape) tokenizerMetadata() ([]gguf.KV, error) {
 	}
 	return meta, nil
 }
+
+// NamePrefix starts the general.name of every model Write makes ("synthetic
+// llama-134m"), by which reports recognise random weights.
+const NamePrefix = "synthetic "
+
+// IsSynthetic reports whether a model's general.name is that of a model Write made.
+func IsSynthetic(name string) bool { return strings.HasPrefix(name, NamePrefix) }

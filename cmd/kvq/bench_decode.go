@@ -149,7 +149,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	}
 	// Prefill chunk by chunk, the caches taking turns, so that they meet the same
 	// machine (this VM's speed drifts by tens of percent within a minute).
-	bar := newProgress(stderr, "prefill")
+	bar := newProgress(stderr, "prefill", "tokens", 1)
 	for i := 0; i < len(toks); i += *chunk {
 		for _, r := range runs {
 			t0 := time.Now()

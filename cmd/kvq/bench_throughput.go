@@ -90,7 +90,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	if *window > 0 {
 		ecfg.Window, ecfg.Sinks = *window, *sinks
 	}
-	bar := newProgress(stderr, "bench throughput")
+	bar := newProgress(stderr, "bench throughput", "tokens", 1)
 	total := *requests * *genLen
 	var generated int
 	ecfg.OnStep = func(si engine.StepInfo) {

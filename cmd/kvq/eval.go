@@ -9,6 +9,7 @@ import (
 
 	"kvq/assets"
 	"kvq/eval"
+	"kvq/synth"
 )
 
 func init() {
@@ -56,7 +57,7 @@ Protocol: tokenize the first %d characters of the text without BOS, CRLF->LF; ta
 		text, textName = string(b), *textPath
 	}
 	toks := eval.Tokens(m, text)
-	bar := newProgress(stderr, "eval")
+	bar := newProgress(stderr, "eval", "chunk runs", 1)
 	res, err := eval.Run(m, toks, eval.Options{Ctx: *ctx, Chunks: *chunks, Specs: caches, Layers: *layers,
 		Calibrate: calib, CalibTokens: *calibTokens, Progress: bar.update})
 	bar.done()
@@ -67,11 +68,27 @@ Protocol: tokenize the first %d characters of the text without BOS, CRLF->LF; ta
 	res.Text = textName
 	fmt.Fprintf(stdout, "model %s, text %s: %d tokens (ctx %d × %d chunks)\n\n", res.Model, res.Text, res.Tokens, res.Ctx, res.Chunks)
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cache\tbytes/token\tvs f16\tPPL\tPPL ratio\tKLD mean\ttop-1 agree\ttok/s\t")
+	fmt.Fprintln(tw, "cache\t \tbytes/token\tvs f16\tPPL\tPPL ratio\tKLD mean\ttop-1 agree\t")
+	var warned []eval.Row
 	for _, r := range res.Rows {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.2fx\t%.4f\t%.4f\t%.5f\t%.2f%%\t%.0f\t\n", r.Cache, r.BytesPerToken, r.CompressionVsF16, r.PPL, r.PPLRatio, r.KLDMean, 100*r.Top1Agree, r.TokPerS)
+		mark := ""
+		switch {
+		case r.Recommended:
+			mark = "*"
+		case r.Warning != "":
+			mark, warned = "!", append(warned, r)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.2fx\t%.4f\t%.4f\t%.5f\t%.2f%%\t\n", r.Cache, mark, r.BytesPerToken, r.CompressionVsF16, r.PPL, r.PPLRatio, r.KLDMean, 100*r.Top1Agree)
 	}
 	tw.Flush()
+	fmt.Fprintln(stdout, "\n* recommended: no other cache here compresses as much or more with a lower KL divergence.")
+	fmt.Fprintln(stdout, "  Choose the most compressed * row whose KLD and top-1 agreement you can accept.")
+	for _, r := range warned {
+		fmt.Fprintf(stdout, "! %s: %s; use a longer --ctx.\n", r.Cache, r.Warning)
+	}
+	if synth.IsSynthetic(m.Config.Name) {
+		fmt.Fprintf(stdout, "note: %s has random weights (kvq synth): its perplexities are those of noise; the KL divergences still compare the caches.\n", m.Config.Name)
+	}
 	for _, c := range res.Calibrated {
 		fmt.Fprintf(stdout, "\n%s, calibrated on %d held-out tokens; to use it: --cache f32 --cache-layers '%s'\n", c.Cache, c.Tokens, c.LayerSpecs)
 	}

@@ -82,6 +82,14 @@ func TestEvalJSON(t *testing.T) {
 			}
 		}
 	}
+	// At ctx 128 KIVI's values (r = 128) are all in full precision: warned, not
+	// recommended, and said so under the table; q8 is on the frontier.
+	if r := res.Rows[2]; r["warning"] == nil || r["recommended"] != false || res.Rows[1]["recommended"] != true {
+		t.Errorf("rows %v", res.Rows)
+	}
+	if !strings.Contains(out, "! kivi4/kivi2: ctx 128 does not exceed") || !strings.Contains(out, "* recommended") {
+		t.Errorf("stdout lacks the warning or the rule:\n%s", out)
+	}
 }
 
 func TestInspect(t *testing.T) {

@@ -36,8 +36,15 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	t0 := time.Now()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err := synth.Write(bw, *shape, wt, *seed); err != nil {
+	var total int64
+	if s, ok := synth.Lookup(*shape); ok {
+		total = int64(s.DataBytes(wt))
+	}
+	bar := newProgress(stderr, "synth", "MiB", 1<<20)
+	bw := bufio.NewWriterSize(&progressWriter{w: f, p: bar, total: total}, 1<<20)
+	err = synth.Write(bw, *shape, wt, *seed)
+	bar.done()
+	if err != nil {
 		f.Close()
 		os.Remove(*out)
 		return err
