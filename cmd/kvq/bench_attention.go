@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -60,7 +61,7 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 	blockTokens := fs.Int("block-tokens", 0, "tokens per cache block (0: the cache's default)")
 	minTime := fs.Duration("time", 2*time.Second, "measuring time")
 	warm := fs.Bool("warm", false, "repeat steps back to back, the layer's bytes left in the CPU caches; by default each step first reads a buffer of twice the last-level cache, as decode reads the other layers and the weights between two reads of a layer")
-	bwTime := fs.Duration("bw-time", time.Second, "measuring time of the read bandwidth")
+	rounds := fs.Int("rounds", 10, "rounds of steps (--time in all), each followed by a pass measuring the read bandwidth")
 	noSIMD := fs.Bool("no-simd", false, "use the portable scalar kernels")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to `FILE` (without --warm it also holds the reads between steps, in membw.Sum)")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
@@ -90,8 +91,8 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 		return usagef(fs, "--heads %d must be a positive multiple of --kv-heads %d, and --head-dim %d positive", *heads, *kvHeads, *headDim)
 	case *threads < 0:
 		return usagef(fs, "--threads must be ≥ 0, got %d", *threads)
-	case *minTime <= 0 || *bwTime <= 0:
-		return usagef(fs, "--time and --bw-time must be positive")
+	case *minTime <= 0 || *rounds < 1:
+		return usagef(fs, "--time must be positive and --rounds ≥ 1")
 	}
 	spec, err := kv.ParseSpec(*cacheSpec)
 	if err != nil {
@@ -143,44 +144,63 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopProfile()
-	// Only the steps are timed. Process CPU time is measured over the warm loop only:
-	// its counters are too coarse to time single steps between evictions.
-	steps := 0
-	var wall, between time.Duration
-	cpu0 := procstat.CPU()
-	t0 := time.Now()
-	for steps < 3 || time.Since(t0) < *minTime {
-		if evict != nil {
-			e0 := time.Now()
-			evict()
-			between += time.Since(e0)
-		}
-		w0 := time.Now()
-		if err := st.Attend(0, id, q, out); err != nil {
-			return err
-		}
-		wall += time.Since(w0)
-		steps++
+	// Rounds of steps, --time in all, every round followed by a pass reading a
+	// buffer of four times the last-level cache on as many threads, so that the steps and the
+	// bandwidth meet the same minutes of a shared machine; the figures are medians
+	// over the rounds, the fraction the median of the rounds' own fractions. Only the
+	// steps are timed (not the evictions); process CPU time is measured over the
+	// warm loop only: its counters are too coarse to time single steps between
+	// evictions.
+	bwBytes := 4 * membw.LastLevelCache()
+	if bwBytes <= 0 {
+		bwBytes = defaultBandwidthBuffer
 	}
-	cpu := procstat.CPU() - cpu0
+	buf, free := membw.Buffer(bwBytes)
+	defer free()
+	cacheBytes := st.Usage().AllocBytes
+	steps := 0
+	var wall, between, cpu time.Duration
+	var stepGBs, bwGBs, fracs []float64
+	for range *rounds {
+		n, w := 0, time.Duration(0)
+		cpu0 := procstat.CPU()
+		for r0 := time.Now(); n < 3 || time.Since(r0) < *minTime/time.Duration(*rounds); n++ {
+			if evict != nil {
+				e0 := time.Now()
+				evict()
+				between += time.Since(e0)
+			}
+			w0 := time.Now()
+			if err := st.Attend(0, id, q, out); err != nil {
+				return err
+			}
+			w += time.Since(w0)
+		}
+		cpu += procstat.CPU() - cpu0
+		steps, wall = steps+n, wall+w
+		g := float64(cacheBytes) * float64(n) / w.Seconds() / 1e9
+		b := membw.Read(buf, nThreads, 0)
+		stepGBs, bwGBs = append(stepGBs, g), append(bwGBs, b)
+		if b > 0 {
+			fracs = append(fracs, g/b)
+		}
+	}
 	stopProfile()
-	buf, free := membw.Buffer(defaultBandwidthBuffer)
-	bw := membw.Read(buf, nThreads, *bwTime)
-	free()
+	bw := median(bwGBs)
 	rep := attentionReport{
 		Cache: spec.String(), Ctx: *ctx, Heads: *heads, KVHeads: *kvHeads, HeadDim: *headDim,
 		Threads: nThreads, Kernels: attn.KernelName(), Steps: steps, Warm: *warm,
 		StepMicros: float64(wall.Microseconds()) / float64(steps),
 		TokPerS:    float64(steps) / wall.Seconds(),
-		CacheBytes: st.Usage().AllocBytes,
+		CacheBytes: cacheBytes,
 	}
 	if *warm {
 		rep.CPUMicros = float64(cpu.Microseconds()) / float64(steps)
 	}
-	rep.GBPerS = float64(rep.CacheBytes) * rep.TokPerS / 1e9
+	rep.GBPerS = median(stepGBs)
 	rep.BandwidthGBs = bw
-	if bw > 0 {
-		rep.FracOfBW = rep.GBPerS / bw
+	if len(fracs) > 0 {
+		rep.FracOfBW = median(fracs)
 	}
 	if between > 0 {
 		rep.BetweenGBs = float64(evictBytes) * float64(steps) / between.Seconds() / 1e9
@@ -198,8 +218,11 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 		cpuNote = fmt.Sprintf(", %.1f µs CPU", rep.CPUMicros)
 	}
 	fmt.Fprintf(stdout, "step            %.1f µs wall%s (%d steps): %.1f tok/s per layer\n", rep.StepMicros, cpuNote, steps, rep.TokPerS)
-	fmt.Fprintf(stdout, "cache read      %s per step at %.2f GB/s\n", fmtBytes(rep.CacheBytes), rep.GBPerS)
-	fmt.Fprintf(stdout, "read bandwidth  %.2f GB/s with %d thread(s): %.1f%% of it\n", bw, nThreads, 100*rep.FracOfBW)
+	fmt.Fprintf(stdout, "cache read      %s per step at %.2f GB/s (median of %d rounds, %.2f–%.2f)\n", fmtBytes(rep.CacheBytes), rep.GBPerS, len(stepGBs), slices.Min(stepGBs), slices.Max(stepGBs))
+	fmt.Fprintf(stdout, "read bandwidth  %.2f GB/s with %d thread(s), a pass after each round (%.2f–%.2f): the rounds' median fraction %.1f%%\n", bw, nThreads, slices.Min(bwGBs), slices.Max(bwGBs), 100*rep.FracOfBW)
+	if rep.Warm {
+		fmt.Fprintln(stdout, "                (warm: a layer that fits in the CPU caches is read from them, faster than from memory)")
+	}
 	if rep.BetweenGBs > 0 {
 		fmt.Fprintf(stdout, "between steps   %.2f GB/s read by the same threads in the reads between the steps: %.1f%% of it\n", rep.BetweenGBs, 100*rep.FracOfBetween)
 	}

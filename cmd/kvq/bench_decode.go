@@ -53,10 +53,13 @@ type decodeResult struct {
 	HeapBytes    int64 `json:"heap_bytes"`
 	RSSAnonBytes int64 `json:"rss_anon_bytes"`
 	RSSFileBytes int64 `json:"rss_file_bytes"`
-	// Rounds: decode tok/s of each round (--gen steps each). VsFirst: the median over
-	// rounds of this cache's tok/s over the first cache's in the same round.
-	Rounds  []float64 `json:"decode_tok_per_s_rounds"`
-	VsFirst float64   `json:"decode_vs_first"`
+	// Rounds: decode tok/s of each round (--gen steps each). VsFirst: the median
+	// decode tok/s over the first cache's (the ratio of the medians the table shows);
+	// VsFirstRange: the least and greatest ratio of this cache's tok/s to the first
+	// cache's within one round, the spread a busy machine puts on VsFirst.
+	Rounds       []float64  `json:"decode_tok_per_s_rounds"`
+	VsFirst      float64    `json:"decode_vs_first"`
+	VsFirstRange [2]float64 `json:"decode_vs_first_round_range"`
 	// Breakdown (--breakdown): wall time per decode token of each part of the forward
 	// pass, in µs, keyed by model.Part names.
 	Breakdown map[string]float64 `json:"breakdown_us_per_token,omitempty"`
@@ -173,8 +176,14 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopTrace()
-	for range *rounds {
-		for _, r := range runs {
+	for round := range *rounds {
+		// The caches take turns in one order, then in the reverse order, so that no
+		// cache always follows the same one.
+		order := slices.Clone(runs)
+		if round%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, r := range order {
 			if *breakdown {
 				m.Timings = &r.timings
 			}
@@ -205,7 +214,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 			DecodeTokens: *gen * *rounds, DecodeTokPerS: median(r.rounds), PrefillTokPerS: float64(*ctx) / r.prefill.Seconds(),
 			KVBytes: r.c.Usage().AllocBytes, WeightBytes: m.WeightBytes(), PreloadedBytes: m.PreloadedBytes(), RSSBytes: peak,
 			HeapBytes: heap, RSSAnonBytes: anon, RSSFileBytes: file,
-			Rounds: r.rounds, VsFirst: median(ratios),
+			Rounds: r.rounds, VsFirst: median(r.rounds) / median(runs[0].rounds), VsFirstRange: [2]float64{slices.Min(ratios), slices.Max(ratios)},
 		}
 		if *breakdown {
 			res[i].Breakdown = breakdownMicros(&r.timings)
@@ -254,20 +263,21 @@ func printDecode(w io.Writer, res decodeResult) {
 }
 
 // printDecodeTable prints the comparison of several caches: decode speed as the
-// median over rounds and its range, and against the first cache as the median of
-// the per-round ratios (the rounds alternate caches, so each ratio compares runs a
-// few seconds apart).
+// median over rounds and its range, and against the first cache as the ratio of the
+// medians with the range of the per-round ratios (the rounds alternate caches, so
+// each of those compares runs a few seconds apart).
 func printDecodeTable(w io.Writer, res []decodeResult, rounds, gen int) {
 	r0 := res[0]
 	fmt.Fprintf(w, "model %s, context %d, %d threads (%s kernels, attention %s): %d rounds of %d decode steps per cache, the caches taking turns\n\n",
 		r0.Model, r0.Ctx, r0.Threads, r0.Kernels, r0.AttnKernels, rounds, gen)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "cache\tKV\tprefill tok/s\tdecode tok/s\tmin\tmax\tvs %s\t\n", r0.Cache)
+	fmt.Fprintf(tw, "cache\tKV\tprefill tok/s\tdecode tok/s\tmin\tmax\tvs %s\tround ratios\t\n", r0.Cache)
 	for _, r := range res {
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.3fx\t\n", r.Cache, fmtBytes(r.KVBytes), r.PrefillTokPerS, r.DecodeTokPerS, slices.Min(r.Rounds), slices.Max(r.Rounds), r.VsFirst)
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.3fx\t%.2f–%.2f\t\n", r.Cache, fmtBytes(r.KVBytes), r.PrefillTokPerS, r.DecodeTokPerS, slices.Min(r.Rounds), slices.Max(r.Rounds), r.VsFirst, r.VsFirstRange[0], r.VsFirstRange[1])
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\nmemory: weights %s, every cache above held at once, peak RSS %s\n", fmtBytes(r0.WeightBytes), fmtBytes(r0.RSSBytes))
+	fmt.Fprintf(w, "\nvs %s: median decode tok/s over %s's; round ratios: the least and greatest ratio within one round\n", r0.Cache, r0.Cache)
+	fmt.Fprintf(w, "memory: weights %s, every cache above held at once, peak RSS %s\n", fmtBytes(r0.WeightBytes), fmtBytes(r0.RSSBytes))
 }
 
 // breakdownMicros returns t's parts in µs per pass (one pass per decode token).

@@ -275,11 +275,11 @@ func TestBenchAttentionAndBandwidthJSON(t *testing.T) {
 		fields []string
 	}{
 		{[]string{"bench", "attention", "--cache", "kivi4/kivi2", "--ctx", "300", "--heads", "8", "--kv-heads", "2", "--head-dim", "16",
-			"--time", "50ms", "--bw-time", "50ms"}, []string{"cache", "ctx", "gb_per_s", "bandwidth_gb_per_s", "frac_of_bandwidth"}},
+			"--time", "50ms", "--rounds", "3"}, []string{"cache", "ctx", "gb_per_s", "bandwidth_gb_per_s", "frac_of_bandwidth"}},
 		{[]string{"bench", "attention", "--cache", "q4", "--ctx", "200", "--heads", "4", "--kv-heads", "4", "--head-dim", "32",
-			"--time", "50ms", "--bw-time", "50ms", "--warm"}, []string{"cache", "ctx", "gb_per_s", "bandwidth_gb_per_s", "frac_of_bandwidth"}},
+			"--time", "50ms", "--rounds", "3", "--warm"}, []string{"cache", "ctx", "gb_per_s", "bandwidth_gb_per_s", "frac_of_bandwidth"}},
 		{[]string{"bench", "attention", "--cache", "q8", "--ctx", "200", "--shape", "llama-134m",
-			"--time", "50ms", "--bw-time", "50ms", "--warm"}, []string{"cache", "ctx", "gb_per_s", "bandwidth_gb_per_s", "frac_of_bandwidth"}},
+			"--time", "50ms", "--rounds", "3", "--warm"}, []string{"cache", "ctx", "gb_per_s", "bandwidth_gb_per_s", "frac_of_bandwidth"}},
 		{[]string{"bench", "bandwidth", "--size", "64MiB", "--threads", "1", "--time", "50ms"}, nil},
 	}
 	for i, tc := range tests {
