@@ -49,15 +49,19 @@ func refRow(t *testing.T, p Part, d int) quant.RowCodec {
 type sim struct {
 	sp       Spec
 	d, kvh   int
-	k, v     [][]float32 // original rows, kvh·d per position
+	k, v     [][]float32 // rows as read in full precision: the f16 round trip of the originals
 	kq, vq   [][]float32 // rows after the compressed form's round trip
 	kiviKeys bool
 	kblocks  [][][]byte // KIVI keys: the encoded block of tokens [iG, (i+1)G) of head h at [i][h]
 }
 
 func newSim(t *testing.T, sp Spec, d, kvh int, k, v [][]float32) *sim {
-	s := &sim{sp: sp, d: d, kvh: kvh, k: k, v: v, kiviKeys: sp.K.Type.IsKIVI()}
+	s := &sim{sp: sp, d: d, kvh: kvh, kiviKeys: sp.K.Type.IsKIVI()}
 	n := len(k)
+	for j := range n {
+		s.k = append(s.k, roundTrip(quant.F16{}, k[j], d))
+		s.v = append(s.v, roundTrip(quant.F16{}, v[j], d))
+	}
 	s.kq = make([][]float32, n)
 	s.vq = make([][]float32, n)
 	vr := refRow(t, sp.V, d)
@@ -86,7 +90,7 @@ func newSim(t *testing.T, sp Spec, d, kvh int, k, v [][]float32) *sim {
 				if S := sp.Sinks; src < S && S < gs+G {
 					src = S // sink keys are read in f32; their slots copy the first other key
 				}
-				copy(blk[i*d:], k[src][h*d:(h+1)*d])
+				copy(blk[i*d:], s.k[src][h*d:(h+1)*d]) // KIVI keys are encoded from their f16 rows
 			}
 			ch.Encode(buf, blk, G, d)
 			ch.Decode(out, buf, G, d)
@@ -149,6 +153,7 @@ func (s *sim) attend(t *testing.T, q []float32, p, heads int) []float32 {
 			qs[i] = x * scale
 		}
 		blk, lastH, lastB := make([]float64, G), -1, -1 // the scores of block lastB for head lastH
+		qf := quant.ScoredQuery(quant.F16{}, q, d)
 		return attnref.AttendScored(func(h, j int) float64 {
 			kh := h / group
 			if coded[j] {
@@ -160,17 +165,18 @@ func (s *sim) attend(t *testing.T, q []float32, p, heads int) []float32 {
 			}
 			var sum float64
 			for c := range d {
-				sum += float64(q[h*d+c]) * float64(keys[j][kh*d+c])
+				sum += float64(qf[h*d+c]) * float64(keys[j][kh*d+c])
 			}
 			return sum / math.Sqrt(float64(d))
 		}, vals, heads, s.kvh, d)
 	}
 	qc := quant.ScoredQuery(refRow(t, s.sp.K, s.d), q, s.d)
+	qf := quant.ScoredQuery(quant.F16{}, q, s.d)
 	qFor := func(j int) []float32 {
 		if coded[j] {
 			return qc
 		}
-		return q
+		return qf
 	}
 	return attnref.AttendWith(qFor, keys, vals, heads, s.kvh, s.d)
 }
@@ -341,9 +347,9 @@ func checkAccounting(t *testing.T, name string, st *Store) {
 			refs[b]++
 		}
 		for _, tl := range s.tails {
-			bytes += 4 * int64(cap(tl.k.buf)+cap(tl.v.buf)+cap(tl.sk)+cap(tl.sv))
+			bytes += int64(cap(tl.k.buf) + cap(tl.v.buf) + cap(tl.sk) + cap(tl.sv))
 		}
-		bytes += 4 * int64(cap(s.work.k)+cap(s.work.v))
+		bytes += int64(cap(s.work.k) + cap(s.work.v))
 		tokens += s.n
 		if want := (s.n + st.g.B - 1) / st.g.B; len(s.blocks) != want {
 			t.Errorf("%s: sequence of %d tokens has %d blocks, want %d", name, s.n, len(s.blocks), want)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"kvq/quant"
 )
 
 // Config describes a cache: model geometry, cache types and memory.
@@ -88,9 +90,18 @@ type geometry struct {
 	cfg        Config
 	B          int // tokens per block
 	rowLen     int // float32s per token per layer side: KVHeads·HeadDim
+	// tail is the codec of every row a sequence keeps beside its blocks (rings,
+	// work area, sinks): f16, half of f32's bytes. A row read in full precision is
+	// read as its f16 rounding by every query, in prefill and decode alike, so a
+	// prefill still equals single-token steps and a prefix adopted with its rows
+	// equals the computed one. tailHead is one head's row bytes, tailRow a token's
+	// (KVHeads heads) of one layer side.
+	tail              quant.RowCodec
+	tailPlan          *quant.RowPlan
+	tailHead, tailRow int
 	layers     []layer
 	blockBytes int
-	// workK, workV: some layer keeps f32 key (value) rings, so a step's new rows
+	// workK, workV: some layer keeps f16 key (value) rings, so a step's new rows
 	// pass through the sequence's work area.
 	workK, workV bool
 }
@@ -135,8 +146,14 @@ func newGeometry(cfg Config) (*geometry, error) {
 			return nil, fmt.Errorf("kv: config: layer override for layer %d out of range [0, %d)", l, cfg.Layers)
 		}
 	}
-	g := &geometry{cfg: cfg, rowLen: cfg.KVHeads * cfg.HeadDim, layers: make([]layer, cfg.Layers)}
+	g := &geometry{cfg: cfg, rowLen: cfg.KVHeads * cfg.HeadDim, layers: make([]layer, cfg.Layers), tail: quant.F16{}}
 	d := cfg.HeadDim
+	tp, err := quant.NewRowPlan(g.tail, d)
+	if err != nil {
+		return nil, fmt.Errorf("kv: config: tail rows of %d values: %w", d, err)
+	}
+	g.tailPlan, g.tailHead = tp, g.tail.RowBytes(d)
+	g.tailRow = cfg.KVHeads * g.tailHead
 	B := cfg.BlockTokens
 	if B == 0 {
 		B = DefaultBlockTokens
@@ -255,10 +272,10 @@ func SteadyBytes(cfg Config, n int) (int64, error) {
 	}
 	total := int64((n+g.B-1)/g.B) * int64(g.blockBytes)
 	if g.workK {
-		total += int64(g.rowLen) * 4 // the work row of a single-token step
+		total += int64(g.tailRow) // the work row of a single-token step
 	}
 	if g.workV {
-		total += int64(g.rowLen) * 4
+		total += int64(g.tailRow)
 	}
 	for i := range g.layers {
 		ly := &g.layers[i]
@@ -270,7 +287,7 @@ func SteadyBytes(cfg Config, n int) (int64, error) {
 			rows += ly.vSteady()
 		}
 		rows += ly.sinksK + ly.sinksV
-		total += int64(rows) * int64(g.rowLen) * 4
+		total += int64(rows) * int64(g.tailRow)
 	}
 	return total, nil
 }

@@ -88,24 +88,25 @@ func (p *pool) decRef(id int32) {
 	}
 }
 
-// ring holds the full-precision rows of a contiguous range of positions
-// [start, start+n) of one layer side of a sequence. Position p lives in row
-// p mod capRows, so dropping old rows and appending new ones moves nothing.
+// ring holds the full-precision rows (in the tail codec, see geometry.tail) of a
+// contiguous range of positions [start, start+n) of one layer side of a sequence.
+// Position p lives in row p mod capRows, so dropping old rows and appending new ones
+// moves nothing.
 type ring struct {
-	buf        []float32
-	rowLen     int
+	buf        []byte
+	rowBytes   int
 	start, n   int
 	capRowsVal int
 }
 
 func (r *ring) capRows() int { return r.capRowsVal }
 
-func (r *ring) bytes() int64 { return int64(len(r.buf)) * 4 }
+func (r *ring) bytes() int64 { return int64(len(r.buf)) }
 
 // at returns position p's row; p must be held or be the next position appended.
-func (r *ring) at(p int) []float32 {
+func (r *ring) at(p int) []byte {
 	i := p % r.capRowsVal
-	return r.buf[i*r.rowLen : (i+1)*r.rowLen]
+	return r.buf[i*r.rowBytes : (i+1)*r.rowBytes]
 }
 
 // trim drops rows before position s (s ≥ start), or empties the ring at s.
@@ -137,13 +138,13 @@ func (r *ring) resize(c int) {
 	if c == r.capRowsVal {
 		return
 	}
-	var nb []float32
+	var nb []byte
 	if c > 0 {
-		nb = make([]float32, c*r.rowLen)
+		nb = make([]byte, c*r.rowBytes)
 	}
 	for p := r.start; p < r.start+r.n; p++ {
 		i := p % c
-		copy(nb[i*r.rowLen:(i+1)*r.rowLen], r.at(p))
+		copy(nb[i*r.rowBytes:(i+1)*r.rowBytes], r.at(p))
 	}
 	r.buf, r.capRowsVal = nb, c
 }

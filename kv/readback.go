@@ -28,7 +28,8 @@ func (s Side) String() string {
 // ReadKey writes into dst (HeadDim values) the key of sequence id at position pos
 // for layer and KV head head, dequantized, exactly as the sequence's next query (at
 // position Len) reads it: a row still held in full precision (sink rows, the keys of
-// an unfinished KIVI key block) comes back as appended, bit for bit; any other row
+// an unfinished KIVI key block) comes back as its f16 rounding (the tail codec's
+// round trip of what was appended, which is what attention reads); any other row
 // is its codec's Decode of the stored bytes (for a KIVI key, its row of the decoded
 // key block). pos must be a position whose keys the layer holds: below Len, appended for layer
 // (a step's positions count once that layer's Append returned), and not evicted.
@@ -66,30 +67,31 @@ func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float3
 		return fmt.Errorf("kv: read %s of sequence %d layer %d: position %d was evicted (positions [%d, %d) are gone)", side, id, layer, pos, s.sinkEnd, s.winStart)
 	}
 	ly, t := &st.g.layers[layer], &s.tails[layer]
-	d, rl, B := cfg.HeadDim, st.g.rowLen, st.g.B
-	// f32 returns the full-precision row of pos from the work area (the step's rows,
-	// until folded) or from ring r.
-	f32 := func(r *ring, work []float32) []float32 {
+	tr, th, B := st.g.tailRow, st.g.tailHead, st.g.B
+	// f32 returns the full-precision row of pos (tail codec bytes) from the work area
+	// (the step's rows, until folded) or from ring r.
+	f32 := func(r *ring, work []byte) []byte {
 		if pos >= s.base && s.work.layer == layer {
-			return work[(pos-s.base)*rl+head*d:][:d]
+			return work[(pos-s.base)*tr+head*th:][:th]
 		}
 		if pos < r.start || pos >= r.start+r.n {
 			return nil
 		}
-		return r.at(pos)[head*d:][:d]
+		return r.at(pos)[head*th:][:th]
 	}
+	d := cfg.HeadDim
 	blk := st.pool.data[s.blocks[pos/B]]
 	slot := pos % B
 	if side == Keys {
 		switch {
 		case pos < ly.sinksK:
-			copy(dst, t.sk[pos*rl+head*d:][:d])
+			st.g.tail.Decode(dst, t.sk[pos*tr+head*th:][:th])
 		case ly.kChan != nil && pos >= ly.kTailStart(end):
 			row := f32(&t.k, s.work.k)
 			if row == nil {
 				return fmt.Errorf("kv: read keys of sequence %d layer %d: position %d is not held in full precision", id, layer, pos)
 			}
-			copy(dst, row)
+			st.g.tail.Decode(dst, row)
 		case ly.kChan != nil:
 			G := ly.kG
 			buf := make([]float32, G*d)
@@ -102,13 +104,13 @@ func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float3
 	}
 	switch {
 	case pos < ly.sinksV:
-		copy(dst, t.sv[pos*rl+head*d:][:d])
+		st.g.tail.Decode(dst, t.sv[pos*tr+head*th:][:th])
 	case ly.r > 0 && pos >= ly.vTailStart(end):
 		row := f32(&t.v, s.work.v)
 		if row == nil {
 			return fmt.Errorf("kv: read values of sequence %d layer %d: position %d is not held in full precision", id, layer, pos)
 		}
-		copy(dst, row)
+		st.g.tail.Decode(dst, row)
 	default:
 		ly.vRow.Decode(dst, blk[ly.vOff+head*ly.vHeadStride+slot*ly.vRowBytes:][:ly.vRowBytes])
 	}

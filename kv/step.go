@@ -22,7 +22,7 @@ func (st *Store) stepSeq(layer int, id SeqID, what string) (*seq, error) {
 
 // Append implements Layers. Values and per-token keys are encoded into their blocks
 // at once; each KIVI key block is encoded when its G-th token arrives. The step's
-// f32 rows go to the work area (after the previous layer's rows there are folded
+// f16 rows go to the work area (after the previous layer's rows there are folded
 // into that layer's rings) and to the sink rows. Append allocates nothing: Grow
 // reserved it. Keys or values holding a NaN or an infinity are refused with
 // ErrNonFinite before anything is written.
@@ -46,12 +46,12 @@ func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 	}
 	st.fold(s)
 	ly, t := &st.g.layers[layer], &s.tails[layer]
-	d, B := st.g.cfg.HeadDim, st.g.B
+	d, B, tr := st.g.cfg.HeadDim, st.g.B, st.g.tailRow
 	if ly.hasKTail() {
-		copy(s.work.k, k)
+		st.encodeTail(s.work.k, k)
 	}
 	if ly.hasVTail() {
-		copy(s.work.v, v)
+		st.encodeTail(s.work.v, v)
 	}
 	s.work.layer = layer
 	for i := 0; i < s.pending; i++ {
@@ -66,10 +66,10 @@ func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 			ly.vRow.Encode(blk[ly.vOff+h*ly.vHeadStride+slot*ly.vRowBytes:][:ly.vRowBytes], vr[h*d:(h+1)*d])
 		}
 		if p < ly.sinksK {
-			copy(t.sk[p*rl:(p+1)*rl], kr)
+			st.encodeTail(t.sk[p*tr:(p+1)*tr], kr)
 		}
 		if p < ly.sinksV {
-			copy(t.sv[p*rl:(p+1)*rl], vr)
+			st.encodeTail(t.sv[p*tr:(p+1)*tr], vr)
 		}
 		if ly.hasKTail() && (p+1)%ly.kG == 0 {
 			st.encodeKeyBlock(s, ly, t, blk, p+1-ly.kG)
@@ -91,7 +91,7 @@ func (st *Store) fold(s *seq) {
 	}
 	s.work.layer = -1
 	ly, t := &st.g.layers[l], &s.tails[l]
-	end, rl := s.base+s.pending, st.g.rowLen
+	end, rl := s.base+s.pending, st.g.tailRow
 	if ly.hasKTail() {
 		foldRing(&t.k, ly.kTailStart(end), s.base, end, s.work.k, rl)
 	}
@@ -102,11 +102,20 @@ func (st *Store) fold(s *seq) {
 
 // foldRing makes r hold positions [keep, end): it drops rows before keep and appends
 // rows of positions ≥ base from w, which holds positions [base, end).
-func foldRing(r *ring, keep, base, end int, w []float32, rl int) {
+func foldRing(r *ring, keep, base, end int, w []byte, rl int) {
 	r.trim(keep)
 	for p := r.start + r.n; p < end; p++ {
 		copy(r.at(p), w[(p-base)*rl:(p-base+1)*rl])
 		r.n++
+	}
+}
+
+// encodeTail encodes token-major rows of KVHeads·HeadDim values (src) into tail-codec
+// rows (dst), head by head.
+func (st *Store) encodeTail(dst []byte, src []float32) {
+	d, th := st.g.cfg.HeadDim, st.g.tailHead
+	for h := 0; h*d < len(src); h++ {
+		st.g.tail.Encode(dst[h*th:(h+1)*th], src[h*d:(h+1)*d])
 	}
 }
 
@@ -116,7 +125,7 @@ func foldRing(r *ring, keep, base, end int, w []float32, rl int) {
 // Sink positions of a block that also holds other tokens are encoded as copies of
 // the block's first non-sink key.
 func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, blk []byte, gs int) {
-	d, G, rl := st.g.cfg.HeadDim, ly.kG, st.g.rowLen
+	d, G, tr, th := st.g.cfg.HeadDim, ly.kG, st.g.tailRow, st.g.tailHead
 	if cap(s.encBuf) < G*d {
 		s.encBuf = make([]float32, G*d)
 	}
@@ -126,21 +135,21 @@ func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, blk []byte, gs int) 
 		for i := 0; i < G; i++ {
 			q := gs + i
 			if q < ly.sinksK && ly.sinksK < gs+G {
-				// Sink keys are read from their f32 rows, never from this block:
+				// Sink keys are read from their f16 rows, never from this block:
 				// encode the first non-sink key in their place so that their
 				// outliers do not widen the per-channel ranges of the others.
 				q = ly.sinksK
 			}
-			var row []float32
+			var row []byte
 			switch {
 			case q >= s.base:
-				row = s.work.k[(q-s.base)*rl : (q-s.base+1)*rl]
+				row = s.work.k[(q-s.base)*tr : (q-s.base+1)*tr]
 			case q >= t.k.start:
 				row = t.k.at(q)
 			default:
-				row = t.sk[q*rl : (q+1)*rl]
+				row = t.sk[q*tr : (q+1)*tr]
 			}
-			copy(buf[i*d:(i+1)*d], row[h*d:(h+1)*d])
+			st.g.tail.Decode(buf[i*d:(i+1)*d], row[h*th:(h+1)*th])
 		}
 		ly.kChan.Encode(blk[off+h*ly.kHeadStride:][:ly.kBlkBytes], buf, G, d)
 	}
@@ -190,7 +199,7 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 	ly, t := &st.g.layers[layer], &s.tails[layer]
 	end := p + 1
 	sK, sV := min(ly.sinksK, end), min(ly.sinksV, end)
-	fk := end // keys [sK, fk) from blocks, [fk, end) in f32
+	fk := end // keys [sK, fk) from blocks, [fk, end) in f16
 	if ly.kChan != nil && end%ly.kG != 0 {
 		fk = p - p%ly.kG
 	}
@@ -200,7 +209,10 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 		fv = max(0, end-ly.r)
 	}
 	fv = max(fv, sV)
-	B, rl, d, base := st.g.B, st.g.rowLen, st.g.cfg.HeadDim, s.base
+	B, tr, base := st.g.B, st.g.tailRow, s.base
+	tail := func(b []byte) attn.Src {
+		return attn.Src{Kind: attn.Rows, Row: st.g.tail, Plan: st.g.tailPlan, Bytes: b, HeadStride: st.g.tailHead, Stride: tr}
+	}
 	gap := s.winStart - s.sinkEnd // evicted positions (window.go)
 	a := 0
 	if w := st.layerWindow(layer); w > 0 && end > w {
@@ -224,7 +236,7 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 		blockEnd := (a/B + 1) * B
 		switch {
 		case a < sK:
-			sp.K = attn.Src{Kind: attn.F32, F: t.sk[a*rl:], HeadStride: d, Stride: rl}
+			sp.K = tail(t.sk[a*tr:])
 			b = min(b, sK)
 		case a < fk:
 			if ly.kChan != nil {
@@ -237,14 +249,14 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 			b = min(b, fk, blockEnd)
 		case a < base:
 			i := a % t.k.capRows()
-			sp.K = attn.Src{Kind: attn.F32, F: t.k.buf[i*rl:], HeadStride: d, Stride: rl}
+			sp.K = tail(t.k.buf[i*tr:])
 			b = min(b, base, t.k.wrapEnd(a))
 		default:
-			sp.K = attn.Src{Kind: attn.F32, F: s.work.k[(a-base)*rl:], HeadStride: d, Stride: rl}
+			sp.K = tail(s.work.k[(a-base)*tr:])
 		}
 		switch {
 		case a < sV:
-			sp.V = attn.Src{Kind: attn.F32, F: t.sv[a*rl:], HeadStride: d, Stride: rl}
+			sp.V = tail(t.sv[a*tr:])
 			b = min(b, sV)
 		case a < fv:
 			sp.V = attn.Src{Kind: attn.Rows, Row: ly.vRow, Plan: ly.vPlan,
@@ -252,10 +264,10 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 			b = min(b, fv, blockEnd)
 		case a < base:
 			i := a % t.v.capRows()
-			sp.V = attn.Src{Kind: attn.F32, F: t.v.buf[i*rl:], HeadStride: d, Stride: rl}
+			sp.V = tail(t.v.buf[i*tr:])
 			b = min(b, base, t.v.wrapEnd(a))
 		default:
-			sp.V = attn.Src{Kind: attn.F32, F: s.work.v[(a-base)*rl:], HeadStride: d, Stride: rl}
+			sp.V = tail(s.work.v[(a-base)*tr:])
 		}
 		sp.N = b - a
 		dst = append(dst, sp)

@@ -18,15 +18,15 @@ import (
 //   - Blocks hold the compressed form of every committed token: values and per-token
 //     keys from the moment they are appended, KIVI keys per channel as soon as their
 //     block of G tokens is full. Block i of the table holds positions [iB, (i+1)B).
-//   - Per layer, f32 rings hold, between steps, the rows a later query may still need
+//   - Per layer, f16 rings hold, between steps, the rows a later query may still need
 //     in full precision: keys of the unfinished KIVI key block (< G rows) and the
 //     values of the last r−1 tokens (KIVI values).
-//   - Per sequence, a work area holds the current step's f32 keys and values of one
+//   - Per sequence, a work area holds the current step's f16 keys and values of one
 //     layer: Append(l) fills it, Attend(l) reads it next to layer l's ring, and the
 //     rows the ring must keep are folded into it before the area is reused (Append
-//     of another layer, Grow, Truncate). So a prefill of m tokens holds m f32 rows
+//     of another layer, Grow, Truncate). So a prefill of m tokens holds m f16 rows
 //     per side once, not once per layer.
-//   - Per layer, f32 sink rows hold the first Sinks tokens of lossy sides.
+//   - Per layer, f16 sink rows hold the first Sinks tokens of lossy sides.
 //
 // Query at position p sees key j in full precision iff j < sinks or j's KIVI key
 // block is unfinished as of p (j ≥ p−p mod G, unless p ends that block); value j iff
@@ -79,7 +79,7 @@ type seq struct {
 
 	tails []tail // per layer
 	caps  []int  // Grow's plan of ring capacities, reused (2 per layer)
-	work  work   // the current step's f32 rows of one layer
+	work  work   // the current step's f16 rows of one layer
 
 	encBuf []float32 // one KIVI key block of one head, for encoding
 	sc     attn.Scratch
@@ -90,21 +90,21 @@ type seq struct {
 	viewLayer int
 }
 
-// work holds the f32 keys and values of the current step's tokens (positions
+// work holds the f16 keys and values of the current step's tokens (positions
 // [base, base+pending)) for one layer, token-major; k or v is nil when no layer
 // keeps rings of that side. layer is −1 when the rows have been folded.
 type work struct {
-	k, v  []float32
-	rows  int // capacity in tokens
+	k, v  []byte // rows in the tail codec
+	rows  int    // capacity in tokens
 	layer int
 }
 
-func (w *work) bytes() int64 { return 4 * int64(len(w.k)+len(w.v)) }
+func (w *work) bytes() int64 { return int64(len(w.k) + len(w.v)) }
 
-// tail is one layer's full-precision rows of a sequence.
+// tail is one layer's full-precision rows of a sequence, in the tail codec.
 type tail struct {
 	k, v   ring
-	sk, sv []float32 // sink rows, token-major (nil until first needed)
+	sk, sv []byte // sink rows, token-major (nil until first needed)
 }
 
 var _ Cache = (*Store)(nil)
@@ -165,8 +165,8 @@ func (st *Store) newSeq() *seq {
 	s := &seq{done: make([]bool, len(st.g.layers)), tails: make([]tail, len(st.g.layers)), work: work{layer: -1}, opaqueFrom: noOpaque}
 	s.view = func(i int, dst []attn.Span) []attn.Span { return st.spans(dst, s, s.viewLayer, s.base+i) }
 	for i := range s.tails {
-		s.tails[i].k.rowLen = st.g.rowLen
-		s.tails[i].v.rowLen = st.g.rowLen
+		s.tails[i].k.rowBytes = st.g.tailRow
+		s.tails[i].v.rowBytes = st.g.tailRow
 	}
 	return s
 }
@@ -206,7 +206,7 @@ func (s *seq) tailBytes() int64 {
 	n := s.work.bytes()
 	for i := range s.tails {
 		t := &s.tails[i]
-		n += t.k.bytes() + t.v.bytes() + 4*int64(len(t.sk)+len(t.sv))
+		n += t.k.bytes() + t.v.bytes() + int64(len(t.sk)+len(t.sv))
 	}
 	return n
 }
@@ -252,8 +252,8 @@ func (st *Store) Fork(src SeqID) (SeqID, error) {
 		from, to := &s.tails[i], &c.tails[i]
 		to.k = cloneRing(from.k)
 		to.v = cloneRing(from.v)
-		to.sk = cloneF32(from.sk)
-		to.sv = cloneF32(from.sv)
+		to.sk = cloneBytes(from.sk)
+		to.sv = cloneBytes(from.sv)
 	}
 	st.tailBytes += extra
 	id := st.next
@@ -263,15 +263,15 @@ func (st *Store) Fork(src SeqID) (SeqID, error) {
 }
 
 func cloneRing(r ring) ring {
-	r.buf = cloneF32(r.buf)
+	r.buf = cloneBytes(r.buf)
 	return r
 }
 
-func cloneF32(x []float32) []float32 {
+func cloneBytes(x []byte) []byte {
 	if x == nil {
 		return nil
 	}
-	return append(make([]float32, 0, len(x)), x...)
+	return append(make([]byte, 0, len(x)), x...)
 }
 
 // checkBudget reports ErrNoSpace when newBlocks more blocks and extraTail more tail
@@ -321,7 +321,7 @@ func (st *Store) planGrow(s *seq, n int, caps []int) growPlan {
 			pl.cow = append(pl.cow, i)
 		}
 	}
-	rl := int64(st.g.rowLen) * 4
+	rl := int64(st.g.tailRow)
 	for i := range st.g.layers {
 		ly, t := &st.g.layers[i], &s.tails[i]
 		if ly.hasKTail() {
@@ -447,20 +447,20 @@ func (st *Store) grow(id SeqID, tokens []int32) (*seq, error) {
 			t.v.resize(pl.vCap[i])
 		}
 		if ly.sinksK > 0 && t.sk == nil && p0 < ly.sinksK {
-			t.sk = make([]float32, ly.sinksK*st.g.rowLen)
+			t.sk = make([]byte, ly.sinksK*st.g.tailRow)
 		}
 		if ly.sinksV > 0 && t.sv == nil && p0 < ly.sinksV {
-			t.sv = make([]float32, ly.sinksV*st.g.rowLen)
+			t.sv = make([]byte, ly.sinksV*st.g.tailRow)
 		}
 	}
 	if workRows := pl.workRows; workRows != s.work.rows {
 		s.work.rows = workRows
 		s.work.k, s.work.v = nil, nil
 		if st.g.workK {
-			s.work.k = make([]float32, workRows*st.g.rowLen)
+			s.work.k = make([]byte, workRows*st.g.tailRow)
 		}
 		if st.g.workV {
-			s.work.v = make([]float32, workRows*st.g.rowLen)
+			s.work.v = make([]byte, workRows*st.g.tailRow)
 		}
 	}
 	st.tailBytes += pl.extra
@@ -475,7 +475,7 @@ func (st *Store) grow(id SeqID, tokens []int32) (*seq, error) {
 // Cutting to 0 always works. Any other n must not fall in an evicted range (sinks
 // and sliding window: the error names the shortest length); then undoing, in part or
 // in full, a Grow with nothing appended yet always works, and any other n must, on a
-// cache with f32 rings (a KIVI side), find in them the f32 rows a query at n needs
+// cache with f16 rings (a KIVI side), find in them the f16 rows a query at n needs
 // (KIVI keys of n's unfinished block, the r−1 values before n), or Truncate fails
 // naming the earliest position held. Blocks past the new end return to the pool.
 func (st *Store) Truncate(id SeqID, n int) error {

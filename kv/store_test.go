@@ -240,13 +240,13 @@ func TestGrowRollback(t *testing.T) {
 		t.Run(spec, func(t *testing.T) {
 			probe := newFixture(t, spec, 2, 4, 2, 16, 0, 0)
 			bb := int64(probe.st.BlockBytes())
-			// Nine blocks, plus the steady f32 rows of two sequences and work rows for
+			// Nine blocks, plus the steady f16 rows of two sequences and work rows for
 			// steps of up to 40 tokens.
 			steady, err := SteadyBytes(probe.st.Config(), 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rowBytes := int64(2 * 16 * 4)
+			rowBytes := int64(2 * 16 * 2) // f16 tail rows
 			budget := 9*bb + 2*(steady-bb) + 2*2*(40+int64(probe.st.g.B))*rowBytes
 			f := newFixture(t, spec, 2, 4, 2, 16, 3000, budget)
 			st := f.st
@@ -336,7 +336,7 @@ func TestGrowRollback(t *testing.T) {
 // sink rows, and the block size is what the codec layouts say.
 func TestAccountingFormula(t *testing.T) {
 	const d, kvh, layers = 128, 2, 3
-	rowBytes := int64(kvh * d * 4)
+	rowBytes := int64(kvh * d * 2) // f16 tail rows
 	cases := []struct {
 		spec        string
 		perTokenRow int // bytes per token per layer per kv head, K+V, from the codec docs (d=128)

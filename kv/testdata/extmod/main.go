@@ -95,7 +95,11 @@ type history struct{ k, v [layers][][]float32 }
 // reference is what the next query (at position n) should read for key or value
 // (layer, pos, head), by the rules kv documents.
 func (h *history) reference(sp kv.Spec, keys bool, layer, pos, head, n int) []float32 {
-	row := func(x [][]float32, p int) []float32 { return x[p][head*headDim : (head+1)*headDim] }
+	// Rows kept in full precision are kept as f16 (the cache's tail codec): what is
+	// read is their f16 round trip, and KIVI key blocks are encoded from it.
+	row := func(x [][]float32, p int) []float32 {
+		return roundTrip(quant.F16{}, x[p][head*headDim:(head+1)*headDim])
+	}
 	if keys {
 		if pos < sp.Sinks && sp.K.Type != kv.TypeF32 {
 			return row(h.k[layer], pos)
@@ -121,7 +125,7 @@ func (h *history) reference(sp kv.Spec, keys bool, layer, pos, head, n int) []fl
 			c.Decode(out, b, G, headDim)
 			return out[(pos-gs)*headDim : (pos-gs+1)*headDim]
 		}
-		return roundTrip(rowCodec(sp.K), row(h.k[layer], pos))
+		return roundTrip(rowCodec(sp.K), h.k[layer][pos][head*headDim:(head+1)*headDim])
 	}
 	if pos < sp.Sinks && sp.V.Type != kv.TypeF32 {
 		return row(h.v[layer], pos)
@@ -129,7 +133,7 @@ func (h *history) reference(sp kv.Spec, keys bool, layer, pos, head, n int) []fl
 	if sp.V.Type.IsKIVI() && sp.V.R > 0 && pos > n-sp.V.R {
 		return row(h.v[layer], pos) // residual: full precision
 	}
-	return roundTrip(rowCodec(sp.V), row(h.v[layer], pos))
+	return roundTrip(rowCodec(sp.V), h.v[layer][pos][head*headDim:(head+1)*headDim])
 }
 
 func newStore(sp kv.Spec) *kv.Store {
