@@ -87,9 +87,9 @@ type layer struct {
 
 // geometry is the resolved configuration shared by a Store and BytesPerToken.
 type geometry struct {
-	cfg        Config
-	B          int // tokens per block
-	rowLen     int // float32s per token per layer side: KVHeads·HeadDim
+	cfg    Config
+	B      int // tokens per block
+	rowLen int // float32s per token per layer side: KVHeads·HeadDim
 	// tail is the codec of every row a sequence keeps beside its blocks (rings,
 	// work area, sinks): f16, half of f32's bytes. A row read in full precision is
 	// read as its f16 rounding by every query, in prefill and decode alike, so a
@@ -99,8 +99,8 @@ type geometry struct {
 	tail              quant.RowCodec
 	tailPlan          *quant.RowPlan
 	tailHead, tailRow int
-	layers     []layer
-	blockBytes int
+	layers            []layer
+	blockBytes        int
 	// workK, workV: some layer keeps f16 key (value) rings, so a step's new rows
 	// pass through the sequence's work area.
 	workK, workV bool
