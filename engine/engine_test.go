@@ -710,14 +710,23 @@ func TestPrefixReuse(t *testing.T) {
 	}
 }
 
+// TestPrefixCacheOfStore: every cache type serves a shared prompt prefix from the
+// prefix cache (KIVI windows and sinks through the blocks' side rows) and generates
+// what the request computed alone generates.
 func TestPrefixCacheOfStore(t *testing.T) {
+	for _, spec := range []string{"f16", "kivi4/kivi2", "q4:sinks=4", "kivi4/kivi2:r=16,sinks=4"} {
+		t.Run(spec, func(t *testing.T) { testPrefixCacheOfStore(t, spec) })
+	}
+}
+
+func testPrefixCacheOfStore(t *testing.T, spec string) {
 	ref := loadModel(t)
-	prefix := ref.Tok.Encode("Once upon a time, there was a little girl named Lily. She loved to play outside in the sun with her dog, Max.", true)
+	prefix := ref.Tok.Encode("Once upon a time, there was a little girl named Lily. She loved to play outside in the sun with her dog, Max. Every morning they ran to the park, and Max chased the ball.", true)
 	suffixes := []string{" One day", " Lily", " Max was", " They"}
 	m := loadModel(t)
-	st := newCache(t, m, "f16", 0).(*kv.Store)
+	st := newCache(t, m, spec, 0).(*kv.Store)
 	if !st.PrefixCaching() {
-		t.Fatal("f16 store without prefix caching")
+		t.Fatalf("%s store without prefix caching", spec)
 	}
 	B := st.PoolStats().BlockTokens
 	if len(prefix) < 2*B {
@@ -732,7 +741,7 @@ func TestPrefixCacheOfStore(t *testing.T) {
 	first := run(js[:1])[0]
 	rest := run(js[1:])
 	for i, r := range append([]Result{first}, rest...) {
-		want := solo(t, ref, "f16", js[i].prompt, js[i].max, model.SamplerConfig{})
+		want := solo(t, ref, spec, js[i].prompt, js[i].max, model.SamplerConfig{})
 		if !slices.Equal(r.Choices[0].Tokens, want) {
 			t.Errorf("request %d: %v\nwant %v", i, r.Choices[0].Tokens, want)
 		}

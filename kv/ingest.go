@@ -39,6 +39,10 @@ func (st *Store) GrowWithoutTokens(id SeqID, n int) error {
 	}
 	if n > 0 {
 		s.opaqueFrom = min(s.opaqueFrom, s.base)
+		// Blocks that are never registered need no side rows.
+		for i := s.opaqueFrom / st.g.B; i < len(s.blocks); i++ {
+			st.pool.dropSides(s.blocks[i])
+		}
 	}
 	return nil
 }

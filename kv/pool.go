@@ -1,6 +1,10 @@
 package kv
 
-import "kvq/internal/blockmem"
+import (
+	"slices"
+
+	"kvq/internal/blockmem"
+)
 
 // pool is the set of physical blocks of one Store. Block memory is made on first
 // use, outside the Go heap (blockmem), and kept for reuse after its block is freed;
@@ -37,7 +41,16 @@ func (p *pool) alloc() int32 {
 	case p.idx.head >= 0 && p.maxBlocks > 0 && len(p.data) >= p.maxBlocks:
 		id = p.idx.head
 		p.idx.remove(id)
-		p.idx.unregister(id)
+		if owner := p.idx.meta[id].sideOf; owner >= 0 {
+			// A side block: its owner loses all its side rows.
+			p.idx.meta[id].sideOf = -1
+			p.idx.sides--
+			p.idx.meta[owner].side = slices.DeleteFunc(p.idx.meta[owner].side, func(x int32) bool { return x == id })
+			p.dropSides(owner)
+		} else {
+			p.idx.unregister(id)
+			p.dropSides(id)
+		}
 		p.idx.evictions++
 	default:
 		id = int32(len(p.data))
@@ -63,8 +76,81 @@ func (p *pool) adopt(id int32) {
 }
 
 // write prepares block id, referenced once, for new contents: it stops being
-// findable under its old identity.
-func (p *pool) write(id int32) { p.idx.unregister(id) }
+// findable under its old identity and loses its side rows.
+func (p *pool) write(id int32) {
+	p.idx.unregister(id)
+	p.dropSides(id)
+}
+
+// available is the number of blocks alloc can hand out without making memory
+// beyond the budget's blocks (free, new, or taken from the LRU queue); −1 when
+// unlimited.
+func (p *pool) available() int {
+	if p.maxBlocks == 0 {
+		return -1
+	}
+	return len(p.free) + max(0, p.maxBlocks-len(p.data)) + p.idx.cached
+}
+
+// allocSides gives block owner n side blocks (see prefix.go) if the pool can hand
+// them out without evicting owner's own; they are cached at once (no references,
+// in the LRU queue), so they count as free memory and any allocation may take them
+// back. It reports whether owner has them.
+func (p *pool) allocSides(owner int32, n int) bool {
+	p.dropSides(owner)
+	if a := p.available(); n < 1 || a >= 0 && a < n {
+		return false
+	}
+	chain := make([]int32, n)
+	for i := range chain {
+		chain[i] = p.alloc() // referenced while the chain is made: not evicted by it
+	}
+	for _, id := range chain {
+		p.refs[id] = 0
+		p.used--
+		p.idx.meta[id].sideOf = owner
+		p.idx.push(id)
+		p.idx.sides++
+	}
+	p.idx.meta[owner].side = chain
+	p.idx.meta[owner].sideReady = false
+	return true
+}
+
+// dropSides frees the side blocks of owner.
+func (p *pool) dropSides(owner int32) {
+	m := &p.idx.meta[owner]
+	for _, id := range m.side {
+		p.idx.remove(id)
+		p.idx.meta[id].sideOf = -1
+		p.idx.sides--
+		p.free = append(p.free, id)
+	}
+	m.side, m.sideReady = nil, false
+}
+
+// touchSides moves owner's side blocks to the recent end of the LRU queue.
+func (p *pool) touchSides(owner int32) {
+	for _, id := range p.idx.meta[owner].side {
+		p.idx.remove(id)
+		p.idx.push(id)
+	}
+}
+
+// sideIO copies between b and the bytes of a side chain starting at byte off,
+// writing into the chain when write is set.
+func (p *pool) sideIO(chain []int32, off int, b []byte, write bool) {
+	for len(b) > 0 {
+		blk := p.data[chain[off/p.blockBytes]][off%p.blockBytes:]
+		var n int
+		if write {
+			n = copy(blk, b)
+		} else {
+			n = copy(b, blk)
+		}
+		b, off = b[n:], off+n
+	}
+}
 
 func (p *pool) incRef(id int32) {
 	p.refs[id]++
@@ -83,6 +169,7 @@ func (p *pool) decRef(id int32) {
 		if p.idx.meta[id].registered {
 			p.idx.push(id)
 		} else {
+			p.dropSides(id)
 			p.free = append(p.free, id)
 		}
 	}

@@ -31,31 +31,17 @@ import (
 // Truncate into it) is unregistered first, or copied if shared.
 //
 // Exactness: a sequence adopting cached blocks must attend exactly as if it had
-// computed them. Blocks hold the compressed form of every token, but KIVI value
-// residuals (r > 1) and sink rows live in per-sequence full-precision tails that
-// blocks do not carry, so caches with such layers do not share prefixes
-// (PrefixCaching reports false and NewSeqWithPrefix adopts nothing). Sequences that
-// have evicted part of their history (Evict) stop registering blocks: their later
-// blocks were computed over the kept tokens only.
+// computed them. Blocks hold the compressed form of every token; the full-precision
+// rows of KIVI value windows and sinks that a sequence also holds are kept beside
+// the blocks as side rows (see sideParts below), so every cache type shares.
+// Sequences that have evicted part of their history (Evict) stop registering
+// blocks: their later blocks were computed over the kept tokens only.
 
 // PrefixCaching reports whether the store shares full blocks between sequences with
-// the same prefix (see NewSeqWithPrefix): true unless Config.NoPrefixCache is set or
-// some layer keeps full-precision rows that blocks do not carry (KIVI values with
-// r > 1, or sinks on a lossy side).
+// the same prefix (see NewSeqWithPrefix): true unless Config.NoPrefixCache is set.
 func (st *Store) PrefixCaching() bool { return st.prefixOK }
 
-func prefixEligible(g *geometry) bool {
-	if g.cfg.NoPrefixCache {
-		return false
-	}
-	for i := range g.layers {
-		ly := &g.layers[i]
-		if ly.r > 1 || ly.sinksK > 0 || ly.sinksV > 0 {
-			return false
-		}
-	}
-	return true
-}
+func prefixEligible(g *geometry) bool { return !g.cfg.NoPrefixCache }
 
 // rootHash is the parent hash of every sequence's block 0.
 func rootHash(g *geometry) uint64 {
@@ -92,6 +78,13 @@ type blockMeta struct {
 	parent     uint64
 	tokens     []int32
 	prev, next int32 // LRU links while cached (refs == 0), −1 at the ends
+
+	// Side rows (see sideParts): side lists the blocks holding this block's, ready
+	// once every layer has written them and the block is registered; sideOf is, for
+	// a side block, the block whose rows it holds (−1 otherwise).
+	side      []int32
+	sideReady bool
+	sideOf    int32
 }
 
 // prefixIndex finds registered blocks by hash and keeps the LRU queue of cached
@@ -100,13 +93,14 @@ type prefixIndex struct {
 	meta       []blockMeta      // block id → identity
 	byHash     map[uint64]int32 // hash → registered block
 	head, tail int32            // LRU queue of cached blocks, oldest at head; −1 when empty
-	cached     int
+	cached     int              // blocks in the LRU queue, side blocks included
+	sides      int              // side blocks (all cached)
 	evictions  int64
 }
 
 func (x *prefixIndex) grow(n int) {
 	for len(x.meta) < n {
-		x.meta = append(x.meta, blockMeta{prev: -1, next: -1})
+		x.meta = append(x.meta, blockMeta{prev: -1, next: -1, sideOf: -1})
 	}
 }
 
@@ -149,15 +143,17 @@ func (x *prefixIndex) unregister(id int32) {
 	m.registered, m.tokens = false, m.tokens[:0]
 }
 
-// register makes block id findable under hash unless another block already is.
-func (x *prefixIndex) register(id int32, hash, parent uint64, tokens []int32) {
+// register makes block id findable under hash unless another block already is,
+// and reports whether it did.
+func (x *prefixIndex) register(id int32, hash, parent uint64, tokens []int32) bool {
 	if _, dup := x.byHash[hash]; dup {
-		return
+		return false
 	}
 	m := &x.meta[id]
 	m.registered, m.hash, m.parent = true, hash, parent
 	m.tokens = append(m.tokens[:0], tokens...)
 	x.byHash[hash] = id
+	return true
 }
 
 // lookup returns the registered block holding tokens after parent.
@@ -196,7 +192,13 @@ func (st *Store) register(s *seq) {
 		toks := s.tokens[i*B : (i+1)*B]
 		h := BlockHash(parent, toks)
 		s.hashes = append(s.hashes, h)
-		st.pool.idx.register(s.blocks[i], h, parent, toks)
+		id := s.blocks[i]
+		if st.pool.idx.register(id, h, parent, toks) {
+			m := &st.pool.idx.meta[id]
+			m.sideReady = m.side != nil
+		} else {
+			st.pool.dropSides(id)
+		}
 	}
 }
 
@@ -214,8 +216,11 @@ func (st *Store) registerAll() {
 // that begins tokens, without computing them, and returns it with the number of
 // tokens it holds (a multiple of BlockTokens, ≤ len(tokens)); the caller continues
 // with Grow for tokens[cached:]. Adopted blocks are shared with any sequence using
-// them (a later write into one copies it first). Only blocks that fit the budget are
-// adopted. Without prefix caching (see PrefixCaching) it equals NewSeq.
+// them (a later write into one copies it first). On a cache with windows or sinks
+// the run ends where the side rows its end needs are held (see sideParts), and the
+// sequence gets its full-precision rows from them: its state is the one computing
+// the run would have left. Only what fits the budget is adopted. Without prefix
+// caching (see PrefixCaching) it equals NewSeq.
 func (st *Store) NewSeqWithPrefix(tokens []int32) (SeqID, int, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -226,6 +231,8 @@ func (st *Store) NewSeqWithPrefix(tokens []int32) (SeqID, int, error) {
 		parent := st.root
 		full := len(tokens) / B
 		st.prefixQueried += int64(full)
+		var ids []int32
+		var hs []uint64
 		for i := range full {
 			toks := tokens[i*B : (i+1)*B]
 			h := BlockHash(parent, toks)
@@ -233,21 +240,224 @@ func (st *Store) NewSeqWithPrefix(tokens []int32) (SeqID, int, error) {
 			if !ok {
 				break
 			}
-			if st.pool.refs[id] == 0 && st.checkBudget(1, 0) != nil {
-				break
-			}
-			st.pool.adopt(id)
-			s.blocks = append(s.blocks, id)
-			s.hashes = append(s.hashes, h)
+			ids, hs = append(ids, id), append(hs, h)
 			parent = h
 		}
-		n := len(s.blocks) * B
-		st.prefixHits += int64(len(s.blocks))
+		k := len(ids)
+		for ; k > 0; k-- {
+			if !st.sidesHeld(ids[:k]) {
+				continue
+			}
+			fresh := 0
+			for _, id := range ids[:k] {
+				if st.pool.refs[id] == 0 {
+					fresh++
+				}
+			}
+			if st.checkBudget(fresh, st.adoptTailBytes(k*B)) == nil {
+				break
+			}
+		}
+		for i := range k {
+			st.pool.adopt(ids[i])
+			st.pool.touchSides(ids[i])
+		}
+		s.blocks = append(s.blocks, ids[:k]...)
+		s.hashes = append(s.hashes, hs[:k]...)
+		n := k * B
+		st.prefixHits += int64(k)
 		s.tokens = append(s.tokens, tokens[:n]...)
 		s.n, s.base = n, n
+		st.adoptTails(s, n)
 	}
 	id := st.next
 	st.next++
 	st.seqs[id] = s
 	return id, s.n, nil
+}
+
+// Side rows.
+//
+// A sequence that ends at a block boundary P holds, beside its blocks, rows that no
+// block carries: per layer the KIVI value residual [P−r+1, P) and the sink rows
+// [0, sinks) (the open KIVI key group is empty at P: blocks are whole key groups). To
+// adopt a prefix ending at P exactly, those rows are kept beside the blocks that hold
+// them: block i's side rows are, per layer, the tail-codec rows of its last
+// min(B, r−1) values and of its sink positions, written by Append when a step
+// completes the block (Grow hands out the side blocks if the pool has room for them
+// without exceeding the budget) and made usable when the block is registered. Side
+// blocks are cached from the start: they count as free memory and any allocation
+// may take them back (the least recently used first), which only shortens the
+// prefixes that can be adopted. Their rows are the bytes the computing sequence
+// read, so an adopter reads exactly what it would have computed.
+
+// sidePart is one run of side rows of one layer: positions [lo, lo+n) at byte off.
+type sidePart struct{ off, lo, n int }
+
+// sideParts returns the parts of block i's side rows, three per layer (value
+// residual, key sinks, value sinks), and their total bytes. dst is reused.
+func (st *Store) sideParts(i int, dst []sidePart) ([]sidePart, int) {
+	B, tr := st.g.B, st.g.tailRow
+	lo, end := i*B, (i+1)*B
+	off := 0
+	dst = dst[:0]
+	for l := range st.g.layers {
+		ly := &st.g.layers[l]
+		w := 0
+		if ly.r > 1 {
+			w = min(B, ly.r-1)
+		}
+		ks := min(end, max(lo, ly.sinksK)) - lo
+		vs := min(end, max(lo, ly.sinksV)) - lo
+		for _, p := range [3]sidePart{{lo: end - w, n: w}, {lo: lo, n: ks}, {lo: lo, n: vs}} {
+			p.off = off
+			dst = append(dst, p)
+			off += p.n * tr
+		}
+	}
+	return dst, off
+}
+
+// needSides reports whether some layer keeps rows that blocks do not carry.
+func (g *geometry) needSides() bool {
+	for i := range g.layers {
+		if ly := &g.layers[i]; ly.r > 1 || ly.sinksK > 0 || ly.sinksV > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// sidesHeld reports whether adopting blocks ids (the first of a sequence) would find
+// the side rows a sequence ending after them holds.
+func (st *Store) sidesHeld(ids []int32) bool {
+	if !st.sides {
+		return true
+	}
+	B, P := st.g.B, len(ids)*st.g.B
+	first := len(ids)
+	for l := range st.g.layers {
+		ly := &st.g.layers[l]
+		if ly.r > 1 {
+			first = min(first, max(0, P-ly.r+1)/B)
+		}
+	}
+	for j, id := range ids {
+		needed := j >= first
+		for l := range st.g.layers {
+			ly := &st.g.layers[l]
+			needed = needed || j*B < max(ly.sinksK, ly.sinksV)
+		}
+		if needed && !st.pool.idx.meta[id].sideReady {
+			return false
+		}
+	}
+	return true
+}
+
+// adoptTailBytes is the tail memory a sequence adopting P tokens gets.
+func (st *Store) adoptTailBytes(P int) int64 {
+	var n int64
+	for l := range st.g.layers {
+		ly := &st.g.layers[l]
+		rows := ly.sinksK + ly.sinksV
+		if ly.hasVTail() {
+			rows += ly.vSteady()
+		}
+		n += int64(rows) * int64(st.g.tailRow)
+	}
+	if P == 0 {
+		return 0
+	}
+	return n
+}
+
+// adoptTails gives s, which holds adopted blocks up to P, the rows a sequence that
+// computed them would hold: the value residuals and sink rows, read from the blocks'
+// side rows (sidesHeld checked they are there).
+func (st *Store) adoptTails(s *seq, P int) {
+	if P == 0 || !st.sides {
+		return
+	}
+	B, tr := st.g.B, st.g.tailRow
+	var parts []sidePart
+	read := func(part, q int, dst []byte) {
+		i := q / B
+		parts, _ = st.sideParts(i, parts)
+		p := parts[part]
+		st.pool.sideIO(st.pool.idx.meta[s.blocks[i]].side, p.off+(q-p.lo)*tr, dst, false)
+	}
+	for l := range st.g.layers {
+		ly, t := &st.g.layers[l], &s.tails[l]
+		if ly.hasKTail() {
+			t.k.start = P
+		}
+		if ly.hasVTail() {
+			t.v.resize(ly.vSteady())
+			t.v.start, t.v.n = ly.vTailStart(P), 0
+			for q := t.v.start; q < P; q++ {
+				read(3*l, q, t.v.at(q))
+				t.v.n++
+			}
+		}
+		if ly.sinksK > 0 {
+			t.sk = make([]byte, ly.sinksK*tr)
+			for q := range min(P, ly.sinksK) {
+				read(3*l+1, q, t.sk[q*tr:(q+1)*tr])
+			}
+		}
+		if ly.sinksV > 0 {
+			t.sv = make([]byte, ly.sinksV*tr)
+			for q := range min(P, ly.sinksV) {
+				read(3*l+2, q, t.sv[q*tr:(q+1)*tr])
+			}
+		}
+	}
+	st.tailBytes += s.tailBytes()
+}
+
+// planSides hands out side blocks for the blocks that the step [p0, end) of s
+// completes, where the pool has room (see allocSides).
+func (st *Store) planSides(s *seq, p0, end int) {
+	if !st.sides || s.evicted() {
+		return
+	}
+	B := st.g.B
+	for i := p0 / B; (i+1)*B <= end; i++ {
+		var total int
+		s.parts, total = st.sideParts(i, s.parts)
+		st.pool.allocSides(s.blocks[i], (total+st.g.blockBytes-1)/st.g.blockBytes)
+	}
+}
+
+// writeSides writes layer l's side rows of the blocks that the current step of s
+// completes and that have side blocks. Caller holds the read lock, after Append's
+// rows are in the work area and the sink rows.
+func (st *Store) writeSides(s *seq, l int) {
+	B, tr := st.g.B, st.g.tailRow
+	end := s.base + s.pending
+	t := &s.tails[l]
+	for i := s.base / B; (i+1)*B <= end; i++ {
+		chain := st.pool.idx.meta[s.blocks[i]].side
+		if chain == nil {
+			continue
+		}
+		s.parts, _ = st.sideParts(i, s.parts)
+		for j, p := range s.parts[3*l : 3*l+3] {
+			for q := p.lo; q < p.lo+p.n; q++ {
+				var row []byte
+				switch {
+				case j == 1:
+					row = t.sk[q*tr : (q+1)*tr]
+				case j == 2:
+					row = t.sv[q*tr : (q+1)*tr]
+				case q >= s.base:
+					row = s.work.v[(q-s.base)*tr : (q-s.base+1)*tr]
+				default:
+					row = t.v.at(q)
+				}
+				st.pool.sideIO(chain, p.off+(q-p.lo)*tr, row, true)
+			}
+		}
+	}
 }

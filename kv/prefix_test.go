@@ -2,6 +2,7 @@ package kv
 
 import (
 	"errors"
+	"math"
 	"testing"
 )
 
@@ -137,18 +138,44 @@ func TestPrefixReuseIsExact(t *testing.T) {
 	}
 }
 
-func TestPrefixNotShared(t *testing.T) {
-	for _, spec := range []string{"kivi4", "q8:sinks=4", "kivi4/kivi2:r=8"} {
-		f := newFixture(t, spec, 1, 2, 1, 8, 64, 0)
-		if f.st.PrefixCaching() {
-			t.Errorf("%s: prefix caching on, but the f32 tail rows are not in blocks", spec)
-		}
-		toks := seqTokens(64, 0)
-		a, _ := f.st.NewSeq()
-		f.run(t, a, toks, 0, 64, 64)
-		if _, cached, err := f.st.NewSeqWithPrefix(toks); cached != 0 || err != nil {
-			t.Errorf("%s: adopted %d tokens (err %v)", spec, cached, err)
-		}
+// TestPrefixEverySpec: for every cache type, windows and sinks included, a sequence
+// that adopts cached blocks attends bit for bit as the same history computed from
+// position 0, whether the donor computed its prefix in one prefill or in steps.
+func TestPrefixEverySpec(t *testing.T) {
+	specs := append([]string{"kivi4/kivi2", "kivi4/kivi2:sinks=4", "q4:sinks=4", "kivi2:g=8,r=40,sinks=19", "kivi4/kivi2:r=5", "f16:sinks=1"}, conformanceSpecs...)
+	for _, spec := range specs {
+		t.Run(spec, func(t *testing.T) {
+			const n = 90
+			for _, donorChunk := range []int{n, 7, 1} {
+				f := newFixture(t, spec, 2, 4, 2, 8, n, 0)
+				st := f.st
+				B := st.g.B
+				toks := seqTokens(n, 5)
+				donor, _ := st.NewSeq()
+				f.run(t, donor, toks, 0, 70, donorChunk)
+				if err := st.Drop(donor); err != nil {
+					t.Fatal(err)
+				}
+				id, cached, err := st.NewSeqWithPrefix(toks[:n-1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := 70 / B * B; cached != want {
+					t.Fatalf("donor chunk %d: adopted %d tokens, want %d", donorChunk, cached, want)
+				}
+				got := f.run(t, id, toks, cached, n, n)
+				// Cold: the same history computed from 0, the adopted part in one step.
+				cold, _ := st.NewSeq()
+				f.run(t, cold, toks, 0, cached, cached)
+				want := f.run(t, cold, toks, cached, n, n)
+				for l := range got {
+					if !bitsEqual(got[l], want[l]) {
+						t.Errorf("donor chunk %d layer %d: adopted prefix attends differently from the computed one (max diff %g)", donorChunk, l, maxAbsDiff(got[l], want[l]))
+					}
+				}
+				checkAccounting(t, spec, st)
+			}
+		})
 	}
 	sp := MustParseSpec("q8")
 	st, err := New(Config{Layers: 1, Heads: 2, KVHeads: 1, HeadDim: 8, Spec: sp, NoPrefixCache: true})
@@ -158,6 +185,18 @@ func TestPrefixNotShared(t *testing.T) {
 	if st.PrefixCaching() {
 		t.Error("NoPrefixCache ignored")
 	}
+}
+
+func bitsEqual(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func TestPrefixLRUEviction(t *testing.T) {

@@ -75,6 +75,9 @@ func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 			st.encodeKeyBlock(s, ly, t, blk, p+1-ly.kG)
 		}
 	}
+	if st.sides {
+		st.writeSides(s, layer)
+	}
 	s.done[layer] = true
 	s.nDone++
 	return nil

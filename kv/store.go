@@ -53,7 +53,8 @@ type Store struct {
 	shape     attn.Shape
 
 	// Prefix caching (prefix.go).
-	prefixOK      bool   // layers allow sharing full blocks between sequences
+	prefixOK      bool   // full blocks are shared between sequences
+	sides         bool   // prefixOK and some layer keeps rows blocks lack: blocks get side rows
 	root          uint64 // parent hash of every block 0
 	prefixQueried int64  // full blocks looked up by NewSeqWithPrefix
 	prefixHits    int64  // of which found and adopted
@@ -81,7 +82,8 @@ type seq struct {
 	caps  []int  // Grow's plan of ring capacities, reused (2 per layer)
 	work  work   // the current step's f16 rows of one layer
 
-	encBuf []float32 // one KIVI key block of one head, for encoding
+	encBuf []float32  // one KIVI key block of one head, for encoding
+	parts  []sidePart // scratch of sideParts
 	sc     attn.Scratch
 
 	// view is Attend's history view of layer viewLayer (made once in newSeq: a
@@ -130,6 +132,7 @@ func New(cfg Config) (*Store, error) {
 	// Store. Views of block memory never outlive the method that made them, and
 	// every such method unlocks st.mu in a deferred call, which keeps st reachable
 	// until it returns.
+	st.sides = st.prefixOK && g.needSides()
 	runtime.AddCleanup(st, (*blockmem.Arena).Release, st.pool.mem)
 	return st, nil
 }
@@ -468,6 +471,7 @@ func (st *Store) grow(id SeqID, tokens []int32) (*seq, error) {
 	s.base, s.n, s.pending = p0, end, n
 	clear(s.done)
 	s.nDone = 0
+	st.planSides(s, p0, end)
 	return s, nil
 }
 
@@ -505,6 +509,10 @@ func (st *Store) Truncate(id SeqID, n int) error {
 		s.n, s.pending = n, n-s.base
 		st.releaseBlocks(s, n)
 		s.tokens = s.tokens[:n]
+		// Blocks the step no longer completes keep no side rows.
+		for i := n / st.g.B; i < len(s.blocks); i++ {
+			st.pool.dropSides(s.blocks[i])
+		}
 		return nil
 	}
 	if n > 0 {
@@ -615,6 +623,7 @@ type PoolStats struct {
 
 	// Prefix caching (see NewSeqWithPrefix).
 	BlocksCached        int   // blocks no sequence uses, kept findable until their memory is needed
+	BlocksSide          int   // blocks holding side rows of cached prefixes (windows, sinks), free memory too
 	Evictions           int64 // cached blocks whose memory was taken for new blocks
 	PrefixQueriedBlocks int64 // full blocks looked up by NewSeqWithPrefix
 	PrefixHitBlocks     int64 // of which found in the cache and adopted
@@ -642,7 +651,8 @@ func (st *Store) PoolStats() PoolStats {
 		UsedBytes:    int64(st.pool.used) * int64(st.g.blockBytes),
 		TailBytes:    st.tailBytes,
 
-		BlocksCached:        st.pool.idx.cached,
+		BlocksCached:        st.pool.idx.cached - st.pool.idx.sides,
+		BlocksSide:          st.pool.idx.sides,
 		Evictions:           st.pool.idx.evictions,
 		PrefixQueriedBlocks: st.prefixQueried,
 		PrefixHitBlocks:     st.prefixHits,

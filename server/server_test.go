@@ -663,10 +663,17 @@ func TestOversizedChunkedBody(t *testing.T) {
 // cached tokens, the text is unchanged, and the metrics show the hit and the blocks
 // kept for reuse.
 func TestPrefixCacheHit(t *testing.T) {
-	e := newEnv(t, envConfig{spec: "f16", budget: 8 << 20})
+	// Every kind of cache shares: plain codes, KIVI windows, sinks.
+	for _, spec := range []string{"f16", "kivi4/kivi2", "q4:sinks=4"} {
+		t.Run(spec, func(t *testing.T) { testPrefixCacheHit(t, spec) })
+	}
+}
+
+func testPrefixCacheHit(t *testing.T, spec string) {
+	e := newEnv(t, envConfig{spec: spec, budget: 8 << 20})
 	prompt := strings.Repeat("Lily and Tom went to the park. ", 24)
 	n := len(e.m.Tok.Encode(prompt, true))
-	const B = kv.DefaultBlockTokens
+	B := max(kv.DefaultBlockTokens, kv.MustParseSpec(spec).K.G)
 	if n < 2*B {
 		t.Fatalf("prompt of %d tokens is shorter than two blocks of %d", n, B)
 	}
