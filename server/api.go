@@ -9,12 +9,13 @@ import (
 	"math/rand/v2"
 	"net/http"
 
+	"kvq/engine"
 	"kvq/model"
 )
 
 // Request bodies. Optional fields are pointers so that absent and null differ from
 // zero; fields that take several JSON shapes are kept raw and parsed by hand. Fields
-// of the OpenAI API that kvq does not use (frequency_penalty, user, ...) are ignored.
+// not listed in fields.go are refused (400 naming them), never ignored.
 
 type streamOptions struct {
 	IncludeUsage *bool `json:"include_usage"`
@@ -32,6 +33,14 @@ type commonRequest struct {
 	Stream        *bool           `json:"stream"`
 	StreamOptions *streamOptions  `json:"stream_options"`
 	Logprobs      json.RawMessage `json:"logprobs"`
+
+	PresencePenalty  *float64           `json:"presence_penalty"`
+	FrequencyPenalty *float64           `json:"frequency_penalty"`
+	LogitBias        map[string]float64 `json:"logit_bias"`
+	TopK             *int               `json:"top_k"`
+	MinP             *float64           `json:"min_p"`
+	User             *string            `json:"user"`
+	ResponseFormat   json.RawMessage    `json:"response_format"`
 }
 
 type completionRequest struct {
@@ -44,6 +53,7 @@ type chatRequest struct {
 	commonRequest
 	Messages            []chatMessage `json:"messages"`
 	MaxCompletionTokens *int          `json:"max_completion_tokens"`
+	TopLogprobs         *int          `json:"top_logprobs"`
 }
 
 type chatMessage struct {
@@ -60,11 +70,23 @@ type genParams struct {
 	stop         []string
 	stream       bool
 	includeUsage bool
+	logprobs     bool     // per-token log-probabilities of the generated tokens
+	topLogprobs  int      // alternatives per token
+	echo         []string // completions with echo: each prompt's text, put before its choices' text
+	jsonObject   bool     // response_format json_object
 }
 
-// decodeBody reads one JSON object from r's body into v.
-func decodeBody(r *http.Request, v any) *apiError {
-	dec := json.NewDecoder(r.Body)
+// decodeBody reads one JSON object from r's body into v, after checking that every
+// field it holds is one the endpoint accepts.
+func decodeBody(r *http.Request, v any, accept fieldSet) *apiError {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return decodeError(err)
+	}
+	if aerr := checkFields(body, accept); aerr != nil {
+		return aerr
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
 		if err == io.EOF {
 			return invalid("", "the request body is empty; it must be a JSON object")
@@ -82,8 +104,9 @@ func decodeBody(r *http.Request, v any) *apiError {
 
 // limits are the bounds a request is checked against.
 type limits struct {
-	ctx  int // model context, tokens
-	maxN int // largest n accepted
+	ctx   int // model context, tokens
+	maxN  int // largest n accepted
+	vocab int // tokens in the vocabulary
 }
 
 // common validates the shared fields; the prompts must already be set in p.
@@ -156,9 +179,84 @@ func (c *commonRequest) common(p *genParams, lim limits, maxTokens *int, maxPara
 		}
 		p.includeUsage = c.StreamOptions.IncludeUsage != nil && *c.StreamOptions.IncludeUsage
 	}
-	if l := bytes.TrimSpace(c.Logprobs); len(l) > 0 && !bytes.Equal(l, []byte("null")) && !bytes.Equal(l, []byte("false")) && !bytes.Equal(l, []byte("0")) {
-		return invalid("logprobs", "logprobs are not supported")
+	return c.options(p, lim)
+}
+
+// options validates the sampling options beyond temperature and top_p.
+func (c *commonRequest) options(p *genParams, lim limits) *apiError {
+	for _, f := range []struct {
+		name string
+		v    *float64
+		dst  *float32
+	}{{"presence_penalty", c.PresencePenalty, &p.sampling.PresencePenalty}, {"frequency_penalty", c.FrequencyPenalty, &p.sampling.FrequencyPenalty}} {
+		if f.v == nil {
+			continue
+		}
+		if !(*f.v >= -2 && *f.v <= 2) {
+			return invalid(f.name, "%s must be in [-2, 2], got %v", f.name, *f.v)
+		}
+		*f.dst = float32(*f.v)
 	}
+	if c.TopK != nil {
+		if *c.TopK < -1 {
+			return invalid("top_k", "top_k must be ≥ 1, or 0 or -1 for all tokens; got %d", *c.TopK)
+		}
+		p.sampling.TopK = max(0, *c.TopK)
+	}
+	if c.MinP != nil {
+		if !(*c.MinP >= 0 && *c.MinP <= 1) {
+			return invalid("min_p", "min_p must be in [0, 1], got %v", *c.MinP)
+		}
+		p.sampling.MinP = float32(*c.MinP)
+	}
+	bias, aerr := parseLogitBias(c.LogitBias, lim.vocab)
+	if aerr != nil {
+		return aerr
+	}
+	p.sampling.LogitBias = bias
+	if p.jsonObject, aerr = responseFormat(c.ResponseFormat); aerr != nil {
+		return aerr
+	}
+	if p.jsonObject && len(p.stop) > 0 {
+		return invalid("stop", "stop strings could cut a json_object response short of valid JSON; they cannot be combined")
+	}
+	return nil
+}
+
+// parseCompletionLogprobs reads a completion's logprobs: absent, null or false for none,
+// or the number of alternatives per token (0 to engine.MaxTopLogprobs).
+func parseCompletionLogprobs(raw json.RawMessage, p *genParams) *apiError {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) || bytes.Equal(raw, []byte("false")) {
+		return nil
+	}
+	var n int
+	if err := json.Unmarshal(raw, &n); err != nil || n < 0 || n > engine.MaxTopLogprobs {
+		return invalid("logprobs", "logprobs must be an integer in [0, %d] (alternatives per token)", engine.MaxTopLogprobs)
+	}
+	p.logprobs, p.topLogprobs = true, n
+	return nil
+}
+
+// parseChatLogprobs reads a chat request's logprobs (a boolean) and top_logprobs.
+func parseChatLogprobs(raw json.RawMessage, top *int, p *genParams) *apiError {
+	raw = bytes.TrimSpace(raw)
+	on := false
+	if len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		if err := json.Unmarshal(raw, &on); err != nil {
+			return invalid("logprobs", "logprobs must be a boolean")
+		}
+	}
+	if top != nil {
+		if !on {
+			return invalid("top_logprobs", "top_logprobs needs logprobs: true")
+		}
+		if *top < 0 || *top > engine.MaxTopLogprobs {
+			return invalid("top_logprobs", "top_logprobs must be in [0, %d], got %d", engine.MaxTopLogprobs, *top)
+		}
+		p.topLogprobs = *top
+	}
+	p.logprobs = on
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"kvq/engine"
 	"kvq/model"
+	"kvq/tokenizer"
 )
 
 // Response bodies, shaped as OpenAI's.
@@ -30,10 +31,10 @@ type usage struct {
 }
 
 type completionChoice struct {
-	Index        int       `json:"index"`
-	Text         string    `json:"text"`
-	Logprobs     *struct{} `json:"logprobs"`
-	FinishReason *string   `json:"finish_reason"`
+	Index        int                 `json:"index"`
+	Text         string              `json:"text"`
+	Logprobs     *completionLogprobs `json:"logprobs"`
+	FinishReason *string             `json:"finish_reason"`
 }
 
 type completionResponse struct {
@@ -59,11 +60,11 @@ type chatDelta struct {
 }
 
 type chatChoice struct {
-	Index        int             `json:"index"`
-	Message      *chatMessageOut `json:"message,omitempty"`
-	Delta        *chatDelta      `json:"delta,omitempty"`
-	Logprobs     *struct{}       `json:"logprobs"`
-	FinishReason *string         `json:"finish_reason"`
+	Index        int              `json:"index"`
+	Message      *chatMessageOut  `json:"message,omitempty"`
+	Delta        *chatDelta       `json:"delta,omitempty"`
+	Logprobs     *chatLogprobsOut `json:"logprobs"`
+	FinishReason *string          `json:"finish_reason"`
 }
 
 type chatResponse struct {
@@ -117,6 +118,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) int
 		aerr = s.parseCompletion(r, m, names, j)
 	}
 	if aerr != nil {
+		logRejection(r, aerr)
 		return s.fail(w, aerr)
 	}
 	if chat {
@@ -151,12 +153,12 @@ func checkModel(name *string, names []string) *apiError {
 }
 
 func (s *Server) limits(m *model.Model) limits {
-	return limits{ctx: m.Ctx, maxN: s.opts.MaxN}
+	return limits{ctx: m.Ctx, maxN: s.opts.MaxN, vocab: m.Vocab}
 }
 
 func (s *Server) parseCompletion(r *http.Request, m *model.Model, names []string, j *job) *apiError {
 	var req completionRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := decodeBody(r, &req, completionFields); err != nil {
 		return err
 	}
 	if err := checkModel(req.Model, names); err != nil {
@@ -166,17 +168,29 @@ func (s *Server) parseCompletion(r *http.Request, m *model.Model, names []string
 	if err != nil {
 		return err
 	}
+	echo := req.Echo != nil && *req.Echo
 	for _, pp := range parts {
-		ids := pp.ids
+		ids, text := pp.ids, pp.text
 		if ids == nil {
 			ids = m.Tok.Encode(pp.text, m.Tok.AddBOS())
+		} else {
+			text = m.Tok.Decode(ids)
 		}
 		j.p.prompts = append(j.p.prompts, ids)
+		if echo {
+			j.p.echo = append(j.p.echo, text)
+		}
 	}
-	if req.Echo != nil && *req.Echo {
-		return invalid("echo", "echo is not supported")
+	if err := parseCompletionLogprobs(req.Logprobs, &j.p); err != nil {
+		return err
 	}
-	return req.common(&j.p, s.limits(m), req.MaxTokens, "max_tokens", defaultCompletionMaxTokens, "prompt")
+	if err := req.common(&j.p, s.limits(m), req.MaxTokens, "max_tokens", defaultCompletionMaxTokens, "prompt"); err != nil {
+		return err
+	}
+	if echo && j.p.logprobs && j.p.stream {
+		return invalid("echo", "echo with logprobs is only supported without stream (the prompt's log-probabilities come with the whole response)")
+	}
+	return nil
 }
 
 // chatRoles are the message roles accepted, mapped to the role rendered.
@@ -184,7 +198,7 @@ var chatRoles = map[string]string{"system": "system", "developer": "system", "us
 
 func (s *Server) parseChat(r *http.Request, m *model.Model, names []string, j *job) *apiError {
 	var req chatRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := decodeBody(r, &req, chatFields); err != nil {
 		return err
 	}
 	if err := checkModel(req.Model, names); err != nil {
@@ -212,6 +226,9 @@ func (s *Server) parseChat(r *http.Request, m *model.Model, names []string, j *j
 	maxTokens, param := req.MaxTokens, "max_tokens"
 	if req.MaxCompletionTokens != nil {
 		maxTokens, param = req.MaxCompletionTokens, "max_completion_tokens"
+	}
+	if err := parseChatLogprobs(req.Logprobs, req.TopLogprobs, &j.p); err != nil {
+		return err
 	}
 	return req.common(&j.p, s.limits(m), maxTokens, param, 0, "messages")
 }
@@ -300,12 +317,15 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, e *engine.Engine, m
 			q.push(ev)
 		}
 		st, err := e.Submit(pctx, engine.Request{
-			Prompt:    prompt,
-			MaxTokens: j.p.maxTokens,
-			Sampling:  j.p.sampling,
-			Stop:      j.p.stop,
-			N:         n,
-			OnToken:   onToken,
+			Prompt:         prompt,
+			MaxTokens:      j.p.maxTokens,
+			Sampling:       j.p.sampling,
+			Stop:           j.p.stop,
+			N:              n,
+			OnToken:        onToken,
+			Logprobs:       j.p.logprobs,
+			TopLogprobs:    j.p.topLogprobs,
+			PromptLogprobs: j.p.logprobs && len(j.p.echo) > 0,
 		})
 		if err != nil {
 			cancel() // ends the prompts already submitted
@@ -334,13 +354,13 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, e *engine.Engine, m
 		close(allDone)
 	}()
 
-	out := &output{w: w, j: j, texts: make([]strings.Builder, choices), finish: make([]string, choices)}
+	out := newOutput(w, j, m.Tok)
 	if j.p.stream {
 		out.startStream()
 	}
 	handle := func(evs []engine.Event) {
 		for _, ev := range evs {
-			out.token(ev.Choice, ev.Text, ev.Finish)
+			out.token(ev)
 		}
 	}
 loop:
@@ -367,8 +387,11 @@ loop:
 		ttft     time.Duration
 		preempts int
 	)
-	for _, p := range parts {
+	for pi, p := range parts {
 		res, rerr := p.st.Wait()
+		if len(j.p.echo) > 0 && j.p.logprobs {
+			out.promptLP[pi] = res.PromptLogprobs
+		}
 		u.PromptTokens += res.Usage.PromptTokens
 		u.CompletionTokens += res.Usage.CompletionTokens
 		u.PromptTokensDetails.CachedTokens += res.Usage.CachedPromptTokens
@@ -415,9 +438,31 @@ type output struct {
 	w        http.ResponseWriter
 	rc       *http.ResponseController
 	j        *job
+	tok      *tokenizer.Tokenizer
 	texts    []strings.Builder
 	finish   []string
 	writeErr error
+
+	// With logprobs: per choice, the generated tokens' log-probabilities and the
+	// token before the next one (for its text in context); per prompt, the
+	// prompt's (echo).
+	lps      [][]engine.Logprob
+	prev     []int32
+	promptLP [][]engine.Logprob
+}
+
+func newOutput(w http.ResponseWriter, j *job, tok *tokenizer.Tokenizer) *output {
+	choices := len(j.p.prompts) * j.p.n
+	o := &output{w: w, j: j, tok: tok, texts: make([]strings.Builder, choices), finish: make([]string, choices),
+		lps: make([][]engine.Logprob, choices), prev: make([]int32, choices), promptLP: make([][]engine.Logprob, len(j.p.prompts))}
+	for i := range choices {
+		pr := j.p.prompts[i/j.p.n]
+		o.prev[i] = pr[len(pr)-1]
+		if len(j.p.echo) > 0 {
+			o.texts[i].WriteString(j.p.echo[i/j.p.n])
+		}
+	}
+	return o
 }
 
 func (o *output) startStream() {
@@ -435,27 +480,52 @@ func (o *output) startStream() {
 				Choices: []chatChoice{{Index: i, Delta: &chatDelta{Role: "assistant", Content: &empty}}}})
 		}
 	} else {
+		for i := range o.texts {
+			if len(o.j.p.echo) > 0 {
+				o.chunk(completionResponse{ID: o.j.id, Object: "text_completion", Created: o.j.created, Model: o.j.model,
+					Choices: []completionChoice{{Index: i, Text: o.j.p.echo[i/o.j.p.n]}}})
+			}
+		}
 		o.flush()
 	}
 }
 
-// token takes one event's text and finish reason for choice i.
-func (o *output) token(i int, text, finish string) {
+// token takes one event: its text, finish reason and log-probability.
+func (o *output) token(ev engine.Event) {
+	i, text, finish := ev.Choice, ev.Text, ev.Finish
+	offset := o.texts[i].Len()
 	o.texts[i].WriteString(text)
 	if finish != "" {
 		o.finish[i] = finish
 	}
+	var lp *engine.Logprob
+	if ev.Logprob != nil && !(finish == engine.FinishStop && o.tok.IsEOG(ev.Token)) {
+		lp = ev.Logprob
+		o.lps[i] = append(o.lps[i], *lp)
+	}
 	if !o.j.p.stream {
 		return
 	}
-	if text != "" {
+	if text != "" || lp != nil {
 		if o.j.chat {
+			c := chatChoice{Index: i, Delta: &chatDelta{Content: &text}}
+			if lp != nil {
+				c.Logprobs = &chatLogprobsOut{Content: []chatTokenLogprob{chatEntry(tokenText(o.tok, o.prev[i], lp.Token), lp, o.tok)}}
+			}
 			o.chunk(chatResponse{ID: o.j.id, Object: "chat.completion.chunk", Created: o.j.created, Model: o.j.model,
-				Choices: []chatChoice{{Index: i, Delta: &chatDelta{Content: &text}}}})
+				Choices: []chatChoice{c}})
 		} else {
+			c := completionChoice{Index: i, Text: text}
+			if lp != nil {
+				c.Logprobs = &completionLogprobs{}
+				c.Logprobs.add(tokenText(o.tok, o.prev[i], lp.Token), lp, o.j.p.topLogprobs, o.tok, offset)
+			}
 			o.chunk(completionResponse{ID: o.j.id, Object: "text_completion", Created: o.j.created, Model: o.j.model,
-				Choices: []completionChoice{{Index: i, Text: text}}})
+				Choices: []completionChoice{c}})
 		}
+	}
+	if lp != nil {
+		o.prev[i] = lp.Token
 	}
 	if finish != "" {
 		f := finish
@@ -544,7 +614,18 @@ func (o *output) whole(u usage) {
 		resp := chatResponse{ID: o.j.id, Object: "chat.completion", Created: o.j.created, Model: o.j.model, Usage: &u}
 		for i := range o.texts {
 			f := o.finish[i]
-			resp.Choices = append(resp.Choices, chatChoice{Index: i, Message: &chatMessageOut{Role: "assistant", Content: o.texts[i].String()}, FinishReason: &f})
+			c := chatChoice{Index: i, Message: &chatMessageOut{Role: "assistant", Content: o.texts[i].String()}, FinishReason: &f}
+			if o.j.p.logprobs {
+				c.Logprobs = &chatLogprobsOut{Content: []chatTokenLogprob{}}
+				pr := o.j.p.prompts[i/o.j.p.n]
+				prev := pr[len(pr)-1]
+				for k := range o.lps[i] {
+					lp := &o.lps[i][k]
+					c.Logprobs.Content = append(c.Logprobs.Content, chatEntry(tokenText(o.tok, prev, lp.Token), lp, o.tok))
+					prev = lp.Token
+				}
+			}
+			resp.Choices = append(resp.Choices, c)
 		}
 		writeJSON(o.w, http.StatusOK, resp)
 		return
@@ -552,7 +633,41 @@ func (o *output) whole(u usage) {
 	resp := completionResponse{ID: o.j.id, Object: "text_completion", Created: o.j.created, Model: o.j.model, Usage: &u}
 	for i := range o.texts {
 		f := o.finish[i]
-		resp.Choices = append(resp.Choices, completionChoice{Index: i, Text: o.texts[i].String(), FinishReason: &f})
+		resp.Choices = append(resp.Choices, completionChoice{Index: i, Text: o.texts[i].String(), Logprobs: o.completionLogprobs(i), FinishReason: &f})
 	}
 	writeJSON(o.w, http.StatusOK, resp)
+}
+
+// completionLogprobs builds choice i's logprobs object (nil without logprobs):
+// with echo, the prompt's tokens first (the first without a log-probability).
+func (o *output) completionLogprobs(i int) *completionLogprobs {
+	if !o.j.p.logprobs {
+		return nil
+	}
+	c := &completionLogprobs{Tokens: []string{}, TokenLogprobs: []*float32{}, TopLogprobs: []map[string]float32{}, TextOffset: []int{}}
+	offset := 0
+	prev := int32(-1)
+	pi := i / o.j.p.n
+	pr := o.j.p.prompts[pi]
+	if len(o.j.p.echo) > 0 {
+		for k, t := range pr {
+			var lp *engine.Logprob
+			if k > 0 && k-1 < len(o.promptLP[pi]) {
+				lp = &o.promptLP[pi][k-1]
+			}
+			s := tokenText(o.tok, prev, t)
+			c.add(s, lp, o.j.p.topLogprobs, o.tok, offset)
+			offset += len(s)
+			prev = t
+		}
+	}
+	prev = pr[len(pr)-1]
+	for k := range o.lps[i] {
+		lp := &o.lps[i][k]
+		s := tokenText(o.tok, prev, lp.Token)
+		c.add(s, lp, o.j.p.topLogprobs, o.tok, offset)
+		offset += len(s)
+		prev = lp.Token
+	}
+	return c
 }

@@ -6,7 +6,11 @@
 //   - GET /v1/models, the one model served, and GET /v1/models/{id};
 //   - GET /health: 503 until Start has attached the model (and again while shutting
 //     down), then 200;
-//   - GET /metrics: Prometheus text format, metric names prefixed kvq_.
+//   - GET /metrics: Prometheus text format, metric names prefixed kvq_;
+//   - POST /tokenize and POST /detokenize, in llama-server's and vLLM's shapes.
+//
+// With Options.AllowedOrigins, browsers on those origins may call it (CORS). Routes
+// it does not serve are answered 404 (405 for another method) with a JSON body.
 //
 // Concurrency comes from the engine's continuous batching over the paged KV cache;
 // the server only translates. Requests are bounded by the engine's queue (429 with
@@ -18,8 +22,12 @@
 // either, each answered by its own n choices) or messages, max_tokens (chat also
 // max_completion_tokens; default 16 for completions, the rest of the context for
 // chat), temperature (default 1; 0 is greedy), top_p, seed (random when absent),
-// stop (a string or up to 4), n, stream and stream_options.include_usage. Other
-// OpenAI fields are ignored, except logprobs and echo, which are refused.
+// stop (a string or up to 4), n, stream and stream_options.include_usage;
+// presence_penalty, frequency_penalty, logit_bias, top_k and min_p; logprobs (on
+// completions the number of alternatives, with echo the prompt's tokens first; on
+// chat a boolean with top_logprobs), the model's own log-softmax; user (accepted, no
+// effect). Every other field, and tools or response_format json_schema, is refused
+// with 400 naming it (fields.go): a request is never served with a field ignored.
 // usage.completion_tokens counts every sampled token, a final EOS included.
 //
 // A choice ends at EOS or a stop string ("stop"), or at max_tokens or the context
@@ -76,6 +84,9 @@ type Options struct {
 	ChatTemplate string
 	// Logger receives one record per request (and shutdown notes); nil discards them.
 	Logger *slog.Logger
+	// AllowedOrigins are the browser origins allowed to call the API (CORS); "*"
+	// allows all; empty sends no CORS headers.
+	AllowedOrigins []string
 }
 
 // Server serves one model through one engine.
@@ -116,6 +127,8 @@ func New(opts Options) *Server {
 	s.mux.HandleFunc("GET /v1/models/{id...}", s.auth(s.handleModel))
 	s.mux.HandleFunc("GET /health", s.handleHealth)
 	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
+	s.mux.HandleFunc("POST /tokenize", s.auth(s.handleTokenize))
+	s.mux.HandleFunc("POST /detokenize", s.auth(s.handleDetokenize))
 	s.mux.HandleFunc("/v1/", s.auth(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusNotFound, typ: "invalid_request_error", message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)})
 	}))
@@ -167,7 +180,7 @@ func (s *Server) Start(m *model.Model, c kv.Cache, cfg engine.Config) error {
 }
 
 // Handler is the server's HTTP handler, with request logging.
-func (s *Server) Handler() http.Handler { return s.logRequests(s.mux) }
+func (s *Server) Handler() http.Handler { return s.logRequests(s.cors(s.jsonNotFound(s.mux))) }
 
 // Serve accepts connections on ln until Shutdown; it returns nil after Shutdown.
 func (s *Server) Serve(ln net.Listener) error {

@@ -41,6 +41,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	maxBatch := fs.Int("max-batch-tokens", engine.DefaultMaxBatchTokens, "tokens per engine step (decode + prefill)")
 	apiKey := fs.String("api-key", "", "require this bearer `KEY` on /v1/ routes (default: $KVQ_API_KEY if set)")
 	name := fs.String("model-name", "", "model `ID` reported to clients (default: the model's name)")
+	origins := fs.String("allowed-origins", "", "comma-separated browser `ORIGINS` allowed to call the API (CORS), or * for any; default none")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGINT/SIGTERM, how long requests in flight may run before they are cancelled")
 	logJSON := fs.Bool("log-json", false, "write request logs as JSON instead of text")
 	tf := addThreadsFlag(fs)
@@ -92,7 +93,13 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if modelName == "" && mf.path != "" {
 		modelName = strings.TrimSuffix(filepath.Base(mf.path), filepath.Ext(mf.path))
 	}
-	srv := server.New(server.Options{ModelName: modelName, APIKey: *apiKey, ChatTemplate: template, Logger: log})
+	var allowed []string
+	for _, o := range strings.Split(*origins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			allowed = append(allowed, o)
+		}
+	}
+	srv := server.New(server.Options{ModelName: modelName, APIKey: *apiKey, ChatTemplate: template, Logger: log, AllowedOrigins: allowed})
 
 	// Listen first, so that /health answers 503 while the model loads.
 	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
