@@ -5,7 +5,9 @@ import "kvq/internal/cpufeat"
 // detectSIMD returns, on CPUs with AVX2 and FMA, the scalar set with the assembly
 // kernels in place ("avx2-asm"): F32 dots, SiLU and the quantization of activations;
 // with F16C as well the F16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K products and the tile
-// kernels. Every AVX2 CPU made has F16C; without it the other kernels stay scalar.
+// kernels. Every AVX2 CPU made has F16C; without it the other kernels stay scalar. With
+// AVX-512 VNNI as well ("avx512-vnni"), Q8_0 products take the exact kernels of
+// q8z_amd64.s, for one token and for many.
 
 func detectSIMD() *kernelSet {
 	if !cpufeat.AVX2FMA {
@@ -23,6 +25,15 @@ func detectSIMD() *kernelSet {
 		k.dotQ4, k.dotQ4Rows, k.dotQ4Rows2 = dotQ4Asm, dotQ4RowsAsm, dotQ4Rows2Asm
 		k.dotQ5, k.dotQ5Rows, k.dotQ5Rows2 = dotQ5Asm, dotQ5RowsAsm, dotQ5Rows2Asm
 		setTileKernels(&k)
+	}
+	// The scalar set's exact Q8_0 kernels are slower than these; only the VNNI set
+	// below has fast ones.
+	k.dotQ8RowsX, k.dotQ8Tokens = nil, nil
+	if cpufeat.F16C && cpufeat.AVX512VNNI {
+		avx2 := k
+		alternateKernels = append(alternateKernels, &avx2)
+		k.name = "avx512-vnni"
+		k.dotQ8RowsX, k.dotQ8Tokens = dotQ8RowsZ, dotQ8TokensZ
 	}
 	return &k
 }

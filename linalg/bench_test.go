@@ -294,25 +294,36 @@ func BenchmarkPrefill(b *testing.B) {
 	}
 }
 
-// BenchmarkBatch times one 2048×768 product (a llama-134m gate projection) of the types
-// with a tile kernel for small token counts, as batched decode steps of several sequences
-// issue them, where the per-token kernels and the tile kernel meet. It reports CPU time
-// per token.
+// BenchmarkBatch times one 2048×768 product (a llama-134m gate projection) for small
+// and medium token counts, as batched decode steps of several sequences issue them, with
+// every SIMD kernel set this CPU has (avx2-asm against avx512-vnni where both run). It
+// reports CPU time per token and multiply-adds per CPU second.
 func BenchmarkBatch(b *testing.B) {
+	prev := active.Load()
+	defer active.Store(prev)
+	sets := append([]*kernelSet{simdKernels}, alternateKernels...)
 	for _, typ := range []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ4_K, gguf.TypeQ6_K} {
 		w := benchMatrix(b, typ, 2048, 768)
-		for _, n := range []int{2, 3, 4, 5, 6, 7, 8, 12, 16, 32, 64} {
-			b.Run(fmt.Sprintf("%v/n=%d", typ, n), func(b *testing.B) {
-				x := randVals(rand.New(rand.NewPCG(5, 5)), n*768, 1)
-				out := make([]float32, n*2048)
-				c0 := procstat.CPU()
-				for b.Loop() {
-					if err := MatMul(out, w, x, n); err != nil {
-						b.Fatal(err)
-					}
+		for _, n := range []int{1, 2, 3, 4, 6, 8, 16, 32, 64, 128, 512} {
+			for _, k := range sets {
+				if k == nil {
+					continue
 				}
-				b.ReportMetric(float64(procstat.CPU()-c0)/1e3/float64(b.N*n), "cpu-us/tok")
-			})
+				b.Run(fmt.Sprintf("%v/n=%d/%s", typ, n, k.name), func(b *testing.B) {
+					active.Store(k)
+					x := randVals(rand.New(rand.NewPCG(5, 5)), n*768, 1)
+					out := make([]float32, n*2048)
+					c0 := procstat.CPU()
+					for b.Loop() {
+						if err := MatMul(out, w, x, n); err != nil {
+							b.Fatal(err)
+						}
+					}
+					cpu := float64(procstat.CPU()-c0) / float64(b.N)
+					b.ReportMetric(cpu/1e3/float64(n), "cpu-us/tok")
+					b.ReportMetric(2048*768*float64(n)/cpu, "GMAC/cpu-s")
+				})
+			}
 		}
 	}
 }

@@ -27,6 +27,14 @@ type kernelSet struct {
 	// dotQ8Rows writes to out[r] the dotQ8 of the row w[r·rowBytes:] with the same
 	// activations, for r < len(out).
 	dotQ8Rows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32)
+	// dotQ8RowsX, when not nil, is dotQ8Rows computing dotQ8Scalar's sums bit for bit,
+	// given also the activation blocks' code sums (xsum[b]: the sum of xq[32b:32b+32]):
+	// a set with it multiplies many tokens with dotQ8Tokens, whose sums are the same.
+	dotQ8RowsX func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32)
+	// dotQ8Tokens writes to out[t·ldo+r] the dotQ8Scalar sum of the Q8_0 row
+	// w[r·rowBytes:] with token t's activations, for r < rows and t < xt.n, bit for bit:
+	// the many-token kernel of sets with dotQ8RowsX.
+	dotQ8Tokens func(out []float32, ldo int, w []byte, rowBytes, rows int, xt tokenPack)
 	// dotQ8Prefetches reports that dotQ8Rows prefetches weight bytes ahead of the row it
 	// multiplies (into the rows that follow it in memory): decode then multiplies a whole
 	// chunk of rows with one dotQ8Rows call.
@@ -104,6 +112,8 @@ var scalarKernels = &kernelSet{
 	widenF16:    widenF16Scalar,
 	dotQ8:       dotQ8Scalar,
 	dotQ8Rows:   dotQ8RowsScalar,
+	dotQ8RowsX:  dotQ8RowsXScalar,
+	dotQ8Tokens: dotQ8TokensScalar,
 	dotQ4:       dotQ4Scalar,
 	dotQ4Rows:   dotQ4RowsScalar,
 	dotQ5:       dotQ5Scalar,
@@ -132,6 +142,10 @@ var scalarKernels = &kernelSet{
 // simdKernels is the SIMD kernel set of this build for this CPU, or nil when there is none
 // (portable build, or a CPU without the needed features).
 var simdKernels = detectSIMD()
+
+// alternateKernels are further SIMD kernel sets this CPU can run, which the tests check
+// like the others (the AVX2 set where the CPU also has AVX-512 VNNI).
+var alternateKernels []*kernelSet
 
 // active is the kernel set in use: SIMD when available, unless KVQ_NOSIMD=1.
 var active = kernelsel.New(scalarKernels, simdKernels)
@@ -207,10 +221,73 @@ func dotQ8Scalar(w []byte, xq []int8, xd []float32) float32 {
 	w = w[:len(xd)*q8BlockBytes]
 	xq = xq[:len(xd)*blockElems]
 	for b := range xd {
-		s += f16Table[uint16(w[b*q8BlockBytes])|uint16(w[b*q8BlockBytes+1])<<8] * xd[b] *
-			float32(dotCodes8((*[q8BlockBytes]byte)(w[b*q8BlockBytes:]), (*[blockElems]int8)(xq[b*blockElems:])))
+		p := f16Table[uint16(w[b*q8BlockBytes])|uint16(w[b*q8BlockBytes+1])<<8] * xd[b]
+		// The conversion keeps the product rounded on its own (no fused multiply-add),
+		// the sum every kernel of dotQ8RowsX and dotQ8Tokens reproduces.
+		s += float32(p * float32(dotCodes8((*[q8BlockBytes]byte)(w[b*q8BlockBytes:]), (*[blockElems]int8)(xq[b*blockElems:]))))
 	}
 	return s
+}
+
+// tokenPack is a call's quantized activations as the many-token kernels read them: n
+// tokens of nb blocks, token-major (xq, xd), and packed in 16-token groups by
+// packTokens (xp, xdp).
+type tokenPack struct {
+	n, nb int
+	xq    []int8
+	xd    []float32
+	xp    []uint32
+	xdp   []float32
+}
+
+// tokenGroup is the token count of a packTokens group.
+const tokenGroup = 16
+
+// packTokens lays out tokens [t0, t1) of n for the many-token kernels, in groups of 16
+// tokens: for group g, block b and dword k, xp[((g·nb+b)·8+k)·16+t] holds codes
+// 32b+4k … 32b+4k+3 of token 16g+t, each plus 128 (XOR 0x80), little-endian, and
+// xdp[(g·nb+b)·16+t] its block scale. xq and xd hold all n tokens, token-major. When t1
+// is n, the last group's lanes past n get codes 0 (0x80 bytes) and scale 0.
+func packTokens(xp []uint32, xdp []float32, xq []int8, xd []float32, t0, t1, n, nb int) {
+	for t := t0; t < t1; t++ {
+		g, l := t/tokenGroup, t%tokenGroup
+		q := xq[t*nb*blockElems : (t+1)*nb*blockElems]
+		for b := 0; b < nb; b++ {
+			dst := xp[(g*nb+b)*8*tokenGroup:]
+			for k := 0; k < 8; k++ {
+				c := q[32*b+4*k : 32*b+4*k+4]
+				dst[k*tokenGroup+l] = (uint32(uint8(c[0])) | uint32(uint8(c[1]))<<8 | uint32(uint8(c[2]))<<16 | uint32(uint8(c[3]))<<24) ^ 0x80808080
+			}
+			xdp[(g*nb+b)*tokenGroup+l] = xd[t*nb+b]
+		}
+	}
+	if t1 == n {
+		g := (n - 1) / tokenGroup
+		for l := n - g*tokenGroup; l < tokenGroup && n > 0; l++ {
+			for b := 0; b < nb; b++ {
+				for k := 0; k < 8; k++ {
+					xp[((g*nb+b)*8+k)*tokenGroup+l] = 0x80808080
+				}
+				xdp[(g*nb+b)*tokenGroup+l] = 0
+			}
+		}
+	}
+}
+
+// dotQ8TokensScalar is the reference for dotQ8Tokens: dotQ8Scalar per row and token.
+func dotQ8TokensScalar(out []float32, ldo int, w []byte, rowBytes, rows int, xt tokenPack) {
+	nb := xt.nb
+	for r := 0; r < rows; r++ {
+		row := w[r*rowBytes : r*rowBytes+nb*q8BlockBytes]
+		for t := 0; t < xt.n; t++ {
+			out[t*ldo+r] = dotQ8Scalar(row, xt.xq[t*nb*blockElems:(t+1)*nb*blockElems], xt.xd[t*nb:(t+1)*nb])
+		}
+	}
+}
+
+// dotQ8RowsXScalar is the reference for dotQ8RowsX: dotQ8RowsScalar (xsum unused).
+func dotQ8RowsXScalar(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, _ []int32) {
+	dotQ8RowsScalar(out, w, rowBytes, xq, xd)
 }
 
 // dotQ8RowsScalar is the reference for dotQ8Rows: dotQ8Scalar of each row.

@@ -100,7 +100,8 @@ func checkProduct(name string, out []float32, w Matrix, x []float32, n int) erro
 }
 
 func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) error {
-	needQ, needSums := false, false
+	k := active.Load()
+	needQ, needSums, needPack := false, false, false
 	for j, w := range ws {
 		if err := checkProduct(name, outs[j], w, x, n); err != nil {
 			if len(ws) > 1 {
@@ -110,6 +111,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		}
 		if qt := quantTypes[w.Type]; qt != nil {
 			needQ, needSums = true, needSums || qt.sums
+			needPack = needPack || n >= tokensMinTokens && qt.tokens != nil && qt.tokens(k) != nil
 		}
 	}
 	if n == 0 || len(ws) == 0 {
@@ -117,19 +119,26 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	}
 	cols := ws[0].Cols
 	x = x[:n*cols]
-	k := active.Load()
-	var xq []int8
-	var xd []float32
+	var xt tokenPack
 	var xsum []int32
 	if needQ && cols > 0 {
-		s := getQ8Scratch(n * cols)
+		nb := cols / blockElems
+		groups := 0
+		if needPack {
+			groups = (n + tokenGroup - 1) / tokenGroup
+		}
+		s := getQ8Scratch(n*cols, groups*tokenGroup*nb)
 		defer putQ8Scratch(s)
-		xq, xd = s.q, s.d
-		if needSums {
-			xsum = s.sum
+		xt = tokenPack{n: n, nb: nb, xq: s.q, xd: s.d}
+		if needPack {
+			xt.xp, xt.xdp = s.p, s.pd
 		}
 		// Each token is quantized on its own, the same way whatever the batch.
-		q := quantTask{k: k, x: x, n: n, cols: cols, xq: xq, xd: xd, xsum: xsum}
+		q := quantTask{k: k, x: x, n: n, cols: cols, xq: xt.xq, xd: xt.xd, xp: xt.xp, xdp: xt.xdp}
+		if needSums {
+			xsum = s.sum
+			q.xsum = xsum
+		}
 		if groups := (n + 7) / 8; n*cols >= serialQuant {
 			pq := q // escapes through parallelFor: a heap copy only on this path
 			parallelFor(groups, pq.run)
@@ -148,7 +157,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	reread := false
 	for j, w := range ws {
 		p := &ps[j]
-		*p = product{k: k, w: w, out: outs[j][:n*w.Rows], x: x, n: n, xq: xq, xd: xd, xsum: xsum}
+		*p = product{k: k, w: w, out: outs[j][:n*w.Rows], x: x, n: n, xq: xt.xq, xd: xt.xd, xsum: xsum, xt: xt}
 		if w.Rows == 0 {
 			continue
 		}
@@ -158,7 +167,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		}
 		p.rb, _ = w.RowBytes() // checked above
 		p.prepare()
-		reread = reread || p.tb < n
+		reread = reread || p.tb < n || p.kind == kindTokens
 		work += int64(w.Rows) * int64(p.rb) * int64(n)
 	}
 	if work < serialWork || Threads() == 1 {
@@ -171,7 +180,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 				continue
 			}
 			rpc := p.w.Rows
-			if p.tb < n {
+			if p.tb < n || p.kind == kindTokens {
 				p.plan(len(ps))
 				rpc = p.rpc
 			}
@@ -209,7 +218,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		for j := range ps {
 			first[j+1] = first[j]
 			if p := &ps[j]; p.kind != kindNone {
-				p.rpc = (max(1, unitBytes/max(1, p.rb)) + 3) &^ 3
+				p.rpc = (max(1, unitBytes/max(1, p.rb)) + 7) &^ 7
 				first[j+1] += (p.w.Rows + p.rpc - 1) / p.rpc
 			}
 		}
@@ -239,6 +248,8 @@ type product struct {
 	xq    []int8     // quantized activations (types of quantTypes)
 	xd    []float32  // their per-block scales
 	xsum  []int32    // per-block sums of xq (types with quantType.sums)
+	xt    tokenPack  // the activations packed for a many-token kernel (kindTokens)
+	many  tokensKernel
 	dec   rowDecoder // row decoder of other types
 	errMu sync.Mutex
 	err   error
@@ -252,6 +263,7 @@ const (
 	kindF32                      // float32 rows: chunkF32
 	kindF16                      // binary16 rows: chunkF16
 	kindQuant                    // a type of quantTypes: chunkRows
+	kindTokens                   // a type of quantTypes by its many-token kernel: chunkTokens
 	kindDecoded                  // rows decoded to float32 first: chunkDecoded
 )
 
@@ -273,14 +285,40 @@ type quantType struct {
 	sums  bool        // the kernels take the activation blocks' code sums
 	rows  rowsKernel  // one token
 	rows2 rows2Kernel // two tokens at a time, or nil
+	// tokens returns k's kernel for tokensMinTokens or more tokens, or nil: a kernel set
+	// has one only where its rows kernel computes the same sums (see dotQ8RowsX).
+	tokens func(k *kernelSet) tokensKernel
 }
+
+// tokensKernel writes to out[t·ldo+r] the product of row w[r·rowBytes:] with token t of
+// xt, for r < rows and t < xt.n, each token's sum bit for bit its rows kernel's.
+type tokensKernel func(out []float32, ldo int, w []byte, rowBytes, rows int, xt tokenPack)
+
+// tokensMinTokens is the token count from which a type's many-token kernel, where its
+// kernel set has one, multiplies a product.
+const tokensMinTokens = 6
+
+// tokensBlockBytes bounds the packed activations of one token block of a many-token
+// kernel, kept in L2 while a chunk of rows is multiplied against them.
+const tokensBlockBytes = 256 << 10
 
 // quantTypes is the dispatch table of the weight types multiplied natively against
 // quantized activations. A type is added with a row here and its kernels in kernelSet.
 var quantTypes = map[gguf.TensorType]*quantType{
 	gguf.TypeQ8_0: {
-		rows: func(k *kernelSet, out []float32, w []byte, rb int, xq []int8, xd []float32, _ []int32) {
+		sums: true,
+		rows: func(k *kernelSet, out []float32, w []byte, rb int, xq []int8, xd []float32, xsum []int32) {
+			if k.dotQ8RowsX != nil {
+				k.dotQ8RowsX(out, w, rb, xq, xd, xsum)
+				return
+			}
 			k.dotQ8Rows(out, w, rb, xq, xd)
+		},
+		tokens: func(k *kernelSet) tokensKernel {
+			if k.dotQ8RowsX == nil {
+				return nil
+			}
+			return k.dotQ8Tokens
 		},
 	},
 	gguf.TypeQ4_0: {
@@ -328,6 +366,8 @@ func (p *product) chunk(r0, r1 int) {
 		p.chunkF16(r0, r1)
 	case kindQuant:
 		p.chunkRows(r0, r1)
+	case kindTokens:
+		p.chunkTokens(r0, r1)
 	case kindDecoded:
 		p.chunkDecoded(r0, r1)
 	}
@@ -356,6 +396,14 @@ func (p *product) prepare() {
 		if p.qt.sums {
 			xTokenBytes += w.Cols / blockElems * 4 // and the blocks' code sums
 		}
+		if p.xt.xp != nil && p.qt.tokens != nil {
+			if p.many = p.qt.tokens(p.k); p.many != nil {
+				p.kind = kindTokens
+				tb := tokensBlockBytes / (w.Cols + w.Cols/blockElems*4)
+				p.tb = max(tokenGroup, tb&^(tokenGroup-1))
+				return
+			}
+		}
 	}
 	p.tb = max(1, min(p.n, xBlockBytes/max(1, xTokenBytes)))
 	if p.tb >= 4 {
@@ -365,14 +413,14 @@ func (p *product) prepare() {
 
 // plan sets the rows per parallel chunk: about chunkBytes of weights, and at least 4
 // chunks per thread (over all nprod products of the call) so a thread slowed by other
-// load is caught up by the others; a multiple of 4 rows.
+// load is caught up by the others; a multiple of 8 rows (the rows kernels' unit).
 func (p *product) plan(nprod int) {
 	rows := p.w.Rows
 	rpc := max(1, chunkBytes/max(1, p.rb))
 	if perThread := rows * nprod / (4 * Threads()); perThread < rpc {
 		rpc = max(1, perThread)
 	}
-	p.rpc = (rpc + 3) &^ 3
+	p.rpc = (rpc + 7) &^ 7
 }
 
 func (p *product) chunkF32(r0, r1 int) {
@@ -431,7 +479,7 @@ func (p *product) chunkRows(r0, r1 int) {
 		p.tokenRows(0, r0, r1)
 		return
 	}
-	blk := max(1, rowsBlockBytes/p.rb)
+	blk := (max(1, rowsBlockBytes/p.rb) + 7) &^ 7
 	for t0 := 0; t0 < p.n; t0 += p.tb {
 		t1 := min(p.n, t0+p.tb)
 		for b0 := r0; b0 < r1; b0 += blk {
@@ -446,6 +494,20 @@ func (p *product) chunkRows(r0, r1 int) {
 				p.tokenRows(t, b0, b1)
 			}
 		}
+	}
+}
+
+// chunkTokens multiplies rows [r0, r1) by the product's many-token kernel, one token
+// block (whole 16-token groups of the packed activations) at a time.
+func (p *product) chunkTokens(r0, r1 int) {
+	rows, nb := p.w.Rows, p.xt.nb
+	for t0 := 0; t0 < p.n; t0 += p.tb {
+		t1 := min(p.n, t0+p.tb)
+		g0 := t0 / tokenGroup
+		xt := tokenPack{n: t1 - t0, nb: nb,
+			xq: p.xt.xq[t0*nb*blockElems:], xd: p.xt.xd[t0*nb:],
+			xp: p.xt.xp[g0*nb*8*tokenGroup:], xdp: p.xt.xdp[g0*nb*tokenGroup:]}
+		p.many(p.out[t0*rows+r0:], rows, p.w.Data[r0*p.rb:r1*p.rb], p.rb, r1-r0, xt)
 	}
 }
 
@@ -501,13 +563,15 @@ func (p *product) chunkDecoded(r0, r1 int) {
 type q8Scratch struct {
 	q   []int8
 	d   []float32
-	sum []int32 // per-block sums of q (Q4_K)
+	sum []int32   // per-block sums of q
+	p   []uint32  // q packed by packTokens
+	pd  []float32 // d packed by packTokens
 }
 
 var q8Pool sync.Pool
 
-// getQ8Scratch returns scratch for n activations.
-func getQ8Scratch(n int) *q8Scratch {
+// getQ8Scratch returns scratch for n activations, and a pack of np blocks.
+func getQ8Scratch(n, np int) *q8Scratch {
 	s, _ := q8Pool.Get().(*q8Scratch)
 	if s == nil {
 		s = &q8Scratch{}
@@ -517,8 +581,34 @@ func getQ8Scratch(n int) *q8Scratch {
 		s.d = make([]float32, n/blockElems)
 		s.sum = make([]int32, n/blockElems)
 	}
+	if cap(s.pd) < np {
+		s.p = make([]uint32, 8*np)
+		s.pd = make([]float32, np)
+	}
 	nb := n / blockElems
 	s.q, s.d, s.sum = s.q[:n], s.d[:nb], s.sum[:nb]
+	s.p, s.pd = s.p[:8*np], s.pd[:np]
+	return s
+}
+
+// prepScratch holds the tables a many-token kernel makes of a chunk's rows.
+type prepScratch struct {
+	dw   []float32
+	corr []int32
+}
+
+var prepPool sync.Pool
+
+// getPrepScratch returns tables of n values (put back to prepPool).
+func getPrepScratch(n int) *prepScratch {
+	s, _ := prepPool.Get().(*prepScratch)
+	if s == nil {
+		s = &prepScratch{}
+	}
+	if cap(s.dw) < n {
+		s.dw, s.corr = make([]float32, n), make([]int32, n)
+	}
+	s.dw, s.corr = s.dw[:n], s.corr[:n]
 	return s
 }
 
@@ -548,7 +638,8 @@ func (st *callState) runUnits(u0, u1 int) {
 }
 
 // quantTask quantizes a call's activations 8 tokens per task, each token on its own
-// (and, when xsum is not nil, sums each block's codes).
+// (and, when xsum is not nil, sums each block's codes; when xp is not nil, packs them
+// by packTokens).
 type quantTask struct {
 	k       *kernelSet
 	x       []float32
@@ -556,6 +647,8 @@ type quantTask struct {
 	xq      []int8
 	xd      []float32
 	xsum    []int32
+	xp      []uint32
+	xdp     []float32
 }
 
 // run does task g: tokens [8g, min(n, 8g+8)).
@@ -566,6 +659,9 @@ func (q *quantTask) run(g int) {
 	k.quantQ8(xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], x[t0*cols:t1*cols])
 	if q.xsum != nil {
 		blockSums(q.xsum[t0*nb:t1*nb], xq[t0*cols:t1*cols])
+	}
+	if q.xp != nil {
+		packTokens(q.xp, q.xdp, xq, xd, t0, t1, q.n, nb)
 	}
 }
 

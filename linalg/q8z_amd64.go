@@ -1,0 +1,84 @@
+//go:build amd64
+
+package linalg
+
+// The Q8_0 kernels with AVX-512 VNNI (q8z_amd64.s): dotQ8RowsScalar's and
+// dotQ8TokensScalar's sums bit for bit, for one token and for many.
+
+// q8RowsZ writes to out[r] the dotQ8Scalar sum of the Q8_0 row of nb blocks at
+// w+r·rowBytes, for r < rows (a multiple of 8); xsum[b] is the sum of the codes of
+// activation block b.
+//
+//go:noescape
+func q8RowsZ(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, xsum *int32, nb int)
+
+// q8PrepZ writes the tables q8TokensZ reads for the Q8_0 rows at w+r·rowBytes, r < rows
+// (a multiple of 4), in 4-row tiles: for row i of a tile and block b, at
+// (tile·nb+b)·4+i, the block's scale as float32 in dw and −128·Σ codes in corr.
+//
+//go:noescape
+func q8PrepZ(dw *float32, corr *int32, w *byte, rowBytes, rows, nb int)
+
+// q8TokensZ multiplies the 4 Q8_0 rows at w (tables from q8PrepZ) by groups 16-token
+// groups packed by packTokens, storing row i of token 16g+t at out[(16g+t)·ldo+i]: all
+// 16 tokens of each group but the last, last of it.
+//
+//go:noescape
+func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, dw *float32, corr *int32, xp *uint32, xdp *float32, nb, groups, last int)
+
+// dotQ8RowsZ is dotQ8RowsScalar, bit for bit: eight rows at a time by q8RowsZ, the
+// rows left by dotQ8Scalar.
+func dotQ8RowsZ(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
+	nb := len(xd)
+	if nb == 0 {
+		clear(out)
+		return
+	}
+	r8 := len(out) &^ 7
+	if r8 > 0 {
+		_ = w[(r8-1)*rowBytes+nb*q8BlockBytes-1]
+		_ = xq[nb*blockElems-1]
+		_ = xsum[nb-1]
+		q8RowsZ(&out[0], &w[0], rowBytes, r8, &xq[0], &xd[0], &xsum[0], nb)
+	}
+	for r := r8; r < len(out); r++ {
+		out[r] = dotQ8Scalar(w[r*rowBytes:r*rowBytes+nb*q8BlockBytes], xq, xd)
+	}
+}
+
+// dotQ8TokensZ is dotQ8TokensScalar, bit for bit: 4-row tiles by q8TokensZ (tables by
+// q8PrepZ into scratch), the rows left token by token by dotQ8Scalar.
+func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt tokenPack) {
+	nb, n := xt.nb, xt.n
+	if rows == 0 || n == 0 {
+		return
+	}
+	if nb == 0 {
+		for t := range n {
+			clear(out[t*ldo : t*ldo+rows])
+		}
+		return
+	}
+	r4 := rows &^ 3
+	groups := (n + 15) / 16
+	if r4 > 0 {
+		_ = w[(r4-1)*rowBytes+nb*q8BlockBytes-1]
+		_ = out[(n-1)*ldo+r4-1]
+		_ = xt.xp[groups*nb*128-1]
+		_ = xt.xdp[groups*nb*16-1]
+		sp := getPrepScratch(r4 * nb)
+		q8PrepZ(&sp.dw[0], &sp.corr[0], &w[0], rowBytes, r4, nb)
+		last := n - 16*(groups-1)
+		for i := 0; i < r4; i += 4 {
+			q8TokensZ(&out[i], ldo, &w[i*rowBytes], rowBytes, &sp.dw[i*nb], &sp.corr[i*nb],
+				&xt.xp[0], &xt.xdp[0], nb, groups, last)
+		}
+		prepPool.Put(sp)
+	}
+	for r := r4; r < rows; r++ {
+		row := w[r*rowBytes : r*rowBytes+nb*q8BlockBytes]
+		for t := range n {
+			out[t*ldo+r] = dotQ8Scalar(row, xt.xq[t*nb*blockElems:(t+1)*nb*blockElems], xt.xd[t*nb:(t+1)*nb])
+		}
+	}
+}

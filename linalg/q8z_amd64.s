@@ -1,0 +1,412 @@
+//go:build amd64
+
+#include "textflag.h"
+
+// Q8_0 products with AVX-512 VNNI (VPDPBUSD: four u8·s8 products summed into each int32
+// lane) that compute dotQ8Scalar's sum bit for bit, for one token or many: per block b
+// the exact integer dot I of the weight codes with the activation codes, then
+// s = s + (d_w(b)·xd[b])·float32(I), block after block, three rounded float32
+// operations (no FMA). Both kernels keep that order, so a token's result is the same
+// whether it is multiplied alone (q8RowsZ) or among many (q8TokensZ).
+
+// func q8RowsZ(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, xsum *int32, nb int)
+// out[r] = Σ_b (d_w(r,b)·xd[b])·I(r,b) for the rows at w+r·rowBytes, r < rows (a multiple
+// of 8): one token, eight rows at a time, each row in one float32 lane. Per block the
+// rows' codes, made unsigned by adding 128 (XOR 0x80), go two rows to a ZMM against the
+// activation codes (signed) in both halves; one transposing reduction turns the four
+// ZMMs of partial sums into the eight rows' sums, from which 128·Σ_j xq[32b+j]
+// (xsum[b]·128) is taken to leave I. The eight binary16 scales are gathered by scalar
+// loads and widened by one VCVTPH2PS. The next eight rows are prefetched as the current
+// ones are multiplied.
+TEXT ·q8RowsZ(SB), NOSPLIT, $0-64
+	MOVQ         out+0(FP), AX
+	MOVQ         w+8(FP), SI
+	MOVQ         rowBytes+16(FP), DX
+	MOVQ         rows+24(FP), R11
+	LEAQ         (DX)(DX*2), R8
+	MOVL         $0x80808080, R9
+	VPBROADCASTD R9, Z17
+
+zgroup:
+	TESTQ   R11, R11
+	JE      zdone
+	MOVQ    SI, DI
+	LEAQ    (SI)(DX*4), BX
+	MOVQ    xq+32(FP), R12
+	MOVQ    xd+40(FP), R13
+	MOVQ    xsum+48(FP), R14
+	MOVQ    nb+56(FP), CX
+	VXORPS  Y15, Y15, Y15
+
+zblock:
+	// Prefetch the next eight rows, 272 bytes (eight rows' share of a block) per block.
+	MOVQ       DI, R9
+	SUBQ       SI, R9
+	LEAQ       (SI)(R9*8), R9
+	MOVQ       DX, R10
+	SHLQ       $3, R10
+	ADDQ       R10, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 64(R9)
+	PREFETCHT0 128(R9)
+	PREFETCHT0 192(R9)
+	PREFETCHT0 256(R9)
+
+	VBROADCASTI64X4 (R12), Z16
+	VMOVDQU         2(DI), Y0
+	VINSERTI64X4    $1, 2(BX), Z0, Z0
+	VMOVDQU         2(DI)(DX*1), Y1
+	VINSERTI64X4    $1, 2(BX)(DX*1), Z1, Z1
+	VMOVDQU         2(DI)(DX*2), Y2
+	VINSERTI64X4    $1, 2(BX)(DX*2), Z2, Z2
+	VMOVDQU         2(DI)(R8*1), Y3
+	VINSERTI64X4    $1, 2(BX)(R8*1), Z3, Z3
+	VPXORD          Z17, Z0, Z0
+	VPXORD          Z17, Z1, Z1
+	VPXORD          Z17, Z2, Z2
+	VPXORD          Z17, Z3, Z3
+	VPXORD          Z4, Z4, Z4
+	VPXORD          Z5, Z5, Z5
+	VPXORD          Z6, Z6, Z6
+	VPXORD          Z7, Z7, Z7
+	VPDPBUSD        Z16, Z0, Z4
+	VPDPBUSD        Z16, Z1, Z5
+	VPDPBUSD        Z16, Z2, Z6
+	VPDPBUSD        Z16, Z3, Z7
+
+	// Z4..Z7 hold rows (0,4), (1,5), (2,6), (3,7): eight partial sums per row.
+	VPUNPCKLDQ  Z5, Z4, Z8
+	VPUNPCKHDQ  Z5, Z4, Z9
+	VPADDD      Z9, Z8, Z8
+	VPUNPCKLDQ  Z7, Z6, Z10
+	VPUNPCKHDQ  Z7, Z6, Z11
+	VPADDD      Z11, Z10, Z10
+	VPUNPCKLQDQ Z10, Z8, Z9
+	VPUNPCKHQDQ Z10, Z8, Z11
+	VPADDD      Z11, Z9, Z9
+	// 128-bit lanes of Z9: rows 0-3 (two halves of their sums), then rows 4-7.
+	VSHUFI32X4    $0xD8, Z9, Z9, Z9
+	VEXTRACTI64X4 $1, Z9, Y10
+	VPADDD        Y10, Y9, Y9
+	VPBROADCASTD  (R14), Y10
+	VPSLLD        $7, Y10, Y10
+	VPSUBD        Y10, Y9, Y9
+	VCVTDQ2PS     Y9, Y9
+
+	// The eight rows' binary16 scales.
+	MOVWQZX   (DI), R9
+	MOVWQZX   (DI)(DX*1), R10
+	SHLQ      $16, R10
+	ORQ       R10, R9
+	MOVWQZX   (DI)(DX*2), R10
+	SHLQ      $32, R10
+	ORQ       R10, R9
+	MOVWQZX   (DI)(R8*1), R10
+	SHLQ      $48, R10
+	ORQ       R10, R9
+	VMOVQ     R9, X13
+	MOVWQZX   (BX), R9
+	MOVWQZX   (BX)(DX*1), R10
+	SHLQ      $16, R10
+	ORQ       R10, R9
+	MOVWQZX   (BX)(DX*2), R10
+	SHLQ      $32, R10
+	ORQ       R10, R9
+	MOVWQZX   (BX)(R8*1), R10
+	SHLQ      $48, R10
+	ORQ       R10, R9
+	VPINSRQ   $1, R9, X13, X13
+	VCVTPH2PS X13, Y13
+
+	VBROADCASTSS (R13), Y14
+	VMULPS       Y14, Y13, Y13
+	VMULPS       Y13, Y9, Y9
+	VADDPS       Y9, Y15, Y15
+
+	ADDQ $34, DI
+	ADDQ $34, BX
+	ADDQ $32, R12
+	ADDQ $4, R13
+	ADDQ $4, R14
+	DECQ CX
+	JNE  zblock
+
+	VMOVUPS Y15, (AX)
+	ADDQ    $32, AX
+	LEAQ    (SI)(DX*8), SI
+	SUBQ    $8, R11
+	JMP     zgroup
+
+zdone:
+	VZEROUPPER
+	RET
+
+// func q8PrepZ(dw *float32, corr *int32, w *byte, rowBytes, rows, nb int)
+// For the Q8_0 rows at w+r·rowBytes, r < rows (a multiple of 4), in 4-row tiles: the
+// block scales widened to float32 and −128·Σ_j code_j of every block, at index
+// (tile·nb + b)·4 + i of dw and corr for row i of the tile's block b (q8TokensZ's
+// tables). Σ(code+128) comes from VPSADBW of the codes XOR 0x80.
+TEXT ·q8PrepZ(SB), NOSPLIT, $0-48
+	MOVQ         dw+0(FP), AX
+	MOVQ         corr+8(FP), BX
+	MOVQ         w+16(FP), SI
+	MOVQ         rowBytes+24(FP), DX
+	MOVQ         rows+32(FP), R11
+	MOVL         $0x80808080, R9
+	VMOVD        R9, X15
+	VPBROADCASTD X15, Y15
+	VPXOR        Y14, Y14, Y14
+
+ptile:
+	TESTQ R11, R11
+	JE    pdone
+	MOVQ  SI, DI
+	MOVQ  nb+40(FP), CX
+
+pblock:
+	MOVQ DI, R10
+	MOVQ $4, R12
+
+prow:
+	VMOVDQU      2(R10), Y0
+	VPXOR        Y15, Y0, Y0
+	VPSADBW      Y14, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDQ       X1, X0, X0
+	VPSHUFD      $0x4E, X0, X1
+	VPADDQ       X1, X0, X0
+	VMOVD        X0, R9
+	NEGL         R9
+	ADDL         $4096, R9
+	SHLL         $7, R9
+	MOVL         R9, (BX)
+	MOVWQZX      (R10), R9
+	VMOVD        R9, X2
+	VCVTPH2PS    X2, X2
+	VMOVSS       X2, (AX)
+	ADDQ         $4, AX
+	ADDQ         $4, BX
+	ADDQ         DX, R10
+	DECQ         R12
+	JNE          prow
+
+	ADDQ $34, DI
+	DECQ CX
+	JNE  pblock
+
+	LEAQ (SI)(DX*4), SI
+	SUBQ $4, R11
+	JMP  ptile
+
+pdone:
+	VZEROUPPER
+	RET
+
+// TOK2(k): dword k of the block against two 16-token groups: the groups' codes (+128)
+// in Z16, Z17; each of the 4 rows' dword broadcast from memory (signed).
+#define TOK2(k) \
+	VMOVDQU32     (64*k)(DI), Z16 \
+	VMOVDQU32     (64*k)(DI)(R9*1), Z17 \
+	VPDPBUSD.BCST (2+4*k)(SI), Z16, Z0 \
+	VPDPBUSD.BCST (2+4*k)(SI), Z17, Z1 \
+	VPDPBUSD.BCST (2+4*k)(SI)(DX*1), Z16, Z2 \
+	VPDPBUSD.BCST (2+4*k)(SI)(DX*1), Z17, Z3 \
+	VPDPBUSD.BCST (2+4*k)(SI)(DX*2), Z16, Z4 \
+	VPDPBUSD.BCST (2+4*k)(SI)(DX*2), Z17, Z5 \
+	VPDPBUSD.BCST (2+4*k)(SI)(R8*1), Z16, Z6 \
+	VPDPBUSD.BCST (2+4*k)(SI)(R8*1), Z17, Z7
+
+// TOK1(k): TOK2 for one group.
+#define TOK1(k) \
+	VMOVDQU32     (64*k)(DI), Z16 \
+	VPDPBUSD.BCST (2+4*k)(SI), Z16, Z0 \
+	VPDPBUSD.BCST (2+4*k)(SI)(DX*1), Z16, Z2 \
+	VPDPBUSD.BCST (2+4*k)(SI)(DX*2), Z16, Z4 \
+	VPDPBUSD.BCST (2+4*k)(SI)(R8*1), Z16, Z6
+
+// FSCALE(acc, facc, xdreg, off): facc = facc + (xd·d_w)·float32(acc), d_w of the row
+// at off(BX).
+#define FSCALE(acc, facc, xdreg, off) \
+	VCVTDQ2PS   acc, acc \
+	VMULPS.BCST off(BX), xdreg, Z20 \
+	VMULPS      Z20, acc, acc \
+	VADDPS      acc, facc, facc
+
+// INIT(acc, off): acc = the row's −128·Σcode at off(R14), in every lane.
+#define INIT(acc, off) VPBROADCASTD off(R14), acc
+
+// STORE4(u, lane): token t's 4 rows (128-bit lane of u) to (AX), then the next token,
+// unless the group's valid tokens (R12) are done.
+#define STORE4(u, lane) \
+	DECQ          R12 \
+	JL            tstored \
+	VEXTRACTF32X4 $lane, u, (AX) \
+	ADDQ          R13, AX
+
+// TRANSPOSE(b, a, d, c): rows a, b, c, d (lane t: token t) to tokens: lane l of Z24+j holds
+// token 4l+j's 4 rows.
+#define TRANSPOSE(a, b, c, d) \
+	VUNPCKLPS a, b, Z20 \
+	VUNPCKHPS a, b, Z21 \
+	VUNPCKLPS c, d, Z22 \
+	VUNPCKHPS c, d, Z23 \
+	VUNPCKLPD Z22, Z20, Z24 \
+	VUNPCKHPD Z22, Z20, Z25 \
+	VUNPCKLPD Z23, Z21, Z26 \
+	VUNPCKHPD Z23, Z21, Z27
+
+// STOREGROUP stores the transposed group (Z24..Z27), valid tokens in R12, from AX
+// with a token stride of R13 bytes.
+#define STOREGROUP \
+	STORE4(Z24, 0) \
+	STORE4(Z25, 0) \
+	STORE4(Z26, 0) \
+	STORE4(Z27, 0) \
+	STORE4(Z24, 1) \
+	STORE4(Z25, 1) \
+	STORE4(Z26, 1) \
+	STORE4(Z27, 1) \
+	STORE4(Z24, 2) \
+	STORE4(Z25, 2) \
+	STORE4(Z26, 2) \
+	STORE4(Z27, 2) \
+	STORE4(Z24, 3) \
+	STORE4(Z25, 3) \
+	STORE4(Z26, 3) \
+	STORE4(Z27, 3)
+
+// func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, dw *float32, corr *int32, xp *uint32, xdp *float32, nb, groups, last int)
+// The 4-row tile of Q8_0 rows at w (row stride rowBytes; scales and corrections from
+// q8PrepZ at dw and corr) against groups 16-token groups packed by packTokensZ (xp,
+// xdp): row i of token 16g+t to out[(16g+t)·ldo+i], for every t of a group but the
+// last, of which only its first last tokens are stored. Groups go two at a time,
+// tokens in the lanes: per block and dword, each row's four codes broadcast against
+// the tokens' codes by one VPDPBUSD per group, the int32 sums started at the
+// correction, then per block scaled and added as q8RowsZ does.
+TEXT ·q8TokensZ(SB), NOSPLIT, $0-88
+	MOVQ out+0(FP), AX
+	MOVQ ldo+8(FP), R13
+	SHLQ $2, R13
+	MOVQ rowBytes+24(FP), DX
+	LEAQ (DX)(DX*2), R8
+	MOVQ nb+64(FP), R9
+	SHLQ $9, R9            // bytes of one group's packed codes
+	MOVQ nb+64(FP), R10
+	SHLQ $6, R10           // bytes of one group's packed scales
+	MOVQ xp+48(FP), DI
+	MOVQ xdp+56(FP), R15
+	MOVQ groups+72(FP), R11
+
+tpair:
+	CMPQ    R11, $2
+	JL      tsingle
+	MOVQ    w+16(FP), SI
+	MOVQ    dw+32(FP), BX
+	MOVQ    corr+40(FP), R14
+	MOVQ    nb+64(FP), CX
+	VPXORD  Z8, Z8, Z8
+	VPXORD  Z9, Z9, Z9
+	VPXORD  Z10, Z10, Z10
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
+
+tblock2:
+	INIT(Z0, 0)
+	INIT(Z2, 4)
+	INIT(Z4, 8)
+	INIT(Z6, 12)
+	VMOVDQA32 Z0, Z1
+	VMOVDQA32 Z2, Z3
+	VMOVDQA32 Z4, Z5
+	VMOVDQA32 Z6, Z7
+	TOK2(0)
+	TOK2(1)
+	TOK2(2)
+	TOK2(3)
+	TOK2(4)
+	TOK2(5)
+	TOK2(6)
+	TOK2(7)
+	VMOVUPS   (R15), Z18
+	VMOVUPS   (R15)(R10*1), Z19
+	FSCALE(Z0, Z8, Z18, 0)
+	FSCALE(Z1, Z9, Z19, 0)
+	FSCALE(Z2, Z10, Z18, 4)
+	FSCALE(Z3, Z11, Z19, 4)
+	FSCALE(Z4, Z12, Z18, 8)
+	FSCALE(Z5, Z13, Z19, 8)
+	FSCALE(Z6, Z14, Z18, 12)
+	FSCALE(Z7, Z15, Z19, 12)
+	ADDQ      $34, SI
+	ADDQ      $16, BX
+	ADDQ      $16, R14
+	ADDQ      $512, DI
+	ADDQ      $64, R15
+	DECQ      CX
+	JNE       tblock2
+
+	// Both groups are whole unless the second is the last one.
+	MOVQ $16, R12
+	TRANSPOSE(Z10, Z8, Z14, Z12)
+	STOREGROUP
+	MOVQ $16, R12
+	CMPQ R11, $2
+	JNE  tsecond
+	MOVQ last+80(FP), R12
+
+tsecond:
+	TRANSPOSE(Z11, Z9, Z15, Z13)
+	STOREGROUP
+	ADDQ R9, DI            // past the second group
+	ADDQ R10, R15
+	SUBQ $2, R11
+	JMP  tpair
+
+tsingle:
+	TESTQ   R11, R11
+	JE      tstored
+	MOVQ    w+16(FP), SI
+	MOVQ    dw+32(FP), BX
+	MOVQ    corr+40(FP), R14
+	MOVQ    nb+64(FP), CX
+	VPXORD  Z8, Z8, Z8
+	VPXORD  Z10, Z10, Z10
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z14, Z14, Z14
+
+tblock1:
+	INIT(Z0, 0)
+	INIT(Z2, 4)
+	INIT(Z4, 8)
+	INIT(Z6, 12)
+	TOK1(0)
+	TOK1(1)
+	TOK1(2)
+	TOK1(3)
+	TOK1(4)
+	TOK1(5)
+	TOK1(6)
+	TOK1(7)
+	VMOVUPS   (R15), Z18
+	FSCALE(Z0, Z8, Z18, 0)
+	FSCALE(Z2, Z10, Z18, 4)
+	FSCALE(Z4, Z12, Z18, 8)
+	FSCALE(Z6, Z14, Z18, 12)
+	ADDQ      $34, SI
+	ADDQ      $16, BX
+	ADDQ      $16, R14
+	ADDQ      $512, DI
+	ADDQ      $64, R15
+	DECQ      CX
+	JNE       tblock1
+
+	MOVQ last+80(FP), R12
+	TRANSPOSE(Z10, Z8, Z14, Z12)
+	STOREGROUP
+
+tstored:
+	VZEROUPPER
+	RET
