@@ -18,35 +18,25 @@ type sideCodecs struct {
 	kPlan, vPlan *quant.RowPlan
 }
 
-// rowCodec returns the per-token codec of a non-KIVI part, or the per-token value
-// codec of a KIVI part, for rows of d values. Groups are clipped to d.
+// rowCodec returns the per-token codec of a part (a KIVI part's values) for rows of
+// d values, from the registry. Groups are clipped to d.
 func rowCodec(p Part, d int) (quant.RowCodec, error) {
-	g := p.G
-	if g == 0 {
-		g = DefaultGroup
+	e := p.Type.entry()
+	if e.Row == nil {
+		return nil, fmt.Errorf("kv: no row codec for cache type %v", p.Type)
 	}
-	g = min(g, d)
-	switch p.Type {
-	case TypeF32:
-		return quant.F32{}, nil
-	case TypeF16:
-		return quant.F16{}, nil
-	case TypeBF16:
-		return quant.BF16{}, nil
-	case TypeQ8:
-		return quant.Int8{}, nil
-	case TypeFP8E4M3:
-		return quant.FP8{Format: quant.E4M3, TensorScale: p.Scale}, nil
-	case TypeFP8E5M2:
-		return quant.FP8{Format: quant.E5M2, TensorScale: p.Scale}, nil
-	case TypeQ4, TypeKIVI4:
-		return quant.Affine{Bits: 4, Group: g}, nil
-	case TypeQ2, TypeKIVI2:
-		return quant.Affine{Bits: 2, Group: g}, nil
-	case TypeKIVI8:
-		return quant.Affine{Bits: 8, Group: g}, nil
+	var rp quant.RowParams
+	if e.Takes(quant.ParamGroup) {
+		g := p.G
+		if g == 0 {
+			g = DefaultGroup
+		}
+		rp.Group = min(g, d)
 	}
-	return nil, fmt.Errorf("kv: no row codec for cache type %v", p.Type)
+	if e.Takes(quant.ParamScale) {
+		rp.Scale = p.Scale
+	}
+	return e.Row(rp), nil
 }
 
 // codecsFor builds the codecs of spec for head size d.
@@ -54,11 +44,11 @@ func codecsFor(sp Spec, d int) (sideCodecs, error) {
 	var c sideCodecs
 	for _, p := range []Part{sp.K, sp.V} {
 		if p.Scale != 0 && !p.Type.IsFP8() {
-			return c, fmt.Errorf("kv: spec %v: %v takes no scale (only fp8e4m3 and fp8e5m2 do)", sp, p.Type)
+			return c, fmt.Errorf("kv: spec %v: %v takes no scale (only the types with s do: fp8e4m3, fp8e5m2)", sp, p.Type)
 		}
 	}
-	if sp.K.Type.IsKIVI() {
-		c.kChan = quant.Channel{Bits: sp.K.Type.Bits()}
+	if k := sp.K.Type.entry(); k.Key != nil {
+		c.kChan = k.Key()
 		c.kG = sp.K.G
 		if c.kG == 0 {
 			c.kG = DefaultGroup
@@ -84,7 +74,7 @@ func codecsFor(sp Spec, d int) (sideCodecs, error) {
 	if c.vPlan, err = quant.NewRowPlan(v, d); err != nil {
 		return c, fmt.Errorf("kv: spec %v values: %w", sp, err)
 	}
-	if sp.V.Type.IsKIVI() {
+	if sp.V.Type.entry().Takes(quant.ParamResidual) {
 		c.r = sp.V.R
 	}
 	return c, nil

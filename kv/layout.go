@@ -114,7 +114,7 @@ func lcm(a, b int) int {
 	return a / x * b
 }
 
-func lossless(t Type) bool { return t == TypeF32 }
+func lossless(t Type) bool { return t.entry().Lossless }
 
 func newGeometry(cfg Config) (*geometry, error) {
 	if cfg.Layers < 1 || cfg.Heads < 1 || cfg.KVHeads < 1 || cfg.HeadDim < 1 {
@@ -164,8 +164,8 @@ func newGeometry(cfg Config) (*geometry, error) {
 		if o, ok := cfg.LayerSpecs[i]; ok {
 			sp = o
 		}
-		if sp.K.Type == 0 || sp.V.Type == 0 {
-			return nil, fmt.Errorf("kv: config: layer %d has no cache type (set Config.Spec, e.g. with ParseSpec)", i)
+		if sp.K.Type.entry().Row == nil || sp.V.Type.entry().Row == nil {
+			return nil, fmt.Errorf("kv: config: layer %d has no valid cache type (%q/%q; set Config.Spec, e.g. with ParseSpec)", i, sp.K.Type, sp.V.Type)
 		}
 		if sp.Sinks < 0 {
 			return nil, fmt.Errorf("kv: config: layer %d: sinks=%d is negative", i, sp.Sinks)

@@ -7,90 +7,82 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"kvq/quant"
 )
 
-// Type is a cache element type, the TYPE of a spec string.
-type Type uint8
+// Type is a cache element type, the TYPE of a spec string: the name of a row of
+// the codec registry (quant.Registry), which says what the type stores and which
+// parameters it takes. The zero Type is invalid.
+type Type string
 
-// Cache types. The zero Type is invalid.
+// Cache types named in code; every registry entry is a valid Type, named here or not.
 const (
-	TypeF32     Type = iota + 1 // float32, lossless
-	TypeF16                     // IEEE half precision per value
-	TypeBF16                    // bfloat16 per value
-	TypeQ8                      // symmetric int8 per row
-	TypeFP8E4M3                 // FP8 E4M3 per value
-	TypeFP8E5M2                 // FP8 E5M2 per value
-	TypeQ4                      // asymmetric 4-bit per group of g values along the row
-	TypeQ2                      // asymmetric 2-bit per group of g values along the row
-	TypeKIVI8                   // KIVI 8-bit: keys per channel over blocks of g tokens, values per token
-	TypeKIVI4                   // KIVI 4-bit
-	TypeKIVI2                   // KIVI 2-bit
+	TypeF32     Type = "f32"     // float32, lossless
+	TypeF16     Type = "f16"     // IEEE half precision per value
+	TypeBF16    Type = "bf16"    // bfloat16 per value
+	TypeQ8      Type = "q8"      // symmetric int8 per row
+	TypeFP8E4M3 Type = "fp8e4m3" // FP8 E4M3 per value
+	TypeFP8E5M2 Type = "fp8e5m2" // FP8 E5M2 per value
+	TypeQ4      Type = "q4"      // asymmetric 4-bit per group of g values along the row
+	TypeQ3      Type = "q3"      // asymmetric 3-bit per group of g values along the row
+	TypeQ2      Type = "q2"      // asymmetric 2-bit per group of g values along the row
+	TypeKIVI8   Type = "kivi8"   // KIVI 8-bit: keys per channel over blocks of g tokens, values per token
+	TypeKIVI4   Type = "kivi4"   // KIVI 4-bit
+	TypeKIVI3   Type = "kivi3"   // KIVI 3-bit
+	TypeKIVI2   Type = "kivi2"   // KIVI 2-bit
 )
 
-var typeNames = [...]string{
-	TypeF32:     "f32",
-	TypeF16:     "f16",
-	TypeBF16:    "bf16",
-	TypeQ8:      "q8",
-	TypeFP8E4M3: "fp8e4m3",
-	TypeFP8E5M2: "fp8e5m2",
-	TypeQ4:      "q4",
-	TypeQ2:      "q2",
-	TypeKIVI8:   "kivi8",
-	TypeKIVI4:   "kivi4",
-	TypeKIVI2:   "kivi2",
-}
-
-// Types lists every valid cache type, in the order of the spec grammar.
+// Types lists every valid cache type, in the order of the spec grammar (the
+// registry's).
 func Types() []Type {
-	ts := make([]Type, 0, len(typeNames)-1)
-	for t := TypeF32; int(t) < len(typeNames); t++ {
-		ts = append(ts, t)
+	var ts []Type
+	for _, e := range quant.Registry() {
+		ts = append(ts, Type(e.Name))
 	}
 	return ts
 }
 
+func typeList() string {
+	var ns []string
+	for _, t := range Types() {
+		ns = append(ns, string(t))
+	}
+	return strings.Join(ns, " ")
+}
+
+// entry returns t's registry entry (the zero Entry for an invalid type).
+func (t Type) entry() quant.Entry {
+	e, _ := quant.Lookup(string(t))
+	return e
+}
+
 // String returns the type's spec name, e.g. "kivi4".
 func (t Type) String() string {
-	if t == 0 || int(t) >= len(typeNames) {
-		return fmt.Sprintf("Type(%d)", uint8(t))
+	if t == "" {
+		return "Type()"
 	}
-	return typeNames[t]
+	return string(t)
 }
 
-// IsKIVI reports whether t is one of the KIVI types.
-func (t Type) IsKIVI() bool { return t == TypeKIVI8 || t == TypeKIVI4 || t == TypeKIVI2 }
+// IsKIVI reports whether t stores keys per channel over blocks of tokens (the KIVI
+// types).
+func (t Type) IsKIVI() bool { return t.entry().Key != nil }
 
 // HasGroup reports whether t takes the group parameter g.
-func (t Type) HasGroup() bool { return t == TypeQ4 || t == TypeQ2 || t.IsKIVI() }
+func (t Type) HasGroup() bool { return t.entry().Takes(quant.ParamGroup) }
 
-// IsFP8 reports whether t is one of the FP8 types, which take the scale parameter s.
-func (t Type) IsFP8() bool { return t == TypeFP8E4M3 || t == TypeFP8E5M2 }
+// IsFP8 reports whether t takes the fixed scale parameter s (the FP8 types).
+func (t Type) IsFP8() bool { return t.entry().Takes(quant.ParamScale) }
 
 // Bits is the number of bits per stored value code (32 for f32).
-func (t Type) Bits() int {
-	switch t {
-	case TypeF32:
-		return 32
-	case TypeF16, TypeBF16:
-		return 16
-	case TypeQ8, TypeFP8E4M3, TypeFP8E5M2, TypeKIVI8:
-		return 8
-	case TypeQ4, TypeKIVI4:
-		return 4
-	case TypeQ2, TypeKIVI2:
-		return 2
-	}
-	return 0
-}
+func (t Type) Bits() int { return t.entry().Bits }
 
 func parseType(s string) (Type, error) {
-	for t := TypeF32; int(t) < len(typeNames); t++ {
-		if typeNames[t] == s {
-			return t, nil
-		}
+	if _, ok := quant.Lookup(s); !ok {
+		return "", fmt.Errorf("unknown cache type %q (valid: %s)", s, typeList())
 	}
-	return 0, fmt.Errorf("unknown cache type %q (valid: %s)", s, strings.Join(typeNames[1:], " "))
+	return Type(s), nil
 }
 
 // Defaults and limits of spec parameters.
@@ -119,6 +111,11 @@ type Part struct {
 	// default) stores a per-row f16 scale in every row. Give each layer its own
 	// scale with Config.LayerSpecs; CalibrateFP8 computes them from a calibration run.
 	Scale float32
+	// PreRoPE stores keys before RoPE (rope=pre, KIVI keys only): per-channel ranges
+	// stay narrow (RoPE swings a channel across a block), and attention rotates each
+	// key to its position while scoring (Config.RoPE). Set on the key side; the value
+	// side of a single TYPE carries it too and ignores it.
+	PreRoPE bool
 }
 
 // String is the part's spec string as one TYPE[:params] (sinks are a Spec's), with
@@ -134,9 +131,10 @@ type Spec struct {
 }
 
 // ParseSpec parses SPEC := TYPE[:params] | KTYPE[:params]/VTYPE[:params], where TYPE is
-// one of f32 f16 bf16 q8 fp8e4m3 fp8e5m2 q4 q2 kivi8 kivi4 kivi2 and params is a
-// comma-separated list of key=value: g (group size, default 32; q4, q2, kivi*),
-// r (KIVI value residual in tokens, default 128; kivi* on the value side),
+// a name of the codec registry (f32 f16 bf16 q8 fp8e4m3 fp8e5m2 q4 q3 q2 kivi8 kivi4
+// kivi3 kivi2; see Types) and params is a comma-separated list of key=value: g (group
+// size, default 32; q*, kivi*), r (KIVI value residual in tokens, default 128; kivi*
+// on the value side), rope (pre: KIVI keys stored before RoPE; post, the default),
 // s (fixed scale of an FP8 type, a positive float; default: a scale per row) and
 // sinks (leading full-precision tokens, default 0; any type, written once).
 // With a single TYPE its parameters apply to both keys and values.
@@ -152,7 +150,7 @@ func ParseSpec(s string) (Spec, error) {
 func parseSpec(s string) (Spec, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return Spec{}, fmt.Errorf("empty cache spec (want TYPE or KTYPE/VTYPE, TYPE one of %s)", strings.Join(typeNames[1:], " "))
+		return Spec{}, fmt.Errorf("empty cache spec (want TYPE or KTYPE/VTYPE, TYPE one of %s)", typeList())
 	}
 	sides := strings.Split(s, "/")
 	if len(sides) > 2 {
@@ -212,7 +210,8 @@ func parsePart(s string, role int) (p Part, sinks int, hasSinks bool, err error)
 	if p.Type.HasGroup() {
 		p.G = DefaultGroup
 	}
-	if p.Type.IsKIVI() {
+	e := p.Type.entry()
+	if e.Takes(quant.ParamResidual) {
 		p.R = DefaultResidual
 	}
 	if params == "" {
@@ -242,6 +241,13 @@ func parsePart(s string, role int) (p Part, sinks int, hasSinks bool, err error)
 			p.Scale = float32(f)
 			continue
 		}
+		if key == "rope" {
+			if val != "pre" && val != "post" {
+				return Part{}, 0, false, fmt.Errorf("%s: rope=%q: want pre (keys stored before RoPE) or post (after, the default)", name, val)
+			}
+			p.PreRoPE = val == "pre"
+			continue
+		}
 		n, perr := strconv.Atoi(val)
 		if perr != nil {
 			return Part{}, 0, false, fmt.Errorf("%s: parameter %s=%q is not an integer", name, key, val)
@@ -252,7 +258,7 @@ func parsePart(s string, role int) (p Part, sinks int, hasSinks bool, err error)
 				return Part{}, 0, false, fmt.Errorf("%s: g=%d must be in [1, %d]", name, n, MaxGroup)
 			}
 			p.G = n
-		case key == "r" && p.Type.IsKIVI() && role != roleKey:
+		case key == "r" && e.Takes(quant.ParamResidual) && role != roleKey:
 			if n < 0 || n > MaxWindow {
 				return Part{}, 0, false, fmt.Errorf("%s: r=%d must be in [0, %d]", name, n, MaxWindow)
 			}
@@ -274,10 +280,14 @@ func validKeys(t Type, role int) string {
 	if t.HasGroup() {
 		ks = append(ks, "g")
 	}
-	if t.IsKIVI() && role != roleKey {
+	e := t.entry()
+	if e.Takes(quant.ParamResidual) && role != roleKey {
 		ks = append(ks, "r")
 	}
-	if t.IsFP8() {
+	if e.Takes(quant.ParamRoPE) && role != roleValue {
+		ks = append(ks, "rope")
+	}
+	if e.Takes(quant.ParamScale) {
 		ks = append(ks, "s")
 	}
 	ks = append(ks, "sinks")
@@ -285,8 +295,8 @@ func validKeys(t Type, role int) string {
 }
 
 // String returns the canonical spec string: one TYPE when keys and values agree,
-// KTYPE/VTYPE otherwise, with only non-default parameters, in the order g, r, s,
-// sinks. ParseSpec(s.String()) == s for every valid s (a zero G reads back as
+// KTYPE/VTYPE otherwise, with only non-default parameters, in the order g, r, rope,
+// s, sinks. ParseSpec(s.String()) == s for every valid s (a zero G reads back as
 // DefaultGroup; a key side's R, meaningless, is not written).
 func (s Spec) String() string {
 	if s.K == s.V {
@@ -300,8 +310,11 @@ func partString(p Part, sinks, role int) string {
 	if p.Type.HasGroup() && p.G != DefaultGroup && p.G != 0 {
 		ps = append(ps, "g="+strconv.Itoa(p.G))
 	}
-	if p.Type.IsKIVI() && p.R != DefaultResidual && role != roleKey {
+	if p.Type.entry().Takes(quant.ParamResidual) && p.R != DefaultResidual && role != roleKey {
 		ps = append(ps, "r="+strconv.Itoa(p.R))
+	}
+	if p.PreRoPE && role != roleValue {
+		ps = append(ps, "rope=pre")
 	}
 	if p.Type.IsFP8() && p.Scale != 0 {
 		ps = append(ps, "s="+strconv.FormatFloat(float64(p.Scale), 'g', -1, 32))

@@ -26,6 +26,11 @@ func TestParseSpec(t *testing.T) {
 		{"f16:sinks=2/q2:g=8", Spec{K: Part{Type: TypeF16}, V: Part{Type: TypeQ2, G: 8}, Sinks: 2}, "f16/q2:g=8,sinks=2"},
 		{"bf16", Spec{K: Part{Type: TypeBF16}, V: Part{Type: TypeBF16}}, "bf16"},
 		{"kivi8:r=0", Spec{K: Part{Type: TypeKIVI8, G: 32, R: 0}, V: Part{Type: TypeKIVI8, G: 32, R: 0}}, "kivi8:r=0"},
+		{"kivi2:rope=pre/kivi2", Spec{K: Part{Type: TypeKIVI2, G: 32, R: 128, PreRoPE: true}, V: Part{Type: TypeKIVI2, G: 32, R: 128}}, "kivi2:rope=pre/kivi2"},
+		{"kivi3:rope=pre,g=64/kivi2:r=32", Spec{K: Part{Type: TypeKIVI3, G: 64, R: 128, PreRoPE: true}, V: Part{Type: TypeKIVI2, G: 32, R: 32}}, "kivi3:g=64,rope=pre/kivi2:r=32"},
+		{"kivi3:rope=post", Spec{K: Part{Type: TypeKIVI3, G: 32, R: 128}, V: Part{Type: TypeKIVI3, G: 32, R: 128}}, "kivi3"},
+		{"kivi4:rope=pre", Spec{K: Part{Type: TypeKIVI4, G: 32, R: 128, PreRoPE: true}, V: Part{Type: TypeKIVI4, G: 32, R: 128, PreRoPE: true}}, "kivi4:rope=pre"},
+		{"q3:g=64", Spec{K: Part{Type: TypeQ3, G: 64}, V: Part{Type: TypeQ3, G: 64}}, "q3:g=64"},
 		{"fp8e4m3:s=0.0125", Spec{K: Part{Type: TypeFP8E4M3, Scale: 0.0125}, V: Part{Type: TypeFP8E4M3, Scale: 0.0125}}, "fp8e4m3:s=0.0125"},
 		{"fp8e4m3:s=2e-3/fp8e5m2:s=0.5,sinks=1", Spec{K: Part{Type: TypeFP8E4M3, Scale: 0.002}, V: Part{Type: TypeFP8E5M2, Scale: 0.5}, Sinks: 1}, "fp8e4m3:s=0.002/fp8e5m2:s=0.5,sinks=1"},
 	}
@@ -89,10 +94,13 @@ func TestPartString(t *testing.T) {
 func TestParseSpecErrors(t *testing.T) {
 	cases := []struct{ in, mention string }{
 		{"", "kivi2"},
-		{"q5", "valid: f32 f16 bf16 q8 fp8e4m3 fp8e5m2 q4 q2 kivi8 kivi4 kivi2"},
+		{"q5", "valid: f32 f16 bf16 q8 fp8e4m3 fp8e5m2 q4 q3 q2 kivi8 kivi4 kivi3 kivi2"},
 		{"q8:g=32", "valid keys: sinks"},
 		{"q4:r=3", "valid keys: g sinks"},
-		{"kivi4:r=8/kivi2", "valid keys: g sinks"},
+		{"kivi4:r=8/kivi2", "valid keys: g rope sinks"},
+		{"kivi4/kivi2:rope=pre", "valid keys: g r sinks"},
+		{"q4:rope=pre", "valid keys: g sinks"},
+		{"kivi2:rope=yes", "want pre"},
 		{"q4:g=0", "must be in [1, 1024]"},
 		{"kivi4:g=4096", "must be in [1, 1024]"},
 		{"q4:g=x", "not an integer"},

@@ -11,7 +11,7 @@ import (
 // rounded up to f16. This is the asymmetric min/max quantization of UINT8, INT4 and
 // INT2 KV caches, and of KIVI values (per token).
 //
-// Bits is 8, 4 or 2. Group is the number of values per group; 0 means the whole row
+// Bits is 8, 4, 3 or 2. Group is the number of values per group; 0 means the whole row
 // is one group, and a row (or the row's tail) shorter than Group forms one shorter
 // group. Group sizes used by kvq are 32, 64, 128 and 0.
 //
@@ -23,30 +23,33 @@ import (
 //	bytes 2..3  lo (zero), little-endian IEEE-754 binary16
 //	bytes 4..   n codes packed as in pack.go: 8-bit one per byte; 4-bit element 2j in
 //	            the low nibble and 2j+1 in the high nibble of byte j; 2-bit element
-//	            4j+k in bits 2k..2k+1 of byte j. Unused bits of the last byte are 0.
+//	            4j+k in bits 2k..2k+1 of byte j; 3-bit element i in bits 3i..3i+2 of
+//	            the little-endian bit stream (eight elements in three bytes, byte by
+//	            byte in pack.go). Unused bits of the last byte are 0.
 //
 // Parameters are f16, a measured choice (params.go: against f32 parameters they
 // save 17% of a q4:g=32 row and raise the RMSE by < 0.5% on K/V data). Every group
 // starts on a byte boundary. RowBytes(128) is 132 (u8), 68 (q4) or 36
-// (q2) for Group 0; 144, 80, 48 for Group 32.
+// (q2) for Group 0; 144, 80, 64 (q3), 48 for Group 32. 3-bit rows have no SIMD
+// kernels: they are decoded and scored through the generic tiles.
 //
 // Error: every finite value x with |x| ≤ 65504 decodes within scale/2 of x (scale as
 // stored), up to float32 rounding. A group whose values all equal an f16 value has
 // scale 0 and decodes exactly. NaN is stored as 0, values beyond ±65504 saturate (see
 // params.go) and the sign of zero is not kept; an empty row is 0 bytes.
 //
-// Names: "u8", "q4", "q2" for a whole-row group; "u8:g=32", "q4:g=64", "q2:g=128" etc.
+// Names: "u8", "q4", "q3", "q2" for a whole-row group; "u8:g=32", "q4:g=64", "q2:g=128" etc.
 // for Group > 0.
 type Affine struct {
-	Bits  int // bits per code: 8, 4 or 2
+	Bits  int // bits per code: 8, 4, 3 or 2
 	Group int // values per group; 0 = whole row
 }
 
 // Validate reports whether a is a usable codec. RowBytes, Encode, Decode, Dot and
 // AddScaled of an Affine that fails Validate panic.
 func (a Affine) Validate() error {
-	if a.Bits != 8 && a.Bits != 4 && a.Bits != 2 {
-		return fmt.Errorf("%w: affine codec: %d bits unsupported (want 8, 4 or 2)", ErrInvalid, a.Bits)
+	if a.Bits != 8 && a.Bits != 4 && a.Bits != 3 && a.Bits != 2 {
+		return fmt.Errorf("%w: affine codec: %d bits unsupported (want 8, 4, 3 or 2)", ErrInvalid, a.Bits)
 	}
 	if a.Group < 0 {
 		return fmt.Errorf("%w: affine codec: negative group size %d", ErrInvalid, a.Group)
@@ -55,9 +58,9 @@ func (a Affine) Validate() error {
 }
 
 // mustValid panics with Validate's error when a is not usable. RowBytes runs it on
-// every kernel call, so the check is four comparisons, without a call to Validate.
+// every kernel call, so the check is a few comparisons, without a call to Validate.
 func (a Affine) mustValid() {
-	if (a.Bits != 8 && a.Bits != 4 && a.Bits != 2) || a.Group < 0 {
+	if (a.Bits != 8 && a.Bits != 4 && a.Bits != 3 && a.Bits != 2) || a.Group < 0 {
 		panic(a.Validate())
 	}
 }
@@ -137,6 +140,8 @@ func (a Affine) Dot(q []float32, src []byte) float32 {
 		dot = dot8
 	case 4:
 		dot = dot4
+	case 3:
+		dot = dot3
 	default:
 		dot = dot2
 	}

@@ -8,7 +8,7 @@ import (
 // Channel is the KIVI key codec: a block of t tokens × d channels is quantized per
 // channel, each channel with one f16 scale and zero over the block's t tokens:
 // value[i][c] = lo_c + code[i][c]·scale_c, lo_c the channel minimum rounded down to
-// f16, scale_c = (max_c − lo_c)/(2^Bits − 1) rounded up to f16. Bits is 8, 4 or 2.
+// f16, scale_c = (max_c − lo_c)/(2^Bits − 1) rounded up to f16. Bits is 8, 4, 3 or 2.
 // KIVI values use Affine (per token).
 //
 // Layout of a block of t tokens × d channels (t, d > 0), 4·d + t·⌈d·Bits/8⌉ bytes:
@@ -22,26 +22,27 @@ import (
 //
 // Parameters are f16, a measured choice (see params.go). A block with t = 0 or
 // d = 0 is 0 bytes. For t = 32, d = 128: 4608 (8-bit), 2560
-// (4-bit), 1536 (2-bit) bytes.
+// (4-bit), 2048 (3-bit), 1536 (2-bit) bytes. 3-bit blocks have no SIMD kernels of
+// their own: they are decoded (DecodeBlockRows) and scored by MultiDot.
 //
 // Error: every value x with |x| ≤ 65504 decodes within scale_c/2 of x. NaN is stored
 // as 0 and values beyond ±65504 saturate (see params.go).
 //
-// Names: "kivi8", "kivi4", "kivi2".
+// Names: "kivi8", "kivi4", "kivi3", "kivi2".
 //
 // On real keys (stories260K, all layers, blocks of 32 tokens; realkv_test.go) per
 // channel quantization halves the error of per-token-and-head groups: RMSE 0.48 vs
 // 0.88 at 4 bits, 2.4 vs 4.5 at 2 bits, because keys carry large fixed-channel
 // magnitudes.
 type Channel struct {
-	Bits int // bits per code: 8, 4 or 2
+	Bits int // bits per code: 8, 4, 3 or 2
 }
 
 // Validate reports whether c is a usable codec. BlockBytes, Encode, Decode and Dot
 // of a Channel that fails Validate panic.
 func (c Channel) Validate() error {
-	if c.Bits != 8 && c.Bits != 4 && c.Bits != 2 {
-		return fmt.Errorf("%w: channel codec: %d bits unsupported (want 8, 4 or 2)", ErrInvalid, c.Bits)
+	if c.Bits != 8 && c.Bits != 4 && c.Bits != 3 && c.Bits != 2 {
+		return fmt.Errorf("%w: channel codec: %d bits unsupported (want 8, 4, 3 or 2)", ErrInvalid, c.Bits)
 	}
 	return nil
 }
@@ -118,6 +119,8 @@ func (c Channel) Encode(dst []byte, src []float32, t, d int) {
 				out[ch] = byte(k)
 			case 4:
 				out[ch/2] |= byte(k << (4 * (ch & 1)))
+			case 3:
+				put3(out, ch, uint32(k))
 			default:
 				out[ch/4] |= byte(k << (2 * (ch & 3)))
 			}
@@ -164,6 +167,10 @@ func (c Channel) Decode(dst []float32, src []byte, t, d int) {
 			}
 			if len(row) == 1 {
 				row[0] = los[0] + float32(in[0]&15)*ss[0]
+			}
+		case 3:
+			for ch := range row {
+				row[ch] = los[ch] + float32(code3(in, ch))*ss[ch]
 			}
 		default:
 			for len(row) >= 4 {

@@ -11,7 +11,7 @@ import (
 // stored per-channel parameters, and Dot against the decoded block.
 func TestChannelConformance(t *testing.T) {
 	shapes := [][2]int{{1, 1}, {1, 7}, {2, 3}, {7, 33}, {32, 64}, {32, 128}, {64, 128}, {5, 300}, {16, 100}}
-	for _, bits := range []int{8, 4, 2} {
+	for _, bits := range []int{8, 4, 3, 2} {
 		c := Channel{Bits: bits}
 		t.Run(c.Name(), func(t *testing.T) {
 			if n := c.BlockBytes(0, 128) + c.BlockBytes(32, 0); n != 0 {
@@ -116,7 +116,7 @@ func TestOutlierChannel(t *testing.T) {
 			src[i] = float32(100 + 10*r.NormFloat64())
 		}
 	}
-	for _, bits := range []int{8, 4, 2} {
+	for _, bits := range []int{8, 4, 3, 2} {
 		perTok := Affine{Bits: bits}
 		perCh := Channel{Bits: bits}
 		tokDec := make([]float32, tt*d)

@@ -15,14 +15,14 @@ func allRowCodecs() []RowCodec {
 		FP8{Format: E4M3}, FP8{Format: E5M2},
 		FP8{Format: E4M3, TensorScale: 0.01}, FP8{Format: E5M2, TensorScale: 1.0 / 4096},
 	}
-	for _, bits := range []int{8, 4, 2} {
+	for _, bits := range []int{8, 4, 3, 2} {
 		for _, g := range []int{0, 32, 64, 128} {
 			cs = append(cs, Affine{Bits: bits, Group: g})
 		}
 	}
 	// Group sizes whose codes do not fill whole bytes: every group still starts on a
 	// byte boundary.
-	return append(cs, Affine{Bits: 8, Group: 3}, Affine{Bits: 4, Group: 7}, Affine{Bits: 2, Group: 5})
+	return append(cs, Affine{Bits: 8, Group: 3}, Affine{Bits: 4, Group: 7}, Affine{Bits: 3, Group: 5}, Affine{Bits: 2, Group: 5})
 }
 
 var testLengths = []int{1, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 200, 256}
@@ -368,7 +368,7 @@ func TestRowBytesTable(t *testing.T) {
 		{Int8{}, 128, 130}, {Int8{}, 1, 3},
 		{Affine{8, 0}, 128, 132}, {Affine{4, 0}, 128, 68}, {Affine{2, 0}, 128, 36},
 		{Affine{8, 32}, 128, 144}, {Affine{4, 32}, 128, 80}, {Affine{2, 32}, 128, 48},
-		{Affine{4, 64}, 128, 72}, {Affine{4, 128}, 100, 54},
+		{Affine{4, 64}, 128, 72}, {Affine{3, 32}, 128, 64}, {Affine{3, 32}, 7, 4 + 3}, {Affine{3, 0}, 9, 4 + 4}, {Affine{4, 128}, 100, 54},
 		{Affine{4, 32}, 33, 4 + 16 + 4 + 1}, {Affine{2, 32}, 33, 4 + 8 + 4 + 1},
 		{Affine{2, 32}, 7, 4 + 2}, {Affine{4, 32}, 7, 4 + 4}, {Affine{8, 64}, 100, 4 + 64 + 4 + 36},
 		{FP8{Format: E4M3}, 128, 130}, {FP8{Format: E5M2, TensorScale: 2}, 128, 128},
@@ -378,7 +378,7 @@ func TestRowBytesTable(t *testing.T) {
 			t.Errorf("%s.RowBytes(%d) = %d, want %d", tc.c.Name(), tc.d, got, tc.want)
 		}
 	}
-	for bits, want := range map[int]int{8: 4608, 4: 2560, 2: 1536} {
+	for bits, want := range map[int]int{8: 4608, 4: 2560, 3: 2048, 2: 1536} {
 		if got := (Channel{Bits: bits}).BlockBytes(32, 128); got != want {
 			t.Errorf("kivi%d.BlockBytes(32, 128) = %d, want %d", bits, got, want)
 		}
@@ -471,7 +471,7 @@ func TestNames(t *testing.T) {
 		}
 		seen[c.Name()] = true
 	}
-	for b, n := range map[int]string{8: "kivi8", 4: "kivi4", 2: "kivi2"} {
+	for b, n := range map[int]string{8: "kivi8", 4: "kivi4", 3: "kivi3", 2: "kivi2"} {
 		if got := (Channel{Bits: b}).Name(); got != n {
 			t.Errorf("Channel{%d}.Name() = %q, want %q", b, got, n)
 		}
@@ -480,7 +480,7 @@ func TestNames(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	bad := []interface{ Validate() error }{
-		Affine{Bits: 3}, Affine{Bits: 0}, Affine{Bits: 4, Group: -1}, Channel{Bits: 16}, Channel{},
+		Affine{Bits: 5}, Affine{Bits: 0}, Affine{Bits: 4, Group: -1}, Channel{Bits: 16}, Channel{},
 		FP8{Format: 7}, FP8{TensorScale: -1}, FP8{TensorScale: float32(math.NaN())}, FP8{TensorScale: float32(math.Inf(1))},
 	}
 	for _, c := range bad {
@@ -507,7 +507,7 @@ func TestInvalidCodecPanics(t *testing.T) {
 		name string
 		f    func()
 	}{
-		{"Affine{Bits: 3}.RowBytes", func() { Affine{Bits: 3}.RowBytes(8) }},
+		{"Affine{Bits: 5}.RowBytes", func() { Affine{Bits: 5}.RowBytes(8) }},
 		{"Affine{Bits: 5}.Encode", func() { Affine{Bits: 5}.Encode(make([]byte, 64), make([]float32, 8)) }},
 		{"Affine{Group: -1}.Dot", func() { Affine{Bits: 4, Group: -1}.Dot(make([]float32, 8), make([]byte, 64)) }},
 		{"Channel{Bits: 1}.BlockBytes", func() { Channel{Bits: 1}.BlockBytes(2, 2) }},

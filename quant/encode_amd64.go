@@ -41,9 +41,13 @@ func groupRangeAsm(grp []float32) (lo, hi float32) {
 }
 
 // packCodesAsm is packCodes through affineQuant for the values up to the last
-// multiple of 8, packCodes for the rest. bits is 8, 4 or 2 (Affine validates it).
+// multiple of 8, packCodes for the rest; 3-bit codes all through packCodes. bits is
+// 8, 4, 3 or 2 (Affine validates it).
 func packCodesAsm(c []byte, src []float32, lo, inv float32, bits int) {
 	n := len(src) &^ 7
+	if bits == 3 {
+		n = 0
+	}
 	if n > 0 {
 		_ = c[n*bits/8-1]
 		affineQuant(&c[0], &src[0], n, lo, inv, nanCode(lo, inv), bits)

@@ -74,7 +74,7 @@ func TestAffineEncodeKernels(t *testing.T) {
 		func(i int) float32 { return -float32(i % 7) },
 		func(i int) float32 { return nan },
 	}
-	for _, bits := range []int{8, 4, 2} {
+	for _, bits := range []int{8, 4, 3, 2} {
 		for _, g := range []int{0, 8, 16, 32, 64, 128} {
 			c := Affine{Bits: bits, Group: g}
 			for _, d := range []int{1, 7, 8, 9, 16, 24, 31, 32, 33, 40, 64, 100, 128, 136} {
@@ -103,8 +103,8 @@ func FuzzAffineEncodeKernels(f *testing.F) {
 		if len(src) == 0 {
 			return
 		}
-		bits := []int{8, 4, 2}[int(sel)%3]
-		g := groups[int(sel)/3%len(groups)]
+		bits := []int{8, 4, 3, 2}[int(sel)%4]
+		g := groups[int(sel)/4%len(groups)]
 		affineEncodeAll(t, Affine{Bits: bits, Group: g}, src)
 	})
 }

@@ -133,7 +133,7 @@ func FuzzChannel(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 250, 6, 7, 8, 128, 127, 0, 12}, uint8(3), uint8(1), false)
 	f.Add([]byte{0, 0, 128, 127, 0, 0, 192, 127, 0, 0, 0, 0, 1, 0, 0, 0}, uint8(2), uint8(0), true)
 	f.Fuzz(func(t *testing.T, data []byte, tt uint8, bitsSel uint8, raw bool) {
-		c := Channel{Bits: []int{8, 4, 2}[int(bitsSel)%3]}
+		c := Channel{Bits: []int{8, 4, 3, 2}[int(bitsSel)%4]}
 		src := fuzzFloats(data, raw)
 		n := int(tt%16) + 1
 		d := len(src) / n

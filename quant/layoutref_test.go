@@ -12,7 +12,11 @@ import (
 
 func refCode(codes []byte, i, bits int) int {
 	bit := i * bits
-	return int(codes[bit/8]>>(bit%8)) & (1<<bits - 1)
+	w := int(codes[bit/8])
+	if bit/8+1 < len(codes) { // a 3-bit code may straddle two bytes
+		w |= int(codes[bit/8+1]) << 8
+	}
+	return w >> (bit % 8) & (1<<bits - 1)
 }
 
 func refDecodeAffine(a Affine, src []byte, d int) []float32 {

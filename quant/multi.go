@@ -193,6 +193,8 @@ func decBlockScalar(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, 
 				k = in[ch]
 			case 4:
 				k = in[ch/2] >> (4 * (ch & 1)) & 15
+			case 3:
+				k = byte(code3(in, ch))
 			default:
 				k = in[ch/4] >> (2 * (ch & 3)) & 3
 			}

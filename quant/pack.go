@@ -10,8 +10,49 @@ import "encoding/binary"
 //     (bits 4..7) of byte j. An odd count leaves the last high nibble 0.
 //   - 2 bits: element 4j+k occupies bits 2k..2k+1 of byte j (element 4j in the lowest
 //     bits). Unused trailing bit pairs of the last byte are 0.
+//   - 3 bits: the codes are one little-endian bit stream, element i in bits 3i..3i+2
+//     (the lowest bit first). Eight elements fill three bytes: with w = b0 | b1<<8 |
+//     b2<<16, element 8j+k is w>>3k & 7, so byte 3j holds elements 8j (bits 0..2),
+//     8j+1 (bits 3..5) and the low two bits of 8j+2 (bits 6..7); byte 3j+1 the high
+//     bit of 8j+2 (bit 0), 8j+3 (bits 1..3), 8j+4 (bits 4..6) and the low bit of 8j+5
+//     (bit 7); byte 3j+2 the high two bits of 8j+5 (bits 0..1), 8j+6 (bits 2..4) and
+//     8j+7 (bits 5..7). Unused trailing bits of the last byte are 0.
 
 func packedBytes(n, bits int) int { return (n*bits + 7) / 8 }
+
+// code3 returns element i of 3-bit codes packed in c.
+func code3(c []byte, i int) uint32 {
+	b := 3 * i
+	w := uint32(c[b>>3])
+	if b>>3+1 < len(c) {
+		w |= uint32(c[b>>3+1]) << 8
+	}
+	return w >> (b & 7) & 7
+}
+
+// word3 returns the 24-bit word of the eight 3-bit codes in c[0:3].
+func word3(c []byte) uint32 { return uint32(c[0]) | uint32(c[1])<<8 | uint32(c[2])<<16 }
+
+// dot3 is dot8 for 3-bit codes.
+func dot3(q []float32, c []byte) (acc, sq float32) {
+	c = c[:packedBytes(len(q), 3)]
+	t := &codeF32
+	var a1, s1 float32
+	for len(q) >= 8 && len(c) >= 3 {
+		qq := (*[8]float32)(q)
+		w := word3(c)
+		acc += qq[0]*t[w&7] + qq[1]*t[w>>3&7] + qq[2]*t[w>>6&7] + qq[3]*t[w>>9&7]
+		a1 += qq[4]*t[w>>12&7] + qq[5]*t[w>>15&7] + qq[6]*t[w>>18&7] + qq[7]*t[w>>21&7]
+		sq += qq[0] + qq[1] + qq[2] + qq[3]
+		s1 += qq[4] + qq[5] + qq[6] + qq[7]
+		q, c = q[8:], c[3:]
+	}
+	for i, x := range q {
+		acc += x * t[code3(c, i)]
+		sq += x
+	}
+	return acc + a1, sq + s1
+}
 
 // codeF32[k] is float32(k). Reading code values through this table is measurably
 // faster than converting integers to float in the scalar loops below (about 25% on
@@ -116,6 +157,9 @@ func dotPlain(q []float32, c []byte, bits int) float32 {
 		for i, x := range q {
 			a0 += x * t[c[i/2]>>(4*(i&1))&15]
 		}
+	case 3:
+		a, _ := dot3(q, c)
+		return a
 	default:
 		c = c[:(len(q)+3)/4]
 		for len(q) >= 16 && len(c) >= 4 {
@@ -170,6 +214,19 @@ func addCodes(dst []float32, a, b float32, c []byte, bits int) {
 		for i := range dst {
 			dst[i] += a*t[c[i/2]>>(4*(i&1))&15] + b
 		}
+	case 3:
+		c = c[:packedBytes(len(dst), 3)]
+		for len(dst) >= 8 && len(c) >= 3 {
+			dd := (*[8]float32)(dst)
+			w := word3(c)
+			for k := range dd {
+				dd[k] += a*t[w>>(3*k)&7] + b
+			}
+			dst, c = dst[8:], c[3:]
+		}
+		for i := range dst {
+			dst[i] += a*t[code3(c, i)] + b
+		}
 	default:
 		c = c[:(len(dst)+3)/4]
 		for len(dst) >= 8 && len(c) >= 2 {
@@ -218,6 +275,12 @@ func packCodes(c []byte, src []float32, lo, inv float32, bits int) {
 			}
 			c[j] = byte(x)
 		}
+	case 3:
+		c = c[:packedBytes(len(src), 3)]
+		clear(c)
+		for i, v := range src {
+			put3(c, i, uint32(quantCode(v, lo, inv, maxCode)))
+		}
 	default:
 		c = c[:(len(src)+3)/4]
 		for j := range c {
@@ -227,5 +290,15 @@ func packCodes(c []byte, src []float32, lo, inv float32, bits int) {
 			}
 			c[j] = byte(x)
 		}
+	}
+}
+
+// put3 ORs the 3-bit code k into element i of c (whose bits there are 0).
+func put3(c []byte, i int, k uint32) {
+	b := 3 * i
+	w := k << (b & 7)
+	c[b>>3] |= byte(w)
+	if w > 0xff {
+		c[b>>3+1] |= byte(w >> 8)
 	}
 }

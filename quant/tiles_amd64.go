@@ -134,7 +134,7 @@ func decRowsAsm(c RowCodec, dst []float32, src []byte, stride, n, d int) {
 		var k func(dst *float32, src *byte, stride uintptr, n, d int)
 		switch c := c.(type) {
 		case Affine:
-			if g := c.group(d); haveF16C && g%8 == 0 && d%g == 0 {
+			if g := c.group(d); haveF16C && c.Bits != 3 && g%8 == 0 && d%g == 0 {
 				decAffineRows(&dst[0], &src[0], uintptr(stride), n, d, g, c.Bits)
 				return
 			}
