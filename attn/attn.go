@@ -51,6 +51,11 @@ const (
 //     block j of head h is Bytes[h*HeadStride+j*Stride:][:Chan.BlockBytes(G, headDim)].
 //     Scores are computed for whole blocks and the span's part is used.
 //
+// RoPE, optional with Channel, says the keys were stored before RoPE: the span's
+// token i is at position Span.Pos + i, and its key is rotated there while it is
+// scored (quant.DotChannelRoPE: the queries rotated back once per block, each decoded
+// row rotated by its offset in the block), never stored rotated.
+//
 // Plan, optional with Rows, is Row resolved for the head size (quant.NewRowPlan,
 // whose codec must be Row): the kernels then skip the codec's dispatch per span and
 // head (13% of the CPU time of attention over 4096 tokens of q4 rows).
@@ -61,6 +66,7 @@ type Src struct {
 	Row        quant.RowCodec
 	Plan       *quant.RowPlan
 	Chan       quant.ChannelCodec
+	RoPE       *quant.RoPE
 	G, Off     int
 	HeadStride int
 	Stride     int
@@ -71,7 +77,7 @@ type Src struct {
 // Options.Rotate) before it is scored against this span's keys: a span whose keys
 // were stored at positions Delta apart from where the query now considers them.
 type Span struct {
-	Pos   int // position of the span's first token (informational)
+	Pos   int // position of the span's first token (keys stored before RoPE are rotated from it)
 	N     int
 	Delta int
 	K, V  Src
@@ -174,6 +180,7 @@ type partial struct {
 	tile   []float32 // scratch of quant.DotRows/AddRows, or a decoded channel block
 	lo, sc []float32 // a channel block's zeros and scales
 	qrot   []float32
+	qblk   []float32 // a KV head's group queries rotated back to a pre-RoPE key block's position
 	// Prepared queries (quant.RowPlan.PrepareQuery) of the key plan pqPlan, pqn
 	// values per KV head; pqOK[kh]: head kh's are the current query's. A chunk's
 	// spans share the query, so it is prepared once per KV head, not per span.
@@ -200,6 +207,7 @@ func (p *partial) reset(sh Shape, maxSpan, g int) {
 	p.lo = grow32(p.lo, sh.HeadDim)
 	p.sc = grow32(p.sc, sh.HeadDim)
 	p.qrot = grow32(p.qrot, sh.Heads*sh.HeadDim)
+	p.qblk = grow32(p.qblk, group*sh.HeadDim)
 	if cap(p.pqOK) < sh.KVHeads {
 		p.pqOK = make([]bool, sh.KVHeads)
 	}
@@ -421,6 +429,9 @@ func checkSrc(c *Src, n int, sh Shape, what string) error {
 		if c.Chan == nil || c.G < 1 || c.G > len(c.Bytes) || c.Off < 0 || c.Off >= c.G {
 			return fmt.Errorf("%w: %s: Channel needs a codec, G ≥ 1 and 0 ≤ Off < G (G=%d Off=%d)", ErrShape, what, c.G, c.Off)
 		}
+		if c.RoPE != nil && (c.RoPE.Dims() > d || c.G > quant.MaxRoPEBlock) {
+			return fmt.Errorf("%w: %s: RoPE of %d values on heads of %d, blocks of %d tokens (at most %d)", ErrShape, what, c.RoPE.Dims(), d, c.G, quant.MaxRoPEBlock)
+		}
 		blocks := (c.Off + n + c.G - 1) / c.G
 		need, have = (sh.KVHeads-1)*c.HeadStride+(blocks-1)*c.Stride+c.Chan.BlockBytes(c.G, d), len(c.Bytes)
 	default:
@@ -592,6 +603,10 @@ func scoreKeys(sc []float32, ld int, qh []float32, s *Span, kh, d, group int, p 
 	case Channel:
 		// Block token b is span token j·G + b − Off; only the span's tokens are scored
 		// (a span is often part of a block).
+		if k.RoPE != nil {
+			quant.DotChannelRoPE(k.Chan, k.RoPE, s.Pos-k.Off, sc, ld, qh, group, k.Bytes[kh*k.HeadStride:], k.Stride, k.G, k.Off, n, d, p.tile, p.qblk, p.lo, p.sc)
+			return
+		}
 		quant.DotChannelSpan(k.Chan, sc, ld, qh, group, k.Bytes[kh*k.HeadStride:], k.Stride, k.G, k.Off, n, d, p.tile, p.lo, p.sc)
 	}
 }

@@ -286,7 +286,7 @@ func prefixOf(view, last []Span) (tokens int, ok bool) {
 // sameStorage reports whether a and b locate rows the same way in the same memory.
 // Codecs are not compared (the storage decides them).
 func sameStorage(a, b *Src) bool {
-	return a.Kind == b.Kind && a.HeadStride == b.HeadStride && a.Stride == b.Stride && a.G == b.G && a.Off == b.Off &&
+	return a.Kind == b.Kind && a.HeadStride == b.HeadStride && a.Stride == b.Stride && a.G == b.G && a.Off == b.Off && a.RoPE == b.RoPE &&
 		unsafe.SliceData(a.F) == unsafe.SliceData(b.F) && unsafe.SliceData(a.Bytes) == unsafe.SliceData(b.Bytes)
 }
 

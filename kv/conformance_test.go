@@ -36,6 +36,8 @@ func refRow(t *testing.T, p Part, d int) quant.RowCodec {
 		return quant.FP8{Format: quant.E5M2}
 	case TypeQ4, TypeKIVI4:
 		return quant.Affine{Bits: 4, Group: g}
+	case TypeQ3, TypeKIVI3:
+		return quant.Affine{Bits: 3, Group: g}
 	case TypeQ2, TypeKIVI2:
 		return quant.Affine{Bits: 2, Group: g}
 	case TypeKIVI8:
@@ -53,10 +55,53 @@ type sim struct {
 	kq, vq   [][]float32 // rows after the compressed form's round trip
 	kiviKeys bool
 	kblocks  [][][]byte // KIVI keys: the encoded block of tokens [iG, (i+1)G) of head h at [i][h]
+	// Keys stored before RoPE: kpos[j] is the decoded pre-RoPE key of position j
+	// rotated to j in float64 with angles formed directly (refRoPE).
+	rope *quant.RoPE
+	kpos [][]float64
 }
 
-func newSim(t *testing.T, sp Spec, d, kvh int, k, v [][]float32) *sim {
-	s := &sim{sp: sp, d: d, kvh: kvh, kiviKeys: sp.K.Type.IsKIVI()}
+// refRoPE rotates x (heads of d values) to position pos in float64, the reference of
+// keys stored before RoPE: pairs (2j, 2j+1), or (j, j+d/2) with neox, at angles
+// pos·base^(−2j/d) formed directly.
+func refRoPE(x []float32, d, pos int, neox bool) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(v)
+	}
+	h := d / 2
+	for hd := 0; hd < len(x); hd += d {
+		for j := range h {
+			s, c := math.Sincos(float64(pos) * math.Pow(ropeBase, -2*float64(j)/float64(d)))
+			i0, i1 := hd+2*j, hd+2*j+1
+			if neox {
+				i0, i1 = hd+j, hd+j+h
+			}
+			a, b := out[i0], out[i1]
+			out[i0], out[i1] = a*c-b*s, a*s+b*c
+		}
+	}
+	return out
+}
+
+const ropeBase = 10000
+
+// testRoPE is the rotation a conformance case with keys stored before RoPE uses:
+// all d values rotated, NeoX pairs for head sizes of 16.
+func testRoPE(t *testing.T, d int) *quant.RoPE {
+	f := make([]float64, d/2)
+	for j := range f {
+		f[j] = math.Pow(ropeBase, -2*float64(j)/float64(d))
+	}
+	r, err := quant.NewRoPE(f, d == 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func newSim(t *testing.T, sp Spec, d, kvh int, k, v [][]float32, rope *quant.RoPE) *sim {
+	s := &sim{sp: sp, d: d, kvh: kvh, kiviKeys: sp.K.Type.IsKIVI(), rope: rope}
 	n := len(k)
 	for j := range n {
 		s.k = append(s.k, roundTrip(quant.F16{}, k[j], d))
@@ -91,6 +136,9 @@ func newSim(t *testing.T, sp Spec, d, kvh int, k, v [][]float32) *sim {
 					src = S // sink keys are read in f32; their slots copy the first other key
 				}
 				copy(blk[i*d:], s.k[src][h*d:(h+1)*d]) // KIVI keys are encoded from their f16 rows
+				if rope != nil { // stored before RoPE: the Store's rotation back defines the codes
+					rope.Rotate(blk[i*d:(i+1)*d], 1, d, -src, 0)
+				}
 			}
 			ch.Encode(buf, blk, G, d)
 			ch.Decode(out, buf, G, d)
@@ -100,6 +148,11 @@ func newSim(t *testing.T, sp Spec, d, kvh int, k, v [][]float32) *sim {
 			s.kblocks[gs/G][h] = append([]byte(nil), buf...)
 			for i := 0; i < G; i++ {
 				copy(s.kq[gs+i][h*d:], out[i*d:(i+1)*d])
+			}
+		}
+		if rope != nil {
+			for j := gs; j < gs+G; j++ {
+				s.kpos = append(s.kpos, refRoPE(s.kq[j], d, j, rope.NeoX()))
 			}
 		}
 	}
@@ -156,6 +209,13 @@ func (s *sim) attend(t *testing.T, q []float32, p, heads int) []float32 {
 		qf := quant.ScoredQuery(quant.F16{}, q, d)
 		return attnref.AttendScored(func(h, j int) float64 {
 			kh := h / group
+			if coded[j] && s.rope != nil {
+				var sum float64
+				for c := range d {
+					sum += float64(qs[h*d+c]) * s.kpos[j][kh*d+c]
+				}
+				return sum
+			}
 			if coded[j] {
 				if h != lastH || j/G != lastB {
 					quant.ChannelScores(ch, blk, qs[h*d:(h+1)*d], s.kblocks[j/G][kh], G, d)
@@ -243,8 +303,8 @@ func maxAbsDiff(a, b []float32) float64 {
 // conformanceSpecs: every type with default parameters, and variants that move the
 // full-precision windows into the tested positions.
 var conformanceSpecs = []string{
-	"f32", "f16", "bf16", "q8", "fp8e4m3", "fp8e5m2", "q4", "q2", "kivi8", "kivi4", "kivi2",
-	"kivi4/kivi2", "kivi2:g=16,r=8,sinks=3", "q4:g=8,sinks=2", "q8/kivi4:r=5", "kivi8/q8",
+	"f32", "f16", "bf16", "q8", "fp8e4m3", "fp8e5m2", "q4", "q3", "q2", "kivi8", "kivi4", "kivi3", "kivi2",
+	"kivi4/kivi2", "kivi2:rope=pre/kivi2", "kivi3:rope=pre,g=16/kivi2:r=8,sinks=3", "kivi2:g=16,r=8,sinks=3", "q4:g=8,sinks=2", "q8/kivi4:r=5", "kivi8/q8",
 }
 
 func TestConformance(t *testing.T) {
@@ -279,11 +339,15 @@ func runConformance(t *testing.T, name string, sp Spec, d, ratio, L int, seed in
 	k := randRows(r, L, kvh*d, true)
 	v := randRows(r, L, kvh*d, false)
 	q := randRows(r, L, heads*d, false)
-	st, err := New(Config{Layers: 1, Heads: heads, KVHeads: kvh, HeadDim: d, Spec: sp})
+	var rope *quant.RoPE
+	if sp.K.PreRoPE {
+		rope = testRoPE(t, d)
+	}
+	st, err := New(Config{Layers: 1, Heads: heads, KVHeads: kvh, HeadDim: d, Spec: sp, RoPE: rope})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	ref := newSim(t, sp, d, kvh, k, v)
+	ref := newSim(t, sp, d, kvh, k, v, rope)
 	n := min(L, 37) // queries checked at the end of the history
 	// Where the kernels round the products of the values' sums (AddRowsRounding), an
 	// output may move by f times the largest group range of the values it averages.

@@ -29,6 +29,11 @@ type Config struct {
 	// needed once a sequence's history holds segments whose keys sit at positions
 	// other than the ones their queries assume (sink+window eviction); nil until then.
 	Rotate func(x []float32, delta int)
+	// RoPE is the model's rotary embedding, required by specs that store keys before
+	// RoPE (rope=pre): keys still arrive rotated at their positions (Layers), and such
+	// layers rotate them back when they encode a key block, then rotate each key to
+	// its position while scoring it. Its Dims must not exceed HeadDim.
+	RoPE *quant.RoPE
 	// ModelFingerprint names the model whose keys and values the cache holds (e.g. its
 	// name and a hash of its weights); it enters every prefix-cache block hash so
 	// that hashes are never shared between models. Empty is allowed.
@@ -77,7 +82,8 @@ const (
 type layer struct {
 	spec Spec
 	sideCodecs
-	sinksK, sinksV int // sink rows kept per side (0 when that side is lossless)
+	rope           *quant.RoPE // keys stored before RoPE (rope=pre), else nil
+	sinksK, sinksV int         // sink rows kept per side (0 when that side is lossless)
 
 	kRowBytes, kBlkBytes, vRowBytes int
 	kHeadStride, vHeadStride        int // bytes per head section
@@ -179,6 +185,15 @@ func newGeometry(cfg Config) (*geometry, error) {
 		}
 		ly := &g.layers[i]
 		ly.spec, ly.sideCodecs = sp, c
+		if sp.K.PreRoPE && c.kChan != nil {
+			if cfg.RoPE == nil {
+				return nil, fmt.Errorf("kv: config: layer %d spec %v stores keys before RoPE: set Config.RoPE (the model's rotary embedding)", i, sp)
+			}
+			if cfg.RoPE.Dims() > d || sp.K.G > quant.MaxRoPEBlock {
+				return nil, fmt.Errorf("kv: config: layer %d spec %v: RoPE of %d values on heads of %d, key blocks of %d tokens (at most %d before RoPE)", i, sp, cfg.RoPE.Dims(), d, sp.K.G, quant.MaxRoPEBlock)
+			}
+			ly.rope = cfg.RoPE
+		}
 		if !lossless(sp.K.Type) {
 			ly.sinksK = sp.Sinks
 		}

@@ -126,7 +126,8 @@ func (st *Store) encodeTail(dst []byte, src []float32) {
 // into blk, from the work area (this step's keys), the key ring (earlier keys of the
 // block) and the sink rows (positions the ring no longer holds).
 // Sink positions of a block that also holds other tokens are encoded as copies of
-// the block's first non-sink key.
+// the block's first non-sink key. Layers that store keys before RoPE rotate each key
+// back by its position first (the rows kept in full precision stay as they came).
 func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, blk []byte, gs int) {
 	d, G, tr, th := st.g.cfg.HeadDim, ly.kG, st.g.tailRow, st.g.tailHead
 	if cap(s.encBuf) < G*d {
@@ -153,6 +154,9 @@ func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, blk []byte, gs int) 
 				row = t.sk[q*tr : (q+1)*tr]
 			}
 			st.g.tail.Decode(buf[i*d:(i+1)*d], row[h*th:(h+1)*th])
+			if ly.rope != nil { // arrived rotated at position q: stored before RoPE
+				ly.rope.Rotate(buf[i*d:(i+1)*d], 1, d, -q, 0)
+			}
 		}
 		ly.kChan.Encode(blk[off+h*ly.kHeadStride:][:ly.kBlkBytes], buf, G, d)
 	}
@@ -243,7 +247,7 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 			b = min(b, sK)
 		case a < fk:
 			if ly.kChan != nil {
-				sp.K = attn.Src{Kind: attn.Channel, Chan: ly.kChan, G: ly.kG, Off: a % ly.kG,
+				sp.K = attn.Src{Kind: attn.Channel, Chan: ly.kChan, RoPE: ly.rope, G: ly.kG, Off: a % ly.kG,
 					Bytes: blk[ly.kOff+(a%B)/ly.kG*ly.kBlkBytes:], HeadStride: ly.kHeadStride, Stride: ly.kBlkBytes}
 			} else {
 				sp.K = attn.Src{Kind: attn.Rows, Row: ly.kRow, Plan: ly.kPlan,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"kvq/internal/blockmem"
+	"kvq/quant"
 )
 
 // fixture is a small multi-layer store with a random history to feed it.
@@ -29,7 +30,7 @@ func newFixture(t *testing.T, spec string, layers, heads, kvh, d, n int, budget 
 		t.Fatal(err)
 	}
 	// Blocks of 16 tokens: the fixtures' short histories cross several blocks.
-	st, err := New(Config{Layers: layers, Heads: heads, KVHeads: kvh, HeadDim: d, Spec: sp, BudgetBytes: budget, BlockTokens: 16})
+	st, err := New(Config{Layers: layers, Heads: heads, KVHeads: kvh, HeadDim: d, Spec: sp, BudgetBytes: budget, BlockTokens: 16, RoPE: testRoPE(t, d)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,13 +92,14 @@ func equalOuts(a, b [][]float32) bool {
 // TestLayersAndOverrides: each layer follows its own spec (checked against the
 // reference simulation), and a multi-token step equals single steps on every layer.
 func TestLayersAndOverrides(t *testing.T) {
-	ov, err := ParseLayerOverrides("0,-1=f16;1=kivi4:g=8,r=6,sinks=2", 4)
+	ov, err := ParseLayerOverrides("0,-1=f16;1=kivi4:g=8,r=6,sinks=2;2=kivi3:g=8,rope=pre/q4", 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sp := MustParseSpec("q4:g=16")
 	const layers, heads, kvh, d, L = 4, 6, 3, 16, 50
-	st, err := New(Config{Layers: layers, Heads: heads, KVHeads: kvh, HeadDim: d, Spec: sp, LayerSpecs: ov, BlockTokens: 10})
+	rope := testRoPE(t, d)
+	st, err := New(Config{Layers: layers, Heads: heads, KVHeads: kvh, HeadDim: d, Spec: sp, LayerSpecs: ov, BlockTokens: 10, RoPE: rope})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +124,11 @@ func TestLayersAndOverrides(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref := newSim(t, lsp, d, kvh, f.k[l], f.v[l])
+		var lr *quant.RoPE
+		if lsp.K.PreRoPE {
+			lr = rope
+		}
+		ref := newSim(t, lsp, d, kvh, f.k[l], f.v[l], lr)
 		for p := 0; p < L; p++ {
 			want := ref.attend(t, f.q[l][p], p, heads)
 			if e := maxAbsDiff(outA[l][p*heads*d:(p+1)*heads*d], want); e > 1e-4 {
@@ -130,7 +136,7 @@ func TestLayersAndOverrides(t *testing.T) {
 			}
 		}
 	}
-	for l, want := range []string{"f16", "kivi4:g=8,r=6,sinks=2", "q4:g=16", "f16"} {
+	for l, want := range []string{"f16", "kivi4:g=8,r=6,sinks=2", "kivi3:g=8,rope=pre/q4", "f16"} {
 		if got, _ := st.LayerSpec(l); got.String() != want {
 			t.Errorf("layer %d spec %s, want %s", l, got, want)
 		}

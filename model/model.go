@@ -10,6 +10,7 @@ import (
 	"kvq/internal/procstat"
 	"kvq/kv"
 	"kvq/linalg"
+	"kvq/quant"
 	"kvq/tokenizer"
 )
 
@@ -33,9 +34,10 @@ type Model struct {
 	outNorm []float32
 	output  linalg.Matrix // vocab × dim (token_embd when tied)
 
-	ropeFreq    []float64 // RopeDims/2 angular frequencies, radians per position
-	localFreq   []float64 // those of sliding-window layers when they differ (nil: ropeFreq)
-	fingerprint string    // identifies the weights in prefix-cache block hashes
+	ropeFreq    []float64   // RopeDims/2 angular frequencies, radians per position
+	localFreq   []float64   // those of sliding-window layers when they differ (nil: ropeFreq)
+	cacheRoPE   *quant.RoPE // ropeFreq for caches that store keys before RoPE (nil without rotated dims)
+	fingerprint string      // identifies the weights in prefix-cache block hashes
 	ws          workspace
 }
 
@@ -206,6 +208,12 @@ func FromGGUF(f *gguf.File) (*Model, error) {
 	if cfg.LocalRopeBase != 0 {
 		m.localFreq = ropeFrequencies(cfg.LocalRopeBase, cfg.RopeDims)
 	}
+	if len(m.ropeFreq) > 0 {
+		var err error
+		if m.cacheRoPE, err = quant.NewRoPE(m.ropeFreq, cfg.RopeNeoX); err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
+	}
 	m.fingerprint = fingerprint(f, cfg)
 	return m, nil
 }
@@ -346,11 +354,12 @@ func (m *Model) CacheConfig(spec, layers string) (kv.Config, error) {
 	if err != nil {
 		return kv.Config{}, err
 	}
-	cfg.Rotate, cfg.ModelFingerprint = m.Rotate, m.fingerprint
+	cfg.Rotate, cfg.RoPE, cfg.ModelFingerprint = m.Rotate, m.cacheRoPE, m.fingerprint
 	if m.localFreq != nil {
 		// Layers rotate keys with different frequencies: no one rotation serves every
-		// layer, so sink + window eviction (which needs one) is refused.
-		cfg.Rotate = nil
+		// layer, so sink + window eviction (which needs one) and keys stored before
+		// RoPE are refused.
+		cfg.Rotate, cfg.RoPE = nil, nil
 	}
 	return cfg, nil
 }

@@ -47,6 +47,8 @@ type kernelSet struct {
 	// decBlock decodes tokens i0..i1-1 of a Channel block of t tokens × d channels
 	// (as Channel.Decode) into dst; lo and s are scratch of d values.
 	decBlock func(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s []float32)
+	// ropeRows rotates decoded key rows by a RoPE table (rotateRowsGo).
+	ropeRows func(x []float32, n, d int, sp []float32, dims int, neox bool)
 	// encF16 writes the binary16 bits of src (nearest, ties to even: F32ToF16) into
 	// dst, 2 bytes per value, little-endian; len(dst) ≥ 2·len(src).
 	encF16 func(dst []byte, src []float32)
@@ -62,6 +64,7 @@ var scalarKernels = &kernelSet{
 	multiAxpy: multiAxpyScalar,
 	decRows:   decRowsScalar,
 	decBlock:  decBlockScalar,
+	ropeRows:  rotateRowsGo,
 	encF16:    encodeF16Scalar,
 	encRange:  groupRange,
 	encPack:   packCodes,

@@ -1,0 +1,157 @@
+package quant
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// refRotate rotates x (one head vector) to position pos in float64 with angles
+// formed directly, as a model's RoPE does: the reference of RoPE's tables.
+func refRotate(x []float32, freqs []float64, neox bool, pos int) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(v)
+	}
+	h := len(freqs)
+	for j, f := range freqs {
+		s, c := math.Sincos(float64(pos) * f)
+		i0, i1 := 2*j, 2*j+1
+		if neox {
+			i0, i1 = j, j+h
+		}
+		a, b := out[i0], out[i1]
+		out[i0], out[i1] = a*c-b*s, a*s+b*c
+	}
+	return out
+}
+
+func ropeFreqs(base float64, dims int) []float64 {
+	f := make([]float64, dims/2)
+	for j := range f {
+		f[j] = math.Pow(base, -2*float64(j)/float64(dims))
+	}
+	return f
+}
+
+func TestRoPEAngles(t *testing.T) {
+	r, err := NewRoPE(ropeFreqs(10000, 64), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cos, sin := make([]float32, 32), make([]float32, 32)
+	for _, pos := range []int{0, 1, 31, 1023, 1024, 1025, 4097, 32767, 131071, -5, -70000} {
+		r.Angles(cos, sin, pos)
+		for j, f := range r.freqs {
+			s, c := math.Sincos(float64(pos) * f)
+			if math.Abs(float64(cos[j])-c) > 3e-7 || math.Abs(float64(sin[j])-s) > 3e-7 {
+				t.Fatalf("pos %d pair %d: cos, sin = %v, %v, want %v, %v", pos, j, cos[j], sin[j], c, s)
+			}
+		}
+	}
+	if _, err := NewRoPE(nil, false); err == nil {
+		t.Error("NewRoPE(nil): no error")
+	}
+	if _, err := NewRoPE([]float64{math.NaN()}, false); err == nil {
+		t.Error("NewRoPE(NaN): no error")
+	}
+}
+
+// TestDotChannelRoPE is the conformance test of pre-RoPE key scoring: for every
+// channel codec width, pair layout and shape, the scores equal q · R(p)·Decode(block)
+// computed in float64 with angles formed directly, within float32 rounding of the
+// terms (scaled by the magnitudes summed), for both kernel sets.
+func TestDotChannelRoPE(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	def := active.Load() == simdKernels
+	defer SetSIMD(def)
+	for _, simd := range []bool{false, true} {
+		SetSIMD(simd)
+		for _, bits := range []int{8, 4, 3, 2} {
+			c := Channel{Bits: bits}
+			for _, tc := range []struct {
+				d, dims, tt int
+				neox        bool
+			}{{64, 64, 32, false}, {64, 64, 16, true}, {16, 8, 8, false}, {128, 96, 32, true}, {8, 8, 5, false}} {
+				rope, err := NewRoPE(ropeFreqs(10000, tc.dims), tc.neox)
+				if err != nil {
+					t.Fatal(err)
+				}
+				d, tt := tc.d, tc.tt
+				const blocks = 3
+				stride := c.BlockBytes(tt, d) + 5
+				src := make([]byte, blocks*stride)
+				keys := make([]float32, blocks*tt*d)
+				for i := range keys {
+					keys[i] = float32(r.NormFloat64())
+					if i%d%7 == 0 {
+						keys[i] += 20 // fixed-channel offsets, as pre-RoPE keys have
+					}
+				}
+				dec := make([]float32, blocks*tt*d)
+				for j := range blocks {
+					c.Encode(src[j*stride:][:c.BlockBytes(tt, d)], keys[j*tt*d:][:tt*d], tt, d)
+					c.Decode(dec[j*tt*d:][:tt*d], src[j*stride:], tt, d)
+				}
+				for _, g := range []int{1, 4, 5} {
+					q := gaussRow(r, g*d, 1)
+					for _, pos := range []int{0, 96, 70000 - 7} {
+						for _, rg := range [][2]int{{0, blocks * tt}, {3, blocks*tt - 3}, {tt - 1, 2}, {1, 1}} {
+							off, n := rg[0], rg[1]
+							if off >= tt {
+								continue
+							}
+							ld := n + 2
+							scores := make([]float32, g*ld)
+							tmp, qr, lo, s := make([]float32, tt*d), make([]float32, g*d), make([]float32, d), make([]float32, d)
+							DotChannelRoPE(c, rope, pos, scores, ld, q, g, src, stride, tt, off, n, d, tmp, qr, lo, s)
+							for x := range g {
+								qx := q[x*d : (x+1)*d]
+								for i := range n {
+									tok := off + i
+									k := refRotate(dec[tok*d:(tok+1)*d], rope.freqs, tc.neox, pos+tok)
+									var want, mag float64
+									for ch := range d {
+										want += float64(qx[ch]) * k[ch]
+										mag += math.Abs(float64(qx[ch]) * k[ch])
+									}
+									got := float64(scores[x*ld+i])
+									if math.Abs(got-want) > 1e-5*mag+1e-6 {
+										t.Fatalf("simd=%v kivi%d d=%d dims=%d neox=%v t=%d g=%d pos=%d off=%d n=%d: query %d token %d: %v, want %v (±%.3g)",
+											simd, bits, d, tc.dims, tc.neox, tt, g, pos, off, n, x, i, got, want, 1e-5*mag)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRotateRows checks the row kernel of the active set against rotateRowsGo, bit
+// for bit, for both pair layouts and rotated widths short of the row.
+func TestRotateRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		d, dims int
+		neox    bool
+	}{{64, 64, false}, {64, 64, true}, {128, 128, false}, {128, 64, true}, {80, 48, false}, {8, 8, false}, {6, 4, true}, {256, 256, true}} {
+		rope, err := NewRoPE(ropeFreqs(500000, tc.dims), tc.neox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 3, 32} {
+			x := gaussRow(r, n*tc.d, 3)
+			want := append([]float32(nil), x...)
+			rotateRowsGo(want, n, tc.d, rope.spread[5*2*tc.dims:], tc.dims, tc.neox)
+			active.Load().ropeRows(x, n, tc.d, rope.spread[5*2*tc.dims:], tc.dims, tc.neox)
+			for i := range x {
+				if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("d=%d dims=%d neox=%v n=%d: value %d = %v, want %v", tc.d, tc.dims, tc.neox, n, i, x[i], want[i])
+				}
+			}
+		}
+	}
+}
