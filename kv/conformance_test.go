@@ -136,7 +136,8 @@ func newSim(t *testing.T, sp Spec, d, kvh int, k, v [][]float32, rope *quant.RoP
 					src = S // sink keys are read in f32; their slots copy the first other key
 				}
 				copy(blk[i*d:], s.k[src][h*d:(h+1)*d]) // KIVI keys are encoded from their f16 rows
-				if rope != nil {                       // stored before RoPE: the Store's rotation back defines the codes
+				if rope != nil {
+					// Stored before RoPE: the Store's rotation back defines the codes.
 					rope.Rotate(blk[i*d:(i+1)*d], 1, d, -src, 0)
 				}
 			}
