@@ -65,7 +65,8 @@ var benchShapes = []struct {
 
 // BenchmarkMatMul reports weight bytes per second (b.SetBytes = weight bytes per call).
 func BenchmarkMatMul(b *testing.B) {
-	for _, typ := range []gguf.TensorType{gguf.TypeF32, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ4_K, gguf.TypeQ6_K} {
+	for _, typ := range []gguf.TensorType{gguf.TypeF32, gguf.TypeF16, gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ4_K, gguf.TypeQ6_K,
+		gguf.TypeQ5_K, gguf.TypeQ3_K, gguf.TypeQ2_K, gguf.TypeIQ4_NL, gguf.TypeIQ4_XS} {
 		for _, sh := range benchShapes {
 			w := benchMatrix(b, typ, sh.rows, sh.cols)
 			for _, n := range []int{1, 64} {

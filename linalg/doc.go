@@ -12,10 +12,12 @@
 // # Types
 //
 // F32 and F16 weights are multiplied in float32 (F16 widened exactly). Q8_0, Q4_0, Q5_0,
-// Q4_K and Q6_K weights are multiplied natively against activations quantized per
-// 32-value block to int8 with a float32 scale (as llama.cpp's q8_0 dot does): one integer
-// dot per block (per 16-value half for Q6_K's sub-block scales; Q4_K's minimums through
-// the blocks' code sums), then float scaling. BF16 and the remaining types package gguf
+// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS weights are multiplied natively
+// against activations quantized per 32-value block to int8 with a float32 scale (as
+// llama.cpp's q8_0 dot does): one integer dot per block (per 16-value half for the
+// types with sub-block scales per 16 values, Q2_K, Q3_K and Q6_K; Q4_K's and Q5_K's
+// minimums through the blocks' code sums, Q2_K's through its halves' sums), then float
+// scaling (kernels.go, kquants.go). BF16 and the remaining types package gguf
 // reads (Q4_1, Q5_1) are multiplied by dequantizing one weight row at a time into a
 // scratch row (gguf.Dequantize).
 //

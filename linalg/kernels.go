@@ -99,6 +99,9 @@ type kernelSet struct {
 	siluMul func(g, u []float32)
 	// axpy does dst[i] += a·x[i], len(dst) == len(x).
 	axpy func(dst []float32, a float32, x []float32)
+	// kRows are the rows kernels (dotQ4KRows's contract) of Q5_K, Q3_K, Q2_K, IQ4_NL
+	// and IQ4_XS (kquants.go).
+	kRows map[gguf.TensorType]kRowsFunc
 	// quantQ8 quantizes x per 32-value block: xd[b] = max|x|/127, xq = round(x/xd[b]);
 	// len(x) == len(xq) == 32·len(xd).
 	quantQ8 func(xq []int8, xd []float32, x []float32)
@@ -137,6 +140,7 @@ var scalarKernels = &kernelSet{
 	axpy:        axpyScalar,
 	siluMul:     siluMulScalar,
 	quantQ8:     quantQ8Scalar,
+	kRows:       scalarKRows,
 }
 
 // simdKernels is the SIMD kernel set of this build for this CPU, or nil when there is none

@@ -35,7 +35,8 @@ func withKernels(t *testing.T, k *kernelSet) {
 }
 
 var testTypes = []gguf.TensorType{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_0,
-	gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ4_K, gguf.TypeQ6_K}
+	gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ5_K, gguf.TypeQ3_K,
+	gguf.TypeQ2_K, gguf.TypeIQ4_NL, gguf.TypeIQ4_XS}
 
 func TestMatMulConformance(t *testing.T) {
 	shapes := []struct{ rows, cols int }{
@@ -86,7 +87,7 @@ func TestMatMulConformance(t *testing.T) {
 									t.Fatalf("guard value overwritten: buf[%d]=%v buf[%d]=%v", i, buf[i], len(buf)-1-i, buf[len(buf)-1-i])
 								}
 							}
-							quantX := typ == gguf.TypeQ8_0 || typ == gguf.TypeQ4_0 || typ == gguf.TypeQ5_0 || typ == gguf.TypeQ4_K || typ == gguf.TypeQ6_K
+							quantX := quantTypes[typ] != nil
 							ref, tol := refMatMul(wref, sh.rows, sh.cols, x, n, quantX)
 							bad := 0
 							for i := range ref {

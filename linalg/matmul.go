@@ -305,6 +305,11 @@ const tokensBlockBytes = 256 << 10
 // quantTypes is the dispatch table of the weight types multiplied natively against
 // quantized activations. A type is added with a row here and its kernels in kernelSet.
 var quantTypes = map[gguf.TensorType]*quantType{
+	gguf.TypeQ5_K:   kQuantType(gguf.TypeQ5_K, true),
+	gguf.TypeQ3_K:   kQuantType(gguf.TypeQ3_K, false),
+	gguf.TypeQ2_K:   kQuantType(gguf.TypeQ2_K, false),
+	gguf.TypeIQ4_NL: kQuantType(gguf.TypeIQ4_NL, false),
+	gguf.TypeIQ4_XS: kQuantType(gguf.TypeIQ4_XS, false),
 	gguf.TypeQ8_0: {
 		sums: true,
 		rows: func(k *kernelSet, out []float32, w []byte, rb int, xq []int8, xd []float32, xsum []int32) {
@@ -354,6 +359,14 @@ var quantTypes = map[gguf.TensorType]*quantType{
 			k.dotQ6KRows2(out0, out1, w, rb, xq, xd)
 		},
 	},
+}
+
+// kQuantType is the table row of a type whose rows kernels are kernelSet.kRows[t]
+// (sums: they take the activations' code sums).
+func kQuantType(t gguf.TensorType, sums bool) *quantType {
+	return &quantType{sums: sums, rows: func(k *kernelSet, out []float32, w []byte, rb int, xq []int8, xd []float32, xsum []int32) {
+		k.kRows[t](out, w, rb, xq, xd, xsum)
+	}}
 }
 
 // chunk computes rows [r0, r1) for all tokens with the method prepare picked (a
