@@ -24,6 +24,7 @@ func detectSIMD() *kernelSet {
 		k.dotQ6K, k.dotQ6KRows, k.dotQ6KRows2 = dotQ6KAsm, dotQ6KRowsAsm, dotQ6KRows2Asm
 		k.dotQ4, k.dotQ4Rows, k.dotQ4Rows2 = dotQ4Asm, dotQ4RowsAsm, dotQ4Rows2Asm
 		k.dotQ5, k.dotQ5Rows, k.dotQ5Rows2 = dotQ5Asm, dotQ5RowsAsm, dotQ5Rows2Asm
+		k.kRows = asmKRows()
 		setTileKernels(&k)
 	}
 	// The scalar set's exact Q8_0 kernels are slower than these; only the VNNI set
