@@ -19,6 +19,36 @@ func dotQ5KRowsAsm(out []float32, w []byte, rowBytes int, xq []int8, xd []float3
 	}
 }
 
+//go:noescape
+func iq4xsDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
+
+//go:noescape
+func iq4nlDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
+
+// dotIQ4XSRowsAsm is the rows kernel of dotIQ4XSScalar.
+func dotIQ4XSRowsAsm(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, _ []int32) {
+	nsb := len(xd) / 8
+	if rowsWork(out, w, rowBytes, xq, nsb, iq4XSBlockBytes, 256) {
+		_ = xd[nsb*8-1]
+		iq4xsDotRows(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], nsb)
+	}
+}
+
+// dotIQ4NLRowsAsm is the rows kernel of dotIQ4NLScalar for rows of whole groups of 8
+// blocks (every real model's: rows are multiples of 256 values); other rows go
+// through the scalar kernel.
+func dotIQ4NLRowsAsm(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
+	if len(xd)%8 != 0 {
+		scalarKRows[gguf.TypeIQ4_NL](out, w, rowBytes, xq, xd, xsum)
+		return
+	}
+	units := len(xd) / 8
+	if rowsWork(out, w, rowBytes, xq, units, 8*iq4NLBlockBytes, 256) {
+		_ = xd[units*8-1]
+		iq4nlDotRows(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], units)
+	}
+}
+
 // asmKRows returns scalarKRows with the assembly kernels in place.
 func asmKRows() map[gguf.TensorType]kRowsFunc {
 	m := make(map[gguf.TensorType]kRowsFunc, len(scalarKRows))
@@ -26,5 +56,7 @@ func asmKRows() map[gguf.TensorType]kRowsFunc {
 		m[t] = f
 	}
 	m[gguf.TypeQ5_K] = dotQ5KRowsAsm
+	m[gguf.TypeIQ4_XS] = dotIQ4XSRowsAsm
+	m[gguf.TypeIQ4_NL] = dotIQ4NLRowsAsm
 	return m
 }
