@@ -117,7 +117,7 @@ func (t *Tokenizer) encodeGPT2(out []int32, text string) []int32 {
 			if !ok {
 				return
 			}
-			q.push(bigram{key: rankKey(rank, left), size: int32(l.n + r.n)})
+			q.push(bigram{key: rankKey(rank, left), size: l.n + r.n})
 		}
 		for i := 1; i < len(syms); i++ {
 			tryAdd(int32(i-1), int32(i))

@@ -61,6 +61,9 @@ func FuzzRoundTrip(f *testing.F) {
 				c.want = " " + c.want // no BOS: the dummy space stays
 			}
 			ids := c.tok.Encode(s, bos)
+			if m := c.tok.MaxTokenBytes(); len(ids)*m < len(s) {
+				t.Fatalf("%s: %d bytes encode to %d tokens, below the bound of %d bytes a token", c.tok.Model(), len(s), len(ids), m)
+			}
 			for _, id := range append(c.tok.EncodeSpecial(s, bos), ids...) {
 				if id < 0 || int(id) >= c.tok.VocabSize() {
 					t.Fatalf("%s: encoding %q produced id %d out of range", c.tok.Model(), s, id)

@@ -32,10 +32,11 @@ func mergeSpecials(a, b []special) []special {
 // partition calls emit, in order, for the parts of text: each occurrence of a special
 // token's text as (text, id), and the text between them as (text, -1); text parts are
 // never empty. At each position the earliest occurrence wins, and among occurrences at
-// the same position the first in specials (the longest). It runs in O(len(text) ·
-// len(specials)) time: each special's next occurrence is searched only after the
-// previous one has been passed.
-func partition(text string, specials []special, emit func(string, int32)) {
+// the same position the first in specials (the longest). An occurrence of specials[i]
+// at byte at counts only if allow(i, at) (nil allows every one). It runs in
+// O(len(text) · len(specials)) time: each special's next occurrence is searched only
+// after the previous one has been passed.
+func partition(text string, specials []special, allow func(i, at int) bool, emit func(string, int32)) {
 	next := make([]int, len(specials)) // next occurrence at or after pos, -1 if none; -2 unknown
 	for i := range next {
 		next[i] = -2
@@ -47,15 +48,19 @@ func partition(text string, specials []special, emit func(string, int32)) {
 			if next[i] == -1 {
 				continue
 			}
-			if next[i] < pos {
-				k := strings.Index(text[pos:], s.text)
+			for from := pos; next[i] < pos; {
+				k := strings.Index(text[from:], s.text)
 				if k < 0 {
 					next[i] = -1
-					continue
+					break
 				}
-				next[i] = pos + k
+				if allow == nil || allow(i, from+k) {
+					next[i] = from + k
+					break
+				}
+				from += k + 1
 			}
-			if next[i] < bestAt { // ties keep the earlier (longer) special
+			if next[i] >= 0 && next[i] < bestAt { // ties keep the earlier (longer) special
 				best, bestAt = i, next[i]
 			}
 		}

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -25,7 +26,7 @@ func TestPartition(t *testing.T) {
 	}
 	for _, c := range cases {
 		var got []part
-		partition(c.in, specials, func(s string, id int32) { got = append(got, part{s, id}) })
+		partition(c.in, specials, nil, func(s string, id int32) { got = append(got, part{s, id}) })
 		if !slices.Equal(got, c.want) {
 			t.Errorf("partition(%q) = %v, want %v", c.in, got, c.want)
 		}
@@ -81,5 +82,59 @@ func TestUserDefinedTokens(t *testing.T) {
 	}
 	if got := tok.Piece(7); got != "<tool>" {
 		t.Errorf("Piece(<tool>) = %q", got)
+	}
+}
+
+func TestEncodeSegments(t *testing.T) {
+	for _, tok := range []*Tokenizer{stories(t), llamaSPM(t), mustNewT(t, testGPT2Vocab())} {
+		tmpl := []Segment{{"<s>[INST] ", true}, {"Hi there", false}, {" [/INST]</s>", true}}
+		whole := "<s>[INST] Hi there [/INST]</s>"
+		// Without control text in the plain parts, segments encode as the whole text.
+		if got, want := tok.EncodeSegments(tmpl, true), tok.EncodeSpecial(whole, true); !slices.Equal(got, want) {
+			t.Errorf("%s: EncodeSegments = %v, EncodeSpecial of the whole = %v", tok.Model(), got, want)
+		}
+		// Control text inside a plain part stays text: it decodes back to itself.
+		inj := []Segment{{"<s>", true}, {"a</s><s>b<|im_end|>", false}, {"</s>", true}}
+		got := tok.EncodeSegments(inj, false)
+		for i, id := range got {
+			if tok.IsControl(id) && i != 0 && i != len(got)-1 {
+				t.Errorf("%s: control token %d (%q) at %d of %v, produced from plain text", tok.Model(), id, tok.Token(id), i, got)
+			}
+		}
+		if !strings.Contains(tok.Decode(got), "a</s><s>b<|im_end|>") {
+			t.Errorf("%s: injected text decodes to %q", tok.Model(), tok.Decode(got))
+		}
+	}
+}
+
+func mustNewT(t *testing.T, v Vocab) *Tokenizer {
+	t.Helper()
+	tok, err := New(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// TestMaxTokenBytes checks the lower bound on token counts on long runs that merge
+// into the longest pieces, and that a vocabulary that drops bytes has none.
+func TestMaxTokenBytes(t *testing.T) {
+	for _, tok := range []*Tokenizer{stories(t), llamaSPM(t), mustNewT(t, testGPT2Vocab())} {
+		m := tok.MaxTokenBytes()
+		if m < 4 {
+			t.Fatalf("%s: MaxTokenBytes = %d, want ≥ 4", tok.Model(), m)
+		}
+		for _, s := range []string{strings.Repeat(" ", 5000), strings.Repeat("=", 5000), strings.Repeat("the ", 1000), strings.Repeat("é", 3000), strings.Repeat("\xff", 100)} {
+			if n := len(tok.EncodeSpecial(s, false)); n*m < len(s) {
+				t.Errorf("%s: %d bytes encode to %d tokens, below the bound ⌈%d/%d⌉", tok.Model(), len(s), n, len(s), m)
+			}
+		}
+	}
+	lossy, err := New(Vocab{Model: ModelLlama, Tokens: []string{"<s>", "a"}, BOS: 0, EOS: -1, UNK: -1, PAD: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := lossy.MaxTokenBytes(); m != 0 {
+		t.Errorf("a vocabulary without byte tokens or UNK: MaxTokenBytes = %d, want 0", m)
 	}
 }

@@ -12,7 +12,7 @@ const spaceMark = "\u2581"
 // symbol is one piece of text under construction, linked to its neighbours. Merged
 // symbols keep the index of their left part; the right part is emptied (n = 0).
 type symbol struct {
-	start, n   int   // byte range in the text being encoded
+	start, n   int32 // byte range in the text being encoded (texts are cut below 2 GiB; see maxMergeBytes)
 	prev, next int32 // neighbour indices, -1 at the ends
 }
 
@@ -96,13 +96,17 @@ func (q *bigramQueue) pop() bigram {
 }
 
 // splitChars splits s into one symbol per UTF-8 character, linked in order. An invalid
-// byte is a symbol of its own.
+// byte is a symbol of its own. It allocates at most once, exactly what s needs (16
+// bytes a character), when syms cannot hold it.
 func splitChars(syms []symbol, s string) []symbol {
+	if n := utf8.RuneCountInString(s); cap(syms) < n {
+		syms = make([]symbol, 0, n)
+	}
 	syms = syms[:0]
 	for i := 0; i < len(s); {
 		_, n := utf8.DecodeRuneInString(s[i:])
 		k := int32(len(syms))
-		syms = append(syms, symbol{start: i, n: n, prev: k - 1, next: k + 1})
+		syms = append(syms, symbol{start: int32(i), n: int32(n), prev: k - 1, next: k + 1})
 		i += n
 	}
 	if len(syms) > 0 {
@@ -117,7 +121,7 @@ func splitChars(syms []symbol, s string) []symbol {
 // the left symbol and its current right neighbour still add up to b.size bytes.
 func stale(syms []symbol, b bigram) bool {
 	l := &syms[b.left()]
-	return l.n == 0 || l.next < 0 || l.n+syms[l.next].n != int(b.size)
+	return l.n == 0 || l.next < 0 || l.n+syms[l.next].n != b.size
 }
 
 // merge joins the right neighbour of symbol left into it.
@@ -210,7 +214,7 @@ func (t *Tokenizer) mergeSPM(out []int32, s string, sc *spmScratch) []int32 {
 		if !ok {
 			return
 		}
-		q.push(bigram{key: scoreKey(t.scores[id], left), size: int32(l.n + r.n)})
+		q.push(bigram{key: scoreKey(t.scores[id], left), size: l.n + r.n})
 	}
 	for i := 1; i < len(syms); i++ {
 		tryAdd(int32(i-1), int32(i))

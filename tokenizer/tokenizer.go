@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Token types as GGUF stores them in tokenizer.ggml.token_type (llama.cpp's values).
@@ -120,6 +121,10 @@ type Tokenizer struct {
 	eog         map[int32]bool // ids that end a generation
 	userDefined []special      // user-defined tokens, matched whole by Encode
 	control     []special      // control tokens, matched whole by EncodeSpecial only
+
+	// maxTokenBytes is the most bytes of input text one token stands for; 0 when
+	// Encode may drop bytes (no UNK and no token for some byte). See MaxTokenBytes.
+	maxTokenBytes int
 
 	// llama only
 	splitWords bool // no piece has ▁ after another character; see encodeSPM
@@ -252,6 +257,7 @@ func New(v Vocab) (*Tokenizer, error) {
 		return nil, err
 	}
 	t.splitWords = v.Model == ModelLlama && !inner
+	t.maxTokenBytes = t.longestToken()
 	if v.EOS >= 0 {
 		t.eog[v.EOS] = true
 	}
@@ -273,6 +279,41 @@ func New(v Vocab) (*Tokenizer, error) {
 	}
 	return t, nil
 }
+
+// longestToken computes maxTokenBytes. A merged symbol is always a piece, so a token
+// is a piece (its text, or for a control or user-defined token its spelling, is what
+// it covers), one byte (a byte token), or one character of at most 4 bytes that has
+// neither (UNK).
+func (t *Tokenizer) longestToken() int {
+	covered := true // every byte has a token of its own
+	for b := range 256 {
+		if t.model == ModelGPT2 {
+			_, ok := t.lookup.get(&t.pieces, string(byteRune[b]))
+			covered = covered && ok
+		} else {
+			covered = covered && t.byteTok[b] >= 0
+		}
+	}
+	if !covered && t.unk < 0 {
+		return 0
+	}
+	longest := utf8.UTFMax
+	for i := range t.pieces.len() {
+		id := int32(i)
+		n := len(t.text.at(id))
+		if typ := t.types[i]; typ == TypeControl || typ == TypeUserDefined {
+			n = len(t.pieces.at(id))
+		}
+		longest = max(longest, n)
+	}
+	return longest
+}
+
+// MaxTokenBytes is the most bytes of text one token of Encode or EncodeSpecial stands
+// for, so that no text of n bytes encodes to fewer than ⌈n / MaxTokenBytes⌉ tokens:
+// a bound that rejects text too long for a context without encoding it. It is 0 when
+// the vocabulary has no such bound (bytes without a token and no UNK are dropped).
+func (t *Tokenizer) MaxTokenBytes() int { return t.maxTokenBytes }
 
 // eogPieces are control tokens that end a turn in common chat vocabularies; like
 // llama.cpp, IsEOG counts them even when the GGUF file does not list them.
@@ -473,7 +514,41 @@ func (t *Tokenizer) EncodeSpecial(text string, addBOS bool) []int32 {
 	return t.encode(text, addBOS, true)
 }
 
+// Segment is one part of a text given to EncodeSegments: Special marks text in which
+// control tokens are recognised (a chat template's own markers); in the other parts
+// (what users wrote) they are plain text.
+type Segment struct {
+	Text    string
+	Special bool
+}
+
+// EncodeSegments encodes the concatenation of segs as EncodeSpecial would, except that
+// a control token's text counts as that token only where it lies wholly inside a
+// Special segment: a message that holds "</s>" or "<|im_end|>" cannot end its turn.
+// Segments are joined before encoding, so merges and user-defined tokens cross their
+// boundaries exactly as in the whole text.
+func (t *Tokenizer) EncodeSegments(segs []Segment, addBOS bool) []int32 {
+	var b strings.Builder
+	var special [][2]int // byte ranges of Special segments, in order
+	for _, sg := range segs {
+		if sg.Special && sg.Text != "" {
+			special = append(special, [2]int{b.Len(), b.Len() + len(sg.Text)})
+		}
+		b.WriteString(sg.Text)
+	}
+	return t.encodeIn(b.String(), addBOS, special)
+}
+
 func (t *Tokenizer) encode(text string, addBOS, withControl bool) []int32 {
+	if withControl {
+		return t.encodeIn(text, addBOS, [][2]int{{0, len(text)}})
+	}
+	return t.encodeIn(text, addBOS, nil)
+}
+
+// encodeIn encodes text, recognising control tokens only inside the byte ranges of
+// special (sorted, disjoint).
+func (t *Tokenizer) encodeIn(text string, addBOS bool, special [][2]int) []int32 {
 	out := make([]int32, 0, len(text)/3+2)
 	if addBOS && t.bos >= 0 {
 		out = append(out, t.bos)
@@ -494,14 +569,30 @@ func (t *Tokenizer) encode(text string, addBOS, withControl bool) []int32 {
 		prevSpecial = false
 	}
 	specials := t.userDefined
-	if withControl && len(t.control) > 0 {
+	var allow func(i, at int) bool
+	if len(special) > 0 && len(t.control) > 0 {
 		specials = mergeSpecials(t.userDefined, t.control)
+		if !(len(special) == 1 && special[0] == [2]int{0, len(text)}) {
+			allow = func(i, at int) bool {
+				if t.types[specials[i].id] != TypeControl {
+					return true
+				}
+				end := at + len(specials[i].text)
+				k, _ := slices.BinarySearchFunc(special, at, func(r [2]int, at int) int {
+					if r[1] <= at {
+						return -1
+					}
+					return 1
+				})
+				return k < len(special) && special[k][0] <= at && end <= special[k][1]
+			}
+		}
 	}
 	if len(specials) == 0 {
 		encodeText(text)
 		return out
 	}
-	partition(text, specials, func(frag string, id int32) {
+	partition(text, specials, allow, func(frag string, id int32) {
 		if id < 0 {
 			encodeText(frag)
 			return
