@@ -103,6 +103,8 @@ type Stats struct {
 	RunningRequests int
 	Waiting         int // requests waiting to start or to resume after preemption
 	PeakRunning     int // largest Running seen after a step
+	Queued          int // requests submitted and not yet started: what MaxQueue bounds
+	MaxQueue        int // Config.MaxQueue: Submit fails with ErrQueueFull at Queued + 1 > MaxQueue
 
 	Steps              int64
 	Preemptions        int64
@@ -145,6 +147,9 @@ type Engine struct {
 	// seqTail is the full-precision tail memory one sequence holds in the steady
 	// state (rings and sinks, kv.SteadyBytes beyond blocks), 0 if unknown.
 	seqTail int64
+	// blockBytes and budget: the pool's block size and the cache's byte budget (0
+	// without a pool or a budget), for the never-fits check.
+	blockBytes, budget int64
 
 	mu       sync.Mutex
 	incoming []*request
@@ -213,6 +218,7 @@ func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
 		e.stats.Pool = p
 		if p.BlocksTotal > 0 && p.BlockTokens > 0 {
 			e.blockTokens, e.blocksTotal = p.BlockTokens, p.BlocksTotal
+			e.blockBytes, e.budget = int64(p.BlockBytes), e.stats.Cache.BudgetBytes
 		}
 		if cc, ok := c.(interface{ Config() kv.Config }); ok {
 			if b, err := kv.SteadyBytes(cc.Config(), p.BlockTokens); err == nil {
@@ -259,6 +265,9 @@ func (e *Engine) SubmitBatch(ctx context.Context, reqs []Request) ([]*Stream, er
 	case e.closing:
 		e.mu.Unlock()
 		return nil, ErrClosed
+	case len(rs) > e.cfg.MaxQueue:
+		e.mu.Unlock()
+		return nil, fmt.Errorf("%w: %d requests at once, but at most %d may wait to start (MaxQueue)", ErrTooLarge, len(rs), e.cfg.MaxQueue)
 	case e.queued+len(rs) > e.cfg.MaxQueue:
 		queued := e.queued
 		e.mu.Unlock()
@@ -299,6 +308,7 @@ func (e *Engine) Stats() Stats {
 	defer e.mu.Unlock()
 	s := e.stats
 	s.Waiting += len(e.incoming)
+	s.Queued, s.MaxQueue = e.queued, e.cfg.MaxQueue
 	return s
 }
 

@@ -772,9 +772,19 @@ func TestSubmitBatchAllOrNothing(t *testing.T) {
 	}
 	<-started
 	ok := Request{Prompt: prompt, MaxTokens: 2}
-	if _, err := e.SubmitBatch(ctx, []Request{ok, ok, ok, ok}); !errors.Is(err, ErrQueueFull) {
-		t.Errorf("batch over the queue: %v, want ErrQueueFull", err)
+	if _, err := e.SubmitBatch(ctx, []Request{ok, ok, ok, ok}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("batch larger than the queue: %v, want ErrTooLarge", err)
 	}
+	qctx, qcancel := context.WithCancel(ctx)
+	queued, err := e.Submit(qctx, ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.SubmitBatch(ctx, []Request{ok, ok, ok}); !errors.Is(err, ErrQueueFull) {
+		t.Errorf("batch over the room left in the queue: %v, want ErrQueueFull", err)
+	}
+	qcancel()
+	<-queued.Done()
 	if _, err := e.SubmitBatch(ctx, []Request{ok, {Prompt: []int32{-5}}}); !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), "request 1") {
 		t.Errorf("batch with a bad request: %v, want ErrBadRequest naming request 1", err)
 	}
@@ -787,5 +797,67 @@ func TestSubmitBatchAllOrNothing(t *testing.T) {
 	}
 	if w := e.Stats().Waiting; w != 3 {
 		t.Errorf("%d requests waiting, want 3", w)
+	}
+}
+
+// A request whose blocks fit the budget but whose full-precision tails (KIVI rings)
+// do not is refused up front with ErrTooLarge, as kv.SteadyBytes sizes the tail; one
+// with room for both is accepted.
+func TestNeverFitsWithTails(t *testing.T) {
+	m := loadModel(t)
+	const spec = "kivi4/kivi2:r=64"
+	prompt := m.Tok.Encode("Once upon a time there was", true)
+	probe := newCache(t, m, spec, 1<<30).(*kv.Store)
+	ps := probe.PoolStats()
+	blockBytes, B := int64(ps.BlockBytes), ps.BlockTokens // the codec may round the block size up
+	steady, err := kv.SteadyBytes(probe.Config(), B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail := steady - blockBytes
+	if tail <= 0 {
+		t.Fatalf("%s holds no tail (steady %d, block %d bytes)", spec, steady, blockBytes)
+	}
+	const maxTokens = 64
+	need := int64((len(prompt)+B-1)/B + (maxTokens+B-1)/B)
+	if len(prompt)%B != 0 {
+		need--
+	}
+	for _, tc := range []struct {
+		budget int64
+		fits   bool
+	}{
+		{need*blockBytes + tail - 1, false},
+		{need*blockBytes + tail, true},
+	} {
+		e := newEngine(t, m, newCache(t, m, spec, tc.budget), Config{})
+		_, err := e.Submit(context.Background(), Request{Prompt: prompt, MaxTokens: maxTokens, IgnoreEOS: true})
+		if got := !errors.Is(err, ErrTooLarge); got != tc.fits {
+			t.Errorf("budget %d (%d blocks of %d bytes + a %d-byte tail): Submit error %v, want fits=%v", tc.budget, need, blockBytes, tail, err, tc.fits)
+		}
+	}
+}
+
+// More requests at once than the queue can ever hold is ErrTooLarge, not
+// ErrQueueFull (which a retry could cure); Stats reports the queue and its bound.
+func TestBatchLargerThanQueue(t *testing.T) {
+	m := loadModel(t)
+	e := newEngine(t, m, newCache(t, m, "f32", 0), Config{MaxQueue: 2})
+	prompt := m.Tok.Encode("Once", true)
+	reqs := []Request{{Prompt: prompt, MaxTokens: 2}, {Prompt: prompt, MaxTokens: 2}, {Prompt: prompt, MaxTokens: 2}}
+	if _, err := e.SubmitBatch(context.Background(), reqs); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("3 requests with MaxQueue 2: %v, want ErrTooLarge", err)
+	}
+	if st := e.Stats(); st.MaxQueue != 2 || st.Queued != 0 {
+		t.Errorf("Stats: Queued %d, MaxQueue %d; want 0 and 2", st.Queued, st.MaxQueue)
+	}
+	ss, err := e.SubmitBatch(context.Background(), reqs[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ss {
+		if _, err := s.Wait(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -107,6 +107,12 @@ func (e *Engine) newRequest(req Request) (*request, error) {
 		if need > e.blocksTotal {
 			return nil, fmt.Errorf("%w: %d prompt + %d×%d new tokens need at least %d blocks of %d tokens; the cache budget holds %d", ErrTooLarge, len(req.Prompt), n, maxTokens, need, bt, e.blocksTotal)
 		}
+		// Each of the n sequences also holds its full-precision tail (KIVI rings,
+		// sinks) from the same budget.
+		if bytes := int64(need)*e.blockBytes + int64(n)*e.seqTail; e.seqTail > 0 && bytes > e.budget {
+			return nil, fmt.Errorf("%w: %d prompt + %d×%d new tokens need at least %d blocks of %d bytes and %d full-precision tails of %d bytes, %d bytes in all; the cache budget is %d bytes",
+				ErrTooLarge, len(req.Prompt), n, maxTokens, need, e.blockBytes, n, e.seqTail, bytes, e.budget)
+		}
 	}
 	r := &request{req: req, prompt: slices.Clone(req.Prompt), maxTokens: maxTokens}
 	for i := range n {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"net/http"
 
 	"kvq/engine"
 	"kvq/model"
@@ -76,16 +75,17 @@ type genParams struct {
 	jsonObject   bool     // response_format json_object
 }
 
-// decodeBody reads one JSON object from r's body into v, after checking that every
+// decodeBody reads one JSON object from body into v, after checking that every
 // field it holds is one the endpoint accepts.
-func decodeBody(r *http.Request, v any, accept fieldSet) *apiError {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return decodeError(err)
-	}
+func decodeBody(body []byte, v any, accept fieldSet) *apiError {
 	if aerr := checkFields(body, accept); aerr != nil {
 		return aerr
 	}
+	if json.Unmarshal(body, v) == nil {
+		return nil
+	}
+	// Unmarshal's errors do not tell trailing data from a malformed object: decode
+	// again, on this slow path only, to say which.
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
 		if err == io.EOF {

@@ -6,6 +6,7 @@ import (
 
 	"kvq/assets"
 	"kvq/gguf"
+	"kvq/tokenizer"
 )
 
 // KeyChatTemplate is the GGUF metadata key of a model's Jinja chat template.
@@ -88,22 +89,47 @@ type message struct {
 	role, content string
 }
 
+// chatBuilder collects a rendered chat as tokenizer segments: the template's own
+// text, in which control tokens count, and message content, in which they are plain
+// text (a user cannot end a turn or open a system turn by typing "<|im_end|>").
+type chatBuilder struct{ segs []tokenizer.Segment }
+
+func (b *chatBuilder) add(text string, special bool) {
+	if text == "" {
+		return
+	}
+	if n := len(b.segs); n > 0 && b.segs[n-1].Special == special {
+		b.segs[n-1].Text += text
+		return
+	}
+	b.segs = append(b.segs, tokenizer.Segment{Text: text, Special: special})
+}
+
+// tmpl adds template text; content adds what a message says.
+func (b *chatBuilder) tmpl(format string, args ...any) { b.add(fmt.Sprintf(format, args...), true) }
+func (b *chatBuilder) content(text string)             { b.add(text, false) }
+
 // renderChat lays out messages in format f, ending with the opening of the
-// assistant's reply. The text may contain control-token text (e.g. "<|im_end|>")
-// and must be tokenized with EncodeSpecial; BOS is left to the tokenizer.
-func renderChat(f ChatFormat, msgs []message) string {
-	var b strings.Builder
+// assistant's reply, as segments for Tokenizer.EncodeSegments: the template's text may
+// hold control-token text (e.g. "<|im_end|>"), the messages' content is plain text.
+// BOS is left to the tokenizer.
+func renderChat(f ChatFormat, msgs []message) []tokenizer.Segment {
+	var b chatBuilder
 	switch f {
 	case ChatML:
 		for _, m := range msgs {
-			fmt.Fprintf(&b, "<|im_start|>%s\n%s<|im_end|>\n", m.role, m.content)
+			b.tmpl("<|im_start|>%s\n", m.role)
+			b.content(m.content)
+			b.tmpl("<|im_end|>\n")
 		}
-		b.WriteString("<|im_start|>assistant\n")
+		b.tmpl("<|im_start|>assistant\n")
 	case ChatLlama3:
 		for _, m := range msgs {
-			fmt.Fprintf(&b, "<|start_header_id|>%s<|end_header_id|>\n\n%s<|eot_id|>", m.role, strings.TrimSpace(m.content))
+			b.tmpl("<|start_header_id|>%s<|end_header_id|>\n\n", m.role)
+			b.content(strings.TrimSpace(m.content))
+			b.tmpl("<|eot_id|>")
 		}
-		b.WriteString("<|start_header_id|>assistant<|end_header_id|>\n\n")
+		b.tmpl("<|start_header_id|>assistant<|end_header_id|>\n\n")
 	case ChatLlama2:
 		// The system prompt goes inside the first [INST]; each user turn opens an
 		// [INST] block, each assistant turn closes the exchange with </s>.
@@ -114,25 +140,32 @@ func renderChat(f ChatFormat, msgs []message) string {
 			case "system":
 				sys += strings.TrimSpace(m.content)
 			case "assistant":
-				fmt.Fprintf(&b, " %s </s>", strings.TrimSpace(m.content))
+				b.tmpl(" ")
+				b.content(strings.TrimSpace(m.content))
+				b.tmpl(" </s>")
 			default:
 				if !first {
-					b.WriteString("<s>")
+					b.tmpl("<s>")
 				}
 				first = false
-				b.WriteString("[INST] ")
+				b.tmpl("[INST] ")
 				if sys != "" {
-					fmt.Fprintf(&b, "<<SYS>>\n%s\n<</SYS>>\n\n", sys)
+					b.tmpl("<<SYS>>\n")
+					b.content(sys)
+					b.tmpl("\n<</SYS>>\n\n")
 					sys = ""
 				}
-				fmt.Fprintf(&b, "%s [/INST]", strings.TrimSpace(m.content))
+				b.content(strings.TrimSpace(m.content))
+				b.tmpl(" [/INST]")
 			}
 		}
 	default:
 		for _, m := range msgs {
-			fmt.Fprintf(&b, "%s: %s\n", m.role, m.content)
+			b.tmpl("%s: ", m.role)
+			b.content(m.content)
+			b.tmpl("\n")
 		}
-		b.WriteString("assistant:")
+		b.tmpl("assistant:")
 	}
-	return b.String()
+	return b.segs
 }

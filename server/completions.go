@@ -81,11 +81,15 @@ type chatResponse struct {
 const defaultCompletionMaxTokens = 16
 
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
-	s.metrics.request(s.generate(w, r, false))
+	status := s.generate(w, r, false)
+	s.metrics.request(status)
+	setStatus(r, status)
 }
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
-	s.metrics.request(s.generate(w, r, true))
+	status := s.generate(w, r, true)
+	s.metrics.request(status)
+	setStatus(r, status)
 }
 
 // job is one validated request on its way through the engine.
@@ -105,19 +109,26 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) int
 		return s.fail(w, &apiError{status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error",
 			message: fmt.Sprintf("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, s.opts.MaxBodyBytes)})
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
 	e, m, names := s.engine()
 	if e == nil || !s.ready.Load() {
 		return s.fail(w, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", message: "the model is not loaded (the server is starting or shutting down)"})
 	}
+	// The body and what is parsed from it are held, under the parsing gates, until the
+	// request is tokenized.
+	body, release, aerr := s.gates.readBody(w, r, s.opts.MaxBodyBytes, s.opts.ReadBodyTimeout)
 	j := &job{chat: chat, created: time.Now().Unix(), model: names[0]}
-	var aerr *apiError
-	if chat {
-		aerr = s.parseChat(r, m, names, j)
-	} else {
-		aerr = s.parseCompletion(r, m, names, j)
+	if aerr == nil {
+		if chat {
+			aerr = s.parseChat(body, m, names, j)
+		} else {
+			aerr = s.parseCompletion(body, m, names, j)
+		}
 	}
+	release()
 	if aerr != nil {
+		if aerr.status == 499 {
+			return 499 // nobody to answer
+		}
 		logRejection(r, aerr)
 		return s.fail(w, aerr)
 	}
@@ -156,9 +167,23 @@ func (s *Server) limits(m *model.Model) limits {
 	return limits{ctx: m.Ctx, maxN: s.opts.MaxN, vocab: m.Vocab}
 }
 
-func (s *Server) parseCompletion(r *http.Request, m *model.Model, names []string, j *job) *apiError {
+// checkLength rejects, before tokenizing, text that must encode to more tokens than
+// the model's context holds: no token stands for more than Tok.MaxTokenBytes bytes.
+// It bounds what tokenizing may cost by the context rather than by the body.
+func checkLength(m *model.Model, bytes int, param string) *apiError {
+	mt := m.Tok.MaxTokenBytes()
+	if mt <= 0 {
+		return nil
+	}
+	if least := (bytes + mt - 1) / mt; least > m.Ctx-1 {
+		return invalid(param, "the %s is %d bytes, at least %d tokens (no token covers more than %d bytes); the model's context of %d tokens leaves no room to generate", param, bytes, least, mt, m.Ctx)
+	}
+	return nil
+}
+
+func (s *Server) parseCompletion(body []byte, m *model.Model, names []string, j *job) *apiError {
 	var req completionRequest
-	if err := decodeBody(r, &req, completionFields); err != nil {
+	if err := decodeBody(body, &req, completionFields); err != nil {
 		return err
 	}
 	if err := checkModel(req.Model, names); err != nil {
@@ -169,6 +194,11 @@ func (s *Server) parseCompletion(r *http.Request, m *model.Model, names []string
 		return err
 	}
 	echo := req.Echo != nil && *req.Echo
+	for _, pp := range parts {
+		if err := checkLength(m, len(pp.text), "prompt"); err != nil {
+			return err
+		}
+	}
 	for _, pp := range parts {
 		ids, text := pp.ids, pp.text
 		if ids == nil {
@@ -196,9 +226,9 @@ func (s *Server) parseCompletion(r *http.Request, m *model.Model, names []string
 // chatRoles are the message roles accepted, mapped to the role rendered.
 var chatRoles = map[string]string{"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
 
-func (s *Server) parseChat(r *http.Request, m *model.Model, names []string, j *job) *apiError {
+func (s *Server) parseChat(body []byte, m *model.Model, names []string, j *job) *apiError {
 	var req chatRequest
-	if err := decodeBody(r, &req, chatFields); err != nil {
+	if err := decodeBody(body, &req, chatFields); err != nil {
 		return err
 	}
 	if err := checkModel(req.Model, names); err != nil {
@@ -222,7 +252,16 @@ func (s *Server) parseChat(r *http.Request, m *model.Model, names []string, j *j
 		}
 		msgs[i] = message{role: role, content: text}
 	}
-	j.p.prompts = [][]int32{m.Tok.EncodeSpecial(renderChat(s.format, msgs), m.Tok.AddBOS())}
+	segs := renderChat(s.format, msgs)
+	n := 0
+	for _, sg := range segs {
+		n += len(sg.Text)
+	}
+	if err := checkLength(m, n, "messages"); err != nil {
+		return err
+	}
+	// Message content is plain text: control-token text in it stays text.
+	j.p.prompts = [][]int32{m.Tok.EncodeSegments(segs, m.Tok.AddBOS())}
 	maxTokens, param := req.MaxTokens, "max_tokens"
 	if req.MaxCompletionTokens != nil {
 		maxTokens, param = req.MaxCompletionTokens, "max_completion_tokens"
@@ -279,6 +318,18 @@ func submitError(err error, promptParam string) *apiError {
 func (s *Server) run(w http.ResponseWriter, r *http.Request, e *engine.Engine, m *model.Model, j *job, t0 time.Time) int {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	if d := s.opts.RequestTimeout; d > 0 {
+		var tcancel context.CancelFunc
+		ctx, tcancel = context.WithDeadline(ctx, t0.Add(d))
+		defer tcancel()
+	}
+	if st := e.Stats(); len(j.p.prompts) > st.MaxQueue {
+		param := "prompt"
+		if j.chat {
+			param = "messages"
+		}
+		return s.fail(w, invalid(param, "the request holds %d prompts, but at most %d requests may wait in this server's queue (--max-queue): it could never be admitted", len(j.p.prompts), st.MaxQueue))
+	}
 
 	q := &tokenQueue{notify: make(chan struct{}, 1)}
 	n := j.p.n
@@ -354,7 +405,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, e *engine.Engine, m
 		close(allDone)
 	}()
 
-	out := newOutput(w, j, m.Tok)
+	out := newOutput(w, j, m.Tok, s.opts.WriteTimeout)
 	if j.p.stream {
 		out.startStream()
 	}
@@ -414,6 +465,9 @@ loop:
 			return 499
 		}
 		ae := submitError(err, promptParam)
+		if errors.Is(err, context.DeadlineExceeded) {
+			ae = &apiError{status: http.StatusGatewayTimeout, typ: "timeout_error", message: fmt.Sprintf("the request did not finish within the server's request timeout of %v", s.opts.RequestTimeout), err: err}
+		}
 		addLog(r, slog.String("error", err.Error()))
 		if j.p.stream {
 			out.streamError(ae)
@@ -429,19 +483,24 @@ loop:
 		return http.StatusOK
 	}
 	out.whole(u)
+	if out.writeErr != nil {
+		return 499
+	}
 	return http.StatusOK
 }
 
 // output writes a request's answer: SSE chunks as tokens arrive, or one body at
 // the end from the accumulated texts.
 type output struct {
-	w        http.ResponseWriter
-	rc       *http.ResponseController
-	j        *job
-	tok      *tokenizer.Tokenizer
-	texts    []strings.Builder
-	finish   []string
-	writeErr error
+	w  http.ResponseWriter
+	rc *http.ResponseController
+	// writeTimeout bounds each write; 0: none.
+	writeTimeout time.Duration
+	j            *job
+	tok          *tokenizer.Tokenizer
+	texts        []strings.Builder
+	finish       []string
+	writeErr     error
 
 	// With logprobs: per choice, the generated tokens' log-probabilities and the
 	// token before the next one (for its text in context); per prompt, the
@@ -451,9 +510,9 @@ type output struct {
 	promptLP [][]engine.Logprob
 }
 
-func newOutput(w http.ResponseWriter, j *job, tok *tokenizer.Tokenizer) *output {
+func newOutput(w http.ResponseWriter, j *job, tok *tokenizer.Tokenizer, writeTimeout time.Duration) *output {
 	choices := len(j.p.prompts) * j.p.n
-	o := &output{w: w, j: j, tok: tok, texts: make([]strings.Builder, choices), finish: make([]string, choices),
+	o := &output{w: w, rc: http.NewResponseController(w), writeTimeout: writeTimeout, j: j, tok: tok, texts: make([]strings.Builder, choices), finish: make([]string, choices),
 		lps: make([][]engine.Logprob, choices), prev: make([]int32, choices), promptLP: make([][]engine.Logprob, len(j.p.prompts))}
 	for i := range choices {
 		pr := j.p.prompts[i/j.p.n]
@@ -470,8 +529,8 @@ func (o *output) startStream() {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
+	o.deadline()
 	o.w.WriteHeader(http.StatusOK)
-	o.rc = http.NewResponseController(o.w)
 	if o.j.chat {
 		// OpenAI opens every chat choice with a role-only delta.
 		empty := ""
@@ -566,11 +625,20 @@ func (o *output) chunk(v any) {
 		o.writeErr = err
 		return
 	}
+	o.deadline()
 	if _, err := fmt.Fprintf(o.w, "data: %s\n\n", b); err != nil {
 		o.writeErr = err
 		return
 	}
 	o.flush()
+}
+
+// deadline bounds the next write: a client that does not read within writeTimeout
+// makes it fail, which cancels the request.
+func (o *output) deadline() {
+	if o.writeTimeout > 0 {
+		_ = o.rc.SetWriteDeadline(time.Now().Add(o.writeTimeout)) // unsupported by some writers (tests)
+	}
 }
 
 func (o *output) flush() {
@@ -601,6 +669,7 @@ func (o *output) done() {
 	if o.writeErr != nil {
 		return
 	}
+	o.deadline()
 	if _, err := fmt.Fprint(o.w, "data: [DONE]\n\n"); err != nil {
 		o.writeErr = err
 		return
@@ -627,7 +696,8 @@ func (o *output) whole(u usage) {
 			}
 			resp.Choices = append(resp.Choices, c)
 		}
-		writeJSON(o.w, http.StatusOK, resp)
+		o.deadline()
+		o.writeErr = writeJSON(o.w, http.StatusOK, resp)
 		return
 	}
 	resp := completionResponse{ID: o.j.id, Object: "text_completion", Created: o.j.created, Model: o.j.model, Usage: &u}
@@ -635,7 +705,8 @@ func (o *output) whole(u usage) {
 		f := o.finish[i]
 		resp.Choices = append(resp.Choices, completionChoice{Index: i, Text: o.texts[i].String(), Logprobs: o.completionLogprobs(i), FinishReason: &f})
 	}
-	writeJSON(o.w, http.StatusOK, resp)
+	o.deadline()
+	o.writeErr = writeJSON(o.w, http.StatusOK, resp)
 }
 
 // completionLogprobs builds choice i's logprobs object (nil without logprobs):

@@ -68,16 +68,18 @@ func writeError(w http.ResponseWriter, err error) {
 	writeJSON(w, ae.status, ae.body())
 }
 
-// writeJSON answers v as a JSON body with the given status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// writeJSON answers v as a JSON body with the given status and returns the error of
+// writing it (the client's, usually).
+func writeJSON(w http.ResponseWriter, status int, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		http.Error(w, `{"error":{"message":"encoding the response failed","type":"server_error","param":null,"code":null}}`, http.StatusInternalServerError)
-		return
+		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 // decodeError turns a JSON decoding error into a 400 (or 413 for an oversized body)

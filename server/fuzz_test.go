@@ -2,8 +2,6 @@ package server
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"kvq/model"
@@ -33,13 +31,12 @@ func FuzzParseRequest(f *testing.F) {
 	names := []string{"stories260K", "default"}
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, chat := range []bool{false, true} {
-			r := httptest.NewRequest(http.MethodPost, "/v1/completions", strings.NewReader(body))
 			j := &job{chat: chat}
 			var err *apiError
 			if chat {
-				err = s.parseChat(r, m, names, j)
+				err = s.parseChat([]byte(body), m, names, j)
 			} else {
-				err = s.parseCompletion(r, m, names, j)
+				err = s.parseCompletion([]byte(body), m, names, j)
 			}
 			if err != nil {
 				if err.status != http.StatusBadRequest || err.message == "" {

@@ -87,6 +87,38 @@ type Options struct {
 	// AllowedOrigins are the browser origins allowed to call the API (CORS); "*"
 	// allows all; empty sends no CORS headers.
 	AllowedOrigins []string
+
+	// Connection deadlines (0 means the Default of the same name; < 0 none):
+	// ReadHeaderTimeout bounds reading a request's headers, ReadBodyTimeout its body,
+	// WriteTimeout each write of a response (one streamed event, or a whole body: a
+	// client that stops reading is dropped and its request's cache blocks freed), and
+	// IdleTimeout a kept-alive connection between requests.
+	ReadHeaderTimeout, ReadBodyTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxConns caps the open connections of Serve (0: DefaultMaxConns); a connection
+	// beyond it is answered 503 and closed at once.
+	MaxConns int
+	// MaxParsing is the most request bodies larger than 64 KiB decoded and tokenized
+	// at once (0: half the CPUs, at least 1); more wait their turn.
+	MaxParsing int
+	// RequestTimeout, if > 0, bounds a completion request's life from its arrival: one
+	// still queued or generating then is cancelled, its blocks freed, and answered
+	// 504 (or a final SSE error event).
+	RequestTimeout time.Duration
+	// AllowedHosts lists the Host names accepted besides addresses, localhost and this
+	// machine's name ("*": any); see checkHost. Without an API key, requests naming
+	// another host get 421, against DNS rebinding.
+	AllowedHosts []string
+}
+
+// orDefault is d when v is 0, and 0 (no deadline) when v < 0.
+func orDefault(v, d time.Duration) time.Duration {
+	switch {
+	case v == 0:
+		return d
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 // Server serves one model through one engine.
@@ -96,6 +128,7 @@ type Server struct {
 	log     *slog.Logger
 	metrics *metrics
 	mux     *http.ServeMux
+	gates   *gates
 
 	mu       sync.Mutex
 	m        *model.Model
@@ -116,11 +149,19 @@ func New(opts Options) *Server {
 	if opts.MaxN <= 0 {
 		opts.MaxN = DefaultMaxN
 	}
+	opts.ReadHeaderTimeout = orDefault(opts.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	opts.ReadBodyTimeout = orDefault(opts.ReadBodyTimeout, DefaultReadBodyTimeout)
+	opts.WriteTimeout = orDefault(opts.WriteTimeout, DefaultWriteTimeout)
+	opts.IdleTimeout = orDefault(opts.IdleTimeout, DefaultIdleTimeout)
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, format: DetectChatFormat(opts.ChatTemplate), log: log, metrics: newMetrics(), mux: http.NewServeMux()}
+	s := &Server{opts: opts, format: DetectChatFormat(opts.ChatTemplate), log: log, metrics: newMetrics(), mux: http.NewServeMux(),
+		gates: newGates(opts.MaxBodyBytes, opts.MaxParsing)}
 	s.mux.HandleFunc("POST /v1/completions", s.auth(s.handleCompletions))
 	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.handleChat))
 	s.mux.HandleFunc("GET /v1/models", s.auth(s.handleModels))
@@ -179,12 +220,17 @@ func (s *Server) Start(m *model.Model, c kv.Cache, cfg engine.Config) error {
 	return nil
 }
 
-// Handler is the server's HTTP handler, with request logging.
-func (s *Server) Handler() http.Handler { return s.logRequests(s.cors(s.jsonNotFound(s.mux))) }
+// Handler is the server's HTTP handler, with request logging and the Host check.
+func (s *Server) Handler() http.Handler {
+	return s.logRequests(s.checkHost(s.cors(s.jsonNotFound(s.mux))))
+}
 
-// Serve accepts connections on ln until Shutdown; it returns nil after Shutdown.
+// Serve accepts connections on ln until Shutdown, at most Options.MaxConns at once,
+// with the Options' deadlines; it returns nil after Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: s.opts.ReadHeaderTimeout, IdleTimeout: s.opts.IdleTimeout,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	ln = newLimitListener(ln, s.opts.MaxConns)
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -244,14 +290,16 @@ func (s *Server) engine() (*engine.Engine, *model.Model, []string) {
 	return s.eng, s.m, s.names
 }
 
-// auth requires the API key, when one is set, as a bearer token.
+// auth requires the API key, when one is set, as a bearer token (the scheme's case
+// does not matter, as RFC 9110 says).
 func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	if s.opts.APIKey == "" {
 		return h
 	}
 	want := []byte(s.opts.APIKey)
 	return func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		scheme, got, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+		ok = ok && strings.EqualFold(scheme, "Bearer")
 		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
 			if isCompletion(r) {
 				s.metrics.request(http.StatusUnauthorized)
@@ -268,10 +316,21 @@ func isCompletion(r *http.Request) bool {
 	return r.Method == http.MethodPost && (r.URL.Path == "/v1/completions" || r.URL.Path == "/v1/chat/completions")
 }
 
+// handleHealth answers readiness: 200 {"status":"ok"} while requests are accepted,
+// 503 {"status":"unavailable"} before Start and while shutting down, and 503
+// {"status":"overloaded"} while the engine's queue is full (a new request would get
+// 429), so that a load balancer sends work elsewhere.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	if !s.ready.Load() {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
 		return
+	}
+	if e, _, _ := s.engine(); e != nil {
+		if st := e.Stats(); st.Queued >= st.MaxQueue {
+			w.Header().Set("Retry-After", "1")
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "overloaded", "queued": st.Queued, "max_queue": st.MaxQueue})
+			return
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
@@ -348,7 +407,18 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // logKey carries a request's log attributes from its handler to the logger.
 type logKey struct{}
 
-type logAttrs struct{ attrs []slog.Attr }
+type logAttrs struct {
+	attrs  []slog.Attr
+	status int // the request's outcome when it differs from the status sent (499)
+}
+
+// setStatus records the outcome of a request whose status line was already sent: a
+// stream whose client stopped reading is logged as 499, as the metrics count it.
+func setStatus(r *http.Request, status int) {
+	if la, ok := r.Context().Value(logKey{}).(*logAttrs); ok {
+		la.status = status
+	}
+}
 
 func addLog(r *http.Request, attrs ...slog.Attr) {
 	if la, ok := r.Context().Value(logKey{}).(*logAttrs); ok {
@@ -363,12 +433,16 @@ func (s *Server) logRequests(h http.Handler) http.Handler {
 		la := &logAttrs{}
 		r = r.WithContext(context.WithValue(r.Context(), logKey{}, la))
 		h.ServeHTTP(sw, r)
+		status := sw.status
+		if la.status != 0 {
+			status = la.status
+		}
 		attrs := append([]slog.Attr{
-			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", sw.status),
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
 			slog.Int64("bytes", sw.bytes), slog.Duration("duration", time.Since(t0)), slog.String("remote", r.RemoteAddr),
 		}, la.attrs...)
 		level := slog.LevelInfo
-		if sw.status >= 500 {
+		if status >= 500 {
 			level = slog.LevelWarn
 		}
 		s.log.LogAttrs(r.Context(), level, "request", attrs...)

@@ -37,9 +37,17 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", message: "the model is not loaded"})
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+	// Tokenizing a large body is parsing work: it runs under the parsing gates.
+	body, release, aerr := s.gates.readBody(w, r, s.opts.MaxBodyBytes, s.opts.ReadBodyTimeout)
+	defer release()
+	if aerr != nil {
+		if aerr.status != 499 {
+			s.reject(w, r, aerr)
+		}
+		return
+	}
 	var req tokenizeRequest
-	if aerr := decodeBody(r, &req, tokenizeFields); aerr != nil {
+	if aerr := decodeBody(body, &req, tokenizeFields); aerr != nil {
 		s.reject(w, r, aerr)
 		return
 	}
@@ -103,9 +111,17 @@ func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", message: "the model is not loaded"})
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+	// Tokenizing a large body is parsing work: it runs under the parsing gates.
+	body, release, aerr := s.gates.readBody(w, r, s.opts.MaxBodyBytes, s.opts.ReadBodyTimeout)
+	defer release()
+	if aerr != nil {
+		if aerr.status != 499 {
+			s.reject(w, r, aerr)
+		}
+		return
+	}
 	var req detokenizeRequest
-	if aerr := decodeBody(r, &req, detokenizeFields); aerr != nil {
+	if aerr := decodeBody(body, &req, detokenizeFields); aerr != nil {
 		s.reject(w, r, aerr)
 		return
 	}

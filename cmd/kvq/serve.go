@@ -45,6 +45,13 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGINT/SIGTERM, how long requests in flight may run before they are cancelled")
 	logJSON := fs.Bool("log-json", false, "write request logs as JSON instead of text")
 	tf := addThreadsFlag(fs)
+	readHeaderTimeout := fs.Duration("read-header-timeout", server.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers (0: no limit)")
+	readTimeout := fs.Duration("read-timeout", server.DefaultReadBodyTimeout, "how long a client may take to send a request's body; a stalled upload gets 408 (0: no limit)")
+	writeTimeout := fs.Duration("write-timeout", server.DefaultWriteTimeout, "how long one write of a response may wait for the client to read; a client that stops reading is dropped and its request cancelled (0: no limit)")
+	idleTimeout := fs.Duration("idle-timeout", server.DefaultIdleTimeout, "how long a kept-alive connection may sit idle between requests (0: no limit)")
+	maxConns := fs.Int("max-conns", server.DefaultMaxConns, "maximum open connections; more are answered 503 and closed")
+	requestTimeout := fs.Duration("request-timeout", 0, "cancel a completion request still queued or generating after this long, answering 504 (0: no limit)")
+	allowedHosts := fs.String("allowed-hosts", "", "comma-separated host names accepted in the Host header besides addresses, localhost and this machine's name (\"*\": any); without an API key other names get 421, against DNS rebinding")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -61,6 +68,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return usagef(fs, "--max-running must be in [1, --max-batch-tokens = %d], got %d", *maxBatch, *maxRunning)
 	case *maxQueue < 1:
 		return usagef(fs, "--max-queue must be ≥ 1, got %d", *maxQueue)
+	case *readHeaderTimeout < 0 || *readTimeout < 0 || *writeTimeout < 0 || *idleTimeout < 0 || *requestTimeout < 0:
+		return usagef(fs, "--read-header-timeout, --read-timeout, --write-timeout, --idle-timeout and --request-timeout must be ≥ 0")
+	case *maxConns < 1:
+		return usagef(fs, "--max-conns must be ≥ 1, got %d", *maxConns)
 	case *shutdownTimeout < 0:
 		return usagef(fs, "--shutdown-timeout must be ≥ 0, got %v", *shutdownTimeout)
 	case *blockTokens < 0 || *blockTokens > kv.MaxBlockTokens:
@@ -93,18 +104,35 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if modelName == "" && mf.path != "" {
 		modelName = strings.TrimSuffix(filepath.Base(mf.path), filepath.Ext(mf.path))
 	}
+	noLimit := func(d time.Duration) time.Duration { // the flags' 0 is Options' < 0
+		if d == 0 {
+			return -1
+		}
+		return d
+	}
+	var hosts []string
+	for h := range strings.SplitSeq(*allowedHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			hosts = append(hosts, h)
+		}
+	}
 	var allowed []string
 	for _, o := range strings.Split(*origins, ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			allowed = append(allowed, o)
 		}
 	}
-	srv := server.New(server.Options{ModelName: modelName, APIKey: *apiKey, ChatTemplate: template, Logger: log, AllowedOrigins: allowed})
+	srv := server.New(server.Options{ModelName: modelName, APIKey: *apiKey, ChatTemplate: template, Logger: log, AllowedOrigins: allowed,
+		ReadHeaderTimeout: noLimit(*readHeaderTimeout), ReadBodyTimeout: noLimit(*readTimeout), WriteTimeout: noLimit(*writeTimeout),
+		IdleTimeout: noLimit(*idleTimeout), MaxConns: *maxConns, RequestTimeout: *requestTimeout, AllowedHosts: hosts})
 
 	// Listen first, so that /health answers 503 while the model loads.
 	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
 	if err != nil {
 		return fmt.Errorf("listening: %w", err)
+	}
+	if *apiKey == "" && !loopback(ln.Addr()) {
+		log.Warn("listening beyond loopback without an API key: anyone who can reach this address can use the model; set --api-key or $KVQ_API_KEY", "addr", ln.Addr().String())
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -189,4 +217,11 @@ func budgetText(b int64) string {
 		return "unlimited"
 	}
 	return fmtBytes(b)
+}
+
+// loopback reports whether a listener's address is a loopback address (not every
+// interface, nor an outside one).
+func loopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
 }

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -77,6 +78,9 @@ func TestServe(t *testing.T) {
 	if len(res.Choices) != 1 || strings.TrimSpace(res.Choices[0].Text) == "" || res.Usage.CompletionTokens < 1 {
 		t.Fatalf("completion %s", body)
 	}
+	if strings.Contains(logs.String(), "without an API key") {
+		t.Errorf("warned about the API key on loopback: %s", logs.String())
+	}
 	if !strings.Contains(logs.String(), "block_tokens=16") {
 		t.Errorf("start log does not report block_tokens=16: %s", logs.String())
 	}
@@ -108,6 +112,8 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--block-tokens", "-3"}, "--block-tokens"},
 		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--cache", "q5"}, "--cache"},
 		{[]string{"serve", "--kv-budget", "lots"}, "lots"},
+		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--max-conns", "0"}, "--max-conns"},
+		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--write-timeout", "-1s"}, "--write-timeout"},
 	} {
 		code, _, errOut := run(t, tc.args...)
 		if code == 0 || !strings.Contains(errOut, tc.want) {
@@ -130,6 +136,18 @@ func TestDefaultKVBudget(t *testing.T) {
 		got, note := defaultKVBudget(tc.avail)
 		if got != tc.want || !strings.Contains(note, tc.note) {
 			t.Errorf("defaultKVBudget(%d) = %d, %q; want %d, a note with %q", tc.avail, got, note, tc.want, tc.note)
+		}
+	}
+}
+
+// The warning about a missing API key is for addresses beyond loopback.
+func TestLoopback(t *testing.T) {
+	for _, tc := range []struct {
+		ip   string
+		want bool
+	}{{"127.0.0.1", true}, {"::1", true}, {"0.0.0.0", false}, {"::", false}, {"192.168.1.5", false}} {
+		if got := loopback(&net.TCPAddr{IP: net.ParseIP(tc.ip)}); got != tc.want {
+			t.Errorf("loopback(%s) = %v, want %v", tc.ip, got, tc.want)
 		}
 	}
 }
