@@ -60,6 +60,19 @@ type Request struct {
 	// first (Result.PromptLogprobs, with TopLogprobs alternatives each). The whole
 	// prompt is then computed, without prefix-cache reuse.
 	PromptLogprobs bool
+	// Constraint, if not nil, is called once per choice for the constraint its
+	// tokens must satisfy (e.g. grammar.JSONObject). Log-probabilities stay the
+	// model's own, before the constraint.
+	Constraint func() Constraint
+}
+
+// Constraint restricts which tokens a choice may sample next.
+type Constraint interface {
+	// Mask sets to −Inf the logits of the tokens that may not come next, given that
+	// at most remaining tokens (this one included) can still be generated.
+	Mask(logits []float32, remaining int)
+	// Accept advances the constraint past the sampled token.
+	Accept(token int32)
 }
 
 // Event is one generated token of one choice, as streamed.

@@ -48,6 +48,8 @@ type choice struct {
 	hist    []int32 // prompt followed by the generated tokens
 	nGen    int
 	sampler *model.Sampler
+	con     Constraint // nil: unconstrained
+	masked  []float32  // logits after con's mask
 	dec     *tokenizer.StreamDecoder
 	stop    stopper
 	finish  string
@@ -122,6 +124,7 @@ func (e *Engine) newRequest(req Request) (*request, error) {
 			idx:     i,
 			hist:    slices.Clone(r.prompt),
 			sampler: model.NewSampler(sc),
+			con:     newConstraint(req.Constraint),
 			dec:     e.m.Tok.NewStreamDecoder(),
 			stop:    stopper{stops: req.Stop},
 		}
@@ -594,7 +597,16 @@ func (e *Engine) evict() {
 
 // sample draws c's next token from logits and applies the stop conditions.
 func (e *Engine) sample(r *request, c *choice, logits []float32) {
-	t := c.sampler.Sample(logits, c.hist)
+	l := logits
+	if c.con != nil {
+		c.masked = append(c.masked[:0], logits...)
+		c.con.Mask(c.masked, r.maxTokens-c.nGen)
+		l = c.masked
+	}
+	t := c.sampler.Sample(l, c.hist)
+	if c.con != nil {
+		c.con.Accept(t)
+	}
 	now := time.Now()
 	c.hist = append(c.hist, t)
 	c.nGen++
@@ -744,4 +756,11 @@ func (e *Engine) publish(info *StepInfo) {
 		x.s.finish(x.res, x.err)
 	}
 	e.ending = e.ending[:0]
+}
+
+func newConstraint(f func() Constraint) Constraint {
+	if f == nil {
+		return nil
+	}
+	return f()
 }

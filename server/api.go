@@ -10,6 +10,7 @@ import (
 
 	"kvq/engine"
 	"kvq/model"
+	"kvq/tokenizer"
 )
 
 // Request bodies. Optional fields are pointers so that absent and null differ from
@@ -73,6 +74,7 @@ type genParams struct {
 	topLogprobs  int      // alternatives per token
 	echo         []string // completions with echo: each prompt's text, put before its choices' text
 	jsonObject   bool     // response_format json_object
+	constraint   func() engine.Constraint
 }
 
 // decodeBody reads one JSON object from body into v, after checking that every
@@ -107,6 +109,7 @@ type limits struct {
 	ctx   int // model context, tokens
 	maxN  int // largest n accepted
 	vocab int // tokens in the vocabulary
+	tok   *tokenizer.Tokenizer
 }
 
 // common validates the shared fields; the prompts must already be set in p.
@@ -219,6 +222,12 @@ func (c *commonRequest) options(p *genParams, lim limits) *apiError {
 	}
 	if p.jsonObject && len(p.stop) > 0 {
 		return invalid("stop", "stop strings could cut a json_object response short of valid JSON; they cannot be combined")
+	}
+	if p.jsonObject {
+		var err error
+		if p.constraint, err = jsonConstraint(lim.tok); err != nil {
+			return invalid("response_format", "json_object is not available with this model's vocabulary: %v", err)
+		}
 	}
 	return nil
 }

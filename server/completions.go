@@ -164,7 +164,7 @@ func checkModel(name *string, names []string) *apiError {
 }
 
 func (s *Server) limits(m *model.Model) limits {
-	return limits{ctx: m.Ctx, maxN: s.opts.MaxN, vocab: m.Vocab}
+	return limits{ctx: m.Ctx, maxN: s.opts.MaxN, vocab: m.Vocab, tok: m.Tok}
 }
 
 // checkLength rejects, before tokenizing, text that must encode to more tokens than
@@ -377,6 +377,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, e *engine.Engine, m
 			Logprobs:       j.p.logprobs,
 			TopLogprobs:    j.p.topLogprobs,
 			PromptLogprobs: j.p.logprobs && len(j.p.echo) > 0,
+			Constraint:     j.p.constraint,
 		})
 		if err != nil {
 			cancel() // ends the prompts already submitted

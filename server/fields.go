@@ -123,7 +123,7 @@ func responseFormat(raw json.RawMessage) (jsonObject bool, aerr *apiError) {
 	case "text":
 		return false, nil
 	case "json_object":
-		return false, invalid("response_format", "response_format json_object is not supported yet")
+		return true, nil
 	case "json_schema":
 		return false, invalid("response_format", "response_format json_schema is not supported; json_object is")
 	}

@@ -25,8 +25,9 @@
 // stop (a string or up to 4), n, stream and stream_options.include_usage;
 // presence_penalty, frequency_penalty, logit_bias, top_k and min_p; logprobs (on
 // completions the number of alternatives, with echo the prompt's tokens first; on
-// chat a boolean with top_logprobs), the model's own log-softmax; user (accepted, no
-// effect). Every other field, and tools or response_format json_schema, is refused
+// chat a boolean with top_logprobs), the model's own log-softmax; response_format
+// text or json_object (sampling constrained by grammar.JSONObject: the answer always
+// parses as one JSON object); user (accepted, no effect). Every other field, and tools or response_format json_schema, is refused
 // with 400 naming it (fields.go): a request is never served with a field ignored.
 // usage.completion_tokens counts every sampled token, a final EOS included.
 //
