@@ -13,6 +13,13 @@
 // Grow once per sequence in the batch, then, layer by layer, Append and Attend for each
 // sequence. A Cache is safe for use by one forward step at a time; Sequences methods
 // may be called between steps from any goroutine.
+//
+// For an engine that embeds the cache, Store adds: ReadKey and ReadValue (one row of
+// a sequence, layer, position and head, dequantized exactly as attention reads it),
+// ReadBlock and Layout (a block's bytes and what they hold), GrowWithoutTokens (rows
+// without token ids, which the prefix cache never shares), and a NaN/Inf policy:
+// Append refuses such rows with ErrNonFinite before writing anything. Calibrator
+// computes per-layer FP8 scales (spec parameter s) from a calibration run.
 package kv
 
 import "errors"

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"net/http"
@@ -237,6 +238,71 @@ func TestSamplingOptions(t *testing.T) {
 		decode(t, resp, &out)
 		if out.Choices[0].Text != full {
 			t.Errorf("%s at temperature 1: %q, want greedy %q", opt, out.Choices[0].Text, full)
+		}
+	}
+}
+
+// Streamed, every token's chunk carries its log-probability (completions and chat),
+// the same values as the whole answer.
+func TestStreamLogprobs(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	whole := func(path, body string) []float64 {
+		resp := e.post(t, path, body)
+		var out struct {
+			Choices []struct {
+				Logprobs struct {
+					TokenLogprobs []float64 `json:"token_logprobs"`
+					Content       []struct {
+						Logprob float64 `json:"logprob"`
+					} `json:"content"`
+				} `json:"logprobs"`
+			} `json:"choices"`
+		}
+		decode(t, resp, &out)
+		lp := out.Choices[0].Logprobs.TokenLogprobs
+		for _, c := range out.Choices[0].Logprobs.Content {
+			lp = append(lp, c.Logprob)
+		}
+		return lp
+	}
+	streamed := func(path, body string) []float64 {
+		resp := e.post(t, path, strings.TrimSuffix(body, "}")+`,"stream":true}`)
+		payloads, _ := sseEvents(t, resp.Body)
+		resp.Body.Close()
+		var lp []float64
+		for _, p := range payloads {
+			var c struct {
+				Choices []struct {
+					Logprobs *struct {
+						TokenLogprobs []float64 `json:"token_logprobs"`
+						Content       []struct {
+							Logprob float64 `json:"logprob"`
+						} `json:"content"`
+					} `json:"logprobs"`
+				} `json:"choices"`
+			}
+			if err := json.Unmarshal([]byte(p), &c); err != nil {
+				t.Fatal(err)
+			}
+			for _, ch := range c.Choices {
+				if ch.Logprobs == nil {
+					continue
+				}
+				lp = append(lp, ch.Logprobs.TokenLogprobs...)
+				for _, x := range ch.Logprobs.Content {
+					lp = append(lp, x.Logprob)
+				}
+			}
+		}
+		return lp
+	}
+	for _, c := range []struct{ path, body string }{
+		{"/v1/completions", `{"prompt":"Once upon a time","max_tokens":10,"temperature":0,"logprobs":2}`},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"}],"max_tokens":10,"temperature":0,"logprobs":true,"top_logprobs":1}`},
+	} {
+		w, s := whole(c.path, c.body), streamed(c.path, c.body)
+		if len(w) != 10 || !slices.Equal(w, s) {
+			t.Errorf("%s: whole %v, streamed %v", c.path, w, s)
 		}
 	}
 }
