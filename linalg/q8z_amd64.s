@@ -145,19 +145,111 @@ zdone:
 // For the Q8_0 rows at w+r·rowBytes, r < rows (a multiple of 4), in 4-row tiles: the
 // block scales widened to float32 and −128·Σ_j code_j of every block, at index
 // (tile·nb + b)·4 + i of dw and corr for row i of the tile's block b (q8TokensZ's
-// tables). Σ(code+128) comes from VPSADBW of the codes XOR 0x80.
+// tables). Eight rows (two tiles) at a time as in q8RowsZ: Σ(code+128) of each row by
+// VPDPBUSD against bytes of 1 and one transposing reduction, the scales gathered by
+// scalar loads; a last lone tile a row at a time (VPSADBW).
 TEXT ·q8PrepZ(SB), NOSPLIT, $0-48
 	MOVQ         dw+0(FP), AX
-	MOVQ         corr+8(FP), BX
+	MOVQ         corr+8(FP), R15
 	MOVQ         w+16(FP), SI
 	MOVQ         rowBytes+24(FP), DX
 	MOVQ         rows+32(FP), R11
+	LEAQ         (DX)(DX*2), R8
 	MOVL         $0x80808080, R9
-	VMOVD        R9, X15
-	VPBROADCASTD X15, Y15
-	VPXOR        Y14, Y14, Y14
+	VPBROADCASTD R9, Z17
+	MOVL         $0x01010101, R9
+	VPBROADCASTD R9, Z16
+	MOVL         $4096, R9
+	VPBROADCASTD R9, Y12
+	MOVQ         nb+40(FP), R12
+	SHLQ         $4, R12          // bytes of one tile's table
+
+pgroup:
+	CMPQ R11, $8
+	JL   ptile
+	MOVQ SI, DI
+	LEAQ (SI)(DX*4), BX
+	MOVQ nb+40(FP), CX
+
+pblock8:
+	VMOVDQU      2(DI), Y0
+	VINSERTI64X4 $1, 2(BX), Z0, Z0
+	VMOVDQU      2(DI)(DX*1), Y1
+	VINSERTI64X4 $1, 2(BX)(DX*1), Z1, Z1
+	VMOVDQU      2(DI)(DX*2), Y2
+	VINSERTI64X4 $1, 2(BX)(DX*2), Z2, Z2
+	VMOVDQU      2(DI)(R8*1), Y3
+	VINSERTI64X4 $1, 2(BX)(R8*1), Z3, Z3
+	VPXORD       Z17, Z0, Z0
+	VPXORD       Z17, Z1, Z1
+	VPXORD       Z17, Z2, Z2
+	VPXORD       Z17, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPDPBUSD     Z16, Z0, Z4
+	VPDPBUSD     Z16, Z1, Z5
+	VPDPBUSD     Z16, Z2, Z6
+	VPDPBUSD     Z16, Z3, Z7
+	VPUNPCKLDQ   Z5, Z4, Z8
+	VPUNPCKHDQ   Z5, Z4, Z9
+	VPADDD       Z9, Z8, Z8
+	VPUNPCKLDQ   Z7, Z6, Z10
+	VPUNPCKHDQ   Z7, Z6, Z11
+	VPADDD       Z11, Z10, Z10
+	VPUNPCKLQDQ  Z10, Z8, Z9
+	VPUNPCKHQDQ  Z10, Z8, Z11
+	VPADDD       Z11, Z9, Z9
+	VSHUFI32X4   $0xD8, Z9, Z9, Z9
+	VEXTRACTI64X4 $1, Z9, Y10
+	VPADDD       Y10, Y9, Y9
+	VPSUBD       Y9, Y12, Y9
+	VPSLLD       $7, Y9, Y9
+	VMOVDQU      X9, (R15)
+	VEXTRACTI128 $1, Y9, (R15)(R12*1)
+
+	MOVWQZX   (DI), R9
+	MOVWQZX   (DI)(DX*1), R10
+	SHLQ      $16, R10
+	ORQ       R10, R9
+	MOVWQZX   (DI)(DX*2), R10
+	SHLQ      $32, R10
+	ORQ       R10, R9
+	MOVWQZX   (DI)(R8*1), R10
+	SHLQ      $48, R10
+	ORQ       R10, R9
+	VMOVQ     R9, X13
+	MOVWQZX   (BX), R9
+	MOVWQZX   (BX)(DX*1), R10
+	SHLQ      $16, R10
+	ORQ       R10, R9
+	MOVWQZX   (BX)(DX*2), R10
+	SHLQ      $32, R10
+	ORQ       R10, R9
+	MOVWQZX   (BX)(R8*1), R10
+	SHLQ      $48, R10
+	ORQ       R10, R9
+	VPINSRQ   $1, R9, X13, X13
+	VCVTPH2PS X13, Y13
+	VMOVUPS   X13, (AX)
+	VEXTRACTF128 $1, Y13, (AX)(R12*1)
+
+	ADDQ $34, DI
+	ADDQ $34, BX
+	ADDQ $16, AX
+	ADDQ $16, R15
+	DECQ CX
+	JNE  pblock8
+
+	ADDQ R12, AX
+	ADDQ R12, R15
+	LEAQ (SI)(DX*8), SI
+	SUBQ $8, R11
+	JMP  pgroup
 
 ptile:
+	VPXOR Y14, Y14, Y14
 	TESTQ R11, R11
 	JE    pdone
 	MOVQ  SI, DI
@@ -165,11 +257,11 @@ ptile:
 
 pblock:
 	MOVQ DI, R10
-	MOVQ $4, R12
+	MOVQ $4, R13
 
 prow:
 	VMOVDQU      2(R10), Y0
-	VPXOR        Y15, Y0, Y0
+	VPXORD       Y17, Y0, Y0
 	VPSADBW      Y14, Y0, Y0
 	VEXTRACTI128 $1, Y0, X1
 	VPADDQ       X1, X0, X0
@@ -179,42 +271,42 @@ prow:
 	NEGL         R9
 	ADDL         $4096, R9
 	SHLL         $7, R9
-	MOVL         R9, (BX)
+	MOVL         R9, (R15)
 	MOVWQZX      (R10), R9
 	VMOVD        R9, X2
 	VCVTPH2PS    X2, X2
 	VMOVSS       X2, (AX)
 	ADDQ         $4, AX
-	ADDQ         $4, BX
+	ADDQ         $4, R15
 	ADDQ         DX, R10
-	DECQ         R12
+	DECQ         R13
 	JNE          prow
 
 	ADDQ $34, DI
 	DECQ CX
 	JNE  pblock
 
-	LEAQ (SI)(DX*4), SI
-	SUBQ $4, R11
-	JMP  ptile
-
 pdone:
 	VZEROUPPER
 	RET
 
 // TOK2(k): dword k of the block against two 16-token groups: the groups' codes (+128)
-// in Z16, Z17; each of the 4 rows' dword broadcast from memory (signed).
+// in Z16, Z17; each of the 4 rows' dword (signed) broadcast into Z21..Z24 once for both.
 #define TOK2(k) \
-	VMOVDQU32     (64*k)(DI), Z16 \
-	VMOVDQU32     (64*k)(DI)(R9*1), Z17 \
-	VPDPBUSD.BCST (2+4*k)(SI), Z16, Z0 \
-	VPDPBUSD.BCST (2+4*k)(SI), Z17, Z1 \
-	VPDPBUSD.BCST (2+4*k)(SI)(DX*1), Z16, Z2 \
-	VPDPBUSD.BCST (2+4*k)(SI)(DX*1), Z17, Z3 \
-	VPDPBUSD.BCST (2+4*k)(SI)(DX*2), Z16, Z4 \
-	VPDPBUSD.BCST (2+4*k)(SI)(DX*2), Z17, Z5 \
-	VPDPBUSD.BCST (2+4*k)(SI)(R8*1), Z16, Z6 \
-	VPDPBUSD.BCST (2+4*k)(SI)(R8*1), Z17, Z7
+	VMOVDQU32    (64*k)(DI), Z16 \
+	VMOVDQU32    (64*k)(DI)(R9*1), Z17 \
+	VPBROADCASTD (2+4*k)(SI), Z21 \
+	VPBROADCASTD (2+4*k)(SI)(DX*1), Z22 \
+	VPBROADCASTD (2+4*k)(SI)(DX*2), Z23 \
+	VPBROADCASTD (2+4*k)(SI)(R8*1), Z24 \
+	VPDPBUSD     Z21, Z16, Z0 \
+	VPDPBUSD     Z21, Z17, Z1 \
+	VPDPBUSD     Z22, Z16, Z2 \
+	VPDPBUSD     Z22, Z17, Z3 \
+	VPDPBUSD     Z23, Z16, Z4 \
+	VPDPBUSD     Z23, Z17, Z5 \
+	VPDPBUSD     Z24, Z16, Z6 \
+	VPDPBUSD     Z24, Z17, Z7
 
 // TOK1(k): TOK2 for one group.
 #define TOK1(k) \
