@@ -4,8 +4,7 @@ import "kvq/internal/cpufeat"
 
 // detectSIMD returns, on CPUs with AVX2 and FMA, the scalar set with the assembly
 // kernels in place ("avx2-asm"): F32 dots, SiLU and the quantization of activations;
-// with F16C as well the F16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K products and the tile
-// kernels. Every AVX2 CPU made has F16C; without it the other kernels stay scalar. With
+// with F16C as well the F16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K products. Every AVX2 CPU made has F16C; without it the other kernels stay scalar. With
 // AVX-512 VNNI as well ("avx512-vnni"), Q8_0 products take the exact kernels of
 // q8z_amd64.s, for one token and for many.
 
@@ -19,13 +18,11 @@ func detectSIMD() *kernelSet {
 	if cpufeat.F16C {
 		k.dotF16, k.widenF16 = dotF16F16C, widenF16F16C
 		k.dotQ8, k.dotQ8Rows, k.dotQ8Prefetches = dotQ8F16C, dotQ8RowsF16C, true
-		k.dotQ8x4N = dotQ8x4NF16C
 		k.dotQ4K, k.dotQ4KRows, k.dotQ4KRows2 = dotQ4KAsm, dotQ4KRowsAsm, dotQ4KRows2Asm
 		k.dotQ6K, k.dotQ6KRows, k.dotQ6KRows2 = dotQ6KAsm, dotQ6KRowsAsm, dotQ6KRows2Asm
 		k.dotQ4, k.dotQ4Rows, k.dotQ4Rows2 = dotQ4Asm, dotQ4RowsAsm, dotQ4Rows2Asm
 		k.dotQ5, k.dotQ5Rows, k.dotQ5Rows2 = dotQ5Asm, dotQ5RowsAsm, dotQ5Rows2Asm
 		k.kRows = asmKRows()
-		setTileKernels(&k)
 	}
 	// The scalar set's exact Q8_0 kernels are slower than these; only the VNNI set
 	// below has fast ones.

@@ -214,34 +214,6 @@ TEXT ·q5DotRows(SB), NOSPLIT, $0-56
 	VZEROUPPER
 	RET
 
-// func q5Widen(dst *int16, w *byte, nb int)
-// The 32·nb codes of the Q5_0 row at w, less 16, as int16 (widenQ5Scalar's codes).
-TEXT ·q5Widen(SB), NOSPLIT, $0-24
-	MOVQ         dst+0(FP), DI
-	MOVQ         w+8(FP), SI
-	MOVQ         nb+16(FP), CX
-	BYTES32(0x0f, X14, Y14)
-	BYTES32(0x10, X13, Y13)
-	Q5CONSTS
-
-q5wloop:
-	TESTQ        CX, CX
-	JE           q5wdone
-	Q5CODES(0)
-	VPMOVSXBW    X1, Y2
-	VEXTRACTI128 $1, Y1, X1
-	VPMOVSXBW    X1, Y1
-	VMOVDQU      Y2, (DI)
-	VMOVDQU      Y1, 32(DI)
-	ADDQ         $22, SI
-	ADDQ         $64, DI
-	DECQ         CX
-	JMP          q5wloop
-
-q5wdone:
-	VZEROUPPER
-	RET
-
 // func q4Dot2Rows(out *float32, ldo int, w *byte, rows int, xq *int8, xd *float32, units int)
 // q4DotRows for two tokens over rows stored one after the other (rowBytes = 18·units),
 // each token's sum bit for bit q4DotRows's: token 0's activations at xq and xd, token

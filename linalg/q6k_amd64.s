@@ -171,51 +171,6 @@ sb:
 	VZEROUPPER
 	RET
 
-// Q6KWBLK writes the 32 values of block c (codes in Y4, 0..63) as int16 sc·(code − 32)
-// to o(DI): the first 16 with the scale at s(SP), the last 16 with the one at s+2(SP)
-// (VPMULLW: |sc·(code − 32)| ≤ 128·32). Y12: bytes 32; Y5, Y6 scratch.
-#define Q6KWBLK(o, s) \
-	VPSUBB       Y12, Y4, Y4 \
-	VPMOVSXBW    X4, Y5 \
-	VPBROADCASTW s(SP), Y6 \
-	VPMULLW      Y6, Y5, Y5 \
-	VMOVDQU      Y5, o(DI) \
-	VEXTRACTI128 $1, Y4, X5 \
-	VPMOVSXBW    X5, Y5 \
-	VPBROADCASTW (s+2)(SP), Y6 \
-	VPMULLW      Y6, Y5, Y5 \
-	VMOVDQU      Y5, (o+32)(DI)
-
-// Q6KWHALF writes half h of the super-block at SI (ql at lo(SI), qh at hi(SI)): its
-// four 32-value blocks to out(DI) on, their scales from sc(SP) on.
-#define Q6KWHALF(lo, hi, out, sc) \
-	Q6KLOAD(lo, hi) \
-	Q6KCODE0 \
-	Q6KWBLK(out, sc) \
-	Q6KCODE1 \
-	Q6KWBLK((out+64), (sc+4)) \
-	Q6KCODE2 \
-	Q6KWBLK((out+128), (sc+8)) \
-	Q6KCODE3 \
-	Q6KWBLK((out+192), (sc+12))
-
-// func q6KWiden(dst *int16, blk *byte)
-// The 256 values of the Q6_K super-block at blk without d, as int16: dst[32b+l] =
-// sc·(code − 32) for value l of its 32-value block b (widenQ6KTile's codes). The 16
-// scales are widened to int16 once, onto the stack (0..31(SP)).
-TEXT ·q6KWiden(SB), NOSPLIT, $32-16
-	MOVQ         dst+0(FP), DI
-	MOVQ         blk+8(FP), SI
-	BYTES32(0x0f, X14, Y14)
-	BYTES32(0x30, X13, Y13)
-	BYTES32(0x20, X12, Y12)
-	VPMOVSXBW    192(SI), Y0
-	VMOVDQU      Y0, 0(SP)
-	Q6KWHALF(0, 128, 0, 0)
-	Q6KWHALF(64, 160, 256, 16)
-	VZEROUPPER
-	RET
-
 // func q6kDot2Rows(out *float32, ldo int, w *byte, rows int, xq *int8, xd *float32, units int)
 // q6kDotRows for two tokens over rows stored one after the other (rowBytes =
 // units·210), each token's sum bit for bit q6kDotRows's: token 0's activations at xq

@@ -11,7 +11,7 @@ import (
 )
 
 // TestQ8KernelTwins checks every kernel set's Q8_0 dot kernels (one row, consecutive rows
-// in one call, one row against 4 interleaved tokens) against the scalar reference on
+// in one call) against the scalar reference on
 // random blocks with codes over the whole int8 range, for block counts that exercise the
 // unrolled loops and their tails. Rows are cut to their exact length, so a kernel that
 // reads past its row fails the slice bounds of its wrapper.
@@ -31,8 +31,6 @@ func TestQ8KernelTwins(t *testing.T) {
 		x := randVals(r, 4*cols, 1)
 		xq, xd := make([]int8, 4*cols), make([]float32, 4*nb)
 		scalarKernels.quantQ8(xq, xd, x)
-		xi, xs := make([]int8, 4*cols), make([]float32, 8*nb)
-		interleave4(xi, xs, xq, xd)
 		row := func(i int) []byte { return w[i*stride : i*stride+nb*q8BlockBytes] }
 		// Tolerance: float32 rounding of the block sums, relative to Σ|terms|.
 		tol := func(ri, tok int) float64 {
@@ -57,30 +55,6 @@ func TestQ8KernelTwins(t *testing.T) {
 					}
 					if got := k.dotQ8(row(ri), xq[:cols], xd[:nb]); math.Abs(float64(got-want)) > tol(ri, 0) {
 						t.Errorf("dotQ8 row %d = %v, scalar %v", ri, got, want)
-					}
-				}
-				// dotQ8x4N over 3 groups: the 4 tokens repeated, results every rows values.
-				const rows, groups = 5, 3
-				xiN, xsN := make([]int8, 0, groups*len(xi)), make([]float32, 0, groups*len(xs))
-				for range groups {
-					xiN, xsN = append(xiN, xi...), append(xsN, xs...)
-				}
-				outN := make([]float32, 4*groups*rows)
-				for i := range outN {
-					outN[i] = -1
-				}
-				k.dotQ8x4N(outN[2:], rows, row(2), xiN, xsN, groups)
-				for i, v := range outN {
-					tok, ok := (i-2)/rows, (i-2)%rows == 0 && i >= 2
-					if !ok {
-						if v != -1 {
-							t.Errorf("dotQ8x4N wrote out[%d] = %v, outside its results", i, v)
-						}
-						continue
-					}
-					want := scalarKernels.dotQ8(row(2), xq[tok%4*cols:(tok%4+1)*cols], xd[tok%4*nb:(tok%4+1)*nb])
-					if d := math.Abs(float64(v - want)); d > tol(2, tok%4) {
-						t.Errorf("dotQ8x4N token %d = %v, scalar %v", tok, v, want)
 					}
 				}
 			})
@@ -122,39 +96,33 @@ func TestQ8RowsMatchDot(t *testing.T) {
 
 // BenchmarkQ8Kernels times the Q8_0 dot kernels of every kernel set on hot data (a
 // 768-value row, 24 blocks, as in llama-134m) and reports nanoseconds per row-block:
-// dotQ8 one row, dotQ8x4N one row against one group of 4 tokens, dotQ8Tile 4 rows against 4 groups of
-// 8 tokens (both per row-token block, so the three compare directly).
+// dotQ8 one row, dotQ8Rows 8 rows, dotQ8RowsX 8 rows, dotQ8Tokens 8 rows against 64 tokens
+// (per row-token block, so all compare directly).
 func BenchmarkQ8Kernels(b *testing.B) {
-	const nb, cols = 24, 24 * blockElems
+	const nb, cols, rows, n = 24, 24 * blockElems, 8, 64
 	r := rand.New(rand.NewPCG(1, 9))
 	stride := nb * q8BlockBytes
-	w := make([]byte, 4*stride)
+	w := make([]byte, rows*stride)
 	for i := range w {
 		w[i] = byte(r.Uint32())
 	}
 	for i := 0; i < len(w); i += q8BlockBytes {
 		w[i], w[i+1] = 0, 0x18
 	}
-	x := randVals(r, 4*cols, 1)
-	xq, xd := make([]int8, 4*cols), make([]float32, 4*nb)
+	x := randVals(r, n*cols, 1)
+	xq, xd, xsum := make([]int8, n*cols), make([]float32, n*nb), make([]int32, n*nb)
 	scalarKernels.quantQ8(xq, xd, x)
-	xi, xs := make([]int8, 4*cols), make([]float32, 8*nb)
-	interleave4(xi, xs, xq, xd)
-	const groups = 4
-	xg, xdg := make([]int16, 8*groups*cols), make([]float32, 8*groups*nb)
-	for g := 0; g < groups; g++ { // the 4 tokens twice per group
-		pack8Scalar(xg[8*g*cols:8*(g+1)*cols], xdg[8*g*nb:8*(g+1)*nb], append(xq[:4*cols:4*cols], xq...), append(xd[:4*nb:4*nb], xd...), 8)
-	}
-	w16, dw := make([]int16, 4*cols), make([]float32, 4*nb)
-	scalarKernels.widenQ8(w16, dw, w, stride, nb)
-	tout := make([]float32, 8*groups*4)
-	sets := []*kernelSet{scalarKernels}
-	if simdKernels != nil {
-		sets = append(sets, simdKernels)
-	}
+	blockSums(xsum, xq)
+	xp, xdp := make([]uint32, n*nb*8), make([]float32, n*nb)
+	packTokens(xp, xdp, xq, xd, 0, n, n, nb)
+	xt := tokenPack{n: n, nb: nb, xq: xq, xd: xd, xp: xp, xdp: xdp}
+	out := make([]float32, n*rows)
+	sets := append([]*kernelSet{scalarKernels, simdKernels}, alternateKernels...)
 	var sink float32
-	var res [4]float32
 	for _, k := range sets {
+		if k == nil {
+			continue
+		}
 		b.Run(k.name+"/dotQ8", func(b *testing.B) {
 			for b.Loop() {
 				sink += k.dotQ8(w[:stride], xq[:cols], xd[:nb])
@@ -163,291 +131,29 @@ func BenchmarkQ8Kernels(b *testing.B) {
 		})
 		b.Run(k.name+"/dotQ8Rows", func(b *testing.B) {
 			for b.Loop() {
-				k.dotQ8Rows(res[:], w, stride, xq[:cols], xd[:nb])
+				k.dotQ8Rows(out[:rows], w, stride, xq[:cols], xd[:nb])
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*4*nb), "ns/block")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows*nb), "ns/block")
 		})
-		b.Run(k.name+"/dotQ8x4N", func(b *testing.B) {
+		if k.dotQ8RowsX == nil {
+			continue
+		}
+		b.Run(k.name+"/dotQ8RowsX", func(b *testing.B) {
+			for b.Loop() {
+				k.dotQ8RowsX(out[:rows], w, stride, xq[:cols], xd[:nb], xsum[:nb])
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows*nb), "ns/block")
+		})
+		b.Run(k.name+"/dotQ8Tokens", func(b *testing.B) {
 			c0 := procstat.CPU()
 			for b.Loop() {
-				k.dotQ8x4N(res[:], 1, w[:stride], xi, xs, 1)
+				k.dotQ8Tokens(out, rows, w, stride, rows, xt)
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*4*nb), "ns/block")
-			b.ReportMetric(float64(procstat.CPU()-c0)/float64(b.N*4*nb), "cpu-ns/block")
-		})
-		b.Run(k.name+"/dotQ8Tile", func(b *testing.B) {
-			c0 := procstat.CPU()
-			for b.Loop() {
-				k.dotQ8Tile(tout, 4, w16, dw, nil, xg, xdg, nil, groups)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*4*8*groups*nb), "ns/block")
-			b.ReportMetric(float64(procstat.CPU()-c0)/float64(b.N*4*8*groups*nb), "cpu-ns/block")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows*n*nb), "ns/block")
+			b.ReportMetric(float64(procstat.CPU()-c0)/float64(b.N*rows*n*nb), "cpu-ns/block")
 		})
 	}
 	_ = sink
-}
-
-// TestQ8TileTwins checks every kernel set's widenQ8 (exactly) and dotQ8Tile against the
-// scalar references and against dotQ8Scalar of the unpacked rows and tokens, on random
-// blocks with codes over the whole int8 range (−128 included), for block counts, group
-// counts and partial last groups (tokens packed as zeros) that exercise the loops, without
-// and with block minimums (the Q4_K term Σ_b dm·xd·xsum, subtracted). The output has room
-// around the results, filled with a marker: a write outside them fails.
-func TestQ8TileTwins(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 3))
-	for _, nb := range []int{1, 2, 3, 5, 24, 64} {
-		for _, tc := range []struct{ groups, last, rows int }{{1, 8, 4}, {2, 3, 6}, {3, 8, 9}, {1, 1, 5}} {
-			cols := nb * blockElems
-			stride := nb*q8BlockBytes + 34*r.IntN(3)
-			w := make([]byte, 3*stride+nb*q8BlockBytes)
-			for i := range w {
-				w[i] = byte(r.Uint32())
-			}
-			for b := 0; b < len(w)/q8BlockBytes; b++ { // finite scales in [2^-10, 2^-6)
-				w[b*q8BlockBytes] = byte(r.Uint32())
-				w[b*q8BlockBytes+1] = byte(0x14 + r.IntN(16))
-			}
-			n := 8*(tc.groups-1) + tc.last
-			x := randVals(r, n*cols, 1)
-			xq, xd := make([]int8, n*cols), make([]float32, n*nb)
-			scalarKernels.quantQ8(xq, xd, x)
-			xg, xdg := make([]int16, 8*tc.groups*cols), make([]float32, 8*tc.groups*nb)
-			for g := 0; g < tc.groups; g++ {
-				t0, t1 := 8*g, min(n, 8*g+8)
-				pack8Scalar(xg[t0*cols:(t0+8)*cols], xdg[t0*nb:(t0+8)*nb], xq[t0*cols:t1*cols], xd[t0*nb:t1*nb], t1-t0)
-			}
-			w16, dw := make([]int16, 4*cols), make([]float32, 4*nb)
-			scalarKernels.widenQ8(w16, dw, w, stride, nb)
-			xsum, xsg := make([]int32, n*nb), make([]float32, 8*tc.groups*nb)
-			blockSums(xsum, xq)
-			for g := 0; g < tc.groups; g++ {
-				t0, t1 := 8*g, min(n, 8*g+8)
-				packSums8(xsg[t0*nb:(t0+8)*nb], xd[t0*nb:t1*nb], xsum[t0*nb:t1*nb], t1-t0)
-			}
-			mins := make([]float32, 4*nb)
-			for i := range mins {
-				mins[i] = float32(r.Float64()) * 1e-2
-			}
-			const mark = -7.5
-			for _, k := range kernelModes(t) {
-				for _, dm := range [][]float32{nil, mins} {
-					t.Run(fmt.Sprintf("%s/nb=%d/groups=%d/last=%d/mins=%v", k.name, nb, tc.groups, tc.last, dm != nil), func(t *testing.T) {
-						kw, kd := make([]int16, 4*cols), make([]float32, 4*nb)
-						k.widenQ8(kw, kd, w, stride, nb)
-						for i := range kw {
-							if kw[i] != w16[i] {
-								t.Fatalf("widenQ8 code %d = %d, scalar %d", i, kw[i], w16[i])
-							}
-						}
-						for i := range kd {
-							if kd[i] != dw[i] {
-								t.Fatalf("widenQ8 scale %d = %v, scalar %v", i, kd[i], dw[i])
-							}
-						}
-						out := make([]float32, 8*tc.groups*tc.rows+2)
-						for i := range out {
-							out[i] = mark
-						}
-						var sg []float32
-						if dm != nil {
-							sg = xsg
-						}
-						k.dotQ8Tile(out[1:], tc.rows, w16, dw, dm, xg, xdg, sg, tc.groups)
-						for i, v := range out {
-							tok, ri := (i-1)/tc.rows, (i-1)%tc.rows
-							if i == 0 || i == len(out)-1 || ri >= 4 {
-								if v != mark {
-									t.Errorf("dotQ8Tile wrote out[%d] = %v, outside its results", i, v)
-								}
-								continue
-							}
-							want, tol := float32(0), 0.0
-							if tok < n {
-								row := w[ri*stride : ri*stride+nb*q8BlockBytes]
-								want = scalarKernels.dotQ8(row, xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb])
-								for b := 0; b < nb; b++ { // float32 rounding, relative to Σ|block terms|
-									blk := (*[q8BlockBytes]byte)(row[b*q8BlockBytes:])
-									a := dotCodes8(blk, (*[blockElems]int8)(xq[tok*cols+b*blockElems:]))
-									tol += 1e-5 * math.Abs(float64(dw[4*b+ri])*float64(xd[tok*nb+b])*float64(a))
-									if dm != nil {
-										m := float64(dm[4*b+ri]) * float64(xd[tok*nb+b]) * float64(xsum[tok*nb+b])
-										want -= float32(m)
-										tol += 1e-5 * math.Abs(m)
-									}
-								}
-							}
-							if d := math.Abs(float64(v - want)); d > tol {
-								t.Errorf("dotQ8Tile row %d token %d = %v, want %v", ri, tok, v, want)
-							}
-						}
-					})
-				}
-			}
-		}
-	}
-}
-
-// TestTileWideners checks that the tile wideners of Q8_0, Q4_0, Q5_0 and Q6_K (every
-// kernel set's widenQ8, widenQ4, widenQ5 and widenQ6K) write weights and scales whose products are the
-// rows' values as gguf.Dequantize decodes them, bit for bit, on random blocks, for up to
-// 4 rows with a row stride longer than a row; rows past the ones asked for stay
-// untouched.
-func TestTileWideners(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 11))
-	type widener struct {
-		name string
-		f    tileWiden
-	}
-	for _, tc := range []struct {
-		typ        gguf.TensorType
-		blockBytes int
-		scaleAt    []int // byte offsets of binary16 scales in a block
-	}{
-		{gguf.TypeQ8_0, q8BlockBytes, []int{0}},
-		{gguf.TypeQ4_0, q4BlockBytes, []int{0}},
-		{gguf.TypeQ5_0, q5BlockBytes, []int{0}},
-		{gguf.TypeQ6_K, q6KBlockBytes, []int{208}},
-	} {
-		var ws []widener
-		for _, k := range kernelModes(t) {
-			ws = append(ws, widener{k.name, tileWidener(k, tc.typ)})
-		}
-		for _, nb := range []int{8, 16, 24} {
-			cols := nb * blockElems
-			rb, err := tc.typ.RowBytes(cols)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stride := rb + 7
-			w := make([]byte, 4*stride)
-			for i := range w {
-				w[i] = byte(r.Uint32())
-			}
-			for row := 0; row < 4; row++ {
-				for b := row * stride; b+tc.blockBytes <= row*stride+rb; b += tc.blockBytes {
-					for _, at := range tc.scaleAt { // finite scales
-						w[b+at+1] = byte(0x10 + r.IntN(32))
-					}
-				}
-			}
-			for _, wd := range ws {
-				for _, rows := range []int{4, 3, 1} {
-					w16, dw := make([]int16, 4*cols), make([]float32, 4*nb)
-					for i := range w16 {
-						w16[i] = 12345
-					}
-					wd.f(w16[:rows*cols], dw, w, stride, nb)
-					want := make([]float32, cols)
-					for row := 0; row < 4; row++ {
-						if row >= rows {
-							for c := 0; c < cols; c++ {
-								if w16[row*cols+c] != 12345 {
-									t.Fatalf("%v %s rows=%d: wrote row %d", tc.typ, wd.name, rows, row)
-								}
-							}
-							continue
-						}
-						if err := gguf.Dequantize(tc.typ, want, w[row*stride:row*stride+rb]); err != nil {
-							t.Fatal(err)
-						}
-						for c, v := range want {
-							if got := dw[4*(c/blockElems)+row] * float32(w16[row*cols+c]); got != v {
-								t.Fatalf("%v %s nb=%d row %d column %d: %v·%d = %v, Dequantize %v",
-									tc.typ, wd.name, nb, row, c, dw[4*(c/blockElems)+row], w16[row*cols+c], got, v)
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// TestWidenQ4K checks that every kernel set's Q4_K tile widener gives the scalar one's
-// weights, scales and minimums exactly, and that they give the rows' values as
-// gguf.Dequantize decodes them (dw·w16 − dm, within float32 rounding of the two terms), on
-// blocks encoded from random values, for 1 to 4 rows.
-func TestWidenQ4K(t *testing.T) {
-	r := rand.New(rand.NewPCG(8, 1))
-	for _, nb := range []int{8, 24} {
-		cols := nb * blockElems
-		for _, rows := range []int{4, 3, 1} {
-			data, _ := encodeRows(t, gguf.TypeQ4_K, randVals(r, rows*cols, 0.05), rows, cols)
-			rb := len(data) / rows
-			w16, dw, dm := make([]int16, rows*cols), make([]float32, 4*nb), make([]float32, 4*nb)
-			widenQ4KScalar(w16, dw, dm, data, rb, nb)
-			for _, k := range kernelModes(t) {
-				kw, kd, km := make([]int16, rows*cols), make([]float32, 4*nb), make([]float32, 4*nb)
-				k.widenQ4K(kw, kd, km, data, rb, nb)
-				for i := range kw {
-					if kw[i] != w16[i] {
-						t.Fatalf("%s nb=%d rows=%d: weight %d = %d, scalar %d", k.name, nb, rows, i, kw[i], w16[i])
-					}
-				}
-				for i := range kd {
-					if kd[i] != dw[i] || km[i] != dm[i] {
-						t.Fatalf("%s nb=%d rows=%d: scale, minimum %d = %v, %v, scalar %v, %v",
-							k.name, nb, rows, i, kd[i], km[i], dw[i], dm[i])
-					}
-				}
-			}
-			want := make([]float32, cols)
-			for row := 0; row < rows; row++ {
-				if err := gguf.Dequantize(gguf.TypeQ4_K, want, data[row*rb:(row+1)*rb]); err != nil {
-					t.Fatal(err)
-				}
-				for c, v := range want {
-					b := c / blockElems
-					a, m := float64(dw[4*b+row])*float64(w16[row*cols+c]), float64(dm[4*b+row])
-					if d := math.Abs(a - m - float64(v)); d > 0x1p-22*(math.Abs(a)+math.Abs(m)) {
-						t.Fatalf("nb=%d row %d column %d: %v·%d − %v = %v, Dequantize %v",
-							nb, row, c, dw[4*b+row], w16[row*cols+c], dm[4*b+row], a-m, v)
-					}
-				}
-			}
-		}
-	}
-}
-
-// TestPack8Twins checks every kernel set's pack8 against pack8Scalar, exactly, for whole
-// and partial groups of tokens with codes over the int8 range, on output that starts dirty
-// (a partial group must clear what it does not write).
-func TestPack8Twins(t *testing.T) {
-	r := rand.New(rand.NewPCG(4, 9))
-	for _, nb := range []int{1, 3, 24} {
-		cols := nb * blockElems
-		for _, k := range []int{8, 5, 1} {
-			xq, xd := make([]int8, k*cols), make([]float32, k*nb)
-			for i := range xq {
-				xq[i] = int8(r.Uint32())
-			}
-			for i := range xd {
-				xd[i] = float32(r.Float64())
-			}
-			want, wantD := make([]int16, 8*cols), make([]float32, 8*nb)
-			pack8Scalar(want, wantD, xq, xd, k)
-			for _, ks := range kernelModes(t) {
-				got, gotD := make([]int16, 8*cols), make([]float32, 8*nb)
-				for i := range got {
-					got[i] = 777
-				}
-				for i := range gotD {
-					gotD[i] = 7
-				}
-				ks.pack8(got, gotD, xq, xd, k)
-				for i := range want {
-					if got[i] != want[i] {
-						t.Fatalf("%s nb=%d k=%d: code %d = %d, pack8Scalar %d", ks.name, nb, k, i, got[i], want[i])
-					}
-				}
-				for i := range wantD {
-					if gotD[i] != wantD[i] {
-						t.Fatalf("%s nb=%d k=%d: scale %d = %v, pack8Scalar %v", ks.name, nb, k, i, gotD[i], wantD[i])
-					}
-				}
-			}
-		}
-	}
 }
 
 // TestQ4KRowsMatchDot: in every kernel set a Q4_K row's dotQ4KRows sum is bit for bit
