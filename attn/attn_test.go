@@ -2,7 +2,6 @@ package attn
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -434,23 +433,6 @@ func TestEmptyHistory(t *testing.T) {
 			t.Fatalf("out = %v, want zeros", out)
 		}
 	}
-}
-
-func ExampleDecode() {
-	// One KV head of size 2, two query heads, two tokens stored as f32.
-	sh := Shape{Heads: 2, KVHeads: 1, HeadDim: 2}
-	keys := []float32{1, 0, 0, 1}   // token 0, token 1
-	vals := []float32{10, 0, 0, 10} // token 0, token 1
-	span := Span{N: 2,
-		K: Src{Kind: F32, F: keys, Stride: 2},
-		V: Src{Kind: F32, F: vals, Stride: 2}}
-	q := []float32{100, 0, 0, 0} // head 0 looks at token 0; head 1 is uniform
-	out := make([]float32, 4)
-	if err := Decode(out, q, sh, []Span{span}, Options{}, nil); err != nil {
-		fmt.Println(err)
-	}
-	fmt.Printf("%.2f\n", out)
-	// Output: [10.00 0.00 5.00 5.00]
 }
 
 // TestPrefillIsDecodePerQuery: Prefill gives each query the spans its callback

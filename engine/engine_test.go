@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -611,34 +610,6 @@ func TestEventsMatchResult(t *testing.T) {
 	if st := e.Stats(); st.TTFTCount != int64(len(prompts)) || st.ITLCount == 0 {
 		t.Errorf("latency counters: %d TTFT, %d ITL", st.TTFTCount, st.ITLCount)
 	}
-}
-
-func ExampleEngine() {
-	m, err := model.LoadDefault()
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	cfg, _ := m.CacheConfig("q8", "")
-	c, err := kv.New(cfg)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	e, err := New(m, c, Config{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer e.Close(context.Background())
-	s, err := e.Submit(context.Background(), Request{Prompt: m.Tok.Encode("Once upon a time", true), MaxTokens: 8})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	res, err := s.Wait()
-	fmt.Println(len(res.Choices[0].Tokens) > 0, err)
-	// Output: true <nil>
 }
 
 // forkPrefixCache serves a fixed cached prefix by forking a donor sequence that holds
