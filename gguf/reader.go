@@ -29,6 +29,7 @@ import (
 	"math/bits"
 	"os"
 	"sort"
+	"strings"
 
 	"kvq/internal/hugemem"
 )
@@ -186,6 +187,9 @@ func Parse(data []byte) (*File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("metadata #%d: %w", i, err)
 		}
+		if err := d.charge(kvCost, "metadata"); err != nil {
+			return nil, err
+		}
 		if _, dup := f.values[key]; dup {
 			return nil, fmt.Errorf("%w: duplicate metadata key %q", ErrFormat, key)
 		}
@@ -215,6 +219,9 @@ func Parse(data []byte) (*File, error) {
 		ti, err := d.tensorInfo()
 		if err != nil {
 			return nil, fmt.Errorf("tensor info #%d: %w", i, err)
+		}
+		if err := d.charge(tensorCost+8*int64(len(ti.Dims)), "tensor infos"); err != nil {
+			return nil, err
 		}
 		if _, dup := f.tensors[ti.Name]; dup {
 			return nil, fmt.Errorf("%w: duplicate tensor name %q", ErrFormat, ti.Name)
@@ -439,8 +446,33 @@ func (f *File) TensorData(ti *TensorInfo) ([]byte, error) {
 
 // decoder reads little-endian fields from buf, tracking the position for error messages.
 type decoder struct {
-	buf []byte
-	pos int
+	buf  []byte
+	pos  int
+	cost int64 // bytes of memory the values decoded so far take, estimated from above
+}
+
+// Memory a decoded item takes beyond its contents, in bytes: a metadata pair (its
+// key's header, a Value, a map entry and the slice of keys), a tensor info (the
+// struct, its name's header, the map entry), a string header, and a nested array (a
+// Value and the slice header boxed in it).
+const (
+	kvCost     = 128
+	tensorCost = 128
+	strCost    = 16
+	arrayCost  = 48
+)
+
+// charge adds n bytes to the decoded cost and fails once it exceeds twice the bytes
+// read so far plus 1 MiB: the metadata of real files takes less than twice its size
+// in memory (a vocabulary is strings, each read as a header and its bytes), so a
+// file whose metadata would cost more (millions of tiny values, nested empty arrays)
+// is refused before it is decoded, instead of costing 5–9× its size.
+func (d *decoder) charge(n int64, what string) error {
+	d.cost += n
+	if limit := 2*int64(d.pos) + 1<<20; d.cost > limit {
+		return fmt.Errorf("%w: %s at offset %d would take %d bytes of memory decoded, more than the %d allowed for %d bytes of file", ErrFormat, what, d.pos, d.cost, limit, d.pos)
+	}
+	return nil
 }
 
 func (d *decoder) remaining() int { return len(d.buf) - d.pos }
@@ -486,6 +518,9 @@ func (d *decoder) str(what string) (string, error) {
 	}
 	if n > uint64(d.remaining()) {
 		return "", fmt.Errorf("%w: %s length %d exceeds the %d bytes remaining at offset %d", ErrFormat, what, n, d.remaining(), d.pos)
+	}
+	if err := d.charge(strCost+int64(n), what); err != nil {
+		return "", err
 	}
 	b, _ := d.bytes(n, what)
 	return string(b), nil
@@ -560,29 +595,77 @@ func (d *decoder) array(depth int) (Value, error) {
 	v := Value{Type: TypeArray, Elem: elem}
 	switch elem {
 	case TypeString:
-		out := make([]string, n)
-		for i := range out {
-			if out[i], err = d.str("string"); err != nil {
-				return Value{}, fmt.Errorf("array element %d: %w", i, err)
-			}
+		out, err := d.strings(n)
+		if err != nil {
+			return Value{}, err
 		}
 		v.Data = out
 	case TypeArray:
-		out := make([]Value, n)
-		for i := range out {
-			if out[i], err = d.array(depth + 1); err != nil {
+		// Grown as decoded, each element charged once read: a count cannot claim
+		// memory ahead of the bytes that back it.
+		var out []Value
+		for i := range n {
+			e, err := d.array(depth + 1)
+			if err != nil {
 				return Value{}, fmt.Errorf("array element %d: %w", i, err)
 			}
+			if err := d.charge(arrayCost, "nested arrays"); err != nil {
+				return Value{}, err
+			}
+			out = append(out, e)
 		}
 		v.Data = out
 	default:
 		raw, _ := d.bytes(n*uint64(elem.size()), "array")
+		if err := d.charge(int64(len(raw)), "array"); err != nil {
+			return Value{}, err
+		}
 		v.Data, err = decodeScalars(elem, raw, d.pos-len(raw))
 		if err != nil {
 			return Value{}, err
 		}
 	}
 	return v, nil
+}
+
+// strings reads an array of n strings into one allocation of their bytes (a string
+// each would cost an allocation of its own, rounded up to a size class): a first
+// pass finds their total length, a second copies them, a third slices them out.
+func (d *decoder) strings(n uint64) ([]string, error) {
+	start := d.pos
+	total := uint64(0)
+	for i := range n {
+		k, err := d.u64("string length")
+		if err != nil {
+			return nil, fmt.Errorf("array element %d: %w", i, err)
+		}
+		if _, err := d.bytes(k, "string"); err != nil {
+			return nil, fmt.Errorf("array element %d: %w", i, err)
+		}
+		total += k
+	}
+	if err := d.charge(int64(n)*strCost+int64(total), "string array"); err != nil {
+		return nil, err
+	}
+	end := d.pos
+	var all strings.Builder
+	all.Grow(int(total))
+	for d.pos = start; d.pos < end; {
+		k, _ := d.u64("string length")
+		b, _ := d.bytes(k, "string")
+		all.Write(b)
+	}
+	whole := all.String()
+	out := make([]string, n)
+	off := uint64(0)
+	d.pos = start
+	for i := range out {
+		k, _ := d.u64("string length")
+		d.pos += int(k)
+		out[i] = whole[off : off+k]
+		off += k
+	}
+	return out, nil
 }
 
 // decodeScalars converts the little-endian encoding of fixed-size scalars of type t

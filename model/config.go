@@ -22,6 +22,8 @@ package model
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"kvq/gguf"
 )
@@ -105,6 +107,9 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	if _, ok := archs[c.Arch]; !ok {
 		return c, fmt.Errorf("model: unsupported architecture %q (supported: %v)", c.Arch, Architectures())
 	}
+	if err := checkLayers(f, c.Arch, c.Layers); err != nil {
+		return c, err
+	}
 	return c, nil
 }
 
@@ -175,10 +180,18 @@ func ShapeFromGGUF(f *gguf.File) (Config, error) {
 	}
 	c.RMSEps = 1e-5
 	if v, ok := f.Float(arch + ".attention.layer_norm_rms_epsilon"); ok {
+		// Below 1e-30 it is 0 or a subnormal in float32, and above 1 it swamps the
+		// mean square of any real activation.
+		if !(v >= 1e-30 && v <= 1) {
+			return c, fmt.Errorf("model: %s.attention.layer_norm_rms_epsilon = %v, must be a number in [1e-30, 1]", arch, v)
+		}
 		c.RMSEps = float32(v)
 	}
 	c.RopeBase = 10000
 	if v, ok := f.Float(arch + ".rope.freq_base"); ok {
+		if !(v > 1 && v <= 1e12) {
+			return c, fmt.Errorf("model: %s.rope.freq_base = %v, must be a number in (1, 1e12]", arch, v)
+		}
 		c.RopeBase = v
 	}
 	c.RopeScale = 1
@@ -221,10 +234,38 @@ func ShapeFromGGUF(f *gguf.File) (Config, error) {
 	if !ok || len(emb.Dims) != 2 {
 		return c, fmt.Errorf("model: token_embd.weight missing or not 2-D")
 	}
+	if emb.Dims[0] != uint64(c.Dim) {
+		return c, fmt.Errorf("model: token_embd.weight rows are %d wide, but %s.embedding_length = %d", emb.Dims[0], arch, c.Dim)
+	}
+	if emb.Dims[1] == 0 || emb.Dims[1] > 1<<31-1 {
+		return c, fmt.Errorf("model: token_embd.weight has %d rows, not a vocabulary size", emb.Dims[1])
+	}
 	c.Vocab = int(emb.Dims[1])
 	_, hasOut := f.Tensor("output.weight")
 	c.Tied = !hasOut
 	return c, nil
+}
+
+// checkLayers verifies that the file holds tensors of exactly the layers its
+// block_count claims (blk.0. to blk.<layers-1>.), before anything is sized by that
+// count: a few hundred bytes claiming 2²⁴ layers must fail at once, not after
+// allocating them.
+func checkLayers(f *gguf.File, arch string, layers int) error {
+	blocks := 0 // 1 + the largest block index among the tensors
+	for i := range f.Tensors {
+		rest, ok := strings.CutPrefix(f.Tensors[i].Name, "blk.")
+		if !ok {
+			continue
+		}
+		num, _, ok := strings.Cut(rest, ".")
+		if n, err := strconv.Atoi(num); ok && err == nil && n >= 0 && n < 1<<24 {
+			blocks = max(blocks, n+1)
+		}
+	}
+	if blocks != layers {
+		return fmt.Errorf("model: %s.block_count = %d, but the file holds tensors of %d layers", arch, layers, blocks)
+	}
+	return nil
 }
 
 // KVDim is the width of one token's keys (or values) in one layer.
