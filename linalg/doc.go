@@ -35,7 +35,9 @@
 // q8RowsZ for up to 5 tokens (eight rows in the lanes of one register, each token in
 // turn), q8TokensZ from 6 (4-row tiles against 16-token groups in the lanes, each row's
 // four codes broadcast into a VPDPBUSD per group, so a weight read from cache serves 16
-// tokens). Activations are packed for it once per call (packTokens).
+// tokens). Activations are packed for it once per call (packTokens); the per-block
+// weight scales as float32 and code sums it needs are made once per matrix (made by
+// NewMatrix) at its first many-token product and kept: 8 bytes per 32 weights.
 //
 // # Blocking
 //

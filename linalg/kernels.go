@@ -34,7 +34,7 @@ type kernelSet struct {
 	// dotQ8Tokens writes to out[t·ldo+r] the dotQ8Scalar sum of the Q8_0 row
 	// w[r·rowBytes:] with token t's activations, for r < rows and t < xt.n, bit for bit:
 	// the many-token kernel of sets with dotQ8RowsX.
-	dotQ8Tokens func(out []float32, ldo int, w []byte, rowBytes, rows int, xt tokenPack)
+	dotQ8Tokens tokensKernel
 	// dotQ8Prefetches reports that dotQ8Rows prefetches weight bytes ahead of the row it
 	// multiplies (into the rows that follow it in memory): decode then multiplies a whole
 	// chunk of rows with one dotQ8Rows call.
@@ -244,7 +244,7 @@ func packTokens(xp []uint32, xdp []float32, xq []int8, xd []float32, t0, t1, n, 
 }
 
 // dotQ8TokensScalar is the reference for dotQ8Tokens: dotQ8Scalar per row and token.
-func dotQ8TokensScalar(out []float32, ldo int, w []byte, rowBytes, rows int, xt tokenPack) {
+func dotQ8TokensScalar(out []float32, ldo int, w []byte, rowBytes, rows int, xt tokenPack, _ *rowTables, _ Matrix, _ int) {
 	nb := xt.nb
 	for r := 0; r < rows; r++ {
 		row := w[r*rowBytes : r*rowBytes+nb*q8BlockBytes]

@@ -292,7 +292,9 @@ type quantType struct {
 
 // tokensKernel writes to out[t·ldo+r] the product of row w[r·rowBytes:] with token t of
 // xt, for r < rows and t < xt.n, each token's sum bit for bit its rows kernel's.
-type tokensKernel func(out []float32, ldo int, w []byte, rowBytes, rows int, xt tokenPack)
+// tab, when not nil, holds the kernel's tables of the whole matrix, of which w is the
+// rows from r0 on (kept across calls; see rowTables).
+type tokensKernel func(out []float32, ldo int, w []byte, rowBytes, rows int, xt tokenPack, tab *rowTables, all Matrix, r0 int)
 
 // tokensMinTokens is the token count from which a type's many-token kernel, where its
 // kernel set has one, multiplies a product.
@@ -520,7 +522,7 @@ func (p *product) chunkTokens(r0, r1 int) {
 		xt := tokenPack{n: t1 - t0, nb: nb,
 			xq: p.xt.xq[t0*nb*blockElems:], xd: p.xt.xd[t0*nb:],
 			xp: p.xt.xp[g0*nb*8*tokenGroup:], xdp: p.xt.xdp[g0*nb*tokenGroup:]}
-		p.many(p.out[t0*rows+r0:], rows, p.w.Data[r0*p.rb:r1*p.rb], p.rb, r1-r0, xt)
+		p.many(p.out[t0*rows+r0:], rows, p.w.Data[r0*p.rb:r1*p.rb], p.rb, r1-r0, xt, p.w.tables, p.w, r0)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"kvq/gguf"
 )
@@ -23,13 +24,28 @@ type Matrix struct {
 	Type       gguf.TensorType
 	Rows, Cols int
 	Data       []byte
+
+	// tables holds what many-token kernels derive from the rows once (see
+	// rowTables), shared by copies of a Matrix made by NewMatrix; nil otherwise (the
+	// kernels then derive it per call).
+	tables *rowTables
+}
+
+// rowTables is what a many-token kernel derives from a matrix's rows once, at its
+// first use, and keeps while the Matrix lives: for Q8_0, per 4-row tile and block, the
+// block scales as float32 and −128·Σ codes (q8PrepZ's tables), for rows up to the
+// last whole tile.
+type rowTables struct {
+	once sync.Once
+	dw   []float32
+	corr []int32
 }
 
 // NewMatrix returns the Matrix of rows×cols values of type t stored in data, after checking
 // that the package can multiply type t, that cols is a whole number of t's blocks and that
 // data holds exactly rows rows. The data is not copied.
 func NewMatrix(t gguf.TensorType, rows, cols int, data []byte) (Matrix, error) {
-	m := Matrix{Type: t, Rows: rows, Cols: cols, Data: data}
+	m := Matrix{Type: t, Rows: rows, Cols: cols, Data: data, tables: &rowTables{}}
 	if err := m.check(); err != nil {
 		return Matrix{}, err
 	}

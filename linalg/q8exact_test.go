@@ -71,24 +71,28 @@ func TestQ8ExactTwins(t *testing.T) {
 				packTokens(xp, xdp, xq, xd, 0, tc.n, tc.n, tc.nb)
 				xt := tokenPack{n: tc.n, nb: tc.nb, xq: xq, xd: xd, xp: xp, xdp: xdp}
 				// out with a leading stride of rows+3: the 3 values after each token's rows
-				// must stay untouched.
+				// must stay untouched. Tables made per call, then kept for the matrix
+				// (twice: made, then reused).
 				ldo := tc.rows + 3
 				out := make([]float32, tc.n*ldo)
-				for i := range out {
-					out[i] = -7
-				}
-				k.dotQ8Tokens(out, ldo, w, rb, tc.rows, xt)
-				for tok := 0; tok < tc.n; tok++ {
-					for i := 0; i < ldo; i++ {
-						v := out[tok*ldo+i]
-						if i >= tc.rows {
-							if v != -7 {
-								t.Fatalf("dotQ8Tokens wrote token %d value %d past its rows", tok, i)
+				tab := &rowTables{}
+				for _, tb := range []*rowTables{nil, tab, tab} {
+					for i := range out {
+						out[i] = -7
+					}
+					k.dotQ8Tokens(out, ldo, w, rb, tc.rows, xt, tb, Matrix{Rows: tc.rows, Data: w}, 0)
+					for tok := 0; tok < tc.n; tok++ {
+						for i := 0; i < ldo; i++ {
+							v := out[tok*ldo+i]
+							if i >= tc.rows {
+								if v != -7 {
+									t.Fatalf("dotQ8Tokens wrote token %d value %d past its rows", tok, i)
+								}
+								continue
 							}
-							continue
-						}
-						if math.Float32bits(v) != math.Float32bits(want[tok*tc.rows+i]) {
-							t.Fatalf("dotQ8Tokens token %d row %d: %v, dotQ8Scalar %v", tok, i, v, want[tok*tc.rows+i])
+							if math.Float32bits(v) != math.Float32bits(want[tok*tc.rows+i]) {
+								t.Fatalf("dotQ8Tokens token %d row %d: %v, dotQ8Scalar %v", tok, i, v, want[tok*tc.rows+i])
+							}
 						}
 					}
 				}

@@ -147,7 +147,7 @@ func BenchmarkQ8Kernels(b *testing.B) {
 		b.Run(k.name+"/dotQ8Tokens", func(b *testing.B) {
 			c0 := procstat.CPU()
 			for b.Loop() {
-				k.dotQ8Tokens(out, rows, w, stride, rows, xt)
+				k.dotQ8Tokens(out, rows, w, stride, rows, xt, nil, Matrix{}, 0)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows*n*nb), "ns/block")
 			b.ReportMetric(float64(procstat.CPU()-c0)/float64(b.N*rows*n*nb), "cpu-ns/block")

@@ -46,9 +46,11 @@ func dotQ8RowsZ(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, 
 	}
 }
 
-// dotQ8TokensZ is dotQ8TokensScalar, bit for bit: 4-row tiles by q8TokensZ (tables by
-// q8PrepZ into scratch), the rows left token by token by dotQ8Scalar.
-func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt tokenPack) {
+// dotQ8TokensZ is dotQ8TokensScalar, bit for bit: 4-row tiles by q8TokensZ, the rows
+// left token by token by dotQ8Scalar. The tiles' tables (q8PrepZ) come from tab, made
+// for the whole matrix all at its first use, when r0 is a multiple of 4; else they are
+// made into scratch for this call.
+func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt tokenPack, tab *rowTables, all Matrix, r0 int) {
 	nb, n := xt.nb, xt.n
 	if rows == 0 || n == 0 {
 		return
@@ -66,14 +68,29 @@ func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt token
 		_ = out[(n-1)*ldo+r4-1]
 		_ = xt.xp[groups*nb*128-1]
 		_ = xt.xdp[groups*nb*16-1]
-		sp := getPrepScratch(r4 * nb)
-		q8PrepZ(&sp.dw[0], &sp.corr[0], &w[0], rowBytes, r4, nb)
+		var dw []float32
+		var corr []int32
+		if tab != nil && r0%4 == 0 {
+			tab.once.Do(func() {
+				ra := all.Rows &^ 3
+				tab.dw, tab.corr = make([]float32, ra*nb), make([]int32, ra*nb)
+				if ra > 0 {
+					q8PrepZ(&tab.dw[0], &tab.corr[0], &all.Data[0], rowBytes, ra, nb)
+				}
+			})
+			dw, corr = tab.dw[r0*nb:], tab.corr[r0*nb:]
+			_, _ = dw[r4*nb-1], corr[r4*nb-1]
+		} else {
+			sp := getPrepScratch(r4 * nb)
+			defer prepPool.Put(sp)
+			q8PrepZ(&sp.dw[0], &sp.corr[0], &w[0], rowBytes, r4, nb)
+			dw, corr = sp.dw, sp.corr
+		}
 		last := n - 16*(groups-1)
 		for i := 0; i < r4; i += 4 {
-			q8TokensZ(&out[i], ldo, &w[i*rowBytes], rowBytes, &sp.dw[i*nb], &sp.corr[i*nb],
+			q8TokensZ(&out[i], ldo, &w[i*rowBytes], rowBytes, &dw[i*nb], &corr[i*nb],
 				&xt.xp[0], &xt.xdp[0], nb, groups, last)
 		}
-		prepPool.Put(sp)
 	}
 	for r := r4; r < rows; r++ {
 		row := w[r*rowBytes : r*rowBytes+nb*q8BlockBytes]
