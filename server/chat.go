@@ -30,6 +30,13 @@ const (
 	// ChatLlama3: "<|start_header_id|>role<|end_header_id|>\n\ncontent<|eot_id|>" per
 	// message, then the assistant header.
 	ChatLlama3
+	// ChatGemma: "<start_of_turn>role\ncontent<end_of_turn>\n" per message with the
+	// roles user and model (assistant), a system message folded into the first user
+	// turn, then "<start_of_turn>model\n" (Gemma 2, Gemma 3).
+	ChatGemma
+	// ChatPhi3: "<|role|>\ncontent<|end|>\n" per message, then "<|assistant|>\n"
+	// (Phi-3, Phi-3.5).
+	ChatPhi3
 )
 
 func (f ChatFormat) String() string {
@@ -40,6 +47,10 @@ func (f ChatFormat) String() string {
 		return "llama2"
 	case ChatLlama3:
 		return "llama3"
+	case ChatGemma:
+		return "gemma"
+	case ChatPhi3:
+		return "phi3"
 	}
 	return "plain"
 }
@@ -54,6 +65,10 @@ func DetectChatFormat(template string) ChatFormat {
 		return ChatLlama3
 	case strings.Contains(template, "[INST]"):
 		return ChatLlama2
+	case strings.Contains(template, "<start_of_turn>"):
+		return ChatGemma
+	case strings.Contains(template, "<|assistant|>") && strings.Contains(template, "<|end|>"):
+		return ChatPhi3
 	}
 	return ChatPlain
 }
@@ -159,6 +174,28 @@ func renderChat(f ChatFormat, msgs []message) []tokenizer.Segment {
 				b.tmpl(" [/INST]")
 			}
 		}
+	case ChatGemma:
+		// Gemma has no system role: the system text opens the first user turn.
+		sys := ""
+		for _, m := range msgs {
+			switch m.role {
+			case "system":
+				sys += strings.TrimSpace(m.content) + "\n\n"
+				continue
+			case "assistant":
+				m.role = "model"
+			}
+			if m.role == "user" {
+				m.content, sys = sys+m.content, ""
+			}
+			fmt.Fprintf(&b, "<start_of_turn>%s\n%s<end_of_turn>\n", m.role, strings.TrimSpace(m.content))
+		}
+		b.WriteString("<start_of_turn>model\n")
+	case ChatPhi3:
+		for _, m := range msgs {
+			fmt.Fprintf(&b, "<|%s|>\n%s<|end|>\n", m.role, m.content)
+		}
+		b.WriteString("<|assistant|>\n")
 	default:
 		for _, m := range msgs {
 			b.tmpl("%s: ", m.role)

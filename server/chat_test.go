@@ -22,7 +22,9 @@ func TestDetectChatFormat(t *testing.T) {
 		{"qwen2 chatml", "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\nYou are a helpful assistant<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}", ChatML},
 		{"llama3", "{% set loop_messages = messages %}{% for message in loop_messages %}{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim + '<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}{{ content }}{% endfor %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}", ChatLlama3},
 		{"llama2", "{% if messages[0]['role'] == 'system' %}{% set system_message = '<<SYS>>\\n' + messages[0]['content'] | trim + '\\n<</SYS>>\\n\\n' %}{% endif %}{% for message in loop_messages %}{% if message['role'] == 'user' %}{{ bos_token + '[INST] ' + content | trim + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ ' ' + content | trim + ' ' + eos_token }}{% endif %}{% endfor %}", ChatLlama2},
-		{"unrecognised (gemma)", "{{ bos_token }}{% for message in messages %}{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}{% endfor %}", ChatPlain},
+		{"gemma", "{{ bos_token }}{% for message in messages %}{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}{% endfor %}", ChatGemma},
+		{"phi3", "{% for message in messages %}{% if message['role'] == 'system' %}{{'<|system|>\n' + message['content'] + '<|end|>\n'}}{% elif message['role'] == 'user' %}{{'<|user|>\n' + message['content'] + '<|end|>\n'}}{% elif message['role'] == 'assistant' %}{{'<|assistant|>\n' + message['content'] + '<|end|>\n'}}{% endif %}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% endif %}", ChatPhi3},
+		{"unrecognised", "{% for message in messages %}{{ message['content'] }}{% endfor %}", ChatPlain},
 	} {
 		if got := DetectChatFormat(tc.template); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
@@ -42,6 +44,8 @@ func TestRenderChat(t *testing.T) {
 		{ChatLlama3, msgs, "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHello.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nStory?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
 		{ChatLlama2, msgs, "[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST] Hello. </s><s>[INST] Story? [/INST]"},
 		{ChatLlama2, []message{{"user", "Hi"}}, "[INST] Hi [/INST]"},
+		{ChatGemma, msgs, "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\nHello.<end_of_turn>\n<start_of_turn>user\nStory?<end_of_turn>\n<start_of_turn>model\n"},
+		{ChatPhi3, msgs, "<|system|>\nBe brief.<|end|>\n<|user|>\nHi <|end|>\n<|assistant|>\nHello.<|end|>\n<|user|>\nStory?<|end|>\n<|assistant|>\n"},
 	} {
 		if got := joinSegments(renderChat(tc.f, tc.msgs)); got != tc.want {
 			t.Errorf("%v:\n got %q\nwant %q", tc.f, got, tc.want)
