@@ -399,15 +399,23 @@ func (m *Model) embed(dst []float32, t int32) error {
 	return nil
 }
 
-// geluMul does g[i] = GELU(g[i])·u[i] with GELU's tanh form,
-// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), computed in float64.
+// geluMul does g[i] = gelu(g[i])·u[i].
 func geluMul(g, u []float32) {
 	u = u[:len(g)]
-	const c = 0.7978845608028654 // √(2/π)
 	for i, v := range g {
-		x := float64(v)
-		g[i] = float32(0.5 * x * (1 + math.Tanh(c*x*(1+0.044715*x*x))) * float64(u[i]))
+		g[i] = gelu(v) * u[i]
 	}
+}
+
+// gelu is the GELU of the FFN (geluTanh; tests substitute llama.cpp's variant).
+var gelu = geluTanh
+
+// geluTanh is GELU's tanh form, 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), computed
+// in float64 and rounded once.
+func geluTanh(v float32) float32 {
+	const c = 0.7978845608028654 // √(2/π)
+	x := float64(v)
+	return float32(0.5 * x * (1 + math.Tanh(c*x*(1+0.044715*x*x))))
 }
 
 // rmsNormRows normalizes each dim-wide row of x into dst (which may alias x).

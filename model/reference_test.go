@@ -21,7 +21,9 @@ var tinyShapes = map[string]synth.Shape{
 	"qwen3":   {Dim: 64, Layers: 2, Heads: 8, KVHeads: 2, FFN: 96, HeadSize: 16, Tied: true},
 	"gemma2":  {Dim: 64, Layers: 3, Heads: 4, KVHeads: 2, FFN: 96, HeadSize: 32, Window: 4, Tied: true},
 	"gemma3":  {Dim: 64, Layers: 7, Heads: 4, KVHeads: 1, FFN: 96, HeadSize: 16, Window: 3, RopeScale: 2, Tied: true},
-	"phi3":    {Dim: 64, Layers: 2, Heads: 8, KVHeads: 4, FFN: 96, Window: 4},
+	// llama.cpp b4747 runs gemma2 models of 26, 42 or 46 layers only.
+	"gemma2-26": {Dim: 64, Layers: 26, Heads: 4, KVHeads: 2, FFN: 96, HeadSize: 32, Window: 4, Tied: true},
+	"phi3":      {Dim: 64, Layers: 2, Heads: 8, KVHeads: 4, FFN: 96, Window: 4},
 }
 
 // tinyModel writes a small random model of arch (a key of tinyShapes) with synth,
@@ -29,10 +31,27 @@ var tinyShapes = map[string]synth.Shape{
 // logits are far from flat) and norm weights varied, and loads it.
 func tinyModel(t *testing.T, arch string, ropeDims int) (*Model, *gguf.File) {
 	t.Helper()
+	f, err := gguf.Parse(tinyFile(t, arch, ropeDims))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, f
+}
+
+// tinyFile is the GGUF file of tinyModel.
+func tinyFile(t *testing.T, arch string, ropeDims int) []byte {
+	t.Helper()
 	shape := tinyShapes[arch]
-	shape.Name, shape.Arch, shape.Vocab, shape.Ctx, shape.RMSEps, shape.RopeBase = "tiny-"+arch, arch, 300, 64, 1e-5, 10000
-	if arch == "mistral" {
+	shape.Name, shape.Arch, shape.Vocab, shape.Ctx, shape.RMSEps, shape.RopeBase = "tiny", arch, 300, 64, 1e-5, 10000
+	switch arch {
+	case "mistral":
 		shape.Arch = "llama"
+	case "gemma2-26":
+		shape.Arch = "gemma2"
 	}
 	arch = shape.Arch
 	var buf bytes.Buffer
@@ -77,15 +96,7 @@ func tinyModel(t *testing.T, arch string, ropeDims int) (*Model, *gguf.File) {
 	if err := gguf.Write(&out, meta, tensors); err != nil {
 		t.Fatal(err)
 	}
-	f, err := gguf.Parse(out.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, f
+	return out.Bytes()
 }
 
 // naiveLogits is an independent float64 transformer over the file's tensors, written
