@@ -185,17 +185,21 @@ func renderChat(f ChatFormat, msgs []message) []tokenizer.Segment {
 			case "assistant":
 				m.role = "model"
 			}
-			if m.role == "user" {
-				m.content, sys = sys+m.content, ""
+			if m.role == "user" && sys != "" {
+				m.content, sys = sys+m.content, "" // the system text is content too
 			}
-			fmt.Fprintf(&b, "<start_of_turn>%s\n%s<end_of_turn>\n", m.role, strings.TrimSpace(m.content))
+			b.tmpl("<start_of_turn>%s\n", m.role)
+			b.content(strings.TrimSpace(m.content))
+			b.tmpl("<end_of_turn>\n")
 		}
-		b.WriteString("<start_of_turn>model\n")
+		b.tmpl("<start_of_turn>model\n")
 	case ChatPhi3:
 		for _, m := range msgs {
-			fmt.Fprintf(&b, "<|%s|>\n%s<|end|>\n", m.role, m.content)
+			b.tmpl("<|%s|>\n", m.role)
+			b.content(m.content)
+			b.tmpl("<|end|>\n")
 		}
-		b.WriteString("<|assistant|>\n")
+		b.tmpl("<|assistant|>\n")
 	default:
 		for _, m := range msgs {
 			b.tmpl("%s: ", m.role)
