@@ -1,7 +1,9 @@
 // Package grammar constrains sampling to a formal language, token by token, over a
 // model's vocabulary: before each token, the tokens whose text cannot continue a
 // valid string are masked out. It implements JSON objects (OpenAI's
-// response_format json_object): every completed answer parses as one JSON object.
+// response_format json_object: JSONObject) and a subset of JSON Schema
+// (json_schema: CompileSchema, SchemaObject): every answer parses as one JSON
+// object, which the schema accepts.
 //
 // Termination within a token budget: the constraint tracks the fewest bytes that
 // complete the text (closing brackets, a value after a colon, the rest of a literal,
@@ -24,6 +26,7 @@ type Vocab struct {
 	eog    []bool
 	plain  []bool  // the text holds no '"', '\\' or control byte: inside a string it changes nothing
 	lead   []uint8 // leading whitespace bytes (capped at 255)
+	single [256]bool
 }
 
 // closingBytes are the bytes a completion may need, each of which must exist as a
@@ -49,6 +52,9 @@ func NewVocab(pieces []string, isEOG func(id int32) bool) (*Vocab, error) {
 		if len(p) == 1 {
 			single[p[0]] = true
 		}
+	}
+	for c := range single {
+		v.single[c] = true
 	}
 	for i := range len(closingBytes) {
 		if !single[closingBytes[i]] {
@@ -85,6 +91,9 @@ func (j *JSONObject) Mask(logits []float32, remaining int) {
 	// token without quotes, backslashes or control bytes leaves the state as it is;
 	// elsewhere, a token whose first byte after its leading whitespace (up to
 	// maxLead bytes) cannot come next is refused at once.
+	// A budget that cannot hold the shortest completion (the caller should not
+	// give one: see MinTokens) still gets a valid prefix rather than no token.
+	remaining = max(remaining, j.st.cost())
 	inString := j.st.mode == mString && j.st.esc == 0
 	fits := j.st.cost() <= remaining-1
 	var first [maxLead + 1][256]bool
@@ -130,6 +139,10 @@ func (j *JSONObject) Mask(logits []float32, remaining int) {
 		}
 	}
 }
+
+// MinTokens is the smallest budget with which every generation completes: the
+// shortest object, "{}", at one byte per token.
+func (j *JSONObject) MinTokens() int { return 2 }
 
 // Accept advances past token id (a token Mask allowed).
 func (j *JSONObject) Accept(id int32) {

@@ -98,9 +98,9 @@ func TestGenerationsParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	runs := 60
+	runs := 30
 	if testing.Short() {
-		runs = 20
+		runs = 10
 	}
 	// Skews: plain noise, and noise favouring tokens that open containers and
 	// strings (deep nesting, long strings), so budgets run out mid-structure.
@@ -246,5 +246,33 @@ func TestDoneAllowsOnlyEnd(t *testing.T) {
 		if (id == '}') != (l == 0) {
 			t.Fatalf("one token left: token %q has logit %v", rune(id), l)
 		}
+	}
+}
+
+// TestShortBudget: a budget shorter than the shortest completion still leaves a
+// token (a valid prefix) instead of masking everything.
+func TestShortBudget(t *testing.T) {
+	v := byteVocab(t)
+	j := v.JSONObject()
+	logits := make([]float32, 128)
+	j.Mask(logits, 1)
+	if logits['{'] != 0 {
+		t.Errorf("budget 1 at the start: '{' masked")
+	}
+	s, err := CompileSchema([]byte(`{"type":"object","properties":{"a":{"type":"string"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sj, err := v.JSONSchema(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sj.MinTokens() != len(`{"a":""}`) {
+		t.Errorf("MinTokens %d, want %d", sj.MinTokens(), len(`{"a":""}`))
+	}
+	clear(logits)
+	sj.Mask(logits, 1)
+	if logits['{'] != 0 {
+		t.Errorf("schema, budget 1 at the start: '{' masked")
 	}
 }

@@ -70,11 +70,11 @@ type genParams struct {
 	stop         []string
 	stream       bool
 	includeUsage bool
-	logprobs     bool     // per-token log-probabilities of the generated tokens
-	topLogprobs  int      // alternatives per token
-	echo         []string // completions with echo: each prompt's text, put before its choices' text
-	jsonObject   bool     // response_format json_object
-	constraint   func() engine.Constraint
+	logprobs     bool                     // per-token log-probabilities of the generated tokens
+	topLogprobs  int                      // alternatives per token
+	echo         []string                 // completions with echo: each prompt's text, put before its choices' text
+	constraint   func() engine.Constraint // response_format json_object or json_schema
+	maxParam     string                   // the field that set maxTokens (for errors)
 }
 
 // decodeBody reads one JSON object from body into v, after checking that every
@@ -124,6 +124,7 @@ func (c *commonRequest) common(p *genParams, lim limits, maxTokens *int, maxPara
 		return invalid(promptParam, "the prompt is %d tokens; the model's context of %d tokens leaves no room to generate", longest, lim.ctx)
 	}
 	room := lim.ctx - longest
+	p.maxParam = maxParam
 	switch {
 	case maxTokens == nil:
 		p.maxTokens = room
@@ -217,17 +218,15 @@ func (c *commonRequest) options(p *genParams, lim limits) *apiError {
 		return aerr
 	}
 	p.sampling.LogitBias = bias
-	if p.jsonObject, aerr = responseFormat(c.ResponseFormat); aerr != nil {
+	var minTokens int
+	if p.constraint, minTokens, aerr = responseFormat(c.ResponseFormat, lim.tok); aerr != nil {
 		return aerr
 	}
-	if p.jsonObject && len(p.stop) > 0 {
-		return invalid("stop", "stop strings could cut a json_object response short of valid JSON; they cannot be combined")
+	if p.constraint != nil && p.maxTokens < minTokens {
+		return invalid(p.maxParam, "%s is %d; the response_format's shortest answer may need %d tokens", p.maxParam, p.maxTokens, minTokens)
 	}
-	if p.jsonObject {
-		var err error
-		if p.constraint, err = jsonConstraint(lim.tok); err != nil {
-			return invalid("response_format", "json_object is not available with this model's vocabulary: %v", err)
-		}
+	if p.constraint != nil && len(p.stop) > 0 {
+		return invalid("stop", "stop strings could cut a JSON response short of valid JSON; they cannot be combined with response_format")
 	}
 	return nil
 }

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"kvq/engine"
+	"kvq/tokenizer"
 )
 
 // Request fields. Every field a request may hold is listed here; any other field,
@@ -106,28 +109,49 @@ func (f *fieldValue) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// responseFormat reads response_format: absent, {"type":"text"} or
-// {"type":"json_object"}; it reports whether JSON mode is asked for.
-func responseFormat(raw json.RawMessage) (jsonObject bool, aerr *apiError) {
+// responseFormat reads response_format: absent, {"type":"text"},
+// {"type":"json_object"} or {"type":"json_schema","json_schema":{"schema":{...}}};
+// it returns the constraint factory for tok (nil for text) and the fewest tokens
+// its answers may need.
+func responseFormat(raw json.RawMessage, tok *tokenizer.Tokenizer) (func() engine.Constraint, int, *apiError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return false, nil
+		return nil, 0, nil
 	}
 	var rf struct {
-		Type *string `json:"type"`
+		Type       *string `json:"type"`
+		JSONSchema *struct {
+			Name        *string         `json:"name"`
+			Description *string         `json:"description"`
+			Schema      json.RawMessage `json:"schema"`
+			Strict      *bool           `json:"strict"`
+		} `json:"json_schema"`
 	}
-	if err := json.Unmarshal(raw, &rf); err != nil || rf.Type == nil {
-		return false, invalid("response_format", "response_format must be an object with a type")
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rf); err != nil || rf.Type == nil {
+		return nil, 0, invalid("response_format", "response_format must be {\"type\": \"text\" | \"json_object\" | \"json_schema\", \"json_schema\": {\"name\", \"schema\", \"strict\"}}")
 	}
 	switch *rf.Type {
 	case "text":
-		return false, nil
+		return nil, 0, nil
 	case "json_object":
-		return true, nil
+		f, n, err := jsonConstraint(tok)
+		if err != nil {
+			return nil, 0, invalid("response_format", "json_object is not available with this model's vocabulary: %v", err)
+		}
+		return f, n, nil
 	case "json_schema":
-		return false, invalid("response_format", "response_format json_schema is not supported; json_object is")
+		if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
+			return nil, 0, invalid("response_format.json_schema.schema", "response_format json_schema needs json_schema.schema")
+		}
+		f, n, err := schemaConstraint(tok, rf.JSONSchema.Schema)
+		if err != nil {
+			return nil, 0, invalid("response_format.json_schema.schema", "%v", err)
+		}
+		return f, n, nil
 	}
-	return false, invalid("response_format", "response_format type %q is not one of text, json_object", *rf.Type)
+	return nil, 0, invalid("response_format", "response_format type %q is not one of text, json_object, json_schema", *rf.Type)
 }
 
 // parseLogitBias reads logit_bias: token id (as a string) → bias in [−100, 100].

@@ -8,9 +8,10 @@ import (
 	"kvq/tokenizer"
 )
 
-// JSON mode (response_format json_object): sampling is constrained by
-// grammar.JSONObject over the model's vocabulary, so every answer is one JSON
-// object, completed within max_tokens.
+// JSON mode (response_format json_object or json_schema): sampling is constrained
+// by grammar.JSONObject or grammar.SchemaObject over the model's vocabulary, so
+// every answer is one JSON object (that the schema accepts), completed within
+// max_tokens.
 
 type jsonVocab struct {
 	once sync.Once
@@ -21,9 +22,8 @@ type jsonVocab struct {
 // jsonVocabs holds one grammar vocabulary per tokenizer, built on first use.
 var jsonVocabs sync.Map // *tokenizer.Tokenizer → *jsonVocab
 
-// jsonConstraint returns the constraint factory of JSON mode for tok, or the
-// reason the vocabulary cannot support it.
-func jsonConstraint(tok *tokenizer.Tokenizer) (func() engine.Constraint, error) {
+// grammarVocab returns the grammar vocabulary of tok, built on first use.
+func grammarVocab(tok *tokenizer.Tokenizer) (*grammar.Vocab, error) {
 	e, _ := jsonVocabs.LoadOrStore(tok, &jsonVocab{})
 	jv := e.(*jsonVocab)
 	jv.once.Do(func() {
@@ -33,8 +33,36 @@ func jsonConstraint(tok *tokenizer.Tokenizer) (func() engine.Constraint, error) 
 		}
 		jv.v, jv.err = grammar.NewVocab(pieces, tok.IsEOG)
 	})
-	if jv.err != nil {
-		return nil, jv.err
+	return jv.v, jv.err
+}
+
+// jsonConstraint returns the constraint factory of JSON mode for tok and the
+// fewest tokens an answer may need, or the reason the vocabulary cannot support it.
+func jsonConstraint(tok *tokenizer.Tokenizer) (func() engine.Constraint, int, error) {
+	v, err := grammarVocab(tok)
+	if err != nil {
+		return nil, 0, err
 	}
-	return func() engine.Constraint { return jv.v.JSONObject() }, nil
+	return func() engine.Constraint { return v.JSONObject() }, v.JSONObject().MinTokens(), nil
+}
+
+// schemaConstraint compiles a JSON schema into a constraint factory for tok and
+// the fewest tokens an answer may need.
+func schemaConstraint(tok *tokenizer.Tokenizer, schema []byte) (func() engine.Constraint, int, error) {
+	v, err := grammarVocab(tok)
+	if err != nil {
+		return nil, 0, err
+	}
+	s, err := grammar.CompileSchema(schema)
+	if err != nil {
+		return nil, 0, err
+	}
+	c, err := v.JSONSchema(s)
+	if err != nil {
+		return nil, 0, err
+	}
+	return func() engine.Constraint {
+		c, _ := v.JSONSchema(s) // checked above
+		return c
+	}, c.MinTokens(), nil
 }

@@ -106,3 +106,43 @@ func TestJSONObjectAlwaysParses(t *testing.T) {
 		t.Errorf("json_object with stop: status %d, want 400", resp.StatusCode)
 	}
 }
+
+// JSON schema: every answer is an object with the schema's properties, in order,
+// of the schema's types, whatever the sampling and the budget.
+func TestJSONSchemaAnswers(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	schema := `{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"},"pet":{"enum":["cat","dog"]},"tags":{"type":"array","items":{"type":"string"},"maxItems":2}},"required":["name","age","pet","tags"],"additionalProperties":false}`
+	for i := range 8 {
+		body := fmt.Sprintf(`{"messages":[{"role":"user","content":"Describe a person."}],"response_format":{"type":"json_schema","json_schema":{"name":"person","schema":%s,"strict":true}},"max_tokens":%d,"temperature":1,"seed":%d}`,
+			schema, []int{41, 60, 120, 400}[i%4], i)
+		resp := e.post(t, "/v1/chat/completions", body)
+		var out struct {
+			Choices []struct {
+				Message struct {
+					Content string `json:"content"`
+				} `json:"message"`
+				FinishReason string `json:"finish_reason"`
+			} `json:"choices"`
+		}
+		decode(t, resp, &out)
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		text := out.Choices[0].Message.Content
+		var v struct {
+			Name *string  `json:"name"`
+			Age  *int64   `json:"age"`
+			Pet  *string  `json:"pet"`
+			Tags []string `json:"tags"`
+		}
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&v); err != nil || v.Name == nil || v.Age == nil || v.Pet == nil || (*v.Pet != "cat" && *v.Pet != "dog") || v.Tags == nil || len(v.Tags) > 2 {
+			t.Errorf("%q (%s) does not match the schema: %v", text, out.Choices[0].FinishReason, err)
+		}
+		if k := strings.Index(text, `"name"`); k < 0 || k > strings.Index(text, `"age"`) {
+			t.Errorf("%q: properties out of order", text)
+		}
+		t.Logf("%s: %q", out.Choices[0].FinishReason, text)
+	}
+}

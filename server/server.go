@@ -26,8 +26,9 @@
 // presence_penalty, frequency_penalty, logit_bias, top_k and min_p; logprobs (on
 // completions the number of alternatives, with echo the prompt's tokens first; on
 // chat a boolean with top_logprobs), the model's own log-softmax; response_format
-// text or json_object (sampling constrained by grammar.JSONObject: the answer always
-// parses as one JSON object); user (accepted, no effect). Every other field, and tools or response_format json_schema, is refused
+// text, json_object or json_schema (sampling constrained by grammar.JSONObject or
+// grammar.SchemaObject: the answer always parses, as one JSON object the schema
+// accepts); user (accepted, no effect). Every other field, and tools, is refused
 // with 400 naming it (fields.go): a request is never served with a field ignored.
 // usage.completion_tokens counts every sampled token, a final EOS included.
 //
