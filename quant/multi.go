@@ -49,6 +49,10 @@ type kernelSet struct {
 	decBlock func(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s []float32)
 	// ropeRows rotates decoded key rows by a RoPE table (rotateRowsGo).
 	ropeRows func(x []float32, n, d int, sp []float32, dims int, neox bool)
+	// ropeDot1, when set, scores one rotated-back query against rows b0..b1 of a
+	// block of keys stored before RoPE in one pass (decode, rotate, dot), or reports
+	// false for shapes it leaves (DotChannelRoPE then decodes a tile).
+	ropeDot1 func(c Channel, r *RoPE, out, qr []float32, block []byte, t, d, b0, b1 int, lo, s []float32) bool
 	// encF16 writes the binary16 bits of src (nearest, ties to even: F32ToF16) into
 	// dst, 2 bytes per value, little-endian; len(dst) ≥ 2·len(src).
 	encF16 func(dst []byte, src []float32)

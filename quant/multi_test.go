@@ -100,7 +100,7 @@ func testDecodeRowsMatchesDecode(t *testing.T) {
 func TestDecodeBlockMatchesDecode(t *testing.T) {
 	withKernels(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(9, 10))
-		for _, bits := range []int{8, 4, 2} {
+		for _, bits := range []int{8, 4, 3, 2} {
 			c := Channel{Bits: bits}
 			for _, tt := range []int{1, 5, 32} {
 				for _, d := range testLengths {

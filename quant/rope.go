@@ -174,15 +174,15 @@ func rotateRowsGo(x []float32, n, d int, sp []float32, dims int, neox bool) {
 		if neox {
 			for j := range h {
 				a, b := row[j], row[j+h]
-				row[j] = a*c[j] + b*s[j]
-				row[j+h] = b*c[j+h] + a*s[j+h]
+				row[j] = float32(a*c[j]) + float32(b*s[j]) // rounded products: no FMA, as the kernels
+				row[j+h] = float32(b*c[j+h]) + float32(a*s[j+h])
 			}
 			continue
 		}
 		for j := 0; j+1 < dims; j += 2 {
 			a, b := row[j], row[j+1]
-			row[j] = a*c[j] + b*s[j]
-			row[j+1] = b*c[j+1] + a*s[j+1]
+			row[j] = float32(a*c[j]) + float32(b*s[j])
+			row[j+1] = float32(b*c[j+1]) + float32(a*s[j+1])
 		}
 	}
 }
@@ -192,7 +192,9 @@ func rotateRowsGo(x []float32, n, d int, sp []float32, dims int, neox bool) {
 // rotated to their positions, q·R(p)k. Per block, at P = pos + j·t, the queries are
 // rotated back by P once (q·R(P+b)k = (R(P)ᵀq)·R(b)k), and each token's decoded row
 // (a block's rows in tmp, in cache) is rotated by its offset b from the block's
-// table, once for all g queries, then scored by MultiDot. tmp holds at least t·d
+// table, once for all g queries, then scored by MultiDot (one query and the shapes
+// of the active kernels' one-pass kernel: decoded, rotated and scored in registers,
+// with no tile). tmp holds at least t·d
 // values, qr g·d, lo and s d each; r.Dims() must not exceed d.
 func DotChannelRoPE(c ChannelCodec, r *RoPE, pos int, scores []float32, ld int, q []float32, g int, src []byte, stride, t, off, n, d int, tmp, qr, lo, s []float32) {
 	if n <= 0 || g <= 0 || t <= 0 || d <= 0 || off < 0 {
@@ -215,12 +217,16 @@ func DotChannelRoPE(c ChannelCodec, r *RoPE, pos int, scores []float32, ld int, 
 	}
 	cos, sin = cos[:h], sin[:h]
 	k := active.Load()
+	ch, isChan := c.(Channel)
 	for j := range blocks {
 		b0, b1 := max(0, off-j*t), min(t, off+n-j*t)
 		copy(qr, q)
 		r.Angles(cos, sin, -(pos + j*t))
 		for x := range g {
 			rotatePairs(qr[x*d:][:dims], cos, sin, r.neox)
+		}
+		if g == 1 && isChan && k.ropeDot1 != nil && k.ropeDot1(ch, r, scores[j*t+b0-off:], qr, src[j*stride:][:bb], t, d, b0, b1, lo, s) {
+			continue
 		}
 		DecodeBlockRows(c, tmp, src[j*stride:][:bb], t, d, b0, b1, lo, s)
 		k.ropeRows(tmp, b1-b0, d, r.spread[b0*2*dims:], dims, r.neox)

@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -153,5 +154,40 @@ func TestRotateRows(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkDotChannelRoPE scores one query against 128 tokens of KIVI keys of 64
+// channels in blocks of 32 (a cache block of llama-134m's shape), stored before RoPE
+// (DotChannelRoPE) and after (DotChannelSpan), per bit width.
+func BenchmarkDotChannelRoPE(b *testing.B) {
+	const d, tt, n, g = 64, 32, 128, 1
+	r := rand.New(rand.NewPCG(1, 2))
+	rope, err := NewRoPE(ropeFreqs(10000, d), false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bits := range []int{4, 3, 2} {
+		c := Channel{Bits: bits}
+		bb := c.BlockBytes(tt, d)
+		src := make([]byte, n/tt*bb)
+		for j := range n / tt {
+			c.Encode(src[j*bb:][:bb], gaussRow(r, tt*d, 1), tt, d)
+		}
+		q := gaussRow(r, g*d, 1)
+		scores := make([]float32, g*n)
+		tmp, qr, lo, s := make([]float32, max(tt*d, ScratchFloats(d))), make([]float32, g*d), make([]float32, d), make([]float32, d)
+		b.Run(fmt.Sprintf("kivi%d/pre", bits), func(b *testing.B) {
+			for b.Loop() {
+				DotChannelRoPE(c, rope, 4096, scores, n, q, g, src, bb, tt, 0, n, d, tmp, qr, lo, s)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/token")
+		})
+		b.Run(fmt.Sprintf("kivi%d/post", bits), func(b *testing.B) {
+			for b.Loop() {
+				DotChannelSpan(c, scores, n, q, g, src, bb, tt, 0, n, d, tmp, lo, s)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/token")
+		})
 	}
 }

@@ -78,25 +78,37 @@ func multiAxpyAsm(acc, w []float32, ld, g int, x []float32, xs, n, d int) {
 }
 
 // decChannelRows writes dst[i·d+c] = lo[c] + code(i, c)·s[c] for i < n, c < d: the n
-// code rows of a Channel block of the given bits (8, 4 or 2) at codes, one after the
+// code rows of a Channel block of the given bits (8, 4, 3 or 2) at codes, one after the
 // other (n·d·bits/8 bytes), d a multiple of 8, n ≥ 1; bit for bit Channel.Decode's
 // values (a multiply, then an add).
 //
 //go:noescape
 func decChannelRows(dst *float32, codes *byte, lo, s *float32, n, d, bits int)
 
+// widenChanParams writes the scales and zeros of the d channels of a Channel block's
+// header at hdr (4·d bytes) to s and lo, d a multiple of 8, with F16C; exactly
+// getF16's values.
+//
+//go:noescape
+func widenChanParams(s, lo *float32, hdr *byte, d int)
+
 // decBlockAsm is decBlockScalar, the code rows widened in decChannelRows when d is a
 // multiple of 8 (else the scalar twin); the block's scales and zeros are widened into
 // s and lo first, as there. Against the archsimd decoder it replaced (32 tokens), ns:
 // d=8 110–165 vs 168–241, d=64 724–1107 vs 828–1137.
 func decBlockAsm(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s []float32) {
-	if d%8 != 0 || (c.Bits != 8 && c.Bits != 4 && c.Bits != 2) {
+	if d%8 != 0 || (c.Bits != 8 && c.Bits != 4 && c.Bits != 3 && c.Bits != 2) {
 		decBlockScalar(c, dst, src, t, d, i0, i1, lo, s)
 		return
 	}
-	for ch := range d {
-		s[ch] = getF16(src[4*ch:])
-		lo[ch] = getF16(src[4*ch+2:])
+	if haveF16C {
+		_, _, _ = s[d-1], lo[d-1], src[4*d-1]
+		widenChanParams(&s[0], &lo[0], &src[0], d)
+	} else {
+		for ch := range d {
+			s[ch] = getF16(src[4*ch:])
+			lo[ch] = getF16(src[4*ch+2:])
+		}
 	}
 	rb := packedBytes(d, c.Bits)
 	codes := src[4*d+i0*rb : 4*d+i1*rb]

@@ -409,10 +409,21 @@ colLabel: \
 	VPSRLVD      Y14, Y0, Y0; \
 	VPAND        Y13, Y0, Y0
 #define CHAN8 VPMOVZXBD (SI), Y0
+// CHAN3 reads the 3 bytes of 8 3-bit codes (a 2-byte and a 1-byte load: no byte past
+// them) into one dword, broadcast, shifted per lane by 3k and masked to 3 bits.
+#define CHAN3 \
+	MOVWLZX      (SI), AX; \
+	MOVBLZX      2(SI), BX; \
+	SHLL         $16, BX; \
+	ORL          BX, AX; \
+	VMOVD        AX, X0; \
+	VPBROADCASTD X0, Y0; \
+	VPSRLVD      Y14, Y0, Y0; \
+	VPAND        Y13, Y0, Y0
 
 // func decChannelRows(dst *float32, codes *byte, lo, s *float32, n, d, bits int)
 // dst[i·d+c] = lo[c] + code(i, c)·s[c] for i < n, c < d, d a multiple of 8: the code
-// rows of a Channel block (bits 8, 4 or 2, packed as pack.go packs them) one after
+// rows of a Channel block (bits 8, 4, 3 or 2, packed as pack.go packs them) one after
 // the other, 8 channels per step: codes widened to int32 lanes (zero-extended bytes,
 // or one 4- or 2-byte word broadcast, shifted per lane and masked; a broadcast 2-byte
 // word fills each lane's upper half too, which the shifts of at most 14 and the mask
@@ -432,6 +443,8 @@ TEXT ·decChannelRows(SB), NOSPLIT, $0-56
 	JE   c8row
 	CMPQ AX, $4
 	JE   c4start
+	CMPQ AX, $3
+	JE   c3start
 
 	// 2-bit codes: 8 channels in 2 bytes.
 	VMOVUPS      sh2<>(SB), Y14
@@ -444,9 +457,28 @@ c4start:
 	VMOVUPS      nib4<>(SB), Y13
 	CHANROWS(CHAN4, $4, c4row, c4col)
 
+c3start:
+	// 3-bit codes: 8 channels in 3 bytes.
+	VMOVUPS      sh3<>(SB), Y14
+	VMOVUPS      seven3<>(SB), Y13
+	CHANROWS(CHAN3, $3, c3row, c3col)
+
 c8row:
 	// 8-bit codes: 8 channels in 8 bytes.
 	CHANROWS(CHAN8, $8, c8rows, c8col)
+
+// Lane shifts and mask of 8 3-bit codes in one 24-bit word.
+DATA sh3<>+0(SB)/8, $0x0000000300000000
+DATA sh3<>+8(SB)/8, $0x0000000900000006
+DATA sh3<>+16(SB)/8, $0x0000000f0000000c
+DATA sh3<>+24(SB)/8, $0x0000001500000012
+GLOBL sh3<>(SB), RODATA|NOPTR, $32
+
+DATA seven3<>+0(SB)/8, $0x0000000700000007
+DATA seven3<>+8(SB)/8, $0x0000000700000007
+DATA seven3<>+16(SB)/8, $0x0000000700000007
+DATA seven3<>+24(SB)/8, $0x0000000700000007
+GLOBL seven3<>(SB), RODATA|NOPTR, $32
 
 // AFFROWS(CODES8, step, rowLabel, groupLabel, stepLabel) is decAffineRows' loop for
 // one code width: per row of R10 (R8, R9 apart), per group of the row (R11), the f16
@@ -516,3 +548,29 @@ a2:
 	VMOVUPS      sh2<>(SB), Y14
 	VMOVUPS      two2<>(SB), Y13
 	AFFROWS(CHAN2, $2, a2row, a2group, a2step)
+
+// func widenChanParams(s, lo *float32, hdr *byte, d int)
+// s[c], lo[c] = the binary16 scale and zero of channel c at hdr[4c:], hdr[4c+2:], for
+// c < d, d a positive multiple of 8: 16 halves widened per step (VCVTPH2PS, exact),
+// then the scales and the zeros gathered apart (VSHUFPS per lane, VPERMPD across).
+TEXT ·widenChanParams(SB), NOSPLIT, $0-32
+	MOVQ s+0(FP), DI
+	MOVQ lo+8(FP), R8
+	MOVQ hdr+16(FP), SI
+	MOVQ d+24(FP), CX
+widen:
+	VCVTPH2PS (SI), Y0
+	VCVTPH2PS 16(SI), Y1
+	VSHUFPS   $0x88, Y1, Y0, Y2
+	VSHUFPS   $0xdd, Y1, Y0, Y3
+	VPERMPD   $0xd8, Y2, Y2
+	VPERMPD   $0xd8, Y3, Y3
+	VMOVUPS   Y2, (DI)
+	VMOVUPS   Y3, (R8)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	ADDQ      $32, R8
+	SUBQ      $8, CX
+	JNZ       widen
+	VZEROUPPER
+	RET

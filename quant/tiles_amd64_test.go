@@ -242,7 +242,7 @@ func TestDecBlockAsm(t *testing.T) {
 		t.Skip("CPU without AVX2 and FMA")
 	}
 	r := rand.New(rand.NewPCG(39, 40))
-	for _, bits := range []int{8, 4, 2} {
+	for _, bits := range []int{8, 4, 3, 2} {
 		c := Channel{Bits: bits}
 		for _, d := range []int{8, 16, 24, 64, 72, 128, 5, 12, 20} {
 			for _, tt := range []int{1, 3, 16, 33} {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"kvq/internal/procstat"
 	"kvq/internal/workpool"
 	"kvq/kv"
+	"kvq/quant"
 	"kvq/synth"
 )
 
@@ -102,8 +104,17 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 		attn.SetSIMD(false)
 		defer attn.SetSIMD(true)
 	}
+	// A llama RoPE (base 10000 over the whole head) for specs that store keys before it.
+	freqs := make([]float64, *headDim/2)
+	for j := range freqs {
+		freqs[j] = math.Pow(10000, -2*float64(j)/float64(*headDim))
+	}
+	rope, err := quant.NewRoPE(freqs, false)
+	if err != nil {
+		return fmt.Errorf("bench attention: head size %d: %w", *headDim, err)
+	}
 	st, err := kv.New(kv.Config{Layers: 1, Heads: *heads, KVHeads: *kvHeads, HeadDim: *headDim, Spec: spec,
-		BlockTokens: *blockTokens, AttnWorkers: *threads})
+		BlockTokens: *blockTokens, AttnWorkers: *threads, RoPE: rope})
 	if err != nil {
 		return err
 	}
