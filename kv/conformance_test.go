@@ -58,6 +58,9 @@ type sim struct {
 	// Keys stored before RoPE: kpos[j] is the decoded pre-RoPE key of position j
 	// rotated to j in float64 with angles formed directly (refRoPE).
 	rope *quant.RoPE
+	// window, when positive, is the layer's attention window: the query at p sees
+	// positions > p − window only.
+	window int
 	kpos [][]float64
 }
 
@@ -174,7 +177,7 @@ func roundTrip(c quant.RowCodec, x []float32, d int) []float32 {
 // whether it is read coded (not in f32).
 func (s *sim) view(p int) (keys, vals [][]float32, coded []bool) {
 	S := s.sp.Sinks
-	for j := 0; j <= p; j++ {
+	for j := s.first(p); j <= p; j++ {
 		key := s.kq[j]
 		f32 := j < S || (s.kiviKeys && j-j%s.sp.K.G+s.sp.K.G > p+1)
 		if f32 {
@@ -191,6 +194,15 @@ func (s *sim) view(p int) (keys, vals [][]float32, coded []bool) {
 	return keys, vals, coded
 }
 
+// first is the first position the query at p attends to: p+1−window with an
+// attention window, else 0. view's lists start there.
+func (s *sim) first(p int) int {
+	if s.window > 0 {
+		return max(0, p+1-s.window)
+	}
+	return 0
+}
+
 // attend is the reference attention of the query q (heads·d values) at position p:
 // coded Rows keys are scored against the query the kernels use for them
 // (quant.ScoredQuery), coded KIVI keys as the kernels score their blocks
@@ -198,6 +210,7 @@ func (s *sim) view(p int) (keys, vals [][]float32, coded []bool) {
 // against q.
 func (s *sim) attend(t *testing.T, q []float32, p, heads int) []float32 {
 	keys, vals, coded := s.view(p)
+	lo := s.first(p) // view's index i is position lo+i
 	if s.kiviKeys {
 		d, G, group := s.d, s.sp.K.G, heads/s.kvh
 		ch := quant.Channel{Bits: s.sp.K.Type.Bits()}
@@ -208,16 +221,16 @@ func (s *sim) attend(t *testing.T, q []float32, p, heads int) []float32 {
 		}
 		blk, lastH, lastB := make([]float64, G), -1, -1 // the scores of block lastB for head lastH
 		qf := quant.ScoredQuery(quant.F16{}, q, d)
-		return attnref.AttendScored(func(h, j int) float64 {
-			kh := h / group
-			if coded[j] && s.rope != nil {
+		return attnref.AttendScored(func(h, i int) float64 {
+			kh, j := h/group, lo+i
+			if coded[i] && s.rope != nil {
 				var sum float64
 				for c := range d {
 					sum += float64(qs[h*d+c]) * s.kpos[j][kh*d+c]
 				}
 				return sum
 			}
-			if coded[j] {
+			if coded[i] {
 				if h != lastH || j/G != lastB {
 					quant.ChannelScores(ch, blk, qs[h*d:(h+1)*d], s.kblocks[j/G][kh], G, d)
 					lastH, lastB = h, j/G
@@ -226,7 +239,7 @@ func (s *sim) attend(t *testing.T, q []float32, p, heads int) []float32 {
 			}
 			var sum float64
 			for c := range d {
-				sum += float64(qf[h*d+c]) * float64(keys[j][kh*d+c])
+				sum += float64(qf[h*d+c]) * float64(keys[i][kh*d+c])
 			}
 			return sum / math.Sqrt(float64(d))
 		}, vals, heads, s.kvh, d)
@@ -326,14 +339,32 @@ func TestConformance(t *testing.T) {
 						continue
 					}
 					name := fmt.Sprintf("%s/d%d/gqa%d/L%d", spec, d, ratio, L)
-					runConformance(t, name, sp, d, ratio, L, int64(si*1000+d*10+ratio+L))
+					runConformance(t, name, sp, d, ratio, L, 0, int64(si*1000+d*10+ratio+L))
 				}
 			}
 		}
 	}
 }
 
-func runConformance(t *testing.T, name string, sp Spec, d, ratio, L int, seed int64) {
+// TestConformanceWindow is the suite for layers with an attention window: windows
+// shorter than a block and than a KIVI group, ones that start mid-block, and one
+// longer than the history.
+func TestConformanceWindow(t *testing.T) {
+	for si, spec := range conformanceSpecs {
+		sp, err := ParseSpec(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []int{1, 5, 37, 130, 400} {
+			for _, d := range []int{16, 64} {
+				name := fmt.Sprintf("%s/window%d/d%d", spec, w, d)
+				runConformance(t, name, sp, d, 2, 300, w, int64(si*1000+w*10+d))
+			}
+		}
+	}
+}
+
+func runConformance(t *testing.T, name string, sp Spec, d, ratio, L, window int, seed int64) {
 	const kvh = 2
 	heads := kvh * ratio
 	r := rand.New(rand.NewPCG(uint64(seed), 7))
@@ -344,11 +375,16 @@ func runConformance(t *testing.T, name string, sp Spec, d, ratio, L int, seed in
 	if sp.K.PreRoPE {
 		rope = testRoPE(t, d)
 	}
-	st, err := New(Config{Layers: 1, Heads: heads, KVHeads: kvh, HeadDim: d, Spec: sp, RoPE: rope})
+	cfg := Config{Layers: 1, Heads: heads, KVHeads: kvh, HeadDim: d, Spec: sp, RoPE: rope}
+	if window > 0 {
+		cfg.Windows = []int{window}
+	}
+	st, err := New(cfg)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	ref := newSim(t, sp, d, kvh, k, v, rope)
+	ref.window = window
 	n := min(L, 37) // queries checked at the end of the history
 	// Where the kernels round the products of the values' sums (AddRowsRounding), an
 	// output may move by f times the largest group range of the values it averages.
