@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"kvq/engine"
 	"kvq/model"
@@ -19,6 +20,18 @@ import (
 
 type streamOptions struct {
 	IncludeUsage *bool `json:"include_usage"`
+	unknown      []string
+}
+
+func (o *streamOptions) UnmarshalJSON(b []byte) error {
+	type plain streamOptions
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*o = streamOptions(p)
+	o.unknown = unknownKeys(b, "include_usage")
+	return nil
 }
 
 // commonRequest holds the fields shared by both endpoints.
@@ -59,6 +72,35 @@ type chatRequest struct {
 type chatMessage struct {
 	Role    *string         `json:"role"`
 	Content json.RawMessage `json:"content"`
+	unknown []string // other keys with non-null values (name, tool_calls, ...): refused
+}
+
+func (m *chatMessage) UnmarshalJSON(b []byte) error {
+	type plain chatMessage
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*m = chatMessage(p)
+	m.unknown = unknownKeys(b, "role", "content")
+	return nil
+}
+
+// unknownKeys lists, sorted, the keys of JSON object b other than known whose
+// values are not null (nil if b is not an object).
+func unknownKeys(b []byte, known ...string) []string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	var out []string
+	for k, v := range m {
+		if !slices.Contains(known, k) && string(bytes.TrimSpace(v)) != "null" {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // genParams is a validated request, ready for the engine.
@@ -178,6 +220,10 @@ func (c *commonRequest) common(p *genParams, lim limits, maxTokens *int, maxPara
 	p.stop = stop
 	p.stream = c.Stream != nil && *c.Stream
 	if c.StreamOptions != nil {
+		if len(c.StreamOptions.unknown) > 0 {
+			k := c.StreamOptions.unknown[0]
+			return invalid("stream_options."+k, "stream_options.%s is not supported (only include_usage is)", k)
+		}
 		if !p.stream {
 			return invalid("stream_options", "stream_options is only allowed with stream: true")
 		}

@@ -239,6 +239,10 @@ func (s *Server) parseChat(body []byte, m *model.Model, names []string, j *job) 
 	}
 	msgs := make([]message, len(req.Messages))
 	for i, cm := range req.Messages {
+		if len(cm.unknown) > 0 {
+			k := cm.unknown[0]
+			return invalid(fmt.Sprintf("messages[%d].%s", i, k), "messages[%d].%s is not supported (a message holds role and content)", i, k)
+		}
 		if cm.Role == nil {
 			return invalid(fmt.Sprintf("messages[%d].role", i), "messages[%d] has no role", i)
 		}
