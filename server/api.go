@@ -72,7 +72,7 @@ type chatRequest struct {
 type chatMessage struct {
 	Role    *string         `json:"role"`
 	Content json.RawMessage `json:"content"`
-	unknown []string // other keys with non-null values (name, tool_calls, ...): refused
+	unknown []string        // other keys with non-null values (name, tool_calls, ...): refused
 }
 
 func (m *chatMessage) UnmarshalJSON(b []byte) error {
