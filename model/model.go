@@ -336,6 +336,18 @@ func (m *Model) DecodeWeightBytes() int64 {
 	return n
 }
 
+// MACs returns the multiply-adds of the weight products for one token: those of the
+// layers' matrices, which every token runs, and those of the output projection, which
+// only tokens that need logits run (a prefill's last token, every decode token).
+func (m *Model) MACs() (layers, output int64) {
+	for _, ly := range m.layers {
+		for _, x := range []linalg.Matrix{ly.wq, ly.wk, ly.wv, ly.wo, ly.wGate, ly.wUp, ly.wDown} {
+			layers += int64(x.Rows) * int64(x.Cols)
+		}
+	}
+	return layers, int64(m.output.Rows) * int64(m.output.Cols)
+}
+
 // TensorTypes counts the model's tensors by GGUF type, for reports.
 func (m *Model) TensorTypes() map[gguf.TensorType]int {
 	c := map[gguf.TensorType]int{}

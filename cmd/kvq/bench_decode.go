@@ -39,8 +39,14 @@ type decodeResult struct {
 	DecodeTokens   int     `json:"decode_tokens"`
 	DecodeTokPerS  float64 `json:"decode_tok_per_s"` // median of the rounds
 	PrefillTokPerS float64 `json:"prefill_tok_per_s"`
-	KVBytes        int64   `json:"kv_bytes"`
-	WeightBytes    int64   `json:"weight_bytes"`
+	// PrefillGMACs: the prefill's multiply-adds in weight products per second (the
+	// layers' for every token, the output projection's for the last), in 10⁹.
+	PrefillGMACs float64 `json:"prefill_gmac_per_s"`
+	// DecodeWeightGBs: the weight bytes one decode step reads, times steps per second,
+	// in 10⁹ bytes per second (against the machine's read bandwidth: kvq bench bandwidth).
+	DecodeWeightGBs float64 `json:"decode_weight_gb_per_s"`
+	KVBytes         int64   `json:"kv_bytes"`
+	WeightBytes     int64   `json:"weight_bytes"`
 	// PreloadedBytes: the weight bytes copied into memory at load (the rest mapped;
 	// see --mmap).
 	PreloadedBytes int64 `json:"weight_preloaded_bytes"`
@@ -212,7 +218,9 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 		res[i] = decodeResult{
 			Model: modelName(mf.path), Cache: eval.CacheName(r.cfg), Ctx: *ctx, Threads: linalg.Threads(), Kernels: linalg.KernelName(), AttnKernels: attn.KernelName(),
 			DecodeTokens: *gen * *rounds, DecodeTokPerS: median(r.rounds), PrefillTokPerS: float64(*ctx) / r.prefill.Seconds(),
-			KVBytes: r.c.Usage().AllocBytes, WeightBytes: m.WeightBytes(), PreloadedBytes: m.PreloadedBytes(), RSSBytes: peak,
+			PrefillGMACs:    prefillMACs(m, *ctx, *chunk) / r.prefill.Seconds() / 1e9,
+			DecodeWeightGBs: float64(m.DecodeWeightBytes()) * median(r.rounds) / 1e9,
+			KVBytes:         r.c.Usage().AllocBytes, WeightBytes: m.WeightBytes(), PreloadedBytes: m.PreloadedBytes(), RSSBytes: peak,
 			HeapBytes: heap, RSSAnonBytes: anon, RSSFileBytes: file,
 			Rounds: r.rounds, VsFirst: median(r.rounds) / median(runs[0].rounds), VsFirstRange: [2]float64{slices.Min(ratios), slices.Max(ratios)},
 		}
@@ -249,8 +257,8 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 // printDecode prints the result of one cache.
 func printDecode(w io.Writer, res decodeResult) {
 	fmt.Fprintf(w, "model %s, cache %s, %d threads (%s kernels, attention %s)\n", res.Model, res.Cache, res.Threads, res.Kernels, res.AttnKernels)
-	fmt.Fprintf(w, "prefill %d tokens: %.1f tok/s\n", res.Ctx, res.PrefillTokPerS)
-	fmt.Fprintf(w, "decode %d tokens at context %d: %.1f tok/s (%.2f ms/token)", res.DecodeTokens, res.Ctx, res.DecodeTokPerS, 1000/res.DecodeTokPerS)
+	fmt.Fprintf(w, "prefill %d tokens: %.1f tok/s, %.1f GMAC/s in weight products\n", res.Ctx, res.PrefillTokPerS, res.PrefillGMACs)
+	fmt.Fprintf(w, "decode %d tokens at context %d: %.1f tok/s (%.2f ms/token, weights read at %.1f GB/s)", res.DecodeTokens, res.Ctx, res.DecodeTokPerS, 1000/res.DecodeTokPerS, res.DecodeWeightGBs)
 	if len(res.Rounds) > 1 {
 		fmt.Fprintf(w, ", median of %d rounds (%.1f to %.1f)", len(res.Rounds), slices.Min(res.Rounds), slices.Max(res.Rounds))
 	}
@@ -312,6 +320,15 @@ func printBreakdown(w io.Writer, res []decodeResult) {
 		fmt.Fprintf(tw, "%.0f\t\n", total)
 	}
 	tw.Flush()
+}
+
+// prefillMACs is the multiply-adds in weight products of a prefill of n tokens in
+// chunks of chunk tokens: the layers' for every token, the output projection's for
+// each chunk's last token.
+func prefillMACs(m *model.Model, n, chunk int) float64 {
+	layers, output := m.MACs()
+	chunks := (n + max(1, chunk) - 1) / max(1, chunk)
+	return float64(layers)*float64(n) + float64(output)*float64(chunks)
 }
 
 // median is the middle value of xs (the mean of the two middle ones for an even
