@@ -44,7 +44,8 @@ import (
 // codec. An empty row is 0 bytes in both modes.
 //
 // Value = Decode(code)·scale. NaN stays NaN; ±Inf stays ±Inf in E5M2 and becomes the
-// largest finite value times the scale in E4M3. Error: relative 2⁻⁴ (E4M3) or 2⁻³
+// largest finite value times the scale in E4M3; a finite value saturates to the
+// largest finite code, even where x/scale overflows float32. Error: relative 2⁻⁴ (E4M3) or 2⁻³
 // (E5M2) of |x| for values in the normal range, and at most scale·2⁻¹⁰ (E4M3) or
 // scale·2⁻¹⁷ (E5M2) in the subnormal range.
 //
@@ -275,7 +276,7 @@ func (f FP8) Encode(dst []byte, src []float32) {
 			if v := x / s; e5m2IsNormal(math.Float32bits(v)) {
 				dst[i] = e5m2Normal(math.Float32bits(v))
 			} else {
-				dst[i] = EncodeE5M2(v)
+				dst[i] = EncodeE5M2(finiteQuotient(x, v))
 			}
 		}
 		return
@@ -287,6 +288,16 @@ func (f FP8) Encode(dst []byte, src []float32) {
 			dst[i] = EncodeE4M3(v)
 		}
 	}
+}
+
+// finiteQuotient is v = x/scale, except that a finite x whose quotient overflowed
+// to ±Inf (a small fixed tensor scale) gives ±MaxFloat32, which E5M2 saturates to
+// its largest finite code: only ±Inf itself encodes as ±Inf.
+func finiteQuotient(x, v float32) float32 {
+	if math.IsInf(float64(v), 0) && !math.IsInf(float64(x), 0) {
+		return float32(math.Copysign(math.MaxFloat32, float64(v)))
+	}
+	return v
 }
 
 func (f FP8) scale(src []byte) (float32, []byte) {
