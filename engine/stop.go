@@ -1,16 +1,24 @@
 package engine
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // stopper accumulates a choice's text and decides what may be streamed: text that
 // could still be the beginning of a stop string is held back until later text shows
-// it is not (or completes the stop string, which ends the choice).
+// it is not (or completes the stop string, which ends the choice). Its work per
+// piece is bounded by the piece and the held-back text, never by the text so far:
+// the text grows by appending (amortised), and only the unstreamed end is searched.
 type stopper struct {
 	stops   []string
-	text    string // all text so far
-	emitted int    // bytes of text already streamed
+	buf     []byte // all text so far
+	emitted int    // bytes of buf already streamed
 	stopped bool
 }
+
+// text is the choice's text so far (cut before a completed stop string).
+func (st *stopper) text() string { return string(st.buf) }
 
 // add appends s and returns the text now safe to stream, and whether a stop string
 // was completed (the choice's text is then cut before it and nothing more is added).
@@ -18,34 +26,35 @@ func (st *stopper) add(s string) (out string, stopped bool) {
 	if st.stopped {
 		return "", true
 	}
-	st.text += s
+	st.buf = append(st.buf, s...)
+	pending := st.buf[st.emitted:]
 	// Earliest complete stop string in the unstreamed text. Streamed text never holds
 	// the start of a match: that start would have been held back.
 	cut := -1
 	for _, stop := range st.stops {
-		if i := strings.Index(st.text[st.emitted:], stop); i >= 0 && (cut < 0 || st.emitted+i < cut) {
-			cut = st.emitted + i
+		if i := bytes.Index(pending, []byte(stop)); i >= 0 && (cut < 0 || i < cut) {
+			cut = i
 		}
 	}
 	if cut >= 0 {
-		out = st.text[st.emitted:cut]
-		st.text, st.emitted, st.stopped = st.text[:cut], cut, true
+		out = string(pending[:cut])
+		st.buf = st.buf[:st.emitted+cut]
+		st.emitted, st.stopped = len(st.buf), true
 		return out, true
 	}
-	end := len(st.text) - st.held()
-	out = st.text[st.emitted:end]
-	st.emitted = end
+	end := len(pending) - st.held(pending)
+	out = string(pending[:end])
+	st.emitted += end
 	return out, false
 }
 
-// held is the length of the longest suffix of the unstreamed text that is a proper
-// prefix of some stop string.
-func (st *stopper) held() int {
-	pending := st.text[st.emitted:]
+// held is the length of the longest suffix of the unstreamed text pending that is a
+// proper prefix of some stop string.
+func (st *stopper) held(pending []byte) int {
 	best := 0
 	for _, stop := range st.stops {
 		for n := min(len(stop)-1, len(pending)); n > best; n-- {
-			if strings.HasSuffix(pending, stop[:n]) {
+			if strings.HasSuffix(string(pending[len(pending)-n:]), stop[:n]) {
 				best = n
 				break
 			}
@@ -56,7 +65,7 @@ func (st *stopper) held() int {
 
 // flush returns the held-back text when the choice ends for another reason.
 func (st *stopper) flush() string {
-	out := st.text[st.emitted:]
-	st.emitted = len(st.text)
+	out := string(st.buf[st.emitted:])
+	st.emitted = len(st.buf)
 	return out
 }
