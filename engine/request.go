@@ -44,6 +44,11 @@ type Request struct {
 	// the text is cut before it. Text that could still be the start of a stop string is
 	// held back from the stream until it cannot.
 	Stop []string
+	// CacheSalt, if not empty, confines the request to prefixes cached by requests
+	// with the same salt (see kv.Store.NewSeqWithPrefixSalt): requests of different
+	// salts never share cache blocks, so one cannot learn what another's prompt was.
+	// With a cache that cannot salt, a salted request takes no cached prefix.
+	CacheSalt string
 	// IgnoreEOS keeps generating past the EOS token (for benchmarks).
 	IgnoreEOS bool
 	// N is the number of choices (parallel samples) generated from the prompt; ≤ 0

@@ -390,6 +390,12 @@ type prefixCache interface {
 	NewSeqWithPrefix(tokens []int32) (kv.SeqID, int, error)
 }
 
+// saltedPrefixCache is a prefixCache whose sequences can keep to the prefixes cached
+// under a salt (kv.Store.NewSeqWithPrefixSalt).
+type saltedPrefixCache interface {
+	NewSeqWithPrefixSalt(tokens []int32, salt string) (kv.SeqID, int, error)
+}
+
 // admit moves the first waiting request to the running batch and gives its carrier
 // (or its only unfinished choice) a sequence. It returns that choice.
 func (e *Engine) admit(r *request) (*choice, error) {
@@ -418,14 +424,19 @@ func (e *Engine) admit(r *request) (*choice, error) {
 	if r.wantsPromptLogprobs() {
 		limit = 0 // every prompt position's logits are needed
 	}
-	if pc, ok := e.c.(prefixCache); ok && limit > 0 {
+	pc, ok := e.c.(prefixCache)
+	sc, salted := e.c.(saltedPrefixCache)
+	switch {
+	case limit > 0 && r.req.CacheSalt != "" && salted:
+		seq, cached, err = sc.NewSeqWithPrefixSalt(c.hist[:limit], r.req.CacheSalt)
+	case limit > 0 && r.req.CacheSalt == "" && ok:
 		seq, cached, err = pc.NewSeqWithPrefix(c.hist[:limit])
-		if err == nil && (cached < 0 || cached > limit) {
-			_ = e.c.Drop(seq)
-			err = fmt.Errorf("cache reports %d cached tokens of %d", cached, limit)
-		}
-	} else {
+	default:
 		seq, err = e.c.NewSeq()
+	}
+	if err == nil && (cached < 0 || cached > max(limit, 0)) {
+		_ = e.c.Drop(seq)
+		err = fmt.Errorf("cache reports %d cached tokens of %d", cached, limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("engine: new cache sequence: %w", err)
@@ -704,7 +715,7 @@ func (e *Engine) endRequest(r *request, err error) {
 		if c.finish == FinishStop && len(gen) > 0 && e.m.Tok.IsEOG(gen[len(gen)-1]) && !r.req.IgnoreEOS {
 			gen = gen[:len(gen)-1]
 		}
-		res.Choices = append(res.Choices, Choice{Tokens: slices.Clone(gen), Text: c.stop.text, FinishReason: c.finish})
+		res.Choices = append(res.Choices, Choice{Tokens: slices.Clone(gen), Text: c.stop.text(), FinishReason: c.finish})
 	}
 	e.mu.Lock()
 	if !r.started {

@@ -185,7 +185,7 @@ func (st *Store) register(s *seq) {
 	B := st.g.B
 	full := min(s.committed(len(st.g.layers)), s.opaqueFrom) / B
 	for i := len(s.hashes); i < full; i++ {
-		parent := st.root
+		parent := s.root
 		if i > 0 {
 			parent = s.hashes[i-1]
 		}
@@ -222,13 +222,28 @@ func (st *Store) registerAll() {
 // the run would have left. Only what fits the budget is adopted. Without prefix
 // caching (see PrefixCaching) it equals NewSeq.
 func (st *Store) NewSeqWithPrefix(tokens []int32) (SeqID, int, error) {
+	return st.NewSeqWithPrefixSalt(tokens, "")
+}
+
+// NewSeqWithPrefixSalt is NewSeqWithPrefix within the prefixes cached under salt:
+// the sequence's block hashes start from a root derived from the store's and the
+// salt, so it adopts only blocks that sequences with the same salt computed, and
+// its own blocks are found only by them (its forks keep the salt). A client that
+// cannot give another's salt cannot learn from cached_tokens whether that client's
+// prompt is cached (vLLM's cache_salt, CVE-2025-46570). "" is the unsalted cache.
+func (st *Store) NewSeqWithPrefixSalt(tokens []int32, salt string) (SeqID, int, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	s := st.newSeq()
+	if salt != "" {
+		h := sha256.New()
+		fmt.Fprintf(h, "kvq-salt-v1\x00%d\x00%s", st.root, salt)
+		s.root = binary.LittleEndian.Uint64(h.Sum(nil))
+	}
 	if st.prefixOK {
 		st.registerAll()
 		B := st.g.B
-		parent := st.root
+		parent := s.root
 		full := len(tokens) / B
 		st.prefixQueried += int64(full)
 		var ids []int32

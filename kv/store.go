@@ -73,6 +73,7 @@ type seq struct {
 	// no block from the one holding it on is registered. noOpaque when none.
 	opaqueFrom int
 	hashes     []uint64 // prefix hashes of the first blocks, registered (prefix.go)
+	root       uint64   // parent hash of block 0: the store's root, or a salted one
 
 	// Eviction (window.go): positions [sinkEnd, winStart) are gone; their blocks
 	// are −1 in the table. winStart == sinkEnd (0) when nothing was evicted.
@@ -165,7 +166,7 @@ func (st *Store) lookup(id SeqID) (*seq, error) {
 }
 
 func (st *Store) newSeq() *seq {
-	s := &seq{done: make([]bool, len(st.g.layers)), tails: make([]tail, len(st.g.layers)), work: work{layer: -1}, opaqueFrom: noOpaque}
+	s := &seq{done: make([]bool, len(st.g.layers)), tails: make([]tail, len(st.g.layers)), work: work{layer: -1}, opaqueFrom: noOpaque, root: st.root}
 	s.view = func(i int, dst []attn.Span) []attn.Span { return st.spans(dst, s, s.viewLayer, s.base+i) }
 	for i := range s.tails {
 		s.tails[i].k.rowBytes = st.g.tailRow
@@ -249,6 +250,7 @@ func (st *Store) Fork(src SeqID) (SeqID, error) {
 	}
 	c.tokens = append([]int32(nil), s.tokens...)
 	c.hashes = append([]uint64(nil), s.hashes...)
+	c.root = s.root
 	c.sinkEnd, c.winStart = s.sinkEnd, s.winStart
 	c.opaqueFrom = s.opaqueFrom
 	for i := range s.tails {

@@ -46,6 +46,10 @@ type commonRequest struct {
 	Stream        *bool           `json:"stream"`
 	StreamOptions *streamOptions  `json:"stream_options"`
 	Logprobs      json.RawMessage `json:"logprobs"`
+	// CacheSalt (vLLM's cache_salt) keeps the request to prefixes cached by requests
+	// with the same salt: tenants that do not share a salt cannot learn from
+	// cached_tokens whether another's prompt is cached.
+	CacheSalt *string `json:"cache_salt"`
 
 	PresencePenalty  *float64           `json:"presence_penalty"`
 	FrequencyPenalty *float64           `json:"frequency_penalty"`
@@ -117,6 +121,7 @@ type genParams struct {
 	echo         []string                 // completions with echo: each prompt's text, put before its choices' text
 	constraint   func() engine.Constraint // response_format json_object or json_schema
 	maxParam     string                   // the field that set maxTokens (for errors)
+	cacheSalt    string                   // cache_salt
 }
 
 // decodeBody reads one JSON object from body into v, after checking that every
@@ -158,6 +163,12 @@ type limits struct {
 // maxTokens is the requested max_tokens (nil if absent) and maxParam its field name;
 // defaultMax is used when it is absent (0: the rest of the context).
 func (c *commonRequest) common(p *genParams, lim limits, maxTokens *int, maxParam string, defaultMax int, promptParam string) *apiError {
+	if c.CacheSalt != nil {
+		if len(*c.CacheSalt) == 0 || len(*c.CacheSalt) > maxCacheSalt {
+			return invalid("cache_salt", "cache_salt must be a string of 1 to %d bytes, got %d", maxCacheSalt, len(*c.CacheSalt))
+		}
+		p.cacheSalt = *c.CacheSalt
+	}
 	longest := 0
 	for _, pr := range p.prompts {
 		longest = max(longest, len(pr))
@@ -313,6 +324,9 @@ func parseChatLogprobs(raw json.RawMessage, top *int, p *genParams) *apiError {
 	p.logprobs = on
 	return nil
 }
+
+// maxCacheSalt bounds cache_salt, in bytes.
+const maxCacheSalt = 1024
 
 // maxStops is the largest number of stop strings accepted, as in OpenAI's API.
 const maxStops = 4

@@ -382,6 +382,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, e *engine.Engine, m
 			TopLogprobs:    j.p.topLogprobs,
 			PromptLogprobs: j.p.logprobs && len(j.p.echo) > 0,
 			Constraint:     j.p.constraint,
+			CacheSalt:      j.p.cacheSalt,
 		})
 		if err != nil {
 			cancel() // ends the prompts already submitted

@@ -29,7 +29,7 @@ func fields(names string) fieldSet {
 // Fields shared by both endpoints, then each endpoint's own. "user" (an end-user id
 // for the provider's abuse monitoring) has nothing to do here and is accepted.
 const commonFields = "model max_tokens temperature top_p seed stop n stream stream_options logprobs " +
-	"presence_penalty frequency_penalty logit_bias top_k min_p user response_format "
+	"presence_penalty frequency_penalty logit_bias top_k min_p user response_format cache_salt "
 
 var (
 	completionFields = fields(commonFields + "prompt echo")

@@ -440,3 +440,44 @@ func TestAdmissionTruth(t *testing.T) {
 	}
 	e.waitMetric(t, "kvq_kv_blocks_used", 0)
 }
+
+// cache_salt keeps prefixes apart: a request sees another's cached prompt only when
+// both give the same salt (or neither does), and the text does not change.
+func TestCacheSalt(t *testing.T) {
+	e := newEnv(t, envConfig{spec: "f16", budget: 8 << 20})
+	prompt := strings.Repeat("Lily and Tom went to the park. ", 24)
+	ask := func(salt string) (string, int) {
+		t.Helper()
+		field := ""
+		if salt != "" {
+			field = fmt.Sprintf(`,"cache_salt":%q`, salt)
+		}
+		var out completionOut
+		decode(t, e.post(t, "/v1/completions", `{"prompt":"`+prompt+`","max_tokens":8,"temperature":0`+field+`}`), &out)
+		if len(out.Choices) != 1 || out.Usage == nil {
+			t.Fatalf("response %+v", out)
+		}
+		return out.Choices[0].Text, out.Usage.PromptTokensDetails.CachedTokens
+	}
+	text, c := ask("alice")
+	for _, tc := range []struct {
+		salt   string
+		cached bool
+	}{{"bob", false}, {"", false}, {"alice", true}, {"bob", true}, {"", true}} {
+		got, c2 := ask(tc.salt)
+		if got != text {
+			t.Errorf("salt %q: text %q, want %q", tc.salt, got, text)
+		}
+		if (c2 > 0) != tc.cached {
+			t.Errorf("salt %q after alice%s: %d cached tokens, want cached=%v", tc.salt, map[bool]string{true: " and itself", false: ""}[tc.cached], c2, tc.cached)
+		}
+	}
+	if c != 0 {
+		t.Errorf("first request: %d cached tokens", c)
+	}
+	resp := e.post(t, "/v1/completions", `{"prompt":"x","cache_salt":""}`)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("empty cache_salt: %d", resp.StatusCode)
+	}
+}
