@@ -183,6 +183,20 @@ type runner struct {
 // Run evaluates every spec in opt.Specs against an f32 cache on tokens (already
 // tokenized by Tokens). The f32 row comes first.
 func Run(m *model.Model, tokens []int32, opt Options) (*Result, error) {
+	var cfgs []kv.Config
+	for _, sp := range opt.Specs {
+		cfg, err := m.CacheConfig(sp, opt.Layers)
+		if err != nil {
+			return nil, err
+		}
+		cfgs = append(cfgs, cfg)
+	}
+	return runConfigs(m, tokens, opt, cfgs)
+}
+
+// runConfigs is Run over cache configurations: f32 (with opt.Layers) first, then
+// cfgs, then opt.Calibrate's.
+func runConfigs(m *model.Model, tokens []int32, opt Options, cfgs []kv.Config) (*Result, error) {
 	if opt.Ctx <= 0 || opt.Chunks <= 0 {
 		return nil, fmt.Errorf("eval: ctx (%d) and chunks (%d) must be positive", opt.Ctx, opt.Chunks)
 	}
@@ -192,7 +206,6 @@ func Run(m *model.Model, tokens []int32, opt Options) (*Result, error) {
 	if need := opt.Ctx * opt.Chunks; len(tokens) < need {
 		return nil, fmt.Errorf("%w: %d tokens, ctx·chunks needs %d (use fewer --chunks or a shorter --ctx)", ErrTooFewTokens, len(tokens), need)
 	}
-	specs := append([]string{"f32"}, opt.Specs...)
 	var rs []*runner
 	add := func(name string, cfg kv.Config) error {
 		bpt, err := kv.BytesPerToken(cfg)
@@ -206,11 +219,11 @@ func Run(m *model.Model, tokens []int32, opt Options) (*Result, error) {
 			Family: specFamily(cfg.Spec), Warning: windowWarning(cfg.Spec, opt.Ctx)}})
 		return nil
 	}
-	for _, s := range specs {
-		cfg, err := m.CacheConfig(s, opt.Layers)
-		if err != nil {
-			return nil, err
-		}
+	ref, err := m.CacheConfig("f32", opt.Layers)
+	if err != nil {
+		return nil, err
+	}
+	for _, cfg := range append([]kv.Config{ref}, cfgs...) {
 		if err := add("", cfg); err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -226,5 +227,95 @@ func TestCalibrate(t *testing.T) {
 		if _, err := Run(m, toks, bad); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
+	}
+}
+
+// TestPreRoPEQuality pins what keys stored before RoPE buy on the built-in model and
+// text: kivi2 keys before RoPE take kivi2's bytes with at most a third of its KL
+// divergence, and 3-bit keys before RoPE take fewer bytes than kivi4/kivi2 with a KL
+// divergence of at most 0.01.
+func TestPreRoPEQuality(t *testing.T) {
+	if testing.Short() {
+		t.Skip("four caches over the protocol's chunks (about 10 s)")
+	}
+	ctx, chunks, _, _ := protocol(t)
+	m, err := model.LoadDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(m, Tokens(m, assets.Text), Options{Ctx: ctx, Chunks: chunks, Specs: []string{"kivi2", "kivi2:rope=pre/kivi2", "kivi3:rope=pre/kivi2", "kivi4/kivi2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]Row{}
+	for _, r := range res.Rows {
+		rows[r.Cache] = r
+		t.Logf("%-22s bytes/token %6.1f  kld %.5f  top1 %.4f", r.Cache, r.BytesPerToken, r.KLDMean, r.Top1Agree)
+	}
+	post, pre2, pre3, k4 := rows["kivi2"], rows["kivi2:rope=pre/kivi2"], rows["kivi3:rope=pre/kivi2"], rows["kivi4/kivi2"]
+	if pre2.BytesPerToken != post.BytesPerToken || pre2.KLDMean > post.KLDMean/3 || pre2.KLDMean <= 0 {
+		t.Errorf("kivi2:rope=pre/kivi2: %.1f bytes/token, kld %.5f; kivi2: %.1f, %.5f (want the same bytes and at most a third)", pre2.BytesPerToken, pre2.KLDMean, post.BytesPerToken, post.KLDMean)
+	}
+	if pre3.BytesPerToken >= k4.BytesPerToken || pre3.KLDMean > 0.01 || pre3.KLDMean <= 0 {
+		t.Errorf("kivi3:rope=pre/kivi2: %.1f bytes/token, kld %.5f; kivi4/kivi2: %.1f bytes/token (want fewer bytes, kld ≤ 0.01)", pre3.BytesPerToken, pre3.KLDMean, k4.BytesPerToken)
+	}
+}
+
+// TestLayers checks kvq eval --layers: one row per layer, the layers' bytes adding
+// up to the whole cache's, and a suggestion that moves the most sensitive layer to
+// f16 when the budget has room for exactly one.
+func TestLayers(t *testing.T) {
+	m, err := model.LoadDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := Layers(m, Tokens(m, assets.Text), Options{Ctx: 256, Chunks: 2, Specs: []string{"kivi2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != m.Layers {
+		t.Fatalf("%d rows for %d layers", len(rows), m.Layers)
+	}
+	all, err := m.CacheConfig("kivi2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := kv.BytesPerToken(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	worst := 0
+	for l, r := range rows {
+		t.Logf("layer %d: %.1f bytes/token, kld %.5f", r.Layer, r.BytesPerToken, r.KLDMean)
+		if r.Layer != l || r.Spec != "kivi2" || r.KLDMean <= 0 {
+			t.Errorf("row %d: %+v", l, r)
+		}
+		sum += r.BytesPerToken
+		if r.KLDMean > rows[worst].KLDMean {
+			worst = l
+		}
+	}
+	if math.Abs(sum-whole) > 1e-9*whole {
+		t.Errorf("layers' bytes add up to %.3f, the whole cache takes %.3f", sum, whole)
+	}
+	f16, err := m.CacheConfig("f16", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f16Bytes, err := kv.BytesPerToken(f16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upgrade := f16Bytes/float64(m.Layers) - rows[worst].BytesPerToken
+	got, bytes, err := SuggestLayers(m, rows, "kivi2", "f16", whole+1.5*upgrade)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%d=f16", worst); got != want || math.Abs(bytes-(whole+upgrade)) > 1e-9*bytes {
+		t.Errorf("suggestion %q at %.2f bytes/token, want %q at %.2f", got, bytes, want, whole+upgrade)
+	}
+	if _, _, err := SuggestLayers(m, rows, "kivi2", "f16", whole-1); err == nil {
+		t.Error("a budget below the base spec's bytes: no error")
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"kvq/assets"
 	"kvq/eval"
+	"kvq/model"
 	"kvq/synth"
 )
 
@@ -24,6 +25,8 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 
 Protocol: tokenize the first %d characters of the text without BOS, CRLF->LF; take the first ctx·chunks tokens; each chunk is [BOS] + the next ctx tokens; all ctx next-token predictions of a chunk are scored; the cache is empty at each chunk start; PPL = exp(mean NLL). Each chunk is one prefill, which the cache computes exactly as ctx single-token decode steps would.
 
+--layers measures each layer alone: per --cache spec, one run per layer with only that layer compressed; with --budget BYTES it suggests the --cache-layers that keep the most sensitive layers at --safe (default f16) within BYTES per token and measures that choice.
+
 --calibrate SPEC adds a row for an FP8 cache with a fixed scale per layer and side (as vLLM's fp8 cache with k_scale/v_scale): an f32 run over the calib-tokens tokens right after the scored ones records each layer's largest |key| and |value|, and each scale maps that value to the format's largest; the per-layer specs are printed for --cache-layers.`, eval.TextChars), stderr)
 	mf := addModelFlags(fs)
 	textPath := fs.String("text", "", "UTF-8 text `FILE` (default: the built-in TinyStories validation head)")
@@ -32,6 +35,9 @@ Protocol: tokenize the first %d characters of the text without BOS, CRLF->LF; ta
 	var caches listFlag
 	fs.Var(&caches, "cache", "cache `SPEC` to compare with f32; repeatable (default: a representative set)")
 	layers := fs.String("cache-layers", "", "per-layer `OVERRIDES` applied to every cache, e.g. 0,-1=f16")
+	perLayer := fs.Bool("layers", false, "per-layer sensitivity: each layer's KL divergence when only that layer has the --cache spec (default kivi2), the others f32")
+	budget := fs.Float64("budget", 0, "with --layers: `BYTES` per token to meet; suggests --cache-layers moving the most sensitive layers to --safe within it")
+	safe := fs.String("safe", "f16", "with --layers and --budget: the `SPEC` sensitive layers move to")
 	var calib listFlag
 	fs.Var(&calib, "calibrate", "FP8 cache `SPEC` (fp8e4m3, fp8e5m2, fp8e4m3/fp8e5m2) to evaluate with per-layer scales calibrated on held-out text; repeatable")
 	calibTokens := fs.Int("calib-tokens", 0, "calibration run length in tokens (default: ctx)")
@@ -39,6 +45,10 @@ Protocol: tokenize the first %d characters of the text without BOS, CRLF->LF; ta
 	svgPath := fs.String("svg", "", "also draw compression against KL divergence as an SVG chart to `FILE`")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	layerSpecs := []string(caches)
+	if len(layerSpecs) == 0 {
+		layerSpecs = []string{"kivi2"} // --layers runs each spec once per layer: one by default
 	}
 	if len(caches) == 0 {
 		caches = defaultEvalCaches
@@ -57,6 +67,12 @@ Protocol: tokenize the first %d characters of the text without BOS, CRLF->LF; ta
 		text, textName = string(b), *textPath
 	}
 	toks := eval.Tokens(m, text)
+	if *perLayer {
+		return runEvalLayers(m, toks, layerSpecs, eval.Options{Ctx: *ctx, Chunks: *chunks}, *budget, *safe, stdout, stderr)
+	}
+	if *budget != 0 {
+		return usagef(fs, "--budget needs --layers")
+	}
 	bar := newProgress(stderr, "eval", "chunk runs", 1)
 	res, err := eval.Run(m, toks, eval.Options{Ctx: *ctx, Chunks: *chunks, Specs: caches, Layers: *layers,
 		Calibrate: calib, CalibTokens: *calibTokens, Progress: bar.update})
@@ -123,4 +139,45 @@ func modelName(path string) string {
 		return assets.ModelName
 	}
 	return path
+}
+
+// runEvalLayers is kvq eval --layers: per spec, each layer's figures when only that
+// layer has it; with a budget, the suggested overrides and their measured figures.
+func runEvalLayers(m *model.Model, toks []int32, specs []string, opt eval.Options, budget float64, safe string, stdout, stderr io.Writer) error {
+	bar := newProgress(stderr, "eval --layers", "chunk runs", 1)
+	opt.Specs, opt.Progress = specs, bar.update
+	rows, err := eval.Layers(m, toks, opt)
+	bar.done()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "per-layer sensitivity: one layer with the cache, the others f32 (ctx %d × %d chunks)\n\n", opt.Ctx, opt.Chunks)
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "cache\tlayer\tbytes/token\tPPL ratio\tKLD mean\ttop-1 agree\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.4f\t%.5f\t%.2f%%\t\n", r.Spec, r.Layer, r.BytesPerToken, r.PPLRatio, r.KLDMean, 100*r.Top1Agree)
+	}
+	tw.Flush()
+	if budget <= 0 {
+		fmt.Fprintln(stdout, "\nGive --budget BYTES (per token) for a --cache-layers suggestion.")
+		return nil
+	}
+	for _, s := range specs {
+		over, bytes, err := eval.SuggestLayers(m, rows, s, safe, budget)
+		if err != nil {
+			return err
+		}
+		if over == "" {
+			fmt.Fprintf(stdout, "\nwithin %.1f bytes/token: --cache %s (%.1f bytes/token); no layer can move to %s within the budget\n", budget, s, bytes, safe)
+			continue
+		}
+		opt.Specs, opt.Layers, opt.Progress = []string{s}, over, nil
+		res, err := eval.Run(m, toks, opt)
+		if err != nil {
+			return err
+		}
+		r := res.Rows[1]
+		fmt.Fprintf(stdout, "\nwithin %.1f bytes/token: --cache %s --cache-layers '%s' (%.1f bytes/token, measured: KLD %.5f, top-1 %.2f%%)\n", budget, s, over, bytes, r.KLDMean, 100*r.Top1Agree)
+	}
+	return nil
 }

@@ -45,6 +45,18 @@ func TestGenerateWithCompressedCache(t *testing.T) {
 	}
 }
 
+// TestEvalLayers runs kvq eval --layers with a budget that has room for one f16
+// layer (stories260K: kivi2 takes 36 bytes per token and layer, f16 128, 5 layers).
+func TestEvalLayers(t *testing.T) {
+	code, out, errOut := run(t, "eval", "--layers", "--ctx", "128", "--chunks", "1", "--cache", "kivi2:rope=pre/kivi2", "--budget", "300")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Count(out, "kivi2:rope=pre/kivi2 ") < 5 || !strings.Contains(out, "=f16' (272.0 bytes/token, measured: KLD") {
+		t.Fatalf("stdout %q", out)
+	}
+}
+
 func TestEvalJSON(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "eval.json")
 	code, out, errOut := run(t, "eval", "--ctx", "128", "--chunks", "2", "--cache", "q8", "--cache", "kivi4/kivi2", "--json", path)
@@ -216,6 +228,8 @@ func TestErrors(t *testing.T) {
 		{[]string{"generate", "--cache", "q5"}, "q5"},
 		{[]string{"generate", "--prompt", long}, "context"},
 		{[]string{"eval", "--cache", "kivi9"}, "kivi9"},
+		{[]string{"eval", "--budget", "100"}, "--budget needs --layers"},
+		{[]string{"eval", "--layers", "--cache", "kivi2", "--budget", "100"}, "more than the budget"},
 		{[]string{"inspect", "--budget", "lots"}, "lots"},
 		{[]string{"synth", "--shape", "nope", "--out", filepath.Join(dir, "s.gguf")}, "nope"},
 		{[]string{"generate", "--temp", "-1"}, "--temp"},
