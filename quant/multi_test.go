@@ -53,7 +53,7 @@ func sameBits(a, b float32) bool {
 // TestDecodeRowsMatchesDecode checks DecodeRows against per-row Decode, bit for bit,
 // over every codec, row kind and length, with a row stride larger than the row and
 // guard values after the output; with the F16C kernels on and off (off, F16, Int8 and
-// FP8 rows take the archsimd decoders in builds with the experiment).
+// FP8 rows take the scalar decoders).
 func TestDecodeRowsMatchesDecode(t *testing.T) {
 	defer setF16C(setF16C(true))
 	for _, f16c := range f16cModes() {

@@ -15,11 +15,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"kvq/engine"
+	"kvq/internal/procstat"
 )
 
 // hugeBody is a request whose prompt is 4 MiB without a space.
@@ -78,8 +78,8 @@ func BenchmarkHugePrompt(b *testing.B) {
 	body := []byte(hugeBody(false))
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
-	cpu0 := cpuTime()
-	defer func() { b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1e3/float64(b.N), "cpu-ms/op") }()
+	cpu0 := procstat.CPU()
+	defer func() { b.ReportMetric(float64((procstat.CPU()-cpu0).Microseconds())/1e3/float64(b.N), "cpu-ms/op") }()
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, "/v1/completions", bytes.NewReader(body))
@@ -149,15 +149,6 @@ func BenchmarkFlood(b *testing.B) {
 		b.ReportMetric(float64(flood99.Microseconds())/1e3, "flood-p99-ms")
 		b.Logf("huge prompts answered: %v", statuses)
 	}
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // pipeListener serves connections made by dial over synchronous in-memory pipes: a
