@@ -5,7 +5,7 @@
 //     then "data: [DONE]\n\n") or answered in one JSON body;
 //   - GET /v1/models, the one model served, and GET /v1/models/{id};
 //   - GET /health: 503 until Start has attached the model (and again while shutting
-//     down), then 200;
+//     down), 503 "overloaded" while the engine's queue is full, else 200;
 //   - GET /metrics: Prometheus text format, metric names prefixed kvq_;
 //   - POST /tokenize and POST /detokenize, in llama-server's and vLLM's shapes.
 //
@@ -14,9 +14,12 @@
 //
 // Concurrency comes from the engine's continuous batching over the paged KV cache;
 // the server only translates. Requests are bounded by the engine's queue (429 with
-// Retry-After when it is full), bodies by Options.MaxBodyBytes, and every request's
-// life by its HTTP request context: a client that goes away cancels its request and
-// the engine frees its cache blocks before its next step.
+// Retry-After when it is full; 400 when a request could never be admitted), bodies
+// by Options.MaxBodyBytes and the parsing gates (limits.go: prompts too long for the
+// context are refused before tokenizing), connections by deadlines and a cap, and
+// every request's life by its HTTP request context and Options.RequestTimeout: a
+// client that goes away, or stops reading, cancels its request and the engine frees
+// its cache blocks before its next step.
 //
 // Request fields: model, prompt (a string, token ids, or an array of up to 32 of
 // either, each answered by its own n choices) or messages, max_tokens (chat also
