@@ -268,12 +268,13 @@ func BytesPerToken(cfg Config) (float64, error) {
 }
 
 // SteadyBytes is the memory a sequence of n tokens holds in the steady state of
-// decoding, right after the Grow of its n-th token: ⌈n/B⌉ blocks; per layer the
-// full-precision rings at their steady size (G−1 key rows for KIVI keys, r−1 value
-// rows for KIVI values) and the sink rows of lossy sides; and one work row per side
-// that has rings. It is exact once n > max(G, r) on a sequence that decodes token by
-// token, and an upper bound for shorter sequences; a step of m tokens holds m work
-// rows per such side (for one layer at a time) until the next Grow.
+// decoding, right after the Grow of its n-th token: ⌈n/B⌉ blocks plus its tail
+// (SteadyTail): per layer the full-precision rings at their steady size (G−1 key
+// rows for KIVI keys, r−1 value rows for KIVI values) and the sink rows of lossy
+// sides, and one work row per side that has rings. It is exact once n > max(G, r)
+// on a sequence that decodes token by token, and an upper bound for shorter
+// sequences; a step of m tokens holds m work rows per such side (for one layer at a
+// time) until the next Grow.
 func SteadyBytes(cfg Config, n int) (int64, error) {
 	g, err := newGeometry(cfg)
 	if err != nil {
@@ -285,26 +286,51 @@ func SteadyBytes(cfg Config, n int) (int64, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	total := int64((n+g.B-1)/g.B) * int64(g.blockBytes)
+	return int64((n+g.B-1)/g.B)*int64(g.blockBytes) + g.steadyTail().Bytes, nil
+}
+
+// Tail is what a decoding sequence holds beyond its blocks in the steady state: rows
+// kept in full precision, stored in the tail codec, summed over layers.
+type Tail struct {
+	Codec     string // codec of the rows, e.g. "f16"
+	KeyRows   int    // keys of the unfinished KIVI key group (G−1 per KIVI-key layer)
+	ValueRows int    // KIVI value residual (r−1 per KIVI-value layer)
+	SinkRows  int    // sink rows of lossy sides (keys and values)
+	WorkRows  int    // the step's rows: one per side that has rings
+	RowBytes  int    // bytes of one row: one token's keys or values of one layer
+	Bytes     int64  // all rows × RowBytes
+}
+
+// SteadyTail is the tail of every sequence of cfg in the steady state of decoding
+// (SteadyBytes minus the blocks).
+func SteadyTail(cfg Config) (Tail, error) {
+	g, err := newGeometry(cfg)
+	if err != nil {
+		return Tail{}, err
+	}
+	return g.steadyTail(), nil
+}
+
+func (g *geometry) steadyTail() Tail {
+	t := Tail{Codec: g.tail.Name(), RowBytes: g.tailRow}
 	if g.workK {
-		total += int64(g.tailRow) // the work row of a single-token step
+		t.WorkRows++
 	}
 	if g.workV {
-		total += int64(g.tailRow)
+		t.WorkRows++
 	}
 	for i := range g.layers {
 		ly := &g.layers[i]
-		rows := 0
 		if ly.hasKTail() {
-			rows += ly.kSteady()
+			t.KeyRows += ly.kSteady()
 		}
 		if ly.hasVTail() {
-			rows += ly.vSteady()
+			t.ValueRows += ly.vSteady()
 		}
-		rows += ly.sinksK + ly.sinksV
-		total += int64(rows) * int64(g.tailRow)
+		t.SinkRows += ly.sinksK + ly.sinksV
 	}
-	return total, nil
+	t.Bytes = int64(t.KeyRows+t.ValueRows+t.SinkRows+t.WorkRows) * int64(t.RowBytes)
+	return t
 }
 
 // F16BytesPerToken is what an f16 cache of the same geometry stores per token.

@@ -27,6 +27,10 @@ type throughputReport struct {
 	Sinks               int     `json:"sinks,omitempty"`
 	PrefixCaching       bool    `json:"prefix_caching"`
 	SteadyBytesPerToken float64 `json:"steady_bytes_per_token"` // codes, scales and zeros of one token, all layers
+	// SeqTail is what every sequence holds beyond its blocks (full-precision rows),
+	// SeqBlockBytes the blocks of one sequence of prompt + generated tokens.
+	SeqTail       kv.Tail `json:"seq_tail"`
+	SeqBlockBytes int64   `json:"seq_block_bytes"`
 	engine.ThroughputResult
 }
 
@@ -86,6 +90,14 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	tail, err := kv.SteadyTail(cfg)
+	if err != nil {
+		return err
+	}
+	seqBytes, err := kv.SteadyBytes(cfg, *promptLen+*genLen)
+	if err != nil {
+		return err
+	}
 	ecfg := engine.Config{MaxBatchTokens: *maxBatch, MaxRunning: min(*maxRunning, *maxBatch), PrefillChunk: *prefillChunk}
 	if *window > 0 {
 		ecfg.Window, ecfg.Sinks = *window, *sinks
@@ -108,7 +120,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 		Model: modelName(mf.path), Cache: cfg.Spec.String(), CacheLayers: *cacheLayers,
 		BlockTokens: c.PoolStats().BlockTokens, MaxBatchTokens: ecfg.MaxBatchTokens, MaxRunning: ecfg.MaxRunning, PrefillChunk: *prefillChunk,
 		Window: ecfg.Window, Sinks: ecfg.Sinks, PrefixCaching: c.PrefixCaching(),
-		SteadyBytesPerToken: steady, ThroughputResult: res,
+		SteadyBytesPerToken: steady, SeqTail: tail, SeqBlockBytes: seqBytes - tail.Bytes, ThroughputResult: res,
 	}
 	budgetText := "unlimited"
 	if rep.BudgetBytes > 0 {
@@ -124,6 +136,8 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "cache pool      utilization mean %.1f%% peak %.1f%%, waste %.2f%% of used block slots\n",
 		100*res.MeanUtilization, 100*res.PeakUtilization, 100*res.WasteFrac)
 	fmt.Fprintf(stdout, "memory          %.1f bytes/token held (steady state %.1f)\n", res.BytesPerToken, steady)
+	fmt.Fprintf(stdout, "per sequence    %s of blocks at %d tokens (%d per block) + tail %s = %.2f of the blocks\n",
+		fmtBytes(rep.SeqBlockBytes), *promptLen+*genLen, rep.BlockTokens, tailText(tail), float64(tail.Bytes)/float64(rep.SeqBlockBytes))
 	fmt.Fprintf(stdout, "prefix cache    hit rate %.1f%% of prompt tokens, %.1f%% of shared-prefix tokens\n", 100*res.PrefixHitRate, 100*res.SharedHitRate)
 	fmt.Fprintf(stdout, "latency         mean time to first token %.1f ms, inter-token %.2f ms\n", res.MeanTTFTms, res.MeanITLms)
 	if *jsonPath != "" {

@@ -132,7 +132,8 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "\nKV cache per type: exact bytes per token, and what fits in %s (sequences of %d tokens, full-precision tails included)\n", fmtBytes(int64(budget)), *ctx)
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cache\tbytes/token\tvs f16\tper sequence\ttokens in budget\tsequences\t")
+	fmt.Fprintln(tw, "cache\tbytes/token\tvs f16\tper sequence\tof which tail\ttokens in budget\tsequences\t")
+	tailCodec := ""
 	for _, spec := range inspectCaches {
 		cfg, err := c.CacheConfig(spec, "")
 		if err != nil {
@@ -146,9 +147,19 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.2fx\t%s\t%d\t%d\t\n", eval.CacheName(cfg), bpt, kv.F16BytesPerToken(cfg)/bpt, fmtBytes(seqBytes), int64(float64(budget)/bpt), int64(budget)/seqBytes)
+		tail, err := kv.SteadyTail(cfg)
+		if err != nil {
+			return err
+		}
+		tailCodec = tail.Codec
+		fmt.Fprintf(tw, "%s\t%.1f\t%.2fx\t%s\t%s\t%d\t%d\t\n", eval.CacheName(cfg), bpt, kv.F16BytesPerToken(cfg)/bpt, fmtBytes(seqBytes), tailText(tail), int64(float64(budget)/bpt), int64(budget)/seqBytes)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "tail: what a sequence holds beyond its blocks, rows kept in full precision (%s) summed over layers:\n"+
+		"  k = keys of the unfinished KIVI key group, v = KIVI value residual, s = sinks, w = the step's work rows\n", tailCodec)
+	return nil
 }
 
 // writeMetadata lists the file's metadata, one key a line; long arrays (the
@@ -225,4 +236,21 @@ func dequantNote(types map[gguf.TensorType]int) string {
 	}
 	sort.Strings(slow)
 	return fmt.Sprintf("%s weights are multiplied by dequantizing each row first, many times slower than weights with kernels of their own", strings.Join(slow, ", "))
+}
+
+// tailText describes a sequence's tail: its bytes and the rows they hold.
+func tailText(t kv.Tail) string {
+	if t.Bytes == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, p := range []struct {
+		n    int
+		name string
+	}{{t.KeyRows, "k"}, {t.ValueRows, "v"}, {t.SinkRows, "s"}, {t.WorkRows, "w"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d%s", p.n, p.name))
+		}
+	}
+	return fmt.Sprintf("%s (%s)", fmtBytes(t.Bytes), strings.Join(parts, "+"))
 }
