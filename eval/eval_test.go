@@ -171,8 +171,8 @@ func TestWindowWarning(t *testing.T) {
 		ctx  int
 		want string // "" for no warning
 	}{
-		{"kivi4", 128, "values (128 tokens)"},
-		{"kivi4", 129, ""},
+		{"kivi4", 32, "values (32 tokens)"},
+		{"kivi4", 33, ""},
 		{"kivi4/kivi2:r=64", 64, "values (64 tokens)"},
 		{"kivi4:g=64,r=16", 32, "keys (blocks of 64 tokens)"},
 		{"q4:sinks=8", 8, "sinks (8 tokens)"},

@@ -61,7 +61,7 @@ type sim struct {
 	// window, when positive, is the layer's attention window: the query at p sees
 	// positions > p − window only.
 	window int
-	kpos [][]float64
+	kpos   [][]float64
 }
 
 // refRoPE rotates x (heads of d values) to position pos in float64, the reference of
