@@ -59,7 +59,7 @@ func TestEvalLayers(t *testing.T) {
 
 func TestEvalJSON(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "eval.json")
-	code, out, errOut := run(t, "eval", "--ctx", "128", "--chunks", "2", "--cache", "q8", "--cache", "kivi4/kivi2", "--json", path)
+	code, out, errOut := run(t, "eval", "--ctx", "128", "--chunks", "2", "--cache", "q8", "--cache", "kivi4/kivi2:r=128", "--json", path)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -94,12 +94,12 @@ func TestEvalJSON(t *testing.T) {
 			}
 		}
 	}
-	// At ctx 128 KIVI's values (r = 128) are all in full precision: warned, not
+	// At ctx 128 KIVI's values (r=128) are all in full precision: warned, not
 	// recommended, and said so under the table; q8 is on the frontier.
 	if r := res.Rows[2]; r["warning"] == nil || r["recommended"] != false || res.Rows[1]["recommended"] != true {
 		t.Errorf("rows %v", res.Rows)
 	}
-	if !strings.Contains(out, "! kivi4/kivi2: ctx 128 does not exceed") || !strings.Contains(out, "* recommended") {
+	if !strings.Contains(out, "! kivi4/kivi2:r=128: ctx 128 does not exceed") || !strings.Contains(out, "* recommended") {
 		t.Errorf("stdout lacks the warning or the rule:\n%s", out)
 	}
 }
