@@ -26,12 +26,13 @@ func detectSIMD() *kernelSet {
 	}
 	// The scalar set's exact Q8_0 kernels are slower than these; only the VNNI set
 	// below has fast ones.
-	k.dotQ8RowsX, k.dotQ8Tokens = nil, nil
+	k.dotQ8RowsX, k.dotQ8Tokens, k.dotQ4KTokens = nil, nil, nil
 	if cpufeat.F16C && cpufeat.AVX512VNNI {
 		avx2 := k
 		alternateKernels = append(alternateKernels, &avx2)
 		k.name = "avx512-vnni"
 		k.dotQ8RowsX, k.dotQ8Tokens = dotQ8RowsZ, dotQ8TokensZ
+		k.dotQ4KTokens = dotQ4KTokensZ
 	}
 	return &k
 }

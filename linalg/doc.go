@@ -37,7 +37,11 @@
 // four codes broadcast into a VPDPBUSD per group, so a weight read from cache serves 16
 // tokens). Activations are packed for it once per call (packTokens); the per-block
 // weight scales as float32 and code sums it needs are made once per matrix (made by
-// NewMatrix) at its first many-token product and kept: 8 bytes per 32 weights.
+// NewMatrix) at its first many-token product and kept: 8 bytes per 32 weights. Q4_K
+// products of 6 or more tokens go through q4kTokensZ, which gives each token the sum
+// of the one-token AVX2 kernel bit for bit (its eight sub-block lanes become eight
+// registers of 16 tokens each, updated by the same fused multiply-adds and added in
+// the same order).
 //
 // # Blocking
 //

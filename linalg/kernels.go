@@ -35,6 +35,10 @@ type kernelSet struct {
 	// w[r·rowBytes:] with token t's activations, for r < rows and t < xt.n, bit for bit:
 	// the many-token kernel of sets with dotQ8RowsX.
 	dotQ8Tokens tokensKernel
+	// dotQ4KTokens, when not nil, is the many-token kernel of Q4_K: each token's sum
+	// bit for bit dotQ4KRows's (of this set), reading the signed codes, scales and code
+	// sums of the pack (xps, xdp, xsp).
+	dotQ4KTokens tokensKernel
 	// dotQ8Prefetches reports that dotQ8Rows prefetches weight bytes ahead of the row it
 	// multiplies (into the rows that follow it in memory): decode then multiplies a whole
 	// chunk of rows with one dotQ8Rows call.
@@ -200,13 +204,16 @@ func dotQ8Scalar(w []byte, xq []int8, xd []float32) float32 {
 
 // tokenPack is a call's quantized activations as the many-token kernels read them: n
 // tokens of nb blocks, token-major (xq, xd), and packed in 16-token groups by
-// packTokens (xp, xdp).
+// packTokens: codes plus 128 (xp) or as they are (xps), scales (xdp) and code sums
+// (xsp); a kernel's packs are those its type asks for (quantType), the others nil.
 type tokenPack struct {
 	n, nb int
 	xq    []int8
 	xd    []float32
 	xp    []uint32
+	xps   []uint32
 	xdp   []float32
+	xsp   []int32
 }
 
 // tokenGroup is the token count of a packTokens group.
@@ -214,30 +221,52 @@ const tokenGroup = 16
 
 // packTokens lays out tokens [t0, t1) of n for the many-token kernels, in groups of 16
 // tokens: for group g, block b and dword k, xp[((g·nb+b)·8+k)·16+t] holds codes
-// 32b+4k … 32b+4k+3 of token 16g+t, each plus 128 (XOR 0x80), little-endian, and
-// xdp[(g·nb+b)·16+t] its block scale. xq and xd hold all n tokens, token-major. When t1
-// is n, the last group's lanes past n get codes 0 (0x80 bytes) and scale 0.
-func packTokens(xp []uint32, xdp []float32, xq []int8, xd []float32, t0, t1, n, nb int) {
+// 32b+4k … 32b+4k+3 of token 16g+t, each plus 128 (XOR 0x80), little-endian, xps[…]
+// the same codes as they are, and xdp[(g·nb+b)·16+t] and xsp[…] the block's scale and
+// code sum (from xsum); nil packs are skipped. xq, xd and xsum hold all n tokens,
+// token-major. When t1 is n, the last group's lanes past n get codes 0 (xp: 0x80
+// bytes), scale 0 and sum 0.
+func packTokens(pk *tokenPack, xsum []int32, t0, t1 int) {
+	n, nb := pk.n, pk.nb
+	xq, xd := pk.xq, pk.xd
 	for t := t0; t < t1; t++ {
 		g, l := t/tokenGroup, t%tokenGroup
 		q := xq[t*nb*blockElems : (t+1)*nb*blockElems]
 		for b := 0; b < nb; b++ {
-			dst := xp[(g*nb+b)*8*tokenGroup:]
+			o := (g*nb + b) * 8 * tokenGroup
 			for k := 0; k < 8; k++ {
 				c := q[32*b+4*k : 32*b+4*k+4]
-				dst[k*tokenGroup+l] = (uint32(uint8(c[0])) | uint32(uint8(c[1]))<<8 | uint32(uint8(c[2]))<<16 | uint32(uint8(c[3]))<<24) ^ 0x80808080
+				v := uint32(uint8(c[0])) | uint32(uint8(c[1]))<<8 | uint32(uint8(c[2]))<<16 | uint32(uint8(c[3]))<<24
+				if pk.xp != nil {
+					pk.xp[o+k*tokenGroup+l] = v ^ 0x80808080
+				}
+				if pk.xps != nil {
+					pk.xps[o+k*tokenGroup+l] = v
+				}
 			}
-			xdp[(g*nb+b)*tokenGroup+l] = xd[t*nb+b]
+			pk.xdp[(g*nb+b)*tokenGroup+l] = xd[t*nb+b]
+			if pk.xsp != nil {
+				pk.xsp[(g*nb+b)*tokenGroup+l] = xsum[t*nb+b]
+			}
 		}
 	}
-	if t1 == n {
-		g := (n - 1) / tokenGroup
-		for l := n - g*tokenGroup; l < tokenGroup && n > 0; l++ {
-			for b := 0; b < nb; b++ {
-				for k := 0; k < 8; k++ {
-					xp[((g*nb+b)*8+k)*tokenGroup+l] = 0x80808080
+	if t1 != n || n == 0 {
+		return
+	}
+	g := (n - 1) / tokenGroup
+	for l := n - g*tokenGroup; l < tokenGroup; l++ {
+		for b := 0; b < nb; b++ {
+			for k := 0; k < 8; k++ {
+				if pk.xp != nil {
+					pk.xp[((g*nb+b)*8+k)*tokenGroup+l] = 0x80808080
 				}
-				xdp[(g*nb+b)*tokenGroup+l] = 0
+				if pk.xps != nil {
+					pk.xps[((g*nb+b)*8+k)*tokenGroup+l] = 0
+				}
+			}
+			pk.xdp[(g*nb+b)*tokenGroup+l] = 0
+			if pk.xsp != nil {
+				pk.xsp[(g*nb+b)*tokenGroup+l] = 0
 			}
 		}
 	}

@@ -68,8 +68,8 @@ func TestQ8ExactTwins(t *testing.T) {
 				for i := range xp {
 					xp[i] = r.Uint32() // the pack must fill every lane it is read by
 				}
-				packTokens(xp, xdp, xq, xd, 0, tc.n, tc.n, tc.nb)
 				xt := tokenPack{n: tc.n, nb: tc.nb, xq: xq, xd: xd, xp: xp, xdp: xdp}
+				packTokens(&xt, xsum, 0, tc.n)
 				// out with a leading stride of rows+3: the 3 values after each token's rows
 				// must stay untouched. Tables made per call, then kept for the matrix
 				// (twice: made, then reused).
@@ -97,6 +97,64 @@ func TestQ8ExactTwins(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestQ4KTokensMatchRows checks every kernel set's dotQ4KTokens against its own
+// dotQ4KRows bit for bit (the many-token kernel must give each token the sum the
+// one-token kernel gives it): random super-blocks (6-bit scales and minimums of every
+// value), 1 to 3 super-blocks per row, token counts with partial 16-token groups, and
+// out values outside the results left alone.
+func TestQ4KTokensMatchRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(71, 72))
+	for _, k := range kernelModes(t) {
+		if k.dotQ4KTokens == nil {
+			continue
+		}
+		for _, tc := range []struct{ rows, nsb, n int }{{1, 1, 1}, {5, 1, 16}, {3, 3, 17}, {7, 2, 40}, {2, 3, 64}} {
+			nb := 8 * tc.nsb
+			cols, rb := nb*blockElems, tc.nsb*q4KBlockBytes
+			w := make([]byte, tc.rows*rb)
+			for i := range w {
+				w[i] = byte(r.Uint32())
+			}
+			for i := 0; i < tc.rows*tc.nsb; i++ { // finite d and dmin
+				w[i*q4KBlockBytes+1], w[i*q4KBlockBytes+3] = halfHigh(r), halfHigh(r)
+			}
+			x := randVals(r, tc.n*cols, 1)
+			xq, xd, xsum := make([]int8, tc.n*cols), make([]float32, tc.n*nb), make([]int32, tc.n*nb)
+			quantQ8Scalar(xq, xd, x)
+			blockSums(xsum, xq)
+			groups := (tc.n + tokenGroup - 1) / tokenGroup
+			xt := tokenPack{n: tc.n, nb: nb, xq: xq, xd: xd,
+				xps: make([]uint32, groups*nb*8*tokenGroup), xdp: make([]float32, groups*nb*tokenGroup), xsp: make([]int32, groups*nb*tokenGroup)}
+			for i := range xt.xps {
+				xt.xps[i] = r.Uint32()
+			}
+			packTokens(&xt, xsum, 0, tc.n)
+			ldo := tc.rows + 2
+			out := make([]float32, tc.n*ldo)
+			for i := range out {
+				out[i] = -7
+			}
+			k.dotQ4KTokens(out, ldo, w, rb, tc.rows, xt, nil, Matrix{}, 0)
+			want := make([]float32, tc.rows)
+			for tok := 0; tok < tc.n; tok++ {
+				k.dotQ4KRows(want, w, rb, xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb], xsum[tok*nb:(tok+1)*nb])
+				for i := 0; i < ldo; i++ {
+					v := out[tok*ldo+i]
+					if i >= tc.rows {
+						if v != -7 {
+							t.Fatalf("%s %+v: dotQ4KTokens wrote token %d value %d past its rows", k.name, tc, tok, i)
+						}
+						continue
+					}
+					if math.Float32bits(v) != math.Float32bits(want[i]) {
+						t.Fatalf("%s %+v: token %d row %d: dotQ4KTokens %v, dotQ4KRows %v", k.name, tc, tok, i, v, want[i])
+					}
+				}
+			}
 		}
 	}
 }
