@@ -314,12 +314,17 @@ func maxAbsDiff(a, b []float32) float64 {
 	return m
 }
 
-// conformanceSpecs: every type with default parameters, and variants that move the
-// full-precision windows into the tested positions.
-var conformanceSpecs = []string{
-	"f32", "f16", "bf16", "q8", "fp8e4m3", "fp8e5m2", "q4", "q3", "q2", "kivi8", "kivi4", "kivi3", "kivi2",
-	"kivi4/kivi2", "kivi2:rope=pre/kivi2", "kivi3:rope=pre,g=16/kivi2:r=8,sinks=3", "kivi2:g=16,r=8,sinks=3", "q4:g=8,sinks=2", "q8/kivi4:r=5", "kivi8/q8",
-}
+// conformanceSpecs: every type of the codec registry with default parameters, and
+// variants that store keys before RoPE or move the full-precision windows into the
+// tested positions.
+var conformanceSpecs = func() []string {
+	var specs []string
+	for _, t := range Types() {
+		specs = append(specs, t.String())
+	}
+	return append(specs, "kivi4/kivi2", "kivi2:rope=pre/kivi2", "kivi3:rope=pre,g=16/kivi2:r=8,sinks=3",
+		"kivi2:g=16,r=8,sinks=3", "q4:g=8,sinks=2", "q8/kivi4:r=5", "kivi8/q8")
+}()
 
 func TestConformance(t *testing.T) {
 	full := os.Getenv("KVQ_CONFORMANCE_FULL") == "1"

@@ -82,7 +82,8 @@ const (
 type layer struct {
 	spec Spec
 	sideCodecs
-	rope           *quant.RoPE // keys stored before RoPE (rope=pre), else nil
+	rope           *quant.RoPE // Config.RoPE for keys stored before RoPE
+	preRoPE        bool        // keys stored before RoPE (rope=pre)
 	sinksK, sinksV int         // sink rows kept per side (0 when that side is lossless)
 
 	kRowBytes, kBlkBytes, vRowBytes int
@@ -186,13 +187,12 @@ func newGeometry(cfg Config) (*geometry, error) {
 		ly := &g.layers[i]
 		ly.spec, ly.sideCodecs = sp, c
 		if sp.K.PreRoPE && c.kChan != nil {
-			if cfg.RoPE == nil {
-				return nil, fmt.Errorf("kv: config: layer %d spec %v stores keys before RoPE: set Config.RoPE (the model's rotary embedding)", i, sp)
+			// Sizes do not depend on the rotation: BytesPerToken takes a Config
+			// without RoPE; New refuses it (needsRoPE).
+			if sp.K.G > quant.MaxRoPEBlock || (cfg.RoPE != nil && cfg.RoPE.Dims() > d) {
+				return nil, fmt.Errorf("kv: config: layer %d spec %v: keys before RoPE need key blocks of at most %d tokens (g=%d) and a RoPE of at most the head size %d", i, sp, quant.MaxRoPEBlock, sp.K.G, d)
 			}
-			if cfg.RoPE.Dims() > d || sp.K.G > quant.MaxRoPEBlock {
-				return nil, fmt.Errorf("kv: config: layer %d spec %v: RoPE of %d values on heads of %d, key blocks of %d tokens (at most %d before RoPE)", i, sp, cfg.RoPE.Dims(), d, sp.K.G, quant.MaxRoPEBlock)
-			}
-			ly.rope = cfg.RoPE
+			ly.rope, ly.preRoPE = cfg.RoPE, true
 		}
 		if !lossless(sp.K.Type) {
 			ly.sinksK = sp.Sinks
@@ -239,6 +239,17 @@ func newGeometry(cfg Config) (*geometry, error) {
 		return nil, fmt.Errorf("kv: config: budget of %d bytes is smaller than one block (%d bytes = %d tokens × %d layers)", cfg.BudgetBytes, g.blockBytes, B, cfg.Layers)
 	}
 	return g, nil
+}
+
+// needsRoPE reports the first layer that stores keys before RoPE without a
+// Config.RoPE to rotate them, which a Store cannot serve.
+func (g *geometry) needsRoPE() error {
+	for i := range g.layers {
+		if ly := &g.layers[i]; ly.preRoPE && ly.rope == nil {
+			return fmt.Errorf("kv: config: layer %d spec %v stores keys before RoPE: set Config.RoPE (the model's rotary embedding)", i, ly.spec)
+		}
+	}
+	return nil
 }
 
 // validate asks codecs that can tell whether their parameters are usable.

@@ -175,3 +175,23 @@ func FuzzParseSpec(f *testing.F) {
 		}
 	})
 }
+
+// TestPreRoPEConfig: sizes of keys stored before RoPE need no rotation, a Store does.
+func TestPreRoPEConfig(t *testing.T) {
+	cfg := Config{Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, Spec: MustParseSpec("kivi2:rope=pre/kivi2")}
+	pre, err := BytesPerToken(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Spec = MustParseSpec("kivi2")
+	if post, err := BytesPerToken(cfg); err != nil || post != pre {
+		t.Errorf("bytes per token: before RoPE %v, after %v (%v)", pre, post, err)
+	}
+	cfg.Spec = MustParseSpec("kivi2:rope=pre/kivi2")
+	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "Config.RoPE") {
+		t.Errorf("New without Config.RoPE: %v", err)
+	}
+	if _, err := New(Config{Layers: 1, Heads: 1, KVHeads: 1, HeadDim: 16, Spec: cfg.Spec, RoPE: testRoPE(t, 32)}); err == nil {
+		t.Error("New with a RoPE wider than the head: no error")
+	}
+}

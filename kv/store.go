@@ -118,6 +118,9 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := g.needsRoPE(); err != nil {
+		return nil, err
+	}
 	maxBlocks := int(cfg.BudgetBytes / int64(g.blockBytes))
 	st := &Store{
 		g: g,

@@ -7,12 +7,18 @@ import (
 	"testing"
 )
 
-// TestChannelConformance checks sizes, guard bytes, per-element bounds against the
+// TestChannelConformance checks, for the key codec of every registry entry, sizes, guard bytes, per-element bounds against the
 // stored per-channel parameters, and Dot against the decoded block.
 func TestChannelConformance(t *testing.T) {
 	shapes := [][2]int{{1, 1}, {1, 7}, {2, 3}, {7, 33}, {32, 64}, {32, 128}, {64, 128}, {5, 300}, {16, 100}}
-	for _, bits := range []int{8, 4, 3, 2} {
-		c := Channel{Bits: bits}
+	for _, e := range Registry() { // every registry entry that stores keys per channel
+		if e.Key == nil {
+			continue
+		}
+		c, ok := e.Key().(Channel)
+		if !ok {
+			t.Fatalf("%s: key codec %T has no conformance test", e.Name, e.Key())
+		}
 		t.Run(c.Name(), func(t *testing.T) {
 			if n := c.BlockBytes(0, 128) + c.BlockBytes(32, 0); n != 0 {
 				t.Fatalf("empty blocks take %d bytes", n)

@@ -8,21 +8,38 @@ import (
 	"testing"
 )
 
-// allRowCodecs is every row codec configuration the conformance suite covers.
+// allRowCodecs is every row codec configuration the conformance suite covers: the
+// per-token codec of every registry entry (at group sizes 0, 32, 64 and 128 for the
+// entries with groups, with and without a fixed scale for those that take one), and
+// group sizes whose codes do not fill whole bytes (every group still starts on a
+// byte boundary).
 func allRowCodecs() []RowCodec {
-	cs := []RowCodec{
-		F32{}, F16{}, BF16{}, Int8{},
-		FP8{Format: E4M3}, FP8{Format: E5M2},
-		FP8{Format: E4M3, TensorScale: 0.01}, FP8{Format: E5M2, TensorScale: 1.0 / 4096},
-	}
-	for _, bits := range []int{8, 4, 3, 2} {
-		for _, g := range []int{0, 32, 64, 128} {
-			cs = append(cs, Affine{Bits: bits, Group: g})
+	var cs []RowCodec
+	seen := map[string]bool{}
+	add := func(c RowCodec) {
+		if !seen[c.Name()] {
+			seen[c.Name()] = true
+			cs = append(cs, c)
 		}
 	}
-	// Group sizes whose codes do not fill whole bytes: every group still starts on a
-	// byte boundary.
-	return append(cs, Affine{Bits: 8, Group: 3}, Affine{Bits: 4, Group: 7}, Affine{Bits: 3, Group: 5}, Affine{Bits: 2, Group: 5})
+	for _, e := range Registry() {
+		groups, scales := []int{0}, []float32{0}
+		if e.Takes(ParamGroup) {
+			groups = []int{0, 32, 64, 128}
+		}
+		if e.Takes(ParamScale) {
+			scales = append(scales, 0.01, 1.0/4096)
+		}
+		for _, g := range groups {
+			for _, sc := range scales {
+				add(e.Row(RowParams{Group: g, Scale: sc}))
+			}
+		}
+	}
+	for _, c := range []RowCodec{Affine{Bits: 8, Group: 3}, Affine{Bits: 4, Group: 7}, Affine{Bits: 3, Group: 5}, Affine{Bits: 2, Group: 5}} {
+		add(c)
+	}
+	return cs
 }
 
 var testLengths = []int{1, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 200, 256}

@@ -17,8 +17,8 @@ func init() {
 	register("eval", "measure perplexity, KL divergence and top-1 agreement of KV cache types against f32", runEval)
 }
 
-// defaultEvalCaches is a representative set: every family, symmetric and split K/V.
-var defaultEvalCaches = []string{"f16", "bf16", "q8", "fp8e4m3", "fp8e5m2", "q4", "q2", "kivi8", "kivi4", "kivi2", "kivi4/kivi2", "q8/q4"}
+// defaultEvalCaches is every cache type but the f32 reference, and split K/V specs.
+var defaultEvalCaches = cacheSpecs()[1:]
 
 func runEval(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("eval", fmt.Sprintf(`Runs perplexity with an f32 KV cache and with each --cache on the same tokens, and prints, per cache: bytes per token, compression against f16, perplexity and its ratio to f32, mean KL divergence of the next-token distribution from f32's, and top-1 agreement with f32. Rows marked * are recommended: no other cache compresses as much or more with a lower KL divergence.

@@ -22,7 +22,7 @@ func init() {
 }
 
 // inspectCaches are the cache types listed by inspect.
-var inspectCaches = []string{"f32", "f16", "bf16", "q8", "fp8e4m3", "fp8e5m2", "q4", "q2", "kivi8", "kivi4", "kivi2", "kivi4/kivi2", "q8/q4"}
+var inspectCaches = cacheSpecs()
 
 // runInspect describes any GGUF file it can parse: the metadata and tensors always,
 // the model's shape and the cache table when the metadata gives a transformer's shape,
