@@ -70,6 +70,13 @@ func (r *request) wantsPromptLogprobs() bool {
 	return r.req.PromptLogprobs && len(r.promptLP) < len(r.prompt)-1
 }
 
+// allLogits reports whether the span's step needs the logits of all its tokens:
+// its choice computes prompt positions whose log-probabilities are still wanted.
+// step and apply ask it of the same state (nothing changes between them).
+func (p span) allLogits() bool {
+	return p.r.wantsPromptLogprobs() && p.c.fed < len(p.r.prompt)-1
+}
+
 // takePromptLogits records the prompt log-probabilities that the logits of the n
 // tokens at positions [pos, pos+n) give (vocab values per token): the row of
 // position p predicts prompt token p+1. Rows already recorded (a recomputation after

@@ -45,7 +45,7 @@ func TestLogprobs(t *testing.T) {
 		}
 		return out
 	}
-	for _, chunk := range []int{0, 5} {
+	for _, chunk := range []int{0, 5, 1} {
 		e := newEngine(t, m, newCache(t, m, "f32", 0), Config{PrefillChunk: chunk, MaxBatchTokens: 64})
 		// Run the prompt once first so that its blocks are cached.
 		if st, err := e.Submit(context.Background(), Request{Prompt: prompt, MaxTokens: 1}); err == nil {

@@ -218,8 +218,7 @@ func (e *Engine) step() {
 		}
 		batch := make([]model.Span, len(plan))
 		for i, p := range plan {
-			batch[i] = model.Span{Seq: p.c.seq, Tokens: p.c.hist[p.c.fed : p.c.fed+p.n],
-				AllLogits: p.r.wantsPromptLogprobs() && p.c.fed < len(p.r.prompt)-1}
+			batch[i] = model.Span{Seq: p.c.seq, Tokens: p.c.hist[p.c.fed : p.c.fed+p.n], AllLogits: p.allLogits()}
 		}
 		logits, err := e.m.Forward(e.c, batch)
 		if err == nil {
@@ -531,8 +530,9 @@ func (e *Engine) apply(plan []span, logits [][]float32, t0 time.Time) {
 	info := StepInfo{}
 	for i, p := range plan {
 		c := p.c
-		if v := e.m.Vocab; len(logits[i]) > v {
+		if p.allLogits() {
 			// All logits of the span (prompt log-probabilities); the last row samples.
+			v := e.m.Vocab
 			p.r.takePromptLogits(logits[i], c.fed, p.n, v)
 			logits[i] = logits[i][len(logits[i])-v:]
 		}
