@@ -306,3 +306,44 @@ func TestStreamLogprobs(t *testing.T) {
 		}
 	}
 }
+
+// echo puts the prompt's text before each choice's, streamed or whole, for text and
+// token-id prompts.
+func TestEcho(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	const prompt = "Once upon a time"
+	gen := greedy(t, e.m.Tok.Encode(prompt, true), 6)
+	ids, _ := json.Marshal(e.m.Tok.Encode(prompt, true))
+	for _, p := range []string{`"` + prompt + `"`, string(ids)} {
+		body := `{"prompt":` + p + `,"max_tokens":6,"temperature":0,"echo":true,"n":2}`
+		var out struct {
+			Choices []struct {
+				Text string `json:"text"`
+			} `json:"choices"`
+		}
+		resp := e.post(t, "/v1/completions", body)
+		decode(t, resp, &out)
+		if len(out.Choices) != 2 || out.Choices[0].Text != prompt+gen || out.Choices[1].Text != prompt+gen {
+			t.Errorf("%s: %+v, want %q twice", body, out.Choices, prompt+gen)
+		}
+		resp = e.post(t, "/v1/completions", strings.TrimSuffix(body, "}")+`,"stream":true}`)
+		payloads, _ := sseEvents(t, resp.Body)
+		resp.Body.Close()
+		texts := map[int]string{}
+		for _, pl := range payloads {
+			var c struct {
+				Choices []struct {
+					Index int    `json:"index"`
+					Text  string `json:"text"`
+				} `json:"choices"`
+			}
+			json.Unmarshal([]byte(pl), &c)
+			for _, ch := range c.Choices {
+				texts[ch.Index] += ch.Text
+			}
+		}
+		if texts[0] != prompt+gen || texts[1] != prompt+gen {
+			t.Errorf("%s streamed: %v", body, texts)
+		}
+	}
+}
