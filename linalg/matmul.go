@@ -148,7 +148,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		// Each token is quantized on its own, the same way whatever the batch.
 		q := quantTask{k: k, x: x, n: n, cols: cols, xq: xt.xq, xd: xt.xd}
 		if needPack.any {
-			q.pack = &xt
+			q.pack, q.packOn = xt, true // a copy: &xt would move xt to the heap on every call
 		}
 		if needSums {
 			xsum = s.sum
@@ -699,7 +699,8 @@ type quantTask struct {
 	xq      []int8
 	xd      []float32
 	xsum    []int32
-	pack    *tokenPack
+	pack    tokenPack
+	packOn  bool
 }
 
 // run does task g: tokens [8g, min(n, 8g+8)).
@@ -711,8 +712,8 @@ func (q *quantTask) run(g int) {
 	if q.xsum != nil {
 		blockSums(q.xsum[t0*nb:t1*nb], xq[t0*cols:t1*cols])
 	}
-	if q.pack != nil {
-		packTokens(q.pack, q.xsum, t0, t1)
+	if q.packOn {
+		packTokens(&q.pack, q.xsum, t0, t1)
 	}
 }
 
