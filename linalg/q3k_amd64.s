@@ -191,65 +191,89 @@ q3sb:
 	VZEROUPPER
 	RET
 
-// Q2KSCALES writes the super-block's scales times d to sclo-128(SP) (blocks' halves
-// 0..7) and schi-96(SP) (8..15), and its minimums times dmin to mlo-64(SP) and
-// mhi-32(SP), as float32. Y13: 15 per dword; Y5..Y8 scratch.
-#define Q2KSCALES \
-	VPBROADCASTW 80(SI), X7 \
-	VCVTPH2PS    X7, Y7 \
-	VPBROADCASTW 82(SI), X8 \
-	VCVTPH2PS    X8, Y8 \
-	VPMOVZXBD    0(SI), Y5 \
-	VPSRLD       $4, Y5, Y6 \
-	VPAND        Y13, Y5, Y5 \
-	VCVTDQ2PS    Y5, Y5 \
-	VMULPS       Y7, Y5, Y5 \
-	VMOVUPS      Y5, sclo-128(SP) \
-	VCVTDQ2PS    Y6, Y6 \
-	VMULPS       Y8, Y6, Y6 \
-	VMOVUPS      Y6, mlo-64(SP) \
-	VPMOVZXBD    8(SI), Y5 \
-	VPSRLD       $4, Y5, Y6 \
-	VPAND        Y13, Y5, Y5 \
-	VCVTDQ2PS    Y5, Y5 \
-	VMULPS       Y7, Y5, Y5 \
-	VMOVUPS      Y5, schi-96(SP) \
-	VCVTDQ2PS    Y6, Y6 \
-	VMULPS       Y8, Y6, Y6 \
-	VMOVUPS      Y6, mhi-32(SP)
+// Dword picks putting a super-block's 8 scales of blocks' halves in fold order:
+// lanes 0-3 the first halves of blocks 0..3 (scales 0, 2, 4, 6), lanes 4-7 their
+// second halves (1, 3, 5, 7).
+DATA k2Fold<>+0(SB)/4, $0
+DATA k2Fold<>+4(SB)/4, $2
+DATA k2Fold<>+8(SB)/4, $4
+DATA k2Fold<>+12(SB)/4, $6
+DATA k2Fold<>+16(SB)/4, $1
+DATA k2Fold<>+20(SB)/4, $3
+DATA k2Fold<>+24(SB)/4, $5
+DATA k2Fold<>+28(SB)/4, $7
+GLOBL k2Fold<>(SB), RODATA|NOPTR, $32
 
-// Q2KBLK(xoff, pickoff, xdoff, scoff, moff) adds to Y0 the dot of the block whose codes
-// are in Y4 with the activations at xoff(DI) and xdoff(R8): d·sc times the code dots
-// minus dmin·m times the activations' pair sums, scales and minimums picked from the 8
-// at scoff(SP) and moff(SP). Y12: bytes 1, Y15: int16 ones; Y5..Y10 scratch.
-#define Q2KBLK(xoff, pickoff, xdoff, scoff, moff) \
-	VMOVDQU      k3Pick<>+pickoff(SB), Y10 \
-	VPERMPS      scoff(SP), Y10, Y9 \
-	VPERMPS      moff(SP), Y10, Y10 \
-	VPMADDUBSW   xoff(DI), Y4, Y5 \
-	VPMADDWD     Y15, Y5, Y5 \
-	VCVTDQ2PS    Y5, Y5 \
-	VMULPS       Y9, Y5, Y5 \
-	VPMADDUBSW   xoff(DI), Y12, Y6 \
-	VPMADDWD     Y15, Y6, Y6 \
-	VCVTDQ2PS    Y6, Y6 \
-	VFNMADD231PS Y10, Y6, Y5 \
-	VBROADCASTSS xdoff(R8), Y7 \
-	VFMADD231PS  Y7, Y5, Y0
+// Q2KDOT(xoff, dst, sdst) leaves in dst the pair sums (VPMADDWD lanes 0-3: the block's
+// first 16 values, 4-7: its last 16) of the codes in Y4 times the activations at
+// xoff(DI), and in sdst those of the activations alone. Y12: bytes 1, Y15: int16 ones.
+#define Q2KDOT(xoff, dst, sdst) \
+	VMOVDQU    xoff(DI), Y3 \
+	VPMADDUBSW Y3, Y4, dst \
+	VPMADDWD   Y15, dst, dst \
+	VPMADDUBSW Y3, Y12, sdst \
+	VPMADDWD   Y15, sdst, sdst
+
+// Q2KHALF(qoff, xoff, dsum, xsum) folds the four blocks of the half whose codes are at
+// qoff(SI) (activations from xoff(DI)) into dsum (code dots) and xsum (activation
+// sums) as float32 lanes [blocks 0..3, first halves | blocks 0..3, second halves].
+// Y1, Y4..Y10 are scratch; Y14: bytes 3.
+#define Q2KHALF(qoff, x0, x1, x2, x3, dsum, xsum) \
+	VMOVDQU   qoff(SI), Y1 \
+	VPAND     Y14, Y1, Y4 \
+	Q2KDOT(x0, Y5, Y6) \
+	VPSRLW    $2, Y1, Y4 \
+	VPAND     Y14, Y4, Y4 \
+	Q2KDOT(x1, Y7, Y8) \
+	VPHADDD   Y7, Y5, Y5 \
+	VPHADDD   Y8, Y6, Y6 \
+	VPSRLW    $4, Y1, Y4 \
+	VPAND     Y14, Y4, Y4 \
+	Q2KDOT(x2, Y7, Y8) \
+	VPSRLW    $6, Y1, Y4 \
+	VPAND     Y14, Y4, Y4 \
+	Q2KDOT(x3, Y9, Y10) \
+	VPHADDD   Y9, Y7, Y7 \
+	VPHADDD   Y10, Y8, Y8 \
+	VPHADDD   Y7, Y5, dsum \
+	VPHADDD   Y8, Y6, xsum \
+	VCVTDQ2PS dsum, dsum \
+	VCVTDQ2PS xsum, xsum
+
+// Q2KSCALES(soff, sc, m) leaves in sc and m the scales times d (Y13) and minimums
+// times dmin (Y11) of the 8 blocks' halves whose scale bytes are at soff(SI), in fold
+// order. Y2: the fold picks; Y3 scratch.
+#define Q2KSCALES(soff, sc, m) \
+	VPMOVZXBD soff(SI), sc \
+	VPERMD    sc, Y2, sc \
+	VPSRLD    $4, sc, m \
+	VPSLLD    $28, sc, sc \
+	VPSRLD    $28, sc, sc \
+	VCVTDQ2PS sc, sc \
+	VMULPS    Y13, sc, sc \
+	VCVTDQ2PS m, m \
+	VMULPS    Y11, m, m
+
+// Q2KACC(dsum, xsum, sc, m, xd) adds to Y0 one half's (dsum·sc − xsum·m)·xd, the
+// activation scales broadcast from xd to both 128-bit lanes; Y3 scratch.
+#define Q2KACC(dsum, xsum, sc, m, xd) \
+	VBROADCASTF128 xd, Y3 \
+	VMULPS         sc, dsum, dsum \
+	VFNMADD231PS   m, xsum, dsum \
+	VFMADD231PS    Y3, dsum, Y0
 
 // func q2kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
 // out[r] = the dot of the Q2_K row of units super-blocks at w+r·rowBytes, for r < rows
-// (rows, units ≥ 1; see rows_amd64.go).
-TEXT ·q2kDotRows(SB), NOSPLIT, $128-56
-	MOVQ out+0(FP), R15
-	MOVQ w+8(FP), R13
-	MOVQ rows+24(FP), R14
+// (rows, units ≥ 1; see rows_amd64.go). Per super-block the eight blocks' dots are
+// folded (VPHADDD) into two vectors of their 16-value halves and scaled at once.
+TEXT ·q2kDotRows(SB), NOSPLIT, $0-56
+	MOVQ    out+0(FP), R15
+	MOVQ    w+8(FP), R13
+	MOVQ    rows+24(FP), R14
 	ONES16
 	BYTES32(0x03, X14, Y14)
 	BYTES32(0x01, X12, Y12)
-	MOVL         $15, AX
-	VMOVD        AX, X13
-	VPBROADCASTD X13, Y13
+	VMOVDQU k2Fold<>(SB), Y2
 
 q2row:
 	MOVQ   R13, SI
@@ -259,32 +283,23 @@ q2row:
 	VXORPS Y0, Y0, Y0
 
 q2sb:
-	PREFETCHT0 4096(SI)
-	PREFETCHT0 4160(SI)
-	Q2KSCALES
-	VMOVDQU    16(SI), Y1
-	Q3KLOW0
-	Q2KBLK(0, 0, 0, sclo-128, mlo-64)
-	Q3KLOW(2)
-	Q2KBLK(32, 32, 4, sclo-128, mlo-64)
-	Q3KLOW(4)
-	Q2KBLK(64, 64, 8, sclo-128, mlo-64)
-	Q3KLOW(6)
-	Q2KBLK(96, 96, 12, sclo-128, mlo-64)
-	VMOVDQU    48(SI), Y1
-	Q3KLOW0
-	Q2KBLK(128, 0, 16, schi-96, mhi-32)
-	Q3KLOW(2)
-	Q2KBLK(160, 32, 20, schi-96, mhi-32)
-	Q3KLOW(4)
-	Q2KBLK(192, 64, 24, schi-96, mhi-32)
-	Q3KLOW(6)
-	Q2KBLK(224, 96, 28, schi-96, mhi-32)
-	ADDQ       $84, SI
-	ADDQ       $256, DI
-	ADDQ       $32, R8
-	DECQ       CX
-	JNZ        q2sb
+	PREFETCHT0   4096(SI)
+	PREFETCHT0   4160(SI)
+	VPBROADCASTW 80(SI), X13
+	VCVTPH2PS    X13, Y13
+	VPBROADCASTW 82(SI), X11
+	VCVTPH2PS    X11, Y11
+	Q2KHALF(16, 0, 32, 64, 96, Y5, Y6)
+	Q2KSCALES(0, Y7, Y8)
+	Q2KACC(Y5, Y6, Y7, Y8, (R8))
+	Q2KHALF(48, 128, 160, 192, 224, Y5, Y6)
+	Q2KSCALES(8, Y7, Y8)
+	Q2KACC(Y5, Y6, Y7, Y8, 16(R8))
+	ADDQ         $84, SI
+	ADDQ         $256, DI
+	ADDQ         $32, R8
+	DECQ         CX
+	JNZ          q2sb
 
 	HSUM0
 	VMOVSS X0, (R15)
