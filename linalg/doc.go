@@ -58,8 +58,9 @@
 // conformance tests check every other version against. On amd64 CPUs with AVX2 and FMA,
 // Go assembly runs the F32 dots (one call per weight row and token block, f32_amd64.s)
 // and SiLUMul (its exponential a polynomial) in every build; with F16C also the F16
-// kernels and the Q8_0, Q4_0, Q5_0, Q4_K and Q6_K products (f16c_amd64.s, q8_amd64.s,
-// q45_amd64.s, q4k_amd64.s, q6k_amd64.s; rows_amd64.go), which widen binary16 scales with
+// kernels and the Q8_0, Q4_0, Q5_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS
+// products (f16c_amd64.s, q8_amd64.s, q45_amd64.s, q4k_amd64.s, q5k_amd64.s, q3k_amd64.s,
+// q6k_amd64.s, iq4_amd64.s; rows_amd64.go, kquants_amd64.go), which widen binary16 scales with
 // VCVTPH2PS: a chunk of rows is one call per token that streams the rows in memory order
 // and prefetches 4 KiB ahead. The other kernels (Axpy, RMSNorm) are plain Go: the set in
 // use is the scalar one with the assembly kernels in place ("avx2-asm", asm_amd64.go).

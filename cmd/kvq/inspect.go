@@ -89,7 +89,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 					n++
 				}
 			}
-			fmt.Fprintf(stdout, "attention    %d of %d layers slide over a window of %d tokens; the others see the whole history\n", n, c.Layers, c.Window)
+			fmt.Fprintf(stdout, "attention    %d of %d layers slide over a window of %d tokens, the others see the whole history (the cache figures below hold the whole history for every layer)\n", n, c.Layers, c.Window)
 		}
 		if c.AttnSoftCap > 0 || c.FinalSoftCap > 0 {
 			fmt.Fprintf(stdout, "soft caps    attention scores %g, logits %g\n", c.AttnSoftCap, c.FinalSoftCap)
