@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"unicode/utf8"
 
 	"kvq/engine"
 	"kvq/model"
@@ -402,7 +403,9 @@ func parsePrompt(raw json.RawMessage, vocab int) ([]promptPart, *apiError) {
 		ss    []string
 	)
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if plain, ok := plainString(raw); ok {
+		ss = []string{plain}
+	} else if json.Unmarshal(raw, &s) == nil {
 		ss = []string{s}
 	} else if err := json.Unmarshal(raw, &ss); err != nil {
 		ss = nil
@@ -442,6 +445,20 @@ func parsePrompt(raw json.RawMessage, vocab int) ([]promptPart, *apiError) {
 	return parts, nil
 }
 
+// plainString decodes a JSON string without escapes and of valid UTF-8 (every
+// prompt of ordinary text) by slicing it: the body has been validated as JSON
+// already, and a large prompt is spared two more passes of the JSON decoder.
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	if bytes.IndexByte(in, '\\') >= 0 || bytes.IndexByte(in, '"') >= 0 || !utf8.Valid(in) {
+		return "", false
+	}
+	return string(in), true
+}
+
 // messageText reads a chat message's content: a string, null, or an array of
 // {"type":"text","text":...} parts, which are concatenated.
 func messageText(raw json.RawMessage, i int) (string, *apiError) {
@@ -449,6 +466,9 @@ func messageText(raw json.RawMessage, i int) (string, *apiError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return "", nil
+	}
+	if plain, ok := plainString(raw); ok {
+		return plain, nil
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
