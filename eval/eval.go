@@ -311,13 +311,6 @@ func CacheName(cfg kv.Config) string {
 // from an f32 run over [BOS] + the first CalibTokens−1 of held (tokens not scored).
 // Layers named in opt.Layers keep their override.
 func calibrate(m *model.Model, s string, opt Options, held []int32) (kv.Config, Calibrated, error) {
-	sp, err := kv.ParseSpec(s)
-	if err != nil {
-		return kv.Config{}, Calibrated{}, fmt.Errorf("eval: calibrate: %w", err)
-	}
-	if !sp.K.Type.IsFP8() || !sp.V.Type.IsFP8() || sp.K.Scale != 0 || sp.V.Scale != 0 {
-		return kv.Config{}, Calibrated{}, fmt.Errorf("eval: calibrate %q: want FP8 types on both sides without s= (the scales are what calibration finds)", s)
-	}
 	n := opt.CalibTokens
 	if n <= 0 {
 		n = opt.Ctx
@@ -327,30 +320,59 @@ func calibrate(m *model.Model, s string, opt Options, held []int32) (kv.Config, 
 		return kv.Config{}, Calibrated{}, fmt.Errorf("%w: calibrating %s needs %d held-out tokens after the %d scored ones, the text has %d (use fewer --chunks or a longer --text)",
 			ErrTooFewTokens, s, n-1, opt.Ctx*opt.Chunks, len(held))
 	}
-	ref, err := m.CacheConfig("f32", "")
+	cfg, err := CalibrateFP8(m, s, opt.Layers, held[:n-1])
 	if err != nil {
 		return kv.Config{}, Calibrated{}, err
 	}
+	sp, _ := kv.ParseSpec(s)
+	name := sp.String() + " per-layer scales"
+	if opt.Layers != "" {
+		name += " [" + opt.Layers + "]"
+	}
+	return cfg, Calibrated{Cache: name, LayerSpecs: kv.FormatLayerOverrides(cfg.LayerSpecs), Tokens: n}, nil
+}
+
+// CalibrateFP8 returns the cache configuration of FP8 spec s (FP8 types on both
+// sides, without s=) with a fixed scale per layer and side: each maps the largest
+// |key| (|value|) of that layer in an f32 run of m over [BOS] + tokens (at most
+// the model's context) to the format's largest value (kv.Calibrator). Layers
+// named in layers (overrides, as for Model.CacheConfig) keep their override.
+func CalibrateFP8(m *model.Model, s, layers string, tokens []int32) (kv.Config, error) {
+	sp, err := kv.ParseSpec(s)
+	if err != nil {
+		return kv.Config{}, fmt.Errorf("eval: calibrate: %w", err)
+	}
+	if !sp.K.Type.IsFP8() || !sp.V.Type.IsFP8() || sp.K.Scale != 0 || sp.V.Scale != 0 {
+		return kv.Config{}, fmt.Errorf("eval: calibrate %q: want FP8 types on both sides without s= (the scales are what calibration finds)", s)
+	}
+	if len(tokens) < 1 {
+		return kv.Config{}, fmt.Errorf("eval: calibrate %s: no tokens", s)
+	}
+	tokens = tokens[:min(len(tokens), m.Ctx-1)]
+	ref, err := m.CacheConfig("f32", "")
+	if err != nil {
+		return kv.Config{}, err
+	}
 	st, err := kv.New(ref)
 	if err != nil {
-		return kv.Config{}, Calibrated{}, err
+		return kv.Config{}, err
 	}
 	c := kv.NewCalibrator(st, m.Layers)
 	seq, err := c.NewSeq()
 	if err != nil {
-		return kv.Config{}, Calibrated{}, err
+		return kv.Config{}, err
 	}
-	input := append([]int32{m.Tok.BOS()}, held[:n-1]...)
+	input := append([]int32{m.Tok.BOS()}, tokens...)
 	if _, err := m.Forward(c, []model.Span{{Seq: seq, Tokens: input}}); err != nil {
-		return kv.Config{}, Calibrated{}, fmt.Errorf("eval: calibration run: %w", err)
+		return kv.Config{}, fmt.Errorf("eval: calibration run: %w", err)
 	}
 	specs, err := c.LayerSpecs(sp.K.Type, sp.V.Type, sp.Sinks)
 	if err != nil {
-		return kv.Config{}, Calibrated{}, fmt.Errorf("eval: calibrate %s: %w", s, err)
+		return kv.Config{}, fmt.Errorf("eval: calibrate %s: %w", s, err)
 	}
-	cfg, err := m.CacheConfig(s, opt.Layers)
+	cfg, err := m.CacheConfig(s, layers)
 	if err != nil {
-		return kv.Config{}, Calibrated{}, err
+		return kv.Config{}, err
 	}
 	if cfg.LayerSpecs == nil {
 		cfg.LayerSpecs = map[int]kv.Spec{}
@@ -360,11 +382,7 @@ func calibrate(m *model.Model, s string, opt Options, held []int32) (kv.Config, 
 			cfg.LayerSpecs[l] = lsp
 		}
 	}
-	name := sp.String() + " per-layer scales"
-	if opt.Layers != "" {
-		name += " [" + opt.Layers + "]"
-	}
-	return cfg, Calibrated{Cache: name, LayerSpecs: kv.FormatLayerOverrides(cfg.LayerSpecs), Tokens: n}, nil
+	return cfg, nil
 }
 
 // runChunk prefills input into a fresh cache and returns all logits.

@@ -319,3 +319,28 @@ func TestLayers(t *testing.T) {
 		t.Error("a budget below the base spec's bytes: no error")
 	}
 }
+
+// TestCalibrateFP8: layers given an override keep it; the others get the
+// calibrated FP8 scales.
+func TestCalibrateFP8(t *testing.T) {
+	m, err := model.LoadDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := Tokens(m, assets.Text)[:100]
+	cfg, err := CalibrateFP8(m, "fp8e4m3", "0=f16", toks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.LayerSpecs[0].String(); got != "f16" {
+		t.Errorf("layer 0: %s, want the f16 override", got)
+	}
+	for l := 1; l < m.Layers; l++ {
+		if sp := cfg.LayerSpecs[l]; sp.K.Scale <= 0 || sp.V.Scale <= 0 {
+			t.Errorf("layer %d: %v", l, sp)
+		}
+	}
+	if _, err := CalibrateFP8(m, "fp8e4m3", "", nil); err == nil {
+		t.Error("no tokens: no error")
+	}
+}

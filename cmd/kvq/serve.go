@@ -16,7 +16,9 @@ import (
 	"syscall"
 	"time"
 
+	"kvq/assets"
 	"kvq/engine"
+	"kvq/eval"
 	"kvq/internal/procstat"
 	"kvq/kv"
 	"kvq/server"
@@ -31,6 +33,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	mf := addModelFlags(fs)
 	cacheSpec := fs.String("cache", "f16", "KV cache `SPEC`, e.g. f16, q8, kivi4/kivi2")
 	cacheLayers := fs.String("cache-layers", "", "per-layer cache `OVERRIDES`, e.g. 0,-1=f16")
+	calibTokens := fs.Int("calibrate-tokens", 0, "with an FP8 --cache without s=, give every layer fixed FP8 scales calibrated on this many `TOKENS` of --calibrate-text (vLLM's calculated k/v scales); 0: off")
+	calibText := fs.String("calibrate-text", "", "UTF-8 `FILE` to calibrate on (default: the built-in TinyStories text)")
 	blockTokens := fs.Int("block-tokens", 0, fmt.Sprintf("tokens per cache block (0: the cache's default, %d); smaller blocks cache shorter shared prefixes and waste less per sequence, larger ones make attention faster", kv.DefaultBlockTokens))
 	var budget byteSize
 	fs.Var(&budget, "kv-budget", "KV cache byte budget, e.g. 512MiB; 0 means unlimited (default: half the memory available once the model is loaded)")
@@ -62,6 +66,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		}
 	})
 	switch {
+	case *calibTokens < 0:
+		return usagef(fs, "--calibrate-tokens must be ≥ 0, got %d", *calibTokens)
 	case *port < 0 || *port > 65535:
 		return usagef(fs, "--port must be in [0, 65535], got %d", *port)
 	case *maxRunning < 1 || *maxRunning > *maxBatch:
@@ -151,7 +157,25 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
-	cfg, err := m.CacheConfig(*cacheSpec, *cacheLayers)
+	var cfg kv.Config
+	if *calibTokens > 0 {
+		text := assets.Text
+		if *calibText != "" {
+			b, err := os.ReadFile(*calibText)
+			if err != nil {
+				srv.Shutdown(context.Background())
+				return err
+			}
+			text = string(b)
+		}
+		toks := m.Tok.Encode(text, false)
+		cfg, err = eval.CalibrateFP8(m, *cacheSpec, *cacheLayers, toks[:min(len(toks), *calibTokens)])
+		if err == nil {
+			log.Info("calibrated FP8 scales", "tokens", min(len(toks), *calibTokens, m.Ctx-1), "cache_layers", kv.FormatLayerOverrides(cfg.LayerSpecs))
+		}
+	} else {
+		cfg, err = m.CacheConfig(*cacheSpec, *cacheLayers)
+	}
 	if err != nil {
 		srv.Shutdown(context.Background())
 		return err

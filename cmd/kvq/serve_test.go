@@ -114,6 +114,8 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"serve", "--kv-budget", "lots"}, "lots"},
 		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--max-conns", "0"}, "--max-conns"},
 		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--write-timeout", "-1s"}, "--write-timeout"},
+		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--calibrate-tokens", "-1"}, "--calibrate-tokens"},
+		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--cache", "q8", "--calibrate-tokens", "64"}, "FP8"},
 	} {
 		code, _, errOut := run(t, tc.args...)
 		if code == 0 || !strings.Contains(errOut, tc.want) {
