@@ -11,15 +11,20 @@
 //	F32{}                          "f32"      4 bytes per value
 //	F16{}, BF16{}                  "f16", "bf16"  2 bytes per value, round to nearest even
 //	Int8{}                         "q8"       symmetric per row, f16 scale
-//	Affine{Bits: 8|4|2, Group: g}  "u8", "q4", "q2" (whole row) or "q4:g=32" etc.:
+//	Affine{Bits: 8|4|3|2, Group: g} "u8", "q4", "q3", "q2" (whole row) or "q4:g=32" etc.:
 //	                               asymmetric min/max per group, f16 scale and zero
 //	FP8{Format: E4M3|E5M2}         "fp8e4m3", "fp8e5m2": OCP FP8 with an f16 scale per row
 //	FP8{..., TensorScale: s}       "fp8e4m3:s=0.5": OCP FP8 with a fixed scale
-//	Channel{Bits: 8|4|2}           "kivi8", "kivi4", "kivi2": KIVI keys, per channel
-//	                               over a block of tokens (a ChannelCodec)
+//	Channel{Bits: 8|4|3|2}         "kivi8", "kivi4", "kivi3", "kivi2": KIVI keys, per
+//	                               channel over a block of tokens (a ChannelCodec)
 //
 // Bytes per 128-value row: f32 512, f16/bf16 256, q8 130, fp8 130 (128 with a tensor
-// scale), u8 132, q4 68, q2 36, u8:g=32 144, q4:g=32 80, q2:g=32 48.
+// scale), u8 132, q4 68, q3 52, q2 36, u8:g=32 144, q4:g=32 80, q3:g=32 64, q2:g=32 48.
+//
+// The registry (registry.go) names the cache types built from these codecs: one
+// entry per type with its spec parameters and codec constructors, which kv's spec
+// parser, kvq and the conformance suites read. RoPE (rope.go) rotates keys stored
+// before RoPE while they are scored (DotChannelRoPE).
 //
 // Values: every codec accepts any float32 without panicking. Float formats keep NaN
 // and ±Inf (E4M3 saturates ±Inf); integer codecs read NaN as 0 and saturate to
