@@ -145,7 +145,7 @@ type Engine struct {
 	// Static pool geometry (0 without a pool or without a budget).
 	blockTokens, blocksTotal int
 	// seqTail is the full-precision tail memory one sequence holds in the steady
-	// state (rings and sinks, kv.SteadyBytes beyond blocks), 0 if unknown.
+	// state (rings and sinks, kv.SteadyTail), 0 if unknown.
 	seqTail int64
 	// blockBytes and budget: the pool's block size and the cache's byte budget (0
 	// without a pool or a budget), for the never-fits check.
@@ -221,8 +221,8 @@ func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
 			e.blockBytes, e.budget = int64(p.BlockBytes), e.stats.Cache.BudgetBytes
 		}
 		if cc, ok := c.(interface{ Config() kv.Config }); ok {
-			if b, err := kv.SteadyBytes(cc.Config(), p.BlockTokens); err == nil {
-				e.seqTail = max(0, b-int64(p.BlockBytes))
+			if t, err := kv.SteadyTail(cc.Config()); err == nil {
+				e.seqTail = t.Bytes
 			}
 		}
 	}

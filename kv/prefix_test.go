@@ -277,3 +277,65 @@ func TestPrefixRewriteUnregisters(t *testing.T) {
 		t.Errorf("overwritten block still found: %d cached tokens, want %d", got, B)
 	}
 }
+
+// TestPrefixSidesUnderPressure: side rows are free memory that new blocks take back
+// (oldest first); a lookup then adopts only as far as the side rows it needs are
+// held, still bit for bit as the computed history, and the accounting stays exact.
+func TestPrefixSidesUnderPressure(t *testing.T) {
+	const spec = "kivi4/kivi2:r=40" // a window of two blocks of 32: two blocks' side rows per boundary
+	probe := newFixture(t, spec, 1, 2, 1, 8, 0, 0)
+	B, bb := probe.st.g.B, int64(probe.st.g.blockBytes)
+	tail, err := SteadyTail(probe.st.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Room for 12 blocks and the tails of two sequences, with prefill work rows.
+	budget := 12*bb + 2*tail.Bytes + 2*int64(4*B*tail.RowBytes)
+	f := newFixture(t, spec, 1, 2, 1, 8, 8*B, budget)
+	st := f.st
+	toks := seqTokens(8*B, 3)
+	donor, _ := st.NewSeq()
+	f.run(t, donor, toks, 0, 3*B, B)
+	if err := st.Drop(donor); err != nil {
+		t.Fatal(err)
+	}
+	ps := st.PoolStats()
+	if ps.BlocksSide == 0 || ps.BlocksCached != 3 {
+		t.Fatalf("after the donor: %d side blocks, %d cached", ps.BlocksSide, ps.BlocksCached)
+	}
+	adopt := func(want int) {
+		t.Helper()
+		id, cached, err := st.NewSeqWithPrefix(toks[:3*B+1])
+		if err != nil || cached != want {
+			t.Fatalf("adopted %d tokens (err %v), want %d", cached, err, want)
+		}
+		got := f.run(t, id, toks, cached, 3*B+1, 3*B+1)
+		checkAccounting(t, spec, st)
+		_ = st.Drop(id)
+		cold, _ := st.NewSeq()
+		f.run(t, cold, toks, 0, cached, max(1, cached))
+		exp := f.run(t, cold, toks, cached, 3*B+1, 3*B+1)
+		if !bitsEqual(got[0], exp[0]) {
+			t.Errorf("adopting %d tokens: attention differs from the computed history", cached)
+		}
+		_ = st.Drop(cold)
+	}
+	adopt(3 * B)
+	// Another sequence's blocks take side blocks back, the oldest first.
+	other, _ := st.NewSeq()
+	f.extend(8 * B)
+	otherToks := seqTokens(16*B, 900)
+	for p := 0; st.PoolStats().Evictions == 0; p += B {
+		if _, err := f.stepTok(t, other, otherToks, p, p+B); err != nil {
+			t.Fatalf("growing until side blocks are taken back: %v (%+v)", err, st.PoolStats())
+		}
+	}
+	_ = st.Drop(other)
+	id, cached, _ := st.NewSeqWithPrefix(toks[:3*B+1])
+	_ = st.Drop(id)
+	if cached == 3*B {
+		t.Fatalf("side rows survived the pressure: %+v", st.PoolStats())
+	}
+	t.Logf("after the pressure: %d of %d tokens adoptable, %+v", cached, 3*B, st.PoolStats())
+	adopt(cached)
+}
