@@ -85,6 +85,7 @@ type blockMeta struct {
 	side      []int32
 	sideReady bool
 	sideOf    int32
+	index     int // the block's index in its sequences' tables (position / B)
 }
 
 // prefixIndex finds registered blocks by hash and keeps the LRU queue of cached
@@ -196,6 +197,7 @@ func (st *Store) register(s *seq) {
 		if st.pool.idx.register(id, h, parent, toks) {
 			m := &st.pool.idx.meta[id]
 			m.sideReady = m.side != nil
+			m.index = i
 		} else {
 			st.pool.dropSides(id)
 		}
@@ -475,4 +477,90 @@ func (st *Store) writeSides(s *seq, l int) {
 			}
 		}
 	}
+}
+
+// PrefixBlock is a full block of the prefix cache as a shared cache tier moves it
+// between stores of the same configuration (the same RootHash): its identity, its
+// bytes and its side rows.
+type PrefixBlock struct {
+	Hash   uint64  // BlockHash(Parent, Tokens)
+	Parent uint64  // hash of the block before it, RootHash for the first
+	Index  int     // its place in a sequence: it holds positions [Index·B, (Index+1)·B)
+	Tokens []int32 // the B token ids it holds
+	// Bytes is the block as Layout describes it (BlockBytes long).
+	Bytes []byte
+	// Side is its side rows when the store keeps them (a cache with KIVI value
+	// windows or sinks): what a sequence that ends with this block holds beside its
+	// blocks. Nil when the store keeps none or they were taken back; a block without
+	// them can be adopted only with later blocks that have theirs.
+	Side []byte
+}
+
+// ExportPrefixBlock returns the registered block with the given hash, copied, or
+// false when the store does not hold it.
+func (st *Store) ExportPrefixBlock(hash uint64) (PrefixBlock, bool) {
+	st.mu.Lock() // registers pending blocks
+	defer st.mu.Unlock()
+	st.registerAll()
+	id, ok := st.pool.idx.byHash[hash]
+	if !ok {
+		return PrefixBlock{}, false
+	}
+	m := &st.pool.idx.meta[id]
+	b := PrefixBlock{Hash: m.hash, Parent: m.parent, Index: m.index, Tokens: slices.Clone(m.tokens),
+		Bytes: slices.Clone(st.pool.data[id])}
+	if m.sideReady {
+		_, n := st.sideParts(m.index, nil)
+		b.Side = make([]byte, n)
+		st.pool.sideIO(m.side, 0, b.Side, false)
+	}
+	return b, true
+}
+
+// ImportPrefixBlock adds b to the prefix cache as a cached block (free memory, like a
+// block whose sequences all ended), findable by NewSeqWithPrefix. It checks
+// everything it can before changing anything: the hash against the parent and
+// tokens, the sizes, and that a first block's parent is this store's root; an error
+// names what is wrong. A block already held is left as it is (nil error). It fails
+// with ErrNoSpace when no block can be freed for it.
+func (st *Store) ImportPrefixBlock(b PrefixBlock) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	B := st.g.B
+	switch {
+	case !st.prefixOK:
+		return fmt.Errorf("kv: import prefix block %#x: prefix caching is off", b.Hash)
+	case len(b.Tokens) != B:
+		return fmt.Errorf("kv: import prefix block %#x: %d tokens, want %d", b.Hash, len(b.Tokens), B)
+	case BlockHash(b.Parent, b.Tokens) != b.Hash:
+		return fmt.Errorf("kv: import prefix block %#x: hash does not match its parent and tokens", b.Hash)
+	case b.Index < 0 || (b.Index == 0) != (b.Parent == st.root):
+		return fmt.Errorf("kv: import prefix block %#x: index %d with parent %#x (this store's root is %#x)", b.Hash, b.Index, b.Parent, st.root)
+	case len(b.Bytes) != st.g.blockBytes:
+		return fmt.Errorf("kv: import prefix block %#x: %d bytes, want %d", b.Hash, len(b.Bytes), st.g.blockBytes)
+	}
+	var sideBytes int
+	if st.sides && b.Side != nil {
+		if _, sideBytes = st.sideParts(b.Index, nil); len(b.Side) != sideBytes {
+			return fmt.Errorf("kv: import prefix block %#x: %d side bytes, want %d", b.Hash, len(b.Side), sideBytes)
+		}
+	}
+	st.registerAll()
+	if _, ok := st.pool.idx.byHash[b.Hash]; ok {
+		return nil
+	}
+	if a := st.pool.available(); a == 0 {
+		return fmt.Errorf("kv: import prefix block %#x: %w", b.Hash, ErrNoSpace)
+	}
+	id := st.pool.alloc()
+	copy(st.pool.data[id], b.Bytes)
+	st.pool.idx.register(id, b.Hash, b.Parent, b.Tokens)
+	st.pool.idx.meta[id].index = b.Index
+	if sideBytes > 0 && st.pool.allocSides(id, (sideBytes+st.g.blockBytes-1)/st.g.blockBytes) {
+		m := &st.pool.idx.meta[id] // after allocSides, which may grow meta
+		st.pool.sideIO(m.side, 0, b.Side, true)
+		m.sideReady = true
+	}
+	st.pool.decRef(id) // cached: registered, no references
+	return nil
 }

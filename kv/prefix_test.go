@@ -339,3 +339,59 @@ func TestPrefixSidesUnderPressure(t *testing.T) {
 	t.Logf("after the pressure: %d of %d tokens adoptable, %+v", cached, 3*B, st.PoolStats())
 	adopt(cached)
 }
+
+// TestPrefixBlockExportImport: blocks exported from one store and imported into
+// another of the same configuration are adopted there, side rows included, and
+// attend bit for bit as the history computed there; bad blocks are refused.
+func TestPrefixBlockExportImport(t *testing.T) {
+	for _, spec := range []string{"q4", "kivi4/kivi2:r=40,sinks=4"} {
+		t.Run(spec, func(t *testing.T) {
+			const n = 100
+			a := newFixture(t, spec, 2, 4, 2, 8, n, 0)
+			b := newFixture(t, spec, 2, 4, 2, 8, n, 0) // same rows: same seeds
+			B := a.st.g.B
+			toks := seqTokens(n, 7)
+			donor, _ := a.st.NewSeq()
+			a.run(t, donor, toks, 0, n, 9)
+			parent := a.st.RootHash()
+			for i := range n / B {
+				h := BlockHash(parent, toks[i*B:(i+1)*B])
+				blk, ok := a.st.ExportPrefixBlock(h)
+				if !ok {
+					t.Fatalf("block %d not exported", i)
+				}
+				if blk.Index != i || (a.st.sides && blk.Side == nil) {
+					t.Fatalf("block %d: index %d, %d side bytes", i, blk.Index, len(blk.Side))
+				}
+				bad := blk
+				bad.Tokens = append([]int32{-5}, blk.Tokens[1:]...)
+				if err := b.st.ImportPrefixBlock(bad); err == nil {
+					t.Error("a block whose tokens do not match its hash was imported")
+				}
+				bad = blk
+				bad.Bytes = blk.Bytes[1:]
+				if err := b.st.ImportPrefixBlock(bad); err == nil {
+					t.Error("a short block was imported")
+				}
+				if err := b.st.ImportPrefixBlock(blk); err != nil {
+					t.Fatal(err)
+				}
+				parent = h
+			}
+			id, cached, err := b.st.NewSeqWithPrefix(toks[:n-1])
+			if err != nil || cached != (n-1)/B*B {
+				t.Fatalf("adopted %d tokens (err %v), want %d", cached, err, (n-1)/B*B)
+			}
+			got := b.run(t, id, toks, cached, n, n)
+			cold, _ := b.st.NewSeq()
+			b.run(t, cold, toks, 0, cached, cached)
+			want := b.run(t, cold, toks, cached, n, n)
+			for l := range got {
+				if !bitsEqual(got[l], want[l]) {
+					t.Errorf("layer %d: imported prefix attends differently from the computed one", l)
+				}
+			}
+			checkAccounting(t, spec, b.st)
+		})
+	}
+}
