@@ -13,6 +13,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -234,6 +235,9 @@ func printUsage(fs *flag.FlagSet, w io.Writer) {
 		if def := f.DefValue; def != "" && def != "0" && def != "false" && def != "[]" {
 			if _, ok := f.Value.(*byteSize); ok {
 				def = fmtBytes(int64(*f.Value.(*byteSize)))
+			}
+			if strings.ContainsAny(def, " \t") {
+				def = strconv.Quote(def)
 			}
 			usage += " (default " + def + ")"
 		}
