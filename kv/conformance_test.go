@@ -450,13 +450,15 @@ func checkAccounting(t *testing.T, name string, st *Store) {
 	tokens := 0
 	for _, s := range st.seqs {
 		for _, b := range s.blocks {
-			refs[b]++
+			if b >= 0 { // −1: evicted
+				refs[b]++
+			}
 		}
 		for _, tl := range s.tails {
 			bytes += int64(cap(tl.k.buf) + cap(tl.v.buf) + cap(tl.sk) + cap(tl.sv))
 		}
 		bytes += int64(cap(s.work.k) + cap(s.work.v))
-		tokens += s.n
+		tokens += s.kept()
 		if want := (s.n + st.g.B - 1) / st.g.B; len(s.blocks) != want {
 			t.Errorf("%s: sequence of %d tokens has %d blocks, want %d", name, s.n, len(s.blocks), want)
 		}

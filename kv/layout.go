@@ -111,6 +111,10 @@ type geometry struct {
 	// workK, workV: some layer keeps f16 key (value) rings, so a step's new rows
 	// pass through the sequence's work area.
 	workK, workV bool
+	// slide is the shortest attention window when every layer has one (Mistral,
+	// Phi-3), else 0: positions no later query of any layer can see are then freed
+	// at each Grow (window.go).
+	slide int
 }
 
 func lcm(a, b int) int {
@@ -139,9 +143,13 @@ func newGeometry(cfg Config) (*geometry, error) {
 	if cfg.Windows != nil && len(cfg.Windows) != cfg.Layers {
 		return nil, fmt.Errorf("kv: config: %d attention windows for %d layers", len(cfg.Windows), cfg.Layers)
 	}
+	slide := 0
 	for l, w := range cfg.Windows {
 		if w < 0 {
 			return nil, fmt.Errorf("kv: config: layer %d: attention window %d is negative", l, w)
+		}
+		if l == 0 || w < slide {
+			slide = w
 		}
 	}
 	if math.IsNaN(float64(cfg.AttnScale)) || math.IsInf(float64(cfg.AttnScale), 0) || cfg.AttnScale < 0 ||
@@ -154,6 +162,7 @@ func newGeometry(cfg Config) (*geometry, error) {
 		}
 	}
 	g := &geometry{cfg: cfg, rowLen: cfg.KVHeads * cfg.HeadDim, layers: make([]layer, cfg.Layers), tail: quant.F16{}}
+	g.slide = slide
 	d := cfg.HeadDim
 	tp, err := quant.NewRowPlan(g.tail, d)
 	if err != nil {
@@ -297,7 +306,13 @@ func SteadyBytes(cfg Config, n int) (int64, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	return int64((n+g.B-1)/g.B)*int64(g.blockBytes) + g.steadyTail().Bytes, nil
+	blocks := (n + g.B - 1) / g.B
+	if g.slide > 0 {
+		// Decoding token n−1 released the blocks wholly before position n − slide
+		// (its Grow at length n−1 kept [n−1−(slide−1), n−1)).
+		blocks -= max(0, n-g.slide) / g.B
+	}
+	return int64(blocks)*int64(g.blockBytes) + g.steadyTail().Bytes, nil
 }
 
 // Tail is what a decoding sequence holds beyond its blocks in the steady state: rows

@@ -373,8 +373,9 @@ func (st *Store) planGrow(s *seq, n int, caps []int) growPlan {
 }
 
 // GrowCost is the change of Usage().AllocBytes that Grow(seq, n tokens) would make
-// now: new and copied blocks plus the change of the full-precision buffers (which
-// may shrink). A Grow succeeds iff the budget is 0 or AllocBytes + GrowCost ≤
+// now: new and copied blocks, minus the blocks no later query can see when every
+// layer has an attention window (see slide), plus the change of the full-precision
+// buffers (which may shrink). A Grow succeeds iff the budget is 0 or AllocBytes + GrowCost ≤
 // BudgetBytes. The previous step of seq must be complete, as for Grow.
 func (st *Store) GrowCost(id SeqID, n int) (int64, error) {
 	st.mu.RLock()
@@ -390,7 +391,7 @@ func (st *Store) GrowCost(id SeqID, n int) (int64, error) {
 		return 0, nil
 	}
 	pl := st.planGrow(s, n, nil)
-	return int64(pl.newBlocks+len(pl.cow))*int64(st.g.blockBytes) + pl.extra, nil
+	return int64(pl.newBlocks+len(pl.cow)-st.slideFrees(s))*int64(st.g.blockBytes) + pl.extra, nil
 }
 
 // Grow implements Sequences. It allocates the blocks that positions [Len, Len+n)
@@ -421,6 +422,7 @@ func (st *Store) grow(id SeqID, tokens []int32) (*seq, error) {
 		return s, nil
 	}
 	st.register(s)
+	st.slide(s)
 	if len(s.caps) < 2*L {
 		s.caps = make([]int, 2*L)
 	}

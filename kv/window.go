@@ -46,9 +46,10 @@ type Eviction struct {
 // Evict forgets seq's positions between its first sinks and its last window tokens
 // and frees the blocks that held only forgotten positions; it reports how many
 // positions it forgot and how many blocks it released. Nothing is forgotten while
-// Len ≤ sinks + window. It fails (changing nothing) while a step is open, without
-// Config.Rotate (needed to rotate queries onto the sinks), or with sinks different
-// from an earlier eviction's.
+// Len ≤ sinks + window. It fails (changing nothing) while a step is open, with sinks
+// but without Config.Rotate (needed to rotate queries onto the sinks), or with sinks
+// different from an earlier eviction's (a cache whose every layer slides evicts
+// without sinks by itself, see slide).
 func (st *Store) Evict(id SeqID, sinks, window int) (Eviction, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -62,15 +63,19 @@ func (st *Store) Evict(id SeqID, sinks, window int) (Eviction, error) {
 	if s.stepOpen(len(st.g.layers)) {
 		return Eviction{}, fmt.Errorf("kv: evict sequence %d: a step is open (%d of %d layers appended)", id, s.nDone, len(st.g.layers))
 	}
-	if st.g.cfg.Rotate == nil {
-		return Eviction{}, fmt.Errorf("kv: evict sequence %d: Config.Rotate is nil (the model's RoPE rotation is needed to keep attention exact)", id)
+	if sinks > 0 && st.g.cfg.Rotate == nil {
+		return Eviction{}, fmt.Errorf("kv: evict sequence %d: Config.Rotate is nil (the model's RoPE rotation is needed to score the sinks exactly)", id)
 	}
 	if s.evicted() && sinks != s.sinkEnd {
 		return Eviction{}, fmt.Errorf("kv: evict sequence %d: sinks=%d, but an earlier eviction kept %d", id, sinks, s.sinkEnd)
 	}
-	start := s.n - window // first kept position of the window
+	return st.evict(s, sinks, s.n-window), nil
+}
+
+// evict forgets s's positions in [sinks, start) and frees the blocks wholly inside.
+func (st *Store) evict(s *seq, sinks, start int) Eviction {
 	if start <= sinks || start <= s.winStart {
-		return Eviction{}, nil
+		return Eviction{}
 	}
 	st.register(s) // blocks computed before the eviction stay valid prefixes
 	B := st.g.B
@@ -85,5 +90,42 @@ func (st *Store) Evict(id SeqID, sinks, window int) (Eviction, error) {
 	}
 	forgot := start - max(sinks, s.winStart)
 	s.sinkEnd, s.winStart = sinks, start
-	return Eviction{Positions: forgot, Blocks: freed}, nil
+	return Eviction{Positions: forgot, Blocks: freed}
+}
+
+// slide frees, when every layer has an attention window (geometry.slide), the
+// positions of s that no later query can see: the next query, at position Len, sees
+// positions > Len − slide. It is an eviction without sinks, so attention is
+// unchanged (the kept keys are scored at their own positions) and a sequence that
+// slid no longer registers prefix blocks, as after Evict. Grow calls it first; its
+// freeing stands even when the Grow then fails (nothing it freed is visible).
+func (st *Store) slide(s *seq) {
+	if start, ok := st.slideStart(s); ok {
+		st.evict(s, 0, start)
+	}
+}
+
+// slideStart is the first position slide keeps, and whether it would forget any.
+func (st *Store) slideStart(s *seq) (int, bool) {
+	w := st.g.slide
+	if w == 0 || s.sinkEnd != 0 { // no sliding, or sinks kept by Evict
+		return 0, false
+	}
+	start := s.n - w + 1
+	return start, start > s.winStart && start > 0
+}
+
+// slideFrees is the number of blocks slide would free now.
+func (st *Store) slideFrees(s *seq) int {
+	start, ok := st.slideStart(s)
+	if !ok {
+		return 0
+	}
+	n := 0
+	for i := 0; (i+1)*st.g.B <= start; i++ {
+		if s.blocks[i] >= 0 {
+			n++
+		}
+	}
+	return n
 }

@@ -89,7 +89,11 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 					n++
 				}
 			}
-			fmt.Fprintf(stdout, "attention    %d of %d layers slide over a window of %d tokens, the others see the whole history (the cache figures below hold the whole history for every layer)\n", n, c.Layers, c.Window)
+			if n == c.Layers {
+				fmt.Fprintf(stdout, "attention    every layer slides over a window of %d tokens: a sequence holds the blocks of its window only (in the figures below too)\n", c.Window)
+			} else {
+				fmt.Fprintf(stdout, "attention    %d of %d layers slide over a window of %d tokens, the others see the whole history (the cache figures below hold the whole history for every layer)\n", n, c.Layers, c.Window)
+			}
 		}
 		if c.AttnSoftCap > 0 || c.FinalSoftCap > 0 {
 			fmt.Fprintf(stdout, "soft caps    attention scores %g, logits %g\n", c.AttnSoftCap, c.FinalSoftCap)
