@@ -94,3 +94,27 @@ func ExampleParseSpec() {
 	// q4:g=64,sinks=4    → K q4 g=64, V q4, sinks 4, canonical "q4:g=64,sinks=4", err <nil>
 	// q4
 }
+
+// Per-layer FP8 scales from a calibration run: wrap the run's cache in a
+// Calibrator, append through it, then build the FP8 cache with its LayerSpecs.
+func ExampleCalibrator() {
+	cfg := kv.Config{Layers: 2, Heads: 1, KVHeads: 1, HeadDim: 4, Spec: kv.MustParseSpec("f32")}
+	st, _ := kv.New(cfg)
+	cal := kv.NewCalibrator(st, cfg.Layers)
+	id, _ := cal.NewSeq()
+	_ = cal.Grow(id, []int32{1})
+	for l := range cfg.Layers {
+		k := []float32{0.5, -44.8 * float32(l+1), 1, 2} // largest |key|: 44.8, then 89.6
+		v := []float32{0.1, 0.2, -4.48, 0}
+		_ = cal.Append(l, id, k, v)
+		_ = cal.Attend(l, id, make([]float32, 4), make([]float32, 4))
+	}
+	specs, _ := cal.LayerSpecs(kv.TypeFP8E4M3, kv.TypeFP8E4M3, 0)
+	fmt.Println(kv.FormatLayerOverrides(specs))
+	cfg.Spec, cfg.LayerSpecs = kv.MustParseSpec("fp8e4m3"), specs
+	fp8, _ := kv.New(cfg)
+	fmt.Println(fp8.Layout().Layers[0].KRowBytes, "bytes per key row of 4 values")
+	// Output:
+	// 0=fp8e4m3:s=0.1/fp8e4m3:s=0.01;1=fp8e4m3:s=0.2/fp8e4m3:s=0.01
+	// 4 bytes per key row of 4 values
+}
