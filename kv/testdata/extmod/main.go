@@ -54,6 +54,7 @@ func main() {
 			continue
 		}
 		readback(s, sp)
+		adopted(s, sp)
 		nonFinite(s, sp)
 	}
 	noPrefix()
@@ -303,6 +304,37 @@ func readback(name string, sp kv.Spec) {
 	if rows == 0 {
 		fail("%s: no rows compared", name)
 	}
+}
+
+// adopted: a sequence that adopts another's cached blocks (NewSeqWithPrefix) reads
+// back what a sequence computed to that length would: the same rows, by the same
+// rules, at its own length.
+func adopted(name string, sp kv.Spec) {
+	st := newStore(sp)
+	if st == nil || !st.PrefixCaching() {
+		return
+	}
+	r := rand.New(rand.NewPCG(7, uint64(len(name))))
+	id, _ := st.NewSeq()
+	h := &history{}
+	var all []int32
+	for _, n := range []int{20, 1, 30, 1, 40, 1} {
+		ids := make([]int32, n)
+		for i := range ids {
+			ids[i] = int32(len(all) + i + 1)
+		}
+		all = append(all, ids...)
+		if err := step(st, id, r, n, ids, h); err != nil {
+			fail("%s adopted: %v", name, err)
+			return
+		}
+	}
+	c, cached, err := st.NewSeqWithPrefix(all)
+	if err != nil || cached == 0 {
+		fail("%s: nothing adopted of %d tokens (%v)", name, len(all), err)
+		return
+	}
+	checkAll(name+" adopted", st, sp, c, h)
 }
 
 // nonFinite appends rows holding NaN or ±Inf on each layer and checks the refusal
