@@ -1,12 +1,17 @@
 package linalg
 
-import "kvq/internal/cpufeat"
+import (
+	"os"
+
+	"kvq/internal/cpufeat"
+)
 
 // detectSIMD returns, on CPUs with AVX2 and FMA, the scalar set with the assembly
 // kernels in place ("avx2-asm"): F32 dots, SiLU and the quantization of activations;
 // with F16C as well the F16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K products. Every AVX2 CPU made has F16C; without it the other kernels stay scalar. With
 // AVX-512 VNNI as well ("avx512-vnni"), Q8_0 products take the exact kernels of
-// q8z_amd64.s, for one token and for many.
+// q8z_amd64.s, for one token and for many, and Q4_K products of many tokens the kernel
+// of q4kz_amd64.s; KVQ_NOAVX512=1 in the environment keeps the AVX2 set (to compare).
 
 func detectSIMD() *kernelSet {
 	if !cpufeat.AVX2FMA {
@@ -27,7 +32,7 @@ func detectSIMD() *kernelSet {
 	// The scalar set's exact Q8_0 kernels are slower than these; only the VNNI set
 	// below has fast ones.
 	k.dotQ8RowsX, k.dotQ8Tokens, k.dotQ4KTokens = nil, nil, nil
-	if cpufeat.F16C && cpufeat.AVX512VNNI {
+	if cpufeat.F16C && cpufeat.AVX512VNNI && os.Getenv("KVQ_NOAVX512") != "1" {
 		avx2 := k
 		alternateKernels = append(alternateKernels, &avx2)
 		k.name = "avx512-vnni"
