@@ -472,3 +472,53 @@ func TestCacheSalt(t *testing.T) {
 		t.Errorf("empty cache_salt: %d", resp.StatusCode)
 	}
 }
+
+// The byte gate grants in arrival order, and a waiter whose context ends leaves
+// the queue without holding back those behind it.
+func TestWeighted(t *testing.T) {
+	w := newWeighted(10)
+	ctx := context.Background()
+	if err := w.acquire(ctx, 8); err != nil {
+		t.Fatal(err)
+	}
+	order := make(chan int, 3)
+	cctx, cancel := context.WithCancel(ctx)
+	gone := make(chan error, 1)
+	waiters := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			w.mu.Lock()
+			k := len(w.waiters)
+			w.mu.Unlock()
+			if k == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d waiters, want %d", k, n)
+			}
+		}
+	}
+	go func() { gone <- w.acquire(cctx, 10) }() // waits: only 2 free
+	waiters(1)
+	go func() { w.acquire(ctx, 2); order <- 1 }() // 2 are free, but it queues behind the first
+	waiters(2)
+	select {
+	case <-order:
+		t.Fatal("a later waiter overtook an earlier one")
+	default:
+	}
+	cancel()
+	if err := <-gone; err == nil {
+		t.Fatal("a cancelled waiter was granted")
+	}
+	select {
+	case <-order: // the cancelled waiter left; the next one got its 2
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter behind a cancelled one was not granted")
+	}
+	w.release(8)
+	w.release(2)
+	if err := w.acquire(ctx, 10); err != nil {
+		t.Fatalf("all released, acquire 10: %v", err)
+	}
+}
