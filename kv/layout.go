@@ -318,13 +318,13 @@ func SteadyBytes(cfg Config, n int) (int64, error) {
 // Tail is what a decoding sequence holds beyond its blocks in the steady state: rows
 // kept in full precision, stored in the tail codec, summed over layers.
 type Tail struct {
-	Codec     string // codec of the rows, e.g. "f16"
-	KeyRows   int    // keys of the unfinished KIVI key group (G−1 per KIVI-key layer)
-	ValueRows int    // KIVI value residual (r−1 per KIVI-value layer)
-	SinkRows  int    // sink rows of lossy sides (keys and values)
-	WorkRows  int    // the step's rows: one per side that has rings
-	RowBytes  int    // bytes of one row: one token's keys or values of one layer
-	Bytes     int64  // all rows × RowBytes
+	Codec     string `json:"codec"`      // codec of the rows, e.g. "f16"
+	KeyRows   int    `json:"key_rows"`   // keys of the unfinished KIVI key group (G−1 per KIVI-key layer)
+	ValueRows int    `json:"value_rows"` // KIVI value residual (r−1 per KIVI-value layer)
+	SinkRows  int    `json:"sink_rows"`  // sink rows of lossy sides (keys and values)
+	WorkRows  int    `json:"work_rows"`  // the step's rows: one per side that has rings
+	RowBytes  int    `json:"row_bytes"`  // bytes of one row: one token's keys or values of one layer
+	Bytes     int64  `json:"bytes"`      // all rows × RowBytes
 }
 
 // SteadyTail is the tail of every sequence of cfg in the steady state of decoding

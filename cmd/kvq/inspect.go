@@ -161,8 +161,8 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "tail: what a sequence holds beyond its blocks, rows kept in full precision (%s) summed over layers:\n"+
-		"  k = keys of the unfinished KIVI key group, v = KIVI value residual, s = sinks, w = the step's work rows\n", tailCodec)
+	fmt.Fprintf(stdout, "tail: what a sequence holds beyond its blocks, rows kept in full precision (%s), summed over layers:\n"+
+		"  keys of the unfinished KIVI key group, the KIVI value residual, sinks, and the step's work rows\n", tailCodec)
 	return nil
 }
 
@@ -251,10 +251,10 @@ func tailText(t kv.Tail) string {
 	for _, p := range []struct {
 		n    int
 		name string
-	}{{t.KeyRows, "k"}, {t.ValueRows, "v"}, {t.SinkRows, "s"}, {t.WorkRows, "w"}} {
+	}{{t.KeyRows, "key"}, {t.ValueRows, "value"}, {t.SinkRows, "sink"}, {t.WorkRows, "work"}} {
 		if p.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d%s", p.n, p.name))
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.name))
 		}
 	}
-	return fmt.Sprintf("%s (%s)", fmtBytes(t.Bytes), strings.Join(parts, "+"))
+	return fmt.Sprintf("%s (%s rows, %s)", fmtBytes(t.Bytes), strings.Join(parts, " + "), t.Codec)
 }
