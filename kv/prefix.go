@@ -198,6 +198,9 @@ func (st *Store) register(s *seq) {
 			m := &st.pool.idx.meta[id]
 			m.sideReady = m.side != nil
 			m.index = i
+			if st.onRegister != nil && s.root == st.root { // salted blocks stay here
+				st.onRegister(h)
+			}
 		} else {
 			st.pool.dropSides(id)
 		}

@@ -53,11 +53,12 @@ type Store struct {
 	shape     attn.Shape
 
 	// Prefix caching (prefix.go).
-	prefixOK      bool   // full blocks are shared between sequences
-	sides         bool   // prefixOK and some layer keeps rows blocks lack: blocks get side rows
-	root          uint64 // parent hash of every block 0
-	prefixQueried int64  // full blocks looked up by NewSeqWithPrefix
-	prefixHits    int64  // of which found and adopted
+	prefixOK      bool              // full blocks are shared between sequences
+	sides         bool              // prefixOK and some layer keeps rows blocks lack: blocks get side rows
+	root          uint64            // parent hash of every block 0
+	prefixQueried int64             // full blocks looked up by NewSeqWithPrefix
+	prefixHits    int64             // of which found and adopted
+	onRegister    func(hash uint64) // see OnRegister (share.go)
 }
 
 // seq is one sequence's block table and tails.
