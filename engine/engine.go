@@ -24,6 +24,11 @@
 // computing them (Usage.CachedPromptTokens, Stats.ReusedTokens); a preempted
 // request's own blocks usually are still cached when it resumes.
 //
+// Shared tiers: when the cache also keeps blocks beyond memory (kv/tier.Cache),
+// Submit first brings the blocks a prompt begins with into memory (Prefetch, on the
+// caller's goroutine, bounded in time), and admission adopts them as it adopts any
+// cached block; they count in CachedPromptTokens.
+//
 // Streaming past the context: with Config.Window, sequences keep attention sinks and
 // a sliding window (kv.Store.Evict) and may grow beyond the model's context.
 //
@@ -79,6 +84,14 @@ type Config struct {
 	Window, Sinks int
 	// OnStep, if not nil, is called on the scheduler goroutine after every step.
 	OnStep func(StepInfo)
+}
+
+// prefetcher is implemented by caches that keep blocks beyond memory (kv/tier.Cache):
+// Prefetch brings the blocks a prompt begins with into memory, bounded in time, so
+// that admission adopts them as cached. Submit calls it on the caller's goroutine,
+// never on the scheduler's.
+type prefetcher interface {
+	Prefetch(ctx context.Context, tokens []int32) int
 }
 
 // evicter is implemented by caches that can drop the middle of a sequence (kv.Store).
@@ -233,7 +246,8 @@ func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
 // Submit queues a request and returns its stream. ctx governs the request's life:
 // when it is cancelled the request ends at once (before the next step), its cache
 // memory is freed, and Wait returns ctx's error. Submit never blocks on the
-// scheduler; it fails with ErrQueueFull when MaxQueue requests are waiting to start,
+// scheduler (though a cache with tiers may first fetch the prompt's blocks, within
+// its own time bound); it fails with ErrQueueFull when MaxQueue requests are waiting to start,
 // ErrClosed after Close, ErrTooLarge or ErrBadRequest for requests that cannot run.
 func (e *Engine) Submit(ctx context.Context, req Request) (*Stream, error) {
 	ss, err := e.SubmitBatch(ctx, []Request{req})
@@ -259,6 +273,13 @@ func (e *Engine) SubmitBatch(ctx context.Context, reqs []Request) ([]*Stream, er
 		r.stream = newStream(ctx)
 		r.submitted = time.Now()
 		rs[i] = r
+	}
+	if pf, ok := e.c.(prefetcher); ok {
+		for _, r := range rs {
+			if r.req.CacheSalt == "" { // salted prompts keep to their own blocks
+				pf.Prefetch(ctx, r.prompt)
+			}
+		}
 	}
 	e.mu.Lock()
 	switch {

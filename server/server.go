@@ -49,6 +49,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -138,7 +139,8 @@ type Server struct {
 	mu       sync.Mutex
 	m        *model.Model
 	eng      *engine.Engine
-	names    []string // accepted model names
+	names    []string      // accepted model names
+	cacheMet metricsWriter // the cache's own metrics (KV tiers), if it has any
 	closing  bool
 	httpSrvs []*http.Server
 
@@ -210,6 +212,7 @@ func (s *Server) Start(m *model.Model, c kv.Cache, cfg engine.Config) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	s.m, s.eng = m, e
+	s.cacheMet, _ = c.(metricsWriter)
 	name := s.opts.ModelName
 	if name == "" {
 		name = m.Name
@@ -340,6 +343,10 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
+// metricsWriter is implemented by caches with metrics of their own (kv/tier.Cache:
+// kvq_kv_tier_*), appended to /metrics.
+type metricsWriter interface{ WriteMetrics(io.Writer) }
+
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	e, _, _ := s.engine()
 	var st *engine.Stats
@@ -347,8 +354,14 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 		x := e.Stats()
 		st = &x
 	}
+	s.mu.Lock()
+	cm := s.cacheMet
+	s.mu.Unlock()
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	s.metrics.write(w, st, s.ready.Load())
+	if cm != nil {
+		cm.WriteMetrics(w)
+	}
 }
 
 type modelObject struct {

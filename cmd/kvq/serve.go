@@ -21,6 +21,7 @@ import (
 	"kvq/eval"
 	"kvq/internal/procstat"
 	"kvq/kv"
+	"kvq/kv/tier"
 	"kvq/server"
 )
 
@@ -56,6 +57,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	maxConns := fs.Int("max-conns", server.DefaultMaxConns, "maximum open connections; more are answered 503 and closed")
 	requestTimeout := fs.Duration("request-timeout", 0, "cancel a completion request still queued or generating after this long, answering 504 (0: no limit)")
 	allowedHosts := fs.String("allowed-hosts", "", "comma-separated host names accepted in the Host header besides addresses, localhost and this machine's name (\"*\": any); without an API key other names get 421, against DNS rebinding")
+	var tierSpecs listFlag
+	fs.Var(&tierSpecs, "kv-tier", "keep full prefix blocks beyond memory, shared across restarts and replicas: disk:DIR[,size=BYTES] or redis://HOST:PORT[/DB]; repeatable, searched in order")
+	tierTimeout := fs.Duration("kv-tier-timeout", tier.DefaultTimeout, "how long a request's lookup in the KV tiers may take before its blocks are computed instead")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -80,6 +84,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return usagef(fs, "--max-conns must be ≥ 1, got %d", *maxConns)
 	case *shutdownTimeout < 0:
 		return usagef(fs, "--shutdown-timeout must be ≥ 0, got %v", *shutdownTimeout)
+	case *tierTimeout <= 0:
+		return usagef(fs, "--kv-tier-timeout must be > 0, got %v", *tierTimeout)
 	case *blockTokens < 0 || *blockTokens > kv.MaxBlockTokens:
 		return usagef(fs, "--block-tokens must be in [0, %d] (0: the default), got %d", kv.MaxBlockTokens, *blockTokens)
 	}
@@ -192,7 +198,24 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		srv.Shutdown(context.Background())
 		return err
 	}
-	if err := srv.Start(m, c, engine.Config{MaxBatchTokens: *maxBatch, MaxRunning: *maxRunning, MaxQueue: *maxQueue}); err != nil {
+	var cache kv.Cache = c
+	if len(tierSpecs) > 0 {
+		tc, err := openTiers(c, tierSpecs, *tierTimeout, log)
+		if err != nil {
+			srv.Shutdown(context.Background())
+			return err
+		}
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := tc.Close(ctx); err != nil {
+				log.Warn("kv tiers: closing", "err", err)
+			}
+		}()
+		cache = tc
+		log.Info("kv tiers", "search_order", strings.Join(tc.Tiers(), " "), "timeout", *tierTimeout)
+	}
+	if err := srv.Start(m, cache, engine.Config{MaxBatchTokens: *maxBatch, MaxRunning: *maxRunning, MaxQueue: *maxQueue}); err != nil {
 		srv.Shutdown(context.Background())
 		return err
 	}
@@ -248,4 +271,23 @@ func budgetText(b int64) string {
 func loopback(a net.Addr) bool {
 	ta, ok := a.(*net.TCPAddr)
 	return ok && ta.IP.IsLoopback()
+}
+
+// openTiers opens the --kv-tier specs over c, in search order.
+func openTiers(c *kv.Store, specs []string, timeout time.Duration, log *slog.Logger) (*tier.Cache, error) {
+	if !c.PrefixCaching() {
+		return nil, fmt.Errorf("--kv-tier: prefix caching is off, so no block can be shared")
+	}
+	var ts []tier.Tier
+	for _, spec := range specs {
+		t, err := tier.Open(spec)
+		if err != nil {
+			for _, o := range ts {
+				o.Close()
+			}
+			return nil, fmt.Errorf("--kv-tier: %w", err)
+		}
+		ts = append(ts, t)
+	}
+	return tier.New(c, ts, tier.Options{Timeout: timeout, Logger: log}), nil
 }
