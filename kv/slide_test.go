@@ -3,6 +3,7 @@ package kv
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -108,6 +109,9 @@ func testSlide(t *testing.T, spec string, w int) {
 		}
 	}
 	checkAccounting(t, "slide", st)
+	if _, err := st.Evict(a, 4, w+10); w < L-20 && (err == nil || !strings.Contains(err.Error(), "already keeps only its window")) {
+		t.Errorf("Evict with sinks after sliding: %v, want an error saying the sequence keeps only its window", err)
+	}
 	if held, whole := st.Usage().AllocBytes, ref.Usage().AllocBytes; held >= whole && L > w+2*B {
 		t.Errorf("sliding holds %d bytes, the whole history %d", held, whole)
 	}

@@ -63,6 +63,9 @@ func (st *Store) Evict(id SeqID, sinks, window int) (Eviction, error) {
 	if s.stepOpen(len(st.g.layers)) {
 		return Eviction{}, fmt.Errorf("kv: evict sequence %d: a step is open (%d of %d layers appended)", id, s.nDone, len(st.g.layers))
 	}
+	if sinks > 0 && s.evicted() && st.g.slide > 0 && s.sinkEnd == 0 {
+		return Eviction{}, fmt.Errorf("kv: evict sequence %d with %d sinks: every layer of this cache has an attention window, and the sequence already keeps only its window, without sinks", id, sinks)
+	}
 	if sinks > 0 && st.g.cfg.Rotate == nil {
 		return Eviction{}, fmt.Errorf("kv: evict sequence %d: Config.Rotate is nil (the model's RoPE rotation is needed to score the sinks exactly)", id)
 	}
