@@ -160,6 +160,9 @@ type Engine struct {
 	// seqTail is the full-precision tail memory one sequence holds in the steady
 	// state (rings and sinks, kv.SteadyTail), 0 if unknown.
 	seqTail int64
+	// workRow is the memory a sequence's step holds per token beyond its steady
+	// tail (the step's full-precision rows, kv.Tail.WorkRows of them), 0 if unknown.
+	workRow int64
 	// blockBytes and budget: the pool's block size and the cache's byte budget (0
 	// without a pool or a budget), for the never-fits check.
 	blockBytes, budget int64
@@ -236,6 +239,7 @@ func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
 		if cc, ok := c.(interface{ Config() kv.Config }); ok {
 			if t, err := kv.SteadyTail(cc.Config()); err == nil {
 				e.seqTail = t.Bytes
+				e.workRow = int64(t.WorkRows) * int64(t.RowBytes)
 			}
 		}
 	}

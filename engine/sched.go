@@ -297,7 +297,7 @@ func (e *Engine) plan(admit bool) []span {
 				k++
 			}
 		}
-		if len(e.running) > 0 && (seqs+k > e.cfg.MaxRunning || !e.memoryAllows(r)) {
+		if len(e.running) > 0 && (seqs+k > e.cfg.MaxRunning || !e.memoryAllows(r, budget)) {
 			break
 		}
 		c, err := e.admit(r)
@@ -328,8 +328,10 @@ func (e *Engine) chunk(r *request, c *choice, budget int) int {
 // memoryAllows estimates whether the cache has room to start r now: free memory must
 // cover what the running sequences still have to compute (prompts in progress and
 // recomputations, requests admitted earlier in this plan included) plus one block of
-// growth each, and r's history plus one block of growth per sequence of r.
-func (e *Engine) memoryAllows(r *request) bool {
+// growth each, and r's history plus one block of growth per sequence of r; and the
+// tails: every sequence's steady one plus the full-precision rows of a prefill step
+// (r's first at most budget tokens).
+func (e *Engine) memoryAllows(r *request, budget int) bool {
 	B := 16 // tokens per block when the cache does not say
 	var p kv.PoolStats
 	if e.pool != nil {
@@ -341,6 +343,7 @@ func (e *Engine) memoryAllows(r *request) bool {
 	}
 	blocks := 0 // blocks still to allocate
 	seqs := 0   // running sequences, forks to come included
+	work := 0   // rows of prefill steps beyond one token, each holding a work row per token
 	for _, x := range e.running {
 		for _, c := range x.choices {
 			if !c.active() {
@@ -348,11 +351,13 @@ func (e *Engine) memoryAllows(r *request) bool {
 			}
 			if c.hasSeq {
 				blocks += (c.fed+c.need()+B-1)/B - (c.fed+B-1)/B
+				work += max(0, min(c.need(), e.cfg.PrefillChunk)-1)
 			}
 			blocks++
 			seqs++
 		}
 	}
+	work += max(0, min(len(r.prompt), budget, e.cfg.PrefillChunk)-1)
 	k := 0
 	tokens := len(r.prompt)
 	for _, c := range r.choices {
@@ -363,9 +368,10 @@ func (e *Engine) memoryAllows(r *request) bool {
 	}
 	blocks += (tokens+B-1)/B + k
 	if e.pool != nil {
-		// Tails: every sequence, new ones included, holds one at the steady size;
-		// those of sequences that have not grown yet are still to allocate.
-		need := int64(blocks)*int64(p.BlockBytes) + max(0, e.seqTail*int64(seqs+k)-p.TailBytes)
+		// Tails: every sequence, new ones included, holds one at the steady size,
+		// and one of a prefill step its rows; what sequences hold now counts.
+		tails := e.seqTail*int64(seqs+k) + int64(work)*e.workRow
+		need := int64(blocks)*int64(p.BlockBytes) + max(0, tails-p.TailBytes)
 		return int64(p.BlocksFree)*int64(p.BlockBytes) >= need
 	}
 	u := e.c.Usage()
