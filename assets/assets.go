@@ -30,3 +30,9 @@ var Text string
 //
 //go:embed ggml-vocab-llama-spm.gguf
 var LlamaVocab []byte
+
+// LlamaVocabLicense is the vocabulary's licence notice (MIT, from llama.cpp), which
+// copies of the vocabulary, this binary among them, carry.
+//
+//go:embed LICENSE.ggml-vocab-llama-spm
+var LlamaVocabLicense string

@@ -364,7 +364,7 @@ func TestCLIManners(t *testing.T) {
 	if code, out, _ := run(t, "version"); code != 0 || !strings.HasPrefix(out, "kvq ") || !strings.Contains(out, "kernels:") {
 		t.Errorf("kvq version: exit %d, stdout %q", code, out)
 	}
-	if code, out, _ := run(t, "version", "--licenses"); code != 0 || !strings.Contains(out, "Permission is hereby granted") {
+	if code, out, _ := run(t, "version", "--licenses"); code != 0 || !strings.Contains(out, "Permission is hereby granted") || !strings.Contains(out, "The ggml authors") {
 		t.Errorf("kvq version --licenses: exit %d, no licence in %q", code, out)
 	}
 	code, _, errOut := run(t, "eval", "--ctx", "x")

@@ -17,7 +17,7 @@ func init() {
 
 func runVersion(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("version", "Prints kvq's module version and the commit it was built from (when the build recorded them), the Go version and platform, and the kernel sets in use.", stderr)
-	licenses := fs.Bool("licenses", false, "also print the licence notice of the built-in model")
+	licenses := fs.Bool("licenses", false, "also print the licence notices of the built-in model and vocabulary")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -46,9 +46,9 @@ func runVersion(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, vcs)
 	}
 	fmt.Fprintf(stdout, "kernels: matrix %s, attention %s (KVQ_NOSIMD=1 selects the scalar ones)\n", linalg.KernelName(), attn.KernelName())
-	fmt.Fprintf(stdout, "built-in model: %s (MIT licence; kvq version --licenses prints it)\n", assets.ModelName)
+	fmt.Fprintf(stdout, "built-in model: %s (MIT licence; kvq version --licenses prints the notices)\n", assets.ModelName)
 	if *licenses {
-		fmt.Fprintf(stdout, "\n%s", assets.ModelLicense)
+		fmt.Fprintf(stdout, "\n%s\n%s", assets.ModelLicense, assets.LlamaVocabLicense)
 	}
 	return nil
 }
