@@ -508,24 +508,23 @@ type output struct {
 	finish       []string
 	writeErr     error
 
-	// With logprobs: per choice, the generated tokens' log-probabilities and the
-	// token before the next one (for its text in context); per prompt, the
-	// prompt's (echo).
-	lps      [][]engine.Logprob
-	prev     []int32
+	// With logprobs: per choice, the generated tokens' log-probabilities; per
+	// prompt, the prompt's (echo).
+	lps      []choiceLogprobs
 	promptLP [][]engine.Logprob
 }
 
 func newOutput(w http.ResponseWriter, j *job, tok *tokenizer.Tokenizer, writeTimeout time.Duration) *output {
 	choices := len(j.p.prompts) * j.p.n
 	o := &output{w: w, rc: http.NewResponseController(w), writeTimeout: writeTimeout, j: j, tok: tok, texts: make([]strings.Builder, choices), finish: make([]string, choices),
-		lps: make([][]engine.Logprob, choices), prev: make([]int32, choices), promptLP: make([][]engine.Logprob, len(j.p.prompts))}
+		lps: make([]choiceLogprobs, choices), promptLP: make([][]engine.Logprob, len(j.p.prompts))}
 	for i := range choices {
 		pr := j.p.prompts[i/j.p.n]
-		o.prev[i] = pr[len(pr)-1]
+		o.lps[i].prev = pr[len(pr)-1]
 		if len(j.p.echo) > 0 {
 			o.texts[i].WriteString(j.p.echo[i/j.p.n])
 		}
+		o.lps[i].next = o.texts[i].Len()
 	}
 	return o
 }
@@ -558,39 +557,43 @@ func (o *output) startStream() {
 // token takes one event: its text, finish reason and log-probability.
 func (o *output) token(ev engine.Event) {
 	i, text, finish := ev.Choice, ev.Text, ev.Finish
-	offset := o.texts[i].Len()
 	o.texts[i].WriteString(text)
 	if finish != "" {
 		o.finish[i] = finish
 	}
-	var lp *engine.Logprob
-	if ev.Logprob != nil && !(finish == engine.FinishStop && o.tok.IsEOG(ev.Token)) {
-		lp = ev.Logprob
-		o.lps[i] = append(o.lps[i], *lp)
+	var shown []tokenLogprob
+	if ev.Logprob != nil {
+		cl := &o.lps[i]
+		if !(finish == engine.FinishStop && o.tok.IsEOG(ev.Token)) {
+			cl.take(o.tok, *ev.Logprob)
+		}
+		shown = cl.release(o.texts[i].String(), finish != "")
 	}
 	if !o.j.p.stream {
 		return
 	}
-	if text != "" || lp != nil {
+	if text != "" || len(shown) > 0 {
 		if o.j.chat {
 			c := chatChoice{Index: i, Delta: &chatDelta{Content: &text}}
-			if lp != nil {
-				c.Logprobs = &chatLogprobsOut{Content: []chatTokenLogprob{chatEntry(tokenText(o.tok, o.prev[i], lp.Token), lp, o.tok)}}
+			if len(shown) > 0 {
+				c.Logprobs = &chatLogprobsOut{Content: []chatTokenLogprob{}}
+				for k := range shown {
+					c.Logprobs.Content = append(c.Logprobs.Content, chatEntry(shown[k].text, &shown[k].lp, o.tok))
+				}
 			}
 			o.chunk(chatResponse{ID: o.j.id, Object: "chat.completion.chunk", Created: o.j.created, Model: o.j.model,
 				Choices: []chatChoice{c}})
 		} else {
 			c := completionChoice{Index: i, Text: text}
-			if lp != nil {
+			if len(shown) > 0 {
 				c.Logprobs = &completionLogprobs{}
-				c.Logprobs.add(tokenText(o.tok, o.prev[i], lp.Token), lp, o.j.p.topLogprobs, o.tok, offset)
+				for k := range shown {
+					c.Logprobs.add(shown[k].text, &shown[k].lp, o.j.p.topLogprobs, o.tok, shown[k].offset)
+				}
 			}
 			o.chunk(completionResponse{ID: o.j.id, Object: "text_completion", Created: o.j.created, Model: o.j.model,
 				Choices: []completionChoice{c}})
 		}
-	}
-	if lp != nil {
-		o.prev[i] = lp.Token
 	}
 	if finish != "" {
 		f := finish
@@ -692,12 +695,8 @@ func (o *output) whole(u usage) {
 			c := chatChoice{Index: i, Message: &chatMessageOut{Role: "assistant", Content: o.texts[i].String()}, FinishReason: &f}
 			if o.j.p.logprobs {
 				c.Logprobs = &chatLogprobsOut{Content: []chatTokenLogprob{}}
-				pr := o.j.p.prompts[i/o.j.p.n]
-				prev := pr[len(pr)-1]
-				for k := range o.lps[i] {
-					lp := &o.lps[i][k]
-					c.Logprobs.Content = append(c.Logprobs.Content, chatEntry(tokenText(o.tok, prev, lp.Token), lp, o.tok))
-					prev = lp.Token
+				for _, t := range o.lps[i].shown {
+					c.Logprobs.Content = append(c.Logprobs.Content, chatEntry(t.text, &t.lp, o.tok))
 				}
 			}
 			resp.Choices = append(resp.Choices, c)
@@ -722,29 +721,24 @@ func (o *output) completionLogprobs(i int) *completionLogprobs {
 		return nil
 	}
 	c := &completionLogprobs{Tokens: []string{}, TokenLogprobs: []*float32{}, TopLogprobs: []map[string]float32{}, TextOffset: []int{}}
-	offset := 0
-	prev := int32(-1)
 	pi := i / o.j.p.n
-	pr := o.j.p.prompts[pi]
 	if len(o.j.p.echo) > 0 {
-		for k, t := range pr {
+		echo := o.j.p.echo[pi]
+		var chars charCount
+		offset, prev := 0, int32(-1)
+		for k, t := range o.j.p.prompts[pi] {
 			var lp *engine.Logprob
 			if k > 0 && k-1 < len(o.promptLP[pi]) {
 				lp = &o.promptLP[pi][k-1]
 			}
 			s := tokenText(o.tok, prev, t)
-			c.add(s, lp, o.j.p.topLogprobs, o.tok, offset)
+			c.add(s, lp, o.j.p.topLogprobs, o.tok, chars.at(echo, min(offset, len(echo))))
 			offset += len(s)
 			prev = t
 		}
 	}
-	prev = pr[len(pr)-1]
-	for k := range o.lps[i] {
-		lp := &o.lps[i][k]
-		s := tokenText(o.tok, prev, lp.Token)
-		c.add(s, lp, o.j.p.topLogprobs, o.tok, offset)
-		offset += len(s)
-		prev = lp.Token
+	for _, t := range o.lps[i].shown {
+		c.add(t.text, &t.lp, o.j.p.topLogprobs, o.tok, t.offset)
 	}
 	return c
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"unicode/utf8"
+
 	"kvq/engine"
 	"kvq/tokenizer"
 )
@@ -14,7 +16,8 @@ import (
 // for the first prompt token (echo) have a null log-probability and, like every
 // entry without alternatives (logprobs 0), an empty top_logprobs object rather than
 // null, which some clients (the official Go one) cannot read inside the array.
-// text_offset is the byte offset of each token's text in the choice's text.
+// text_offset is where each token's text starts in the choice's text, in
+// characters (Unicode code points, as OpenAI counts them).
 type completionLogprobs struct {
 	Tokens        []string             `json:"tokens"`
 	TokenLogprobs []*float32           `json:"token_logprobs"`
@@ -43,6 +46,72 @@ func (c *completionLogprobs) add(text string, lp *engine.Logprob, top int, tok *
 		}
 	}
 	c.TopLogprobs = append(c.TopLogprobs, m)
+}
+
+// tokenLogprob is a generated token's log-probability with its text in context
+// and the character offset of that text in the choice's text.
+type tokenLogprob struct {
+	lp     engine.Logprob
+	text   string
+	offset int
+}
+
+// choiceLogprobs follows a choice's generated tokens so that their
+// log-probabilities are reported as the text they make is: a token is held while
+// its text is held back (a possible stop string, incomplete UTF-8), and a token
+// whose text starts past a stop string's cut is dropped with that text.
+type choiceLogprobs struct {
+	prev  int32          // the last token taken (for the next one's text in context)
+	next  int            // byte offset in the choice's text where the next token's text starts
+	held  []heldLogprob  // taken, not all of their text shown yet
+	shown []tokenLogprob // released, in order
+	chars charCount      // characters of the choice's text, counted up to the last released token
+}
+
+type heldLogprob struct {
+	lp         engine.Logprob
+	text       string
+	start, end int // byte offsets of text in the choice's text
+}
+
+// take appends a generated token.
+func (c *choiceLogprobs) take(tok *tokenizer.Tokenizer, lp engine.Logprob) {
+	s := tokenText(tok, c.prev, lp.Token)
+	c.held = append(c.held, heldLogprob{lp: lp, text: s, start: c.next, end: c.next + len(s)})
+	c.next += len(s)
+	c.prev = lp.Token
+}
+
+// release moves the held tokens whose text the choice's text so far now shows in
+// full to shown, and returns them; at the choice's end (final), it releases also
+// those whose text starts before the end of text and drops the rest.
+func (c *choiceLogprobs) release(text string, final bool) []tokenLogprob {
+	n := 0
+	for n < len(c.held) && (c.held[n].end <= len(text) || final && c.held[n].start < len(text)) {
+		h := c.held[n]
+		c.shown = append(c.shown, tokenLogprob{lp: h.lp, text: h.text, offset: c.chars.at(text, h.start)})
+		n++
+	}
+	out := c.shown[len(c.shown)-n:]
+	c.held = c.held[n:]
+	if final {
+		c.held = nil
+	}
+	return out
+}
+
+// charCount counts the characters (UTF-8 sequence starts) of a growing text
+// incrementally, for offsets that only move forward.
+type charCount struct{ bytes, chars int }
+
+// at returns the number of characters in s[:b] (b ≥ every earlier b).
+func (cc *charCount) at(s string, b int) int {
+	for ; cc.bytes < b; cc.bytes++ {
+		if utf8.RuneStart(s[cc.bytes]) {
+			cc.chars++
+		}
+	}
+	return cc.chars
 }
 
 // chatLogprobsOut is the logprobs object of a chat choice.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
@@ -111,7 +112,7 @@ func TestOpenAIClientLogprobs(t *testing.T) {
 			if lp.TextOffset[p] != int64(off) {
 				t.Errorf("token %d: text offset %d, want %d", p, lp.TextOffset[p], off)
 			}
-			off += len(lp.Tokens[p])
+			off += utf8.RuneCountInString(lp.Tokens[p])
 			if p == 0 {
 				continue
 			}
@@ -345,5 +346,84 @@ func TestEcho(t *testing.T) {
 		if texts[0] != prompt+gen || texts[1] != prompt+gen {
 			t.Errorf("%s streamed: %v", body, texts)
 		}
+	}
+}
+
+// A stop string cuts the log-probabilities with the text: the tokens reported are
+// those whose text starts before the cut, streamed or whole; text_offset counts
+// characters, not bytes, past a non-ASCII prompt (echo).
+func TestLogprobsStopAndOffsets(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	const prompt = "Lily saw a café. Once upon a time"
+	gen := greedy(t, e.m.Tok.Encode(prompt, true), 24)
+	words := strings.Fields(gen)
+	if len(words) < 6 {
+		t.Fatalf("greedy text %q too short", gen)
+	}
+	stop := " " + words[len(words)/2]
+	want := gen[:strings.Index(gen, stop)]
+	type lps struct {
+		Tokens        []string             `json:"tokens"`
+		TokenLogprobs []*float64           `json:"token_logprobs"`
+		TopLogprobs   []map[string]float64 `json:"top_logprobs"`
+		TextOffset    []int                `json:"text_offset"`
+	}
+	stopJSON, _ := json.Marshal(stop)
+	body := `{"prompt":"` + prompt + `","max_tokens":24,"temperature":0,"logprobs":1,"echo":true,"stop":` + string(stopJSON) + `}`
+	var out struct {
+		Choices []struct {
+			Text     string `json:"text"`
+			Logprobs lps    `json:"logprobs"`
+		} `json:"choices"`
+	}
+	decode(t, e.post(t, "/v1/completions", body), &out)
+	ch := out.Choices[0]
+	if ch.Text != prompt+want {
+		t.Fatalf("text %q, want %q", ch.Text, prompt+want)
+	}
+	lp := ch.Logprobs
+	joined := strings.Join(lp.Tokens, "")
+	last := len(lp.Tokens) - 1
+	if !strings.HasPrefix(joined, ch.Text) || len(joined)-len(lp.Tokens[last]) >= len(ch.Text) {
+		t.Errorf("tokens %q for text %q: not cut with it", lp.Tokens, ch.Text)
+	}
+	chars := 0
+	for p, s := range lp.Tokens {
+		if lp.TextOffset[p] != chars {
+			t.Errorf("token %d (%q): text offset %d, want %d characters", p, s, lp.TextOffset[p], chars)
+		}
+		chars += utf8.RuneCountInString(s)
+	}
+	if chars == len(joined) {
+		t.Fatalf("prompt %q has no multi-byte character in its tokens %q", prompt, lp.Tokens)
+	}
+
+	// Streamed without echo: the same generated tokens and log-probabilities.
+	resp := e.post(t, "/v1/completions", strings.Replace(body, `"echo":true`, `"stream":true`, 1))
+	payloads, _ := sseEvents(t, resp.Body)
+	resp.Body.Close()
+	var streamed lps
+	text := ""
+	for _, pl := range payloads {
+		var c struct {
+			Choices []struct {
+				Text     string `json:"text"`
+				Logprobs *lps   `json:"logprobs"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(pl), &c); err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range c.Choices {
+			text += x.Text
+			if x.Logprobs != nil {
+				streamed.Tokens = append(streamed.Tokens, x.Logprobs.Tokens...)
+				streamed.TextOffset = append(streamed.TextOffset, x.Logprobs.TextOffset...)
+			}
+		}
+	}
+	genTokens := lp.Tokens[len(e.m.Tok.Encode(prompt, true)):]
+	if text != want || !slices.Equal(streamed.Tokens, genTokens) {
+		t.Errorf("streamed text %q tokens %q, want %q and %q", text, streamed.Tokens, want, genTokens)
 	}
 }
