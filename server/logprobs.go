@@ -12,12 +12,14 @@ import (
 // Log-probabilities are the model's own (log-softmax of its logits, before
 // temperature, penalties and the other sampling options).
 
-// completionLogprobs is the logprobs object of a /v1/completions choice. Entries
-// for the first prompt token (echo) have a null log-probability and, like every
-// entry without alternatives (logprobs 0), an empty top_logprobs object rather than
-// null, which some clients (the official Go one) cannot read inside the array.
-// text_offset is where each token's text starts in the choice's text, in
-// characters (Unicode code points, as OpenAI counts them).
+// completionLogprobs is the logprobs object of a /v1/completions choice. As with
+// OpenAI, an entry's top_logprobs holds the logprobs most likely tokens and the
+// token itself (so up to logprobs+1, and never empty when the token has a
+// log-probability); text_offset is where the token's text starts in the choice's
+// text, in characters (Unicode code points, as OpenAI counts them). The first
+// prompt token (echo) has a null log-probability and an empty top_logprobs object
+// where OpenAI has null: the official Go client drops the whole top_logprobs array
+// when an entry in it is null.
 type completionLogprobs struct {
 	Tokens        []string             `json:"tokens"`
 	TokenLogprobs []*float32           `json:"token_logprobs"`
@@ -44,6 +46,9 @@ func (c *completionLogprobs) add(text string, lp *engine.Logprob, top int, tok *
 				m[s] = t.Logprob
 			}
 		}
+	}
+	if _, dup := m[text]; !dup {
+		m[text] = v
 	}
 	c.TopLogprobs = append(c.TopLogprobs, m)
 }

@@ -120,9 +120,10 @@ func TestOpenAIClientLogprobs(t *testing.T) {
 			if math.Abs(lp.TokenLogprobs[p]-want) > 1e-4 {
 				t.Errorf("token %d (%q): logprob %v, log-softmax %v", p, lp.Tokens[p], lp.TokenLogprobs[p], want)
 			}
+			// The 3 most likely and the token itself, as OpenAI gives them.
 			top := lp.TopLogprobs[p]
-			if len(top) == 0 || len(top) > 3 {
-				t.Fatalf("token %d: %d top logprobs", p, len(top))
+			if own, ok := top[lp.Tokens[p]]; len(top) < 3 || len(top) > 4 || !ok || own != lp.TokenLogprobs[p] {
+				t.Fatalf("token %d: %d top logprobs %v, without its own", p, len(top), top)
 			}
 			best := math.Inf(-1)
 			for _, v := range top {
