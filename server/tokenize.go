@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"net/http"
 	"unicode/utf8"
+
+	"kvq/model"
 )
 
 // /tokenize and /detokenize, in the shapes of llama-server (content, add_special,
@@ -32,27 +34,10 @@ type tokenPiece struct {
 }
 
 func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
-	_, m, names := s.engine()
-	if m == nil {
-		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", message: "the model is not loaded"})
-		return
-	}
-	// Tokenizing a large body is parsing work: it runs under the parsing gates.
-	body, release, aerr := s.gates.readBody(w, r, s.opts.MaxBodyBytes, s.opts.ReadBodyTimeout)
-	defer release()
-	if aerr != nil {
-		if aerr.status != 499 {
-			s.reject(w, r, aerr)
-		}
-		return
-	}
 	var req tokenizeRequest
-	if aerr := decodeBody(body, &req, tokenizeFields); aerr != nil {
-		s.reject(w, r, aerr)
-		return
-	}
-	if aerr := checkModel(req.Model, names); aerr != nil {
-		s.reject(w, r, aerr)
+	m, release := s.readTokenizer(w, r, &req, &req.Model, tokenizeFields)
+	defer release()
+	if m == nil {
 		return
 	}
 	text, param := req.Content, "content"
@@ -106,27 +91,10 @@ type detokenizeRequest struct {
 }
 
 func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
-	_, m, names := s.engine()
-	if m == nil {
-		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", message: "the model is not loaded"})
-		return
-	}
-	// Tokenizing a large body is parsing work: it runs under the parsing gates.
-	body, release, aerr := s.gates.readBody(w, r, s.opts.MaxBodyBytes, s.opts.ReadBodyTimeout)
-	defer release()
-	if aerr != nil {
-		if aerr.status != 499 {
-			s.reject(w, r, aerr)
-		}
-		return
-	}
 	var req detokenizeRequest
-	if aerr := decodeBody(body, &req, detokenizeFields); aerr != nil {
-		s.reject(w, r, aerr)
-		return
-	}
-	if aerr := checkModel(req.Model, names); aerr != nil {
-		s.reject(w, r, aerr)
+	m, release := s.readTokenizer(w, r, &req, &req.Model, detokenizeFields)
+	defer release()
+	if m == nil {
 		return
 	}
 	if req.Tokens == nil {
@@ -143,6 +111,32 @@ func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
 	}
 	text := m.Tok.Decode(ids)
 	writeJSON(w, http.StatusOK, map[string]any{"content": text, "prompt": text})
+}
+
+// readTokenizer reads the body of a /tokenize or /detokenize request into req
+// (whose model field is name), checking its fields and model; a nil model when it
+// has answered an error. Tokenizing a large body is parsing work: the caller runs
+// it under the parsing gates, until it calls release.
+func (s *Server) readTokenizer(w http.ResponseWriter, r *http.Request, req any, name **string, accept fieldSet) (m *model.Model, release func()) {
+	_, m, names := s.engine()
+	if m == nil {
+		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", message: "the model is not loaded"})
+		return nil, func() {}
+	}
+	body, release, aerr := s.gates.readBody(w, r, s.opts.MaxBodyBytes, s.opts.ReadBodyTimeout)
+	if aerr == nil {
+		aerr = decodeBody(body, req, accept)
+	}
+	if aerr == nil {
+		aerr = checkModel(*name, names)
+	}
+	if aerr != nil {
+		if aerr.status != 499 {
+			s.reject(w, r, aerr)
+		}
+		return nil, release
+	}
+	return m, release
 }
 
 // reject answers a request error and logs its message with the request.
