@@ -3,7 +3,6 @@ package kv_test
 import (
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -15,7 +14,10 @@ import (
 // without token ids and checks that no prefix lookup ever matches them, and checks
 // that a NaN or infinite row is refused with ErrNonFinite and the cache unchanged.
 func TestExternalModule(t *testing.T) {
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command, to build the external module: %v", err)
+	}
 	cmd := exec.Command(goBin, "run", ".")
 	cmd.Dir = filepath.Join("testdata", "extmod")
 	out, err := cmd.CombinedOutput()
