@@ -85,7 +85,6 @@ func (v *Vocab) JSONObject() *JSONObject {
 // most remaining tokens (this one included) can still be generated. Tokens outside
 // the vocabulary given to NewVocab are masked.
 func (j *JSONObject) Mask(logits []float32, remaining int) {
-	ninf := float32(math.Inf(-1))
 	done := j.st.mode == mDone
 	// Two shortcuts keep this to a pass over the vocabulary: inside a string, a
 	// token without quotes, backslashes or control bytes leaves the state as it is;
@@ -96,45 +95,58 @@ func (j *JSONObject) Mask(logits []float32, remaining int) {
 	remaining = max(remaining, j.st.cost())
 	inString := j.st.mode == mString && j.st.esc == 0
 	fits := j.st.cost() <= remaining-1
+	j.v.mask(logits, remaining, done, inString, fits, func(b []byte, maxCost int) bool {
+		st := j.st
+		j.scratch = append(j.scratch[:0], j.st.stack...)
+		st.stack = j.scratch
+		return st.feed(b) && (maxCost == math.MaxInt || st.cost() <= maxCost)
+	})
+}
+
+// mask is the pass over the vocabulary of JSONObject.Mask and SchemaObject.Mask,
+// with their shortcuts. done: only end-of-generation tokens may come; inString:
+// inside a string, outside an escape; fits: the state as it is can still complete
+// in the budget left after this token, of remaining tokens. accepts reports
+// whether a copy of the state takes bytes b and can then complete within maxCost
+// tokens (math.MaxInt: whatever it costs).
+func (v *Vocab) mask(logits []float32, remaining int, done, inString, fits bool, accepts func(b []byte, maxCost int) bool) {
+	ninf := float32(math.Inf(-1))
+	// first[k][c]: a token whose first byte after k bytes of leading whitespace is
+	// c can come next.
 	var first [maxLead + 1][256]bool
+	var buf [maxLead + 1]byte
 	for k := range maxLead + 1 {
 		for c := range 256 {
-			st := j.st
-			j.scratch = append(j.scratch[:0], j.st.stack...)
-			st.stack = j.scratch
-			ok := true
-			for range k {
-				ok = ok && st.byte(' ')
+			for i := range k {
+				buf[i] = ' '
 			}
-			first[k][c] = ok && st.byte(byte(c))
+			buf[k] = byte(c)
+			first[k][c] = accepts(buf[:k+1], math.MaxInt)
 		}
 	}
 	for id := range logits {
-		if id >= len(j.v.pieces) {
+		if id >= len(v.pieces) {
 			logits[id] = ninf
 			continue
 		}
-		if j.v.eog[id] {
+		if v.eog[id] {
 			if !done {
 				logits[id] = ninf
 			}
 			continue
 		}
-		p, lead := j.v.pieces[id], int(j.v.lead[id])
+		p, lead := v.pieces[id], int(v.lead[id])
 		switch {
 		case done || len(p) == 0 || lead <= maxLead && lead < len(p) && !first[lead][p[lead]]:
 			logits[id] = ninf
 			continue
-		case inString && j.v.plain[id]:
+		case inString && v.plain[id]:
 			if !fits {
 				logits[id] = ninf
 			}
 			continue
 		}
-		st := j.st
-		j.scratch = append(j.scratch[:0], j.st.stack...)
-		st.stack = j.scratch
-		if !st.feed(p) || st.cost() > remaining-1 {
+		if !accepts(p, remaining-1) {
 			logits[id] = ninf
 		}
 	}

@@ -65,53 +65,15 @@ func (v *Vocab) JSONSchema(s *Schema) (*SchemaObject, error) {
 
 // Mask is JSONObject.Mask for the schema, with the same shortcuts.
 func (j *SchemaObject) Mask(logits []float32, remaining int) {
-	ninf := float32(math.Inf(-1))
-	done := j.st.done
 	remaining = max(remaining, j.st.cost(j.s)) // as JSONObject.Mask
 	inString := j.st.leaf.active && j.st.leaf.kind == kString && j.st.leaf.esc == 0
 	fits := j.st.cost(j.s) <= remaining-1
-	var first [maxLead + 1][256]bool
-	for k := range maxLead + 1 {
-		for c := range 256 {
-			st := j.st
-			j.scratch = append(j.scratch[:0], j.st.frames...)
-			st.frames = j.scratch
-			ok := true
-			for range k {
-				ok = ok && st.byte(j.s, ' ')
-			}
-			first[k][c] = ok && st.byte(j.s, byte(c))
-		}
-	}
-	for id := range logits {
-		if id >= len(j.v.pieces) {
-			logits[id] = ninf
-			continue
-		}
-		if j.v.eog[id] {
-			if !done {
-				logits[id] = ninf
-			}
-			continue
-		}
-		p, lead := j.v.pieces[id], int(j.v.lead[id])
-		switch {
-		case done || len(p) == 0 || lead <= maxLead && lead < len(p) && !first[lead][p[lead]]:
-			logits[id] = ninf
-			continue
-		case inString && j.v.plain[id]:
-			if !fits {
-				logits[id] = ninf
-			}
-			continue
-		}
+	j.v.mask(logits, remaining, j.st.done, inString, fits, func(b []byte, maxCost int) bool {
 		st := j.st
 		j.scratch = append(j.scratch[:0], j.st.frames...)
 		st.frames = j.scratch
-		if !st.feed(j.s, p) || st.cost(j.s) > remaining-1 {
-			logits[id] = ninf
-		}
-	}
+		return st.feed(j.s, b) && (maxCost == math.MaxInt || st.cost(j.s) <= maxCost)
+	})
 }
 
 // MinTokens is the smallest budget with which every generation completes: the
