@@ -97,15 +97,16 @@ func (c *Calibrator) LayerSpecs(kType, vType Type, sinks int) (map[int]Spec, err
 // FP8Scale is the fixed scale of FP8 type t that maps amax, the largest magnitude
 // to store, to the format's largest finite value (448 for E4M3, 57344 for E5M2).
 func FP8Scale(t Type, amax float32) (float32, error) {
-	var f quant.FP8Format
-	switch t {
-	case TypeFP8E4M3:
-		f = quant.E4M3
-	case TypeFP8E5M2:
-		f = quant.E5M2
-	default:
+	// The FP8 types are those whose codec (from the registry) is FP8.
+	e, ok := quant.Lookup(string(t))
+	var fp quant.FP8
+	if ok {
+		fp, ok = e.Row(quant.RowParams{}).(quant.FP8)
+	}
+	if !ok {
 		return 0, fmt.Errorf("%v is not an FP8 type", t)
 	}
+	f := fp.Format
 	if !(amax > 0) || amax > math.MaxFloat32 {
 		return 0, fmt.Errorf("largest magnitude %v: want a positive finite value (were any nonzero rows appended?)", amax)
 	}
