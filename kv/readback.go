@@ -31,7 +31,7 @@ func (s Side) String() string {
 // an unfinished KIVI key block) comes back as its f16 rounding (the tail codec's
 // round trip of what was appended, which is what attention reads); any other row
 // is its codec's Decode of the stored bytes (for a KIVI key, its row of the decoded
-// key block). pos must be a position whose keys the layer holds: below Len, appended for layer
+// key block, rotated to pos when the spec stores keys before RoPE). pos must be a position whose keys the layer holds: below Len, appended for layer
 // (a step's positions count once that layer's Append returned), and not evicted.
 // Read-locked: it may run beside Append and Attend of other sequences.
 func (st *Store) ReadKey(id SeqID, layer, pos, head int, dst []float32) error {
@@ -97,6 +97,9 @@ func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float3
 			buf := make([]float32, G*d)
 			ly.kChan.Decode(buf, blk[ly.kOff+head*ly.kHeadStride+slot/G*ly.kBlkBytes:][:ly.kBlkBytes], G, d)
 			copy(dst, buf[(slot%G)*d:][:d])
+			if ly.preRoPE { // stored before RoPE: rotated to pos as attention does
+				ly.rope.Rotate(dst, 1, d, pos, 0)
+			}
 		default:
 			ly.kRow.Decode(dst, blk[ly.kOff+head*ly.kHeadStride+slot*ly.kRowBytes:][:ly.kRowBytes])
 		}
@@ -122,7 +125,8 @@ func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float3
 // KVHeads head sections back to back, HeadStride bytes each; head h's section holds
 // its B tokens in order: B rows of RowBytes (per-token codecs), or, for KIVI keys,
 // B/Group key blocks of GroupBytes (tokens [jG, (j+1)G) of the block in key block
-// j), written by Channel.
+// j), written by Channel; with Spec.K.PreRoPE those keys are stored before RoPE
+// (Config.RoPE rotates each to its position).
 type LayerLayout struct {
 	Spec Spec
 	// Keys: KOffset is the section's byte offset in the block. Exactly one of KRow
