@@ -17,16 +17,16 @@ func (s *Server) cors(h http.Handler) http.Handler {
 	if len(allowed) == 0 {
 		return h
 	}
-	any := slices.Contains(allowed, "*")
+	every := slices.Contains(allowed, "*")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
-		if origin == "" || !any && !slices.Contains(allowed, origin) {
+		if origin == "" || !every && !slices.Contains(allowed, origin) {
 			h.ServeHTTP(w, r)
 			return
 		}
 		hd := w.Header()
 		hd.Add("Vary", "Origin")
-		if any {
+		if every {
 			hd.Set("Access-Control-Allow-Origin", "*")
 		} else {
 			hd.Set("Access-Control-Allow-Origin", origin)
