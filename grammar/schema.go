@@ -212,9 +212,17 @@ func (s *Schema) compile(v any, path string, depth int) (*node, error) {
 			return nil, fmt.Errorf("grammar: schema at %s: keyword %q is not supported", path, k)
 		}
 	}
-	n.minLen = minLen(n)
+	// Children are checked first, so the sum cannot overflow before this check.
+	if n.minLen = minLen(n); n.minLen > MaxSchemaBytes {
+		return nil, fmt.Errorf("grammar: schema at %s: its shortest answer is %d bytes, more than %d", path, n.minLen, MaxSchemaBytes)
+	}
 	return n, nil
 }
+
+// MaxSchemaBytes bounds the shortest answer of a schema, in bytes (at one byte per
+// token, the fewest tokens it can be generated in): nested minItems multiply, and a
+// schema whose every answer is longer than any context is refused.
+const MaxSchemaBytes = 1 << 24
 
 // omap is a JSON object with its keys in order.
 type omap struct {

@@ -134,6 +134,8 @@ func TestCompileSchemaErrors(t *testing.T) {
 		{`{"type":"object","properties":{"a":{"enum":[{"x":1}]}}}`, "enum"},
 		{`[1]`, "not an object"},
 		{`{"type":"object",`, "not JSON"},
+		// 1024 items of 1024 items of ...: 2·1024⁷ bytes at least, beyond int64 once doubled.
+		{`{"type":"object","properties":{"a":` + strings.Repeat(`{"type":"array","minItems":1024,"items":`, 7) + `{"type":"integer"}` + strings.Repeat(`}`, 7) + `}}`, "shortest answer"},
 	} {
 		_, err := CompileSchema([]byte(c.src))
 		if err == nil || !strings.Contains(err.Error(), c.mention) {
@@ -146,3 +148,4 @@ func TestCompileSchemaErrors(t *testing.T) {
 		t.Errorf("property order: %v %v", s.root.keys, err)
 	}
 }
+
