@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -149,3 +150,45 @@ func TestCompileSchemaErrors(t *testing.T) {
 	}
 }
 
+// FuzzCompileSchema: any input either compiles or is refused, and a schema that
+// compiles generates, within the fewest tokens it allows (MinTokens, single-byte
+// tokens, the lowest allowed id each step), an answer that the schema accepts.
+func FuzzCompileSchema(f *testing.F) {
+	for _, s := range testSchemas {
+		f.Add(s)
+	}
+	f.Add(`{"type":"object","properties":{"a":{"type":"array","minItems":3,"items":{"enum":["x",1,null]}}}}`)
+	f.Fuzz(func(t *testing.T, src string) {
+		s, err := CompileSchema([]byte(src))
+		if err != nil {
+			return
+		}
+		v := byteVocab(t)
+		j, err := v.JSONSchema(s)
+		if err != nil || j.MinTokens() > 1<<12 {
+			return // a byte the vocabulary lacks; an answer too long to walk here
+		}
+		budget := j.MinTokens()
+		logits := make([]float32, len(v.pieces))
+		var out strings.Builder
+		for n := range budget + 1 {
+			clear(logits)
+			j.Mask(logits, budget-n)
+			best := slices.IndexFunc(logits, func(l float32) bool { return l == 0 })
+			if best < 0 {
+				t.Fatalf("%s: no token allowed after %q (budget %d)", src, out.String(), budget)
+			}
+			if v.eog[best] {
+				break
+			}
+			j.Accept(int32(best))
+			out.Write(v.pieces[best])
+		}
+		dec := json.NewDecoder(strings.NewReader(out.String()))
+		dec.UseNumber()
+		val, err := decodeOrdered(dec)
+		if err != nil || dec.More() || !validate(t, s.root, val) {
+			t.Fatalf("%s: %q (budget %d) is not accepted by the schema: %v", src, out.String(), budget, err)
+		}
+	})
+}

@@ -123,10 +123,9 @@ func (st *sstate) byte(s *Schema, c byte) bool {
 			return false
 		}
 	}
-	if isSpace(c) {
-		if n := len(st.frames); n > 0 && st.frames[n-1].phase == pKey && st.frames[n-1].kpos > 0 {
-			return false // inside a key's text, which the schema fixes
-		}
+	// Whitespace between tokens is free; inside a key's text, which the schema
+	// fixes, a space is the key's next byte or nothing.
+	if n := len(st.frames); isSpace(c) && (n == 0 || st.frames[n-1].phase != pKey || st.frames[n-1].kpos == 0) {
 		st.spaces++
 		return st.spaces <= maxSpace
 	}
