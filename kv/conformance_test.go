@@ -220,10 +220,22 @@ func (s *sim) attend(t *testing.T, q []float32, p, heads int) []float32 {
 			qs[i] = x * scale
 		}
 		blk, lastH, lastB := make([]float64, G), -1, -1 // the scores of block lastB for head lastH
+		intBlk := false                                 // whether the kernels score that block in integers
 		qf := quant.ScoredQuery(quant.F16{}, q, d)
 		return attnref.AttendScored(func(h, i int) float64 {
 			kh, j := h/group, lo+i
 			if coded[i] && s.rope != nil {
+				// One query per KV head: the integer pair kernel's figures where it
+				// takes the block (quant.ChannelScoresRoPE).
+				if group == 1 {
+					if h != lastH || j/G != lastB {
+						intBlk = quant.ChannelScoresRoPE(ch, s.rope, blk, qs[h*d:(h+1)*d], s.kblocks[j/G][kh], G, d, j/G*G)
+						lastH, lastB = h, j/G
+					}
+					if intBlk {
+						return blk[j%G]
+					}
+				}
 				var sum float64
 				for c := range d {
 					sum += float64(qs[h*d+c]) * s.kpos[j][kh*d+c]

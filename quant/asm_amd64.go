@@ -19,7 +19,7 @@ func detectSIMD() *kernelSet {
 	k.name = "avx2-asm"
 	k.multiDot, k.multiAxpy = multiDotAsm, multiAxpyAsm
 	k.decBlock, k.decRows = decBlockAsm, decRowsAsm
-	k.ropeRows, k.ropeDot1 = ropeRowsAsm, ropeDotAsm
+	k.ropeRows, k.ropeDot1, k.ropeInt = ropeRowsAsm, ropeDotAsm, ropeIntTakes
 	k.dotRows, k.addRows, k.scoredQuery, k.addRounding = fusedDotRows, fusedAddRows, scoredQueryAsm, addRoundingAsm
 	k.encF16 = encodeF16 // VCVTPS2PH where the CPU has F16C, else the scalar twin
 	k.encRange, k.encPack = groupRangeAsm, packCodesAsm

@@ -49,10 +49,13 @@ type kernelSet struct {
 	decBlock func(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s []float32)
 	// ropeRows rotates decoded key rows by a RoPE table (rotateRowsGo).
 	ropeRows func(x []float32, n, d int, sp []float32, dims int, neox bool)
-	// ropeDot1, when set, scores one rotated-back query against rows b0..b1 of a
-	// block of keys stored before RoPE in one pass (decode, rotate, dot), or reports
-	// false for shapes it leaves (DotChannelRoPE then decodes a tile).
-	ropeDot1 func(c Channel, r *RoPE, out, qr []float32, block []byte, t, d, b0, b1 int, lo, s []float32) bool
+	// ropeDot1 scores one rotated-back query against rows b0..b1 of a block of keys
+	// stored before RoPE from their codes (ropeDotGo), or reports false for shapes
+	// it leaves (DotChannelRoPE then decodes a tile); w is scratch of 4·d values.
+	ropeDot1 func(c Channel, r *RoPE, out, qr []float32, block []byte, t, d, b0, b1 int, lo, s, w []float32) bool
+	// ropeInt, when set, reports whether ropeDot1 scores blocks of c in integers
+	// (ChannelScoresRoPE then gives its exact figure).
+	ropeInt func(c Channel, r *RoPE, d int) bool
 	// encF16 writes the binary16 bits of src (nearest, ties to even: F32ToF16) into
 	// dst, 2 bytes per value, little-endian; len(dst) ≥ 2·len(src).
 	encF16 func(dst []byte, src []float32)
@@ -69,6 +72,7 @@ var scalarKernels = &kernelSet{
 	decRows:   decRowsScalar,
 	decBlock:  decBlockScalar,
 	ropeRows:  rotateRowsGo,
+	ropeDot1:  ropeDotGo,
 	encF16:    encodeF16Scalar,
 	encRange:  groupRange,
 	encPack:   packCodes,

@@ -1,10 +1,12 @@
 package quant
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // RoPE is a model's rotary position embedding, for keys stored before it: a head
@@ -27,7 +29,9 @@ type RoPE struct {
 	// then its sin signed as the rotation uses it (−sin for a pair's first value,
 	// +sin for its second), so that row = row∘cos + partner(row)∘sin.
 	spread []float32
-	mu     sync.Mutex
+	// pairs is fine's cos and sin in Q14 for the integer kernel (pairsTable), or nil.
+	pairs []int16
+	mu    sync.Mutex
 	// coarse holds cos, sin of a·ropeFine·θ_j for a < len/2h, as fine.
 	coarse atomic.Pointer[[]float64]
 }
@@ -65,6 +69,7 @@ func NewRoPE(freqs []float64, neox bool) (*RoPE, error) {
 			sp[2*h+i0], sp[2*h+i1] = -float32(s), float32(s)
 		}
 	}
+	r.pairs = pairsTable(r.fine, h, neox)
 	empty := []float64{}
 	r.coarse.Store(&empty)
 	return r, nil
@@ -192,10 +197,12 @@ func rotateRowsGo(x []float32, n, d int, sp []float32, dims int, neox bool) {
 // rotated to their positions, q·R(p)k. Per block, at P = pos + j·t, the queries are
 // rotated back by P once (q·R(P+b)k = (R(P)ᵀq)·R(b)k), and each token's decoded row
 // (a block's rows in tmp, in cache) is rotated by its offset b from the block's
-// table, once for all g queries, then scored by MultiDot (one query and the shapes
-// of the active kernels' one-pass kernel: decoded, rotated and scored in registers,
-// with no tile). tmp holds at least t·d
-// values, qr g·d, lo and s d each; r.Dims() must not exceed d.
+// table, once for all g queries, then scored by MultiDot. One query whose every value
+// is rotated is scored from the codes with no tile: with the SIMD kernels and
+// interleaved pairs, 4-, 3- and 2-bit codes and d a multiple of 32, in integers
+// (dotRoPEInt1: int8 query products, the error bounded at "Integer pair scoring"
+// below), else in floats (ropeFoldGo's algebra). tmp holds at least t·d values
+// (and 4·d), qr g·d, lo and s d each; r.Dims() must not exceed d.
 func DotChannelRoPE(c ChannelCodec, r *RoPE, pos int, scores []float32, ld int, q []float32, g int, src []byte, stride, t, off, n, d int, tmp, qr, lo, s []float32) {
 	if n <= 0 || g <= 0 || t <= 0 || d <= 0 || off < 0 {
 		return
@@ -225,11 +232,280 @@ func DotChannelRoPE(c ChannelCodec, r *RoPE, pos int, scores []float32, ld int, 
 		for x := range g {
 			rotatePairs(qr[x*d:][:dims], cos, sin, r.neox)
 		}
-		if g == 1 && isChan && k.ropeDot1 != nil && k.ropeDot1(ch, r, scores[j*t+b0-off:], qr, src[j*stride:][:bb], t, d, b0, b1, lo, s) {
+		if g == 1 && isChan && k.ropeDot1 != nil && k.ropeDot1(ch, r, scores[j*t+b0-off:], qr, src[j*stride:][:bb], t, d, b0, b1, lo, s, tmp) {
 			continue
 		}
 		DecodeBlockRows(c, tmp, src[j*stride:][:bb], t, d, b0, b1, lo, s)
 		k.ropeRows(tmp, b1-b0, d, r.spread[b0*2*dims:], dims, r.neox)
 		MultiDot(scores[j*t+b0-off:], ld, qr, g, tmp, d, b1-b0, d)
 	}
+}
+
+// ropeFoldPrep writes the four vectors of a block that ropeFoldGo scores codes with,
+// for channel c with pair partner p (c^1, or c±d/2 with NeoX pairs): w1 = q_c·s_c,
+// w2 = −q_p·s_c, z1 = q_c·lo_c, z2 = −q_p·lo_c, q the query rotated back to the
+// block's first position (every one of its d = len(q) values rotated, d a multiple
+// of 8) and s, lo the block's scales and zeros. They go in w per 8 channels, as the
+// kernel loads them: w1, w2, z1, z2 of channels 8i..8i+7 at w[32i:], w[32i+8:],
+// w[32i+16:], w[32i+24:] (4·d values).
+func ropeFoldPrep(w, q, lo, s []float32, neox bool) {
+	d := len(q)
+	w = w[:4*d]
+	lo, s = lo[:d], s[:d]
+	h := d / 2
+	for g := 0; g+8 <= d; g += 8 {
+		qg, pg := q[g:g+8], q[g:g+8] // interleaved partners (c^1) are in the group
+		if neox {
+			pg = q[(g+h)%d:][:8]
+		}
+		sg, lg := s[g:g+8], lo[g:g+8]
+		blk := w[4*g : 4*g+32]
+		for k := range 8 {
+			qc, qp := qg[k], pg[k]
+			if !neox {
+				qp = pg[k^1]
+			}
+			blk[k], blk[k+8] = qc*sg[k], -qp*sg[k]
+			blk[k+16], blk[k+24] = qc*lg[k], -qp*lg[k]
+		}
+	}
+}
+
+// ropeFoldGo writes out[i] = Σ_c cos_c·(code_c·w1_c + z1_c) + sin_c·(code_c·w2_c +
+// z2_c) for the n code rows of d channels (a multiple of 8) of a Channel block of the
+// given bits at codes, cos and sin from row i's spread table (sp[i·2d:],
+// RoPE.spread) and w from ropeFoldPrep. With k = lo + code·s the decoded pre-RoPE
+// key, that is q·R(b)k pair by pair: cos·(q_a·k_a + q_b·k_b) + sin·(q_b·k_a −
+// q_a·k_b), the spread sines signed −, +. So the rotation costs two multiply-adds
+// per value and nothing is decoded to a tile; the sum differs from decoding,
+// rotating and multiplying only in rounding (each key value's products are formed
+// from q·s and q·lo, not from the rounded decoded value: a few ulps of |q_c·k_c| per
+// term). It is the scalar twin of dotRoPEFold1.
+func ropeFoldGo(out []float32, codes []byte, w, sp []float32, n, d, bits int) {
+	w = w[:4*d]
+	rb := packedBytes(d, bits)
+	for i := range n {
+		row := codes[i*rb:][:rb]
+		cs := sp[i*2*d:][:2*d]
+		cos, sin := cs[:d], cs[d:]
+		var a, b float32
+		for c := range d {
+			k := float32(codeAt(row, c, bits))
+			x := 32*(c/8) + c%8
+			a += cos[c] * (k*w[x] + w[x+16])
+			b += sin[c] * (k*w[x+8] + w[x+24])
+		}
+		out[i] = a + b
+	}
+}
+
+// codeAt returns element i of codes packed at the given bits (pack.go).
+func codeAt(c []byte, i, bits int) uint32 {
+	switch bits {
+	case 8:
+		return uint32(c[i])
+	case 4:
+		return uint32(c[i/2]) >> (4 * (i & 1)) & 15
+	case 3:
+		return code3(c, i)
+	default:
+		return uint32(c[i/4]) >> (2 * (i & 3)) & 3
+	}
+}
+
+// ropeDotGo is the scalar kernels' ropeDot1: ropeFoldGo for a block whose every
+// value is rotated, d a multiple of 8, w scratch of at least 4·d values; it reports false for the rest.
+func ropeDotGo(c Channel, r *RoPE, out, qr []float32, block []byte, t, d, b0, b1 int, lo, s, w []float32) bool {
+	if r.Dims() != d || d%8 != 0 || b0 >= b1 || len(w) < 4*d || (c.Bits != 8 && c.Bits != 4 && c.Bits != 3 && c.Bits != 2) {
+		return false
+	}
+	for ch := range d {
+		s[ch] = getF16(block[4*ch:])
+		lo[ch] = getF16(block[4*ch+2:])
+	}
+	ropeFoldPrep(w, qr[:d], lo, s, r.neox)
+	rb := packedBytes(d, c.Bits)
+	ropeFoldGo(out, block[4*d+b0*rb:4*d+b1*rb], w, r.spread[b0*2*d:], b1-b0, d, c.Bits)
+	return true
+}
+
+// Integer pair scoring. For interleaved pairs (2j, 2j+1), 4-, 3- and 2-bit codes and
+// d a multiple of 32, a block's rows are scored from their codes with integers: per
+// group of 32 channels (16 pairs) k, the block's query products w1_c = q_c·s_c and
+// w2_c = ±q_p·s_c (+ for a pair's first channel, − for its second; p the partner)
+// are rounded to int8 with one step D_k = max|w|/127, and the pair's zero terms
+// Z1_j = q_a·lo_a + q_b·lo_b and Z2_j = q_b·lo_a − q_a·lo_b to int16 in the same
+// step; per token the pair sums A_j = Σ code·ŵ1 + Ẑ1_j and B_j = Σ code·ŵ2 + Ẑ2_j
+// (VPMADDUBSW, exact in int16) meet the token's cos and sin, held in Q14 int16
+// (RoPE.pairs), in one VPMADDWD: cos·A + sin·B = q·R(b)k for the pair, up to the
+// roundings. The error against the float algebra is at most, per group, D_k/2 per
+// code unit and per zero term times |cos| + |sin| ≤ √2, i.e. √2·Σ_k (D_k/2)·(Σ_c
+// code_c + 16) per score, plus 2⁻¹⁵ of Σ|A| + |B| for the table — the same order as
+// the int8 queries of the 2-bit post-RoPE kernels (DotChannelRows). A block whose
+// zero terms do not fit int16 beside the code sums (zeros far larger than the scale
+// steps) goes to the float kernel (ropeFoldGo); so does a query of zero products.
+
+// ropeIntGroup is the scratch of one group of 32 channels, in float32 units: ŵ1 (32
+// int8), ŵ2 (32 int8), Ẑ1 (16 int16), Ẑ2 (16 int16), then D_k/2¹⁴ in 8 floats.
+const ropeIntGroup = 40
+
+// ropeQ14 is the scale of RoPE.pairs' cos and sin.
+const ropeQ14 = 1 << 14
+
+// pairsTable returns cos and sin of the interleaved pairs in Q14 for offsets b <
+// ropeFine, as dotRoPEInt1 loads them: per offset, per group of 16 pairs, 32 words
+// (cos, sin) for the group's pairs 0–3 and 8–11, then 32 for 4–7 and 12–15 (the
+// order of VPUNPCKLWD and VPUNPCKHWD), dims words per offset. It is nil for NeoX pairs
+// or dims not a multiple of 32.
+func pairsTable(fine []float64, h int, neox bool) []int16 {
+	if neox || (2*h)%32 != 0 {
+		return nil
+	}
+	order := [16]int{0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15}
+	t := make([]int16, 2*h*ropeFine)
+	for b := range ropeFine {
+		row := t[2*h*b:][:2*h]
+		for g := 0; g < h; g += 16 {
+			for i, pj := range order {
+				j := g + pj
+				c, s := fine[2*(b*h+j)], fine[2*(b*h+j)+1]
+				row[2*(g+i)] = int16(math.Round(c * ropeQ14))
+				row[2*(g+i)+1] = int16(math.Round(s * ropeQ14))
+			}
+		}
+	}
+	return t
+}
+
+// ropeIntPrep writes the groups of scratch dotRoPEInt1 scores a block with (w at
+// least d/32·ropeIntGroup values) from the rotated-back query q (d values, a multiple
+// of 32) and the block's scales s and zeros lo; it reports false, for the float
+// kernel, when a zero term does not fit or the products are all zero or not finite.
+// Every product is rounded to float32 as formed, and the steps to int8 and int16 go
+// to the nearest integer, ties to even: ropeIntQuantAVX2's values, bit for bit.
+func ropeIntPrep(w []float32, q, lo, s []float32, bits int) bool {
+	d := len(q)
+	w = w[:d/32*ropeIntGroup]
+	wb := unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 4*len(w))
+	for k := range d / 32 {
+		qg, sg, lg := q[32*k:][:32], s[32*k:][:32], lo[32*k:][:32]
+		var w1, w2 [32]float32
+		var m, sum float32
+		for c := 0; c < 32; c += 2 {
+			w1[c], w1[c+1] = float32(qg[c]*sg[c]), float32(qg[c+1]*sg[c+1])
+			w2[c], w2[c+1] = float32(qg[c+1]*sg[c]), float32(-qg[c]*sg[c+1])
+			for _, x := range [4]float32{w1[c], w1[c+1], w2[c], w2[c+1]} {
+				m, sum = max(m, abs32(x)), sum+abs32(x)
+			}
+		}
+		if !ropeIntStep(m, sum) {
+			return false
+		}
+		inv := 127 / m
+		g := wb[4*ropeIntGroup*k:][:4*ropeIntGroup]
+		for c := range 32 {
+			g[c] = byte(int8(math.RoundToEven(float64(w1[c] * inv))))
+			g[32+c] = byte(int8(math.RoundToEven(float64(w2[c] * inv))))
+		}
+		var zm float32
+		for j := range 16 {
+			a, b := 2*j, 2*j+1
+			z1 := (float32(qg[a]*lg[a]) + float32(qg[b]*lg[b])) * inv
+			z2 := (float32(qg[b]*lg[a]) + float32(-qg[a]*lg[b])) * inv
+			zm = max(zm, abs32(z1), abs32(z2))
+			if zm > ropeZMax(bits) {
+				return false
+			}
+			binary.LittleEndian.PutUint16(g[64+2*j:], uint16(int16(math.RoundToEven(float64(z1)))))
+			binary.LittleEndian.PutUint16(g[96+2*j:], uint16(int16(math.RoundToEven(float64(z2)))))
+		}
+		ropeIntScale(w[ropeIntGroup*k+32:][:8], m)
+	}
+	return true
+}
+
+// ropeIntStep reports whether a group's products, of largest magnitude m and
+// magnitudes summing to sum, take an int8 step: not all zero, all finite.
+func ropeIntStep(m, sum float32) bool {
+	return m > 0 && !math.IsInf(float64(sum), 0) && !math.IsNaN(float64(sum))
+}
+
+// ropeZMax is the largest |Ẑ| that keeps A and B in int16 beside the code sums.
+func ropeZMax(bits int) float32 { return float32(32767 - 2*(int(1)<<bits-1)*127) }
+
+// ropeIntScale writes a group's D/2¹⁴ to its 8 floats.
+func ropeIntScale(dk []float32, m float32) {
+	v := m / 127 / ropeQ14
+	for i := range dk {
+		dk[i] = v
+	}
+}
+
+func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
+
+// ropeIntGo is the scalar twin of dotRoPEInt1: out[i] for the n code rows (4, 3 or 2
+// bits, d channels) at codes, w from ropeIntPrep and the rows' Q14 tables from tab
+// (RoPE.pairs at the first row's offset). Per group the integers are the kernel's
+// exactly; the float sums differ only in order.
+func ropeIntGo(out []float32, codes []byte, w []float32, tab []int16, n, d, bits int) {
+	rb := packedBytes(d, bits)
+	for i := range n {
+		var acc float32
+		for k := range d / 32 {
+			acc += float32(ropeIntSum(codes[i*rb:][:rb], w, tab[i*d:][:d], k, bits)) * w[ropeIntGroup*k+32]
+		}
+		out[i] = acc
+	}
+}
+
+// ropeIntSum is group k's integer sum Σ_j cos_j·A_j + sin_j·B_j (Q14) of a code row
+// against ropeIntPrep's scratch w and the row's table words tr.
+func ropeIntSum(row []byte, w []float32, tr []int16, k, bits int) int64 {
+	g := unsafe.Slice((*byte)(unsafe.Pointer(&w[ropeIntGroup*k])), 4*ropeIntGroup)
+	var sum int64
+	for x, pj := range [16]int{0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15} {
+		a, b := 32*k+2*pj, 32*k+2*pj+1
+		ca, cb := int32(codeAt(row, a, bits)), int32(codeAt(row, b, bits))
+		la, lb := 2*pj, 2*pj+1
+		A := ca*int32(int8(g[la])) + cb*int32(int8(g[lb])) + int32(int16(binary.LittleEndian.Uint16(g[64+2*pj:])))
+		B := ca*int32(int8(g[32+la])) + cb*int32(int8(g[32+lb])) + int32(int16(binary.LittleEndian.Uint16(g[96+2*pj:])))
+		cs := tr[32*k+2*x:]
+		sum += int64(cs[0])*int64(A) + int64(cs[1])*int64(B)
+	}
+	return sum
+}
+
+// ChannelScoresRoPE is the reference of DotChannelRoPE's integer kernel, for the
+// conformance suites: when the active kernels score one query against a Channel
+// block of keys stored before RoPE (t tokens × d channels, its first token at
+// position pos) in integers, it writes out[i] for i < t — the kernel's integer sums,
+// exact, times their steps in float64 — and reports true. Otherwise it reports false:
+// the kernels' scores are then q against the decoded keys rotated to their
+// positions, within float rounding. q is the query of d values as attention passes
+// it (scaled by 1/√d).
+func ChannelScoresRoPE(c Channel, r *RoPE, out []float64, q []float32, block []byte, t, d, pos int) bool {
+	k := active.Load()
+	if k.ropeInt == nil || !k.ropeInt(c, r, d) {
+		return false
+	}
+	qr := append([]float32(nil), q[:d]...)
+	cos, sin := make([]float32, d/2), make([]float32, d/2)
+	r.Angles(cos, sin, -pos)
+	rotatePairs(qr, cos, sin, r.neox)
+	s, lo := make([]float32, d), make([]float32, d)
+	for ch := range d {
+		s[ch], lo[ch] = getF16(block[4*ch:]), getF16(block[4*ch+2:])
+	}
+	w := make([]float32, d/32*ropeIntGroup)
+	if !ropeIntPrep(w, qr, lo, s, c.Bits) {
+		return false
+	}
+	rb := packedBytes(d, c.Bits)
+	for i := range t {
+		out[i] = 0
+		for g := range d / 32 {
+			out[i] += float64(w[ropeIntGroup*g+32]) * float64(ropeIntSum(block[4*d+i*rb:][:rb], w, r.pairs[i*d:][:d], g, c.Bits))
+		}
+	}
+	return true
 }

@@ -117,9 +117,15 @@ func TestDotChannelRoPE(t *testing.T) {
 										mag += math.Abs(float64(qx[ch]) * k[ch])
 									}
 									got := float64(scores[x*ld+i])
-									if math.Abs(got-want) > 1e-5*mag+1e-6 {
+									tol := 1e-5*mag + 1e-6
+									if simd && g == 1 && bits <= 4 && d%32 == 0 && !tc.neox && tc.dims == d {
+										// The integer pair kernel: int8 query products, whose
+										// step is at most |query pair|·max scale/127 (ropeIntPrep).
+										tol = 1e-4*mag + ropeIntTol(qx, src[tok/tt*stride:], d, bits)
+									}
+									if math.Abs(got-want) > tol {
 										t.Fatalf("simd=%v kivi%d d=%d dims=%d neox=%v t=%d g=%d pos=%d off=%d n=%d: query %d token %d: %v, want %v (±%.3g)",
-											simd, bits, d, tc.dims, tc.neox, tt, g, pos, off, n, x, i, got, want, 1e-5*mag)
+											simd, bits, d, tc.dims, tc.neox, tt, g, pos, off, n, x, i, got, want, tol)
 									}
 								}
 							}
@@ -129,6 +135,21 @@ func TestDotChannelRoPE(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ropeIntTol bounds the integer pair kernel's error for query q against a Channel
+// block (header at block): per group of 32 channels, √2·(D/2)·(Σ codes + 16) with
+// the step D at most the largest pair norm of q times the largest scale over 127,
+// and the codes at most 2^bits − 1.
+func ropeIntTol(q []float32, block []byte, d, bits int) float64 {
+	var qn, smax float64
+	for c := 0; c+1 < d; c += 2 {
+		qn = max(qn, math.Hypot(float64(q[c]), float64(q[c+1])))
+	}
+	for c := range d {
+		smax = max(smax, float64(getF16(block[4*c:])))
+	}
+	return math.Sqrt2 / 2 * qn * smax / 127 * float64(d*(1<<bits-1)+16*d/32)
 }
 
 // TestRotateRows checks the row kernel of the active set against rotateRowsGo, bit
