@@ -3,8 +3,8 @@ package grammar
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -86,38 +86,11 @@ func TestSchemaGenerationsValidate(t *testing.T) {
 				if vi == 1 {
 					budget = s.root.minLen + r.IntN(30)
 				}
-				j, err := v.JSONSchema(s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				logits := make([]float32, len(v.pieces))
-				var out strings.Builder
-				for n := range budget {
+				generateSchema(t, fmt.Sprintf("schema %d", si), v, s, budget, func(logits []float32) {
 					for i := range logits {
 						logits[i] = float32(r.NormFloat64())
 					}
-					j.Mask(logits, budget-n)
-					best := -1
-					for i, l := range logits {
-						if l > -1e30 && (best < 0 || l > logits[best]) {
-							best = i
-						}
-					}
-					if best < 0 {
-						t.Fatalf("schema %d: no token allowed after %q (budget %d)", si, out.String(), budget)
-					}
-					if v.eog[best] {
-						break
-					}
-					j.Accept(int32(best))
-					out.Write(v.pieces[best])
-				}
-				dec := json.NewDecoder(strings.NewReader(out.String()))
-				dec.UseNumber()
-				val, err := decodeOrdered(dec)
-				if err != nil || dec.More() || !validate(t, s.root, val) {
-					t.Fatalf("schema %d, budget %d: %q is not accepted by the schema: %v", si, budget, out.String(), err)
-				}
+				})
 			}
 		}
 	}
@@ -164,31 +137,47 @@ func FuzzCompileSchema(f *testing.F) {
 			return
 		}
 		v := byteVocab(t)
-		j, err := v.JSONSchema(s)
-		if err != nil || j.MinTokens() > 1<<12 {
+		if _, err := v.JSONSchema(s); err != nil || s.root.minLen > 1<<12 {
 			return // a byte the vocabulary lacks; an answer too long to walk here
 		}
-		budget := j.MinTokens()
-		logits := make([]float32, len(v.pieces))
-		var out strings.Builder
-		for n := range budget + 1 {
-			clear(logits)
-			j.Mask(logits, budget-n)
-			best := slices.IndexFunc(logits, func(l float32) bool { return l == 0 })
-			if best < 0 {
-				t.Fatalf("%s: no token allowed after %q (budget %d)", src, out.String(), budget)
-			}
-			if v.eog[best] {
-				break
-			}
-			j.Accept(int32(best))
-			out.Write(v.pieces[best])
-		}
-		dec := json.NewDecoder(strings.NewReader(out.String()))
-		dec.UseNumber()
-		val, err := decodeOrdered(dec)
-		if err != nil || dec.More() || !validate(t, s.root, val) {
-			t.Fatalf("%s: %q (budget %d) is not accepted by the schema: %v", src, out.String(), budget, err)
-		}
+		generateSchema(t, src, v, s, s.root.minLen, func(l []float32) { clear(l) }) // the lowest allowed id
 	})
+}
+
+// generateSchema runs s's constraint over v for at most budget tokens, each the
+// largest of the logits fill writes that Mask leaves finite (the first of equals),
+// until an end token; it fails the test when Mask allows no token or when the
+// schema does not accept the text.
+func generateSchema(t *testing.T, name string, v *Vocab, s *Schema, budget int, fill func([]float32)) {
+	t.Helper()
+	j, err := v.JSONSchema(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits := make([]float32, len(v.pieces))
+	var out strings.Builder
+	for n := range budget {
+		fill(logits)
+		j.Mask(logits, budget-n)
+		best := -1
+		for i, l := range logits {
+			if l > -1e30 && (best < 0 || l > logits[best]) {
+				best = i
+			}
+		}
+		if best < 0 {
+			t.Fatalf("%s: no token allowed after %q (budget %d)", name, out.String(), budget)
+		}
+		if v.eog[best] {
+			break
+		}
+		j.Accept(int32(best))
+		out.Write(v.pieces[best])
+	}
+	dec := json.NewDecoder(strings.NewReader(out.String()))
+	dec.UseNumber()
+	val, err := decodeOrdered(dec)
+	if err != nil || dec.More() || !validate(t, s.root, val) {
+		t.Fatalf("%s, budget %d: %q is not accepted by the schema: %v", name, budget, out.String(), err)
+	}
 }
