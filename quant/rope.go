@@ -34,6 +34,48 @@ type RoPE struct {
 	mu    sync.Mutex
 	// coarse holds cos, sin of a·ropeFine·θ_j for a < len/2h, as fine.
 	coarse atomic.Pointer[[]float64]
+	// back holds Angles(cos, sin, −m·ropeBack) for m < len/2h: h cosines, then h
+	// sines per m, grown on demand under backMu.
+	back   atomic.Pointer[[]float32]
+	backMu sync.Mutex
+}
+
+// ropeBack is the spacing of the positions whose inverse angles RoPE keeps (backAt):
+// the first positions of key blocks, which every head and layer rotates queries back
+// to.
+const ropeBack = 32
+
+// ropeBackMax bounds the kept positions: 2²⁰ tokens.
+const ropeBackMax = 1 << 20 / ropeBack
+
+// backAt writes Angles(cos, sin, −p), for a p that is a multiple of ropeBack from a
+// table (the same values, formed once), else formed afresh.
+func (r *RoPE) backAt(cos, sin []float32, p int) {
+	m := p / ropeBack
+	if p < 0 || p%ropeBack != 0 || m >= ropeBackMax {
+		r.Angles(cos, sin, -p)
+		return
+	}
+	h := len(r.freqs)
+	t := *r.back.Load()
+	if (m+1)*2*h > len(t) {
+		r.backMu.Lock()
+		t = *r.back.Load()
+		if n := (m + 1) * 2 * h; n > len(t) {
+			grown := make([]float32, min(max(n, 2*len(t)), ropeBackMax*2*h))
+			copy(grown, t)
+			for i := len(t) / (2 * h); i < len(grown)/(2*h); i++ {
+				e := grown[2*h*i:][:2*h]
+				r.Angles(e[:h], e[h:], -i*ropeBack)
+			}
+			r.back.Store(&grown)
+			t = grown
+		}
+		r.backMu.Unlock()
+	}
+	e := t[2*h*m:][:2*h]
+	copy(cos[:h], e[:h])
+	copy(sin[:h], e[h:])
 }
 
 // ropeFine is the period of the fine table, in positions: a key block's tokens take
@@ -72,6 +114,7 @@ func NewRoPE(freqs []float64, neox bool) (*RoPE, error) {
 	r.pairs = pairsTable(r.fine, h, neox)
 	empty := []float64{}
 	r.coarse.Store(&empty)
+	r.back.Store(&[]float32{})
 	return r, nil
 }
 
@@ -228,7 +271,7 @@ func DotChannelRoPE(c ChannelCodec, r *RoPE, pos int, scores []float32, ld int, 
 	for j := range blocks {
 		b0, b1 := max(0, off-j*t), min(t, off+n-j*t)
 		copy(qr, q)
-		r.Angles(cos, sin, -(pos + j*t))
+		r.backAt(cos, sin, pos+j*t)
 		for x := range g {
 			rotatePairs(qr[x*d:][:dims], cos, sin, r.neox)
 		}

@@ -212,3 +212,23 @@ func BenchmarkDotChannelRoPE(b *testing.B) {
 		})
 	}
 }
+
+// TestRoPEBackAt checks the kept inverse angles of block starts against Angles, bit
+// for bit, across the table's growth, and positions off the spacing.
+func TestRoPEBackAt(t *testing.T) {
+	r, err := NewRoPE(ropeFreqs(10000, 64), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Dims() / 2
+	c1, s1, c2, s2 := make([]float32, h), make([]float32, h), make([]float32, h), make([]float32, h)
+	for _, p := range []int{0, 32, 96, 4096, 32, 70000 - 16, 70000 - 7, 3 * ropeBack * 1000, ropeBackMax * ropeBack, -64} {
+		r.backAt(c1, s1, p)
+		r.Angles(c2, s2, -p)
+		for j := range h {
+			if math.Float32bits(c1[j]) != math.Float32bits(c2[j]) || math.Float32bits(s1[j]) != math.Float32bits(s2[j]) {
+				t.Fatalf("position %d pair %d: backAt (%v, %v), Angles (%v, %v)", p, j, c1[j], s1[j], c2[j], s2[j])
+			}
+		}
+	}
+}
