@@ -380,8 +380,8 @@ func ropeDotGo(c Channel, r *RoPE, out, qr []float32, block []byte, t, d, b0, b1
 // Z1_j = q_a·lo_a + q_b·lo_b and Z2_j = q_b·lo_a − q_a·lo_b to int16 in the same
 // step; per token the pair sums A_j = Σ code·ŵ1 + Ẑ1_j and B_j = Σ code·ŵ2 + Ẑ2_j
 // (VPMADDUBSW, exact in int16) meet the token's cos and sin, held in Q14 int16
-// (RoPE.pairs), in one VPMADDWD: cos·A + sin·B = q·R(b)k for the pair, up to the
-// roundings. The error against the float algebra is at most, per group, D_k/2 per
+// (RoPE.pairs), in VPMADDWD: cos·A + sin·B = q·R(b)k for the pair, up to the
+// roundings (int32 lanes of at most 2·√2·32767·2¹⁴ < 2³¹). The error against the float algebra is at most, per group, D_k/2 per
 // code unit and per zero term times |cos| + |sin| ≤ √2, i.e. √2·Σ_k (D_k/2)·(Σ_c
 // code_c + 16) per score, plus 2⁻¹⁵ of Σ|A| + |B| for the table — the same order as
 // the int8 queries of the 2-bit post-RoPE kernels (DotChannelRows). A block whose
@@ -396,25 +396,21 @@ const ropeIntGroup = 40
 const ropeQ14 = 1 << 14
 
 // pairsTable returns cos and sin of the interleaved pairs in Q14 for offsets b <
-// ropeFine, as dotRoPEInt1 loads them: per offset, per group of 16 pairs, 32 words
-// (cos, sin) for the group's pairs 0–3 and 8–11, then 32 for 4–7 and 12–15 (the
-// order of VPUNPCKLWD and VPUNPCKHWD), dims words per offset. It is nil for NeoX pairs
-// or dims not a multiple of 32.
+// ropeFine, as dotRoPEInt1 loads them: per offset, per group of 16 pairs, their 16
+// cosines, then their 16 sines (dims words per offset). It is nil for NeoX pairs or
+// dims not a multiple of 32.
 func pairsTable(fine []float64, h int, neox bool) []int16 {
 	if neox || (2*h)%32 != 0 {
 		return nil
 	}
-	order := [16]int{0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15}
 	t := make([]int16, 2*h*ropeFine)
 	for b := range ropeFine {
 		row := t[2*h*b:][:2*h]
-		for g := 0; g < h; g += 16 {
-			for i, pj := range order {
-				j := g + pj
-				c, s := fine[2*(b*h+j)], fine[2*(b*h+j)+1]
-				row[2*(g+i)] = int16(math.Round(c * ropeQ14))
-				row[2*(g+i)+1] = int16(math.Round(s * ropeQ14))
-			}
+		for j := range h {
+			c, s := fine[2*(b*h+j)], fine[2*(b*h+j)+1]
+			g, i := j/16, j%16
+			row[32*g+i] = int16(math.Round(c * ropeQ14))
+			row[32*g+16+i] = int16(math.Round(s * ropeQ14))
 		}
 	}
 	return t
@@ -506,14 +502,13 @@ func ropeIntGo(out []float32, codes []byte, w []float32, tab []int16, n, d, bits
 func ropeIntSum(row []byte, w []float32, tr []int16, k, bits int) int64 {
 	g := unsafe.Slice((*byte)(unsafe.Pointer(&w[ropeIntGroup*k])), 4*ropeIntGroup)
 	var sum int64
-	for x, pj := range [16]int{0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15} {
+	for pj := range 16 {
 		a, b := 32*k+2*pj, 32*k+2*pj+1
 		ca, cb := int32(codeAt(row, a, bits)), int32(codeAt(row, b, bits))
 		la, lb := 2*pj, 2*pj+1
 		A := ca*int32(int8(g[la])) + cb*int32(int8(g[lb])) + int32(int16(binary.LittleEndian.Uint16(g[64+2*pj:])))
 		B := ca*int32(int8(g[32+la])) + cb*int32(int8(g[32+lb])) + int32(int16(binary.LittleEndian.Uint16(g[96+2*pj:])))
-		cs := tr[32*k+2*x:]
-		sum += int64(cs[0])*int64(A) + int64(cs[1])*int64(B)
+		sum += int64(tr[32*k+pj])*int64(A) + int64(tr[32*k+16+pj])*int64(B)
 	}
 	return sum
 }

@@ -274,8 +274,8 @@ GLOBL rseven3<>(SB), RODATA|NOPTR, $32
 // IROWS(UNPACK, gbytes, rowL, grpL) is dotRoPEInt1's loop for one code width: per row
 // (R10), per group of 32 channels (R11 per row; its scratch at CX, 160 bytes, its
 // table words at BX, 64 bytes), A = codes·ŵ1 + Ẑ1 and B = codes·ŵ2 + Ẑ2 per pair
-// (VPMADDUBSW, VPADDW), interleaved per pair with VPUNPCKLWD/VPUNPCKHWD and
-// multiplied into (cos, sin) with VPMADDWD; the int32 lanes converted and added into
+// (VPMADDUBSW, VPADDW), multiplied into the pairs' cosines and sines with VPMADDWD
+// and added (A·cos + B·sin over two pairs per lane); the int32 lanes converted and added into
 // Y8 times the group's D/2^14; the row's score, Y8's lanes added, goes to DI.
 #define IROWS(UNPACK, gbytes, rowL, grpL) \
 rowL: \
@@ -288,11 +288,9 @@ grpL: \
 	VPMADDUBSW   32(CX), Y0, Y2; \
 	VPADDW       64(CX), Y1, Y1; \
 	VPADDW       96(CX), Y2, Y2; \
-	VPUNPCKLWD   Y2, Y1, Y3; \
-	VPUNPCKHWD   Y2, Y1, Y4; \
-	VPMADDWD     (BX), Y3, Y3; \
-	VPMADDWD     32(BX), Y4, Y4; \
-	VPADDD       Y4, Y3, Y3; \
+	VPMADDWD     (BX), Y1, Y1; \
+	VPMADDWD     32(BX), Y2, Y2; \
+	VPADDD       Y2, Y1, Y3; \
 	VCVTDQ2PS    Y3, Y3; \
 	VFMADD231PS  128(CX), Y3, Y8; \
 	ADDQ         gbytes, SI; \
