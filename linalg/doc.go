@@ -32,8 +32,7 @@
 // On CPUs with AVX-512 VNNI, Q8_0 products go through kernels that compute the scalar
 // reference's sum bit for bit (per block the exact integer dot, then
 // s = s + (d_w·d_x)·dot, three rounded float32 operations, block after block):
-// q8RowsZ for up to 5 tokens (eight rows in the lanes of one register, each token in
-// turn), q8TokensZ from 6 (4-row tiles against 16-token groups in the lanes, each row's
+// q8Rows1Z for up to 5 tokens (a row at a time, each token in turn), q8TokensZ from 6 (4-row tiles against 16-token groups in the lanes, each row's
 // four codes broadcast into a VPDPBUSD per group, so a weight read from cache serves 16
 // tokens). Activations are packed for it once per call (packTokens); the per-block
 // weight scales as float32 and code sums it needs are made once per matrix (made by

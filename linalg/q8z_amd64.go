@@ -5,12 +5,11 @@ package linalg
 // The Q8_0 kernels with AVX-512 VNNI (q8z_amd64.s): dotQ8RowsScalar's and
 // dotQ8TokensScalar's sums bit for bit, for one token and for many.
 
-// q8RowsZ writes to out[r] the dotQ8Scalar sum of the Q8_0 row of nb blocks at
-// w+r·rowBytes, for r < rows (a multiple of 8); xsum[b] is the sum of the codes of
-// activation block b.
+// q8Rows1Z writes to out[r] the dotQ8Scalar sum of the Q8_0 row of nb blocks at
+// w+r·rowBytes, for r < rows; xsum[b] is the sum of the codes of activation block b.
 //
 //go:noescape
-func q8RowsZ(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, xsum *int32, nb int)
+func q8Rows1Z(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, xsum *int32, nb int)
 
 // q8PrepZ writes the tables q8TokensZ reads for the Q8_0 rows at w+r·rowBytes, r < rows
 // (a multiple of 4), in 4-row tiles: for row i of a tile and block b, at
@@ -26,24 +25,20 @@ func q8PrepZ(dw *float32, corr *int32, w *byte, rowBytes, rows, nb int)
 //go:noescape
 func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, dw *float32, corr *int32, xp *uint32, xdp *float32, nb, groups, last int)
 
-// dotQ8RowsZ is dotQ8RowsScalar, bit for bit: eight rows at a time by q8RowsZ, the
-// rows left by dotQ8Scalar.
+// dotQ8RowsZ is dotQ8RowsScalar, bit for bit, by q8Rows1Z.
 func dotQ8RowsZ(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
 	nb := len(xd)
 	if nb == 0 {
 		clear(out)
 		return
 	}
-	r8 := len(out) &^ 7
-	if r8 > 0 {
-		_ = w[(r8-1)*rowBytes+nb*q8BlockBytes-1]
-		_ = xq[nb*blockElems-1]
-		_ = xsum[nb-1]
-		q8RowsZ(&out[0], &w[0], rowBytes, r8, &xq[0], &xd[0], &xsum[0], nb)
+	if len(out) == 0 {
+		return
 	}
-	for r := r8; r < len(out); r++ {
-		out[r] = dotQ8Scalar(w[r*rowBytes:r*rowBytes+nb*q8BlockBytes], xq, xd)
-	}
+	_ = w[(len(out)-1)*rowBytes+nb*q8BlockBytes-1]
+	_ = xq[nb*blockElems-1]
+	_ = xsum[nb-1]
+	q8Rows1Z(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], &xsum[0], nb)
 }
 
 // dotQ8TokensZ is dotQ8TokensScalar, bit for bit: 4-row tiles by q8TokensZ, the rows
