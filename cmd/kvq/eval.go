@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"kvq/assets"
@@ -46,6 +49,18 @@ Protocol: tokenize the first %d characters of the text without BOS, CRLF->LF; ta
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if *perLayer {
+		// --layers runs each layer alone with its own per-layer overrides.
+		var stray []string
+		fs.Visit(func(f *flag.Flag) {
+			if slices.Contains([]string{"cache-layers", "calibrate", "calib-tokens", "svg"}, f.Name) {
+				stray = append(stray, "--"+f.Name)
+			}
+		})
+		if len(stray) > 0 {
+			return usagef(fs, "%s cannot be combined with --layers", strings.Join(stray, ", "))
+		}
+	}
 	layerSpecs := []string(caches)
 	if len(layerSpecs) == 0 {
 		layerSpecs = []string{"kivi2"} // --layers runs each spec once per layer: one by default
@@ -68,7 +83,7 @@ Protocol: tokenize the first %d characters of the text without BOS, CRLF->LF; ta
 	}
 	toks := eval.Tokens(m, text)
 	if *perLayer {
-		return runEvalLayers(m, toks, layerSpecs, eval.Options{Ctx: *ctx, Chunks: *chunks}, *budget, *safe, stdout, stderr)
+		return runEvalLayers(m, toks, layerSpecs, eval.Options{Ctx: *ctx, Chunks: *chunks}, *budget, *safe, *jsonPath, stdout, stderr)
 	}
 	if *budget != 0 {
 		return usagef(fs, "--budget needs --layers")
@@ -122,15 +137,18 @@ Protocol: tokenize the first %d characters of the text without BOS, CRLF->LF; ta
 		}
 	}
 	if *jsonPath != "" {
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*jsonPath, append(b, '\n'), 0o644); err != nil {
-			return err
-		}
+		return writeJSON(*jsonPath, res)
 	}
 	return nil
+}
+
+// writeJSON writes v, indented, to the file at path.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 // modelName is how reports name the model at path: the path, or the built-in model's name.
@@ -143,13 +161,18 @@ func modelName(path string) string {
 
 // runEvalLayers is kvq eval --layers: per spec, each layer's figures when only that
 // layer has it; with a budget, the suggested overrides and their measured figures.
-func runEvalLayers(m *model.Model, toks []int32, specs []string, opt eval.Options, budget float64, safe string, stdout, stderr io.Writer) error {
+func runEvalLayers(m *model.Model, toks []int32, specs []string, opt eval.Options, budget float64, safe, jsonPath string, stdout, stderr io.Writer) error {
 	bar := newProgress(stderr, "eval --layers", "chunk runs", 1)
 	opt.Specs, opt.Progress = specs, bar.update
 	rows, err := eval.Layers(m, toks, opt)
 	bar.done()
 	if err != nil {
 		return err
+	}
+	if jsonPath != "" {
+		if err := writeJSON(jsonPath, rows); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "per-layer sensitivity: one layer with the cache, the others f32 (ctx %d × %d chunks)\n\n", opt.Ctx, opt.Chunks)
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', tabwriter.AlignRight)

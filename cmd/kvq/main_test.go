@@ -48,12 +48,26 @@ func TestGenerateWithCompressedCache(t *testing.T) {
 // TestEvalLayers runs kvq eval --layers with a budget that has room for one f16
 // layer (stories260K: kivi2 takes 36 bytes per token and layer, f16 128, 5 layers).
 func TestEvalLayers(t *testing.T) {
-	code, out, errOut := run(t, "eval", "--layers", "--ctx", "128", "--chunks", "1", "--cache", "kivi2:rope=pre/kivi2", "--budget", "300")
+	jsonPath := filepath.Join(t.TempDir(), "layers.json")
+	code, out, errOut := run(t, "eval", "--layers", "--ctx", "128", "--chunks", "1", "--cache", "kivi2:rope=pre/kivi2", "--budget", "300", "--json", jsonPath)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	if strings.Count(out, "kivi2:rope=pre/kivi2 ") < 5 || !strings.Contains(out, "=f16' (272.0 bytes/token, measured: KLD") {
 		t.Fatalf("stdout %q", out)
+	}
+	// --json holds the table's rows.
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct {
+		Layer   int     `json:"layer"`
+		Spec    string  `json:"spec"`
+		KLDMean float64 `json:"kld_mean"`
+	}
+	if err := json.Unmarshal(b, &rows); err != nil || len(rows) != 5 || rows[4].Layer != 4 || rows[0].Spec != "kivi2:rope=pre/kivi2" || rows[0].KLDMean <= 0 {
+		t.Fatalf("--json: %v, %s", err, b)
 	}
 }
 
@@ -230,6 +244,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"eval", "--cache", "kivi9"}, "kivi9"},
 		{[]string{"eval", "--budget", "100"}, "--budget needs --layers"},
 		{[]string{"eval", "--layers", "--cache", "kivi2", "--budget", "100"}, "more than the budget"},
+		{[]string{"eval", "--layers", "--svg", filepath.Join(dir, "c.svg"), "--cache-layers", "0=f16"}, "--cache-layers, --svg cannot be combined with --layers"},
 		{[]string{"inspect", "--budget", "lots"}, "lots"},
 		{[]string{"synth", "--shape", "nope", "--out", filepath.Join(dir, "s.gguf")}, "nope"},
 		{[]string{"generate", "--temp", "-1"}, "--temp"},
