@@ -1,13 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -238,13 +236,7 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "between steps   %.2f GB/s read by the same threads in the reads between the steps: %.1f%% of it\n", rep.BetweenGBs, 100*rep.FracOfBetween)
 	}
 	if *jsonPath != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*jsonPath, append(b, '\n'), 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w", *jsonPath, err)
-		}
+		return writeJSON(*jsonPath, rep)
 	}
 	return nil
 }

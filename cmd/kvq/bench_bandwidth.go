@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -62,13 +60,7 @@ func runBenchBandwidth(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  %2d thread(s)  %6.1f GB/s\n", t, gb)
 	}
 	if *jsonPath != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*jsonPath, append(b, '\n'), 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w", *jsonPath, err)
-		}
+		return writeJSON(*jsonPath, rep)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -245,11 +244,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 		printBreakdown(stdout, res)
 	}
 	if *jsonPath != "" {
-		b, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(*jsonPath, append(b, '\n'), 0o644)
+		return writeJSON(*jsonPath, out)
 	}
 	return nil
 }

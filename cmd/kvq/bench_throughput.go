@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"kvq/engine"
 	"kvq/kv"
@@ -141,13 +139,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "prefix cache    hit rate %.1f%% of prompt tokens, %.1f%% of shared-prefix tokens\n", 100*res.PrefixHitRate, 100*res.SharedHitRate)
 	fmt.Fprintf(stdout, "latency         mean time to first token %.1f ms, inter-token %.2f ms\n", res.MeanTTFTms, res.MeanITLms)
 	if *jsonPath != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*jsonPath, append(b, '\n'), 0o644); err != nil {
-			return err
-		}
+		return writeJSON(*jsonPath, rep)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -140,15 +139,6 @@ Protocol: tokenize the first %d characters of the text without BOS, CRLF->LF; ta
 		return writeJSON(*jsonPath, res)
 	}
 	return nil
-}
-
-// writeJSON writes v, indented, to the file at path.
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 // modelName is how reports name the model at path: the path, or the built-in model's name.

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -276,4 +277,13 @@ func (l *listFlag) String() string { return strings.Join(*l, " ") }
 func (l *listFlag) Set(s string) error {
 	*l = append(*l, s)
 	return nil
+}
+
+// writeJSON writes v, indented, to the file at path.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
