@@ -42,6 +42,9 @@ func (c *completionLogprobs) add(text string, lp *engine.Logprob, top int, tok *
 	if top > 0 {
 		for _, t := range lp.Top {
 			s := tok.Piece(t.Token)
+			if t.Token == lp.Token {
+				s = text // the token's own key is its text in context, as in tokens
+			}
 			if _, dup := m[s]; !dup { // two ids with one text: keep the likelier
 				m[s] = t.Logprob
 			}

@@ -428,3 +428,32 @@ func TestLogprobsStopAndOffsets(t *testing.T) {
 		t.Errorf("streamed text %q tokens %q, want %q and %q", text, streamed.Tokens, want, genTokens)
 	}
 }
+
+// A token's own entry in top_logprobs is keyed by its text as tokens gives it,
+// also where that differs from its piece (the first token after BOS loses its
+// leading space): it is listed once.
+func TestTopLogprobsOwnKey(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	var out struct {
+		Choices []struct {
+			Logprobs struct {
+				Tokens      []string             `json:"tokens"`
+				TopLogprobs []map[string]float64 `json:"top_logprobs"`
+			} `json:"logprobs"`
+		} `json:"choices"`
+	}
+	decode(t, e.post(t, "/v1/completions", `{"prompt":"Once upon a time","max_tokens":1,"temperature":0,"logprobs":5,"echo":true}`), &out)
+	lp := out.Choices[0].Logprobs
+	if len(lp.Tokens) < 3 || lp.Tokens[1] != "Once" {
+		t.Fatalf("tokens %q, want the second to be \"Once\"", lp.Tokens)
+	}
+	for p := 1; p < len(lp.Tokens); p++ {
+		own := lp.Tokens[p]
+		if _, ok := lp.TopLogprobs[p][own]; !ok {
+			t.Errorf("token %d %q: not in its top_logprobs %v", p, own, lp.TopLogprobs[p])
+		}
+		if _, twice := lp.TopLogprobs[p][" "+own]; twice && p == 1 {
+			t.Errorf("token %d %q: listed again as its piece: %v", p, own, lp.TopLogprobs[p])
+		}
+	}
+}
