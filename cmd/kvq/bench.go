@@ -18,7 +18,7 @@ func registerBench(name, summary string, run func(args []string, stdout, stderr 
 }
 
 func init() {
-	register("bench", "run a benchmark: decode, attention, bandwidth or throughput", runBench)
+	register("bench", "run a benchmark: decode, attention, bandwidth, throughput or tier", runBench)
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
