@@ -34,48 +34,68 @@ type RoPE struct {
 	mu    sync.Mutex
 	// coarse holds cos, sin of a·ropeFine·θ_j for a < len/2h, as fine.
 	coarse atomic.Pointer[[]float64]
-	// back holds Angles(cos, sin, −m·ropeBack) for m < len/2h: h cosines, then h
-	// sines per m, grown on demand under backMu.
+	// back holds the rotation by −m·ropeBack for m < len/(2·Dims), in spread's form
+	// (cos of each value's pair, then its signed sin), grown on demand under backMu.
 	back   atomic.Pointer[[]float32]
 	backMu sync.Mutex
 }
 
-// ropeBack is the spacing of the positions whose inverse angles RoPE keeps (backAt):
+// ropeBack is the spacing of the positions whose inverse angles RoPE keeps (backSpread):
 // the first positions of key blocks, which every head and layer rotates queries back
 // to.
-const ropeBack = 32
+const ropeBack = 8
 
-// ropeBackMax bounds the kept positions: 2²⁰ tokens.
-const ropeBackMax = 1 << 20 / ropeBack
+// ropeBackMax bounds the kept positions: 2¹⁸ tokens (8 MiB of table for heads of 128).
+const ropeBackMax = 1 << 18 / ropeBack
 
-// backAt writes Angles(cos, sin, −p), for a p that is a multiple of ropeBack from a
-// table (the same values, formed once), else formed afresh.
-func (r *RoPE) backAt(cos, sin []float32, p int) {
-	m := p / ropeBack
+// backSpread returns the rotation by −p in spread's form (2·Dims values: cos of each
+// value's pair, then its sin signed as the rotation uses it), formed from Angles(−p):
+// for p a multiple of ropeBack from a table kept per RoPE (formed once), else newly
+// allocated. Rotating with it (rotateRowsGo, ropeRowsAVX2) gives rotatePairs' values
+// with Angles(−p), bit for bit.
+func (r *RoPE) backSpread(p int) []float32 {
+	m, w := p/ropeBack, 2*r.Dims()
 	if p < 0 || p%ropeBack != 0 || m >= ropeBackMax {
-		r.Angles(cos, sin, -p)
-		return
+		sp := make([]float32, w)
+		r.spreadAngles(sp, -p)
+		return sp
 	}
-	h := len(r.freqs)
 	t := *r.back.Load()
-	if (m+1)*2*h > len(t) {
+	if (m+1)*w > len(t) {
 		r.backMu.Lock()
 		t = *r.back.Load()
-		if n := (m + 1) * 2 * h; n > len(t) {
-			grown := make([]float32, min(max(n, 2*len(t)), ropeBackMax*2*h))
+		if n := (m + 1) * w; n > len(t) {
+			grown := make([]float32, min(max(n, 2*len(t)), ropeBackMax*w))
 			copy(grown, t)
-			for i := len(t) / (2 * h); i < len(grown)/(2*h); i++ {
-				e := grown[2*h*i:][:2*h]
-				r.Angles(e[:h], e[h:], -i*ropeBack)
+			for i := len(t) / w; i < len(grown)/w; i++ {
+				r.spreadAngles(grown[w*i:][:w], -i*ropeBack)
 			}
 			r.back.Store(&grown)
 			t = grown
 		}
 		r.backMu.Unlock()
 	}
-	e := t[2*h*m:][:2*h]
-	copy(cos[:h], e[:h])
-	copy(sin[:h], e[h:])
+	return t[w*m:][:w]
+}
+
+// spreadAngles writes Angles(·, ·, pos) to sp in spread's form.
+func (r *RoPE) spreadAngles(sp []float32, pos int) {
+	h := len(r.freqs)
+	var buf [2][128]float32
+	cos, sin := buf[0][:0], buf[1][:0]
+	if h > len(buf[0]) {
+		cos, sin = make([]float32, 0, h), make([]float32, 0, h)
+	}
+	cos, sin = cos[:h], sin[:h]
+	r.Angles(cos, sin, pos)
+	for j := range h {
+		i0, i1 := 2*j, 2*j+1
+		if r.neox {
+			i0, i1 = j, j+h
+		}
+		sp[i0], sp[i1] = cos[j], cos[j]
+		sp[2*h+i0], sp[2*h+i1] = -sin[j], sin[j]
+	}
 }
 
 // ropeFine is the period of the fine table, in positions: a key block's tokens take
@@ -259,21 +279,14 @@ func DotChannelRoPE(c ChannelCodec, r *RoPE, pos int, scores []float32, ld int, 
 	_ = src[(blocks-1)*stride+bb-1]
 	_ = scores[(g-1)*ld+n-1]
 	q, qr = q[:g*d], qr[:g*d]
-	h := dims / 2
-	var buf [2][128]float32
-	cos, sin := buf[0][:0], buf[1][:0]
-	if h > len(buf[0]) {
-		cos, sin = make([]float32, 0, h), make([]float32, 0, h)
-	}
-	cos, sin = cos[:h], sin[:h]
 	k := active.Load()
 	ch, isChan := c.(Channel)
 	for j := range blocks {
 		b0, b1 := max(0, off-j*t), min(t, off+n-j*t)
 		copy(qr, q)
-		r.backAt(cos, sin, pos+j*t)
+		sp := r.backSpread(pos + j*t)
 		for x := range g {
-			rotatePairs(qr[x*d:][:dims], cos, sin, r.neox)
+			k.ropeRows(qr[x*d:], 1, d, sp, dims, r.neox)
 		}
 		if g == 1 && isChan && k.ropeDot1 != nil && k.ropeDot1(ch, r, scores[j*t+b0-off:], qr, src[j*stride:][:bb], t, d, b0, b1, lo, s, tmp) {
 			continue

@@ -213,21 +213,28 @@ func BenchmarkDotChannelRoPE(b *testing.B) {
 	}
 }
 
-// TestRoPEBackAt checks the kept inverse angles of block starts against Angles, bit
-// for bit, across the table's growth, and positions off the spacing.
-func TestRoPEBackAt(t *testing.T) {
-	r, err := NewRoPE(ropeFreqs(10000, 64), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := r.Dims() / 2
-	c1, s1, c2, s2 := make([]float32, h), make([]float32, h), make([]float32, h), make([]float32, h)
-	for _, p := range []int{0, 32, 96, 4096, 32, 70000 - 16, 70000 - 7, 3 * ropeBack * 1000, ropeBackMax * ropeBack, -64} {
-		r.backAt(c1, s1, p)
-		r.Angles(c2, s2, -p)
-		for j := range h {
-			if math.Float32bits(c1[j]) != math.Float32bits(c2[j]) || math.Float32bits(s1[j]) != math.Float32bits(s2[j]) {
-				t.Fatalf("position %d pair %d: backAt (%v, %v), Angles (%v, %v)", p, j, c1[j], s1[j], c2[j], s2[j])
+// TestRoPEBackSpread checks the kept inverse rotations of block starts against
+// Angles and rotatePairs, bit for bit, across the table's growth, and positions off
+// the spacing, for both pair layouts and the active row kernel.
+func TestRoPEBackSpread(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, neox := range []bool{false, true} {
+		rope, err := NewRoPE(ropeFreqs(10000, 64), neox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := rope.Dims() / 2
+		cos, sin := make([]float32, h), make([]float32, h)
+		for _, p := range []int{0, 32, 96, 4096, 32, 70000 - 16, 70000 - 7, 3 * ropeBack * 1000, ropeBackMax * ropeBack, ropeBackMax*ropeBack - ropeBack, -64} {
+			q := gaussRow(r, 2*h, 1)
+			want := append([]float32(nil), q...)
+			rope.Angles(cos, sin, -p)
+			rotatePairs(want, cos, sin, neox)
+			active.Load().ropeRows(q, 1, 2*h, rope.backSpread(p), 2*h, neox)
+			for c := range q {
+				if math.Float32bits(q[c]) != math.Float32bits(want[c]) {
+					t.Fatalf("neox=%v position %d value %d: %v, rotatePairs %v", neox, p, c, q[c], want[c])
+				}
 			}
 		}
 	}
