@@ -71,6 +71,7 @@ type tierState struct {
 	putNanos, puts                    atomic.Int64
 	downUntil                         atomic.Int64 // unix nanoseconds; tier skipped before
 	failing, warnedCorrupt            atomic.Bool
+	warnedRefused                     atomic.Bool
 }
 
 // New makes st's blocks shared with tiers, searched in the order given. The Cache
@@ -249,12 +250,23 @@ func (c *Cache) write(h, root uint64, rec []byte) []byte {
 		ts.puts.Add(1)
 		if err != nil {
 			ts.putErrs.Add(1)
-			c.fail(ts, err)
+			if errors.Is(err, ErrRefused) {
+				c.warnRefused(ts, err) // the tier works: reads go on
+			} else {
+				c.fail(ts, err)
+			}
 			continue
 		}
 		ts.bytesWritten.Add(int64(len(rec)))
 	}
 	return rec
+}
+
+// warnRefused logs the first write ts refused.
+func (c *Cache) warnRefused(ts *tierState, err error) {
+	if !ts.warnedRefused.Swap(true) {
+		c.log.Warn("kv tier refuses writes (full or read-only): blocks are not stored there (further ones are only counted)", "tier", ts.t.Name(), "err", err)
+	}
 }
 
 // warnCorrupt logs the first record of ts that was discarded.

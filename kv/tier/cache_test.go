@@ -273,6 +273,42 @@ func TestCacheRedisDownAndBack(t *testing.T) {
 	}
 }
 
+// Redis full (a memory bound, no eviction): writes are refused and counted, what
+// fits is still shared, and nothing fails.
+func TestCacheRedisFull(t *testing.T) {
+	srv := startRedis(t, "--maxmemory", "3mb", "--maxmemory-policy", "noeviction")
+	big := func() *kv.Store { // blocks of about 135 KB: a few fill the server
+		st, err := kv.New(kv.Config{Layers: 4, Heads: 8, KVHeads: 8, HeadDim: 128, Spec: kv.MustParseSpec("q8"),
+			BlockTokens: testB, ModelFingerprint: "tier-test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	var logs lockedLog
+	a := newCache(t, big(), slog.New(slog.NewTextHandler(&logs, nil)), openRedis(t, srv.url()))
+	b := newCache(t, big(), slog.New(slog.DiscardHandler), openRedis(t, srv.url()))
+	const blocks = 24 // about 3 MB of records
+	p := prompt(blocks*testB+1, 2)
+	compute(t, a.Store, p)
+	flush(t, a)
+	sa, _ := a.Stats()
+	if sa[0].PutErrors == 0 || sa[0].BytesWritten == 0 || sa[0].Puts != blocks {
+		t.Fatalf("writer stats %+v: want some of %d records stored, then refusals, each block tried", sa[0], blocks)
+	}
+	// A refusal is not an outage: the tier is not left alone, the warning is given once.
+	if a.tiers[0].down() || strings.Count(logs.String(), "refuses writes") != 1 || strings.Contains(logs.String(), "failing") {
+		t.Errorf("after refused writes: down %v, logs %s", a.tiers[0].down(), logs.String())
+	}
+	got := b.Prefetch(context.Background(), p)
+	if got == 0 || got >= blocks*testB {
+		t.Errorf("brought %d tokens of %d: want the run the server kept", got, blocks*testB)
+	}
+	if sb, _ := b.Stats(); sb[0].GetErrors != 0 || sb[0].Misses != 1 {
+		t.Errorf("reader stats %+v", sb[0])
+	}
+}
+
 // slowTier answers after delay, or when ctx ends.
 type slowTier struct {
 	Tier

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -169,7 +170,7 @@ func (d *Disk) Put(ctx context.Context, key uint64, rec []byte) error {
 	}
 	f, err := os.CreateTemp(d.dir, ".tmp-*")
 	if err != nil {
-		return fmt.Errorf("kv tier %s: %w", d.Name(), err)
+		return d.putErr(err)
 	}
 	_, err = f.Write(rec)
 	if cerr := f.Close(); err == nil {
@@ -180,13 +181,21 @@ func (d *Disk) Put(ctx context.Context, key uint64, rec []byte) error {
 	}
 	if err != nil {
 		_ = os.Remove(f.Name())
-		return fmt.Errorf("kv tier %s: %w", d.Name(), err)
+		return d.putErr(err)
 	}
 	d.mu.Lock()
 	d.add(key, int64(len(rec)))
 	d.evict()
 	d.mu.Unlock()
 	return nil
+}
+
+// putErr wraps a failed write; a full or read-only disk is ErrRefused.
+func (d *Disk) putErr(err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("kv tier %s: %w: %w", d.Name(), ErrRefused, err)
+	}
+	return fmt.Errorf("kv tier %s: %w", d.Name(), err)
 }
 
 // Close implements Tier.

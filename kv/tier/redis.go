@@ -84,6 +84,10 @@ func (r *Redis) Get(ctx context.Context, keys []uint64) ([][]byte, error) {
 // Put implements Tier.
 func (r *Redis) Put(ctx context.Context, key uint64, rec []byte) error {
 	if err := r.c.Set(ctx, redisKey(key), rec, 0).Err(); err != nil {
+		var reply redis.Error // the server answered: OOM, READONLY, ...
+		if errors.As(err, &reply) {
+			return fmt.Errorf("kv tier %s: %w: %w", r.name, ErrRefused, err)
+		}
 		return fmt.Errorf("kv tier %s: %w", r.name, err)
 	}
 	return nil

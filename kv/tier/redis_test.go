@@ -16,6 +16,7 @@ import (
 type redisServer struct {
 	bin, dir string
 	port     int
+	args     []string // more redis-server options
 	cmd      *exec.Cmd
 }
 
@@ -33,7 +34,7 @@ func redisBinary(t testing.TB) string {
 	return ""
 }
 
-func startRedis(t testing.TB) *redisServer {
+func startRedis(t testing.TB, args ...string) *redisServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -41,7 +42,7 @@ func startRedis(t testing.TB) *redisServer {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	r := &redisServer{bin: redisBinary(t), dir: t.TempDir(), port: port}
+	r := &redisServer{bin: redisBinary(t), dir: t.TempDir(), port: port, args: args}
 	r.start(t)
 	t.Cleanup(r.stop)
 	return r
@@ -52,8 +53,9 @@ func (r *redisServer) url() string  { return "redis://" + r.addr() + "/0" }
 
 func (r *redisServer) start(t testing.TB) {
 	t.Helper()
-	r.cmd = exec.Command(r.bin, "--port", fmt.Sprint(r.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", r.dir, "--logfile", filepath.Join(r.dir, "redis.log"))
+	args := []string{"--port", fmt.Sprint(r.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", r.dir, "--logfile", filepath.Join(r.dir, "redis.log")}
+	r.cmd = exec.Command(r.bin, append(args, r.args...)...)
 	if err := r.cmd.Start(); err != nil {
 		t.Fatalf("starting redis-server: %v", err)
 	}

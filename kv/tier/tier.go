@@ -15,6 +15,7 @@ package tier
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -28,11 +29,16 @@ type Tier interface {
 	// Get returns the records stored under keys, nil for each key the tier does not
 	// hold. An error means the tier failed; the results are then not used.
 	Get(ctx context.Context, keys []uint64) ([][]byte, error)
-	// Put stores rec under key, replacing any record stored there.
+	// Put stores rec under key, replacing any record stored there. An error wrapping
+	// ErrRefused means the tier works but cannot take the record (full, read-only).
 	Put(ctx context.Context, key uint64, rec []byte) error
 	// Close releases the tier's resources.
 	Close() error
 }
+
+// ErrRefused is returned (wrapped) by Put when the tier works but refuses the write
+// (full, read-only): reads go on, only that write is lost.
+var ErrRefused = errors.New("kv tier refused the write")
 
 // DefaultDiskBytes bounds a disk tier whose spec gives no size.
 const DefaultDiskBytes = 4 << 30
