@@ -381,14 +381,23 @@ tstored:
 	VZEROUPPER
 	RET
 
+// R1DOT(woff, xoff, dst): the eight partial sums of the block at woff(R8) (codes + 128)
+// against the activation codes at xoff(DI), into dst. Y15: bytes 0x80.
+#define R1DOT(woff, xoff, dst) \
+	VMOVDQU  (woff+2)(R8), Y1 \
+	VPXOR    Y15, Y1, Y1 \
+	VPXOR    dst, dst, dst \
+	VPDPBUSD xoff(DI), Y1, dst
+
 // func q8Rows1Z(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, xsum *int32, nb int)
 // out[r] = Σ_b (d_w(r,b)·xd[b])·I(r,b) for the rows at w+r·rowBytes, r < rows, one token
 // (xsum[b]: the sum of activation block b's codes): the rows one after the other in
 // memory order (one stream, prefetched 4 KiB ahead as q8DotRows does; eight rows at a
 // time in the lanes of a register read eight streams and decoded llama-134m 17-35%
-// slower), each block's integer dot by one
-// VPDPBUSD on a YMM (codes + 128 against the signed activations) and a horizontal sum,
-// less 128·xsum[b], then the row's float32 sum block after block in scalar registers.
+// slower). Blocks go eight at a time: each block's partial sums by one VPDPBUSD on a
+// YMM (codes + 128 against the signed activations), one transposing reduction to the
+// eight blocks' sums, less 128·xsum[b], converted and scaled in one vector, then added
+// to the row's float32 sum block after block; the blocks left one at a time.
 TEXT ·q8Rows1Z(SB), NOSPLIT, $0-64
 	MOVQ         out+0(FP), AX
 	MOVQ         w+8(FP), SI
@@ -407,7 +416,88 @@ r1row:
 	MOVQ   nb+56(FP), CX
 	VXORPS X0, X0, X0
 
+r1block8:
+	CMPQ         CX, $8
+	JL           r1block
+	PREFETCHT0   4096(R8)
+	PREFETCHT0   4160(R8)
+	PREFETCHT0   4224(R8)
+	PREFETCHT0   4288(R8)
+	PREFETCHT0   4352(R8)
+	R1DOT(0, 0, Y5)
+	R1DOT(34, 32, Y6)
+	R1DOT(68, 64, Y7)
+	R1DOT(102, 96, Y8)
+	R1DOT(136, 128, Y9)
+	R1DOT(170, 160, Y10)
+	R1DOT(204, 192, Y11)
+	R1DOT(238, 224, Y12)
+	// Eight blocks' partial sums to one vector of their sums (integers: any order).
+	VPHADDD      Y6, Y5, Y5
+	VPHADDD      Y8, Y7, Y7
+	VPHADDD      Y10, Y9, Y9
+	VPHADDD      Y12, Y11, Y11
+	VPHADDD      Y7, Y5, Y5
+	VPHADDD      Y11, Y9, Y9
+	VPERM2I128   $0x20, Y9, Y5, Y6
+	VPERM2I128   $0x31, Y9, Y5, Y7
+	VPADDD       Y7, Y6, Y6
+	VMOVDQU      (R14), Y7
+	VPSLLD       $7, Y7, Y7
+	VPSUBD       Y7, Y6, Y6
+	VCVTDQ2PS    Y6, Y6
+	// The eight binary16 scales, gathered by scalar loads, times xd: d_w·xd per block.
+	MOVWQZX      0(R8), R9
+	MOVWQZX      34(R8), R10
+	SHLQ         $16, R10
+	ORQ          R10, R9
+	MOVWQZX      68(R8), R10
+	SHLQ         $32, R10
+	ORQ          R10, R9
+	MOVWQZX      102(R8), R10
+	SHLQ         $48, R10
+	ORQ          R10, R9
+	VMOVQ        R9, X13
+	MOVWQZX      136(R8), R9
+	MOVWQZX      170(R8), R10
+	SHLQ         $16, R10
+	ORQ          R10, R9
+	MOVWQZX      204(R8), R10
+	SHLQ         $32, R10
+	ORQ          R10, R9
+	MOVWQZX      238(R8), R10
+	SHLQ         $48, R10
+	ORQ          R10, R9
+	VPINSRQ      $1, R9, X13, X13
+	VCVTPH2PS    X13, Y13
+	VMULPS       (R13), Y13, Y13
+	VMULPS       Y13, Y6, Y6
+	// s = s + q_b, block after block.
+	VADDSS       X6, X0, X0
+	VMOVSHDUP    X6, X7
+	VADDSS       X7, X0, X0
+	VPERMILPS    $0xAA, X6, X7
+	VADDSS       X7, X0, X0
+	VPERMILPS    $0xFF, X6, X7
+	VADDSS       X7, X0, X0
+	VEXTRACTF128 $1, Y6, X6
+	VADDSS       X6, X0, X0
+	VMOVSHDUP    X6, X7
+	VADDSS       X7, X0, X0
+	VPERMILPS    $0xAA, X6, X7
+	VADDSS       X7, X0, X0
+	VPERMILPS    $0xFF, X6, X7
+	VADDSS       X7, X0, X0
+	ADDQ         $272, R8
+	ADDQ         $256, DI
+	ADDQ         $32, R13
+	ADDQ         $32, R14
+	SUBQ         $8, CX
+	JMP          r1block8
+
 r1block:
+	TESTQ        CX, CX
+	JE           r1end
 	PREFETCHT0   4096(R8)
 	VMOVDQU      2(R8), Y1
 	VPXOR        Y15, Y1, Y1
@@ -435,7 +525,9 @@ r1block:
 	ADDQ         $4, R13
 	ADDQ         $4, R14
 	DECQ         CX
-	JNE          r1block
+	JMP          r1block
+
+r1end:
 
 	VMOVSS X0, (AX)
 	ADDQ   $4, AX
