@@ -184,3 +184,35 @@ func TestRopeIntPrepAsm(t *testing.T) {
 		}
 	}
 }
+
+// TestDotChannelRoPEPad checks that 3-bit blocks with nothing readable past their
+// last codes (the last row read from a padded copy) score as those followed by other
+// bytes, bit for bit.
+func TestDotChannelRoPEPad(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	const d, tt, blocks = 64, 32, 2
+	c := Channel{Bits: 3}
+	rope, err := NewRoPE(ropeFreqs(10000, d), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb := c.BlockBytes(tt, d)
+	src := make([]byte, blocks*bb+8)
+	for j := range blocks {
+		c.Encode(src[j*bb:][:bb], gaussRow(r, tt*d, 1), tt, d)
+	}
+	q := gaussRow(r, d, 1)
+	tmp, qr, lo, s := make([]float32, tt*d), make([]float32, d), make([]float32, d), make([]float32, d)
+	for _, rg := range [][2]int{{0, blocks * tt}, {5, blocks*tt - 5}, {tt - 1, tt + 1}} {
+		off, n := rg[0], rg[1]
+		want, got := make([]float32, n), make([]float32, n)
+		DotChannelRoPE(c, rope, 64, want, n, q, 1, src, bb, tt, off, n, d, tmp, qr, lo, s)
+		exact := src[: blocks*bb : blocks*bb]
+		DotChannelRoPE(c, rope, 64, got, n, q, 1, exact, bb, tt, off, n, d, tmp, qr, lo, s)
+		for i := range n {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("off=%d n=%d token %d: %v without bytes past the block, %v with", off, n, i, got[i], want[i])
+			}
+		}
+	}
+}
