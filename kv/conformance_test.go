@@ -479,7 +479,7 @@ func checkAccounting(t *testing.T, name string, st *Store) {
 		if st.pool.refs[b] != n {
 			t.Errorf("%s: block %d has ref count %d, %d tables refer to it", name, b, st.pool.refs[b], n)
 		}
-		bytes += int64(len(st.pool.data[b]))
+		bytes += int64(st.g.blockBytes)
 	}
 	if st.pool.used != len(refs) {
 		t.Errorf("%s: pool counts %d used blocks, tables refer to %d", name, st.pool.used, len(refs))

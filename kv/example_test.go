@@ -26,7 +26,7 @@ func Example() {
 	bpt, _ := kv.BytesPerToken(cfg)
 	comp, _ := kv.CompressionVsF16(cfg)
 	fmt.Printf("len %d, %.0f bytes/token, %.2fx smaller than f16, block %d tokens\n", st.Len(id), bpt, comp, st.Config().BlockTokens)
-	// Output: len 3, 256 bytes/token, 4.00x smaller than f16, block 128 tokens
+	// Output: len 3, 256 bytes/token, 4.00x smaller than f16, block 32 tokens
 }
 
 // Reading back what the cache holds: a q8 key comes back dequantized, close to what
@@ -45,7 +45,7 @@ func ExampleStore_ReadKey() {
 		lay.Layers[0].KRowBytes, lay.Layers[0].KRow.Name(), lay.BlockBytes, lay.BlockTokens)
 	// Output:
 	// [0.5044 -0.9930 0.2522 2.0018]
-	// key rows of 6 bytes (q8), 1536 bytes per block of 128 tokens
+	// key rows of 6 bytes (q8), 192 bytes per block of 16 tokens
 }
 
 // Rows that have no token ids (an image's embeddings, rows from another engine)

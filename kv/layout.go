@@ -19,7 +19,7 @@ type Config struct {
 	LayerSpecs map[int]Spec // per-layer overrides (layer index in [0, Layers))
 
 	// BlockTokens is the number of tokens per physical block; 0 means
-	// DefaultBlockTokens (128). It is rounded up to a multiple of every KIVI key group
+	// DefaultBlockTokens (16). It is rounded up to a multiple of every KIVI key group
 	// in use; Store.Config reports the value in force.
 	BlockTokens int
 	// BudgetBytes bounds blocks plus full-precision tails; 0 means unlimited.
@@ -57,19 +57,35 @@ type Config struct {
 }
 
 // Block length: the default when Config.BlockTokens is 0, and the largest allowed.
-// The default is 128 rather than the 16 of GPU pagers (non-GPU pagers take 128 too):
-// attention makes one kernel call per block and head for the keys and one for the
-// values, and each call has fixed costs (a kernel's pipeline filled and drained, its
-// dispatch) that a longer span spreads over more rows. Over 16 rows a decode step of
-// llama-134m's shape took 1.3–1.7× as long as over 64 (bench attention, ctx 4096);
-// over 128, 6–12% less than over 64 (q4 at ctx 4096, 12/12/64; every cache type at
-// 32k, 32/8/64), over 256 8–18% less. The price is coarser prefix caching (whole
-// blocks are shared) and up to B−1 unused slots per sequence.
+// Blocks are the unit of allocation and prefix sharing only: a 304-token sequence
+// leaves at most B−1 slots unused, and shares prefixes B tokens at a time. The
+// attention kernels do not see blocks: they read a sequence's history in spans of
+// SpanTokens logical positions (see geometry.span), whatever the block size.
 const (
-	DefaultBlockTokens = 128
+	DefaultBlockTokens = 16
 	MaxBlockTokens     = 1 << 14
 	MaxBlockBytes      = 1 << 30 // largest physical block
 )
+
+// SpanTokens is the unit of attention work (rounded up to a multiple of every KIVI
+// key group): history positions [k·SpanTokens, (k+1)·SpanTokens) are handed to the
+// kernels as one span (cut further only where storage changes: sinks, rings, a
+// window's start). Each kernel call has fixed costs that a longer span spreads over
+// more rows (over 16 rows a decode step of llama-134m's shape took 1.3–1.7× as long
+// as over 64; over 128, 6–12% less than over 64). Because the unit is logical, the
+// kernels' float sums follow positions only, never where blocks sit: a sequence's
+// results are the same bits with any block size that divides the span, its blocks
+// adjacent, scattered, adopted from a prefix or copied on a fork.
+//
+// The pool makes memory in extents of one span's blocks, laid out so that the rows
+// of consecutive slots are contiguous (see pool), and gives a span's first block the
+// first slot of an empty extent and each next block the slot after: the kernels
+// then read the span in place. A span whose blocks are not adjacent (adopted prefix
+// blocks, copies on write, a full pool) is copied into the sequence's scratch first.
+const SpanTokens = 128
+
+// piece is a run of n bytes at offset off of the block layout.
+type piece struct{ off, n int }
 
 // layer is the storage layout of one layer inside a physical block, and the
 // full-precision tail geometry of one layer of a sequence.
@@ -108,6 +124,14 @@ type geometry struct {
 	tailHead, tailRow int
 	layers            []layer
 	blockBytes        int
+	// span is SpanTokens rounded up to a multiple of the KIVI key groups (see there).
+	span int
+	// E is the number of blocks per extent of pool memory, and pieces the block
+	// layout piece by piece (one layer side of one KV head: a head section), in
+	// layout order: an extent holds each piece for its E blocks side by side (see
+	// pool), so rows of blocks in consecutive slots are contiguous.
+	E      int
+	pieces []piece
 	// workK, workV: some layer keeps f16 key (value) rings, so a step's new rows
 	// pass through the sequence's work area.
 	workK, workV bool
@@ -241,6 +265,17 @@ func newGeometry(cfg Config) (*geometry, error) {
 		off += ly.bytes
 	}
 	g.blockBytes = off
+	g.span = (SpanTokens + unit - 1) / unit * unit
+	g.E = max(1, g.span/B)
+	for i := range g.layers {
+		ly := &g.layers[i]
+		for h := range cfg.KVHeads {
+			g.pieces = append(g.pieces, piece{ly.kOff + h*ly.kHeadStride, ly.kHeadStride})
+		}
+		for h := range cfg.KVHeads {
+			g.pieces = append(g.pieces, piece{ly.vOff + h*ly.vHeadStride, ly.vHeadStride})
+		}
+	}
 	if off > MaxBlockBytes {
 		return nil, fmt.Errorf("kv: config: one block would take %d bytes (%d tokens × %d layers), more than %d", off, B, cfg.Layers, MaxBlockBytes)
 	}

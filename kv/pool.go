@@ -11,6 +11,13 @@ import (
 // a cleanup releases it once the Store is unreachable. A block is used while at
 // least one sequence's block table refers to it; refs counts those references.
 //
+// Memory is made in extents of ext blocks (block id = extent·ext + slot). A block's
+// bytes are not one range: an extent holds each piece of its blocks' layout (one
+// layer side of one KV head, see geometry.pieces) for all its slots side by side, so
+// the rows of blocks in consecutive slots follow one another and attention reads a
+// run of them in one kernel call (allocation granularity is not kernel
+// granularity). alloc takes the slot after a sequence's last block when it is free.
+//
 // The pool does no budget checks itself: the Store plans every operation, checks
 // the budget against the plan, and only then calls alloc, so that a failure leaves
 // nothing behind.
@@ -21,24 +28,103 @@ import (
 // then evicts the least recently cached block.
 type pool struct {
 	blockBytes int
+	ext        int             // blocks per extent
+	pieces     []piece         // a block's layout, piece by piece (geometry.pieces)
 	maxBlocks  int             // blocks the budget holds; 0 when unlimited
-	mem        *blockmem.Arena // where block memory comes from
-	data       [][]byte        // block id → memory; nil until first used
-	refs       []int32         // block id → references from block tables
+	mem        *blockmem.Arena // where extent memory comes from
+	data       [][]byte        // extent → memory
+	refs       []int32         // block id → references from block tables; len: blocks made
 	free       []int32         // ids with refs == 0, memory made and not cached, reused first
+	freeAt     []int32         // block id → its index in free, −1 when not free
+	freeIn     []int32         // extent → its free slots
+	lastAny    int32           // the block alloc(−1) gave last, −1 for none
 	used       int             // blocks with refs > 0
 	shared     int             // blocks with refs > 1
 	idx        prefixIndex
 }
 
-// alloc returns a block with one reference. Its contents are unspecified.
-func (p *pool) alloc() int32 {
+// made is the number of blocks whose memory exists.
+func (p *pool) made() int { return len(p.refs) }
+
+func (p *pool) pushFree(id int32) {
+	p.freeAt[id] = int32(len(p.free))
+	p.free = append(p.free, id)
+	p.freeIn[int(id)/p.ext]++
+}
+
+// takeFree removes id from the free list.
+func (p *pool) takeFree(id int32) {
+	i, last := p.freeAt[id], p.free[len(p.free)-1]
+	p.free[i], p.freeAt[last] = last, i
+	p.free = p.free[:len(p.free)-1]
+	p.freeAt[id] = -1
+	p.freeIn[int(id)/p.ext]--
+}
+
+// extend makes one more extent, its slots free (the lowest handed out first), up to
+// maxBlocks blocks in all.
+func (p *pool) extend() {
+	x := len(p.data)
+	p.data = append(p.data, p.mem.Alloc())
+	p.freeIn = append(p.freeIn, 0)
+	n := p.ext
+	if p.maxBlocks > 0 {
+		n = min(n, p.maxBlocks-p.made())
+	}
+	for range n {
+		p.refs = append(p.refs, 0)
+		p.freeAt = append(p.freeAt, -1)
+	}
+	p.idx.grow(p.made())
+	for s := n - 1; s >= 0; s-- {
+		p.pushFree(int32(x*p.ext + s))
+	}
+}
+
+// fresh, passed to alloc, asks for the first slot of an extent whose slots are all
+// free: the first block of a span (see geometry.span), whose next blocks then
+// follow it in the extent.
+const fresh int32 = -2
+
+// freshSlot returns the first slot of an extent whose slots are all free, making
+// one if the budget allows, or −1.
+func (p *pool) freshSlot() int32 {
+	for x, n := range p.freeIn {
+		if int(n) == min(p.ext, p.made()-x*p.ext) {
+			return int32(x * p.ext)
+		}
+	}
+	if p.made()%p.ext == 0 && (p.maxBlocks == 0 || p.made() < p.maxBlocks) {
+		p.extend()
+		return int32((len(p.data) - 1) * p.ext)
+	}
+	return -1
+}
+
+// alloc returns a block with one reference: prefer if it is free (the slot after
+// a sequence's last block; fresh for the first slot of an empty extent), else any.
+// Its contents are unspecified. Blocks asked for with prefer −1 (side rows,
+// imported blocks) fill extents of their own, one after another, so that they
+// do not take the slots a sequence's span is about to grow into.
+func (p *pool) alloc(prefer int32) int32 {
 	var id int32
-	switch n := len(p.free); {
-	case n > 0:
-		id = p.free[n-1]
-		p.free = p.free[:n-1]
-	case p.idx.head >= 0 && p.maxBlocks > 0 && len(p.data) >= p.maxBlocks:
+	anyBlock := prefer == -1
+	if anyBlock {
+		if prefer = p.next(p.lastAny); prefer < 0 || p.freeAt[prefer] < 0 {
+			prefer = fresh
+		}
+	}
+	if prefer == fresh {
+		prefer = p.freshSlot()
+	}
+	switch {
+	case prefer >= 0 && int(prefer) < p.made() && p.freeAt[prefer] >= 0:
+		id = prefer
+		p.takeFree(id)
+	case len(p.free) > 0:
+		id = p.free[len(p.free)-1]
+		p.takeFree(id)
+	case p.idx.head >= 0 && p.maxBlocks > 0 && p.made() >= p.maxBlocks:
 		id = p.idx.head
 		p.idx.remove(id)
 		if owner := p.idx.meta[id].sideOf; owner >= 0 {
@@ -53,14 +139,68 @@ func (p *pool) alloc() int32 {
 		}
 		p.idx.evictions++
 	default:
-		id = int32(len(p.data))
-		p.data = append(p.data, p.mem.Alloc())
-		p.refs = append(p.refs, 0)
-		p.idx.grow(len(p.data))
+		p.extend()
+		id = p.free[len(p.free)-1]
+		p.takeFree(id)
+	}
+	if anyBlock {
+		p.lastAny = id
 	}
 	p.refs[id] = 1
 	p.used++
 	return id
+}
+
+// next is the block a sequence whose last block is last prefers next: the
+// following slot of the same extent (−1 when there is none).
+func (p *pool) next(last int32) int32 {
+	if last < 0 || (last+1)%int32(p.ext) == 0 || int(last)+1 >= p.made() {
+		return -1
+	}
+	return last + 1
+}
+
+// section returns the memory from block id's part of the piece that starts at byte
+// off of the block layout (of n bytes per block) to the end of its extent: the
+// same piece of the blocks in later slots follows, then the next piece.
+func (p *pool) section(id int32, off, n int) []byte {
+	x, s := int(id)/p.ext, int(id)%p.ext
+	return p.data[x][off*p.ext+s*n:]
+}
+
+// blockIO copies between b and block id's bytes in layout order from byte off (as
+// if the block were one range), writing into the block when write is set; it
+// returns the bytes copied (up to the block's end).
+func (p *pool) blockIO(id int32, off int, b []byte, write bool) int {
+	done := 0
+	i, _ := slices.BinarySearchFunc(p.pieces, off, func(pc piece, off int) int {
+		switch {
+		case pc.off+pc.n <= off:
+			return -1
+		case pc.off > off:
+			return 1
+		}
+		return 0
+	})
+	for ; i < len(p.pieces) && len(b) > 0; i++ {
+		pc := p.pieces[i]
+		mem := p.section(id, pc.off, pc.n)[off-pc.off : pc.n]
+		var n int
+		if write {
+			n = copy(mem, b)
+		} else {
+			n = copy(b, mem)
+		}
+		b, off, done = b[n:], off+n, done+n
+	}
+	return done
+}
+
+// copyBlock copies block src's bytes into block dst.
+func (p *pool) copyBlock(dst, src int32) {
+	for _, pc := range p.pieces {
+		copy(p.section(dst, pc.off, pc.n)[:pc.n], p.section(src, pc.off, pc.n)[:pc.n])
+	}
 }
 
 // adopt adds a reference to a registered block, taking it out of the LRU queue if
@@ -89,7 +229,7 @@ func (p *pool) available() int {
 	if p.maxBlocks == 0 {
 		return -1
 	}
-	return len(p.free) + max(0, p.maxBlocks-len(p.data)) + p.idx.cached
+	return len(p.free) + max(0, p.maxBlocks-p.made()) + p.idx.cached
 }
 
 // allocSides gives block owner n side blocks (see prefix.go) if the pool can hand
@@ -103,7 +243,7 @@ func (p *pool) allocSides(owner int32, n int) bool {
 	}
 	chain := make([]int32, n)
 	for i := range chain {
-		chain[i] = p.alloc() // referenced while the chain is made: not evicted by it
+		chain[i] = p.alloc(-1) // referenced while the chain is made: not evicted by it
 	}
 	for _, id := range chain {
 		p.refs[id] = 0
@@ -124,7 +264,7 @@ func (p *pool) dropSides(owner int32) {
 		p.idx.remove(id)
 		p.idx.meta[id].sideOf = -1
 		p.idx.sides--
-		p.free = append(p.free, id)
+		p.pushFree(id)
 	}
 	m.side, m.sideReady = nil, false
 }
@@ -141,13 +281,7 @@ func (p *pool) touchSides(owner int32) {
 // writing into the chain when write is set.
 func (p *pool) sideIO(chain []int32, off int, b []byte, write bool) {
 	for len(b) > 0 {
-		blk := p.data[chain[off/p.blockBytes]][off%p.blockBytes:]
-		var n int
-		if write {
-			n = copy(blk, b)
-		} else {
-			n = copy(b, blk)
-		}
+		n := p.blockIO(chain[off/p.blockBytes], off%p.blockBytes, b, write)
 		b, off = b[n:], off+n
 	}
 }
@@ -170,7 +304,7 @@ func (p *pool) decRef(id int32) {
 			p.idx.push(id)
 		} else {
 			p.dropSides(id)
-			p.free = append(p.free, id)
+			p.pushFree(id)
 		}
 	}
 }

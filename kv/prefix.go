@@ -511,7 +511,8 @@ func (st *Store) ExportPrefixBlock(hash uint64) (PrefixBlock, bool) {
 	}
 	m := &st.pool.idx.meta[id]
 	b := PrefixBlock{Hash: m.hash, Parent: m.parent, Index: m.index, Tokens: slices.Clone(m.tokens),
-		Bytes: slices.Clone(st.pool.data[id])}
+		Bytes: make([]byte, st.g.blockBytes)}
+	st.pool.blockIO(id, 0, b.Bytes, false)
 	if m.sideReady {
 		_, n := st.sideParts(m.index, nil)
 		b.Side = make([]byte, n)
@@ -555,8 +556,8 @@ func (st *Store) ImportPrefixBlock(b PrefixBlock) error {
 	if a := st.pool.available(); a == 0 {
 		return fmt.Errorf("kv: import prefix block %#x: %w", b.Hash, ErrNoSpace)
 	}
-	id := st.pool.alloc()
-	copy(st.pool.data[id], b.Bytes)
+	id := st.pool.alloc(-1)
+	st.pool.blockIO(id, 0, b.Bytes, true)
 	st.pool.idx.register(id, b.Hash, b.Parent, b.Tokens)
 	st.pool.idx.meta[id].index = b.Index
 	if sideBytes > 0 && st.pool.allocSides(id, (sideBytes+st.g.blockBytes-1)/st.g.blockBytes) {

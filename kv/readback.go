@@ -80,7 +80,7 @@ func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float3
 		return r.at(pos)[head*th:][:th]
 	}
 	d := cfg.HeadDim
-	blk := st.pool.data[s.blocks[pos/B]]
+	blk := s.blocks[pos/B]
 	slot := pos % B
 	if side == Keys {
 		switch {
@@ -95,13 +95,13 @@ func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float3
 		case ly.kChan != nil:
 			G := ly.kG
 			buf := make([]float32, G*d)
-			ly.kChan.Decode(buf, blk[ly.kOff+head*ly.kHeadStride+slot/G*ly.kBlkBytes:][:ly.kBlkBytes], G, d)
+			ly.kChan.Decode(buf, st.kSec(blk, ly, head)[slot/G*ly.kBlkBytes:][:ly.kBlkBytes], G, d)
 			copy(dst, buf[(slot%G)*d:][:d])
 			if ly.preRoPE { // stored before RoPE: rotated to pos as attention does
 				ly.rope.Rotate(dst, 1, d, pos, 0)
 			}
 		default:
-			ly.kRow.Decode(dst, blk[ly.kOff+head*ly.kHeadStride+slot*ly.kRowBytes:][:ly.kRowBytes])
+			ly.kRow.Decode(dst, st.kSec(blk, ly, head)[slot*ly.kRowBytes:][:ly.kRowBytes])
 		}
 		return nil
 	}
@@ -115,7 +115,7 @@ func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float3
 		}
 		st.g.tail.Decode(dst, row)
 	default:
-		ly.vRow.Decode(dst, blk[ly.vOff+head*ly.vHeadStride+slot*ly.vRowBytes:][:ly.vRowBytes])
+		ly.vRow.Decode(dst, st.vSec(blk, ly, head)[slot*ly.vRowBytes:][:ly.vRowBytes])
 	}
 	return nil
 }
@@ -194,5 +194,8 @@ func (st *Store) ReadBlock(id SeqID, i int, dst []byte) ([]byte, error) {
 	if b < 0 {
 		return dst, fmt.Errorf("kv: read block %d of sequence %d: evicted", i, id)
 	}
-	return append(dst, st.pool.data[b]...), nil
+	n := len(dst)
+	dst = append(dst, make([]byte, st.g.blockBytes)...)
+	st.pool.blockIO(b, 0, dst[n:], false)
+	return dst, nil
 }

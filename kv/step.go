@@ -56,14 +56,14 @@ func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 	s.work.layer = layer
 	for i := 0; i < s.pending; i++ {
 		p := s.base + i
-		blk := st.pool.data[s.blocks[p/B]]
+		blk := s.blocks[p/B]
 		slot := p % B
 		kr, vr := k[i*rl:(i+1)*rl], v[i*rl:(i+1)*rl]
 		for h := 0; h < st.g.cfg.KVHeads; h++ {
 			if ly.kRow != nil {
-				ly.kRow.Encode(blk[ly.kOff+h*ly.kHeadStride+slot*ly.kRowBytes:][:ly.kRowBytes], kr[h*d:(h+1)*d])
+				ly.kRow.Encode(st.kSec(blk, ly, h)[slot*ly.kRowBytes:][:ly.kRowBytes], kr[h*d:(h+1)*d])
 			}
-			ly.vRow.Encode(blk[ly.vOff+h*ly.vHeadStride+slot*ly.vRowBytes:][:ly.vRowBytes], vr[h*d:(h+1)*d])
+			ly.vRow.Encode(st.vSec(blk, ly, h)[slot*ly.vRowBytes:][:ly.vRowBytes], vr[h*d:(h+1)*d])
 		}
 		if p < ly.sinksK {
 			st.encodeTail(t.sk[p*tr:(p+1)*tr], kr)
@@ -128,13 +128,13 @@ func (st *Store) encodeTail(dst []byte, src []float32) {
 // Sink positions of a block that also holds other tokens are encoded as copies of
 // the block's first non-sink key. Layers that store keys before RoPE rotate each key
 // back by its position first (the rows kept in full precision stay as they came).
-func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, blk []byte, gs int) {
+func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, blk int32, gs int) {
 	d, G, tr, th := st.g.cfg.HeadDim, ly.kG, st.g.tailRow, st.g.tailHead
 	if cap(s.encBuf) < G*d {
 		s.encBuf = make([]float32, G*d)
 	}
 	buf := s.encBuf[:G*d]
-	off := ly.kOff + (gs%st.g.B)/G*ly.kBlkBytes
+	off := (gs % st.g.B) / G * ly.kBlkBytes
 	for h := 0; h < st.g.cfg.KVHeads; h++ {
 		for i := 0; i < G; i++ {
 			q := gs + i
@@ -158,7 +158,7 @@ func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, blk []byte, gs int) 
 				ly.rope.Rotate(buf[i*d:(i+1)*d], 1, d, -q, 0)
 			}
 		}
-		ly.kChan.Encode(blk[off+h*ly.kHeadStride:][:ly.kBlkBytes], buf, G, d)
+		ly.kChan.Encode(st.kSec(blk, ly, h)[off:][:ly.kBlkBytes], buf, G, d)
 	}
 }
 
@@ -183,6 +183,7 @@ func (st *Store) Attend(layer int, id SeqID, q, out []float32) error {
 			id, layer, len(q), len(out), s.pending, st.g.cfg.Heads, st.g.cfg.HeadDim, s.pending*hq)
 	}
 	s.viewLayer = layer
+	st.gather(s, layer)
 	if err := attn.Prefill(out, q, s.pending, st.shape, s.view, st.opts, &s.sc); err != nil {
 		return fmt.Errorf("kv: attend sequence %d layer %d at position %d: %w", id, layer, s.base, err)
 	}
@@ -216,7 +217,7 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 		fv = max(0, end-ly.r)
 	}
 	fv = max(fv, sV)
-	B, tr, base := st.g.B, st.g.tailRow, s.base
+	C, tr, base := st.g.span, st.g.tailRow, s.base
 	tail := func(b []byte) attn.Src {
 		return attn.Src{Kind: attn.Rows, Row: st.g.tail, Plan: st.g.tailPlan, Bytes: b, HeadStride: st.g.tailHead, Stride: tr}
 	}
@@ -239,21 +240,21 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 			// A sink: the query is scored as if at position p−gap.
 			b, sp.Delta = s.sinkEnd, -gap
 		}
-		blk := st.pool.data[s.blocks[a/B]]
-		blockEnd := (a/B + 1) * B
+		spanEnd := (a/C + 1) * C
 		switch {
 		case a < sK:
 			sp.K = tail(t.sk[a*tr:])
 			b = min(b, sK)
 		case a < fk:
+			mem, hs := st.spanKeys(s, ly, a)
 			if ly.kChan != nil {
 				sp.K = attn.Src{Kind: attn.Channel, Chan: ly.kChan, RoPE: ly.rope, G: ly.kG, Off: a % ly.kG,
-					Bytes: blk[ly.kOff+(a%B)/ly.kG*ly.kBlkBytes:], HeadStride: ly.kHeadStride, Stride: ly.kBlkBytes}
+					Bytes: mem, HeadStride: hs, Stride: ly.kBlkBytes}
 			} else {
 				sp.K = attn.Src{Kind: attn.Rows, Row: ly.kRow, Plan: ly.kPlan,
-					Bytes: blk[ly.kOff+(a%B)*ly.kRowBytes:], HeadStride: ly.kHeadStride, Stride: ly.kRowBytes}
+					Bytes: mem, HeadStride: hs, Stride: ly.kRowBytes}
 			}
-			b = min(b, fk, blockEnd)
+			b = min(b, fk, spanEnd)
 		case a < base:
 			i := a % t.k.capRows()
 			sp.K = tail(t.k.buf[i*tr:])
@@ -266,9 +267,10 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 			sp.V = tail(t.sv[a*tr:])
 			b = min(b, sV)
 		case a < fv:
+			mem, hs := st.spanValues(s, ly, a)
 			sp.V = attn.Src{Kind: attn.Rows, Row: ly.vRow, Plan: ly.vPlan,
-				Bytes: blk[ly.vOff+(a%B)*ly.vRowBytes:], HeadStride: ly.vHeadStride, Stride: ly.vRowBytes}
-			b = min(b, fv, blockEnd)
+				Bytes: mem, HeadStride: hs, Stride: ly.vRowBytes}
+			b = min(b, fv, spanEnd)
 		case a < base:
 			i := a % t.v.capRows()
 			sp.V = tail(t.v.buf[i*tr:])
@@ -281,4 +283,121 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 		a = b
 	}
 	return dst
+}
+
+// kSec and vSec return the memory of block id's keys (values) of KV head h of layer
+// ly onward: the block's head section, then the same section of the blocks in the
+// extent's later slots (head h+1's starts E·HeadStride bytes on; see pool).
+func (st *Store) kSec(id int32, ly *layer, h int) []byte {
+	return st.pool.section(id, ly.kOff+h*ly.kHeadStride, ly.kHeadStride)
+}
+
+func (st *Store) vSec(id int32, ly *layer, h int) []byte {
+	return st.pool.section(id, ly.vOff+h*ly.vHeadStride, ly.vHeadStride)
+}
+
+// placeFor is where block i of s should go (pool.alloc's preference): the first
+// block of a span (SpanTokens) at the start of an empty extent, the others in the
+// slot after block i−1, so that attention reads the span in place.
+func (st *Store) placeFor(s *seq, i int) int32 {
+	if i*st.g.B%st.g.span == 0 {
+		return fresh
+	}
+	if i == 0 || s.blocks[i-1] < 0 {
+		return -1
+	}
+	return st.pool.next(s.blocks[i-1])
+}
+
+// adjacent reports whether the blocks of one span, in table order, sit in
+// consecutive slots of one extent (evicted ones, −1, are never read across).
+func (st *Store) adjacent(blocks []int32) bool {
+	for j := 1; j < len(blocks); j++ {
+		if blocks[j-1] >= 0 && blocks[j] >= 0 && blocks[j] != st.pool.next(blocks[j-1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// spanHeads returns the bytes of one KV head's keys and values of one span of
+// layer ly in s.gath.
+func (st *Store) spanHeads(ly *layer) (k, v int) {
+	if ly.kChan != nil {
+		k = st.g.span / ly.kG * ly.kBlkBytes
+	} else {
+		k = st.g.span * ly.kRowBytes
+	}
+	return k, st.g.span * ly.vRowBytes
+}
+
+// gather copies the layer's spans of s whose blocks are not adjacent into s.gath,
+// head by head as one block of SpanTokens tokens would hold them, and records in
+// s.gathAt where each span is read (see SpanTokens). A span copied is a few KiB of
+// codes per KV head; it happens to a span with blocks adopted from a prefix or
+// copied on a fork, and when the pool had no empty extent.
+func (st *Store) gather(s *seq, layer int) {
+	ly := &st.g.layers[layer]
+	B, C, H := st.g.B, st.g.span, st.g.cfg.KVHeads
+	kh, vh := st.spanHeads(ly)
+	s.gath, s.gathAt = s.gath[:0], s.gathAt[:0]
+	for c := 0; c*C < len(s.blocks)*B; c++ {
+		j0, j1 := c*C/B, min(len(s.blocks), ((c+1)*C+B-1)/B)
+		if st.adjacent(s.blocks[j0:j1]) {
+			s.gathAt = append(s.gathAt, -1)
+			continue
+		}
+		off := len(s.gath)
+		s.gathAt = append(s.gathAt, int32(off))
+		s.gath = append(s.gath, make([]byte, H*(kh+vh))...)
+		dst := s.gath[off:]
+		for j := j0; j < j1; j++ {
+			blk := s.blocks[j]
+			if blk < 0 {
+				continue
+			}
+			lo, hi := max(j*B, c*C), min((j+1)*B, (c+1)*C) // positions of the block in the span
+			for h := range H {
+				if ly.kChan != nil {
+					G, n := ly.kG, ly.kBlkBytes
+					copy(dst[h*kh+(lo-c*C)/G*n:], st.kSec(blk, ly, h)[(lo-j*B)/G*n:(hi-j*B)/G*n])
+				} else {
+					n := ly.kRowBytes
+					copy(dst[h*kh+(lo-c*C)*n:], st.kSec(blk, ly, h)[(lo-j*B)*n:(hi-j*B)*n])
+				}
+				n := ly.vRowBytes
+				copy(dst[H*kh+h*vh+(lo-c*C)*n:], st.vSec(blk, ly, h)[(lo-j*B)*n:(hi-j*B)*n])
+			}
+		}
+	}
+}
+
+// spanKeys returns the key bytes of layer ly from position a on (in a block, not a
+// tail) and the stride between KV heads: in place, or in s.gath (see gather).
+func (st *Store) spanKeys(s *seq, ly *layer, a int) ([]byte, int) {
+	C := st.g.span
+	if off := s.gathAt[a/C]; off >= 0 {
+		kh, _ := st.spanHeads(ly)
+		if ly.kChan != nil {
+			return s.gath[int(off)+(a%C)/ly.kG*ly.kBlkBytes:], kh
+		}
+		return s.gath[int(off)+(a%C)*ly.kRowBytes:], kh
+	}
+	B := st.g.B
+	sec := st.kSec(s.blocks[a/B], ly, 0)
+	if ly.kChan != nil {
+		return sec[(a%B)/ly.kG*ly.kBlkBytes:], st.g.E * ly.kHeadStride
+	}
+	return sec[(a%B)*ly.kRowBytes:], st.g.E * ly.kHeadStride
+}
+
+// spanValues is spanKeys for the values.
+func (st *Store) spanValues(s *seq, ly *layer, a int) ([]byte, int) {
+	C := st.g.span
+	if off := s.gathAt[a/C]; off >= 0 {
+		kh, vh := st.spanHeads(ly)
+		return s.gath[int(off)+st.g.cfg.KVHeads*kh+(a%C)*ly.vRowBytes:], vh
+	}
+	B := st.g.B
+	return st.vSec(s.blocks[a/B], ly, 0)[(a%B)*ly.vRowBytes:], st.g.E * ly.vHeadStride
 }

@@ -84,6 +84,12 @@ type seq struct {
 	caps  []int  // Grow's plan of ring capacities, reused (2 per layer)
 	work  work   // the current step's f16 rows of one layer
 
+	// gath holds copies of the spans of layer viewLayer whose blocks are not
+	// adjacent in pool memory (see SpanTokens), made by Attend; gathAt[k] is span
+	// k's offset in it, −1 for a span read in place.
+	gath   []byte
+	gathAt []int32
+
 	encBuf []float32  // one KIVI key block of one head, for encoding
 	parts  []sidePart // scratch of sideParts
 	sc     attn.Scratch
@@ -125,7 +131,8 @@ func New(cfg Config) (*Store, error) {
 	maxBlocks := int(cfg.BudgetBytes / int64(g.blockBytes))
 	st := &Store{
 		g: g,
-		pool: pool{blockBytes: g.blockBytes, maxBlocks: maxBlocks, mem: blockmem.New(g.blockBytes, maxBlocks),
+		pool: pool{blockBytes: g.blockBytes, ext: g.E, lastAny: -1, pieces: g.pieces, maxBlocks: maxBlocks,
+			mem: blockmem.New(g.E*g.blockBytes, (maxBlocks+g.E-1)/g.E),
 			idx: prefixIndex{byHash: map[uint64]int32{}, head: -1, tail: -1}},
 		prefixOK: prefixEligible(g),
 		root:     rootHash(g),
@@ -436,8 +443,8 @@ func (st *Store) grow(id SeqID, tokens []int32) (*seq, error) {
 	st.fold(s)
 	for _, i := range pl.cow {
 		old := s.blocks[i]
-		nb := st.pool.alloc()
-		copy(st.pool.data[nb], st.pool.data[old])
+		nb := st.pool.alloc(st.placeFor(s, i))
+		st.pool.copyBlock(nb, old)
 		st.pool.decRef(old)
 		s.blocks[i] = nb
 	}
@@ -447,7 +454,7 @@ func (st *Store) grow(id SeqID, tokens []int32) (*seq, error) {
 	}
 	s.hashes = s.hashes[:min(len(s.hashes), p0/B)]
 	for len(s.blocks) < pl.needBlocks {
-		s.blocks = append(s.blocks, st.pool.alloc())
+		s.blocks = append(s.blocks, st.pool.alloc(st.placeFor(s, len(s.blocks))))
 	}
 	for i := range st.g.layers {
 		ly, t := &st.g.layers[i], &s.tails[i]
@@ -655,7 +662,7 @@ func (st *Store) PoolStats() PoolStats {
 		BlocksUsed:   st.pool.used,
 		BlocksShared: st.pool.shared,
 		BlocksFree:   -1,
-		BlocksMade:   len(st.pool.data),
+		BlocksMade:   st.pool.made(),
 		UsedBytes:    int64(st.pool.used) * int64(st.g.blockBytes),
 		TailBytes:    st.tailBytes,
 
