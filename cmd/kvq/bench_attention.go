@@ -47,6 +47,15 @@ type attentionReport struct {
 	// bandwidth moved between about 45 and 78 GB/s from one minute to the next.
 	BetweenGBs    float64 `json:"bandwidth_between_steps_gb_per_s,omitempty"`
 	FracOfBetween float64 `json:"frac_of_bandwidth_between_steps,omitempty"`
+	BlockTokens   int     `json:"block_tokens"` // in force
+	// With --vs-block-tokens: the same steps over blocks of VsBlockTokens, timed in
+	// alternate turns of every round; StepRatio is the median over the rounds of
+	// this round's step time over theirs (min and max beside it).
+	VsBlockTokens int     `json:"vs_block_tokens,omitempty"`
+	VsStepMicros  float64 `json:"vs_step_us,omitempty"`
+	StepRatio     float64 `json:"step_ratio,omitempty"`
+	StepRatioMin  float64 `json:"step_ratio_min,omitempty"`
+	StepRatioMax  float64 `json:"step_ratio_max,omitempty"`
 }
 
 func runBenchAttention(args []string, stdout, stderr io.Writer) error {
@@ -59,6 +68,7 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 	shapeName := fs.String("shape", "", "`NAME`: take the heads, KV heads and head size of a model shape kvq synth knows ("+strings.Join(synth.ShapeNames(), ", ")+") instead")
 	threads := fs.Int("threads", 0, "goroutines per step: 0 = automatic (all CPUs for long histories), 1 = one")
 	blockTokens := fs.Int("block-tokens", 0, "tokens per cache block (0: the cache's default)")
+	vsBlockTokens := fs.Int("vs-block-tokens", 0, "also time a cache of blocks of `N` tokens, the same history, in alternate turns of every round, and report the step time as a ratio to it (A/B in one run)")
 	minTime := fs.Duration("time", 2*time.Second, "measuring time")
 	warm := fs.Bool("warm", false, "repeat steps back to back, the layer's bytes left in the CPU caches; by default each step first reads a buffer of twice the last-level cache, as decode reads the other layers and the weights between two reads of a layer")
 	rounds := fs.Int("rounds", 10, "rounds of steps (--time in all), each followed by a pass measuring the read bandwidth")
@@ -91,6 +101,8 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 		return usagef(fs, "--heads %d must be a positive multiple of --kv-heads %d, and --head-dim %d positive", *heads, *kvHeads, *headDim)
 	case *threads < 0:
 		return usagef(fs, "--threads must be ≥ 0, got %d", *threads)
+	case *blockTokens < 0 || *vsBlockTokens < 0:
+		return usagef(fs, "--block-tokens and --vs-block-tokens must be ≥ 0")
 	case *minTime <= 0 || *rounds < 1:
 		return usagef(fs, "--time must be positive and --rounds ≥ 1")
 	}
@@ -111,18 +123,31 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("bench attention: head size %d: %w", *headDim, err)
 	}
-	st, err := kv.New(kv.Config{Layers: 1, Heads: *heads, KVHeads: *kvHeads, HeadDim: *headDim, Spec: spec,
-		BlockTokens: *blockTokens, AttnWorkers: *threads, RoPE: rope})
-	if err != nil {
-		return err
+	// One filled cache per block size (the second only with --vs-block-tokens).
+	type target struct {
+		st *kv.Store
+		id kv.SeqID
 	}
-	id, err := st.NewSeq()
-	if err != nil {
-		return err
+	var targets []target
+	for i, B := range []int{*blockTokens, *vsBlockTokens} {
+		if i > 0 && B == 0 {
+			break
+		}
+		st, err := kv.New(kv.Config{Layers: 1, Heads: *heads, KVHeads: *kvHeads, HeadDim: *headDim, Spec: spec,
+			BlockTokens: B, AttnWorkers: *threads, RoPE: rope})
+		if err != nil {
+			return err
+		}
+		id, err := st.NewSeq()
+		if err != nil {
+			return err
+		}
+		if err := fillRandom(st, id, *ctx, *kvHeads**headDim); err != nil {
+			return err
+		}
+		targets = append(targets, target{st, id})
 	}
-	if err := fillRandom(st, id, *ctx, *kvHeads**headDim); err != nil {
-		return err
-	}
+	st := targets[0].st
 	r := rand.New(rand.NewPCG(2, uint64(*ctx)))
 	q := make([]float32, *heads**headDim)
 	for i := range q {
@@ -130,8 +155,10 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 	}
 	out := make([]float32, len(q))
 	for range 3 { // warm up: the worker pool, caches, page tables
-		if err := st.Attend(0, id, q, out); err != nil {
-			return err
+		for _, t := range targets {
+			if err := t.st.Attend(0, t.id, q, out); err != nil {
+				return err
+			}
 		}
 	}
 	nThreads := *threads
@@ -170,28 +197,44 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 	steps := 0
 	var wall, between, cpu time.Duration
 	var stepGBs, bwGBs, fracs []float64
-	for range *rounds {
-		n, w := 0, time.Duration(0)
+	var vsSteps int
+	var vsWall time.Duration
+	var ratios []float64
+	for round := range *rounds {
+		// With two targets their steps alternate one by one (each after its own
+		// eviction), so that both meet the same moments of a shared machine.
+		var n [2]int
+		var w [2]time.Duration
 		cpu0 := procstat.CPU()
-		for r0 := time.Now(); n < 3 || time.Since(r0) < *minTime/time.Duration(*rounds); n++ {
-			if evict != nil {
-				e0 := time.Now()
-				evict()
-				between += time.Since(e0)
+		for r0 := time.Now(); n[0] < 3 || time.Since(r0) < *minTime/time.Duration(*rounds); {
+			first := round + n[0] // which target goes first alternates
+			for turn := range targets {
+				ti := (turn + first) % len(targets)
+				t := targets[ti]
+				if evict != nil {
+					e0 := time.Now()
+					evict()
+					between += time.Since(e0)
+				}
+				w0 := time.Now()
+				if err := t.st.Attend(0, t.id, q, out); err != nil {
+					return err
+				}
+				w[ti] += time.Since(w0)
+				n[ti]++
 			}
-			w0 := time.Now()
-			if err := st.Attend(0, id, q, out); err != nil {
-				return err
-			}
-			w += time.Since(w0)
 		}
 		cpu += procstat.CPU() - cpu0
-		steps, wall = steps+n, wall+w
-		g := float64(cacheBytes) * float64(n) / w.Seconds() / 1e9
+		steps, wall = steps+n[0], wall+w[0]
+		stepGBs = append(stepGBs, float64(cacheBytes)*float64(n[0])/w[0].Seconds()/1e9)
+		if len(targets) > 1 {
+			vsSteps, vsWall = vsSteps+n[1], vsWall+w[1]
+			ratios = append(ratios, (w[0].Seconds()/float64(n[0]))/(w[1].Seconds()/float64(n[1])))
+		}
 		b := membw.Read(buf, nThreads, 0)
-		stepGBs, bwGBs = append(stepGBs, g), append(bwGBs, b)
+		bwGBs = append(bwGBs, b)
 		if b > 0 {
-			fracs = append(fracs, g/b)
+			fracs = append(fracs, stepGBs[len(stepGBs)-1]/b)
 		}
 	}
 	stopProfile()
@@ -201,10 +244,15 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 		Threads: nThreads, Kernels: attn.KernelName(), Steps: steps, Warm: *warm,
 		StepMicros: float64(wall.Microseconds()) / float64(steps),
 		TokPerS:    float64(steps) / wall.Seconds(),
-		CacheBytes: cacheBytes,
+		CacheBytes: cacheBytes, BlockTokens: st.Config().BlockTokens,
+	}
+	if len(targets) > 1 {
+		rep.VsBlockTokens = targets[1].st.Config().BlockTokens
+		rep.VsStepMicros = float64(vsWall.Microseconds()) / float64(vsSteps)
+		rep.StepRatio, rep.StepRatioMin, rep.StepRatioMax = median(ratios), slices.Min(ratios), slices.Max(ratios)
 	}
 	if *warm {
-		rep.CPUMicros = float64(cpu.Microseconds()) / float64(steps)
+		rep.CPUMicros = float64(cpu.Microseconds()) / float64(steps+vsSteps) // both targets' steps
 	}
 	rep.GBPerS = median(stepGBs)
 	rep.BandwidthGBs = bw
@@ -212,15 +260,15 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 		rep.FracOfBW = median(fracs)
 	}
 	if between > 0 {
-		rep.BetweenGBs = float64(evictBytes) * float64(steps) / between.Seconds() / 1e9
+		rep.BetweenGBs = float64(evictBytes) * float64(steps+vsSteps) / between.Seconds() / 1e9
 		rep.FracOfBetween = rep.GBPerS / rep.BetweenGBs
 	}
 	state := "cold: each step reads the layer from memory, as decode does"
 	if rep.Warm {
 		state = "warm: steps back to back, the layer in the CPU caches where it fits"
 	}
-	fmt.Fprintf(stdout, "cache %s, ctx %d, %d heads / %d kv heads × %d, %d thread(s), kernels %s\n",
-		rep.Cache, rep.Ctx, rep.Heads, rep.KVHeads, rep.HeadDim, rep.Threads, rep.Kernels)
+	fmt.Fprintf(stdout, "cache %s, ctx %d, %d heads / %d kv heads × %d, blocks of %d tokens, %d thread(s), kernels %s\n",
+		rep.Cache, rep.Ctx, rep.Heads, rep.KVHeads, rep.HeadDim, rep.BlockTokens, rep.Threads, rep.Kernels)
 	fmt.Fprintf(stdout, "caches          %s\n", state)
 	cpuNote := ""
 	if rep.CPUMicros > 0 {
@@ -231,6 +279,10 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "read bandwidth  %.2f GB/s with %d thread(s), a pass after each round (%.2f–%.2f): the rounds' median fraction %.1f%%\n", bw, nThreads, slices.Min(bwGBs), slices.Max(bwGBs), 100*rep.FracOfBW)
 	if rep.Warm {
 		fmt.Fprintln(stdout, "                (warm: a layer that fits in the CPU caches is read from them, faster than from memory)")
+	}
+	if rep.VsBlockTokens > 0 {
+		fmt.Fprintf(stdout, "vs blocks of %-3d %.1f µs wall (%d steps, alternate turns): step time ratio %.3f (median of %d rounds, %.3f–%.3f)\n",
+			rep.VsBlockTokens, rep.VsStepMicros, vsSteps, rep.StepRatio, len(ratios), rep.StepRatioMin, rep.StepRatioMax)
 	}
 	if rep.BetweenGBs > 0 {
 		fmt.Fprintf(stdout, "between steps   %.2f GB/s read by the same threads in the reads between the steps: %.1f%% of it\n", rep.BetweenGBs, 100*rep.FracOfBetween)

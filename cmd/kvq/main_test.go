@@ -309,6 +309,8 @@ func TestBenchAttentionAndBandwidthJSON(t *testing.T) {
 			"--time", "50ms", "--rounds", "3", "--warm"}, []string{"cache", "ctx", "gb_per_s", "bandwidth_gb_per_s", "frac_of_bandwidth"}},
 		{[]string{"bench", "attention", "--cache", "q8", "--ctx", "200", "--shape", "llama-134m",
 			"--time", "50ms", "--rounds", "3", "--warm"}, []string{"cache", "ctx", "gb_per_s", "bandwidth_gb_per_s", "frac_of_bandwidth"}},
+		{[]string{"bench", "attention", "--cache", "q4", "--ctx", "300", "--heads", "4", "--kv-heads", "2", "--head-dim", "32",
+			"--time", "50ms", "--rounds", "3", "--vs-block-tokens", "128"}, []string{"block_tokens", "vs_block_tokens", "vs_step_us", "step_ratio", "step_ratio_min", "step_ratio_max"}},
 		{[]string{"bench", "bandwidth", "--size", "64MiB", "--threads", "1", "--time", "50ms"}, nil},
 	}
 	for i, tc := range tests {
