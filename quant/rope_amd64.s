@@ -240,17 +240,17 @@ DATA rseven3<>+16(SB)/8, $0x0000000700000007
 DATA rseven3<>+24(SB)/8, $0x0000000700000007
 GLOBL rseven3<>(SB), RODATA|NOPTR, $32
 
-// Code unpackers of dotRoPEInt1: 32 codes at SI into the bytes of Y0, in channel
+// Code unpackers of dotRoPEInt1: 32 codes at M into the bytes of Y0, in channel
 // order (a pair's two codes in adjacent bytes).
 // UNP4: 16 bytes, each a pair: word = byte | byte<<4, masked to 0x0f0f.
-#define UNP4 \
-	VPMOVZXBW (SI), Y0; \
+#define UNP4(M) \
+	VPMOVZXBW M, Y0; \
 	VPSLLW    $4, Y0, Y1; \
 	VPOR      Y1, Y0, Y0; \
 	VPAND     Y15, Y0, Y0
 // UNP2: 8 bytes, each two pairs: dword = x | x<<6 | x<<12 | x<<18, masked to 0x03030303.
-#define UNP2 \
-	VPMOVZXBD (SI), Y0; \
+#define UNP2(M) \
+	VPMOVZXBD M, Y0; \
 	VPSLLD    $6, Y0, Y1; \
 	VPSLLD    $12, Y0, Y2; \
 	VPSLLD    $18, Y0, Y3; \
@@ -261,8 +261,8 @@ GLOBL rseven3<>(SB), RODATA|NOPTR, $32
 // UNP3: 12 bytes (16 loaded), pair j at bits 6j..6j+5: word j gathers the two bytes
 // holding it (Y14), a multiply by 2^(10-s) (Y13) puts it at bits 10..15, then the
 // first code goes to bits 0..2 (mask Y12) and the second to bits 8..10 (mask Y15).
-#define UNP3 \
-	VBROADCASTI128 (SI), Y0; \
+#define UNP3(M) \
+	VBROADCASTI128 M, Y0; \
 	VPSHUFB        Y14, Y0, Y0; \
 	VPMULLW        Y13, Y0, Y0; \
 	VPSRLW         $10, Y0, Y1; \
@@ -271,41 +271,84 @@ GLOBL rseven3<>(SB), RODATA|NOPTR, $32
 	VPAND          Y15, Y0, Y0; \
 	VPOR           Y1, Y0, Y0
 
-// IROWS(UNPACK, gbytes, rowL, grpL) is dotRoPEInt1's loop for one code width: per row
-// (R10), per group of 32 channels (R11 per row; its scratch at CX, 160 bytes, its
-// table words at BX, 64 bytes), A = codes·ŵ1 + Ẑ1 and B = codes·ŵ2 + Ẑ2 per pair
-// (VPMADDUBSW, VPADDW), multiplied into the pairs' cosines and sines with VPMADDWD
-// and added (A·cos + B·sin over two pairs per lane); the int32 lanes converted and added into
-// Y8 times the group's D/2^14; the row's score, Y8's lanes added, goes to DI.
-#define IROWS(UNPACK, gbytes, rowL, grpL) \
+// ICORE(UNPACK, M, T, ACC) scores one row's group of 32 channels: its codes at M
+// unpacked, A = codes·ŵ1 + Ẑ1 and B = codes·ŵ2 + Ẑ2 per pair (VPMADDUBSW, VPADDW;
+// the group's scratch at CX, 160 bytes), multiplied into the pairs' cosines and sines
+// (the row's table words at T and 32 bytes further) with VPMADDWD and added (A·cos
+// + B·sin over two pairs per lane), the int32 lanes converted and added into ACC
+// times the group's D/2^14.
+#define ICORE(UNPACK, M, T, T32, ACC) \
+	UNPACK(M); \
+	VPMADDUBSW  (CX), Y0, Y1; \
+	VPMADDUBSW  32(CX), Y0, Y2; \
+	VPADDW      64(CX), Y1, Y1; \
+	VPADDW      96(CX), Y2, Y2; \
+	VPMADDWD    T, Y1, Y1; \
+	VPMADDWD    T32, Y2, Y2; \
+	VPADDD      Y2, Y1, Y3; \
+	VCVTDQ2PS   Y3, Y3; \
+	VFMADD231PS 128(CX), Y3, ACC
+
+// IROWS(UNPACK, gbytes, ...) is dotRoPEInt1's loop for one code width (gbytes code
+// bytes per group): four rows at a time (R12 and R13 the code bytes of one and three
+// rows, R14 and R9 the table bytes of one and three), per group of 32 channels (R11
+// per row; the scratch at CX, the table words at BX), ICORE into Y8..Y11, the four
+// scores added and stored together; then the rest one row at a time into Y8. Both
+// add a row's lanes in the same order, ((0+1)+(2+3))+((4+5)+(6+7)), so a score does
+// not depend on the rows scored beside it.
+#define IROWS(UNPACK, gbytes, row4L, grp4L, rowL, grpL, doneL) \
+row4L: \
+	CMPQ         R10, $4; \
+	JL           rowL; \
+	MOVQ         R8, CX; \
+	MOVQ         R11, DX; \
+	VXORPS       Y8, Y8, Y8; \
+	VXORPS       Y9, Y9, Y9; \
+	VXORPS       Y10, Y10, Y10; \
+	VXORPS       Y11, Y11, Y11; \
+grp4L: \
+	ICORE(UNPACK, (SI), (BX), 32(BX), Y8); \
+	ICORE(UNPACK, (SI)(R12*1), (BX)(R14*1), 32(BX)(R14*1), Y9); \
+	ICORE(UNPACK, (SI)(R12*2), (BX)(R14*2), 32(BX)(R14*2), Y10); \
+	ICORE(UNPACK, (SI)(R13*1), (BX)(R9*1), 32(BX)(R9*1), Y11); \
+	ADDQ         gbytes, SI; \
+	ADDQ         $160, CX; \
+	ADDQ         $64, BX; \
+	DECQ         DX; \
+	JNZ          grp4L; \
+	ADDQ         R13, SI; \
+	ADDQ         R9, BX; \
+	VHADDPS      Y9, Y8, Y8; \
+	VHADDPS      Y11, Y10, Y10; \
+	VHADDPS      Y10, Y8, Y8; \
+	VEXTRACTF128 $1, Y8, X9; \
+	VADDPS       X9, X8, X8; \
+	VMOVUPS      X8, (DI); \
+	ADDQ         $16, DI; \
+	SUBQ         $4, R10; \
+	JMP          row4L; \
 rowL: \
+	TESTQ        R10, R10; \
+	JZ           doneL; \
 	MOVQ         R8, CX; \
 	MOVQ         R11, DX; \
 	VXORPS       Y8, Y8, Y8; \
 grpL: \
-	UNPACK; \
-	VPMADDUBSW   (CX), Y0, Y1; \
-	VPMADDUBSW   32(CX), Y0, Y2; \
-	VPADDW       64(CX), Y1, Y1; \
-	VPADDW       96(CX), Y2, Y2; \
-	VPMADDWD     (BX), Y1, Y1; \
-	VPMADDWD     32(BX), Y2, Y2; \
-	VPADDD       Y2, Y1, Y3; \
-	VCVTDQ2PS    Y3, Y3; \
-	VFMADD231PS  128(CX), Y3, Y8; \
+	ICORE(UNPACK, (SI), (BX), 32(BX), Y8); \
 	ADDQ         gbytes, SI; \
 	ADDQ         $160, CX; \
 	ADDQ         $64, BX; \
 	DECQ         DX; \
 	JNZ          grpL; \
+	VHADDPS      Y8, Y8, Y8; \
+	VHADDPS      Y8, Y8, Y8; \
 	VEXTRACTF128 $1, Y8, X9; \
 	VADDPS       X9, X8, X8; \
-	VHADDPS      X8, X8, X8; \
-	VHADDPS      X8, X8, X8; \
 	VMOVSS       X8, (DI); \
 	ADDQ         $4, DI; \
 	DECQ         R10; \
-	JNZ          rowL; \
+	JMP          rowL; \
+doneL: \
 	VZEROUPPER; \
 	RET
 
@@ -323,23 +366,29 @@ TEXT ·dotRoPEInt1(SB), NOSPLIT, $0-56
 	MOVQ d+40(FP), R11
 	SHRQ $5, R11
 	MOVQ bits+48(FP), AX
+	MOVQ d+40(FP), R12
+	LEAQ (R12*2), R14         // a row's table bytes: 2d
+	LEAQ (R14)(R14*2), R9     // three rows'
+	IMULQ AX, R12
+	SHRQ $3, R12              // a row's code bytes: d·bits/8
+	LEAQ (R12)(R12*2), R13    // three rows'
 	CMPQ AX, $4
 	JE   i4start
 	CMPQ AX, $3
 	JE   i3start
 	VMOVDQU rqm03<>(SB), Y15
-	IROWS(UNP2, $8, i2row, i2grp)
+	IROWS(UNP2, $8, i2row4, i2grp4, i2row, i2grp, i2done)
 
 i4start:
 	VMOVDQU rqm0f<>(SB), Y15
-	IROWS(UNP4, $16, i4row, i4grp)
+	IROWS(UNP4, $16, i4row4, i4grp4, i4row, i4grp, i4done)
 
 i3start:
 	VMOVDQU rq3idx<>(SB), Y14
 	VMOVDQU rq3mul<>(SB), Y13
 	VMOVDQU rqm0007<>(SB), Y12
 	VMOVDQU rqm0700<>(SB), Y15
-	IROWS(UNP3, $12, i3row, i3grp)
+	IROWS(UNP3, $12, i3row4, i3grp4, i3row, i3grp, i3done)
 
 DATA rq3idx<>+0(SB)/8, $0x0302020101000100
 DATA rq3idx<>+8(SB)/8, $0x0605050404030403

@@ -100,6 +100,14 @@ func TestDotRoPEInt1(t *testing.T) {
 			got, want := make([]float32, n), make([]float32, n)
 			dotRoPEInt1(&got[0], &codes[0], &w[0], &tab[0], n, d, bits)
 			ropeIntGo(want, codes, w, tab, n, d, bits)
+			// A row's score is the same bits scored alone (rows go four at a time).
+			for i := range n {
+				var one [1]float32
+				dotRoPEInt1(&one[0], &codes[i*rb], &w[0], &tab[i*d], 1, d, bits)
+				if math.Float32bits(one[0]) != math.Float32bits(got[i]) {
+					t.Fatalf("%s: row %d alone %v, among %d rows %v", name, i, one[0], n, got[i])
+				}
+			}
 			wf := make([]float32, 4*d)
 			ropeFoldPrep(wf, q, lo, s, false)
 			ref := make([]float32, n)
