@@ -51,7 +51,7 @@ func runBenchTier(args []string, stdout, stderr io.Writer) error {
 	tokens := fs.Int("tokens", 1536, "prompt tokens per run")
 	reps := fs.Int("reps", 3, "runs of each measurement, interleaved")
 	var specs listFlag
-	fs.Var(&specs, "kv-tier", "tier `SPEC` to measure (disk:DIR, redis://HOST:PORT); repeatable (default: a temporary directory)")
+	fs.Var(&specs, "kv-tier", "tier `SPEC` to measure (disk:DIR, redis://HOST:PORT, redis-cluster://HOST:PORT[,HOST:PORT...]); repeatable (default: a temporary directory)")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
 	if err := parse(fs, args); err != nil {
 		return err

@@ -58,7 +58,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	requestTimeout := fs.Duration("request-timeout", 0, "cancel a completion request still queued or generating after this long, answering 504 (0: no limit)")
 	allowedHosts := fs.String("allowed-hosts", "", "comma-separated host names accepted in the Host header besides addresses, localhost and this machine's name (\"*\": any); without an API key other names get 421, against DNS rebinding")
 	var tierSpecs listFlag
-	fs.Var(&tierSpecs, "kv-tier", "keep full prefix blocks beyond memory, shared across restarts and replicas: disk:DIR[,size=BYTES] or redis://HOST:PORT[/DB]; repeatable, searched in order")
+	fs.Var(&tierSpecs, "kv-tier", "keep full prefix blocks beyond memory, shared across restarts and replicas: disk:DIR[,size=BYTES], redis://HOST:PORT[/DB] or redis-cluster://HOST:PORT[,HOST:PORT...] (seed nodes of a Redis Cluster); repeatable, searched in order")
 	tierTimeout := fs.Duration("kv-tier-timeout", tier.DefaultTimeout, "how long a request's lookup in the KV tiers may take before its blocks are computed instead")
 	if err := parse(fs, args); err != nil {
 		return err

@@ -102,8 +102,11 @@ func openRedis(t testing.TB, url string) *Redis {
 
 // Two stores on one Redis: blocks computed by one are adopted by the other, the
 // same bytes, with the record overhead stated.
-func TestCacheSharesThroughRedis(t *testing.T) {
-	url := startRedis(t).url()
+func TestCacheSharesThroughRedis(t *testing.T) { cacheSharesThrough(t, startRedis(t).url()) }
+
+// cacheSharesThrough checks two stores sharing blocks through the Redis tier at url
+// (a fresh database).
+func cacheSharesThrough(t *testing.T, url string) {
 	a := newCache(t, newStore(t, 0), nil, openRedis(t, url))
 	b := newCache(t, newStore(t, 0), nil, openRedis(t, url))
 	p := prompt(5*testB+3, 1)

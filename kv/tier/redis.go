@@ -4,27 +4,47 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Redis is a tier in a Redis (or Valkey) database: one string key per record,
-// "kvq:blk:" and the block hash in hex. Every command names one key, so a proxy in
-// front of a Redis Cluster serves it too. Records are never expired by kvq: give the
-// server a memory bound and an eviction policy (maxmemory, maxmemory-policy
-// allkeys-lru); a server that refuses writes (full, read-only replica) only stops
-// the write-behind, counted as errors.
+// Redis is a tier in a Redis (or Valkey) database or a Redis Cluster: one string key
+// per record, "kvq:blk:" and the block hash in hex. Every command names one key (a
+// Get pipelines one GET per key, which the cluster client splits per node), so no
+// command crosses hash slots. Records are never expired by kvq: give the server a
+// memory bound and an eviction policy (maxmemory, maxmemory-policy allkeys-lru); a
+// server that refuses writes (full, read-only replica) only stops the write-behind,
+// counted as errors.
 type Redis struct {
-	c    *redis.Client
+	c    redis.UniversalClient
 	name string
 }
 
-// OpenRedis connects lazily to the server of url (redis://[user:password@]HOST:PORT[/DB],
-// rediss:// for TLS). Commands are not retried: a failing server costs one attempt,
-// then the tokens are computed.
+// Redis URL schemes: a single server (or a proxy in front of a cluster), or a Redis
+// Cluster reached through seed nodes; the -s forms use TLS.
+const (
+	schemeRedis         = "redis://"
+	schemeRedisTLS      = "rediss://"
+	schemeRedisCluster  = "redis-cluster://"
+	schemeRedissCluster = "rediss-cluster://"
+)
+
+// OpenRedis connects lazily to the server of url: redis://[user:password@]HOST:PORT[/DB]
+// for one server, redis-cluster://[user:password@]HOST:PORT[,HOST:PORT...] for a Redis
+// Cluster through any of its nodes (the client follows MOVED and ASK redirects);
+// rediss:// and rediss-cluster:// for TLS. A single server's commands are not
+// retried: a failing server costs one attempt, then the tokens are computed. A
+// cluster client retries a command up to 3 times (redirects, a node failing over),
+// always within the caller's deadline.
 func OpenRedis(url string) (*Redis, error) {
+	quietRedis.Do(func() { redis.SetLogger(quiet{}) })
+	if strings.HasPrefix(url, schemeRedisCluster) || strings.HasPrefix(url, schemeRedissCluster) {
+		return openRedisCluster(url)
+	}
 	opts, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("kv tier: %w", err)
@@ -40,8 +60,53 @@ func OpenRedis(url string) (*Redis, error) {
 	if opts.TLSConfig != nil {
 		name = fmt.Sprintf("rediss://%s/%d", opts.Addr, opts.DB)
 	}
-	quietRedis.Do(func() { redis.SetLogger(quiet{}) })
 	return &Redis{c: redis.NewClient(opts), name: name}, nil
+}
+
+// openRedisCluster rewrites redis-cluster://AUTH@A,B,C into the form go-redis parses
+// (redis://AUTH@A?addr=B&addr=C) and opens a cluster client.
+func openRedisCluster(spec string) (*Redis, error) {
+	scheme, rest, _ := strings.Cut(spec, "://")
+	rest, query, _ := strings.Cut(rest, "?")
+	authority, path, _ := strings.Cut(rest, "/")
+	if path != "" && path != "0" {
+		return nil, fmt.Errorf("kv tier %q: a Redis Cluster has only database 0", spec)
+	}
+	userinfo, hosts := "", authority
+	if i := strings.LastIndex(authority, "@"); i >= 0 {
+		userinfo, hosts = authority[:i+1], authority[i+1:]
+	}
+	addrs := strings.Split(hosts, ",")
+	for _, a := range addrs {
+		if h, p, err := net.SplitHostPort(a); err != nil || h == "" || p == "" {
+			return nil, fmt.Errorf("kv tier %q: seed node %q is not HOST:PORT (%s[user:password@]HOST:PORT[,HOST:PORT...])", spec, a, schemeRedisCluster)
+		}
+	}
+	q := make([]string, 0, len(addrs))
+	for _, a := range addrs[1:] {
+		q = append(q, "addr="+a)
+	}
+	if query != "" {
+		q = append(q, query)
+	}
+	u := strings.TrimSuffix(scheme, "-cluster") + "://" + userinfo + addrs[0]
+	if len(q) > 0 {
+		u += "?" + strings.Join(q, "&")
+	}
+	opts, err := redis.ParseClusterURL(u)
+	if err != nil {
+		return nil, fmt.Errorf("kv tier %q: %w", spec, err)
+	}
+	// MaxRedirects stays at its default (3): following MOVED and ASK is how a cluster
+	// client finds a key's node; the lookup's deadline still bounds every command.
+	opts.MaxRetries = -1
+	opts.DialerRetries = 1
+	opts.ContextTimeoutEnabled = true
+	opts.DialTimeout = 2 * time.Second
+	opts.ReadTimeout = 2 * time.Second
+	opts.WriteTimeout = 2 * time.Second
+	opts.DisableIdentity = true
+	return &Redis{c: redis.NewClusterClient(opts), name: scheme + "://" + strings.Join(addrs, ",")}, nil
 }
 
 // The client would log every failed dial; the tier's failures are logged once per

@@ -44,8 +44,9 @@ var ErrRefused = errors.New("kv tier refused the write")
 const DefaultDiskBytes = 4 << 30
 
 // Open opens a tier from its spec: "disk:DIR[,size=BYTES]" (BYTES as 1073741824,
-// 512MiB, 10GB; default DefaultDiskBytes) or a Redis URL
-// "redis://[user:password@]HOST:PORT[/DB]" (rediss:// for TLS).
+// 512MiB, 10GB; default DefaultDiskBytes) or a Redis URL (see OpenRedis):
+// "redis://[user:password@]HOST:PORT[/DB]" for one server,
+// "redis-cluster://[user:password@]HOST:PORT[,HOST:PORT...]" for a Redis Cluster.
 func Open(spec string) (Tier, error) {
 	switch {
 	case strings.HasPrefix(spec, "disk:"):
@@ -65,10 +66,11 @@ func Open(spec string) (Tier, error) {
 			}
 		}
 		return OpenDisk(dir, size)
-	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
+	case strings.HasPrefix(spec, schemeRedis), strings.HasPrefix(spec, schemeRedisTLS),
+		strings.HasPrefix(spec, schemeRedisCluster), strings.HasPrefix(spec, schemeRedissCluster):
 		return OpenRedis(spec)
 	}
-	return nil, fmt.Errorf("kv tier %q: want disk:DIR[,size=BYTES] or redis://HOST:PORT[/DB]", spec)
+	return nil, fmt.Errorf("kv tier %q: want disk:DIR[,size=BYTES], redis://HOST:PORT[/DB] or redis-cluster://HOST:PORT[,HOST:PORT...]", spec)
 }
 
 var byteUnits = []struct {
