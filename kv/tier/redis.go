@@ -150,12 +150,20 @@ func (r *Redis) Get(ctx context.Context, keys []uint64) ([][]byte, error) {
 func (r *Redis) Put(ctx context.Context, key uint64, rec []byte) error {
 	if err := r.c.Set(ctx, redisKey(key), rec, 0).Err(); err != nil {
 		var reply redis.Error // the server answered: OOM, READONLY, ...
-		if errors.As(err, &reply) {
+		if errors.As(err, &reply) && !clusterUnavailable(err) {
 			return fmt.Errorf("kv tier %s: %w: %w", r.name, ErrRefused, err)
 		}
 		return fmt.Errorf("kv tier %s: %w", r.name, err)
 	}
 	return nil
+}
+
+// clusterUnavailable tells a cluster that cannot serve the key now (down, failing
+// over, moving the slot) from a server that refuses the write: the tier has failed.
+func clusterUnavailable(err error) bool {
+	_, moved := redis.IsMovedError(err)
+	_, ask := redis.IsAskError(err)
+	return moved || ask || redis.IsClusterDownError(err) || redis.IsTryAgainError(err) || redis.IsMasterDownError(err)
 }
 
 // Close implements Tier.

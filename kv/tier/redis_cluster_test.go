@@ -3,6 +3,7 @@ package tier
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -42,7 +43,7 @@ func startRedisCluster(t *testing.T) (string, []*redisServer) {
 		// The cluster bus gets its own free port: the default, port+10000, may be taken
 		// or past 65535.
 		nodes[i] = startRedis(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-port", fmt.Sprint(freePort(t)))
+			"--cluster-port", fmt.Sprint(freePort(t)), "--cluster-node-timeout", "500")
 		addrs[i] = nodes[i].addr()
 	}
 	args := append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "0", "--cluster-yes")
@@ -151,6 +152,38 @@ func TestRedisClusterTier(t *testing.T) {
 	})
 
 	t.Run("caches share blocks", func(t *testing.T) { cacheSharesThrough(t, spec) })
+
+	// Last: a node stopped. Once the others declare the cluster down, reads and writes
+	// fail as a failing tier's do (the blocks are computed), not as a refused write.
+	t.Run("node down", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+		defer cancel()
+		first := redis.NewClient(&redis.Options{Addr: nodes[0].addr(), DisableIdentity: true, MaxRetries: -1})
+		defer first.Close()
+		k := uint64(0)
+		for i := uint64(1); k == 0; i++ { // a key the first node serves
+			if err := tr.Put(ctx, i, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			if first.Get(ctx, redisKey(i)).Err() == nil {
+				k = i
+			}
+		}
+		nodes[2].stop()
+		for state := ""; !strings.Contains(state, "cluster_state:fail"); time.Sleep(50 * time.Millisecond) {
+			var err error
+			if state, err = first.ClusterInfo(ctx).Result(); err != nil {
+				t.Fatalf("waiting for the cluster to fail: %v", err)
+			}
+		}
+		err := tr.Put(ctx, k, []byte("y"))
+		if err == nil || errors.Is(err, ErrRefused) || !redis.IsClusterDownError(err) {
+			t.Errorf("Put with the cluster down: %v; want CLUSTERDOWN as a failure, not ErrRefused", err)
+		}
+		if got, err := tr.Get(ctx, []uint64{k}); err == nil {
+			t.Errorf("Get with the cluster down = %q, no error", got)
+		}
+	})
 }
 
 // Specs a Redis Cluster tier refuses, and the name it gives a good one (no password).
