@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"unsafe"
+
+	"kvq/quant"
 )
 
 // Prefill computes causal attention for n consecutive queries: query i (q and out
@@ -22,7 +24,11 @@ import (
 // differently), those are scored for the tile and each query continues alone over
 // the rest of its view. Otherwise each query is its own Decode. Every query thus
 // sees exactly its view, which makes a prefill of n tokens equal to n single-token
-// steps (up to float summation order) for every cache.
+// steps. A tile shares a pass only over storage whose kernels give each query the
+// same bits whatever other queries share the call (queriesIndependent: the float
+// codecs, and every codec under the scalar kernels); over q8, q4 and q2 rows and
+// KIVI key blocks each query is its own Decode, so that a token's attention is the
+// same bits however its sequence's prompt was split into steps.
 func Prefill(out, q []float32, n int, sh Shape, spans func(i int, dst []Span) []Span, opt Options, sc *Scratch) error {
 	if err := checkShape(sh); err != nil {
 		return err
@@ -123,9 +129,9 @@ func (sc *Scratch) prefillTile(out, q []float32, i0, i1 int, sh Shape, spans fun
 		common = min(common, commonSpans(ts.view, last))
 	}
 	switch {
-	case t > 1 && prefix:
+	case t > 1 && prefix && queriesIndependent(last):
 		return sc.tilePass(out, q, i0, i1, sh, last, ts.tokens, opt, nil)
-	case t > 1 && viewTokens(last[:common]) >= minCommonTokens:
+	case t > 1 && !prefix && viewTokens(last[:common]) >= minCommonTokens && queriesIndependent(last[:common]):
 		for j := range ts.tokens {
 			ts.tokens[j] = viewTokens(last[:common])
 		}
@@ -223,6 +229,29 @@ func (sc *Scratch) tilePass(out, q []float32, i0, i1 int, sh Shape, shared []Spa
 		}
 	}
 	return nil
+}
+
+// queriesIndependent reports whether the kernels give each query over spans the
+// same bits whatever other queries share the pass and however many of the rows
+// after its own it is masked from (quant.RowsQueriesIndependent): only then may a
+// tile of queries share a pass, its result being each query's Decode bit for bit
+// (outputs must not depend on how a sequence's tokens were split into steps).
+func queriesIndependent(spans []Span) bool {
+	for i := range spans {
+		for _, c := range [2]*Src{&spans[i].K, &spans[i].V} {
+			switch c.Kind {
+			case Rows:
+				if !quant.RowsQueriesIndependent(c.Row) {
+					return false
+				}
+			case Channel:
+				if !quant.ChannelQueriesIndependent() {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // checkSpans validates spans as Decode does and returns the longest span and the

@@ -35,23 +35,30 @@ func synthLoader(w gguf.TensorType) func(testing.TB) *model.Model {
 }
 
 // TestWeightTypesBatchInvariant runs the engine's batch contract on quantized and
-// binary16 weights: greedy requests batched together, in small steps (chunked
-// prefill beside decode), and sampled requests under preemption and recompute, each
-// give the tokens the request gives alone. Random weights give nearly flat logits, so
-// a changed bit in a batch would change tokens.
+// binary16 weights, and on Q8_0 weights over quantized caches: greedy requests
+// batched together, in small steps (chunked prefill beside decode), and sampled
+// requests under preemption and recompute, each give the tokens the request gives
+// alone. Random weights give nearly flat logits, so a changed bit in a batch would
+// change tokens.
 func TestWeightTypesBatchInvariant(t *testing.T) {
-	for _, typ := range []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeF16} {
-		load := synthLoader(typ)
-		t.Run(typ.String(), func(t *testing.T) {
+	for _, tc := range []struct {
+		weights gguf.TensorType
+		cache   string
+	}{
+		{gguf.TypeQ8_0, "f32"}, {gguf.TypeQ4_K, "f32"}, {gguf.TypeF16, "f32"},
+		{gguf.TypeQ8_0, "q8"}, {gguf.TypeQ8_0, "q4"},
+	} {
+		load := synthLoader(tc.weights)
+		t.Run(tc.weights.String()+"/"+tc.cache, func(t *testing.T) {
 			ref := load(t)
 			js := jobs(ref, 30, 7, 45, 1, 20)
 			want := make([][]int32, len(js))
 			for i, j := range js {
-				want[i] = solo(t, ref, "f32", j.prompt, j.max, model.SamplerConfig{})
+				want[i] = solo(t, ref, tc.cache, j.prompt, j.max, model.SamplerConfig{})
 			}
 			for _, cfg := range []Config{{}, {MaxBatchTokens: 5, MaxRunning: 3}} {
 				m := load(t)
-				e := newEngine(t, m, newCache(t, m, "f32", 0), cfg)
+				e := newEngine(t, m, newCache(t, m, tc.cache, 0), cfg)
 				for i, r := range runBatch(t, e, js, func(j job) Request {
 					return Request{Prompt: j.prompt, MaxTokens: j.max, IgnoreEOS: true}
 				}) {
@@ -60,7 +67,7 @@ func TestWeightTypesBatchInvariant(t *testing.T) {
 					}
 				}
 			}
-			t.Run("preemption", func(t *testing.T) { testPreemption(t, load, "f32", testBlockTokens) })
+			t.Run("preemption", func(t *testing.T) { testPreemption(t, load, tc.cache, testBlockTokens) })
 		})
 	}
 }

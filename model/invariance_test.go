@@ -52,7 +52,7 @@ func TestLogitsBatchInvariant(t *testing.T) {
 		cacheSpec string
 	}{
 		{gguf.TypeQ8_0, "f32"}, {gguf.TypeQ4_K, "f32"}, {gguf.TypeF16, "f32"},
-		{gguf.TypeQ8_0, "fp8e4m3"}, {gguf.TypeQ8_0, "kivi4/kivi2"},
+		{gguf.TypeQ8_0, "fp8e4m3"}, {gguf.TypeQ8_0, "kivi4/kivi2"}, {gguf.TypeQ8_0, "q8"}, {gguf.TypeQ8_0, "q4"},
 	} {
 		t.Run(tc.weights.String()+"/"+tc.cacheSpec, func(t *testing.T) {
 			m := synthModel(t, tc.weights)
