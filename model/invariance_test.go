@@ -32,6 +32,15 @@ func synthModel(t *testing.T, w gguf.TensorType) *Model {
 	return m
 }
 
+// longPrompt is a prompt of n tokens.
+func longPrompt(n int) []int32 {
+	p := make([]int32, n)
+	for i := range p {
+		p[i] = int32(1 + i*37%500)
+	}
+	return p
+}
+
 // TestLogitsBatchInvariant checks the forward pass's batch contract on quantized and
 // binary16 weights: every logit of a sequence is the same bits whatever else shares
 // its steps — alone or beside other sequences, its prompt in one step, token by token
@@ -45,6 +54,7 @@ func TestLogitsBatchInvariant(t *testing.T) {
 		{1, 500},
 		{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23},
 		{1, 99, 98, 97, 96, 95},
+		longPrompt(150), // beyond KIVI's full-precision windows: a tile shares their older part
 	}
 	next := []int32{40, 41, 42, 43, 44, 45} // decode steps, the same token for every sequence
 	for _, tc := range []struct {
@@ -134,6 +144,8 @@ func TestLogitsBatchInvariant(t *testing.T) {
 				{[]int{3, 2, 1, 0}, 3, 0},
 				{[]int{0, 1, 2, 3}, 0, 7},
 				{[]int{2, 0}, 4, 5},
+				{[]int{4}, 1, 0},
+				{[]int{4, 1}, 37, 0},
 			} {
 				got := run(sc.seqs, sc.chunk, sc.pass)
 				for _, s := range sc.seqs {
