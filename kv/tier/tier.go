@@ -17,8 +17,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
+
+	"kvq/internal/units"
 )
 
 // Tier stores block records by key (the block's prefix hash). Implementations are
@@ -61,7 +62,7 @@ func Open(spec string) (Tier, error) {
 				return nil, fmt.Errorf("kv tier %q: unknown option %q (disk:DIR[,size=BYTES])", spec, opts)
 			}
 			var err error
-			if size, err = parseBytes(v); err != nil || size <= 0 {
+			if size, err = units.ParseBytes(v); err != nil || size <= 0 {
 				return nil, fmt.Errorf("kv tier %q: size must be a positive byte count such as 1073741824 or 4GiB", spec)
 			}
 		}
@@ -71,31 +72,6 @@ func Open(spec string) (Tier, error) {
 		return OpenRedis(spec)
 	}
 	return nil, fmt.Errorf("kv tier %q: want disk:DIR[,size=BYTES], redis://HOST:PORT[/DB] or redis-cluster://HOST:PORT[,HOST:PORT...]", spec)
-}
-
-var byteUnits = []struct {
-	suffix string
-	mult   float64
-}{
-	{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"TIB", 1 << 40},
-	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
-	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40}, {"B", 1},
-}
-
-func parseBytes(s string) (int64, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	mult := 1.0
-	for _, u := range byteUnits {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || f*mult > 1<<62 {
-		return 0, fmt.Errorf("invalid byte size %q", s)
-	}
-	return int64(f * mult), nil
 }
 
 func keyHex(k uint64) string { return fmt.Sprintf("%016x", k) }
