@@ -27,12 +27,16 @@ import "errors"
 // SeqID names a sequence within one cache.
 type SeqID int32
 
+// The sentinel errors of the package carry no "kv:" prefix: they are always
+// returned wrapped by the failing operation, whose message starts with "kv:" once
+// ("kv: drop: sequence 5: unknown sequence"). Match them with errors.Is.
+
 // ErrNoSpace is returned (wrapped) when the cache's byte budget cannot hold what an
 // operation needs. The operation has then changed nothing.
-var ErrNoSpace = errors.New("kv: out of cache memory")
+var ErrNoSpace = errors.New("out of cache memory")
 
 // ErrUnknownSeq is returned (wrapped) for a SeqID the cache does not hold.
-var ErrUnknownSeq = errors.New("kv: unknown sequence")
+var ErrUnknownSeq = errors.New("unknown sequence")
 
 // Layers is the part of a cache that a model uses during a forward step. Append and
 // Attend of different sequences may be called concurrently (a model attends the

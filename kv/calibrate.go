@@ -81,11 +81,11 @@ func (c *Calibrator) LayerSpecs(kType, vType Type, sinks int) (map[int]Spec, err
 	}
 	out := make(map[int]Spec, len(km))
 	for l := range km {
-		ks, err := FP8Scale(kType, km[l])
+		ks, err := fp8Scale(kType, km[l])
 		if err != nil {
 			return nil, fmt.Errorf("kv: calibrator: layer %d keys: %w", l, err)
 		}
-		vs, err := FP8Scale(vType, vm[l])
+		vs, err := fp8Scale(vType, vm[l])
 		if err != nil {
 			return nil, fmt.Errorf("kv: calibrator: layer %d values: %w", l, err)
 		}
@@ -97,6 +97,15 @@ func (c *Calibrator) LayerSpecs(kType, vType Type, sinks int) (map[int]Spec, err
 // FP8Scale is the fixed scale of FP8 type t that maps amax, the largest magnitude
 // to store, to the format's largest finite value (448 for E4M3, 57344 for E5M2).
 func FP8Scale(t Type, amax float32) (float32, error) {
+	s, err := fp8Scale(t, amax)
+	if err != nil {
+		return 0, fmt.Errorf("kv: FP8 scale: %w", err)
+	}
+	return s, nil
+}
+
+// fp8Scale is FP8Scale with errors for the caller to put in context.
+func fp8Scale(t Type, amax float32) (float32, error) {
 	// The FP8 types are those whose codec (from the registry) is FP8.
 	e, ok := quant.Lookup(string(t))
 	var fp quant.FP8

@@ -23,7 +23,7 @@ type sideCodecs struct {
 func rowCodec(p Part, d int) (quant.RowCodec, error) {
 	e := p.Type.entry()
 	if e.Row == nil {
-		return nil, fmt.Errorf("kv: no row codec for cache type %v", p.Type)
+		return nil, fmt.Errorf("no row codec for cache type %v", p.Type)
 	}
 	var rp quant.RowParams
 	if e.Takes(quant.ParamGroup) {
@@ -44,7 +44,7 @@ func codecsFor(sp Spec, d int) (sideCodecs, error) {
 	var c sideCodecs
 	for _, p := range []Part{sp.K, sp.V} {
 		if p.Scale != 0 && !p.Type.IsFP8() {
-			return c, fmt.Errorf("kv: spec %v: %v takes no scale (only the types with s do: fp8e4m3, fp8e5m2)", sp, p.Type)
+			return c, fmt.Errorf("spec %v: %v takes no scale (only the types with s do: fp8e4m3, fp8e5m2)", sp, p.Type)
 		}
 	}
 	if k := sp.K.Type.entry(); k.Key != nil {
@@ -54,25 +54,25 @@ func codecsFor(sp Spec, d int) (sideCodecs, error) {
 			c.kG = DefaultGroup
 		}
 		if c.kG < 1 {
-			return c, fmt.Errorf("kv: spec %v: key group g=%d must be at least 1", sp, c.kG)
+			return c, fmt.Errorf("spec %v: key group g=%d must be at least 1", sp, c.kG)
 		}
 	} else {
 		k, err := rowCodec(sp.K, d)
 		if err != nil {
-			return c, fmt.Errorf("kv: spec %v keys: %w", sp, err)
+			return c, fmt.Errorf("spec %v keys: %w", sp, err)
 		}
 		c.kRow = k
 		if c.kPlan, err = quant.NewRowPlan(k, d); err != nil {
-			return c, fmt.Errorf("kv: spec %v keys: %w", sp, err)
+			return c, fmt.Errorf("spec %v keys: %w", sp, err)
 		}
 	}
 	v, err := rowCodec(sp.V, d)
 	if err != nil {
-		return c, fmt.Errorf("kv: spec %v values: %w", sp, err)
+		return c, fmt.Errorf("spec %v values: %w", sp, err)
 	}
 	c.vRow = v
 	if c.vPlan, err = quant.NewRowPlan(v, d); err != nil {
-		return c, fmt.Errorf("kv: spec %v values: %w", sp, err)
+		return c, fmt.Errorf("spec %v values: %w", sp, err)
 	}
 	if sp.V.Type.entry().Takes(quant.ParamResidual) {
 		c.r = sp.V.R

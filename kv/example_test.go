@@ -76,7 +76,7 @@ func ExampleErrNonFinite() {
 	fmt.Println(st.Append(0, id, []float32{1, 0}, []float32{1, 2}))
 	// Output:
 	// true
-	// kv: append sequence 0 layer 0: kv: key or value is NaN or infinite: key of position 0, head 0, element 1 is NaN
+	// kv: append sequence 0 layer 0: key or value is NaN or infinite: key of position 0, head 0, element 1 is NaN
 	// <nil>
 }
 

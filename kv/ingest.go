@@ -55,7 +55,7 @@ func (st *Store) GrowWithoutTokens(id SeqID, n int) error {
 // would read NaN as 0 and saturate ±Inf, float ones would keep a NaN that turns
 // every later attention output of the sequence into NaN), and a NaN in the cache
 // is a fault upstream of it that should surface where it enters.
-var ErrNonFinite = errors.New("kv: key or value is NaN or infinite")
+var ErrNonFinite = errors.New("key or value is NaN or infinite")
 
 // checkFinite reports the first non-finite value of k or v (token-major rows of
 // rowLen = kvHeads·headDim values, the first at position base).

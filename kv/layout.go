@@ -434,4 +434,4 @@ func (ly *layer) hasVTail() bool { return ly.r > 0 }
 func (ly *layer) kSteady() int { return ly.kG - 1 }
 func (ly *layer) vSteady() int { return max(0, ly.r-1) }
 
-var errNotExact = errors.New("kv: full-precision rows no longer held")
+var errNotExact = errors.New("full-precision rows no longer held")

@@ -171,7 +171,7 @@ func (st *Store) LayerSpec(l int) (Spec, error) {
 func (st *Store) lookup(id SeqID) (*seq, error) {
 	s, ok := st.seqs[id]
 	if !ok {
-		return nil, fmt.Errorf("kv: sequence %d: %w", id, ErrUnknownSeq)
+		return nil, fmt.Errorf("sequence %d: %w", id, ErrUnknownSeq)
 	}
 	return s, nil
 }
@@ -600,7 +600,7 @@ func (st *Store) Tokens(id SeqID) ([]int32, error) {
 	defer st.mu.RUnlock()
 	s, err := st.lookup(id)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("kv: tokens: %w", err)
 	}
 	return append([]int32(nil), s.tokens...), nil
 }
