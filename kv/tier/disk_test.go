@@ -3,8 +3,11 @@ package tier
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -88,5 +91,10 @@ func TestDiskTierFaults(t *testing.T) {
 	}
 	if _, err := OpenDisk("/proc/kvq-tier-test", 1<<20); err == nil {
 		t.Error("opened a tier where no directory can be made")
+	}
+	// A full disk (not reproducible here) is a refusal named once, with its cause.
+	full := d.putErr(&os.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC})
+	if msg := full.Error(); !errors.Is(full, ErrRefused) || !errors.Is(full, syscall.ENOSPC) || strings.Count(msg, "kv tier") != 1 {
+		t.Errorf("full disk: %q: want ErrRefused wrapping ENOSPC, naming \"kv tier\" once", msg)
 	}
 }

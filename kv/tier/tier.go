@@ -38,8 +38,9 @@ type Tier interface {
 }
 
 // ErrRefused is returned (wrapped) by Put when the tier works but refuses the write
-// (full, read-only): reads go on, only that write is lost.
-var ErrRefused = errors.New("kv tier refused the write")
+// (full, read-only): reads go on, only that write is lost. Its text carries no
+// prefix: the tier that refused wraps it ("kv tier disk:DIR: write refused: …").
+var ErrRefused = errors.New("write refused")
 
 // DefaultDiskBytes bounds a disk tier whose spec gives no size.
 const DefaultDiskBytes = 4 << 30
