@@ -1,6 +1,10 @@
 package model
 
-import "math"
+import (
+	"math"
+
+	"kvq/quant"
+)
 
 // ropeFrequencies returns the angular frequency of each rotated pair j < dims/2:
 // base^(−2j/dims) radians per position.
@@ -24,23 +28,7 @@ func ropeAngles(freq []float64, cos, sin []float32, pos int) {
 // rope rotates one head vector in place by the given per-pair angles. Pairs are
 // (2j, 2j+1) for llama and (j, j+RopeDims/2) for NeoX-style architectures; dimensions
 // past RopeDims are left unrotated.
-func (m *Model) rope(x, cos, sin []float32) {
-	half := len(cos)
-	if m.RopeNeoX {
-		a, b := x[:half], x[half:2*half]
-		for j := range half {
-			x0, x1 := a[j], b[j]
-			a[j] = x0*cos[j] - x1*sin[j]
-			b[j] = x0*sin[j] + x1*cos[j]
-		}
-		return
-	}
-	for j := range half {
-		x0, x1 := x[2*j], x[2*j+1]
-		x[2*j] = x0*cos[j] - x1*sin[j]
-		x[2*j+1] = x0*sin[j] + x1*cos[j]
-	}
-}
+func (m *Model) rope(x, cos, sin []float32) { quant.RotatePairs(x, cos, sin, m.RopeNeoX) }
 
 // Rotate rotates one head vector (HeadDim values, after RoPE at some position p) so
 // that it equals the vector rotated at p+delta. Caches use it to keep attention exact

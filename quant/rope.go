@@ -51,7 +51,7 @@ const ropeBackMax = 1 << 18 / ropeBack
 // backSpread returns the rotation by −p in spread's form (2·Dims values: cos of each
 // value's pair, then its sin signed as the rotation uses it), formed from Angles(−p):
 // for p a multiple of ropeBack from a table kept per RoPE (formed once), else newly
-// allocated. Rotating with it (rotateRowsGo, ropeRowsAVX2) gives rotatePairs' values
+// allocated. Rotating with it (rotateRowsGo, ropeRowsAVX2) gives RotatePairs' values
 // with Angles(−p), bit for bit.
 func (r *RoPE) backSpread(p int) []float32 {
 	m, w := p/ropeBack, 2*r.Dims()
@@ -206,12 +206,14 @@ func (r *RoPE) Rotate(x []float32, n, d, pos, step int) {
 	cos, sin = cos[:h], sin[:h]
 	for i := range n {
 		r.Angles(cos, sin, pos+i*step)
-		rotatePairs(x[i*d:][:2*h], cos, sin, r.neox)
+		RotatePairs(x[i*d:][:2*h], cos, sin, r.neox)
 	}
 }
 
-// rotatePairs rotates x's pairs by the angles whose cos and sin are given.
-func rotatePairs(x, cos, sin []float32, neox bool) {
+// RotatePairs rotates the pairs of x's first 2·len(cos) values by the angles whose
+// cos and sin are given: pairs (2j, 2j+1), or (j, j+len(cos)) when neox. It is the
+// one scalar rotation of the model's forward pass and of the scoring kernels' reference.
+func RotatePairs(x, cos, sin []float32, neox bool) {
 	h := len(cos)
 	if neox {
 		a, b := x[:h], x[h:2*h]
@@ -542,7 +544,7 @@ func ChannelScoresRoPE(c Channel, r *RoPE, out []float64, q []float32, block []b
 	qr := append([]float32(nil), q[:d]...)
 	cos, sin := make([]float32, d/2), make([]float32, d/2)
 	r.Angles(cos, sin, -pos)
-	rotatePairs(qr, cos, sin, r.neox)
+	RotatePairs(qr, cos, sin, r.neox)
 	s, lo := make([]float32, d), make([]float32, d)
 	for ch := range d {
 		s[ch], lo[ch] = getF16(block[4*ch:]), getF16(block[4*ch+2:])

@@ -214,7 +214,7 @@ func BenchmarkDotChannelRoPE(b *testing.B) {
 }
 
 // TestRoPEBackSpread checks the kept inverse rotations of block starts against
-// Angles and rotatePairs, bit for bit, across the table's growth, and positions off
+// Angles and RotatePairs, bit for bit, across the table's growth, and positions off
 // the spacing, for both pair layouts and the active row kernel.
 func TestRoPEBackSpread(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
@@ -229,11 +229,11 @@ func TestRoPEBackSpread(t *testing.T) {
 			q := gaussRow(r, 2*h, 1)
 			want := append([]float32(nil), q...)
 			rope.Angles(cos, sin, -p)
-			rotatePairs(want, cos, sin, neox)
+			RotatePairs(want, cos, sin, neox)
 			active.Load().ropeRows(q, 1, 2*h, rope.backSpread(p), 2*h, neox)
 			for c := range q {
 				if math.Float32bits(q[c]) != math.Float32bits(want[c]) {
-					t.Fatalf("neox=%v position %d value %d: %v, rotatePairs %v", neox, p, c, q[c], want[c])
+					t.Fatalf("neox=%v position %d value %d: %v, RotatePairs %v", neox, p, c, q[c], want[c])
 				}
 			}
 		}
