@@ -1,8 +1,9 @@
 package engine
 
 import (
-	"math"
 	"slices"
+
+	"kvq/model"
 )
 
 // MaxTopLogprobs is the largest Request.TopLogprobs accepted.
@@ -26,15 +27,7 @@ type Logprob struct {
 // logprobOf computes the log-softmax of logits at token t and the top n tokens,
 // in float64 for the normalizer.
 func logprobOf(logits []float32, t int32, n int) Logprob {
-	mx := math.Inf(-1)
-	for _, v := range logits {
-		mx = max(mx, float64(v))
-	}
-	var sum float64
-	for _, v := range logits {
-		sum += math.Exp(float64(v) - mx)
-	}
-	lse := mx + math.Log(sum)
+	lse := model.LogSumExp(logits)
 	lp := Logprob{Token: t, Logprob: float32(float64(logits[t]) - lse)}
 	if n <= 0 {
 		return lp

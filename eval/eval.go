@@ -402,16 +402,9 @@ func runChunk(m *model.Model, cfg kv.Config, input []int32) ([]float32, error) {
 	return out[0], c.Drop(seq)
 }
 
+// logSoftmax writes the log-probabilities of the logits x to dst.
 func logSoftmax(dst []float64, x []float32) {
-	mx := math.Inf(-1)
-	for _, v := range x {
-		mx = math.Max(mx, float64(v))
-	}
-	var s float64
-	for _, v := range x {
-		s += math.Exp(float64(v) - mx)
-	}
-	ls := mx + math.Log(s)
+	ls := model.LogSumExp(x)
 	for i, v := range x {
 		dst[i] = float64(v) - ls
 	}
