@@ -112,7 +112,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 			return err
 		}
 		if qt := quantTypes[w.Type]; qt != nil {
-			needQ, needSums = true, needSums || qt.sums
+			needQ, needSums = true, needSums || qt.takesSums(k)
 			if n >= tokensMinTokens && qt.tokens != nil && qt.tokens(k) != nil {
 				needPack.any = true
 				needPack.unsigned = needPack.unsigned || !qt.packSigned
@@ -297,7 +297,9 @@ type rows2Kernel func(k *kernelSet, out0, out1 []float32, w []byte, rowBytes int
 // token's result with the same arithmetic as the one-token kernel (rows), so a token's
 // output does not depend on the other tokens of the call.
 type quantType struct {
-	sums  bool        // the kernels take the activation blocks' code sums
+	// sums, when not nil, reports whether k's kernels of the type take the activation
+	// blocks' code sums; a call computes them only then (takesSums).
+	sums  func(k *kernelSet) bool
 	rows  rowsKernel  // one token
 	rows2 rows2Kernel // two tokens at a time, or nil
 	// tokens returns k's kernel for tokensMinTokens or more tokens, or nil: a kernel set
@@ -340,7 +342,8 @@ var quantTypes = map[gguf.TensorType]*quantType{
 	gguf.TypeIQ4_NL: kQuantType(gguf.TypeIQ4_NL, false),
 	gguf.TypeIQ4_XS: kQuantType(gguf.TypeIQ4_XS, false),
 	gguf.TypeQ8_0: {
-		sums: true,
+		// Only the exact kernels read the sums (dotQ8RowsX); the AVX2 set has none.
+		sums: func(k *kernelSet) bool { return k.dotQ8RowsX != nil },
 		rows: func(k *kernelSet, out []float32, w []byte, rb int, xq []int8, xd []float32, xsum []int32) {
 			if k.dotQ8RowsX != nil {
 				k.dotQ8RowsX(out, w, rb, xq, xd, xsum)
@@ -372,7 +375,7 @@ var quantTypes = map[gguf.TensorType]*quantType{
 		},
 	},
 	gguf.TypeQ4_K: {
-		sums:           true,
+		sums:           always,
 		packSigned:     true,
 		tokens:         func(k *kernelSet) tokensKernel { return k.dotQ4KTokens },
 		packBlockBytes: 32 << 10,
@@ -396,10 +399,21 @@ var quantTypes = map[gguf.TensorType]*quantType{
 // kQuantType is the table row of a type whose rows kernels are kernelSet.kRows[t]
 // (sums: they take the activations' code sums).
 func kQuantType(t gguf.TensorType, sums bool) *quantType {
-	return &quantType{sums: sums, rows: func(k *kernelSet, out []float32, w []byte, rb int, xq []int8, xd []float32, xsum []int32) {
+	qt := &quantType{rows: func(k *kernelSet, out []float32, w []byte, rb int, xq []int8, xd []float32, xsum []int32) {
 		k.kRows[t](out, w, rb, xq, xd, xsum)
 	}}
+	if sums {
+		qt.sums = always
+	}
+	return qt
 }
+
+// always is quantType.sums of the types whose kernels all take the code sums.
+func always(*kernelSet) bool { return true }
+
+// takesSums reports whether k's kernels of the type take the activation blocks' code
+// sums.
+func (qt *quantType) takesSums(k *kernelSet) bool { return qt.sums != nil && qt.sums(k) }
 
 // chunk computes rows [r0, r1) for all tokens with the method prepare picked (a
 // switch, not a stored method value: those allocate, once per product and call).
@@ -438,7 +452,7 @@ func (p *product) prepare() {
 		}
 		p.kind = kindQuant
 		xTokenBytes = w.Cols + w.Cols/blockElems*4 // codes and block scales
-		if p.qt.sums {
+		if p.qt.takesSums(p.k) {
 			xTokenBytes += w.Cols / blockElems * 4 // and the blocks' code sums
 		}
 		if p.xt.xdp != nil && p.qt.tokens != nil {
