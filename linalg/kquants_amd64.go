@@ -20,57 +20,45 @@ func dotQ5KRowsAsm(out []float32, w []byte, rowBytes int, xq []int8, xd []float3
 	}
 }
 
+// kDotRowsAsm is the signature of the assembly rows kernels that take no code sums:
+// units of 256 values, each unitBytes bytes of a row.
+type kDotRowsAsm func(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
+
 //go:noescape
 func iq4xsDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
 
 //go:noescape
 func iq4nlDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
 
-// dotIQ4XSRowsAsm is the rows kernel of dotIQ4XSScalar.
-func dotIQ4XSRowsAsm(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, _ []int32) {
-	nsb := len(xd) / 8
-	if rowsWork(out, w, rowBytes, xq, nsb, iq4XSBlockBytes, 256) {
-		_ = xd[nsb*8-1]
-		iq4xsDotRows(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], nsb)
+//go:noescape
+func q3kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
+
+//go:noescape
+func q2kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
+
+// asmRows makes the rows kernel of an assembly kernel over units of 256 values
+// (len(xd)/8 of them) of unitBytes bytes each.
+func asmRows(dot kDotRowsAsm, unitBytes int) kRowsFunc {
+	return func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, _ []int32) {
+		units := len(xd) / 8
+		if rowsWork(out, w, rowBytes, xq, units, unitBytes, 256) {
+			_ = xd[units*8-1]
+			dot(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], units)
+		}
 	}
 }
 
 // dotIQ4NLRowsAsm is the rows kernel of dotIQ4NLScalar for rows of whole groups of 8
 // blocks (every real model's: rows are multiples of 256 values); other rows go
 // through the scalar kernel.
-func dotIQ4NLRowsAsm(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
-	if len(xd)%8 != 0 {
-		scalarKRows[gguf.TypeIQ4_NL](out, w, rowBytes, xq, xd, xsum)
-		return
-	}
-	units := len(xd) / 8
-	if rowsWork(out, w, rowBytes, xq, units, 8*iq4NLBlockBytes, 256) {
-		_ = xd[units*8-1]
-		iq4nlDotRows(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], units)
-	}
-}
-
-//go:noescape
-func q3kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
-
-// dotQ3KRowsAsm is the rows kernel of dotQ3KScalar.
-func dotQ3KRowsAsm(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, _ []int32) {
-	nsb := len(xd) / 8
-	if rowsWork(out, w, rowBytes, xq, nsb, q3KBlockBytes, 256) {
-		_ = xd[nsb*8-1]
-		q3kDotRows(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], nsb)
-	}
-}
-
-//go:noescape
-func q2kDotRows(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, units int)
-
-// dotQ2KRowsAsm is the rows kernel of dotQ2KScalar.
-func dotQ2KRowsAsm(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, _ []int32) {
-	nsb := len(xd) / 8
-	if rowsWork(out, w, rowBytes, xq, nsb, q2KBlockBytes, 256) {
-		_ = xd[nsb*8-1]
-		q2kDotRows(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], nsb)
+func dotIQ4NLRowsAsm() kRowsFunc {
+	groups := asmRows(iq4nlDotRows, 8*iq4NLBlockBytes)
+	return func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
+		if len(xd)%8 != 0 {
+			scalarKRows[gguf.TypeIQ4_NL](out, w, rowBytes, xq, xd, xsum)
+			return
+		}
+		groups(out, w, rowBytes, xq, xd, xsum)
 	}
 }
 
@@ -81,9 +69,9 @@ func asmKRows() map[gguf.TensorType]kRowsFunc {
 		m[t] = f
 	}
 	m[gguf.TypeQ5_K] = dotQ5KRowsAsm
-	m[gguf.TypeIQ4_XS] = dotIQ4XSRowsAsm
-	m[gguf.TypeQ3_K] = dotQ3KRowsAsm
-	m[gguf.TypeQ2_K] = dotQ2KRowsAsm
-	m[gguf.TypeIQ4_NL] = dotIQ4NLRowsAsm
+	m[gguf.TypeIQ4_XS] = asmRows(iq4xsDotRows, iq4XSBlockBytes)
+	m[gguf.TypeQ3_K] = asmRows(q3kDotRows, q3KBlockBytes)
+	m[gguf.TypeQ2_K] = asmRows(q2kDotRows, q2KBlockBytes)
+	m[gguf.TypeIQ4_NL] = dotIQ4NLRowsAsm()
 	return m
 }
