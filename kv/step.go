@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"kvq/attn"
+	"kvq/quant"
 )
 
 func (st *Store) stepSeq(layer int, id SeqID, what string) (*seq, error) {
@@ -130,20 +131,34 @@ func (st *Store) encodeTail(dst []byte, src []float32) {
 // back by its position first (the rows kept in full precision stay as they came).
 func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, blk int32, gs int) {
 	d, G, tr, th := st.g.cfg.HeadDim, ly.kG, st.g.tailRow, st.g.tailHead
-	if cap(s.encBuf) < G*d {
-		s.encBuf = make([]float32, G*d)
+	// The buffer holds one head's block, then each token's angles back (cos, sin).
+	if cap(s.encBuf) < 2*G*d {
+		s.encBuf = make([]float32, 2*G*d)
 	}
-	buf := s.encBuf[:G*d]
+	buf, angles := s.encBuf[:G*d], s.encBuf[G*d:2*G*d]
+	// keyPos is the position whose key block token i holds. Sink keys are read from
+	// their f16 rows, never from this block: the first non-sink key takes their place
+	// so that their outliers do not widen the per-channel ranges of the others.
+	keyPos := func(i int) int {
+		if q := gs + i; q >= ly.sinksK || ly.sinksK >= gs+G {
+			return q
+		}
+		return ly.sinksK
+	}
+	hp := 0 // rotated pairs
+	if ly.rope != nil {
+		// Keys arrived rotated at their positions and are stored before RoPE: the
+		// rotation back by each token's position is the same for every head, so its
+		// angles are formed once per block.
+		hp = ly.rope.Dims() / 2
+		for i := range G {
+			ly.rope.Angles(angles[2*i*hp:][:hp], angles[(2*i+1)*hp:][:hp], -keyPos(i))
+		}
+	}
 	off := (gs % st.g.B) / G * ly.kBlkBytes
 	for h := 0; h < st.g.cfg.KVHeads; h++ {
 		for i := 0; i < G; i++ {
-			q := gs + i
-			if q < ly.sinksK && ly.sinksK < gs+G {
-				// Sink keys are read from their f16 rows, never from this block:
-				// encode the first non-sink key in their place so that their
-				// outliers do not widen the per-channel ranges of the others.
-				q = ly.sinksK
-			}
+			q := keyPos(i)
 			var row []byte
 			switch {
 			case q >= s.base:
@@ -154,8 +169,8 @@ func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, blk int32, gs int) {
 				row = t.sk[q*tr : (q+1)*tr]
 			}
 			st.g.tail.Decode(buf[i*d:(i+1)*d], row[h*th:(h+1)*th])
-			if ly.rope != nil { // arrived rotated at position q: stored before RoPE
-				ly.rope.Rotate(buf[i*d:(i+1)*d], 1, d, -q, 0)
+			if ly.rope != nil {
+				quant.RotatePairs(buf[i*d:(i+1)*d], angles[2*i*hp:][:hp], angles[(2*i+1)*hp:][:hp], ly.rope.NeoX())
 			}
 		}
 		ly.kChan.Encode(st.kSec(blk, ly, h)[off:][:ly.kBlkBytes], buf, G, d)

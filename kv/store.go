@@ -90,7 +90,7 @@ type seq struct {
 	gath   []byte
 	gathAt []int32
 
-	encBuf []float32  // one KIVI key block of one head, for encoding
+	encBuf []float32  // one KIVI key block of one head and its tokens' angles, for encoding
 	parts  []sidePart // scratch of sideParts
 	sc     attn.Scratch
 
