@@ -131,20 +131,6 @@ func (b *chatBuilder) content(text string)             { b.add(text, false) }
 func renderChat(f ChatFormat, msgs []message) []tokenizer.Segment {
 	var b chatBuilder
 	switch f {
-	case ChatML:
-		for _, m := range msgs {
-			b.tmpl("<|im_start|>%s\n", m.role)
-			b.content(m.content)
-			b.tmpl("<|im_end|>\n")
-		}
-		b.tmpl("<|im_start|>assistant\n")
-	case ChatLlama3:
-		for _, m := range msgs {
-			b.tmpl("<|start_header_id|>%s<|end_header_id|>\n\n", m.role)
-			b.content(strings.TrimSpace(m.content))
-			b.tmpl("<|eot_id|>")
-		}
-		b.tmpl("<|start_header_id|>assistant<|end_header_id|>\n\n")
 	case ChatLlama2:
 		// The system prompt goes inside the first [INST]; each user turn opens an
 		// [INST] block, each assistant turn closes the exchange with </s>.
@@ -193,20 +179,38 @@ func renderChat(f ChatFormat, msgs []message) []tokenizer.Segment {
 			b.tmpl("<end_of_turn>\n")
 		}
 		b.tmpl("<start_of_turn>model\n")
-	case ChatPhi3:
-		for _, m := range msgs {
-			b.tmpl("<|%s|>\n", m.role)
-			b.content(m.content)
-			b.tmpl("<|end|>\n")
-		}
-		b.tmpl("<|assistant|>\n")
 	default:
-		for _, m := range msgs {
-			b.tmpl("%s: ", m.role)
-			b.content(m.content)
-			b.tmpl("\n")
+		l, ok := turnLayouts[f]
+		if !ok {
+			l = turnLayouts[ChatPlain]
 		}
-		b.tmpl("assistant:")
+		for _, m := range msgs {
+			b.tmpl(l.open, m.role)
+			if l.trim {
+				m.content = strings.TrimSpace(m.content)
+			}
+			b.content(m.content)
+			b.add(l.close, true)
+		}
+		b.add(l.reply, true)
 	}
 	return b.segs
+}
+
+// turnLayout is a format whose every turn is the same frame around its content:
+// open (holding the role as %s), the content, close; reply opens the
+// assistant's turn at the end of the prompt.
+type turnLayout struct {
+	open, close, reply string
+	trim               bool // content is stripped of surrounding space
+}
+
+// turnLayouts holds the formats renderChat lays out by table; Llama 2 and Gemma
+// move the system text and are laid out in code.
+var turnLayouts = map[ChatFormat]turnLayout{
+	ChatPlain: {open: "%s: ", close: "\n", reply: "assistant:"},
+	ChatML:    {open: "<|im_start|>%s\n", close: "<|im_end|>\n", reply: "<|im_start|>assistant\n"},
+	ChatLlama3: {open: "<|start_header_id|>%s<|end_header_id|>\n\n", close: "<|eot_id|>",
+		reply: "<|start_header_id|>assistant<|end_header_id|>\n\n", trim: true},
+	ChatPhi3: {open: "<|%s|>\n", close: "<|end|>\n", reply: "<|assistant|>\n"},
 }
