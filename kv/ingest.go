@@ -39,8 +39,10 @@ func (st *Store) GrowWithoutTokens(id SeqID, n int) error {
 	}
 	if n > 0 {
 		s.opaqueFrom = min(s.opaqueFrom, s.base)
-		// Blocks that are never registered need no side rows.
-		for i := s.opaqueFrom / st.g.B; i < len(s.blocks); i++ {
+		// Blocks that are never registered need no side rows. Only this step's blocks
+		// can hold any: earlier ones past opaqueFrom were cleared by earlier calls, and
+		// planSides gives none to blocks past opaqueFrom.
+		for i := s.base / st.g.B; i < len(s.blocks); i++ {
 			st.pool.dropSides(s.blocks[i])
 		}
 	}

@@ -437,12 +437,14 @@ func (st *Store) adoptTails(s *seq, P int) {
 }
 
 // planSides hands out side blocks for the blocks that the step [p0, end) of s
-// completes, where the pool has room (see allocSides).
+// completes, where the pool has room (see allocSides), but none to blocks holding
+// rows grown without token ids: those are never registered.
 func (st *Store) planSides(s *seq, p0, end int) {
 	if !st.sides || s.evicted() {
 		return
 	}
 	B := st.g.B
+	end = min(end, s.opaqueFrom)
 	for i := p0 / B; (i+1)*B <= end; i++ {
 		var total int
 		s.parts, total = st.sideParts(i, s.parts)
