@@ -39,10 +39,6 @@ type kernelSet struct {
 	// bit for bit dotQ4KRows's (of this set), reading the signed codes, scales and code
 	// sums of the pack (xps, xdp, xsp).
 	dotQ4KTokens tokensKernel
-	// dotQ8Prefetches reports that dotQ8Rows prefetches weight bytes ahead of the row it
-	// multiplies (into the rows that follow it in memory): decode then multiplies a whole
-	// chunk of rows with one dotQ8Rows call.
-	dotQ8Prefetches bool
 	// dotQ4 is dotQ8 for Q4_0 weight blocks.
 	dotQ4 func(w []byte, xq []int8, xd []float32) float32
 	// dotQ4Rows is dotQ8Rows for Q4_0 rows.
