@@ -21,7 +21,7 @@ func detectSIMD() *kernelSet {
 	k.name = "avx2-asm"
 	k.dotF32, k.dotF32T, k.siluMul, k.quantQ8 = dotF32FMA, dotF32TAsm, siluMulAsm, quantQ8Asm
 	if cpufeat.F16C {
-		k.dotF16, k.widenF16 = dotF16F16C, widenF16F16C
+		k.dotF16 = dotF16F16C
 		k.dotQ8, k.dotQ8Rows = dotQ8F16C, dotQ8RowsF16C
 		k.dotQ4K, k.dotQ4KRows, k.dotQ4KRows2 = dotQ4KAsm, dotQ4KRowsAsm, dotQ4KRows2Asm
 		k.dotQ6K, k.dotQ6KRows, k.dotQ6KRows2 = dotQ6KAsm, dotQ6KRowsAsm, dotQ6KRows2Asm

@@ -41,24 +41,3 @@ done:
 	VZEROUPPER
 	MOVSS        X0, ret+24(FP)
 	RET
-
-// func widenF16C(dst *float32, src *byte, n int)
-// dst[i] = f16(src[i]) for i < n, n a multiple of 8.
-TEXT ·widenF16C(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
-
-wloop:
-	CMPQ      CX, $8
-	JB        wdone
-	VCVTPH2PS (SI), Y0
-	VMOVUPS   Y0, (DI)
-	ADDQ      $16, SI
-	ADDQ      $32, DI
-	SUBQ      $8, CX
-	JMP       wloop
-
-wdone:
-	VZEROUPPER
-	RET

@@ -20,8 +20,6 @@ type kernelSet struct {
 	dotF32T func(out []float32, ld int, w, x []float32, n int)
 	// dotF16 returns Σ f16(w[2i:2i+2])·x[i]; len(w) == 2·len(x), little-endian binary16.
 	dotF16 func(w []byte, x []float32) float32
-	// widenF16 converts the binary16 values of src (2·len(dst) bytes) to dst, exactly.
-	widenF16 func(dst []float32, src []byte)
 	// dotQ8 returns Σ_b d_w(b)·xd[b]·Σ_j w_q(b,j)·xq[32b+j] over the len(xd) Q8_0 blocks of w.
 	dotQ8 func(w []byte, xq []int8, xd []float32) float32
 	// dotQ8Rows writes to out[r] the dotQ8 of the row w[r·rowBytes:] with the same
@@ -85,7 +83,6 @@ var scalarKernels = &kernelSet{
 	dotF32:      dotF32Scalar,
 	dotF32T:     dotF32TScalar,
 	dotF16:      dotF16Scalar,
-	widenF16:    widenF16Scalar,
 	dotQ8:       dotQ8Scalar,
 	dotQ8Rows:   dotQ8RowsScalar,
 	dotQ8RowsX:  dotQ8RowsXScalar,
@@ -166,14 +163,6 @@ func dotF16Scalar(w []byte, x []float32) float32 {
 		s0 += f16Table[uint16(w[2*i])|uint16(w[2*i+1])<<8] * x[i]
 	}
 	return s0 + s1
-}
-
-// widenF16Scalar is the reference for widenF16: dst[i] = f16Table[src[2i:2i+2]].
-func widenF16Scalar(dst []float32, src []byte) {
-	src = src[:2*len(dst)]
-	for i := range dst {
-		dst[i] = f16Table[uint16(src[2*i])|uint16(src[2*i+1])<<8]
-	}
 }
 
 // Q8_0 block: 2 bytes little-endian binary16 scale d, then 32 int8 codes q; value = d·q.
