@@ -8,7 +8,9 @@ import (
 	"kvq/tokenizer"
 )
 
+// llamaVocab is the Vocab of the real llama SentencePiece vocabulary (assets).
 func llamaVocab(b testing.TB) *Vocab {
+	b.Helper()
 	f, err := gguf.Parse(assets.LlamaVocab)
 	if err != nil {
 		b.Fatal(err)

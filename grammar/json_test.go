@@ -1,14 +1,11 @@
 package grammar
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"kvq/assets"
-	"kvq/gguf"
-	"kvq/tokenizer"
 )
 
 // byteVocab has one token per byte 0x01–0x7f and an end token (id 0).
@@ -81,22 +78,7 @@ func generate(t *testing.T, v *Vocab, r *rand.Rand, budget int, skew func(id int
 // TestGenerationsParse: whatever the logits and however short the budget, what
 // is generated is one JSON object, ended by an end token or by the budget.
 func TestGenerationsParse(t *testing.T) {
-	f, err := gguf.Parse(assets.LlamaVocab)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pieces := make([]string, tok.VocabSize())
-	for i := range pieces {
-		pieces[i] = tok.Piece(int32(i))
-	}
-	llama, err := NewVocab(pieces, tok.IsEOG)
-	if err != nil {
-		t.Fatal(err)
-	}
+	llama := llamaVocab(t)
 	r := rand.New(rand.NewPCG(1, 2))
 	runs := 30
 	if testing.Short() {
@@ -105,7 +87,7 @@ func TestGenerationsParse(t *testing.T) {
 	// Skews: plain noise, and noise favouring tokens that open containers and
 	// strings (deep nesting, long strings), so budgets run out mid-structure.
 	openers := func(id int, l float32) float32 {
-		if p := pieces[id]; strings.ContainsAny(p, "{[\"") {
+		if p := llama.pieces[id]; bytes.ContainsAny(p, "{[\"") {
 			return l + 3
 		}
 		return l
