@@ -57,12 +57,7 @@ func generate(t *testing.T, v *Vocab, r *rand.Rand, budget int, skew func(id int
 			logits[i] = skew(i, float32(r.NormFloat64()))
 		}
 		j.Mask(logits, budget-n)
-		best := -1
-		for i, l := range logits {
-			if l > -1e30 && (best < 0 || l > logits[best]) {
-				best = i
-			}
-		}
+		best := bestAllowed(logits)
 		if best < 0 {
 			t.Fatalf("no token allowed after %q (budget %d, step %d)", out.String(), budget, n)
 		}
@@ -257,4 +252,15 @@ func TestShortBudget(t *testing.T) {
 	if logits['{'] != 0 {
 		t.Errorf("schema, budget 1 at the start: '{' masked")
 	}
+}
+
+// bestAllowed is the id of the highest logit a mask left, or −1 when it left none.
+func bestAllowed(logits []float32) int {
+	best := -1
+	for i, l := range logits {
+		if l > -1e30 && (best < 0 || l > logits[best]) {
+			best = i
+		}
+	}
+	return best
 }

@@ -159,12 +159,7 @@ func generateSchema(t *testing.T, name string, v *Vocab, s *Schema, budget int, 
 	for n := range budget {
 		fill(logits)
 		j.Mask(logits, budget-n)
-		best := -1
-		for i, l := range logits {
-			if l > -1e30 && (best < 0 || l > logits[best]) {
-				best = i
-			}
-		}
+		best := bestAllowed(logits)
 		if best < 0 {
 			t.Fatalf("%s: no token allowed after %q (budget %d)", name, out.String(), budget)
 		}
