@@ -15,8 +15,9 @@ func TestRowsQueriesIndependent(t *testing.T) {
 	const d, n = 128, 23
 	rng := rand.New(rand.NewPCG(3, 4))
 	codecs := []RowCodec{F32{}, F16{}, BF16{}, FP8{Format: E4M3}, FP8{Format: E5M2}, Int8{}, Affine{Bits: 4, Group: 32}, Affine{Bits: 2, Group: 32}}
+	defer SetSIMD(active.Load() == simdKernels) // restored also when a check fails
 	for _, simd := range []bool{true, false} {
-		prev := SetSIMD(simd)
+		SetSIMD(simd)
 		for _, c := range codecs {
 			_, lossyInt := c.(Int8)
 			if _, ok := c.(Affine); ok {
@@ -81,6 +82,5 @@ func TestRowsQueriesIndependent(t *testing.T) {
 				}
 			}
 		}
-		SetSIMD(prev)
 	}
 }
