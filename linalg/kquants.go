@@ -142,14 +142,20 @@ func dotIQ4NLScalar(w []byte, xq []int8, xd []float32, _ []int32) float32 {
 	var s float32
 	for b := 0; b < nb; b++ {
 		blk := (*[iq4NLBlockBytes]byte)(w[b*iq4NLBlockBytes:])
-		q := (*[blockElems]int8)(xq[b*blockElems:])
-		var a int32
-		for l, c := range blk[2:18] {
-			a += int32(gguf.IQ4NLValues[c&15])*int32(q[l]) + int32(gguf.IQ4NLValues[c>>4])*int32(q[l+16])
-		}
+		a := dotIQ4Codes((*[16]byte)(blk[2:18]), (*[blockElems]int8)(xq[b*blockElems:]))
 		s += f16Table[uint16(blk[0])|uint16(blk[1])<<8] * xd[b] * float32(a)
 	}
 	return s
+}
+
+// dotIQ4Codes is the exact dot of 32 IQ4 codes (value l in the low nibble of qs[l],
+// value 16+l in its high nibble, each the index of a level of gguf.IQ4NLValues) with q.
+func dotIQ4Codes(qs *[16]byte, q *[blockElems]int8) int32 {
+	var a int32
+	for l, c := range qs {
+		a += int32(gguf.IQ4NLValues[c&15])*int32(q[l]) + int32(gguf.IQ4NLValues[c>>4])*int32(q[l+16])
+	}
+	return a
 }
 
 // dotIQ4XSScalar is the dot of one IQ4_XS row with the activations:
@@ -165,11 +171,7 @@ func dotIQ4XSScalar(w []byte, xq []int8, xd []float32, _ []int32) float32 {
 		var acc float32
 		for j := 0; j < 8; j++ {
 			ls := int32(blk[4+j/2]>>(4*(j%2))&15|uint8(hi>>(2*j)&3)<<4) - 32
-			q := (*[blockElems]int8)(xq[(8*sb+j)*blockElems:])
-			var a int32
-			for l, c := range blk[8+16*j : 24+16*j] {
-				a += int32(gguf.IQ4NLValues[c&15])*int32(q[l]) + int32(gguf.IQ4NLValues[c>>4])*int32(q[l+16])
-			}
+			a := dotIQ4Codes((*[16]byte)(blk[8+16*j:]), (*[blockElems]int8)(xq[(8*sb+j)*blockElems:]))
 			acc += xd[8*sb+j] * float32(ls*a)
 		}
 		s += f16Table[uint16(blk[0])|uint16(blk[1])<<8] * acc
