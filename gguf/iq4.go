@@ -34,8 +34,9 @@ func dequantIQ4_NL(dst *[32]float32, b *[18]byte) {
 	}
 }
 
-// scaleIQ4XS returns the signed scale of sub-block j of an IQ4_XS block.
-func scaleIQ4XS(b *[136]byte, j int) int32 {
+// ScaleIQ4XS returns the signed scale, in −32..31, of sub-block j (0..7) of an IQ4_XS
+// block.
+func ScaleIQ4XS(b *[136]byte, j int) int32 {
 	h := uint16(b[2]) | uint16(b[3])<<8
 	lo := b[4+j/2] >> (4 * (j % 2)) & 15
 	return int32(lo|uint8(h>>(2*j)&3)<<4) - 32
@@ -44,7 +45,7 @@ func scaleIQ4XS(b *[136]byte, j int) int32 {
 func dequantIQ4_XS(dst *[256]float32, b *[136]byte) {
 	d := f16At(b[0:])
 	for j := 0; j < 8; j++ {
-		dl := d * float32(scaleIQ4XS(b, j))
+		dl := d * float32(ScaleIQ4XS(b, j))
 		qs := b[8+16*j : 24+16*j]
 		out := dst[32*j : 32*j+32]
 		for l, q := range qs {

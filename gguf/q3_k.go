@@ -15,8 +15,8 @@ package gguf
 // code of value v = 32j + l: ((low 2 bits) − (0 if bit j of hmask[l] is set, else 4)),
 // in −4..3; value v = d·sc[v/16] · code
 
-// scalesK3 unpacks the sixteen signed 6-bit scales of a Q3_K block.
-func scalesK3(s []byte) (sc [16]int8) {
+// ScalesQ3K unpacks the sixteen signed 6-bit scales (bytes 96–107) of a Q3_K block.
+func ScalesQ3K(s *[12]byte) (sc [16]int8) {
 	for i := range 16 {
 		lo := s[i%8] >> (4 * (i / 8)) & 15
 		hi := s[8+i%4] >> (2 * (i / 4)) & 3
@@ -27,7 +27,7 @@ func scalesK3(s []byte) (sc [16]int8) {
 
 func dequantQ3_K(dst *[256]float32, b *[110]byte) {
 	d := f16At(b[108:])
-	hmask, sc := b[0:32], scalesK3(b[96:108])
+	hmask, sc := b[0:32], ScalesQ3K((*[12]byte)(b[96:108]))
 	for h := 0; h < 2; h++ {
 		qs := b[32+32*h : 64+32*h]
 		for k := 0; k < 4; k++ {

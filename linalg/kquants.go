@@ -58,16 +58,6 @@ func dotQ5KScalar(w []byte, xq []int8, xd []float32, xsum []int32) float32 {
 	return s
 }
 
-// q3KScales unpacks the sixteen signed 6-bit scales of a Q3_K super-block.
-func q3KScales(s *[12]byte) (sc [16]int32) {
-	for i := range 16 {
-		lo := s[i%8] >> (4 * (i / 8)) & 15
-		hi := s[8+i%4] >> (2 * (i / 4)) & 3
-		sc[i] = int32(lo|hi<<4) - 32
-	}
-	return sc
-}
-
 // dotQ3KScalar is the dot of one Q3_K row with the activations:
 // d·Σ_b xd_b·(sc_2b'·Σ_{first 16} code·xq + sc_2b'+1·Σ_{last 16} code·xq), the sums
 // over the integers of each activation block, b' = b mod 8.
@@ -79,7 +69,7 @@ func dotQ3KScalar(w []byte, xq []int8, xd []float32, _ []int32) float32 {
 	for sb := 0; sb < nsb; sb++ {
 		blk := (*[q3KBlockBytes]byte)(w[sb*q3KBlockBytes:])
 		d := f16Table[uint16(blk[108])|uint16(blk[109])<<8]
-		sc := q3KScales((*[12]byte)(blk[96:108]))
+		sc := gguf.ScalesQ3K((*[12]byte)(blk[96:108]))
 		hm := (*[32]byte)(blk[0:32])
 		var acc float32
 		for j := 0; j < 8; j++ { // activation block j: values 32j..32j+31
@@ -93,7 +83,7 @@ func dotQ3KScalar(w []byte, xq []int8, xd []float32, _ []int32) float32 {
 				c = int32(qs[l+16]>>(2*k)&3) - 4 + 4*int32(hm[l+16]>>j&1)
 				a1 += c * int32(q[l+16])
 			}
-			acc += xd[8*sb+j] * float32(sc[2*j]*a0+sc[2*j+1]*a1)
+			acc += xd[8*sb+j] * float32(int32(sc[2*j])*a0+int32(sc[2*j+1])*a1)
 		}
 		s += d * acc
 	}
@@ -167,10 +157,9 @@ func dotIQ4XSScalar(w []byte, xq []int8, xd []float32, _ []int32) float32 {
 	var s float32
 	for sb := 0; sb < nsb; sb++ {
 		blk := (*[iq4XSBlockBytes]byte)(w[sb*iq4XSBlockBytes:])
-		hi := uint16(blk[2]) | uint16(blk[3])<<8
 		var acc float32
 		for j := 0; j < 8; j++ {
-			ls := int32(blk[4+j/2]>>(4*(j%2))&15|uint8(hi>>(2*j)&3)<<4) - 32
+			ls := gguf.ScaleIQ4XS(blk, j)
 			a := dotIQ4Codes((*[16]byte)(blk[8+16*j:]), (*[blockElems]int8)(xq[(8*sb+j)*blockElems:]))
 			acc += xd[8*sb+j] * float32(ls*a)
 		}
