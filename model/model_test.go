@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -72,7 +73,7 @@ func TestGreedyMatchesReference(t *testing.T) {
 	for _, g := range ref.Greedy {
 		t.Run(g.Prompt, func(t *testing.T) {
 			toks := m.Tok.Encode(g.Prompt, true)
-			if !equal(toks, g.PromptTokens) {
+			if !slices.Equal(toks, g.PromptTokens) {
 				t.Fatalf("prompt tokens %v, want %v", toks, g.PromptTokens)
 			}
 			c, seq := newCache(t, m, "f32")
@@ -80,7 +81,7 @@ func TestGreedyMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !equal(out, g.Tokens) {
+			if !slices.Equal(out, g.Tokens) {
 				t.Fatalf("greedy tokens\n got %v\nwant %v", out, g.Tokens)
 			}
 			if text := g.Prompt + m.Tok.Decode(out); text != g.Text {
@@ -113,7 +114,7 @@ func TestLoadFromFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !equal(out, g.Tokens) {
+			if !slices.Equal(out, g.Tokens) {
 				t.Fatalf("greedy tokens\n got %v\nwant %v", out, g.Tokens)
 			}
 		})
@@ -140,7 +141,7 @@ func TestLoadFromFile(t *testing.T) {
 	}
 	cache, seq := newCache(t, m, "f32")
 	out, err := m.Generate(cache, seq, m.Tok.Encode(g.Prompt, true), len(g.Tokens), NewSampler(SamplerConfig{}), nil)
-	if err != nil || !equal(out, g.Tokens) {
+	if err != nil || !slices.Equal(out, g.Tokens) {
 		t.Fatalf("greedy tokens with the weights mapped: %v, %v", out, err)
 	}
 }
@@ -254,18 +255,6 @@ func TestRotateComposes(t *testing.T) {
 			t.Fatalf("R(-12)R(12)x = %v", y)
 		}
 	}
-}
-
-func equal(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestFingerprintDistinguishesModels(t *testing.T) {

@@ -55,10 +55,10 @@ func TestSamplerSeedIsReproducible(t *testing.T) {
 		}
 		return out
 	}
-	if a, b := draw(7), draw(7); !equal(a, b) {
+	if a, b := draw(7), draw(7); !slices.Equal(a, b) {
 		t.Fatalf("same seed gave %v and %v", a, b)
 	}
-	if a, b := draw(7), draw(8); equal(a, b) {
+	if a, b := draw(7), draw(8); slices.Equal(a, b) {
 		t.Fatalf("seeds 7 and 8 gave the same 50 draws %v", a)
 	}
 }

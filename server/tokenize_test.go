@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -20,12 +21,12 @@ func TestTokenize(t *testing.T) {
 	}
 	resp := e.post(t, "/tokenize", `{"content":"`+text+`"}`)
 	decode(t, resp, &tok)
-	if want := e.m.Tok.Encode(text, false); resp.StatusCode != 200 || !equalIDs(tok.Tokens, want) || tok.Count != len(want) || tok.MaxModelLen != e.m.Ctx {
+	if want := e.m.Tok.Encode(text, false); resp.StatusCode != 200 || !slices.Equal(tok.Tokens, want) || tok.Count != len(want) || tok.MaxModelLen != e.m.Ctx {
 		t.Fatalf("llama-server shape: %d %+v, want tokens %v", resp.StatusCode, tok, want)
 	}
 	resp = e.post(t, "/tokenize", `{"model":"default","prompt":"`+text+`"}`)
 	decode(t, resp, &tok)
-	if want := e.m.Tok.Encode(text, true); !equalIDs(tok.Tokens, want) {
+	if want := e.m.Tok.Encode(text, true); !slices.Equal(tok.Tokens, want) {
 		t.Fatalf("vLLM shape (BOS added by default): %v, want %v", tok.Tokens, want)
 	}
 	var pieces struct {
@@ -70,18 +71,6 @@ func TestTokenize(t *testing.T) {
 			t.Errorf("%s %s: %d param %q, want 400 %q", c.path, c.body, resp.StatusCode, out.Error.Param, c.param)
 		}
 	}
-}
-
-func equalIDs(a []int32, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // CORS headers only for allowed origins, preflights answered before auth; 404 and
