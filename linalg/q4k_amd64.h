@@ -89,3 +89,34 @@
 	VMULPS       Y7, Y2, Y4 \
 	VFMADD231PS  Y4, dots, acc \
 	VFNMADD231PS Y3, Y8, acc
+
+// Q4KROWS is the body of q4kDotRows and q5kDotRows after their constants are set:
+// for each of the rows (R14) at R13 (rowBytes apart), the sum over units super-blocks
+// of bytes bytes each, one sbm per super-block, stored at R15 and on.
+#define Q4KROWS(sbm, bytes) \
+row: \
+	MOVQ   R13, SI \
+	MOVQ   xq+32(FP), DI \
+	MOVQ   xd+40(FP), R8 \
+	MOVQ   xsum+48(FP), R9 \
+	MOVQ   units+56(FP), CX \
+	VXORPS Y0, Y0, Y0 \
+sb: \
+	PREFETCHT0 4096(SI) \
+	PREFETCHT0 4160(SI) \
+	PREFETCHT0 4224(SI) \
+	sbm \
+	ADDQ       $bytes, SI \
+	ADDQ       $256, DI \
+	ADDQ       $32, R8 \
+	ADDQ       $32, R9 \
+	DECQ       CX \
+	JNZ        sb \
+	HSUM0 \
+	VMOVSS X0, (R15) \
+	ADDQ   $4, R15 \
+	ADDQ   rowBytes+16(FP), R13 \
+	DECQ   R14 \
+	JNZ    row \
+	VZEROUPPER \
+	RET

@@ -38,34 +38,7 @@ TEXT ·q4kDotRows(SB), NOSPLIT, $0-64
 	ONES16
 	BYTES32(0x0f, X14, Y14)
 
-row:
-	MOVQ   R13, SI
-	MOVQ   xq+32(FP), DI
-	MOVQ   xd+40(FP), R8
-	MOVQ   xsum+48(FP), R9
-	MOVQ   units+56(FP), CX
-	VXORPS Y0, Y0, Y0
-
-sb:
-	PREFETCHT0 4096(SI)
-	PREFETCHT0 4160(SI)
-	PREFETCHT0 4224(SI)
-	Q4KSB
-	ADDQ       $144, SI
-	ADDQ       $256, DI
-	ADDQ       $32, R8
-	ADDQ       $32, R9
-	DECQ       CX
-	JNZ        sb
-
-	HSUM0
-	VMOVSS X0, (R15)
-	ADDQ   $4, R15
-	ADDQ   rowBytes+16(FP), R13
-	DECQ   R14
-	JNZ    row
-	VZEROUPPER
-	RET
+	Q4KROWS(Q4KSB, 144)
 
 // Q4KSB2 is Q4KSB for two tokens: token 0's sums into Y0 (activations at DI, R8, R9),
 // token 1's into Y13 (at DI+8·R13, R8+R13, R9+R13), each in Q4KSB's order and rounding,

@@ -57,31 +57,4 @@ TEXT ·q5kDotRows(SB), NOSPLIT, $0-64
 	BYTES32(0x0f, X14, Y14)
 	BYTES32(0x10, X12, Y12)
 
-row:
-	MOVQ   R13, SI
-	MOVQ   xq+32(FP), DI
-	MOVQ   xd+40(FP), R8
-	MOVQ   xsum+48(FP), R9
-	MOVQ   units+56(FP), CX
-	VXORPS Y0, Y0, Y0
-
-sb:
-	PREFETCHT0 4096(SI)
-	PREFETCHT0 4160(SI)
-	PREFETCHT0 4224(SI)
-	Q5KSB
-	ADDQ       $176, SI
-	ADDQ       $256, DI
-	ADDQ       $32, R8
-	ADDQ       $32, R9
-	DECQ       CX
-	JNZ        sb
-
-	HSUM0
-	VMOVSS X0, (R15)
-	ADDQ   $4, R15
-	ADDQ   rowBytes+16(FP), R13
-	DECQ   R14
-	JNZ    row
-	VZEROUPPER
-	RET
+	Q4KROWS(Q5KSB, 176)
