@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"slices"
 	"testing"
 
@@ -18,11 +17,7 @@ func synthLoader(w gguf.TensorType) func(testing.TB) *model.Model {
 		t.Helper()
 		shape := synth.Shape{Name: "tiny-llama", Arch: "llama", Dim: 256, Layers: 2, Heads: 4, KVHeads: 2, FFN: 512,
 			Vocab: 512, Ctx: 512, RMSEps: 1e-5, RopeBase: 10000}
-		var buf bytes.Buffer
-		if err := synth.WriteShape(&buf, shape, w, 9); err != nil {
-			t.Fatal(err)
-		}
-		f, err := gguf.Parse(buf.Bytes())
+		f, err := synth.Parse(shape, w, 9)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"testing"
@@ -17,11 +16,7 @@ func synthModel(t *testing.T, w gguf.TensorType) *Model {
 	t.Helper()
 	shape := synth.Shape{Name: "tiny-llama", Arch: "llama", Dim: 256, Layers: 2, Heads: 4, KVHeads: 2, FFN: 512,
 		Vocab: 512, Ctx: 256, RMSEps: 1e-5, RopeBase: 10000}
-	var buf bytes.Buffer
-	if err := synth.WriteShape(&buf, shape, w, 5); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Parse(buf.Bytes())
+	f, err := synth.Parse(shape, w, 5)
 	if err != nil {
 		t.Fatal(err)
 	}

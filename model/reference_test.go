@@ -54,11 +54,7 @@ func tinyFile(t *testing.T, arch string, ropeDims int) []byte {
 		shape.Arch = "gemma2"
 	}
 	arch = shape.Arch
-	var buf bytes.Buffer
-	if err := synth.WriteShape(&buf, shape, gguf.TypeF32, 3); err != nil {
-		t.Fatal(err)
-	}
-	src, err := gguf.Parse(buf.Bytes())
+	src, err := synth.Parse(shape, gguf.TypeF32, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@
 package synth
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -279,6 +280,15 @@ func Write(w io.Writer, shape string, weights gguf.TensorType, seed uint64) erro
 		return fmt.Errorf("synth: unknown shape %q (known: %s)", shape, strings.Join(ShapeNames(), ", "))
 	}
 	return WriteShape(w, s, weights, seed)
+}
+
+// Parse is WriteShape into memory: the parsed model file, ready for model.FromGGUF.
+func Parse(s Shape, weights gguf.TensorType, seed uint64) (*gguf.File, error) {
+	var buf bytes.Buffer
+	if err := WriteShape(&buf, s, weights, seed); err != nil {
+		return nil, err
+	}
+	return gguf.Parse(buf.Bytes())
 }
 
 // WriteShape is Write for any valid Shape, such as a small custom one.
