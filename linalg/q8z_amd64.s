@@ -9,6 +9,20 @@
 // operations (no FMA). Both kernels keep that order, so a token's result is the same
 // whether it is multiplied alone (q8Rows1Z) or among many (q8TokensZ).
 
+// F16X4 leaves in R9 the four binary16 values at a, b, c and d, a's in bits 0–15 and
+// d's in bits 48–63; R10 is scratch.
+#define F16X4(a, b, c, d) \
+	MOVWQZX a, R9 \
+	MOVWQZX b, R10 \
+	SHLQ    $16, R10 \
+	ORQ     R10, R9 \
+	MOVWQZX c, R10 \
+	SHLQ    $32, R10 \
+	ORQ     R10, R9 \
+	MOVWQZX d, R10 \
+	SHLQ    $48, R10 \
+	ORQ     R10, R9
+
 // func q8PrepZ(dw *float32, corr *int32, w *byte, rowBytes, rows, nb int)
 // For the Q8_0 rows at w+r·rowBytes, r < rows (a multiple of 4), in 4-row tiles: the
 // block scales widened to float32 and −128·Σ_j code_j of every block, at index
@@ -77,27 +91,9 @@ pblock8:
 	VMOVDQU      X9, (R15)
 	VEXTRACTI128 $1, Y9, (R15)(R12*1)
 
-	MOVWQZX   (DI), R9
-	MOVWQZX   (DI)(DX*1), R10
-	SHLQ      $16, R10
-	ORQ       R10, R9
-	MOVWQZX   (DI)(DX*2), R10
-	SHLQ      $32, R10
-	ORQ       R10, R9
-	MOVWQZX   (DI)(R8*1), R10
-	SHLQ      $48, R10
-	ORQ       R10, R9
+	F16X4((DI), (DI)(DX*1), (DI)(DX*2), (DI)(R8*1))
 	VMOVQ     R9, X13
-	MOVWQZX   (BX), R9
-	MOVWQZX   (BX)(DX*1), R10
-	SHLQ      $16, R10
-	ORQ       R10, R9
-	MOVWQZX   (BX)(DX*2), R10
-	SHLQ      $32, R10
-	ORQ       R10, R9
-	MOVWQZX   (BX)(R8*1), R10
-	SHLQ      $48, R10
-	ORQ       R10, R9
+	F16X4((BX), (BX)(DX*1), (BX)(DX*2), (BX)(R8*1))
 	VPINSRQ   $1, R9, X13, X13
 	VCVTPH2PS X13, Y13
 	VMOVUPS   X13, (AX)
@@ -447,27 +443,9 @@ r1block8:
 	VPSUBD       Y7, Y6, Y6
 	VCVTDQ2PS    Y6, Y6
 	// The eight binary16 scales, gathered by scalar loads, times xd: d_w·xd per block.
-	MOVWQZX      0(R8), R9
-	MOVWQZX      34(R8), R10
-	SHLQ         $16, R10
-	ORQ          R10, R9
-	MOVWQZX      68(R8), R10
-	SHLQ         $32, R10
-	ORQ          R10, R9
-	MOVWQZX      102(R8), R10
-	SHLQ         $48, R10
-	ORQ          R10, R9
+	F16X4(0(R8), 34(R8), 68(R8), 102(R8))
 	VMOVQ        R9, X13
-	MOVWQZX      136(R8), R9
-	MOVWQZX      170(R8), R10
-	SHLQ         $16, R10
-	ORQ          R10, R9
-	MOVWQZX      204(R8), R10
-	SHLQ         $32, R10
-	ORQ          R10, R9
-	MOVWQZX      238(R8), R10
-	SHLQ         $48, R10
-	ORQ          R10, R9
+	F16X4(136(R8), 170(R8), 204(R8), 238(R8))
 	VPINSRQ      $1, R9, X13, X13
 	VCVTPH2PS    X13, Y13
 	VMULPS       (R13), Y13, Y13
