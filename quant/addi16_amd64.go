@@ -34,19 +34,6 @@ import (
 // holds their products, and it bounds the rounding error.
 const addI16Blocks = 16
 
-// addRoundingAsm is kernelSet.addRounding of the amd64 sets: 4·addI16Blocks/65534
-// where addRowsQ4 or addInt8RowsF16C may take rows of d values of c through the
-// integer kernels.
-func addRoundingAsm(c RowCodec, d int) float64 {
-	if lg, ok := lossyGeomOf(c, d); ok && haveF16C && lg.k.addQ1P2 != nil && lg.g == 32 && d >= 64 {
-		return 4 * addI16Blocks / 65534.0
-	}
-	if _, ok := c.(Int8); ok && haveF16C && haveVNNI512 && d%64 == 0 {
-		return 4 * addI16Blocks / 65534.0 // addInt8RowsF16C's four-query sums
-	}
-	return 0
-}
-
 // addU4Q1I16 performs a[c] += Σ_{i<4·nb} w[i]·(scale_ik·code_ic + zero_ik) for the 64
 // columns c of a pair of groups k of 32 4-bit codes, the first group's codes of row i
 // at cp + i·stride, the second's gb bytes after, each group's f16 scale and zero in

@@ -65,6 +65,12 @@ func (a Affine) mustValid() {
 	}
 }
 
+// affineRowKernels is Affine's entry in the kernel table (kernels.go), filled by its SIMD
+// kernels' files.
+var affineRowKernels rowKernels
+
+func (Affine) kernels() *rowKernels { return &affineRowKernels }
+
 // Name implements RowCodec; see the type documentation.
 func (a Affine) Name() string {
 	p := "q" + strconv.Itoa(a.Bits)

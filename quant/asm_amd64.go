@@ -18,9 +18,11 @@ func detectSIMD() *kernelSet {
 	k := *scalarKernels
 	k.name = "avx2-asm"
 	k.multiDot, k.multiAxpy = multiDotAsm, multiAxpyAsm
-	k.decBlock, k.decRows = decBlockAsm, decRowsAsm
+	k.decBlock = decBlockAsm
 	k.ropeRows, k.ropeDot1, k.ropeInt = ropeRowsAsm, ropeDotAsm, ropeIntTakes
-	k.dotRows, k.addRows, k.scoredQuery, k.addRounding = fusedDotRows, fusedAddRows, scoredQueryAsm, addRoundingAsm
+	// Row codecs: each codec's entry in the kernel table (kernels.go).
+	k.dotRows, k.addRows, k.decRows = tableDotRows, tableAddRows, tableDecRows
+	k.scoredQuery, k.addRounding, k.independent, k.plan = tableScoredQuery, tableRounding, tableIndependent, tablePlan
 	k.encF16 = encodeF16 // VCVTPS2PH where the CPU has F16C, else the scalar twin
 	k.encRange, k.encPack = groupRangeAsm, packCodesAsm
 	return &k

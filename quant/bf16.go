@@ -30,6 +30,12 @@ func BF16ToF32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) 
 // BF16 stores each value as bfloat16; see the layout at the top of bf16.go.
 type BF16 struct{}
 
+// bf16Kernels is BF16's entry in the kernel table (kernels.go), filled by its SIMD
+// kernels' files.
+var bf16Kernels rowKernels
+
+func (BF16) kernels() *rowKernels { return &bf16Kernels }
+
 // Name implements RowCodec.
 func (BF16) Name() string { return "bf16" }
 

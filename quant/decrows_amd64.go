@@ -4,7 +4,7 @@ package quant
 
 // Row decoders in AVX2 assembly (decrows_amd64.s) for the plain row codecs, bit for
 // bit their Decode (NaN payloads aside: VCVTPH2PS quiets signaling NaNs), serving
-// decRowsAsm. Each writes the n ≥ 1 rows at src + i·stride bytes
+// the codecs' decode entries. Each writes the n ≥ 1 rows at src + i·stride bytes
 // to dst[i·d:(i+1)·d], d a positive multiple of 8.
 
 // decF16RowsF16C decodes F16 rows with VCVTPH2PS. It needs F16C.

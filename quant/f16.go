@@ -77,6 +77,12 @@ func F16ToF32(h uint16) float32 {
 // F16 stores each value as IEEE-754 binary16; see the layout at the top of f16.go.
 type F16 struct{}
 
+// f16Kernels is F16's entry in the kernel table (kernels.go), filled by its SIMD
+// kernels' files.
+var f16Kernels rowKernels
+
+func (F16) kernels() *rowKernels { return &f16Kernels }
+
 // Name implements RowCodec.
 func (F16) Name() string { return "f16" }
 

@@ -11,6 +11,12 @@ import (
 // 4i..4i+3, 4·d bytes, no header.
 type F32 struct{}
 
+// f32Kernels is F32's entry in the kernel table (kernels.go), filled by its SIMD
+// kernels' files.
+var f32Kernels rowKernels
+
+func (F32) kernels() *rowKernels { return &f32Kernels }
+
 // Name implements RowCodec.
 func (F32) Name() string { return "f32" }
 

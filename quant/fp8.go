@@ -214,6 +214,12 @@ func (f FP8) mustValid() {
 	}
 }
 
+// fp8RowKernels is FP8's entry in the kernel table (kernels.go), filled by its SIMD
+// kernels' files.
+var fp8RowKernels rowKernels
+
+func (FP8) kernels() *rowKernels { return &fp8RowKernels }
+
 // Name implements RowCodec; see the file comment.
 func (f FP8) Name() string {
 	n := "fp8" + f.Format.String()

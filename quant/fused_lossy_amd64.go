@@ -104,37 +104,89 @@ func (lg *lossyGeom) codeOff(c uintptr) uintptr {
 
 // lossyGeomOf returns the geometry of rows of d values of c, or false when the fused
 // kernels do not handle c or this shape.
-func lossyGeomOf(c RowCodec, d int) (lossyGeom, bool) {
+func lossyGeomOf(c Affine, d int) (lossyGeom, bool) {
 	if d&15 != 0 || d <= 0 {
 		return lossyGeom{}, false
 	}
-	switch c := c.(type) {
-	case Affine:
-		if c.Bits != 8 && c.Bits != 4 && c.Bits != 2 {
-			return lossyGeom{}, false
-		}
-		// One division per call (spans are often one cache block of 16 rows).
-		g := c.group(d)
-		p := d / g
-		if g&15 != 0 || p*g != d {
-			return lossyGeom{}, false
-		}
-		k := &lossyU8
-		switch c.Bits {
-		case 4:
-			k = &lossyU4
-		case 2:
-			k = &lossyU2
-		}
-		return lossyGeom{k: k, p: p, g: uintptr(g), gb: uintptr(4 + g*c.Bits>>3), hdr: 4, bits: uintptr(c.Bits)}, true
+	k := lossyByBits[c.Bits&15]
+	if k == nil {
+		return lossyGeom{}, false
 	}
-	return lossyGeom{}, false
+	// One division per call (spans are often one cache block of 16 rows).
+	g := c.group(d)
+	p := d / g
+	if g&15 != 0 || p*g != d {
+		return lossyGeom{}, false
+	}
+	return lossyGeom{k: k, p: p, g: uintptr(g), gb: uintptr(4 + g*c.Bits>>3), hdr: 4, bits: uintptr(c.Bits)}, true
 }
 
-// fusedDotRowsLossy is fusedDotRows for Affine rows (see the top of this file): with
+// lossyByBits are the fused kernels of each code width (nil: none, 3-bit codes go
+// through tiles).
+var lossyByBits = [16]*lossyKernels{8: &lossyU8, 4: &lossyU4, 2: &lossyU2}
+
+// Affine rows, with F16C: the fused kernels above for the shapes lossyGeomOf takes,
+// the decoder (decAffineRows) for groups of a multiple of 8 values; RowPlans resolve
+// the geometry once and prepare the integer kernels' queries once (prepareI8).
+func init() {
+	affineRowKernels = rowKernels{
+		dot: func(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
+			return fusedDotRowsLossy(c.(Affine), scores, ld, q, g, src, stride, n, d, tmp)
+		},
+		add: func(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
+			return fusedAddRowsLossy(c.(Affine), acc, w, ld, g, src, stride, n, d, tmp)
+		},
+		decode: func(c RowCodec, dst []float32, src []byte, stride, n, d int) bool {
+			a := c.(Affine)
+			g := a.group(d)
+			if d%8 != 0 || !haveF16C || lossyByBits[a.Bits&15] == nil || g%8 != 0 || d%g != 0 {
+				return false
+			}
+			decAffineRows(&dst[0], &src[0], uintptr(stride), n, d, g, a.Bits)
+			return true
+		},
+		plan: func(c RowCodec, d int) *planKernels {
+			lg, ok := lossyGeomOf(c.(Affine), d)
+			// fusedDotRowsLossy's scratch: the package functions pass ScratchFloats(d).
+			if !haveF16C || !ok || ScratchFloats(d) < 4*lg.p+2*lg.p*8+d {
+				return nil
+			}
+			return &planKernels{
+				queryFloats: func(g int) int {
+					if lg.i8() {
+						return i8Units(g) * (d + 8*lg.p)
+					}
+					return 0
+				},
+				prepare: func(pq, q []float32, g int) { prepareI8(&lg, pq, q, g, d) },
+				dot: func(scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n int, tmp []float32) {
+					dotRowsQ4(&lg, scores, ld, q, pq, g, src, stride, n, d, tmp)
+				},
+				add: func(acc, w []float32, ld, g int, src []byte, stride, n int, _ []float32) bool {
+					addRowsQ4(&lg, acc, w, ld, g, src, stride, n, d)
+					return true
+				},
+			}
+		},
+		scored: func(c RowCodec, q []float32, d int) []float32 {
+			if i8Query(c.(Affine), d) {
+				return roundTripI8(q, 32)
+			}
+			return q
+		},
+		rounding: func(c RowCodec, d int) float64 {
+			if lg, ok := lossyGeomOf(c.(Affine), d); ok && haveF16C && lg.k.addQ1P2 != nil && lg.g == 32 && d >= 64 {
+				return 4 * addI16Blocks / 65534.0
+			}
+			return 0
+		},
+	}
+}
+
+// fusedDotRowsLossy is the dot kernel of Affine rows (see the top of this file): with
 // F16C, tmp at least 20 values per group of a row (the queries' group sums) plus d
 // (a split query).
-func fusedDotRowsLossy(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
+func fusedDotRowsLossy(c Affine, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	if !haveF16C {
 		return false
 	}
@@ -172,9 +224,9 @@ func dotRowsInl(lg *lossyGeom, scores []float32, ld int, q []float32, g int, src
 	}
 }
 
-// fusedAddRowsLossy is fusedAddRows for Affine rows (see the top of this file), with
+// fusedAddRowsLossy is the add kernel of Affine rows (see the top of this file), with
 // F16C.
-func fusedAddRowsLossy(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
+func fusedAddRowsLossy(c Affine, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	if !haveF16C {
 		return false
 	}

@@ -12,14 +12,8 @@ package quant
 // some, float for others) and on the rows of a call (the last n mod 4 rows summed in
 // float, the others in integers rounded to a step of the largest weight in a run).
 func RowsQueriesIndependent(c RowCodec) bool {
-	if active.Load() == scalarKernels {
-		return true
-	}
-	switch c.(type) {
-	case F32, F16, BF16, FP8:
-		return true
-	}
-	return false
+	k := active.Load()
+	return k.independent == nil || k.independent(c)
 }
 
 // ChannelQueriesIndependent is RowsQueriesIndependent for the key scores of channel

@@ -25,6 +25,12 @@ var int8F32 = func() (t [256]float32) {
 	return t
 }()
 
+// int8Kernels is Int8's entry in the kernel table (kernels.go), filled by its SIMD
+// kernels' files.
+var int8Kernels rowKernels
+
+func (Int8) kernels() *rowKernels { return &int8Kernels }
+
 // Name implements RowCodec.
 func (Int8) Name() string { return "q8" }
 

@@ -68,14 +68,58 @@ func quantQueryI16(dst, q unsafe.Pointer, d int)
 // −264 at 768 (TestDotRowsI16Extremes).
 const maxI16Dim = 512
 
-// i16Rows reports whether fusedDotRows scores Int8 rows of d values through the int16
-// kernel (d a multiple of 16, as every fused kernel needs).
-func i16Rows(c RowCodec, d int) bool {
-	_, ok := c.(Int8)
-	return ok && haveF16C && d%16 == 0 && d <= maxI16Dim
+// i16Rows reports whether Int8 rows of d values are scored through the int16 kernel
+// (d a multiple of 16, as every fused kernel needs).
+func i16Rows(d int) bool { return haveF16C && d%16 == 0 && d <= maxI16Dim }
+
+// Int8 rows, with F16C: scores through the int16 kernels (i16Rows), sums through
+// addInt8RowsF16C for d a multiple of 16, the decoder for multiples of 8.
+func init() {
+	int8Kernels = rowKernels{
+		dot: func(_ RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
+			return i16Rows(d) && dotInt8RowsI16(scores, ld, q, nil, g, src, stride, n, d, tmp)
+		},
+		add: func(_ RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
+			return d%16 == 0 && haveF16C && addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp)
+		},
+		decode: func(_ RowCodec, dst []float32, src []byte, stride, n, d int) bool {
+			if d%8 != 0 || !haveF16C {
+				return false
+			}
+			decInt8RowsF16C(&dst[0], &src[0], uintptr(stride), n, d)
+			return true
+		},
+		plan: func(_ RowCodec, d int) *planKernels {
+			if !i16Rows(d) {
+				return nil
+			}
+			return &planKernels{
+				queryFloats: func(g int) int { return g * (d/2 + 1) },
+				prepare:     func(pq, q []float32, g int) { prepareI16(pq, q, g, d) },
+				dot: func(scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n int, tmp []float32) {
+					dotInt8RowsI16(scores, ld, q, pq, g, src, stride, n, d, tmp)
+				},
+				add: func(acc, w []float32, ld, g int, src []byte, stride, n int, tmp []float32) bool {
+					return addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp)
+				},
+			}
+		},
+		scored: func(_ RowCodec, q []float32, d int) []float32 {
+			if i16Rows(d) {
+				return roundTripI16(q, d)
+			}
+			return q
+		},
+		rounding: func(_ RowCodec, d int) float64 {
+			if haveF16C && haveVNNI512 && d%64 == 0 {
+				return 4 * addI16Blocks / 65534.0 // addInt8RowsF16C's four-query sums
+			}
+			return 0
+		},
+	}
 }
 
-// dotInt8RowsI16 is fusedDotRows for Int8 rows on CPUs with F16C (i16Rows): the
+// dotInt8RowsI16 is Int8's dot kernel on CPUs with F16C (i16Rows): the
 // queries quantized (quantQueryI16, d/2 + 1 values each) into tmp or, prepared
 // already, pq (prepareI16; nil if not), four at a time through dotInt8Q4I16 where
 // tmp holds four (with haveVNNI512, dotInt8Q4I16Z for the rows of whole blocks of

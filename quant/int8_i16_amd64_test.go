@@ -552,6 +552,6 @@ func chanI16Case(r *rand.Rand, src []byte, d int, extreme bool) []float32 {
 
 // prepInt8 reports whether a RowPlan of Int8 rows of d values has prepared queries
 // (made under a set with fused kernels): where the int16 kernels score them.
-func prepInt8(d int) bool { return i16Rows(Int8{}, d) }
+func prepInt8(d int) bool { return i16Rows(d) }
 
 func prepE4M3(c RowCodec, d int) bool { return haveF16C && e4m3Direct(c, d) }

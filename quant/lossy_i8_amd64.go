@@ -155,20 +155,9 @@ func (lg *lossyGeom) i8() bool { return (lg.bits == 4 || lg.bits == 2) && lg.g =
 
 // i8Query reports whether fusedDotRowsLossy takes rows of d values of c through the
 // integer kernels.
-func i8Query(c RowCodec, d int) bool {
+func i8Query(c Affine, d int) bool {
 	lg, ok := lossyGeomOf(c, d)
 	return ok && haveF16C && lg.i8()
-}
-
-// scoredQueryAsm is kernelSet.scoredQuery of the amd64 sets.
-func scoredQueryAsm(c RowCodec, q []float32, d int) []float32 {
-	switch {
-	case i8Query(c, d):
-		return roundTripI8(q, 32)
-	case i16Rows(c, d):
-		return roundTripI16(q, d)
-	}
-	return q
 }
 
 // dotRowsI8 is dotRowsQ4 for 4-bit and 2-bit Affine rows in groups of 32 (lg.i8): the

@@ -98,7 +98,7 @@ func testLossyQ4Rows(t *testing.T) {
 									t.Fatalf("%s: score (%d,%d) = %v, want %v", name, j, i, got, want)
 								}
 							}
-							round := addRoundBound(addRoundingAsm(c, d), w[j*ld:j*ld+n], rowMax) // the integer value kernels' rounding
+							round := addRoundBound(tableRounding(c, d), w[j*ld:j*ld+n], rowMax) // the integer value kernels' rounding
 							for x := range d {
 								want, mag := float64(acc0[j*d+x]), math.Abs(float64(acc0[j*d+x]))
 								for i := range n {

@@ -30,11 +30,12 @@ type kernelSet struct {
 	multiDot func(scores []float32, ld int, q []float32, g int, x []float32, xs, n, d int)
 	// multiAxpy: acc[j*d+c] += Σ_i w[j*ld+i]·x[i*xs+c] for j < g, c < d.
 	multiAxpy func(acc, w []float32, ld, g int, x []float32, xs, n, d int)
-	// decRows decodes n rows of d values of codec c (one of F32, F16, BF16, Int8,
-	// FP8, Affine; validated): row i at src[i*stride:] into dst[i*d:(i+1)*d].
+	// decRows decodes n rows of d values of codec c (one with an entry in the kernel
+	// table, kernels.go; validated): row i at src[i*stride:] into dst[i*d:(i+1)*d].
 	decRows func(c RowCodec, dst []float32, src []byte, stride, n, d int)
 	// dotRows and addRows are fused kernels (decoding and products in one pass) for
-	// the codecs and shapes they report true for; others go through tiles.
+	// the codecs and shapes they report true for; others go through tiles. The SIMD
+	// set's run each codec's entry in the kernel table (kernels.go).
 	dotRows func(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool
 	addRows func(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool
 	// scoredQuery, when set, returns the queries dotRows scores rows of d values of c
@@ -44,6 +45,11 @@ type kernelSet struct {
 	// addRounding, when set, returns AddRowsRounding's factor for rows of d values of
 	// c (addi16_amd64.go).
 	addRounding func(c RowCodec, d int) float64
+	// independent, when set, is RowsQueriesIndependent (nil: every codec's queries
+	// are independent).
+	independent func(c RowCodec) bool
+	// plan, when set, resolves c for rows of d values for a RowPlan (nil: none).
+	plan func(c RowCodec, d int) *planKernels
 	// decBlock decodes tokens i0..i1-1 of a Channel block of t tokens × d channels
 	// (as Channel.Decode) into dst; lo and s are scratch of d values.
 	decBlock func(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s []float32)
@@ -131,8 +137,8 @@ func MultiAxpy(acc, w []float32, ld, g int, x []float32, xs, n, d int) {
 
 // DecodeRows decodes n rows of d values: row i, stored at src[i*stride:][:c.RowBytes(d)],
 // into dst[i*d:(i+1)*d]. It equals calling c.Decode per row (bit for bit) and is
-// faster for kvq's codecs (F32, F16, BF16, Int8, FP8, Affine); other RowCodecs are
-// decoded through c.Decode. It panics, like slice indexing, when a slice is too short.
+// faster for this package's codecs (those with a kernel table entry); other
+// RowCodecs are decoded through c.Decode. It panics, like slice indexing, when a slice is too short.
 func DecodeRows(c RowCodec, dst []float32, src []byte, stride, n, d int) {
 	if n <= 0 || d <= 0 {
 		return
@@ -140,13 +146,12 @@ func DecodeRows(c RowCodec, dst []float32, src []byte, stride, n, d int) {
 	rb := c.RowBytes(d)
 	_ = dst[n*d-1]
 	_ = src[(n-1)*stride+rb-1]
-	switch c.(type) {
-	case F32, F16, BF16, Int8, FP8, Affine:
+	if kernelsOf(c) != nil {
 		active.Load().decRows(c, dst, src, stride, n, d)
-	default:
-		for i := range n {
-			c.Decode(dst[i*d:(i+1)*d], src[i*stride:][:rb])
-		}
+		return
+	}
+	for i := range n {
+		c.Decode(dst[i*d:(i+1)*d], src[i*stride:][:rb])
 	}
 }
 

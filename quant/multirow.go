@@ -15,7 +15,7 @@ func ScratchFloats(d int) int { return max(TileFloats, d) }
 // kvq's codecs run the batched kernels; any other codec falls back to c.Dot per
 // (row, query). It panics, like slice indexing, when a slice is too short.
 func DotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n int, tmp []float32) {
-	if ours(c) {
+	if kernelsOf(c) != nil {
 		dotRows(c, scores, ld, q, g, src, stride, n, tmp)
 		return
 	}
@@ -57,7 +57,7 @@ func addRounding(k *kernelSet, c RowCodec, d int) float64 {
 // run the batched kernels; any other codec falls back to c.AddScaled per (row, query).
 // It panics, like slice indexing, when a slice is too short.
 func AddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n int, tmp []float32) {
-	if ours(c) {
+	if kernelsOf(c) != nil {
 		addRows(c, acc, w, ld, g, src, stride, n, tmp)
 		return
 	}
@@ -72,17 +72,6 @@ func AddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n int,
 			c.AddScaled(acc[j*d:(j+1)*d], w[j*ld+i], row)
 		}
 	}
-}
-
-// ours reports whether c is one of this package's row codecs, which the batched
-// kernels know. c is passed on as the caller's interface value, so no struct codec
-// (Affine, FP8) is boxed again per call.
-func ours(c RowCodec) bool {
-	switch c.(type) {
-	case F32, F16, BF16, Int8, FP8, Affine:
-		return true
-	}
-	return false
 }
 
 // dotRows implements DotRows for kvq's codecs: a fused kernel of the active set when

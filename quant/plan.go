@@ -11,8 +11,8 @@ import "fmt"
 type RowPlan struct {
 	c     RowCodec
 	d, rb int
-	set   *kernelSet // the kernel set fast was resolved for
-	fast  planFast   // the platform's direct kernels for (c, d), when it has some
+	set   *kernelSet   // the kernel set fast was resolved for
+	fast  *planKernels // the codec's kernels resolved for d (kernels.go), or nil
 }
 
 // NewRowPlan resolves c for rows of d > 0 values.
@@ -21,8 +21,8 @@ func NewRowPlan(c RowCodec, d int) (*RowPlan, error) {
 		return nil, fmt.Errorf("quant: row plan for codec %v and %d values", c, d)
 	}
 	p := &RowPlan{c: c, d: d, rb: c.RowBytes(d), set: active.Load()}
-	if ours(c) {
-		p.fast = resolveFast(p.set, c, d)
+	if p.set.plan != nil {
+		p.fast = p.set.plan(c, d)
 	}
 	return p, nil
 }
@@ -44,10 +44,10 @@ func (p *RowPlan) DotRows(scores []float32, ld int, q []float32, g int, src []by
 // QueryFloats returns the length of a prepared query of g heads (PrepareQuery), or 0
 // when the plan's score kernels read the float queries as they are.
 func (p *RowPlan) QueryFloats(g int) int {
-	if !p.fast.ok || g <= 0 {
+	if p.fast == nil || p.fast.queryFloats == nil || g <= 0 {
 		return 0
 	}
-	return p.fast.queryFloats(g, p.d)
+	return p.fast.queryFloats(g)
 }
 
 // PrepareQuery writes to pq (QueryFloats(g) values) the g queries q[:g·d] in the form
@@ -60,7 +60,7 @@ func (p *RowPlan) PrepareQuery(pq, q []float32, g int) {
 	if p.QueryFloats(g) == 0 {
 		return
 	}
-	p.fast.prepare(pq[:p.QueryFloats(g)], q[:g*p.d], g, p.d)
+	p.fast.prepare(pq[:p.QueryFloats(g)], q[:g*p.d], g)
 }
 
 // DotRowsPrepared is DotRows with pq the queries q prepared by PrepareQuery for the
@@ -70,14 +70,14 @@ func (p *RowPlan) DotRowsPrepared(scores []float32, ld int, q, pq []float32, g i
 		return
 	}
 	d := p.d
-	if p.fast.ok && active.Load() == p.set {
+	if p.fast != nil && active.Load() == p.set {
 		q = q[:g*d]
 		if pq != nil {
 			pq = pq[:p.QueryFloats(g)]
 		}
 		_ = scores[(g-1)*ld+n-1]
 		_ = src[(n-1)*stride+p.rb-1]
-		p.fast.dot(scores, ld, q, pq, g, src, stride, n, d, tmp[:ScratchFloats(d)])
+		p.fast.dot(scores, ld, q, pq, g, src, stride, n, tmp[:ScratchFloats(d)])
 		return
 	}
 	DotRows(p.c, scores, ld, q[:g*d], g, src, stride, n, tmp)
@@ -89,11 +89,11 @@ func (p *RowPlan) AddRows(acc, w []float32, ld, g int, src []byte, stride, n int
 		return
 	}
 	d := p.d
-	if p.fast.ok && active.Load() == p.set {
+	if p.fast != nil && active.Load() == p.set {
 		acc = acc[:g*d]
 		_ = w[(g-1)*ld+n-1]
 		_ = src[(n-1)*stride+p.rb-1]
-		if p.fast.add(acc, w, ld, g, src, stride, n, d, tmp[:ScratchFloats(d)]) {
+		if p.fast.add(acc, w, ld, g, src, stride, n, tmp[:ScratchFloats(d)]) {
 			return
 		}
 	}

@@ -40,8 +40,8 @@ func TestRowPlan(t *testing.T) {
 						}
 						// Affine rows the fused kernels take skip the dispatch.
 						if _, aff := c.(Affine); aff && made != scalarKernels {
-							if fused, _ := fusedLossyHandles(c, d); p.fast.ok != fused {
-								t.Fatalf("%s (plan %s): direct kernels %v, want %v", name, made.name, p.fast.ok, fused)
+							if fused, _ := fusedLossyHandles(c, d); (p.fast != nil) != fused {
+								t.Fatalf("%s (plan %s): direct kernels %v, want %v", name, made.name, (p.fast != nil), fused)
 							}
 						}
 						// q4 and q2 rows the integer kernels score have prepared queries, and so do
@@ -49,7 +49,7 @@ func TestRowPlan(t *testing.T) {
 						// scalar one).
 						aff, isAff := c.(Affine)
 						_, isInt8 := c.(Int8)
-						wantPrep := p.fast.ok && isAff && (aff.Bits == 4 || aff.Bits == 2) && aff.group(d) == 32
+						wantPrep := (p.fast != nil) && isAff && (aff.Bits == 4 || aff.Bits == 2) && aff.group(d) == 32
 						if isInt8 {
 							wantPrep = made != scalarKernels && prepInt8(d)
 						}

@@ -44,3 +44,31 @@ func addBF16Q1x64asm(acc, w, src unsafe.Pointer, stride uintptr, n int)
 //
 //go:noescape
 func addBF16Q1x16asm(acc, w, src unsafe.Pointer, stride uintptr, n int)
+
+// BF16 rows: fused kernels for d a multiple of 16, the decoder for multiples of 8.
+func init() {
+	bf16Kernels = rowKernels{
+		dot: func(_ RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, _ []float32) bool {
+			if d%16 != 0 {
+				return false
+			}
+			dotRowsFused(dotBF16Quad, dotBF16R4asm, scores, ld, q, g, src, stride, n, d)
+			return true
+		},
+		add: func(_ RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, _ []float32) bool {
+			if d%16 != 0 {
+				return false
+			}
+			addRowsFused(addBF16Q4asm, addBF16Q4Z, addBF16Q1x64asm, addBF16Q1x16asm, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
+			return true
+		},
+		decode: func(_ RowCodec, dst []float32, src []byte, stride, n, d int) bool {
+			if d%8 != 0 {
+				return false
+			}
+			decBF16RowsAsm(&dst[0], &src[0], uintptr(stride), n, d)
+			return true
+		},
+		independent: true,
+	}
+}

@@ -3,6 +3,7 @@
 package quant
 
 import (
+	"os"
 	"unsafe"
 
 	"kvq/internal/cpufeat"
@@ -22,19 +23,23 @@ import (
 // the kernels without them).
 var haveF16C = cpufeat.F16C
 
+// noAVX512 is KVQ_NOAVX512=1 in the environment: the SIMD set keeps to its AVX2
+// kernels (to compare them, as linalg does).
+var noAVX512 = os.Getenv("KVQ_NOAVX512") == "1"
+
 // haveAVX512F is whether the CPU has AVX-512F (with F16C), for the ZMM kernels
 // (tests switch it off to run the YMM ones).
-var haveAVX512F = cpufeat.AVX512F
+var haveAVX512F = cpufeat.AVX512F && !noAVX512
 
 // haveVNNI512 is whether the CPU has AVX-512 BW and VNNI as well, for the ZMM integer
 // score kernels and the ZMM FP8 kernels, which need BW (tests switch it off with
 // haveAVX512F).
-var haveVNNI512 = cpufeat.AVX512VNNI
+var haveVNNI512 = cpufeat.AVX512VNNI && !noAVX512
 
 // haveVBMIGFNI is whether the CPU has AVX-512 VBMI and GFNI as well, for the integer
 // value sums of 2-bit rows that follow one another (tests switch it off with
 // haveAVX512F).
-var haveVBMIGFNI = cpufeat.AVX512VBMIGFNI
+var haveVBMIGFNI = cpufeat.AVX512VBMIGFNI && !noAVX512
 
 // zmmLevel names the ZMM kernels the SIMD set runs beside its YMM ones, for
 // KernelName: "+avx512vnni" (haveVNNI512), "+avx512" (haveAVX512F) or none.
@@ -166,7 +171,7 @@ func encodeF16(dst []byte, src []float32) {
 //go:noescape
 func addF16Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, codes unsafe.Pointer, stride uintptr, n int)
 
-// addInt8RowsF16C is fusedAddRows for Int8 rows on CPUs with F16C: groups of four
+// addInt8RowsF16C is the add kernel of Int8 rows on CPUs with F16C: groups of four
 // queries through addInt8Q4asm, the rows' scales folded into their weights in tmp
 // first (foldRowScales, m rows at a time); with AVX-512 VNNI and d a multiple of 64,
 // the rows of whole blocks of four through addInt8Q4I16Z instead (integer sums:
@@ -221,4 +226,33 @@ func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, 
 		}
 	}
 	return true
+}
+
+// F16 rows, with F16C: fused kernels for d a multiple of 16, the decoder for
+// multiples of 8.
+func init() {
+	f16Kernels = rowKernels{
+		dot: func(_ RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, _ []float32) bool {
+			if d%16 != 0 || !haveF16C {
+				return false
+			}
+			dotRowsFused(dotF16Quad, dotF16R4, scores, ld, q, g, src, stride, n, d)
+			return true
+		},
+		add: func(_ RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, _ []float32) bool {
+			if d%16 != 0 || !haveF16C {
+				return false
+			}
+			addRowsFused(addF16Q4F16C, addF16Q4Z, addF16Q1x64, addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
+			return true
+		},
+		decode: func(_ RowCodec, dst []float32, src []byte, stride, n, d int) bool {
+			if d%8 != 0 || !haveF16C {
+				return false
+			}
+			decF16RowsF16C(&dst[0], &src[0], uintptr(stride), n, d)
+			return true
+		},
+		independent: true,
+	}
 }

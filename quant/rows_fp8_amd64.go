@@ -87,7 +87,7 @@ func fp8Geom(c FP8) (k *fp8Kernels, hdr uintptr, mul float32, ok bool) {
 	return k, 0, mul, !math.IsInf(float64(mul), 0)
 }
 
-// dotFP8Rows is fusedDotRows for FP8 rows with d a multiple of 16, on CPUs with
+// dotFP8Rows is the dot kernel of FP8 rows with d a multiple of 16, on CPUs with
 // F16C: dotRowsFused over the format's kernels. It reports false, having done
 // nothing, for the shapes it leaves to tiles (see fp8Geom). With AVX-512, E4M3 rows
 // go through the kernels that widen codes straight to float32 (dotE4M3R4ZD, and
@@ -148,7 +148,7 @@ func dotFP8Rows(c FP8, scores []float32, ld int, q, pq []float32, g int, src []b
 // context).
 const fp8FoldRows = 64
 
-// addFP8Rows is fusedAddRows for FP8 rows with d a multiple of 16, on CPUs with
+// addFP8Rows is the add kernel of FP8 rows with d a multiple of 16, on CPUs with
 // F16C: groups of four queries through the add*Q4 kernel, the weights of a batch of
 // rows times their scales (and the format's unit) in tmp first (foldRowScales); the
 // queries left over through the add*Q1 kernels, which fold the scales themselves. It
@@ -383,3 +383,76 @@ func addE5M2Q4Z(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, co
 //
 //go:noescape
 func foldRowScales(ws, w unsafe.Pointer, wld uintptr, src unsafe.Pointer, stride uintptr, m, nq int, mul float32)
+
+// e4m3Direct reports whether rows of c and d values are scored by dotE4M3R4ZD and
+// dotE4M3Q4ZD on this CPU, against queries prepared by scaleQuery112.
+func e4m3Direct(c RowCodec, d int) bool {
+	f, ok := c.(FP8)
+	if !ok || f.Format != E4M3 || d%16 != 0 || !haveAVX512F {
+		return false
+	}
+	_, _, _, ok = fp8Geom(f)
+	return ok
+}
+
+// FP8 rows, with F16C: fused kernels for d a multiple of 16, the decoders for
+// multiples of 8; RowPlans of E4M3 rows on AVX-512 prepare the queries times 2¹¹²
+// once for the kernels that widen codes straight to float32 (e4m3Direct).
+func init() {
+	fp8RowKernels = rowKernels{
+		dot: func(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
+			return d%16 == 0 && haveF16C && dotFP8Rows(c.(FP8), scores, ld, q, nil, g, src, stride, n, d, tmp)
+		},
+		add: func(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
+			return d%16 == 0 && haveF16C && addFP8Rows(c.(FP8), acc, w, ld, g, src, stride, n, d, tmp)
+		},
+		decode: func(c RowCodec, dst []float32, src []byte, stride, n, d int) bool {
+			if d%8 != 0 || !haveF16C {
+				return false
+			}
+			f := c.(FP8)
+			hdr := 0
+			if f.TensorScale == 0 {
+				hdr = 2
+			}
+			if f.Format == E5M2 {
+				decE5M2RowsF16C(&dst[0], &src[0], uintptr(stride), n, d, hdr, f.TensorScale)
+			} else {
+				decE4M3RowsF16C(&dst[0], &src[0], uintptr(stride), n, d, hdr, f.TensorScale)
+			}
+			return true
+		},
+		plan: func(c RowCodec, d int) *planKernels {
+			if !haveF16C || !e4m3Direct(c, d) {
+				return nil
+			}
+			f := c.(FP8)
+			return &planKernels{
+				queryFloats: func(g int) int { return g*d + 1 },
+				prepare: func(pq, q []float32, g int) {
+					// The flag after the queries: 1 where their multiples are exact.
+					pq[g*d] = 0
+					if scaleQuery112(unsafe.Pointer(&pq[0]), unsafe.Pointer(&q[0]), g*d) {
+						pq[g*d] = 1
+					}
+				},
+				dot: func(scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n int, tmp []float32) {
+					switch {
+					case pq == nil:
+						dotFP8Rows(f, scores, ld, q, nil, g, src, stride, n, d, tmp)
+					case pq[g*d] == 1:
+						dotFP8Rows(f, scores, ld, q, pq[:g*d], g, src, stride, n, d, nil)
+					default:
+						// Queries out of the direct kernels' range were prepared once: the
+						// others score them, without another try (no scratch).
+						dotFP8Rows(f, scores, ld, q, nil, g, src, stride, n, d, nil)
+					}
+				},
+				add: func(acc, w []float32, ld, g int, src []byte, stride, n int, tmp []float32) bool {
+					return addFP8Rows(f, acc, w, ld, g, src, stride, n, d, tmp)
+				},
+			}
+		},
+		independent: true,
+	}
+}

@@ -4,84 +4,15 @@ package quant
 
 import "unsafe"
 
-// The fused row kernels' dispatch and the loops around them, for the assembly set
-// (asm_amd64.go): the loops split queries into groups of four and rows into groups of
-// four and call the kernels through function values. Rows are read through unsafe
-// pointers: the callers checked every index first.
-//
-// Fused kernels decode and multiply in one pass over the codes, for the shapes they
-// report true for (the rest goes through tiles): F32 rows in tiles_amd64.s, BF16 rows
-// in rows_bf16_amd64.s, F16 rows in rows_f16c_amd64.s, Int8 rows in
-// int8_i16_amd64.s (dot) and rows_f16c_amd64.s (add), FP8 rows in
-// rows_fp8_amd64.s, Affine rows in fused_lossy_amd64.go; all but F32 and BF16 need
-// F16C. Per-row scales
-// are applied to the row's g scores (dot) or folded into its g weights (add) instead
-// of to every value.
-
-// fusedDotRows is the dotRows kernel of the amd64 set: F32 rows of any d read in
-// place by the tile kernel; for d a multiple of 16 the fused kernels above.
-func fusedDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
-	if _, ok := c.(F32); ok && stride%4 == 0 {
-		multiDotAsm(scores, ld, q, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
-		return true
-	}
-	if d%16 != 0 {
-		return false
-	}
-	switch c := c.(type) {
-	case F32:
-		return false
-	case BF16:
-		dotRowsFused(dotBF16Quad, dotBF16R4asm, scores, ld, q, g, src, stride, n, d)
-		return true
-	case Int8:
-		if !haveF16C {
-			return false
-		}
-		return i16Rows(c, d) && dotInt8RowsI16(scores, ld, q, nil, g, src, stride, n, d, tmp)
-	case F16:
-		if !haveF16C {
-			return false
-		}
-		dotRowsFused(dotF16Quad, dotF16R4, scores, ld, q, g, src, stride, n, d)
-		return true
-	case FP8:
-		return haveF16C && dotFP8Rows(c, scores, ld, q, nil, g, src, stride, n, d, tmp)
-	}
-	return fusedDotRowsLossy(c, scores, ld, q, g, src, stride, n, d, tmp) // F16C checked there
-}
-
-// fusedAddRows is the addRows kernel of the amd64 set, as fusedDotRows.
-func fusedAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
-	if _, ok := c.(F32); ok && stride%4 == 0 {
-		multiAxpyAsm(acc, w, ld, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
-		return true
-	}
-	if d%16 != 0 {
-		return false
-	}
-	switch c := c.(type) {
-	case F32:
-		return false
-	case BF16:
-		addRowsFused(addBF16Q4asm, addBF16Q4Z, addBF16Q1x64asm, addBF16Q1x16asm, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
-		return true
-	case Int8:
-		if !haveF16C {
-			return false
-		}
-		return addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp)
-	case F16:
-		if !haveF16C {
-			return false
-		}
-		addRowsFused(addF16Q4F16C, addF16Q4Z, addF16Q1x64, addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
-		return true
-	case FP8:
-		return haveF16C && addFP8Rows(c, acc, w, ld, g, src, stride, n, d, tmp)
-	}
-	return fusedAddRowsLossy(c, acc, w, ld, g, src, stride, n, d, tmp) // F16C checked there
-}
+// The loops around the fused row kernels, for the assembly set (asm_amd64.go): they
+// split queries into groups of four and rows into groups of four and call the
+// kernels through function values. Each codec's entry in the kernel table
+// (kernels.go) calls them, from the codec's own kernel file: F32 rows in
+// tiles_amd64.go, BF16 in rows_bf16_amd64.go, F16 in rows_f16c_amd64.go, Int8 in
+// int8_i16_amd64.go, FP8 in rows_fp8_amd64.go, Affine in fused_lossy_amd64.go. Rows
+// are read through unsafe pointers: the callers checked every index first. Per-row
+// scales are applied to the row's g scores (dot) or folded into its g weights (add)
+// instead of to every value.
 
 // bytesAsF32 views the first 4·n bytes of b as n float32s (F32 rows are
 // little-endian float32, as amd64 stores them): F32 rows are read in place, without
@@ -145,7 +76,7 @@ func addQ1(k64, k16 q1Kernel, acc, w, src unsafe.Pointer, stride uintptr, n int,
 	}
 }
 
-// dotRowsFused is fusedDotRows for F16 (with F16C), BF16 and Int8 rows, d a
+// dotRowsFused is the dot kernel of F16 (with F16C), BF16 and Int8 rows, d a
 // multiple of 16: four queries at a time through q4, the rest one at a time through
 // r4 (src: the first row).
 func dotRowsFused(q4 quadDotKernel, r4 r4Kernel, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int) {
@@ -185,7 +116,7 @@ func quadDot(y, z quadDotKernel, out unsafe.Pointer, ldb uintptr, q unsafe.Point
 // addq4_amd64.h).
 type q4AddKernel func(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, src unsafe.Pointer, stride uintptr, n int)
 
-// addRowsFused is fusedAddRows for F16 (with F16C), BF16, Int8 and FP8 rows, d a
+// addRowsFused is the add kernel of F16 (with F16C), BF16, Int8 and FP8 rows, d a
 // multiple of 16: 16 columns of four queries at a time through q4 or, with AVX-512F,
 // 64 at a time through its ZMM twin q4z (nil if none; the same sums), the rest one
 // query at a time through k64 and k16 (nil where g is a multiple of 4). w holds each

@@ -123,61 +123,33 @@ func decBlockAsm(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s [
 //go:noescape
 func decAffineRows(dst *float32, src *byte, stride uintptr, n, d, group, bits int)
 
-// decRowsAsm is decRowsScalar with F32 rows copied and rows of d a multiple of 8
-// decoded in assembly: Affine rows of whole groups of a multiple of 8 values
-// (decAffineRows), F16, Int8 and FP8 rows on CPUs with F16C, BF16 rows
-// (decrows_amd64.s). Other
-// codecs and shapes go to the scalar twin. The arguments are checked by DecodeRows,
-// its only caller (n, d ≥ 1, c valid, dst and src long enough): the assembly reads and
-// writes them unchecked. The Affine assembly measured faster than archsimd decoders
-// (32 rows, groups of 32), ns: d=8 q4 137–204 vs 287–486, q2 131–190 vs 302–402; d=64
-// q4 725–951 vs 829–1222, q2 573–705 vs 787–1100.
-func decRowsAsm(c RowCodec, dst []float32, src []byte, stride, n, d int) {
-	if _, ok := c.(F32); ok {
-		// Little-endian float32 rows, as amd64 stores them.
-		rb := 4 * d
-		dp := unsafe.Pointer(&dst[0])
-		for i := range n {
-			copy(unsafe.Slice((*byte)(unsafe.Add(dp, i*rb)), rb), src[i*stride:][:rb])
-		}
-		return
+// F32 rows are little-endian float32, as amd64 stores them: the tile kernels score
+// and add them in place for any d (strides of whole values), and their decoding is
+// a copy.
+func init() {
+	f32Kernels = rowKernels{
+		dot: func(_ RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, _ []float32) bool {
+			if stride%4 != 0 {
+				return false
+			}
+			multiDotAsm(scores, ld, q, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+			return true
+		},
+		add: func(_ RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, _ []float32) bool {
+			if stride%4 != 0 {
+				return false
+			}
+			multiAxpyAsm(acc, w, ld, g, bytesAsF32(src, (n-1)*stride/4+d), stride/4, n, d)
+			return true
+		},
+		decode: func(_ RowCodec, dst []float32, src []byte, stride, n, d int) bool {
+			rb := 4 * d
+			dp := unsafe.Pointer(&dst[0])
+			for i := range n {
+				copy(unsafe.Slice((*byte)(unsafe.Add(dp, i*rb)), rb), src[i*stride:][:rb])
+			}
+			return true
+		},
+		independent: true,
 	}
-	if d%8 == 0 {
-		var k func(dst *float32, src *byte, stride uintptr, n, d int)
-		switch c := c.(type) {
-		case Affine:
-			if g := c.group(d); haveF16C && c.Bits != 3 && g%8 == 0 && d%g == 0 {
-				decAffineRows(&dst[0], &src[0], uintptr(stride), n, d, g, c.Bits)
-				return
-			}
-		case F16:
-			if haveF16C {
-				k = decF16RowsF16C
-			}
-		case BF16:
-			k = decBF16RowsAsm
-		case Int8:
-			if haveF16C {
-				k = decInt8RowsF16C
-			}
-		case FP8:
-			if haveF16C {
-				hdr := 0
-				if c.TensorScale == 0 {
-					hdr = 2
-				}
-				if c.Format == E5M2 {
-					decE5M2RowsF16C(&dst[0], &src[0], uintptr(stride), n, d, hdr, c.TensorScale)
-				} else {
-					decE4M3RowsF16C(&dst[0], &src[0], uintptr(stride), n, d, hdr, c.TensorScale)
-				}
-				return
-			}
-		}
-		if k != nil {
-			k(&dst[0], &src[0], uintptr(stride), n, d)
-			return
-		}
-	}
-	decRowsScalar(c, dst, src, stride, n, d)
 }

@@ -369,7 +369,7 @@ func TestDotChannelAsm(t *testing.T) {
 	}
 }
 
-// TestDecRowsAsm checks decRowsAsm against Affine.Decode row by row, bit for bit, for
+// TestDecRowsAsm checks tableDecRows against Affine.Decode row by row, bit for bit, for
 // every code width and group sizes that take the assembly (multiples of 8 dividing d,
 // and whole rows) and others, rows apart by more than their bytes, with constant and
 // zero groups among random ones, rows of random bytes (any f16 scale and zero: −0,
@@ -418,7 +418,7 @@ func TestDecRowsAsm(t *testing.T) {
 				for i := range got {
 					got[i] = -999
 				}
-				decRowsAsm(c, got[:n*d], src, stride, n, d)
+				tableDecRows(c, got[:n*d], src, stride, n, d)
 				for i := range n * d {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
 						t.Fatalf("%s d=%d: value %d (row %d) = %v, Decode %v", c.Name(), d, i, i/d, got[i], want[i])
@@ -434,7 +434,7 @@ func TestDecRowsAsm(t *testing.T) {
 	}
 }
 
-// TestDecRowsAsmPlain checks decRowsAsm for F16, BF16, Int8 and FP8 rows (and the
+// TestDecRowsAsmPlain checks tableDecRows for F16, BF16, Int8 and FP8 rows (and the
 // scalar twin's shapes: d not a multiple of 8) against Decode row by row, bit for bit
 // (a NaN only as a NaN), with encoded rows and rows of random bytes (every f16,
 // bfloat16 and FP8 pattern and row scale: subnormal, −0, infinite, NaN), rows apart by more than
@@ -466,7 +466,7 @@ func TestDecRowsAsmPlain(t *testing.T) {
 				for i := range got {
 					got[i] = -999
 				}
-				decRowsAsm(c, got[:n*d], src, stride, n, d)
+				tableDecRows(c, got[:n*d], src, stride, n, d)
 				for i := range n * d {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
 						t.Fatalf("%s d=%d n=%d: value %d (row %d) = %v, Decode %v", c.Name(), d, n, i, i/d, got[i], want[i])
