@@ -270,8 +270,14 @@ tpair:
 	VPXORD  Z13, Z13, Z13
 	VPXORD  Z14, Z14, Z14
 	VPXORD  Z15, Z15, Z15
+	LEAQ    (SI)(DX*4), R12 // the next tile's rows, prefetched block by block
 
 tblock2:
+	PREFETCHT0 (R12)
+	PREFETCHT0 (R12)(DX*1)
+	PREFETCHT0 (R12)(DX*2)
+	PREFETCHT0 (R12)(R8*1)
+	ADDQ       $34, R12
 	INIT(Z0, 0)
 	INIT(Z2, 4)
 	INIT(Z4, 8)
