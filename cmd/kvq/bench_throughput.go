@@ -52,6 +52,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	noPrefix := fs.Bool("no-prefix-cache", false, "turn prefix caching off")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic prompts")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
+	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the replay to `FILE`")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -107,9 +108,15 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 		generated += si.Sampled
 		bar.update(generated, total)
 	}
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	res, err := engine.Throughput(m, c, engine.ThroughputConfig{
 		Requests: *requests, PromptLen: *promptLen, GenLen: *genLen, SharedPrefix: *shared, Seed: *seed, Engine: ecfg,
 	})
+	stopProfile()
 	bar.done()
 	if err != nil {
 		return err
