@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"slices"
 
 	"kvq/attn"
 	"kvq/quant"
@@ -364,7 +365,9 @@ func (st *Store) gather(s *seq, layer int) {
 		}
 		off := len(s.gath)
 		s.gathAt = append(s.gathAt, int32(off))
-		s.gath = append(s.gath, make([]byte, H*(kh+vh))...)
+		// Grown without zeroing: every byte read is copied below (positions of
+		// evicted blocks are never read).
+		s.gath = slices.Grow(s.gath, H*(kh+vh))[:off+H*(kh+vh)]
 		dst := s.gath[off:]
 		for j := j0; j < j1; j++ {
 			blk := s.blocks[j]
