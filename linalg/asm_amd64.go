@@ -11,7 +11,8 @@ import (
 // with F16C as well the F16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K products. Every AVX2 CPU made has F16C; without it the other kernels stay scalar. With
 // AVX-512 VNNI as well ("avx512-vnni"), Q8_0 products take the exact kernels of
 // q8z_amd64.s, for one token and for many, and Q4_K products of many tokens the kernel
-// of q4kz_amd64.s; KVQ_NOAVX512=1 in the environment keeps the AVX2 set (to compare).
+// of q4kz_amd64.s, and with VBMI and GFNI the IQ4_NL and IQ4_XS products those of
+// iq4_amd64.s; KVQ_NOAVX512=1 in the environment keeps the AVX2 set (to compare).
 
 func detectSIMD() *kernelSet {
 	if !cpufeat.AVX2FMA {
@@ -38,6 +39,9 @@ func detectSIMD() *kernelSet {
 		k.name = "avx512-vnni"
 		k.dotQ8RowsX, k.dotQ8Tokens = dotQ8RowsZ, dotQ8TokensZ
 		k.dotQ4KTokens = dotQ4KTokensZ
+		if cpufeat.AVX512VBMIGFNI {
+			k.kRows = zKRows(k.kRows)
+		}
 	}
 	return &k
 }

@@ -93,7 +93,8 @@ func BenchmarkMatMul(b *testing.B) {
 // n tokens and reports tokens per second: the ceiling the matrix kernels put on decode
 // (n=1) and prefill (n=64) of that shape.
 func BenchmarkModel(b *testing.B) {
-	for _, typ := range []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeF32} {
+	for _, typ := range []gguf.TensorType{gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeF32,
+		gguf.TypeQ5_K, gguf.TypeQ3_K, gguf.TypeQ2_K, gguf.TypeIQ4_NL, gguf.TypeIQ4_XS} {
 		sq := benchMatrix(b, typ, 768, 768)
 		up := benchMatrix(b, typ, 2048, 768)
 		down := benchMatrix(b, typ, 768, 2048)

@@ -40,7 +40,10 @@
 // products of 6 or more tokens go through q4kTokensZ, which gives each token the sum
 // of the one-token AVX2 kernel bit for bit (its eight sub-block lanes become eight
 // registers of 16 tokens each, updated by the same fused multiply-adds and added in
-// the same order).
+// the same order). With AVX-512 VBMI and GFNI as well, the one-token IQ4_NL and IQ4_XS
+// products take kernels that split nibbles with VGF2P8AFFINEQB and multiply the
+// looked-up levels (plus 128, unsigned) by VPDPBUSD, less 128 times the activation
+// blocks' code sums (iq4_amd64.s).
 //
 // # Blocking
 //

@@ -72,7 +72,7 @@ type kernelSet struct {
 	axpy func(dst []float32, a float32, x []float32)
 	// kRows are the rows kernels (dotQ4KRows's contract) of Q5_K, Q3_K, Q2_K, IQ4_NL
 	// and IQ4_XS (kquants.go).
-	kRows map[gguf.TensorType]kRowsFunc
+	kRows map[gguf.TensorType]kKernel
 	// quantQ8 quantizes x per 32-value block: xd[b] = max|x|/127, xq = round(x/xd[b]);
 	// len(x) == len(xq) == 32·len(xd).
 	quantQ8 func(xq []int8, xd []float32, x []float32)

@@ -26,6 +26,13 @@ const (
 // the activations, for r < len(out).
 type kRowsFunc func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32)
 
+// kKernel is a type's rows kernel in a kernel set; sums: it reads the activation
+// blocks' code sums xsum (else it may be given nil).
+type kKernel struct {
+	rows kRowsFunc
+	sums bool
+}
+
 // dotQ5KScalar is the dot of one Q5_K row (len(xd)/8 super-blocks) with the
 // activations: Σ_j xd_j·(d·sc_j·Σ code·xq − dmin·m_j·xsum_j), as dotQ4KScalar.
 func dotQ5KScalar(w []byte, xq []int8, xd []float32, xsum []int32) float32 {
@@ -180,10 +187,10 @@ func kRows(dot func([]byte, []int8, []float32, []int32) float32, unitBytes, bloc
 }
 
 // scalarKRows are the scalar rows kernels of these types.
-var scalarKRows = map[gguf.TensorType]kRowsFunc{
-	gguf.TypeQ5_K:   kRows(dotQ5KScalar, q5KBlockBytes, 8),
-	gguf.TypeQ3_K:   kRows(dotQ3KScalar, q3KBlockBytes, 8),
-	gguf.TypeQ2_K:   kRows(dotQ2KScalar, q2KBlockBytes, 8),
-	gguf.TypeIQ4_NL: kRows(dotIQ4NLScalar, iq4NLBlockBytes, 1),
-	gguf.TypeIQ4_XS: kRows(dotIQ4XSScalar, iq4XSBlockBytes, 8),
+var scalarKRows = map[gguf.TensorType]kKernel{
+	gguf.TypeQ5_K:   {kRows(dotQ5KScalar, q5KBlockBytes, 8), true},
+	gguf.TypeQ3_K:   {kRows(dotQ3KScalar, q3KBlockBytes, 8), false},
+	gguf.TypeQ2_K:   {kRows(dotQ2KScalar, q2KBlockBytes, 8), false},
+	gguf.TypeIQ4_NL: {kRows(dotIQ4NLScalar, iq4NLBlockBytes, 1), false},
+	gguf.TypeIQ4_XS: {kRows(dotIQ4XSScalar, iq4XSBlockBytes, 8), false},
 }

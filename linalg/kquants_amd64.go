@@ -55,7 +55,7 @@ func dotIQ4NLRowsAsm() kRowsFunc {
 	groups := asmRows(iq4nlDotRows, 8*iq4NLBlockBytes)
 	return func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
 		if len(xd)%8 != 0 {
-			scalarKRows[gguf.TypeIQ4_NL](out, w, rowBytes, xq, xd, xsum)
+			scalarKRows[gguf.TypeIQ4_NL].rows(out, w, rowBytes, xq, xd, xsum)
 			return
 		}
 		groups(out, w, rowBytes, xq, xd, xsum)
@@ -63,15 +63,58 @@ func dotIQ4NLRowsAsm() kRowsFunc {
 }
 
 // asmKRows returns scalarKRows with the assembly kernels in place.
-func asmKRows() map[gguf.TensorType]kRowsFunc {
-	m := make(map[gguf.TensorType]kRowsFunc, len(scalarKRows))
+func asmKRows() map[gguf.TensorType]kKernel {
+	m := make(map[gguf.TensorType]kKernel, len(scalarKRows))
 	for t, f := range scalarKRows {
 		m[t] = f
 	}
-	m[gguf.TypeQ5_K] = dotQ5KRowsAsm
-	m[gguf.TypeIQ4_XS] = asmRows(iq4xsDotRows, iq4XSBlockBytes)
-	m[gguf.TypeQ3_K] = asmRows(q3kDotRows, q3KBlockBytes)
-	m[gguf.TypeQ2_K] = asmRows(q2kDotRows, q2KBlockBytes)
-	m[gguf.TypeIQ4_NL] = dotIQ4NLRowsAsm()
+	m[gguf.TypeQ5_K] = kKernel{dotQ5KRowsAsm, true}
+	m[gguf.TypeIQ4_XS] = kKernel{asmRows(iq4xsDotRows, iq4XSBlockBytes), false}
+	m[gguf.TypeQ3_K] = kKernel{asmRows(q3kDotRows, q3KBlockBytes), false}
+	m[gguf.TypeQ2_K] = kKernel{asmRows(q2kDotRows, q2KBlockBytes), false}
+	m[gguf.TypeIQ4_NL] = kKernel{dotIQ4NLRowsAsm(), false}
 	return m
+}
+
+// AVX-512 VNNI + GFNI rows kernels (iq4_amd64.s), which also take the activation
+// blocks' code sums.
+
+//go:noescape
+func iq4xsDotRowsZ(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, xsum *int32, units int)
+
+//go:noescape
+func iq4nlDotRowsZ(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, xsum *int32, units int)
+
+// kDotRowsSumsAsm is the signature of the assembly rows kernels that take code sums:
+// units of 256 values, each unitBytes bytes of a row.
+type kDotRowsSumsAsm func(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, xsum *int32, units int)
+
+// asmRowsSums is asmRows for kernels that take the code sums.
+func asmRowsSums(dot kDotRowsSumsAsm, unitBytes int) kRowsFunc {
+	return func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
+		units := len(xd) / 8
+		if rowsWork(out, w, rowBytes, xq, units, unitBytes, 256) {
+			_ = xd[units*8-1]
+			_ = xsum[units*8-1]
+			dot(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], &xsum[0], units)
+		}
+	}
+}
+
+// zKRows returns the AVX2 rows kernels m with the AVX-512 ones in place (a new map).
+func zKRows(m map[gguf.TensorType]kKernel) map[gguf.TensorType]kKernel {
+	z := make(map[gguf.TensorType]kKernel, len(m))
+	for t, f := range m {
+		z[t] = f
+	}
+	z[gguf.TypeIQ4_XS] = kKernel{asmRowsSums(iq4xsDotRowsZ, iq4XSBlockBytes), true}
+	nl := asmRowsSums(iq4nlDotRowsZ, 8*iq4NLBlockBytes)
+	z[gguf.TypeIQ4_NL] = kKernel{func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
+		if len(xd)%8 != 0 {
+			scalarKRows[gguf.TypeIQ4_NL].rows(out, w, rowBytes, xq, xd, xsum)
+			return
+		}
+		nl(out, w, rowBytes, xq, xd, xsum)
+	}, true}
+	return z
 }

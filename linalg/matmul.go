@@ -336,11 +336,11 @@ const tokensBlockBytes = 256 << 10
 // quantTypes is the dispatch table of the weight types multiplied natively against
 // quantized activations. A type is added with a row here and its kernels in kernelSet.
 var quantTypes = map[gguf.TensorType]*quantType{
-	gguf.TypeQ5_K:   kQuantType(gguf.TypeQ5_K, true),
-	gguf.TypeQ3_K:   kQuantType(gguf.TypeQ3_K, false),
-	gguf.TypeQ2_K:   kQuantType(gguf.TypeQ2_K, false),
-	gguf.TypeIQ4_NL: kQuantType(gguf.TypeIQ4_NL, false),
-	gguf.TypeIQ4_XS: kQuantType(gguf.TypeIQ4_XS, false),
+	gguf.TypeQ5_K:   kQuantType(gguf.TypeQ5_K),
+	gguf.TypeQ3_K:   kQuantType(gguf.TypeQ3_K),
+	gguf.TypeQ2_K:   kQuantType(gguf.TypeQ2_K),
+	gguf.TypeIQ4_NL: kQuantType(gguf.TypeIQ4_NL),
+	gguf.TypeIQ4_XS: kQuantType(gguf.TypeIQ4_XS),
 	gguf.TypeQ8_0: {
 		// Only the exact kernels read the sums (dotQ8RowsX); the AVX2 set has none.
 		sums: func(k *kernelSet) bool { return k.dotQ8RowsX != nil },
@@ -397,15 +397,14 @@ var quantTypes = map[gguf.TensorType]*quantType{
 }
 
 // kQuantType is the table row of a type whose rows kernels are kernelSet.kRows[t]
-// (sums: they take the activations' code sums).
-func kQuantType(t gguf.TensorType, sums bool) *quantType {
-	qt := &quantType{rows: func(k *kernelSet, out []float32, w []byte, rb int, xq []int8, xd []float32, xsum []int32) {
-		k.kRows[t](out, w, rb, xq, xd, xsum)
-	}}
-	if sums {
-		qt.sums = always
+// (which say whether they take the activations' code sums).
+func kQuantType(t gguf.TensorType) *quantType {
+	return &quantType{
+		sums: func(k *kernelSet) bool { return k.kRows[t].sums },
+		rows: func(k *kernelSet, out []float32, w []byte, rb int, xq []int8, xd []float32, xsum []int32) {
+			k.kRows[t].rows(out, w, rb, xq, xd, xsum)
+		},
 	}
-	return qt
 }
 
 // always is quantType.sums of the types whose kernels all take the code sums.
