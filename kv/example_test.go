@@ -26,7 +26,7 @@ func Example() {
 	bpt, _ := kv.BytesPerToken(cfg)
 	comp, _ := kv.CompressionVsF16(cfg)
 	fmt.Printf("len %d, %.0f bytes/token, %.2fx smaller than f16, block %d tokens\n", st.Len(id), bpt, comp, st.Config().BlockTokens)
-	// Output: len 3, 256 bytes/token, 4.00x smaller than f16, block 32 tokens
+	// Output: len 3, 256 bytes/token, 4.00x smaller than f16, block 16 tokens
 }
 
 // Reading back what the cache holds: a q8 key comes back dequantized, close to what

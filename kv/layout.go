@@ -19,8 +19,10 @@ type Config struct {
 	LayerSpecs map[int]Spec // per-layer overrides (layer index in [0, Layers))
 
 	// BlockTokens is the number of tokens per physical block; 0 means
-	// DefaultBlockTokens (16). It is rounded up to a multiple of every KIVI key group
-	// in use; Store.Config reports the value in force.
+	// DefaultBlockTokens (16). A KIVI key group of G tokens either fills whole
+	// blocks (G a multiple of B, its bytes split evenly over G/B consecutive blocks)
+	// or a block holds whole groups; other sizes are rounded up to a multiple of
+	// every KIVI key group in use. Store.Config reports the value in force.
 	BlockTokens int
 	// BudgetBytes bounds blocks plus full-precision tails; 0 means unlimited.
 	BudgetBytes int64
@@ -92,9 +94,12 @@ type piece struct{ off, n int }
 //
 // A physical block of B tokens holds, for each layer in order, a K section then a V
 // section. A section is KVHeads head sections back to back; a head section holds
-// that head's B tokens: B rows of RowBytes(HeadDim) for per-token codecs, or B/G
-// KIVI key blocks of BlockBytes(G, HeadDim) (tokens [jG, (j+1)G) of the block in
-// key block j).
+// that head's B tokens: B rows of RowBytes(HeadDim) for per-token codecs, or, for
+// KIVI keys, B/G key blocks of BlockBytes(G, HeadDim) when G divides B (tokens
+// [jG, (j+1)G) of the block in key block j), and when B divides G (split keys) the
+// (i mod G/B)-th of G/B equal parts of the bytes of the key block of tokens
+// [iB − iB mod G, …+G) for block i of a sequence. Either way the key bytes of n
+// tokens at the start of a block take n·BlockBytes(G, HeadDim)/G bytes (kBytes).
 type layer struct {
 	spec Spec
 	sideCodecs
@@ -103,9 +108,10 @@ type layer struct {
 	sinksK, sinksV int         // sink rows kept per side (0 when that side is lossless)
 
 	kRowBytes, kBlkBytes, vRowBytes int
-	kHeadStride, vHeadStride        int // bytes per head section
-	kOff, vOff                      int // section offsets inside a block
-	bytes                           int // bytes of this layer per block
+	kHeadStride, vHeadStride        int  // bytes per head section
+	kSplit                          bool // a KIVI key group spans G/B blocks
+	kOff, vOff                      int  // section offsets inside a block
+	bytes                           int  // bytes of this layer per block
 }
 
 // geometry is the resolved configuration shared by a Store and BytesPerToken.
@@ -124,6 +130,11 @@ type geometry struct {
 	tailHead, tailRow int
 	layers            []layer
 	blockBytes        int
+	// U is the prefix unit in tokens: B, or the least common multiple of B and the
+	// split KIVI key groups (see layer). A block's bytes depend on the tokens up to
+	// the end of its unit (its key group closes there), so blocks are registered,
+	// adopted and freed by eviction a whole unit at a time (see unitEnd).
+	U int
 	// span is SpanTokens rounded up to a multiple of the KIVI key groups (see there).
 	span int
 	// E is the number of blocks per extent of pool memory, and pieces the block
@@ -198,7 +209,8 @@ func newGeometry(cfg Config) (*geometry, error) {
 	if B == 0 {
 		B = DefaultBlockTokens
 	}
-	unit := 1
+	unit := 1  // lcm of the KIVI key groups
+	split := 1 // lcm of the key groups that B divides and can split evenly
 	for i := range g.layers {
 		sp := cfg.Spec
 		if o, ok := cfg.LayerSpecs[i]; ok {
@@ -240,20 +252,29 @@ func newGeometry(cfg Config) (*geometry, error) {
 			if unit > MaxBlockTokens {
 				return nil, fmt.Errorf("kv: config: the KIVI key groups of the layers need blocks of a multiple of %d tokens, more than %d", unit, MaxBlockTokens)
 			}
+			if c.kG > B && c.kG%B == 0 && c.kChan.BlockBytes(c.kG, d)%(c.kG/B) == 0 {
+				split = lcm(split, c.kG)
+			} else if B%c.kG != 0 {
+				split = MaxBlockTokens + 1 // this group cannot be split over blocks of B
+			}
 		}
 	}
-	B = (B + unit - 1) / unit * unit
+	if split > MaxBlockTokens {
+		B = (B + unit - 1) / unit * unit
+		split = 1
+	}
 	if B > MaxBlockTokens {
 		return nil, fmt.Errorf("kv: config: %d tokens per block (after rounding to the KIVI groups) exceeds %d", B, MaxBlockTokens)
 	}
-	g.B = B
+	g.B, g.U = B, lcm(B, split)
 	off := 0
 	for i := range g.layers {
 		ly := &g.layers[i]
 		ly.vRowBytes = ly.vRow.RowBytes(d)
 		if ly.kChan != nil {
 			ly.kBlkBytes = ly.kChan.BlockBytes(ly.kG, d)
-			ly.kHeadStride = B / ly.kG * ly.kBlkBytes
+			ly.kSplit = ly.kG > B
+			ly.kHeadStride = ly.kBytes(B)
 		} else {
 			ly.kRowBytes = ly.kRow.RowBytes(d)
 			ly.kHeadStride = B * ly.kRowBytes
@@ -284,6 +305,18 @@ func newGeometry(cfg Config) (*geometry, error) {
 	}
 	return g, nil
 }
+
+// kBytes is the key bytes of n tokens of a KIVI-key layer starting at a block or
+// key group boundary, n a multiple of B or of G (see layer).
+func (ly *layer) kBytes(n int) int { return n * ly.kBlkBytes / ly.kG }
+
+// unitEnd is the end of the prefix unit of block i (see geometry.U): the position
+// up to which the tokens decide its bytes.
+func (g *geometry) unitEnd(i int) int { return (i*g.B/g.U + 1) * g.U }
+
+// unitBlocks is the number of leading blocks of a sequence of n tokens whose units
+// are complete: the blocks that may be registered as prefix blocks.
+func (g *geometry) unitBlocks(n int) int { return n / g.U * g.U / g.B }
 
 // needsRoPE reports the first layer that stores keys before RoPE without a
 // Config.RoPE to rotate them, which a Store cannot serve.
@@ -345,7 +378,7 @@ func SteadyBytes(cfg Config, n int) (int64, error) {
 	if g.slide > 0 {
 		// Decoding token n−1 released the blocks wholly before position n − slide
 		// (its Grow at length n−1 kept [n−1−(slide−1), n−1)).
-		blocks -= max(0, n-g.slide) / g.B
+		blocks -= g.unitBlocks(max(0, n-g.slide))
 	}
 	return int64(blocks)*int64(g.blockBytes) + g.steadyTail().Bytes, nil
 }

@@ -18,9 +18,13 @@ import (
 // Config's ModelFingerprint and the layout (block tokens, geometry, every layer's
 // canonical spec) — so hashes are stable across processes and never shared between
 // models or cache layouts. A block's contents are a function of the tokens from
-// position 0 to its end (attention is causal), which the hash chain names. Lookups
-// also compare the parent hash and the token ids stored with the block, so a hash
-// collision cannot alias two different prefixes.
+// position 0 to the end of its unit (attention is causal; a KIVI key group split
+// over blocks is encoded when its last token arrives, see geometry.U), which the
+// hash chain names: block i's token ids are those of positions [iB, unitEnd(i))
+// (BlockTokenRange), its own B when blocks hold whole key groups. Lookups also
+// compare the parent hash and the token ids stored with the block, so a hash
+// collision cannot alias two different prefixes. Blocks are registered and adopted
+// a whole unit at a time.
 //
 // A sequence's full blocks are registered (made findable) once every layer of the
 // step that completed them is appended — lazily, by the next write-locked operation
@@ -70,6 +74,11 @@ func BlockHash(parent uint64, tokens []int32) uint64 {
 
 // RootHash is the parent hash of block 0 of every sequence of this store.
 func (st *Store) RootHash() uint64 { return st.root }
+
+// BlockTokenRange is the positions [lo, hi) whose token ids the hash of block i of a
+// sequence names (BlockHash(parent, tokens[lo:hi])): the block's own B positions,
+// and, when KIVI key groups are split over blocks, the rest of its last key group.
+func (st *Store) BlockTokenRange(i int) (lo, hi int) { return i * st.g.B, st.g.unitEnd(i) }
 
 // blockMeta is the prefix identity of one physical block.
 type blockMeta struct {
@@ -184,13 +193,13 @@ func (st *Store) register(s *seq) {
 		return
 	}
 	B := st.g.B
-	full := min(s.committed(len(st.g.layers)), s.opaqueFrom) / B
+	full := st.g.unitBlocks(min(s.committed(len(st.g.layers)), s.opaqueFrom))
 	for i := len(s.hashes); i < full; i++ {
 		parent := s.root
 		if i > 0 {
 			parent = s.hashes[i-1]
 		}
-		toks := s.tokens[i*B : (i+1)*B]
+		toks := s.tokens[i*B : st.g.unitEnd(i)]
 		h := BlockHash(parent, toks)
 		s.hashes = append(s.hashes, h)
 		id := s.blocks[i]
@@ -219,7 +228,8 @@ func (st *Store) registerAll() {
 
 // NewSeqWithPrefix creates a sequence holding the longest run of whole cached blocks
 // that begins tokens, without computing them, and returns it with the number of
-// tokens it holds (a multiple of BlockTokens, ≤ len(tokens)); the caller continues
+// tokens it holds (a multiple of BlockTokens — of the unit of a split KIVI key
+// group, see BlockTokenRange —, ≤ len(tokens)); the caller continues
 // with Grow for tokens[cached:]. Adopted blocks are shared with any sequence using
 // them (a later write into one copies it first). On a cache with windows or sinks
 // the run ends where the side rows its end needs are held (see sideParts), and the
@@ -249,12 +259,12 @@ func (st *Store) NewSeqWithPrefixSalt(tokens []int32, salt string) (SeqID, int, 
 		st.registerAll()
 		B := st.g.B
 		parent := s.root
-		full := len(tokens) / B
+		full := st.g.unitBlocks(len(tokens))
 		st.prefixQueried += int64(full)
 		var ids []int32
 		var hs []uint64
 		for i := range full {
-			toks := tokens[i*B : (i+1)*B]
+			toks := tokens[i*B : st.g.unitEnd(i)]
 			h := BlockHash(parent, toks)
 			id, ok := st.pool.idx.lookup(h, parent, toks)
 			if !ok {
@@ -263,8 +273,9 @@ func (st *Store) NewSeqWithPrefixSalt(tokens []int32, salt string) (SeqID, int, 
 			ids, hs = append(ids, id), append(hs, h)
 			parent = h
 		}
-		k := len(ids)
-		for ; k > 0; k-- {
+		step := st.g.U / B // a run ends where a unit does
+		k := len(ids) / step * step
+		for ; k > 0; k -= step {
 			if !st.sidesHeld(ids[:k]) {
 				continue
 			}
@@ -491,7 +502,7 @@ type PrefixBlock struct {
 	Hash   uint64  // BlockHash(Parent, Tokens)
 	Parent uint64  // hash of the block before it, RootHash for the first
 	Index  int     // its place in a sequence: it holds positions [Index·B, (Index+1)·B)
-	Tokens []int32 // the B token ids it holds
+	Tokens []int32 // the token ids its hash names: positions BlockTokenRange(Index)
 	// Bytes is the block as Layout describes it (BlockBytes long).
 	Bytes []byte
 	// Side is its side rows when the store keeps them (a cache with KIVI value
@@ -536,8 +547,10 @@ func (st *Store) ImportPrefixBlock(b PrefixBlock) error {
 	switch {
 	case !st.prefixOK:
 		return fmt.Errorf("kv: import prefix block %#x: prefix caching is off", b.Hash)
-	case len(b.Tokens) != B:
-		return fmt.Errorf("kv: import prefix block %#x: %d tokens, want %d", b.Hash, len(b.Tokens), B)
+	case b.Index < 0 || b.Index > 1<<30/B:
+		return fmt.Errorf("kv: import prefix block %#x: index %d out of range", b.Hash, b.Index)
+	case len(b.Tokens) != st.g.unitEnd(b.Index)-b.Index*B:
+		return fmt.Errorf("kv: import prefix block %#x: %d tokens, want %d", b.Hash, len(b.Tokens), st.g.unitEnd(b.Index)-b.Index*B)
 	case BlockHash(b.Parent, b.Tokens) != b.Hash:
 		return fmt.Errorf("kv: import prefix block %#x: hash does not match its parent and tokens", b.Hash)
 	case b.Index < 0 || (b.Index == 0) != (b.Parent == st.root):

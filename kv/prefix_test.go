@@ -83,7 +83,7 @@ func TestPrefixReuseIsExact(t *testing.T) {
 			if !st.PrefixCaching() {
 				t.Fatalf("prefix caching off for %s", spec)
 			}
-			B := st.g.B
+			B, U := st.g.B, st.g.U // blocks are shared a unit (U tokens) at a time
 			toks := seqTokens(n, 3)
 			// Reference: the whole history computed in one sequence.
 			ref, _ := st.NewSeq()
@@ -99,7 +99,7 @@ func TestPrefixReuseIsExact(t *testing.T) {
 				t.Fatal(err)
 			}
 			ps := st.PoolStats()
-			if ps.BlocksCached < 50/B || ps.BlocksUsed != 0 {
+			if ps.BlocksCached < 50/U*U/B || ps.BlocksUsed != 0 {
 				t.Fatalf("after drops: %d cached, %d used", ps.BlocksCached, ps.BlocksUsed)
 			}
 			// Two sequences adopt the prefix concurrently and continue it.
@@ -108,7 +108,7 @@ func TestPrefixReuseIsExact(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				wantCached := (n - 1) / B * B // the reference registered every full block
+				wantCached := (n - 1) / U * U // the reference registered every full unit
 				if cached != wantCached || st.Len(id) != cached {
 					t.Fatalf("seq %d: cached %d (Len %d), want %d", i, cached, st.Len(id), wantCached)
 				}
@@ -124,14 +124,14 @@ func TestPrefixReuseIsExact(t *testing.T) {
 				}
 			}
 			ps = st.PoolStats()
-			if ps.BlocksShared != (n-1)/B || ps.PrefixHitBlocks != int64(2*((n-1)/B)) || ps.PrefixHitRate() != 1 {
+			if hit := (n - 1) / U * U / B; ps.BlocksShared != hit || ps.PrefixHitBlocks != int64(2*hit) || ps.PrefixHitBlocks != ps.PrefixQueriedBlocks {
 				t.Errorf("pool: %d shared, %d hits of %d queried", ps.BlocksShared, ps.PrefixHitBlocks, ps.PrefixQueriedBlocks)
 			}
 			// A different prompt shares only what it has in common.
-			other := append(append([]int32(nil), toks[:B+3]...), seqTokens(40, 1000)...)
+			other := append(append([]int32(nil), toks[:U+3]...), seqTokens(40, 1000)...)
 			id, cached, err := st.NewSeqWithPrefix(other)
-			if err != nil || cached != B {
-				t.Errorf("diverging prompt: cached %d (err %v), want %d", cached, err, B)
+			if err != nil || cached != U {
+				t.Errorf("diverging prompt: cached %d (err %v), want %d", cached, err, U)
 			}
 			_ = st.Drop(id)
 		})
@@ -149,7 +149,7 @@ func TestPrefixEverySpec(t *testing.T) {
 			for _, donorChunk := range []int{n, 7, 1} {
 				f := newFixture(t, spec, 2, 4, 2, 8, n, 0)
 				st := f.st
-				B := st.g.B
+				U := st.g.U
 				toks := seqTokens(n, 5)
 				donor, _ := st.NewSeq()
 				f.run(t, donor, toks, 0, 70, donorChunk)
@@ -160,7 +160,7 @@ func TestPrefixEverySpec(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want := 70 / B * B; cached != want {
+				if want := 70 / U * U; cached != want {
 					t.Fatalf("donor chunk %d: adopted %d tokens, want %d", donorChunk, cached, want)
 				}
 				got := f.run(t, id, toks, cached, n, n)
@@ -279,65 +279,81 @@ func TestPrefixRewriteUnregisters(t *testing.T) {
 }
 
 // TestPrefixSidesUnderPressure: side rows are free memory that new blocks take back
-// (oldest first); a lookup then adopts only as far as the side rows it needs are
-// held, still bit for bit as the computed history, and the accounting stays exact.
+// (least recently used first); a lookup then adopts only as far as the side rows it
+// needs are held, still bit for bit as the computed history, and the accounting
+// stays exact. Both adoptions compared with a cold run adopt a non-empty prefix.
 func TestPrefixSidesUnderPressure(t *testing.T) {
-	const spec = "kivi4/kivi2:r=40" // a window of two blocks of 32: two blocks' side rows per boundary
+	const spec = "kivi4/kivi2:r=40" // a window of 39 rows: three blocks' side rows per boundary
 	probe := newFixture(t, spec, 1, 2, 1, 8, 0, 0)
-	B, bb := probe.st.g.B, int64(probe.st.g.blockBytes)
+	B, U, bb := probe.st.g.B, probe.st.g.U, int64(probe.st.g.blockBytes)
 	tail, err := SteadyTail(probe.st.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Room for 12 blocks and the tails of two sequences, with prefill work rows.
-	budget := 12*bb + 2*tail.Bytes + 2*int64(4*B*tail.RowBytes)
-	f := newFixture(t, spec, 1, 2, 1, 8, 8*B, budget)
+	const units = 3
+	n := units * U
+	// Room for the prefix's blocks, as many again, and two sequences' tails with
+	// prefill work rows.
+	budget := int64(4*n/B)*bb + 2*tail.Bytes + 2*int64(4*B*tail.RowBytes)
+	f := newFixture(t, spec, 1, 2, 1, 8, n+1, budget)
 	st := f.st
-	toks := seqTokens(8*B, 3)
+	toks := seqTokens(n+1, 3)
 	donor, _ := st.NewSeq()
-	f.run(t, donor, toks, 0, 3*B, B)
+	f.run(t, donor, toks, 0, n, B)
 	if err := st.Drop(donor); err != nil {
 		t.Fatal(err)
 	}
 	ps := st.PoolStats()
-	if ps.BlocksSide == 0 || ps.BlocksCached != 3 {
-		t.Fatalf("after the donor: %d side blocks, %d cached", ps.BlocksSide, ps.BlocksCached)
+	if ps.BlocksSide == 0 || ps.BlocksCached != n/B {
+		t.Fatalf("after the donor: %d side blocks, %d cached, want %d", ps.BlocksSide, ps.BlocksCached, n/B)
 	}
-	adopt := func(want int) {
+	// adopt looks up toks[:P+1], checks the adopted length, and compares the
+	// sequence's next step with a cold sequence that computed toks[:got] itself.
+	adopt := func(P int, check func(got int) bool) int {
 		t.Helper()
-		id, cached, err := st.NewSeqWithPrefix(toks[:3*B+1])
-		if err != nil || cached != want {
-			t.Fatalf("adopted %d tokens (err %v), want %d", cached, err, want)
+		id, cached, err := st.NewSeqWithPrefix(toks[:P+1])
+		if err != nil || !check(cached) {
+			t.Fatalf("looking up %d tokens: adopted %d (err %v); pool %+v", P, cached, err, st.PoolStats())
 		}
-		got := f.run(t, id, toks, cached, 3*B+1, 3*B+1)
+		got := f.run(t, id, toks, cached, P+1, P+1)
 		checkAccounting(t, spec, st)
 		_ = st.Drop(id)
 		cold, _ := st.NewSeq()
-		f.run(t, cold, toks, 0, cached, max(1, cached))
-		exp := f.run(t, cold, toks, cached, 3*B+1, 3*B+1)
+		f.run(t, cold, toks, 0, cached, cached)
+		exp := f.run(t, cold, toks, cached, P+1, P+1)
 		if !bitsEqual(got[0], exp[0]) {
 			t.Errorf("adopting %d tokens: attention differs from the computed history", cached)
 		}
 		_ = st.Drop(cold)
+		return cached
 	}
-	adopt(3 * B)
-	// Another sequence's blocks take side blocks back, the oldest first.
+	adopt(n, func(got int) bool { return got == n })
+	// A short lookup makes the first unit's blocks and side rows the most recently
+	// used: pressure takes the later blocks' side rows first.
+	adopt(U, func(got int) bool { return got == U })
+	// Another sequence's blocks (and their own side rows) take memory back until
+	// the last block of the prefix has lost its side rows (or is gone).
+	lastReady := func() bool {
+		parent := st.RootHash()
+		for i := range n / B {
+			lo, hi := st.BlockTokenRange(i)
+			parent = BlockHash(parent, toks[lo:hi])
+		}
+		id, ok := st.pool.idx.byHash[parent]
+		return ok && st.pool.idx.meta[id].sideReady
+	}
 	other, _ := st.NewSeq()
-	f.extend(8 * B)
-	otherToks := seqTokens(16*B, 900)
-	for p := 0; st.PoolStats().Evictions == 0; p += B {
+	f.extend(4 * n)
+	otherToks := seqTokens(5*n, 900)
+	for p := 0; lastReady(); p += B {
 		if _, err := f.stepTok(t, other, otherToks, p, p+B); err != nil {
 			t.Fatalf("growing until side blocks are taken back: %v (%+v)", err, st.PoolStats())
 		}
 	}
 	_ = st.Drop(other)
-	id, cached, _ := st.NewSeqWithPrefix(toks[:3*B+1])
-	_ = st.Drop(id)
-	if cached == 3*B {
-		t.Fatalf("side rows survived the pressure: %+v", st.PoolStats())
-	}
-	t.Logf("after the pressure: %d of %d tokens adoptable, %+v", cached, 3*B, st.PoolStats())
-	adopt(cached)
+	// The whole prefix lacks its side rows now; the first unit still has them.
+	got := adopt(n, func(got int) bool { return got >= U && got < n })
+	t.Logf("after the pressure: %d of %d tokens adoptable, %+v", got, n, st.PoolStats())
 }
 
 // TestPrefixBlockExportImport: blocks exported from one store and imported into
@@ -349,13 +365,14 @@ func TestPrefixBlockExportImport(t *testing.T) {
 			const n = 100
 			a := newFixture(t, spec, 2, 4, 2, 8, n, 0)
 			b := newFixture(t, spec, 2, 4, 2, 8, n, 0) // same rows: same seeds
-			B := a.st.g.B
+			U := a.st.g.U
 			toks := seqTokens(n, 7)
 			donor, _ := a.st.NewSeq()
 			a.run(t, donor, toks, 0, n, 9)
 			parent := a.st.RootHash()
-			for i := range n / B {
-				h := BlockHash(parent, toks[i*B:(i+1)*B])
+			for i := range a.st.g.unitBlocks(n) {
+				lo, hi := a.st.BlockTokenRange(i)
+				h := BlockHash(parent, toks[lo:hi])
 				blk, ok := a.st.ExportPrefixBlock(h)
 				if !ok {
 					t.Fatalf("block %d not exported", i)
@@ -379,8 +396,8 @@ func TestPrefixBlockExportImport(t *testing.T) {
 				parent = h
 			}
 			id, cached, err := b.st.NewSeqWithPrefix(toks[:n-1])
-			if err != nil || cached != (n-1)/B*B {
-				t.Fatalf("adopted %d tokens (err %v), want %d", cached, err, (n-1)/B*B)
+			if err != nil || cached != (n-1)/U*U {
+				t.Fatalf("adopted %d tokens (err %v), want %d", cached, err, (n-1)/U*U)
 			}
 			got := b.run(t, id, toks, cached, n, n)
 			cold, _ := b.st.NewSeq()

@@ -95,8 +95,8 @@ func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float3
 		case ly.kChan != nil:
 			G := ly.kG
 			buf := make([]float32, G*d)
-			ly.kChan.Decode(buf, st.kSec(blk, ly, head)[slot/G*ly.kBlkBytes:][:ly.kBlkBytes], G, d)
-			copy(dst, buf[(slot%G)*d:][:d])
+			ly.kChan.Decode(buf, st.keyBlock(s, ly, head, pos-pos%G, nil), G, d)
+			copy(dst, buf[(pos%G)*d:][:d])
 			if ly.preRoPE { // stored before RoPE: rotated to pos as attention does
 				ly.rope.Rotate(dst, 1, d, pos, 0)
 			}
@@ -124,9 +124,11 @@ func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float3
 // BlockTokens (B) tokens, and the codecs that wrote them. A side's section is
 // KVHeads head sections back to back, HeadStride bytes each; head h's section holds
 // its B tokens in order: B rows of RowBytes (per-token codecs), or, for KIVI keys,
-// B/Group key blocks of GroupBytes (tokens [jG, (j+1)G) of the block in key block
-// j), written by Channel; with Spec.K.PreRoPE those keys are stored before RoPE
-// (Config.RoPE rotates each to its position).
+// key blocks of GroupBytes written by Channel: B/Group of them when Group divides B
+// (tokens [jG, (j+1)G) of the block in key block j), and when Group is a multiple
+// of B the key block of tokens [kG, (k+1)G) is split into G/B parts of HeadStride
+// bytes, part j in the sequence's block kG/B + j. With Spec.K.PreRoPE those keys
+// are stored before RoPE (Config.RoPE rotates each to its position).
 type LayerLayout struct {
 	Spec Spec
 	// Keys: KOffset is the section's byte offset in the block. Exactly one of KRow

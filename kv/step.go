@@ -74,7 +74,7 @@ func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 			st.encodeTail(t.sv[p*tr:(p+1)*tr], vr)
 		}
 		if ly.hasKTail() && (p+1)%ly.kG == 0 {
-			st.encodeKeyBlock(s, ly, t, blk, p+1-ly.kG)
+			st.encodeKeyBlock(s, ly, t, p+1-ly.kG)
 		}
 	}
 	if st.sides {
@@ -125,12 +125,13 @@ func (st *Store) encodeTail(dst []byte, src []float32) {
 }
 
 // encodeKeyBlock encodes the KIVI key block of positions [gs, gs+G) of every head
-// into blk, from the work area (this step's keys), the key ring (earlier keys of the
-// block) and the sink rows (positions the ring no longer holds).
+// into its block (or, split, its G/B blocks: Grow made them the sequence's own),
+// from the work area (this step's keys), the key ring (earlier keys of the block)
+// and the sink rows (positions the ring no longer holds).
 // Sink positions of a block that also holds other tokens are encoded as copies of
 // the block's first non-sink key. Layers that store keys before RoPE rotate each key
 // back by its position first (the rows kept in full precision stay as they came).
-func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, blk int32, gs int) {
+func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, gs int) {
 	d, G, tr, th := st.g.cfg.HeadDim, ly.kG, st.g.tailRow, st.g.tailHead
 	// The buffer holds one head's block, then each token's angles back (cos, sin).
 	if cap(s.encBuf) < 2*G*d {
@@ -156,7 +157,11 @@ func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, blk int32, gs int) {
 			ly.rope.Angles(angles[2*i*hp:][:hp], angles[(2*i+1)*hp:][:hp], -keyPos(i))
 		}
 	}
-	off := (gs % st.g.B) / G * ly.kBlkBytes
+	B := st.g.B
+	blk, off := s.blocks[gs/B], ly.kBytes(gs%B)
+	if ly.kSplit && len(s.encKey) < ly.kBlkBytes {
+		s.encKey = make([]byte, ly.kBlkBytes)
+	}
 	for h := 0; h < st.g.cfg.KVHeads; h++ {
 		for i := 0; i < G; i++ {
 			q := keyPos(i)
@@ -174,8 +179,29 @@ func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, blk int32, gs int) {
 				quant.RotatePairs(buf[i*d:(i+1)*d], angles[2*i*hp:][:hp], angles[(2*i+1)*hp:][:hp], ly.rope.NeoX())
 			}
 		}
-		ly.kChan.Encode(st.kSec(blk, ly, h)[off:][:ly.kBlkBytes], buf, G, d)
+		if !ly.kSplit {
+			ly.kChan.Encode(st.kSec(blk, ly, h)[off:][:ly.kBlkBytes], buf, G, d)
+			continue
+		}
+		ly.kChan.Encode(s.encKey[:ly.kBlkBytes], buf, G, d)
+		for j, part := 0, s.encKey[:ly.kBlkBytes]; len(part) > 0; j++ {
+			part = part[copy(st.kSec(s.blocks[gs/B+j], ly, h)[:ly.kHeadStride], part):]
+		}
 	}
+}
+
+// keyBlock returns the bytes of the KIVI key block of positions [gs, gs+G) of KV
+// head h of layer ly of s: in place, or, when split over blocks, copied into buf.
+func (st *Store) keyBlock(s *seq, ly *layer, h, gs int, buf []byte) []byte {
+	B := st.g.B
+	if !ly.kSplit {
+		return st.kSec(s.blocks[gs/B], ly, h)[ly.kBytes(gs%B):][:ly.kBlkBytes]
+	}
+	buf = buf[:0]
+	for j := range ly.kG / B {
+		buf = append(buf, st.kSec(s.blocks[gs/B+j], ly, h)[:ly.kHeadStride]...)
+	}
+	return buf
 }
 
 // Attend implements Layers. Each query runs attn.Decode over spans describing the
@@ -377,8 +403,7 @@ func (st *Store) gather(s *seq, layer int) {
 			lo, hi := max(j*B, c*C), min((j+1)*B, (c+1)*C) // positions of the block in the span
 			for h := range H {
 				if ly.kChan != nil {
-					G, n := ly.kG, ly.kBlkBytes
-					copy(dst[h*kh+(lo-c*C)/G*n:], st.kSec(blk, ly, h)[(lo-j*B)/G*n:(hi-j*B)/G*n])
+					copy(dst[h*kh+ly.kBytes(lo-c*C):], st.kSec(blk, ly, h)[ly.kBytes(lo-j*B):ly.kBytes(hi-j*B)])
 				} else {
 					n := ly.kRowBytes
 					copy(dst[h*kh+(lo-c*C)*n:], st.kSec(blk, ly, h)[(lo-j*B)*n:(hi-j*B)*n])
@@ -391,20 +416,24 @@ func (st *Store) gather(s *seq, layer int) {
 }
 
 // spanKeys returns the key bytes of layer ly from position a on (in a block, not a
-// tail) and the stride between KV heads: in place, or in s.gath (see gather).
+// tail; for KIVI keys from the start of a's key block) and the stride between KV
+// heads: in place, or in s.gath (see gather).
 func (st *Store) spanKeys(s *seq, ly *layer, a int) ([]byte, int) {
 	C := st.g.span
+	if ly.kChan != nil {
+		a -= a % ly.kG
+	}
 	if off := s.gathAt[a/C]; off >= 0 {
 		kh, _ := st.spanHeads(ly)
 		if ly.kChan != nil {
-			return s.gath[int(off)+(a%C)/ly.kG*ly.kBlkBytes:], kh
+			return s.gath[int(off)+ly.kBytes(a%C):], kh
 		}
 		return s.gath[int(off)+(a%C)*ly.kRowBytes:], kh
 	}
 	B := st.g.B
 	sec := st.kSec(s.blocks[a/B], ly, 0)
 	if ly.kChan != nil {
-		return sec[(a%B)/ly.kG*ly.kBlkBytes:], st.g.E * ly.kHeadStride
+		return sec[ly.kBytes(a%B):], st.g.E * ly.kHeadStride
 	}
 	return sec[(a%B)*ly.kRowBytes:], st.g.E * ly.kHeadStride
 }

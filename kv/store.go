@@ -91,6 +91,7 @@ type seq struct {
 	gathAt []int32
 
 	encBuf []float32  // one KIVI key block of one head and its tokens' angles, for encoding
+	encKey []byte     // one encoded KIVI key block split over blocks, for encoding
 	parts  []sidePart // scratch of sideParts
 	sc     attn.Scratch
 
@@ -317,6 +318,21 @@ type growPlan struct {
 	extra                 int64
 }
 
+// writeFrom is the first position whose block a step [p0, end) of s writes into:
+// p0, or the start of a KIVI key group that the step closes, whose bytes are split
+// over blocks before p0's (see layer).
+func (st *Store) writeFrom(s *seq, p0, end int) int {
+	w := p0
+	for i := range st.g.layers {
+		if ly := &st.g.layers[i]; ly.kSplit {
+			if gs := ly.kTailStart(p0); gs+ly.kG <= end {
+				w = min(w, gs)
+			}
+		}
+	}
+	return w
+}
+
 // planGrow plans a Grow of n ≥ 1 tokens of s without changing anything. The
 // previous step's last layer may still have rows in the work area: the plan treats
 // them as folded into its ring (Grow folds them on commit). caps, when not nil (2 per
@@ -332,8 +348,8 @@ func (st *Store) planGrow(s *seq, n int, caps []int) growPlan {
 	p0, end := pl.p0, pl.end
 	pl.needBlocks = (end + B - 1) / B
 	pl.newBlocks = pl.needBlocks - len(s.blocks)
-	for i := p0 / B; i < len(s.blocks); i++ {
-		if st.pool.refs[s.blocks[i]] > 1 {
+	for i := st.writeFrom(s, p0, end) / B; i < len(s.blocks); i++ {
+		if b := s.blocks[i]; b >= 0 && st.pool.refs[b] > 1 {
 			pl.cow = append(pl.cow, i)
 		}
 	}
@@ -449,10 +465,17 @@ func (st *Store) grow(id SeqID, tokens []int32) (*seq, error) {
 		s.blocks[i] = nb
 	}
 	B := st.g.B
-	for i := p0 / B; i < len(s.blocks); i++ {
-		st.pool.write(s.blocks[i]) // its contents change: no longer a cached prefix
+	wf := st.writeFrom(s, p0, end)
+	for i := wf / B; i < len(s.blocks); i++ {
+		// Its contents change: no longer a cached prefix. A block before p0 only gets
+		// its part of a split key group: its side rows (its values) stay true.
+		if i < p0/B {
+			st.pool.idx.unregister(s.blocks[i])
+		} else {
+			st.pool.write(s.blocks[i])
+		}
 	}
-	s.hashes = s.hashes[:min(len(s.hashes), p0/B)]
+	s.hashes = s.hashes[:min(len(s.hashes), wf/B)]
 	for len(s.blocks) < pl.needBlocks {
 		s.blocks = append(s.blocks, st.pool.alloc(st.placeFor(s, len(s.blocks))))
 	}
@@ -574,7 +597,7 @@ func (st *Store) releaseBlocks(s *seq, n int) {
 		}
 	}
 	s.blocks = s.blocks[:keep]
-	s.hashes = s.hashes[:min(len(s.hashes), n/st.g.B)]
+	s.hashes = s.hashes[:min(len(s.hashes), st.g.unitBlocks(n))]
 	if n <= s.opaqueFrom {
 		s.opaqueFrom = noOpaque // the positions grown without ids are gone
 	}

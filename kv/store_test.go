@@ -2,6 +2,7 @@ package kv
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"runtime/metrics"
@@ -151,80 +152,87 @@ func TestLayersAndOverrides(t *testing.T) {
 // block they touch and never change what the other sequence sees.
 func TestForkCopyOnWrite(t *testing.T) {
 	for _, spec := range append([]string{"kivi2:g=8,r=5,sinks=1"}, conformanceSpecs...) {
-		t.Run(spec, func(t *testing.T) {
-			const L = 37 // not a multiple of the block length: the last block is shared and partial
-			f := newFixture(t, spec, 2, 4, 2, 8, L, 0)
-			st := f.st
-			src, _ := st.NewSeq()
-			f.mustStep(t, src, 0, L-3)
-			f.mustStep(t, src, L-3, L)
-			before := st.PoolStats()
-			child, err := st.Fork(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			after := st.PoolStats()
-			if after.BlocksUsed != before.BlocksUsed || after.BlocksShared != before.BlocksUsed {
-				t.Fatalf("fork: used %d→%d shared %d, want all %d blocks shared", before.BlocksUsed, after.BlocksUsed, after.BlocksShared, before.BlocksUsed)
-			}
-			if st.Len(child) != L {
-				t.Fatalf("child Len %d, want %d", st.Len(child), L)
-			}
-			checkAccounting(t, spec, st)
+		// L is not a multiple of the block length: the last block is shared and
+		// partial. At 53 the fork is in the second block of a KIVI key group of 32
+		// split over two blocks of 16: closing that group writes into the shared
+		// block before, which must be copied too.
+		for _, L := range []int{37, 53} {
+			t.Run(fmt.Sprintf("%s/L=%d", spec, L), func(t *testing.T) { testForkCopyOnWrite(t, spec, L) })
+		}
+	}
+}
 
-			// Two different continuations of 20 tokens.
-			other := newFixture(t, spec, 2, 4, 2, 8, L+20, 0) // an independent history source
-			kC, vC, qC := mix(f, other, L)
-			f.extend(20)
-			outSrc := f.mustStep(t, src, L, L+1)
-			if got := st.PoolStats(); got.BlocksUsed != before.BlocksUsed+1 || got.BlocksShared != before.BlocksUsed-1 {
-				t.Errorf("first write after fork: used %d shared %d, want %d and %d (one block copied)", got.BlocksUsed, got.BlocksShared, before.BlocksUsed+1, before.BlocksUsed-1)
-			}
-			outChild, err := f.step(t, child, kC, vC, qC, L, L+1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for p := L + 1; p < L+20; p++ {
-				o1 := f.mustStep(t, src, p, p+1)
-				o2, err := f.step(t, child, kC, vC, qC, p, p+1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				outSrc, outChild = o1, o2
-			}
-			// Fresh sequences with the same full histories must see exactly the same.
-			fresh1, _ := st.NewSeq()
-			fresh2, _ := st.NewSeq()
-			f.mustStep(t, fresh1, 0, L)
-			if _, err := f.step(t, fresh2, kC, vC, qC, 0, L); err != nil {
-				t.Fatal(err)
-			}
-			var w1, w2 [][]float32
-			for p := L; p < L+20; p++ {
-				w1 = f.mustStep(t, fresh1, p, p+1)
-				if w2, err = f.step(t, fresh2, kC, vC, qC, p, p+1); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if !equalOuts(outSrc, w1) {
-				t.Errorf("source after fork differs from a fresh run of its history")
-			}
-			if !equalOuts(outChild, w2) {
-				t.Errorf("child differs from a fresh run of its history")
-			}
-			if equalOuts(outSrc, outChild) {
-				t.Errorf("source and child gave equal outputs for different continuations")
-			}
-			checkAccounting(t, spec, st)
-			for _, id := range []SeqID{src, child, fresh1, fresh2} {
-				if err := st.Drop(id); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if ps := st.PoolStats(); ps.BlocksUsed != 0 || ps.TailBytes != 0 || st.Usage().AllocBytes != 0 {
-				t.Errorf("after dropping everything: %+v", ps)
-			}
-		})
+func testForkCopyOnWrite(t *testing.T, spec string, L int) {
+	f := newFixture(t, spec, 2, 4, 2, 8, L, 0)
+	st := f.st
+	src, _ := st.NewSeq()
+	f.mustStep(t, src, 0, L-3)
+	f.mustStep(t, src, L-3, L)
+	before := st.PoolStats()
+	child, err := st.Fork(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := st.PoolStats()
+	if after.BlocksUsed != before.BlocksUsed || after.BlocksShared != before.BlocksUsed {
+		t.Fatalf("fork: used %d→%d shared %d, want all %d blocks shared", before.BlocksUsed, after.BlocksUsed, after.BlocksShared, before.BlocksUsed)
+	}
+	if st.Len(child) != L {
+		t.Fatalf("child Len %d, want %d", st.Len(child), L)
+	}
+	checkAccounting(t, spec, st)
+
+	// Two different continuations of 20 tokens.
+	other := newFixture(t, spec, 2, 4, 2, 8, L+20, 0) // an independent history source
+	kC, vC, qC := mix(f, other, L)
+	f.extend(20)
+	outSrc := f.mustStep(t, src, L, L+1)
+	if got := st.PoolStats(); got.BlocksUsed != before.BlocksUsed+1 || got.BlocksShared != before.BlocksUsed-1 {
+		t.Errorf("first write after fork: used %d shared %d, want %d and %d (one block copied)", got.BlocksUsed, got.BlocksShared, before.BlocksUsed+1, before.BlocksUsed-1)
+	}
+	outChild, err := f.step(t, child, kC, vC, qC, L, L+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := L + 1; p < L+20; p++ {
+		o1 := f.mustStep(t, src, p, p+1)
+		o2, err := f.step(t, child, kC, vC, qC, p, p+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outSrc, outChild = o1, o2
+	}
+	// Fresh sequences with the same full histories must see exactly the same.
+	fresh1, _ := st.NewSeq()
+	fresh2, _ := st.NewSeq()
+	f.mustStep(t, fresh1, 0, L)
+	if _, err := f.step(t, fresh2, kC, vC, qC, 0, L); err != nil {
+		t.Fatal(err)
+	}
+	var w1, w2 [][]float32
+	for p := L; p < L+20; p++ {
+		w1 = f.mustStep(t, fresh1, p, p+1)
+		if w2, err = f.step(t, fresh2, kC, vC, qC, p, p+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !equalOuts(outSrc, w1) {
+		t.Errorf("source after fork differs from a fresh run of its history")
+	}
+	if !equalOuts(outChild, w2) {
+		t.Errorf("child differs from a fresh run of its history")
+	}
+	if equalOuts(outSrc, outChild) {
+		t.Errorf("source and child gave equal outputs for different continuations")
+	}
+	checkAccounting(t, spec, st)
+	for _, id := range []SeqID{src, child, fresh1, fresh2} {
+		if err := st.Drop(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ps := st.PoolStats(); ps.BlocksUsed != 0 || ps.TailBytes != 0 || st.Usage().AllocBytes != 0 {
+		t.Errorf("after dropping everything: %+v", ps)
 	}
 }
 

@@ -7,7 +7,8 @@ import "fmt"
 // Evict(seq, sinks, window) keeps the first sinks tokens of a sequence and its last
 // window tokens and forgets the rest: whole blocks inside the forgotten range return
 // to the pool at once (blocks it only partly covers stay, their forgotten slots
-// counted as waste). Positions keep counting: Len is unchanged and the next token
+// counted as waste, and so do the blocks of a KIVI key group split over several
+// blocks until the whole group is forgotten). Positions keep counting: Len is unchanged and the next token
 // is at position Len, so the model keeps applying RoPE at logical positions, and
 // keys stay stored after RoPE at the positions where they were computed.
 //
@@ -81,10 +82,11 @@ func (st *Store) evict(s *seq, sinks, start int) Eviction {
 		return Eviction{}
 	}
 	st.register(s) // blocks computed before the eviction stay valid prefixes
-	B := st.g.B
+	B, U := st.g.B, st.g.U
 	freed := 0
-	// Blocks entirely inside [sinks, start).
-	for i := (sinks + B - 1) / B; (i+1)*B <= start; i++ {
+	// Blocks whose units (a split KIVI key group's blocks together) lie entirely
+	// inside [sinks, start).
+	for i := (sinks + U - 1) / U * U / B; i < st.g.unitBlocks(start); i++ {
 		if b := s.blocks[i]; b >= 0 {
 			st.pool.decRef(b)
 			s.blocks[i] = -1
@@ -125,7 +127,7 @@ func (st *Store) slideFrees(s *seq) int {
 		return 0
 	}
 	n := 0
-	for i := 0; (i+1)*st.g.B <= start; i++ {
+	for i := range st.g.unitBlocks(start) {
 		if s.blocks[i] >= 0 {
 			n++
 		}

@@ -36,7 +36,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	cacheLayers := fs.String("cache-layers", "", "per-layer cache `OVERRIDES`, e.g. 0,-1=f16")
 	calibTokens := fs.Int("calibrate-tokens", 0, "with an FP8 --cache without s=, give every layer fixed FP8 scales calibrated on this many `TOKENS` of --calibrate-text (vLLM's calculated k/v scales); 0: off")
 	calibText := fs.String("calibrate-text", "", "UTF-8 `FILE` to calibrate on (default: the built-in TinyStories text)")
-	blockTokens := fs.Int("block-tokens", 0, fmt.Sprintf("tokens per cache block (0: the cache's default, %d, rounded up to the KIVI key groups); smaller blocks waste less per sequence and share shorter prefixes (attention reads 128 positions at a time whatever the block size)", kv.DefaultBlockTokens))
+	blockTokens := fs.Int("block-tokens", 0, fmt.Sprintf("tokens per cache block (0: the cache's default, %d); smaller blocks waste less per sequence and share shorter prefixes (attention reads 128 positions at a time whatever the block size)", kv.DefaultBlockTokens))
 	var budget byteSize
 	fs.Var(&budget, "kv-budget", "KV cache byte budget, e.g. 512MiB; 0 means unlimited (default: half the memory available once the model is loaded)")
 	host := fs.String("host", "127.0.0.1", "`ADDRESS` to listen on (loopback by default; 0.0.0.0 for every interface)")

@@ -131,7 +131,10 @@ func (c *Cache) Prefetch(ctx context.Context, tokens []int32) int {
 		return 0
 	}
 	B := c.Config().BlockTokens
-	full := (len(tokens) - 1) / B
+	full := 0 // blocks whose hashes name tokens before the last
+	for _, hi := c.BlockTokenRange(full); hi <= len(tokens)-1; _, hi = c.BlockTokenRange(full) {
+		full++
+	}
 	if full <= 0 {
 		return 0
 	}
@@ -139,7 +142,8 @@ func (c *Cache) Prefetch(ctx context.Context, tokens []int32) int {
 	parent := c.RootHash()
 	start := -1
 	for i := range full {
-		hashes[i] = kv.BlockHash(parent, tokens[i*B:(i+1)*B])
+		lo, hi := c.BlockTokenRange(i)
+		hashes[i] = kv.BlockHash(parent, tokens[lo:hi])
 		parent = hashes[i]
 		if start < 0 && !c.HasBlock(hashes[i]) {
 			start = i
@@ -181,14 +185,14 @@ func (c *Cache) Prefetch(ctx context.Context, tokens []int32) int {
 // adopt imports recs (the records of hashes[at:]) into the Store in order, stopping
 // at the first one missing or unusable, and returns how many it imported.
 func (c *Cache) adopt(ts *tierState, recs [][]byte, hashes []uint64, tokens []int32, at int, w want) int {
-	B := c.Config().BlockTokens
 	for j, rec := range recs {
 		i := at + j
 		if rec == nil {
 			ts.misses.Add(1)
 			return j
 		}
-		w.hash, w.tokens, w.parent, w.index, w.sideBytes = hashes[i], tokens[i*B:(i+1)*B], c.RootHash(), i, c.SideBytes(i)
+		lo, hi := c.BlockTokenRange(i)
+		w.hash, w.tokens, w.parent, w.index, w.sideBytes = hashes[i], tokens[lo:hi], c.RootHash(), i, c.SideBytes(i)
 		if i > 0 {
 			w.parent = hashes[i-1]
 		}

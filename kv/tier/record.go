@@ -20,8 +20,8 @@ import (
 //	8          8     root hash of the store's layout (model fingerprint, geometry, specs)
 //	16         8     block hash (the record's key)
 //	24         8     parent hash
-//	32         4     block index in its sequence (positions [index·n, (index+1)·n))
-//	36         4     token count n (the store's BlockTokens)
+//	32         4     block index in its sequence (positions [index·B, (index+1)·B))
+//	36         4     token count n (the ids its hash names: kv.Store.BlockTokenRange)
 //	40         4     block length L (the store's BlockBytes)
 //	44         4     side-row length S (0: none; KIVI value windows and sinks only)
 //	48         4·n   token ids

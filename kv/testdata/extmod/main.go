@@ -275,7 +275,7 @@ func readback(name string, sp kv.Spec) {
 	// Block bytes and layout: a per-token value row decoded from ReadBlock equals
 	// ReadValue where the value is not held in full precision.
 	lay := st.Layout()
-	B := lay.BlockTokens // 16, rounded up to the KIVI key group
+	B := lay.BlockTokens // 16: a KIVI key group of 32 spans two blocks
 	if B != st.Config().BlockTokens || B%block != 0 || len(lay.Layers) != layers {
 		fail("%s: layout %+v", name, lay)
 		return
