@@ -41,15 +41,6 @@ func dotQ8RowsZ(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, 
 	q8Rows1Z(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], &xsum[0], nb)
 }
 
-// tilesAhead is how many 4-row tiles ahead of the one being multiplied dotQ8TokensZ
-// asks the CPU to fetch when it has one 16-token group (a batched decode step): a
-// tile then takes less time to multiply than its rows take to come from memory, and
-// the hardware prefetchers do not run far enough ahead on four interleaved rows.
-// The 12 layers of llama-134m at 16 tokens, cpu-µs per token over six interleaved
-// runs on a shared machine: 1550–2127 without, 1400–1744 with 2 tiles ahead (1: 1499–1837,
-// 4: 1464–1854).
-const tilesAhead = 2
-
 // dotQ8TokensZ is dotQ8TokensScalar, bit for bit: 4-row tiles by q8TokensZ, the rows
 // left token by token by dotQ8Scalar. The tiles' tables (q8PrepZ) come from tab, made
 // for the whole matrix all at its first use, when r0 is a multiple of 4; else they are
@@ -92,9 +83,6 @@ func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt token
 		}
 		last := n - 16*(groups-1)
 		for i := 0; i < r4; i += 4 {
-			if groups == 1 && i+tilesAhead*4+4 <= r4 {
-				prefetch(&w[(i+tilesAhead*4)*rowBytes], 4*rowBytes)
-			}
 			q8TokensZ(&out[i], ldo, &w[i*rowBytes], rowBytes, &dw[i*nb], &corr[i*nb],
 				&xt.xp[0], &xt.xdp[0], nb, groups, last)
 		}

@@ -340,8 +340,14 @@ tsingle:
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z12, Z12, Z12
 	VPXORD  Z14, Z14, Z14
+	LEAQ    (SI)(DX*4), R12 // the next tile's rows, prefetched block by block
 
 tblock1:
+	PREFETCHT0 (R12)
+	PREFETCHT0 (R12)(DX*1)
+	PREFETCHT0 (R12)(DX*2)
+	PREFETCHT0 (R12)(R8*1)
+	ADDQ       $34, R12
 	INIT(Z0, 0)
 	INIT(Z2, 4)
 	INIT(Z4, 8)
