@@ -6,6 +6,7 @@ import (
 
 	"kvq/engine"
 	"kvq/kv"
+	"kvq/model"
 )
 
 func init() {
@@ -29,6 +30,8 @@ type throughputReport struct {
 	// SeqBlockBytes the blocks of one sequence of prompt + generated tokens.
 	SeqTail       kv.Tail `json:"seq_tail"`
 	SeqBlockBytes int64   `json:"seq_block_bytes"`
+	// Breakdown (--breakdown): wall µs per forward pass of each part (model.Part).
+	Breakdown map[string]float64 `json:"breakdown_us_per_pass,omitempty"`
 	engine.ThroughputResult
 }
 
@@ -53,6 +56,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed of the synthetic prompts")
 	jsonPath := fs.String("json", "", "also write the results as JSON to `FILE`")
 	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the replay to `FILE`")
+	breakdown := fs.Bool("breakdown", false, "also time each part of the forward passes (products, attention, logits, the rest) and print ms per pass")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -108,6 +112,11 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 		generated += si.Sampled
 		bar.update(generated, total)
 	}
+	var timings model.Timings
+	if *breakdown {
+		m.Timings = &timings
+		defer func() { m.Timings = nil }()
+	}
 	stopProfile, err := startCPUProfile(*cpuProfile)
 	if err != nil {
 		return err
@@ -145,6 +154,14 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 		fmtBytes(rep.SeqBlockBytes), *promptLen+*genLen, rep.BlockTokens, tailText(tail), float64(tail.Bytes)/float64(rep.SeqBlockBytes))
 	fmt.Fprintf(stdout, "prefix cache    hit rate %.1f%% of prompt tokens, %.1f%% of shared-prefix tokens\n", 100*res.PrefixHitRate, 100*res.SharedHitRate)
 	fmt.Fprintf(stdout, "latency         mean time to first token %.1f ms, inter-token %.2f ms\n", res.MeanTTFTms, res.MeanITLms)
+	if *breakdown {
+		rep.Breakdown = breakdownMicros(&timings)
+		fmt.Fprintf(stdout, "per pass (%d)   ", timings.Passes)
+		for p := range model.NumParts {
+			fmt.Fprintf(stdout, " %s %.2f ms", p, rep.Breakdown[p.String()]/1e3)
+		}
+		fmt.Fprintln(stdout)
+	}
 	if *jsonPath != "" {
 		return writeJSON(*jsonPath, rep)
 	}
