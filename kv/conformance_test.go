@@ -461,9 +461,14 @@ func checkAccounting(t *testing.T, name string, st *Store) {
 	refs := map[int32]int32{}
 	tokens := 0
 	for _, s := range st.seqs {
-		for _, b := range s.blocks {
-			if b >= 0 { // −1: evicted
-				refs[b]++
+		for _, tb := range s.tables {
+			for _, b := range tb {
+				if b >= 0 { // −1: evicted or out of the window
+					refs[b]++
+				}
+			}
+			if len(tb) != s.nblocks() {
+				t.Errorf("%s: block tables of %d and %d blocks", name, len(tb), s.nblocks())
 			}
 		}
 		for _, tl := range s.tails {
@@ -471,8 +476,8 @@ func checkAccounting(t *testing.T, name string, st *Store) {
 		}
 		bytes += int64(cap(s.work.k) + cap(s.work.v))
 		tokens += s.kept()
-		if want := (s.n + st.g.B - 1) / st.g.B; len(s.blocks) != want {
-			t.Errorf("%s: sequence of %d tokens has %d blocks, want %d", name, s.n, len(s.blocks), want)
+		if want := (s.n + st.g.B - 1) / st.g.B; s.nblocks() != want {
+			t.Errorf("%s: sequence of %d tokens has %d blocks, want %d", name, s.n, s.nblocks(), want)
 		}
 	}
 	for b, n := range refs {

@@ -42,8 +42,10 @@ func (st *Store) GrowWithoutTokens(id SeqID, n int) error {
 		// Blocks that are never registered need no side rows. Only this step's blocks
 		// can hold any: earlier ones past opaqueFrom were cleared by earlier calls, and
 		// planSides gives none to blocks past opaqueFrom.
-		for i := s.base / st.g.B; i < len(s.blocks); i++ {
-			st.pool.dropSides(s.blocks[i])
+		for _, tb := range s.tables {
+			for i := s.base / st.g.B; i < len(tb); i++ {
+				st.pool.dropSides(tb[i])
+			}
 		}
 	}
 	return nil

@@ -29,11 +29,11 @@ func TestGrowWithoutTokensLeavesNoSides(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(f.st.pool.idx.meta[s.blocks[0]].side) == 0 {
+		if len(f.st.pool.idx.meta[s.tables[0][0]].side) == 0 {
 			t.Errorf("%s: block 0, all real ids, has no side blocks", when)
 		}
-		for i := 1; i < len(s.blocks); i++ {
-			if side := f.st.pool.idx.meta[s.blocks[i]].side; len(side) != 0 {
+		for i := 1; i < s.nblocks(); i++ {
+			if side := f.st.pool.idx.meta[s.tables[0][i]].side; len(side) != 0 {
 				t.Errorf("%s: block %d, past the first row without ids, holds %d side blocks", when, i, len(side))
 			}
 		}

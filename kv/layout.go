@@ -110,8 +110,26 @@ type layer struct {
 	kRowBytes, kBlkBytes, vRowBytes int
 	kHeadStride, vHeadStride        int  // bytes per head section
 	kSplit                          bool // a KIVI key group spans G/B blocks
-	kOff, vOff                      int  // section offsets inside a block
+	kOff, vOff                      int  // section offsets inside its group's block
 	bytes                           int  // bytes of this layer per block
+	grp, inGrp                      int  // its group (geometry.groups) and its index among the group's layers
+}
+
+// group is a set of layers with one attention window that share one block table
+// per sequence: a physical block of a group holds B tokens of its layers only. A
+// group whose layers have a window w frees, at each Grow, the blocks wholly before
+// the next query's window, so each of its layers holds at most w + B tokens of
+// blocks however long the sequence (Gemma's sliding layers beside global ones,
+// Mistral's and Phi-3's every layer). Every group has the same number of layers,
+// so that all blocks have one size and one pool, one budget and one LRU queue of
+// cached prefix blocks serve them all (vLLM's hybrid allocator): with windows
+// {w on 22 layers, 0 on 4}, groups of 2 layers, 11 sliding and 2 global. Without
+// windows there is one group of every layer.
+type group struct {
+	window int     // attention window of its layers in tokens; 0: the whole history
+	layers []int   // its layers, ascending
+	pieces []piece // its block layout piece by piece (one layer side of one KV head)
+	bytes  int     // bytes of its layers per block (≤ geometry.blockBytes)
 }
 
 // geometry is the resolved configuration shared by a Store and BytesPerToken.
@@ -129,36 +147,32 @@ type geometry struct {
 	tailPlan          *quant.RowPlan
 	tailHead, tailRow int
 	layers            []layer
-	blockBytes        int
+	groups            []group
+	// blockBytes is the size of a physical block: the largest group's bytes (groups
+	// differ only when per-layer specs differ; the others leave the rest unused).
+	blockBytes int
+	// big is a group whose block fills blockBytes: its pieces cover a whole block
+	// (the layout of side blocks, which hold raw bytes).
+	big int
 	// U is the prefix unit in tokens: B, or the least common multiple of B and the
 	// split KIVI key groups (see layer). A block's bytes depend on the tokens up to
 	// the end of its unit (its key group closes there), so blocks are registered,
-	// adopted and freed by eviction a whole unit at a time (see unitEnd).
+	// adopted and freed by eviction and windows a whole unit at a time (see unitEnd).
 	U int
 	// span is SpanTokens rounded up to a multiple of the KIVI key groups (see there).
 	span int
-	// E is the number of blocks per extent of pool memory, and pieces the block
-	// layout piece by piece (one layer side of one KV head: a head section), in
-	// layout order: an extent holds each piece for its E blocks side by side (see
-	// pool), so rows of blocks in consecutive slots are contiguous.
-	E      int
-	pieces []piece
+	// E is the number of blocks per extent of pool memory: an extent holds each
+	// piece of a group's layout for its E blocks side by side (see pool), so rows of
+	// blocks in consecutive slots are contiguous.
+	E int
 	// workK, workV: some layer keeps f16 key (value) rings, so a step's new rows
 	// pass through the sequence's work area.
 	workK, workV bool
-	// slide is the shortest attention window when every layer has one (Mistral,
-	// Phi-3), else 0: positions no later query of any layer can see are then freed
-	// at each Grow (window.go).
-	slide int
+	// windowed: every group has an attention window (no layer keeps the history).
+	windowed bool
 }
 
-func lcm(a, b int) int {
-	x, y := a, b
-	for y != 0 {
-		x, y = y, x%y
-	}
-	return a / x * b
-}
+func lcm(a, b int) int { return a / gcd(a, b) * b }
 
 func lossless(t Type) bool { return t.entry().Lossless }
 
@@ -178,13 +192,9 @@ func newGeometry(cfg Config) (*geometry, error) {
 	if cfg.Windows != nil && len(cfg.Windows) != cfg.Layers {
 		return nil, fmt.Errorf("kv: config: %d attention windows for %d layers", len(cfg.Windows), cfg.Layers)
 	}
-	slide := 0
 	for l, w := range cfg.Windows {
 		if w < 0 {
 			return nil, fmt.Errorf("kv: config: layer %d: attention window %d is negative", l, w)
-		}
-		if l == 0 || w < slide {
-			slide = w
 		}
 	}
 	if math.IsNaN(float64(cfg.AttnScale)) || math.IsInf(float64(cfg.AttnScale), 0) || cfg.AttnScale < 0 ||
@@ -197,7 +207,6 @@ func newGeometry(cfg Config) (*geometry, error) {
 		}
 	}
 	g := &geometry{cfg: cfg, rowLen: cfg.KVHeads * cfg.HeadDim, layers: make([]layer, cfg.Layers), tail: quant.F16{}}
-	g.slide = slide
 	d := cfg.HeadDim
 	tp, err := quant.NewRowPlan(g.tail, d)
 	if err != nil {
@@ -267,41 +276,48 @@ func newGeometry(cfg Config) (*geometry, error) {
 		return nil, fmt.Errorf("kv: config: %d tokens per block (after rounding to the KIVI groups) exceeds %d", B, MaxBlockTokens)
 	}
 	g.B, g.U = B, lcm(B, split)
-	off := 0
-	for i := range g.layers {
-		ly := &g.layers[i]
-		ly.vRowBytes = ly.vRow.RowBytes(d)
-		if ly.kChan != nil {
-			ly.kBlkBytes = ly.kChan.BlockBytes(ly.kG, d)
-			ly.kSplit = ly.kG > B
-			ly.kHeadStride = ly.kBytes(B)
-		} else {
-			ly.kRowBytes = ly.kRow.RowBytes(d)
-			ly.kHeadStride = B * ly.kRowBytes
+	g.groups = groupLayers(cfg)
+	g.windowed = true
+	for gi := range g.groups {
+		gr := &g.groups[gi]
+		g.windowed = g.windowed && gr.window > 0
+		off := 0
+		for _, i := range gr.layers {
+			ly := &g.layers[i]
+			ly.grp, ly.inGrp = gi, len(gr.pieces)/(2*cfg.KVHeads)
+			ly.vRowBytes = ly.vRow.RowBytes(d)
+			if ly.kChan != nil {
+				ly.kBlkBytes = ly.kChan.BlockBytes(ly.kG, d)
+				ly.kSplit = ly.kG > B
+				ly.kHeadStride = ly.kBytes(B)
+			} else {
+				ly.kRowBytes = ly.kRow.RowBytes(d)
+				ly.kHeadStride = B * ly.kRowBytes
+			}
+			ly.vHeadStride = B * ly.vRowBytes
+			ly.kOff = off
+			ly.vOff = off + cfg.KVHeads*ly.kHeadStride
+			ly.bytes = cfg.KVHeads * (ly.kHeadStride + ly.vHeadStride)
+			off += ly.bytes
+			for h := range cfg.KVHeads {
+				gr.pieces = append(gr.pieces, piece{ly.kOff + h*ly.kHeadStride, ly.kHeadStride})
+			}
+			for h := range cfg.KVHeads {
+				gr.pieces = append(gr.pieces, piece{ly.vOff + h*ly.vHeadStride, ly.vHeadStride})
+			}
 		}
-		ly.vHeadStride = B * ly.vRowBytes
-		ly.kOff = off
-		ly.vOff = off + cfg.KVHeads*ly.kHeadStride
-		ly.bytes = cfg.KVHeads * (ly.kHeadStride + ly.vHeadStride)
-		off += ly.bytes
+		gr.bytes = off
+		if off > g.blockBytes {
+			g.blockBytes, g.big = off, gi
+		}
 	}
-	g.blockBytes = off
 	g.span = (SpanTokens + unit - 1) / unit * unit
 	g.E = max(1, g.span/B)
-	for i := range g.layers {
-		ly := &g.layers[i]
-		for h := range cfg.KVHeads {
-			g.pieces = append(g.pieces, piece{ly.kOff + h*ly.kHeadStride, ly.kHeadStride})
-		}
-		for h := range cfg.KVHeads {
-			g.pieces = append(g.pieces, piece{ly.vOff + h*ly.vHeadStride, ly.vHeadStride})
-		}
+	if g.blockBytes > MaxBlockBytes {
+		return nil, fmt.Errorf("kv: config: one block would take %d bytes (%d tokens × %d layers), more than %d", g.blockBytes, B, len(g.groups[g.big].layers), MaxBlockBytes)
 	}
-	if off > MaxBlockBytes {
-		return nil, fmt.Errorf("kv: config: one block would take %d bytes (%d tokens × %d layers), more than %d", off, B, cfg.Layers, MaxBlockBytes)
-	}
-	if cfg.BudgetBytes > 0 && cfg.BudgetBytes < int64(g.blockBytes) {
-		return nil, fmt.Errorf("kv: config: budget of %d bytes is smaller than one block (%d bytes = %d tokens × %d layers)", cfg.BudgetBytes, g.blockBytes, B, cfg.Layers)
+	if cfg.BudgetBytes > 0 && cfg.BudgetBytes < int64(g.tokenBlockBytes()) {
+		return nil, fmt.Errorf("kv: config: budget of %d bytes is smaller than one block of every layer (%d bytes = %d tokens × %d layers)", cfg.BudgetBytes, g.tokenBlockBytes(), B, cfg.Layers)
 	}
 	return g, nil
 }
@@ -317,6 +333,54 @@ func (g *geometry) unitEnd(i int) int { return (i*g.B/g.U + 1) * g.U }
 // unitBlocks is the number of leading blocks of a sequence of n tokens whose units
 // are complete: the blocks that may be registered as prefix blocks.
 func (g *geometry) unitBlocks(n int) int { return n / g.U * g.U / g.B }
+
+// pieces is every group's block layout, for the pool.
+func (g *geometry) pieces() [][]piece {
+	ps := make([][]piece, len(g.groups))
+	for i := range g.groups {
+		ps[i] = g.groups[i].pieces
+	}
+	return ps
+}
+
+// tokenBlockBytes is the memory of B tokens of every layer: one block per group.
+func (g *geometry) tokenBlockBytes() int { return len(g.groups) * g.blockBytes }
+
+// groupLayers partitions the layers into groups of one window each, all of the same
+// size: the layers of each window in order, cut into runs of the greatest common
+// divisor of the windows' layer counts (see group).
+func groupLayers(cfg Config) []group {
+	var wins []int // windows in order of first appearance
+	byWin := map[int][]int{}
+	for l := range cfg.Layers {
+		w := 0
+		if cfg.Windows != nil {
+			w = cfg.Windows[l]
+		}
+		if _, ok := byWin[w]; !ok {
+			wins = append(wins, w)
+		}
+		byWin[w] = append(byWin[w], l)
+	}
+	k := 0
+	for _, w := range wins {
+		k = gcd(k, len(byWin[w]))
+	}
+	var gs []group
+	for _, w := range wins {
+		for ls := byWin[w]; len(ls) > 0; ls = ls[k:] {
+			gs = append(gs, group{window: w, layers: ls[:k:k]})
+		}
+	}
+	return gs
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
 
 // needsRoPE reports the first layer that stores keys before RoPE without a
 // Config.RoPE to rotate them, which a Store cannot serve.
@@ -344,7 +408,8 @@ func validate(c sideCodecs) error {
 
 // BytesPerToken is the steady-state storage of one token across all layers, keys and
 // values, in bytes: codes, scales and zeros as laid out by the codecs (a KIVI key
-// block's bytes divided by its G tokens). It excludes each sequence's fixed
+// block's bytes divided by its G tokens), as if every layer kept the whole history
+// (SteadyBytes counts what windows free). It excludes each sequence's fixed
 // full-precision tail (sinks, open key block, value residual), which Usage and
 // PoolStats report separately.
 func BytesPerToken(cfg Config) (float64, error) {
@@ -352,12 +417,13 @@ func BytesPerToken(cfg Config) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return float64(g.blockBytes) / float64(g.B), nil
+	return float64(g.tokenBlockBytes()) / float64(g.B), nil
 }
 
 // SteadyBytes is the memory a sequence of n tokens holds in the steady state of
-// decoding, right after the Grow of its n-th token: ⌈n/B⌉ blocks plus its tail
-// (SteadyTail): per layer the full-precision rings at their steady size (G−1 key
+// decoding, right after the Grow of its n-th token: per group ⌈n/B⌉ blocks, or for
+// a group with window w those holding positions from n − w on (at most w + B tokens'
+// worth, see group), plus its tail (SteadyTail): per layer the full-precision rings at their steady size (G−1 key
 // rows for KIVI keys, r−1 value rows for KIVI values) and the sink rows of lossy
 // sides, and one work row per side that has rings. It is exact once n > max(G, r)
 // on a sequence that decodes token by token, and an upper bound for shorter
@@ -374,11 +440,14 @@ func SteadyBytes(cfg Config, n int) (int64, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	blocks := (n + g.B - 1) / g.B
-	if g.slide > 0 {
-		// Decoding token n−1 released the blocks wholly before position n − slide
-		// (its Grow at length n−1 kept [n−1−(slide−1), n−1)).
-		blocks -= g.unitBlocks(max(0, n-g.slide))
+	blocks := 0
+	for _, gr := range g.groups {
+		blocks += (n + g.B - 1) / g.B
+		if gr.window > 0 {
+			// Decoding token n−1 released the group's units wholly before position
+			// n − window (its Grow at length n−1 kept [n−1−(window−1), n−1)).
+			blocks -= g.unitBlocks(max(0, n-gr.window))
+		}
 	}
 	return int64(blocks)*int64(g.blockBytes) + g.steadyTail().Bytes, nil
 }

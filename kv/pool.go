@@ -13,7 +13,8 @@ import (
 //
 // Memory is made in extents of ext blocks (block id = extent·ext + slot). A block's
 // bytes are not one range: an extent holds each piece of its blocks' layout (one
-// layer side of one KV head, see geometry.pieces) for all its slots side by side, so
+// layer side of one KV head of its group, see group.pieces) for all its slots side
+// by side (a block's group is its table's: whoever reads it knows it), so
 // the rows of blocks in consecutive slots follow one another and attention reads a
 // run of them in one kernel call (allocation granularity is not kernel
 // granularity). alloc takes the slot after a sequence's last block when it is free.
@@ -29,7 +30,8 @@ import (
 type pool struct {
 	blockBytes int
 	ext        int             // blocks per extent
-	pieces     []piece         // a block's layout, piece by piece (geometry.pieces)
+	pieces     [][]piece       // per group, its block layout piece by piece (group.pieces)
+	raw        int             // the group whose pieces cover a whole block (geometry.big): side blocks' layout
 	maxBlocks  int             // blocks the budget holds; 0 when unlimited
 	mem        *blockmem.Arena // where extent memory comes from
 	data       [][]byte        // extent → memory
@@ -168,12 +170,13 @@ func (p *pool) section(id int32, off, n int) []byte {
 	return p.data[x][off*p.ext+s*n:]
 }
 
-// blockIO copies between b and block id's bytes in layout order from byte off (as
-// if the block were one range), writing into the block when write is set; it
-// returns the bytes copied (up to the block's end).
-func (p *pool) blockIO(id int32, off int, b []byte, write bool) int {
+// blockIO copies between b and block id's bytes in the layout of group grp from
+// byte off (as if the block were one range), writing into the block when write is
+// set; it returns the bytes copied (up to the end of the group's layout).
+func (p *pool) blockIO(id int32, grp, off int, b []byte, write bool) int {
 	done := 0
-	i, _ := slices.BinarySearchFunc(p.pieces, off, func(pc piece, off int) int {
+	pieces := p.pieces[grp]
+	i, _ := slices.BinarySearchFunc(pieces, off, func(pc piece, off int) int {
 		switch {
 		case pc.off+pc.n <= off:
 			return -1
@@ -182,8 +185,8 @@ func (p *pool) blockIO(id int32, off int, b []byte, write bool) int {
 		}
 		return 0
 	})
-	for ; i < len(p.pieces) && len(b) > 0; i++ {
-		pc := p.pieces[i]
+	for ; i < len(pieces) && len(b) > 0; i++ {
+		pc := pieces[i]
 		mem := p.section(id, pc.off, pc.n)[off-pc.off : pc.n]
 		var n int
 		if write {
@@ -196,9 +199,9 @@ func (p *pool) blockIO(id int32, off int, b []byte, write bool) int {
 	return done
 }
 
-// copyBlock copies block src's bytes into block dst.
-func (p *pool) copyBlock(dst, src int32) {
-	for _, pc := range p.pieces {
+// copyBlock copies block src's bytes into block dst, both of group grp.
+func (p *pool) copyBlock(dst, src int32, grp int) {
+	for _, pc := range p.pieces[grp] {
 		copy(p.section(dst, pc.off, pc.n)[:pc.n], p.section(src, pc.off, pc.n)[:pc.n])
 	}
 }
@@ -281,7 +284,7 @@ func (p *pool) touchSides(owner int32) {
 // writing into the chain when write is set.
 func (p *pool) sideIO(chain []int32, off int, b []byte, write bool) {
 	for len(b) > 0 {
-		n := p.blockIO(chain[off/p.blockBytes], off%p.blockBytes, b, write)
+		n := p.blockIO(chain[off/p.blockBytes], p.raw, off%p.blockBytes, b, write)
 		b, off = b[n:], off+n
 	}
 }

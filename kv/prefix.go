@@ -34,6 +34,12 @@ import (
 // in PoolStats.Evictions). A registered block that would be written again (after a
 // Truncate into it) is unregistered first, or copied if shared.
 //
+// With layer groups (see group), each group's block of a position range is
+// registered under the same hash in its group; a sequence adopting a prefix takes
+// every block of the groups that see the whole history, and of a group with an
+// attention window only the blocks from the first one its state refers to (the next
+// query's window, KIVI value residual, sinks).
+//
 // Exactness: a sequence adopting cached blocks must attend exactly as if it had
 // computed them. Blocks hold the compressed form of every token; the full-precision
 // rows of KIVI value windows and sinks that a sequence also holds are kept beside
@@ -54,6 +60,11 @@ func rootHash(g *geometry) uint64 {
 		g.cfg.ModelFingerprint, g.B, g.cfg.Layers, g.cfg.Heads, g.cfg.KVHeads, g.cfg.HeadDim)
 	for i := range g.layers {
 		fmt.Fprintf(h, "%d=%s;", i, g.layers[i].spec.String())
+	}
+	if len(g.groups) > 1 { // the blocks' layout: which layers each group holds
+		for _, gr := range g.groups {
+			fmt.Fprintf(h, "group%v;", gr.layers)
+		}
 	}
 	return binary.LittleEndian.Uint64(h.Sum(nil))
 }
@@ -95,16 +106,23 @@ type blockMeta struct {
 	sideReady bool
 	sideOf    int32
 	index     int // the block's index in its sequences' tables (position / B)
+	grp       int // the layer group whose table it is in (while registered)
+}
+
+// blockKey is what a registered block is found by: its hash and its layer group.
+type blockKey struct {
+	hash uint64
+	grp  int
 }
 
 // prefixIndex finds registered blocks by hash and keeps the LRU queue of cached
 // ones. It lives inside the pool, which calls it when references change.
 type prefixIndex struct {
-	meta       []blockMeta      // block id → identity
-	byHash     map[uint64]int32 // hash → registered block
-	head, tail int32            // LRU queue of cached blocks, oldest at head; −1 when empty
-	cached     int              // blocks in the LRU queue, side blocks included
-	sides      int              // side blocks (all cached)
+	meta       []blockMeta        // block id → identity
+	byHash     map[blockKey]int32 // hash and group → registered block
+	head, tail int32              // LRU queue of cached blocks, oldest at head; −1 when empty
+	cached     int                // blocks in the LRU queue, side blocks included
+	sides      int                // side blocks (all cached)
 	evictions  int64
 }
 
@@ -147,28 +165,28 @@ func (x *prefixIndex) unregister(id int32) {
 	if !m.registered {
 		return
 	}
-	if x.byHash[m.hash] == id {
-		delete(x.byHash, m.hash)
+	if k := (blockKey{m.hash, m.grp}); x.byHash[k] == id {
+		delete(x.byHash, k)
 	}
 	m.registered, m.tokens = false, m.tokens[:0]
 }
 
-// register makes block id findable under hash unless another block already is,
-// and reports whether it did.
-func (x *prefixIndex) register(id int32, hash, parent uint64, tokens []int32) bool {
-	if _, dup := x.byHash[hash]; dup {
+// register makes block id of group grp findable under hash unless another block
+// already is, and reports whether it did.
+func (x *prefixIndex) register(id int32, grp int, hash, parent uint64, tokens []int32) bool {
+	if _, dup := x.byHash[blockKey{hash, grp}]; dup {
 		return false
 	}
 	m := &x.meta[id]
-	m.registered, m.hash, m.parent = true, hash, parent
+	m.registered, m.hash, m.parent, m.grp = true, hash, parent, grp
 	m.tokens = append(m.tokens[:0], tokens...)
-	x.byHash[hash] = id
+	x.byHash[blockKey{hash, grp}] = id
 	return true
 }
 
-// lookup returns the registered block holding tokens after parent.
-func (x *prefixIndex) lookup(hash, parent uint64, tokens []int32) (int32, bool) {
-	id, ok := x.byHash[hash]
+// lookup returns the registered block of group grp holding tokens after parent.
+func (x *prefixIndex) lookup(hash uint64, grp int, parent uint64, tokens []int32) (int32, bool) {
+	id, ok := x.byHash[blockKey{hash, grp}]
 	if !ok {
 		return 0, false
 	}
@@ -202,16 +220,23 @@ func (st *Store) register(s *seq) {
 		toks := s.tokens[i*B : st.g.unitEnd(i)]
 		h := BlockHash(parent, toks)
 		s.hashes = append(s.hashes, h)
-		id := s.blocks[i]
-		if st.pool.idx.register(id, h, parent, toks) {
-			m := &st.pool.idx.meta[id]
-			m.sideReady = m.side != nil
-			m.index = i
-			if st.onRegister != nil && s.root == st.root { // salted blocks stay here
-				st.onRegister(h)
+		added := false
+		for g, tb := range s.tables {
+			id := tb[i]
+			if id < 0 {
+				continue
 			}
-		} else {
-			st.pool.dropSides(id)
+			if st.pool.idx.register(id, g, h, parent, toks) {
+				m := &st.pool.idx.meta[id]
+				m.sideReady = m.side != nil
+				m.index = i
+				added = true
+			} else {
+				st.pool.dropSides(id)
+			}
+		}
+		if added && st.onRegister != nil && s.root == st.root { // salted blocks stay here
+			st.onRegister(h)
 		}
 	}
 }
@@ -257,54 +282,105 @@ func (st *Store) NewSeqWithPrefixSalt(tokens []int32, salt string) (SeqID, int, 
 	}
 	if st.prefixOK {
 		st.registerAll()
-		B := st.g.B
-		parent := s.root
-		full := st.g.unitBlocks(len(tokens))
-		st.prefixQueried += int64(full)
-		var ids []int32
-		var hs []uint64
-		for i := range full {
-			toks := tokens[i*B : st.g.unitEnd(i)]
-			h := BlockHash(parent, toks)
-			id, ok := st.pool.idx.lookup(h, parent, toks)
-			if !ok {
-				break
-			}
-			ids, hs = append(ids, id), append(hs, h)
-			parent = h
-		}
-		step := st.g.U / B // a run ends where a unit does
-		k := len(ids) / step * step
-		for ; k > 0; k -= step {
-			if !st.sidesHeld(ids[:k]) {
-				continue
-			}
-			fresh := 0
-			for _, id := range ids[:k] {
-				if st.pool.refs[id] == 0 {
-					fresh++
-				}
-			}
-			if st.checkBudget(fresh, st.adoptTailBytes(k*B)) == nil {
-				break
-			}
-		}
-		for i := range k {
-			st.pool.adopt(ids[i])
-			st.pool.touchSides(ids[i])
-		}
-		s.blocks = append(s.blocks, ids[:k]...)
-		s.hashes = append(s.hashes, hs[:k]...)
-		n := k * B
-		st.prefixHits += int64(k)
-		s.tokens = append(s.tokens, tokens[:n]...)
-		s.n, s.base = n, n
-		st.adoptTails(s, n)
+		st.adopt(s, tokens)
 	}
 	id := st.next
 	st.next++
 	st.seqs[id] = s
 	return id, s.n, nil
+}
+
+// adopt gives the new sequence s the longest run of cached blocks that begins
+// tokens and that it can use: for each block count k (longest first), every group
+// must hold its blocks from adoptFrom on, with the side rows their end needs, and
+// the budget must hold them.
+func (st *Store) adopt(s *seq, tokens []int32) {
+	B, G := st.g.B, len(st.g.groups)
+	parent := s.root
+	full := st.g.unitBlocks(len(tokens))
+	st.prefixQueried += int64(full)
+	ids := make([][]int32, G) // ids[g][i]: the cached block, −1 when not held
+	var hs []uint64
+lookup:
+	for i := range full {
+		toks := tokens[i*B : st.g.unitEnd(i)]
+		h := BlockHash(parent, toks)
+		for g := range G {
+			id, ok := st.pool.idx.lookup(h, g, parent, toks)
+			if !ok {
+				if st.g.groups[g].window == 0 {
+					break lookup // a group that needs every block misses this one
+				}
+				id = -1
+			}
+			ids[g] = append(ids[g], id)
+		}
+		hs = append(hs, h)
+		parent = h
+	}
+	for g := range G {
+		ids[g] = ids[g][:len(hs)]
+	}
+	step := st.g.U / B // a run ends where a unit does
+	k := len(hs) / step * step
+	for ; k > 0; k -= step {
+		fresh, ok := 0, true
+		for g := 0; g < G && ok; g++ {
+			from := st.adoptFrom(g, k*B)
+			for _, id := range ids[g][from:k] {
+				if ok = id >= 0; !ok {
+					break
+				}
+				if st.pool.refs[id] == 0 {
+					fresh++
+				}
+			}
+			ok = ok && st.sidesHeld(g, from, ids[g][:k])
+		}
+		if ok && st.checkBudget(fresh, st.adoptTailBytes(k*B)) == nil {
+			break
+		}
+	}
+	for g := range G {
+		from := st.adoptFrom(g, k*B)
+		tb := make([]int32, k)
+		for i := range k {
+			tb[i] = -1
+			if i >= from {
+				tb[i] = ids[g][i]
+				st.pool.adopt(tb[i])
+				st.pool.touchSides(tb[i])
+			}
+		}
+		s.tables[g], s.winFree[g] = tb, from
+	}
+	s.hashes = append(s.hashes, hs[:k]...)
+	n := k * B
+	st.prefixHits += int64(k)
+	s.tokens = append(s.tokens, tokens[:n]...)
+	s.n, s.base = n, n
+	st.adoptTails(s, n)
+}
+
+// adoptFrom is the first block of group g that a sequence adopting P tokens refers
+// to: 0 for a group without a window; else the first holding the next query's
+// window (positions > P − w), its layers' KIVI value residuals or sinks.
+func (st *Store) adoptFrom(g, P int) int {
+	gr := &st.g.groups[g]
+	if gr.window == 0 {
+		return 0
+	}
+	from := max(0, P-gr.window+1)
+	for _, l := range gr.layers {
+		ly := &st.g.layers[l]
+		if ly.r > 1 {
+			from = min(from, max(0, P-ly.r+1))
+		}
+		if ly.sinksK > 0 || ly.sinksV > 0 {
+			from = 0
+		}
+	}
+	return from / st.g.U * st.g.U / st.g.B // whole units: a split key group needs all its blocks
 }
 
 // Side rows.
@@ -325,14 +401,15 @@ func (st *Store) NewSeqWithPrefixSalt(tokens []int32, salt string) (SeqID, int, 
 // sidePart is one run of side rows of one layer: positions [lo, lo+n) at byte off.
 type sidePart struct{ off, lo, n int }
 
-// sideParts returns the parts of block i's side rows, three per layer (value
-// residual, key sinks, value sinks), and their total bytes. dst is reused.
-func (st *Store) sideParts(i int, dst []sidePart) ([]sidePart, int) {
+// sideParts returns the parts of the side rows of block i of group grp, three per
+// layer of the group in order (value residual, key sinks, value sinks), and their
+// total bytes. dst is reused.
+func (st *Store) sideParts(grp, i int, dst []sidePart) ([]sidePart, int) {
 	B, tr := st.g.B, st.g.tailRow
 	lo, end := i*B, (i+1)*B
 	off := 0
 	dst = dst[:0]
-	for l := range st.g.layers {
+	for _, l := range st.g.groups[grp].layers {
 		ly := &st.g.layers[l]
 		w := 0
 		if ly.r > 1 {
@@ -359,27 +436,29 @@ func (g *geometry) needSides() bool {
 	return false
 }
 
-// sidesHeld reports whether adopting blocks ids (the first of a sequence) would find
-// the side rows a sequence ending after them holds.
-func (st *Store) sidesHeld(ids []int32) bool {
+// sidesHeld reports whether adopting blocks ids of group grp (the first of a
+// sequence; those before from are not adopted) would find the side rows a sequence
+// ending after them holds.
+func (st *Store) sidesHeld(grp, from int, ids []int32) bool {
 	if !st.sides {
 		return true
 	}
 	B, P := st.g.B, len(ids)*st.g.B
 	first := len(ids)
-	for l := range st.g.layers {
+	layers := st.g.groups[grp].layers
+	for _, l := range layers {
 		ly := &st.g.layers[l]
 		if ly.r > 1 {
 			first = min(first, max(0, P-ly.r+1)/B)
 		}
 	}
-	for j, id := range ids {
+	for j := from; j < len(ids); j++ {
 		needed := j >= first
-		for l := range st.g.layers {
+		for _, l := range layers {
 			ly := &st.g.layers[l]
 			needed = needed || j*B < max(ly.sinksK, ly.sinksV)
 		}
-		if needed && !st.pool.idx.meta[id].sideReady {
+		if needed && !st.pool.idx.meta[ids[j]].sideReady {
 			return false
 		}
 	}
@@ -412,14 +491,16 @@ func (st *Store) adoptTails(s *seq, P int) {
 	}
 	B, tr := st.g.B, st.g.tailRow
 	var parts []sidePart
+	var ly *layer
 	read := func(part, q int, dst []byte) {
 		i := q / B
-		parts, _ = st.sideParts(i, parts)
-		p := parts[part]
-		st.pool.sideIO(st.pool.idx.meta[s.blocks[i]].side, p.off+(q-p.lo)*tr, dst, false)
+		parts, _ = st.sideParts(ly.grp, i, parts)
+		p := parts[3*ly.inGrp+part]
+		st.pool.sideIO(st.pool.idx.meta[s.tables[ly.grp][i]].side, p.off+(q-p.lo)*tr, dst, false)
 	}
 	for l := range st.g.layers {
-		ly, t := &st.g.layers[l], &s.tails[l]
+		t := &s.tails[l]
+		ly = &st.g.layers[l]
 		if ly.hasKTail() {
 			t.k.start = P
 		}
@@ -427,20 +508,20 @@ func (st *Store) adoptTails(s *seq, P int) {
 			t.v.resize(ly.vSteady())
 			t.v.start, t.v.n = ly.vTailStart(P), 0
 			for q := t.v.start; q < P; q++ {
-				read(3*l, q, t.v.at(q))
+				read(0, q, t.v.at(q))
 				t.v.n++
 			}
 		}
 		if ly.sinksK > 0 {
 			t.sk = make([]byte, ly.sinksK*tr)
 			for q := range min(P, ly.sinksK) {
-				read(3*l+1, q, t.sk[q*tr:(q+1)*tr])
+				read(1, q, t.sk[q*tr:(q+1)*tr])
 			}
 		}
 		if ly.sinksV > 0 {
 			t.sv = make([]byte, ly.sinksV*tr)
 			for q := range min(P, ly.sinksV) {
-				read(3*l+2, q, t.sv[q*tr:(q+1)*tr])
+				read(2, q, t.sv[q*tr:(q+1)*tr])
 			}
 		}
 	}
@@ -457,9 +538,11 @@ func (st *Store) planSides(s *seq, p0, end int) {
 	B := st.g.B
 	end = min(end, s.opaqueFrom)
 	for i := p0 / B; (i+1)*B <= end; i++ {
-		var total int
-		s.parts, total = st.sideParts(i, s.parts)
-		st.pool.allocSides(s.blocks[i], (total+st.g.blockBytes-1)/st.g.blockBytes)
+		for g, tb := range s.tables {
+			var total int
+			s.parts, total = st.sideParts(g, i, s.parts)
+			st.pool.allocSides(tb[i], (total+st.g.blockBytes-1)/st.g.blockBytes)
+		}
 	}
 }
 
@@ -469,14 +552,14 @@ func (st *Store) planSides(s *seq, p0, end int) {
 func (st *Store) writeSides(s *seq, l int) {
 	B, tr := st.g.B, st.g.tailRow
 	end := s.base + s.pending
-	t := &s.tails[l]
+	t, ly := &s.tails[l], &st.g.layers[l]
 	for i := s.base / B; (i+1)*B <= end; i++ {
-		chain := st.pool.idx.meta[s.blocks[i]].side
+		chain := st.pool.idx.meta[s.tables[ly.grp][i]].side
 		if chain == nil {
 			continue
 		}
-		s.parts, _ = st.sideParts(i, s.parts)
-		for j, p := range s.parts[3*l : 3*l+3] {
+		s.parts, _ = st.sideParts(ly.grp, i, s.parts)
+		for j, p := range s.parts[3*ly.inGrp : 3*ly.inGrp+3] {
 			for q := p.lo; q < p.lo+p.n; q++ {
 				var row []byte
 				switch {
@@ -503,43 +586,70 @@ type PrefixBlock struct {
 	Parent uint64  // hash of the block before it, RootHash for the first
 	Index  int     // its place in a sequence: it holds positions [Index·B, (Index+1)·B)
 	Tokens []int32 // the token ids its hash names: positions BlockTokenRange(Index)
-	// Bytes is the block as Layout describes it (BlockBytes long).
+	// Bytes is the block as Layout describes it (BlockBytes long: the blocks of
+	// every layer group).
 	Bytes []byte
 	// Side is its side rows when the store keeps them (a cache with KIVI value
-	// windows or sinks): what a sequence that ends with this block holds beside its
+	// windows or sinks; those of each layer group in turn): what a sequence that
+	// ends with this block holds beside its
 	// blocks. Nil when the store keeps none or they were taken back; a block without
 	// them can be adopted only with later blocks that have theirs.
 	Side []byte
 }
 
 // ExportPrefixBlock returns the registered block with the given hash, copied, or
-// false when the store does not hold it.
+// false when the store does not hold it (for every layer group).
 func (st *Store) ExportPrefixBlock(hash uint64) (PrefixBlock, bool) {
 	st.mu.Lock() // registers pending blocks
 	defer st.mu.Unlock()
 	st.registerAll()
-	id, ok := st.pool.idx.byHash[hash]
+	ids, ok := st.groupBlocks(hash)
 	if !ok {
 		return PrefixBlock{}, false
 	}
-	m := &st.pool.idx.meta[id]
+	m := &st.pool.idx.meta[ids[0]]
+	bb := st.g.blockBytes
 	b := PrefixBlock{Hash: m.hash, Parent: m.parent, Index: m.index, Tokens: slices.Clone(m.tokens),
-		Bytes: make([]byte, st.g.blockBytes)}
-	st.pool.blockIO(id, 0, b.Bytes, false)
-	if m.sideReady {
-		_, n := st.sideParts(m.index, nil)
-		b.Side = make([]byte, n)
-		st.pool.sideIO(m.side, 0, b.Side, false)
+		Bytes: make([]byte, st.g.tokenBlockBytes())}
+	side, n := true, 0
+	for g, id := range ids {
+		st.pool.blockIO(id, g, 0, b.Bytes[g*bb:(g+1)*bb], false)
+		_, ng := st.sideParts(g, m.index, nil)
+		side, n = side && (ng == 0 || st.pool.idx.meta[id].sideReady), n+ng
+	}
+	if side && n > 0 {
+		b.Side = make([]byte, 0, n)
+		for g, id := range ids {
+			_, ng := st.sideParts(g, m.index, nil)
+			if ng > 0 {
+				st.pool.sideIO(st.pool.idx.meta[id].side, 0, b.Side[len(b.Side):len(b.Side)+ng], false)
+				b.Side = b.Side[:len(b.Side)+ng]
+			}
+		}
 	}
 	return b, true
+}
+
+// groupBlocks returns the registered blocks with this hash of every layer group.
+func (st *Store) groupBlocks(hash uint64) ([]int32, bool) {
+	ids := make([]int32, len(st.g.groups))
+	for g := range ids {
+		id, ok := st.pool.idx.byHash[blockKey{hash, g}]
+		if !ok {
+			return nil, false
+		}
+		ids[g] = id
+	}
+	return ids, true
 }
 
 // ImportPrefixBlock adds b to the prefix cache as a cached block (free memory, like a
 // block whose sequences all ended), findable by NewSeqWithPrefix. It checks
 // everything it can before changing anything: the hash against the parent and
 // tokens, the sizes, and that a first block's parent is this store's root; an error
-// names what is wrong. A block already held is left as it is (nil error). It fails
-// with ErrNoSpace when no block can be freed for it.
+// names what is wrong. A block already held is left as it is (nil error); of a
+// block held for some layer groups only, the others are added. It fails with
+// ErrNoSpace when no block can be freed for it.
 func (st *Store) ImportPrefixBlock(b PrefixBlock) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -555,31 +665,49 @@ func (st *Store) ImportPrefixBlock(b PrefixBlock) error {
 		return fmt.Errorf("kv: import prefix block %#x: hash does not match its parent and tokens", b.Hash)
 	case b.Index < 0 || (b.Index == 0) != (b.Parent == st.root):
 		return fmt.Errorf("kv: import prefix block %#x: index %d with parent %#x (this store's root is %#x)", b.Hash, b.Index, b.Parent, st.root)
-	case len(b.Bytes) != st.g.blockBytes:
-		return fmt.Errorf("kv: import prefix block %#x: %d bytes, want %d", b.Hash, len(b.Bytes), st.g.blockBytes)
+	case len(b.Bytes) != st.g.tokenBlockBytes():
+		return fmt.Errorf("kv: import prefix block %#x: %d bytes, want %d", b.Hash, len(b.Bytes), st.g.tokenBlockBytes())
 	}
-	var sideBytes int
-	if st.sides && b.Side != nil {
-		if _, sideBytes = st.sideParts(b.Index, nil); len(b.Side) != sideBytes {
-			return fmt.Errorf("kv: import prefix block %#x: %d side bytes, want %d", b.Hash, len(b.Side), sideBytes)
-		}
+	G, bb := len(st.g.groups), st.g.blockBytes
+	sideAt := make([]int, G+1) // group g's side rows are Side[sideAt[g]:sideAt[g+1]]
+	for g := range G {
+		_, n := st.sideParts(g, b.Index, nil)
+		sideAt[g+1] = sideAt[g] + n
+	}
+	withSides := st.sides && b.Side != nil
+	if withSides && len(b.Side) != sideAt[G] {
+		return fmt.Errorf("kv: import prefix block %#x: %d side bytes, want %d", b.Hash, len(b.Side), sideAt[G])
 	}
 	st.registerAll()
-	if _, ok := st.pool.idx.byHash[b.Hash]; ok {
+	var missing []int
+	for g := range G {
+		if _, ok := st.pool.idx.byHash[blockKey{b.Hash, g}]; !ok {
+			missing = append(missing, g)
+		}
+	}
+	if len(missing) == 0 {
 		return nil
 	}
-	if a := st.pool.available(); a == 0 {
+	if a := st.pool.available(); a >= 0 && a < len(missing) {
 		return fmt.Errorf("kv: import prefix block %#x: %w", b.Hash, ErrNoSpace)
 	}
-	id := st.pool.alloc(-1)
-	st.pool.blockIO(id, 0, b.Bytes, true)
-	st.pool.idx.register(id, b.Hash, b.Parent, b.Tokens)
-	st.pool.idx.meta[id].index = b.Index
-	if sideBytes > 0 && st.pool.allocSides(id, (sideBytes+st.g.blockBytes-1)/st.g.blockBytes) {
-		m := &st.pool.idx.meta[id] // after allocSides, which may grow meta
-		st.pool.sideIO(m.side, 0, b.Side, true)
-		m.sideReady = true
+	ids := make([]int32, len(missing))
+	for j, g := range missing { // referenced until all are made: none evicts another
+		ids[j] = st.pool.alloc(-1)
+		st.pool.blockIO(ids[j], g, 0, b.Bytes[g*bb:(g+1)*bb], true)
+		st.pool.idx.register(ids[j], g, b.Hash, b.Parent, b.Tokens)
+		st.pool.idx.meta[ids[j]].index = b.Index
 	}
-	st.pool.decRef(id) // cached: registered, no references
+	for j, g := range missing {
+		id, n := ids[j], sideAt[g+1]-sideAt[g]
+		if withSides && n > 0 && st.pool.allocSides(id, (n+bb-1)/bb) {
+			m := &st.pool.idx.meta[id] // after allocSides, which may grow meta
+			st.pool.sideIO(m.side, 0, b.Side[sideAt[g]:sideAt[g+1]], true)
+			m.sideReady = true
+		}
+	}
+	for _, id := range ids {
+		st.pool.decRef(id) // cached: registered, no references
+	}
 	return nil
 }

@@ -339,7 +339,7 @@ func TestPrefixSidesUnderPressure(t *testing.T) {
 			lo, hi := st.BlockTokenRange(i)
 			parent = BlockHash(parent, toks[lo:hi])
 		}
-		id, ok := st.pool.idx.byHash[parent]
+		id, ok := st.pool.idx.byHash[blockKey{parent, 0}]
 		return ok && st.pool.idx.meta[id].sideReady
 	}
 	other, _ := st.NewSeq()

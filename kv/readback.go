@@ -67,6 +67,7 @@ func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float3
 		return fmt.Errorf("kv: read %s of sequence %d layer %d: position %d was evicted (positions [%d, %d) are gone)", side, id, layer, pos, s.sinkEnd, s.winStart)
 	}
 	ly, t := &st.g.layers[layer], &s.tails[layer]
+
 	tr, th, B := st.g.tailRow, st.g.tailHead, st.g.B
 	// f32 returns the full-precision row of pos (tail codec bytes) from the work area
 	// (the step's rows, until folded) or from ring r.
@@ -80,8 +81,15 @@ func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float3
 		return r.at(pos)[head*th:][:th]
 	}
 	d := cfg.HeadDim
-	blk := s.blocks[pos/B]
+	blk := s.tables[ly.grp][pos/B]
 	slot := pos % B
+	// A row read from its block: the layer's window may have freed it.
+	freed := func() error {
+		if blk >= 0 {
+			return nil
+		}
+		return fmt.Errorf("kv: read %s of sequence %d layer %d: position %d is outside the layer's attention window (its block was freed)", side, id, layer, pos)
+	}
 	if side == Keys {
 		switch {
 		case pos < ly.sinksK:
@@ -92,6 +100,8 @@ func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float3
 				return fmt.Errorf("kv: read keys of sequence %d layer %d: position %d is not held in full precision", id, layer, pos)
 			}
 			st.g.tail.Decode(dst, row)
+		case freed() != nil:
+			return freed()
 		case ly.kChan != nil:
 			G := ly.kG
 			buf := make([]float32, G*d)
@@ -114,6 +124,8 @@ func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float3
 			return fmt.Errorf("kv: read values of sequence %d layer %d: position %d is not held in full precision", id, layer, pos)
 		}
 		st.g.tail.Decode(dst, row)
+	case freed() != nil:
+		return freed()
 	default:
 		ly.vRow.Decode(dst, st.vSec(blk, ly, head)[slot*ly.vRowBytes:][:ly.vRowBytes])
 	}
@@ -145,10 +157,12 @@ type LayerLayout struct {
 	VRowBytes            int
 }
 
-// BlockLayout is the byte layout of every physical block of a Store.
+// BlockLayout is the byte layout of the blocks of B tokens of a Store, every layer:
+// the physical blocks of its layer groups one after another (one group of every
+// layer when no layer has an attention window, see Config.Windows).
 type BlockLayout struct {
 	BlockTokens int // tokens per block (B)
-	BlockBytes  int // bytes per block
+	BlockBytes  int // bytes of B tokens of every layer: the group blocks' bytes together
 	KVHeads     int
 	HeadDim     int
 	Layers      []LayerLayout
@@ -163,12 +177,13 @@ type BlockLayout struct {
 // from those rows, not from the block, by attention.
 func (st *Store) Layout() BlockLayout {
 	cfg := st.g.cfg
-	bl := BlockLayout{BlockTokens: st.g.B, BlockBytes: st.g.blockBytes, KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim}
+	bl := BlockLayout{BlockTokens: st.g.B, BlockBytes: st.g.tokenBlockBytes(), KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim}
 	for i := range st.g.layers {
 		ly := &st.g.layers[i]
+		at := ly.grp * st.g.blockBytes
 		l := LayerLayout{Spec: ly.spec,
-			KOffset: ly.kOff, KHeadStride: ly.kHeadStride,
-			VOffset: ly.vOff, VHeadStride: ly.vHeadStride, VRow: ly.vRow, VRowBytes: ly.vRowBytes}
+			KOffset: at + ly.kOff, KHeadStride: ly.kHeadStride,
+			VOffset: at + ly.vOff, VHeadStride: ly.vHeadStride, VRow: ly.vRow, VRowBytes: ly.vRowBytes}
 		if ly.kChan != nil {
 			l.KChannel, l.KGroup, l.KGroupBytes = ly.kChan, ly.kG, ly.kBlkBytes
 		} else {
@@ -179,9 +194,10 @@ func (st *Store) Layout() BlockLayout {
 	return bl
 }
 
-// ReadBlock appends to dst a copy of block i of sequence id's block table (the
-// block holding positions [iB, (i+1)B)) and returns it; Layout says what its bytes
-// are. Slots past Len hold unspecified bytes. A block freed by Evict is an error.
+// ReadBlock appends to dst a copy of block i of sequence id's block tables (the
+// blocks holding positions [iB, (i+1)B) of every layer) and returns it; Layout says
+// what its bytes are. Slots past Len hold unspecified bytes. A block freed by Evict
+// or by a layer's attention window is an error.
 func (st *Store) ReadBlock(id SeqID, i int, dst []byte) ([]byte, error) {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
@@ -189,15 +205,18 @@ func (st *Store) ReadBlock(id SeqID, i int, dst []byte) ([]byte, error) {
 	if err != nil {
 		return dst, fmt.Errorf("kv: read block: %w", err)
 	}
-	if i < 0 || i >= len(s.blocks) {
-		return dst, fmt.Errorf("kv: read block %d of sequence %d: it has %d blocks", i, id, len(s.blocks))
+	if i < 0 || i >= s.nblocks() {
+		return dst, fmt.Errorf("kv: read block %d of sequence %d: it has %d blocks", i, id, s.nblocks())
 	}
-	b := s.blocks[i]
-	if b < 0 {
-		return dst, fmt.Errorf("kv: read block %d of sequence %d: evicted", i, id)
+	for g, tb := range s.tables {
+		if tb[i] < 0 {
+			return dst, fmt.Errorf("kv: read block %d of sequence %d: evicted (layers %v)", i, id, st.g.groups[g].layers)
+		}
 	}
 	n := len(dst)
-	dst = append(dst, make([]byte, st.g.blockBytes)...)
-	st.pool.blockIO(b, 0, dst[n:], false)
+	dst = append(dst, make([]byte, st.g.tokenBlockBytes())...)
+	for g, tb := range s.tables {
+		st.pool.blockIO(tb[i], g, 0, dst[n+g*st.g.blockBytes:], false)
+	}
 	return dst, nil
 }

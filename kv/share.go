@@ -14,11 +14,12 @@ func (st *Store) OnRegister(fn func(hash uint64)) {
 	st.mu.Unlock()
 }
 
-// HasBlock reports whether a block with this hash is registered (used or cached).
+// HasBlock reports whether a block with this hash is registered (used or cached)
+// for every layer group.
 func (st *Store) HasBlock(hash uint64) bool {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	_, ok := st.pool.idx.byHash[hash]
+	_, ok := st.groupBlocks(hash)
 	return ok
 }
 
@@ -29,6 +30,10 @@ func (st *Store) SideBytes(i int) int {
 	if !st.sides {
 		return 0
 	}
-	_, n := st.sideParts(i, nil)
+	n := 0
+	for g := range st.g.groups {
+		_, ng := st.sideParts(g, i, nil)
+		n += ng
+	}
 	return n
 }

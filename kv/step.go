@@ -56,9 +56,10 @@ func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 		st.encodeTail(s.work.v, v)
 	}
 	s.work.layer = layer
+	tb := s.tables[ly.grp]
 	for i := 0; i < s.pending; i++ {
 		p := s.base + i
-		blk := s.blocks[p/B]
+		blk := tb[p/B]
 		slot := p % B
 		kr, vr := k[i*rl:(i+1)*rl], v[i*rl:(i+1)*rl]
 		for h := 0; h < st.g.cfg.KVHeads; h++ {
@@ -158,7 +159,7 @@ func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, gs int) {
 		}
 	}
 	B := st.g.B
-	blk, off := s.blocks[gs/B], ly.kBytes(gs%B)
+	blk, off := s.tables[ly.grp][gs/B], ly.kBytes(gs%B)
 	if ly.kSplit && len(s.encKey) < ly.kBlkBytes {
 		s.encKey = make([]byte, ly.kBlkBytes)
 	}
@@ -185,7 +186,7 @@ func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, gs int) {
 		}
 		ly.kChan.Encode(s.encKey[:ly.kBlkBytes], buf, G, d)
 		for j, part := 0, s.encKey[:ly.kBlkBytes]; len(part) > 0; j++ {
-			part = part[copy(st.kSec(s.blocks[gs/B+j], ly, h)[:ly.kHeadStride], part):]
+			part = part[copy(st.kSec(s.tables[ly.grp][gs/B+j], ly, h)[:ly.kHeadStride], part):]
 		}
 	}
 }
@@ -195,11 +196,11 @@ func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, gs int) {
 func (st *Store) keyBlock(s *seq, ly *layer, h, gs int, buf []byte) []byte {
 	B := st.g.B
 	if !ly.kSplit {
-		return st.kSec(s.blocks[gs/B], ly, h)[ly.kBytes(gs%B):][:ly.kBlkBytes]
+		return st.kSec(s.tables[ly.grp][gs/B], ly, h)[ly.kBytes(gs%B):][:ly.kBlkBytes]
 	}
 	buf = buf[:0]
 	for j := range ly.kG / B {
-		buf = append(buf, st.kSec(s.blocks[gs/B+j], ly, h)[:ly.kHeadStride]...)
+		buf = append(buf, st.kSec(s.tables[ly.grp][gs/B+j], ly, h)[:ly.kHeadStride]...)
 	}
 	return buf
 }
@@ -338,17 +339,18 @@ func (st *Store) vSec(id int32, ly *layer, h int) []byte {
 	return st.pool.section(id, ly.vOff+h*ly.vHeadStride, ly.vHeadStride)
 }
 
-// placeFor is where block i of s should go (pool.alloc's preference): the first
-// block of a span (SpanTokens) at the start of an empty extent, the others in the
-// slot after block i−1, so that attention reads the span in place.
-func (st *Store) placeFor(s *seq, i int) int32 {
+// placeFor is where block i of group g of s should go (pool.alloc's preference):
+// the first block of a span (SpanTokens) at the start of an empty extent, the others
+// in the slot after block i−1, so that attention reads the span in place.
+func (st *Store) placeFor(s *seq, g, i int) int32 {
 	if i*st.g.B%st.g.span == 0 {
 		return fresh
 	}
-	if i == 0 || s.blocks[i-1] < 0 {
+	tb := s.tables[g]
+	if i == 0 || tb[i-1] < 0 {
 		return -1
 	}
-	return st.pool.next(s.blocks[i-1])
+	return st.pool.next(tb[i-1])
 }
 
 // adjacent reports whether the blocks of one span, in table order, sit in
@@ -382,10 +384,11 @@ func (st *Store) gather(s *seq, layer int) {
 	ly := &st.g.layers[layer]
 	B, C, H := st.g.B, st.g.span, st.g.cfg.KVHeads
 	kh, vh := st.spanHeads(ly)
+	tb := s.tables[ly.grp]
 	s.gath, s.gathAt = s.gath[:0], s.gathAt[:0]
-	for c := 0; c*C < len(s.blocks)*B; c++ {
-		j0, j1 := c*C/B, min(len(s.blocks), ((c+1)*C+B-1)/B)
-		if st.adjacent(s.blocks[j0:j1]) {
+	for c := 0; c*C < len(tb)*B; c++ {
+		j0, j1 := c*C/B, min(len(tb), ((c+1)*C+B-1)/B)
+		if st.adjacent(tb[j0:j1]) {
 			s.gathAt = append(s.gathAt, -1)
 			continue
 		}
@@ -396,7 +399,7 @@ func (st *Store) gather(s *seq, layer int) {
 		s.gath = slices.Grow(s.gath, H*(kh+vh))[:off+H*(kh+vh)]
 		dst := s.gath[off:]
 		for j := j0; j < j1; j++ {
-			blk := s.blocks[j]
+			blk := tb[j]
 			if blk < 0 {
 				continue
 			}
@@ -431,7 +434,7 @@ func (st *Store) spanKeys(s *seq, ly *layer, a int) ([]byte, int) {
 		return s.gath[int(off)+(a%C)*ly.kRowBytes:], kh
 	}
 	B := st.g.B
-	sec := st.kSec(s.blocks[a/B], ly, 0)
+	sec := st.kSec(s.tables[ly.grp][a/B], ly, 0)
 	if ly.kChan != nil {
 		return sec[ly.kBytes(a%B):], st.g.E * ly.kHeadStride
 	}
@@ -446,5 +449,5 @@ func (st *Store) spanValues(s *seq, ly *layer, a int) ([]byte, int) {
 		return s.gath[int(off)+st.g.cfg.KVHeads*kh+(a%C)*ly.vRowBytes:], vh
 	}
 	B := st.g.B
-	return st.vSec(s.blocks[a/B], ly, 0)[(a%B)*ly.vRowBytes:], st.g.E * ly.vHeadStride
+	return st.vSec(s.tables[ly.grp][a/B], ly, 0)[(a%B)*ly.vRowBytes:], st.g.E * ly.vHeadStride
 }

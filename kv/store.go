@@ -63,12 +63,17 @@ type Store struct {
 
 // seq is one sequence's block table and tails.
 type seq struct {
-	n       int     // Len: committed tokens plus the current step's reservation
-	base    int     // first position of the current step
-	pending int     // tokens reserved by the last Grow (n − base while a step is open)
-	done    []bool  // per layer: the current step's rows were appended
-	nDone   int     // layers appended this step
-	blocks  []int32 // block table; −1 for blocks freed by Evict
+	n       int    // Len: committed tokens plus the current step's reservation
+	base    int    // first position of the current step
+	pending int    // tokens reserved by the last Grow (n − base while a step is open)
+	done    []bool // per layer: the current step's rows were appended
+	nDone   int    // layers appended this step
+	// tables holds a block table per layer group (geometry.groups), all of one
+	// length; −1 for blocks freed by Evict or by the group's window.
+	tables [][]int32
+	// winFree, per group, is where the group's window has freed every block before
+	// (0 for groups without a window): [0, winFree) are −1 in its table.
+	winFree []int
 	tokens  []int32 // token ids of positions [0, n), for prefix hashing
 	// opaqueFrom is the first position grown without token ids (GrowWithoutTokens);
 	// no block from the one holding it on is registered. noOpaque when none.
@@ -132,9 +137,9 @@ func New(cfg Config) (*Store, error) {
 	maxBlocks := int(cfg.BudgetBytes / int64(g.blockBytes))
 	st := &Store{
 		g: g,
-		pool: pool{blockBytes: g.blockBytes, ext: g.E, lastAny: -1, pieces: g.pieces, maxBlocks: maxBlocks,
+		pool: pool{blockBytes: g.blockBytes, ext: g.E, lastAny: -1, pieces: g.pieces(), raw: g.big, maxBlocks: maxBlocks,
 			mem: blockmem.New(g.E*g.blockBytes, (maxBlocks+g.E-1)/g.E),
-			idx: prefixIndex{byHash: map[uint64]int32{}, head: -1, tail: -1}},
+			idx: prefixIndex{byHash: map[blockKey]int32{}, head: -1, tail: -1}},
 		prefixOK: prefixEligible(g),
 		root:     rootHash(g),
 		seqs:     map[SeqID]*seq{},
@@ -178,7 +183,8 @@ func (st *Store) lookup(id SeqID) (*seq, error) {
 }
 
 func (st *Store) newSeq() *seq {
-	s := &seq{done: make([]bool, len(st.g.layers)), tails: make([]tail, len(st.g.layers)), work: work{layer: -1}, opaqueFrom: noOpaque, root: st.root}
+	s := &seq{done: make([]bool, len(st.g.layers)), tails: make([]tail, len(st.g.layers)), work: work{layer: -1}, opaqueFrom: noOpaque, root: st.root,
+		tables: make([][]int32, len(st.g.groups)), winFree: make([]int, len(st.g.groups))}
 	s.view = func(i int, dst []attn.Span) []attn.Span { return st.spans(dst, s, s.viewLayer, s.base+i) }
 	for i := range s.tails {
 		s.tails[i].k.rowBytes = st.g.tailRow
@@ -208,15 +214,20 @@ func (st *Store) Drop(id SeqID) error {
 	st.register(s) // its full blocks stay cached after the drop
 	// Last block first: the LRU queue then gives up a prefix's tail before its head,
 	// which other prompts are likelier to share.
-	for i := len(s.blocks) - 1; i >= 0; i-- {
-		if b := s.blocks[i]; b >= 0 {
-			st.pool.decRef(b)
+	for i := s.nblocks() - 1; i >= 0; i-- {
+		for _, tb := range s.tables {
+			if b := tb[i]; b >= 0 {
+				st.pool.decRef(b)
+			}
 		}
 	}
 	st.tailBytes -= s.tailBytes()
 	delete(st.seqs, id)
 	return nil
 }
+
+// nblocks is the length of s's block tables: blocks of positions [0, nblocks·B).
+func (s *seq) nblocks() int { return len(s.tables[0]) }
 
 func (s *seq) tailBytes() int64 {
 	n := s.work.bytes()
@@ -254,12 +265,15 @@ func (st *Store) Fork(src SeqID) (SeqID, error) {
 	c := st.newSeq()
 	c.n, c.base, c.pending, c.nDone = s.n, s.base, s.pending, s.nDone
 	copy(c.done, s.done)
-	c.blocks = append([]int32(nil), s.blocks...)
-	for _, b := range c.blocks {
-		if b >= 0 {
-			st.pool.incRef(b)
+	for g, tb := range s.tables {
+		c.tables[g] = append([]int32(nil), tb...)
+		for _, b := range tb {
+			if b >= 0 {
+				st.pool.incRef(b)
+			}
 		}
 	}
+	copy(c.winFree, s.winFree)
 	c.tokens = append([]int32(nil), s.tokens...)
 	c.hashes = append([]uint64(nil), s.hashes...)
 	c.root = s.root
@@ -311,19 +325,19 @@ func (st *Store) checkBudget(newBlocks int, extraTail int64) error {
 // (negative when buffers shrink).
 type growPlan struct {
 	p0, end               int
-	needBlocks, newBlocks int
-	cow                   []int // block-table indexes of shared blocks to copy
+	needBlocks, newBlocks int        // table length after the Grow; blocks it adds to all tables
+	cow                   []tableIdx // shared blocks to copy
 	kCap, vCap            []int
 	workRows              int
 	extra                 int64
 }
 
-// writeFrom is the first position whose block a step [p0, end) of s writes into:
-// p0, or the start of a KIVI key group that the step closes, whose bytes are split
-// over blocks before p0's (see layer).
-func (st *Store) writeFrom(s *seq, p0, end int) int {
+// writeFrom is the first position whose block of group g a step [p0, end) of s
+// writes into: p0, or the start of a KIVI key group of one of the group's layers
+// that the step closes, whose bytes are split over blocks before p0's (see layer).
+func (st *Store) writeFrom(g, p0, end int) int {
 	w := p0
-	for i := range st.g.layers {
+	for _, i := range st.g.groups[g].layers {
 		if ly := &st.g.layers[i]; ly.kSplit {
 			if gs := ly.kTailStart(p0); gs+ly.kG <= end {
 				w = min(w, gs)
@@ -332,6 +346,9 @@ func (st *Store) writeFrom(s *seq, p0, end int) int {
 	}
 	return w
 }
+
+// tableIdx is entry i of a sequence's block table of group g.
+type tableIdx struct{ g, i int }
 
 // planGrow plans a Grow of n ≥ 1 tokens of s without changing anything. The
 // previous step's last layer may still have rows in the work area: the plan treats
@@ -347,10 +364,12 @@ func (st *Store) planGrow(s *seq, n int, caps []int) growPlan {
 	}
 	p0, end := pl.p0, pl.end
 	pl.needBlocks = (end + B - 1) / B
-	pl.newBlocks = pl.needBlocks - len(s.blocks)
-	for i := st.writeFrom(s, p0, end) / B; i < len(s.blocks); i++ {
-		if b := s.blocks[i]; b >= 0 && st.pool.refs[b] > 1 {
-			pl.cow = append(pl.cow, i)
+	pl.newBlocks = len(s.tables) * (pl.needBlocks - s.nblocks())
+	for g, tb := range s.tables {
+		for i := st.writeFrom(g, p0, end) / B; i < len(tb); i++ {
+			if tb[i] >= 0 && st.pool.refs[tb[i]] > 1 {
+				pl.cow = append(pl.cow, tableIdx{g, i})
+			}
 		}
 	}
 	rl := int64(st.g.tailRow)
@@ -397,8 +416,8 @@ func (st *Store) planGrow(s *seq, n int, caps []int) growPlan {
 }
 
 // GrowCost is the change of Usage().AllocBytes that Grow(seq, n tokens) would make
-// now: new and copied blocks, minus the blocks no later query can see when every
-// layer has an attention window (see slide), plus the change of the full-precision
+// now: new and copied blocks, minus the blocks of window groups that no later query
+// can see (see slide), plus the change of the full-precision
 // buffers (which may shrink). A Grow succeeds iff the budget is 0 or AllocBytes + GrowCost ≤
 // BudgetBytes. The previous step of seq must be complete, as for Grow.
 func (st *Store) GrowCost(id SeqID, n int) (int64, error) {
@@ -457,27 +476,36 @@ func (st *Store) grow(id SeqID, tokens []int32) (*seq, error) {
 	}
 	// Commit.
 	st.fold(s)
-	for _, i := range pl.cow {
-		old := s.blocks[i]
-		nb := st.pool.alloc(st.placeFor(s, i))
-		st.pool.copyBlock(nb, old)
+	for _, c := range pl.cow {
+		tb := s.tables[c.g]
+		old := tb[c.i]
+		nb := st.pool.alloc(st.placeFor(s, c.g, c.i))
+		st.pool.copyBlock(nb, old, c.g)
 		st.pool.decRef(old)
-		s.blocks[i] = nb
+		tb[c.i] = nb
 	}
 	B := st.g.B
-	wf := st.writeFrom(s, p0, end)
-	for i := wf / B; i < len(s.blocks); i++ {
-		// Its contents change: no longer a cached prefix. A block before p0 only gets
-		// its part of a split key group: its side rows (its values) stay true.
-		if i < p0/B {
-			st.pool.idx.unregister(s.blocks[i])
-		} else {
-			st.pool.write(s.blocks[i])
+	wf := p0
+	for g, tb := range s.tables {
+		gf := st.writeFrom(g, p0, end)
+		wf = min(wf, gf)
+		for i := gf / B; i < len(tb); i++ {
+			// Its contents change: no longer a cached prefix. A block before p0 only
+			// gets its part of a split key group: its side rows (its values) stay true.
+			switch {
+			case tb[i] < 0:
+			case i < p0/B:
+				st.pool.idx.unregister(tb[i])
+			default:
+				st.pool.write(tb[i])
+			}
 		}
 	}
 	s.hashes = s.hashes[:min(len(s.hashes), wf/B)]
-	for len(s.blocks) < pl.needBlocks {
-		s.blocks = append(s.blocks, st.pool.alloc(st.placeFor(s, len(s.blocks))))
+	for s.nblocks() < pl.needBlocks {
+		for g := range s.tables {
+			s.tables[g] = append(s.tables[g], st.pool.alloc(st.placeFor(s, g, len(s.tables[g]))))
+		}
 	}
 	for i := range st.g.layers {
 		ly, t := &st.g.layers[i], &s.tails[i]
@@ -536,6 +564,9 @@ func (st *Store) Truncate(id SeqID, n int) error {
 	if s.evicted() && n < s.winStart && n != 0 {
 		return fmt.Errorf("kv: truncate of sequence %d to %d: positions [%d, %d) were evicted; the shortest length is %d", id, n, s.sinkEnd, s.winStart, s.winStart)
 	}
+	if short := st.shortestLen(s); n < short && n != 0 {
+		return fmt.Errorf("kv: truncate of sequence %d to %d: layers with an attention window freed the blocks a query there would see; the shortest length is %d", id, n, short)
+	}
 	st.register(s)
 	L := len(st.g.layers)
 	open := s.stepOpen(L)
@@ -548,8 +579,10 @@ func (st *Store) Truncate(id SeqID, n int) error {
 		st.releaseBlocks(s, n)
 		s.tokens = s.tokens[:n]
 		// Blocks the step no longer completes keep no side rows.
-		for i := n / st.g.B; i < len(s.blocks); i++ {
-			st.pool.dropSides(s.blocks[i])
+		for _, tb := range s.tables {
+			for i := n / st.g.B; i < len(tb); i++ {
+				st.pool.dropSides(tb[i])
+			}
 		}
 		return nil
 	}
@@ -591,12 +624,15 @@ func (ly *layer) exact(t *tail, n int) error {
 
 func (st *Store) releaseBlocks(s *seq, n int) {
 	keep := (n + st.g.B - 1) / st.g.B
-	for _, b := range s.blocks[keep:] {
-		if b >= 0 {
-			st.pool.decRef(b)
+	for g, tb := range s.tables {
+		for _, b := range tb[keep:] {
+			if b >= 0 {
+				st.pool.decRef(b)
+			}
 		}
+		s.tables[g] = tb[:keep]
+		s.winFree[g] = min(s.winFree[g], keep)
 	}
-	s.blocks = s.blocks[:keep]
 	s.hashes = s.hashes[:min(len(s.hashes), st.g.unitBlocks(n))]
 	if n <= s.opaqueFrom {
 		s.opaqueFrom = noOpaque // the positions grown without ids are gone
@@ -637,7 +673,7 @@ func (st *Store) Usage() Usage {
 		Sequences:     len(st.seqs),
 		AllocBytes:    int64(st.pool.used)*int64(st.g.blockBytes) + st.tailBytes,
 		BudgetBytes:   st.g.cfg.BudgetBytes,
-		BytesPerToken: float64(st.g.blockBytes) / float64(st.g.B),
+		BytesPerToken: float64(st.g.tokenBlockBytes()) / float64(st.g.B),
 	}
 	for _, s := range st.seqs {
 		u.Tokens += s.kept()
@@ -657,7 +693,7 @@ type PoolStats struct {
 	UsedBytes    int64 // BlocksUsed × BlockBytes
 	TailBytes    int64 // full-precision rings and sinks of all sequences
 	HeldBytes    int64 // BlocksMade × BlockBytes + TailBytes: storage memory the Store holds
-	WasteTokens  int   // unused token slots in the blocks the sequences hold
+	WasteTokens  int   // unused token slots in the blocks the sequences hold (each layer group's blocks counted)
 
 	// Prefix caching (see NewSeqWithPrefix).
 	BlocksCached        int   // blocks no sequence uses, kept findable until their memory is needed
@@ -700,14 +736,18 @@ func (st *Store) PoolStats() PoolStats {
 		ps.BlocksTotal = int(b / int64(st.g.blockBytes))
 		ps.BlocksFree = int(max(0, (b-ps.UsedBytes-st.tailBytes)/int64(st.g.blockBytes)))
 	}
+	B := st.g.B
 	for _, s := range st.seqs {
-		live := 0
-		for _, b := range s.blocks {
-			if b >= 0 {
-				live++
+		for _, tb := range s.tables {
+			for i, b := range tb {
+				if b >= 0 {
+					// Slots of the block past Len or evicted are unused.
+					lo, hi := i*B, min((i+1)*B, s.n)
+					used := max(0, hi-lo) - max(0, min(hi, s.winStart)-max(lo, s.sinkEnd))
+					ps.WasteTokens += B - used
+				}
 			}
 		}
-		ps.WasteTokens += live*st.g.B - s.kept()
 	}
 	return ps
 }

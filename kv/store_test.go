@@ -500,8 +500,8 @@ func TestTruncate(t *testing.T) {
 		if err := st.Truncate(a, 0); err != nil {
 			t.Fatal(err)
 		}
-		if st.Len(a) != 0 || len(st.seqs[a].blocks) != 0 {
-			t.Errorf("truncate to 0 left %d tokens, %d blocks", st.Len(a), len(st.seqs[a].blocks))
+		if st.Len(a) != 0 || st.seqs[a].nblocks() != 0 {
+			t.Errorf("truncate to 0 left %d tokens, %d blocks", st.Len(a), st.seqs[a].nblocks())
 		}
 		// A half-appended step cannot be truncated.
 		if err := st.Grow(b, []int32{1}); err != nil {

@@ -46,11 +46,12 @@ type Eviction struct {
 
 // Evict forgets seq's positions between its first sinks and its last window tokens
 // and frees the blocks that held only forgotten positions; it reports how many
-// positions it forgot and how many blocks it released. Nothing is forgotten while
-// Len ≤ sinks + window. It fails (changing nothing) while a step is open, with sinks
-// but without Config.Rotate (needed to rotate queries onto the sinks), or with sinks
-// different from an earlier eviction's (a cache whose every layer slides evicts
-// without sinks by itself, see slide).
+// positions it forgot and how many blocks it released (of every layer group).
+// Nothing is forgotten while Len ≤ sinks + window. It fails (changing nothing) while
+// a step is open, with sinks but without Config.Rotate (needed to rotate queries
+// onto the sinks), or with sinks different from an earlier eviction's. Layers with
+// an attention window of their own read no position before it either way (see
+// slide).
 func (st *Store) Evict(id SeqID, sinks, window int) (Eviction, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -63,9 +64,6 @@ func (st *Store) Evict(id SeqID, sinks, window int) (Eviction, error) {
 	}
 	if s.stepOpen(len(st.g.layers)) {
 		return Eviction{}, fmt.Errorf("kv: evict sequence %d: a step is open (%d of %d layers appended)", id, s.nDone, len(st.g.layers))
-	}
-	if sinks > 0 && s.evicted() && st.g.slide > 0 && s.sinkEnd == 0 {
-		return Eviction{}, fmt.Errorf("kv: evict sequence %d with %d sinks: every layer of this cache has an attention window, and the sequence already keeps only its window, without sinks", id, sinks)
 	}
 	if sinks > 0 && st.g.cfg.Rotate == nil {
 		return Eviction{}, fmt.Errorf("kv: evict sequence %d: Config.Rotate is nil (the model's RoPE rotation is needed to score the sinks exactly)", id)
@@ -86,11 +84,13 @@ func (st *Store) evict(s *seq, sinks, start int) Eviction {
 	freed := 0
 	// Blocks whose units (a split KIVI key group's blocks together) lie entirely
 	// inside [sinks, start).
-	for i := (sinks + U - 1) / U * U / B; i < st.g.unitBlocks(start); i++ {
-		if b := s.blocks[i]; b >= 0 {
-			st.pool.decRef(b)
-			s.blocks[i] = -1
-			freed++
+	for _, tb := range s.tables {
+		for i := (sinks + U - 1) / U * U / B; i < st.g.unitBlocks(start); i++ {
+			if b := tb[i]; b >= 0 {
+				st.pool.decRef(b)
+				tb[i] = -1
+				freed++
+			}
 		}
 	}
 	forgot := start - max(sinks, s.winStart)
@@ -98,39 +98,59 @@ func (st *Store) evict(s *seq, sinks, start int) Eviction {
 	return Eviction{Positions: forgot, Blocks: freed}
 }
 
-// slide frees, when every layer has an attention window (geometry.slide), the
-// positions of s that no later query can see: the next query, at position Len, sees
-// positions > Len − slide. It is an eviction without sinks, so attention is
-// unchanged (the kept keys are scored at their own positions) and a sequence that
-// slid no longer registers prefix blocks, as after Evict. Grow calls it first; its
-// freeing stands even when the Grow then fails (nothing it freed is visible).
+// slide frees, in each layer group with an attention window w, the blocks of s
+// that no later query of its layers can see: the next query, at position Len, sees
+// positions > Len − w. Attention is unchanged, and the blocks stay valid prefix
+// blocks (registered first: their contents depend only on the tokens before them),
+// so a freed registered block waits in the LRU queue like any other. Grow calls it
+// first; its freeing stands even when the Grow then fails (nothing it freed is
+// visible).
 func (st *Store) slide(s *seq) {
-	if start, ok := st.slideStart(s); ok {
-		st.evict(s, 0, start)
+	for g, tb := range s.tables {
+		end := st.slideEnd(s, g)
+		for j := s.winFree[g]; j < end; j++ {
+			if tb[j] >= 0 {
+				st.pool.decRef(tb[j])
+				tb[j] = -1
+			}
+		}
+		s.winFree[g] = max(s.winFree[g], end)
 	}
 }
 
-// slideStart is the first position slide keeps, and whether it would forget any.
-func (st *Store) slideStart(s *seq) (int, bool) {
-	w := st.g.slide
-	if w == 0 || s.sinkEnd != 0 { // no sliding, or sinks kept by Evict
-		return 0, false
+// slideEnd is the table index before which group g's blocks lie wholly outside the
+// window of s's next query, whole units of them (a KIVI key group split over blocks
+// goes when all of it is out; 0 for a group without a window).
+func (st *Store) slideEnd(s *seq, g int) int {
+	w := st.g.groups[g].window
+	if w == 0 {
+		return 0
 	}
-	start := s.n - w + 1
-	return start, start > s.winStart && start > 0
+	return min(len(s.tables[g]), st.g.unitBlocks(max(0, s.n-w+1)))
 }
 
 // slideFrees is the number of blocks slide would free now.
 func (st *Store) slideFrees(s *seq) int {
-	start, ok := st.slideStart(s)
-	if !ok {
-		return 0
-	}
 	n := 0
-	for i := range st.g.unitBlocks(start) {
-		if s.blocks[i] >= 0 {
-			n++
+	for g, tb := range s.tables {
+		for j := s.winFree[g]; j < st.slideEnd(s, g); j++ {
+			if tb[j] >= 0 {
+				n++
+			}
 		}
 	}
 	return n
+}
+
+// shortestLen is the shortest length s can be truncated to (other than 0) whose
+// next query's window the window groups still hold: a group that freed its blocks
+// before index f needs a query at n ≥ f·B + w − 1.
+func (st *Store) shortestLen(s *seq) int {
+	short := 0
+	for g, f := range s.winFree {
+		if f > 0 {
+			short = max(short, f*st.g.B+st.g.groups[g].window-1)
+		}
+	}
+	return short
 }
