@@ -403,12 +403,9 @@ func (m *Model) embed(dst []float32, t int32) error {
 func geluMul(g, u []float32) {
 	u = u[:len(g)]
 	for i, v := range g {
-		g[i] = gelu(v) * u[i]
+		g[i] = geluTanh(v) * u[i]
 	}
 }
-
-// gelu is the GELU of the FFN (geluTanh; tests substitute llama.cpp's variant).
-var gelu = geluTanh
 
 // geluTanh is GELU's tanh form, 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), computed
 // in float64 and rounded once.

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"kvq/gguf"
 )
 
 // TestLogitsMatchLlamaCpp compares the logits of small random gemma2 and phi3 models
@@ -17,31 +15,22 @@ import (
 // vocabulary-many float32 per token. To remake them, run this test with
 // KVQ_WRITE_MODELS=dir, which writes the models there, and run llama.cpp on them.
 //
-// llama.cpp's CPU GELU (GGML_GELU_FP16) looks its result up in a binary16 table: input
-// and output rounded to binary16. The gemma2 model runs here with that GELU
-// (geluF16Table); with kvq's exact one its logits differ from llama.cpp's by up to
-// 3.6e-3 of the largest logit (26 layers of weights 10 times the usual size), which
-// the test also bounds (5e-3).
+// The gemma2 model runs the activation Gemma specifies (gelu_pytorch_tanh: GELU's
+// tanh form), computed in float64; llama.cpp's CPU GELU instead looks its result up
+// in a binary16 table (GGML_GELU_FP16: input and output rounded to binary16), which
+// alone moves llama.cpp's logits from the exact model's. With weights 10 times the
+// usual size on all 26 layers, that rounding moved them by up to 3.5e-3 of the
+// largest logit: kvq's logits with the same rounding were within 4.5e-4 of
+// llama.cpp's, and with the exact GELU within 2.4e-6 of the float64 reference
+// naiveLogits, so nothing else differed. tinyTweaks therefore scales its weights by
+// 3, where kvq is within 6.6e-4 of llama.cpp, and sets the soft caps to 1
+// (attention) and 2 (logits) so that they bite: without the attention cap kvq's
+// logits were 4.2e-2 from llama.cpp's, without the final one 0.24, with the query
+// scale 1/√(Dim/Heads) instead of 1/√HeadDim 0.14, without the √Dim embedding
+// scale 0.85.
 func TestLogitsMatchLlamaCpp(t *testing.T) {
-	t.Run("gemma2-26/exact-gelu", func(t *testing.T) { compareLlamaCpp(t, "gemma2-26", 32, 5e-3) })
-	defer func(g func(float32) float32) { gelu = g }(gelu)
-	gelu = geluF16Table
 	t.Run("gemma2-26", func(t *testing.T) { compareLlamaCpp(t, "gemma2-26", 32, 1e-3) })
-	gelu = geluTanh
 	t.Run("phi3", func(t *testing.T) { compareLlamaCpp(t, "phi3", 8, 1e-3) })
-}
-
-// geluF16Table is llama.cpp's CPU GELU: inputs at or below −10 give 0, at or above 10
-// themselves, others the tanh-form GELU of the input rounded to binary16, rounded to
-// binary16.
-func geluF16Table(v float32) float32 {
-	switch {
-	case v <= -10:
-		return 0
-	case v >= 10:
-		return v
-	}
-	return gguf.F16ToF32(gguf.F32ToF16(geluTanh(gguf.F16ToF32(gguf.F32ToF16(v)))))
 }
 
 // compareLlamaCpp checks that tinyModel(arch)'s logits lie within tol·max|logit| of

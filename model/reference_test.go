@@ -21,9 +21,22 @@ var tinyShapes = map[string]synth.Shape{
 	"qwen3":   {Dim: 64, Layers: 2, Heads: 8, KVHeads: 2, FFN: 96, HeadSize: 16, Tied: true},
 	"gemma2":  {Dim: 64, Layers: 3, Heads: 4, KVHeads: 2, FFN: 96, HeadSize: 32, Window: 4, Tied: true},
 	"gemma3":  {Dim: 64, Layers: 7, Heads: 4, KVHeads: 1, FFN: 96, HeadSize: 16, Window: 3, RopeScale: 2, Tied: true},
-	// llama.cpp b4747 runs gemma2 models of 26, 42 or 46 layers only.
+	// llama.cpp b4747 runs gemma2 models of 26, 42 or 46 layers only. Its weights are
+	// scaled less and its soft caps are small (tinyTweaks; see TestLogitsMatchLlamaCpp).
 	"gemma2-26": {Dim: 64, Layers: 26, Heads: 4, KVHeads: 2, FFN: 96, HeadSize: 32, Window: 4, Tied: true},
 	"phi3":      {Dim: 64, Layers: 2, Heads: 8, KVHeads: 4, FFN: 96, Window: 4},
+}
+
+// tinyTweak is how tinyFile departs from synth's file for one shape: the factor on
+// every matrix (10 unless set) and metadata values replaced.
+type tinyTweak struct {
+	scale float32
+	meta  map[string]any
+}
+
+var tinyTweaks = map[string]tinyTweak{
+	"gemma2-26": {scale: 3, meta: map[string]any{
+		"gemma2.attn_logit_softcapping": float32(1), "gemma2.final_logit_softcapping": float32(2)}},
 }
 
 // tinyModel writes a small random model of arch (a key of tinyShapes) with synth,
@@ -45,7 +58,10 @@ func tinyModel(t *testing.T, arch string, ropeDims int) (*Model, *gguf.File) {
 // tinyFile is the GGUF file of tinyModel.
 func tinyFile(t *testing.T, arch string, ropeDims int) []byte {
 	t.Helper()
-	shape := tinyShapes[arch]
+	shape, tweak := tinyShapes[arch], tinyTweaks[arch]
+	if tweak.scale == 0 {
+		tweak.scale = 10
+	}
 	shape.Name, shape.Arch, shape.Vocab, shape.Ctx, shape.RMSEps, shape.RopeBase = "tiny", arch, 300, 64, 1e-5, 10000
 	switch arch {
 	case "mistral":
@@ -64,6 +80,11 @@ func tinyFile(t *testing.T, arch string, ropeDims int) []byte {
 		if k == arch+".rope.dimension_count" {
 			continue
 		}
+		if x, ok := tweak.meta[k]; ok {
+			if v, err = gguf.ValueOf(x); err != nil {
+				t.Fatal(err)
+			}
+		}
 		meta = append(meta, gguf.KV{Key: k, Value: v})
 	}
 	meta = append(meta, gguf.KV{Key: arch + ".rope.dimension_count", Value: uint32(ropeDims)})
@@ -77,9 +98,9 @@ func tinyFile(t *testing.T, arch string, ropeDims int) []byte {
 		if err := gguf.Dequantize(ti.Type, data, raw); err != nil {
 			t.Fatal(err)
 		}
-		if len(ti.Dims) == 2 { // matrices: std 0.02 → 0.2
+		if len(ti.Dims) == 2 { // matrices: std 0.02 → 0.2 (by default)
 			for i := range data {
-				data[i] *= 10
+				data[i] *= tweak.scale
 			}
 		} else if strings.HasSuffix(ti.Name, "norm.weight") { // ones → 0.5…1.5
 			for i := range data {
@@ -119,6 +140,8 @@ func naiveLogits(t *testing.T, f *gguf.File, c Config, toks []int32) [][]float64
 		ropeScale = 1
 	}
 	softcap := func(x, c float64) float64 { return c * math.Tanh(x/c) }
+	attnCap, _ := f.Float(arch + ".attn_logit_softcapping")
+	finalCap, _ := f.Float(arch + ".final_logit_softcapping")
 	gelu := func(x float64) float64 {
 		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
 	}
@@ -249,7 +272,7 @@ func naiveLogits(t *testing.T, f *gguf.File, c Config, toks []int32) [][]float64
 					}
 					scores[j] /= math.Sqrt(float64(hd))
 					if arch == "gemma2" {
-						scores[j] = softcap(scores[j], 50)
+						scores[j] = softcap(scores[j], attnCap)
 					}
 					mx = math.Max(mx, scores[j])
 				}
@@ -298,7 +321,7 @@ func naiveLogits(t *testing.T, f *gguf.File, c Config, toks []int32) [][]float64
 		lg := matvec(out, norm(x, get("output_norm.weight")), c.Vocab)
 		if arch == "gemma2" {
 			for i := range lg {
-				lg[i] = softcap(lg[i], 30)
+				lg[i] = softcap(lg[i], finalCap)
 			}
 		}
 		logits = append(logits, lg)
