@@ -155,8 +155,11 @@ type Engine struct {
 	pool poolStatser // c's block pool figures, nil if it has none
 	ev   evicter     // c's eviction, set when Config.Window > 0
 
-	// Static pool geometry (0 without a pool or without a budget).
+	// Static pool geometry (0 without a pool or without a budget): B tokens of
+	// every layer take groups blocks, of which wholeGroups (layers without an
+	// attention window) grow with the history (kv.PoolStats.LayerGroups).
 	blockTokens, blocksTotal int
+	groups, wholeGroups      int
 	// seqTail is the full-precision tail memory one sequence holds in the steady
 	// state (rings and sinks, kv.SteadyTail), 0 if unknown.
 	seqTail int64
@@ -234,6 +237,7 @@ func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
 		e.stats.Pool = p
 		if p.BlocksTotal > 0 && p.BlockTokens > 0 {
 			e.blockTokens, e.blocksTotal = p.BlockTokens, p.BlocksTotal
+			e.groups, e.wholeGroups = max(1, p.LayerGroups), max(0, p.LayerGroups-p.WindowGroups)
 			e.blockBytes, e.budget = int64(p.BlockBytes), e.stats.Cache.BudgetBytes
 		}
 		if cc, ok := c.(interface{ Config() kv.Config }); ok {

@@ -106,6 +106,9 @@ func (e *Engine) newRequest(req Request) (*request, error) {
 		if prompt%bt != 0 {
 			need-- // the prompt's last block may be the first choice's too
 		}
+		// Of each B tokens, the layer groups that keep the whole history hold a
+		// block (window groups hold less: left out of this lower bound).
+		need *= e.wholeGroups
 		if need > e.blocksTotal {
 			return nil, fmt.Errorf("%w: %d prompt + %d×%d new tokens need at least %d blocks of %d tokens; the cache budget holds %d", ErrTooLarge, len(req.Prompt), n, maxTokens, need, bt, e.blocksTotal)
 		}
@@ -368,6 +371,7 @@ func (e *Engine) memoryAllows(r *request, budget int) bool {
 	}
 	blocks += (tokens+B-1)/B + k
 	if e.pool != nil {
+		blocks *= max(1, p.LayerGroups) // a block of every layer group (window groups' counted in full)
 		// Tails: every sequence, new ones included, holds one at the steady size,
 		// and one of a prefill step its rows; what sequences hold now counts.
 		tails := e.seqTail*int64(seqs+k) + int64(work)*e.workRow

@@ -3,6 +3,7 @@ package kv
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -106,6 +107,17 @@ func testWindowGroups(t *testing.T, spec string, w int) {
 			}
 			if u := f.st.Usage().AllocBytes; u != steady {
 				t.Fatalf("length %d: AllocBytes %d, SteadyBytes %d", p1, u, steady)
+			}
+			held, err := f.st.LayerTokens(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := SteadyLayerTokens(f.st.Config(), p1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(held, want) {
+				t.Fatalf("length %d: layers hold %v tokens of blocks, SteadyLayerTokens says %v", p1, held, want)
 			}
 		}
 	}

@@ -452,6 +452,29 @@ func SteadyBytes(cfg Config, n int) (int64, error) {
 	return int64(blocks)*int64(g.blockBytes) + g.steadyTail().Bytes, nil
 }
 
+// SteadyLayerTokens is, per layer, the token slots of the blocks a sequence of n
+// tokens holds in the steady state of decoding (as SteadyBytes counts them): ⌈n/B⌉·B
+// for a layer that sees the whole history, at most its window plus B for a layer
+// with an attention window (Config.Windows).
+func SteadyLayerTokens(cfg Config, n int) ([]int, error) {
+	g, err := newGeometry(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("kv: steady tokens of %d tokens", n)
+	}
+	out := make([]int, cfg.Layers)
+	for l := range out {
+		blocks := (n + g.B - 1) / g.B
+		if w := g.groups[g.layers[l].grp].window; w > 0 {
+			blocks -= max(0, n-w) / g.B
+		}
+		out[l] = blocks * g.B
+	}
+	return out, nil
+}
+
 // Tail is what a decoding sequence holds beyond its blocks in the steady state: rows
 // kept in full precision, stored in the tail codec, summed over layers.
 type Tail struct {

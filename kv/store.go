@@ -652,6 +652,27 @@ func (st *Store) Len(id SeqID) int {
 	return 0
 }
 
+// LayerTokens returns, per layer, the token slots of the blocks sequence id holds
+// now: B per block of the layer's group still in its table (a layer with an
+// attention window holds at most its window and a block beside the current step's).
+func (st *Store) LayerTokens(id SeqID) ([]int, error) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	s, err := st.lookup(id)
+	if err != nil {
+		return nil, fmt.Errorf("kv: layer tokens: %w", err)
+	}
+	out := make([]int, len(st.g.layers))
+	for l := range out {
+		for _, b := range s.tables[st.g.layers[l].grp] {
+			if b >= 0 {
+				out[l] += st.g.B
+			}
+		}
+	}
+	return out, nil
+}
+
 // Tokens returns a copy of the token ids given to Grow for seq's positions [0, Len)
 // (OpaqueToken for positions grown by GrowWithoutTokens).
 func (st *Store) Tokens(id SeqID) ([]int32, error) {
@@ -683,17 +704,22 @@ func (st *Store) Usage() Usage {
 
 // PoolStats are a Store's block pool figures.
 type PoolStats struct {
-	BlockTokens  int   // tokens per block
-	BlockBytes   int   // bytes per block
-	BlocksTotal  int   // blocks the budget holds with no tails; 0 when unlimited
-	BlocksUsed   int   // blocks referenced by at least one sequence
-	BlocksShared int   // blocks referenced by more than one sequence
-	BlocksFree   int   // blocks that could be allocated now (budget left after used blocks and tails); −1 when unlimited
-	BlocksMade   int   // blocks whose memory exists (used + kept for reuse)
-	UsedBytes    int64 // BlocksUsed × BlockBytes
-	TailBytes    int64 // full-precision rings and sinks of all sequences
-	HeldBytes    int64 // BlocksMade × BlockBytes + TailBytes: storage memory the Store holds
-	WasteTokens  int   // unused token slots in the blocks the sequences hold (each layer group's blocks counted)
+	BlockTokens int // tokens per block
+	BlockBytes  int // bytes per block
+	// LayerGroups is the number of block tables per sequence: BlockTokens tokens of
+	// every layer take one block per group (1 without attention windows); of them,
+	// WindowGroups have an attention window and hold at most window + BlockTokens
+	// tokens of blocks each, however long the sequence.
+	LayerGroups, WindowGroups int
+	BlocksTotal               int   // blocks the budget holds with no tails; 0 when unlimited
+	BlocksUsed                int   // blocks referenced by at least one sequence
+	BlocksShared              int   // blocks referenced by more than one sequence
+	BlocksFree                int   // blocks that could be allocated now (budget left after used blocks and tails); −1 when unlimited
+	BlocksMade                int   // blocks whose memory exists (used + kept for reuse)
+	UsedBytes                 int64 // BlocksUsed × BlockBytes
+	TailBytes                 int64 // full-precision rings and sinks of all sequences
+	HeldBytes                 int64 // BlocksMade × BlockBytes + TailBytes: storage memory the Store holds
+	WasteTokens               int   // unused token slots in the blocks the sequences hold (each layer group's blocks counted)
 
 	// Prefix caching (see NewSeqWithPrefix).
 	BlocksCached        int   // blocks no sequence uses, kept findable until their memory is needed
@@ -718,6 +744,7 @@ func (st *Store) PoolStats() PoolStats {
 	ps := PoolStats{
 		BlockTokens:  st.g.B,
 		BlockBytes:   st.g.blockBytes,
+		LayerGroups:  len(st.g.groups),
 		BlocksUsed:   st.pool.used,
 		BlocksShared: st.pool.shared,
 		BlocksFree:   -1,
@@ -732,6 +759,11 @@ func (st *Store) PoolStats() PoolStats {
 		PrefixHitBlocks:     st.prefixHits,
 	}
 	ps.HeldBytes = int64(ps.BlocksMade)*int64(st.g.blockBytes) + st.tailBytes
+	for _, gr := range st.g.groups {
+		if gr.window > 0 {
+			ps.WindowGroups++
+		}
+	}
 	if b := st.g.cfg.BudgetBytes; b > 0 {
 		ps.BlocksTotal = int(b / int64(st.g.blockBytes))
 		ps.BlocksFree = int(max(0, (b-ps.UsedBytes-st.tailBytes)/int64(st.g.blockBytes)))

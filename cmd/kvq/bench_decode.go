@@ -10,6 +10,7 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 	"slices"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -45,7 +46,10 @@ type decodeResult struct {
 	// in 10⁹ bytes per second (against the machine's read bandwidth: kvq bench bandwidth).
 	DecodeWeightGBs float64 `json:"decode_weight_gb_per_s"`
 	KVBytes         int64   `json:"kv_bytes"`
-	WeightBytes     int64   `json:"weight_bytes"`
+	// KVLayerTokens: per layer, the token slots of the blocks the sequence holds
+	// at the end (a layer with an attention window keeps about its window's).
+	KVLayerTokens []int `json:"kv_layer_tokens"`
+	WeightBytes   int64 `json:"weight_bytes"`
 	// PreloadedBytes: the weight bytes copied into memory at load (the rest mapped;
 	// see --mmap).
 	PreloadedBytes int64 `json:"weight_preloaded_bytes"`
@@ -223,6 +227,9 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 			HeapBytes: heap, RSSAnonBytes: anon, RSSFileBytes: file,
 			Rounds: r.rounds, VsFirst: median(r.rounds) / median(runs[0].rounds), VsFirstRange: [2]float64{slices.Min(ratios), slices.Max(ratios)},
 		}
+		if res[i].KVLayerTokens, err = r.c.LayerTokens(r.seq); err != nil {
+			return err
+		}
 		if *breakdown {
 			res[i].Breakdown = breakdownMicros(&r.timings)
 		}
@@ -259,6 +266,7 @@ func printDecode(w io.Writer, res decodeResult) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "memory: weights %s (%s copied into memory), KV %s, peak RSS %s (%.2fx weights+KV)\n", fmtBytes(res.WeightBytes), fmtBytes(res.PreloadedBytes), fmtBytes(res.KVBytes), fmtBytes(res.RSSBytes), float64(res.RSSBytes)/float64(res.WeightBytes+res.KVBytes))
+	fmt.Fprintf(w, "KV blocks held at the end, per layer: %s\n", layerTokensText(res.KVLayerTokens))
 	if res.RSSAnonBytes+res.RSSFileBytes > 0 {
 		fmt.Fprintf(w, "memory at end: RSS anonymous %s (the copied weights and KV blocks, outside the Go heap, and Go heap objects %s), file-backed %s (the binary; the weights' mapping)\n",
 			fmtBytes(res.RSSAnonBytes), fmtBytes(res.HeapBytes), fmtBytes(res.RSSFileBytes))
@@ -393,4 +401,22 @@ func writeHeapProfile(path string) error {
 		return fmt.Errorf("heap profile: %w", err)
 	}
 	return nil
+}
+
+// layerTokensText summarizes per-layer token counts: "22 layers 528 tokens, 4
+// layers 8224 tokens", values in order of first appearance.
+func layerTokensText(toks []int) string {
+	var vals []int
+	n := map[int]int{}
+	for _, t := range toks {
+		if n[t] == 0 {
+			vals = append(vals, t)
+		}
+		n[t]++
+	}
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		parts[i] = fmt.Sprintf("%d layers %d tokens", n[v], v)
+	}
+	return strings.Join(parts, ", ")
 }

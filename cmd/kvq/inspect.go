@@ -90,9 +90,9 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 				}
 			}
 			if n == c.Layers {
-				fmt.Fprintf(stdout, "attention    every layer slides over a window of %d tokens: a sequence holds the blocks of its window only (in the figures below too)\n", c.Window)
+				fmt.Fprintf(stdout, "attention    every layer slides over a window of %d tokens: a sequence holds the blocks of its window only\n", c.Window)
 			} else {
-				fmt.Fprintf(stdout, "attention    %d of %d layers slide over a window of %d tokens, the others see the whole history (the cache figures below hold the whole history for every layer)\n", n, c.Layers, c.Window)
+				fmt.Fprintf(stdout, "attention    %d of %d layers slide over a window of %d tokens, the others see the whole history: a sliding layer holds the blocks of its window only\n", n, c.Layers, c.Window)
 			}
 		}
 		if c.AttnSoftCap > 0 || c.FinalSoftCap > 0 {
@@ -163,6 +163,18 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "tail: what a sequence holds beyond its blocks, rows kept in full precision (%s), summed over layers:\n"+
 		"  keys of the unfinished KIVI key group, the KIVI value residual, sinks, and the step's work rows\n", tailCodec)
+	if c.Window > 0 {
+		cfg, err := c.CacheConfig("f16", "")
+		if err != nil {
+			return err
+		}
+		toks, err := kv.SteadyLayerTokens(cfg, *ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "windows: bytes/token and tokens in budget count every layer's whole history; per sequence and sequences count\n"+
+			"  only the blocks each layer keeps: at %d tokens (f16), %s of blocks\n", *ctx, layerTokensText(toks))
+	}
 	return nil
 }
 
