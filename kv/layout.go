@@ -468,7 +468,7 @@ func SteadyLayerTokens(cfg Config, n int) ([]int, error) {
 	for l := range out {
 		blocks := (n + g.B - 1) / g.B
 		if w := g.groups[g.layers[l].grp].window; w > 0 {
-			blocks -= max(0, n-w) / g.B
+			blocks -= g.unitBlocks(max(0, n-w))
 		}
 		out[l] = blocks * g.B
 	}

@@ -11,7 +11,7 @@ import (
 // of 3, one global) decoding in a cache whose sliding layers free what their window
 // left (blocks of 4 tokens) gives the same logits, bit for bit, as a cache that keeps
 // every block (blocks longer than the history), and its sliding layers hold only the
-// blocks their window reaches.
+// blocks their window reaches (kv.SteadyLayerTokens).
 func TestWindowLayersFreeExactly(t *testing.T) {
 	m, _ := tinyModel(t, "gemma3", 16)
 	for _, spec := range []string{"f16", "q8", "kivi4/kivi2"} {
@@ -39,14 +39,13 @@ func TestWindowLayersFreeExactly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		B := st.Config().BlockTokens
+		want, err := kv.SteadyLayerTokens(st.Config(), bounded.Len(a))
+		if err != nil {
+			t.Fatal(err)
+		}
 		for l, n := range held {
-			// A window of w positions ending at the last token lies in at most
-			// ⌈(w−1)/B⌉ + 1 blocks: w + B tokens when B divides w.
-			if w := m.LayerWindow(l); w > 0 && n > ((w-1+B-1)/B+1)*B {
-				t.Errorf("%s: sliding layer %d holds %d tokens of blocks, beside a window of %d (blocks of %d)", spec, l, n, w, B)
-			} else if w == 0 && n < bounded.Len(a) {
-				t.Errorf("%s: global layer %d holds %d tokens of blocks of a history of %d", spec, l, n, bounded.Len(a))
+			if w := m.LayerWindow(l); n != want[l] || w > 0 && n >= bounded.Len(a) || w == 0 && n < bounded.Len(a) {
+				t.Errorf("%s: layer %d (window %d) holds %d tokens of blocks of a history of %d; SteadyLayerTokens says %d", spec, l, w, n, bounded.Len(a), want[l])
 			}
 		}
 	}
