@@ -20,6 +20,9 @@ func detectSIMD() *kernelSet {
 	k.multiDot, k.multiAxpy = multiDotAsm, multiAxpyAsm
 	k.decBlock = decBlockAsm
 	k.ropeRows, k.ropeDot1, k.ropeInt = ropeRowsAsm, ropeDotAsm, ropeIntTakes
+	if haveRoPEZ {
+		k.ropeSpan1 = ropeSpanZ
+	}
 	// Row codecs: each codec's entry in the kernel table (kernels.go).
 	k.dotRows, k.addRows, k.decRows = tableDotRows, tableAddRows, tableDecRows
 	k.scoredQuery, k.addRounding, k.independent, k.plan = tableScoredQuery, tableRounding, tableIndependent, tablePlan

@@ -55,10 +55,15 @@ type kernelSet struct {
 	decBlock func(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s []float32)
 	// ropeRows rotates decoded key rows by a RoPE table (rotateRowsGo).
 	ropeRows func(x []float32, n, d int, sp []float32, dims int, neox bool)
-	// ropeDot1 scores one rotated-back query against rows b0..b1 of a block of keys
-	// stored before RoPE from their codes (ropeDotGo), or reports false for shapes
-	// it leaves (DotChannelRoPE then decodes a tile); w is scratch of 4·d values.
-	ropeDot1 func(c Channel, r *RoPE, out, qr []float32, block []byte, t, d, b0, b1 int, lo, s, w []float32) bool
+	// ropeDot1 scores one query, rotated back by sp (RoPE.backSpread of the block's
+	// first position) into qr, against rows b0..b1 of a block of keys stored before
+	// RoPE from their codes (ropeDotGo), or reports false for shapes it leaves
+	// (DotChannelRoPE then decodes a tile); w is scratch of 4·d values.
+	ropeDot1 func(c Channel, r *RoPE, out, q, sp []float32, block []byte, t, d, b0, b1 int, qr, lo, s, w []float32) bool
+	// ropeSpan1, when set, scores one query against a run of blocks of keys stored
+	// before RoPE as DotChannelRoPE (its arguments checked), or reports false, having
+	// scored nothing, for the shapes it leaves.
+	ropeSpan1 func(c Channel, r *RoPE, pos int, scores, q []float32, src []byte, stride, t, off, n, d int, tmp, qr, lo, s []float32) bool
 	// ropeInt, when set, reports whether ropeDot1 scores blocks of c in integers
 	// (ChannelScoresRoPE then gives its exact figure).
 	ropeInt func(c Channel, r *RoPE, d int) bool

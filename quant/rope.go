@@ -29,9 +29,10 @@ type RoPE struct {
 	// then its sin signed as the rotation uses it (−sin for a pair's first value,
 	// +sin for its second), so that row = row∘cos + partner(row)∘sin.
 	spread []float32
-	// pairs is fine's cos and sin in Q14 for the integer kernel (pairsTable), or nil.
-	pairs []int16
-	mu    sync.Mutex
+	// pairs is fine's cos and sin in Q14 for the integer kernel (pairsTable), or nil;
+	// pairsZ the same words per chunk of 64 channels (pairsTableZ), or nil.
+	pairs, pairsZ []int16
+	mu            sync.Mutex
 	// coarse holds cos, sin of a·ropeFine·θ_j for a < len/2h, as fine.
 	coarse atomic.Pointer[[]float64]
 	// back holds the rotation by −m·ropeBack for m < len/(2·Dims), in spread's form
@@ -132,6 +133,7 @@ func NewRoPE(freqs []float64, neox bool) (*RoPE, error) {
 		}
 	}
 	r.pairs = pairsTable(r.fine, h, neox)
+	r.pairsZ = pairsTableZ(r.pairs, 2*h)
 	empty := []float64{}
 	r.coarse.Store(&empty)
 	r.back.Store(&[]float32{})
@@ -265,9 +267,11 @@ func rotateRowsGo(x []float32, n, d int, sp []float32, dims int, neox bool) {
 // table, once for all g queries, then scored by MultiDot. One query whose every value
 // is rotated is scored from the codes with no tile: with the SIMD kernels and
 // interleaved pairs, 4-, 3- and 2-bit codes and d a multiple of 32, in integers
-// (dotRoPEInt1: int8 query products, the error bounded at "Integer pair scoring"
+// (dotRoPEInt1, or with AVX-512 and d a multiple of 64 dotRoPEIntZ, a run of blocks
+// at a time: int8 query products, the error bounded at "Integer pair scoring"
 // below), else in floats (ropeFoldGo's algebra). tmp holds at least t·d values
-// (and 4·d), qr g·d, lo and s d each; r.Dims() must not exceed d.
+// (and 4·d, 6.5·d for the runs of dotRoPEIntZ), qr g·d, lo and s d each; r.Dims()
+// must not exceed d.
 func DotChannelRoPE(c ChannelCodec, r *RoPE, pos int, scores []float32, ld int, q []float32, g int, src []byte, stride, t, off, n, d int, tmp, qr, lo, s []float32) {
 	if n <= 0 || g <= 0 || t <= 0 || d <= 0 || off < 0 {
 		return
@@ -283,15 +287,18 @@ func DotChannelRoPE(c ChannelCodec, r *RoPE, pos int, scores []float32, ld int, 
 	q, qr = q[:g*d], qr[:g*d]
 	k := active.Load()
 	ch, isChan := c.(Channel)
+	if g == 1 && isChan && k.ropeSpan1 != nil && k.ropeSpan1(ch, r, pos, scores, q, src, stride, t, off, n, d, tmp, qr, lo, s) {
+		return
+	}
 	for j := range blocks {
 		b0, b1 := max(0, off-j*t), min(t, off+n-j*t)
-		copy(qr, q)
 		sp := r.backSpread(pos + j*t)
+		if g == 1 && isChan && k.ropeDot1 != nil && k.ropeDot1(ch, r, scores[j*t+b0-off:], q, sp, src[j*stride:][:bb], t, d, b0, b1, qr, lo, s, tmp) {
+			continue
+		}
+		copy(qr, q)
 		for x := range g {
 			k.ropeRows(qr[x*d:], 1, d, sp, dims, r.neox)
-		}
-		if g == 1 && isChan && k.ropeDot1 != nil && k.ropeDot1(ch, r, scores[j*t+b0-off:], qr, src[j*stride:][:bb], t, d, b0, b1, lo, s, tmp) {
-			continue
 		}
 		DecodeBlockRows(c, tmp, src[j*stride:][:bb], t, d, b0, b1, lo, s)
 		k.ropeRows(tmp, b1-b0, d, r.spread[b0*2*dims:], dims, r.neox)
@@ -371,12 +378,15 @@ func codeAt(c []byte, i, bits int) uint32 {
 	}
 }
 
-// ropeDotGo is the scalar kernels' ropeDot1: ropeFoldGo for a block whose every
-// value is rotated, d a multiple of 8, w scratch of at least 4·d values; it reports false for the rest.
-func ropeDotGo(c Channel, r *RoPE, out, qr []float32, block []byte, t, d, b0, b1 int, lo, s, w []float32) bool {
+// ropeDotGo is the scalar kernels' ropeDot1: the query q rotated back by sp into qr,
+// then ropeFoldGo, for a block whose every value is rotated, d a multiple of 8, w
+// scratch of at least 4·d values; it reports false for the rest.
+func ropeDotGo(c Channel, r *RoPE, out, q, sp []float32, block []byte, t, d, b0, b1 int, qr, lo, s, w []float32) bool {
 	if r.Dims() != d || d%8 != 0 || b0 >= b1 || len(w) < 4*d || (c.Bits != 8 && c.Bits != 4 && c.Bits != 3 && c.Bits != 2) {
 		return false
 	}
+	copy(qr[:d], q[:d])
+	rotateRowsGo(qr, 1, d, sp, d, r.neox)
 	for ch := range d {
 		s[ch] = getF16(block[4*ch:])
 		lo[ch] = getF16(block[4*ch+2:])
@@ -431,6 +441,92 @@ func pairsTable(fine []float64, h int, neox bool) []int16 {
 	return t
 }
 
+// pairsTableZ returns the words of pairs (pairsTable, rows of d words) per chunk of
+// 64 channels, as dotRoPEIntZ loads them: per offset, per chunk, the cosines of its
+// 32 pairs, then their sines. It is nil when pairs is or d is not a multiple of 64.
+func pairsTableZ(pairs []int16, d int) []int16 {
+	if pairs == nil || d%64 != 0 {
+		return nil
+	}
+	t := make([]int16, len(pairs))
+	for i := 0; i < len(pairs); i += 64 {
+		ropeChunkZ(t[i:i+64], pairs[i:i+64], 2)
+	}
+	return t
+}
+
+// ropeChunkZ writes to dst the 64-channel chunk layout of the two groups of 32
+// channels at src, each of len(src)/2 words made of the given number of equal
+// fields: the fields of both groups side by side, the first group's first (per
+// ropeIntChunk and pairsTableZ).
+func ropeChunkZ[T int16 | float32](dst, src []T, fields int) {
+	half := len(src) / 2
+	fs := half / fields
+	g0, g1 := src[:half], src[half:]
+	for f := range fields {
+		copy(dst[2*fs*f:], g0[fs*f:fs*(f+1)])
+		copy(dst[2*fs*f+fs:], g1[fs*f:fs*(f+1)])
+	}
+}
+
+// ropeIntChunk is the scratch of one chunk of 64 channels in the ZMM kernel's layout
+// (dotRoPEIntZ), in float32 units: the two groups' ŵ1 (64 int8), their ŵ2, their Ẑ1
+// (32 int16), their Ẑ2, then their steps D/2¹⁴ per int32 lane of the chunk (8 of the
+// first group, 8 of the second): each field the two groups' ropeIntGroup fields side
+// by side.
+const ropeIntChunk = 2 * ropeIntGroup
+
+// ropeIntPrepZGo is the scalar twin of ropeIntPrepZ: q (d values, a multiple of 64)
+// rotated back by sp (RoPE.backSpread) into qr, then ropeIntPrep's scratch in
+// ropeIntChunk's layout in w (d/64·ropeIntChunk values), g scratch of d/32·ropeIntGroup.
+func ropeIntPrepZGo(w, q, sp, qr, g []float32, lo, s []float32, bits int) bool {
+	d := len(q)
+	copy(qr[:d], q)
+	rotateRowsGo(qr, 1, d, sp, d, false)
+	if !ropeIntPrep(g, qr[:d], lo, s, bits) {
+		return false
+	}
+	for m := range d / 64 {
+		ropeChunkZ(w[m*ropeIntChunk:][:ropeIntChunk], g[m*ropeIntChunk:][:ropeIntChunk], 5)
+	}
+	return true
+}
+
+// ropeIntGoZ is the scalar twin of dotRoPEIntZ: out[i] for the n code rows (4, 3 or
+// 2 bits, d channels, a multiple of 64) at codes, w in ropeIntChunk's layout and the
+// rows' tables from tab (RoPE.pairsZ at the first row's offset). Per int32 lane l of
+// a chunk (pairs 2l and 2l+1) the integers are the kernel's; the lanes go through the
+// kernel's float steps and tree, each product and sum rounded (the kernel fuses the
+// step's multiply-add).
+func ropeIntGoZ(out []float32, codes []byte, w []float32, tab []int16, n, d, bits int) {
+	rb := packedBytes(d, bits)
+	for i := range n {
+		row, tr := codes[i*rb:][:rb], tab[i*d:][:d]
+		var v [16]float32
+		for m := range d / 64 {
+			wc := w[m*ropeIntChunk:][:ropeIntChunk]
+			wb := unsafe.Slice((*byte)(unsafe.Pointer(&wc[0])), 4*ropeIntChunk)
+			tc := tr[64*m:][:64]
+			for l := range 16 {
+				var lane int32
+				for pj := 2 * l; pj < 2*l+2; pj++ {
+					a, b := 64*m+2*pj, 64*m+2*pj+1
+					ca, cb := int32(codeAt(row, a, bits)), int32(codeAt(row, b, bits))
+					A := ca*int32(int8(wb[2*pj])) + cb*int32(int8(wb[2*pj+1])) + int32(int16(binary.LittleEndian.Uint16(wb[128+2*pj:])))
+					B := ca*int32(int8(wb[64+2*pj])) + cb*int32(int8(wb[64+2*pj+1])) + int32(int16(binary.LittleEndian.Uint16(wb[192+2*pj:])))
+					lane += int32(tc[pj])*A + int32(tc[32+pj])*B
+				}
+				v[l] += float32(lane) * wc[64+l]
+			}
+		}
+		var u [4]float32
+		for l := range 4 {
+			u[l] = (v[l] + v[l+8]) + (v[l+4] + v[l+12])
+		}
+		out[i] = (u[0] + u[2]) + (u[1] + u[3])
+	}
+}
+
 // ropeIntPrep writes the groups of scratch dotRoPEInt1 scores a block with (w at
 // least d/32·ropeIntGroup values) from the rotated-back query q (d values, a multiple
 // of 32) and the block's scales s and zeros lo; it reports false, for the float
@@ -461,13 +557,11 @@ func ropeIntPrep(w []float32, q, lo, s []float32, bits int) bool {
 			g[c] = byte(int8(math.RoundToEven(float64(w1[c] * inv))))
 			g[32+c] = byte(int8(math.RoundToEven(float64(w2[c] * inv))))
 		}
-		var zm float32
 		for j := range 16 {
 			a, b := 2*j, 2*j+1
 			z1 := (float32(qg[a]*lg[a]) + float32(qg[b]*lg[b])) * inv
 			z2 := (float32(qg[b]*lg[a]) + float32(-qg[a]*lg[b])) * inv
-			zm = max(zm, abs32(z1), abs32(z2))
-			if zm > ropeZMax(bits) {
+			if abs32(z1) > ropeZMax(bits) || abs32(z2) > ropeZMax(bits) {
 				return false
 			}
 			binary.LittleEndian.PutUint16(g[64+2*j:], uint16(int16(math.RoundToEven(float64(z1)))))

@@ -89,17 +89,24 @@ func ropeIntTakes(c Channel, r *RoPE, d int) bool {
 		(c.Bits == 4 || c.Bits == 3 || c.Bits == 2)
 }
 
-// ropeDotAsm is ropeDotGo with the block's scales and zeros widened with F16C and the
-// rows scored by dotRoPEFold1, for d a multiple of 8 with every value rotated (either
-// pair layout); it reports false, having done nothing, for the rest.
-func ropeDotAsm(c Channel, r *RoPE, out, qr []float32, block []byte, t, d, b0, b1 int, lo, s, w []float32) bool {
+// ropeDotAsm is ropeDotGo through the ZMM pair kernel where it takes the block
+// (ropeDotZ), else with the block's scales and zeros widened with F16C and the rows
+// scored by the AVX2 pair kernel or dotRoPEFold1, for d a multiple of 8 with every
+// value rotated (either pair layout); it reports false, having done nothing, for the
+// rest.
+func ropeDotAsm(c Channel, r *RoPE, out, q, sp []float32, block []byte, t, d, b0, b1 int, qr, lo, s, w []float32) bool {
 	if !haveF16C || !cpufeat.AVX2FMA || r.Dims() != d || d%8 != 0 || b0 >= b1 || len(w) < 4*d {
 		return false
 	}
+	if ropeDotZ(c, r, out, q, sp, block, d, b0, b1, w) {
+		return true
+	}
+	copy(qr[:d], q[:d])
+	ropeRowsAsm(qr, 1, d, sp, d, r.neox)
 	_, _, _, _ = s[d-1], lo[d-1], qr[d-1], out[b1-b0-1]
 	rb := packedBytes(d, c.Bits)
 	codes := block[4*d+b0*rb : 4*d+b1*rb]
-	sp := r.spread[b0*2*d : b1*2*d]
+	rows := r.spread[b0*2*d : b1*2*d]
 	widenChanParams(&s[0], &lo[0], &block[0], d)
 	// The integer pair kernel where it takes the block (ropeIntTakes, and zero
 	// terms that fit), else the float one.
@@ -122,6 +129,6 @@ func ropeDotAsm(c Channel, r *RoPE, out, qr []float32, block []byte, t, d, b0, b
 	ropeFoldPrep(w, qr[:d], lo[:d], s[:d], r.neox)
 	// 3-bit rows load four bytes per eight codes where a byte past the last is
 	// readable (the slice's capacity: the next block or the arena's tail).
-	dotRoPEFold1(&out[0], &codes[0], &w[0], &sp[0], b1-b0, d, c.Bits, cap(codes) > len(codes))
+	dotRoPEFold1(&out[0], &codes[0], &w[0], &rows[0], b1-b0, d, c.Bits, cap(codes) > len(codes))
 	return true
 }

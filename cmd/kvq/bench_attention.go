@@ -48,10 +48,12 @@ type attentionReport struct {
 	BetweenGBs    float64 `json:"bandwidth_between_steps_gb_per_s,omitempty"`
 	FracOfBetween float64 `json:"frac_of_bandwidth_between_steps,omitempty"`
 	BlockTokens   int     `json:"block_tokens"` // in force
-	// With --vs-block-tokens: the same steps over blocks of VsBlockTokens, timed in
-	// alternate turns of every round; StepRatio is the median over the rounds of
-	// this round's step time over theirs (min and max beside it).
+	// With --vs-block-tokens or --vs-cache: the same steps over a second cache (blocks
+	// of VsBlockTokens, spec VsCache), timed in alternate turns of every round;
+	// StepRatio is the median over the rounds of this round's step time over theirs
+	// (min and max beside it).
 	VsBlockTokens int     `json:"vs_block_tokens,omitempty"`
+	VsCache       string  `json:"vs_cache,omitempty"`
 	VsStepMicros  float64 `json:"vs_step_us,omitempty"`
 	StepRatio     float64 `json:"step_ratio,omitempty"`
 	StepRatioMin  float64 `json:"step_ratio_min,omitempty"`
@@ -69,6 +71,7 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 	threads := fs.Int("threads", 0, "goroutines per step: 0 = automatic (all CPUs for long histories), 1 = one")
 	blockTokens := fs.Int("block-tokens", 0, "tokens per cache block (0: the cache's default)")
 	vsBlockTokens := fs.Int("vs-block-tokens", 0, "also time a cache of blocks of `N` tokens, the same history, in alternate turns of every round, and report the step time as a ratio to it (A/B in one run)")
+	vsCache := fs.String("vs-cache", "", "also time a cache of `SPEC` (with --vs-block-tokens, of those blocks), the same history, in alternate turns of every round, and report the step time as a ratio to it (A/B in one run)")
 	minTime := fs.Duration("time", 2*time.Second, "measuring time")
 	warm := fs.Bool("warm", false, "repeat steps back to back, the layer's bytes left in the CPU caches; by default each step first reads a buffer of twice the last-level cache, as decode reads the other layers and the weights between two reads of a layer")
 	rounds := fs.Int("rounds", 10, "rounds of steps (--time in all), each followed by a pass measuring the read bandwidth")
@@ -110,6 +113,12 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	vsSpec := spec
+	if *vsCache != "" {
+		if vsSpec, err = kv.ParseSpec(*vsCache); err != nil {
+			return fmt.Errorf("--vs-cache: %w", err)
+		}
+	}
 	if *noSIMD {
 		attn.SetSIMD(false)
 		defer attn.SetSIMD(true)
@@ -123,17 +132,21 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("bench attention: head size %d: %w", *headDim, err)
 	}
-	// One filled cache per block size (the second only with --vs-block-tokens).
+	// One filled cache, and a second one with --vs-block-tokens or --vs-cache.
 	type target struct {
 		st *kv.Store
 		id kv.SeqID
 	}
 	var targets []target
 	for i, B := range []int{*blockTokens, *vsBlockTokens} {
-		if i > 0 && B == 0 {
-			break
+		sp := spec
+		if i > 0 {
+			if B == 0 && *vsCache == "" {
+				break
+			}
+			sp = vsSpec
 		}
-		st, err := kv.New(kv.Config{Layers: 1, Heads: *heads, KVHeads: *kvHeads, HeadDim: *headDim, Spec: spec,
+		st, err := kv.New(kv.Config{Layers: 1, Heads: *heads, KVHeads: *kvHeads, HeadDim: *headDim, Spec: sp,
 			BlockTokens: B, AttnWorkers: *threads, RoPE: rope})
 		if err != nil {
 			return err
@@ -248,6 +261,9 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(targets) > 1 {
 		rep.VsBlockTokens = targets[1].st.Config().BlockTokens
+		if *vsCache != "" {
+			rep.VsCache = vsSpec.String()
+		}
 		rep.VsStepMicros = float64(vsWall.Microseconds()) / float64(vsSteps)
 		rep.StepRatio, rep.StepRatioMin, rep.StepRatioMax = median(ratios), slices.Min(ratios), slices.Max(ratios)
 	}
@@ -281,8 +297,12 @@ func runBenchAttention(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "                (warm: a layer that fits in the CPU caches is read from them, faster than from memory)")
 	}
 	if rep.VsBlockTokens > 0 {
-		fmt.Fprintf(stdout, "vs blocks of %-3d %.1f µs wall (%d steps, alternate turns): step time ratio %.3f (median of %d rounds, %.3f–%.3f)\n",
-			rep.VsBlockTokens, rep.VsStepMicros, vsSteps, rep.StepRatio, len(ratios), rep.StepRatioMin, rep.StepRatioMax)
+		vs := fmt.Sprintf("vs blocks of %-3d", rep.VsBlockTokens)
+		if rep.VsCache != "" {
+			vs = fmt.Sprintf("vs %s, blocks of %d:", rep.VsCache, rep.VsBlockTokens)
+		}
+		fmt.Fprintf(stdout, "%s %.1f µs wall (%d steps, alternate turns): step time ratio %.3f (median of %d rounds, %.3f–%.3f)\n",
+			vs, rep.VsStepMicros, vsSteps, rep.StepRatio, len(ratios), rep.StepRatioMin, rep.StepRatioMax)
 	}
 	if rep.BetweenGBs > 0 {
 		fmt.Fprintf(stdout, "between steps   %.2f GB/s read by the same threads in the reads between the steps: %.1f%% of it\n", rep.BetweenGBs, 100*rep.FracOfBetween)

@@ -311,6 +311,8 @@ func TestBenchAttentionAndBandwidthJSON(t *testing.T) {
 			"--time", "50ms", "--rounds", "3", "--warm"}, []string{"cache", "ctx", "gb_per_s", "bandwidth_gb_per_s", "frac_of_bandwidth"}},
 		{[]string{"bench", "attention", "--cache", "q4", "--ctx", "300", "--heads", "4", "--kv-heads", "2", "--head-dim", "32",
 			"--time", "50ms", "--rounds", "3", "--vs-block-tokens", "128"}, []string{"block_tokens", "vs_block_tokens", "vs_step_us", "step_ratio", "step_ratio_min", "step_ratio_max"}},
+		{[]string{"bench", "attention", "--cache", "kivi3:rope=pre/kivi2", "--ctx", "300", "--heads", "4", "--kv-heads", "4", "--head-dim", "64",
+			"--time", "50ms", "--rounds", "3", "--vs-cache", "kivi2"}, []string{"vs_cache", "vs_block_tokens", "vs_step_us", "step_ratio", "step_ratio_min", "step_ratio_max"}},
 		{[]string{"bench", "bandwidth", "--size", "64MiB", "--threads", "1", "--time", "50ms"}, nil},
 	}
 	for i, tc := range tests {
