@@ -153,6 +153,36 @@ func testWindowGroups(t *testing.T, spec string, w int) {
 	}
 	cold, _ := ref.st.NewSeq()
 	ref.run(t, cold, toks, 0, cached, cached)
-	check("adopted prefix", f.run(t, c, toks, cached, m+20, 7), ref.run(t, cold, toks, cached, m+20, 7))
+	want := ref.run(t, cold, toks, cached, m+20, 7)
+	check("adopted prefix", f.run(t, c, toks, cached, m+20, 7), want)
 	checkAccounting(t, "window groups after adoption", f.st)
+
+	// The same prefix moved to another store through ExportPrefixBlock and
+	// ImportPrefixBlock (a shared tier) is adopted there as computed.
+	other := newWindowFixture(t, spec, w, 16, n)
+	parent := f.st.RootHash()
+	for i := range cached / B {
+		lo, hi := f.st.BlockTokenRange(i)
+		h := BlockHash(parent, toks[lo:hi])
+		blk, ok := f.st.ExportPrefixBlock(h)
+		if !ok {
+			t.Fatalf("block %d not exported", i)
+		}
+		if len(blk.Bytes) != f.st.Layout().BlockBytes || len(blk.Side) != 0 && len(blk.Side) != f.st.SideBytes(i) {
+			t.Fatalf("block %d: %d bytes and %d side bytes, want %d and %d", i, len(blk.Bytes), len(blk.Side), f.st.Layout().BlockBytes, f.st.SideBytes(i))
+		}
+		if err := other.st.ImportPrefixBlock(blk); err != nil {
+			t.Fatal(err)
+		}
+		if !other.st.HasBlock(h) {
+			t.Fatalf("block %d imported but not held", i)
+		}
+		parent = h
+	}
+	d, got, err := other.st.NewSeqWithPrefix(toks[:m])
+	if err != nil || got != cached {
+		t.Fatalf("imported prefix: adopted %d tokens (err %v), want %d", got, err, cached)
+	}
+	check("imported prefix", other.run(t, d, toks, cached, m+20, 7), want)
+	checkAccounting(t, "window groups after import", other.st)
 }

@@ -102,7 +102,7 @@ func runBenchTier(args []string, stdout, stderr io.Writer) error {
 		tiers = append(tiers, t)
 	}
 	B := probe.Config().BlockTokens
-	rep := tierReport{Cache: *cacheSpec, Tokens: (*tokens - 1) / B * B, BlockBytes: probe.BlockBytes()}
+	rep := tierReport{Cache: *cacheSpec, Tokens: (*tokens - 1) / B * B, BlockBytes: probe.Layout().BlockBytes}
 	for _, t := range tiers {
 		rep.Tiers = append(rep.Tiers, tierPoint{Tier: t.Name()})
 	}

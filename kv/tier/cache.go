@@ -154,7 +154,7 @@ func (c *Cache) Prefetch(ctx context.Context, tokens []int32) int {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	w := want{root: c.RootHash(), blockBytes: c.BlockBytes()}
+	w := want{root: c.RootHash(), blockBytes: c.Layout().BlockBytes} // every layer group's block
 	next := start
 	for _, ts := range c.tiers {
 		for next < full && !ts.down() {

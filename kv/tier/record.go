@@ -22,7 +22,7 @@ import (
 //	24         8     parent hash
 //	32         4     block index in its sequence (positions [index·B, (index+1)·B))
 //	36         4     token count n (the ids its hash names: kv.Store.BlockTokenRange)
-//	40         4     block length L (the store's BlockBytes)
+//	40         4     block length L (the store's Layout().BlockBytes: a block of each layer group)
 //	44         4     side-row length S (0: none; KIVI value windows and sinks only)
 //	48         4·n   token ids
 //	48+4n      L     the block's bytes as stored (compressed as the cache holds them)
