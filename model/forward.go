@@ -39,6 +39,13 @@ type workspace struct {
 	pieces                       []piece
 	out                          [][]float32
 	errs                         []error // per piece, of a layer's parallel Append and Attend
+	// runRows's state: the stage and layer it runs over stageN rows in stageParts
+	// runs, and stagePart, which runs one (made once: a closure per call would be
+	// garbage on every decode step).
+	stage              rowStage
+	stageLayer, stageN int
+	stageParts         int
+	stagePart          func(i int)
 }
 
 // piece is the part of one span that a pass runs: tokens at positions pos… of seq.
@@ -249,34 +256,13 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 
 	for li := range m.layers {
 		ly := &m.layers[li]
-		rmsNormRows(ws.xb, ws.x, ly.attnNorm, cfg.Dim, cfg.RMSEps)
+		m.runRows(stageAttnIn, li, n)
 		lt.lap(PartOther)
 		if err := linalg.MatMulMany([][]float32{ws.q, ws.k, ws.v}, []linalg.Matrix{ly.wq, ly.wk, ly.wv}, ws.xb, n); err != nil {
 			return fmt.Errorf("model: layer %d q/k/v: %w", li, err)
 		}
 		lt.lap(PartQKV)
-		if ly.bq != nil {
-			addBiasRows(ws.q, ly.bq)
-			addBiasRows(ws.k, ly.bk)
-			addBiasRows(ws.v, ly.bv)
-		}
-		if ly.qNorm != nil {
-			rmsNormRows(ws.q, ws.q, ly.qNorm, cfg.HeadDim, cfg.RMSEps)
-			rmsNormRows(ws.k, ws.k, ly.kNorm, cfg.HeadDim, cfg.RMSEps)
-		}
-		cos, sin := ws.cos, ws.sin
-		if ly.window > 0 && m.localFreq != nil {
-			cos, sin = ws.lcos, ws.lsin
-		}
-		for r := range n {
-			cs, sn := cos[r*half:(r+1)*half], sin[r*half:(r+1)*half]
-			for h := range cfg.Heads {
-				m.rope(ws.q[r*qd+h*cfg.HeadDim:r*qd+(h+1)*cfg.HeadDim], cs, sn)
-			}
-			for h := range cfg.KVHeads {
-				m.rope(ws.k[r*kvd+h*cfg.HeadDim:r*kvd+(h+1)*cfg.HeadDim], cs, sn)
-			}
-		}
+		m.runRows(stageQK, li, n)
 		lt.lap(PartOther)
 		if err := m.attendPieces(c, li, pieces); err != nil {
 			return err
@@ -286,31 +272,21 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 			return fmt.Errorf("model: layer %d attention output: %w", li, err)
 		}
 		lt.lap(PartAttnOut)
-		if ly.postAttn != nil {
-			rmsNormRows(ws.xb, ws.xb, ly.postAttn, cfg.Dim, cfg.RMSEps)
-		}
-		addRows(ws.x, ws.xb)
-
-		rmsNormRows(ws.xb, ws.x, ly.ffnNorm, cfg.Dim, cfg.RMSEps)
+		m.runRows(stageFFNIn, li, n)
 		lt.lap(PartOther)
 		if err := linalg.MatMulMany([][]float32{ws.hb, ws.hb2}, []linalg.Matrix{ly.wGate, ly.wUp}, ws.xb, n); err != nil {
 			return fmt.Errorf("model: layer %d gate/up: %w", li, err)
 		}
 		lt.lap(PartGateUp)
-		if cfg.GELU {
-			geluMul(ws.hb, ws.hb2)
-		} else if err := linalg.SiLUMul(ws.hb, ws.hb2); err != nil {
-			return fmt.Errorf("model: layer %d SwiGLU: %w", li, err)
-		}
+		m.runRows(stageAct, li, n)
 		lt.lap(PartOther)
 		if err := linalg.MatMul(ws.xb, ly.wDown, ws.hb, n); err != nil {
 			return fmt.Errorf("model: layer %d down: %w", li, err)
 		}
 		lt.lap(PartDown)
-		if ly.postFFN != nil {
-			rmsNormRows(ws.xb, ws.xb, ly.postFFN, cfg.Dim, cfg.RMSEps)
-		}
-		addRows(ws.x, ws.xb)
+	}
+	if len(m.layers) > 0 {
+		m.runRows(stageOut, len(m.layers)-1, n)
 	}
 	lt.lap(PartOther)
 	defer lt.lap(PartLogits)
