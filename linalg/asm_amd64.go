@@ -3,6 +3,8 @@ package linalg
 import (
 	"os"
 
+	"kvq/gguf"
+
 	"kvq/internal/cpufeat"
 )
 
@@ -10,9 +12,10 @@ import (
 // kernels in place ("avx2-asm"): F32 dots, SiLU and the quantization of activations;
 // with F16C as well the F16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K products. Every AVX2 CPU made has F16C; without it the other kernels stay scalar. With
 // AVX-512 VNNI as well ("avx512-vnni"), Q8_0 products take the exact kernels of
-// q8z_amd64.s, for one token and for many, and Q4_K products of many tokens the kernel
-// of q4kz_amd64.s, and with VBMI and GFNI the IQ4_NL and IQ4_XS products those of
-// iq4_amd64.s; KVQ_NOAVX512=1 in the environment keeps the AVX2 set (to compare).
+// q8z_amd64.s, for one token and for many, Q4_0 and Q5_0 products those of
+// q45z_amd64.s, Q4_K products of many tokens the kernel of q4kz_amd64.s, and with VBMI
+// and GFNI the IQ4_NL and IQ4_XS products those of iq4_amd64.s; KVQ_NOAVX512=1 in the
+// environment keeps the AVX2 set (to compare).
 
 func detectSIMD() *kernelSet {
 	if !cpufeat.AVX2FMA {
@@ -32,7 +35,7 @@ func detectSIMD() *kernelSet {
 	}
 	// The scalar set's exact Q8_0 kernels are slower than these; only the VNNI set
 	// below has fast ones.
-	k.dotQ8RowsX, k.dotQ8Tokens, k.dotQ4KTokens = nil, nil, nil
+	k.dotQ8RowsX, k.dotQ8Tokens, k.dotQ4KTokens, k.exactBlocks = nil, nil, nil, nil
 	if cpufeat.F16C && cpufeat.AVX512VNNI && os.Getenv("KVQ_NOAVX512") != "1" {
 		avx2 := k
 		alternateKernels = append(alternateKernels, &avx2)
@@ -41,6 +44,10 @@ func detectSIMD() *kernelSet {
 		k.dotQ4KTokens = dotQ4KTokensZ
 		if cpufeat.AVX512VBMIGFNI {
 			k.kRows = zKRows(k.kRows)
+		}
+		k.exactBlocks = map[gguf.TensorType]blockKernels{
+			gguf.TypeQ4_0: {dotQ4RowsZ, dotQ4TokensZ},
+			gguf.TypeQ5_0: {dotQ5RowsZ, dotQ5TokensZ},
 		}
 	}
 	return &k

@@ -43,7 +43,12 @@
 // the same order). With AVX-512 VBMI and GFNI as well, the one-token IQ4_NL and IQ4_XS
 // products take kernels that split nibbles with VGF2P8AFFINEQB and multiply the
 // looked-up levels (plus 128, unsigned) by VPDPBUSD, less 128 times the activation
-// blocks' code sums (iq4_amd64.s).
+// blocks' code sums (iq4_amd64.s). Q4_0 and Q5_0 products compute their scalar
+// references' sums bit for bit as Q8_0's do (the same per-block arithmetic): q4Rows1Z and q5Rows1Z for one
+// token (the nibbles dotted unsigned, their offset times the block's code sum taken off
+// after), and from 6 tokens the rows of a chunk expanded to Q8_0 blocks (q4ExpandZ,
+// q5ExpandZ: once per call, shared by its tokens) multiplied by q8TokensZ (blockexact.go,
+// q45z_amd64.s).
 //
 // # Blocking
 //

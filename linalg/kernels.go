@@ -73,6 +73,10 @@ type kernelSet struct {
 	// kRows are the rows kernels (dotQ4KRows's contract) of Q5_K, Q3_K, Q2_K, IQ4_NL
 	// and IQ4_XS (kquants.go).
 	kRows map[gguf.TensorType]kKernel
+	// exactBlocks, when it has an entry for a type (Q4_0, Q5_0), holds kernels that
+	// compute the type's scalar reference sums bit for bit for one token and for
+	// many: the set's products of the type go through them (blockexact.go).
+	exactBlocks map[gguf.TensorType]blockKernels
 	// quantQ8 quantizes x per 32-value block: xd[b] = max|x|/127, xq = round(x/xd[b]);
 	// len(x) == len(xq) == 32·len(xd).
 	quantQ8 func(xq []int8, xd []float32, x []float32)
@@ -103,6 +107,7 @@ var scalarKernels = &kernelSet{
 	siluMul:     siluMulScalar,
 	quantQ8:     quantQ8Scalar,
 	kRows:       scalarKRows,
+	exactBlocks: scalarExactBlocks,
 }
 
 // simdKernels is the SIMD kernel set of this build for this CPU, or nil when there is none
@@ -307,8 +312,10 @@ func dotQ4Scalar(w []byte, xq []int8, xd []float32) float32 {
 	w = w[:len(xd)*q4BlockBytes]
 	xq = xq[:len(xd)*blockElems]
 	for b := range xd {
-		s += f16Table[uint16(w[b*q4BlockBytes])|uint16(w[b*q4BlockBytes+1])<<8] * xd[b] *
-			float32(dotCodes4((*[q4BlockBytes]byte)(w[b*q4BlockBytes:]), (*[blockElems]int8)(xq[b*blockElems:])))
+		p := f16Table[uint16(w[b*q4BlockBytes])|uint16(w[b*q4BlockBytes+1])<<8] * xd[b]
+		// Rounded on its own (no fused multiply-add), as dotQ8Scalar's: the sum of
+		// the exact kernels (blockexact.go).
+		s += float32(p * float32(dotCodes4((*[q4BlockBytes]byte)(w[b*q4BlockBytes:]), (*[blockElems]int8)(xq[b*blockElems:]))))
 	}
 	return s
 }
@@ -353,7 +360,8 @@ func dotQ5Scalar(w []byte, xq []int8, xd []float32) float32 {
 		for j, x := range (*[blockElems]int8)(xq[b*blockElems:]) {
 			a += q5Weight(blk, j) * int32(x)
 		}
-		s += f16Table[uint16(blk[0])|uint16(blk[1])<<8] * xd[b] * float32(a)
+		p := f16Table[uint16(blk[0])|uint16(blk[1])<<8] * xd[b]
+		s += float32(p * float32(a)) // rounded on its own, as in dotQ4Scalar
 	}
 	return s
 }

@@ -358,22 +358,12 @@ var quantTypes = map[gguf.TensorType]*quantType{
 			return k.dotQ8Tokens
 		},
 	},
-	gguf.TypeQ4_0: {
-		rows: func(k *kernelSet, out []float32, w []byte, rb int, xq []int8, xd []float32, _ []int32) {
-			k.dotQ4Rows(out, w, rb, xq, xd)
-		},
-		rows2: func(k *kernelSet, out0, out1 []float32, w []byte, rb int, xq []int8, xd []float32, _ []int32) {
-			k.dotQ4Rows2(out0, out1, w, rb, xq, xd)
-		},
-	},
-	gguf.TypeQ5_0: {
-		rows: func(k *kernelSet, out []float32, w []byte, rb int, xq []int8, xd []float32, _ []int32) {
-			k.dotQ5Rows(out, w, rb, xq, xd)
-		},
-		rows2: func(k *kernelSet, out0, out1 []float32, w []byte, rb int, xq []int8, xd []float32, _ []int32) {
-			k.dotQ5Rows2(out0, out1, w, rb, xq, xd)
-		},
-	},
+	gguf.TypeQ4_0: blockQuantType(gguf.TypeQ4_0,
+		func(k *kernelSet) func([]float32, []byte, int, []int8, []float32) { return k.dotQ4Rows },
+		func(k *kernelSet) func([]float32, []float32, []byte, int, []int8, []float32) { return k.dotQ4Rows2 }),
+	gguf.TypeQ5_0: blockQuantType(gguf.TypeQ5_0,
+		func(k *kernelSet) func([]float32, []byte, int, []int8, []float32) { return k.dotQ5Rows },
+		func(k *kernelSet) func([]float32, []float32, []byte, int, []int8, []float32) { return k.dotQ5Rows2 }),
 	gguf.TypeQ4_K: {
 		sums:           always,
 		packSigned:     true,

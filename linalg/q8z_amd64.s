@@ -1,6 +1,7 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "blockz_amd64.h"
 
 // Q8_0 products with AVX-512 VNNI (VPDPBUSD: four u8·s8 products summed into each int32
 // lane) that compute dotQ8Scalar's sum bit for bit, for one token or many: per block b
@@ -8,20 +9,6 @@
 // s = s + (d_w(b)·xd[b])·float32(I), block after block, three rounded float32
 // operations (no FMA). Both kernels keep that order, so a token's result is the same
 // whether it is multiplied alone (q8Rows1Z) or among many (q8TokensZ).
-
-// F16X4 leaves in R9 the four binary16 values at a, b, c and d, a's in bits 0–15 and
-// d's in bits 48–63; R10 is scratch.
-#define F16X4(a, b, c, d) \
-	MOVWQZX a, R9 \
-	MOVWQZX b, R10 \
-	SHLQ    $16, R10 \
-	ORQ     R10, R9 \
-	MOVWQZX c, R10 \
-	SHLQ    $32, R10 \
-	ORQ     R10, R9 \
-	MOVWQZX d, R10 \
-	SHLQ    $48, R10 \
-	ORQ     R10, R9
 
 // func q8PrepZ(dw *float32, corr *int32, w *byte, rowBytes, rows, nb int)
 // For the Q8_0 rows at w+r·rowBytes, r < rows (a multiple of 4), in 4-row tiles: the
@@ -389,13 +376,10 @@ tstored:
 	VZEROUPPER
 	RET
 
-// R1DOT(woff, xoff, dst): the eight partial sums of the block at woff(R8) (codes + 128)
-// against the activation codes at xoff(DI), into dst. Y15: bytes 0x80.
-#define R1DOT(woff, xoff, dst) \
-	VMOVDQU  (woff+2)(R8), Y1 \
-	VPXOR    Y15, Y1, Y1 \
-	VPXOR    dst, dst, dst \
-	VPDPBUSD xoff(DI), Y1, dst
+// Q8CODES(off): the codes + 128 of the Q8_0 block at off(R8) in Y1 (Y15: bytes 0x80).
+#define Q8CODES(off) \
+	VMOVDQU (off+2)(R8), Y1 \
+	VPXOR   Y15, Y1, Y1
 
 // func q8Rows1Z(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, xsum *int32, nb int)
 // out[r] = Σ_b (d_w(r,b)·xd[b])·I(r,b) for the rows at w+r·rowBytes, r < rows, one token
@@ -425,100 +409,20 @@ r1row:
 	VXORPS X0, X0, X0
 
 r1block8:
-	CMPQ         CX, $8
-	JL           r1block
-	PREFETCHT0   4096(R8)
-	PREFETCHT0   4160(R8)
-	PREFETCHT0   4224(R8)
-	PREFETCHT0   4288(R8)
-	PREFETCHT0   4352(R8)
-	R1DOT(0, 0, Y5)
-	R1DOT(34, 32, Y6)
-	R1DOT(68, 64, Y7)
-	R1DOT(102, 96, Y8)
-	R1DOT(136, 128, Y9)
-	R1DOT(170, 160, Y10)
-	R1DOT(204, 192, Y11)
-	R1DOT(238, 224, Y12)
-	// Eight blocks' partial sums to one vector of their sums (integers: any order).
-	VPHADDD      Y6, Y5, Y5
-	VPHADDD      Y8, Y7, Y7
-	VPHADDD      Y10, Y9, Y9
-	VPHADDD      Y12, Y11, Y11
-	VPHADDD      Y7, Y5, Y5
-	VPHADDD      Y11, Y9, Y9
-	VPERM2I128   $0x20, Y9, Y5, Y6
-	VPERM2I128   $0x31, Y9, Y5, Y7
-	VPADDD       Y7, Y6, Y6
-	VMOVDQU      (R14), Y7
-	VPSLLD       $7, Y7, Y7
-	VPSUBD       Y7, Y6, Y6
-	VCVTDQ2PS    Y6, Y6
-	// The eight binary16 scales, gathered by scalar loads, times xd: d_w·xd per block.
-	F16X4(0(R8), 34(R8), 68(R8), 102(R8))
-	VMOVQ        R9, X13
-	F16X4(136(R8), 170(R8), 204(R8), 238(R8))
-	VPINSRQ      $1, R9, X13, X13
-	VCVTPH2PS    X13, Y13
-	VMULPS       (R13), Y13, Y13
-	VMULPS       Y13, Y6, Y6
-	// s = s + q_b, block after block.
-	VADDSS       X6, X0, X0
-	VMOVSHDUP    X6, X7
-	VADDSS       X7, X0, X0
-	VPERMILPS    $0xAA, X6, X7
-	VADDSS       X7, X0, X0
-	VPERMILPS    $0xFF, X6, X7
-	VADDSS       X7, X0, X0
-	VEXTRACTF128 $1, Y6, X6
-	VADDSS       X6, X0, X0
-	VMOVSHDUP    X6, X7
-	VADDSS       X7, X0, X0
-	VPERMILPS    $0xAA, X6, X7
-	VADDSS       X7, X0, X0
-	VPERMILPS    $0xFF, X6, X7
-	VADDSS       X7, X0, X0
-	ADDQ         $272, R8
-	ADDQ         $256, DI
-	ADDQ         $32, R13
-	ADDQ         $32, R14
-	SUBQ         $8, CX
-	JMP          r1block8
+	CMPQ CX, $8
+	JL   r1block
+	R1BLOCKS8(Q8CODES, 34, 7)
+	SUBQ $8, CX
+	JMP  r1block8
 
 r1block:
-	TESTQ        CX, CX
-	JE           r1end
-	PREFETCHT0   4096(R8)
-	VMOVDQU      2(R8), Y1
-	VPXOR        Y15, Y1, Y1
-	VPXOR        Y2, Y2, Y2
-	VPDPBUSD     (DI), Y1, Y2
-	VEXTRACTI128 $1, Y2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0x4E, X2, X3
-	VPADDD       X3, X2, X2
-	VPSHUFD      $0xB1, X2, X3
-	VPADDD       X3, X2, X2
-	VMOVD        X2, R9
-	MOVL         (R14), R10
-	SHLL         $7, R10
-	SUBL         R10, R9
-	VCVTSI2SSL   R9, X3, X3
-	MOVWQZX      (R8), R10
-	VMOVD        R10, X4
-	VCVTPH2PS    X4, X4
-	VMULSS       (R13), X4, X4
-	VMULSS       X4, X3, X3
-	VADDSS       X3, X0, X0
-	ADDQ         $34, R8
-	ADDQ         $32, DI
-	ADDQ         $4, R13
-	ADDQ         $4, R14
-	DECQ         CX
-	JMP          r1block
+	TESTQ CX, CX
+	JE    r1end
+	R1BLOCK(Q8CODES, 34, 7)
+	DECQ  CX
+	JMP   r1block
 
 r1end:
-
 	VMOVSS X0, (AX)
 	ADDQ   $4, AX
 	ADDQ   rowBytes+16(FP), SI
