@@ -39,7 +39,7 @@ type Kind uint8
 const (
 	F32     Kind = iota + 1 // plain float32 values in Src.F
 	Rows                    // one Src.Row-encoded row per token and head in Src.Bytes
-	Channel                 // Src.Chan-encoded blocks of G tokens per head in Src.Bytes (keys only)
+	Channel                 // Src.Chan-encoded blocks of G tokens per head in Src.Bytes
 )
 
 // Src locates the keys or the values of one span for every KV head.
@@ -49,7 +49,8 @@ const (
 //     (strides in bytes).
 //   - Channel: the span's token i is token Off+i of a run of whole blocks of G tokens;
 //     block j of head h is Bytes[h*HeadStride+j*Stride:][:Chan.BlockBytes(G, headDim)].
-//     Scores are computed for whole blocks and the span's part is used.
+//     Scores are computed for whole blocks and the span's part is used. Values
+//     stored so need a Chan that adds on its codes (quant.ChannelAdder).
 //
 // RoPE, optional with Channel, says the keys were stored before RoPE: the span's
 // token i is at position Span.Pos + i, and its key is rotated there while it is
@@ -203,7 +204,7 @@ func (p *partial) reset(sh Shape, maxSpan, g int) {
 	clear(p.acc)
 	group := sh.Heads / sh.KVHeads
 	p.scores = grow32(p.scores, max(group*max(maxSpan, batchTokens), scoreFloats))
-	p.tile = grow32(p.tile, max(quant.ScratchFloats(sh.HeadDim), g*sh.HeadDim))
+	p.tile = grow32(p.tile, max(quant.ScratchFloats(sh.HeadDim), g*sh.HeadDim, quant.ChannelAddFloats(group, sh.HeadDim)))
 	p.lo = grow32(p.lo, sh.HeadDim)
 	p.sc = grow32(p.sc, sh.HeadDim)
 	p.qrot = grow32(p.qrot, sh.Heads*sh.HeadDim)
@@ -392,7 +393,9 @@ func checkSpan(s *Span, sh Shape) error {
 		return err
 	}
 	if s.V.Kind == Channel {
-		return fmt.Errorf("%w: values cannot be stored per channel", ErrShape)
+		if _, ok := s.V.Chan.(quant.ChannelAdder); !ok || s.V.RoPE != nil {
+			return fmt.Errorf("%w: values stored per channel need a codec that adds on its codes (quant.ChannelAdder) and no RoPE", ErrShape)
+		}
 	}
 	return checkSrc(&s.V, s.N, sh, "values")
 }
@@ -624,6 +627,9 @@ func addValues(acc, w []float32, ld int, s *Span, kh, d, group int, p *partial) 
 			return
 		}
 		quant.AddRows(v.Row, acc, w, ld, group, v.Bytes[kh*v.HeadStride:], v.Stride, n, p.tile)
+	case Channel:
+		// checkSpan made sure the codec adds on its codes.
+		quant.AddChannelSpan(v.Chan.(quant.ChannelAdder), acc, w, ld, group, v.Bytes[kh*v.HeadStride:], v.Stride, v.G, v.Off, n, d, p.tile)
 	}
 }
 

@@ -266,8 +266,10 @@ func checkSpans(spans []Span, sh Shape, opt Options) (maxSpan, maxG int, err err
 			return 0, 0, fmt.Errorf("%w: span %d has delta %d but Options.Rotate is nil", ErrShape, i, spans[i].Delta)
 		}
 		maxSpan = max(maxSpan, spans[i].N)
-		if spans[i].K.Kind == Channel {
-			maxG = max(maxG, spans[i].K.G)
+		for _, c := range [2]*Src{&spans[i].K, &spans[i].V} {
+			if c.Kind == Channel {
+				maxG = max(maxG, c.G)
+			}
 		}
 	}
 	return maxSpan, maxG, nil

@@ -11,8 +11,10 @@ type sideCodecs struct {
 	kRow  quant.RowCodec     // keys stored per token (nil for KIVI keys)
 	kChan quant.ChannelCodec // KIVI keys: per channel over blocks of kGroup tokens
 	kG    int                // key block length in tokens (KIVI keys only)
-	vRow  quant.RowCodec
-	r     int // value residual in tokens (KIVI values only; 0 = none)
+	vRow  quant.RowCodec     // values stored per token (nil for values per channel)
+	vChan quant.ChannelAdder // values per channel over blocks of vG tokens
+	vG    int                // value block length in tokens (values per channel only)
+	r     int                // value residual in tokens (KIVI values only; 0 = none)
 	// kPlan and vPlan are kRow and vRow resolved for the head size: attention over
 	// the blocks skips the codecs' dispatch per span and head.
 	kPlan, vPlan *quant.RowPlan
@@ -47,7 +49,11 @@ func codecsFor(sp Spec, d int) (sideCodecs, error) {
 			return c, fmt.Errorf("spec %v: %v takes no scale (only the types with s do: fp8e4m3, fp8e5m2)", sp, p.Type)
 		}
 	}
-	if k := sp.K.Type.entry(); k.Key != nil {
+	k, ve := sp.K.Type.entry(), sp.V.Type.entry()
+	if k.Key == nil && k.Row == nil || ve.Value == nil && ve.Row == nil {
+		return c, fmt.Errorf("spec %v: no codec for keys of %v or values of %v", sp, sp.K.Type, sp.V.Type)
+	}
+	if k.Key != nil {
 		c.kChan = k.Key()
 		c.kG = sp.K.G
 		if c.kG == 0 {
@@ -66,6 +72,17 @@ func codecsFor(sp Spec, d int) (sideCodecs, error) {
 			return c, fmt.Errorf("spec %v keys: %w", sp, err)
 		}
 	}
+	if ve.Value != nil {
+		c.vChan = ve.Value()
+		c.vG = sp.V.G
+		if c.vG == 0 {
+			c.vG = DefaultGroup
+		}
+		if c.vG < 1 {
+			return c, fmt.Errorf("spec %v: value group g=%d must be at least 1", sp, c.vG)
+		}
+		return c, nil
+	}
 	v, err := rowCodec(sp.V, d)
 	if err != nil {
 		return c, fmt.Errorf("spec %v values: %w", sp, err)
@@ -74,7 +91,7 @@ func codecsFor(sp Spec, d int) (sideCodecs, error) {
 	if c.vPlan, err = quant.NewRowPlan(v, d); err != nil {
 		return c, fmt.Errorf("spec %v values: %w", sp, err)
 	}
-	if sp.V.Type.entry().Takes(quant.ParamResidual) {
+	if ve.Takes(quant.ParamResidual) {
 		c.r = sp.V.R
 	}
 	return c, nil

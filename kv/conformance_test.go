@@ -54,6 +54,7 @@ type sim struct {
 	k, v     [][]float32 // rows as read in full precision: the f16 round trip of the originals
 	kq, vq   [][]float32 // rows after the compressed form's round trip
 	kiviKeys bool
+	vChan    bool       // values stored per channel over blocks of sp.V.G tokens
 	kblocks  [][][]byte // KIVI keys: the encoded block of tokens [iG, (i+1)G) of head h at [i][h]
 	// Keys stored before RoPE: kpos[j] is the decoded pre-RoPE key of position j
 	// rotated to j in float64 with angles formed directly (refRoPE).
@@ -104,7 +105,7 @@ func testRoPE(t *testing.T, d int) *quant.RoPE {
 }
 
 func newSim(t *testing.T, sp Spec, d, kvh int, k, v [][]float32, rope *quant.RoPE) *sim {
-	s := &sim{sp: sp, d: d, kvh: kvh, kiviKeys: sp.K.Type.IsKIVI(), rope: rope}
+	s := &sim{sp: sp, d: d, kvh: kvh, kiviKeys: sp.K.Type.IsKIVI(), vChan: sp.V.Type.ValuesPerChannel(), rope: rope}
 	n := len(k)
 	for j := range n {
 		s.k = append(s.k, roundTrip(quant.F16{}, k[j], d))
@@ -112,9 +113,13 @@ func newSim(t *testing.T, sp Spec, d, kvh int, k, v [][]float32, rope *quant.RoP
 	}
 	s.kq = make([][]float32, n)
 	s.vq = make([][]float32, n)
-	vr := refRow(t, sp.V, d)
-	for j := 0; j < n; j++ {
-		s.vq[j] = roundTrip(vr, v[j], d)
+	if s.vChan {
+		s.vq = blockRoundTrip(sp.V.Type.entry().Value(), s.v, sp.V.G, sp.Sinks, kvh, d)
+	} else {
+		vr := refRow(t, sp.V, d)
+		for j := 0; j < n; j++ {
+			s.vq[j] = roundTrip(vr, v[j], d)
+		}
 	}
 	if !s.kiviKeys {
 		kr := refRow(t, sp.K, d)
@@ -163,6 +168,36 @@ func newSim(t *testing.T, sp Spec, d, kvh int, k, v [][]float32, rope *quant.RoP
 	return s
 }
 
+// blockRoundTrip returns the rows (kvh heads of d values, f16 round trips) of every
+// whole block of G tokens as read back from their per-channel encoding by c, the
+// positions below sinks in a block that also holds others encoded as its first
+// other row (they are read in f16); rows of an unfinished block are nil.
+func blockRoundTrip(c quant.ChannelCodec, rows [][]float32, G, sinks, kvh, d int) [][]float32 {
+	out := make([][]float32, len(rows))
+	buf := make([]byte, c.BlockBytes(G, d))
+	blk, dec := make([]float32, G*d), make([]float32, G*d)
+	for gs := 0; gs+G <= len(rows); gs += G {
+		for j := gs; j < gs+G; j++ {
+			out[j] = make([]float32, kvh*d)
+		}
+		for h := range kvh {
+			for i := range G {
+				src := gs + i
+				if src < sinks && sinks < gs+G {
+					src = sinks
+				}
+				copy(blk[i*d:], rows[src][h*d:(h+1)*d])
+			}
+			c.Encode(buf, blk, G, d)
+			c.Decode(dec, buf, G, d)
+			for i := range G {
+				copy(out[gs+i][h*d:], dec[i*d:(i+1)*d])
+			}
+		}
+	}
+	return out
+}
+
 func roundTrip(c quant.RowCodec, x []float32, d int) []float32 {
 	out := make([]float32, len(x))
 	buf := make([]byte, c.RowBytes(d))
@@ -185,7 +220,7 @@ func (s *sim) view(p int) (keys, vals [][]float32, coded []bool) {
 		}
 		coded = append(coded, !f32)
 		val := s.vq[j]
-		if j < S || (s.sp.V.Type.IsKIVI() && j > p-s.sp.V.R) {
+		if j < S || (s.vChan && j-j%s.sp.V.G+s.sp.V.G > p+1) || (!s.vChan && s.sp.V.Type.IsKIVI() && j > p-s.sp.V.R) {
 			val = s.v[j]
 		}
 		keys = append(keys, key)
@@ -413,7 +448,10 @@ func runConformance(t *testing.T, name string, sp Spec, d, ratio, L, window int,
 			}
 		}
 	}
-	vround := quant.AddRowsRounding(refRow(t, sp.V, d), d) * 2.01 * vmax
+	var vround float64 // per-channel values are summed in float
+	if !ref.vChan {
+		vround = quant.AddRowsRounding(refRow(t, sp.V, d), d) * 2.01 * vmax
+	}
 	start := L - n
 
 	// A: the history before start in one prefill, then one prefill step of n tokens.

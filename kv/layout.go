@@ -100,6 +100,7 @@ type piece struct{ off, n int }
 // (i mod G/B)-th of G/B equal parts of the bytes of the key block of tokens
 // [iB − iB mod G, …+G) for block i of a sequence. Either way the key bytes of n
 // tokens at the start of a block take n·BlockBytes(G, HeadDim)/G bytes (kBytes).
+// Values stored per channel are laid out as KIVI keys, G always dividing B.
 type layer struct {
 	spec Spec
 	sideCodecs
@@ -107,12 +108,12 @@ type layer struct {
 	preRoPE        bool        // keys stored before RoPE (rope=pre)
 	sinksK, sinksV int         // sink rows kept per side (0 when that side is lossless)
 
-	kRowBytes, kBlkBytes, vRowBytes int
-	kHeadStride, vHeadStride        int  // bytes per head section
-	kSplit                          bool // a KIVI key group spans G/B blocks
-	kOff, vOff                      int  // section offsets inside its group's block
-	bytes                           int  // bytes of this layer per block
-	grp, inGrp                      int  // its group (geometry.groups) and its index among the group's layers
+	kRowBytes, kBlkBytes, vRowBytes, vBlkBytes int
+	kHeadStride, vHeadStride                   int  // bytes per head section
+	kSplit                                     bool // a KIVI key group spans G/B blocks
+	kOff, vOff                                 int  // section offsets inside its group's block
+	bytes                                      int  // bytes of this layer per block
+	grp, inGrp                                 int  // its group (geometry.groups) and its index among the group's layers
 }
 
 // group is a set of layers with one attention window that share one block table
@@ -225,7 +226,7 @@ func newGeometry(cfg Config) (*geometry, error) {
 		if o, ok := cfg.LayerSpecs[i]; ok {
 			sp = o
 		}
-		if sp.K.Type.entry().Row == nil || sp.V.Type.entry().Row == nil {
+		if k, v := sp.K.Type.entry(), sp.V.Type.entry(); k.Row == nil && k.Key == nil || v.Row == nil && v.Value == nil {
 			return nil, fmt.Errorf("kv: config: layer %d has no valid cache type (%q/%q; set Config.Spec, e.g. with ParseSpec)", i, sp.K.Type, sp.V.Type)
 		}
 		if sp.Sinks < 0 {
@@ -255,7 +256,16 @@ func newGeometry(cfg Config) (*geometry, error) {
 			ly.sinksV = sp.Sinks
 		}
 		g.workK = g.workK || c.kChan != nil
-		g.workV = g.workV || c.r > 0
+		g.workV = g.workV || c.r > 0 || c.vChan != nil
+		if c.vChan != nil { // value blocks are never split: B becomes a multiple of G
+			unit = lcm(unit, c.vG)
+			if unit > MaxBlockTokens {
+				return nil, fmt.Errorf("kv: config: the per-channel value blocks of the layers need blocks of a multiple of %d tokens, more than %d", unit, MaxBlockTokens)
+			}
+			if B%c.vG != 0 {
+				split = MaxBlockTokens + 1
+			}
+		}
 		if c.kChan != nil {
 			unit = lcm(unit, c.kG)
 			if unit > MaxBlockTokens {
@@ -285,7 +295,12 @@ func newGeometry(cfg Config) (*geometry, error) {
 		for _, i := range gr.layers {
 			ly := &g.layers[i]
 			ly.grp, ly.inGrp = gi, len(gr.pieces)/(2*cfg.KVHeads)
-			ly.vRowBytes = ly.vRow.RowBytes(d)
+			if ly.vChan != nil {
+				ly.vBlkBytes = ly.vChan.BlockBytes(ly.vG, d)
+			} else {
+				ly.vRowBytes = ly.vRow.RowBytes(d)
+			}
+			ly.vHeadStride = ly.vBytes(B)
 			if ly.kChan != nil {
 				ly.kBlkBytes = ly.kChan.BlockBytes(ly.kG, d)
 				ly.kSplit = ly.kG > B
@@ -294,7 +309,6 @@ func newGeometry(cfg Config) (*geometry, error) {
 				ly.kRowBytes = ly.kRow.RowBytes(d)
 				ly.kHeadStride = B * ly.kRowBytes
 			}
-			ly.vHeadStride = B * ly.vRowBytes
 			ly.kOff = off
 			ly.vOff = off + cfg.KVHeads*ly.kHeadStride
 			ly.bytes = cfg.KVHeads * (ly.kHeadStride + ly.vHeadStride)
@@ -325,6 +339,15 @@ func newGeometry(cfg Config) (*geometry, error) {
 // kBytes is the key bytes of n tokens of a KIVI-key layer starting at a block or
 // key group boundary, n a multiple of B or of G (see layer).
 func (ly *layer) kBytes(n int) int { return n * ly.kBlkBytes / ly.kG }
+
+// vBytes is the value bytes of n tokens of layer ly starting at a block boundary (n
+// a multiple of the value blocks' G where values are stored per channel).
+func (ly *layer) vBytes(n int) int {
+	if ly.vChan != nil {
+		return n / ly.vG * ly.vBlkBytes
+	}
+	return n * ly.vRowBytes
+}
 
 // unitEnd is the end of the prefix unit of block i (see geometry.U): the position
 // up to which the tokens decide its bytes.
@@ -396,7 +419,7 @@ func (g *geometry) needsRoPE() error {
 // validate asks codecs that can tell whether their parameters are usable.
 func validate(c sideCodecs) error {
 	type validator interface{ Validate() error }
-	for _, x := range []any{c.kRow, c.kChan, c.vRow} {
+	for _, x := range []any{c.kRow, c.kChan, c.vRow, c.vChan} {
 		if v, ok := x.(validator); ok {
 			if err := v.Validate(); err != nil {
 				return err
@@ -480,7 +503,7 @@ func SteadyLayerTokens(cfg Config, n int) ([]int, error) {
 type Tail struct {
 	Codec     string `json:"codec"`      // codec of the rows, e.g. "f16"
 	KeyRows   int    `json:"key_rows"`   // keys of the unfinished KIVI key group (G−1 per KIVI-key layer)
-	ValueRows int    `json:"value_rows"` // KIVI value residual (r−1 per KIVI-value layer)
+	ValueRows int    `json:"value_rows"` // KIVI value residual (r−1 per KIVI-value layer), unfinished value block (G−1 per layer of values per channel)
 	SinkRows  int    `json:"sink_rows"`  // sink rows of lossy sides (keys and values)
 	WorkRows  int    `json:"work_rows"`  // the step's rows: one per side that has rings
 	RowBytes  int    `json:"row_bytes"`  // bytes of one row: one token's keys or values of one layer
@@ -545,6 +568,9 @@ func (ly *layer) kTailStart(p0 int) int {
 }
 
 func (ly *layer) vTailStart(p0 int) int {
+	if ly.vChan != nil {
+		return p0 - p0%ly.vG
+	}
 	if ly.r == 0 {
 		return p0
 	}
@@ -552,11 +578,16 @@ func (ly *layer) vTailStart(p0 int) int {
 }
 
 func (ly *layer) hasKTail() bool { return ly.kChan != nil }
-func (ly *layer) hasVTail() bool { return ly.r > 0 }
+func (ly *layer) hasVTail() bool { return ly.r > 0 || ly.vChan != nil }
 
 // kSteady and vSteady are the most rows a ring holds between steps (its capacity
 // once the sequence is long enough): G−1 keys, r−1 values.
 func (ly *layer) kSteady() int { return ly.kG - 1 }
-func (ly *layer) vSteady() int { return max(0, ly.r-1) }
+func (ly *layer) vSteady() int {
+	if ly.vChan != nil {
+		return ly.vG - 1
+	}
+	return max(0, ly.r-1)
+}
 
 var errNotExact = errors.New("full-precision rows no longer held")

@@ -118,7 +118,7 @@ func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float3
 	switch {
 	case pos < ly.sinksV:
 		st.g.tail.Decode(dst, t.sv[pos*tr+head*th:][:th])
-	case ly.r > 0 && pos >= ly.vTailStart(end):
+	case ly.hasVTail() && pos >= ly.vTailStart(end):
 		row := f32(&t.v, s.work.v)
 		if row == nil {
 			return fmt.Errorf("kv: read values of sequence %d layer %d: position %d is not held in full precision", id, layer, pos)
@@ -126,6 +126,11 @@ func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float3
 		st.g.tail.Decode(dst, row)
 	case freed() != nil:
 		return freed()
+	case ly.vChan != nil:
+		G := ly.vG
+		buf := make([]float32, G*d)
+		ly.vChan.Decode(buf, st.vSec(blk, ly, head)[slot/G*ly.vBlkBytes:][:ly.vBlkBytes], G, d)
+		copy(dst, buf[(slot%G)*d:][:d])
 	default:
 		ly.vRow.Decode(dst, st.vSec(blk, ly, head)[slot*ly.vRowBytes:][:ly.vRowBytes])
 	}
@@ -151,10 +156,14 @@ type LayerLayout struct {
 	KRowBytes            int
 	KChannel             quant.ChannelCodec
 	KGroup, KGroupBytes  int
-	// Values: always per-token rows of VRowBytes, written by VRow.
+	// Values: VOffset as KOffset. Exactly one of VRow (per-token values, VRowBytes
+	// per row) and VChannel (values per channel, VGroup tokens per block of
+	// VGroupBytes, laid out as KIVI key blocks) is set.
 	VOffset, VHeadStride int
 	VRow                 quant.RowCodec
 	VRowBytes            int
+	VChannel             quant.ChannelCodec
+	VGroup, VGroupBytes  int
 }
 
 // BlockLayout is the byte layout of the blocks of B tokens of a Store, every layer:
@@ -183,7 +192,12 @@ func (st *Store) Layout() BlockLayout {
 		at := ly.grp * st.g.blockBytes
 		l := LayerLayout{Spec: ly.spec,
 			KOffset: at + ly.kOff, KHeadStride: ly.kHeadStride,
-			VOffset: at + ly.vOff, VHeadStride: ly.vHeadStride, VRow: ly.vRow, VRowBytes: ly.vRowBytes}
+			VOffset: at + ly.vOff, VHeadStride: ly.vHeadStride}
+		if ly.vChan != nil {
+			l.VChannel, l.VGroup, l.VGroupBytes = ly.vChan, ly.vG, ly.vBlkBytes
+		} else {
+			l.VRow, l.VRowBytes = ly.vRow, ly.vRowBytes
+		}
 		if ly.kChan != nil {
 			l.KChannel, l.KGroup, l.KGroupBytes = ly.kChan, ly.kG, ly.kBlkBytes
 		} else {

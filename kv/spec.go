@@ -69,6 +69,10 @@ func (t Type) String() string {
 // types).
 func (t Type) IsKIVI() bool { return t.entry().Key != nil }
 
+// ValuesPerChannel reports whether t stores values per channel over blocks of g
+// tokens (its keys too, as the KIVI types do).
+func (t Type) ValuesPerChannel() bool { return t.entry().Value != nil }
+
 // HasGroup reports whether t takes the group parameter g.
 func (t Type) HasGroup() bool { return t.entry().Takes(quant.ParamGroup) }
 

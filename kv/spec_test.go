@@ -3,6 +3,8 @@ package kv
 import (
 	"strings"
 	"testing"
+
+	"kvq/quant"
 )
 
 func TestParseSpec(t *testing.T) {
@@ -62,7 +64,7 @@ func TestPartString(t *testing.T) {
 			if !typ.HasGroup() {
 				p.G = 0
 			}
-			if !typ.IsKIVI() {
+			if !typ.entry().Takes(quant.ParamResidual) {
 				p.R = 0
 			}
 			sp, err := ParseSpec(p.String())

@@ -66,7 +66,9 @@ func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 			if ly.kRow != nil {
 				ly.kRow.Encode(st.kSec(blk, ly, h)[slot*ly.kRowBytes:][:ly.kRowBytes], kr[h*d:(h+1)*d])
 			}
-			ly.vRow.Encode(st.vSec(blk, ly, h)[slot*ly.vRowBytes:][:ly.vRowBytes], vr[h*d:(h+1)*d])
+			if ly.vRow != nil {
+				ly.vRow.Encode(st.vSec(blk, ly, h)[slot*ly.vRowBytes:][:ly.vRowBytes], vr[h*d:(h+1)*d])
+			}
 		}
 		if p < ly.sinksK {
 			st.encodeTail(t.sk[p*tr:(p+1)*tr], kr)
@@ -74,8 +76,11 @@ func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 		if p < ly.sinksV {
 			st.encodeTail(t.sv[p*tr:(p+1)*tr], vr)
 		}
-		if ly.hasKTail() && (p+1)%ly.kG == 0 {
+		if ly.kChan != nil && (p+1)%ly.kG == 0 {
 			st.encodeKeyBlock(s, ly, t, p+1-ly.kG)
+		}
+		if ly.vChan != nil && (p+1)%ly.vG == 0 {
+			st.encodeValueBlock(s, ly, t, p+1-ly.vG)
 		}
 	}
 	if st.sides {
@@ -133,21 +138,13 @@ func (st *Store) encodeTail(dst []byte, src []float32) {
 // the block's first non-sink key. Layers that store keys before RoPE rotate each key
 // back by its position first (the rows kept in full precision stay as they came).
 func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, gs int) {
-	d, G, tr, th := st.g.cfg.HeadDim, ly.kG, st.g.tailRow, st.g.tailHead
+	d, G, th := st.g.cfg.HeadDim, ly.kG, st.g.tailHead
 	// The buffer holds one head's block, then each token's angles back (cos, sin).
 	if cap(s.encBuf) < 2*G*d {
 		s.encBuf = make([]float32, 2*G*d)
 	}
 	buf, angles := s.encBuf[:G*d], s.encBuf[G*d:2*G*d]
-	// keyPos is the position whose key block token i holds. Sink keys are read from
-	// their f16 rows, never from this block: the first non-sink key takes their place
-	// so that their outliers do not widen the per-channel ranges of the others.
-	keyPos := func(i int) int {
-		if q := gs + i; q >= ly.sinksK || ly.sinksK >= gs+G {
-			return q
-		}
-		return ly.sinksK
-	}
+	keyPos := func(i int) int { return blockPos(gs, i, G, ly.sinksK) }
 	hp := 0 // rotated pairs
 	if ly.rope != nil {
 		// Keys arrived rotated at their positions and are stored before RoPE: the
@@ -165,16 +162,7 @@ func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, gs int) {
 	}
 	for h := 0; h < st.g.cfg.KVHeads; h++ {
 		for i := 0; i < G; i++ {
-			q := keyPos(i)
-			var row []byte
-			switch {
-			case q >= s.base:
-				row = s.work.k[(q-s.base)*tr : (q-s.base+1)*tr]
-			case q >= t.k.start:
-				row = t.k.at(q)
-			default:
-				row = t.sk[q*tr : (q+1)*tr]
-			}
+			row := st.sideRow(s, t, keyPos(i), true)
 			st.g.tail.Decode(buf[i*d:(i+1)*d], row[h*th:(h+1)*th])
 			if ly.rope != nil {
 				quant.RotatePairs(buf[i*d:(i+1)*d], angles[2*i*hp:][:hp], angles[(2*i+1)*hp:][:hp], ly.rope.NeoX())
@@ -189,6 +177,53 @@ func (st *Store) encodeKeyBlock(s *seq, ly *layer, t *tail, gs int) {
 			part = part[copy(st.kSec(s.tables[ly.grp][gs/B+j], ly, h)[:ly.kHeadStride], part):]
 		}
 	}
+}
+
+// encodeValueBlock encodes the block of values per channel of positions [gs, gs+G)
+// of every head into its block (B is a multiple of G), as encodeKeyBlock does keys.
+func (st *Store) encodeValueBlock(s *seq, ly *layer, t *tail, gs int) {
+	d, G, th := st.g.cfg.HeadDim, ly.vG, st.g.tailHead
+	if cap(s.encBuf) < G*d {
+		s.encBuf = make([]float32, 2*G*d)
+	}
+	buf := s.encBuf[:G*d]
+	blk, off := s.tables[ly.grp][gs/st.g.B], (gs%st.g.B)/G*ly.vBlkBytes
+	for h := 0; h < st.g.cfg.KVHeads; h++ {
+		for i := range G {
+			row := st.sideRow(s, t, blockPos(gs, i, G, ly.sinksV), false)
+			st.g.tail.Decode(buf[i*d:(i+1)*d], row[h*th:(h+1)*th])
+		}
+		ly.vChan.Encode(st.vSec(blk, ly, h)[off:][:ly.vBlkBytes], buf, G, d)
+	}
+}
+
+// blockPos is the position whose row token i of the per-channel block of positions
+// [gs, gs+G) holds, with sinks sink positions. Sink rows are read from their f16
+// rows, never from a block: the first non-sink row of the block takes their place
+// so that their outliers do not widen the per-channel ranges of the others.
+func blockPos(gs, i, G, sinks int) int {
+	if q := gs + i; q >= sinks || sinks >= gs+G {
+		return q
+	}
+	return sinks
+}
+
+// sideRow returns the f16 row (every head) of position q of the keys (keys) or
+// values of s's layer with tail t: from the work area (this step's rows), the
+// side's ring (earlier rows) or the sink rows (positions the ring no longer holds).
+func (st *Store) sideRow(s *seq, t *tail, q int, keys bool) []byte {
+	tr := st.g.tailRow
+	work, ring, sinks := s.work.k, &t.k, t.sk
+	if !keys {
+		work, ring, sinks = s.work.v, &t.v, t.sv
+	}
+	switch {
+	case q >= s.base:
+		return work[(q-s.base)*tr : (q-s.base+1)*tr]
+	case q >= ring.start:
+		return ring.at(q)
+	}
+	return sinks[q*tr : (q+1)*tr]
 }
 
 // keyBlock returns the bytes of the KIVI key block of positions [gs, gs+G) of KV
@@ -255,8 +290,11 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 		fk = p - p%ly.kG
 	}
 	fk = max(fk, sK)
-	fv := end
-	if ly.r > 0 {
+	fv := end // values [sV, fv) from blocks, [fv, end) in f16
+	switch {
+	case ly.vChan != nil && end%ly.vG != 0:
+		fv = p - p%ly.vG
+	case ly.r > 0:
 		fv = max(0, end-ly.r)
 	}
 	fv = max(fv, sV)
@@ -311,8 +349,13 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 			b = min(b, sV)
 		case a < fv:
 			mem, hs := st.spanValues(s, ly, a)
-			sp.V = attn.Src{Kind: attn.Rows, Row: ly.vRow, Plan: ly.vPlan,
-				Bytes: mem, HeadStride: hs, Stride: ly.vRowBytes}
+			if ly.vChan != nil {
+				sp.V = attn.Src{Kind: attn.Channel, Chan: ly.vChan, G: ly.vG, Off: a % ly.vG,
+					Bytes: mem, HeadStride: hs, Stride: ly.vBlkBytes}
+			} else {
+				sp.V = attn.Src{Kind: attn.Rows, Row: ly.vRow, Plan: ly.vPlan,
+					Bytes: mem, HeadStride: hs, Stride: ly.vRowBytes}
+			}
 			b = min(b, fv, spanEnd)
 		case a < base:
 			i := a % t.v.capRows()
@@ -372,7 +415,7 @@ func (st *Store) spanHeads(ly *layer) (k, v int) {
 	} else {
 		k = st.g.span * ly.kRowBytes
 	}
-	return k, st.g.span * ly.vRowBytes
+	return k, ly.vBytes(st.g.span)
 }
 
 // gather copies the layer's spans of s whose blocks are not adjacent into s.gath,
@@ -411,8 +454,7 @@ func (st *Store) gather(s *seq, layer int) {
 					n := ly.kRowBytes
 					copy(dst[h*kh+(lo-c*C)*n:], st.kSec(blk, ly, h)[(lo-j*B)*n:(hi-j*B)*n])
 				}
-				n := ly.vRowBytes
-				copy(dst[H*kh+h*vh+(lo-c*C)*n:], st.vSec(blk, ly, h)[(lo-j*B)*n:(hi-j*B)*n])
+				copy(dst[H*kh+h*vh+ly.vBytes(lo-c*C):], st.vSec(blk, ly, h)[ly.vBytes(lo-j*B):ly.vBytes(hi-j*B)])
 			}
 		}
 	}
@@ -446,8 +488,8 @@ func (st *Store) spanValues(s *seq, ly *layer, a int) ([]byte, int) {
 	C := st.g.span
 	if off := s.gathAt[a/C]; off >= 0 {
 		kh, vh := st.spanHeads(ly)
-		return s.gath[int(off)+st.g.cfg.KVHeads*kh+(a%C)*ly.vRowBytes:], vh
+		return s.gath[int(off)+st.g.cfg.KVHeads*kh+ly.vBytes(a%C):], vh
 	}
 	B := st.g.B
-	return st.vSec(s.tables[ly.grp][a/B], ly, 0)[(a%B)*ly.vRowBytes:], st.g.E * ly.vHeadStride
+	return st.vSec(s.tables[ly.grp][a/B], ly, 0)[ly.vBytes(a%B):], st.g.E * ly.vHeadStride
 }

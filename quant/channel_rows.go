@@ -180,3 +180,25 @@ func channelScores(c ChannelCodec, out []float64, q []float32, block []byte, t, 
 		out[i] = s
 	}
 }
+
+// AddChannelSpan adds the n value tokens starting at token off of consecutive blocks
+// of t tokens of c, block j at src[j*stride:], into g accumulators:
+// acc[jq*d+x] += Σ_i w[jq*ld+i]·token_i[x] for the i-th of them (i < n) and query
+// jq < g, block by block through c.AddRows (attention calls it per span and KV head).
+// tmp is scratch of at least ChannelAddFloats(g, d) values. It does nothing when n,
+// g, t or d is not positive or off is negative, and panics, like slice indexing,
+// when a slice is too short.
+func AddChannelSpan(c ChannelAdder, acc, w []float32, ld, g int, src []byte, stride, t, off, n, d int, tmp []float32) {
+	if n <= 0 || g <= 0 || t <= 0 || d <= 0 || off < 0 {
+		return
+	}
+	blocks := (off + n + t - 1) / t
+	bb := c.BlockBytes(t, d)
+	_ = src[(blocks-1)*stride+bb-1]
+	_ = w[(g-1)*ld+n-1]
+	_ = acc[g*d-1]
+	for j := range blocks {
+		b0, b1 := max(0, off-j*t), min(t, off+n-j*t)
+		c.AddRows(acc, w[j*t+b0-off:], ld, g, src[j*stride:][:bb], t, d, b0, b1, tmp)
+	}
+}

@@ -7,45 +7,44 @@ import (
 	"testing"
 )
 
-// TestChannelConformance checks, for the key codec of every registry entry, sizes, guard bytes, per-element bounds against the
+// conformKeyCodec checks, for the key codec of a registry entry
+// (TestRegistryConformance), sizes, guard bytes, per-element bounds against the
 // stored per-channel parameters, and Dot against the decoded block.
-func TestChannelConformance(t *testing.T) {
+func conformKeyCodec(t *testing.T, kc ChannelCodec) {
 	shapes := [][2]int{{1, 1}, {1, 7}, {2, 3}, {7, 33}, {32, 64}, {32, 128}, {64, 128}, {5, 300}, {16, 100}}
-	for _, e := range Registry() { // every registry entry that stores keys per channel
-		if e.Key == nil {
-			continue
-		}
-		c, ok := e.Key().(Channel)
-		if !ok {
-			t.Fatalf("%s: key codec %T has no conformance test", e.Name, e.Key())
-		}
-		t.Run(c.Name(), func(t *testing.T) {
-			if n := c.BlockBytes(0, 128) + c.BlockBytes(32, 0); n != 0 {
-				t.Fatalf("empty blocks take %d bytes", n)
-			}
-			c.Encode(nil, nil, 0, 128)
-			c.Decode(nil, nil, 0, 128)
-			c.Dot(nil, make([]float32, 128), nil, 0, 128)
-			r := rand.New(rand.NewPCG(21, 22))
-			for _, sh := range shapes {
-				for _, kind := range rowKinds {
-					tt, d := sh[0], sh[1]
-					var src []float32
-					for range tt {
-						src = append(src, kind.gen(r, d)...)
-					}
-					// Give channels different scales, one an outlier channel.
-					for i := range src {
-						src[i] *= float32(1 + i%d%5)
-						if i%d == d/2 {
-							src[i] *= 50
-						}
-					}
-					conformBlock(t, fmt.Sprintf("%dx%d/%s", tt, d, kind.name), c, src, tt, d, r)
-				}
-			}
-		})
+	c, ok := kc.(Channel)
+	if !ok {
+		t.Fatalf("key codec %T has no conformance test", kc)
 	}
+	if n := c.BlockBytes(0, 128) + c.BlockBytes(32, 0); n != 0 {
+		t.Fatalf("empty blocks take %d bytes", n)
+	}
+	c.Encode(nil, nil, 0, 128)
+	c.Decode(nil, nil, 0, 128)
+	c.Dot(nil, make([]float32, 128), nil, 0, 128)
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, sh := range shapes {
+		for _, kind := range rowKinds {
+			tt, d := sh[0], sh[1]
+			conformBlock(t, fmt.Sprintf("%dx%d/%s", tt, d, kind.name), c, channelBlockSrc(r, kind.gen, tt, d), tt, d, r)
+		}
+	}
+}
+
+// channelBlockSrc returns a block of tt tokens × d channels of rows from gen, the
+// channels given different scales and one an outlier channel.
+func channelBlockSrc(r *rand.Rand, gen func(r *rand.Rand, d int) []float32, tt, d int) []float32 {
+	var src []float32
+	for range tt {
+		src = append(src, gen(r, d)...)
+	}
+	for i := range src {
+		src[i] *= float32(1 + i%d%5)
+		if i%d == d/2 {
+			src[i] *= 50
+		}
+	}
+	return src
 }
 
 func conformBlock(t *testing.T, name string, c Channel, src []float32, tt, d int, r *rand.Rand) {
@@ -248,4 +247,133 @@ func TestDotChannelRowsExtremes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// conformValueCodec checks the value codec of a registry entry of the given bits
+// (TestRegistryConformance): sizes, guard bytes and deterministic encodings, each
+// decoded value within one code step of its channel's range (bits-bit codes over
+// [min, max] of the channel in the block, with f16 parameters) of the value, Dot
+// against the decoded block, and, under every kernel set, AddChannelSpan (and so
+// AddRows) against the weighted sums of the decoded tokens, each query's sums the
+// same bits alone as beside others.
+func conformValueCodec(t *testing.T, c ChannelAdder, bits int) {
+	if n := c.BlockBytes(0, 128) + c.BlockBytes(32, 0); n != 0 {
+		t.Fatalf("empty blocks take %d bytes", n)
+	}
+	r := rand.New(rand.NewPCG(23, 24))
+	levels := float64(int(1)<<bits - 1)
+	for _, sh := range [][2]int{{1, 1}, {2, 3}, {7, 33}, {32, 64}, {16, 100}, {32, 128}} {
+		for _, kind := range rowKinds {
+			tt, d := sh[0], sh[1]
+			name := fmt.Sprintf("%dx%d/%s", tt, d, kind.name)
+			src := channelBlockSrc(r, kind.gen, tt, d)
+			n := c.BlockBytes(tt, d)
+			buf := make([]byte, n+16)
+			for i := range buf {
+				buf[i] = guard
+			}
+			c.Encode(buf[:n], src, tt, d)
+			for i, b := range buf[n:] {
+				if b != guard {
+					t.Fatalf("%s: Encode wrote byte %d past BlockBytes %d", name, n+i, n)
+				}
+			}
+			enc := buf[:n:n]
+			other := make([]byte, n)
+			c.Encode(other, src, tt, d)
+			if string(other) != string(enc) {
+				t.Fatalf("%s: encodings over different buffers differ", name)
+			}
+			dec := make([]float32, tt*d+1)
+			dec[tt*d] = 7
+			c.Decode(dec[:tt*d], enc, tt, d)
+			if dec[tt*d] != 7 {
+				t.Fatalf("%s: Decode wrote past the block", name)
+			}
+			dec = dec[:tt*d]
+			lo, hi := make([]float64, d), make([]float64, d)
+			for ch := range d {
+				lo[ch], hi[ch] = math.Inf(1), math.Inf(-1)
+			}
+			for i, x := range src {
+				v := float64(sanitize(x))
+				lo[i%d], hi[i%d] = math.Min(lo[i%d], v), math.Max(hi[i%d], v)
+			}
+			amax := make([]float64, d)
+			for i, x := range src {
+				ch := i % d
+				// f16 parameters: relative rounding, and subnormal steps of 2⁻²⁴.
+				tol := (hi[ch]-lo[ch])/levels + 0x1p-9*(math.Abs(lo[ch])+math.Abs(hi[ch])) + 0x1p-24*(levels+1)
+				if g := float64(dec[i]); math.IsNaN(g) || math.Abs(g-float64(sanitize(x))) > tol {
+					t.Fatalf("%s: token %d channel %d: got %v, want %v ± %g", name, i/d, ch, g, sanitize(x), tol)
+				}
+				amax[ch] = math.Max(amax[ch], math.Abs(float64(dec[i])))
+			}
+			q := gaussRow(r, d, 1)
+			scores := make([]float32, tt)
+			c.Dot(scores, q, enc, tt, d)
+			for i := range tt {
+				var want, mag float64
+				for ch := range d {
+					want += float64(q[ch]) * float64(dec[i*d+ch])
+					mag += math.Abs(float64(q[ch])) * (math.Abs(float64(dec[i*d+ch])) + 2*amax[ch])
+				}
+				if g := float64(scores[i]); math.Abs(g-want) > 1e-5*mag+1e-30 {
+					t.Fatalf("%s: score %d = %v, decoded dot %v", name, i, g, want)
+				}
+			}
+			conformValueAdd(t, name, c, enc, dec, amax, tt, d, r)
+		}
+	}
+}
+
+// conformValueAdd checks AddChannelSpan over three copies of the block enc (tt
+// tokens, decoded dec) against the decoded sums, for spans starting in the first
+// block and ending in any, g = 1, 3, 4 and 5 queries, under every kernel set; and
+// that a query's sums beside four others are the bits of its sums alone.
+func conformValueAdd(t *testing.T, name string, c ChannelAdder, enc []byte, dec []float32, amax []float64, tt, d int, r *rand.Rand) {
+	t.Helper()
+	const blocks, stride0 = 3, 5 // blocks apart by their bytes and 5 more
+	stride := len(enc) + stride0
+	src := make([]byte, blocks*stride)
+	for j := range blocks {
+		copy(src[j*stride:], enc)
+	}
+	withKernels(t, func(t *testing.T) {
+		for _, off := range []int{0, tt / 2, tt - 1} {
+			for _, n := range []int{1, tt - off, blocks*tt - off} {
+				if n < 1 {
+					continue
+				}
+				for _, g := range []int{1, 3, 4, 5} {
+					ld := n + 1
+					w := gaussRow(r, g*ld, 1)
+					acc0 := gaussRow(r, g*d, 1)
+					acc := append([]float32(nil), acc0...)
+					tmp := make([]float32, ChannelAddFloats(g, d)+r.IntN(2)*tt*d)
+					AddChannelSpan(c, acc, w, ld, g, src, stride, tt, off, n, d, tmp)
+					for j := range g {
+						for x := range d {
+							want, mag := float64(acc0[j*d+x]), math.Abs(float64(acc0[j*d+x]))
+							for i := range n {
+								v := float64(dec[(off+i)%tt*d+x])
+								want += float64(w[j*ld+i]) * v
+								mag += math.Abs(float64(w[j*ld+i])) * (math.Abs(v) + 2*amax[x])
+							}
+							if got := float64(acc[j*d+x]); math.Abs(got-want) > 1e-5*mag+1e-30 {
+								t.Fatalf("%s: off %d n %d g %d: acc[%d][%d] = %v, decoded sum %v", name, off, n, g, j, x, got, want)
+							}
+						}
+						one := append([]float32(nil), acc0[j*d:(j+1)*d]...)
+						AddChannelSpan(c, one, w[j*ld:], ld, 1, src, stride, tt, off, n, d, tmp)
+						for x := range d {
+							if math.Float32bits(one[x]) != math.Float32bits(acc[j*d+x]) {
+								t.Fatalf("%s: off %d n %d: query %d of %d sums %v beside others, %v alone", name, off, n, j, g, acc[j*d+x], one[x])
+							}
+						}
+					}
+				}
+			}
+		}
+	})
 }

@@ -90,3 +90,20 @@ type ChannelCodec interface {
 	// in place; len(q) is d and len(scores) at least t.
 	Dot(scores []float32, q []float32, src []byte, t, d int)
 }
+
+// ChannelAdder is a ChannelCodec that stores values: blocks of t tokens × d channels
+// quantized per channel, which attention adds into its weighted sums on the codes
+// in place (AddChannelSpan).
+type ChannelAdder interface {
+	ChannelCodec
+	// AddRows performs acc[j*d+c] += Σ_{i0≤i<i1} w[j*ld+i−i0]·Decode(block)[i*d+c]
+	// for j < g and c < d, reading the block's codes in place; tmp is scratch of at
+	// least ChannelAddFloats(g, d) values. Each query's sums are the same bits
+	// whatever other queries share the call.
+	AddRows(acc, w []float32, ld, g int, block []byte, t, d, i0, i1 int, tmp []float32)
+}
+
+// ChannelAddFloats is the scratch ChannelAdder.AddRows needs for g queries of d
+// values: the block's scales and zeros, g sums of weighted codes and of weights,
+// and at least one token's codes.
+func ChannelAddFloats(g, d int) int { return (g+3)*d + g }

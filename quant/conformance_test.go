@@ -9,10 +9,8 @@ import (
 )
 
 // allRowCodecs is every row codec configuration the conformance suite covers: the
-// per-token codec of every registry entry (at group sizes 0, 32, 64 and 128 for the
-// entries with groups, with and without a fixed scale for those that take one), and
-// group sizes whose codes do not fill whole bytes (every group still starts on a
-// byte boundary).
+// per-token codecs of every registry entry (entryRowCodecs), and group sizes whose
+// codes do not fill whole bytes (every group still starts on a byte boundary).
 func allRowCodecs() []RowCodec {
 	var cs []RowCodec
 	seen := map[string]bool{}
@@ -23,23 +21,72 @@ func allRowCodecs() []RowCodec {
 		}
 	}
 	for _, e := range Registry() {
-		groups, scales := []int{0}, []float32{0}
-		if e.Takes(ParamGroup) {
-			groups = []int{0, 32, 64, 128}
-		}
-		if e.Takes(ParamScale) {
-			scales = append(scales, 0.01, 1.0/4096)
-		}
-		for _, g := range groups {
-			for _, sc := range scales {
-				add(e.Row(RowParams{Group: g, Scale: sc}))
-			}
+		for _, c := range entryRowCodecs(e) {
+			add(c)
 		}
 	}
-	for _, c := range []RowCodec{Affine{Bits: 8, Group: 3}, Affine{Bits: 4, Group: 7}, Affine{Bits: 3, Group: 5}, Affine{Bits: 2, Group: 5}} {
+	for _, c := range oddGroupCodecs {
 		add(c)
 	}
 	return cs
+}
+
+// oddGroupCodecs are Affine configurations outside the registry's defaults: groups
+// whose codes do not fill whole bytes.
+var oddGroupCodecs = []RowCodec{Affine{Bits: 8, Group: 3}, Affine{Bits: 4, Group: 7}, Affine{Bits: 3, Group: 5}, Affine{Bits: 2, Group: 5}}
+
+// entryRowCodecs is the per-token codec of registry entry e (none if it has no Row)
+// at group sizes 0, 32, 64 and 128 for the entries with groups, with and without a
+// fixed scale for those that take one.
+func entryRowCodecs(e Entry) []RowCodec {
+	if e.Row == nil {
+		return nil
+	}
+	groups, scales := []int{0}, []float32{0}
+	if e.Takes(ParamGroup) {
+		groups = []int{0, 32, 64, 128}
+	}
+	if e.Takes(ParamScale) {
+		scales = append(scales, 0.01, 1.0/4096)
+	}
+	var cs []RowCodec
+	for _, g := range groups {
+		for _, sc := range scales {
+			cs = append(cs, e.Row(RowParams{Group: g, Scale: sc}))
+		}
+	}
+	return cs
+}
+
+// TestRegistryConformance runs the conformance suite over every entry of the
+// registry, each in a subtest of its name: its per-token codecs (conformRowCodec),
+// its per-channel key codec (conformKeyCodec) and its per-channel value codec
+// (conformValueCodec). An entry with none of them, or with a codec of a kind the
+// suite has no checks for, fails: a new cache type is covered by being listed.
+func TestRegistryConformance(t *testing.T) {
+	for _, e := range Registry() {
+		t.Run(e.Name, func(t *testing.T) {
+			if e.Row == nil && (e.Key == nil || e.Value == nil) {
+				t.Fatalf("no row codec, key codec %v, value codec %v: a side has no codec", e.Key != nil, e.Value != nil)
+			}
+			for _, c := range entryRowCodecs(e) {
+				t.Run("row/"+c.Name(), func(t *testing.T) { conformRowCodec(t, c) })
+			}
+			if e.Key != nil {
+				t.Run("key", func(t *testing.T) { conformKeyCodec(t, e.Key()) })
+			}
+			if e.Value != nil {
+				t.Run("value", func(t *testing.T) { conformValueCodec(t, e.Value(), e.Bits) })
+			}
+		})
+	}
+}
+
+// TestOddGroupConformance runs the row conformance suite over oddGroupCodecs.
+func TestOddGroupConformance(t *testing.T) {
+	for _, c := range oddGroupCodecs {
+		t.Run(c.Name(), func(t *testing.T) { conformRowCodec(t, c) })
+	}
 }
 
 var testLengths = []int{1, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 200, 256}
@@ -251,32 +298,28 @@ func checkDecoded(t *testing.T, got []float32, exp []expectation) {
 
 const guard = 0xa5
 
-// TestRowCodecConformance runs every codec over every length and kind of row:
+// conformRowCodec runs row codec c over every length and kind of row:
 // exact sizes, no writes beyond the row, deterministic and fully written encodings,
 // the documented per-element error bound against the stored parameters, and Dot and
 // AddScaled equal to the computation on the decoded row.
-func TestRowCodecConformance(t *testing.T) {
-	for _, c := range allRowCodecs() {
-		t.Run(c.Name(), func(t *testing.T) {
-			if n := c.RowBytes(0); n != 0 {
-				t.Fatalf("RowBytes(0) = %d", n)
-			}
-			// Empty rows: defined, no panic.
-			c.Encode(nil, nil)
-			c.Decode(nil, nil)
-			if got := c.Dot(nil, nil); got != 0 {
-				t.Fatalf("Dot of empty row = %v", got)
-			}
-			c.AddScaled(nil, 1, nil)
-			r := rand.New(rand.NewPCG(11, 12))
-			for _, d := range testLengths {
-				for _, kind := range rowKinds {
-					src := kind.gen(r, d)
-					name := fmt.Sprintf("d=%d/%s", d, kind.name)
-					conformRow(t, name, c, src, r)
-				}
-			}
-		})
+func conformRowCodec(t *testing.T, c RowCodec) {
+	if n := c.RowBytes(0); n != 0 {
+		t.Fatalf("RowBytes(0) = %d", n)
+	}
+	// Empty rows: defined, no panic.
+	c.Encode(nil, nil)
+	c.Decode(nil, nil)
+	if got := c.Dot(nil, nil); got != 0 {
+		t.Fatalf("Dot of empty row = %v", got)
+	}
+	c.AddScaled(nil, 1, nil)
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, d := range testLengths {
+		for _, kind := range rowKinds {
+			src := kind.gen(r, d)
+			name := fmt.Sprintf("d=%d/%s", d, kind.name)
+			conformRow(t, name, c, src, r)
+		}
 	}
 }
 

@@ -38,6 +38,10 @@ type Entry struct {
 	// Key, when set, returns the codec of keys stored per channel over blocks of g
 	// tokens (KIVI); nil when keys are rows of Row.
 	Key func() ChannelCodec
+	// Value, when set, returns the codec of values stored per channel over blocks of
+	// g tokens; nil when values are rows of Row. A type has Row, or both Key and
+	// Value.
+	Value func() ChannelAdder
 }
 
 // Takes reports whether e takes the spec parameter p.

@@ -114,35 +114,53 @@ func (h *history) reference(sp kv.Spec, keys bool, layer, pos, head, n int) []fl
 			return row(h.k[layer], pos)
 		}
 		if sp.K.Type.IsKIVI() {
-			G := sp.K.G
-			gs := pos - pos%G
-			if gs+G > n {
-				return row(h.k[layer], pos) // unfinished key block: full precision
+			if out := h.block(sp.K, sp.Sinks, h.k[layer], pos, head, n); out != nil {
+				return out
 			}
-			blk := make([]float32, 0, G*headDim)
-			for q := gs; q < gs+G; q++ {
-				src := q
-				if q < sp.Sinks && sp.Sinks < gs+G {
-					src = sp.Sinks // sink keys are stored as the block's first other key
-				}
-				blk = append(blk, row(h.k[layer], src)...)
-			}
-			c := quant.Channel{Bits: sp.K.Type.Bits()}
-			b := make([]byte, c.BlockBytes(G, headDim))
-			c.Encode(b, blk, G, headDim)
-			out := make([]float32, G*headDim)
-			c.Decode(out, b, G, headDim)
-			return out[(pos-gs)*headDim : (pos-gs+1)*headDim]
+			return row(h.k[layer], pos) // unfinished key block: full precision
 		}
 		return roundTrip(rowCodec(sp.K), h.k[layer][pos][head*headDim:(head+1)*headDim])
 	}
 	if pos < sp.Sinks && sp.V.Type != kv.TypeF32 {
 		return row(h.v[layer], pos)
 	}
+	if sp.V.Type.ValuesPerChannel() {
+		if out := h.block(sp.V, sp.Sinks, h.v[layer], pos, head, n); out != nil {
+			return out
+		}
+		return row(h.v[layer], pos) // unfinished value block: full precision
+	}
 	if sp.V.Type.IsKIVI() && sp.V.R > 0 && pos > n-sp.V.R {
 		return row(h.v[layer], pos) // residual: full precision
 	}
 	return roundTrip(rowCodec(sp.V), h.v[layer][pos][head*headDim:(head+1)*headDim])
+}
+
+// block is what a side stored per channel over blocks of p.G tokens (KIVI keys,
+// values of the types that store them so) reads for (pos, head) of rows x, the
+// block encoded per channel from the rows' f16 round trips with the sink positions
+// taking the block's first other row; nil while pos's block is unfinished at n
+// tokens.
+func (h *history) block(p kv.Part, sinks int, x [][]float32, pos, head, n int) []float32 {
+	G := p.G
+	gs := pos - pos%G
+	if gs+G > n {
+		return nil
+	}
+	blk := make([]float32, 0, G*headDim)
+	for q := gs; q < gs+G; q++ {
+		src := q
+		if q < sinks && sinks < gs+G {
+			src = sinks // sink rows are stored as the block's first other row
+		}
+		blk = append(blk, roundTrip(quant.F16{}, x[src][head*headDim:(head+1)*headDim])...)
+	}
+	c := quant.Channel{Bits: p.Type.Bits()}
+	b := make([]byte, c.BlockBytes(G, headDim))
+	c.Encode(b, blk, G, headDim)
+	out := make([]float32, G*headDim)
+	c.Decode(out, b, G, headDim)
+	return out[(pos-gs)*headDim : (pos-gs+1)*headDim]
 }
 
 func newStore(sp kv.Spec) *kv.Store {
@@ -281,9 +299,6 @@ func readback(name string, sp kv.Spec) {
 		return
 	}
 	ll := lay.Layers[1]
-	if ll.VRow.Name() != rowCodec(sp.V).Name() {
-		fail("%s: layout value codec %s, want %s", name, ll.VRow.Name(), rowCodec(sp.V).Name())
-	}
 	pos, hd := 19, 1
 	blk, err := st.ReadBlock(id, pos/B, nil)
 	if err != nil || len(blk) != lay.BlockBytes {
@@ -291,8 +306,27 @@ func readback(name string, sp kv.Spec) {
 		return
 	}
 	fromBlock := make([]float32, headDim)
-	ll.VRow.Decode(fromBlock, blk[ll.VOffset+hd*ll.VHeadStride+(pos%B)*ll.VRowBytes:][:ll.VRowBytes])
-	if want := roundTrip(rowCodec(sp.V), h.v[1][pos][hd*headDim:(hd+1)*headDim]); !sameBits(fromBlock, want) {
+	var want []float32
+	if sp.V.Type.ValuesPerChannel() {
+		// Values per channel: laid out as KIVI key blocks.
+		G := ll.VGroup
+		if ll.VChannel == nil || ll.VRow != nil || G != sp.V.G || ll.VGroupBytes != (quant.Channel{Bits: sp.V.Type.Bits()}).BlockBytes(G, headDim) {
+			fail("%s: layout of values per channel: %+v", name, ll)
+			return
+		}
+		dec := make([]float32, G*headDim)
+		ll.VChannel.Decode(dec, blk[ll.VOffset+hd*ll.VHeadStride+(pos%B)/G*ll.VGroupBytes:][:ll.VGroupBytes], G, headDim)
+		copy(fromBlock, dec[(pos%G)*headDim:])
+		want = h.block(sp.V, sp.Sinks, h.v[1], pos, hd, st.Len(id))
+	} else {
+		if ll.VRow == nil || ll.VRow.Name() != rowCodec(sp.V).Name() {
+			fail("%s: layout value codec %v, want %s", name, ll.VRow, rowCodec(sp.V).Name())
+			return
+		}
+		ll.VRow.Decode(fromBlock, blk[ll.VOffset+hd*ll.VHeadStride+(pos%B)*ll.VRowBytes:][:ll.VRowBytes])
+		want = roundTrip(rowCodec(sp.V), h.v[1][pos][hd*headDim:(hd+1)*headDim])
+	}
+	if !sameBits(fromBlock, want) {
 		fail("%s: value decoded from ReadBlock differs from the reference", name)
 	}
 	if _, err := st.ReadBlock(id, 99, nil); err == nil {
