@@ -75,6 +75,8 @@ var registry = []Entry{
 	kiviEntry(4, "kivi4", "KIVI 4-bit"),
 	kiviEntry(3, "kivi3", "KIVI 3-bit"),
 	kiviEntry(2, "kivi2", "KIVI 2-bit"),
+	chanEntry(4, "chan4", "4-bit per channel over blocks of g tokens, keys (as KIVI) and values"),
+	chanEntry(2, "chan2", "2-bit per channel over blocks of g tokens, keys (as KIVI) and values"),
 }
 
 // Registry returns every cache type, in the order of the spec grammar. The slice is
