@@ -369,7 +369,7 @@ var conformanceSpecs = func() []string {
 	for _, t := range Types() {
 		specs = append(specs, t.String())
 	}
-	return append(specs, "kivi4/kivi2", "kivi2:rope=pre/kivi2", "kivi3:rope=pre,g=16/kivi2:r=8,sinks=3",
+	return append(specs, "kivi4/kivi2", "kivi2:rope=pre/kivi2", "kivi3:rope=pre,g=16/kivi2:r=8,sinks=3", "kivi2:rope=pre/chan2:g=16,sinks=3",
 		"kivi2:g=16,r=8,sinks=3", "q4:g=8,sinks=2", "q8/kivi4:r=5", "kivi8/q8")
 }()
 
