@@ -25,7 +25,7 @@ func TestWindowGroups(t *testing.T) {
 
 // newWindowFixture is a fixture of 8 layers, every fourth seeing the whole history,
 // the others a window of w, in blocks of B tokens.
-func newWindowFixture(t *testing.T, spec string, w, B, n int) *fixture {
+func newWindowFixture(t *testing.T, spec string, w, B, n int, budget ...int64) *fixture {
 	t.Helper()
 	sp, err := ParseSpec(spec)
 	if err != nil {
@@ -38,7 +38,11 @@ func newWindowFixture(t *testing.T, spec string, w, B, n int) *fixture {
 			wins[l] = w
 		}
 	}
-	st, err := New(Config{Layers: layers, Heads: heads, KVHeads: kvh, HeadDim: d, Spec: sp, BlockTokens: B, Windows: wins, RoPE: testRoPE(t, d)})
+	cfg := Config{Layers: layers, Heads: heads, KVHeads: kvh, HeadDim: d, Spec: sp, BlockTokens: B, Windows: wins, RoPE: testRoPE(t, d)}
+	if len(budget) > 0 {
+		cfg.BudgetBytes = budget[0]
+	}
+	st, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,4 +189,123 @@ func testWindowGroups(t *testing.T, spec string, w int) {
 	}
 	check("imported prefix", other.run(t, d, toks, cached, m+20, 7), want)
 	checkAccounting(t, "window groups after import", other.st)
+}
+
+// TestWindowGroupsRandom runs random operations (grow by steps of 1 to 20 tokens,
+// fork, drop, truncate, adopt a prefix) on sequences of a cache with window groups
+// under a budget that runs out, and on the same sequences of a cache that keeps
+// every block and has no budget: GrowCost predicts every Grow's success, the
+// accounting matches what the tables hold after every operation, and every step
+// that succeeds attends as the reference does, bit for bit.
+func TestWindowGroupsRandom(t *testing.T) {
+	for _, spec := range []string{"f16", "kivi4/kivi2", "kivi2:g=16,r=8,sinks=2"} {
+		t.Run(spec, func(t *testing.T) {
+			const n, w = 400, 40
+			probe := newWindowFixture(t, spec, w, 16, 0)
+			steady, err := SteadyBytes(probe.st.Config(), 150)
+			if err != nil {
+				t.Fatal(err)
+			}
+			budget := 8 * steady
+			f := newWindowFixture(t, spec, w, 16, n, budget)
+			ref := newWindowFixture(t, spec, w, 1024, n)
+			toks := seqTokens(n, 5)
+			r := rand.New(rand.NewPCG(7, 9))
+			type pair struct{ a, b SeqID }
+			var live []pair
+			var grown, refused, cuts, cutRefused, adopted int // what the run exercised
+			for op := range 400 {
+				what := r.IntN(10)
+				if len(live) == 0 {
+					what = 9
+				}
+				switch {
+				case what < 5: // grow
+					i := r.IntN(len(live))
+					p := live[i]
+					p0 := f.st.Len(p.a)
+					m := min(1+r.IntN(20), n-p0)
+					if m == 0 {
+						continue
+					}
+					before := f.st.Usage().AllocBytes
+					cost, err := f.st.GrowCost(p.a, m)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := f.stepTok(t, p.a, toks, p0, p0+m)
+					if fits := before+cost <= budget; fits != (err == nil) {
+						t.Fatalf("op %d: GrowCost %d with %d of %d allocated predicts fits=%v; Grow: %v", op, cost, before, budget, fits, err)
+					}
+					if err != nil {
+						refused++
+						continue
+					}
+					grown++
+					want, err := ref.stepTok(t, p.b, toks, p0, p0+m)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for l := range got {
+						if !bitsEqual(got[l], want[l]) {
+							t.Fatalf("op %d: positions [%d, %d) layer %d attend differently from the cache that keeps every block", op, p0, p0+m, l)
+						}
+					}
+				case what == 5: // fork
+					p := live[r.IntN(len(live))]
+					a, err := f.st.Fork(p.a)
+					if err != nil {
+						continue
+					}
+					b, err := ref.st.Fork(p.b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					live = append(live, pair{a, b})
+				case what == 6: // drop
+					i := r.IntN(len(live))
+					if err := f.st.Drop(live[i].a); err != nil {
+						t.Fatal(err)
+					}
+					if err := ref.st.Drop(live[i].b); err != nil {
+						t.Fatal(err)
+					}
+					live = append(live[:i], live[i+1:]...)
+				case what < 9: // truncate
+					p := live[r.IntN(len(live))]
+					cut := r.IntN(f.st.Len(p.a) + 1)
+					if err := f.st.Truncate(p.a, cut); err != nil {
+						cutRefused++
+						continue
+					}
+					cuts++
+					if err := ref.st.Truncate(p.b, cut); err != nil {
+						t.Fatalf("op %d: truncate to %d refused only by the reference: %v", op, cut, err)
+					}
+				default: // a new sequence adopting what it can of a prefix
+					m := r.IntN(n)
+					a, cached, err := f.st.NewSeqWithPrefix(toks[:m])
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, _ := ref.st.NewSeq()
+					if cached > 0 {
+						adopted++
+						if _, err := ref.stepTok(t, b, toks, 0, cached); err != nil {
+							t.Fatal(err)
+						}
+					}
+					live = append(live, pair{a, b})
+				}
+				checkAccounting(t, fmt.Sprintf("op %d", op), f.st)
+				if u := f.st.Usage().AllocBytes; u > budget {
+					t.Fatalf("op %d: %d bytes allocated, budget %d", op, u, budget)
+				}
+			}
+			t.Logf("%d steps, %d refused for the budget; %d truncations, %d refused; %d prefixes adopted", grown, refused, cuts, cutRefused, adopted)
+			if grown == 0 || refused == 0 || cuts == 0 || adopted == 0 {
+				t.Errorf("the run left an operation unexercised")
+			}
+		})
+	}
 }

@@ -129,12 +129,13 @@ func (st *Store) slideEnd(s *seq, g int) int {
 	return min(len(s.tables[g]), st.g.unitBlocks(max(0, s.n-w+1)))
 }
 
-// slideFrees is the number of blocks slide would free now.
+// slideFrees is the number of blocks slide would return to the pool now (those
+// that s alone refers to; a block shared with a fork stays used).
 func (st *Store) slideFrees(s *seq) int {
 	n := 0
 	for g, tb := range s.tables {
 		for j := s.winFree[g]; j < st.slideEnd(s, g); j++ {
-			if tb[j] >= 0 {
+			if tb[j] >= 0 && st.pool.refs[tb[j]] == 1 {
 				n++
 			}
 		}
