@@ -48,7 +48,10 @@
 // token (the nibbles dotted unsigned, their offset times the block's code sum taken off
 // after), and from 6 tokens the rows of a chunk expanded to Q8_0 blocks (q4ExpandZ,
 // q5ExpandZ: once per call, shared by its tokens) multiplied by q8TokensZ (blockexact.go,
-// q45z_amd64.s).
+// q45z_amd64.s). Q6_K products of 10 or more tokens go through q6kTokensZ, which gives
+// each token q6kDotRows's sum bit for bit as q4kTokensZ does for Q4_K (its eight lanes
+// per block become eight registers of 16 tokens), each row expanded once per call
+// (q6kExpandZ: signed codes, their groups' corrections, d·sc per half).
 //
 // # Blocking
 //

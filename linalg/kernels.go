@@ -37,6 +37,9 @@ type kernelSet struct {
 	// bit for bit dotQ4KRows's (of this set), reading the signed codes, scales and code
 	// sums of the pack (xps, xdp, xsp).
 	dotQ4KTokens tokensKernel
+	// dotQ6KTokens, when not nil, is the many-token kernel of Q6_K: each token's sum
+	// bit for bit dotQ6KRows's (of this set), reading the pack's codes plus 128 (xp).
+	dotQ6KTokens tokensKernel
 	// dotQ4 is dotQ8 for Q4_0 weight blocks.
 	dotQ4 func(w []byte, xq []int8, xd []float32) float32
 	// dotQ4Rows is dotQ8Rows for Q4_0 rows.

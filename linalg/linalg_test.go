@@ -552,9 +552,10 @@ func FuzzMatMul(f *testing.F) {
 }
 
 // TestKernelSetsComplete checks that every kernel set fills every kernel (but the
-// optional exact Q8_0 pair, which a set has both of or neither).
+// optional exact Q8_0 pair, which a set has both of or neither, and the optional
+// many-token kernels).
 func TestKernelSetsComplete(t *testing.T) {
-	optional := map[string]bool{"dotQ8RowsX": true, "dotQ8Tokens": true, "dotQ4KTokens": true}
+	optional := map[string]bool{"dotQ8RowsX": true, "dotQ8Tokens": true, "dotQ4KTokens": true, "dotQ6KTokens": true}
 	for _, k := range kernelModes(t) {
 		if (k.dotQ8RowsX == nil) != (k.dotQ8Tokens == nil) {
 			t.Errorf("%s kernels: dotQ8RowsX and dotQ8Tokens not both set or both nil", k.name)

@@ -113,7 +113,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		}
 		if qt := quantTypes[w.Type]; qt != nil {
 			needQ, needSums = true, needSums || qt.takesSums(k)
-			if n >= tokensMinTokens && qt.tokens != nil && qt.tokens(k) != nil {
+			if qt.many(k, n) != nil {
 				needPack.any = true
 				needPack.unsigned = needPack.unsigned || !qt.packSigned
 				needPack.signed = needPack.signed || qt.packSigned
@@ -305,6 +305,12 @@ type quantType struct {
 	// tokens returns k's kernel for tokensMinTokens or more tokens, or nil: a kernel set
 	// has one only where its rows kernel computes the same sums (see dotQ8RowsX).
 	tokens func(k *kernelSet) tokensKernel
+	// minTokens, when not 0, is the token count from which the many-token kernel runs
+	// instead of tokensMinTokens: a kernel that fills 16-token groups lane by lane (a
+	// row at a time, its work per group fixed) gains only on fuller groups (Q6_K,
+	// 2048×768, cpu-µs per token, the kernel against the two-token rows kernel: 98
+	// against 67 at 6 tokens, 42 against 78 at 16).
+	minTokens int
 	// packSigned: the many-token kernel reads the pack's signed codes and code sums
 	// (xps, xsp), not the codes plus 128 (xp).
 	packSigned bool
@@ -313,6 +319,15 @@ type quantType struct {
 	// should stay in L1 (2048×768 at 64 tokens: 48.5, 52.6 → 57.2, 55.3 GMAC per
 	// CPU-second against 256 KiB).
 	packBlockBytes int
+}
+
+// many returns k's many-token kernel of the type for a product of n tokens, or nil
+// when it has none or n is below the kernel's least token count.
+func (qt *quantType) many(k *kernelSet, n int) tokensKernel {
+	if qt.tokens == nil || n < cmp.Or(qt.minTokens, tokensMinTokens) {
+		return nil
+	}
+	return qt.tokens(k)
 }
 
 // packNeeds is which packs of the activations a call's many-token kernels read.
@@ -377,6 +392,9 @@ var quantTypes = map[gguf.TensorType]*quantType{
 		},
 	},
 	gguf.TypeQ6_K: {
+		tokens:         func(k *kernelSet) tokensKernel { return k.dotQ6KTokens },
+		minTokens:      10,
+		packBlockBytes: 32 << 10, // streamed once per row, as Q4_K's
 		rows: func(k *kernelSet, out []float32, w []byte, rb int, xq []int8, xd []float32, _ []int32) {
 			k.dotQ6KRows(out, w, rb, xq, xd)
 		},
@@ -444,8 +462,8 @@ func (p *product) prepare() {
 		if p.qt.takesSums(p.k) {
 			xTokenBytes += w.Cols / blockElems * 4 // and the blocks' code sums
 		}
-		if p.xt.xdp != nil && p.qt.tokens != nil {
-			if p.many = p.qt.tokens(p.k); p.many != nil {
+		if p.xt.xdp != nil {
+			if p.many = p.qt.many(p.k, p.n); p.many != nil {
 				p.kind = kindTokens
 				tb := cmp.Or(p.qt.packBlockBytes, tokensBlockBytes) / (w.Cols + w.Cols/blockElems*4)
 				p.tb = max(tokenGroup, tb&^(tokenGroup-1))

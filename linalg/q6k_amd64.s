@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "rows_amd64.h"
+#include "q6k_amd64.h"
 
 // Q6_K products in AVX2 + FMA + F16C assembly (the reference is dotQ6KScalar). A
 // super-block of 256 values is 210 bytes: 128 bytes of low 4 bits (ql), 64 of high 2
@@ -66,39 +67,6 @@ GLOBL q6kPick<>(SB), RODATA|NOPTR, $128
 	Q6KPICK(pickoff, scoff) \
 	Q6KTOK(c, xoff(DI), xdoff(R8), Y0) \
 	Q6KTOK(c, xoff(DI)(R13*8), xdoff(R8)(R13*1), Y8)
-
-// Q6KCODES(k) leaves in Y4 the 6-bit codes of block k (0..3) of a half super-block
-// whose low bits are in Y1 (bytes 0..31) and Y2 (32..63), high bits in Y3: low nibbles
-// of Y1 (k = 0) or Y2 (k = 1), high nibbles of Y1 (k = 2) or Y2 (k = 3), with bits 2k,
-// 2k+1 of Y3 as bits 4, 5. Y13: bytes 0x30, Y14: bytes 0x0f; Y7 scratch.
-#define Q6KCODE0 \
-	VPAND  Y14, Y1, Y4 \
-	VPSLLW $4, Y3, Y7 \
-	VPAND  Y13, Y7, Y7 \
-	VPOR   Y7, Y4, Y4
-#define Q6KCODE1 \
-	VPAND  Y14, Y2, Y4 \
-	VPSLLW $2, Y3, Y7 \
-	VPAND  Y13, Y7, Y7 \
-	VPOR   Y7, Y4, Y4
-#define Q6KCODE2 \
-	VPSRLW $4, Y1, Y4 \
-	VPAND  Y14, Y4, Y4 \
-	VPAND  Y13, Y3, Y7 \
-	VPOR   Y7, Y4, Y4
-#define Q6KCODE3 \
-	VPSRLW $4, Y2, Y4 \
-	VPAND  Y14, Y4, Y4 \
-	VPSRLW $2, Y3, Y7 \
-	VPAND  Y13, Y7, Y7 \
-	VPOR   Y7, Y4, Y4
-
-// Q6KLOAD(lo, hi) loads half a super-block at SI: its low bits from lo(SI) into Y1 and
-// Y2, its high bits from hi(SI) into Y3.
-#define Q6KLOAD(lo, hi) \
-	VMOVDQU lo(SI), Y1 \
-	VMOVDQU (lo+32)(SI), Y2 \
-	VMOVDQU hi(SI), Y3
 
 // Q6KHALF adds half h of the super-block at SI (ql at lo(SI), qh at hi(SI)) against
 // the activation blocks at xoff(DI) and xdoff(R8), scales at scoff(SP), block by block
