@@ -14,8 +14,9 @@ import (
 // AVX-512 VNNI as well ("avx512-vnni"), Q8_0 products take the exact kernels of
 // q8z_amd64.s, for one token and for many, Q4_0 and Q5_0 products those of
 // q45z_amd64.s, Q4_K and Q6_K products of many tokens those of q4kz_amd64.s and
-// q6kz_amd64.s, and with VBMI and GFNI the IQ4_NL and IQ4_XS products those of
-// iq4_amd64.s; KVQ_NOAVX512=1 in the environment keeps the AVX2 set (to compare).
+// q6kz_amd64.s, and with VBMI and GFNI the one-token IQ4_NL, IQ4_XS, Q3_K and Q2_K
+// products those of iq4_amd64.s and q3k_amd64.s; KVQ_NOAVX512=1 in the environment keeps
+// the AVX2 set (to compare).
 
 func detectSIMD() *kernelSet {
 	if !cpufeat.AVX2FMA {

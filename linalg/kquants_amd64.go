@@ -108,6 +108,8 @@ func zKRows(m map[gguf.TensorType]kKernel) map[gguf.TensorType]kKernel {
 		z[t] = f
 	}
 	z[gguf.TypeIQ4_XS] = kKernel{asmRowsSums(iq4xsDotRowsZ, iq4XSBlockBytes), true}
+	z[gguf.TypeQ3_K] = kKernel{asmRowsPrep(q3kDotRowsZ, q3KBlockBytes), false}
+	z[gguf.TypeQ2_K] = kKernel{asmRowsPrep(q2kDotRowsZ, q2KBlockBytes), false}
 	nl := asmRowsSums(iq4nlDotRowsZ, 8*iq4NLBlockBytes)
 	z[gguf.TypeIQ4_NL] = kKernel{func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
 		if len(xd)%8 != 0 {
@@ -117,4 +119,34 @@ func zKRows(m map[gguf.TensorType]kKernel) map[gguf.TensorType]kKernel {
 		nl(out, w, rowBytes, xq, xd, xsum)
 	}, true}
 	return z
+}
+
+//go:noescape
+func kPrepZ(tab *float32, xq *int8, xd *float32, units int)
+
+//go:noescape
+func q2kDotRowsZ(out *float32, w *byte, rowBytes, rows int, tab *float32, units int)
+
+//go:noescape
+func q3kDotRowsZ(out *float32, w *byte, rowBytes, rows int, tab *float32, units int)
+
+// kPrepFloats is the size of kPrepZ's table per super-block of activations, in float32
+// (448 bytes: the codes laid out by quads, then three vectors of 16 floats).
+const kPrepFloats = 112
+
+// asmRowsPrep makes the rows kernel of an AVX-512 kernel that reads the activations
+// as kPrepZ lays them out, once per call into a scratch buffer.
+func asmRowsPrep(dot func(out *float32, w *byte, rowBytes, rows int, tab *float32, units int), unitBytes int) kRowsFunc {
+	return func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, _ []int32) {
+		units := len(xd) / 8
+		if !rowsWork(out, w, rowBytes, xq, units, unitBytes, 256) {
+			return
+		}
+		_ = xd[units*8-1]
+		bufp := getF32Scratch(units * kPrepFloats)
+		defer f32Scratch.Put(bufp)
+		tab := (*bufp)[:units*kPrepFloats]
+		kPrepZ(&tab[0], &xq[0], &xd[0], units)
+		dot(&out[0], &w[0], rowBytes, len(out), &tab[0], units)
+	}
 }

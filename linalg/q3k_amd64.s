@@ -309,3 +309,595 @@ q2sb:
 	JNZ    q2row
 	VZEROUPPER
 	RET
+
+// Q3_K and Q2_K products with AVX-512 VNNI, VBMI and GFNI, without any
+// horizontal sums. Lane 2b+h of a 16-dword vector stands for half h (16 values) of
+// block b; per super-block, the activations are laid out once per call (kPrepZ) as four
+// vectors, vector q holding quad q (values 4q..4q+3) of every half in that half's lane.
+// A row's codes are put in the same places by one VPERMD per quad (dword 4h+q of the
+// half of the code bytes that holds block b) and taken out of their bits by one
+// VGF2P8AFFINEQB (a bit matrix per block: Q2_K and Q3_K's 2-bit codes, Q3_K's hmask bit
+// ORed in as bit 2, making code + 4); four VPDPBUSD then leave each half's exact dot in
+// its lane. Then over the 16 lanes in float32: Q2_K (d·sc·dot − dmin·m·sum)·xd, Q3_K
+// d·sc·(dot − 4·sum)·xd, the integer parts exact.
+// Per-qword VGF2P8AFFINEQB bit matrices for the 8 blocks' lanes (output bit i: the
+// parity of the byte and matrix byte 7−i). kBitsZ: block b's codes are bits 2k, 2k+1
+// (k = b mod 4) of its bytes, moved to bits 0, 1. kHighZ: block b's hmask bit b, moved
+// to bit 2.
+DATA kBitsZ<>+0(SB)/8, $0x102000000000000
+DATA kBitsZ<>+8(SB)/8, $0x408000000000000
+DATA kBitsZ<>+16(SB)/8, $0x1020000000000000
+DATA kBitsZ<>+24(SB)/8, $0x4080000000000000
+DATA kBitsZ<>+32(SB)/8, $0x102000000000000
+DATA kBitsZ<>+40(SB)/8, $0x408000000000000
+DATA kBitsZ<>+48(SB)/8, $0x1020000000000000
+DATA kBitsZ<>+56(SB)/8, $0x4080000000000000
+GLOBL kBitsZ<>(SB), RODATA|NOPTR, $64
+
+DATA kHighZ<>+0(SB)/8, $0x10000000000
+DATA kHighZ<>+8(SB)/8, $0x20000000000
+DATA kHighZ<>+16(SB)/8, $0x40000000000
+DATA kHighZ<>+24(SB)/8, $0x80000000000
+DATA kHighZ<>+32(SB)/8, $0x100000000000
+DATA kHighZ<>+40(SB)/8, $0x200000000000
+DATA kHighZ<>+48(SB)/8, $0x400000000000
+DATA kHighZ<>+56(SB)/8, $0x800000000000
+GLOBL kHighZ<>(SB), RODATA|NOPTR, $64
+
+// kCodeIdxZ+64q: VPERMD picks putting in lane 2b+h quad q of half h of block b: dword
+// 8·(b/4) + 4h + q of the super-block's 64 code bytes (block b's codes in half b/4).
+DATA kCodeIdxZ<>+0(SB)/4, $0x0
+DATA kCodeIdxZ<>+4(SB)/4, $0x4
+DATA kCodeIdxZ<>+8(SB)/4, $0x0
+DATA kCodeIdxZ<>+12(SB)/4, $0x4
+DATA kCodeIdxZ<>+16(SB)/4, $0x0
+DATA kCodeIdxZ<>+20(SB)/4, $0x4
+DATA kCodeIdxZ<>+24(SB)/4, $0x0
+DATA kCodeIdxZ<>+28(SB)/4, $0x4
+DATA kCodeIdxZ<>+32(SB)/4, $0x8
+DATA kCodeIdxZ<>+36(SB)/4, $0xc
+DATA kCodeIdxZ<>+40(SB)/4, $0x8
+DATA kCodeIdxZ<>+44(SB)/4, $0xc
+DATA kCodeIdxZ<>+48(SB)/4, $0x8
+DATA kCodeIdxZ<>+52(SB)/4, $0xc
+DATA kCodeIdxZ<>+56(SB)/4, $0x8
+DATA kCodeIdxZ<>+60(SB)/4, $0xc
+DATA kCodeIdxZ<>+64(SB)/4, $0x1
+DATA kCodeIdxZ<>+68(SB)/4, $0x5
+DATA kCodeIdxZ<>+72(SB)/4, $0x1
+DATA kCodeIdxZ<>+76(SB)/4, $0x5
+DATA kCodeIdxZ<>+80(SB)/4, $0x1
+DATA kCodeIdxZ<>+84(SB)/4, $0x5
+DATA kCodeIdxZ<>+88(SB)/4, $0x1
+DATA kCodeIdxZ<>+92(SB)/4, $0x5
+DATA kCodeIdxZ<>+96(SB)/4, $0x9
+DATA kCodeIdxZ<>+100(SB)/4, $0xd
+DATA kCodeIdxZ<>+104(SB)/4, $0x9
+DATA kCodeIdxZ<>+108(SB)/4, $0xd
+DATA kCodeIdxZ<>+112(SB)/4, $0x9
+DATA kCodeIdxZ<>+116(SB)/4, $0xd
+DATA kCodeIdxZ<>+120(SB)/4, $0x9
+DATA kCodeIdxZ<>+124(SB)/4, $0xd
+DATA kCodeIdxZ<>+128(SB)/4, $0x2
+DATA kCodeIdxZ<>+132(SB)/4, $0x6
+DATA kCodeIdxZ<>+136(SB)/4, $0x2
+DATA kCodeIdxZ<>+140(SB)/4, $0x6
+DATA kCodeIdxZ<>+144(SB)/4, $0x2
+DATA kCodeIdxZ<>+148(SB)/4, $0x6
+DATA kCodeIdxZ<>+152(SB)/4, $0x2
+DATA kCodeIdxZ<>+156(SB)/4, $0x6
+DATA kCodeIdxZ<>+160(SB)/4, $0xa
+DATA kCodeIdxZ<>+164(SB)/4, $0xe
+DATA kCodeIdxZ<>+168(SB)/4, $0xa
+DATA kCodeIdxZ<>+172(SB)/4, $0xe
+DATA kCodeIdxZ<>+176(SB)/4, $0xa
+DATA kCodeIdxZ<>+180(SB)/4, $0xe
+DATA kCodeIdxZ<>+184(SB)/4, $0xa
+DATA kCodeIdxZ<>+188(SB)/4, $0xe
+DATA kCodeIdxZ<>+192(SB)/4, $0x3
+DATA kCodeIdxZ<>+196(SB)/4, $0x7
+DATA kCodeIdxZ<>+200(SB)/4, $0x3
+DATA kCodeIdxZ<>+204(SB)/4, $0x7
+DATA kCodeIdxZ<>+208(SB)/4, $0x3
+DATA kCodeIdxZ<>+212(SB)/4, $0x7
+DATA kCodeIdxZ<>+216(SB)/4, $0x3
+DATA kCodeIdxZ<>+220(SB)/4, $0x7
+DATA kCodeIdxZ<>+224(SB)/4, $0xb
+DATA kCodeIdxZ<>+228(SB)/4, $0xf
+DATA kCodeIdxZ<>+232(SB)/4, $0xb
+DATA kCodeIdxZ<>+236(SB)/4, $0xf
+DATA kCodeIdxZ<>+240(SB)/4, $0xb
+DATA kCodeIdxZ<>+244(SB)/4, $0xf
+DATA kCodeIdxZ<>+248(SB)/4, $0xb
+DATA kCodeIdxZ<>+252(SB)/4, $0xf
+GLOBL kCodeIdxZ<>(SB), RODATA|NOPTR, $256
+
+// kHighIdxZ+64q: the same for the 32 hmask bytes: dword 4h + q.
+DATA kHighIdxZ<>+0(SB)/4, $0x0
+DATA kHighIdxZ<>+4(SB)/4, $0x4
+DATA kHighIdxZ<>+8(SB)/4, $0x0
+DATA kHighIdxZ<>+12(SB)/4, $0x4
+DATA kHighIdxZ<>+16(SB)/4, $0x0
+DATA kHighIdxZ<>+20(SB)/4, $0x4
+DATA kHighIdxZ<>+24(SB)/4, $0x0
+DATA kHighIdxZ<>+28(SB)/4, $0x4
+DATA kHighIdxZ<>+32(SB)/4, $0x0
+DATA kHighIdxZ<>+36(SB)/4, $0x4
+DATA kHighIdxZ<>+40(SB)/4, $0x0
+DATA kHighIdxZ<>+44(SB)/4, $0x4
+DATA kHighIdxZ<>+48(SB)/4, $0x0
+DATA kHighIdxZ<>+52(SB)/4, $0x4
+DATA kHighIdxZ<>+56(SB)/4, $0x0
+DATA kHighIdxZ<>+60(SB)/4, $0x4
+DATA kHighIdxZ<>+64(SB)/4, $0x1
+DATA kHighIdxZ<>+68(SB)/4, $0x5
+DATA kHighIdxZ<>+72(SB)/4, $0x1
+DATA kHighIdxZ<>+76(SB)/4, $0x5
+DATA kHighIdxZ<>+80(SB)/4, $0x1
+DATA kHighIdxZ<>+84(SB)/4, $0x5
+DATA kHighIdxZ<>+88(SB)/4, $0x1
+DATA kHighIdxZ<>+92(SB)/4, $0x5
+DATA kHighIdxZ<>+96(SB)/4, $0x1
+DATA kHighIdxZ<>+100(SB)/4, $0x5
+DATA kHighIdxZ<>+104(SB)/4, $0x1
+DATA kHighIdxZ<>+108(SB)/4, $0x5
+DATA kHighIdxZ<>+112(SB)/4, $0x1
+DATA kHighIdxZ<>+116(SB)/4, $0x5
+DATA kHighIdxZ<>+120(SB)/4, $0x1
+DATA kHighIdxZ<>+124(SB)/4, $0x5
+DATA kHighIdxZ<>+128(SB)/4, $0x2
+DATA kHighIdxZ<>+132(SB)/4, $0x6
+DATA kHighIdxZ<>+136(SB)/4, $0x2
+DATA kHighIdxZ<>+140(SB)/4, $0x6
+DATA kHighIdxZ<>+144(SB)/4, $0x2
+DATA kHighIdxZ<>+148(SB)/4, $0x6
+DATA kHighIdxZ<>+152(SB)/4, $0x2
+DATA kHighIdxZ<>+156(SB)/4, $0x6
+DATA kHighIdxZ<>+160(SB)/4, $0x2
+DATA kHighIdxZ<>+164(SB)/4, $0x6
+DATA kHighIdxZ<>+168(SB)/4, $0x2
+DATA kHighIdxZ<>+172(SB)/4, $0x6
+DATA kHighIdxZ<>+176(SB)/4, $0x2
+DATA kHighIdxZ<>+180(SB)/4, $0x6
+DATA kHighIdxZ<>+184(SB)/4, $0x2
+DATA kHighIdxZ<>+188(SB)/4, $0x6
+DATA kHighIdxZ<>+192(SB)/4, $0x3
+DATA kHighIdxZ<>+196(SB)/4, $0x7
+DATA kHighIdxZ<>+200(SB)/4, $0x3
+DATA kHighIdxZ<>+204(SB)/4, $0x7
+DATA kHighIdxZ<>+208(SB)/4, $0x3
+DATA kHighIdxZ<>+212(SB)/4, $0x7
+DATA kHighIdxZ<>+216(SB)/4, $0x3
+DATA kHighIdxZ<>+220(SB)/4, $0x7
+DATA kHighIdxZ<>+224(SB)/4, $0x3
+DATA kHighIdxZ<>+228(SB)/4, $0x7
+DATA kHighIdxZ<>+232(SB)/4, $0x3
+DATA kHighIdxZ<>+236(SB)/4, $0x7
+DATA kHighIdxZ<>+240(SB)/4, $0x3
+DATA kHighIdxZ<>+244(SB)/4, $0x7
+DATA kHighIdxZ<>+248(SB)/4, $0x3
+DATA kHighIdxZ<>+252(SB)/4, $0x7
+GLOBL kHighIdxZ<>(SB), RODATA|NOPTR, $256
+
+// kActIdxZ+64q: VPERMT2D picks of quad q of halves 0-7 of 64 activation dwords:
+// dword 4L + q for lane L (lanes 8-15 repeat them).
+DATA kActIdxZ<>+0(SB)/4, $0x0
+DATA kActIdxZ<>+4(SB)/4, $0x4
+DATA kActIdxZ<>+8(SB)/4, $0x8
+DATA kActIdxZ<>+12(SB)/4, $0xc
+DATA kActIdxZ<>+16(SB)/4, $0x10
+DATA kActIdxZ<>+20(SB)/4, $0x14
+DATA kActIdxZ<>+24(SB)/4, $0x18
+DATA kActIdxZ<>+28(SB)/4, $0x1c
+DATA kActIdxZ<>+32(SB)/4, $0x0
+DATA kActIdxZ<>+36(SB)/4, $0x4
+DATA kActIdxZ<>+40(SB)/4, $0x8
+DATA kActIdxZ<>+44(SB)/4, $0xc
+DATA kActIdxZ<>+48(SB)/4, $0x10
+DATA kActIdxZ<>+52(SB)/4, $0x14
+DATA kActIdxZ<>+56(SB)/4, $0x18
+DATA kActIdxZ<>+60(SB)/4, $0x1c
+DATA kActIdxZ<>+64(SB)/4, $0x1
+DATA kActIdxZ<>+68(SB)/4, $0x5
+DATA kActIdxZ<>+72(SB)/4, $0x9
+DATA kActIdxZ<>+76(SB)/4, $0xd
+DATA kActIdxZ<>+80(SB)/4, $0x11
+DATA kActIdxZ<>+84(SB)/4, $0x15
+DATA kActIdxZ<>+88(SB)/4, $0x19
+DATA kActIdxZ<>+92(SB)/4, $0x1d
+DATA kActIdxZ<>+96(SB)/4, $0x1
+DATA kActIdxZ<>+100(SB)/4, $0x5
+DATA kActIdxZ<>+104(SB)/4, $0x9
+DATA kActIdxZ<>+108(SB)/4, $0xd
+DATA kActIdxZ<>+112(SB)/4, $0x11
+DATA kActIdxZ<>+116(SB)/4, $0x15
+DATA kActIdxZ<>+120(SB)/4, $0x19
+DATA kActIdxZ<>+124(SB)/4, $0x1d
+DATA kActIdxZ<>+128(SB)/4, $0x2
+DATA kActIdxZ<>+132(SB)/4, $0x6
+DATA kActIdxZ<>+136(SB)/4, $0xa
+DATA kActIdxZ<>+140(SB)/4, $0xe
+DATA kActIdxZ<>+144(SB)/4, $0x12
+DATA kActIdxZ<>+148(SB)/4, $0x16
+DATA kActIdxZ<>+152(SB)/4, $0x1a
+DATA kActIdxZ<>+156(SB)/4, $0x1e
+DATA kActIdxZ<>+160(SB)/4, $0x2
+DATA kActIdxZ<>+164(SB)/4, $0x6
+DATA kActIdxZ<>+168(SB)/4, $0xa
+DATA kActIdxZ<>+172(SB)/4, $0xe
+DATA kActIdxZ<>+176(SB)/4, $0x12
+DATA kActIdxZ<>+180(SB)/4, $0x16
+DATA kActIdxZ<>+184(SB)/4, $0x1a
+DATA kActIdxZ<>+188(SB)/4, $0x1e
+DATA kActIdxZ<>+192(SB)/4, $0x3
+DATA kActIdxZ<>+196(SB)/4, $0x7
+DATA kActIdxZ<>+200(SB)/4, $0xb
+DATA kActIdxZ<>+204(SB)/4, $0xf
+DATA kActIdxZ<>+208(SB)/4, $0x13
+DATA kActIdxZ<>+212(SB)/4, $0x17
+DATA kActIdxZ<>+216(SB)/4, $0x1b
+DATA kActIdxZ<>+220(SB)/4, $0x1f
+DATA kActIdxZ<>+224(SB)/4, $0x3
+DATA kActIdxZ<>+228(SB)/4, $0x7
+DATA kActIdxZ<>+232(SB)/4, $0xb
+DATA kActIdxZ<>+236(SB)/4, $0xf
+DATA kActIdxZ<>+240(SB)/4, $0x13
+DATA kActIdxZ<>+244(SB)/4, $0x17
+DATA kActIdxZ<>+248(SB)/4, $0x1b
+DATA kActIdxZ<>+252(SB)/4, $0x1f
+GLOBL kActIdxZ<>(SB), RODATA|NOPTR, $256
+
+// kHalfIdxZ: lane L takes block scale L/2.
+DATA kHalfIdxZ<>+0(SB)/4, $0x0
+DATA kHalfIdxZ<>+4(SB)/4, $0x0
+DATA kHalfIdxZ<>+8(SB)/4, $0x1
+DATA kHalfIdxZ<>+12(SB)/4, $0x1
+DATA kHalfIdxZ<>+16(SB)/4, $0x2
+DATA kHalfIdxZ<>+20(SB)/4, $0x2
+DATA kHalfIdxZ<>+24(SB)/4, $0x3
+DATA kHalfIdxZ<>+28(SB)/4, $0x3
+DATA kHalfIdxZ<>+32(SB)/4, $0x4
+DATA kHalfIdxZ<>+36(SB)/4, $0x4
+DATA kHalfIdxZ<>+40(SB)/4, $0x5
+DATA kHalfIdxZ<>+44(SB)/4, $0x5
+DATA kHalfIdxZ<>+48(SB)/4, $0x6
+DATA kHalfIdxZ<>+52(SB)/4, $0x6
+DATA kHalfIdxZ<>+56(SB)/4, $0x7
+DATA kHalfIdxZ<>+60(SB)/4, $0x7
+GLOBL kHalfIdxZ<>(SB), RODATA|NOPTR, $64
+
+// The floats 0..15, looked up by VPERMPS (Q2_K's 4-bit scales and minimums).
+DATA kFloats16<>+0(SB)/4, $0x0
+DATA kFloats16<>+4(SB)/4, $0x3f800000
+DATA kFloats16<>+8(SB)/4, $0x40000000
+DATA kFloats16<>+12(SB)/4, $0x40400000
+DATA kFloats16<>+16(SB)/4, $0x40800000
+DATA kFloats16<>+20(SB)/4, $0x40a00000
+DATA kFloats16<>+24(SB)/4, $0x40c00000
+DATA kFloats16<>+28(SB)/4, $0x40e00000
+DATA kFloats16<>+32(SB)/4, $0x41000000
+DATA kFloats16<>+36(SB)/4, $0x41100000
+DATA kFloats16<>+40(SB)/4, $0x41200000
+DATA kFloats16<>+44(SB)/4, $0x41300000
+DATA kFloats16<>+48(SB)/4, $0x41400000
+DATA kFloats16<>+52(SB)/4, $0x41500000
+DATA kFloats16<>+56(SB)/4, $0x41600000
+DATA kFloats16<>+60(SB)/4, $0x41700000
+GLOBL kFloats16<>(SB), RODATA|NOPTR, $64
+
+// kPrepZ's table of a super-block: the activations laid out by quads (256 bytes), then
+// 16 float32 each: the halves' block scales xd, their code sums, and the products.
+#define KPXD 256
+#define KPSUM 320
+#define KPXSUM 384
+#define KPBYTES 448
+
+// KROWEND stores the sum of Z28's lanes to (R15) and moves to the next row.
+#define KROWEND(loop) \
+	VEXTRACTF64X4 $1, Z28, Y1 \
+	VADDPS        Y1, Y28, Y0 \
+	HSUM0 \
+	VMOVSS        X0, (R15) \
+	ADDQ          $4, R15 \
+	ADDQ          rowBytes+16(FP), R13 \
+	DECQ          R14 \
+	JNZ           loop \
+	VZEROUPPER \
+	RET
+
+// KPREPQ(q) lays out quad q of the super-block's activations at DI into Z1, stores it
+// at 64q(DX) and adds its code sums to Z0 (Z15: bytes 1; Z2 scratch).
+#define KPREPQ(q, idx) \
+	VMOVDQU64  (DI), Z1 \
+	VPERMT2D   64(DI), idx, Z1 \
+	VMOVDQU64  128(DI), Z2 \
+	VPERMT2D   192(DI), idx, Z2 \
+	VSHUFI64X2 $0x44, Z2, Z1, Z1 \
+	VMOVDQU64  Z1, (64*q)(DX) \
+	VPDPBUSD   Z1, Z15, Z0
+
+// func kPrepZ(tab *float32, xq *int8, xd *float32, units int)
+// Writes the table the Q3_K and Q2_K kernels below read, KPBYTES per super-block of
+// 256 activations (units of them).
+TEXT ·kPrepZ(SB), NOSPLIT, $0-32
+	MOVQ         tab+0(FP), DX
+	MOVQ         xq+8(FP), DI
+	MOVQ         xd+16(FP), R8
+	MOVQ         units+24(FP), CX
+	MOVL         $0x01010101, AX
+	VPBROADCASTD AX, Z15
+	VMOVDQU64    kActIdxZ<>+0(SB), Z16
+	VMOVDQU64    kActIdxZ<>+64(SB), Z17
+	VMOVDQU64    kActIdxZ<>+128(SB), Z18
+	VMOVDQU64    kActIdxZ<>+192(SB), Z19
+	VMOVDQU64    kHalfIdxZ<>(SB), Z20
+
+kpsb:
+	VPXORD    Z0, Z0, Z0
+	KPREPQ(0, Z16)
+	KPREPQ(1, Z17)
+	KPREPQ(2, Z18)
+	KPREPQ(3, Z19)
+	VCVTDQ2PS Z0, Z0
+	VMOVUPS   (R8), Y3
+	VPERMPS   Z3, Z20, Z3
+	VMOVUPS   Z3, KPXD(DX)
+	VMOVUPS   Z0, KPSUM(DX)
+	VMULPS    Z3, Z0, Z0
+	VMOVUPS   Z0, KPXSUM(DX)
+	ADDQ      $KPBYTES, DX
+	ADDQ      $256, DI
+	ADDQ      $32, R8
+	DECQ      CX
+	JNZ       kpsb
+	VZEROUPPER
+	RET
+
+// Q2ZQ(q, idx, acc) adds to acc quad q's dots: codes (Z8: the 64 code bytes) picked by
+// idx, bits taken by Z24. Z9 scratch.
+#define Q2ZQ(q, idx, acc) \
+	VPERMD         Z8, idx, Z9 \
+	VGF2P8AFFINEQB $0, Z24, Z9, Z9 \
+	VPDPBUSD       (64*q)(R9), Z9, acc
+
+// func q2kDotRowsZ(out *float32, w *byte, rowBytes, rows int, tab *float32, units int)
+// out[r] = the dot of the Q2_K row of units super-blocks at w+r·rowBytes, for r < rows
+// (rows, units ≥ 1; see rows_amd64.go), tab the activations' kPrepZ table.
+TEXT ·q2kDotRowsZ(SB), NOSPLIT, $8-48
+	MOVQ      out+0(FP), R15
+	MOVQ      w+8(FP), R13
+	MOVQ      rows+24(FP), R14
+	VMOVDQU64 kCodeIdxZ<>+0(SB), Z16
+	VMOVDQU64 kCodeIdxZ<>+64(SB), Z17
+	VMOVDQU64 kCodeIdxZ<>+128(SB), Z18
+	VMOVDQU64 kCodeIdxZ<>+192(SB), Z19
+	VMOVDQU64 kBitsZ<>(SB), Z24
+	VMOVUPS   kFloats16<>(SB), Z30
+
+q2zrow:
+	MOVQ   R13, SI
+	MOVQ   tab+32(FP), R9
+	MOVQ   units+40(FP), CX
+	VPXORD Z28, Z28, Z28
+	VPXORD Z27, Z27, Z27
+
+q2zsb:
+	PREFETCHT0        4096(SI)
+	PREFETCHT0        4160(SI)
+	VMOVDQU64         16(SI), Z8
+	VPXORD            Z0, Z0, Z0
+	VPXORD            Z1, Z1, Z1
+	Q2ZQ(0, Z16, Z0)
+	Q2ZQ(1, Z17, Z1)
+	Q2ZQ(2, Z18, Z0)
+	Q2ZQ(3, Z19, Z1)
+	VPADDD            Z1, Z0, Z0
+	VCVTDQ2PS         Z0, Z0
+	// Scales sc (low nibbles) and minimums m (high) of the 16 halves, as floats.
+	VPMOVZXBD         (SI), Z1
+	VPSRLD            $4, Z1, Z2
+	VPERMPS           Z30, Z1, Z1
+	VPERMPS           Z30, Z2, Z2
+	MOVL              80(SI), AX
+	VMOVD             AX, X3
+	VCVTPH2PS         X3, X3
+	VMOVQ             X3, 0(SP) // d, dmin
+	VMULPS            KPXD(R9), Z1, Z1
+	VMULPS.BCST       0(SP), Z1, Z1 // d·sc·xd
+	VFMADD231PS       Z1, Z0, Z28
+	VMULPS            KPXSUM(R9), Z2, Z2 // m·xd·sum
+	VFNMADD231PS.BCST 4(SP), Z2, Z27
+	ADDQ              $84, SI
+	ADDQ              $KPBYTES, R9
+	DECQ              CX
+	JNZ               q2zsb
+
+	VADDPS Z27, Z28, Z28
+	KROWEND(q2zrow)
+
+// Q3_K's scales: kQ3ScaleIdx puts in dword i the scale bytes holding scale i's low
+// nibble (byte i mod 8, its high nibble for i ≥ 8) and its high 2 bits (byte 8 + i mod 4,
+// bits 2·(i/4)); kQ3ScaleLo and kQ3ScaleHi shift them to bits 0-3 and 4-5.
+DATA kQ3ScaleIdx<>+0(SB)/1, $0x0
+DATA kQ3ScaleIdx<>+1(SB)/1, $0x8
+DATA kQ3ScaleIdx<>+2(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+3(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+4(SB)/1, $0x1
+DATA kQ3ScaleIdx<>+5(SB)/1, $0x9
+DATA kQ3ScaleIdx<>+6(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+7(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+8(SB)/1, $0x2
+DATA kQ3ScaleIdx<>+9(SB)/1, $0xa
+DATA kQ3ScaleIdx<>+10(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+11(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+12(SB)/1, $0x3
+DATA kQ3ScaleIdx<>+13(SB)/1, $0xb
+DATA kQ3ScaleIdx<>+14(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+15(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+16(SB)/1, $0x4
+DATA kQ3ScaleIdx<>+17(SB)/1, $0x8
+DATA kQ3ScaleIdx<>+18(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+19(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+20(SB)/1, $0x5
+DATA kQ3ScaleIdx<>+21(SB)/1, $0x9
+DATA kQ3ScaleIdx<>+22(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+23(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+24(SB)/1, $0x6
+DATA kQ3ScaleIdx<>+25(SB)/1, $0xa
+DATA kQ3ScaleIdx<>+26(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+27(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+28(SB)/1, $0x7
+DATA kQ3ScaleIdx<>+29(SB)/1, $0xb
+DATA kQ3ScaleIdx<>+30(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+31(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+32(SB)/1, $0x0
+DATA kQ3ScaleIdx<>+33(SB)/1, $0x8
+DATA kQ3ScaleIdx<>+34(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+35(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+36(SB)/1, $0x1
+DATA kQ3ScaleIdx<>+37(SB)/1, $0x9
+DATA kQ3ScaleIdx<>+38(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+39(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+40(SB)/1, $0x2
+DATA kQ3ScaleIdx<>+41(SB)/1, $0xa
+DATA kQ3ScaleIdx<>+42(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+43(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+44(SB)/1, $0x3
+DATA kQ3ScaleIdx<>+45(SB)/1, $0xb
+DATA kQ3ScaleIdx<>+46(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+47(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+48(SB)/1, $0x4
+DATA kQ3ScaleIdx<>+49(SB)/1, $0x8
+DATA kQ3ScaleIdx<>+50(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+51(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+52(SB)/1, $0x5
+DATA kQ3ScaleIdx<>+53(SB)/1, $0x9
+DATA kQ3ScaleIdx<>+54(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+55(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+56(SB)/1, $0x6
+DATA kQ3ScaleIdx<>+57(SB)/1, $0xa
+DATA kQ3ScaleIdx<>+58(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+59(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+60(SB)/1, $0x7
+DATA kQ3ScaleIdx<>+61(SB)/1, $0xb
+DATA kQ3ScaleIdx<>+62(SB)/1, $0x3f
+DATA kQ3ScaleIdx<>+63(SB)/1, $0x3f
+GLOBL kQ3ScaleIdx<>(SB), RODATA|NOPTR, $64
+DATA kQ3ScaleLo<>+0(SB)/4, $0x0
+DATA kQ3ScaleLo<>+4(SB)/4, $0x0
+DATA kQ3ScaleLo<>+8(SB)/4, $0x0
+DATA kQ3ScaleLo<>+12(SB)/4, $0x0
+DATA kQ3ScaleLo<>+16(SB)/4, $0x0
+DATA kQ3ScaleLo<>+20(SB)/4, $0x0
+DATA kQ3ScaleLo<>+24(SB)/4, $0x0
+DATA kQ3ScaleLo<>+28(SB)/4, $0x0
+DATA kQ3ScaleLo<>+32(SB)/4, $0x4
+DATA kQ3ScaleLo<>+36(SB)/4, $0x4
+DATA kQ3ScaleLo<>+40(SB)/4, $0x4
+DATA kQ3ScaleLo<>+44(SB)/4, $0x4
+DATA kQ3ScaleLo<>+48(SB)/4, $0x4
+DATA kQ3ScaleLo<>+52(SB)/4, $0x4
+DATA kQ3ScaleLo<>+56(SB)/4, $0x4
+DATA kQ3ScaleLo<>+60(SB)/4, $0x4
+GLOBL kQ3ScaleLo<>(SB), RODATA|NOPTR, $64
+DATA kQ3ScaleHi<>+0(SB)/4, $0x4
+DATA kQ3ScaleHi<>+4(SB)/4, $0x4
+DATA kQ3ScaleHi<>+8(SB)/4, $0x4
+DATA kQ3ScaleHi<>+12(SB)/4, $0x4
+DATA kQ3ScaleHi<>+16(SB)/4, $0x6
+DATA kQ3ScaleHi<>+20(SB)/4, $0x6
+DATA kQ3ScaleHi<>+24(SB)/4, $0x6
+DATA kQ3ScaleHi<>+28(SB)/4, $0x6
+DATA kQ3ScaleHi<>+32(SB)/4, $0x8
+DATA kQ3ScaleHi<>+36(SB)/4, $0x8
+DATA kQ3ScaleHi<>+40(SB)/4, $0x8
+DATA kQ3ScaleHi<>+44(SB)/4, $0x8
+DATA kQ3ScaleHi<>+48(SB)/4, $0xa
+DATA kQ3ScaleHi<>+52(SB)/4, $0xa
+DATA kQ3ScaleHi<>+56(SB)/4, $0xa
+DATA kQ3ScaleHi<>+60(SB)/4, $0xa
+GLOBL kQ3ScaleHi<>(SB), RODATA|NOPTR, $64
+
+// Q3ZQ(q, idx, hidx, acc) adds to acc quad q's dots with the codes + 4: low bits from
+// the code bytes (Z8) picked by idx and taken by Z24, hmask bits from its bytes (Z10)
+// picked by hidx and moved to bit 2 by Z25. Z9, Z11 scratch.
+#define Q3ZQ(q, idx, hidx, acc) \
+	VPERMD         Z8, idx, Z9 \
+	VGF2P8AFFINEQB $0, Z24, Z9, Z9 \
+	VPERMD         Z10, hidx, Z11 \
+	VGF2P8AFFINEQB $0, Z25, Z11, Z11 \
+	VPORD          Z11, Z9, Z9 \
+	VPDPBUSD       (64*q)(R9), Z9, acc
+
+// func q3kDotRowsZ(out *float32, w *byte, rowBytes, rows int, tab *float32, units int)
+// out[r] = the dot of the Q3_K row of units super-blocks at w+r·rowBytes, for r < rows
+// (rows, units ≥ 1; see rows_amd64.go), tab the activations' kPrepZ table.
+TEXT ·q3kDotRowsZ(SB), NOSPLIT, $8-48
+	MOVQ         out+0(FP), R15
+	MOVQ         w+8(FP), R13
+	MOVQ         rows+24(FP), R14
+	VMOVDQU64    kCodeIdxZ<>+0(SB), Z16
+	VMOVDQU64    kCodeIdxZ<>+64(SB), Z17
+	VMOVDQU64    kCodeIdxZ<>+128(SB), Z18
+	VMOVDQU64    kCodeIdxZ<>+192(SB), Z19
+	VMOVDQU64    kHighIdxZ<>+0(SB), Z20
+	VMOVDQU64    kHighIdxZ<>+64(SB), Z21
+	VMOVDQU64    kHighIdxZ<>+128(SB), Z22
+	VMOVDQU64    kHighIdxZ<>+192(SB), Z23
+	VMOVDQU64    kBitsZ<>(SB), Z24
+	VMOVDQU64    kHighZ<>(SB), Z25
+	MOVL         $0x40800000, AX // 4.0
+	VPBROADCASTD AX, Z31
+	MOVL         $32, AX
+	VPBROADCASTD AX, Z30
+	MOVL         $15, AX
+	VPBROADCASTD AX, Z15
+	MOVL         $0x30, AX
+	VPBROADCASTD AX, Z26
+	MOVL         $0xfff, AX
+	KMOVQ        AX, K1
+	VMOVDQU64    kQ3ScaleIdx<>(SB), Z12
+	VMOVDQU64    kQ3ScaleLo<>(SB), Z13
+	VMOVDQU64    kQ3ScaleHi<>(SB), Z14
+
+q3zrow:
+	MOVQ   R13, SI
+	MOVQ   tab+32(FP), R9
+	MOVQ   units+40(FP), CX
+	VPXORD Z28, Z28, Z28
+
+q3zsb:
+	PREFETCHT0       4096(SI)
+	PREFETCHT0       4160(SI)
+	VMOVDQU64        32(SI), Z8
+	VMOVDQU          (SI), Y10
+	VPXORD           Z0, Z0, Z0
+	VPXORD           Z1, Z1, Z1
+	Q3ZQ(0, Z16, Z20, Z0)
+	Q3ZQ(1, Z17, Z21, Z1)
+	Q3ZQ(2, Z18, Z22, Z0)
+	Q3ZQ(3, Z19, Z23, Z1)
+	VPADDD           Z1, Z0, Z0
+	VCVTDQ2PS        Z0, Z0
+	VFNMADD231PS     KPSUM(R9), Z31, Z0 // dot = Σ (code + 4)·x − 4·sum, exact
+	VMOVDQU8.Z       96(SI), K1, Z5 // the 12 scale bytes
+	VPERMB           Z5, Z12, Z5
+	VPSRLVD          Z13, Z5, Z6
+	VPSRLVD          Z14, Z5, Z5
+	VPANDD           Z26, Z5, Z5
+	VPTERNLOGD       $0xec, Z15, Z5, Z6 // (lo & 0x0f) | (hi & 0x30)
+	VPSUBD           Z30, Z6, Z5
+	VCVTDQ2PS        Z5, Z5
+	MOVWLZX          108(SI), AX
+	VMOVD            AX, X3
+	VCVTPH2PS        X3, X3
+	VMOVSS           X3, 0(SP) // d
+	VMULPS           KPXD(R9), Z5, Z5
+	VMULPS.BCST      0(SP), Z5, Z5 // d·sc·xd
+	VFMADD231PS      Z5, Z0, Z28
+	ADDQ             $110, SI
+	ADDQ             $KPBYTES, R9
+	DECQ             CX
+	JNZ              q3zsb
+
+	KROWEND(q3zrow)
