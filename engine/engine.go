@@ -155,11 +155,13 @@ type Engine struct {
 	pool poolStatser // c's block pool figures, nil if it has none
 	ev   evicter     // c's eviction, set when Config.Window > 0
 
-	// Static pool geometry (0 without a pool or without a budget): B tokens of
-	// every layer take groups blocks, of which wholeGroups (layers without an
-	// attention window) grow with the history (kv.PoolStats.LayerGroups).
-	blockTokens, blocksTotal int
-	groups, wholeGroups      int
+	// Static pool geometry (0 without a pool or without a budget): of the blocks
+	// B tokens of every layer take, wholeGroups grow with the history (layer
+	// groups without an attention window).
+	blockTokens, blocksTotal, wholeGroups int
+	// groupWindows is the attention window of each layer group's layers, 0 for
+	// the whole history (kv.Store.GroupWindows); nil when the cache does not say.
+	groupWindows []int
 	// seqTail is the full-precision tail memory one sequence holds in the steady
 	// state (rings and sinks, kv.SteadyTail), 0 if unknown.
 	seqTail int64
@@ -231,13 +233,21 @@ func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{m: m, c: c, cfg: cfg, ev: ev, wake: make(chan struct{}, 1), exited: make(chan struct{})}
 	e.stats.Cache = c.Usage()
+	if gw, ok := c.(interface{ GroupWindows() []int }); ok {
+		e.groupWindows = gw.GroupWindows()
+	}
 	if ps, ok := c.(poolStatser); ok {
 		e.pool = ps
 		p := ps.PoolStats()
 		e.stats.Pool = p
 		if p.BlocksTotal > 0 && p.BlockTokens > 0 {
 			e.blockTokens, e.blocksTotal = p.BlockTokens, p.BlocksTotal
-			e.groups, e.wholeGroups = max(1, p.LayerGroups), max(0, p.LayerGroups-p.WindowGroups)
+			e.wholeGroups = e.groups()
+			for _, w := range e.groupWindows {
+				if w > 0 {
+					e.wholeGroups--
+				}
+			}
 			e.blockBytes, e.budget = int64(p.BlockBytes), e.stats.Cache.BudgetBytes
 		}
 		if cc, ok := c.(interface{ Config() kv.Config }); ok {

@@ -328,6 +328,30 @@ func (e *Engine) chunk(r *request, c *choice, budget int) int {
 	return n
 }
 
+// groups is the number of blocks B tokens of every layer take: one per layer group
+// (kv.Store.GroupWindows), 1 when the cache does not say.
+func (e *Engine) groups() int { return max(1, len(e.groupWindows)) }
+
+// histBlocks is the number of blocks (of B tokens) a sequence of n tokens holds: in
+// each layer group that keeps the whole history n's blocks, in one with an attention
+// window w at most those of w and a prefill step, and two more for where they start
+// and end.
+func (e *Engine) histBlocks(B, n int) int {
+	all := (n + B - 1) / B
+	if len(e.groupWindows) == 0 {
+		return all
+	}
+	total := 0
+	for _, w := range e.groupWindows {
+		if w > 0 {
+			total += min(all, (w+e.cfg.PrefillChunk+B-1)/B+2)
+		} else {
+			total += all
+		}
+	}
+	return total
+}
+
 // memoryAllows estimates whether the cache has room to start r now: free memory must
 // cover what the running sequences still have to compute (prompts in progress and
 // recomputations, requests admitted earlier in this plan included) plus one block of
@@ -353,10 +377,10 @@ func (e *Engine) memoryAllows(r *request, budget int) bool {
 				continue
 			}
 			if c.hasSeq {
-				blocks += (c.fed+c.need()+B-1)/B - (c.fed+B-1)/B
+				blocks += e.histBlocks(B, c.fed+c.need()) - e.histBlocks(B, c.fed)
 				work += max(0, min(c.need(), e.cfg.PrefillChunk)-1)
 			}
-			blocks++
+			blocks += e.groups()
 			seqs++
 		}
 	}
@@ -369,9 +393,8 @@ func (e *Engine) memoryAllows(r *request, budget int) bool {
 			k++
 		}
 	}
-	blocks += (tokens+B-1)/B + k
+	blocks += e.histBlocks(B, tokens) + k*e.groups()
 	if e.pool != nil {
-		blocks *= max(1, p.LayerGroups) // a block of every layer group (window groups' counted in full)
 		// Tails: every sequence, new ones included, holds one at the steady size,
 		// and one of a prefill step its rows; what sequences hold now counts.
 		tails := e.seqTail*int64(seqs+k) + int64(work)*e.workRow

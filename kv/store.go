@@ -652,6 +652,19 @@ func (st *Store) Len(id SeqID) int {
 	return 0
 }
 
+// GroupWindows returns one entry per layer group (a block table per sequence each:
+// BlockTokens tokens of every layer take len(GroupWindows()) blocks), the attention
+// window of its layers in tokens, 0 for the whole history. A group with window w
+// holds about w + BlockTokens tokens of blocks however long the sequence (whole
+// prefix units of them, see SteadyLayerTokens).
+func (st *Store) GroupWindows() []int {
+	ws := make([]int, len(st.g.groups))
+	for i, gr := range st.g.groups {
+		ws[i] = gr.window
+	}
+	return ws
+}
+
 // LayerTokens returns, per layer, the token slots of the blocks sequence id holds
 // now: B per block of the layer's group still in its table (a layer with an
 // attention window holds at most its window and a block beside the current step's).
@@ -704,22 +717,17 @@ func (st *Store) Usage() Usage {
 
 // PoolStats are a Store's block pool figures.
 type PoolStats struct {
-	BlockTokens int // tokens per block
-	BlockBytes  int // bytes per block
-	// LayerGroups is the number of block tables per sequence: BlockTokens tokens of
-	// every layer take one block per group (1 without attention windows); of them,
-	// WindowGroups have an attention window and hold at most window + BlockTokens
-	// tokens of blocks each, however long the sequence.
-	LayerGroups, WindowGroups int
-	BlocksTotal               int   // blocks the budget holds with no tails; 0 when unlimited
-	BlocksUsed                int   // blocks referenced by at least one sequence
-	BlocksShared              int   // blocks referenced by more than one sequence
-	BlocksFree                int   // blocks that could be allocated now (budget left after used blocks and tails); −1 when unlimited
-	BlocksMade                int   // blocks whose memory exists (used + kept for reuse)
-	UsedBytes                 int64 // BlocksUsed × BlockBytes
-	TailBytes                 int64 // full-precision rings and sinks of all sequences
-	HeldBytes                 int64 // BlocksMade × BlockBytes + TailBytes: storage memory the Store holds
-	WasteTokens               int   // unused token slots in the blocks the sequences hold (each layer group's blocks counted)
+	BlockTokens  int   // tokens per block
+	BlockBytes   int   // bytes per block
+	BlocksTotal  int   // blocks the budget holds with no tails; 0 when unlimited
+	BlocksUsed   int   // blocks referenced by at least one sequence
+	BlocksShared int   // blocks referenced by more than one sequence
+	BlocksFree   int   // blocks that could be allocated now (budget left after used blocks and tails); −1 when unlimited
+	BlocksMade   int   // blocks whose memory exists (used + kept for reuse)
+	UsedBytes    int64 // BlocksUsed × BlockBytes
+	TailBytes    int64 // full-precision rings and sinks of all sequences
+	HeldBytes    int64 // BlocksMade × BlockBytes + TailBytes: storage memory the Store holds
+	WasteTokens  int   // unused token slots in the blocks the sequences hold (each layer group's blocks counted)
 
 	// Prefix caching (see NewSeqWithPrefix).
 	BlocksCached        int   // blocks no sequence uses, kept findable until their memory is needed
@@ -744,7 +752,6 @@ func (st *Store) PoolStats() PoolStats {
 	ps := PoolStats{
 		BlockTokens:  st.g.B,
 		BlockBytes:   st.g.blockBytes,
-		LayerGroups:  len(st.g.groups),
 		BlocksUsed:   st.pool.used,
 		BlocksShared: st.pool.shared,
 		BlocksFree:   -1,
@@ -759,11 +766,6 @@ func (st *Store) PoolStats() PoolStats {
 		PrefixHitBlocks:     st.prefixHits,
 	}
 	ps.HeldBytes = int64(ps.BlocksMade)*int64(st.g.blockBytes) + st.tailBytes
-	for _, gr := range st.g.groups {
-		if gr.window > 0 {
-			ps.WindowGroups++
-		}
-	}
 	if b := st.g.cfg.BudgetBytes; b > 0 {
 		ps.BlocksTotal = int(b / int64(st.g.blockBytes))
 		ps.BlocksFree = int(max(0, (b-ps.UsedBytes-st.tailBytes)/int64(st.g.blockBytes)))
