@@ -309,3 +309,50 @@ func TestWindowGroupsRandom(t *testing.T) {
 		})
 	}
 }
+
+// TestWindowGroupsUnequalSpecs: when per-layer specs would give the layer groups
+// blocks of different sizes, every layer forms one group that keeps the whole
+// history (blocks have one size), and the figures say so.
+func TestWindowGroupsUnequalSpecs(t *testing.T) {
+	sp, _ := ParseSpec("q4")
+	f16, _ := ParseSpec("f16")
+	wins := []int{8, 8, 8, 0, 8, 8, 8, 0}
+	cfg := Config{Layers: 8, Heads: 4, KVHeads: 2, HeadDim: 16, Spec: sp, Windows: wins}
+	for _, tc := range []struct {
+		specs  map[int]Spec
+		groups int
+	}{
+		// Sliding layers 0, 1, 2, 4, 5, 6 and global 3, 7 make groups (0 1) (2 4) (5 6)
+		// and (3 7).
+		{nil, 4},
+		{map[int]Spec{0: f16, 2: f16, 5: f16, 3: f16}, 4}, // one f16 layer in each: equal
+		{map[int]Spec{0: f16, 4: f16}, 1},                 // (5 6) would be smaller
+		{map[int]Spec{3: f16, 7: f16}, 1},                 // the global group's would be larger
+		{map[int]Spec{0: f16, 1: f16}, 1},
+	} {
+		cfg.LayerSpecs = tc.specs
+		g, err := newGeometry(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, gr := range g.groups {
+			n := 0
+			for _, l := range gr.layers {
+				n += g.layers[l].bytes
+			}
+			if n != g.blockBytes {
+				t.Errorf("specs %v: group %v takes %d bytes of blocks of %d", tc.specs, gr.layers, n, g.blockBytes)
+			}
+		}
+		if len(g.groups) != tc.groups {
+			t.Errorf("specs %v: %d groups, want %d", tc.specs, len(g.groups), tc.groups)
+		}
+		toks, err := SteadyLayerTokens(cfg, 400)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(g.groups) == 1 && toks[0] != 400 || len(g.groups) > 1 && toks[0] >= 400 {
+			t.Errorf("specs %v: %d groups, a sliding layer holds %d tokens of 400", tc.specs, len(g.groups), toks[0])
+		}
+	}
+}

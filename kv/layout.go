@@ -125,12 +125,12 @@ type layer struct {
 // so that all blocks have one size and one pool, one budget and one LRU queue of
 // cached prefix blocks serve them all (vLLM's hybrid allocator): with windows
 // {w on 22 layers, 0 on 4}, groups of 2 layers, 11 sliding and 2 global. Without
-// windows there is one group of every layer.
+// windows, or when per-layer specs would give the groups blocks of different sizes,
+// there is one group of every layer, which keeps the whole history.
 type group struct {
 	window int     // attention window of its layers in tokens; 0: the whole history
 	layers []int   // its layers, ascending
 	pieces []piece // its block layout piece by piece (one layer side of one KV head)
-	bytes  int     // bytes of its layers per block (≤ geometry.blockBytes)
 }
 
 // geometry is the resolved configuration shared by a Store and BytesPerToken.
@@ -149,12 +149,8 @@ type geometry struct {
 	tailHead, tailRow int
 	layers            []layer
 	groups            []group
-	// blockBytes is the size of a physical block: the largest group's bytes (groups
-	// differ only when per-layer specs differ; the others leave the rest unused).
+	// blockBytes is the size of a physical block: B tokens of one group's layers.
 	blockBytes int
-	// big is a group whose block fills blockBytes: its pieces cover a whole block
-	// (the layout of side blocks, which hold raw bytes).
-	big int
 	// U is the prefix unit in tokens: B, or the least common multiple of B and the
 	// split KIVI key groups (see layer). A block's bytes depend on the tokens up to
 	// the end of its unit (its key group closes there), so blocks are registered,
@@ -286,7 +282,25 @@ func newGeometry(cfg Config) (*geometry, error) {
 		return nil, fmt.Errorf("kv: config: %d tokens per block (after rounding to the KIVI groups) exceeds %d", B, MaxBlockTokens)
 	}
 	g.B, g.U = B, lcm(B, split)
-	g.groups = groupLayers(cfg)
+	for i := range g.layers {
+		ly := &g.layers[i]
+		if ly.vChan != nil {
+			ly.vBlkBytes = ly.vChan.BlockBytes(ly.vG, d)
+		} else {
+			ly.vRowBytes = ly.vRow.RowBytes(d)
+		}
+		ly.vHeadStride = ly.vBytes(B)
+		if ly.kChan != nil {
+			ly.kBlkBytes = ly.kChan.BlockBytes(ly.kG, d)
+			ly.kSplit = ly.kG > B
+			ly.kHeadStride = ly.kBytes(B)
+		} else {
+			ly.kRowBytes = ly.kRow.RowBytes(d)
+			ly.kHeadStride = B * ly.kRowBytes
+		}
+		ly.bytes = cfg.KVHeads * (ly.kHeadStride + ly.vHeadStride)
+	}
+	g.groups = g.groupLayers()
 	g.windowed = true
 	for gi := range g.groups {
 		gr := &g.groups[gi]
@@ -295,23 +309,8 @@ func newGeometry(cfg Config) (*geometry, error) {
 		for _, i := range gr.layers {
 			ly := &g.layers[i]
 			ly.grp, ly.inGrp = gi, len(gr.pieces)/(2*cfg.KVHeads)
-			if ly.vChan != nil {
-				ly.vBlkBytes = ly.vChan.BlockBytes(ly.vG, d)
-			} else {
-				ly.vRowBytes = ly.vRow.RowBytes(d)
-			}
-			ly.vHeadStride = ly.vBytes(B)
-			if ly.kChan != nil {
-				ly.kBlkBytes = ly.kChan.BlockBytes(ly.kG, d)
-				ly.kSplit = ly.kG > B
-				ly.kHeadStride = ly.kBytes(B)
-			} else {
-				ly.kRowBytes = ly.kRow.RowBytes(d)
-				ly.kHeadStride = B * ly.kRowBytes
-			}
 			ly.kOff = off
 			ly.vOff = off + cfg.KVHeads*ly.kHeadStride
-			ly.bytes = cfg.KVHeads * (ly.kHeadStride + ly.vHeadStride)
 			off += ly.bytes
 			for h := range cfg.KVHeads {
 				gr.pieces = append(gr.pieces, piece{ly.kOff + h*ly.kHeadStride, ly.kHeadStride})
@@ -320,15 +319,12 @@ func newGeometry(cfg Config) (*geometry, error) {
 				gr.pieces = append(gr.pieces, piece{ly.vOff + h*ly.vHeadStride, ly.vHeadStride})
 			}
 		}
-		gr.bytes = off
-		if off > g.blockBytes {
-			g.blockBytes, g.big = off, gi
-		}
+		g.blockBytes = off // the same for every group (groupLayers)
 	}
 	g.span = (SpanTokens + unit - 1) / unit * unit
 	g.E = max(1, g.span/B)
 	if g.blockBytes > MaxBlockBytes {
-		return nil, fmt.Errorf("kv: config: one block would take %d bytes (%d tokens × %d layers), more than %d", g.blockBytes, B, len(g.groups[g.big].layers), MaxBlockBytes)
+		return nil, fmt.Errorf("kv: config: one block would take %d bytes (%d tokens × %d layers), more than %d", g.blockBytes, B, len(g.groups[0].layers), MaxBlockBytes)
 	}
 	if cfg.BudgetBytes > 0 && cfg.BudgetBytes < int64(g.tokenBlockBytes()) {
 		return nil, fmt.Errorf("kv: config: budget of %d bytes is smaller than one block of every layer (%d bytes = %d tokens × %d layers)", cfg.BudgetBytes, g.tokenBlockBytes(), B, cfg.Layers)
@@ -371,8 +367,11 @@ func (g *geometry) tokenBlockBytes() int { return len(g.groups) * g.blockBytes }
 
 // groupLayers partitions the layers into groups of one window each, all of the same
 // size: the layers of each window in order, cut into runs of the greatest common
-// divisor of the windows' layer counts (see group).
-func groupLayers(cfg Config) []group {
+// divisor of the windows' layer counts (see group). Blocks have one size, so when
+// per-layer specs make those groups' bytes differ, every layer forms one group
+// instead, whose blocks are kept whole (its window layers then keep the history).
+func (g *geometry) groupLayers() []group {
+	cfg := g.cfg
 	var wins []int // windows in order of first appearance
 	byWin := map[int][]int{}
 	for l := range cfg.Layers {
@@ -393,6 +392,22 @@ func groupLayers(cfg Config) []group {
 	for _, w := range wins {
 		for ls := byWin[w]; len(ls) > 0; ls = ls[k:] {
 			gs = append(gs, group{window: w, layers: ls[:k:k]})
+		}
+	}
+	bytes := func(gr group) int {
+		n := 0
+		for _, l := range gr.layers {
+			n += g.layers[l].bytes
+		}
+		return n
+	}
+	for _, gr := range gs[1:] {
+		if bytes(gr) != bytes(gs[0]) {
+			all := group{layers: make([]int, cfg.Layers)}
+			for l := range all.layers {
+				all.layers[l] = l
+			}
+			return []group{all}
 		}
 	}
 	return gs

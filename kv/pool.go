@@ -31,7 +31,6 @@ type pool struct {
 	blockBytes int
 	ext        int             // blocks per extent
 	pieces     [][]piece       // per group, its block layout piece by piece (group.pieces)
-	raw        int             // the group whose pieces cover a whole block (geometry.big): side blocks' layout
 	maxBlocks  int             // blocks the budget holds; 0 when unlimited
 	mem        *blockmem.Arena // where extent memory comes from
 	data       [][]byte        // extent → memory
@@ -284,7 +283,7 @@ func (p *pool) touchSides(owner int32) {
 // writing into the chain when write is set.
 func (p *pool) sideIO(chain []int32, off int, b []byte, write bool) {
 	for len(b) > 0 {
-		n := p.blockIO(chain[off/p.blockBytes], p.raw, off%p.blockBytes, b, write)
+		n := p.blockIO(chain[off/p.blockBytes], 0, off%p.blockBytes, b, write) // any group's layout covers a block
 		b, off = b[n:], off+n
 	}
 }

@@ -137,7 +137,7 @@ func New(cfg Config) (*Store, error) {
 	maxBlocks := int(cfg.BudgetBytes / int64(g.blockBytes))
 	st := &Store{
 		g: g,
-		pool: pool{blockBytes: g.blockBytes, ext: g.E, lastAny: -1, pieces: g.pieces(), raw: g.big, maxBlocks: maxBlocks,
+		pool: pool{blockBytes: g.blockBytes, ext: g.E, lastAny: -1, pieces: g.pieces(), maxBlocks: maxBlocks,
 			mem: blockmem.New(g.E*g.blockBytes, (maxBlocks+g.E-1)/g.E),
 			idx: prefixIndex{byHash: map[blockKey]int32{}, head: -1, tail: -1}},
 		prefixOK: prefixEligible(g),
