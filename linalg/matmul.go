@@ -112,11 +112,16 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 			return err
 		}
 		if qt := quantTypes[w.Type]; qt != nil {
-			needQ, needSums = true, needSums || qt.takesSums(k)
+			needQ = true
 			if qt.many(k, n) != nil {
+				// The many-token kernels read the code sums only through the
+				// signed pack.
 				needPack.any = true
 				needPack.unsigned = needPack.unsigned || !qt.packSigned
 				needPack.signed = needPack.signed || qt.packSigned
+				needSums = needSums || qt.packSigned
+			} else {
+				needSums = needSums || qt.takesSums(k)
 			}
 		}
 	}
