@@ -496,8 +496,11 @@ func ropeIntPrepZGo(w, q, sp, qr, g []float32, lo, s []float32, bits int) bool {
 // 2 bits, d channels, a multiple of 64) at codes, w in ropeIntChunk's layout and the
 // rows' tables from tab (RoPE.pairsZ at the first row's offset). Per int32 lane l of
 // a chunk (pairs 2l and 2l+1) the integers are the kernel's; the lanes go through the
-// kernel's float steps and tree, each product and sum rounded (the kernel fuses the
-// step's multiply-add).
+// kernel's float steps and tree: for d = 64 bit for bit (each group's lanes added,
+// e_i = l_i + l_{i+4}, (e0 + e2) + (e1 + e3), times its step, the two groups added),
+// else each chunk's lanes times their steps added into the row's (rounded twice where
+// the kernel fuses the multiply-add), then ((l + l+8) + (l+4 + l+12)) for l < 4 and
+// (0 + 2) + (1 + 3).
 func ropeIntGoZ(out []float32, codes []byte, w []float32, tab []int16, n, d, bits int) {
 	rb := packedBytes(d, bits)
 	for i := range n {
@@ -505,19 +508,23 @@ func ropeIntGoZ(out []float32, codes []byte, w []float32, tab []int16, n, d, bit
 		var v [16]float32
 		for m := range d / 64 {
 			wc := w[m*ropeIntChunk:][:ropeIntChunk]
-			wb := unsafe.Slice((*byte)(unsafe.Pointer(&wc[0])), 4*ropeIntChunk)
-			tc := tr[64*m:][:64]
 			for l := range 16 {
-				var lane int32
-				for pj := 2 * l; pj < 2*l+2; pj++ {
-					a, b := 64*m+2*pj, 64*m+2*pj+1
-					ca, cb := int32(codeAt(row, a, bits)), int32(codeAt(row, b, bits))
-					A := ca*int32(int8(wb[2*pj])) + cb*int32(int8(wb[2*pj+1])) + int32(int16(binary.LittleEndian.Uint16(wb[128+2*pj:])))
-					B := ca*int32(int8(wb[64+2*pj])) + cb*int32(int8(wb[64+2*pj+1])) + int32(int16(binary.LittleEndian.Uint16(wb[192+2*pj:])))
-					lane += int32(tc[pj])*A + int32(tc[32+pj])*B
+				x := float32(ropeIntLane(row, wc, tr[64*m:][:64], m, l, bits))
+				if d == 64 {
+					v[l] = x
+				} else {
+					v[l] += x * wc[64+l]
 				}
-				v[l] += float32(lane) * wc[64+l]
 			}
+		}
+		if d == 64 {
+			var gs [2]float32
+			for g := range 2 {
+				e := v[8*g:][:8]
+				gs[g] = (float32(e[0]+e[4]) + float32(e[2]+e[6])) + (float32(e[1]+e[5]) + float32(e[3]+e[7]))
+			}
+			out[i] = gs[0]*w[64] + gs[1]*w[72]
+			continue
 		}
 		var u [4]float32
 		for l := range 4 {
@@ -525,6 +532,22 @@ func ropeIntGoZ(out []float32, codes []byte, w []float32, tab []int16, n, d, bit
 		}
 		out[i] = (u[0] + u[2]) + (u[1] + u[3])
 	}
+}
+
+// ropeIntLane is int32 lane l of chunk m of a code row in dotRoPEIntZ: pairs 2l and
+// 2l+1 of the chunk, cos·(A + Ẑ1) + sin·(B + Ẑ2) each, w the chunk's scratch
+// (ropeIntChunk's layout) and tc its table words for the row.
+func ropeIntLane(row []byte, w []float32, tc []int16, m, l, bits int) int32 {
+	wb := unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 4*ropeIntChunk)
+	var lane int32
+	for pj := 2 * l; pj < 2*l+2; pj++ {
+		a, b := 64*m+2*pj, 64*m+2*pj+1
+		ca, cb := int32(codeAt(row, a, bits)), int32(codeAt(row, b, bits))
+		A := ca*int32(int8(wb[2*pj])) + cb*int32(int8(wb[2*pj+1])) + int32(int16(binary.LittleEndian.Uint16(wb[128+2*pj:])))
+		B := ca*int32(int8(wb[64+2*pj])) + cb*int32(int8(wb[64+2*pj+1])) + int32(int16(binary.LittleEndian.Uint16(wb[192+2*pj:])))
+		lane += int32(tc[pj])*A + int32(tc[32+pj])*B
+	}
+	return lane
 }
 
 // ropeIntPrep writes the groups of scratch dotRoPEInt1 scores a block with (w at

@@ -10,7 +10,7 @@ var haveRoPEZ = haveVBMIGFNI
 // multiple of 8 (contract in rope_z_amd64.s).
 //
 //go:noescape
-func dotRoPEIntZ(out *float32, codes *byte, w *float32, tab *int16, n, d int, unp *byte)
+func dotRoPEIntZ(out *float32, codes *byte, w *float32, tab *int16, n, d int, unp *byte, past bool)
 
 // ropeIntPrepZ is ropeIntPrepZGo in assembly, bit for bit (contract in
 // rope_z_amd64.s).
@@ -65,20 +65,22 @@ func ropeDotZ(c Channel, r *RoPE, out, q, sp []float32, block []byte, d, b0, b1 
 
 // ropeRowsZ runs dotRoPEIntZ over n ≥ 1 rows (d ≤ 256): eight at a time, the last
 // eight again where n is not a multiple of 8 (the same bits: a row's score does not
-// depend on its neighbours), and fewer than eight from padded copies.
+// depend on its neighbours), and fewer than eight from padded copies; each chunk's
+// codes read as 64 bytes where the slice's capacity holds them.
 func ropeRowsZ(out []float32, codes []byte, w []float32, tab []int16, n, d, bits int) {
 	rb := packedBytes(d, bits)
 	_, _, _ = out[n-1], codes[n*rb-1], tab[n*d-1]
 	unp := &ropeZUnpack[bits-2][0]
 	if n >= 8 {
 		m := n &^ 7
-		dotRoPEIntZ(&out[0], &codes[0], &w[0], &tab[0], m, d, unp)
+		past := cap(codes) >= (n-1)*rb+(d/64-1)*8*bits+64
+		dotRoPEIntZ(&out[0], &codes[0], &w[0], &tab[0], m, d, unp, past)
 		if m < n {
-			dotRoPEIntZ(&out[n-8], &codes[(n-8)*rb], &w[0], &tab[(n-8)*d], 8, d, unp)
+			dotRoPEIntZ(&out[n-8], &codes[(n-8)*rb], &w[0], &tab[(n-8)*d], 8, d, unp, past)
 		}
 		return
 	}
-	var cb [8 * 4 * 256 / 8]byte
+	var cb [8*4*256/8 + 64]byte
 	var tb [8 * 256]int16
 	var o [8]float32
 	copy(cb[:], codes[:n*rb])
@@ -87,7 +89,7 @@ func ropeRowsZ(out []float32, codes []byte, w []float32, tab []int16, n, d, bits
 		copy(tb[:], tab[:n*d])
 		t = tb[:]
 	}
-	dotRoPEIntZ(&o[0], &cb[0], &w[0], &t[0], 8, d, unp)
+	dotRoPEIntZ(&o[0], &cb[0], &w[0], &t[0], 8, d, unp, true)
 	copy(out[:n], o[:n])
 }
 

@@ -1,23 +1,39 @@
 //go:build amd64
 
 #include "textflag.h"
+#include "prefetch_amd64.h"
 
 // The integer pair kernel of pre-RoPE keys with ZMM registers (AVX-512 BW, VBMI and
 // VNNI): the integers of dotRoPEInt1 (rope_amd64.s), 64 channels per register, in the
 // chunk layouts of rope.go (ropeIntChunk: per 64 channels ŵ1, ŵ2, Ẑ1, Ẑ2 and the
 // steps per lane; RoPE.pairsZ: per 64 channels 32 cosines, then 32 sines).
 
+// ZLOADM and ZLOADP leave in Z0 the bytes of a row's chunk of codes at M permuted by
+// Z28: ZLOADM reads the K1 code bytes alone (masked), ZLOADP 64 bytes (where they
+// are readable).
+#define ZLOADM(M) \
+	VMOVDQU8.Z M, K1, Z0; \
+	VPERMB     Z0, Z28, Z0
+#define ZLOADP(M) VPERMB M, Z28, Z0
+
+// ZFMA and ZCVT finish a row's chunk, its int32 lanes in Z1: ZFMA adds them into
+// ACC times their group's step (Z20), ZCVT (one chunk, d = 64) leaves them in ACC,
+// the steps applied after the lanes are added.
+#define ZFMA(ACC) \
+	VCVTDQ2PS   Z1, Z1; \
+	VFMADD231PS Z20, Z1, ACC
+#define ZCVT(ACC) VCVTDQ2PS Z1, ACC
+
 // ZROW scores one row's chunk of 64 channels into its accumulator ACC: the codes
-// (K1 bytes at M; bits per code fixed by the unpack tables) are spread one per byte,
-// channel order, by a byte permute (Z28) that gives each qword the bytes holding its
-// eight codes, a multishift (Z29) that moves code i of the qword to byte i, and a
-// mask (Z30); VPMADDUBSW against ŵ1 and ŵ2 gives the pair sums A and B (words, pair
-// order), Ẑ1 and Ẑ2 are added, VPMADDWD and VPDPWSSD meet them with the row's cosines
-// (T) and sines (T64) — int32 lane l holding pairs 2l and 2l+1, channels 4l..4l+3 —
-// and the lanes, converted, are added into ACC times their group's step (W+256).
-#define ZROW(M, T, T64, ACC) \
-	VMOVDQU8.Z     M, K1, Z0;    \
-	VPERMB         Z0, Z28, Z0;  \
+// (ZLOADM or ZLOADP at M; bits per code fixed by the unpack tables) are spread one
+// per byte, channel order, by a byte permute (Z28) that gives each qword the bytes
+// holding its eight codes, a multishift (Z29) that moves code i of the qword to byte
+// i, and a mask (Z30); VPMADDUBSW against ŵ1 and ŵ2 gives the pair sums A and B
+// (words, pair order), Ẑ1 and Ẑ2 are added, VPMADDWD and VPDPWSSD meet them with the
+// row's cosines (T) and sines (T64) — int32 lane l holding pairs 2l and 2l+1,
+// channels 4l..4l+3, of group l/8 — and FIN takes the lanes.
+#define ZROW(LOAD, FIN, M, T, T64, ACC) \
+	LOAD(M);                     \
 	VPMULTISHIFTQB Z0, Z29, Z0;  \
 	VPANDQ         Z30, Z0, Z0;  \
 	VPMADDUBSW     Z16, Z0, Z1;  \
@@ -26,8 +42,7 @@
 	VPADDW         Z19, Z2, Z2;  \
 	VPMADDWD       T, Z1, Z1;    \
 	VPDPWSSD       T64, Z2, Z1;  \
-	VCVTDQ2PS      Z1, Z1;       \
-	VFMADD231PS    Z20, Z1, ACC
+	FIN(ACC)
 
 // ZPAIR(A, B, S) leaves in S the lane sums of the accumulators of two rows, A's in
 // 128-bit lanes 0–1, B's in 2–3: lane i + lane i+8 (clobbers Z21).
@@ -43,14 +58,122 @@
 	VSHUFF32X4 $0xdd, U, S, Z21; \
 	VADDPS     Z21, Q, Q
 
-// func dotRoPEIntZ(out *float32, codes *byte, w *float32, tab *int16, n, d int, unp *byte)
+// ZREDF adds each of the eight rows' lanes (Z8..Z15, the steps applied) in one
+// tree, ((l + l+8) + (l+4 + l+12)) for l < 4, then (0 + 2) + (1 + 3), and stores the
+// eight scores at DI (Z27: their lanes).
+#define ZREDF \
+	ZPAIR(Z8, Z9, Z22)               \
+	ZPAIR(Z10, Z11, Z23)             \
+	ZPAIR(Z12, Z13, Z24)             \
+	ZPAIR(Z14, Z15, Z25)             \
+	ZQUAD(Z22, Z23, Z8)              \
+	ZQUAD(Z24, Z25, Z9)              \
+	VSHUFPS   $0x44, Z9, Z8, Z10     \
+	VSHUFPS   $0xee, Z9, Z8, Z11     \
+	VADDPS    Z11, Z10, Z10          \
+	VPERMILPS $0xb1, Z10, Z11        \
+	VADDPS    Z11, Z10, Z10          \
+	VPERMPS   Z10, Z27, Z10          \
+	VMOVUPS   Y10, (DI)
+
+// ZGRP(A, B, S) leaves in S the sums of two rows' lanes within their groups, 128-bit
+// lanes [A's group 0, A's group 1, B's 0, B's 1]: lane i + lane i+4 (clobbers Z21).
+#define ZGRP(A, B, S) \
+	VSHUFF32X4 $0x88, B, A, S;   \
+	VSHUFF32X4 $0xdd, B, A, Z21; \
+	VADDPS     Z21, S, S
+
+// ZRED64 (one chunk) adds each of the eight rows' lanes (Z8..Z15, int32 lanes
+// converted) per group in one tree, e_i = l_i + l_{i+4} over the group's lanes,
+// then (e0 + e2) + (e1 + e3), multiplies the sums by their steps (Z26, per lane of
+// the sums) and adds the row's two, first group first; the eight scores go to DI
+// (Z27: their lanes). Lane 4k + m of the sums: row 2m + k/2, group k mod 2.
+#define ZRED64 \
+	ZGRP(Z8, Z9, Z22)              \
+	ZGRP(Z10, Z11, Z23)            \
+	ZGRP(Z12, Z13, Z24)            \
+	ZGRP(Z14, Z15, Z25)            \
+	VSHUFPS    $0x44, Z23, Z22, Z8 \
+	VSHUFPS    $0xee, Z23, Z22, Z9 \
+	VADDPS     Z9, Z8, Z8          \
+	VSHUFPS    $0x44, Z25, Z24, Z10 \
+	VSHUFPS    $0xee, Z25, Z24, Z11 \
+	VADDPS     Z11, Z10, Z10       \
+	VSHUFPS    $0x88, Z10, Z8, Z11 \
+	VSHUFPS    $0xdd, Z10, Z8, Z12 \
+	VADDPS     Z12, Z11, Z11       \
+	VMULPS     Z26, Z11, Z11       \
+	VSHUFF32X4 $0xb1, Z11, Z11, Z12 \
+	VADDPS     Z12, Z11, Z11       \
+	VPERMPS    Z11, Z27, Z11       \
+	VMOVUPS    Y11, (DI)
+
+// ZBODY is dotRoPEIntZ's loop for one way of loading codes (LOAD), of finishing a
+// chunk (FIN) and of adding a row's lanes (RED): eight rows at a time (R11 and R12
+// the code bytes of one and three rows, R13 and R14 the table bytes), per chunk of
+// 64 channels (the scratch at CX, up to R10) the chunk's weights into Z16..Z20 and
+// ZROW for each row.
+#define ZBODY(LOAD, FIN, RED, batchL, chunkL) \
+batchL:                                                          \
+	LEAQ       (SI)(R11*4), AX;                                  \
+	PREFETCHT0 PFDIST(SI);                                       \
+	PREFETCHT0 PFDIST(SI)(R11*1);                                \
+	PREFETCHT0 PFDIST(SI)(R11*2);                                \
+	PREFETCHT0 PFDIST(SI)(R12*1);                                \
+	PREFETCHT0 PFDIST(AX);                                       \
+	PREFETCHT0 PFDIST(AX)(R11*1);                                \
+	PREFETCHT0 PFDIST(AX)(R11*2);                                \
+	PREFETCHT0 PFDIST(AX)(R12*1);                                \
+	VPXORD     Z8, Z8, Z8;                                       \
+	VPXORD     Z9, Z9, Z9;                                       \
+	VPXORD     Z10, Z10, Z10;                                    \
+	VPXORD     Z11, Z11, Z11;                                    \
+	VPXORD     Z12, Z12, Z12;                                    \
+	VPXORD     Z13, Z13, Z13;                                    \
+	VPXORD     Z14, Z14, Z14;                                    \
+	VPXORD     Z15, Z15, Z15;                                    \
+	MOVQ       R9, CX;                                           \
+chunkL:                                                          \
+	VMOVDQU64  (CX), Z16;                                        \
+	VMOVDQU64  64(CX), Z17;                                      \
+	VMOVDQU64  128(CX), Z18;                                     \
+	VMOVDQU64  192(CX), Z19;                                     \
+	VMOVDQU64  256(CX), Z20;                                     \
+	LEAQ       (SI)(R11*4), AX;                                  \
+	LEAQ       (BX)(R13*4), DX;                                  \
+	ZROW(LOAD, FIN, (SI), (BX), 64(BX), Z8);                     \
+	ZROW(LOAD, FIN, (SI)(R11*1), (BX)(R13*1), 64(BX)(R13*1), Z9); \
+	ZROW(LOAD, FIN, (SI)(R11*2), (BX)(R13*2), 64(BX)(R13*2), Z10); \
+	ZROW(LOAD, FIN, (SI)(R12*1), (BX)(R14*1), 64(BX)(R14*1), Z11); \
+	ZROW(LOAD, FIN, (AX), (DX), 64(DX), Z12);                    \
+	ZROW(LOAD, FIN, (AX)(R11*1), (DX)(R13*1), 64(DX)(R13*1), Z13); \
+	ZROW(LOAD, FIN, (AX)(R11*2), (DX)(R13*2), 64(DX)(R13*2), Z14); \
+	ZROW(LOAD, FIN, (AX)(R12*1), (DX)(R14*1), 64(DX)(R14*1), Z15); \
+	ADDQ       unp+48(FP), SI;                                   \
+	ADDQ       $128, BX;                                         \
+	ADDQ       $320, CX;                                         \
+	CMPQ       CX, R10;                                          \
+	JB         chunkL;                                           \
+	LEAQ       (SI)(R12*2), SI;                                  \
+	ADDQ       R11, SI;                                          \
+	LEAQ       (BX)(R14*2), BX;                                  \
+	ADDQ       R13, BX;                                          \
+	RED;                                                         \
+	ADDQ       $32, DI;                                          \
+	SUBQ       $8, R8;                                           \
+	JNZ        batchL;                                           \
+	VZEROUPPER;                                                  \
+	RET
+
+// func dotRoPEIntZ(out *float32, codes *byte, w *float32, tab *int16, n, d int, unp *byte, past bool)
 // out[i] for the n code rows at codes (n a positive multiple of 8; d a multiple of 64;
 // the code width that of the unpack tables at unp: ropeZUnpack), w the block's
 // scratch in ropeIntChunk's layout, row i's table at tab + i·d words (RoPE.pairsZ).
-// Eight rows at a time; per row the lanes are added in one fixed tree, ((l + l+8) +
-// (l+4 + l+12)) for l < 4, then (0 + 2) + (1 + 3), whatever the rows beside it.
-// The integers are ropeIntGoZ's; the float sums differ only in order.
-TEXT ·dotRoPEIntZ(SB), NOSPLIT, $0-56
+// With past, 64 bytes from each chunk's first code byte are readable (else only the
+// codes are read). Eight rows at a time; a row's lanes are added in one tree (ZREDF,
+// or ZRED64 for d = 64), whatever the rows beside it. The integers are ropeIntGoZ's;
+// the float sums differ only in order (for d = 64 they are ropeIntGoZ's, bit for bit).
+TEXT ·dotRoPEIntZ(SB), NOSPLIT, $0-57
 	MOVQ         out+0(FP), DI
 	MOVQ         codes+8(FP), SI
 	MOVQ         w+16(FP), R9
@@ -73,72 +196,33 @@ TEXT ·dotRoPEIntZ(SB), NOSPLIT, $0-56
 	LEAQ         (R11)(R11*2), R12
 	LEAQ         (R10*2), R13   // a row's table bytes: 2d
 	LEAQ         (R13)(R13*2), R14
-	SHRQ         $6, R10
-	IMULQ        $320, R10
-	ADDQ         R9, R10        // the scratch's end
-	VMOVDQU64    zgather<>(SB), Z27
+	MOVBQZX      past+56(FP), DX
+	CMPQ         R10, $64
+	JNE          zchunks
+	VMOVDQU64    z64steps<>(SB), Z26
+	VPERMPS      256(R9), Z26, Z26
+	VMOVDQU64    z64gather<>(SB), Z27
+	LEAQ         320(R9), R10   // the scratch's end
+	TESTQ        DX, DX
+	JNZ          z64past
+	ZBODY(ZLOADM, ZCVT, ZRED64, z64mbatch, z64mchunk)
 
-zbatch:
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	MOVQ   R9, CX
+z64past:
+	ZBODY(ZLOADP, ZCVT, ZRED64, z64pbatch, z64pchunk)
 
-zchunk:
-	VMOVDQU64 (CX), Z16
-	VMOVDQU64 64(CX), Z17
-	VMOVDQU64 128(CX), Z18
-	VMOVDQU64 192(CX), Z19
-	VMOVDQU64 256(CX), Z20
-	LEAQ      (SI)(R11*4), AX
-	LEAQ      (BX)(R13*4), DX
-	ZROW((SI), (BX), 64(BX), Z8)
-	ZROW((SI)(R11*1), (BX)(R13*1), 64(BX)(R13*1), Z9)
-	ZROW((SI)(R11*2), (BX)(R13*2), 64(BX)(R13*2), Z10)
-	ZROW((SI)(R12*1), (BX)(R14*1), 64(BX)(R14*1), Z11)
-	ZROW((AX), (DX), 64(DX), Z12)
-	ZROW((AX)(R11*1), (DX)(R13*1), 64(DX)(R13*1), Z13)
-	ZROW((AX)(R11*2), (DX)(R13*2), 64(DX)(R13*2), Z14)
-	ZROW((AX)(R12*1), (DX)(R14*1), 64(DX)(R14*1), Z15)
-	ADDQ      unp+48(FP), SI
-	ADDQ      $128, BX
-	ADDQ      $320, CX
-	CMPQ      CX, R10
-	JB        zchunk
+zchunks:
+	SHRQ      $6, R10
+	IMULQ     $320, R10
+	ADDQ      R9, R10
+	VMOVDQU64 zgather<>(SB), Z27
+	TESTQ     DX, DX
+	JNZ       zcpast
+	ZBODY(ZLOADM, ZFMA, ZREDF, zcmbatch, zcmchunk)
 
-	// SI and BX moved one row on: seven more to the next eight.
-	LEAQ (SI)(R12*2), SI
-	ADDQ R11, SI
-	LEAQ (BX)(R14*2), BX
-	ADDQ R13, BX
+zcpast:
+	ZBODY(ZLOADP, ZFMA, ZREDF, zcpbatch, zcpchunk)
 
-	ZPAIR(Z8, Z9, Z22)
-	ZPAIR(Z10, Z11, Z23)
-	ZPAIR(Z12, Z13, Z24)
-	ZPAIR(Z14, Z15, Z25)
-	ZQUAD(Z22, Z23, Z8)
-	ZQUAD(Z24, Z25, Z9)
-	// 128-bit lane k: row k's four sums u0..u3 (Z8) and row k+4's (Z9); then
-	// [u0+u2, u1+u3] of both, and each row's two added.
-	VSHUFPS   $0x44, Z9, Z8, Z10
-	VSHUFPS   $0xee, Z9, Z8, Z11
-	VADDPS    Z11, Z10, Z10
-	VPERMILPS $0xb1, Z10, Z11
-	VADDPS    Z11, Z10, Z10
-	VPERMPS   Z10, Z27, Z10
-	VMOVUPS   Y10, (DI)
-	ADDQ      $32, DI
-	SUBQ      $8, R8
-	JNZ       zbatch
-	VZEROUPPER
-	RET
-
-// zgather: the eight scores' lanes after the reduction, rows 0–7.
+// zgather: the eight scores' lanes after ZREDF, rows 0–7.
 DATA zgather<>+0(SB)/8, $0x0000000400000000
 DATA zgather<>+8(SB)/8, $0x0000000c00000008
 DATA zgather<>+16(SB)/8, $0x0000000600000002
@@ -148,6 +232,28 @@ DATA zgather<>+40(SB)/8, $0
 DATA zgather<>+48(SB)/8, $0
 DATA zgather<>+56(SB)/8, $0
 GLOBL zgather<>(SB), RODATA|NOPTR, $64
+
+// z64gather: the eight scores' lanes after ZRED64; z64steps: the lanes of the steps
+// (the scratch's lanes 0–7 first group, 8–15 second) ZRED64's sums take.
+DATA z64gather<>+0(SB)/8, $0x0000000800000000
+DATA z64gather<>+8(SB)/8, $0x0000000900000001
+DATA z64gather<>+16(SB)/8, $0x0000000a00000002
+DATA z64gather<>+24(SB)/8, $0x0000000b00000003
+DATA z64gather<>+32(SB)/8, $0
+DATA z64gather<>+40(SB)/8, $0
+DATA z64gather<>+48(SB)/8, $0
+DATA z64gather<>+56(SB)/8, $0
+GLOBL z64gather<>(SB), RODATA|NOPTR, $64
+
+DATA z64steps<>+0(SB)/8, $0
+DATA z64steps<>+8(SB)/8, $0
+DATA z64steps<>+16(SB)/8, $0x0000000800000008
+DATA z64steps<>+24(SB)/8, $0x0000000800000008
+DATA z64steps<>+32(SB)/8, $0
+DATA z64steps<>+40(SB)/8, $0
+DATA z64steps<>+48(SB)/8, $0x0000000800000008
+DATA z64steps<>+56(SB)/8, $0x0000000800000008
+GLOBL z64steps<>(SB), RODATA|NOPTR, $64
 
 // ZHDR(off, S, L, YS, YL) widens the f16 scales and zeros of 16 channels (dwords
 // scale | zero<<16 at off(BX)) into S and L.
