@@ -162,6 +162,9 @@ type Engine struct {
 	// groupWindows is the attention window of each layer group's layers, 0 for
 	// the whole history (kv.Store.GroupWindows); nil when the cache does not say.
 	groupWindows []int
+	// prefixBlock is the tokens per block of a cache with a prefix cache, 0 without
+	// one (see prefixComing).
+	prefixBlock int
 	// seqTail is the full-precision tail memory one sequence holds in the steady
 	// state (rings and sinks, kv.SteadyTail), 0 if unknown.
 	seqTail int64
@@ -240,6 +243,9 @@ func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
 		e.pool = ps
 		p := ps.PoolStats()
 		e.stats.Pool = p
+		if pc, ok := c.(interface{ PrefixCaching() bool }); ok && pc.PrefixCaching() {
+			e.prefixBlock = p.BlockTokens
+		}
 		if p.BlocksTotal > 0 && p.BlockTokens > 0 {
 			e.blockTokens, e.blocksTotal = p.BlockTokens, p.BlocksTotal
 			e.wholeGroups = e.groups()

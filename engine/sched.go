@@ -300,7 +300,7 @@ func (e *Engine) plan(admit bool) []span {
 				k++
 			}
 		}
-		if len(e.running) > 0 && (seqs+k > e.cfg.MaxRunning || !e.memoryAllows(r, budget)) {
+		if len(e.running) > 0 && (seqs+k > e.cfg.MaxRunning || !e.memoryAllows(r, budget) || e.prefixComing(r)) {
 			break
 		}
 		c, err := e.admit(r)
@@ -315,6 +315,36 @@ func (e *Engine) plan(admit bool) []span {
 		}
 	}
 	return plan
+}
+
+// prefixComing reports whether a running request is still computing a prompt that
+// begins as r's does, at least one whole cache block of it: r then waits (so do
+// the requests behind it) and takes that prefix from the prefix cache once it is
+// computed, instead of computing it a second time in the same steps. Only with a
+// prefix cache, and only for the same cache salt.
+func (e *Engine) prefixComing(r *request) bool {
+	B := e.prefixBlock
+	if B < 1 || len(r.prompt) <= B {
+		return false
+	}
+	for _, x := range e.running {
+		c := x.carrier
+		if c == nil && len(x.choices) > 0 {
+			c = x.choices[0]
+		}
+		if c == nil || !c.hasSeq || x.req.CacheSalt != r.req.CacheSalt || len(x.prompt) <= B || c.fed >= len(x.prompt) {
+			continue
+		}
+		// Shared tokens (whole blocks of them) that x has not computed yet.
+		n := 0
+		for n < min(len(r.prompt), len(x.prompt)) && r.prompt[n] == x.prompt[n] {
+			n++
+		}
+		if n/B*B > c.fed {
+			return true
+		}
+	}
+	return false
 }
 
 // chunk is how many of c's pending tokens fit this step: at most budget and

@@ -94,3 +94,25 @@ func TestThroughput(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedPrefixWaits: requests submitted together whose prompts share whole
+// blocks are not all admitted into the step that computes those blocks: the later
+// ones wait for it and adopt the prefix, so a step budget that could take them all
+// at once computes the shared tokens once (every request but the first hits the
+// whole shared prefix), for a cache with KIVI windows and sinks as for f32.
+func TestSharedPrefixWaits(t *testing.T) {
+	m := loadModel(t)
+	for _, spec := range []string{"f32", "kivi4/kivi2:sinks=4"} {
+		t.Run(spec, func(t *testing.T) {
+			const n, shared, p = 6, 4 * 32, 4*32 + 20
+			res, err := Throughput(m, newCache(t, m, spec, 0), ThroughputConfig{Requests: n, PromptLen: p, GenLen: 2,
+				SharedPrefix: shared, Seed: 1, Engine: Config{MaxBatchTokens: n * p}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := float64(n-1) / n; res.SharedHitRate != want {
+				t.Errorf("shared-prefix hit rate %.3f, want %.3f (%d prefill tokens)", res.SharedHitRate, want, res.PrefillTokens)
+			}
+		})
+	}
+}
