@@ -13,8 +13,8 @@ import (
 // with F16C as well the F16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K products. Every AVX2 CPU made has F16C; without it the other kernels stay scalar. With
 // AVX-512 VNNI as well ("avx512-vnni"), Q8_0 products take the exact kernels of
 // q8z_amd64.s, for one token and for many, Q4_0 and Q5_0 products those of
-// q45z_amd64.s, Q4_K and Q6_K products of many tokens those of q4kz_amd64.s and
-// q6kz_amd64.s, and with VBMI and GFNI the one-token IQ4_NL, IQ4_XS, Q3_K and Q2_K
+// q45z_amd64.s, Q4_K, Q6_K and F16 products of many tokens those of q4kz_amd64.s,
+// q6kz_amd64.s and f16z_amd64.s, and with VBMI and GFNI the one-token IQ4_NL, IQ4_XS, Q3_K and Q2_K
 // products those of iq4_amd64.s and q3k_amd64.s; KVQ_NOAVX512=1 in the environment keeps
 // the AVX2 set (to compare).
 
@@ -36,13 +36,14 @@ func detectSIMD() *kernelSet {
 	}
 	// The scalar set's exact Q8_0 kernels are slower than these; only the VNNI set
 	// below has fast ones.
-	k.dotQ8RowsX, k.dotQ8Tokens, k.dotQ4KTokens, k.dotQ6KTokens, k.exactBlocks = nil, nil, nil, nil, nil
+	k.dotQ8RowsX, k.dotQ8Tokens, k.dotQ4KTokens, k.dotQ6KTokens, k.dotF16Tokens, k.exactBlocks = nil, nil, nil, nil, nil, nil
 	if cpufeat.F16C && cpufeat.AVX512VNNI && os.Getenv("KVQ_NOAVX512") != "1" {
 		avx2 := k
 		alternateKernels = append(alternateKernels, &avx2)
 		k.name = "avx512-vnni"
 		k.dotQ8RowsX, k.dotQ8Tokens = dotQ8RowsZ, dotQ8TokensZ
 		k.dotQ4KTokens, k.dotQ6KTokens = dotQ4KTokensZ, dotQ6KTokensZ
+		k.dotF16Tokens = dotF16TokensZ
 		if cpufeat.AVX512VBMIGFNI {
 			k.kRows = zKRows(k.kRows)
 		}

@@ -54,7 +54,13 @@
 // q45z_amd64.s). Q6_K products of 10 or more tokens go through q6kTokensZ, which gives
 // each token q6kDotRows's sum bit for bit as q4kTokensZ does for Q4_K (its eight lanes
 // per block become eight registers of 16 tokens), each row expanded once per call
-// (q6kExpandZ: signed codes, their groups' corrections, d·sc per half).
+// (q6kExpandZ: signed codes, their groups' corrections, d·sc per half). F16 products of
+// 16 or more tokens go through f16TokensZ, which gives each token dotF16C's sum bit for
+// bit (its 32 lane accumulators become registers of 16 tokens, eight per pass over a
+// quarter of the columns, three rows sharing each load of the tokens' values) from
+// the activations transposed once per call and the rows widened once per chunk
+// (f16tokens.go, f16z_amd64.s). F16 stays in float32 arithmetic: BF16 products would
+// round the weights.
 //
 // # Blocking
 //

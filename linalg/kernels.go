@@ -20,6 +20,9 @@ type kernelSet struct {
 	dotF32T func(out []float32, ld int, w, x []float32, n int)
 	// dotF16 returns Σ f16(w[2i:2i+2])·x[i]; len(w) == 2·len(x), little-endian binary16.
 	dotF16 func(w []byte, x []float32) float32
+	// dotF16Tokens, when not nil, is the many-token kernel of F16 (f16tokens.go): each
+	// token's sum bit for bit dotF16's.
+	dotF16Tokens f16TokensKernel
 	// dotQ8 returns Σ_b d_w(b)·xd[b]·Σ_j w_q(b,j)·xq[32b+j] over the len(xd) Q8_0 blocks of w.
 	dotQ8 func(w []byte, xq []int8, xd []float32) float32
 	// dotQ8Rows writes to out[r] the dotQ8 of the row w[r·rowBytes:] with the same

@@ -555,7 +555,7 @@ func FuzzMatMul(f *testing.F) {
 // optional exact Q8_0 pair, which a set has both of or neither, and the optional
 // many-token kernels).
 func TestKernelSetsComplete(t *testing.T) {
-	optional := map[string]bool{"dotQ8RowsX": true, "dotQ8Tokens": true, "dotQ4KTokens": true, "dotQ6KTokens": true}
+	optional := map[string]bool{"dotQ8RowsX": true, "dotQ8Tokens": true, "dotQ4KTokens": true, "dotQ6KTokens": true, "dotF16Tokens": true}
 	for _, k := range kernelModes(t) {
 		if (k.dotQ8RowsX == nil) != (k.dotQ8Tokens == nil) {
 			t.Errorf("%s kernels: dotQ8RowsX and dotQ8Tokens not both set or both nil", k.name)

@@ -245,6 +245,11 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		workpool.ForRuns(Threads(), first[len(ps)], st.units)
 	}
 	for j := range ps {
+		if ps[j].xT != nil {
+			f16Pool.Put(ps[j].xT)
+		}
+	}
+	for j := range ps {
 		if ps[j].err != nil {
 			return ps[j].err
 		}
@@ -270,6 +275,7 @@ type product struct {
 	xsum  []int32    // per-block sums of xq (types with quantType.sums)
 	xt    tokenPack  // the activations packed for a many-token kernel (kindTokens)
 	many  tokensKernel
+	xT    *[]float32 // the activations transposed for dotF16Tokens (kindF16Tokens), from f16Pool
 	dec   rowDecoder // row decoder of other types
 	errMu sync.Mutex
 	err   error
@@ -279,12 +285,13 @@ type product struct {
 type chunkKind uint8
 
 const (
-	kindNone    chunkKind = iota // nothing to compute (no rows, or no columns)
-	kindF32                      // float32 rows: chunkF32
-	kindF16                      // binary16 rows: chunkF16
-	kindQuant                    // a type of quantTypes: chunkRows
-	kindTokens                   // a type of quantTypes by its many-token kernel: chunkTokens
-	kindDecoded                  // rows decoded to float32 first: chunkDecoded
+	kindNone      chunkKind = iota // nothing to compute (no rows, or no columns)
+	kindF32                        // float32 rows: chunkF32
+	kindF16                        // binary16 rows: chunkF16
+	kindF16Tokens                  // binary16 rows by the set's dotF16Tokens: chunkF16Tokens
+	kindQuant                      // a type of quantTypes: chunkRows
+	kindTokens                     // a type of quantTypes by its many-token kernel: chunkTokens
+	kindDecoded                    // rows decoded to float32 first: chunkDecoded
 )
 
 // rowsKernel writes to out[r] one token's product with the row w[r·rowBytes:], for
@@ -435,6 +442,8 @@ func (p *product) chunk(r0, r1 int) {
 		p.chunkF32(r0, r1)
 	case kindF16:
 		p.chunkF16(r0, r1)
+	case kindF16Tokens:
+		p.chunkF16Tokens(r0, r1)
 	case kindQuant:
 		p.chunkRows(r0, r1)
 	case kindTokens:
@@ -455,6 +464,13 @@ func (p *product) prepare() {
 		p.kind = kindF32
 	case gguf.TypeF16:
 		p.kind = kindF16
+		if p.k.dotF16Tokens != nil && p.n >= f16TokensMin {
+			p.kind = kindF16Tokens
+			p.xT = getF16Scratch((p.n + tokenGroup - 1) / tokenGroup * tokenGroup * w.Cols)
+			transposeTokens(*p.xT, p.x, w.Cols, p.n)
+			p.tb = max(tokenGroup, f16TokensBlockBytes/(4*max(1, w.Cols))&^(tokenGroup-1))
+			return
+		}
 	default:
 		p.qt = quantTypes[w.Type]
 		if p.qt == nil {
