@@ -17,13 +17,17 @@
 //	FP8{..., TensorScale: s}       "fp8e4m3:s=0.5": OCP FP8 with a fixed scale
 //	Channel{Bits: 8|4|3|2}         "kivi8", "kivi4", "kivi3", "kivi2": KIVI keys, per
 //	                               channel over a block of tokens (a ChannelCodec)
+//	ChannelValues{Bits: 4|2}       "chan4", "chan2": values per channel over a block
+//	                               of tokens, Channel's bytes (a ChannelAdder)
 //
 // Bytes per 128-value row: f32 512, f16/bf16 256, q8 130, fp8 130 (128 with a tensor
 // scale), u8 132, q4 68, q3 52, q2 36, u8:g=32 144, q4:g=32 80, q3:g=32 64, q2:g=32 48.
 //
 // The registry (registry.go) names the cache types built from these codecs: one
 // entry per type with its spec parameters and codec constructors, which kv's spec
-// parser, kvq and the conformance suites read. RoPE (rope.go) rotates keys stored
+// parser, kvq and the conformance suites read. Each row codec type carries its entry
+// in the kernel table (kernels.go): its SIMD kernels, found without a switch over
+// codec types. RoPE (rope.go) rotates keys stored
 // before RoPE while they are scored (DotChannelRoPE).
 //
 // Values: every codec accepts any float32 without panicking. Float formats keep NaN
