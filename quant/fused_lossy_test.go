@@ -167,10 +167,10 @@ func TestFusedLossyRows(t *testing.T) {
 					scores := make([]float32, (g-1)*ld+n)
 					acc := make([]float32, g*d)
 					dot, add := fusedLossyHandles(c, d)
-					if got := simdKernels.dotRows(c, scores, ld, q, g, src, stride, n, d, tmp); got != dot {
+					if got := simdKernels.dotRows(kernelsOf(c), c, scores, ld, q, g, src, stride, n, d, tmp); got != dot {
 						t.Fatalf("%s: fused dot kernel reports %v, want %v", name, got, dot)
 					}
-					if got := simdKernels.addRows(c, acc, w, ld, g, src, stride, n, d, tmp); got != add {
+					if got := simdKernels.addRows(kernelsOf(c), c, acc, w, ld, g, src, stride, n, d, tmp); got != add {
 						t.Fatalf("%s: fused add kernel reports %v, want %v", name, got, add)
 					}
 				}

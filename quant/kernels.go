@@ -67,18 +67,16 @@ func kernelsOf(c RowCodec) *rowKernels {
 
 // The SIMD kernel set's row functions: each codec's entry.
 
-func tableDotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
-	k := kernelsOf(c)
+func tableDotRows(k *rowKernels, c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	return k != nil && k.dot != nil && k.dot(c, scores, ld, q, g, src, stride, n, d, tmp)
 }
 
-func tableAddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
-	k := kernelsOf(c)
+func tableAddRows(k *rowKernels, c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
 	return k != nil && k.add != nil && k.add(c, acc, w, ld, g, src, stride, n, d, tmp)
 }
 
-func tableDecRows(c RowCodec, dst []float32, src []byte, stride, n, d int) {
-	if k := kernelsOf(c); k != nil && k.decode != nil && k.decode(c, dst, src, stride, n, d) {
+func tableDecRows(k *rowKernels, c RowCodec, dst []float32, src []byte, stride, n, d int) {
+	if k != nil && k.decode != nil && k.decode(c, dst, src, stride, n, d) {
 		return
 	}
 	decRowsScalar(c, dst, src, stride, n, d)

@@ -32,12 +32,13 @@ type kernelSet struct {
 	multiAxpy func(acc, w []float32, ld, g int, x []float32, xs, n, d int)
 	// decRows decodes n rows of d values of codec c (one with an entry in the kernel
 	// table, kernels.go; validated): row i at src[i*stride:] into dst[i*d:(i+1)*d].
-	decRows func(c RowCodec, dst []float32, src []byte, stride, n, d int)
+	// kt is c's entry (kernelsOf), looked up once by the caller.
+	decRows func(kt *rowKernels, c RowCodec, dst []float32, src []byte, stride, n, d int)
 	// dotRows and addRows are fused kernels (decoding and products in one pass) for
 	// the codecs and shapes they report true for; others go through tiles. The SIMD
 	// set's run each codec's entry in the kernel table (kernels.go).
-	dotRows func(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool
-	addRows func(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool
+	dotRows func(kt *rowKernels, c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool
+	addRows func(kt *rowKernels, c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool
 	// scoredQuery, when set, returns the queries dotRows scores rows of d values of c
 	// against: the round trips of q where its kernels quantize queries
 	// (lossy_i8_amd64.go, int8_i16_amd64.go), else q itself.
@@ -80,15 +81,15 @@ var scalarKernels = &kernelSet{
 	name:      "scalar",
 	multiDot:  multiDotScalar,
 	multiAxpy: multiAxpyScalar,
-	decRows:   decRowsScalar,
+	decRows:   decRowsRef,
 	decBlock:  decBlockScalar,
 	ropeRows:  rotateRowsGo,
 	ropeDot1:  ropeDotGo,
 	encF16:    encodeF16Scalar,
 	encRange:  groupRange,
 	encPack:   packCodes,
-	dotRows:   func(RowCodec, []float32, int, []float32, int, []byte, int, int, int, []float32) bool { return false },
-	addRows:   func(RowCodec, []float32, []float32, int, int, []byte, int, int, int, []float32) bool { return false },
+	dotRows:   noDotRows,
+	addRows:   noAddRows,
 }
 
 // simdKernels is this build's SIMD kernel set for this CPU, or nil.
@@ -151,8 +152,8 @@ func DecodeRows(c RowCodec, dst []float32, src []byte, stride, n, d int) {
 	rb := c.RowBytes(d)
 	_ = dst[n*d-1]
 	_ = src[(n-1)*stride+rb-1]
-	if kernelsOf(c) != nil {
-		active.Load().decRows(c, dst, src, stride, n, d)
+	if kt := kernelsOf(c); kt != nil {
+		active.Load().decRows(kt, c, dst, src, stride, n, d)
 		return
 	}
 	for i := range n {
@@ -186,6 +187,21 @@ func DecodeBlockRows(c ChannelCodec, dst []float32, src []byte, t, d, i0, i1 int
 		return
 	}
 	active.Load().decBlock(ch, dst[:(i1-i0)*d], src[:n], t, d, i0, i1, lo[:d], s[:d])
+}
+
+// noDotRows and noAddRows are the scalar set's dotRows and addRows: no fused kernels,
+// every call goes through tiles.
+func noDotRows(*rowKernels, RowCodec, []float32, int, []float32, int, []byte, int, int, int, []float32) bool {
+	return false
+}
+
+func noAddRows(*rowKernels, RowCodec, []float32, []float32, int, int, []byte, int, int, int, []float32) bool {
+	return false
+}
+
+// decRowsRef is the scalar set's decRows: decRowsScalar, running no entry's kernels.
+func decRowsRef(_ *rowKernels, c RowCodec, dst []float32, src []byte, stride, n, d int) {
+	decRowsScalar(c, dst, src, stride, n, d)
 }
 
 // decRowsScalar is the reference for decRows: c.Decode per row.

@@ -15,8 +15,8 @@ func ScratchFloats(d int) int { return max(TileFloats, d) }
 // kvq's codecs run the batched kernels; any other codec falls back to c.Dot per
 // (row, query). It panics, like slice indexing, when a slice is too short.
 func DotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n int, tmp []float32) {
-	if kernelsOf(c) != nil {
-		dotRows(c, scores, ld, q, g, src, stride, n, tmp)
+	if kt := kernelsOf(c); kt != nil {
+		dotRows(kt, c, scores, ld, q, g, src, stride, n, tmp)
 		return
 	}
 	if g <= 0 || n <= 0 {
@@ -57,8 +57,8 @@ func addRounding(k *kernelSet, c RowCodec, d int) float64 {
 // run the batched kernels; any other codec falls back to c.AddScaled per (row, query).
 // It panics, like slice indexing, when a slice is too short.
 func AddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n int, tmp []float32) {
-	if kernelsOf(c) != nil {
-		addRows(c, acc, w, ld, g, src, stride, n, tmp)
+	if kt := kernelsOf(c); kt != nil {
+		addRows(kt, c, acc, w, ld, g, src, stride, n, tmp)
 		return
 	}
 	if g <= 0 || n <= 0 {
@@ -74,10 +74,10 @@ func AddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n int,
 	}
 }
 
-// dotRows implements DotRows for kvq's codecs: a fused kernel of the active set when
-// it has one for c, else tiles of rows decoded once (DecodeRows) and scored by
+// dotRows implements DotRows for this package's codecs (kt: c's kernel table
+// entry): a fused kernel of the active set when it has one for c, else tiles of rows decoded once (DecodeRows) and scored by
 // MultiDot.
-func dotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n int, tmp []float32) {
+func dotRows(kt *rowKernels, c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n int, tmp []float32) {
 	if g <= 0 || n <= 0 || len(q) < g {
 		return
 	}
@@ -86,7 +86,7 @@ func dotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byt
 	_ = scores[(g-1)*ld+n-1]
 	_ = src[(n-1)*stride+rb-1]
 	k := active.Load()
-	if k.dotRows(c, scores, ld, q[:g*d], g, src, stride, n, d, tmp[:ScratchFloats(d)]) {
+	if k.dotRows(kt, c, scores, ld, q[:g*d], g, src, stride, n, d, tmp[:ScratchFloats(d)]) {
 		return
 	}
 	t := max(1, TileFloats/d)
@@ -99,7 +99,7 @@ func dotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byt
 }
 
 // addRows implements AddRows for kvq's codecs, as dotRows.
-func addRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n int, tmp []float32) {
+func addRows(kt *rowKernels, c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n int, tmp []float32) {
 	if g <= 0 || n <= 0 || len(acc) < g {
 		return
 	}
@@ -108,7 +108,7 @@ func addRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n int,
 	_ = w[(g-1)*ld+n-1]
 	_ = src[(n-1)*stride+rb-1]
 	k := active.Load()
-	if k.addRows(c, acc[:g*d], w, ld, g, src, stride, n, d, tmp[:ScratchFloats(d)]) {
+	if k.addRows(kt, c, acc[:g*d], w, ld, g, src, stride, n, d, tmp[:ScratchFloats(d)]) {
 		return
 	}
 	t := max(1, TileFloats/d)

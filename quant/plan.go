@@ -12,7 +12,8 @@ type RowPlan struct {
 	c     RowCodec
 	d, rb int
 	set   *kernelSet   // the kernel set fast was resolved for
-	fast  *planKernels // the codec's kernels resolved for d (kernels.go), or nil
+	kt    *rowKernels  // the codec's kernel table entry (kernels.go), or nil
+	fast  *planKernels // its kernels resolved for d, or nil
 }
 
 // NewRowPlan resolves c for rows of d > 0 values.
@@ -20,7 +21,7 @@ func NewRowPlan(c RowCodec, d int) (*RowPlan, error) {
 	if c == nil || d <= 0 {
 		return nil, fmt.Errorf("quant: row plan for codec %v and %d values", c, d)
 	}
-	p := &RowPlan{c: c, d: d, rb: c.RowBytes(d), set: active.Load()}
+	p := &RowPlan{c: c, d: d, rb: c.RowBytes(d), set: active.Load(), kt: kernelsOf(c)}
 	if p.set.plan != nil {
 		p.fast = p.set.plan(c, d)
 	}
@@ -80,6 +81,10 @@ func (p *RowPlan) DotRowsPrepared(scores []float32, ld int, q, pq []float32, g i
 		p.fast.dot(scores, ld, q, pq, g, src, stride, n, tmp[:ScratchFloats(d)])
 		return
 	}
+	if p.kt != nil {
+		dotRows(p.kt, p.c, scores, ld, q[:g*d], g, src, stride, n, tmp)
+		return
+	}
 	DotRows(p.c, scores, ld, q[:g*d], g, src, stride, n, tmp)
 }
 
@@ -96,6 +101,10 @@ func (p *RowPlan) AddRows(acc, w []float32, ld, g int, src []byte, stride, n int
 		if p.fast.add(acc, w, ld, g, src, stride, n, tmp[:ScratchFloats(d)]) {
 			return
 		}
+	}
+	if p.kt != nil {
+		addRows(p.kt, p.c, acc[:g*d], w, ld, g, src, stride, n, tmp)
+		return
 	}
 	AddRows(p.c, acc[:g*d], w, ld, g, src, stride, n, tmp)
 }

@@ -100,7 +100,7 @@ func TestFP8RowKernels(t *testing.T) {
 						if f16c {
 							scores := make([]float32, (g-1)*ld+n)
 							acc := append([]float32(nil), acc0...)
-							if !simdKernels.dotRows(c, scores, ld, q, g, src, stride, n, d, tmp) || !simdKernels.addRows(c, acc, w, ld, g, src, stride, n, d, tmp) {
+							if !simdKernels.dotRows(kernelsOf(c), c, scores, ld, q, g, src, stride, n, d, tmp) || !simdKernels.addRows(kernelsOf(c), c, acc, w, ld, g, src, stride, n, d, tmp) {
 								t.Fatalf("%s: the FP8 kernels did not take the shape", name)
 							}
 						}
@@ -226,7 +226,7 @@ func TestFP8RowKernelsNonFinite(t *testing.T) {
 				scores := make([]float32, g*n)
 				acc := make([]float32, g*d)
 				tmp := make([]float32, ScratchFloats(d))
-				if !simdKernels.dotRows(c, scores, n, q, g, src, rb, n, d, tmp) || !simdKernels.addRows(c, acc, w, n, g, src, rb, n, d, tmp) {
+				if !simdKernels.dotRows(kernelsOf(c), c, scores, n, q, g, src, rb, n, d, tmp) || !simdKernels.addRows(kernelsOf(c), c, acc, w, n, g, src, rb, n, d, tmp) {
 					t.Fatalf("%s: the FP8 kernels did not take the shape", c.Name())
 				}
 				for j := range g {

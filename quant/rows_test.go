@@ -96,8 +96,8 @@ func (rc *rowCase) runWith(k *kernelSet, fused bool, q []float32) (scores, acc [
 	acc = append(append([]float32(nil), rc.acc0...), rowGuard, rowGuard)
 	tmp := make([]float32, ScratchFloats(rc.d))
 	if fused {
-		okd := k.dotRows(rc.c, scores, rc.ld, q, rc.g, rc.src, rc.stride, rc.n, rc.d, tmp)
-		oka := k.addRows(rc.c, acc[:rc.g*rc.d], rc.w, rc.ld, rc.g, rc.src, rc.stride, rc.n, rc.d, tmp)
+		okd := k.dotRows(kernelsOf(rc.c), rc.c, scores, rc.ld, q, rc.g, rc.src, rc.stride, rc.n, rc.d, tmp)
+		oka := k.addRows(kernelsOf(rc.c), rc.c, acc[:rc.g*rc.d], rc.w, rc.ld, rc.g, rc.src, rc.stride, rc.n, rc.d, tmp)
 		return scores, acc, okd && oka
 	}
 	prev := active.Load()

@@ -418,7 +418,7 @@ func TestDecRowsAsm(t *testing.T) {
 				for i := range got {
 					got[i] = -999
 				}
-				tableDecRows(c, got[:n*d], src, stride, n, d)
+				tableDecRows(kernelsOf(c), c, got[:n*d], src, stride, n, d)
 				for i := range n * d {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
 						t.Fatalf("%s d=%d: value %d (row %d) = %v, Decode %v", c.Name(), d, i, i/d, got[i], want[i])
@@ -466,7 +466,7 @@ func TestDecRowsAsmPlain(t *testing.T) {
 				for i := range got {
 					got[i] = -999
 				}
-				tableDecRows(c, got[:n*d], src, stride, n, d)
+				tableDecRows(kernelsOf(c), c, got[:n*d], src, stride, n, d)
 				for i := range n * d {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
 						t.Fatalf("%s d=%d n=%d: value %d (row %d) = %v, Decode %v", c.Name(), d, n, i, i/d, got[i], want[i])
