@@ -47,9 +47,13 @@ import (
 	"kvq/model"
 )
 
-// Defaults of Config fields.
+// Defaults of Config fields. DefaultMaxBatchTokens is within vLLM's range for
+// chunked prefill (2048–8192): at 512 a step took about two 300-token prompts, so
+// the step budget, not the cache's memory, bounded how many sequences ran
+// (llama-134m, kivi4/kivi2, 64 MiB: 7 sequences at 512, 15 at 2048, the memory's
+// limit); decode tokens still go first in every step.
 const (
-	DefaultMaxBatchTokens = 512
+	DefaultMaxBatchTokens = 2048
 	DefaultMaxRunning     = 64
 	DefaultMaxQueue       = 1024
 )
