@@ -48,8 +48,11 @@ type ThroughputResult struct {
 	PeakUtilization float64 `json:"peak_utilization"`
 	// WasteFrac is the mean over steps of unused token slots in the blocks in use
 	// divided by the token slots of those blocks (needs a cache with PoolStats).
-	WasteFrac     float64 `json:"waste_frac"`
-	PrefixHitRate float64 `json:"prefix_hit_rate"` // prompt tokens served from the prefix cache
+	WasteFrac float64 `json:"waste_frac"`
+	// PeakGatherBytes is the most memory held for copies of spans whose blocks are
+	// scattered in the pool (kv.PoolStats.GatherBytes), counted in the budget.
+	PeakGatherBytes int64   `json:"peak_gather_bytes"`
+	PrefixHitRate   float64 `json:"prefix_hit_rate"` // prompt tokens served from the prefix cache
 	// SharedHitRate is the cached prompt tokens over the shared-prefix tokens of all
 	// requests (the first request cannot hit: at most (Requests−1)/Requests).
 	SharedHitRate float64 `json:"shared_prefix_hit_rate"`
@@ -146,6 +149,7 @@ func Throughput(m *model.Model, c kv.Cache, tc ThroughputConfig) (ThroughputResu
 				sumWaste += float64(p.WasteTokens) / float64(p.BlocksUsed*p.BlockTokens)
 				nWaste++
 			}
+			res.PeakGatherBytes = max(res.PeakGatherBytes, p.GatherBytes)
 		}
 		if userStep != nil {
 			userStep(si)

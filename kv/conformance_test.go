@@ -512,7 +512,7 @@ func checkAccounting(t *testing.T, name string, st *Store) {
 		for _, tl := range s.tails {
 			bytes += int64(cap(tl.k.buf) + cap(tl.v.buf) + cap(tl.sk) + cap(tl.sv))
 		}
-		bytes += int64(cap(s.work.k) + cap(s.work.v))
+		bytes += int64(cap(s.work.k) + cap(s.work.v) + cap(s.gath))
 		tokens += s.kept()
 		if want := (s.n + st.g.B - 1) / st.g.B; s.nblocks() != want {
 			t.Errorf("%s: sequence of %d tokens has %d blocks, want %d", name, s.n, s.nblocks(), want)

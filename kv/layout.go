@@ -158,6 +158,9 @@ type geometry struct {
 	U int
 	// span is SpanTokens rounded up to a multiple of the KIVI key groups (see there).
 	span int
+	// gathSpan is the bytes a span's copy takes (see Store.gather): keys and values
+	// of every KV head of one span of the largest layer.
+	gathSpan int
 	// E is the number of blocks per extent of pool memory: an extent holds each
 	// piece of a group's layout for its E blocks side by side (see pool), so rows of
 	// blocks in consecutive slots are contiguous.
@@ -323,6 +326,10 @@ func newGeometry(cfg Config) (*geometry, error) {
 	}
 	g.span = (SpanTokens + unit - 1) / unit * unit
 	g.E = max(1, g.span/B)
+	for i := range g.layers {
+		k, v := g.spanHeads(&g.layers[i])
+		g.gathSpan = max(g.gathSpan, cfg.KVHeads*(k+v))
+	}
 	if g.blockBytes > MaxBlockBytes {
 		return nil, fmt.Errorf("kv: config: one block would take %d bytes (%d tokens × %d layers), more than %d", g.blockBytes, B, len(g.groups[0].layers), MaxBlockBytes)
 	}

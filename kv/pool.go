@@ -87,6 +87,71 @@ func (p *pool) extend() {
 // follow it in the extent.
 const fresh int32 = -2
 
+// noPlace, passed to alloc, states no preference (alloc takes any free block).
+const noPlace int32 = -4
+
+// spanSlot is where the first of k blocks of a span that one Grow allocates goes
+// (the next ones take the slots after it): the first slot of an empty extent (see
+// freshSlot), else of a new extent, else the first run of k free slots of an
+// extent, else, for k > 1, the first run of k slots each free or cached (alloc
+// takes a cached block it is asked for out of the LRU order), else noPlace. free
+// and cached say what a slot is and extend makes an extent: Store.gatherPlan
+// passes its own view of the pool to follow this choice.
+func (p *pool) spanSlot(k int, free, cached func(id int32) bool, extend func() int32) int32 {
+	for x := range p.freeIn {
+		if id := p.run(x, min(p.ext, p.made()-x*p.ext), free); id == int32(x*p.ext) {
+			return id
+		}
+	}
+	if id := extend(); id >= 0 {
+		return id
+	}
+	for x := range p.freeIn {
+		if id := p.run(x, k, free); id >= 0 {
+			return id
+		}
+	}
+	if k > 1 { // a single block is placed as well by the LRU order
+		for x := range p.freeIn {
+			if id := p.run(x, k, func(id int32) bool { return free(id) || cached(id) }); id >= 0 {
+				return id
+			}
+		}
+	}
+	return noPlace
+}
+
+// run returns the first slot of the first run of k slots of extent x for which ok
+// holds, or −1.
+func (p *pool) run(x, k int, ok func(id int32) bool) int32 {
+	n := 0
+	for id := int32(x * p.ext); int(id) < min((x+1)*p.ext, p.made()); id++ {
+		if n++; !ok(id) {
+			n = 0
+		} else if n == k {
+			return id + 1 - int32(k)
+		}
+	}
+	return -1
+}
+
+// isFree and isCached say whether a made block is on the free list, or cached
+// (registered or a side block, no references, in the LRU queue).
+func (p *pool) isFree(id int32) bool   { return p.freeAt[id] >= 0 }
+func (p *pool) isCached(id int32) bool { return p.refs[id] == 0 && p.freeAt[id] < 0 }
+
+// spanStart is spanSlot on the pool as it is (alloc's preference for a span's
+// first block; it may make an extent).
+func (p *pool) spanStart(k int) int32 {
+	return p.spanSlot(k, p.isFree, p.isCached, func() int32 {
+		if p.made()%p.ext == 0 && (p.maxBlocks == 0 || p.made() < p.maxBlocks) {
+			p.extend()
+			return int32((len(p.data) - 1) * p.ext)
+		}
+		return -1
+	})
+}
+
 // freshSlot returns the first slot of an extent whose slots are all free, making
 // one if the budget allows, or −1.
 func (p *pool) freshSlot() int32 {
@@ -102,8 +167,9 @@ func (p *pool) freshSlot() int32 {
 	return -1
 }
 
-// alloc returns a block with one reference: prefer if it is free (the slot after
-// a sequence's last block; fresh for the first slot of an empty extent), else any.
+// alloc returns a block with one reference: prefer if it is free or cached (the
+// slot after a sequence's last block, or the first of a run, see Store.placeFor;
+// fresh for the first slot of an empty extent), else any.
 // Its contents are unspecified. Blocks asked for with prefer −1 (side rows,
 // imported blocks) fill extents of their own, one after another, so that they
 // do not take the slots a sequence's span is about to grow into.
@@ -122,7 +188,12 @@ func (p *pool) alloc(prefer int32) int32 {
 	case prefer >= 0 && int(prefer) < p.made() && p.freeAt[prefer] >= 0:
 		id = prefer
 		p.takeFree(id)
-	case !anyBlock && p.overtakes(prefer):
+	case !anyBlock && prefer >= 0 && int(prefer) < p.made() && p.isCached(prefer):
+		// Taken from the prefix cache out of the LRU order: the sequence's span
+		// stays in consecutive slots, and attention reads it in place rather than
+		// copying it every step and layer (see Store.gather; under 16 clients
+		// sending their prompts again, llama-134m f16, that copy was 18% of the CPU
+		// time), and the copy needs no room in the budget.
 		id = prefer
 		p.evict(id)
 	case len(p.free) > 0:
@@ -142,30 +213,6 @@ func (p *pool) alloc(prefer int32) int32 {
 	p.refs[id] = 1
 	p.used++
 	return id
-}
-
-// overtakes reports whether alloc takes prefer, the slot after a sequence's last
-// block, from the cached block it holds: when that block continues the prefix of the
-// sequence's last block (the sequence adopted the prefix, then diverged from the
-// continuation the prefix's first owner computed), or when its own prefix is no
-// longer cached (no lookup reaches it). The sequence's span then stays in
-// consecutive slots, and attention reads it in place rather than copying it every
-// step and layer (see Store.gather): under 16 clients sending their prompts again
-// (llama-134m, f16) that copy was 18% of the CPU time. Any other cached block goes
-// in LRU order.
-func (p *pool) overtakes(prefer int32) bool {
-	if prefer <= 0 || int(prefer)%p.ext == 0 || int(prefer) >= p.made() || p.refs[prefer] != 0 || p.freeAt[prefer] >= 0 {
-		return false
-	}
-	m, last := &p.idx.meta[prefer], &p.idx.meta[prefer-1]
-	if !m.registered || m.sideOf >= 0 {
-		return false
-	}
-	if last.registered && m.parent == last.hash && m.grp == last.grp {
-		return true
-	}
-	_, reachable := p.idx.byHash[blockKey{m.parent, m.grp}]
-	return m.index > 0 && !reachable
 }
 
 // evict takes the cached block id (no references) out of the LRU queue and the

@@ -200,10 +200,21 @@ func bitsEqual(a, b []float32) bool {
 }
 
 func TestPrefixLRUEviction(t *testing.T) {
-	f := newFixture(t, "q8", 1, 2, 1, 8, 64, 0)
-	B, bb := f.st.g.B, int64(f.st.g.blockBytes)
+	// Blocks of a whole span: blocks taken from the cache never scatter a span, so
+	// the pool needs no room for span copies.
+	f := newFixture(t, "q8", 1, 2, 1, 8, 8*SpanTokens, 0)
+	cfg := f.st.Config()
+	cfg.BlockTokens = SpanTokens
+	probe, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	B, bb := SpanTokens, int64(probe.g.blockBytes)
 	// A budget of exactly 8 blocks (q8 has no tails).
-	f = newFixture(t, "q8", 1, 2, 1, 8, 8*B, 8*bb)
+	cfg.BudgetBytes = 8 * bb
+	if f.st, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
 	st := f.st
 	a, b := seqTokens(3*B, 1), seqTokens(3*B, 500)
 	for _, toks := range [][]int32{a, b} {

@@ -44,6 +44,10 @@ func TestSpansFollowPositions(t *testing.T) {
 							b = p + 1
 						}
 						o := f.mustStep(t, id, p, b)
+						// Attend copied spans within the room Grow planned and counted.
+						if g := st.PoolStats().GatherBytes; g != int64(cap(st.seqs[id].gath)) {
+							t.Fatalf("step [%d, %d): %d bytes of span copies counted, %d held", p, b, g, cap(st.seqs[id].gath))
+						}
 						for l := range all {
 							all[l] = append(all[l], o[l]...)
 						}
@@ -76,6 +80,8 @@ func TestSpansFollowPositions(t *testing.T) {
 						t.Errorf("blocks of %d adjacent: %d of %d spans copied, want all read in place", st.g.B, gathered, len(s.gathAt))
 					case scatter && st.g.B < 128 && gathered == 0:
 						t.Errorf("blocks of %d scattered: no span copied, the test scattered nothing", st.g.B)
+					case cap(s.gath) < len(s.gath) || (gathered > 0) != (st.PoolStats().GatherBytes > 0):
+						t.Errorf("blocks of %d (scattered %v): %d spans copied, %d bytes planned", st.g.B, scatter, gathered, st.PoolStats().GatherBytes)
 					}
 					for l := range got {
 						if !bitsEqual(got[l], want[l]) {

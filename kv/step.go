@@ -382,40 +382,181 @@ func (st *Store) vSec(id int32, ly *layer, h int) []byte {
 	return st.pool.section(id, ly.vOff+h*ly.vHeadStride, ly.vHeadStride)
 }
 
-// placeFor is where block i of group g of s should go (pool.alloc's preference):
-// the first block of a span (SpanTokens) at the start of an empty extent, the others
-// in the slot after block i−1, so that attention reads the span in place.
-func (st *Store) placeFor(s *seq, g, i int) int32 {
-	if i*st.g.B%st.g.span == 0 {
-		return fresh
-	}
+// placeFor is where block i of group g of s should go (pool.alloc's preference),
+// the first of k blocks of its span that a Grow allocates: the first block of a
+// span (SpanTokens), or the first after freed ones, where k slots free or cached
+// follow one another (pool.spanStart), the others in the slot after block i−1, so
+// that attention reads the span in place.
+func (st *Store) placeFor(s *seq, g, i, k int) int32 {
 	tb := s.tables[g]
-	if i == 0 || tb[i-1] < 0 {
-		return -1
+	if i*st.g.B%st.g.span == 0 || tb[i-1] == -1 {
+		return st.pool.spanStart(k)
 	}
-	return st.pool.next(tb[i-1])
+	if id := st.pool.next(tb[i-1]); id >= 0 {
+		return id
+	}
+	return noPlace
+}
+
+// spanBlocks is the number of blocks from block i to the end of its span or to
+// block need, whichever comes first.
+func (st *Store) spanBlocks(i, need int) int {
+	B, C := st.g.B, st.g.span
+	end := ((i*B/C+1)*C + B - 1) / B
+	return max(1, min(end, need)-i)
 }
 
 // adjacent reports whether the blocks of one span, in table order, sit in
 // consecutive slots of one extent (evicted ones, −1, are never read across).
 func (st *Store) adjacent(blocks []int32) bool {
+	return adjacentIn(blocks, st.pool.ext, st.pool.made())
+}
+
+// adjacentIn is adjacent in a pool of made blocks in extents of ext.
+func adjacentIn(blocks []int32, ext, made int) bool {
 	for j := 1; j < len(blocks); j++ {
-		if blocks[j-1] >= 0 && blocks[j] >= 0 && blocks[j] != st.pool.next(blocks[j-1]) {
+		if a, b := blocks[j-1], blocks[j]; a >= 0 && b >= 0 && (b != a+1 || int(b)%ext == 0 || int(b) >= made) {
 			return false
 		}
 	}
 	return true
 }
 
+// anywhere marks, in gatherPlan's tables, a block alloc may place in any slot.
+const anywhere int32 = -3
+
+// gatherPlan returns the number of spans of s that Attend copies, for the layer
+// group that copies most (see gather), after a Grow that copies the shared blocks
+// pl.cow and then appends blocks to pl.needBlocks: spans whose blocks are not
+// adjacent now and that the Grow leaves so, and spans holding a block that
+// pool.alloc might not put in the slot it prefers (placeFor). It follows alloc's
+// choices in alloc's order without changing anything: a preferred slot free or
+// cached now is taken (the Grow's earlier blocks took other slots); a span's first
+// block takes the slot pool.spanStart gives on the pool as the earlier blocks leave
+// it; once a block may land anywhere (alloc then takes any free block), every later
+// one may too, but such a block with no kept neighbour in its span (freed, or not
+// allocated yet) is read in place. So Attend never copies more spans than the plan
+// counts. ids is scratch, returned for reuse.
+func (st *Store) gatherPlan(s *seq, pl *growPlan, ids [][]int32) (int, [][]int32) {
+	p, B, C, need := &st.pool, st.g.B, st.g.span, pl.needBlocks
+	slides := false
+	for g := range s.tables {
+		slides = slides || st.slideEnd(s, g) > s.winFree[g]
+	}
+	spansOf := func(tb []int32, made int) int {
+		n := 0
+		for c := 0; c*C < len(tb)*B; c++ {
+			span := tb[c*C/B : min(len(tb), ((c+1)*C+B-1)/B)]
+			if !adjacentIn(span, p.ext, made) || placedNextTo(span) {
+				n++
+			}
+		}
+		return n
+	}
+	most := 0
+	if len(pl.cow) == 0 && need == s.nblocks() && !slides {
+		// Nothing moves (most decode steps): the spans as they are.
+		for _, tb := range s.tables {
+			most = max(most, spansOf(tb, p.made()))
+		}
+		return most, ids
+	}
+	for len(ids) < len(s.tables) {
+		ids = append(ids, nil)
+	}
+	// Grow slides first (GrowCost plans before it): the blocks it drops are gone,
+	// free, or cached if registered.
+	var freed, toCache []int32 // toCache: cached once the slide releases them
+	for g, tb := range s.tables {
+		ids[g] = append(ids[g][:0], tb...)
+		for j := s.winFree[g]; j < st.slideEnd(s, g); j++ {
+			if b := tb[j]; b >= 0 {
+				switch {
+				case p.refs[b] != 1:
+				case p.idx.meta[b].registered:
+					toCache = append(toCache, b)
+				default:
+					freed = append(freed, b)
+				}
+				ids[g][j] = -1
+			}
+		}
+		for len(ids[g]) < need {
+			ids[g] = append(ids[g], anywhere)
+		}
+	}
+	made, sure := p.made(), true
+	var taken []int32 // slots this plan's blocks take
+	free := func(c int32) bool {
+		return (int(c) >= p.made() || p.isFree(c) || slices.Contains(freed, c)) && !slices.Contains(taken, c)
+	}
+	cached := func(c int32) bool {
+		return int(c) < p.made() && (p.isCached(c) || slices.Contains(toCache, c)) && !slices.Contains(taken, c)
+	}
+	extend := func() int32 {
+		if made%p.ext != 0 || (p.maxBlocks > 0 && made >= p.maxBlocks) {
+			return -1
+		}
+		id := int32(made)
+		made += p.ext
+		if p.maxBlocks > 0 {
+			made = min(made, p.maxBlocks)
+		}
+		return id
+	}
+	alloc := func(g, i, k int) {
+		tb, id := ids[g], anywhere
+		switch {
+		case !sure:
+		case i*B%C == 0 || tb[i-1] == -1:
+			if c := p.spanSlot(k, free, cached, extend); c >= 0 {
+				id = c
+			}
+		case tb[i-1] >= 0 && (tb[i-1]+1)%int32(p.ext) != 0 && int(tb[i-1])+1 < made:
+			if c := tb[i-1] + 1; free(c) || cached(c) {
+				id = c
+			}
+		}
+		if tb[i] = id; id == anywhere {
+			sure = false
+		} else {
+			taken = append(taken, id)
+		}
+	}
+	for _, c := range pl.cow {
+		alloc(c.g, c.i, 1)
+	}
+	for i := s.nblocks(); i < need; i++ {
+		for g := range s.tables {
+			alloc(g, i, st.spanBlocks(i, need))
+		}
+	}
+	for g := range s.tables {
+		most = max(most, spansOf(ids[g], made))
+	}
+	return most, ids
+}
+
+// placedNextTo reports whether a block that may land anywhere neighbours another
+// kept block of its span (one with no kept neighbour is read alone, in place).
+func placedNextTo(span []int32) bool {
+	for j := 1; j < len(span); j++ {
+		if a, b := span[j-1], span[j]; (a == anywhere && b != -1) || (b == anywhere && a != -1) {
+			return true
+		}
+	}
+	return false
+}
+
 // spanHeads returns the bytes of one KV head's keys and values of one span of
 // layer ly in s.gath.
-func (st *Store) spanHeads(ly *layer) (k, v int) {
+func (g *geometry) spanHeads(ly *layer) (k, v int) {
 	if ly.kChan != nil {
-		k = st.g.span / ly.kG * ly.kBlkBytes
+		k = g.span / ly.kG * ly.kBlkBytes
 	} else {
-		k = st.g.span * ly.kRowBytes
+		k = g.span * ly.kRowBytes
 	}
-	return k, ly.vBytes(st.g.span)
+	return k, ly.vBytes(g.span)
 }
 
 // gather copies the layer's spans of s whose blocks are not adjacent into s.gath,
@@ -426,7 +567,7 @@ func (st *Store) spanHeads(ly *layer) (k, v int) {
 func (st *Store) gather(s *seq, layer int) {
 	ly := &st.g.layers[layer]
 	B, C, H := st.g.B, st.g.span, st.g.cfg.KVHeads
-	kh, vh := st.spanHeads(ly)
+	kh, vh := st.g.spanHeads(ly)
 	tb := s.tables[ly.grp]
 	s.gath, s.gathAt = s.gath[:0], s.gathAt[:0]
 	for c := 0; c*C < len(tb)*B; c++ {
@@ -437,8 +578,8 @@ func (st *Store) gather(s *seq, layer int) {
 		}
 		off := len(s.gath)
 		s.gathAt = append(s.gathAt, int32(off))
-		// Grown without zeroing: every byte read is copied below (positions of
-		// evicted blocks are never read).
+		// Within the capacity Grow reserved (gatherPlan), not zeroed: every byte
+		// read is copied below (positions of evicted blocks are never read).
 		s.gath = slices.Grow(s.gath, H*(kh+vh))[:off+H*(kh+vh)]
 		dst := s.gath[off:]
 		for j := j0; j < j1; j++ {
@@ -469,7 +610,7 @@ func (st *Store) spanKeys(s *seq, ly *layer, a int) ([]byte, int) {
 		a -= a % ly.kG
 	}
 	if off := s.gathAt[a/C]; off >= 0 {
-		kh, _ := st.spanHeads(ly)
+		kh, _ := st.g.spanHeads(ly)
 		if ly.kChan != nil {
 			return s.gath[int(off)+ly.kBytes(a%C):], kh
 		}
@@ -487,7 +628,7 @@ func (st *Store) spanKeys(s *seq, ly *layer, a int) ([]byte, int) {
 func (st *Store) spanValues(s *seq, ly *layer, a int) ([]byte, int) {
 	C := st.g.span
 	if off := s.gathAt[a/C]; off >= 0 {
-		kh, vh := st.spanHeads(ly)
+		kh, vh := st.g.spanHeads(ly)
 		return s.gath[int(off)+st.g.cfg.KVHeads*kh+ly.vBytes(a%C):], vh
 	}
 	B := st.g.B

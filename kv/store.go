@@ -34,8 +34,9 @@ import (
 // prefill of n tokens equals n decode steps.
 //
 // Memory accounting: AllocBytes = used blocks × block bytes + ring, work-area and
-// sink bytes, each buffer counted at its capacity. All of it counts against
-// BudgetBytes. Memory of freed blocks is kept for reuse (PoolStats.HeldBytes) but is
+// sink bytes + the room for copies of scattered spans Attend may make (seq.gath,
+// as Grow planned it), each buffer counted at its capacity. All of it counts
+// against BudgetBytes. Memory of freed blocks is kept for reuse (PoolStats.HeldBytes) but is
 // not AllocBytes.
 //
 // Locking: Sequences methods take the write lock; Append and Attend take the read
@@ -49,6 +50,7 @@ type Store struct {
 	next SeqID
 
 	tailBytes int64 // rings, work areas and sinks of all sequences
+	gathBytes int64 // room for copies of scattered spans (seq.gath capacities) of all sequences
 	opts      attn.Options
 	shape     attn.Shape
 
@@ -91,9 +93,11 @@ type seq struct {
 
 	// gath holds copies of the spans of layer viewLayer whose blocks are not
 	// adjacent in pool memory (see SpanTokens), made by Attend; gathAt[k] is span
-	// k's offset in it, −1 for a span read in place.
-	gath   []byte
-	gathAt []int32
+	// k's offset in it, −1 for a span read in place. Its capacity, counted against
+	// the budget, is what Grow planned (gatherPlan); planIDs is that plan's scratch.
+	gath    []byte
+	gathAt  []int32
+	planIDs [][]int32
 
 	encBuf []float32  // one KIVI key block of one head and its tokens' angles, for encoding
 	encKey []byte     // one encoded KIVI key block split over blocks, for encoding
@@ -222,6 +226,7 @@ func (st *Store) Drop(id SeqID) error {
 		}
 	}
 	st.tailBytes -= s.tailBytes()
+	st.gathBytes -= int64(cap(s.gath))
 	delete(st.seqs, id)
 	return nil
 }
@@ -305,17 +310,17 @@ func cloneBytes(x []byte) []byte {
 	return append(make([]byte, 0, len(x)), x...)
 }
 
-// checkBudget reports ErrNoSpace when newBlocks more blocks and extraTail more tail
-// bytes do not fit the budget.
-func (st *Store) checkBudget(newBlocks int, extraTail int64) error {
+// checkBudget reports ErrNoSpace when newBlocks more blocks and extra more bytes of
+// tails and span copies do not fit the budget.
+func (st *Store) checkBudget(newBlocks int, extra int64) error {
 	b := st.g.cfg.BudgetBytes
 	if b == 0 {
 		return nil
 	}
-	need := int64(st.pool.used+newBlocks)*int64(st.g.blockBytes) + st.tailBytes + extraTail
+	need := int64(st.pool.used+newBlocks)*int64(st.g.blockBytes) + st.tailBytes + st.gathBytes + extra
 	if need > b {
-		return fmt.Errorf("%w: need %d bytes (%d blocks of %d + %d tail bytes), budget %d", ErrNoSpace, need,
-			st.pool.used+newBlocks, st.g.blockBytes, st.tailBytes+extraTail, b)
+		return fmt.Errorf("%w: need %d bytes (%d blocks of %d + %d bytes of tails and span copies), budget %d", ErrNoSpace, need,
+			st.pool.used+newBlocks, st.g.blockBytes, st.tailBytes+st.gathBytes+extra, b)
 	}
 	return nil
 }
@@ -329,8 +334,12 @@ type growPlan struct {
 	cow                   []tableIdx // shared blocks to copy
 	kCap, vCap            []int
 	workRows              int
-	extra                 int64
+	extra                 int64 // change of the tail bytes
+	gath                  int   // room for span copies after the Grow (gatherPlan)
 }
+
+// gathDelta is the change of the room for span copies the plan makes.
+func (pl *growPlan) gathDelta(s *seq) int64 { return int64(pl.gath - cap(s.gath)) }
 
 // writeFrom is the first position whose block of group g a step [p0, end) of s
 // writes into: p0, or the start of a KIVI key group of one of the group's layers
@@ -353,9 +362,9 @@ type tableIdx struct{ g, i int }
 // planGrow plans a Grow of n ≥ 1 tokens of s without changing anything. The
 // previous step's last layer may still have rows in the work area: the plan treats
 // them as folded into its ring (Grow folds them on commit). caps, when not nil (2 per
-// layer), receives the rings' new capacities as kCap and vCap; GrowCost, which needs
-// only the bytes, passes nil (it plans under the read lock, so it may not write into
-// s).
+// layer), receives the rings' new capacities as kCap and vCap, and s's scratch
+// serves the gather plan; GrowCost, which needs only the bytes, passes nil (it plans
+// under the read lock, so it may not write into s).
 func (st *Store) planGrow(s *seq, n int, caps []int) growPlan {
 	B, L := st.g.B, len(st.g.layers)
 	pl := growPlan{p0: s.n, end: s.n + n}
@@ -372,6 +381,13 @@ func (st *Store) planGrow(s *seq, n int, caps []int) growPlan {
 			}
 		}
 	}
+	var spans int
+	if caps != nil {
+		spans, s.planIDs = st.gatherPlan(s, &pl, s.planIDs)
+	} else {
+		spans, _ = st.gatherPlan(s, &pl, nil)
+	}
+	pl.gath = spans * st.g.gathSpan
 	rl := int64(st.g.tailRow)
 	for i := range st.g.layers {
 		ly, t := &st.g.layers[i], &s.tails[i]
@@ -417,8 +433,8 @@ func (st *Store) planGrow(s *seq, n int, caps []int) growPlan {
 
 // GrowCost is the change of Usage().AllocBytes that Grow(seq, n tokens) would make
 // now: new and copied blocks, minus the blocks of window groups that no later query
-// can see (see slide), plus the change of the full-precision
-// buffers (which may shrink). A Grow succeeds iff the budget is 0 or AllocBytes + GrowCost ≤
+// can see (see slide), plus the change of the full-precision buffers and of the
+// room for copies of scattered spans (both may shrink). A Grow succeeds iff the budget is 0 or AllocBytes + GrowCost ≤
 // BudgetBytes. The previous step of seq must be complete, as for Grow.
 func (st *Store) GrowCost(id SeqID, n int) (int64, error) {
 	st.mu.RLock()
@@ -434,7 +450,7 @@ func (st *Store) GrowCost(id SeqID, n int) (int64, error) {
 		return 0, nil
 	}
 	pl := st.planGrow(s, n, nil)
-	return int64(pl.newBlocks+len(pl.cow)-st.slideFrees(s))*int64(st.g.blockBytes) + pl.extra, nil
+	return int64(pl.newBlocks+len(pl.cow)-st.slideFrees(s))*int64(st.g.blockBytes) + pl.extra + pl.gathDelta(s), nil
 }
 
 // Grow implements Sequences. It allocates the blocks that positions [Len, Len+n)
@@ -471,7 +487,7 @@ func (st *Store) grow(id SeqID, tokens []int32) (*seq, error) {
 	}
 	pl := st.planGrow(s, n, s.caps)
 	p0, end := pl.p0, pl.end
-	if err := st.checkBudget(pl.newBlocks+len(pl.cow), pl.extra); err != nil {
+	if err := st.checkBudget(pl.newBlocks+len(pl.cow), pl.extra+pl.gathDelta(s)); err != nil {
 		return nil, fmt.Errorf("kv: grow of sequence %d by %d tokens at %d: %w", id, n, p0, err)
 	}
 	// Commit.
@@ -479,7 +495,7 @@ func (st *Store) grow(id SeqID, tokens []int32) (*seq, error) {
 	for _, c := range pl.cow {
 		tb := s.tables[c.g]
 		old := tb[c.i]
-		nb := st.pool.alloc(st.placeFor(s, c.g, c.i))
+		nb := st.pool.alloc(st.placeFor(s, c.g, c.i, 1))
 		st.pool.copyBlock(nb, old, c.g)
 		st.pool.decRef(old)
 		tb[c.i] = nb
@@ -504,7 +520,8 @@ func (st *Store) grow(id SeqID, tokens []int32) (*seq, error) {
 	s.hashes = s.hashes[:min(len(s.hashes), wf/B)]
 	for s.nblocks() < pl.needBlocks {
 		for g := range s.tables {
-			s.tables[g] = append(s.tables[g], st.pool.alloc(st.placeFor(s, g, len(s.tables[g]))))
+			i := len(s.tables[g])
+			s.tables[g] = append(s.tables[g], st.pool.alloc(st.placeFor(s, g, i, st.spanBlocks(i, pl.needBlocks))))
 		}
 	}
 	for i := range st.g.layers {
@@ -533,6 +550,10 @@ func (st *Store) grow(id SeqID, tokens []int32) (*seq, error) {
 		}
 	}
 	st.tailBytes += pl.extra
+	if pl.gath != cap(s.gath) {
+		st.gathBytes += pl.gathDelta(s)
+		s.gath = make([]byte, 0, pl.gath)
+	}
 	s.tokens = append(s.tokens, tokens...)
 	s.base, s.n, s.pending = p0, end, n
 	clear(s.done)
@@ -705,7 +726,7 @@ func (st *Store) Usage() Usage {
 	defer st.mu.RUnlock()
 	u := Usage{
 		Sequences:     len(st.seqs),
-		AllocBytes:    int64(st.pool.used)*int64(st.g.blockBytes) + st.tailBytes,
+		AllocBytes:    int64(st.pool.used)*int64(st.g.blockBytes) + st.tailBytes + st.gathBytes,
 		BudgetBytes:   st.g.cfg.BudgetBytes,
 		BytesPerToken: float64(st.g.tokenBlockBytes()) / float64(st.g.B),
 	}
@@ -725,9 +746,13 @@ type PoolStats struct {
 	BlocksFree   int   // blocks that could be allocated now (budget left after used blocks and tails); −1 when unlimited
 	BlocksMade   int   // blocks whose memory exists (used + kept for reuse)
 	UsedBytes    int64 // BlocksUsed × BlockBytes
-	TailBytes    int64 // full-precision rings and sinks of all sequences
-	HeldBytes    int64 // BlocksMade × BlockBytes + TailBytes: storage memory the Store holds
-	WasteTokens  int   // unused token slots in the blocks the sequences hold (each layer group's blocks counted)
+	TailBytes    int64 // full-precision rings, sinks and work areas of all sequences
+	// GatherBytes is the room Grow reserved for copies of spans whose blocks are
+	// not adjacent (a fragmented or full pool, copies on write): attention reads
+	// those spans from a copy (see SpanTokens).
+	GatherBytes int64
+	HeldBytes   int64 // BlocksMade × BlockBytes + TailBytes + GatherBytes: storage memory the Store holds
+	WasteTokens int   // unused token slots in the blocks the sequences hold (each layer group's blocks counted)
 
 	// Prefix caching (see NewSeqWithPrefix).
 	BlocksCached        int   // blocks no sequence uses, kept findable until their memory is needed
@@ -758,6 +783,7 @@ func (st *Store) PoolStats() PoolStats {
 		BlocksMade:   st.pool.made(),
 		UsedBytes:    int64(st.pool.used) * int64(st.g.blockBytes),
 		TailBytes:    st.tailBytes,
+		GatherBytes:  st.gathBytes,
 
 		BlocksCached:        st.pool.idx.cached - st.pool.idx.sides,
 		BlocksSide:          st.pool.idx.sides,
@@ -765,10 +791,10 @@ func (st *Store) PoolStats() PoolStats {
 		PrefixQueriedBlocks: st.prefixQueried,
 		PrefixHitBlocks:     st.prefixHits,
 	}
-	ps.HeldBytes = int64(ps.BlocksMade)*int64(st.g.blockBytes) + st.tailBytes
+	ps.HeldBytes = int64(ps.BlocksMade)*int64(st.g.blockBytes) + st.tailBytes + st.gathBytes
 	if b := st.g.cfg.BudgetBytes; b > 0 {
 		ps.BlocksTotal = int(b / int64(st.g.blockBytes))
-		ps.BlocksFree = int(max(0, (b-ps.UsedBytes-st.tailBytes)/int64(st.g.blockBytes)))
+		ps.BlocksFree = int(max(0, (b-ps.UsedBytes-st.tailBytes-st.gathBytes)/int64(st.g.blockBytes)))
 	}
 	B := st.g.B
 	for _, s := range st.seqs {

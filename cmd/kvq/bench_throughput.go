@@ -147,8 +147,8 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "concurrency     peak %d, mean %.1f sequences; %d preemptions\n", res.PeakConcurrency, res.MeanConcurrency, res.Preemptions)
 	fmt.Fprintf(stdout, "prefill         %d prompt tokens: %d computed (recomputation included), %d from the prefix cache\n",
 		res.PromptTokens, res.PrefillTokens, res.ReusedTokens)
-	fmt.Fprintf(stdout, "cache pool      utilization mean %.1f%% peak %.1f%%, waste %.2f%% of used block slots\n",
-		100*res.MeanUtilization, 100*res.PeakUtilization, 100*res.WasteFrac)
+	fmt.Fprintf(stdout, "cache pool      utilization mean %.1f%% peak %.1f%%, waste %.2f%% of used block slots, span copies peak %s\n",
+		100*res.MeanUtilization, 100*res.PeakUtilization, 100*res.WasteFrac, fmtBytes(res.PeakGatherBytes))
 	fmt.Fprintf(stdout, "memory          %.1f bytes/token held (steady state %.1f)\n", res.BytesPerToken, steady)
 	fmt.Fprintf(stdout, "per sequence    %s of blocks at %d tokens (%d per block) + tail %s = %.2f of the blocks\n",
 		fmtBytes(rep.SeqBlockBytes), *promptLen+*genLen, rep.BlockTokens, tailText(tail), float64(tail.Bytes)/float64(rep.SeqBlockBytes))
