@@ -316,14 +316,14 @@ q2sb:
 // vectors, vector q holding quad q (values 4q..4q+3) of every half in that half's lane.
 // A row's codes are put in the same places by one VPERMD per quad (dword 4h+q of the
 // half of the code bytes that holds block b) and taken out of their bits by one
-// VGF2P8AFFINEQB (a bit matrix per block: Q2_K and Q3_K's 2-bit codes, Q3_K's hmask bit
-// ORed in as bit 2, making code + 4); four VPDPBUSD then leave each half's exact dot in
-// its lane. Then over the 16 lanes in float32: Q2_K (d·sc·dot − dmin·m·sum)·xd, Q3_K
-// d·sc·(dot − 4·sum)·xd, the integer parts exact.
+// VGF2P8AFFINEQB (a bit matrix per block: Q2_K's 2-bit codes; Q3_K's, with its hmask bit,
+// merged in by VPTERNLOGD beforehand, as bit 2: code + 4); four VPDPBUSD then leave each
+// half's exact dot in its lane. Then over the 16 lanes in float32: Q2_K
+// (d·sc·dot − dmin·m·sum)·xd, Q3_K d·sc·(dot − 4·sum)·xd, the integer parts exact.
+
 // Per-qword VGF2P8AFFINEQB bit matrices for the 8 blocks' lanes (output bit i: the
 // parity of the byte and matrix byte 7−i). kBitsZ: block b's codes are bits 2k, 2k+1
-// (k = b mod 4) of its bytes, moved to bits 0, 1. kHighZ: block b's hmask bit b, moved
-// to bit 2.
+// (k = b mod 4) of its bytes, moved to bits 0, 1.
 DATA kBitsZ<>+0(SB)/8, $0x102000000000000
 DATA kBitsZ<>+8(SB)/8, $0x408000000000000
 DATA kBitsZ<>+16(SB)/8, $0x1020000000000000
@@ -334,15 +334,29 @@ DATA kBitsZ<>+48(SB)/8, $0x1020000000000000
 DATA kBitsZ<>+56(SB)/8, $0x4080000000000000
 GLOBL kBitsZ<>(SB), RODATA|NOPTR, $64
 
-DATA kHighZ<>+0(SB)/8, $0x10000000000
-DATA kHighZ<>+8(SB)/8, $0x20000000000
-DATA kHighZ<>+16(SB)/8, $0x40000000000
-DATA kHighZ<>+24(SB)/8, $0x80000000000
-DATA kHighZ<>+32(SB)/8, $0x100000000000
-DATA kHighZ<>+40(SB)/8, $0x200000000000
-DATA kHighZ<>+48(SB)/8, $0x400000000000
-DATA kHighZ<>+56(SB)/8, $0x800000000000
-GLOBL kHighZ<>(SB), RODATA|NOPTR, $64
+// Q3_K: kHighPerm moves hmask bit b to bit π(b) = 2, 4, 6, 0, 3, 5, 7, 1 (b = 0..7), never
+// one of block b's two code bits 2(b mod 4), 2(b mod 4)+1, which kQ3Keep selects per
+// block; kQ3Bits moves those to bits 0, 1 and bit π(b) to bit 2.
+DATA kHighPerm<>+0(SB)/8, $0x880011002200440
+GLOBL kHighPerm<>(SB), RODATA|NOPTR, $8
+DATA kQ3Keep<>+0(SB)/8, $0x303030303030303
+DATA kQ3Keep<>+8(SB)/8, $0xc0c0c0c0c0c0c0c
+DATA kQ3Keep<>+16(SB)/8, $0x3030303030303030
+DATA kQ3Keep<>+24(SB)/8, $0xc0c0c0c0c0c0c0c0
+DATA kQ3Keep<>+32(SB)/8, $0x303030303030303
+DATA kQ3Keep<>+40(SB)/8, $0xc0c0c0c0c0c0c0c
+DATA kQ3Keep<>+48(SB)/8, $0x3030303030303030
+DATA kQ3Keep<>+56(SB)/8, $0xc0c0c0c0c0c0c0c0
+GLOBL kQ3Keep<>(SB), RODATA|NOPTR, $64
+DATA kQ3Bits<>+0(SB)/8, $0x102040000000000
+DATA kQ3Bits<>+8(SB)/8, $0x408100000000000
+DATA kQ3Bits<>+16(SB)/8, $0x1020400000000000
+DATA kQ3Bits<>+24(SB)/8, $0x4080010000000000
+DATA kQ3Bits<>+32(SB)/8, $0x102080000000000
+DATA kQ3Bits<>+40(SB)/8, $0x408200000000000
+DATA kQ3Bits<>+48(SB)/8, $0x1020800000000000
+DATA kQ3Bits<>+56(SB)/8, $0x4080020000000000
+GLOBL kQ3Bits<>(SB), RODATA|NOPTR, $64
 
 // kCodeIdxZ+64q: VPERMD picks putting in lane 2b+h quad q of half h of block b: dword
 // 8·(b/4) + 4h + q of the super-block's 64 code bytes (block b's codes in half b/4).
@@ -818,15 +832,16 @@ DATA kQ3ScaleHi<>+56(SB)/4, $0xa
 DATA kQ3ScaleHi<>+60(SB)/4, $0xa
 GLOBL kQ3ScaleHi<>(SB), RODATA|NOPTR, $64
 
-// Q3ZQ(q, idx, hidx, acc) adds to acc quad q's dots with the codes + 4: low bits from
-// the code bytes (Z8) picked by idx and taken by Z24, hmask bits from its bytes (Z10)
-// picked by hidx and moved to bit 2 by Z25. Z9, Z11 scratch.
+// Q3ZQ(q, idx, hidx, acc) adds to acc quad q's dots with the codes + 4: the code bytes
+// (Z8) picked by idx and the hmask bytes (Z10, each block's bit b moved to bit π(b) by
+// kHighPerm, clear of the block's code bits) picked by hidx are merged by VPTERNLOGD
+// (the code bits from the first, kQ3Keep), then one VGF2P8AFFINEQB (kQ3Bits) takes the
+// two code bits to bits 0, 1 and the hmask bit to bit 2. Z11 scratch.
 #define Q3ZQ(q, idx, hidx, acc) \
 	VPERMD         Z8, idx, Z9 \
-	VGF2P8AFFINEQB $0, Z24, Z9, Z9 \
 	VPERMD         Z10, hidx, Z11 \
-	VGF2P8AFFINEQB $0, Z25, Z11, Z11 \
-	VPORD          Z11, Z9, Z9 \
+	VPTERNLOGD     $0xe4, Z24, Z11, Z9 \
+	VGF2P8AFFINEQB $0, Z25, Z9, Z9 \
 	VPDPBUSD       (64*q)(R9), Z9, acc
 
 // func q3kDotRowsZ(out *float32, w *byte, rowBytes, rows int, tab *float32, units int)
@@ -844,8 +859,9 @@ TEXT ·q3kDotRowsZ(SB), NOSPLIT, $8-48
 	VMOVDQU64    kHighIdxZ<>+64(SB), Z21
 	VMOVDQU64    kHighIdxZ<>+128(SB), Z22
 	VMOVDQU64    kHighIdxZ<>+192(SB), Z23
-	VMOVDQU64    kBitsZ<>(SB), Z24
-	VMOVDQU64    kHighZ<>(SB), Z25
+	VMOVDQU64    kQ3Keep<>(SB), Z24
+	VMOVDQU64    kQ3Bits<>(SB), Z25
+	VPBROADCASTQ kHighPerm<>(SB), Z29
 	MOVL         $0x40800000, AX // 4.0
 	VPBROADCASTD AX, Z31
 	MOVL         $32, AX
@@ -871,6 +887,7 @@ q3zsb:
 	PREFETCHT0       4160(SI)
 	VMOVDQU64        32(SI), Z8
 	VMOVDQU          (SI), Y10
+	VGF2P8AFFINEQB   $0, Y29, Y10, Y10
 	VPXORD           Z0, Z0, Z0
 	VPXORD           Z1, Z1, Z1
 	Q3ZQ(0, Z16, Z20, Z0)
