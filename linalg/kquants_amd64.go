@@ -131,7 +131,7 @@ func q2kDotRowsZ(out *float32, w *byte, rowBytes, rows int, tab *float32, units 
 func q3kDotRowsZ(out *float32, w *byte, rowBytes, rows int, tab *float32, units int)
 
 // kPrepFloats is the size of kPrepZ's table per super-block of activations, in float32
-// (448 bytes: the codes laid out by quads, then three vectors of 16 floats).
+// (448 bytes: the codes laid out by quads, then three vectors of 16 values).
 const kPrepFloats = 112
 
 // asmRowsPrep makes the rows kernel of an AVX-512 kernel that reads the activations

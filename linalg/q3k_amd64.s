@@ -600,10 +600,11 @@ DATA kFloats16<>+60(SB)/4, $0x41700000
 GLOBL kFloats16<>(SB), RODATA|NOPTR, $64
 
 // kPrepZ's table of a super-block: the activations laid out by quads (256 bytes), then
-// 16 float32 each: the halves' block scales xd, their code sums, and the products.
+// 16 values each: the halves' block scales xd and xd times their code sums as float32,
+// and −4 times the code sums as int32 (Q3_K's dots start from them).
 #define KPXD 256
-#define KPSUM 320
-#define KPXSUM 384
+#define KPXSUM 320
+#define KPNEG4SUM 384
 #define KPBYTES 448
 
 // KROWEND stores the sum of Z28's lanes to (R15) and moves to the next row.
@@ -652,11 +653,14 @@ kpsb:
 	KPREPQ(1, Z17)
 	KPREPQ(2, Z18)
 	KPREPQ(3, Z19)
+	VPXORD    Z4, Z4, Z4
+	VPSLLD    $2, Z0, Z5
+	VPSUBD    Z5, Z4, Z4
+	VMOVDQU64 Z4, KPNEG4SUM(DX)
 	VCVTDQ2PS Z0, Z0
 	VMOVUPS   (R8), Y3
 	VPERMPS   Z3, Z20, Z3
 	VMOVUPS   Z3, KPXD(DX)
-	VMOVUPS   Z0, KPSUM(DX)
 	VMULPS    Z3, Z0, Z0
 	VMOVUPS   Z0, KPXSUM(DX)
 	ADDQ      $KPBYTES, DX
@@ -862,8 +866,6 @@ TEXT ·q3kDotRowsZ(SB), NOSPLIT, $8-48
 	VMOVDQU64    kQ3Keep<>(SB), Z24
 	VMOVDQU64    kQ3Bits<>(SB), Z25
 	VPBROADCASTQ kHighPerm<>(SB), Z29
-	MOVL         $0x40800000, AX // 4.0
-	VPBROADCASTD AX, Z31
 	MOVL         $32, AX
 	VPBROADCASTD AX, Z30
 	MOVL         $15, AX
@@ -888,7 +890,7 @@ q3zsb:
 	VMOVDQU64        32(SI), Z8
 	VMOVDQU          (SI), Y10
 	VGF2P8AFFINEQB   $0, Y29, Y10, Y10
-	VPXORD           Z0, Z0, Z0
+	VMOVDQU64        KPNEG4SUM(R9), Z0 // dot = −4·sum + Σ (code + 4)·x, exact
 	VPXORD           Z1, Z1, Z1
 	Q3ZQ(0, Z16, Z20, Z0)
 	Q3ZQ(1, Z17, Z21, Z1)
@@ -896,7 +898,6 @@ q3zsb:
 	Q3ZQ(3, Z19, Z23, Z1)
 	VPADDD           Z1, Z0, Z0
 	VCVTDQ2PS        Z0, Z0
-	VFNMADD231PS     KPSUM(R9), Z31, Z0 // dot = Σ (code + 4)·x − 4·sum, exact
 	VMOVDQU8.Z       96(SI), K1, Z5 // the 12 scale bytes
 	VPERMB           Z5, Z12, Z5
 	VPSRLVD          Z13, Z5, Z6
@@ -905,12 +906,10 @@ q3zsb:
 	VPTERNLOGD       $0xec, Z15, Z5, Z6 // (lo & 0x0f) | (hi & 0x30)
 	VPSUBD           Z30, Z6, Z5
 	VCVTDQ2PS        Z5, Z5
-	MOVWLZX          108(SI), AX
-	VMOVD            AX, X3
-	VCVTPH2PS        X3, X3
-	VMOVSS           X3, 0(SP) // d
+	VPBROADCASTW     108(SI), Y3
+	VCVTPH2PS        Y3, Z3 // d
 	VMULPS           KPXD(R9), Z5, Z5
-	VMULPS.BCST      0(SP), Z5, Z5 // d·sc·xd
+	VMULPS           Z3, Z5, Z5 // d·sc·xd
 	VFMADD231PS      Z5, Z0, Z28
 	ADDQ             $110, SI
 	ADDQ             $KPBYTES, R9
