@@ -20,6 +20,6 @@ var AVX512F = F16C && hasAVX512F()
 var AVX512VNNI = AVX512F && hasAVX512VNNI()
 
 // AVX512VBMIGFNI reports AVX-512 VBMI (byte permutes across a register: VPERMB,
-// VPERMT2B) and GFNI (VGF2P8AFFINEQB: any bit matrix applied to every byte) on top of
-// AVX512VNNI.
+// VPERMT2B), GFNI (VGF2P8AFFINEQB: any bit matrix applied to every byte) and VL (the
+// AVX-512 instructions on YMM and XMM registers too) on top of AVX512VNNI.
 var AVX512VBMIGFNI = AVX512VNNI && hasVBMIGFNI()

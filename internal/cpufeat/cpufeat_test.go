@@ -38,7 +38,7 @@ func TestMatchesProcCPUInfo(t *testing.T) {
 	if want := AVX512F && flags["avx512bw"] && flags["avx512_vnni"]; AVX512VNNI != want {
 		t.Errorf("AVX512VNNI = %v, /proc/cpuinfo says %v", AVX512VNNI, want)
 	}
-	if want := AVX512VNNI && flags["avx512vbmi"] && flags["gfni"]; AVX512VBMIGFNI != want {
+	if want := AVX512VNNI && flags["avx512vbmi"] && flags["gfni"] && flags["avx512vl"]; AVX512VBMIGFNI != want {
 		t.Errorf("AVX512VBMIGFNI = %v, /proc/cpuinfo says %v", AVX512VBMIGFNI, want)
 	}
 }

@@ -74,13 +74,15 @@ nobw:
 	RET
 
 // func hasVBMIGFNI() bool
-// CPUID leaf 7 subleaf 0: ECX bit 1 (AVX512_VBMI) and bit 8 (GFNI). Callers check
-// AVX512F and its OS state first (hasAVX512F).
+// CPUID leaf 7 subleaf 0: ECX bit 1 (AVX512_VBMI) and bit 8 (GFNI), EBX bit 31
+// (AVX512VL). Callers check AVX512F and its OS state first (hasAVX512F).
 TEXT ·hasVBMIGFNI(SB), NOSPLIT, $0-1
 	MOVB $0, ret+0(FP)
 	MOVL $7, AX
 	XORL CX, CX
 	CPUID
+	BTL  $31, BX
+	JCC  novbmi
 	BTL  $1, CX
 	JCC  novbmi
 	BTL  $8, CX
