@@ -56,46 +56,31 @@ func (c ChannelValues) Dot(scores []float32, q []float32, src []byte, t, d int) 
 	c.layout().Dot(scores, q, src, t, d)
 }
 
-// AddRows implements ChannelAdder (see the type's comment). tmp holds the block's
-// scales and zeros (2·d), each query's weighted code sums (g·d) and weight sums (g),
-// then as many tokens' widened codes as fit (at least one: ChannelAddFloats).
+// chanValuesAdd, when set, is the SIMD set's AddRows for the shapes it takes
+// (chanvalues_amd64.go): it reports false, having added nothing, for the others.
+var chanValuesAdd func(c ChannelValues, acc, w []float32, ld, g int, block []byte, d, i0, i1 int, tmp []float32) bool
+
+// AddRows implements ChannelAdder. The SIMD set sums each query's weighted codes and
+// then applies the scales and zeros (see the type's comment); the scalar set, and
+// the shapes the SIMD kernel leaves, decode the tokens into tiles of tmp (after the
+// block's scales and zeros, 2·d values; DecodeBlockRows) and add them by MultiAxpy,
+// as many tokens per tile as tmp holds (at least one: ChannelAddFloats).
 func (c ChannelValues) AddRows(acc, w []float32, ld, g int, block []byte, t, d, i0, i1 int, tmp []float32) {
 	if g <= 0 || d <= 0 || i0 < 0 || i1 > t || i0 >= i1 {
 		return
 	}
 	block = block[:c.BlockBytes(t, d)]
 	_, _ = acc[g*d-1], w[(g-1)*ld+i1-i0-1]
-	s, lo := tmp[:d], tmp[d:2*d]
-	sums, ws := tmp[2*d:][:g*d], tmp[2*d+g*d:][:g]
-	tile := tmp[2*d+g*d+g:]
+	if chanValuesAdd != nil && active.Load() == simdKernels && chanValuesAdd(c, acc, w, ld, g, block, d, i0, i1, tmp) {
+		return
+	}
+	lo, s, tile := tmp[:d], tmp[d:2*d], tmp[2*d:]
 	per := len(tile) / d
 	_ = tile[d-1]
-	for ch := range d {
-		s[ch] = getF16(block[4*ch:])
-		lo[ch] = getF16(block[4*ch+2:])
-	}
-	clear(sums)
-	clear(ws)
-	rb := packedBytes(d, c.Bits)
-	codes := block[4*d:]
+	ch := c.layout()
 	for a := i0; a < i1; a += per {
 		m := min(per, i1-a)
-		for i := range m {
-			decodeCodes(tile[i*d:(i+1)*d], 0, 1, codes[(a+i)*rb:][:rb], c.Bits)
-		}
-		MultiAxpy(sums, w[a-i0:], ld, g, tile, d, m, d)
-	}
-	for j := range g {
-		var sw float32
-		for _, x := range w[j*ld:][:i1-i0] {
-			sw += x
-		}
-		ws[j] = sw
-	}
-	for j := range g {
-		a, sj, wj := acc[j*d:][:d], sums[j*d:][:d], ws[j]
-		for ch := range a {
-			a[ch] += s[ch]*sj[ch] + lo[ch]*wj
-		}
+		DecodeBlockRows(ch, tile, block, t, d, a, a+m, lo, s)
+		MultiAxpy(acc, w[a-i0:], ld, g, tile, d, m, d)
 	}
 }
