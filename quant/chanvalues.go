@@ -11,14 +11,14 @@ import "strconv"
 //
 //	Σ_i w_i·(lo_c + s_c·code_ic) = s_c·Σ_i w_i·code_ic + lo_c·Σ_i w_i
 //
-// so AddRows widens the codes to float32 (exact), sums them weighted per query with
-// MultiAxpy (the SIMD kernels where the CPU has them), and then scales each channel's
-// sum once. On small models it beats per-token groups at fewer bytes (kvq eval,
+// so the SIMD AddRows sums each query's weighted codes (exact in float32) in
+// registers and then scales each channel's sum once (chanvalues_amd64.go). On small
+// models it beats per-token groups at fewer bytes (kvq eval,
 // stories260K, ctx 512: kivi4/chan4 200 bytes per token, KL divergence 0.0035,
 // against kivi4/kivi2 220 bytes, 0.0052); on large ones, per KVQuant, it does not,
 // so the cache types using it (chan4, chan2) are an option, never the default.
 type ChannelValues struct {
-	Bits int // 4 or 2 (8 and 3 as Channel; the kernels are the same)
+	Bits int // 4 or 2 (8 and 3 as Channel; 3-bit blocks are summed through tiles)
 }
 
 // chanEntry is the registry row of the cache type storing keys (KIVI keys, Channel)
