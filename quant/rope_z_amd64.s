@@ -165,6 +165,41 @@ chunkL:                                                          \
 	VZEROUPPER;                                                  \
 	RET
 
+// ZBODY64 is ZBODY for one chunk (d = 64, FIN ZCVT, RED ZRED64): the weights loaded
+// once, the accumulators written, not added to.
+#define ZBODY64(LOAD, batchL) \
+	VMOVDQU64  (R9), Z16;                                        \
+	VMOVDQU64  64(R9), Z17;                                      \
+	VMOVDQU64  128(R9), Z18;                                     \
+	VMOVDQU64  192(R9), Z19;                                     \
+batchL:                                                          \
+	LEAQ       (SI)(R11*4), AX;                                  \
+	LEAQ       (BX)(R13*4), DX;                                  \
+	PREFETCHT0 PFDIST(SI);                                       \
+	PREFETCHT0 PFDIST(SI)(R11*1);                                \
+	PREFETCHT0 PFDIST(SI)(R11*2);                                \
+	PREFETCHT0 PFDIST(SI)(R12*1);                                \
+	PREFETCHT0 PFDIST(AX);                                       \
+	PREFETCHT0 PFDIST(AX)(R11*1);                                \
+	PREFETCHT0 PFDIST(AX)(R11*2);                                \
+	PREFETCHT0 PFDIST(AX)(R12*1);                                \
+	ZROW(LOAD, ZCVT, (SI), (BX), 64(BX), Z8);                    \
+	ZROW(LOAD, ZCVT, (SI)(R11*1), (BX)(R13*1), 64(BX)(R13*1), Z9); \
+	ZROW(LOAD, ZCVT, (SI)(R11*2), (BX)(R13*2), 64(BX)(R13*2), Z10); \
+	ZROW(LOAD, ZCVT, (SI)(R12*1), (BX)(R14*1), 64(BX)(R14*1), Z11); \
+	ZROW(LOAD, ZCVT, (AX), (DX), 64(DX), Z12);                    \
+	ZROW(LOAD, ZCVT, (AX)(R11*1), (DX)(R13*1), 64(DX)(R13*1), Z13); \
+	ZROW(LOAD, ZCVT, (AX)(R11*2), (DX)(R13*2), 64(DX)(R13*2), Z14); \
+	ZROW(LOAD, ZCVT, (AX)(R12*1), (DX)(R14*1), 64(DX)(R14*1), Z15); \
+	LEAQ       (AX)(R11*4), SI;                                  \
+	LEAQ       (DX)(R13*4), BX;                                  \
+	ZRED64;                                                      \
+	ADDQ       $32, DI;                                          \
+	SUBQ       $8, R8;                                           \
+	JNZ        batchL;                                           \
+	VZEROUPPER;                                                  \
+	RET
+
 // func dotRoPEIntZ(out *float32, codes *byte, w *float32, tab *int16, n, d int, unp *byte, past bool)
 // out[i] for the n code rows at codes (n a positive multiple of 8; d a multiple of 64;
 // the code width that of the unpack tables at unp: ropeZUnpack), w the block's
@@ -202,13 +237,12 @@ TEXT ·dotRoPEIntZ(SB), NOSPLIT, $0-57
 	VMOVDQU64    z64steps<>(SB), Z26
 	VPERMPS      256(R9), Z26, Z26
 	VMOVDQU64    z64gather<>(SB), Z27
-	LEAQ         320(R9), R10   // the scratch's end
 	TESTQ        DX, DX
 	JNZ          z64past
-	ZBODY(ZLOADM, ZCVT, ZRED64, z64mbatch, z64mchunk)
+	ZBODY64(ZLOADM, z64mbatch)
 
 z64past:
-	ZBODY(ZLOADP, ZCVT, ZRED64, z64pbatch, z64pchunk)
+	ZBODY64(ZLOADP, z64pbatch)
 
 zchunks:
 	SHRQ      $6, R10
