@@ -69,6 +69,12 @@ type decodeResult struct {
 	Rounds       []float64  `json:"decode_tok_per_s_rounds"`
 	VsFirst      float64    `json:"decode_vs_first"`
 	VsFirstRange [2]float64 `json:"decode_vs_first_round_range"`
+	// CPUMsPerToken: the process's CPU time (all threads) per decode token, the
+	// median over the rounds (0 where unknown), which other processes on a busy
+	// machine disturb less than wall time; VsFirstCPU: the first cache's over this
+	// one's, a speed ratio as VsFirst.
+	CPUMsPerToken float64 `json:"decode_cpu_ms_per_token"`
+	VsFirstCPU    float64 `json:"decode_vs_first_cpu,omitempty"`
 	// Breakdown (--breakdown): wall time per decode token of each part of the forward
 	// pass, in µs, keyed by model.Part names.
 	Breakdown map[string]float64 `json:"breakdown_us_per_token,omitempty"`
@@ -83,6 +89,7 @@ type decodeRun struct {
 	next    int32         // the token the next decode step feeds
 	prefill time.Duration // total of its prefill chunks
 	rounds  []float64     // decode tok/s per round
+	cpu     []float64     // process CPU ms per decode token, per round
 	timings model.Timings // its timed decode steps' parts (--breakdown)
 }
 
@@ -196,7 +203,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 			if *breakdown {
 				m.Timings = &r.timings
 			}
-			t0 := time.Now()
+			t0, c0 := time.Now(), procstat.CPU()
 			for range *gen {
 				logits, err := m.Forward(r.c, []model.Span{{Seq: r.seq, Tokens: []int32{r.next}}})
 				if err != nil {
@@ -205,6 +212,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 				r.next = model.Argmax(logits[0])
 			}
 			r.rounds = append(r.rounds, float64(*gen)/time.Since(t0).Seconds())
+			r.cpu = append(r.cpu, float64((procstat.CPU()-c0).Microseconds())/1e3/float64(*gen))
 		}
 	}
 	m.Timings = nil
@@ -226,6 +234,10 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 			KVBytes:         r.c.Usage().AllocBytes, WeightBytes: m.WeightBytes(), PreloadedBytes: m.PreloadedBytes(), RSSBytes: peak,
 			HeapBytes: heap, RSSAnonBytes: anon, RSSFileBytes: file,
 			Rounds: r.rounds, VsFirst: median(r.rounds) / median(runs[0].rounds), VsFirstRange: [2]float64{slices.Min(ratios), slices.Max(ratios)},
+			CPUMsPerToken: median(r.cpu),
+		}
+		if c := median(r.cpu); c > 0 {
+			res[i].VsFirstCPU = median(runs[0].cpu) / c
 		}
 		if res[i].KVLayerTokens, err = r.c.LayerTokens(r.seq); err != nil {
 			return err
@@ -282,12 +294,13 @@ func printDecodeTable(w io.Writer, res []decodeResult, rounds, gen int) {
 	fmt.Fprintf(w, "model %s, context %d, %d threads (%s kernels, attention %s): %d rounds of %d decode steps per cache, the caches taking turns\n\n",
 		r0.Model, r0.Ctx, r0.Threads, r0.Kernels, r0.AttnKernels, rounds, gen)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "cache\tKV\tprefill tok/s\tdecode tok/s\tmin\tmax\tvs %s\tround ratios\t\n", r0.Cache)
+	fmt.Fprintf(tw, "cache\tKV\tprefill tok/s\tdecode tok/s\tmin\tmax\tvs %s\tround ratios\tCPU ms/tok\tvs by CPU\t\n", r0.Cache)
 	for _, r := range res {
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.3fx\t%.2f–%.2f\t\n", r.Cache, fmtBytes(r.KVBytes), r.PrefillTokPerS, r.DecodeTokPerS, slices.Min(r.Rounds), slices.Max(r.Rounds), r.VsFirst, r.VsFirstRange[0], r.VsFirstRange[1])
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.3fx\t%.2f–%.2f\t%.2f\t%.3fx\t\n", r.Cache, fmtBytes(r.KVBytes), r.PrefillTokPerS, r.DecodeTokPerS, slices.Min(r.Rounds), slices.Max(r.Rounds), r.VsFirst, r.VsFirstRange[0], r.VsFirstRange[1], r.CPUMsPerToken, r.VsFirstCPU)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nvs %s: median decode tok/s over %s's; round ratios: the least and greatest ratio within one round\n", r0.Cache, r0.Cache)
+	fmt.Fprintf(w, "CPU ms/tok: the process's CPU time per decode token, all threads (KVQ_SPIN=0 keeps idle workers from polling), median of the rounds; vs by CPU: %s's over this one's\n", r0.Cache)
 	fmt.Fprintf(w, "memory: weights %s, every cache above held at once, peak RSS %s\n", fmtBytes(r0.WeightBytes), fmtBytes(r0.RSSBytes))
 }
 

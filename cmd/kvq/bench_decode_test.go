@@ -110,6 +110,9 @@ func TestBenchDecodeCompare(t *testing.T) {
 	if rs[0].VsFirst != 1 || rs[1].VsFirst <= 0 {
 		t.Errorf("ratios to the first cache %v, %v; want 1 and > 0", rs[0].VsFirst, rs[1].VsFirst)
 	}
+	if runtime.GOOS == "linux" && (rs[0].VsFirstCPU != 1 || rs[1].VsFirstCPU <= 0 || rs[1].CPUMsPerToken <= 0) {
+		t.Errorf("CPU ratios to the first cache %v, %v (%v ms per token); want 1 and > 0", rs[0].VsFirstCPU, rs[1].VsFirstCPU, rs[1].CPUMsPerToken)
+	}
 	if rs[1].KVBytes >= rs[0].KVBytes {
 		t.Errorf("KV bytes q8 %d, f16 %d: q8 should be smaller", rs[1].KVBytes, rs[0].KVBytes)
 	}
