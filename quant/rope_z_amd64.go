@@ -106,25 +106,29 @@ func ropeSpanZ(c Channel, r *RoPE, pos int, scores, q []float32, src []byte, str
 	}
 	blocks := (off + n + t - 1) / t
 	bb, rb := c.BlockBytes(t, d), packedBytes(d, c.Bits)
-	zmax := ropeZMax(c.Bits)
+	zmax, unp := ropeZMax(c.Bits), &ropeZUnpack[c.Bits-2][0]
 	_, _ = q[d-1], src[(blocks-1)*stride+bb-1]
-	prep := func(j int) bool {
-		sp := r.backSpread(pos + j*t)
-		return ropeIntPrepZ(&tmp[j%2*u], &q[0], &sp[0], &src[j*stride], d, zmax)
-	}
-	next := prep(0)
+	_ = scores[n-1]
+	next := ropeIntPrepZ(&tmp[0], &q[0], &r.backSpread(pos)[0], &src[0], d, zmax)
 	for j := range blocks {
-		ok := next
+		ok, w := next, tmp[j%2*u:][:u]
 		if j+1 < blocks {
-			next = prep(j + 1)
+			next = ropeIntPrepZ(&tmp[(j+1)%2*u], &q[0], &r.backSpread(pos + (j+1)*t)[0], &src[(j+1)*stride], d, zmax)
 		}
 		b0, b1 := max(0, off-j*t), min(t, off+n-j*t)
 		out := scores[j*t+b0-off:]
-		if ok {
-			ropeRowsZ(out, src[j*stride+4*d+b0*rb:][:(b1-b0)*rb], tmp[j%2*u:][:u], r.pairsZ[b0*d:], b1-b0, d, c.Bits)
-			continue
+		switch {
+		case !ok:
+			ropeDotAsm(c, r, out, q, r.backSpread(pos+j*t), src[j*stride:][:bb], t, d, b0, b1, qr, lo, s, tmp[2*u:])
+		case (b1-b0)%8 == 0:
+			// Whole batches of eight rows, their bounds checked above (the block's
+			// codes, its scores, the table's rows b0..b1 < MaxRoPEBlock).
+			at := j*stride + 4*d + b0*rb
+			past := cap(src)-at >= (b1-b0-1)*rb+(d/64-1)*8*c.Bits+64
+			dotRoPEIntZ(&out[0], &src[at], &w[0], &r.pairsZ[b0*d], b1-b0, d, unp, past)
+		default:
+			ropeRowsZ(out, src[j*stride+4*d+b0*rb:][:(b1-b0)*rb], w, r.pairsZ[b0*d:], b1-b0, d, c.Bits)
 		}
-		ropeDotAsm(c, r, out, q, r.backSpread(pos+j*t), src[j*stride:][:bb], t, d, b0, b1, qr, lo, s, tmp[2*u:])
 	}
 	return true
 }
