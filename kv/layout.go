@@ -473,7 +473,9 @@ func BytesPerToken(cfg Config) (float64, error) {
 // sides, and one work row per side that has rings. It is exact once n > max(G, r)
 // on a sequence that decodes token by token, and an upper bound for shorter
 // sequences; a step of m tokens holds m work rows per such side (for one layer at a
-// time) until the next Grow.
+// time) until the next Grow. Room for copies of spans whose blocks are scattered
+// (PoolStats.GatherBytes) comes on top; it is 0 while a sequence's blocks of each
+// span are adjacent, as the pool places them when it has room.
 func SteadyBytes(cfg Config, n int) (int64, error) {
 	g, err := newGeometry(cfg)
 	if err != nil {
