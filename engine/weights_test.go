@@ -40,7 +40,7 @@ func TestWeightTypesBatchInvariant(t *testing.T) {
 		weights gguf.TensorType
 		cache   string
 	}{
-		{gguf.TypeQ8_0, "f32"}, {gguf.TypeQ4_K, "f32"}, {gguf.TypeF16, "f32"},
+		{gguf.TypeQ8_0, "f32"}, {gguf.TypeQ4_K, "f32"}, {gguf.TypeF16, "f32"}, {gguf.TypeQ4_0, "f32"}, {gguf.TypeQ5_0, "f32"},
 		{gguf.TypeQ8_0, "q8"}, {gguf.TypeQ8_0, "q4"},
 	} {
 		load := synthLoader(tc.weights)

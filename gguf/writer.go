@@ -298,7 +298,8 @@ func (w *Writer) Close() error {
 }
 
 // Encode converts src into dst in tensor type t: F32, F16 and BF16 (rounded to nearest
-// even), Q8_0 or Q4_K (QuantizeQ8_0, QuantizeQ4_K, which reject non-finite values).
+// even), Q8_0, Q4_0, Q5_0 or Q4_K (QuantizeQ8_0, QuantizeQ4_0, QuantizeQ5_0,
+// QuantizeQ4_K, which reject non-finite values).
 // len(src) must be a whole number of t's blocks and len(dst) exactly
 // t.RowBytes(len(src)).
 func Encode(t TensorType, dst []byte, src []float32) error {
@@ -326,6 +327,10 @@ func Encode(t TensorType, dst []byte, src []float32) error {
 		return QuantizeQ8_0(dst, src)
 	case TypeQ4_K:
 		return QuantizeQ4_K(dst, src)
+	case TypeQ4_0:
+		return QuantizeQ4_0(dst, src)
+	case TypeQ5_0:
+		return QuantizeQ5_0(dst, src)
 	default:
 		return fmt.Errorf("gguf: encode: no encoder for type %v (write its bytes with WriteRaw)", t)
 	}

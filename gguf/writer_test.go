@@ -306,7 +306,7 @@ func TestWriterErrors(t *testing.T) {
 		{"too much data", func(w *Writer) error { w.AddTensor("t", TypeF32, 2); return w.WriteF32(make([]float32, 3)) }, "past its end"},
 		{"raw too much", func(w *Writer) error { w.AddTensor("t", TypeF32, 2); return w.WriteRaw(make([]byte, 9)) }, "past its remaining"},
 		{"q8 partial chunk", func(w *Writer) error { w.AddTensor("t", TypeQ8_0, 64); return w.WriteF32(make([]float32, 16)) }, "whole number"},
-		{"no encoder", func(w *Writer) error { w.AddTensor("t", TypeQ4_0, 32); return w.WriteF32(make([]float32, 32)) }, "no encoder"},
+		{"no encoder", func(w *Writer) error { w.AddTensor("t", TypeQ6_K, 256); return w.WriteF32(make([]float32, 256)) }, "no encoder"},
 		{"incomplete", func(w *Writer) error {
 			w.AddTensor("t", TypeF32, 4)
 			w.AddTensor("u", TypeF32, 4)
@@ -453,7 +453,7 @@ func TestEncode(t *testing.T) {
 			t.Errorf("%v: short destination accepted", typ)
 		}
 	}
-	if err := Encode(TypeQ4_0, make([]byte, 18), src[:32]); err == nil || !strings.Contains(err.Error(), "no encoder") {
-		t.Errorf("Q4_0: %v", err)
+	if err := Encode(TypeQ6_K, make([]byte, 210), make([]float32, 256)); err == nil || !strings.Contains(err.Error(), "no encoder") {
+		t.Errorf("Q6_K: %v", err)
 	}
 }

@@ -269,10 +269,10 @@ func (s Shape) tensors(w gguf.TensorType) []tensorSpec {
 const WeightStd = 0.02
 
 // fileTypes maps a weight type to general.file_type (llama.cpp's llama_ftype).
-var fileTypes = map[gguf.TensorType]uint32{gguf.TypeF32: 0, gguf.TypeF16: 1, gguf.TypeQ8_0: 7, gguf.TypeQ4_K: 14}
+var fileTypes = map[gguf.TensorType]uint32{gguf.TypeF32: 0, gguf.TypeF16: 1, gguf.TypeQ4_0: 2, gguf.TypeQ8_0: 7, gguf.TypeQ5_0: 8, gguf.TypeQ4_K: 14}
 
 // Write writes a random-weight model of the named shape (one of ShapeNames) with its
-// matrices in weights (F32, F16, Q8_0 or Q4_K) to w. The output depends only on the
+// matrices in weights (F32, F16, Q8_0, Q4_0, Q5_0 or Q4_K) to w. The output depends only on the
 // shape, weights and seed.
 func Write(w io.Writer, shape string, weights gguf.TensorType, seed uint64) error {
 	s, ok := Lookup(shape)
@@ -298,7 +298,7 @@ func WriteShape(w io.Writer, s Shape, weights gguf.TensorType, seed uint64) erro
 	}
 	ftype, ok := fileTypes[weights]
 	if !ok {
-		return fmt.Errorf("synth: weight type %v not supported (F32, F16, Q8_0 or Q4_K)", weights)
+		return fmt.Errorf("synth: weight type %v not supported (F32, F16, Q8_0, Q4_0, Q5_0 or Q4_K)", weights)
 	}
 	if n := weights.BlockElems(); s.Dim%n != 0 || s.FFN%n != 0 {
 		return fmt.Errorf("synth: shape %q: width %d and FFN %d must be multiples of %d for %v weights", s.Name, s.Dim, s.FFN, n, weights)
@@ -329,7 +329,7 @@ func WriteShape(w io.Writer, s Shape, weights gguf.TensorType, seed uint64) erro
 }
 
 // chunkValues is the number of values generated and encoded as one unit: a multiple of
-// 256, so every chunk is whole Q8_0 blocks and Q4_K super-blocks.
+// 256, so every chunk is whole blocks of 32 values and Q4_K super-blocks.
 const chunkValues = 1 << 16
 
 // chunk is one unit of work: values [k·chunkValues, k·chunkValues+n) of a tensor.
@@ -473,7 +473,7 @@ func (s Shape) metadata(ftype uint32, weights gguf.TensorType) ([]gguf.KV, error
 		{Key: "general.name", Value: NamePrefix + s.Name},
 		{Key: "general.file_type", Value: ftype},
 	}
-	if weights == gguf.TypeQ8_0 || weights == gguf.TypeQ4_K {
+	if weights != gguf.TypeF32 && weights != gguf.TypeF16 {
 		meta = append(meta, gguf.KV{Key: "general.quantization_version", Value: uint32(2)})
 	}
 	meta = append(meta,

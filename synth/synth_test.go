@@ -312,7 +312,7 @@ func TestWriteErrors(t *testing.T) {
 		{bad(func(s *Shape) { s.FFN = 100 }), gguf.TypeF32, "multiples of 32"},
 		{bad(func(s *Shape) { s.Vocab = 200 }), gguf.TypeF32, "vocabulary 200"},
 		{bad(func(s *Shape) { s.RMSEps = 0 }), gguf.TypeF32, "epsilon"},
-		{tiny, gguf.TypeQ4_0, "not supported"},
+		{tiny, gguf.TypeQ6_K, "not supported"},
 		{tiny, gguf.TypeQ4_K, "multiples of 256 for Q4_K"},
 	}
 	for _, c := range cases {
