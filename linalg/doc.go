@@ -40,13 +40,14 @@
 // products of 6 or more tokens go through q4kTokensZ, which gives each token the sum
 // of the one-token AVX2 kernel bit for bit (its eight sub-block lanes become eight
 // registers of 16 tokens each, updated by the same fused multiply-adds and added in
-// the same order). With AVX-512 VBMI and GFNI as well, the one-token IQ4_NL and IQ4_XS
-// products take kernels that split nibbles with VGF2P8AFFINEQB and multiply the
+// the same order). With AVX-512 VBMI and GFNI as well, IQ4_NL and IQ4_XS products (a
+// token at a time) take kernels that split nibbles with VGF2P8AFFINEQB and multiply the
 // looked-up levels (plus 128, unsigned) by VPDPBUSD, less 128 times the activation
 // blocks' code sums (iq4_amd64.s); the Q3_K and Q2_K ones lay the activations out once
 // per call by quads of their 16-value halves, so that a VPERMD and a VGF2P8AFFINEQB per
 // quad put a row's codes in the same places and four VPDPBUSD leave each half's dot in
-// a lane of its own, with no horizontal sums (q3k_amd64.s). Q4_0 and Q5_0 products compute their scalar
+// a lane of its own, with no horizontal sums (q3k_amd64.s).
+// Q4_0 and Q5_0 products compute their scalar
 // references' sums bit for bit as Q8_0's do (the same per-block arithmetic): q4Rows1Z and q5Rows1Z for one
 // token (the nibbles dotted unsigned, their offset times the block's code sum taken off
 // after), and from 6 tokens the rows of a chunk expanded to Q8_0 blocks (q4ExpandZ,
