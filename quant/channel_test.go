@@ -329,8 +329,9 @@ func conformValueCodec(t *testing.T, c ChannelAdder, bits int) {
 
 // conformValueAdd checks AddChannelSpan over three copies of the block enc (tt
 // tokens, decoded dec) against the decoded sums, for spans starting in the first
-// block and ending in any, g = 1, 3, 4 and 5 queries, under every kernel set; and
-// that a query's sums beside four others are the bits of its sums alone.
+// block and ending in any, g = 1, 3, 4 and 5 queries, under every kernel set; that
+// a query's sums beside four others are the bits of its sums alone, and that tokens
+// of weight 0 after its own change no bit.
 func conformValueAdd(t *testing.T, name string, c ChannelAdder, enc []byte, dec []float32, amax []float64, tt, d int, r *rand.Rand) {
 	t.Helper()
 	const blocks, stride0 = 3, 5 // blocks apart by their bytes and 5 more
@@ -369,6 +370,20 @@ func conformValueAdd(t *testing.T, name string, c ChannelAdder, enc []byte, dec 
 						for x := range d {
 							if math.Float32bits(one[x]) != math.Float32bits(acc[j*d+x]) {
 								t.Fatalf("%s: off %d n %d: query %d of %d sums %v beside others, %v alone", name, off, n, j, g, acc[j*d+x], one[x])
+							}
+						}
+						// Tokens of weight 0 after its own (a causal mask) change nothing.
+						if k := min(3, n-1); k > 0 {
+							masked := append([]float32(nil), w[j*ld:j*ld+n]...)
+							clear(masked[n-k:])
+							a0 := append([]float32(nil), acc0[j*d:(j+1)*d]...)
+							a1 := append([]float32(nil), a0...)
+							AddChannelSpan(c, a0, masked, n, 1, src, stride, tt, off, n, d, tmp)
+							AddChannelSpan(c, a1, masked, n, 1, src, stride, tt, off, n-k, d, tmp)
+							for x := range d {
+								if math.Float32bits(a0[x]) != math.Float32bits(a1[x]) {
+									t.Fatalf("%s: off %d n %d: query %d: %v with %d tokens of weight 0 after its own, %v without", name, off, n, j, a0[x], k, a1[x])
+								}
 							}
 						}
 					}

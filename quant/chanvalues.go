@@ -5,18 +5,16 @@ import "strconv"
 // ChannelValues stores values per channel over blocks of t tokens, as KIVI stores
 // keys (KVQuant's per-channel values): one f16 scale and zero per channel for the
 // block, each token's codes after them. The bytes are Channel's, byte for byte
-// (channel.go); what differs is the kernel attention runs on them. A weighted sum of
-// a block's tokens applies the per-channel affine map once per block, not once per
-// value:
-//
-//	Σ_i w_i·(lo_c + s_c·code_ic) = s_c·Σ_i w_i·code_ic + lo_c·Σ_i w_i
-//
-// so the SIMD AddRows sums each query's weighted codes (exact in float32) in
-// registers and then scales each channel's sum once (chanvalues_amd64.go). On small
-// models it beats per-token groups at fewer bytes (kvq eval,
-// stories260K, ctx 512: kivi4/chan4 200 bytes per token, KL divergence 0.0035,
-// against kivi4/kivi2 220 bytes, 0.0052); on large ones, per KVQuant, it does not,
-// so the cache types using it (chan4, chan2) are an option, never the default.
+// (channel.go); what differs is the kernel attention runs on them: AddRows decodes
+// each token in registers and adds it times each query's weight straight into the
+// accumulators (chanvalues_amd64.go), or, for the scalar set and other shapes,
+// decodes tiles and adds them with MultiAxpy (the SIMD set's tiles give the fused
+// kernel's sums, bit for bit); sums that do not depend on how a block's tokens are
+// split between calls. On small models it beats
+// per-token groups at fewer bytes (kvq eval, stories260K, ctx 512: kivi4/chan4 200
+// bytes per token, KL divergence 0.0035, against kivi4/kivi2 220 bytes, 0.0052); on
+// large ones, per KVQuant, it does not, so the cache types using it (chan4, chan2)
+// are an option, never the default.
 type ChannelValues struct {
 	Bits int // 4 or 2 (8 and 3 as Channel; 3-bit blocks are summed through tiles)
 }
@@ -60,11 +58,11 @@ func (c ChannelValues) Dot(scores []float32, q []float32, src []byte, t, d int) 
 // (chanvalues_amd64.go): it reports false, having added nothing, for the others.
 var chanValuesAdd func(c ChannelValues, acc, w []float32, ld, g int, block []byte, d, i0, i1 int, tmp []float32) bool
 
-// AddRows implements ChannelAdder. The SIMD set sums each query's weighted codes and
-// then applies the scales and zeros (see the type's comment); the scalar set, and
-// the shapes the SIMD kernel leaves, decode the tokens into tiles of tmp (after the
-// block's scales and zeros, 2·d values; DecodeBlockRows) and add them by MultiAxpy,
-// as many tokens per tile as tmp holds (at least one: ChannelAddFloats).
+// AddRows implements ChannelAdder: with the SIMD set, the fused kernel
+// (chanValuesAdd); otherwise, and for the shapes it leaves, the tokens decoded into
+// tiles of tmp (after the block's scales and zeros, 2·d values; DecodeBlockRows)
+// and added by MultiAxpy, as many tokens per tile as tmp holds (at least one:
+// ChannelAddFloats).
 func (c ChannelValues) AddRows(acc, w []float32, ld, g int, block []byte, t, d, i0, i1 int, tmp []float32) {
 	if g <= 0 || d <= 0 || i0 < 0 || i1 > t || i0 >= i1 {
 		return

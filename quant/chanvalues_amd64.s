@@ -16,11 +16,21 @@
 	VPAND        Y13, Y, Y
 #define C8(off, Y) VPMOVZXBD off(SI), Y
 
-// STRIPS(C, o1, o2, o3, quad, one, ...) is addChanCodes' loop for one code width:
-// 32 channels (four strips of 8, their codes o1, o2 and o3 bytes after the first's
-// in a row, quad bytes in all) at a time while there are, then 8 (one bytes) at a
-// time; per strip the n rows (R10, R11 bytes apart from R9 on) in order, each
-// row's codes converted and added times its weight (DX) into the strip's sums.
+// V(C, off, Y, so) is one strip's decoded values of the row at SI in Y: the codes at
+// off(SI) widened (C), converted, times the scales at so(BX), plus the zeros at
+// so(AX), a multiply and an add separately rounded, as decChannelRows decodes.
+#define V(C, off, Y, so) \
+	C(off, Y); \
+	VCVTDQ2PS    Y, Y; \
+	VMULPS       so(BX), Y, Y; \
+	VADDPS       so(AX), Y, Y
+
+// STRIPS(C, o1, o2, o3, quad, one, ...) is addChanRows' loop for one code width: 32
+// channels (four strips of 8, their codes o1, o2 and o3 bytes after the first's in
+// a row, quad bytes in all) at a time while there are, then 8 (one bytes) at a
+// time; per strip the n rows (R10, R11 bytes apart from R9 on) in order, each row's
+// decoded values added times its weight (DX) into the accumulators (DI) with one
+// fused multiply-add each, as MultiAxpy adds them. Scales at BX, zeros at AX.
 #define STRIPS(C, o1, o2, o3, quad, one, quadLabel, quadRow, oneLabel, oneRow) \
 quadLabel: \
 	CMPQ         CX, $4; \
@@ -34,17 +44,13 @@ quadLabel: \
 	MOVQ         R10, R12; \
 quadRow: \
 	VBROADCASTSS (DX), Y2; \
-	C(0, Y0); \
-	VCVTDQ2PS    Y0, Y0; \
+	V(C, 0, Y0, 0); \
 	VFMADD231PS  Y0, Y2, Y1; \
-	C(o1, Y4); \
-	VCVTDQ2PS    Y4, Y4; \
+	V(C, o1, Y4, 32); \
 	VFMADD231PS  Y4, Y2, Y3; \
-	C(o2, Y6); \
-	VCVTDQ2PS    Y6, Y6; \
+	V(C, o2, Y6, 64); \
 	VFMADD231PS  Y6, Y2, Y5; \
-	C(o3, Y8); \
-	VCVTDQ2PS    Y8, Y8; \
+	V(C, o3, Y8, 96); \
 	VFMADD231PS  Y8, Y2, Y7; \
 	ADDQ         R11, SI; \
 	ADDQ         $4, DX; \
@@ -55,6 +61,8 @@ quadRow: \
 	VMOVUPS      Y5, 64(DI); \
 	VMOVUPS      Y7, 96(DI); \
 	ADDQ         $128, DI; \
+	ADDQ         $128, BX; \
+	ADDQ         $128, AX; \
 	ADDQ         $quad, R9; \
 	SUBQ         $4, CX; \
 	JMP          quadLabel; \
@@ -67,8 +75,7 @@ oneLabel: \
 	MOVQ         R10, R12; \
 oneRow: \
 	VBROADCASTSS (DX), Y2; \
-	C(0, Y0); \
-	VCVTDQ2PS    Y0, Y0; \
+	V(C, 0, Y0, 0); \
 	VFMADD231PS  Y0, Y2, Y1; \
 	ADDQ         R11, SI; \
 	ADDQ         $4, DX; \
@@ -76,104 +83,115 @@ oneRow: \
 	JNZ          oneRow; \
 	VMOVUPS      Y1, (DI); \
 	ADDQ         $32, DI; \
+	ADDQ         $32, BX; \
+	ADDQ         $32, AX; \
 	ADDQ         $one, R9; \
 	DECQ         CX; \
 	JMP          oneLabel
 
-// func addChanCodes(t, w *float32, codes *byte, n int, rb uintptr, d, bits int)
-// t[c] += Σ_{i<n} w[i]·code(i, c) for c < d (d a positive multiple of 8, n ≥ 1),
-// code row i of a Channel block of the given bits (8, 4 or 2) at codes + i·rb: each
-// channel's rows added in order, one fused multiply-add each (codes are exact in
-// float32). Reads exactly the d·bits/8 code bytes of each row.
-TEXT ·addChanCodes(SB), NOSPLIT, $0-56
-	MOVQ t+0(FP), DI
+// func addChanRows(acc, w *float32, codes *byte, n int, rb uintptr, s, lo *float32, d, bits int)
+// acc[c] += Σ_{i<n} w[i]·(code(i, c)·s[c] + lo[c]) for c < d (d a positive multiple
+// of 8, n ≥ 1), code row i of a Channel block of the given bits (8, 4 or 2) at
+// codes + i·rb: each value decoded as decChannelRows decodes it and added as
+// MultiAxpy adds a tile's rows, in row order with one fused multiply-add, so the
+// sums are those of decoding the rows and adding them, bit for bit, however the
+// rows are split between calls. Reads exactly the d·bits/8 code bytes of each row.
+TEXT ·addChanRows(SB), NOSPLIT, $0-72
+	MOVQ acc+0(FP), DI
 	MOVQ w+8(FP), R8
 	MOVQ codes+16(FP), R9
 	MOVQ n+24(FP), R10
 	MOVQ rb+32(FP), R11
-	MOVQ d+40(FP), CX
-	MOVQ bits+48(FP), AX
+	MOVQ s+40(FP), BX
+	MOVQ d+56(FP), CX
+	MOVQ bits+64(FP), R12
 	SHRQ $3, CX
-	CMPQ AX, $4
+	CMPQ R12, $4
 	JE   b4
-	CMPQ AX, $8
+	CMPQ R12, $8
 	JE   b8
+	MOVQ lo+48(FP), AX
 	VMOVDQU shw2<>(SB), Y14
 	VMOVDQU mask2<>(SB), Y13
 	STRIPS(C2, 2, 4, 6, 8, 2, q2, q2row, s2, s2row)
 
 b4:
+	MOVQ lo+48(FP), AX
 	VMOVDQU shw4<>(SB), Y14
 	VMOVDQU mask4<>(SB), Y13
 	STRIPS(C4, 4, 8, 12, 16, 4, q4, q4row, s4, s4row)
 
 b8:
+	MOVQ lo+48(FP), AX
 	STRIPS(C8, 8, 16, 24, 32, 8, q8, q8row, s8, s8row)
 
 addret:
 	VZEROUPPER
 	RET
 
-// QUAD(C, one, ...) is addChanCodes4's loop for one code width: per strip of 8
-// channels (one bytes of a row), the n rows (R10, R11 bytes apart from R9 on) in
-// order, each row's codes converted once and added times each query's weight (DX,
-// the next queries' R14 bytes apart) into the query's sums (DI, R13 bytes apart).
+// QUAD(C, one, ...) is addChanRows4's loop for one code width: per strip of 8
+// channels (one bytes of a row; scales at BX, zeros at AX), the n rows (R10, R11
+// bytes apart from R9 on) in order, each row's values decoded once and added times
+// each query's weight (DX, the next queries' R14 bytes apart) into the query's
+// accumulators (DI, R13 bytes apart).
 #define QUAD(C, one, stripLabel, rowLabel) \
 stripLabel: \
-	LEAQ         (DI)(R13*2), BX; \
+	LEAQ         (DI)(R13*2), R15; \
 	VMOVUPS      (DI), Y1; \
 	VMOVUPS      (DI)(R13*1), Y3; \
-	VMOVUPS      (BX), Y5; \
-	VMOVUPS      (BX)(R13*1), Y7; \
+	VMOVUPS      (R15), Y5; \
+	VMOVUPS      (R15)(R13*1), Y7; \
 	MOVQ         R9, SI; \
 	MOVQ         R8, DX; \
 	MOVQ         R10, R12; \
 rowLabel: \
-	C(0, Y0); \
-	VCVTDQ2PS    Y0, Y0; \
-	LEAQ         (DX)(R14*2), AX; \
+	V(C, 0, Y0, 0); \
+	LEAQ         (DX)(R14*2), R15; \
 	VBROADCASTSS (DX), Y2; \
 	VFMADD231PS  Y0, Y2, Y1; \
 	VBROADCASTSS (DX)(R14*1), Y4; \
 	VFMADD231PS  Y0, Y4, Y3; \
-	VBROADCASTSS (AX), Y6; \
+	VBROADCASTSS (R15), Y6; \
 	VFMADD231PS  Y0, Y6, Y5; \
-	VBROADCASTSS (AX)(R14*1), Y8; \
+	VBROADCASTSS (R15)(R14*1), Y8; \
 	VFMADD231PS  Y0, Y8, Y7; \
 	ADDQ         R11, SI; \
 	ADDQ         $4, DX; \
 	DECQ         R12; \
 	JNZ          rowLabel; \
-	LEAQ         (DI)(R13*2), BX; \
+	LEAQ         (DI)(R13*2), R15; \
 	VMOVUPS      Y1, (DI); \
 	VMOVUPS      Y3, (DI)(R13*1); \
-	VMOVUPS      Y5, (BX); \
-	VMOVUPS      Y7, (BX)(R13*1); \
+	VMOVUPS      Y5, (R15); \
+	VMOVUPS      Y7, (R15)(R13*1); \
 	ADDQ         $32, DI; \
+	ADDQ         $32, BX; \
+	ADDQ         $32, AX; \
 	ADDQ         $one, R9; \
 	DECQ         CX; \
 	JNZ          stripLabel; \
 	JMP          quadret
 
-// func addChanCodes4(t *float32, ts uintptr, w *float32, ws uintptr, codes *byte, n int, rb uintptr, d, bits int)
-// addChanCodes for four queries, each row's codes read and converted once: query r
-// (r < 4) gets t_r[c] += Σ_{i<n} w_r[i]·code(i, c) with t_r at t + r·ts and w_r at
-// w + r·ws (bytes), each channel's rows added in order with one fused multiply-add
-// each, as addChanCodes adds them (the same sums bit for bit).
-TEXT ·addChanCodes4(SB), NOSPLIT, $0-72
-	MOVQ t+0(FP), DI
-	MOVQ ts+8(FP), R13
+// func addChanRows4(acc *float32, as uintptr, w *float32, ws uintptr, codes *byte, n int, rb uintptr, s, lo *float32, d, bits int)
+// addChanRows for four queries, each row's values decoded once: query r (r < 4)
+// gets acc_r[c] += Σ_{i<n} w_r[i]·value(i, c) with acc_r at acc + r·as and w_r at
+// w + r·ws (bytes), the sums addChanRows gives it, bit for bit.
+TEXT ·addChanRows4(SB), NOSPLIT, $0-88
+	MOVQ acc+0(FP), DI
+	MOVQ as+8(FP), R13
 	MOVQ w+16(FP), R8
 	MOVQ ws+24(FP), R14
 	MOVQ codes+32(FP), R9
 	MOVQ n+40(FP), R10
 	MOVQ rb+48(FP), R11
-	MOVQ d+56(FP), CX
-	MOVQ bits+64(FP), AX
+	MOVQ s+56(FP), BX
+	MOVQ lo+64(FP), AX
+	MOVQ d+72(FP), CX
+	MOVQ bits+80(FP), R12
 	SHRQ $3, CX
-	CMPQ AX, $4
+	CMPQ R12, $4
 	JE   x4
-	CMPQ AX, $8
+	CMPQ R12, $8
 	JE   x8
 	VMOVDQU shw2<>(SB), Y14
 	VMOVDQU mask2<>(SB), Y13
@@ -188,33 +206,6 @@ x8:
 	QUAD(C8, 8, x8strip, x8row)
 
 quadret:
-	VZEROUPPER
-	RET
-
-// func chanFinish(a, s, lo, t *float32, sw float32, d int)
-// a[c] += s[c]·t[c] + lo[c]·sw for c < d (a positive multiple of 8): lo·sw rounded,
-// then s·t added to it in one fused multiply-add, then added to a.
-TEXT ·chanFinish(SB), NOSPLIT, $0-48
-	MOVQ         a+0(FP), DI
-	MOVQ         s+8(FP), SI
-	MOVQ         lo+16(FP), R8
-	MOVQ         t+24(FP), R9
-	VBROADCASTSS sw+32(FP), Y2
-	MOVQ         d+40(FP), CX
-	SHRQ         $3, CX
-
-fin:
-	VMULPS      (R8), Y2, Y0
-	VMOVUPS     (R9), Y1
-	VFMADD231PS (SI), Y1, Y0
-	VADDPS      (DI), Y0, Y0
-	VMOVUPS     Y0, (DI)
-	ADDQ        $32, DI
-	ADDQ        $32, SI
-	ADDQ        $32, R8
-	ADDQ        $32, R9
-	DECQ        CX
-	JNZ         fin
 	VZEROUPPER
 	RET
 

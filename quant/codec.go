@@ -103,7 +103,8 @@ type ChannelAdder interface {
 	// AddRows performs acc[j*d+c] += Σ_{i0≤i<i1} w[j*ld+i−i0]·Decode(block)[i*d+c]
 	// for j < g and c < d, reading the block's codes in place; tmp is scratch of at
 	// least ChannelAddFloats(g, d) values. Each query's sums are the same bits
-	// whatever other queries share the call.
+	// whatever other queries share the call and whatever tokens of weight 0 follow
+	// its own.
 	AddRows(acc, w []float32, ld, g int, block []byte, t, d, i0, i1 int, tmp []float32)
 }
 
