@@ -47,21 +47,21 @@
 // per call by quads of their 16-value halves, so that a VPERMD and a VGF2P8AFFINEQB per
 // quad put a row's codes in the same places and four VPDPBUSD leave each half's dot in
 // a lane of its own, with no horizontal sums (q3k_amd64.s).
-// Q4_0 and Q5_0 products compute their scalar
-// references' sums bit for bit as Q8_0's do (the same per-block arithmetic): q4Rows1Z and q5Rows1Z for one
-// token (the nibbles dotted unsigned, their offset times the block's code sum taken off
-// after), and from 6 tokens the rows of a chunk expanded to Q8_0 blocks (q4ExpandZ,
-// q5ExpandZ: once per call, shared by its tokens) multiplied by q8TokensZ (blockexact.go,
-// q45z_amd64.s). Q6_K products of 10 or more tokens go through q6kTokensZ, which gives
-// each token q6kDotRows's sum bit for bit as q4kTokensZ does for Q4_K (its eight lanes
-// per block become eight registers of 16 tokens), each row expanded once per call
-// (q6kExpandZ: signed codes, their groups' corrections, d·sc per half). F16 products of
-// 16 or more tokens go through f16TokensZ, which gives each token dotF16C's sum bit for
-// bit (its 32 lane accumulators become registers of 16 tokens, eight per pass over a
-// quarter of the columns, three rows sharing each load of the tokens' values) from
-// the activations transposed once per call and the rows widened once per chunk
-// (f16tokens.go, f16z_amd64.s). F16 stays in float32 arithmetic: BF16 products would
-// round the weights.
+//
+// Q4_0 and Q5_0 products compute their scalar references' sums bit for bit as Q8_0's do
+// (the same per-block arithmetic): q4Rows1Z and q5Rows1Z for one token (the nibbles
+// dotted unsigned, their offset times the block's code sum taken off after), and from 6
+// tokens the rows of a chunk expanded to Q8_0 blocks (q4ExpandZ, q5ExpandZ: once per
+// call, shared by its tokens) multiplied by q8TokensZ (blockexact.go, q45z_amd64.s).
+// Q6_K products of 10 or more tokens go through q6kTokensZ, which gives each token
+// q6kDotRows's sum bit for bit as q4kTokensZ does for Q4_K (its eight lanes per block
+// become eight registers of 16 tokens), each row expanded once per call (q6kExpandZ:
+// signed codes, their groups' corrections, d·sc per half). F16 products of 16 or more
+// tokens go through f16TokensZ, which gives each token dotF16C's sum bit for bit (its 32
+// lane accumulators become registers of 16 tokens, eight per pass over a quarter of the
+// columns, three rows sharing each load of the tokens' values) from the activations
+// transposed once per call and the rows widened once per chunk (f16tokens.go,
+// f16z_amd64.s). F16 stays in float32 arithmetic: BF16 products would round the weights.
 //
 // # Blocking
 //
