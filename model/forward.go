@@ -21,9 +21,10 @@ type Span struct {
 // DefaultPassTokens is the pass size Forward uses when Model.PassTokens is 0. On
 // llama-134m (768 wide, FFN 2048) a pass of 64 tokens keeps Forward's activations at
 // 1.4 MiB (22.5 KiB per token) and the matrix products' quantized inputs at about
-// 0.5 MiB, against 11 + 4.5 MiB for a 512-token step, for about 7% more CPU time per
-// prefill token (BenchmarkPrefillPasses: per pass, each weight row is widened for
-// the tile kernel once and the cache step has a fixed cost).
+// 0.5 MiB, against 11 + 4.5 MiB for a 512-token step, at the same CPU time per
+// prefill token since the Q8_0 tile kernel prefetches the rows each pass reads from
+// memory again (kvq bench prefill, Q8_0, three interleaved runs: 0.98, 1.07, 0.93
+// CPU-ms per token with passes of 64 against 0.99, 1.06, 0.98 with one of 512).
 const DefaultPassTokens = 64
 
 // workspace holds Forward's scratch buffers, sized for one pass and reused across
