@@ -166,7 +166,8 @@ chunkL:                                                          \
 	RET
 
 // ZBODY64 is ZBODY for one chunk (d = 64, FIN ZCVT, RED ZRED64): the weights loaded
-// once, the accumulators written, not added to.
+// once, the accumulators written, not added to, and the eight rows' lines asked for
+// as a run (8·rb ≤ 256 bytes: four lines).
 #define ZBODY64(LOAD, batchL) \
 	VMOVDQU64  (R9), Z16;                                        \
 	VMOVDQU64  64(R9), Z17;                                      \
@@ -176,13 +177,9 @@ batchL:                                                          \
 	LEAQ       (SI)(R11*4), AX;                                  \
 	LEAQ       (BX)(R13*4), DX;                                  \
 	PREFETCHT0 PFDIST(SI);                                       \
-	PREFETCHT0 PFDIST(SI)(R11*1);                                \
-	PREFETCHT0 PFDIST(SI)(R11*2);                                \
-	PREFETCHT0 PFDIST(SI)(R12*1);                                \
-	PREFETCHT0 PFDIST(AX);                                       \
-	PREFETCHT0 PFDIST(AX)(R11*1);                                \
-	PREFETCHT0 PFDIST(AX)(R11*2);                                \
-	PREFETCHT0 PFDIST(AX)(R12*1);                                \
+	PREFETCHT0 PFDIST+64(SI);                                    \
+	PREFETCHT0 PFDIST+128(SI);                                   \
+	PREFETCHT0 PFDIST+192(SI);                                   \
 	ZROW(LOAD, ZCVT, (SI), (BX), 64(BX), Z8);                    \
 	ZROW(LOAD, ZCVT, (SI)(R11*1), (BX)(R13*1), 64(BX)(R13*1), Z9); \
 	ZROW(LOAD, ZCVT, (SI)(R11*2), (BX)(R13*2), 64(BX)(R13*2), Z10); \
