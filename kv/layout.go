@@ -468,7 +468,7 @@ func BytesPerToken(cfg Config) (float64, error) {
 // SteadyBytes is the memory a sequence of n tokens holds in the steady state of
 // decoding, right after the Grow of its n-th token: per group ⌈n/B⌉ blocks, or for
 // a group with window w those holding positions from n − w on (at most w + B tokens'
-// worth, see group), plus its tail (SteadyTail): per layer the full-precision rings at their steady size (G−1 key
+// worth, see group), plus its tail (SteadyTail): per layer the full-precision rings at their steady size (G key
 // rows for KIVI keys, r−1 value rows for KIVI values) and the sink rows of lossy
 // sides, and one work row per side that has rings. It is exact once n > max(G, r)
 // on a sequence that decodes token by token, and an upper bound for shorter
@@ -526,7 +526,7 @@ func SteadyLayerTokens(cfg Config, n int) ([]int, error) {
 // kept in full precision, stored in the tail codec, summed over layers.
 type Tail struct {
 	Codec     string `json:"codec"`      // codec of the rows, e.g. "f16"
-	KeyRows   int    `json:"key_rows"`   // keys of the unfinished KIVI key group (G−1 per KIVI-key layer)
+	KeyRows   int    `json:"key_rows"`   // keys of the unfinished KIVI key group (capacity G per KIVI-key layer)
 	ValueRows int    `json:"value_rows"` // KIVI value residual (r−1 per KIVI-value layer), unfinished value block (G−1 per layer of values per channel)
 	SinkRows  int    `json:"sink_rows"`  // sink rows of lossy sides (keys and values)
 	WorkRows  int    `json:"work_rows"`  // the step's rows: one per side that has rings
@@ -604,9 +604,11 @@ func (ly *layer) vTailStart(p0 int) int {
 func (ly *layer) hasKTail() bool { return ly.kChan != nil }
 func (ly *layer) hasVTail() bool { return ly.r > 0 || ly.vChan != nil }
 
-// kSteady and vSteady are the most rows a ring holds between steps (its capacity
-// once the sequence is long enough): G−1 keys, r−1 values.
-func (ly *layer) kSteady() int { return ly.kG - 1 }
+// kSteady and vSteady are a ring's capacity once the sequence is long enough: G keys
+// (it holds at most G−1, the unfinished key block's, but a capacity of G keeps each
+// key block's rows contiguous: attention reads them in one span, see Append), r−1
+// values.
+func (ly *layer) kSteady() int { return ly.kG }
 func (ly *layer) vSteady() int {
 	if ly.vChan != nil {
 		return ly.vG - 1

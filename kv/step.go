@@ -51,6 +51,7 @@ func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 	d, B, tr := st.g.cfg.HeadDim, st.g.B, st.g.tailRow
 	if ly.hasKTail() {
 		st.encodeTail(s.work.k, k)
+		st.extendKeyRing(s, ly, &t.k)
 	}
 	if ly.hasVTail() {
 		st.encodeTail(s.work.v, v)
@@ -89,6 +90,26 @@ func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 	s.done[layer] = true
 	s.nDone++
 	return nil
+}
+
+// extendKeyRing copies into the key ring the step's keys of the key block the ring
+// holds the start of (its unfinished block as the step began), up to the block's
+// last row or the step's end: every query of the step then reads the keys it sees in
+// full precision from one buffer, the ring (queries in that block) or the work area
+// (later ones), whatever rows earlier steps brought. Cut at the step's start
+// instead, a query's keys would be two spans where a single step gives one, and the
+// values read beside them (stored per token or per channel, whose sums depend on
+// how their rows are split into calls) would be cut with them.
+func (st *Store) extendKeyRing(s *seq, ly *layer, r *ring) {
+	gs := ly.kTailStart(s.base)
+	if gs == s.base || r.start+r.n != s.base {
+		return // the step starts a block (or the ring does not reach it)
+	}
+	tr := st.g.tailRow
+	for p := s.base; p < min(s.base+s.pending, gs+ly.kG-1); p++ {
+		copy(r.at(p), s.work.k[(p-s.base)*tr:(p-s.base+1)*tr])
+		r.n++
+	}
 }
 
 // fold moves the rows of the work area that its layer's rings must keep after the
@@ -336,10 +357,11 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 					Bytes: mem, HeadStride: hs, Stride: ly.kRowBytes}
 			}
 			b = min(b, fk, spanEnd)
-		case a < base:
+		case a < max(base, t.k.start+t.k.n):
+			// The ring holds this step's first rows too (extendKeyRing).
 			i := a % t.k.capRows()
 			sp.K = tail(t.k.buf[i*tr:])
-			b = min(b, base, t.k.wrapEnd(a))
+			b = min(b, max(base, t.k.start+t.k.n), t.k.wrapEnd(a))
 		default:
 			sp.K = tail(s.work.k[(a-base)*tr:])
 		}

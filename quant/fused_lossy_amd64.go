@@ -319,11 +319,14 @@ func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, bloc
 	}
 	// Queries four at a time (three as four with one repeated; b has 4 readable
 	// values from b[j]: tmp goes on past it), the kernels adding the zero terms b_j;
-	// one or two left over through rowsPlain (m ≥ 4) or four-query calls with the
-	// query repeated.
+	// one or two left over through rowsPlain, whatever the rows: fewer than four
+	// (the part of a block a span starts or ends in) are scored within a window of
+	// four of the block's rows. A row's score is then the same bits however a span
+	// of the block is cut into calls (spans cut where the other side's storage
+	// changes, and prefill steps start anywhere).
 	qp, us := unsafe.Pointer(&qs[0]), uintptr(rb)
 	j := 0
-	for ; j < g && (g-j >= 3 || m < 4); j += 4 {
+	for ; j < g && (g-j >= 3 || m < 4 && t < 4); j += 4 {
 		q0, q1, q2, q3, nq := quad(qp, uintptr(4*d), j, g)
 		k.q4Plain(unsafe.Pointer(&scores[j*ld]), uintptr(4*ld), nq, q0, q1, q2, q3, rows, us, m, unsafe.Pointer(&b[j]), 1, uintptr(d), us)
 	}
@@ -332,7 +335,14 @@ func dotChannelAsm(c Channel, scores []float32, ld int, q []float32, g int, bloc
 		if c.Bits == 4 {
 			splitEvenOdd(qj, qj, d/16) // in place: qs is scratch
 		}
-		rowsBy4(k.rowsPlain, unsafe.Pointer(&scores[j*ld]), qj, rows, us, m, unsafe.Pointer(&b[j]), 1, uintptr(d), us)
+		if m >= 4 {
+			rowsBy4(k.rowsPlain, unsafe.Pointer(&scores[j*ld]), qj, rows, us, m, unsafe.Pointer(&b[j]), 1, uintptr(d), us)
+			continue
+		}
+		var win [4]float32
+		w0 := min(i0, t-4) // rows [w0, w0+4) of the block hold [i0, i1)
+		k.rowsPlain(unsafe.Pointer(&win[0]), qj, unsafe.Pointer(&block[4*d+w0*rb]), us, 1, unsafe.Pointer(&b[j]), 1, uintptr(d), us)
+		copy(scores[j*ld:][:m], win[i0-w0:])
 	}
 	return true
 }

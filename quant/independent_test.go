@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -9,10 +10,17 @@ import (
 // TestRowsQueriesIndependent checks RowsQueriesIndependent where it says true: each
 // query of a DotRows or AddRows call of g queries gets the bits it gets alone, and an
 // AddRows over n rows whose last ones weigh 0 gives a query the bits of the call over
-// its own rows only. Int8 and Affine rows are checked under the scalar kernels; with
-// SIMD kernels the function must say false for them.
+// its own rows only, and rows split into two calls give the sums and scores of one
+// call. Int8 and Affine rows are checked under the scalar kernels; with
+// SIMD kernels the function must say false for them. Head sizes from 8 to 128.
 func TestRowsQueriesIndependent(t *testing.T) {
-	const d, n = 128, 23
+	for _, d := range []int{8, 16, 64, 128} {
+		t.Run(fmt.Sprintf("d=%d", d), func(t *testing.T) { testRowsQueriesIndependent(t, d) })
+	}
+}
+
+func testRowsQueriesIndependent(t *testing.T, d int) {
+	const n = 23
 	rng := rand.New(rand.NewPCG(3, 4))
 	codecs := []RowCodec{F32{}, F16{}, BF16{}, FP8{Format: E4M3}, FP8{Format: E5M2}, Int8{}, Affine{Bits: 4, Group: 32}, Affine{Bits: 2, Group: 32}}
 	defer SetSIMD(active.Load() == simdKernels) // restored also when a check fails
@@ -78,6 +86,22 @@ func TestRowsQueriesIndependent(t *testing.T) {
 				for i := range d {
 					if math.Float32bits(short[i]) != math.Float32bits(long[i]) {
 						t.Fatalf("simd %v, %s: %d rows then %d of weight 0, column %d: %v, without them %v", simd, c.Name(), v, n-v, i, long[i], short[i])
+					}
+				}
+				// The rows split into two calls at v: the same sums and scores as one call.
+				split := make([]float32, d)
+				AddRows(c, split, w[j*n:j*n+v], v, 1, src, rb, v, tmp)
+				AddRows(c, split, w[j*n+v:(j+1)*n], n-v, 1, src[v*rb:], rb, n-v, tmp)
+				DotRows(c, one, v, q[j*d:(j+1)*d], 1, src, rb, v, tmp)
+				DotRows(c, one[v:], n-v, q[j*d:(j+1)*d], 1, src[v*rb:], rb, n-v, tmp)
+				for i := range d {
+					if math.Float32bits(split[i]) != math.Float32bits(acc[i]) {
+						t.Fatalf("simd %v, %s: rows split at %d of %d, column %d: sum %v, in one call %v", simd, c.Name(), v, n, i, split[i], acc[i])
+					}
+				}
+				for i := range n {
+					if math.Float32bits(one[i]) != math.Float32bits(all[j*n+i]) {
+						t.Fatalf("simd %v, %s: rows split at %d of %d, row %d: score %v, in one call %v", simd, c.Name(), v, n, i, one[i], all[j*n+i])
 					}
 				}
 			}

@@ -181,12 +181,13 @@ adone: \
 	VZEROUPPER; \
 	RET
 
-// ADDQ1X16_16 is the body of addF16Q1x16 (see its declaration).
+// ADDQ1X16_16 is the body of addF16Q1x16 (see its declaration): each column's sum
+// is one chain of FMAs in row order, as in the four-query kernels, so that a
+// query's sums are the same bits alone or beside others and however its rows are
+// split into calls (RowsQueriesIndependent). Two rows per iteration load ahead.
 #define ADDQ1X16_16(W16) \
 	VMOVUPS (DI), Y0; \
 	VMOVUPS 32(DI), Y1; \
-	VXORPS  Y2, Y2, Y2; \
-	VXORPS  Y3, Y3, Y3; \
 sloop: \
 	CMPQ         R13, $2; \
 	JB           stail; \
@@ -194,12 +195,12 @@ sloop: \
 	VBROADCASTSS 4(SI), Y9; \
 	W16((R8), Y10); \
 	W16(16(R8), Y11); \
+	W16((R8)(R12*1), Y12); \
+	W16(16(R8)(R12*1), Y13); \
 	VFMADD231PS  Y8, Y10, Y0; \
 	VFMADD231PS  Y8, Y11, Y1; \
-	W16((R8)(R12*1), Y10); \
-	W16(16(R8)(R12*1), Y11); \
-	VFMADD231PS  Y9, Y10, Y2; \
-	VFMADD231PS  Y9, Y11, Y3; \
+	VFMADD231PS  Y9, Y12, Y0; \
+	VFMADD231PS  Y9, Y13, Y1; \
 	ADDQ         $8, SI; \
 	LEAQ         (R8)(R12*2), R8; \
 	SUBQ         $2, R13; \
@@ -213,8 +214,6 @@ stail: \
 	VFMADD231PS  Y8, Y10, Y0; \
 	VFMADD231PS  Y8, Y11, Y1; \
 sdone: \
-	VADDPS  Y2, Y0, Y0; \
-	VADDPS  Y3, Y1, Y1; \
 	VMOVUPS Y0, (DI); \
 	VMOVUPS Y1, 32(DI); \
 	VZEROUPPER; \

@@ -359,14 +359,13 @@ a64done: \
 	VMOVUPS Y7, 224(DI); \
 	VZEROUPPER
 
-// ADD_Q1X16(CVT, W) is ADD_Q1X64 for 16 columns, even and odd rows in separate
-// accumulators (two chains per half); R10 the odd row.
+// ADD_Q1X16(CVT, W) is ADD_Q1X64 for 16 columns: each column's sum one chain of
+// FMAs in row order, as in the four-query kernels (RowsQueriesIndependent); two
+// rows per iteration load ahead, R10 the odd row.
 #define ADD_Q1X16(CVT, W) \
 	FP8_CONSTS; \
 	VMOVUPS (DI), Y0; \
 	VMOVUPS 32(DI), Y1; \
-	VXORPS  Y2, Y2, Y2; \
-	VXORPS  Y3, Y3, Y3; \
 	LEAQ    (R8)(R12*1), R10; \
 a16loop: \
 	CMPQ         R13, $2; \
@@ -377,8 +376,8 @@ a16loop: \
 	VFMADD231PS  Y8, Y10, Y0; \
 	VFMADD231PS  Y8, Y11, Y1; \
 	CVT((R10), X10, Y10, X11, Y11); \
-	VFMADD231PS  Y9, Y10, Y2; \
-	VFMADD231PS  Y9, Y11, Y3; \
+	VFMADD231PS  Y9, Y10, Y0; \
+	VFMADD231PS  Y9, Y11, Y1; \
 	ADDQ         $8, SI; \
 	LEAQ         (R8)(R12*2), R8; \
 	LEAQ         (R10)(R12*2), R10; \
@@ -392,8 +391,6 @@ a16tail: \
 	VFMADD231PS  Y8, Y10, Y0; \
 	VFMADD231PS  Y8, Y11, Y1; \
 a16done: \
-	VADDPS  Y2, Y0, Y0; \
-	VADDPS  Y3, Y1, Y1; \
 	VMOVUPS Y0, (DI); \
 	VMOVUPS Y1, 32(DI); \
 	VZEROUPPER
