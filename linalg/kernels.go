@@ -1,7 +1,9 @@
 package linalg
 
 import (
+	"encoding/binary"
 	"math"
+	"unsafe"
 
 	"kvq/gguf"
 	"kvq/internal/kernelsel"
@@ -225,19 +227,30 @@ const tokenGroup = 16
 func packTokens(pk *tokenPack, xsum []int32, t0, t1 int) {
 	n, nb := pk.n, pk.nb
 	xq, xd := pk.xq, pk.xd
+	// Token by token, block by block: the block's 32 codes read as eight
+	// little-endian words (one load each) and stored 16 words apart, with one bounds
+	// check per block and pack. Assembling each word from four bytes took 8% of the
+	// CPU time of 64-sequence decode steps (run by one thread while the other
+	// waited); BenchmarkPackTokens, ns per token at 64 tokens, three interleaved runs:
+	// 820–1007 that way, 523–551 this way (a group-major order writing whole lines
+	// was slower: 977–1558).
+	const span = 7*tokenGroup + 1 // the words of one token and block, first to last
 	for t := t0; t < t1; t++ {
 		g, l := t/tokenGroup, t%tokenGroup
 		q := xq[t*nb*blockElems : (t+1)*nb*blockElems]
 		for b := 0; b < nb; b++ {
-			o := (g*nb + b) * 8 * tokenGroup
-			for k := 0; k < 8; k++ {
-				c := q[32*b+4*k : 32*b+4*k+4]
-				v := uint32(uint8(c[0])) | uint32(uint8(c[1]))<<8 | uint32(uint8(c[2]))<<16 | uint32(uint8(c[3]))<<24
-				if pk.xp != nil {
-					pk.xp[o+k*tokenGroup+l] = v ^ 0x80808080
+			c := (*[blockElems]byte)(unsafe.Pointer(&q[blockElems*b]))
+			o := (g*nb+b)*8*tokenGroup + l
+			if pk.xp != nil {
+				d := pk.xp[o : o+span]
+				for k := range 8 {
+					d[k*tokenGroup] = binary.LittleEndian.Uint32(c[4*k:]) ^ 0x80808080
 				}
-				if pk.xps != nil {
-					pk.xps[o+k*tokenGroup+l] = v
+			}
+			if pk.xps != nil {
+				d := pk.xps[o : o+span]
+				for k := range 8 {
+					d[k*tokenGroup] = binary.LittleEndian.Uint32(c[4*k:])
 				}
 			}
 			pk.xdp[(g*nb+b)*tokenGroup+l] = xd[t*nb+b]
