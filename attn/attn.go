@@ -92,16 +92,17 @@ type Shape struct {
 
 // Options tune the kernel. The zero value is valid.
 type Options struct {
-	// ChunkTokens is the approximate number of history tokens per independent chunk;
-	// 0 means DefaultChunkTokens.
+	// ChunkTokens is the length of the runs of positions whose tokens form one
+	// independent chunk (rounded up to a multiple of BatchTokens); 0 means
+	// DefaultChunkTokens.
 	ChunkTokens int
 	// Workers is the number of goroutines (the caller included, helpers from a
 	// persistent pool) that process the chunks of a Decode or the query tiles of a
 	// Prefill. 1 means the calling goroutine only. 0 means automatic: a Decode over
-	// at least ParallelMinTokens tokens uses DefaultWorkers goroutines and, when
-	// ChunkTokens is 0 too, chunks sized to give each about two; a shorter one runs
-	// on the caller; a Prefill of several queries spreads its tiles over
-	// DefaultWorkers goroutines (one query is a Decode).
+	// at least ParallelMinTokens tokens uses DefaultWorkers goroutines; a shorter
+	// one runs on the caller; a Prefill of several queries spreads its tiles over
+	// DefaultWorkers goroutines (one query is a Decode). Results do not depend on
+	// Workers.
 	Workers int
 	// Rotate rotates one head vector by delta positions in place (RoPE). Required
 	// only when a span has a non-zero Delta.
@@ -130,12 +131,35 @@ func softCapRow(row []float32, c float32) {
 	}
 }
 
-// DefaultChunkTokens is the chunk length used when Options.ChunkTokens is 0 (and
-// the longest automatic one).
+// DefaultChunkTokens is the chunk length used when Options.ChunkTokens is 0.
 const DefaultChunkTokens = 2048
 
-// minAutoChunk is the shortest chunk the automatic split makes.
-const minAutoChunk = 256
+// chunkTokens is the chunk length in positions: ChunkTokens (or DefaultChunkTokens)
+// rounded up to a multiple of BatchTokens.
+func (opt *Options) chunkTokens() int {
+	ct := opt.ChunkTokens
+	if ct <= 0 {
+		ct = DefaultChunkTokens
+	}
+	return (ct + BatchTokens - 1) / BatchTokens * BatchTokens
+}
+
+// chunkSpans sets dst to the chunks of spans, as ranges of span indices: the spans
+// that start in one run of positions [k·ct, (k+1)·ct), in order (one empty chunk
+// when there are no spans). Chunks end at positions, not at token counts, so that a
+// query's chunks — each an online softmax of its own, merged in order — are the same
+// whoever else shares its pass and however many workers run them.
+func chunkSpans(dst [][2]int, spans []Span, ct int) [][2]int {
+	dst = dst[:0]
+	start := 0
+	for i := 1; i < len(spans); i++ {
+		if spans[i].Pos/ct != spans[start].Pos/ct {
+			dst = append(dst, [2]int{start, i})
+			start = i
+		}
+	}
+	return append(dst, [2]int{start, len(spans)})
+}
 
 // ErrShape is returned (wrapped) for inconsistent shapes, lengths or spans.
 var ErrShape = errors.New("attn: bad shape")
@@ -203,7 +227,7 @@ func (p *partial) reset(sh Shape, maxSpan, g int) {
 	}
 	clear(p.acc)
 	group := sh.Heads / sh.KVHeads
-	p.scores = grow32(p.scores, max(group*max(maxSpan, batchTokens), scoreFloats))
+	p.scores = grow32(p.scores, max(group*max(maxSpan, BatchTokens), scoreFloats))
 	p.tile = grow32(p.tile, max(quant.ScratchFloats(sh.HeadDim), g*sh.HeadDim, quant.ChannelAddFloats(group, sh.HeadDim)))
 	p.lo = grow32(p.lo, sh.HeadDim)
 	p.sc = grow32(p.sc, sh.HeadDim)
@@ -278,38 +302,22 @@ func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) 
 		sc.qs[i] = x * scale
 	}
 
-	// Partition spans into chunks of about ChunkTokens tokens.
-	total := viewTokens(spans)
+	// Partition spans into chunks of ChunkTokens positions (chunkSpans); every
+	// path of a query (alone, in a prefill tile, with any number of workers) merges
+	// the same chunks in the same order.
 	workers := opt.Workers
-	ct := opt.ChunkTokens
 	if workers == 0 {
 		workers = 1
-		if total >= ParallelMinTokens {
+		if viewTokens(spans) >= ParallelMinTokens {
 			workers = DefaultWorkers()
-			if ct <= 0 && workers > 1 {
-				ct = min(DefaultChunkTokens, max(minAutoChunk, (total+2*workers-1)/(2*workers)))
-			}
 		}
 	}
-	if ct <= 0 {
-		ct = DefaultChunkTokens
-	}
-	sc.chunks = sc.chunks[:0]
-	start, tok := 0, 0
-	for i := range spans {
-		tok += spans[i].N
-		if tok >= ct {
-			sc.chunks = append(sc.chunks, [2]int{start, i + 1})
-			start, tok = i+1, 0
-		}
-	}
-	if start < len(spans) || len(sc.chunks) == 0 {
-		sc.chunks = append(sc.chunks, [2]int{start, len(spans)})
-	}
-	// Fewer chunks than workers: each chunk's KV heads are split into hg groups, a
-	// part of their own (a short history then still reads the cache on every core).
+	sc.chunks = chunkSpans(sc.chunks, spans, opt.chunkTokens())
+	// Fewer than two chunks per worker: each chunk's KV heads are split into hg
+	// groups, a part of their own (a short history then still reads the cache on
+	// every core, and uneven chunks balance).
 	hg := 1
-	if workers > 1 && len(sc.chunks) < workers {
+	if workers > 1 && len(sc.chunks) < 2*workers {
 		hg = min(sh.KVHeads, workers)
 	}
 	n := len(sc.chunks) * hg
@@ -459,12 +467,16 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 	k := active.Load()
 	base := 0 // tokens of spans before the batch
 	for len(spans) > 0 {
-		// A batch: consecutive spans with the same Delta and at most batchTokens
+		// A batch: consecutive spans with the same Delta that start in the same
+		// BatchTokens-aligned run of positions as the first, at most BatchTokens
 		// tokens (or one longer span). Its scores, for all group heads of a KV head,
-		// go through one online-softmax update.
+		// go through one online-softmax update. Batches end at positions, not at
+		// token counts: spans cut elsewhere (callers cut at every multiple of
+		// BatchTokens) then give the same updates, the same bits.
 		delta := spans[0].Delta
 		nb, ld := 1, spans[0].N
-		for nb < len(spans) && spans[nb].Delta == delta && ld+spans[nb].N <= batchTokens {
+		lim := (spans[0].Pos/BatchTokens + 1) * BatchTokens
+		for nb < len(spans) && spans[nb].Delta == delta && spans[nb].Pos < lim && ld+spans[nb].N <= BatchTokens {
 			ld += spans[nb].N
 			nb++
 		}
@@ -580,10 +592,13 @@ func headBytes(c *Src, kh int) []byte {
 // f16 took about 1.5% longer.
 const prefetchSpan = 2048
 
-// batchTokens is the most tokens whose scores one online-softmax update covers (a
+// BatchTokens is the most tokens whose scores one online-softmax update covers (a
 // longer span is one batch of its own): spans are often one cache block (16 to 64
-// tokens), and a softmax update per block and head cost more than its scores.
-const batchTokens = 256
+// tokens), and a softmax update per block and head cost more than its scores. An
+// update covers the spans that start in one run of positions [k·BatchTokens,
+// (k+1)·BatchTokens): a caller that cuts its spans at these multiples gets the same
+// bits however else it cuts them (where the kernels' sums do not depend on the cut).
+const BatchTokens = 256
 
 // scoreFloats bounds the scores runChunk keeps for the KV heads it runs span by span
 // (64 KiB: they stay in the core's L2 between the scores and the values).

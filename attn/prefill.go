@@ -18,17 +18,14 @@ import (
 // stored key and value row read once per tile instead of once per query: the tile's
 // queries act as extra heads of one grouped-query Decode. When every query's view is
 // a prefix of the last one's (same storage, the last span possibly shorter) — a
-// cache that stores a token the same way whoever queries it — each query is masked
-// to its own prefix. When the views only share their first spans (full-precision
-// windows: KIVI keeps the newest tokens unquantized, so each query sees the window
-// differently), those are scored for the tile and each query continues alone over
-// the rest of its view. Otherwise each query is its own Decode. Every query thus
-// sees exactly its view, which makes a prefill of n tokens equal to n single-token
-// steps. A tile shares a pass only over storage whose kernels give each query the
-// same bits whatever other queries share the call (queriesIndependent: the float
-// codecs, and every codec under the scalar kernels); over q8, q4 and q2 rows and
-// KIVI key blocks each query is its own Decode, so that a token's attention is the
-// same bits however its sequence's prompt was split into steps.
+// cache that stores a token the same way whoever queries it — and the kernels give
+// each query the same bits whatever other queries share the call
+// (queriesIndependent: the float codecs, and every codec under the scalar kernels),
+// each query is masked to its own prefix. Otherwise each query is its own Decode
+// (full-precision windows: KIVI keeps the newest tokens unquantized, so each query
+// sees them differently). Every query thus gets the bits of its own Decode, which
+// makes a prefill of n tokens equal to n single-token steps however a sequence's
+// prompt was split into steps.
 func Prefill(out, q []float32, n int, sh Shape, spans func(i int, dst []Span) []Span, opt Options, sc *Scratch) error {
 	if err := checkShape(sh); err != nil {
 		return err
@@ -90,25 +87,16 @@ func Prefill(out, q []float32, n int, sh Shape, spans func(i int, dst []Span) []
 // stored rows.
 const PrefillTile = 16
 
-// minCommonTokens is the shortest common part of a tile's views (when they are not
-// prefixes of each other) worth a shared pass before each query's own rest.
-const minCommonTokens = 64
-
 // tileScratch is Prefill's per-tile scratch.
 type tileScratch struct {
 	view    []Span
 	visible []int
+	vis     []int // visible, less the tokens of the chunks before
 	tokens  []int
-	own     partial   // one query's state, continued over its own spans
-	rest    partial   // the state over those spans
-	qi      []float32 // that query, pre-scaled
 }
 
-// prefillTile computes queries i0..i1-1 of a Prefill (see there). When every view
-// is a prefix of the last one, the tile is one masked pass. Otherwise, when the
-// views share their first spans (a cache with full-precision windows agrees on
-// everything older than the windows), those are one shared pass and each query
-// continues alone over the rest of its view. Otherwise each query is a Decode.
+// prefillTile computes queries i0..i1-1 of a Prefill (see there): one masked pass
+// when every view is a prefix of the last one, else each query's Decode.
 func (sc *Scratch) prefillTile(out, q []float32, i0, i1 int, sh Shape, spans func(i int, dst []Span) []Span, opt Options) error {
 	hd := sh.Heads * sh.HeadDim
 	if sc.tile == nil {
@@ -120,25 +108,13 @@ func (sc *Scratch) prefillTile(out, q []float32, i0, i1 int, sh Shape, spans fun
 	last := sc.spans
 	ts.tokens = growInt(ts.tokens, t)
 	ts.tokens[t-1] = viewTokens(last)
-	prefix, common := true, len(last)
-	for j := 0; j < t-1; j++ {
+	prefix := t > 1 && queriesIndependent(last)
+	for j := 0; j < t-1 && prefix; j++ {
 		ts.view = spans(i0+j, ts.view[:0])
-		if prefix {
-			ts.tokens[j], prefix = prefixOf(ts.view, last)
-		}
-		common = min(common, commonSpans(ts.view, last))
+		ts.tokens[j], prefix = prefixOf(ts.view, last)
 	}
-	switch {
-	case t > 1 && prefix && queriesIndependent(last):
-		return sc.tilePass(out, q, i0, i1, sh, last, ts.tokens, opt, nil)
-	case t > 1 && !prefix && viewTokens(last[:common]) >= minCommonTokens && queriesIndependent(last[:common]):
-		for j := range ts.tokens {
-			ts.tokens[j] = viewTokens(last[:common])
-		}
-		return sc.tilePass(out, q, i0, i1, sh, last[:common], ts.tokens, opt, func(i int) []Span {
-			ts.view = spans(i, ts.view[:0])
-			return ts.view[common:]
-		})
+	if prefix {
+		return sc.tilePass(out, q, i0, i1, sh, last, ts.tokens, opt)
 	}
 	for i := i0; i < i1; i++ {
 		sc.spans = spans(i, sc.spans[:0])
@@ -151,9 +127,10 @@ func (sc *Scratch) prefillTile(out, q []float32, i0, i1 int, sh Shape, spans fun
 
 // tilePass runs queries i0..i1-1 over shared as one grouped-query Decode: KV head
 // kh serves t·group heads, ordered (query, head of the group), each pre-scaled and
-// limited to the first tokens[j] tokens of shared. rest, when not nil, gives the
-// spans each query i sees after shared; they continue that query's softmax alone.
-func (sc *Scratch) tilePass(out, q []float32, i0, i1 int, sh Shape, shared []Span, tokens []int, opt Options, rest func(i int) []Span) error {
+// limited to the first tokens[j] tokens of shared. The spans go in the chunks a
+// Decode makes of them (chunkSpans), merged in order: each query's chunks are those
+// of its own Decode (the ones past its view leave its state alone).
+func (sc *Scratch) tilePass(out, q []float32, i0, i1 int, sh Shape, shared []Span, tokens []int, opt Options) error {
 	maxSpan, maxG, err := checkSpans(shared, sh, opt)
 	if err != nil {
 		return fmt.Errorf("query %d: %w", i1-1, err)
@@ -178,51 +155,32 @@ func (sc *Scratch) tilePass(out, q []float32, i0, i1 int, sh Shape, shared []Spa
 			}
 		}
 	}
-	if len(sc.parts) == 0 {
+	sc.chunks = chunkSpans(sc.chunks, shared, opt.chunkTokens())
+	for len(sc.parts) < len(sc.chunks) {
 		sc.parts = append(sc.parts, partial{})
 	}
-	p := &sc.parts[0]
-	p.reset(vsh, maxSpan, maxG)
-	runChunk(p, sc.qs, vsh, shared, opt.Rotate, opt.SoftCap, ts.visible, 0, vsh.KVHeads)
-	own := &ts.own
-	if rest != nil {
-		own.reset(sh, 1, 1) // sized once; each query overwrites all of it
-	}
-	for j := 0; j < t; j++ {
-		i := i0 + j
-		if rest != nil {
-			// Query i's state (its heads of the tile), continued over its own spans.
-			for kh := 0; kh < sh.KVHeads; kh++ {
-				for g := 0; g < group; g++ {
-					h, vh := kh*group+g, (kh*t+j)*group+g
-					own.m[h], own.l[h] = p.m[vh], p.l[vh]
-					copy(own.acc[h*d:(h+1)*d], p.acc[vh*d:(vh+1)*d])
-				}
-			}
-			if spans := rest(i); len(spans) > 0 {
-				maxSpan, maxG, err := checkSpans(spans, sh, opt)
-				if err != nil {
-					return fmt.Errorf("query %d: %w", i, err)
-				}
-				ts.qi = grow32(ts.qi, hd)
-				for c, x := range q[i*hd : (i+1)*hd] {
-					ts.qi[c] = x * scale
-				}
-				ts.rest.reset(sh, maxSpan, maxG)
-				runChunk(&ts.rest, ts.qi, sh, spans, opt.Rotate, opt.SoftCap, nil, 0, sh.KVHeads)
-				merge(own, &ts.rest, d)
-			}
+	ts.vis = growInt(ts.vis, vsh.Heads)
+	before := 0 // tokens of the chunks before
+	for c, ch := range sc.chunks {
+		p := &sc.parts[c]
+		p.reset(vsh, maxSpan, maxG)
+		for h, v := range ts.visible {
+			ts.vis[h] = v - before
 		}
-		o := out[i*hd : (i+1)*hd]
+		runChunk(p, sc.qs, vsh, shared[ch[0]:ch[1]], opt.Rotate, opt.SoftCap, ts.vis, 0, vsh.KVHeads)
+		before += viewTokens(shared[ch[0]:ch[1]])
+		if c > 0 {
+			merge(&sc.parts[0], p, d)
+		}
+	}
+	p := &sc.parts[0]
+	for j := 0; j < t; j++ {
+		o := out[(i0+j)*hd : (i0+j+1)*hd]
 		for kh := 0; kh < sh.KVHeads; kh++ {
 			for g := 0; g < group; g++ {
 				h, vh := kh*group+g, (kh*t+j)*group+g
-				l, acc := p.l[vh], p.acc[vh*d:(vh+1)*d]
-				if rest != nil {
-					l, acc = own.l[h], own.acc[h*d:(h+1)*d]
-				}
-				inv := float32(1 / l) // every query sees its first token: l > 0
-				for c, a := range acc {
+				inv := float32(1 / p.l[vh]) // every query sees its first token: l > 0
+				for c, a := range p.acc[vh*d : (vh+1)*d] {
 					o[h*d+c] = a * inv
 				}
 			}
@@ -285,19 +243,6 @@ func viewTokens(spans []Span) int {
 		n += spans[i].N
 	}
 	return n
-}
-
-// commonSpans is the number of leading spans a and b have identical.
-func commonSpans(a, b []Span) int {
-	n := 0
-	for n < len(a) && n < len(b) && sameSpan(&a[n], &b[n]) {
-		n++
-	}
-	return n
-}
-
-func sameSpan(a, b *Span) bool {
-	return a.Pos == b.Pos && a.N == b.N && a.Delta == b.Delta && sameStorage(&a.K, &b.K) && sameStorage(&a.V, &b.V)
 }
 
 // prefixOf reports whether view describes a prefix of last: the same spans over
