@@ -6,14 +6,22 @@
 // spans, each a run of consecutive positions whose keys and values are stored one
 // way.
 //
-// The kernel is flash-decoding: the spans are split into chunks of about
-// Options.ChunkTokens tokens; each chunk keeps a running maximum, sum and weighted
+// The kernel is flash-decoding: the spans are split into chunks of
+// Options.ChunkTokens positions; each chunk keeps a running maximum, sum and weighted
 // accumulator per query head (online softmax); chunks are independent, run in
 // parallel on a persistent worker pool (by default on every CPU once the history
-// reaches ParallelMinTokens), and are merged at the end. Grouped-query attention
-// reads each key and value row once per group of query heads: one pass over a run
-// of rows scores all the group's heads (and adds the row into all their
-// accumulators), and one online-softmax update covers up to 256 tokens of spans.
+// reaches ParallelMinTokens), and are merged at the end, in order. Grouped-query
+// attention reads each key and value row once per group of query heads: one pass
+// over a run of rows scores all the group's heads (and adds the row into all their
+// accumulators), and one online-softmax update covers the spans that start in one
+// run of BatchTokens positions.
+//
+// Batch invariance: chunks and softmax updates fall at positions, never at token
+// counts or worker counts, so a query gets the same bits alone, in a prefill tile
+// beside other queries, or with any number of workers, provided its spans are cut at
+// the multiples of BatchTokens and its kernels' results do not depend on how a span
+// is cut into calls (quant.RowsQueriesIndependent, TestDotChannelSpanSplit). Package
+// kv's TestStepsInvariant checks it end to end.
 //
 // Kernels: the row decoders and multi-query products live in package quant, the
 // softmax kernels here; each has a portable scalar twin, the reference, and an

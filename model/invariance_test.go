@@ -59,6 +59,7 @@ func TestLogitsBatchInvariant(t *testing.T) {
 		{gguf.TypeQ8_0, "f32"}, {gguf.TypeQ4_K, "f32"}, {gguf.TypeF16, "f32"},
 		{gguf.TypeQ8_0, "fp8e4m3"}, {gguf.TypeQ8_0, "kivi4/kivi2"}, {gguf.TypeQ8_0, "q8"}, {gguf.TypeQ8_0, "q4"},
 		{gguf.TypeQ8_0, "kivi4/chan4"}, {gguf.TypeQ8_0, "kivi2:rope=pre/chan2:g=16"}, // value blocks of 16 in key groups of 32
+		{gguf.TypeQ8_0, "kivi4/kivi2:r=20"}, // a value window shorter than the key group
 	} {
 		t.Run(tc.weights.String()+"/"+tc.cacheSpec, func(t *testing.T) {
 			m := synthModel(t, tc.weights)
