@@ -97,7 +97,9 @@ neoxcol:
 // channels (DX the byte offset, up to R11 = 4d; w1, w2, z1, z2 at R8 + 4·DX and
 // 32, 64, 96 bytes further), t1 = code·w1 + z1 and t2 = code·w2 + z2 go into
 // accumulators += t1·cos and += t2·sin (the first row's table at R14 and BX); a
-// row's score, its accumulators' lanes added, goes to DI. An odd last row goes alone.
+// row's score, its accumulators' lanes added, goes to DI. An odd last row goes alone,
+// its lanes added in the pairs' order: a row's score is the same bits whichever rows
+// share its call (attention cuts spans anywhere in a block).
 #define FOLD(RD, step, pairL, colL, oneL, col1L) \
 pairL: \
 	CMPQ         R10, $2; \
@@ -166,9 +168,9 @@ col1L: \
 	CMPQ         DX, R11; \
 	JL           col1L; \
 	VADDPS       Y9, Y8, Y8; \
+	VHADDPS      Y8, Y8, Y8; \
 	VEXTRACTF128 $1, Y8, X9; \
 	VADDPS       X9, X8, X8; \
-	VHADDPS      X8, X8, X8; \
 	VHADDPS      X8, X8, X8; \
 	VMOVSS       X8, (DI); \
 	JMP          fdone
