@@ -318,10 +318,19 @@ func ropeFoldPrep(w, q, lo, s []float32, neox bool) {
 	w = w[:4*d]
 	lo, s = lo[:d], s[:d]
 	h := d / 2
+	var pbuf [8]float32
 	for g := 0; g+8 <= d; g += 8 {
 		qg, pg := q[g:g+8], q[g:g+8] // interleaved partners (c^1) are in the group
-		if neox {
+		switch {
+		case neox && h%8 == 0:
 			pg = q[(g+h)%d:][:8]
+		case neox:
+			// NeoX partners are (c+h) mod d, h = d/2: when h is not a multiple of 8
+			// (d = 8, 24, …) a group's partners wrap around the end of q.
+			for k := range 8 {
+				pbuf[k] = q[(g+k+h)%d]
+			}
+			pg = pbuf[:]
 		}
 		sg, lg := s[g:g+8], lo[g:g+8]
 		blk := w[4*g : 4*g+32]

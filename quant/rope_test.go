@@ -73,7 +73,7 @@ func TestDotChannelRoPE(t *testing.T) {
 			for _, tc := range []struct {
 				d, dims, tt int
 				neox        bool
-			}{{64, 64, 32, false}, {64, 64, 16, true}, {16, 8, 8, false}, {128, 96, 32, true}, {8, 8, 5, false}} {
+			}{{64, 64, 32, false}, {64, 64, 16, true}, {16, 8, 8, false}, {128, 96, 32, true}, {8, 8, 5, false}, {8, 8, 5, true}, {24, 24, 7, true}} {
 				rope, err := NewRoPE(ropeFreqs(10000, tc.dims), tc.neox)
 				if err != nil {
 					t.Fatal(err)
