@@ -104,7 +104,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	rounds := fs.Int("rounds", 0, "rounds of --gen decode steps per cache, the caches taking turns (0: 1 with one cache, 5 with several)")
 	chunk := fs.Int("chunk", 512, "prefill chunk, tokens per forward step while filling")
 	pass := fs.Int("pass", 0, "most tokens a forward step runs through the layers at once (model PassTokens; 0: the model's default)")
-	threads := fs.Int("threads", 0, "threads for matrix products and attention (default: all CPUs)")
+	tf := addThreadsFlag(fs)
 	seed := fs.Uint64("seed", 1, "seed of the random prompt tokens")
 	jsonPath := fs.String("json", "", "also write the result as JSON to `FILE`")
 	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed decode steps to `FILE` (one cache)")
@@ -132,10 +132,8 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 	if *memProfile != "" {
 		runtime.MemProfileRate = 4096 // sites of small per-step garbage too, not only of large buffers
 	}
-	if *threads > 0 {
-		if err := linalg.SetThreads(*threads); err != nil {
-			return err
-		}
+	if _, err := tf.apply(fs); err != nil {
+		return err
 	}
 	m, err := mf.open()
 	if err != nil {
@@ -160,12 +158,7 @@ func runBenchDecode(args []string, stdout, stderr io.Writer) error {
 		}
 		runs[i] = &decodeRun{spec: spec, cfg: cfg, c: c, seq: seq}
 	}
-	rng := rand.New(rand.NewPCG(*seed, 0))
-	toks := make([]int32, *ctx)
-	toks[0] = m.Tok.BOS()
-	for i := 1; i < len(toks); i++ {
-		toks[i] = int32(rng.IntN(m.Vocab))
-	}
+	toks := randomPrompt(m, *ctx, *seed)
 	// Prefill chunk by chunk, the caches taking turns, so that they meet the same
 	// machine (this VM's speed drifts by tens of percent within a minute).
 	bar := newProgress(stderr, "prefill", "tokens", 1)
@@ -336,6 +329,18 @@ func printBreakdown(w io.Writer, res []decodeResult) {
 		fmt.Fprintf(tw, "%.0f\t\n", total)
 	}
 	tw.Flush()
+}
+
+// randomPrompt is n prompt tokens for a benchmark: BOS, then tokens drawn uniformly
+// from the vocabulary by a PCG seeded with seed.
+func randomPrompt(m *model.Model, n int, seed uint64) []int32 {
+	rng := rand.New(rand.NewPCG(seed, 0))
+	toks := make([]int32, n)
+	toks[0] = m.Tok.BOS()
+	for i := 1; i < n; i++ {
+		toks[i] = int32(rng.IntN(m.Vocab))
+	}
+	return toks
 }
 
 // prefillMACs is the multiply-adds in weight products of a prefill of n tokens in

@@ -157,6 +157,7 @@ func TestBenchDecodeFlagErrors(t *testing.T) {
 	}{
 		{[]string{"--pass", "-1"}, "--pass"},
 		{[]string{"--rounds", "-2"}, "--rounds"},
+		{[]string{"--threads", "-1"}, "--threads"},
 		{[]string{"--cache", "f16", "--cache", "q8", "--cpuprofile", "x.prof"}, "one --cache"},
 		{[]string{"--cache", "f16", "--cache", "q9"}, "q9"},
 	} {

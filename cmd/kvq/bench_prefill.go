@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -47,7 +46,7 @@ func runBenchPrefill(args []string, stdout, stderr io.Writer) error {
 	tokens := fs.Int("tokens", 512, "prompt tokens per prefill")
 	rounds := fs.Int("rounds", 5, "timed prefills")
 	pass := fs.Int("pass", 0, "most tokens a forward step runs through the layers at once (model PassTokens; 0: the model's default)")
-	threads := fs.Int("threads", 0, "threads for matrix products and attention (default: all CPUs)")
+	tf := addThreadsFlag(fs)
 	seed := fs.Uint64("seed", 1, "seed of the random prompt tokens")
 	jsonPath := fs.String("json", "", "also write the result as JSON to `FILE`")
 	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed prefills to `FILE`")
@@ -58,10 +57,8 @@ func runBenchPrefill(args []string, stdout, stderr io.Writer) error {
 	if *tokens < 1 || *rounds < 1 || *pass < 0 {
 		return usagef(fs, "--tokens and --rounds must be ≥ 1, --pass ≥ 0")
 	}
-	if *threads > 0 {
-		if err := linalg.SetThreads(*threads); err != nil {
-			return err
-		}
+	if _, err := tf.apply(fs); err != nil {
+		return err
 	}
 	m, err := mf.open()
 	if err != nil {
@@ -78,12 +75,7 @@ func runBenchPrefill(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cache %s: %w", *spec, err)
 	}
-	rng := rand.New(rand.NewPCG(*seed, 0))
-	toks := make([]int32, *tokens)
-	toks[0] = m.Tok.BOS()
-	for i := 1; i < len(toks); i++ {
-		toks[i] = int32(rng.IntN(m.Vocab))
-	}
+	toks := randomPrompt(m, *tokens, *seed)
 	// prefill runs the prompt into a new sequence and drops it after.
 	prefill := func() (time.Duration, error) {
 		seq, err := c.NewSeq()
