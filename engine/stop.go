@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"bytes"
-	"strings"
-)
+import "bytes"
 
 // stopper accumulates a choice's text and decides what may be streamed: text that
 // could still be the beginning of a stop string is held back until later text shows
@@ -54,7 +51,7 @@ func (st *stopper) held(pending []byte) int {
 	best := 0
 	for _, stop := range st.stops {
 		for n := min(len(stop)-1, len(pending)); n > best; n-- {
-			if strings.HasSuffix(string(pending[len(pending)-n:]), stop[:n]) {
+			if string(pending[len(pending)-n:]) == stop[:n] {
 				best = n
 				break
 			}
