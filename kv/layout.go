@@ -168,8 +168,6 @@ type geometry struct {
 	// workK, workV: some layer keeps f16 key (value) rings, so a step's new rows
 	// pass through the sequence's work area.
 	workK, workV bool
-	// windowed: every group has an attention window (no layer keeps the history).
-	windowed bool
 }
 
 func lcm(a, b int) int { return a / gcd(a, b) * b }
@@ -304,10 +302,8 @@ func newGeometry(cfg Config) (*geometry, error) {
 		ly.bytes = cfg.KVHeads * (ly.kHeadStride + ly.vHeadStride)
 	}
 	g.groups = g.groupLayers()
-	g.windowed = true
 	for gi := range g.groups {
 		gr := &g.groups[gi]
-		g.windowed = g.windowed && gr.window > 0
 		off := 0
 		for _, i := range gr.layers {
 			ly := &g.layers[i]
