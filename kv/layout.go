@@ -485,12 +485,7 @@ func SteadyBytes(cfg Config, n int) (int64, error) {
 	}
 	blocks := 0
 	for _, gr := range g.groups {
-		blocks += (n + g.B - 1) / g.B
-		if gr.window > 0 {
-			// Decoding token n−1 released the group's units wholly before position
-			// n − window (its Grow at length n−1 kept [n−1−(window−1), n−1)).
-			blocks -= g.unitBlocks(max(0, n-gr.window))
-		}
+		blocks += g.steadyBlocks(gr.window, n)
 	}
 	return int64(blocks)*int64(g.blockBytes) + g.steadyTail().Bytes, nil
 }
@@ -509,13 +504,26 @@ func SteadyLayerTokens(cfg Config, n int) ([]int, error) {
 	}
 	out := make([]int, cfg.Layers)
 	for l := range out {
-		blocks := (n + g.B - 1) / g.B
-		if w := g.groups[g.layers[l].grp].window; w > 0 {
-			blocks -= g.unitBlocks(max(0, n-w))
-		}
-		out[l] = blocks * g.B
+		out[l] = g.steadyBlocks(g.groups[g.layers[l].grp].window, n) * g.B
 	}
 	return out, nil
+}
+
+// steadyBlocks is the blocks a group with window w (0: the whole history) holds
+// of a sequence of n tokens right after the Grow of its n-th token: ⌈n/B⌉ less
+// those that Grow's slide released before the query at position n−1 (outOfWindow).
+func (g *geometry) steadyBlocks(w, n int) int {
+	return (n+g.B-1)/g.B - g.outOfWindow(w, n-1)
+}
+
+// outOfWindow is the number of leading blocks, whole prefix units of them, that lie
+// wholly before the window w of a query at position q: no query from q on reads
+// them (0 for w = 0, the whole history).
+func (g *geometry) outOfWindow(w, q int) int {
+	if w == 0 {
+		return 0
+	}
+	return g.unitBlocks(max(0, q-w+1))
 }
 
 // Tail is what a decoding sequence holds beyond its blocks in the steady state: rows

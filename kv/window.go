@@ -122,11 +122,7 @@ func (st *Store) slide(s *seq) {
 // window of s's next query, whole units of them (a KIVI key group split over blocks
 // goes when all of it is out; 0 for a group without a window).
 func (st *Store) slideEnd(s *seq, g int) int {
-	w := st.g.groups[g].window
-	if w == 0 {
-		return 0
-	}
-	return min(len(s.tables[g]), st.g.unitBlocks(max(0, s.n-w+1)))
+	return min(len(s.tables[g]), st.g.outOfWindow(st.g.groups[g].window, s.n))
 }
 
 // slideFrees is the number of blocks slide would return to the pool now (those
