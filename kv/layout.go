@@ -294,11 +294,10 @@ func newGeometry(cfg Config) (*geometry, error) {
 		if ly.kChan != nil {
 			ly.kBlkBytes = ly.kChan.BlockBytes(ly.kG, d)
 			ly.kSplit = ly.kG > B
-			ly.kHeadStride = ly.kBytes(B)
 		} else {
 			ly.kRowBytes = ly.kRow.RowBytes(d)
-			ly.kHeadStride = B * ly.kRowBytes
 		}
+		ly.kHeadStride = ly.kBytes(B)
 		ly.bytes = cfg.KVHeads * (ly.kHeadStride + ly.vHeadStride)
 	}
 	g.groups = g.groupLayers()
@@ -335,9 +334,14 @@ func newGeometry(cfg Config) (*geometry, error) {
 	return g, nil
 }
 
-// kBytes is the key bytes of n tokens of a KIVI-key layer starting at a block or
-// key group boundary, n a multiple of B or of G (see layer).
-func (ly *layer) kBytes(n int) int { return n * ly.kBlkBytes / ly.kG }
+// kBytes is the key bytes of n tokens of layer ly starting at a block boundary (for
+// KIVI keys at a block or key group boundary, n a multiple of B or of G; see layer).
+func (ly *layer) kBytes(n int) int {
+	if ly.kChan != nil {
+		return n * ly.kBlkBytes / ly.kG
+	}
+	return n * ly.kRowBytes
+}
 
 // vBytes is the value bytes of n tokens of layer ly starting at a block boundary (n
 // a multiple of the value blocks' G where values are stored per channel).

@@ -576,12 +576,7 @@ func placedNextTo(span []int32) bool {
 // spanHeads returns the bytes of one KV head's keys and values of one span of
 // layer ly in s.gath.
 func (g *geometry) spanHeads(ly *layer) (k, v int) {
-	if ly.kChan != nil {
-		k = g.span / ly.kG * ly.kBlkBytes
-	} else {
-		k = g.span * ly.kRowBytes
-	}
-	return k, ly.vBytes(g.span)
+	return ly.kBytes(g.span), ly.vBytes(g.span)
 }
 
 // gather copies the layer's spans of s whose blocks are not adjacent into s.gath,
@@ -614,12 +609,7 @@ func (st *Store) gather(s *seq, layer int) {
 			}
 			lo, hi := max(j*B, c*C), min((j+1)*B, (c+1)*C) // positions of the block in the span
 			for h := range H {
-				if ly.kChan != nil {
-					copy(dst[h*kh+ly.kBytes(lo-c*C):], st.kSec(blk, ly, h)[ly.kBytes(lo-j*B):ly.kBytes(hi-j*B)])
-				} else {
-					n := ly.kRowBytes
-					copy(dst[h*kh+(lo-c*C)*n:], st.kSec(blk, ly, h)[(lo-j*B)*n:(hi-j*B)*n])
-				}
+				copy(dst[h*kh+ly.kBytes(lo-c*C):], st.kSec(blk, ly, h)[ly.kBytes(lo-j*B):ly.kBytes(hi-j*B)])
 				copy(dst[H*kh+h*vh+ly.vBytes(lo-c*C):], st.vSec(blk, ly, h)[ly.vBytes(lo-j*B):ly.vBytes(hi-j*B)])
 			}
 		}
@@ -636,17 +626,10 @@ func (st *Store) spanKeys(s *seq, ly *layer, a int) ([]byte, int) {
 	}
 	if off := s.gathAt[a/C]; off >= 0 {
 		kh, _ := st.g.spanHeads(ly)
-		if ly.kChan != nil {
-			return s.gath[int(off)+ly.kBytes(a%C):], kh
-		}
-		return s.gath[int(off)+(a%C)*ly.kRowBytes:], kh
+		return s.gath[int(off)+ly.kBytes(a%C):], kh
 	}
 	B := st.g.B
-	sec := st.kSec(s.tables[ly.grp][a/B], ly, 0)
-	if ly.kChan != nil {
-		return sec[ly.kBytes(a%B):], st.g.E * ly.kHeadStride
-	}
-	return sec[(a%B)*ly.kRowBytes:], st.g.E * ly.kHeadStride
+	return st.kSec(s.tables[ly.grp][a/B], ly, 0)[ly.kBytes(a%B):], st.g.E * ly.kHeadStride
 }
 
 // spanValues is spanKeys for the values.
