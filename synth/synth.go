@@ -268,11 +268,36 @@ func (s Shape) tensors(w gguf.TensorType) []tensorSpec {
 // WeightStd is the standard deviation of the random weights and biases.
 const WeightStd = 0.02
 
-// fileTypes maps a weight type to general.file_type (llama.cpp's llama_ftype).
-var fileTypes = map[gguf.TensorType]uint32{gguf.TypeF32: 0, gguf.TypeF16: 1, gguf.TypeQ4_0: 2, gguf.TypeQ8_0: 7, gguf.TypeQ5_0: 8, gguf.TypeQ4_K: 14}
+// weightTypes are the weight types Write encodes, each with its general.file_type
+// (llama.cpp's llama_ftype).
+var weightTypes = []struct {
+	t     gguf.TensorType
+	ftype uint32
+}{
+	{gguf.TypeF32, 0}, {gguf.TypeF16, 1}, {gguf.TypeQ8_0, 7}, {gguf.TypeQ4_0, 2}, {gguf.TypeQ5_0, 8}, {gguf.TypeQ4_K, 14},
+}
+
+// fileType is t's general.file_type, false if Write does not encode t.
+func fileType(t gguf.TensorType) (uint32, bool) {
+	for _, w := range weightTypes {
+		if w.t == t {
+			return w.ftype, true
+		}
+	}
+	return 0, false
+}
+
+// WeightTypes returns the weight types Write and WriteShape encode.
+func WeightTypes() []gguf.TensorType {
+	ts := make([]gguf.TensorType, len(weightTypes))
+	for i, w := range weightTypes {
+		ts[i] = w.t
+	}
+	return ts
+}
 
 // Write writes a random-weight model of the named shape (one of ShapeNames) with its
-// matrices in weights (F32, F16, Q8_0, Q4_0, Q5_0 or Q4_K) to w. The output depends only on the
+// matrices in weights (one of WeightTypes) to w. The output depends only on the
 // shape, weights and seed.
 func Write(w io.Writer, shape string, weights gguf.TensorType, seed uint64) error {
 	s, ok := Lookup(shape)
@@ -296,9 +321,9 @@ func WriteShape(w io.Writer, s Shape, weights gguf.TensorType, seed uint64) erro
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	ftype, ok := fileTypes[weights]
+	ftype, ok := fileType(weights)
 	if !ok {
-		return fmt.Errorf("synth: weight type %v not supported (F32, F16, Q8_0, Q4_0, Q5_0 or Q4_K)", weights)
+		return fmt.Errorf("synth: weight type %v not supported (%v)", weights, WeightTypes())
 	}
 	if n := weights.BlockElems(); s.Dim%n != 0 || s.FFN%n != 0 {
 		return fmt.Errorf("synth: shape %q: width %d and FFN %d must be multiples of %d for %v weights", s.Name, s.Dim, s.FFN, n, weights)

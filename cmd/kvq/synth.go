@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
-	"kvq/gguf"
 	"kvq/synth"
 )
 
@@ -19,18 +19,22 @@ func init() {
 func runSynth(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("synth", "Writes a random-weight GGUF model of a real model's shape with the 32k SentencePiece vocabulary, for speed work where real models cannot be downloaded. The same seed writes the same file.", stderr)
 	shape := fs.String("shape", "", "model shape `NAME`: "+strings.Join(synth.ShapeNames(), ", "))
-	weights := fs.String("weights", "q8_0", "weight `TYPE`: f32, f16, q8_0, q4_0, q5_0 or q4_k (q4_k: rows of a multiple of 256 values)")
+	var names []string
+	for _, t := range synth.WeightTypes() {
+		names = append(names, strings.ToLower(t.String()))
+	}
+	weights := fs.String("weights", "q8_0", "weight `TYPE`: "+strings.Join(names, ", ")+" (q4_k: rows of a multiple of 256 values)")
 	out := fs.String("out", "", "output GGUF `FILE`")
 	seed := fs.Uint64("seed", 1, "random seed (same seed, same file)")
 	requireFlags(fs, "shape", "out")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	types := map[string]gguf.TensorType{"f32": gguf.TypeF32, "f16": gguf.TypeF16, "q8_0": gguf.TypeQ8_0, "q4_0": gguf.TypeQ4_0, "q5_0": gguf.TypeQ5_0, "q4_k": gguf.TypeQ4_K}
-	wt, ok := types[strings.ToLower(*weights)]
-	if !ok {
-		return fmt.Errorf("unknown --weights %q (valid: f32, f16, q8_0, q4_0, q5_0, q4_k)", *weights)
+	i := slices.Index(names, strings.ToLower(*weights))
+	if i < 0 {
+		return fmt.Errorf("unknown --weights %q (valid: %s)", *weights, strings.Join(names, ", "))
 	}
+	wt := synth.WeightTypes()[i]
 	f, err := os.Create(*out)
 	if err != nil {
 		return err
