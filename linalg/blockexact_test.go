@@ -33,82 +33,120 @@ func TestBlockExactTwins(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s: exact kernels of %v, which has no reference here", k.name, typ)
 			}
-			for _, tc := range []struct{ rows, nb, gap, n int }{
+			checkExactTwin(t, r, exactTwin{
+				name: fmt.Sprintf("%s/%v", k.name, typ), kernel: "rows kernel", tokensName: "many-token kernel", refName: "reference",
+				blockBytes: ref.bytes, ref: ref.dot, rows: ek.rows, tokens: ek.tokens,
+				extreme: func(blk []byte, b int) { // every code at its least, or at its greatest
+					fill := byte(0xff * (b / 3 % 2))
+					for j := 2; j < len(blk); j++ {
+						blk[j] = fill
+					}
+				},
+			}, []exactCase{
 				{8, 1, 0, 1}, {16, 24, 0, 3}, {9, 13, 0, 7}, {13, 8, 6, 16}, {4, 2, 0, 17}, {21, 65, 2, 40}, {3, 5, 0, 33}, {32, 24, 0, 32},
-			} {
-				name := fmt.Sprintf("%s/%v/rows=%d/nb=%d/gap=%d/n=%d", k.name, typ, tc.rows, tc.nb, tc.gap, tc.n)
-				cols, rb := tc.nb*blockElems, tc.nb*ref.bytes+tc.gap
-				w := make([]byte, tc.rows*rb)
-				for i := range w {
-					w[i] = byte(r.Uint32())
+			})
+		}
+	}
+}
+
+// exactCase is one shape an exact kernel is checked at: rows of nb blocks with gap
+// bytes after each row, multiplied with n tokens.
+type exactCase struct{ rows, nb, gap, n int }
+
+// exactTwin is a block type's scalar reference and the kernels that must compute its
+// sums bit for bit: rows for one token, tokens for many.
+type exactTwin struct {
+	name                        string // the kernel set and type, for subtest names
+	kernel, tokensName, refName string // the three, for failure messages
+	blockBytes                  int
+	ref                         func(w []byte, xq []int8, xd []float32) float32
+	rows                        func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32)
+	tokens                      tokensKernel
+	extreme                     func(blk []byte, b int) // sets the codes of every third block b to extremes
+	tables                      bool                    // tokens also with row tables made per call, then reused
+}
+
+// checkExactTwin checks tw.rows and tw.tokens against tw.ref bit for bit at every case
+// (random blocks with finite scales, every third block's codes set by tw.extreme), and
+// that neither writes out values outside its results.
+func checkExactTwin(t *testing.T, r *rand.Rand, tw exactTwin, cases []exactCase) {
+	t.Helper()
+	for _, tc := range cases {
+		name := fmt.Sprintf("%s/rows=%d/nb=%d/gap=%d/n=%d", tw.name, tc.rows, tc.nb, tc.gap, tc.n)
+		cols, rb := tc.nb*blockElems, tc.nb*tw.blockBytes+tc.gap
+		w := make([]byte, tc.rows*rb)
+		for i := range w {
+			w[i] = byte(r.Uint32())
+		}
+		for i := 0; i < tc.rows; i++ {
+			for b := 0; b < tc.nb; b++ {
+				o := i*rb + b*tw.blockBytes
+				w[o], w[o+1] = byte(r.Uint32()), halfHigh(r)
+				if b%3 == 0 {
+					tw.extreme(w[o:o+tw.blockBytes], b)
 				}
-				for i := 0; i < tc.rows; i++ {
-					for b := 0; b < tc.nb; b++ {
-						o := i*rb + b*ref.bytes
-						w[o], w[o+1] = byte(r.Uint32()), halfHigh(r)
-						if b%3 == 0 { // every code at its least, or at its greatest
-							fill := byte(0xff * (b / 3 % 2))
-							for j := 2; j < ref.bytes; j++ {
-								w[o+j] = fill
-							}
-						}
-					}
-				}
-				x := randVals(r, tc.n*cols, 1)
-				xq, xd, xsum := make([]int8, tc.n*cols), make([]float32, tc.n*tc.nb), make([]int32, tc.n*tc.nb)
-				quantQ8Scalar(xq, xd, x)
-				blockSums(xsum, xq)
-				want := make([]float32, tc.n*tc.rows)
-				for tok := 0; tok < tc.n; tok++ {
-					for i := 0; i < tc.rows; i++ {
-						want[tok*tc.rows+i] = ref.dot(w[i*rb:i*rb+tc.nb*ref.bytes], xq[tok*cols:(tok+1)*cols], xd[tok*tc.nb:(tok+1)*tc.nb])
-					}
-				}
-				t.Run(name, func(t *testing.T) {
-					got := make([]float32, tc.rows+2)
-					for tok := 0; tok < tc.n; tok++ {
-						got[0], got[tc.rows+1] = -7, -7
-						ek.rows(got[1:tc.rows+1], w, rb, xq[tok*cols:(tok+1)*cols], xd[tok*tc.nb:(tok+1)*tc.nb], xsum[tok*tc.nb:(tok+1)*tc.nb])
-						if got[0] != -7 || got[tc.rows+1] != -7 {
-							t.Fatalf("rows kernel wrote outside its rows")
-						}
-						for i := 0; i < tc.rows; i++ {
-							if math.Float32bits(got[1+i]) != math.Float32bits(want[tok*tc.rows+i]) {
-								t.Fatalf("rows kernel token %d row %d: %v, reference %v", tok, i, got[1+i], want[tok*tc.rows+i])
-							}
-						}
-					}
-					groups := (tc.n + tokenGroup - 1) / tokenGroup
-					xp, xdp := make([]uint32, groups*tc.nb*8*tokenGroup), make([]float32, groups*tc.nb*tokenGroup)
-					for i := range xp {
-						xp[i] = r.Uint32() // the pack must fill every lane it is read by
-					}
-					xt := tokenPack{n: tc.n, nb: tc.nb, xq: xq, xd: xd, xp: xp, xdp: xdp}
-					packTokens(&xt, xsum, 0, tc.n)
-					// A leading stride of rows+3: the 3 values after each token's rows
-					// must stay untouched.
-					ldo := tc.rows + 3
-					out := make([]float32, tc.n*ldo)
-					for i := range out {
-						out[i] = -7
-					}
-					ek.tokens(out, ldo, w, rb, tc.rows, xt, nil, Matrix{}, 0)
-					for tok := 0; tok < tc.n; tok++ {
-						for i := 0; i < ldo; i++ {
-							v := out[tok*ldo+i]
-							if i >= tc.rows {
-								if v != -7 {
-									t.Fatalf("many-token kernel wrote token %d value %d past its rows", tok, i)
-								}
-								continue
-							}
-							if math.Float32bits(v) != math.Float32bits(want[tok*tc.rows+i]) {
-								t.Fatalf("many-token kernel token %d row %d: %v, reference %v", tok, i, v, want[tok*tc.rows+i])
-							}
-						}
-					}
-				})
 			}
 		}
+		x := randVals(r, tc.n*cols, 1)
+		xq, xd, xsum := make([]int8, tc.n*cols), make([]float32, tc.n*tc.nb), make([]int32, tc.n*tc.nb)
+		quantQ8Scalar(xq, xd, x)
+		blockSums(xsum, xq)
+		want := make([]float32, tc.n*tc.rows)
+		for tok := 0; tok < tc.n; tok++ {
+			for i := 0; i < tc.rows; i++ {
+				want[tok*tc.rows+i] = tw.ref(w[i*rb:i*rb+tc.nb*tw.blockBytes], xq[tok*cols:(tok+1)*cols], xd[tok*tc.nb:(tok+1)*tc.nb])
+			}
+		}
+		t.Run(name, func(t *testing.T) {
+			got := make([]float32, tc.rows+2)
+			for tok := 0; tok < tc.n; tok++ {
+				got[0], got[tc.rows+1] = -7, -7
+				tw.rows(got[1:tc.rows+1], w, rb, xq[tok*cols:(tok+1)*cols], xd[tok*tc.nb:(tok+1)*tc.nb], xsum[tok*tc.nb:(tok+1)*tc.nb])
+				if got[0] != -7 || got[tc.rows+1] != -7 {
+					t.Fatalf("%s wrote outside its rows", tw.kernel)
+				}
+				for i := 0; i < tc.rows; i++ {
+					if math.Float32bits(got[1+i]) != math.Float32bits(want[tok*tc.rows+i]) {
+						t.Fatalf("%s token %d row %d: %v, %s %v", tw.kernel, tok, i, got[1+i], tw.refName, want[tok*tc.rows+i])
+					}
+				}
+			}
+			groups := (tc.n + tokenGroup - 1) / tokenGroup
+			xp, xdp := make([]uint32, groups*tc.nb*8*tokenGroup), make([]float32, groups*tc.nb*tokenGroup)
+			for i := range xp {
+				xp[i] = r.Uint32() // the pack must fill every lane it is read by
+			}
+			xt := tokenPack{n: tc.n, nb: tc.nb, xq: xq, xd: xd, xp: xp, xdp: xdp}
+			packTokens(&xt, xsum, 0, tc.n)
+			// A leading stride of rows+3: the 3 values after each token's rows must
+			// stay untouched.
+			ldo := tc.rows + 3
+			out := make([]float32, tc.n*ldo)
+			tabs, all := []*rowTables{nil}, Matrix{}
+			if tw.tables {
+				tab := &rowTables{}
+				tabs, all = []*rowTables{nil, tab, tab}, Matrix{Rows: tc.rows, Data: w}
+			}
+			for _, tb := range tabs {
+				for i := range out {
+					out[i] = -7
+				}
+				tw.tokens(out, ldo, w, rb, tc.rows, xt, tb, all, 0)
+				for tok := 0; tok < tc.n; tok++ {
+					for i := 0; i < ldo; i++ {
+						v := out[tok*ldo+i]
+						if i >= tc.rows {
+							if v != -7 {
+								t.Fatalf("%s wrote token %d value %d past its rows", tw.tokensName, tok, i)
+							}
+							continue
+						}
+						if math.Float32bits(v) != math.Float32bits(want[tok*tc.rows+i]) {
+							t.Fatalf("%s token %d row %d: %v, %s %v", tw.tokensName, tok, i, v, tw.refName, want[tok*tc.rows+i])
+						}
+					}
+				}
+			}
+		})
 	}
 }

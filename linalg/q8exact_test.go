@@ -1,7 +1,6 @@
 package linalg
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -18,86 +17,18 @@ func TestQ8ExactTwins(t *testing.T) {
 		if k.dotQ8RowsX == nil {
 			continue
 		}
-		for _, tc := range []struct{ rows, nb, gap, n int }{
+		checkExactTwin(t, r, exactTwin{
+			name: k.name, kernel: "dotQ8RowsX", tokensName: "dotQ8Tokens", refName: "dotQ8Scalar",
+			blockBytes: q8BlockBytes, ref: dotQ8Scalar, rows: k.dotQ8RowsX, tokens: k.dotQ8Tokens,
+			extreme: func(blk []byte, _ int) { // codes at −128 and 127
+				for j := 2; j < len(blk); j += 2 {
+					blk[j], blk[j+1] = 0x80, 0x7f
+				}
+			},
+			tables: true, // made per call, then kept for the matrix (twice: made, then reused)
+		}, []exactCase{
 			{8, 1, 0, 1}, {16, 24, 0, 3}, {9, 13, 0, 7}, {13, 8, 6, 16}, {4, 2, 0, 17}, {21, 64, 2, 40}, {3, 5, 0, 33}, {32, 24, 0, 32},
-		} {
-			name := fmt.Sprintf("%s/rows=%d/nb=%d/gap=%d/n=%d", k.name, tc.rows, tc.nb, tc.gap, tc.n)
-			cols := tc.nb * blockElems
-			rb := tc.nb*q8BlockBytes + tc.gap
-			w := make([]byte, tc.rows*rb)
-			for i := range w {
-				w[i] = byte(r.Uint32())
-			}
-			for i := 0; i < tc.rows; i++ {
-				for b := 0; b < tc.nb; b++ {
-					o := i*rb + b*q8BlockBytes
-					w[o], w[o+1] = byte(r.Uint32()), halfHigh(r)
-					if b%3 == 0 { // extreme codes
-						for j := 0; j < 32; j += 2 {
-							w[o+2+j], w[o+3+j] = 0x80, 0x7f
-						}
-					}
-				}
-			}
-			x := randVals(r, tc.n*cols, 1)
-			xq, xd, xsum := make([]int8, tc.n*cols), make([]float32, tc.n*tc.nb), make([]int32, tc.n*tc.nb)
-			quantQ8Scalar(xq, xd, x)
-			blockSums(xsum, xq)
-			want := make([]float32, tc.n*tc.rows)
-			for tok := 0; tok < tc.n; tok++ {
-				for i := 0; i < tc.rows; i++ {
-					want[tok*tc.rows+i] = dotQ8Scalar(w[i*rb:i*rb+tc.nb*q8BlockBytes], xq[tok*cols:(tok+1)*cols], xd[tok*tc.nb:(tok+1)*tc.nb])
-				}
-			}
-			t.Run(name, func(t *testing.T) {
-				got := make([]float32, tc.rows+2)
-				for tok := 0; tok < tc.n; tok++ {
-					got[0], got[tc.rows+1] = -7, -7
-					k.dotQ8RowsX(got[1:tc.rows+1], w, rb, xq[tok*cols:(tok+1)*cols], xd[tok*tc.nb:(tok+1)*tc.nb], xsum[tok*tc.nb:(tok+1)*tc.nb])
-					if got[0] != -7 || got[tc.rows+1] != -7 {
-						t.Fatalf("dotQ8RowsX wrote outside its rows")
-					}
-					for i := 0; i < tc.rows; i++ {
-						if math.Float32bits(got[1+i]) != math.Float32bits(want[tok*tc.rows+i]) {
-							t.Fatalf("dotQ8RowsX token %d row %d: %v, dotQ8Scalar %v", tok, i, got[1+i], want[tok*tc.rows+i])
-						}
-					}
-				}
-				groups := (tc.n + tokenGroup - 1) / tokenGroup
-				xp, xdp := make([]uint32, groups*tc.nb*8*tokenGroup), make([]float32, groups*tc.nb*tokenGroup)
-				for i := range xp {
-					xp[i] = r.Uint32() // the pack must fill every lane it is read by
-				}
-				xt := tokenPack{n: tc.n, nb: tc.nb, xq: xq, xd: xd, xp: xp, xdp: xdp}
-				packTokens(&xt, xsum, 0, tc.n)
-				// out with a leading stride of rows+3: the 3 values after each token's rows
-				// must stay untouched. Tables made per call, then kept for the matrix
-				// (twice: made, then reused).
-				ldo := tc.rows + 3
-				out := make([]float32, tc.n*ldo)
-				tab := &rowTables{}
-				for _, tb := range []*rowTables{nil, tab, tab} {
-					for i := range out {
-						out[i] = -7
-					}
-					k.dotQ8Tokens(out, ldo, w, rb, tc.rows, xt, tb, Matrix{Rows: tc.rows, Data: w}, 0)
-					for tok := 0; tok < tc.n; tok++ {
-						for i := 0; i < ldo; i++ {
-							v := out[tok*ldo+i]
-							if i >= tc.rows {
-								if v != -7 {
-									t.Fatalf("dotQ8Tokens wrote token %d value %d past its rows", tok, i)
-								}
-								continue
-							}
-							if math.Float32bits(v) != math.Float32bits(want[tok*tc.rows+i]) {
-								t.Fatalf("dotQ8Tokens token %d row %d: %v, dotQ8Scalar %v", tok, i, v, want[tok*tc.rows+i])
-							}
-						}
-					}
-				}
-			})
-		}
+		})
 	}
 }
 
