@@ -28,10 +28,10 @@ func detectSIMD() *kernelSet {
 	if cpufeat.F16C {
 		k.dotF16 = dotF16F16C
 		k.dotQ8, k.dotQ8Rows = dotQ8F16C, dotQ8RowsF16C
-		k.dotQ4K, k.dotQ4KRows, k.dotQ4KRows2 = dotQ4KAsm, dotQ4KRowsAsm, dotQ4KRows2Asm
-		k.dotQ6K, k.dotQ6KRows, k.dotQ6KRows2 = dotQ6KAsm, dotQ6KRowsAsm, dotQ6KRows2Asm
-		k.dotQ4, k.dotQ4Rows, k.dotQ4Rows2 = dotQ4Asm, dotQ4RowsAsm, dotQ4Rows2Asm
-		k.dotQ5, k.dotQ5Rows, k.dotQ5Rows2 = dotQ5Asm, dotQ5RowsAsm, dotQ5Rows2Asm
+		k.dotQ4KRows, k.dotQ4KRows2 = dotQ4KRowsAsm, dotQ4KRows2Asm
+		k.dotQ6KRows, k.dotQ6KRows2 = dotQ6KRowsAsm, dotQ6KRows2Asm
+		k.dotQ4Rows, k.dotQ4Rows2 = dotQ4RowsAsm, dotQ4Rows2Asm
+		k.dotQ5Rows, k.dotQ5Rows2 = dotQ5RowsAsm, dotQ5Rows2Asm
 		k.kRows = asmKRows()
 	}
 	// The scalar set's exact Q8_0 kernels are slower than these; only the VNNI set

@@ -184,6 +184,7 @@ func BenchmarkKernels(b *testing.B) {
 		sets = append(sets, simdKernels)
 	}
 	var sink float32
+	var one [1]float32
 	for _, k := range sets {
 		b.Run(k.name+"/dotF32", func(b *testing.B) {
 			b.SetBytes(cols * 4)
@@ -206,7 +207,8 @@ func BenchmarkKernels(b *testing.B) {
 		b.Run(k.name+"/dotQ4", func(b *testing.B) {
 			b.SetBytes(int64(len(q4)))
 			for b.Loop() {
-				sink += k.dotQ4(q4, xq, xd)
+				k.dotQ4Rows(one[:], q4, 0, xq, xd)
+				sink += one[0]
 			}
 		})
 		b.Run(k.name+"/quantQ8", func(b *testing.B) {

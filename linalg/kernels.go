@@ -45,32 +45,25 @@ type kernelSet struct {
 	// dotQ6KTokens, when not nil, is the many-token kernel of Q6_K: each token's sum
 	// bit for bit dotQ6KRows's (of this set), reading the pack's codes plus 128 (xp).
 	dotQ6KTokens tokensKernel
-	// dotQ4 is dotQ8 for Q4_0 weight blocks.
-	dotQ4 func(w []byte, xq []int8, xd []float32) float32
-	// dotQ4Rows is dotQ8Rows for Q4_0 rows.
+	// dotQ4Rows is dotQ8Rows for Q4_0 rows (dotQ4Scalar per row).
 	dotQ4Rows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32)
 	// dotQ4Rows2 is dotQ4KRows2 for Q4_0 rows.
 	dotQ4Rows2 func(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32)
-	// dotQ5 is dotQ8 for Q5_0 weight blocks.
-	dotQ5 func(w []byte, xq []int8, xd []float32) float32
 	// dotQ5Rows is dotQ8Rows for Q5_0 rows.
 	dotQ5Rows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32)
 	// dotQ5Rows2 is dotQ4KRows2 for Q5_0 rows.
 	dotQ5Rows2 func(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32)
-	// dotQ4K returns the dot of one Q4_K row (len(xd)/8 super-blocks of 144 bytes) with
-	// activations quantized as for dotQ8, given also their per-block code sums xsum.
-	dotQ4K func(w []byte, xq []int8, xd []float32, xsum []int32) float32
-	// dotQ4KRows writes to out[r] the dotQ4K of the row w[r·rowBytes:] with the same
-	// activations, for r < len(out): decode multiplies a chunk of rows in one call.
+	// dotQ4KRows writes to out[r] the dot of the Q4_K row w[r·rowBytes:] (len(xd)/8
+	// super-blocks of 144 bytes; dotQ4KScalar) with activations quantized as for dotQ8,
+	// given also their per-block code sums xsum, for r < len(out): decode multiplies a
+	// chunk of rows in one call.
 	dotQ4KRows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32)
 	// dotQ4KRows2 is dotQ4KRows for two tokens: token 0's activations in the first
 	// halves of xq, xd and xsum, token 1's in the second; their results to out0 and
 	// out1 (of one length). Rows are stored one after the other (rowBytes is a row's
 	// size).
 	dotQ4KRows2 func(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32)
-	// dotQ6K is dotQ8 for a Q6_K row (len(xd)/8 super-blocks of 210 bytes).
-	dotQ6K func(w []byte, xq []int8, xd []float32) float32
-	// dotQ6KRows is dotQ4KRows for Q6_K rows.
+	// dotQ6KRows is dotQ4KRows for Q6_K rows (210-byte super-blocks; dotQ6KScalar).
 	dotQ6KRows func(out []float32, w []byte, rowBytes int, xq []int8, xd []float32)
 	// dotQ6KRows2 is dotQ4KRows2 for Q6_K rows.
 	dotQ6KRows2 func(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32)
@@ -99,17 +92,13 @@ var scalarKernels = &kernelSet{
 	dotQ8Rows:   dotQ8RowsScalar,
 	dotQ8RowsX:  dotQ8RowsXScalar,
 	dotQ8Tokens: dotQ8TokensScalar,
-	dotQ4:       dotQ4Scalar,
 	dotQ4Rows:   dotQ4RowsScalar,
-	dotQ5:       dotQ5Scalar,
 	dotQ5Rows:   dotQ5RowsScalar,
-	dotQ4K:      dotQ4KScalar,
 	dotQ4KRows:  dotQ4KRowsScalar,
 	dotQ4KRows2: rows2K(dotQ4KRowsScalar),
 	dotQ4Rows2:  rows2(dotQ4RowsScalar),
 	dotQ5Rows2:  rows2(dotQ5RowsScalar),
 	dotQ6KRows2: rows2(dotQ6KRowsScalar),
-	dotQ6K:      dotQ6KScalar,
 	dotQ6KRows:  dotQ6KRowsScalar,
 	axpy:        axpyScalar,
 	siluMul:     siluMulScalar,
@@ -325,7 +314,8 @@ func dotCodes8(blk *[q8BlockBytes]byte, q *[blockElems]int8) int32 {
 // Q4_0 block: 2 bytes binary16 scale d, then 16 bytes; byte j holds value j in its low
 // nibble and value j+16 in its high nibble, each as code-8; value = d·(code-8).
 
-// dotQ4Scalar is the reference for dotQ4: dotQ8Scalar with the codes unpacked from nibbles.
+// dotQ4Scalar is the reference of the Q4_0 kernels (dotQ4Rows): dotQ8Scalar with the
+// codes unpacked from nibbles.
 func dotQ4Scalar(w []byte, xq []int8, xd []float32) float32 {
 	var s float32
 	w = w[:len(xd)*q4BlockBytes]
@@ -367,8 +357,8 @@ func q5Weight(blk *[q5BlockBytes]byte, j int) int32 {
 	return int32(nib|high<<4) - 16
 }
 
-// dotQ5Scalar is the reference for dotQ5: per block the exact integer dot of the codes
-// − 16 with the activation codes, then float32 scaling.
+// dotQ5Scalar is the reference of the Q5_0 kernels (dotQ5Rows): per block the exact
+// integer dot of the codes − 16 with the activation codes, then float32 scaling.
 func dotQ5Scalar(w []byte, xq []int8, xd []float32) float32 {
 	var s float32
 	w = w[:len(xd)*q5BlockBytes]
@@ -419,8 +409,8 @@ func blockSums(xsum []int32, xq []int8) {
 	}
 }
 
-// dotQ4KScalar is the reference for dotQ4K. Activation block b of 32 values lines up with
-// sub-block b%8 of super-block b/8, so per sub-block
+// dotQ4KScalar is the reference of the Q4_K kernels (dotQ4KRows). Activation block b
+// of 32 values lines up with sub-block b%8 of super-block b/8, so per sub-block
 //
 //	Σ (d·sc·code − dmin·m)·xd·xq = d·sc·xd·Σ code·xq − dmin·m·xd·Σ xq,
 //
@@ -497,8 +487,9 @@ func q6KCode(L *[64]byte, H *[32]byte, k, l int) int32 {
 	return int32(lo&15 | (H[l]>>(2*k)&3)<<4)
 }
 
-// dotQ6KScalar is the reference for dotQ6K. Activation block 4h+k of a super-block holds
-// the 32 values 128h+32k+l; its first 16 use scale sc[8h+2k], the last 16 sc[8h+2k+1]:
+// dotQ6KScalar is the reference of the Q6_K kernels (dotQ6KRows). Activation block 4h+k
+// of a super-block holds the 32 values 128h+32k+l; its first 16 use scale sc[8h+2k],
+// the last 16 sc[8h+2k+1]:
 // two exact integer dots per activation block, then float32 scaling.
 func dotQ6KScalar(w []byte, xq []int8, xd []float32) float32 {
 	nsb := len(xd) / 8

@@ -157,7 +157,7 @@ func BenchmarkQ8Kernels(b *testing.B) {
 }
 
 // TestQ4KRowsMatchDot: in every kernel set a Q4_K row's dotQ4KRows sum is bit for bit
-// its dotQ4K sum, for any super-block count, row stride and block contents (random
+// its sum as a row alone, for any super-block count, row stride and block contents (random
 // bytes: every scale and minimum bit pattern; finite binary16 d and dmin of either
 // sign), and both are the scalar reference's within float32 rounding.
 func TestQ4KRowsMatchDot(t *testing.T) {
@@ -185,9 +185,11 @@ func TestQ4KRowsMatchDot(t *testing.T) {
 			k.dotQ4KRows(got, w, stride, xq, xd, xsum)
 			for i := range got {
 				row := w[i*stride : i*stride+nsb*q4KBlockBytes]
-				want := k.dotQ4K(row, xq, xd, xsum)
+				one := nanSlice(1)
+				k.dotQ4KRows(one, row, 0, xq, xd, xsum)
+				want := one[0]
 				if math.Float32bits(got[i]) != math.Float32bits(want) {
-					t.Errorf("%s nsb=%d row %d: dotQ4KRows %v, dotQ4K %v", k.name, nsb, i, got[i], want)
+					t.Errorf("%s nsb=%d row %d: dotQ4KRows %v, on the row alone %v", k.name, nsb, i, got[i], want)
 				}
 				ref := dotQ4KScalar(row, xq, xd, xsum)
 				var mag float64 // Σ|terms| bounds the float32 rounding of any summation order
@@ -201,7 +203,7 @@ func TestQ4KRowsMatchDot(t *testing.T) {
 					}
 				}
 				if diff := math.Abs(float64(want) - float64(ref)); diff > mag*1e-6 {
-					t.Errorf("%s nsb=%d row %d: dotQ4K %v, scalar %v (off by %.3g, bound %.3g)", k.name, nsb, i, want, ref, diff, mag*1e-6)
+					t.Errorf("%s nsb=%d row %d: alone %v, scalar %v (off by %.3g, bound %.3g)", k.name, nsb, i, want, ref, diff, mag*1e-6)
 				}
 			}
 		}
@@ -316,7 +318,7 @@ func TestQ4KExtremeCodes(t *testing.T) {
 }
 
 // TestQ6KRowsMatchDot: in every kernel set a Q6_K row's dotQ6KRows sum is bit for bit
-// its dotQ6K sum, for any super-block count, row stride and block contents (random
+// its sum as a row alone, for any super-block count, row stride and block contents (random
 // bytes: every code and int8 scale; finite binary16 d of either sign), and both are the
 // scalar reference's within float32 rounding.
 func TestQ6KRowsMatchDot(t *testing.T) {
@@ -341,9 +343,11 @@ func TestQ6KRowsMatchDot(t *testing.T) {
 			k.dotQ6KRows(got, w, stride, xq, xd)
 			for i := range got {
 				row := w[i*stride : i*stride+nsb*q6KBlockBytes]
-				want := k.dotQ6K(row, xq, xd)
+				one := nanSlice(1)
+				k.dotQ6KRows(one, row, 0, xq, xd)
+				want := one[0]
 				if math.Float32bits(got[i]) != math.Float32bits(want) {
-					t.Errorf("%s nsb=%d row %d: dotQ6KRows %v, dotQ6K %v", k.name, nsb, i, got[i], want)
+					t.Errorf("%s nsb=%d row %d: dotQ6KRows %v, on the row alone %v", k.name, nsb, i, got[i], want)
 				}
 				ref := dotQ6KScalar(row, xq, xd)
 				var mag float64 // Σ|terms| bounds the float32 rounding of any summation order
@@ -355,7 +359,7 @@ func TestQ6KRowsMatchDot(t *testing.T) {
 					}
 				}
 				if diff := math.Abs(float64(want) - float64(ref)); diff > mag*1e-6 {
-					t.Errorf("%s nsb=%d row %d: dotQ6K %v, scalar %v (off by %.3g, bound %.3g)", k.name, nsb, i, want, ref, diff, mag*1e-6)
+					t.Errorf("%s nsb=%d row %d: alone %v, scalar %v (off by %.3g, bound %.3g)", k.name, nsb, i, want, ref, diff, mag*1e-6)
 				}
 			}
 		}
@@ -408,7 +412,7 @@ func TestQ6KExtremeCodes(t *testing.T) {
 // −16; all set: 7 or 15) against activations of ±127, where a 16-bit pair sum would
 // saturate if the kernels let it.
 func TestBlockRowsMatchDot(t *testing.T) {
-	type kern = func(*kernelSet) (func([]float32, []byte, int, []int8, []float32), func([]byte, []int8, []float32) float32)
+	type kern = func(*kernelSet) func([]float32, []byte, int, []int8, []float32)
 	for _, tc := range []struct {
 		name       string
 		blockBytes int
@@ -416,12 +420,8 @@ func TestBlockRowsMatchDot(t *testing.T) {
 		kernels    kern
 		scalar     func([]byte, []int8, []float32) float32
 	}{
-		{"Q4_0", q4BlockBytes, 8, func(k *kernelSet) (func([]float32, []byte, int, []int8, []float32), func([]byte, []int8, []float32) float32) {
-			return k.dotQ4Rows, k.dotQ4
-		}, dotQ4Scalar},
-		{"Q5_0", q5BlockBytes, 16, func(k *kernelSet) (func([]float32, []byte, int, []int8, []float32), func([]byte, []int8, []float32) float32) {
-			return k.dotQ5Rows, k.dotQ5
-		}, dotQ5Scalar},
+		{"Q4_0", q4BlockBytes, 8, func(k *kernelSet) func([]float32, []byte, int, []int8, []float32) { return k.dotQ4Rows }, dotQ4Scalar},
+		{"Q5_0", q5BlockBytes, 16, func(k *kernelSet) func([]float32, []byte, int, []int8, []float32) { return k.dotQ5Rows }, dotQ5Scalar},
 	} {
 		r := rand.New(rand.NewPCG(10, uint64(tc.blockBytes)))
 		for _, nb := range []int{1, 2, 3, 8, 9, 24, 25} {
@@ -449,12 +449,14 @@ func TestBlockRowsMatchDot(t *testing.T) {
 			xq, xd := make([]int8, cols), make([]float32, nb)
 			scalarKernels.quantQ8(xq, xd, x)
 			for _, k := range kernelModes(t) {
-				rowsK, dot := tc.kernels(k)
+				rowsK := tc.kernels(k)
 				got := nanSlice(rows)
 				rowsK(got, w, stride, xq, xd)
 				for i := range got {
 					row := w[i*stride : i*stride+nb*tc.blockBytes]
-					want := dot(row, xq, xd)
+					one := nanSlice(1)
+					rowsK(one, row, 0, xq, xd)
+					want := one[0]
 					if math.Float32bits(got[i]) != math.Float32bits(want) {
 						t.Errorf("%s %s nb=%d row %d: rows kernel %v, one-row kernel %v", tc.name, k.name, nb, i, got[i], want)
 					}

@@ -136,29 +136,3 @@ func dotQ6KRowsAsm(out []float32, w []byte, rowBytes int, xq []int8, xd []float3
 		q6kDotRows(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], nsb)
 	}
 }
-
-// The one-row kernels, as rows kernels of one row.
-
-func dotQ4Asm(w []byte, xq []int8, xd []float32) float32 {
-	var out [1]float32
-	dotQ4RowsAsm(out[:], w, 0, xq, xd)
-	return out[0]
-}
-
-func dotQ5Asm(w []byte, xq []int8, xd []float32) float32 {
-	var out [1]float32
-	dotQ5RowsAsm(out[:], w, 0, xq, xd)
-	return out[0]
-}
-
-func dotQ4KAsm(w []byte, xq []int8, xd []float32, xsum []int32) float32 {
-	var out [1]float32
-	dotQ4KRowsAsm(out[:], w, 0, xq, xd, xsum)
-	return out[0]
-}
-
-func dotQ6KAsm(w []byte, xq []int8, xd []float32) float32 {
-	var out [1]float32
-	dotQ6KRowsAsm(out[:], w, 0, xq, xd)
-	return out[0]
-}
