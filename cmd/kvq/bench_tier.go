@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -160,13 +159,7 @@ func runBenchTier(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  %-32s %10.2f %12.0f %9.1f×   runs %s GB/s\n", p.Tier, median(p.GBPerS), median(p.TokPerS), p.VsPrefill, fmtRuns(p.GBPerS, "%.2f"))
 	}
 	if *jsonPath != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*jsonPath, append(b, '\n'), 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w", *jsonPath, err)
-		}
+		return writeJSON(*jsonPath, rep)
 	}
 	return nil
 }
