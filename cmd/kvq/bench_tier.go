@@ -172,8 +172,8 @@ func wrapOpen(ts []tier.Tier) []tier.Tier {
 	return out
 }
 
-// prefill computes tokens in one sequence of c in chunks of 512 (the engine's
-// default step) and drops it, leaving its full blocks registered.
+// prefill computes tokens in one sequence of c in chunks of 512 tokens and drops
+// it, leaving its full blocks registered.
 func prefill(m *model.Model, c kv.Cache, tokens []int32) error {
 	id, err := c.NewSeq()
 	if err != nil {
