@@ -82,6 +82,20 @@ func newCache(t testing.TB, st *kv.Store, log *slog.Logger, tiers ...Tier) *Cach
 	return c
 }
 
+// diskWith opens a disk tier in dir holding the blocks of toks, computed by a
+// cache of newStore over it and written behind.
+func diskWith(t testing.TB, dir string, toks []int32) *Disk {
+	t.Helper()
+	disk, err := OpenDisk(dir, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newCache(t, newStore(t, 0), nil, disk)
+	compute(t, w.Store, toks)
+	flush(t, w)
+	return disk
+}
+
 func flush(t testing.TB, c *Cache) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -330,14 +344,8 @@ func (s slowTier) Get(ctx context.Context, keys []uint64) ([][]byte, error) {
 
 // A tier slower than the timeout costs the timeout, not its delay.
 func TestCacheSlowTier(t *testing.T) {
-	disk, err := OpenDisk(t.TempDir(), 1<<30)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := prompt(2*testB+1, 5)
-	w := newCache(t, newStore(t, 0), nil, disk)
-	compute(t, w.Store, p)
-	flush(t, w)
+	disk := diskWith(t, t.TempDir(), p)
 	r := New(newStore(t, 0), []Tier{slowTier{disk, 5 * time.Second}}, Options{Timeout: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	defer r.Close(context.Background())
 	t0 := time.Now()
@@ -356,16 +364,9 @@ func TestCacheSlowTier(t *testing.T) {
 // those after are computed; the block, once computed again, is rewritten.
 func TestCacheCorruptRecord(t *testing.T) {
 	dir := t.TempDir()
-	disk, err := OpenDisk(dir, 1<<30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := newStore(t, 0)
 	p := prompt(3*testB+1, 11)
-	w := newCache(t, st, nil, disk)
-	compute(t, w.Store, p)
-	flush(t, w)
-	h0 := kv.BlockHash(st.RootHash(), p[:testB])
+	disk := diskWith(t, dir, p)
+	h0 := kv.BlockHash(newStore(t, 0).RootHash(), p[:testB])
 	h1 := kv.BlockHash(h0, p[testB:2*testB])
 	path := filepath.Join(dir, keyHex(h1)+diskExt)
 	rec, err := os.ReadFile(path)
@@ -442,15 +443,9 @@ func TestCacheWriteBehindNeverBlocks(t *testing.T) {
 // A full cache (every block in use) adopts nothing and counts it; the request
 // computes its tokens.
 func TestCacheNoRoom(t *testing.T) {
-	disk, err := OpenDisk(t.TempDir(), 1<<30)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := prompt(2*testB+1, 21)
-	w := newCache(t, newStore(t, 0), nil, disk)
-	compute(t, w.Store, p)
-	flush(t, w)
-	st := newStore(t, 2*int64(w.BlockBytes()))
+	disk := diskWith(t, t.TempDir(), p)
+	st := newStore(t, 2*int64(newStore(t, 0).BlockBytes()))
 	r := newCache(t, st, nil, disk)
 	id, _ := st.NewSeq()
 	if err := st.Grow(id, prompt(2*testB, 1000)); err != nil { // both blocks in use
