@@ -53,46 +53,50 @@ func codecsFor(sp Spec, d int) (sideCodecs, error) {
 	if k.Key == nil && k.Row == nil || ve.Value == nil && ve.Row == nil {
 		return c, fmt.Errorf("spec %v: no codec for keys of %v or values of %v", sp, sp.K.Type, sp.V.Type)
 	}
+	var err error
 	if k.Key != nil {
 		c.kChan = k.Key()
-		c.kG = sp.K.G
-		if c.kG == 0 {
-			c.kG = DefaultGroup
+		if c.kG, err = channelGroup(sp.K); err != nil {
+			return c, fmt.Errorf("spec %v: key %w", sp, err)
 		}
-		if c.kG < 1 {
-			return c, fmt.Errorf("spec %v: key group g=%d must be at least 1", sp, c.kG)
-		}
-	} else {
-		k, err := rowCodec(sp.K, d)
-		if err != nil {
-			return c, fmt.Errorf("spec %v keys: %w", sp, err)
-		}
-		c.kRow = k
-		if c.kPlan, err = quant.NewRowPlan(k, d); err != nil {
-			return c, fmt.Errorf("spec %v keys: %w", sp, err)
-		}
+	} else if c.kRow, c.kPlan, err = rowCodecPlan(sp.K, d); err != nil {
+		return c, fmt.Errorf("spec %v keys: %w", sp, err)
 	}
 	if ve.Value != nil {
 		c.vChan = ve.Value()
-		c.vG = sp.V.G
-		if c.vG == 0 {
-			c.vG = DefaultGroup
-		}
-		if c.vG < 1 {
-			return c, fmt.Errorf("spec %v: value group g=%d must be at least 1", sp, c.vG)
+		if c.vG, err = channelGroup(sp.V); err != nil {
+			return c, fmt.Errorf("spec %v: value %w", sp, err)
 		}
 		return c, nil
 	}
-	v, err := rowCodec(sp.V, d)
-	if err != nil {
-		return c, fmt.Errorf("spec %v values: %w", sp, err)
-	}
-	c.vRow = v
-	if c.vPlan, err = quant.NewRowPlan(v, d); err != nil {
+	if c.vRow, c.vPlan, err = rowCodecPlan(sp.V, d); err != nil {
 		return c, fmt.Errorf("spec %v values: %w", sp, err)
 	}
 	if ve.Takes(quant.ParamResidual) {
 		c.r = sp.V.R
 	}
 	return c, nil
+}
+
+// rowCodecPlan is p's row codec for head size d and its plan.
+func rowCodecPlan(p Part, d int) (quant.RowCodec, *quant.RowPlan, error) {
+	c, err := rowCodec(p, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	pl, err := quant.NewRowPlan(c, d)
+	return c, pl, err
+}
+
+// channelGroup is the block length in tokens of p's per-channel codec:
+// p.G, or DefaultGroup when 0.
+func channelGroup(p Part) (int, error) {
+	g := p.G
+	if g == 0 {
+		g = DefaultGroup
+	}
+	if g < 1 {
+		return 0, fmt.Errorf("group g=%d must be at least 1", g)
+	}
+	return g, nil
 }
