@@ -323,7 +323,11 @@ func WriteShape(w io.Writer, s Shape, weights gguf.TensorType, seed uint64) erro
 	}
 	ftype, ok := fileType(weights)
 	if !ok {
-		return fmt.Errorf("synth: weight type %v not supported (%v)", weights, WeightTypes())
+		var names []string
+		for _, w := range weightTypes {
+			names = append(names, w.t.String())
+		}
+		return fmt.Errorf("synth: weight type %v not supported (%s)", weights, strings.Join(names, ", "))
 	}
 	if n := weights.BlockElems(); s.Dim%n != 0 || s.FFN%n != 0 {
 		return fmt.Errorf("synth: shape %q: width %d and FFN %d must be multiples of %d for %v weights", s.Name, s.Dim, s.FFN, n, weights)
