@@ -159,10 +159,8 @@ type Engine struct {
 	pool poolStatser // c's block pool figures, nil if it has none
 	ev   evicter     // c's eviction, set when Config.Window > 0
 
-	// Static pool geometry (0 without a pool or without a budget): of the blocks
-	// B tokens of every layer take, wholeGroups grow with the history (layer
-	// groups without an attention window).
-	blockTokens, blocksTotal, wholeGroups int
+	// Static pool geometry (0 without a pool or without a budget).
+	blockTokens, blocksTotal int
 	// groupWindows is the attention window of each layer group's layers, 0 for
 	// the whole history (kv.Store.GroupWindows); nil when the cache does not say.
 	groupWindows []int
@@ -252,12 +250,6 @@ func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
 		}
 		if p.BlocksTotal > 0 && p.BlockTokens > 0 {
 			e.blockTokens, e.blocksTotal = p.BlockTokens, p.BlocksTotal
-			e.wholeGroups = e.groups()
-			for _, w := range e.groupWindows {
-				if w > 0 {
-					e.wholeGroups--
-				}
-			}
 			e.blockBytes, e.budget = int64(p.BlockBytes), e.stats.Cache.BudgetBytes
 		}
 		if cc, ok := c.(interface{ Config() kv.Config }); ok {

@@ -108,7 +108,7 @@ func (e *Engine) newRequest(req Request) (*request, error) {
 		}
 		// Of each B tokens, the layer groups that keep the whole history hold a
 		// block (window groups hold less: left out of this lower bound).
-		need *= e.wholeGroups
+		need *= e.wholeGroups()
 		if need > e.blocksTotal {
 			return nil, fmt.Errorf("%w: %d prompt + %d×%d new tokens need at least %d blocks of %d tokens; the cache budget holds %d", ErrTooLarge, len(req.Prompt), n, maxTokens, need, bt, e.blocksTotal)
 		}
@@ -361,6 +361,18 @@ func (e *Engine) chunk(r *request, c *choice, budget int) int {
 // groups is the number of blocks B tokens of every layer take: one per layer group
 // (kv.Store.GroupWindows), 1 when the cache does not say.
 func (e *Engine) groups() int { return max(1, len(e.groupWindows)) }
+
+// wholeGroups is how many of those blocks grow with the history: one per layer
+// group without an attention window.
+func (e *Engine) wholeGroups() int {
+	n := e.groups()
+	for _, w := range e.groupWindows {
+		if w > 0 {
+			n--
+		}
+	}
+	return n
+}
 
 // histBlocks is the number of blocks (of B tokens) a sequence of n tokens holds: in
 // each layer group that keeps the whole history n's blocks, in one with an attention
