@@ -1,10 +1,6 @@
 package linalg
 
-import (
-	"sync"
-
-	"kvq/gguf"
-)
+import "kvq/gguf"
 
 // The exact kernels of Q4_0 and Q5_0: each token's sum is its type's scalar reference
 // bit for bit (per block the exact integer dot I, then s = s + (d_w·xd)·float32(I), as
@@ -60,8 +56,8 @@ func expandedTokens(blockBytes int, expand expandFunc, q8 tokensKernel) tokensKe
 			return
 		}
 		rb := nb * q8BlockBytes
-		bufp := getExpandScratch(rows * rb)
-		defer expandPool.Put(bufp)
+		bufp := expandPool.get(rows * rb)
+		defer expandPool.put(bufp)
 		buf := *bufp
 		if rowBytes == nb*blockBytes {
 			expand(buf, w, rows*nb)
@@ -74,18 +70,8 @@ func expandedTokens(blockBytes int, expand expandFunc, q8 tokensKernel) tokensKe
 	}
 }
 
-var expandPool sync.Pool
-
-// getExpandScratch returns scratch of n bytes (put back to expandPool).
-func getExpandScratch(n int) *[]byte {
-	b, _ := expandPool.Get().(*[]byte)
-	if b == nil || cap(*b) < n {
-		s := make([]byte, n)
-		b = &s
-	}
-	*b = (*b)[:n]
-	return b
-}
+// expandPool holds the Q8_0 expansions of rows.
+var expandPool scratch[byte]
 
 // dotQ4RowsXScalar and dotQ5RowsXScalar are the scalar set's exact one-token
 // kernels: its rows kernels (xsum unused).

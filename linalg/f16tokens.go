@@ -1,7 +1,5 @@
 package linalg
 
-import "sync"
-
 // F16 products of many tokens through a kernel set's dotF16Tokens (where it has one):
 // the activations transposed once per call into 16-token groups (per group and column
 // the 16 tokens' values), and each chunk's rows widened to float32 once, so that a
@@ -43,18 +41,8 @@ func transposeTokens(xt, x []float32, cols, n int) {
 	}
 }
 
-var f16Pool sync.Pool
-
-// getF16Scratch returns scratch of n float32 values (put back to f16Pool).
-func getF16Scratch(n int) *[]float32 {
-	b, _ := f16Pool.Get().(*[]float32)
-	if b == nil || cap(*b) < n {
-		s := make([]float32, n)
-		b = &s
-	}
-	*b = (*b)[:n]
-	return b
-}
+// f16Pool holds the transposed activations and widened rows of F16 products.
+var f16Pool scratch[float32]
 
 // chunkF16Tokens multiplies rows [r0, r1) of an F16 product by its set's
 // dotF16Tokens.

@@ -39,14 +39,14 @@ func dotF16TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt, x [
 	_ = out[(n-1)*ldo+rows-1]
 	_ = w[(rows-1)*rowBytes+2*cols-1]
 	_ = xt[groups*tokenGroup*cols-1]
-	wfp := getF16Scratch(rows * cols)
-	defer f16Pool.Put(wfp)
+	wfp := f16Pool.get(rows * cols)
+	defer f16Pool.put(wfp)
 	wf := *wfp
 	for r := range rows {
 		widenF16Z(wf[r*cols:(r+1)*cols], w[r*rowBytes:r*rowBytes+2*cols])
 	}
-	bufp := getF32Scratch(3*tb + 1536)
-	defer f32Scratch.Put(bufp)
+	bufp := f32Scratch.get(3*tb + 1536)
+	defer f32Scratch.put(bufp)
 	res, tmp := (*bufp)[:3*tb], (*bufp)[3*tb:3*tb+1536]
 	for t0 := 0; t0 < n; t0 += tb {
 		t1 := min(n, t0+tb)

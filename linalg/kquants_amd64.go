@@ -143,8 +143,8 @@ func asmRowsPrep(dot func(out *float32, w *byte, rowBytes, rows int, tab *float3
 			return
 		}
 		_ = xd[units*8-1]
-		bufp := getF32Scratch(units * kPrepFloats)
-		defer f32Scratch.Put(bufp)
+		bufp := f32Scratch.get(units * kPrepFloats)
+		defer f32Scratch.put(bufp)
 		tab := (*bufp)[:units*kPrepFloats]
 		kPrepZ(&tab[0], &xq[0], &xd[0], units)
 		dot(&out[0], &w[0], rowBytes, len(out), &tab[0], units)

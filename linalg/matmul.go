@@ -246,7 +246,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	}
 	for j := range ps {
 		if ps[j].xT != nil {
-			f16Pool.Put(ps[j].xT)
+			f16Pool.put(ps[j].xT)
 		}
 	}
 	for j := range ps {
@@ -466,7 +466,7 @@ func (p *product) prepare() {
 		p.kind = kindF16
 		if p.k.dotF16Tokens != nil && p.n >= f16TokensMin {
 			p.kind = kindF16Tokens
-			p.xT = getF16Scratch((p.n + tokenGroup - 1) / tokenGroup * tokenGroup * w.Cols)
+			p.xT = f16Pool.get((p.n + tokenGroup - 1) / tokenGroup * tokenGroup * w.Cols)
 			transposeTokens(*p.xT, p.x, w.Cols, p.n)
 			p.tb = max(tokenGroup, f16TokensBlockBytes/(4*max(1, w.Cols))&^(tokenGroup-1))
 			return
@@ -632,8 +632,8 @@ func (p *product) tokenRows(t, r0, r1 int) {
 // chunkDecoded decodes each weight row once per token block into a scratch row.
 func (p *product) chunkDecoded(r0, r1 int) {
 	rows, cols, rb, dotT := p.w.Rows, p.w.Cols, p.rb, p.k.dotF32T
-	bufp := getF32Scratch(cols)
-	defer f32Scratch.Put(bufp)
+	bufp := f32Scratch.get(cols)
+	defer f32Scratch.put(bufp)
 	buf := (*bufp)[:cols]
 	for t0 := 0; t0 < p.n; t0 += p.tb {
 		t1 := min(p.n, t0+p.tb)
@@ -782,13 +782,22 @@ func putCallState(st *callState) {
 	callPool.Put(st)
 }
 
-var f32Scratch sync.Pool
+// scratch is a pool of reusable slices of T.
+type scratch[T any] struct{ pool sync.Pool }
 
-func getF32Scratch(n int) *[]float32 {
-	b, _ := f32Scratch.Get().(*[]float32)
+// get returns a slice of n values, their contents left from earlier use; put gives it
+// back.
+func (s *scratch[T]) get(n int) *[]T {
+	b, _ := s.pool.Get().(*[]T)
 	if b == nil || cap(*b) < n {
-		s := make([]float32, n)
-		b = &s
+		v := make([]T, n)
+		b = &v
 	}
+	*b = (*b)[:n]
 	return b
 }
+
+func (s *scratch[T]) put(b *[]T) { s.pool.Put(b) }
+
+// f32Scratch is float32 scratch of kernels and chunks.
+var f32Scratch scratch[float32]

@@ -28,8 +28,8 @@ func dotQ4KTokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt toke
 	_ = xt.xps[groups*nsb*8*8*tokenGroup-1]
 	_ = xt.xdp[groups*nsb*8*tokenGroup-1]
 	_ = xt.xsp[groups*nsb*8*tokenGroup-1]
-	bufp := getF32Scratch(groups * tokenGroup)
-	defer f32Scratch.Put(bufp)
+	bufp := f32Scratch.get(groups * tokenGroup)
+	defer f32Scratch.put(bufp)
 	res := (*bufp)[:groups*tokenGroup]
 	for r := 0; r < rows; r++ {
 		q4kTokensZ(&res[0], &w[r*rowBytes], &xt.xps[0], &xt.xdp[0], &xt.xsp[0], nsb, groups)
