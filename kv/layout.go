@@ -552,14 +552,21 @@ func SteadyTail(cfg Config) (Tail, error) {
 	return g.steadyTail(), nil
 }
 
-func (g *geometry) steadyTail() Tail {
-	t := Tail{Codec: g.tail.Name(), RowBytes: g.tailRow}
+// workSides is the number of sides (keys, values) whose step rows pass through a
+// sequence's work area: the work area takes that many rows per token of a step.
+func (g *geometry) workSides() int {
+	n := 0
 	if g.workK {
-		t.WorkRows++
+		n++
 	}
 	if g.workV {
-		t.WorkRows++
+		n++
 	}
+	return n
+}
+
+func (g *geometry) steadyTail() Tail {
+	t := Tail{Codec: g.tail.Name(), RowBytes: g.tailRow, WorkRows: g.workSides()}
 	for i := range g.layers {
 		ly := &g.layers[i]
 		if ly.hasKTail() {

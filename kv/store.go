@@ -420,14 +420,7 @@ func (st *Store) planGrow(s *seq, n int, caps []int) growPlan {
 	if n > pl.workRows || pl.workRows > 2*n {
 		pl.workRows = n
 	}
-	sides := 0
-	if st.g.workK {
-		sides++
-	}
-	if st.g.workV {
-		sides++
-	}
-	pl.extra += int64(sides) * int64(pl.workRows-s.work.rows) * rl
+	pl.extra += int64(st.g.workSides()) * int64(pl.workRows-s.work.rows) * rl
 	return pl
 }
 
