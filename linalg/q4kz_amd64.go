@@ -13,13 +13,7 @@ func q4kTokensZ(res *float32, w *byte, xps *uint32, xdp *float32, xsp *int32, ns
 // q4kTokensZ call over all the groups, its results then stored token by token.
 func dotQ4KTokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt tokenPack, _ *rowTables, _ Matrix, _ int) {
 	nsb, n := xt.nb/8, xt.n
-	if rows == 0 || n == 0 {
-		return
-	}
-	if nsb == 0 {
-		for t := range n {
-			clear(out[t*ldo : t*ldo+rows])
-		}
+	if !tokensWork(out, ldo, rows, n, nsb) {
 		return
 	}
 	groups := (n + tokenGroup - 1) / tokenGroup

@@ -21,13 +21,7 @@ func q6kTokensZ(res *float32, codes *int8, corr *int32, ds *float32, xp *uint32,
 func dotQ6KTokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt tokenPack, _ *rowTables, _ Matrix, _ int) {
 	nb, n := xt.nb, xt.n
 	nsb := nb / 8
-	if rows == 0 || n == 0 {
-		return
-	}
-	if nsb == 0 {
-		for t := range n {
-			clear(out[t*ldo : t*ldo+rows])
-		}
+	if !tokensWork(out, ldo, rows, n, nsb) {
 		return
 	}
 	groups := (n + tokenGroup - 1) / tokenGroup

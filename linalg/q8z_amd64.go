@@ -47,13 +47,7 @@ func dotQ8RowsZ(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, 
 // made into scratch for this call.
 func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt tokenPack, tab *rowTables, all Matrix, r0 int) {
 	nb, n := xt.nb, xt.n
-	if rows == 0 || n == 0 {
-		return
-	}
-	if nb == 0 {
-		for t := range n {
-			clear(out[t*ldo : t*ldo+rows])
-		}
+	if !tokensWork(out, ldo, rows, n, nb) {
 		return
 	}
 	r4 := rows &^ 3

@@ -53,6 +53,22 @@ func rowsWork(out []float32, w []byte, rowBytes int, xq []int8, units, unitBytes
 	return true
 }
 
+// tokensWork is rowsWork for a many-token kernel writing rows values per token for n
+// tokens, token t's at out[t·ldo:]: false when there are no rows or tokens, or when
+// there are no units (the results are then cleared).
+func tokensWork(out []float32, ldo, rows, n, units int) bool {
+	if rows == 0 || n == 0 {
+		return false
+	}
+	if units == 0 {
+		for t := range n {
+			clear(out[t*ldo : t*ldo+rows])
+		}
+		return false
+	}
+	return true
+}
+
 // dotQ4RowsAsm is dotQ4RowsScalar.
 func dotQ4RowsAsm(out []float32, w []byte, rowBytes int, xq []int8, xd []float32) {
 	if rowsWork(out, w, rowBytes, xq, len(xd), q4BlockBytes, blockElems) {
