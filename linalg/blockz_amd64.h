@@ -21,6 +21,16 @@
 	SHLQ    $48, R10 \
 	ORQ     R10, R9
 
+// ADD4SS adds X6's four lanes to X0 one after the other, lane 0 first; X7 is scratch.
+#define ADD4SS \
+	VADDSS    X6, X0, X0 \
+	VMOVSHDUP X6, X7 \
+	VADDSS    X7, X0, X0 \
+	VPERMILPS $0xAA, X6, X7 \
+	VADDSS    X7, X0, X0 \
+	VPERMILPS $0xFF, X6, X7 \
+	VADDSS    X7, X0, X0
+
 // R1DOT(CODES, woff, xoff, dst): the eight partial sums of the block at woff(R8),
 // whose unsigned codes CODES(woff) leaves in Y1, against the activation codes at
 // xoff(DI), into dst.
@@ -68,21 +78,9 @@
 	VCVTPH2PS    X13, Y13 \
 	VMULPS       (R13), Y13, Y13 \
 	VMULPS       Y13, Y6, Y6 \
-	VADDSS       X6, X0, X0 \
-	VMOVSHDUP    X6, X7 \
-	VADDSS       X7, X0, X0 \
-	VPERMILPS    $0xAA, X6, X7 \
-	VADDSS       X7, X0, X0 \
-	VPERMILPS    $0xFF, X6, X7 \
-	VADDSS       X7, X0, X0 \
+	ADD4SS \
 	VEXTRACTF128 $1, Y6, X6 \
-	VADDSS       X6, X0, X0 \
-	VMOVSHDUP    X6, X7 \
-	VADDSS       X7, X0, X0 \
-	VPERMILPS    $0xAA, X6, X7 \
-	VADDSS       X7, X0, X0 \
-	VPERMILPS    $0xFF, X6, X7 \
-	VADDSS       X7, X0, X0 \
+	ADD4SS \
 	ADDQ         $(8*blk), R8 \
 	ADDQ         $256, DI \
 	ADDQ         $32, R13 \

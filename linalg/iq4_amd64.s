@@ -86,12 +86,8 @@ TEXT ·iq4xsDotRows(SB), NOSPLIT, $0-56
 	MOVQ w+8(FP), R13
 	MOVQ rows+24(FP), R14
 	IQ4SETUP
-	MOVL         $15, AX
-	VMOVD        AX, X11
-	VPBROADCASTD X11, Y11 // 15 per lane
-	MOVL         $3, AX
-	VMOVD        AX, X13
-	VPBROADCASTD X13, Y13 // 3 per lane
+	DWORDS8(15, X11, Y11)
+	DWORDS8(3, X13, Y13)
 
 xsrow:
 	MOVQ   R13, SI
@@ -120,9 +116,7 @@ xssb:
 	VPAND        Y13, Y4, Y4
 	VPSLLD       $4, Y4, Y4
 	VPOR         Y4, Y3, Y3
-	MOVL         $32, AX
-	VMOVD        AX, X4
-	VPBROADCASTD X4, Y4
+	DWORDS8(32, X4, Y4)
 	VPSUBD       Y4, Y3, Y3
 	VCVTDQ2PS    Y3, Y3
 	VMULPS       Y3, Y1, Y1 // ls·dot, exact
@@ -277,15 +271,9 @@ TEXT ·iq4xsDotRowsZ(SB), NOSPLIT, $0-64
 	MOVQ w+8(FP), R13
 	MOVQ rows+24(FP), R14
 	IQ4ZSETUP
-	MOVL         $15, AX
-	VMOVD        AX, X11
-	VPBROADCASTD X11, Y11 // 15 per lane
-	MOVL         $3, AX
-	VMOVD        AX, X14
-	VPBROADCASTD X14, Y14 // 3 per lane
-	MOVL         $32, AX
-	VMOVD        AX, X15
-	VPBROADCASTD X15, Y15 // 32 per lane
+	DWORDS8(15, X11, Y11)
+	DWORDS8(3, X14, Y14)
+	DWORDS8(32, X15, Y15)
 
 xzrow:
 	MOVQ   R13, SI

@@ -6,11 +6,14 @@
 	VPCMPEQW Y15, Y15, Y15 \
 	VPSRLW   $15, Y15, Y15
 
-// BYTES32 sets y (x its low half) to 32 copies of the byte b (AX scratch).
-#define BYTES32(b, x, y) \
-	MOVL         $(b*0x01010101), AX \
+// DWORDS8 sets y (x its low half) to 8 copies of the 32-bit value v (AX scratch).
+#define DWORDS8(v, x, y) \
+	MOVL         $(v), AX \
 	VMOVD        AX, x \
 	VPBROADCASTD x, y
+
+// BYTES32 sets y (x its low half) to 32 copies of the byte b (AX scratch).
+#define BYTES32(b, x, y) DWORDS8(b*0x01010101, x, y)
 
 // HSUM leaves in x (y's low half) the sum of y's lanes; X1 is scratch.
 #define HSUM(y, x) \
