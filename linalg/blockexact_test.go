@@ -121,32 +121,52 @@ func checkExactTwin(t *testing.T, r *rand.Rand, tw exactTwin, cases []exactCase)
 			// A leading stride of rows+3: the 3 values after each token's rows must
 			// stay untouched.
 			ldo := tc.rows + 3
-			out := make([]float32, tc.n*ldo)
+			var out []float32
 			tabs, all := []*rowTables{nil}, Matrix{}
 			if tw.tables {
 				tab := &rowTables{}
 				tabs, all = []*rowTables{nil, tab, tab}, Matrix{Rows: tc.rows, Data: w}
 			}
 			for _, tb := range tabs {
-				for i := range out {
-					out[i] = -7
-				}
+				out = tokensOut(tc.n, ldo)
 				tw.tokens(out, ldo, w, rb, tc.rows, xt, tb, all, 0)
-				for tok := 0; tok < tc.n; tok++ {
-					for i := 0; i < ldo; i++ {
-						v := out[tok*ldo+i]
-						if i >= tc.rows {
-							if v != -7 {
-								t.Fatalf("%s wrote token %d value %d past its rows", tw.tokensName, tok, i)
-							}
-							continue
-						}
-						if math.Float32bits(v) != math.Float32bits(want[tok*tc.rows+i]) {
-							t.Fatalf("%s token %d row %d: %v, %s %v", tw.tokensName, tok, i, v, tw.refName, want[tok*tc.rows+i])
-						}
-					}
-				}
+				checkTokensOut(t, tw.tokensName, tw.refName, out, ldo, tc.rows, tc.n, func(tok int) []float32 {
+					return want[tok*tc.rows : (tok+1)*tc.rows]
+				})
 			}
 		})
+	}
+}
+
+// tokensOut returns out for a many-token kernel writing rows values for each of n
+// tokens at stride ldo, every value set to −7 so that checkTokensOut sees writes past
+// the rows.
+func tokensOut(n, ldo int) []float32 {
+	out := make([]float32, n*ldo)
+	for i := range out {
+		out[i] = -7
+	}
+	return out
+}
+
+// checkTokensOut checks out (from tokensOut) after a many-token kernel named kernel
+// wrote it: token tok's rows bit for bit want(tok) (ref names where want comes from),
+// the values after them untouched.
+func checkTokensOut(t *testing.T, kernel, ref string, out []float32, ldo, rows, n int, want func(tok int) []float32) {
+	t.Helper()
+	for tok := range n {
+		wt := want(tok)
+		for i := range ldo {
+			v := out[tok*ldo+i]
+			if i >= rows {
+				if v != -7 {
+					t.Fatalf("%s wrote token %d value %d past its rows", kernel, tok, i)
+				}
+				continue
+			}
+			if math.Float32bits(v) != math.Float32bits(wt[i]) {
+				t.Fatalf("%s token %d row %d: %v, %s %v", kernel, tok, i, v, ref, wt[i])
+			}
+		}
 	}
 }

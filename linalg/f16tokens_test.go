@@ -2,7 +2,6 @@ package linalg
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -33,26 +32,15 @@ func TestF16TokensMatchDot(t *testing.T) {
 				xt := make([]float32, (tc.n+tokenGroup-1)/tokenGroup*tokenGroup*tc.cols)
 				transposeTokens(xt, x, tc.cols, tc.n)
 				ldo := tc.rows + 2
-				out := make([]float32, tc.n*ldo)
-				for i := range out {
-					out[i] = -7
-				}
+				out := tokensOut(tc.n, ldo)
 				k.dotF16Tokens(out, ldo, w, rb, tc.rows, xt, x, tc.cols, tc.n, tc.tb)
-				for tok := range tc.n {
-					for i := range ldo {
-						v := out[tok*ldo+i]
-						if i >= tc.rows {
-							if v != -7 {
-								t.Fatalf("token %d value %d past its rows written", tok, i)
-							}
-							continue
-						}
-						want := k.dotF16(w[i*rb:i*rb+2*tc.cols], x[tok*tc.cols:(tok+1)*tc.cols])
-						if math.Float32bits(v) != math.Float32bits(want) {
-							t.Fatalf("token %d row %d: %v, dotF16 %v", tok, i, v, want)
-						}
+				want := make([]float32, tc.rows)
+				checkTokensOut(t, "dotF16Tokens", "dotF16", out, ldo, tc.rows, tc.n, func(tok int) []float32 {
+					for i := range tc.rows {
+						want[i] = k.dotF16(w[i*rb:i*rb+2*tc.cols], x[tok*tc.cols:(tok+1)*tc.cols])
 					}
-				}
+					return want
+				})
 			})
 		}
 	}

@@ -79,27 +79,13 @@ func TestQ6KTokensMatchRows(t *testing.T) {
 				}
 				packTokens(&xt, nil, 0, tc.n)
 				ldo := tc.rows + 2
-				out := make([]float32, tc.n*ldo)
-				for i := range out {
-					out[i] = -7
-				}
+				out := tokensOut(tc.n, ldo)
 				k.dotQ6KTokens(out, ldo, w, rb, tc.rows, xt, nil, Matrix{}, 0)
 				want := make([]float32, tc.rows)
-				for tok := range tc.n {
+				checkTokensOut(t, "dotQ6KTokens", "dotQ6KRows", out, ldo, tc.rows, tc.n, func(tok int) []float32 {
 					k.dotQ6KRows(want, w, rb, xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb])
-					for i := range ldo {
-						v := out[tok*ldo+i]
-						if i >= tc.rows {
-							if v != -7 {
-								t.Fatalf("token %d value %d past its rows written", tok, i)
-							}
-							continue
-						}
-						if math.Float32bits(v) != math.Float32bits(want[i]) {
-							t.Fatalf("token %d row %d: %v, dotQ6KRows %v", tok, i, v, want[i])
-						}
-					}
-				}
+					return want
+				})
 			})
 		}
 	}

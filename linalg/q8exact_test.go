@@ -1,7 +1,7 @@
 package linalg
 
 import (
-	"math"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -65,27 +65,13 @@ func TestQ4KTokensMatchRows(t *testing.T) {
 			}
 			packTokens(&xt, xsum, 0, tc.n)
 			ldo := tc.rows + 2
-			out := make([]float32, tc.n*ldo)
-			for i := range out {
-				out[i] = -7
-			}
+			out := tokensOut(tc.n, ldo)
 			k.dotQ4KTokens(out, ldo, w, rb, tc.rows, xt, nil, Matrix{}, 0)
 			want := make([]float32, tc.rows)
-			for tok := 0; tok < tc.n; tok++ {
+			checkTokensOut(t, fmt.Sprintf("%s %+v: dotQ4KTokens", k.name, tc), "dotQ4KRows", out, ldo, tc.rows, tc.n, func(tok int) []float32 {
 				k.dotQ4KRows(want, w, rb, xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb], xsum[tok*nb:(tok+1)*nb])
-				for i := 0; i < ldo; i++ {
-					v := out[tok*ldo+i]
-					if i >= tc.rows {
-						if v != -7 {
-							t.Fatalf("%s %+v: dotQ4KTokens wrote token %d value %d past its rows", k.name, tc, tok, i)
-						}
-						continue
-					}
-					if math.Float32bits(v) != math.Float32bits(want[i]) {
-						t.Fatalf("%s %+v: token %d row %d: dotQ4KTokens %v, dotQ4KRows %v", k.name, tc, tok, i, v, want[i])
-					}
-				}
-			}
+				return want
+			})
 		}
 	}
 }
