@@ -236,7 +236,7 @@ func (p *partial) reset(sh Shape, maxSpan, g int) {
 	clear(p.acc)
 	group := sh.Heads / sh.KVHeads
 	p.scores = grow32(p.scores, max(group*max(maxSpan, BatchTokens), scoreFloats))
-	p.tile = grow32(p.tile, max(quant.ScratchFloats(sh.HeadDim), g*sh.HeadDim, quant.ChannelAddFloats(group, sh.HeadDim)))
+	p.tile = grow32(p.tile, max(quant.ScratchFloats(sh.HeadDim), g*sh.HeadDim, quant.ChannelAddFloats(sh.HeadDim)))
 	p.lo = grow32(p.lo, sh.HeadDim)
 	p.sc = grow32(p.sc, sh.HeadDim)
 	p.qrot = grow32(p.qrot, sh.Heads*sh.HeadDim)

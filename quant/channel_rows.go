@@ -185,7 +185,7 @@ func channelScores(c ChannelCodec, out []float64, q []float32, block []byte, t, 
 // of t tokens of c, block j at src[j*stride:], into g accumulators:
 // acc[jq*d+x] += Σ_i w[jq*ld+i]·token_i[x] for the i-th of them (i < n) and query
 // jq < g, block by block through c.AddRows (attention calls it per span and KV head).
-// tmp is scratch of at least ChannelAddFloats(g, d) values. It does nothing when n,
+// tmp is scratch of at least ChannelAddFloats(d) values. It does nothing when n,
 // g, t or d is not positive or off is negative, and panics, like slice indexing,
 // when a slice is too short.
 func AddChannelSpan(c ChannelAdder, acc, w []float32, ld, g int, src []byte, stride, t, off, n, d int, tmp []float32) {

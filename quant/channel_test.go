@@ -351,7 +351,7 @@ func conformValueAdd(t *testing.T, name string, c ChannelAdder, enc []byte, dec 
 					w := gaussRow(r, g*ld, 1)
 					acc0 := gaussRow(r, g*d, 1)
 					acc := append([]float32(nil), acc0...)
-					tmp := make([]float32, ChannelAddFloats(g, d)+r.IntN(2)*tt*d)
+					tmp := make([]float32, ChannelAddFloats(d)+r.IntN(2)*tt*d)
 					AddChannelSpan(c, acc, w, ld, g, src, stride, tt, off, n, d, tmp)
 					for j := range g {
 						for x := range d {

@@ -71,7 +71,7 @@ func TestAddChanRows(t *testing.T) {
 			w := gaussRow(r, g*tt, 1)
 			a0 := gaussRow(r, g*d, 1)
 			fused := append([]float32(nil), a0...)
-			c.AddRows(fused, w, tt, g, block, tt, d, 3, tt, make([]float32, ChannelAddFloats(g, d)))
+			c.AddRows(fused, w, tt, g, block, tt, d, 3, tt, make([]float32, ChannelAddFloats(d)))
 			tiled := append([]float32(nil), a0...)
 			tile, lo, s := make([]float32, tt*d), make([]float32, d), make([]float32, d)
 			DecodeBlockRows(c.layout(), tile, block, tt, d, 3, tt, lo, s)

@@ -27,7 +27,7 @@ func BenchmarkValueSums(b *testing.B) {
 				for j := range n / bt {
 					c.Encode(src[j*bb:][:bb], gaussRow(r, bt*d, 1), bt, d)
 				}
-				tmp := make([]float32, max(ScratchFloats(d), ChannelAddFloats(g, d)))
+				tmp := make([]float32, max(ScratchFloats(d), ChannelAddFloats(d)))
 				b.Run(fmt.Sprintf("chan%d/d=%d/g=%d", bits, d, g), func(b *testing.B) {
 					for b.Loop() {
 						AddChannelSpan(c, acc, w, n, g, src, bb, bt, 0, n, d, tmp)

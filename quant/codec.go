@@ -102,13 +102,14 @@ type ChannelAdder interface {
 	ChannelCodec
 	// AddRows performs acc[j*d+c] += Σ_{i0≤i<i1} w[j*ld+i−i0]·Decode(block)[i*d+c]
 	// for j < g and c < d, reading the block's codes in place; tmp is scratch of at
-	// least ChannelAddFloats(g, d) values. Each query's sums are the same bits
+	// least ChannelAddFloats(d) values. Each query's sums are the same bits
 	// whatever other queries share the call and whatever tokens of weight 0 follow
 	// its own.
 	AddRows(acc, w []float32, ld, g int, block []byte, t, d, i0, i1 int, tmp []float32)
 }
 
-// ChannelAddFloats is the scratch ChannelAdder.AddRows needs for g queries of d
-// values: the block's scales and zeros, g sums of weighted codes and of weights,
-// and at least one token's codes.
-func ChannelAddFloats(g, d int) int { return (g+3)*d + g }
+// ChannelAddFloats is the scratch ChannelAdder.AddRows needs for tokens of d values,
+// whatever the number of queries: the block's scales and zeros and at least one
+// decoded token (3·d values; more scratch decodes more tokens per tile where the
+// tokens go through tiles).
+func ChannelAddFloats(d int) int { return 3 * d }
