@@ -90,13 +90,19 @@ func (r *RoPE) spreadAngles(sp []float32, pos int) {
 	cos, sin = cos[:h], sin[:h]
 	r.Angles(cos, sin, pos)
 	for j := range h {
-		i0, i1 := 2*j, 2*j+1
-		if r.neox {
-			i0, i1 = j, j+h
-		}
-		sp[i0], sp[i1] = cos[j], cos[j]
-		sp[2*h+i0], sp[2*h+i1] = -sin[j], sin[j]
+		putSpread(sp, h, j, cos[j], sin[j], r.neox)
 	}
+}
+
+// putSpread writes pair j's cos c and sin s, of h pairs, into sp in spread's form:
+// c at both of the pair's values, then −s at its first and s at its second.
+func putSpread(sp []float32, h, j int, c, s float32, neox bool) {
+	i0, i1 := 2*j, 2*j+1
+	if neox {
+		i0, i1 = j, j+h
+	}
+	sp[i0], sp[i1] = c, c
+	sp[2*h+i0], sp[2*h+i1] = -s, s
 }
 
 // ropeFine is the period of the fine table, in positions: a key block's tokens take
@@ -124,12 +130,7 @@ func NewRoPE(freqs []float64, neox bool) (*RoPE, error) {
 		for j, f := range freqs {
 			s, c := math.Sincos(float64(b) * f)
 			r.fine[2*(b*h+j)], r.fine[2*(b*h+j)+1] = c, s
-			i0, i1 := 2*j, 2*j+1 // the pair's values
-			if neox {
-				i0, i1 = j, j+h
-			}
-			sp[i0], sp[i1] = float32(c), float32(c)
-			sp[2*h+i0], sp[2*h+i1] = -float32(s), float32(s)
+			putSpread(sp, h, j, float32(c), float32(s), neox)
 		}
 	}
 	r.pairs = pairsTable(r.fine, h, neox)
