@@ -47,12 +47,12 @@ func channelBlockSrc(r *rand.Rand, gen func(r *rand.Rand, d int) []float32, tt, 
 	return src
 }
 
-func conformBlock(t *testing.T, name string, c Channel, src []float32, tt, d int, r *rand.Rand) {
+// encodeBlockChecked encodes the block src (tt tokens × d channels) with c and
+// returns its c.BlockBytes(tt, d) bytes, failing t if Encode writes past them or
+// gives other bytes over another buffer.
+func encodeBlockChecked(t *testing.T, name string, c ChannelCodec, src []float32, tt, d int) []byte {
 	t.Helper()
 	n := c.BlockBytes(tt, d)
-	if want := 4*d + tt*((d*c.Bits+7)/8); n != want {
-		t.Fatalf("%s: BlockBytes = %d, want %d", name, n, want)
-	}
 	buf := make([]byte, n+16)
 	for i := range buf {
 		buf[i] = guard
@@ -71,6 +71,16 @@ func conformBlock(t *testing.T, name string, c Channel, src []float32, tt, d int
 			t.Fatalf("%s: byte %d differs between encodings over different buffers", name, i)
 		}
 	}
+	return enc
+}
+
+func conformBlock(t *testing.T, name string, c Channel, src []float32, tt, d int, r *rand.Rand) {
+	t.Helper()
+	n := c.BlockBytes(tt, d)
+	if want := 4*d + tt*((d*c.Bits+7)/8); n != want {
+		t.Fatalf("%s: BlockBytes = %d, want %d", name, n, want)
+	}
+	enc := encodeBlockChecked(t, name, c, src, tt, d)
 	dec := make([]float32, tt*d+3)
 	dec[tt*d], dec[tt*d+1], dec[tt*d+2] = 7, 7, 7
 	c.Decode(dec[:tt*d], enc, tt, d)
@@ -267,23 +277,7 @@ func conformValueCodec(t *testing.T, c ChannelAdder, bits int) {
 			tt, d := sh[0], sh[1]
 			name := fmt.Sprintf("%dx%d/%s", tt, d, kind.name)
 			src := channelBlockSrc(r, kind.gen, tt, d)
-			n := c.BlockBytes(tt, d)
-			buf := make([]byte, n+16)
-			for i := range buf {
-				buf[i] = guard
-			}
-			c.Encode(buf[:n], src, tt, d)
-			for i, b := range buf[n:] {
-				if b != guard {
-					t.Fatalf("%s: Encode wrote byte %d past BlockBytes %d", name, n+i, n)
-				}
-			}
-			enc := buf[:n:n]
-			other := make([]byte, n)
-			c.Encode(other, src, tt, d)
-			if string(other) != string(enc) {
-				t.Fatalf("%s: encodings over different buffers differ", name)
-			}
+			enc := encodeBlockChecked(t, name, c, src, tt, d)
 			dec := make([]float32, tt*d+1)
 			dec[tt*d] = 7
 			c.Decode(dec[:tt*d], enc, tt, d)
