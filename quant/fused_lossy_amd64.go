@@ -476,10 +476,7 @@ func chanI16Kernels(c Channel, scores []float32, ld int, qs []float32, g int, ro
 // b[j] = Σ_c q[j·d+c]·lo_c: channelQueryF16C's job for CPUs without F16C, in Go.
 func channelQuery(qs []float32, b []uint32, sl, q []float32, g, d int, block []byte) {
 	s, lo := sl[:d], sl[d:2*d]
-	for c := range d {
-		s[c] = getF16(block[4*c:])
-		lo[c] = getF16(block[4*c+2:])
-	}
+	chanParams(s, lo, block, d)
 	for j := range g {
 		qj, out := q[j*d:(j+1)*d], qs[j*d:(j+1)*d]
 		var a float32

@@ -212,13 +212,20 @@ func decRowsScalar(c RowCodec, dst []float32, src []byte, stride, n, d int) {
 	}
 }
 
+// chanParams writes the scales and zeros of the d channels of a Channel block's
+// header hdr (4·d bytes: per channel an f16 scale, then an f16 zero) to s and lo:
+// the scalar twin of widenChanParams.
+func chanParams(s, lo []float32, hdr []byte, d int) {
+	for ch := range d {
+		s[ch] = getF16(hdr[4*ch:])
+		lo[ch] = getF16(hdr[4*ch+2:])
+	}
+}
+
 // decBlockScalar is the reference for decBlock: Channel.Decode's formula, lo + code·s
 // per channel, for tokens i0..i1-1.
 func decBlockScalar(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s []float32) {
-	for ch := range d {
-		s[ch] = getF16(src[4*ch:])
-		lo[ch] = getF16(src[4*ch+2:])
-	}
+	chanParams(s, lo, src, d)
 	rb := packedBytes(d, c.Bits)
 	codes := src[4*d:]
 	for i := i0; i < i1; i++ {

@@ -397,10 +397,7 @@ func ropeDotGo(c Channel, r *RoPE, out, q, sp []float32, block []byte, t, d, b0,
 	}
 	copy(qr[:d], q[:d])
 	rotateRowsGo(qr, 1, d, sp, d, r.neox)
-	for ch := range d {
-		s[ch] = getF16(block[4*ch:])
-		lo[ch] = getF16(block[4*ch+2:])
-	}
+	chanParams(s, lo, block, d)
 	ropeFoldPrep(w, qr[:d], lo, s, r.neox)
 	rb := packedBytes(d, c.Bits)
 	ropeFoldGo(out, block[4*d+b0*rb:4*d+b1*rb], w, r.spread[b0*2*d:], b1-b0, d, c.Bits)
@@ -673,9 +670,7 @@ func ChannelScoresRoPE(c Channel, r *RoPE, out []float64, q []float32, block []b
 	r.Angles(cos, sin, -pos)
 	RotatePairs(qr, cos, sin, r.neox)
 	s, lo := make([]float32, d), make([]float32, d)
-	for ch := range d {
-		s[ch], lo[ch] = getF16(block[4*ch:]), getF16(block[4*ch+2:])
-	}
+	chanParams(s, lo, block, d)
 	w := make([]float32, d/32*ropeIntGroup)
 	if !ropeIntPrep(w, qr, lo, s, c.Bits) {
 		return false

@@ -87,7 +87,7 @@ func decChannelRows(dst *float32, codes *byte, lo, s *float32, n, d, bits int)
 
 // widenChanParams writes the scales and zeros of the d channels of a Channel block's
 // header at hdr (4·d bytes) to s and lo, d a multiple of 8, with F16C; exactly
-// getF16's values.
+// getF16's values (chanParams), but for signaling NaNs, which come back quiet.
 //
 //go:noescape
 func widenChanParams(s, lo *float32, hdr *byte, d int)
@@ -105,10 +105,7 @@ func decBlockAsm(c Channel, dst []float32, src []byte, t, d, i0, i1 int, lo, s [
 		_, _, _ = s[d-1], lo[d-1], src[4*d-1]
 		widenChanParams(&s[0], &lo[0], &src[0], d)
 	} else {
-		for ch := range d {
-			s[ch] = getF16(src[4*ch:])
-			lo[ch] = getF16(src[4*ch+2:])
-		}
+		chanParams(s, lo, src, d)
 	}
 	rb := packedBytes(d, c.Bits)
 	codes := src[4*d+i0*rb : 4*d+i1*rb]

@@ -550,3 +550,29 @@ func BenchmarkChannelAsm(b *testing.B) {
 		}
 	}
 }
+
+// TestWidenChanParams compares widenChanParams with its scalar twin, chanParams, bit
+// for bit over every f16 value (infinities and subnormals included; a NaN stays a
+// NaN, F16C quieting the signaling ones), for head sizes of one to many vectors.
+func TestWidenChanParams(t *testing.T) {
+	if !haveF16C {
+		t.Skip("no F16C")
+	}
+	for _, d := range []int{8, 16, 24, 64, 128, 256} {
+		hdr := make([]byte, 4*d)
+		want, got := make([]float32, 2*d), make([]float32, 2*d)
+		for h0 := 0; h0 < 1<<16; h0 += 2 * d {
+			for c := range 2 * d {
+				putF16(hdr[2*c:], uint16(h0+c))
+			}
+			chanParams(want[:d], want[d:], hdr, d)
+			widenChanParams(&got[0], &got[d], &hdr[0], d)
+			for i := range want {
+				nan := got[i] != got[i] && want[i] != want[i]
+				if !nan && math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("d=%d f16 %#04x: %#x, twin %#x", d, uint16(h0+2*(i%d)+i/d), math.Float32bits(got[i]), math.Float32bits(want[i]))
+				}
+			}
+		}
+	}
+}
