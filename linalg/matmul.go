@@ -103,7 +103,7 @@ func checkProduct(name string, out []float32, w Matrix, x []float32, n int) erro
 func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) error {
 	k := active.Load()
 	needQ, needSums := false, false
-	var needPack packNeeds
+	needUnsigned, needSigned := false, false // the packs the many-token kernels read
 	for j, w := range ws {
 		if err := checkProduct(name, outs[j], w, x, n); err != nil {
 			if len(ws) > 1 {
@@ -116,9 +116,8 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 			if qt.many(k, n) != nil {
 				// The many-token kernels read the code sums only through the
 				// signed pack.
-				needPack.any = true
-				needPack.unsigned = needPack.unsigned || !qt.packSigned
-				needPack.signed = needPack.signed || qt.packSigned
+				needUnsigned = needUnsigned || !qt.packSigned
+				needSigned = needSigned || qt.packSigned
 				needSums = needSums || qt.packSigned
 			} else {
 				needSums = needSums || qt.takesSums(k)
@@ -135,24 +134,25 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	if needQ && cols > 0 {
 		nb := cols / blockElems
 		groups := 0
-		if needPack.any {
+		needPack := needUnsigned || needSigned
+		if needPack {
 			groups = (n + tokenGroup - 1) / tokenGroup
 		}
 		s := getQ8Scratch(n*cols, groups*tokenGroup*nb)
 		defer putQ8Scratch(s)
 		xt = tokenPack{n: n, nb: nb, xq: s.q, xd: s.d}
-		if needPack.any {
+		if needPack {
 			xt.xdp = s.pd
 		}
-		if needPack.unsigned {
+		if needUnsigned {
 			xt.xp = s.p
 		}
-		if needPack.signed {
+		if needSigned {
 			xt.xps, xt.xsp = s.ps, s.psum
 		}
 		// Each token is quantized on its own, the same way whatever the batch.
 		q := quantTask{k: k, x: x, n: n, cols: cols, xq: xt.xq, xd: xt.xd}
-		if needPack.any {
+		if needPack {
 			q.pack, q.packOn = xt, true // a copy: &xt would move xt to the heap on every call
 		}
 		if needSums {
@@ -341,9 +341,6 @@ func (qt *quantType) many(k *kernelSet, n int) tokensKernel {
 	}
 	return qt.tokens(k)
 }
-
-// packNeeds is which packs of the activations a call's many-token kernels read.
-type packNeeds struct{ any, unsigned, signed bool }
 
 // tokensKernel writes to out[t·ldo+r] the product of row w[r·rowBytes:] with token t of
 // xt, for r < rows and t < xt.n, each token's sum bit for bit its rows kernel's.
