@@ -183,6 +183,7 @@ type Scratch struct {
 	chunks [][2]int
 	task   decodeTask
 	run    func(i int) // task.run, made once (a method value allocates)
+	rows   int64       // rows the last Decode read (see BatchStats)
 }
 
 // decodeTask is one Decode call's work items, kept in its Scratch so that handing
@@ -221,6 +222,7 @@ type partial struct {
 	pqPlan *quant.RowPlan
 	pqn    int
 	pqOK   []bool
+	rows   int64 // rows (one token's key and value of one KV head) read since reset
 }
 
 // reset prepares p for a chunk; maxSpan is the longest span and g the longest
@@ -246,6 +248,7 @@ func (p *partial) reset(sh Shape, maxSpan, g int) {
 	}
 	p.pqOK = p.pqOK[:sh.KVHeads]
 	clear(p.pqOK)
+	p.rows = 0
 }
 
 // preparedQuery returns KV head kh's group queries qh prepared for plan
@@ -351,22 +354,30 @@ func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) 
 	// Merge the parts' (max, sum, acc) into the first one (a head a part did not run
 	// has a sum of 0 there: merge takes the other's state).
 	p0 := &parts[0]
+	sc.rows = p0.rows
 	for i := 1; i < len(parts); i++ {
 		merge(p0, &parts[i], sh.HeadDim)
+		sc.rows += parts[i].rows
 	}
+	finish(out, p0, sh)
+	return nil
+}
+
+// finish writes the attention output of state p: acc/l per head (zeros for a head
+// that saw no token).
+func finish(out []float32, p *partial, sh Shape) {
 	for h := 0; h < sh.Heads; h++ {
 		o := out[h*sh.HeadDim : (h+1)*sh.HeadDim]
-		a := p0.acc[h*sh.HeadDim : (h+1)*sh.HeadDim]
-		if p0.l[h] == 0 {
+		a := p.acc[h*sh.HeadDim : (h+1)*sh.HeadDim]
+		if p.l[h] == 0 {
 			clear(o)
 			continue
 		}
-		inv := float32(1 / p0.l[h])
+		inv := float32(1 / p.l[h])
 		for i := range o {
 			o[i] = a[i] * inv
 		}
 	}
-	return nil
 }
 
 // merge folds chunk b's state into a: m = max(ma, mb), l = la·e^(ma−m) + lb·e^(mb−m),
@@ -472,6 +483,7 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 	group := sh.Heads / sh.KVHeads
 	lastDelta := 0
 	q := qs
+	clear(p.pqOK) // prepared for the query of an earlier call, perhaps rotated
 	k := active.Load()
 	base := 0 // tokens of spans before the batch
 	for len(spans) > 0 {
@@ -482,12 +494,8 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 		// token counts: spans cut elsewhere (callers cut at every multiple of
 		// BatchTokens) then give the same updates, the same bits.
 		delta := spans[0].Delta
-		nb, ld := 1, spans[0].N
-		lim := (spans[0].Pos/BatchTokens + 1) * BatchTokens
-		for nb < len(spans) && spans[nb].Delta == delta && spans[nb].Pos < lim && ld+spans[nb].N <= BatchTokens {
-			ld += spans[nb].N
-			nb++
-		}
+		nb := batchSpans(spans)
+		ld := viewTokens(spans[:nb])
 		batch := spans[:nb]
 		spans = spans[nb:]
 		b0 := base
@@ -511,6 +519,7 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 		// head, a span's part of a head is often a few hundred bytes, too short
 		// for the hardware prefetchers), as many heads as keep the scores within
 		// scoreFloats.
+		p.rows += int64(ld * (khHi - khLo))
 		kvPer := max(1, min(khHi-khLo, scoreFloats/(group*ld)))
 		for kh0 := khLo; kh0 < khHi; kh0 += kvPer {
 			kh1 := min(khHi, kh0+kvPer)
@@ -583,6 +592,19 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 			}
 		}
 	}
+}
+
+// batchSpans returns how many of the leading spans form runChunk's next batch:
+// consecutive spans with the same Delta that start in the same BatchTokens-aligned
+// run of positions as the first, at most BatchTokens tokens (or one longer span).
+func batchSpans(spans []Span) int {
+	nb, ld := 1, spans[0].N
+	lim := (spans[0].Pos/BatchTokens + 1) * BatchTokens
+	for nb < len(spans) && spans[nb].Delta == spans[0].Delta && spans[nb].Pos < lim && ld+spans[nb].N <= BatchTokens {
+		ld += spans[nb].N
+		nb++
+	}
+	return nb
 }
 
 // headBytes returns the bytes of KV head kh of a side stored as bytes (nil for F32).

@@ -266,27 +266,37 @@ func (st *Store) keyBlock(s *seq, ly *layer, h, gs int, buf []byte) []byte {
 func (st *Store) Attend(layer int, id SeqID, q, out []float32) error {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	s, err := st.stepSeq(layer, id, "attend")
+	s, err := st.attendSeq(layer, id, q, out)
 	if err != nil {
 		return err
 	}
-	if !s.done[layer] {
-		return fmt.Errorf("kv: attend sequence %d layer %d: keys and values of this step not appended yet", id, layer)
-	}
-	if (st.g.layers[layer].hasKTail() || st.g.layers[layer].hasVTail()) && s.work.layer != layer {
-		return fmt.Errorf("kv: attend sequence %d layer %d: this step's full-precision rows were released by a later Append or Grow (attend each layer before appending the next)", id, layer)
-	}
-	hq := st.g.cfg.Heads * st.g.cfg.HeadDim
-	if len(q) != s.pending*hq || len(out) != s.pending*hq {
-		return fmt.Errorf("kv: attend sequence %d layer %d: len(q)=%d len(out)=%d, want %d tokens × %d heads × %d = %d",
-			id, layer, len(q), len(out), s.pending, st.g.cfg.Heads, st.g.cfg.HeadDim, s.pending*hq)
-	}
-	s.viewLayer = layer
-	st.gather(s, layer)
 	if err := attn.Prefill(out, q, s.pending, st.shape, s.view, st.opts, &s.sc); err != nil {
 		return fmt.Errorf("kv: attend sequence %d layer %d at position %d: %w", id, layer, s.base, err)
 	}
 	return nil
+}
+
+// attendSeq checks an Attend of seq id's queries q into out at layer and prepares
+// the sequence's spans of the layer (gather) for its view.
+func (st *Store) attendSeq(layer int, id SeqID, q, out []float32) (*seq, error) {
+	s, err := st.stepSeq(layer, id, "attend")
+	if err != nil {
+		return nil, err
+	}
+	if !s.done[layer] {
+		return nil, fmt.Errorf("kv: attend sequence %d layer %d: keys and values of this step not appended yet", id, layer)
+	}
+	if (st.g.layers[layer].hasKTail() || st.g.layers[layer].hasVTail()) && s.work.layer != layer {
+		return nil, fmt.Errorf("kv: attend sequence %d layer %d: this step's full-precision rows were released by a later Append or Grow (attend each layer before appending the next)", id, layer)
+	}
+	hq := st.g.cfg.Heads * st.g.cfg.HeadDim
+	if len(q) != s.pending*hq || len(out) != s.pending*hq {
+		return nil, fmt.Errorf("kv: attend sequence %d layer %d: len(q)=%d len(out)=%d, want %d tokens × %d heads × %d = %d",
+			id, layer, len(q), len(out), s.pending, st.g.cfg.Heads, st.g.cfg.HeadDim, s.pending*hq)
+	}
+	s.viewLayer = layer
+	st.gather(s, layer)
+	return s, nil
 }
 
 // layerWindow is the attention window of layer l in tokens, 0 for the whole history.

@@ -53,6 +53,7 @@ type Store struct {
 	gathBytes int64 // room for copies of scattered spans (seq.gath capacities) of all sequences
 	opts      attn.Options
 	shape     attn.Shape
+	batch     batchState // AttendBatch's (batch.go)
 
 	// Prefix caching (prefix.go).
 	prefixOK      bool              // full blocks are shared between sequences

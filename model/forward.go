@@ -40,6 +40,8 @@ type workspace struct {
 	pieces                       []piece
 	out                          [][]float32
 	errs                         []error // per piece, of a layer's parallel Append and Attend
+	bseqs                        []kv.SeqID
+	bq, bout                     [][]float32 // per piece, its queries and attention output (kv.BatchAttender)
 	// runRows's state: the stage and layer it runs over stageN rows in stageParts
 	// runs, and stagePart, which runs one (made once: a closure per call would be
 	// garbage on every decode step).
@@ -328,18 +330,49 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 }
 
 // attendPieces appends the keys and values of layer li to the cache and attends,
-// for every piece of the pass; the pieces (different sequences) run in parallel.
+// for every piece of the pass; the pieces (different sequences) run in parallel. A
+// cache that attends a step's sequences together (kv.BatchAttender: history they
+// share computed once) gets them in one call after the appends.
 func (m *Model) attendPieces(c kv.Cache, li int, pieces []piece) error {
 	if len(pieces) == 1 {
 		return m.attendPiece(c, li, &pieces[0])
 	}
 	ws := &m.ws
 	ws.errs = growErrs(ws.errs, len(pieces))
-	workpool.For(linalg.Threads(), len(pieces), func(i int) { ws.errs[i] = m.attendPiece(c, li, &pieces[i]) })
+	ba, batched := c.(kv.BatchAttender)
+	if batched {
+		workpool.For(linalg.Threads(), len(pieces), func(i int) { ws.errs[i] = m.appendPiece(c, li, &pieces[i]) })
+	} else {
+		workpool.For(linalg.Threads(), len(pieces), func(i int) { ws.errs[i] = m.attendPiece(c, li, &pieces[i]) })
+	}
 	for _, err := range ws.errs {
 		if err != nil {
 			return err
 		}
+	}
+	if !batched {
+		return nil
+	}
+	qd := m.Heads * m.HeadDim
+	ws.bseqs, ws.bq, ws.bout = ws.bseqs[:0], ws.bq[:0], ws.bout[:0]
+	for i := range pieces {
+		pc := &pieces[i]
+		a, b := pc.row, pc.row+len(pc.tokens)
+		ws.bseqs = append(ws.bseqs, pc.seq)
+		ws.bq, ws.bout = append(ws.bq, ws.q[a*qd:b*qd]), append(ws.bout, ws.att[a*qd:b*qd])
+	}
+	if err := ba.AttendBatch(li, ws.bseqs, ws.bq, ws.bout); err != nil {
+		return fmt.Errorf("model: layer %d: %w", li, err)
+	}
+	return nil
+}
+
+// appendPiece appends the keys and values of layer li of one piece.
+func (m *Model) appendPiece(c kv.Cache, li int, pc *piece) error {
+	kvd := m.KVDim()
+	a, b := pc.row, pc.row+len(pc.tokens)
+	if err := c.Append(li, pc.seq, m.ws.k[a*kvd:b*kvd], m.ws.v[a*kvd:b*kvd]); err != nil {
+		return fmt.Errorf("model: layer %d: %w", li, err)
 	}
 	return nil
 }
@@ -348,10 +381,10 @@ func (m *Model) attendPieces(c kv.Cache, li int, pieces []piece) error {
 // queries.
 func (m *Model) attendPiece(c kv.Cache, li int, pc *piece) error {
 	ws := &m.ws
-	qd, kvd := m.Heads*m.HeadDim, m.KVDim()
+	qd := m.Heads * m.HeadDim
 	a, b := pc.row, pc.row+len(pc.tokens)
-	if err := c.Append(li, pc.seq, ws.k[a*kvd:b*kvd], ws.v[a*kvd:b*kvd]); err != nil {
-		return fmt.Errorf("model: layer %d: %w", li, err)
+	if err := m.appendPiece(c, li, pc); err != nil {
+		return err
 	}
 	if err := c.Attend(li, pc.seq, ws.q[a*qd:b*qd], ws.att[a*qd:b*qd]); err != nil {
 		return fmt.Errorf("model: layer %d: %w", li, err)

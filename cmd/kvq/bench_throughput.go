@@ -32,6 +32,9 @@ type throughputReport struct {
 	SeqBlockBytes int64   `json:"seq_block_bytes"`
 	// Breakdown (--breakdown): wall µs per forward pass of each part (model.Part).
 	Breakdown map[string]float64 `json:"breakdown_us_per_pass,omitempty"`
+	// DecodeAttention counts the one-token queries of the replay and the key/value
+	// rows they read, and how many were computed over blocks shared with others.
+	DecodeAttention kv.AttendStats `json:"decode_attention"`
 	engine.ThroughputResult
 }
 
@@ -135,6 +138,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 		BlockTokens: c.PoolStats().BlockTokens, MaxBatchTokens: ecfg.MaxBatchTokens, MaxRunning: ecfg.MaxRunning, PrefillChunk: *prefillChunk,
 		Window: ecfg.Window, Sinks: ecfg.Sinks, PrefixCaching: c.PrefixCaching(),
 		SteadyBytesPerToken: steady, SeqTail: tail, SeqBlockBytes: seqBytes - tail.Bytes, ThroughputResult: res,
+		DecodeAttention: c.AttendStats(),
 	}
 	budgetText := "unlimited"
 	if rep.BudgetBytes > 0 {
@@ -153,6 +157,10 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "per sequence    %s of blocks at %d tokens (%d per block) + tail %s = %.2f of the blocks\n",
 		fmtBytes(rep.SeqBlockBytes), *promptLen+*genLen, rep.BlockTokens, tailText(tail), float64(tail.Bytes)/float64(rep.SeqBlockBytes))
 	fmt.Fprintf(stdout, "prefix cache    hit rate %.1f%% of prompt tokens, %.1f%% of shared-prefix tokens\n", 100*res.PrefixHitRate, 100*res.SharedHitRate)
+	if da := rep.DecodeAttention; da.Queries > 0 {
+		fmt.Fprintf(stdout, "decode attn     %.1f%% of queries over shared blocks; %.1f%% of rows read once for several\n",
+			100*float64(da.SharedQueries)/float64(da.Queries), 100*float64(da.SharedRows)/float64(max(1, da.Rows)))
+	}
 	fmt.Fprintf(stdout, "latency         mean time to first token %.1f ms, inter-token %.2f ms\n", res.MeanTTFTms, res.MeanITLms)
 	if *breakdown {
 		rep.Breakdown = breakdownMicros(&timings)

@@ -1,0 +1,408 @@
+package attn
+
+import (
+	"fmt"
+)
+
+// DecodeBatch computes one query per view, as a decode step of several sequences
+// does: out[i] gets the bits of Decode(out[i], q[i], sh, views[i], opt, …) whatever
+// the other views are. q[i] and out[i] hold Heads·HeadDim values.
+//
+// Views that begin with the same spans (the same positions over the same storage,
+// as sequences sharing cache blocks through a fork or an adopted prefix see them)
+// are computed together over that common part (cascade attention): the longest
+// run of leading spans all the views of a group share and that ends at a multiple
+// of BatchTokens positions (where a query's online-softmax updates end, see
+// runChunk) is scored once for all of their queries, each stored row read once;
+// then each query continues over its own spans from the state the shared part left
+// it. Where the kernels give a query the same bits whatever other queries share
+// the call (queriesIndependent: the float codecs), the shared part is one
+// grouped-query pass whose KV heads serve every sharer's query heads. Otherwise
+// the sharers' queries take the shared spans one online-softmax batch at a time,
+// query after query, each through the kernel call its own Decode makes: the rows
+// are read from memory once and from the core's cache for the others. Views that
+// share nothing are Decodes of their own.
+//
+// The work is spread over Options.Workers goroutines (0: DefaultWorkers).
+func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *BatchScratch) error {
+	if err := checkShape(sh); err != nil {
+		return err
+	}
+	n := len(views)
+	if len(q) != n || len(out) != n {
+		return fmt.Errorf("%w: %d views, %d queries, %d outputs", ErrShape, n, len(q), len(out))
+	}
+	hd := sh.Heads * sh.HeadDim
+	for i := range views {
+		if len(q[i]) != hd || len(out[i]) != hd {
+			return fmt.Errorf("%w: query %d: len(q)=%d len(out)=%d, want heads·headDim=%d", ErrShape, i, len(q[i]), len(out[i]), hd)
+		}
+	}
+	if sc == nil {
+		sc = new(BatchScratch)
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = DefaultWorkers()
+	}
+	sc.plan(views)
+	for len(sc.sub) < workers {
+		sc.sub = append(sc.sub, new(Scratch))
+	}
+	sc.stats = BatchStats{Queries: n}
+
+	// Views alone: one Decode each, spread over the workers (each on one goroutine:
+	// the results do not depend on it).
+	one := opt
+	one.Workers = 1
+	if len(sc.alone) == 1 {
+		one.Workers = opt.Workers
+	}
+	for len(sc.own) < workers {
+		sc.own = append(sc.own, ownScratch{})
+	}
+	aw := min(workers, len(sc.alone))
+	errs := growErrs(&sc.errs, aw)
+	runAlone := func(w int) {
+		sc.own[w].rows = 0
+		for k := w; k < len(sc.alone); k += aw {
+			i := sc.alone[k]
+			if err := Decode(out[i], q[i], sh, views[i], one, sc.sub[w]); err != nil {
+				errs[w] = fmt.Errorf("query %d: %w", i, err)
+				return
+			}
+			sc.own[w].rows += sc.sub[w].rows
+		}
+	}
+	if aw == 1 {
+		runAlone(0)
+	} else if aw > 1 {
+		parallelFor(aw, aw, runAlone)
+	}
+	for w := range aw {
+		sc.stats.Rows += sc.own[w].rows
+		if errs[w] != nil {
+			return errs[w]
+		}
+	}
+	for gi := range sc.groups {
+		if err := sc.cascade(out, q, sh, views, &sc.groups[gi], opt, workers); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BatchStats counts a DecodeBatch's work. A row is one token's key and value of one
+// KV head, counted each time a pass of the kernels reads it.
+type BatchStats struct {
+	Queries    int   // views computed
+	Shared     int   // of which in a group sharing leading spans
+	Rows       int64 // rows read
+	SharedRows int64 // of which read once for every query of a group (a grouped-query pass)
+}
+
+// BatchScratch holds DecodeBatch's reusable buffers and the statistics of its last
+// call. It may be reused across calls but not shared between concurrent calls. The
+// zero value is ready to use.
+type BatchScratch struct {
+	sub    []*Scratch // per worker
+	groups []cascadeGroup
+	alone  []int
+	taken  []bool
+	errs   []error
+	qs     []float32
+	chunks [][2]int
+	parts  []partial    // the shared pass's states (see cascade)
+	own    []ownScratch // per worker
+	stats  BatchStats
+}
+
+// Stats returns the statistics of the last DecodeBatch.
+func (sc *BatchScratch) Stats() BatchStats { return sc.stats }
+
+// cascadeGroup is views that share their first spans: members (view indices) and
+// how many leading spans they share.
+type cascadeGroup struct {
+	members []int
+	shared  int
+}
+
+// plan sorts views into groups sharing leading spans and views alone.
+func (sc *BatchScratch) plan(views [][]Span) {
+	n := len(views)
+	sc.alone = sc.alone[:0]
+	sc.groups = sc.groups[:0]
+	if cap(sc.taken) < n {
+		sc.taken = make([]bool, n)
+	}
+	taken := sc.taken[:n]
+	clear(taken)
+	for i := range views {
+		if taken[i] {
+			continue
+		}
+		taken[i] = true
+		var g *cascadeGroup
+		shared := 0
+		for j := i + 1; j < n; j++ {
+			if taken[j] {
+				continue
+			}
+			s := SharedSpans(views[i], views[j])
+			if s == 0 {
+				continue
+			}
+			if g == nil {
+				if len(sc.groups) < cap(sc.groups) {
+					sc.groups = sc.groups[:len(sc.groups)+1]
+				} else {
+					sc.groups = append(sc.groups, cascadeGroup{})
+				}
+				g = &sc.groups[len(sc.groups)-1]
+				g.members = append(g.members[:0], i)
+				shared = s
+			}
+			shared = min(shared, s)
+			g.members = append(g.members, j)
+			taken[j] = true
+		}
+		if g == nil {
+			sc.alone = append(sc.alone, i)
+			continue
+		}
+		// The group's common spans, cut back to a multiple of BatchTokens.
+		g.shared = batchCut(views[i], shared)
+	}
+}
+
+// SharedSpans returns how many leading spans a and b have in common (the same
+// positions, deltas and storage) such that the common part ends at a multiple of
+// BatchTokens positions and the rest of both views lies beyond it: the part
+// DecodeBatch scores once for both.
+func SharedSpans(a, b []Span) int {
+	k := 0
+	for k < len(a) && k < len(b) && sameSpan(&a[k], &b[k]) {
+		k++
+	}
+	k = batchCut(a, k)
+	if k > 0 {
+		end := a[k-1].Pos + a[k-1].N
+		for _, v := range [2][]Span{a, b} {
+			if k < len(v) && v[k].Pos < end {
+				return 0
+			}
+		}
+	}
+	return k
+}
+
+// batchCut returns the largest k' ≤ k such that spans[:k'] ends at a multiple of
+// BatchTokens positions (0 if none): a query's online-softmax batches then end
+// there (runChunk), and its state after them does not depend on what follows.
+func batchCut(spans []Span, k int) int {
+	for k > 0 && (spans[k-1].Pos+spans[k-1].N)%BatchTokens != 0 {
+		k--
+	}
+	return k
+}
+
+// sameSpan reports whether a and b are the same span over the same storage.
+func sameSpan(a, b *Span) bool {
+	return a.Pos == b.Pos && a.N == b.N && a.Delta == b.Delta && sameStorage(&a.K, &b.K) && sameStorage(&a.V, &b.V)
+}
+
+// cascade computes the queries of group g (see DecodeBatch) in two phases. The
+// shared pass runs the group's common spans in the chunks a Decode makes of them,
+// each chunk split over the workers by KV heads, into one state per chunk (head
+// range) and per query — one grouped-query state holding every query's heads where
+// the kernels allow, else one state per query. Then each query, on its own worker,
+// folds its states of the shared chunks in order, the last continued over its own
+// spans of that chunk when it has any, and its own later chunks as a Decode does.
+func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g *cascadeGroup, opt Options, workers int) error {
+	shared := views[g.members[0]][:g.shared]
+	maxSpan, maxG, err := checkSpans(shared, sh, opt)
+	if err != nil {
+		return fmt.Errorf("query %d: %w", g.members[0], err)
+	}
+	t := len(g.members)
+	d, group := sh.HeadDim, sh.Heads/sh.KVHeads
+	joint := queriesIndependent(shared)
+	scale := opt.scale(d)
+	// Pre-scaled queries: query j's at sc.qs[j·hd:], or, for a joint pass, laid out
+	// (KV head, query, group head) as the heads of one grouped-query shape vsh.
+	hd := sh.Heads * d
+	sc.qs = grow32(sc.qs, 2*t*hd)
+	qs, vqs := sc.qs[:t*hd], sc.qs[t*hd:]
+	for j, i := range g.members {
+		for c, x := range q[i] {
+			qs[j*hd+c] = x * scale
+		}
+	}
+	psh, m := sh, t // the shape of a state, states per chunk and head range
+	if joint {
+		psh, m = Shape{Heads: sh.KVHeads * t * group, KVHeads: sh.KVHeads, HeadDim: d}, 1
+		for kh := 0; kh < sh.KVHeads; kh++ {
+			for j := range t {
+				copy(vqs[(kh*t+j)*group*d:][:group*d], qs[j*hd+kh*group*d:][:group*d])
+			}
+		}
+	}
+	sc.chunks = chunkSpans(sc.chunks, shared, opt.chunkTokens())
+	nc := len(sc.chunks)
+	hg := 1
+	if workers > 1 && nc < 2*workers {
+		hg = min(sh.KVHeads, workers)
+	}
+	items := nc * hg
+	for len(sc.parts) < items*m {
+		sc.parts = append(sc.parts, partial{})
+	}
+	parts := sc.parts[:items*m]
+	for i := range parts {
+		parts[i].reset(psh, maxSpan, maxG)
+	}
+	run := func(it int) {
+		c, r := it/hg, it%hg
+		khLo, khHi := r*sh.KVHeads/hg, (r+1)*sh.KVHeads/hg
+		spans := shared[sc.chunks[c][0]:sc.chunks[c][1]]
+		if joint {
+			runChunk(&parts[it], vqs, psh, spans, opt.Rotate, opt.SoftCap, nil, khLo, khHi)
+			return
+		}
+		// One online-softmax batch at a time, query after query: the batch's rows
+		// stay in the core's cache for the queries after the first.
+		for len(spans) > 0 {
+			nb := batchSpans(spans)
+			for j := range t {
+				runChunk(&parts[it*m+j], qs[j*hd:(j+1)*hd], sh, spans[:nb], opt.Rotate, opt.SoftCap, nil, khLo, khHi)
+			}
+			spans = spans[nb:]
+		}
+	}
+	if workers <= 1 || items == 1 {
+		for it := range items {
+			run(it)
+		}
+	} else {
+		parallelFor(workers, items, run)
+	}
+	for i := range parts {
+		r := parts[i].rows
+		sc.stats.Rows += r
+		if joint {
+			sc.stats.SharedRows += r
+		}
+	}
+	sc.stats.Shared += t
+	// A chunk's head ranges into its first state (disjoint heads: merge copies).
+	for c := range nc {
+		for r := 1; r < hg; r++ {
+			for j := range m {
+				merge(&parts[c*hg*m+j], &parts[(c*hg+r)*m+j], d)
+			}
+		}
+	}
+
+	// Each query over its own spans.
+	errs := growErrs(&sc.errs, min(workers, t))
+	lastChunk := shared[sc.chunks[nc-1][0]].Pos / opt.chunkTokens()
+	ow := min(workers, t)
+	own := func(w int) {
+		ps := &sc.own[w]
+		ps.rows = 0
+		for j := w; j < t; j += ow {
+			i := g.members[j]
+			rest := views[i][g.shared:]
+			oMaxSpan, oMaxG, err := checkSpans(rest, sh, opt)
+			if err != nil {
+				errs[w] = fmt.Errorf("query %d: %w", i, err)
+				return
+			}
+			oMaxSpan, oMaxG = max(oMaxSpan, maxSpan), max(oMaxG, maxG)
+			res, cur := &ps.res, &ps.cur
+			res.reset(sh, oMaxSpan, oMaxG)
+			for c := range nc {
+				cur.reset(sh, oMaxSpan, oMaxG)
+				src := &parts[c*hg*m]
+				if joint {
+					extract(cur, src, sh, j, t)
+				} else {
+					src = &parts[c*hg*m+j]
+					copyState(cur, src)
+				}
+				if c == nc-1 && len(rest) > 0 && rest[0].Pos/opt.chunkTokens() == lastChunk {
+					k := 1
+					for k < len(rest) && rest[k].Pos/opt.chunkTokens() == lastChunk {
+						k++
+					}
+					runChunk(cur, qs[j*hd:(j+1)*hd], sh, rest[:k], opt.Rotate, opt.SoftCap, nil, 0, sh.KVHeads)
+					ps.rows += cur.rows
+					rest = rest[k:]
+				}
+				merge(res, cur, d)
+			}
+			if len(rest) > 0 {
+				ps.chunks = chunkSpans(ps.chunks, rest, opt.chunkTokens())
+				for _, c := range ps.chunks {
+					cur.reset(sh, oMaxSpan, oMaxG)
+					runChunk(cur, qs[j*hd:(j+1)*hd], sh, rest[c[0]:c[1]], opt.Rotate, opt.SoftCap, nil, 0, sh.KVHeads)
+					ps.rows += cur.rows
+					merge(res, cur, d)
+				}
+			}
+			finish(out[i], res, sh)
+		}
+	}
+	if ow <= 1 {
+		own(0)
+	} else {
+		parallelFor(ow, ow, own)
+	}
+	for w := range ow {
+		sc.stats.Rows += sc.own[w].rows
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ownScratch is one worker's buffers for the own spans of a group's queries.
+type ownScratch struct {
+	res, cur partial
+	chunks   [][2]int
+	rows     int64
+}
+
+// extract sets p's state to query j's heads of src, the state of a grouped-query
+// pass whose KV head kh serves t queries' group heads, ordered (query, group head).
+func extract(p, src *partial, sh Shape, j, t int) {
+	d, group := sh.HeadDim, sh.Heads/sh.KVHeads
+	for kh := 0; kh < sh.KVHeads; kh++ {
+		for g := range group {
+			h, vh := kh*group+g, (kh*t+j)*group+g
+			p.m[h], p.l[h] = src.m[vh], src.l[vh]
+			copy(p.acc[h*d:(h+1)*d], src.acc[vh*d:(vh+1)*d])
+		}
+	}
+}
+
+// copyState sets p's state to src's (the same shape).
+func copyState(p, src *partial) {
+	copy(p.m, src.m)
+	copy(p.l, src.l)
+	copy(p.acc, src.acc)
+}
+
+// growErrs returns (*b)[:n] cleared, growing it if needed.
+func growErrs(b *[]error, n int) []error {
+	if cap(*b) < n {
+		*b = make([]error, n)
+	}
+	*b = (*b)[:n]
+	clear(*b)
+	return *b
+}
