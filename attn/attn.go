@@ -223,6 +223,9 @@ type partial struct {
 	pqn    int
 	pqOK   []bool
 	rows   int64 // rows (one token's key and value of one KV head) read since reset
+	// dotSplit and addSplit (1 after reset): the kernel calls a KV head's group
+	// heads are scored and added in, group/split heads each (see DecodeBatch).
+	dotSplit, addSplit int
 }
 
 // reset prepares p for a chunk; maxSpan is the longest span and g the longest
@@ -249,26 +252,40 @@ func (p *partial) reset(sh Shape, maxSpan, g int) {
 	p.pqOK = p.pqOK[:sh.KVHeads]
 	clear(p.pqOK)
 	p.rows = 0
+	p.dotSplit, p.addSplit = 1, 1
 }
 
-// preparedQuery returns KV head kh's group queries qh prepared for plan
-// (quant.RowPlan.PrepareQuery), preparing them on the first call since the query
-// changed (p.pqOK cleared: reset, a new Delta), or nil when the plan reads the
-// queries as they are.
-func (p *partial) preparedQuery(plan *quant.RowPlan, qh []float32, kh, group int) []float32 {
+// split makes runChunk score the group heads of each of the kvHeads KV heads in
+// dot kernel calls and add their values in add calls, of group/dot and group/add
+// heads each (both divide the group).
+func (p *partial) split(dot, add, kvHeads int) {
+	p.dotSplit, p.addSplit = dot, add
+	if n := kvHeads * dot; cap(p.pqOK) < n {
+		p.pqOK = make([]bool, n)
+	} else {
+		p.pqOK = p.pqOK[:n]
+		clear(p.pqOK)
+	}
+}
+
+// preparedQuery returns the group queries qh of dot call k (KV head kh's call i is
+// k = kh·dotSplit + i, see split) prepared for plan (quant.RowPlan.PrepareQuery),
+// preparing them on the first call since the query changed (p.pqOK cleared: reset,
+// a new Delta), or nil when the plan reads the queries as they are.
+func (p *partial) preparedQuery(plan *quant.RowPlan, qh []float32, k, group int) []float32 {
 	m := plan.QueryFloats(group)
 	if m == 0 {
 		return nil
 	}
-	if plan != p.pqPlan || m != p.pqn {
+	if plan != p.pqPlan || m != p.pqn || len(p.pq) < len(p.pqOK)*m {
 		p.pqPlan, p.pqn = plan, m
 		p.pq = grow32(p.pq, len(p.pqOK)*m)
 		clear(p.pqOK)
 	}
-	pq := p.pq[kh*m : (kh+1)*m]
-	if !p.pqOK[kh] {
+	pq := p.pq[k*m : (k+1)*m]
+	if !p.pqOK[k] {
 		plan.PrepareQuery(pq, qh, group)
-		p.pqOK[kh] = true
+		p.pqOK[k] = true
 	}
 	return pq
 }
@@ -534,8 +551,11 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 							prefetch(headBytes(&batch[0].V, kh0))
 						}
 					}
-					qh := q[kh*group*d : (kh+1)*group*d]
-					scoreKeys(sc[(kh-kh0)*group*ld+off:], ld, qh, &batch[si], kh, d, group, p)
+					// The group heads in p.dotSplit calls of sg heads each.
+					for i, sg := 0, group/p.dotSplit; i < p.dotSplit; i++ {
+						h := kh*group + i*sg
+						scoreKeys(sc[(h-kh0*group)*ld+off:], ld, q[h*d:(h+sg)*d], &batch[si], kh, kh*p.dotSplit+i, d, sg, p)
+					}
 				}
 				off += batch[si].N
 			}
@@ -585,8 +605,10 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 							prefetch(headBytes(&spans[0].K, khLo))
 						}
 					}
-					acc := p.acc[kh*group*d : (kh+1)*group*d]
-					addValues(acc, sc[(kh-kh0)*group*ld+off:], ld, &batch[si], kh, d, group, p)
+					for i, ag := 0, group/p.addSplit; i < p.addSplit; i++ {
+						h := kh*group + i*ag
+						addValues(p.acc[h*d:(h+ag)*d], sc[(h-kh0*group)*ld+off:], ld, &batch[si], kh, d, ag, p)
+					}
 				}
 				off += batch[si].N
 			}
@@ -635,16 +657,17 @@ const BatchTokens = 256
 const scoreFloats = 16 << 10
 
 // scoreKeys writes sc[g*ld+i] = q_g · k_i for the span's keys i < s.N of KV head kh
-// and the group query heads sharing it, in one pass over the codes for all group
-// heads (quant.DotRows; a channel codec's blocks through quant.DotChannelSpan).
-func scoreKeys(sc []float32, ld int, qh []float32, s *Span, kh, d, group int, p *partial) {
+// and the group query heads qh of its dot call (see preparedQuery), in one pass
+// over the codes for all of them (quant.DotRows; a channel codec's blocks through
+// quant.DotChannelSpan).
+func scoreKeys(sc []float32, ld int, qh []float32, s *Span, kh, call, d, group int, p *partial) {
 	k, n := &s.K, s.N
 	switch k.Kind {
 	case F32:
 		quant.MultiDot(sc, ld, qh, group, k.F[kh*k.HeadStride:], k.Stride, n, d)
 	case Rows:
 		if k.Plan != nil {
-			k.Plan.DotRowsPrepared(sc, ld, qh, p.preparedQuery(k.Plan, qh, kh, group), group, k.Bytes[kh*k.HeadStride:], k.Stride, n, p.tile)
+			k.Plan.DotRowsPrepared(sc, ld, qh, p.preparedQuery(k.Plan, qh, call, group), group, k.Bytes[kh*k.HeadStride:], k.Stride, n, p.tile)
 			return
 		}
 		quant.DotRows(k.Row, sc, ld, qh, group, k.Bytes[kh*k.HeadStride:], k.Stride, n, p.tile)

@@ -2,6 +2,8 @@ package attn
 
 import (
 	"fmt"
+
+	"kvq/quant"
 )
 
 // DecodeBatch computes one query per view, as a decode step of several sequences
@@ -13,15 +15,14 @@ import (
 // are computed together over that common part (cascade attention): the longest
 // run of leading spans all the views of a group share and that ends at a multiple
 // of BatchTokens positions (where a query's online-softmax updates end, see
-// runChunk) is scored once for all of their queries, each stored row read once;
-// then each query continues over its own spans from the state the shared part left
-// it. Where the kernels give a query the same bits whatever other queries share
-// the call (queriesIndependent: the float codecs), the shared part is one
-// grouped-query pass whose KV heads serve every sharer's query heads. Otherwise
-// the sharers' queries take the shared spans one online-softmax batch at a time,
-// query after query, each through the kernel call its own Decode makes: the rows
-// are read from memory once and from the core's cache for the others. Views that
-// share nothing are Decodes of their own.
+// runChunk) is one grouped-query pass whose KV heads serve every sharer's query
+// heads, each stored row read from memory once for all of them; then each query
+// continues over its own spans from the state the shared part left it. Where the
+// kernels give a query the same bits whatever other queries share the call (the
+// float codecs; quant.RowsQueriesIndependent), one kernel call scores (or adds)
+// all the sharers' heads; otherwise each query's heads take a call of their own,
+// the one its Decode makes, over rows still in the core's cache (sideSplit). Views
+// that share nothing are Decodes of their own.
 //
 // The work is spread over Options.Workers goroutines (0: DefaultWorkers).
 func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *BatchScratch) error {
@@ -99,7 +100,7 @@ type BatchStats struct {
 	Queries    int   // views computed
 	Shared     int   // of which in a group sharing leading spans
 	Rows       int64 // rows read
-	SharedRows int64 // of which read once for every query of a group (a grouped-query pass)
+	SharedRows int64 // of which read once for every query of a group (a shared pass)
 }
 
 // BatchScratch holds DecodeBatch's reusable buffers and the statistics of its last
@@ -214,9 +215,8 @@ func sameSpan(a, b *Span) bool {
 
 // cascade computes the queries of group g (see DecodeBatch) in two phases. The
 // shared pass runs the group's common spans in the chunks a Decode makes of them,
-// each chunk split over the workers by KV heads, into one state per chunk (head
-// range) and per query — one grouped-query state holding every query's heads where
-// the kernels allow, else one state per query. Then each query, on its own worker,
+// each chunk split over the workers by KV heads, into one grouped-query state per
+// chunk (and head range) holding every query's heads. Then each query, on its own worker,
 // folds its states of the shared chunks in order, the last continued over its own
 // spans of that chunk when it has any, and its own later chunks as a Decode does.
 func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g *cascadeGroup, opt Options, workers int) error {
@@ -227,10 +227,9 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 	}
 	t := len(g.members)
 	d, group := sh.HeadDim, sh.Heads/sh.KVHeads
-	joint := queriesIndependent(shared)
 	scale := opt.scale(d)
-	// Pre-scaled queries: query j's at sc.qs[j·hd:], or, for a joint pass, laid out
-	// (KV head, query, group head) as the heads of one grouped-query shape vsh.
+	// Pre-scaled queries: query j's at qs[j·hd:], and laid out (KV head, query,
+	// group head) as the heads of one grouped-query shape psh in vqs.
 	hd := sh.Heads * d
 	sc.qs = grow32(sc.qs, 2*t*hd)
 	qs, vqs := sc.qs[:t*hd], sc.qs[t*hd:]
@@ -239,15 +238,15 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 			qs[j*hd+c] = x * scale
 		}
 	}
-	psh, m := sh, t // the shape of a state, states per chunk and head range
-	if joint {
-		psh, m = Shape{Heads: sh.KVHeads * t * group, KVHeads: sh.KVHeads, HeadDim: d}, 1
-		for kh := 0; kh < sh.KVHeads; kh++ {
-			for j := range t {
-				copy(vqs[(kh*t+j)*group*d:][:group*d], qs[j*hd+kh*group*d:][:group*d])
-			}
+	psh := Shape{Heads: sh.KVHeads * t * group, KVHeads: sh.KVHeads, HeadDim: d}
+	for kh := 0; kh < sh.KVHeads; kh++ {
+		for j := range t {
+			copy(vqs[(kh*t+j)*group*d:][:group*d], qs[j*hd+kh*group*d:][:group*d])
 		}
 	}
+	// Kernels whose results depend on the queries sharing a call take each query's
+	// group heads in a call of their own, as its Decode does.
+	dotSplit, addSplit := sideSplit(shared, t)
 	sc.chunks = chunkSpans(sc.chunks, shared, opt.chunkTokens())
 	nc := len(sc.chunks)
 	hg := 1
@@ -255,30 +254,17 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 		hg = min(sh.KVHeads, workers)
 	}
 	items := nc * hg
-	for len(sc.parts) < items*m {
+	for len(sc.parts) < items {
 		sc.parts = append(sc.parts, partial{})
 	}
-	parts := sc.parts[:items*m]
+	parts := sc.parts[:items]
 	for i := range parts {
 		parts[i].reset(psh, maxSpan, maxG)
+		parts[i].split(dotSplit, addSplit, sh.KVHeads)
 	}
 	run := func(it int) {
 		c, r := it/hg, it%hg
-		khLo, khHi := r*sh.KVHeads/hg, (r+1)*sh.KVHeads/hg
-		spans := shared[sc.chunks[c][0]:sc.chunks[c][1]]
-		if joint {
-			runChunk(&parts[it], vqs, psh, spans, opt.Rotate, opt.SoftCap, nil, khLo, khHi)
-			return
-		}
-		// One online-softmax batch at a time, query after query: the batch's rows
-		// stay in the core's cache for the queries after the first.
-		for len(spans) > 0 {
-			nb := batchSpans(spans)
-			for j := range t {
-				runChunk(&parts[it*m+j], qs[j*hd:(j+1)*hd], sh, spans[:nb], opt.Rotate, opt.SoftCap, nil, khLo, khHi)
-			}
-			spans = spans[nb:]
-		}
+		runChunk(&parts[it], vqs, psh, shared[sc.chunks[c][0]:sc.chunks[c][1]], opt.Rotate, opt.SoftCap, nil, r*sh.KVHeads/hg, (r+1)*sh.KVHeads/hg)
 	}
 	if workers <= 1 || items == 1 {
 		for it := range items {
@@ -288,19 +274,14 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 		parallelFor(workers, items, run)
 	}
 	for i := range parts {
-		r := parts[i].rows
-		sc.stats.Rows += r
-		if joint {
-			sc.stats.SharedRows += r
-		}
+		sc.stats.Rows += parts[i].rows
+		sc.stats.SharedRows += parts[i].rows
 	}
 	sc.stats.Shared += t
 	// A chunk's head ranges into its first state (disjoint heads: merge copies).
 	for c := range nc {
 		for r := 1; r < hg; r++ {
-			for j := range m {
-				merge(&parts[c*hg*m+j], &parts[(c*hg+r)*m+j], d)
-			}
+			merge(&parts[c*hg], &parts[c*hg+r], d)
 		}
 	}
 
@@ -324,13 +305,7 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 			res.reset(sh, oMaxSpan, oMaxG)
 			for c := range nc {
 				cur.reset(sh, oMaxSpan, oMaxG)
-				src := &parts[c*hg*m]
-				if joint {
-					extract(cur, src, sh, j, t)
-				} else {
-					src = &parts[c*hg*m+j]
-					copyState(cur, src)
-				}
+				extract(cur, &parts[c*hg], sh, j, t)
 				if c == nc-1 && len(rest) > 0 && rest[0].Pos/opt.chunkTokens() == lastChunk {
 					k := 1
 					for k < len(rest) && rest[k].Pos/opt.chunkTokens() == lastChunk {
@@ -390,11 +365,35 @@ func extract(p, src *partial, sh Shape, j, t int) {
 	}
 }
 
-// copyState sets p's state to src's (the same shape).
-func copyState(p, src *partial) {
-	copy(p.m, src.m)
-	copy(p.l, src.l)
-	copy(p.acc, src.acc)
+// sideSplit returns how many calls the kernels take a KV head's group heads of t
+// queries in, for the keys and for the values of spans: 1 where they give each
+// query the same bits whatever other queries share the call
+// (quant.RowsQueriesIndependent, ChannelQueriesIndependent), else t, a call per
+// query as its own Decode makes.
+func sideSplit(spans []Span, t int) (dot, add int) {
+	dot, add = 1, 1
+	for i := range spans {
+		if dot == 1 && !sideIndependent(&spans[i].K, false) {
+			dot = t
+		}
+		if add == 1 && !sideIndependent(&spans[i].V, true) {
+			add = t
+		}
+	}
+	return dot, add
+}
+
+// sideIndependent reports whether the kernels over c, keys or values, give each
+// query the same bits whatever other queries share the call. Values stored per
+// channel are not claimed to.
+func sideIndependent(c *Src, values bool) bool {
+	switch c.Kind {
+	case Rows:
+		return quant.RowsQueriesIndependent(c.Row)
+	case Channel:
+		return !values && quant.ChannelQueriesIndependent()
+	}
+	return true
 }
 
 // growErrs returns (*b)[:n] cleared, growing it if needed.

@@ -54,9 +54,9 @@ func moved(spans []Span, d int) []Span {
 // TestDecodeBatchIsDecode: views sharing a stored prefix (the same spans, then each
 // its own), computed together, give each query the bits of its own Decode, for every
 // storage kind, grouped-query shapes, chunk lengths and worker counts, under the SIMD
-// and the scalar kernels; the shared part is read once for all queries of a group
-// where the kernels allow it (and in the kernels' own calls, query after query,
-// where they do not). A view over other storage is decoded alone beside them.
+// and the scalar kernels (whose calls may take every sharer's queries at once); the
+// shared part is read once for all queries of a group. A view over other storage
+// is decoded alone beside them.
 func TestDecodeBatchIsDecode(t *testing.T) {
 	defer SetSIMD(KernelName() != "scalar")
 	for _, simd := range []bool{true, false} {
@@ -108,16 +108,11 @@ func testDecodeBatch(t *testing.T, r *rand.Rand, sh Shape, kk, vk sideKind) {
 		// The part shared: the common spans up to the last multiple of BatchTokens
 		// one ends at (512, unless a channel codec's span leaves positions out).
 		shared := views[sharers-1]
-		joint := queriesIndependent(shared)
 		sharedRows, wantShared := int64(viewTokens(shared)*sh.KVHeads), sharers
 		if len(shared) == 0 {
 			wantShared = 0
 		}
-		if joint {
-			wantRows -= (sharers - 1) * sharedRows
-		} else {
-			sharedRows = 0
-		}
+		wantRows -= (sharers - 1) * sharedRows
 		for _, workers := range []int{1, 2, 3} {
 			var sc BatchScratch
 			for i := range out {
@@ -136,8 +131,8 @@ func testDecodeBatch(t *testing.T, r *rand.Rand, sh Shape, kk, vk sideKind) {
 			}
 			st := sc.Stats()
 			if st.Queries != n || st.Shared != wantShared || st.Rows != wantRows || st.SharedRows != sharedRows {
-				t.Errorf("chunks %d, workers %d: stats %+v, want %d queries, %d shared, %d rows of which %d shared (joint pass %v)",
-					ct, workers, st, n, wantShared, wantRows, sharedRows, joint)
+				t.Errorf("chunks %d, workers %d: stats %+v, want %d queries, %d shared, %d rows of which %d shared",
+					ct, workers, st, n, wantShared, wantRows, sharedRows)
 			}
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"kvq/attn"
 	"kvq/internal/procstat"
 )
 
@@ -13,9 +12,9 @@ import (
 // sequence adopting the prompt's cached blocks — decoding side by side get from
 // AttendBatch the bits Attend gives each alone, for every codec family, with and
 // without attention windows and sinks; the history they share is computed once for
-// all of them (AttendStats.SharedQueries), its rows read once where the kernels
-// allow a joint pass (the float codecs: AttendStats.SharedRows, and fewer rows read
-// than the queries see), while a sequence with its own copy is attended alone.
+// all of them (AttendStats.SharedQueries), its rows read once (AttendStats.SharedRows,
+// and fewer rows read than the queries see), while a sequence with its own copy is
+// attended alone.
 func TestAttendBatchShared(t *testing.T) {
 	const prompt, steps = 600, 4
 	specs := []string{"f16", "q8", "q4", "fp8e4m3", "kivi4/kivi2", "kivi4/kivi2:r=20", "kivi2:rope=pre/kivi2", "q4:sinks=4"}
@@ -119,9 +118,8 @@ func TestAttendBatchShared(t *testing.T) {
 				if got.SharedQueries != wantShared {
 					t.Errorf("stats %+v: want %d shared queries", got, wantShared)
 				}
-				joint := wantShared > 0 && (spec == "f16" || spec == "fp8e4m3" || attn.KernelName() == "scalar")
-				if joint != (got.SharedRows > 0) || (joint && got.Rows >= seen) || (!joint && got.Rows != seen) {
-					t.Errorf("stats %+v: the queries see %d rows; want rows read once for all sharers: %v", got, seen, joint)
+				if sharing := wantShared > 0; sharing != (got.SharedRows > 0) || (sharing && got.Rows >= seen) || (!sharing && got.Rows != seen) {
+					t.Errorf("stats %+v: the queries see %d rows; want rows read once for all sharers: %v", got, seen, sharing)
 				}
 			})
 		}
