@@ -1,11 +1,20 @@
 // Package engine schedules many completion requests over one model and one KV cache
 // with continuous batching: requests join and leave the running batch at every step.
 //
-// Each step is one model.Forward over a batch of spans, built within a token budget
-// (Config.MaxBatchTokens): first one decode token for every running choice, then
-// prefill chunks of running requests whose prompt (or recomputation) is incomplete,
-// then new requests admitted from the waiting queue in arrival order while the
-// sequence limit (Config.MaxRunning) and the cache's free memory allow.
+// Each step is one model.Forward over a batch of spans, built within a token budget:
+// first one decode token for every running choice, then prefill chunks of running
+// requests whose prompt (or recomputation) is incomplete, then new requests admitted
+// from the waiting queue in arrival order while the sequence limit
+// (Config.MaxRunning) and the cache's free memory allow.
+//
+// Mixed load (chunked prefill as in Sarathi-Serve and vLLM): while any sequence is
+// decoding, a step holds at most Config.DecodeStepTokens tokens, so a long prompt
+// prefills over several steps and every decoding sequence waits at most one such
+// step per token (a step's time grows with its tokens); only steps without decodes
+// use the whole Config.MaxBatchTokens. Within a step every pending prefill first
+// gets at most Config.LongPrefillTokens, in arrival order, so that several prompts
+// share the step and a short one starts beside a long one instead of behind it;
+// the budget left then extends the chunks, shortest remaining prompt first.
 //
 // Memory: a waiting request starts only if the cache's free memory covers what the
 // running sequences still have to compute plus one block of growth each, the new
@@ -52,16 +61,36 @@ import (
 // the step budget, not the cache's memory, bounded how many sequences ran
 // (llama-134m, kivi4/kivi2, 64 MiB: 7 sequences at 512, 15 at 2048, the memory's
 // limit); decode tokens still go first in every step.
+//
+// DefaultDecodeStepTokens bounds steps beside decoding sequences: at ~2000 prefill
+// tokens/s (llama-134m Q8_0, 2 threads) a step of 256 tokens takes ~130 ms, the
+// inter-token latency a long prompt can add, against ~1 s for a 2048-token step.
 const (
-	DefaultMaxBatchTokens = 2048
-	DefaultMaxRunning     = 64
-	DefaultMaxQueue       = 1024
+	DefaultMaxBatchTokens   = 2048
+	DefaultDecodeStepTokens = 256
+	DefaultMaxRunning       = 64
+	DefaultMaxQueue         = 1024
 )
 
 // Config tunes an Engine. The zero value selects the defaults.
 type Config struct {
 	// MaxBatchTokens is the number of tokens (decode + prefill) per forward step.
 	MaxBatchTokens int
+	// DecodeStepTokens is the number of tokens per step while any sequence is
+	// decoding: prefill chunks fill what the decode tokens leave, at least
+	// LongPrefillTokens so that prompts always progress. It bounds inter-token
+	// latency to the time of a step of this many tokens (of decodes + LongPrefillTokens
+	// when more sequences decode). 0 means min(DefaultDecodeStepTokens,
+	// MaxBatchTokens); MaxBatchTokens lets prefill take whole steps beside decodes
+	// (throughput first, for offline work).
+	DecodeStepTokens int
+	// LongPrefillTokens is the share of a step each pending prefill gets before any
+	// gets more: running prefills, then requests admitted from the queue, each in
+	// arrival order, take at most this many tokens; the budget left then extends
+	// their chunks, shortest remaining first. A prompt of at most this many tokens
+	// thus starts and completes in the first step with room for it, whatever long
+	// prompts prefill beside it. 0 means a quarter of DecodeStepTokens.
+	LongPrefillTokens int
 	// MaxRunning is the maximum number of sequences (choices) in the running batch;
 	// it must not exceed MaxBatchTokens.
 	MaxRunning int
@@ -215,11 +244,21 @@ func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
 	if cfg.PrefillChunk == 0 {
 		cfg.PrefillChunk = cfg.MaxBatchTokens
 	}
+	if cfg.DecodeStepTokens == 0 {
+		cfg.DecodeStepTokens = min(DefaultDecodeStepTokens, cfg.MaxBatchTokens)
+	}
+	if cfg.LongPrefillTokens == 0 {
+		cfg.LongPrefillTokens = max(1, cfg.DecodeStepTokens/4)
+	}
 	switch {
 	case cfg.MaxBatchTokens < 1:
 		return nil, fmt.Errorf("engine: MaxBatchTokens = %d, must be ≥ 1", cfg.MaxBatchTokens)
 	case cfg.MaxRunning < 1 || cfg.MaxRunning > cfg.MaxBatchTokens:
 		return nil, fmt.Errorf("engine: MaxRunning = %d, must be in [1, MaxBatchTokens = %d]", cfg.MaxRunning, cfg.MaxBatchTokens)
+	case cfg.DecodeStepTokens < 1 || cfg.DecodeStepTokens > cfg.MaxBatchTokens:
+		return nil, fmt.Errorf("engine: DecodeStepTokens = %d, must be in [1, MaxBatchTokens = %d]", cfg.DecodeStepTokens, cfg.MaxBatchTokens)
+	case cfg.LongPrefillTokens < 1:
+		return nil, fmt.Errorf("engine: LongPrefillTokens = %d, must be ≥ 1", cfg.LongPrefillTokens)
 	case cfg.PrefillChunk < 1:
 		return nil, fmt.Errorf("engine: PrefillChunk = %d, must be ≥ 1", cfg.PrefillChunk)
 	case cfg.MaxQueue < 1:

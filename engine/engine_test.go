@@ -174,6 +174,7 @@ func TestBatchedGreedyEqualsSolo(t *testing.T) {
 		{"defaults", "f32", Config{}, 0},
 		{"small steps", "f32", Config{MaxBatchTokens: 5, MaxRunning: 3}, 0},
 		{"one at a time", "f32", Config{MaxRunning: 1}, 0},
+		{"small steps beside decodes", "f32", Config{MaxBatchTokens: 32, DecodeStepTokens: 6, LongPrefillTokens: 2}, 0},
 		{"kivi4/kivi2", "kivi4/kivi2:r=16", Config{MaxBatchTokens: 7}, 0},
 		{"q8", "q8", Config{}, 0},
 		{"default blocks", "f32", Config{MaxBatchTokens: 5, MaxRunning: 3}, kv.DefaultBlockTokens},

@@ -259,8 +259,10 @@ func (e *Engine) runningSeqs() int {
 	return n
 }
 
-// plan builds the next batch: decode tokens first, then prefill chunks of running
-// requests, then, if admit, newly admitted requests, all within MaxBatchTokens.
+// plan builds the next batch: a decode token of every decoding choice, then prefill
+// chunks of running requests, then, if admit, of newly admitted requests. The budget
+// is MaxBatchTokens, DecodeStepTokens when choices decode; each prefill first gets at
+// most LongPrefillTokens, then what is left extends them (see extend).
 func (e *Engine) plan(admit bool) []span {
 	budget := e.cfg.MaxBatchTokens
 	var plan []span
@@ -272,10 +274,15 @@ func (e *Engine) plan(admit bool) []span {
 			}
 		}
 	}
+	decodes := len(plan)
+	if decodes > 0 {
+		budget = min(budget, max(e.cfg.DecodeStepTokens-decodes, e.cfg.LongPrefillTokens))
+	}
+	share := e.cfg.LongPrefillTokens
 	for _, r := range e.running {
 		for _, c := range r.choices {
 			if budget > 0 && c.hasSeq && c.active() && c.need() > 1 {
-				if n := e.chunk(r, c, budget); n > 0 {
+				if n := e.chunk(r, c, min(budget, share)); n > 0 {
 					plan = append(plan, span{r, c, n})
 					budget -= n
 				}
@@ -309,12 +316,37 @@ func (e *Engine) plan(admit bool) []span {
 			continue
 		}
 		seqs += k
-		if n := e.chunk(r, c, budget); n > 0 {
+		if n := e.chunk(r, c, min(budget, share)); n > 0 {
 			plan = append(plan, span{r, c, n})
 			budget -= n
 		}
 	}
+	e.extend(plan[decodes:], budget)
 	return plan
+}
+
+// extend gives the budget left after every prefill had its share to the prefill
+// spans pre, the one with the fewest tokens still to compute first (ties in
+// plan order): short prompts finish in this step, long ones take the rest.
+func (e *Engine) extend(pre []span, budget int) {
+	if budget <= 0 || len(pre) == 0 {
+		return
+	}
+	order := make([]int, len(pre))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return (pre[a].c.need() - pre[a].n) - (pre[b].c.need() - pre[b].n)
+	})
+	for _, i := range order {
+		p := &pre[i]
+		more := e.chunk(p.r, p.c, p.n+budget) - p.n
+		p.n += more
+		if budget -= more; budget == 0 {
+			return
+		}
+	}
 }
 
 // prefixComing reports whether a running request is still computing a prompt that

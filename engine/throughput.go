@@ -3,23 +3,62 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"time"
 
 	"kvq/kv"
 	"kvq/model"
 )
 
-// ThroughputConfig describes an offline throughput run: Requests synthetic requests,
-// all submitted at once, each a prompt of PromptLen token ids followed by exactly
-// GenLen greedy tokens (EOS ignored).
+// ThroughputConfig describes a throughput run: Requests synthetic requests, each a
+// prompt of PromptLen token ids (LongPromptLen for LongRequests of them, spread
+// evenly) followed by exactly GenLen greedy tokens (EOS ignored). All are submitted
+// at once (offline), or with Concurrency > 0 by that many clients that each submit
+// their next request when the previous one ends (a serving benchmark's closed loop).
 type ThroughputConfig struct {
-	Requests     int
-	PromptLen    int // tokens per prompt, BOS included when the model adds one
-	GenLen       int // tokens generated per request
-	SharedPrefix int // the first SharedPrefix prompt tokens are the same in every request
-	Seed         uint64
-	Engine       Config // MaxQueue is raised to Requests if smaller
+	Requests      int
+	PromptLen     int // tokens per prompt, BOS included when the model adds one
+	GenLen        int // tokens generated per request
+	SharedPrefix  int // the first SharedPrefix prompt tokens are the same in every request
+	LongRequests  int // requests with a prompt of LongPromptLen tokens instead
+	LongPromptLen int
+	Concurrency   int // requests in flight at most; 0: all submitted at once
+	Seed          uint64
+	Engine        Config // MaxQueue is raised to Requests if smaller
+}
+
+// Latency is the distribution of one latency over a run's requests, in milliseconds.
+type Latency struct {
+	Count int     `json:"count"`
+	Mean  float64 `json:"mean_ms"`
+	P50   float64 `json:"p50_ms"`
+	P99   float64 `json:"p99_ms"`
+	Max   float64 `json:"max_ms"`
+}
+
+// latencyOf summarizes ds (it sorts them); the percentiles are nearest-rank.
+func latencyOf(ds []time.Duration) Latency {
+	if len(ds) == 0 {
+		return Latency{}
+	}
+	slices.Sort(ds)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+	rank := func(q float64) time.Duration { return ds[max(0, int(math.Ceil(q*float64(len(ds))))-1)] }
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return Latency{Count: len(ds), Mean: ms(sum) / float64(len(ds)), P50: ms(rank(0.5)), P99: ms(rank(0.99)), Max: ms(ds[len(ds)-1])}
+}
+
+// Latencies are the time to first token (from Submit) and the inter-token latency
+// (between consecutive tokens of a request) of a class of requests.
+type Latencies struct {
+	TTFT Latency `json:"ttft"`
+	ITL  Latency `json:"itl"`
 }
 
 // ThroughputResult holds the figures of a throughput run. Rates are per second of
@@ -60,6 +99,10 @@ type ThroughputResult struct {
 	BytesPerToken float64 `json:"bytes_per_token"`
 	MeanTTFTms    float64 `json:"mean_ttft_ms"`
 	MeanITLms     float64 `json:"mean_itl_ms"`
+	// Short and Long: latencies of the requests with PromptLen and with
+	// LongPromptLen tokens.
+	Short Latencies  `json:"short"`
+	Long  *Latencies `json:"long,omitempty"`
 }
 
 // poolStatser is implemented by caches that report block pool figures (kv.Store).
@@ -109,12 +152,32 @@ func SyntheticPrompts(m *model.Model, n, p, s int, seed uint64) ([][]int32, erro
 // The engine is closed before Throughput returns; c is left empty of sequences.
 func Throughput(m *model.Model, c kv.Cache, tc ThroughputConfig) (ThroughputResult, error) {
 	res := ThroughputResult{Requests: tc.Requests, PromptLen: tc.PromptLen, GenLen: tc.GenLen, SharedPrefix: tc.SharedPrefix}
-	if tc.GenLen < 1 {
+	switch {
+	case tc.GenLen < 1:
 		return res, fmt.Errorf("engine: throughput: gen-len %d must be ≥ 1", tc.GenLen)
+	case tc.LongRequests < 0 || tc.LongRequests > tc.Requests:
+		return res, fmt.Errorf("engine: throughput: %d long requests, want 0 to %d", tc.LongRequests, tc.Requests)
+	case tc.LongRequests > 0 && tc.LongPromptLen < tc.SharedPrefix:
+		return res, fmt.Errorf("engine: throughput: long prompts of %d tokens, want at least the %d shared", tc.LongPromptLen, tc.SharedPrefix)
+	case tc.Concurrency < 0:
+		return res, fmt.Errorf("engine: throughput: concurrency %d must be ≥ 0", tc.Concurrency)
 	}
 	prompts, err := SyntheticPrompts(m, tc.Requests, tc.PromptLen, tc.SharedPrefix, tc.Seed)
 	if err != nil {
 		return res, err
+	}
+	long := make([]bool, len(prompts))
+	if tc.LongRequests > 0 {
+		lp, err := SyntheticPrompts(m, tc.LongRequests, tc.LongPromptLen, tc.SharedPrefix, tc.Seed^0x6c6f6e67)
+		if err != nil {
+			return res, err
+		}
+		for j, p := range lp {
+			copy(p, prompts[0][:tc.SharedPrefix]) // the short prompts' shared prefix
+			// The j-th long request is the last of the j-th of LongRequests equal runs.
+			i := (j+1)*tc.Requests/tc.LongRequests - 1
+			prompts[i], long[i] = p, true
+		}
 	}
 	ps, _ := c.(poolStatser)
 	var (
@@ -159,21 +222,69 @@ func Throughput(m *model.Model, c kv.Cache, tc ThroughputConfig) (ThroughputResu
 	if err != nil {
 		return res, err
 	}
+	// Token times per request, written on the scheduler goroutine (OnToken) and read
+	// after the request's Wait.
+	times := make([][]time.Time, len(prompts))
 	reqs := make([]Request, len(prompts))
 	for i, p := range prompts {
-		reqs[i] = Request{Prompt: p, MaxTokens: tc.GenLen, IgnoreEOS: true}
+		reqs[i] = Request{Prompt: p, MaxTokens: tc.GenLen, IgnoreEOS: true,
+			OnToken: func(Event) { times[i] = append(times[i], time.Now()) }}
+	}
+	var (
+		mu       sync.Mutex
+		firstErr error
+		lat      [2]struct{ ttft, itl []time.Duration } // short, long
+	)
+	record := func(i int, r Result, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("engine: throughput: request %d: %w", i, err)
+			}
+			return
+		}
+		l := &lat[0]
+		if long[i] {
+			l = &lat[1]
+		}
+		l.ttft = append(l.ttft, r.TimeToFirstToken)
+		for k := 1; k < len(times[i]); k++ {
+			l.itl = append(l.itl, times[i][k].Sub(times[i][k-1]))
+		}
 	}
 	t0 := time.Now()
-	streams, err := e.SubmitBatch(context.Background(), reqs)
-	if err != nil {
-		e.Close(context.Background())
-		return res, fmt.Errorf("engine: throughput: %w", err)
-	}
-	var firstErr error
-	for i, s := range streams {
-		if _, err := s.Wait(); err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("engine: throughput: request %d: %w", i, err)
+	if tc.Concurrency == 0 {
+		streams, err := e.SubmitBatch(context.Background(), reqs)
+		if err != nil {
+			e.Close(context.Background())
+			return res, fmt.Errorf("engine: throughput: %w", err)
 		}
+		for i, s := range streams {
+			r, err := s.Wait()
+			record(i, r, err)
+		}
+	} else {
+		next := make(chan int, len(reqs))
+		for i := range reqs {
+			next <- i
+		}
+		close(next)
+		var wg sync.WaitGroup
+		for range min(tc.Concurrency, len(reqs)) {
+			wg.Go(func() {
+				for i := range next {
+					s, err := e.Submit(context.Background(), reqs[i])
+					if err != nil {
+						record(i, Result{}, err)
+						continue
+					}
+					r, err := s.Wait()
+					record(i, r, err)
+				}
+			})
+		}
+		wg.Wait()
 	}
 	secs := time.Since(t0).Seconds()
 	if err := e.Close(context.Background()); err != nil && firstErr == nil {
@@ -209,6 +320,10 @@ func Throughput(m *model.Model, c kv.Cache, tc ThroughputConfig) (ThroughputResu
 	}
 	if st.ITLCount > 0 {
 		res.MeanITLms = float64(st.ITLSum.Microseconds()) / 1e3 / float64(st.ITLCount)
+	}
+	res.Short = Latencies{latencyOf(lat[0].ttft), latencyOf(lat[0].itl)}
+	if tc.LongRequests > 0 {
+		res.Long = &Latencies{latencyOf(lat[1].ttft), latencyOf(lat[1].itl)}
 	}
 	return res, firstErr
 }

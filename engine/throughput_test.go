@@ -3,6 +3,7 @@ package engine
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestSyntheticPrompts(t *testing.T) {
@@ -114,5 +115,75 @@ func TestSharedPrefixWaits(t *testing.T) {
 				t.Errorf("shared-prefix hit rate %.3f, want %.3f (%d prefill tokens)", res.SharedHitRate, want, res.PrefillTokens)
 			}
 		})
+	}
+}
+
+// TestThroughputMixed: a mixed workload from closed-loop clients reports the
+// latencies of short and long requests apart, one time to first token per request
+// and one inter-token latency per further token.
+func TestThroughputMixed(t *testing.T) {
+	m := loadModel(t)
+	const n, long, p, lp, g = 10, 2, 12, 150, 6
+	res, err := Throughput(m, newCache(t, m, "f32", 0), ThroughputConfig{Requests: n, PromptLen: p, GenLen: g,
+		LongRequests: long, LongPromptLen: lp, Concurrency: 4, Seed: 1, Engine: Config{MaxBatchTokens: 64, DecodeStepTokens: 16}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PromptTokens != (n-long)*p+long*lp || res.GeneratedTokens != n*g {
+		t.Errorf("%d prompt and %d generated tokens, want %d and %d", res.PromptTokens, res.GeneratedTokens, (n-long)*p+long*lp, n*g)
+	}
+	if res.Long == nil {
+		t.Fatal("no latencies of long requests")
+	}
+	for _, c := range []struct {
+		name string
+		l    Latencies
+		reqs int
+	}{{"short", res.Short, n - long}, {"long", *res.Long, long}} {
+		if c.l.TTFT.Count != c.reqs || c.l.ITL.Count != c.reqs*(g-1) {
+			t.Errorf("%s: %d times to first token, %d inter-token latencies; want %d and %d", c.name, c.l.TTFT.Count, c.l.ITL.Count, c.reqs, c.reqs*(g-1))
+		}
+		for _, l := range []Latency{c.l.TTFT, c.l.ITL} {
+			if !(0 < l.P50 && l.P50 <= l.P99 && l.P99 <= l.Max && l.Mean <= l.Max) {
+				t.Errorf("%s: %+v", c.name, l)
+			}
+		}
+	}
+	for _, bad := range []ThroughputConfig{
+		{Requests: 2, PromptLen: 4, GenLen: 1, LongRequests: 3, LongPromptLen: 8},
+		{Requests: 2, PromptLen: 4, GenLen: 1, LongRequests: 1, LongPromptLen: 2, SharedPrefix: 3},
+		{Requests: 2, PromptLen: 4, GenLen: 1, Concurrency: -1},
+	} {
+		if _, err := Throughput(m, newCache(t, m, "f32", 0), bad); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+func TestLatencyOf(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		var ds []time.Duration
+		for _, x := range v {
+			ds = append(ds, time.Duration(x)*time.Millisecond)
+		}
+		return ds
+	}
+	desc := make([]int, 200) // 200 ms down to 1 ms
+	for i := range desc {
+		desc[i] = 200 - i
+	}
+	for _, tc := range []struct {
+		in   []time.Duration
+		want Latency
+	}{
+		{nil, Latency{}},
+		{ms(7), Latency{Count: 1, Mean: 7, P50: 7, P99: 7, Max: 7}},
+		{ms(4, 1, 3, 2), Latency{Count: 4, Mean: 2.5, P50: 2, P99: 4, Max: 4}},
+		// Nearest rank: p99 of 200 values is the 198th.
+		{ms(desc...), Latency{Count: 200, Mean: 100.5, P50: 100, P99: 198, Max: 200}},
+	} {
+		if got := latencyOf(tc.in); got != tc.want {
+			t.Errorf("latencyOf(%v) = %+v, want %+v", tc.in, got, tc.want)
+		}
 	}
 }

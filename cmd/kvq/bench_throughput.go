@@ -22,6 +22,10 @@ type throughputReport struct {
 	MaxBatchTokens      int     `json:"max_batch_tokens"`
 	MaxRunning          int     `json:"max_running"`
 	PrefillChunk        int     `json:"prefill_chunk"`
+	DecodeStepTokens    int     `json:"decode_step_tokens"`
+	LongPrefillTokens   int     `json:"long_prefill_tokens"`
+	LongPromptLen       int     `json:"long_prompt_len,omitempty"`
+	Concurrency         int     `json:"concurrency,omitempty"`
 	Window              int     `json:"window,omitempty"`
 	Sinks               int     `json:"sinks,omitempty"`
 	PrefixCaching       bool    `json:"prefix_caching"`
@@ -53,6 +57,11 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	maxBatch := fs.Int("max-batch-tokens", engine.DefaultMaxBatchTokens, "tokens per engine step")
 	maxRunning := fs.Int("max-running", 256, "maximum concurrent sequences (≤ max-batch-tokens)")
 	prefillChunk := fs.Int("prefill-chunk", 0, "most tokens of one sequence per step (0: max-batch-tokens)")
+	decodeStep := fs.Int("decode-step-tokens", 0, fmt.Sprintf("tokens per step while sequences decode, bounding inter-token latency (0: max-batch-tokens when all requests are submitted at once, as offline; %d with --concurrency, as kvq serve)", engine.DefaultDecodeStepTokens))
+	longPrefill := fs.Int("long-prefill-tokens", 0, "share of a step each pending prompt gets before any gets more (0: a quarter of --decode-step-tokens)")
+	longRequests := fs.Int("long-requests", 0, "of the requests, this many have a prompt of --long-prompt-len tokens instead (spread evenly): a mixed workload")
+	longPromptLen := fs.Int("long-prompt-len", 0, "prompt tokens of the --long-requests")
+	concurrency := fs.Int("concurrency", 0, "submit requests from this many clients, each sending its next request when the previous one ends (0: all at once)")
 	window := fs.Int("window", 0, "keep only the first --sinks and the last N tokens of every sequence (0: keep all)")
 	sinks := fs.Int("sinks", 4, "attention-sink tokens kept with --window")
 	noPrefix := fs.Bool("no-prefix-cache", false, "turn prefix caching off")
@@ -68,6 +77,16 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 		return usagef(fs, "--requests must be ≥ 1, got %d", *requests)
 	case *promptLen < 1 || *genLen < 1:
 		return usagef(fs, "--prompt-len and --gen-len must be ≥ 1, got %d and %d", *promptLen, *genLen)
+	case *longRequests < 0 || *longRequests > *requests:
+		return usagef(fs, "--long-requests must be in [0, requests = %d], got %d", *requests, *longRequests)
+	case *longRequests > 0 && (*longPromptLen < 1 || *longPromptLen < *shared):
+		return usagef(fs, "--long-prompt-len must be ≥ 1 and ≥ --shared-prefix with --long-requests, got %d", *longPromptLen)
+	case *concurrency < 0:
+		return usagef(fs, "--concurrency must be ≥ 0, got %d", *concurrency)
+	case *decodeStep < 0 || *decodeStep > *maxBatch:
+		return usagef(fs, "--decode-step-tokens must be in [0, max-batch-tokens = %d], got %d", *maxBatch, *decodeStep)
+	case *longPrefill < 0:
+		return usagef(fs, "--long-prefill-tokens must be ≥ 0, got %d", *longPrefill)
 	case *shared < 0 || *shared > *promptLen:
 		return usagef(fs, "--shared-prefix must be in [0, prompt-len = %d], got %d", *promptLen, *shared)
 	case *blockTokens < 0:
@@ -78,8 +97,8 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
-	if *window == 0 && *promptLen+*genLen > m.Ctx {
-		return usagef(fs, "--prompt-len %d + --gen-len %d exceeds the model's context of %d tokens", *promptLen, *genLen, m.Ctx)
+	if *window == 0 && max(*promptLen, *longPromptLen)+*genLen > m.Ctx {
+		return usagef(fs, "--prompt-len %d (--long-prompt-len %d) + --gen-len %d exceeds the model's context of %d tokens", *promptLen, *longPromptLen, *genLen, m.Ctx)
 	}
 	cfg, err := m.CacheConfig(*cacheSpec, *cacheLayers)
 	if err != nil {
@@ -104,7 +123,11 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ecfg := engine.Config{MaxBatchTokens: *maxBatch, MaxRunning: min(*maxRunning, *maxBatch), PrefillChunk: *prefillChunk}
+	if *decodeStep == 0 && *concurrency == 0 {
+		*decodeStep = *maxBatch // offline: throughput first
+	}
+	ecfg := engine.Config{MaxBatchTokens: *maxBatch, MaxRunning: min(*maxRunning, *maxBatch), PrefillChunk: *prefillChunk,
+		DecodeStepTokens: *decodeStep, LongPrefillTokens: *longPrefill}
 	if *window > 0 {
 		ecfg.Window, ecfg.Sinks = *window, *sinks
 	}
@@ -127,6 +150,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	defer stopProfile()
 	res, err := engine.Throughput(m, c, engine.ThroughputConfig{
 		Requests: *requests, PromptLen: *promptLen, GenLen: *genLen, SharedPrefix: *shared, Seed: *seed, Engine: ecfg,
+		LongRequests: *longRequests, LongPromptLen: *longPromptLen, Concurrency: *concurrency,
 	})
 	stopProfile()
 	bar.done()
@@ -136,6 +160,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	rep := throughputReport{
 		Model: modelName(mf.path), Cache: cfg.Spec.String(), CacheLayers: *cacheLayers,
 		BlockTokens: c.PoolStats().BlockTokens, MaxBatchTokens: ecfg.MaxBatchTokens, MaxRunning: ecfg.MaxRunning, PrefillChunk: *prefillChunk,
+		DecodeStepTokens: ecfg.DecodeStepTokens, LongPrefillTokens: ecfg.LongPrefillTokens, LongPromptLen: *longPromptLen, Concurrency: *concurrency,
 		Window: ecfg.Window, Sinks: ecfg.Sinks, PrefixCaching: c.PrefixCaching(),
 		SteadyBytesPerToken: steady, SeqTail: tail, SeqBlockBytes: seqBytes - tail.Bytes, ThroughputResult: res,
 		DecodeAttention: c.AttendStats(),
@@ -162,6 +187,16 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 			100*float64(da.SharedQueries)/float64(da.Queries), 100*float64(da.SharedRows)/float64(max(1, da.Rows)))
 	}
 	fmt.Fprintf(stdout, "latency         mean time to first token %.1f ms, inter-token %.2f ms\n", res.MeanTTFTms, res.MeanITLms)
+	latencyLine := func(name string, l engine.Latencies) {
+		fmt.Fprintf(stdout, "%-15s TTFT p50 %.1f p99 %.1f max %.1f ms; ITL p50 %.2f p99 %.2f max %.2f ms (%d requests)\n",
+			name, l.TTFT.P50, l.TTFT.P99, l.TTFT.Max, l.ITL.P50, l.ITL.P99, l.ITL.Max, l.TTFT.Count)
+	}
+	if res.Long == nil {
+		latencyLine("percentiles", res.Short)
+	} else {
+		latencyLine(fmt.Sprintf("short (%d tok)", res.PromptLen), res.Short)
+		latencyLine(fmt.Sprintf("long (%d tok)", *longPromptLen), *res.Long)
+	}
 	if *breakdown {
 		rep.Breakdown = breakdownMicros(&timings)
 		fmt.Fprintf(stdout, "per pass (%d)   ", timings.Passes)

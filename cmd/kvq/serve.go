@@ -44,6 +44,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	maxRunning := fs.Int("max-running", engine.DefaultMaxRunning, "maximum sequences decoded together (≤ --max-batch-tokens)")
 	maxQueue := fs.Int("max-queue", 256, "maximum requests waiting to start; more get 429")
 	maxBatch := fs.Int("max-batch-tokens", engine.DefaultMaxBatchTokens, "tokens per engine step (decode + prefill)")
+	decodeStep := fs.Int("decode-step-tokens", 0, fmt.Sprintf("tokens per engine step while sequences decode: long prompts prefill in chunks beside them, and inter-token latency stays within the time of such a step (0: %d or --max-batch-tokens if fewer; --max-batch-tokens: throughput first)", engine.DefaultDecodeStepTokens))
+	longPrefill := fs.Int("long-prefill-tokens", 0, "share of a step each pending prompt gets before any gets more, so short prompts start beside long ones (0: a quarter of --decode-step-tokens)")
 	apiKey := fs.String("api-key", "", "require this bearer `KEY` on /v1/ routes (default: $KVQ_API_KEY if set)")
 	name := fs.String("model-name", "", "model `ID` reported to clients (default: the model's name)")
 	origins := fs.String("allowed-origins", "", "comma-separated browser `ORIGINS` allowed to call the API (CORS), or * for any; default none")
@@ -76,6 +78,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return usagef(fs, "--port must be in [0, 65535], got %d", *port)
 	case *maxRunning < 1 || *maxRunning > *maxBatch:
 		return usagef(fs, "--max-running must be in [1, --max-batch-tokens = %d], got %d", *maxBatch, *maxRunning)
+	case *decodeStep < 0 || *decodeStep > *maxBatch:
+		return usagef(fs, "--decode-step-tokens must be in [0, --max-batch-tokens = %d], got %d", *maxBatch, *decodeStep)
+	case *longPrefill < 0:
+		return usagef(fs, "--long-prefill-tokens must be ≥ 0, got %d", *longPrefill)
 	case *maxQueue < 1:
 		return usagef(fs, "--max-queue must be ≥ 1, got %d", *maxQueue)
 	case *readHeaderTimeout < 0 || *readTimeout < 0 || *writeTimeout < 0 || *idleTimeout < 0 || *requestTimeout < 0:
@@ -215,7 +221,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		cache = tc
 		log.Info("kv tiers", "search_order", strings.Join(tc.Tiers(), " "), "timeout", *tierTimeout)
 	}
-	if err := srv.Start(m, cache, engine.Config{MaxBatchTokens: *maxBatch, MaxRunning: *maxRunning, MaxQueue: *maxQueue}); err != nil {
+	if err := srv.Start(m, cache, engine.Config{MaxBatchTokens: *maxBatch, MaxRunning: *maxRunning, MaxQueue: *maxQueue,
+		DecodeStepTokens: *decodeStep, LongPrefillTokens: *longPrefill}); err != nil {
 		srv.Shutdown(context.Background())
 		return err
 	}
