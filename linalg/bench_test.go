@@ -99,17 +99,20 @@ func BenchmarkModel(b *testing.B) {
 		up := benchMatrix(b, typ, 2048, 768)
 		down := benchMatrix(b, typ, 768, 2048)
 		// Each layer gets its own copies so the weights stream from memory, as in a model,
-		// in huge pages where offered, as the model's preloaded weights are.
+		// in huge pages where offered, as the model's preloaded weights are; each copy
+		// has its own row tables (NewMatrix), streamed from memory too.
 		cp := func(m Matrix) Matrix {
-			r, err := hugemem.Map(len(m.Data))
-			if err != nil {
-				m.Data = append([]byte(nil), m.Data...)
-				return m
+			data := []byte(nil)
+			if r, err := hugemem.Map(len(m.Data)); err == nil {
+				b.Cleanup(func() { r.Free() })
+				data = r.Bytes
 			}
-			b.Cleanup(func() { r.Free() })
-			copy(r.Bytes, m.Data)
-			m.Data = r.Bytes
-			return m
+			data = append(data[:0], m.Data...)
+			c, err := NewMatrix(m.Type, m.Rows, m.Cols, data)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return c
 		}
 		outW := cp(benchMatrix(b, typ, 32000, 768))
 		type layer struct{ q, k, v, o, gate, up, down Matrix }
@@ -120,7 +123,8 @@ func BenchmarkModel(b *testing.B) {
 			total += int64(4*len(sq.Data) + 2*len(up.Data) + len(down.Data))
 		}
 		total += int64(len(outW.Data))
-		for _, n := range []int{1, 64} {
+		// 8, 16 and 32 tokens: the products of batched decode steps of that many sequences.
+		for _, n := range []int{1, 8, 16, 32, 64} {
 			for _, many := range []bool{false, true} {
 				b.Run(fmt.Sprintf("llama134m/%v/n=%d/many=%v", typ, n, many), func(b *testing.B) {
 					r := rand.New(rand.NewPCG(2, 2))

@@ -32,9 +32,12 @@
 // On CPUs with AVX-512 VNNI, Q8_0 products go through kernels that compute the scalar
 // reference's sum bit for bit (per block the exact integer dot, then
 // s = s + (d_w·d_x)·dot, three rounded float32 operations, block after block):
-// q8Rows1Z for up to 5 tokens (a row at a time, each token in turn), q8TokensZ from 6 (4-row tiles against 16-token groups in the lanes, each row's
-// four codes broadcast into a VPDPBUSD per group, so a weight read from cache serves 16
-// tokens). Activations are packed for it once per call (packTokens); the per-block
+// q8Rows1Z for up to 5 tokens (a row at a time, each token in turn), q8TokensZ from 6
+// (16-token groups in the lanes, each row's four codes broadcast into a VPDPBUSD per
+// group, so a weight read from cache serves 16 tokens: groups in pairs by 4-row tiles,
+// a group left alone, as the one group of a 16-sequence decode step, by 8-row tiles,
+// q8Tokens8Z, so that 8 rows share each load of its codes; its weights, which it reads
+// once, are prefetched to L2 two tiles ahead in memory order). Activations are packed for it once per call (packTokens); the per-block
 // weight scales as float32 and code sums it needs are made once per matrix (made by
 // NewMatrix) at its first many-token product and kept: 8 bytes per 32 weights. Q4_K
 // products of 6 or more tokens go through q4kTokensZ, which gives each token the sum

@@ -173,7 +173,10 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	ps := st.ps
 	var work int64
 	// Whether a product reads its rows more than once (once per token block): those
-	// run in chunks that stay in cache, the others in runs.
+	// run in chunks that stay in cache, the others in runs, the many-token kernels'
+	// products of one token block too (a batched decode step): each thread then
+	// streams its share of the rows in memory order, where chunks claimed in turn
+	// restarted the kernels' prefetching at every chunk.
 	reread := false
 	for j, w := range ws {
 		p := &ps[j]
@@ -187,7 +190,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		}
 		p.rb, _ = w.RowBytes() // checked above
 		p.prepare()
-		reread = reread || p.tb < n || p.kind == kindTokens
+		reread = reread || p.tb < n
 		work += int64(w.Rows) * int64(p.rb) * int64(n)
 	}
 	if work < serialWork || Threads() == 1 {

@@ -25,6 +25,13 @@ func q8PrepZ(dw *float32, corr *int32, w *byte, rowBytes, rows, nb int)
 //go:noescape
 func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, dw *float32, corr *int32, xp *uint32, xdp *float32, nb, groups, last int)
 
+// q8Tokens8Z is q8TokensZ for 8 rows (two 4-row tiles, their tables one after the
+// other) and one group, of which the first last tokens are stored. It prefetches the
+// 8 rows after the next 8 in memory order, pfstep bytes a block.
+//
+//go:noescape
+func q8Tokens8Z(out *float32, ldo int, w *byte, rowBytes int, dw *float32, corr *int32, xp *uint32, xdp *float32, nb, last, pfstep int)
+
 // dotQ8RowsZ is dotQ8RowsScalar, bit for bit, by q8Rows1Z.
 func dotQ8RowsZ(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
 	nb := len(xd)
@@ -76,9 +83,32 @@ func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt token
 			dw, corr = sp.dw, sp.corr
 		}
 		last := n - 16*(groups-1)
-		for i := 0; i < r4; i += 4 {
-			q8TokensZ(&out[i], ldo, &w[i*rowBytes], rowBytes, &dw[i*nb], &corr[i*nb],
-				&xt.xp[0], &xt.xdp[0], nb, groups, last)
+		// Groups in pairs by 4-row tiles; a group left alone by 8-row tiles.
+		pairs, lone := groups&^1, groups&1 != 0
+		pairLast := 16
+		if !lone {
+			pairLast = last
+		}
+		lp, ldp := (groups-1)*nb*128, (groups-1)*nb*16 // the lone group's pack
+		pfstep := (8*rowBytes + nb - 1) / nb
+		for i := 0; i < r4; i += 8 {
+			if pairs > 0 {
+				for j := i; j < min(r4, i+8); j += 4 {
+					q8TokensZ(&out[j], ldo, &w[j*rowBytes], rowBytes, &dw[j*nb], &corr[j*nb],
+						&xt.xp[0], &xt.xdp[0], nb, pairs, pairLast)
+				}
+			}
+			if !lone {
+				continue
+			}
+			o := &out[(16*(groups-1))*ldo+i]
+			if i+8 <= r4 {
+				q8Tokens8Z(o, ldo, &w[i*rowBytes], rowBytes, &dw[i*nb], &corr[i*nb],
+					&xt.xp[lp], &xt.xdp[ldp], nb, last, pfstep)
+			} else {
+				q8TokensZ(o, ldo, &w[i*rowBytes], rowBytes, &dw[i*nb], &corr[i*nb],
+					&xt.xp[lp], &xt.xdp[ldp], nb, 1, last)
+			}
 		}
 	}
 	for r := r4; r < rows; r++ {

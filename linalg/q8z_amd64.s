@@ -180,11 +180,11 @@ pdone:
 // INIT(acc, off): acc = the row's −128·Σcode at off(R14), in every lane.
 #define INIT(acc, off) VPBROADCASTD off(R14), acc
 
-// STORE4(u, lane): token t's 4 rows (128-bit lane of u) to (AX), then the next token,
-// unless the group's valid tokens (R12) are done.
-#define STORE4(u, lane) \
+// STORE4(u, lane, done): token t's 4 rows (128-bit lane of u) to (AX), then the next
+// token, unless the group's valid tokens (R12) are done: then on at done.
+#define STORE4(u, lane, done) \
 	DECQ          R12 \
-	JL            tstored \
+	JL            done \
 	VEXTRACTF32X4 $lane, u, (AX) \
 	ADDQ          R13, AX
 
@@ -200,25 +200,26 @@ pdone:
 	VUNPCKLPD Z23, Z21, Z26 \
 	VUNPCKHPD Z23, Z21, Z27
 
-// STOREGROUP stores the transposed group (Z24..Z27), valid tokens in R12, from AX
-// with a token stride of R13 bytes.
-#define STOREGROUP \
-	STORE4(Z24, 0) \
-	STORE4(Z25, 0) \
-	STORE4(Z26, 0) \
-	STORE4(Z27, 0) \
-	STORE4(Z24, 1) \
-	STORE4(Z25, 1) \
-	STORE4(Z26, 1) \
-	STORE4(Z27, 1) \
-	STORE4(Z24, 2) \
-	STORE4(Z25, 2) \
-	STORE4(Z26, 2) \
-	STORE4(Z27, 2) \
-	STORE4(Z24, 3) \
-	STORE4(Z25, 3) \
-	STORE4(Z26, 3) \
-	STORE4(Z27, 3)
+// STOREGROUP(done) stores the transposed group (Z24..Z27), valid tokens in R12, from AX
+// with a token stride of R13 bytes; when the valid tokens run out first, it goes on at
+// done.
+#define STOREGROUP(done) \
+	STORE4(Z24, 0, done) \
+	STORE4(Z25, 0, done) \
+	STORE4(Z26, 0, done) \
+	STORE4(Z27, 0, done) \
+	STORE4(Z24, 1, done) \
+	STORE4(Z25, 1, done) \
+	STORE4(Z26, 1, done) \
+	STORE4(Z27, 1, done) \
+	STORE4(Z24, 2, done) \
+	STORE4(Z25, 2, done) \
+	STORE4(Z26, 2, done) \
+	STORE4(Z27, 2, done) \
+	STORE4(Z24, 3, done) \
+	STORE4(Z25, 3, done) \
+	STORE4(Z26, 3, done) \
+	STORE4(Z27, 3, done)
 
 // func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, dw *float32, corr *int32, xp *uint32, xdp *float32, nb, groups, last int)
 // The 4-row tile of Q8_0 rows at w (row stride rowBytes; scales and corrections from
@@ -302,7 +303,7 @@ tblock2:
 	// Both groups are whole unless the second is the last one.
 	MOVQ $16, R12
 	TRANSPOSE(Z10, Z8, Z14, Z12)
-	STOREGROUP
+	STOREGROUP(tstored)
 	MOVQ $16, R12
 	CMPQ R11, $2
 	JNE  tsecond
@@ -310,7 +311,7 @@ tblock2:
 
 tsecond:
 	TRANSPOSE(Z11, Z9, Z15, Z13)
-	STOREGROUP
+	STOREGROUP(tstored)
 	ADDQ R9, DI            // past the second group
 	ADDQ R10, R15
 	SUBQ $2, R11
@@ -370,9 +371,119 @@ tblock1:
 
 	MOVQ last+80(FP), R12
 	TRANSPOSE(Z10, Z8, Z14, Z12)
-	STOREGROUP
+	STOREGROUP(tstored)
 
 tstored:
+	VZEROUPPER
+	RET
+
+// TOK8(k): dword k of the block against one 16-token group (codes + 128 in Z16), each of
+// the 8 rows' dword (signed) broadcast from memory into its VPDPBUSD: rows 0–3 from SI,
+// 4–7 from R12.
+#define TOK8(k) \
+	VMOVDQU32     (64*k)(DI), Z16 \
+	VPDPBUSD.BCST (2+4*k)(SI), Z16, Z0 \
+	VPDPBUSD.BCST (2+4*k)(SI)(DX*1), Z16, Z1 \
+	VPDPBUSD.BCST (2+4*k)(SI)(DX*2), Z16, Z2 \
+	VPDPBUSD.BCST (2+4*k)(SI)(R8*1), Z16, Z3 \
+	VPDPBUSD.BCST (2+4*k)(R12), Z16, Z4 \
+	VPDPBUSD.BCST (2+4*k)(R12)(DX*1), Z16, Z5 \
+	VPDPBUSD.BCST (2+4*k)(R12)(DX*2), Z16, Z6 \
+	VPDPBUSD.BCST (2+4*k)(R12)(R8*1), Z16, Z7
+
+// FSCALEM(acc, facc, dw): FSCALE with the row's d_w at dw.
+#define FSCALEM(acc, facc, dw) \
+	VCVTDQ2PS   acc, acc \
+	VMULPS.BCST dw, Z18, Z20 \
+	VMULPS      Z20, acc, acc \
+	VADDPS      acc, facc, facc
+
+// func q8Tokens8Z(out *float32, ldo int, w *byte, rowBytes int, dw *float32, corr *int32, xp *uint32, xdp *float32, nb, last, pfstep int)
+// q8TokensZ for 8 rows (two 4-row tiles: the second's tables nb·16 bytes after the
+// first's) and one group, of which the first last tokens are stored: a weight dword
+// broadcast serves only one group, so 8 rows share each load of the group's codes, and
+// 8 accumulators each take one VPDPBUSD per dword. The next 8 rows are prefetched
+// block by block. Each token's sums are q8TokensZ's, bit for bit.
+TEXT ·q8Tokens8Z(SB), NOSPLIT, $0-88
+	MOVQ rowBytes+24(FP), DX
+	LEAQ (DX)(DX*2), R8
+	MOVQ w+16(FP), SI
+	LEAQ (SI)(DX*4), R12   // rows 4–7
+	LEAQ (SI)(DX*8), R11
+	LEAQ (R11)(DX*8), R11   // the 8 rows after the next, prefetched in memory order
+	MOVQ pfstep+80(FP), R10 // by pfstep bytes a block
+	MOVQ dw+32(FP), BX
+	MOVQ corr+40(FP), R14
+	MOVQ nb+64(FP), R9
+	SHLQ $4, R9            // from a 4-row tile's tables to the next's
+	MOVQ xp+48(FP), DI
+	MOVQ xdp+56(FP), R15
+	MOVQ nb+64(FP), CX
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+t8block:
+	PREFETCHT1 (R11)
+	PREFETCHT1 64(R11)
+	PREFETCHT1 128(R11)
+	PREFETCHT1 192(R11)
+	PREFETCHT1 256(R11)
+	VPBROADCASTD 0(R14), Z0
+	VPBROADCASTD 4(R14), Z1
+	VPBROADCASTD 8(R14), Z2
+	VPBROADCASTD 12(R14), Z3
+	VPBROADCASTD 0(R14)(R9*1), Z4
+	VPBROADCASTD 4(R14)(R9*1), Z5
+	VPBROADCASTD 8(R14)(R9*1), Z6
+	VPBROADCASTD 12(R14)(R9*1), Z7
+	TOK8(0)
+	TOK8(1)
+	TOK8(2)
+	TOK8(3)
+	TOK8(4)
+	TOK8(5)
+	TOK8(6)
+	TOK8(7)
+	VMOVUPS (R15), Z18
+	FSCALEM(Z0, Z8, 0(BX))
+	FSCALEM(Z1, Z9, 4(BX))
+	FSCALEM(Z2, Z10, 8(BX))
+	FSCALEM(Z3, Z11, 12(BX))
+	FSCALEM(Z4, Z12, 0(BX)(R9*1))
+	FSCALEM(Z5, Z13, 4(BX)(R9*1))
+	FSCALEM(Z6, Z14, 8(BX)(R9*1))
+	FSCALEM(Z7, Z15, 12(BX)(R9*1))
+	ADDQ $34, SI
+	ADDQ $34, R12
+	ADDQ R10, R11
+	ADDQ $16, BX
+	ADDQ $16, R14
+	ADDQ $512, DI
+	ADDQ $64, R15
+	DECQ CX
+	JNE  t8block
+
+	MOVQ ldo+8(FP), R13
+	SHLQ $2, R13
+	MOVQ out+0(FP), AX
+	MOVQ last+72(FP), R12
+	TRANSPOSE(Z9, Z8, Z11, Z10)
+	STOREGROUP(t8half)
+
+t8half:
+	MOVQ out+0(FP), AX
+	ADDQ $16, AX
+	MOVQ last+72(FP), R12
+	TRANSPOSE(Z13, Z12, Z15, Z14)
+	STOREGROUP(t8done)
+
+t8done:
 	VZEROUPPER
 	RET
 
