@@ -78,9 +78,12 @@ type ThroughputResult struct {
 	TotalTokensPerS float64 `json:"total_tokens_per_s"`
 	RequestsPerS    float64 `json:"requests_per_s"`
 	Steps           int64   `json:"steps"`
-	PeakConcurrency int     `json:"peak_concurrency"` // most sequences in one step's batch
-	MeanConcurrency float64 `json:"mean_concurrency"` // over steps
-	Preemptions     int64   `json:"preemptions"`
+	// DecodeStepTokens and LongPrefillTokens are the engine's, defaults resolved.
+	DecodeStepTokens  int     `json:"decode_step_tokens"`
+	LongPrefillTokens int     `json:"long_prefill_tokens"`
+	PeakConcurrency   int     `json:"peak_concurrency"` // most sequences in one step's batch
+	MeanConcurrency   float64 `json:"mean_concurrency"` // over steps
+	Preemptions       int64   `json:"preemptions"`
 	// Utilization is the cache's allocated bytes over its budget, mean and peak over
 	// steps (0 without a budget).
 	MeanUtilization float64 `json:"mean_utilization"`
@@ -222,6 +225,7 @@ func Throughput(m *model.Model, c kv.Cache, tc ThroughputConfig) (ThroughputResu
 	if err != nil {
 		return res, err
 	}
+	res.DecodeStepTokens, res.LongPrefillTokens = e.cfg.DecodeStepTokens, e.cfg.LongPrefillTokens
 	// Token times per request, written on the scheduler goroutine (OnToken) and read
 	// after the request's Wait.
 	times := make([][]time.Time, len(prompts))

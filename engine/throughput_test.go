@@ -132,6 +132,9 @@ func TestThroughputMixed(t *testing.T) {
 	if res.PromptTokens != (n-long)*p+long*lp || res.GeneratedTokens != n*g {
 		t.Errorf("%d prompt and %d generated tokens, want %d and %d", res.PromptTokens, res.GeneratedTokens, (n-long)*p+long*lp, n*g)
 	}
+	if res.DecodeStepTokens != 16 || res.LongPrefillTokens != 4 {
+		t.Errorf("steps of %d tokens beside decodes, %d per prompt first; want 16 and the default 4", res.DecodeStepTokens, res.LongPrefillTokens)
+	}
 	if res.Long == nil {
 		t.Fatal("no latencies of long requests")
 	}

@@ -22,8 +22,6 @@ type throughputReport struct {
 	MaxBatchTokens      int     `json:"max_batch_tokens"`
 	MaxRunning          int     `json:"max_running"`
 	PrefillChunk        int     `json:"prefill_chunk"`
-	DecodeStepTokens    int     `json:"decode_step_tokens"`
-	LongPrefillTokens   int     `json:"long_prefill_tokens"`
 	LongPromptLen       int     `json:"long_prompt_len,omitempty"`
 	Concurrency         int     `json:"concurrency,omitempty"`
 	Window              int     `json:"window,omitempty"`
@@ -160,7 +158,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	rep := throughputReport{
 		Model: modelName(mf.path), Cache: cfg.Spec.String(), CacheLayers: *cacheLayers,
 		BlockTokens: c.PoolStats().BlockTokens, MaxBatchTokens: ecfg.MaxBatchTokens, MaxRunning: ecfg.MaxRunning, PrefillChunk: *prefillChunk,
-		DecodeStepTokens: ecfg.DecodeStepTokens, LongPrefillTokens: ecfg.LongPrefillTokens, LongPromptLen: *longPromptLen, Concurrency: *concurrency,
+		LongPromptLen: *longPromptLen, Concurrency: *concurrency,
 		Window: ecfg.Window, Sinks: ecfg.Sinks, PrefixCaching: c.PrefixCaching(),
 		SteadyBytesPerToken: steady, SeqTail: tail, SeqBlockBytes: seqBytes - tail.Bytes, ThroughputResult: res,
 		DecodeAttention: c.AttendStats(),
@@ -173,6 +171,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 		rep.Model, rep.Cache, budgetText, res.Requests, res.PromptLen, res.SharedPrefix, res.GenLen)
 	fmt.Fprintf(stdout, "throughput      %.1f generated tok/s, %.1f total tok/s, %.2f req/s (%.2f s, %d steps)\n",
 		res.TokensPerS, res.TotalTokensPerS, res.RequestsPerS, res.Seconds, res.Steps)
+	fmt.Fprintf(stdout, "steps           %d tokens, %d beside decodes, %d per prompt before any gets more\n", rep.MaxBatchTokens, res.DecodeStepTokens, res.LongPrefillTokens)
 	fmt.Fprintf(stdout, "concurrency     peak %d, mean %.1f sequences; %d preemptions\n", res.PeakConcurrency, res.MeanConcurrency, res.Preemptions)
 	fmt.Fprintf(stdout, "prefill         %d prompt tokens: %d computed (recomputation included), %d from the prefix cache\n",
 		res.PromptTokens, res.PrefillTokens, res.ReusedTokens)
