@@ -7,14 +7,15 @@
 // from the waiting queue in arrival order while the sequence limit
 // (Config.MaxRunning) and the cache's free memory allow.
 //
-// Mixed load (chunked prefill as in Sarathi-Serve and vLLM): while any sequence is
-// decoding, a step holds at most Config.DecodeStepTokens tokens, so a long prompt
-// prefills over several steps and every decoding sequence waits at most one such
-// step per token (a step's time grows with its tokens); only steps without decodes
-// use the whole Config.MaxBatchTokens. Within a step every pending prefill first
-// gets at most Config.LongPrefillTokens, in arrival order, so that several prompts
-// share the step and a short one starts beside a long one instead of behind it;
-// the budget left then extends the chunks, shortest remaining prompt first.
+// Mixed load (chunked prefill as in Sarathi-Serve and vLLM): a step from which any
+// sequence gets a token (a decode, or the first token after its prompt) holds at
+// most Config.DecodeStepTokens tokens, so a long prompt prefills over several steps
+// and every decoding sequence waits at most one such step per token (a step's time
+// grows with its tokens). Only a step of long prompts' parts, from which no sequence
+// gets a token, grows to Config.MaxBatchTokens. Within a step every pending prefill
+// first gets at most Config.LongPrefillTokens, in arrival order, so that several
+// prompts share the step and a short one starts beside a long one instead of
+// behind it; the budget left then extends the chunks, shortest remaining first.
 //
 // Memory: a waiting request starts only if the cache's free memory covers what the
 // running sequences still have to compute plus one block of growth each, the new
@@ -62,7 +63,7 @@ import (
 // (llama-134m, kivi4/kivi2, 64 MiB: 7 sequences at 512, 15 at 2048, the memory's
 // limit); decode tokens still go first in every step.
 //
-// DefaultDecodeStepTokens bounds steps beside decoding sequences: at ~2000 prefill
+// DefaultDecodeStepTokens bounds steps from which sequences get tokens: at ~2000 prefill
 // tokens/s (llama-134m Q8_0, 2 threads) a step of 256 tokens takes ~130 ms, the
 // inter-token latency a long prompt can add, against ~1 s for a 2048-token step.
 const (
@@ -76,13 +77,14 @@ const (
 type Config struct {
 	// MaxBatchTokens is the number of tokens (decode + prefill) per forward step.
 	MaxBatchTokens int
-	// DecodeStepTokens is the number of tokens per step while any sequence is
-	// decoding: prefill chunks fill what the decode tokens leave, at least
-	// LongPrefillTokens so that prompts always progress. It bounds inter-token
-	// latency to the time of a step of this many tokens (of decodes + LongPrefillTokens
-	// when more sequences decode). 0 means min(DefaultDecodeStepTokens,
-	// MaxBatchTokens); MaxBatchTokens lets prefill take whole steps beside decodes
-	// (throughput first, for offline work).
+	// DecodeStepTokens is the most tokens of a step from which any sequence gets a
+	// token (a decode, or the first token after its prompt): prefill chunks fill
+	// what the decode tokens leave, at least LongPrefillTokens so that prompts always
+	// progress. It bounds inter-token latency to the time of a step of this many
+	// tokens (of decodes + LongPrefillTokens when more sequences decode); steps of
+	// long prompts' parts alone take up to MaxBatchTokens. 0 means
+	// min(DefaultDecodeStepTokens, MaxBatchTokens); MaxBatchTokens lets prefill take
+	// whole steps beside decodes (throughput first, for offline work).
 	DecodeStepTokens int
 	// LongPrefillTokens is the share of a step each pending prefill gets before any
 	// gets more: running prefills, then requests admitted from the queue, each in

@@ -260,9 +260,10 @@ func (e *Engine) runningSeqs() int {
 }
 
 // plan builds the next batch: a decode token of every decoding choice, then prefill
-// chunks of running requests, then, if admit, of newly admitted requests. The budget
-// is MaxBatchTokens, DecodeStepTokens when choices decode; each prefill first gets at
-// most LongPrefillTokens, then what is left extends them (see extend).
+// chunks of running requests, then, if admit, of newly admitted requests, within
+// DecodeStepTokens: each prefill first gets at most LongPrefillTokens, then what is
+// left extends them (see extend). A step from which no sequence gets a token (only
+// parts of long prompts) then grows to MaxBatchTokens.
 func (e *Engine) plan(admit bool) []span {
 	budget := e.cfg.MaxBatchTokens
 	var plan []span
@@ -275,9 +276,8 @@ func (e *Engine) plan(admit bool) []span {
 		}
 	}
 	decodes := len(plan)
-	if decodes > 0 {
-		budget = min(budget, max(e.cfg.DecodeStepTokens-decodes, e.cfg.LongPrefillTokens))
-	}
+	bulk := budget // what a step in which no sequence gets a token may hold
+	budget = min(budget, max(e.cfg.DecodeStepTokens-decodes, e.cfg.LongPrefillTokens))
 	share := e.cfg.LongPrefillTokens
 	for _, r := range e.running {
 		for _, c := range r.choices {
@@ -321,16 +321,25 @@ func (e *Engine) plan(admit bool) []span {
 			budget -= n
 		}
 	}
-	e.extend(plan[decodes:], budget)
+	budget = e.extend(plan[decodes:], budget)
+	if decodes == 0 && !slices.ContainsFunc(plan, span.samples) {
+		// No sequence gets a token from this step, so none waits on its length:
+		// long prompts take the whole MaxBatchTokens.
+		e.extend(plan, budget+bulk-min(bulk, e.cfg.DecodeStepTokens))
+	}
 	return plan
 }
+
+// samples reports whether the span ends its sequence's pending tokens, so that the
+// step samples its next token (or forks the prompt).
+func (p span) samples() bool { return p.n == p.c.need() }
 
 // extend gives the budget left after every prefill had its share to the prefill
 // spans pre, the one with the fewest tokens still to compute first (ties in
 // plan order): short prompts finish in this step, long ones take the rest.
-func (e *Engine) extend(pre []span, budget int) {
+func (e *Engine) extend(pre []span, budget int) (left int) {
 	if budget <= 0 || len(pre) == 0 {
-		return
+		return budget
 	}
 	order := make([]int, len(pre))
 	for i := range order {
@@ -344,9 +353,10 @@ func (e *Engine) extend(pre []span, budget int) {
 		more := e.chunk(p.r, p.c, p.n+budget) - p.n
 		p.n += more
 		if budget -= more; budget == 0 {
-			return
+			break
 		}
 	}
+	return budget
 }
 
 // prefixComing reports whether a running request is still computing a prompt that

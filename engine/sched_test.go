@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"kvq/model"
 )
@@ -132,6 +133,55 @@ func TestMixedLoadSteps(t *testing.T) {
 			}
 			if steps[0].PrefillTokens != len(short) {
 				t.Errorf("step 1: %d prefill tokens, want A's prompt of %d", steps[0].PrefillTokens, len(short))
+			}
+		})
+	}
+}
+
+// TestBulkSteps: a step from which no sequence gets a token (parts of a long prompt
+// alone) takes MaxBatchTokens; once a short prompt shares it, the step keeps to
+// DecodeStepTokens and the short prompt gets its first token from it.
+func TestBulkSteps(t *testing.T) {
+	m := loadModel(t)
+	short := m.Tok.Encode("The dog", true)
+	long := slices.Clone(short)
+	for len(long) < 150 {
+		long = append(long, m.Tok.Encode(" Lily and Tom went to the park.", false)...)
+	}
+	const maxBatch, decodeStep = 64, 12
+	for _, tc := range []struct {
+		name  string
+		reqs  [][]int32
+		steps []int // tokens of the first steps
+	}{
+		{"long alone", [][]int32{long}, []int{maxBatch, maxBatch, len(long) - 2*maxBatch, 1}},
+		{"long and short", [][]int32{long, short}, []int{decodeStep, decodeStep}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var steps []int
+			e := newEngine(t, m, newCache(t, m, "f32", 0), Config{MaxBatchTokens: maxBatch, DecodeStepTokens: decodeStep,
+				OnStep: func(si StepInfo) { steps = append(steps, si.DecodeTokens+si.PrefillTokens) }})
+			reqs := make([]Request, len(tc.reqs))
+			for i, p := range tc.reqs {
+				reqs[i] = Request{Prompt: p, MaxTokens: 2, IgnoreEOS: true}
+			}
+			ss, err := e.SubmitBatch(context.Background(), reqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var first []time.Duration
+			for _, s := range ss {
+				res, err := s.Wait()
+				if err != nil {
+					t.Fatal(err)
+				}
+				first = append(first, res.TimeToFirstToken)
+			}
+			if len(steps) < len(tc.steps) || !slices.Equal(steps[:len(tc.steps)], tc.steps) {
+				t.Errorf("steps of %v tokens, want %v first", steps, tc.steps)
+			}
+			if len(first) == 2 && first[1] >= first[0] {
+				t.Errorf("short prompt's first token after %v, the long one's after %v", first[1], first[0])
 			}
 		})
 	}

@@ -55,7 +55,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	maxBatch := fs.Int("max-batch-tokens", engine.DefaultMaxBatchTokens, "tokens per engine step")
 	maxRunning := fs.Int("max-running", 256, "maximum concurrent sequences (≤ max-batch-tokens)")
 	prefillChunk := fs.Int("prefill-chunk", 0, "most tokens of one sequence per step (0: max-batch-tokens)")
-	decodeStep := fs.Int("decode-step-tokens", 0, fmt.Sprintf("tokens per step while sequences decode, bounding inter-token latency (0: max-batch-tokens when all requests are submitted at once, as offline; %d with --concurrency, as kvq serve)", engine.DefaultDecodeStepTokens))
+	decodeStep := fs.Int("decode-step-tokens", 0, fmt.Sprintf("most tokens of a step from which any request gets a token, bounding inter-token latency (0: max-batch-tokens when all requests are submitted at once, as offline; %d with --concurrency, as kvq serve)", engine.DefaultDecodeStepTokens))
 	longPrefill := fs.Int("long-prefill-tokens", 0, "share of a step each pending prompt gets before any gets more (0: a quarter of --decode-step-tokens)")
 	longRequests := fs.Int("long-requests", 0, "of the requests, this many have a prompt of --long-prompt-len tokens instead (spread evenly): a mixed workload")
 	longPromptLen := fs.Int("long-prompt-len", 0, "prompt tokens of the --long-requests")
