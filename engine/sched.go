@@ -276,8 +276,12 @@ func (e *Engine) plan(admit bool) []span {
 		}
 	}
 	decodes := len(plan)
-	bulk := budget // what a step in which no sequence gets a token may hold
+	left := budget
 	budget = min(budget, max(e.cfg.DecodeStepTokens-decodes, e.cfg.LongPrefillTokens))
+	grow := 0 // how much more a step from which no sequence gets a token may take
+	if decodes == 0 {
+		grow = left - budget
+	}
 	share := e.cfg.LongPrefillTokens
 	for _, r := range e.running {
 		for _, c := range r.choices {
@@ -307,7 +311,7 @@ func (e *Engine) plan(admit bool) []span {
 				k++
 			}
 		}
-		if len(e.running) > 0 && (seqs+k > e.cfg.MaxRunning || !e.memoryAllows(r, budget) || e.prefixComing(r)) {
+		if len(e.running) > 0 && (seqs+k > e.cfg.MaxRunning || !e.memoryAllows(r, budget+grow) || e.prefixComing(r)) {
 			break
 		}
 		c, err := e.admit(r)
@@ -322,10 +326,10 @@ func (e *Engine) plan(admit bool) []span {
 		}
 	}
 	budget = e.extend(plan[decodes:], budget)
-	if decodes == 0 && !slices.ContainsFunc(plan, span.samples) {
+	if grow > 0 && !slices.ContainsFunc(plan, span.samples) {
 		// No sequence gets a token from this step, so none waits on its length:
-		// long prompts take the whole MaxBatchTokens.
-		e.extend(plan, budget+bulk-min(bulk, e.cfg.DecodeStepTokens))
+		// long prompts take up to MaxBatchTokens.
+		e.extend(plan, budget+grow)
 	}
 	return plan
 }

@@ -140,7 +140,8 @@ func TestMixedLoadSteps(t *testing.T) {
 
 // TestBulkSteps: a step from which no sequence gets a token (parts of a long prompt
 // alone) takes MaxBatchTokens; once a short prompt shares it, the step keeps to
-// DecodeStepTokens and the short prompt gets its first token from it.
+// DecodeStepTokens and the short prompt gets its first token from it. Tokens are
+// those of each request alone.
 func TestBulkSteps(t *testing.T) {
 	m := loadModel(t)
 	short := m.Tok.Encode("The dog", true)
@@ -170,12 +171,15 @@ func TestBulkSteps(t *testing.T) {
 				t.Fatal(err)
 			}
 			var first []time.Duration
-			for _, s := range ss {
+			for i, s := range ss {
 				res, err := s.Wait()
 				if err != nil {
 					t.Fatal(err)
 				}
 				first = append(first, res.TimeToFirstToken)
+				if want := solo(t, m, "f32", tc.reqs[i], 2, model.SamplerConfig{}); !slices.Equal(res.Choices[0].Tokens, want) {
+					t.Errorf("request %d: tokens %v, alone %v", i, res.Choices[0].Tokens, want)
+				}
 			}
 			if len(steps) < len(tc.steps) || !slices.Equal(steps[:len(tc.steps)], tc.steps) {
 				t.Errorf("steps of %v tokens, want %v first", steps, tc.steps)
