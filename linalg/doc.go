@@ -37,9 +37,12 @@
 // group, so a weight read from cache serves 16 tokens: groups in pairs by 4-row tiles,
 // a group left alone, as the one group of a 16-sequence decode step, by 8-row tiles,
 // q8Tokens8Z, so that 8 rows share each load of its codes; its weights, which it reads
-// once, are prefetched to L2 two tiles ahead in memory order). Activations are packed for it once per call (packTokens); the per-block
-// weight scales as float32 and code sums it needs are made once per matrix (made by
-// NewMatrix) at its first many-token product and kept: 8 bytes per 32 weights. Q4_K
+// once, are prefetched to L2 two tiles ahead in memory order). Activations are packed
+// for it once per call (packTokens); the per-block weight scales and code sums it needs
+// are made once per matrix (made by NewMatrix) at its first many-token product and
+// kept, in one table of 8-row tiles: 4 bytes per 32 weights (the binary16 scale and
+// the negated code sum, widened per block and tile by the kernels), which streams
+// from memory beside the weights' 34. Q4_K
 // products of 6 or more tokens go through q4kTokensZ, which gives each token the sum
 // of the one-token AVX2 kernel bit for bit (its eight sub-block lanes become eight
 // registers of 16 tokens each, updated by the same fused multiply-adds and added in
@@ -95,10 +98,11 @@
 // A product larger than 128 KiB of weight bytes × tokens is split between the persistent
 // helper goroutines of internal/workpool and the calling goroutine (SetThreads, default
 // runtime.NumCPU()). Products that read each weight row once (decode, and batches whose
-// activations fit one token block) give each thread a contiguous share of the rows, which
-// it streams in memory order in shrinking runs, the kernels' prefetching running on from
-// one run into the next; a thread done with its share takes runs from the end of another's, so a thread
-// slowed by other load is caught up (workpool.ForRuns). Prefill chunks are claimed one at a
-// time. MatMulMany runs several products that share their input in one dispatch. All
-// functions are safe for concurrent use.
+// activations fit one token block, but for the many-token kernels') give each thread a
+// contiguous share of the rows, which it streams in memory order in shrinking runs, the
+// kernels' prefetching running on from one run into the next; a thread done with its
+// share takes runs from the end of another's, so a thread slowed by other load is
+// caught up (workpool.ForRuns). Prefill chunks, and the many-token kernels' chunks, are
+// claimed one at a time. MatMulMany runs several products that share their input in
+// one dispatch. All functions are safe for concurrent use.
 package linalg

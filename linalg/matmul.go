@@ -172,11 +172,10 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	defer putCallState(st)
 	ps := st.ps
 	var work int64
-	// Whether a product reads its rows more than once (once per token block): those
-	// run in chunks that stay in cache, the others in runs, the many-token kernels'
-	// products of one token block too (a batched decode step): each thread then
-	// streams its share of the rows in memory order, where chunks claimed in turn
-	// restarted the kernels' prefetching at every chunk.
+	// Whether a product reads its rows more than once (once per token block), or
+	// goes through a many-token kernel: those run in chunks, the others in runs.
+	// (Runs for the many-token kernels' products of one token block, llama-134m Q8_0
+	// BenchmarkModel: no gain at 16 tokens, 5-10% more CPU time at 64.)
 	reread := false
 	for j, w := range ws {
 		p := &ps[j]
@@ -190,7 +189,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		}
 		p.rb, _ = w.RowBytes() // checked above
 		p.prepare()
-		reread = reread || p.tb < n
+		reread = reread || p.tb < n || p.kind == kindTokens
 		work += int64(w.Rows) * int64(p.rb) * int64(n)
 	}
 	if work < serialWork || Threads() == 1 {
@@ -682,27 +681,6 @@ func getQ8Scratch(n, np int) *q8Scratch {
 	nb := n / blockElems
 	s.q, s.d, s.sum = s.q[:n], s.d[:nb], s.sum[:nb]
 	s.p, s.ps, s.pd, s.psum = s.p[:8*np], s.ps[:8*np], s.pd[:np], s.psum[:np]
-	return s
-}
-
-// prepScratch holds the tables a many-token kernel makes of a chunk's rows.
-type prepScratch struct {
-	dw   []float32
-	corr []int32
-}
-
-var prepPool sync.Pool
-
-// getPrepScratch returns tables of n values (put back to prepPool).
-func getPrepScratch(n int) *prepScratch {
-	s, _ := prepPool.Get().(*prepScratch)
-	if s == nil {
-		s = &prepScratch{}
-	}
-	if cap(s.dw) < n {
-		s.dw, s.corr = make([]float32, n), make([]int32, n)
-	}
-	s.dw, s.corr = s.dw[:n], s.corr[:n]
 	return s
 }
 

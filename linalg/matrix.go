@@ -32,13 +32,12 @@ type Matrix struct {
 }
 
 // rowTables is what a many-token kernel derives from a matrix's rows once, at its
-// first use, and keeps while the Matrix lives: for Q8_0, per 4-row tile and block, the
-// block scales as float32 and −128·Σ codes (q8PrepZ's tables), for rows up to the
-// last whole tile.
+// first use, and keeps while the Matrix lives: for Q8_0, per 8-row tile and block, the
+// block scales and code sums (q8PrepZ's table, 4 bytes per 32 weights), for rows up to
+// the last whole 4 rows.
 type rowTables struct {
 	once sync.Once
-	dw   []float32
-	corr []int32
+	ent  []uint32
 }
 
 // NewMatrix returns the Matrix of rows×cols values of type t stored in data, after checking

@@ -11,26 +11,28 @@ package linalg
 //go:noescape
 func q8Rows1Z(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, xsum *int32, nb int)
 
-// q8PrepZ writes the tables q8TokensZ reads for the Q8_0 rows at w+r·rowBytes, r < rows
-// (a multiple of 4), in 4-row tiles: for row i of a tile and block b, at
-// (tile·nb+b)·4+i, the block's scale as float32 in dw and −128·Σ codes in corr.
+// q8PrepZ writes the table q8TokensZ and q8Tokens8Z read for the Q8_0 rows at
+// w+r·rowBytes, r < rows (a multiple of 4), in 8-row tiles (the last may have 4): for
+// row i of a tile and block b, at (tile·nb+b)·8+i, the block's binary16 scale in the
+// low 16 bits and −Σ codes in the high 16: 4 bytes per 32 weights.
 //
 //go:noescape
-func q8PrepZ(dw *float32, corr *int32, w *byte, rowBytes, rows, nb int)
+func q8PrepZ(tab *uint32, w *byte, rowBytes, rows, nb int)
 
-// q8TokensZ multiplies the 4 Q8_0 rows at w (tables from q8PrepZ) by groups 16-token
-// groups packed by packTokens, storing row i of token 16g+t at out[(16g+t)·ldo+i]: all
-// 16 tokens of each group but the last, last of it.
+// q8TokensZ multiplies the 4 Q8_0 rows at w (their entries of a q8PrepZ table at tab,
+// 32 bytes a block) by groups 16-token groups packed by packTokens, storing row i of
+// token 16g+t at out[(16g+t)·ldo+i]: all 16 tokens of each group but the last, last
+// of it.
 //
 //go:noescape
-func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, dw *float32, corr *int32, xp *uint32, xdp *float32, nb, groups, last int)
+func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, groups, last int)
 
-// q8Tokens8Z is q8TokensZ for 8 rows (two 4-row tiles, their tables one after the
-// other) and one group, of which the first last tokens are stored. It prefetches the
-// 8 rows after the next 8 in memory order, pfstep bytes a block.
+// q8Tokens8Z is q8TokensZ for the 8 rows of a q8PrepZ tile and one group, of which the
+// first last tokens are stored. It prefetches the 8 rows after the next 8 in memory
+// order, pfstep bytes a block.
 //
 //go:noescape
-func q8Tokens8Z(out *float32, ldo int, w *byte, rowBytes int, dw *float32, corr *int32, xp *uint32, xdp *float32, nb, last, pfstep int)
+func q8Tokens8Z(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, last, pfstep int)
 
 // dotQ8RowsZ is dotQ8RowsScalar, bit for bit, by q8Rows1Z.
 func dotQ8RowsZ(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
@@ -48,10 +50,10 @@ func dotQ8RowsZ(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, 
 	q8Rows1Z(&out[0], &w[0], rowBytes, len(out), &xq[0], &xd[0], &xsum[0], nb)
 }
 
-// dotQ8TokensZ is dotQ8TokensScalar, bit for bit: 4-row tiles by q8TokensZ, the rows
-// left token by token by dotQ8Scalar. The tiles' tables (q8PrepZ) come from tab, made
-// for the whole matrix all at its first use, when r0 is a multiple of 4; else they are
-// made into scratch for this call.
+// dotQ8TokensZ is dotQ8TokensScalar, bit for bit: 8- and 4-row tiles by q8TokensZ and
+// q8Tokens8Z, the rows left token by token by dotQ8Scalar. The tiles' table (q8PrepZ)
+// comes from tab, made for the whole matrix all at its first use, when r0 is a
+// multiple of 8; else it is made into scratch for this call.
 func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt tokenPack, tab *rowTables, all Matrix, r0 int) {
 	nb, n := xt.nb, xt.n
 	if !tokensWork(out, ldo, rows, n, nb) {
@@ -64,24 +66,25 @@ func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt token
 		_ = out[(n-1)*ldo+r4-1]
 		_ = xt.xp[groups*nb*128-1]
 		_ = xt.xdp[groups*nb*16-1]
-		var dw []float32
-		var corr []int32
-		if tab != nil && r0%4 == 0 {
+		var ent []uint32
+		if tab != nil && r0%8 == 0 {
 			tab.once.Do(func() {
 				ra := all.Rows &^ 3
-				tab.dw, tab.corr = make([]float32, ra*nb), make([]int32, ra*nb)
+				tab.ent = make([]uint32, prepEntries(ra, nb))
 				if ra > 0 {
-					q8PrepZ(&tab.dw[0], &tab.corr[0], &all.Data[0], rowBytes, ra, nb)
+					q8PrepZ(&tab.ent[0], &all.Data[0], rowBytes, ra, nb)
 				}
 			})
-			dw, corr = tab.dw[r0*nb:], tab.corr[r0*nb:]
-			_, _ = dw[r4*nb-1], corr[r4*nb-1]
+			ent = tab.ent[r0*nb:]
 		} else {
-			sp := getPrepScratch(r4 * nb)
-			defer prepPool.Put(sp)
-			q8PrepZ(&sp.dw[0], &sp.corr[0], &w[0], rowBytes, r4, nb)
-			dw, corr = sp.dw, sp.corr
+			sp := prepPool.get(prepEntries(r4, nb))
+			defer prepPool.put(sp)
+			ent = *sp
+			q8PrepZ(&ent[0], &w[0], rowBytes, r4, nb)
 		}
+		_ = ent[prepEntries(r4, nb)-1]
+		// at(i) is the table of the 4 or 8 rows from row i, a multiple of 4.
+		at := func(i int) *uint32 { return &ent[(i&^7)*nb+i&4] }
 		last := n - 16*(groups-1)
 		// Groups in pairs by 4-row tiles; a group left alone by 8-row tiles.
 		pairs, lone := groups&^1, groups&1 != 0
@@ -94,7 +97,7 @@ func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt token
 		for i := 0; i < r4; i += 8 {
 			if pairs > 0 {
 				for j := i; j < min(r4, i+8); j += 4 {
-					q8TokensZ(&out[j], ldo, &w[j*rowBytes], rowBytes, &dw[j*nb], &corr[j*nb],
+					q8TokensZ(&out[j], ldo, &w[j*rowBytes], rowBytes, at(j),
 						&xt.xp[0], &xt.xdp[0], nb, pairs, pairLast)
 				}
 			}
@@ -103,10 +106,10 @@ func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt token
 			}
 			o := &out[(16*(groups-1))*ldo+i]
 			if i+8 <= r4 {
-				q8Tokens8Z(o, ldo, &w[i*rowBytes], rowBytes, &dw[i*nb], &corr[i*nb],
+				q8Tokens8Z(o, ldo, &w[i*rowBytes], rowBytes, at(i),
 					&xt.xp[lp], &xt.xdp[ldp], nb, last, pfstep)
 			} else {
-				q8TokensZ(o, ldo, &w[i*rowBytes], rowBytes, &dw[i*nb], &corr[i*nb],
+				q8TokensZ(o, ldo, &w[i*rowBytes], rowBytes, at(i),
 					&xt.xp[lp], &xt.xdp[ldp], nb, 1, last)
 			}
 		}
@@ -118,3 +121,10 @@ func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt token
 		}
 	}
 }
+
+// prepEntries is the length of a q8PrepZ table of rows rows (a multiple of 4) of nb
+// blocks: whole 8-row tiles.
+func prepEntries(rows, nb int) int { return (rows + 7) &^ 7 * nb }
+
+// prepPool holds the q8PrepZ tables made per call.
+var prepPool scratch[uint32]

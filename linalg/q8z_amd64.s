@@ -10,19 +10,40 @@
 // operations (no FMA). Both kernels keep that order, so a token's result is the same
 // whether it is multiplied alone (q8Rows1Z) or among many (q8TokensZ).
 
-// func q8PrepZ(dw *float32, corr *int32, w *byte, rowBytes, rows, nb int)
-// For the Q8_0 rows at w+r·rowBytes, r < rows (a multiple of 4), in 4-row tiles: the
-// block scales widened to float32 and −128·Σ_j code_j of every block, at index
-// (tile·nb + b)·4 + i of dw and corr for row i of the tile's block b (q8TokensZ's
-// tables). Eight rows (two tiles) at a time: Σ(code+128) of each row by VPDPBUSD
-// against bytes of 1, two rows to a ZMM, and one transposing reduction of the four
-// ZMMs, the scales gathered by scalar loads; a last lone tile a row at a time (VPSADBW).
-TEXT ·q8PrepZ(SB), NOSPLIT, $0-48
-	MOVQ         dw+0(FP), AX
-	MOVQ         corr+8(FP), R15
-	MOVQ         w+16(FP), SI
-	MOVQ         rowBytes+24(FP), DX
-	MOVQ         rows+32(FP), R11
+// TABLES4 unpacks the 4 rows' table entries of the block at BX (q8PrepZ) to the stack:
+// their scales as float32 at 0(SP), their −128·Σcode at 16(SP).
+#define TABLES4 \
+	VMOVDQU32 (BX), X25 \
+	VPMOVDW   X25, X26 \
+	VCVTPH2PS X26, X26 \
+	VMOVUPS   X26, 0(SP) \
+	VPSRAD    $16, X25, X25 \
+	VPSLLD    $7, X25, X25 \
+	VMOVDQU32 X25, 16(SP)
+
+// TABLES8 is TABLES4 for 8 rows: scales at 0(SP), −128·Σcode at 32(SP).
+#define TABLES8 \
+	VMOVDQU32 (BX), Y25 \
+	VPMOVDW   Y25, X26 \
+	VCVTPH2PS X26, Y26 \
+	VMOVUPS   Y26, 0(SP) \
+	VPSRAD    $16, Y25, Y25 \
+	VPSLLD    $7, Y25, Y25 \
+	VMOVDQU32 Y25, 32(SP)
+
+// func q8PrepZ(tab *uint32, w *byte, rowBytes, rows, nb int)
+// For the Q8_0 rows at w+r·rowBytes, r < rows (a multiple of 4), in 8-row tiles: for
+// row i of a tile and block b, at (tile·nb + b)·8 + i of tab, the block's binary16
+// scale in the low 16 bits and −Σ_j code_j (in [−4064, 4096]) in the high 16 bits
+// (q8TokensZ's and q8Tokens8Z's tables; a last tile of 4 rows leaves entries 4–7
+// unwritten). Eight rows at a time: Σ(code+128) of each row by VPDPBUSD against bytes
+// of 1, two rows to a ZMM, and one transposing reduction of the four ZMMs, the scales
+// gathered by scalar loads; a last tile of 4 rows a row at a time (VPSADBW).
+TEXT ·q8PrepZ(SB), NOSPLIT, $0-40
+	MOVQ         tab+0(FP), AX
+	MOVQ         w+8(FP), SI
+	MOVQ         rowBytes+16(FP), DX
+	MOVQ         rows+24(FP), R11
 	LEAQ         (DX)(DX*2), R8
 	MOVL         $0x80808080, R9
 	VPBROADCASTD R9, Z17
@@ -30,15 +51,13 @@ TEXT ·q8PrepZ(SB), NOSPLIT, $0-48
 	VPBROADCASTD R9, Z16
 	MOVL         $4096, R9
 	VPBROADCASTD R9, Y12
-	MOVQ         nb+40(FP), R12
-	SHLQ         $4, R12          // bytes of one tile's table
 
 pgroup:
 	CMPQ R11, $8
 	JL   ptile
 	MOVQ SI, DI
 	LEAQ (SI)(DX*4), BX
-	MOVQ nb+40(FP), CX
+	MOVQ nb+32(FP), CX
 
 pblock8:
 	VMOVDQU      2(DI), Y0
@@ -74,27 +93,22 @@ pblock8:
 	VEXTRACTI64X4 $1, Z9, Y10
 	VPADDD       Y10, Y9, Y9
 	VPSUBD       Y9, Y12, Y9
-	VPSLLD       $7, Y9, Y9
-	VMOVDQU      X9, (R15)
-	VEXTRACTI128 $1, Y9, (R15)(R12*1)
+	VPSLLD       $16, Y9, Y9
 
 	F16X4((DI), (DI)(DX*1), (DI)(DX*2), (DI)(R8*1))
 	VMOVQ     R9, X13
 	F16X4((BX), (BX)(DX*1), (BX)(DX*2), (BX)(R8*1))
 	VPINSRQ   $1, R9, X13, X13
-	VCVTPH2PS X13, Y13
-	VMOVUPS   X13, (AX)
-	VEXTRACTF128 $1, Y13, (AX)(R12*1)
+	VPMOVZXWD X13, Y13
+	VPOR      Y13, Y9, Y9
+	VMOVDQU   Y9, (AX)
 
 	ADDQ $34, DI
 	ADDQ $34, BX
-	ADDQ $16, AX
-	ADDQ $16, R15
+	ADDQ $32, AX
 	DECQ CX
 	JNE  pblock8
 
-	ADDQ R12, AX
-	ADDQ R12, R15
 	LEAQ (SI)(DX*8), SI
 	SUBQ $8, R11
 	JMP  pgroup
@@ -104,7 +118,7 @@ ptile:
 	TESTQ R11, R11
 	JE    pdone
 	MOVQ  SI, DI
-	MOVQ  nb+40(FP), CX
+	MOVQ  nb+32(FP), CX
 
 pblock:
 	MOVQ DI, R10
@@ -121,18 +135,16 @@ prow:
 	VMOVD        X0, R9
 	NEGL         R9
 	ADDL         $4096, R9
-	SHLL         $7, R9
-	MOVL         R9, (R15)
-	MOVWQZX      (R10), R9
-	VMOVD        R9, X2
-	VCVTPH2PS    X2, X2
-	VMOVSS       X2, (AX)
+	SHLL         $16, R9
+	MOVWLZX      (R10), R12
+	ORL          R12, R9
+	MOVL         R9, (AX)
 	ADDQ         $4, AX
-	ADDQ         $4, R15
 	ADDQ         DX, R10
 	DECQ         R13
 	JNE          prow
 
+	ADDQ $16, AX // past the entries of the rows the tile lacks
 	ADDQ $34, DI
 	DECQ CX
 	JNE  pblock
@@ -170,15 +182,15 @@ pdone:
 	VPDPBUSD.BCST (2+4*k)(SI)(R8*1), Z16, a3
 
 // FSCALE(acc, facc, xdreg, off): facc = facc + (xd·d_w)·float32(acc), d_w of the row
-// at off(BX).
+// at off(SP) (TABLES4).
 #define FSCALE(acc, facc, xdreg, off) \
 	VCVTDQ2PS   acc, acc \
-	VMULPS.BCST off(BX), xdreg, Z20 \
+	VMULPS.BCST off(SP), xdreg, Z20 \
 	VMULPS      Z20, acc, acc \
 	VADDPS      acc, facc, facc
 
-// INIT(acc, off): acc = the row's −128·Σcode at off(R14), in every lane.
-#define INIT(acc, off) VPBROADCASTD off(R14), acc
+// INIT(acc, off): acc = the row's −128·Σcode at (16+off)(SP) (TABLES4), in every lane.
+#define INIT(acc, off) VPBROADCASTD (16+off)(SP), acc
 
 // STORE4(u, lane, done): token t's 4 rows (128-bit lane of u) to (AX), then the next
 // token, unless the group's valid tokens (R12) are done: then on at done.
@@ -221,35 +233,34 @@ pdone:
 	STORE4(Z26, 3, done) \
 	STORE4(Z27, 3, done)
 
-// func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, dw *float32, corr *int32, xp *uint32, xdp *float32, nb, groups, last int)
-// The 4-row tile of Q8_0 rows at w (row stride rowBytes; scales and corrections from
-// q8PrepZ at dw and corr) against groups 16-token groups packed by packTokensZ (xp,
+// func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, groups, last int)
+// The 4-row tile of Q8_0 rows at w (row stride rowBytes; their table entries from
+// q8PrepZ at tab, 32 bytes a block) against groups 16-token groups packed by packTokensZ (xp,
 // xdp): row i of token 16g+t to out[(16g+t)·ldo+i], for every t of a group but the
 // last, of which only its first last tokens are stored. Groups go two at a time,
 // tokens in the lanes: per block and dword, each row's four codes broadcast against
 // the tokens' codes by one VPDPBUSD per group, the int32 sums started at the
 // correction, then per block scaled and added as q8Rows1Z does.
-TEXT ·q8TokensZ(SB), NOSPLIT, $0-88
+TEXT ·q8TokensZ(SB), NOSPLIT, $32-80
 	MOVQ out+0(FP), AX
 	MOVQ ldo+8(FP), R13
 	SHLQ $2, R13
 	MOVQ rowBytes+24(FP), DX
 	LEAQ (DX)(DX*2), R8
-	MOVQ nb+64(FP), R9
+	MOVQ nb+56(FP), R9
 	SHLQ $9, R9            // bytes of one group's packed codes
-	MOVQ nb+64(FP), R10
+	MOVQ nb+56(FP), R10
 	SHLQ $6, R10           // bytes of one group's packed scales
-	MOVQ xp+48(FP), DI
-	MOVQ xdp+56(FP), R15
-	MOVQ groups+72(FP), R11
+	MOVQ xp+40(FP), DI
+	MOVQ xdp+48(FP), R15
+	MOVQ groups+64(FP), R11
 
 tpair:
 	CMPQ    R11, $2
 	JL      tsingle
 	MOVQ    w+16(FP), SI
-	MOVQ    dw+32(FP), BX
-	MOVQ    corr+40(FP), R14
-	MOVQ    nb+64(FP), CX
+	MOVQ    tab+32(FP), BX
+	MOVQ    nb+56(FP), CX
 	VPXORD  Z8, Z8, Z8
 	VPXORD  Z9, Z9, Z9
 	VPXORD  Z10, Z10, Z10
@@ -266,6 +277,7 @@ tblock2:
 	PREFETCHT0 (R12)(DX*2)
 	PREFETCHT0 (R12)(R8*1)
 	ADDQ       $34, R12
+	TABLES4
 	INIT(Z0, 0)
 	INIT(Z2, 4)
 	INIT(Z4, 8)
@@ -293,8 +305,7 @@ tblock2:
 	FSCALE(Z6, Z14, Z18, 12)
 	FSCALE(Z7, Z15, Z19, 12)
 	ADDQ      $34, SI
-	ADDQ      $16, BX
-	ADDQ      $16, R14
+	ADDQ      $32, BX
 	ADDQ      $512, DI
 	ADDQ      $64, R15
 	DECQ      CX
@@ -307,7 +318,7 @@ tblock2:
 	MOVQ $16, R12
 	CMPQ R11, $2
 	JNE  tsecond
-	MOVQ last+80(FP), R12
+	MOVQ last+72(FP), R12
 
 tsecond:
 	TRANSPOSE(Z11, Z9, Z15, Z13)
@@ -321,9 +332,8 @@ tsingle:
 	TESTQ   R11, R11
 	JE      tstored
 	MOVQ    w+16(FP), SI
-	MOVQ    dw+32(FP), BX
-	MOVQ    corr+40(FP), R14
-	MOVQ    nb+64(FP), CX
+	MOVQ    tab+32(FP), BX
+	MOVQ    nb+56(FP), CX
 	VPXORD  Z8, Z8, Z8
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z12, Z12, Z12
@@ -336,6 +346,7 @@ tblock1:
 	PREFETCHT0 (R12)(DX*2)
 	PREFETCHT0 (R12)(R8*1)
 	ADDQ       $34, R12
+	TABLES4
 	INIT(Z0, 0)
 	INIT(Z2, 4)
 	INIT(Z4, 8)
@@ -362,14 +373,13 @@ tblock1:
 	FSCALE(Z4, Z12, Z18, 8)
 	FSCALE(Z6, Z14, Z18, 12)
 	ADDQ      $34, SI
-	ADDQ      $16, BX
-	ADDQ      $16, R14
+	ADDQ      $32, BX
 	ADDQ      $512, DI
 	ADDQ      $64, R15
 	DECQ      CX
 	JNE       tblock1
 
-	MOVQ last+80(FP), R12
+	MOVQ last+72(FP), R12
 	TRANSPOSE(Z10, Z8, Z14, Z12)
 	STOREGROUP(tstored)
 
@@ -398,27 +408,27 @@ tstored:
 	VMULPS      Z20, acc, acc \
 	VADDPS      acc, facc, facc
 
-// func q8Tokens8Z(out *float32, ldo int, w *byte, rowBytes int, dw *float32, corr *int32, xp *uint32, xdp *float32, nb, last, pfstep int)
-// q8TokensZ for 8 rows (two 4-row tiles: the second's tables nb·16 bytes after the
-// first's) and one group, of which the first last tokens are stored: a weight dword
-// broadcast serves only one group, so 8 rows share each load of the group's codes, and
-// 8 accumulators each take one VPDPBUSD per dword. The next 8 rows are prefetched
-// block by block. Each token's sums are q8TokensZ's, bit for bit.
-TEXT ·q8Tokens8Z(SB), NOSPLIT, $0-88
+// func q8Tokens8Z(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, last, pfstep int)
+// q8TokensZ for 8 rows (an 8-row tile of q8PrepZ's tables at tab, 32 bytes a block) and
+// one group, of which the first last tokens are stored: a weight dword broadcast
+// serves only one group, so 8 rows share each load of the group's codes, and 8
+// accumulators each take one VPDPBUSD per dword. The 8 rows after the next 8, which
+// it reads once, are prefetched to L2 in memory order, pfstep bytes a block, and their
+// tables with them. Each token's sums are q8TokensZ's, bit for bit.
+TEXT ·q8Tokens8Z(SB), NOSPLIT, $64-80
 	MOVQ rowBytes+24(FP), DX
 	LEAQ (DX)(DX*2), R8
 	MOVQ w+16(FP), SI
 	LEAQ (SI)(DX*4), R12   // rows 4–7
 	LEAQ (SI)(DX*8), R11
-	LEAQ (R11)(DX*8), R11   // the 8 rows after the next, prefetched in memory order
-	MOVQ pfstep+80(FP), R10 // by pfstep bytes a block
-	MOVQ dw+32(FP), BX
-	MOVQ corr+40(FP), R14
-	MOVQ nb+64(FP), R9
-	SHLQ $4, R9            // from a 4-row tile's tables to the next's
-	MOVQ xp+48(FP), DI
-	MOVQ xdp+56(FP), R15
-	MOVQ nb+64(FP), CX
+	LEAQ (R11)(DX*8), R11  // the 8 rows after the next
+	MOVQ pfstep+72(FP), R10
+	MOVQ tab+32(FP), BX
+	MOVQ nb+56(FP), R9
+	SHLQ $6, R9            // to the tables of the tile after the next
+	MOVQ xp+40(FP), DI
+	MOVQ xdp+48(FP), R15
+	MOVQ nb+56(FP), CX
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
@@ -429,19 +439,21 @@ TEXT ·q8Tokens8Z(SB), NOSPLIT, $0-88
 	VPXORD Z15, Z15, Z15
 
 t8block:
-	PREFETCHT1 (R11)
-	PREFETCHT1 64(R11)
-	PREFETCHT1 128(R11)
-	PREFETCHT1 192(R11)
-	PREFETCHT1 256(R11)
-	VPBROADCASTD 0(R14), Z0
-	VPBROADCASTD 4(R14), Z1
-	VPBROADCASTD 8(R14), Z2
-	VPBROADCASTD 12(R14), Z3
-	VPBROADCASTD 0(R14)(R9*1), Z4
-	VPBROADCASTD 4(R14)(R9*1), Z5
-	VPBROADCASTD 8(R14)(R9*1), Z6
-	VPBROADCASTD 12(R14)(R9*1), Z7
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+	PREFETCHT1   128(R11)
+	PREFETCHT1   192(R11)
+	PREFETCHT1   256(R11)
+	PREFETCHT1   (BX)(R9*1)
+	TABLES8
+	VPBROADCASTD 32(SP), Z0
+	VPBROADCASTD 36(SP), Z1
+	VPBROADCASTD 40(SP), Z2
+	VPBROADCASTD 44(SP), Z3
+	VPBROADCASTD 48(SP), Z4
+	VPBROADCASTD 52(SP), Z5
+	VPBROADCASTD 56(SP), Z6
+	VPBROADCASTD 60(SP), Z7
 	TOK8(0)
 	TOK8(1)
 	TOK8(2)
@@ -451,19 +463,18 @@ t8block:
 	TOK8(6)
 	TOK8(7)
 	VMOVUPS (R15), Z18
-	FSCALEM(Z0, Z8, 0(BX))
-	FSCALEM(Z1, Z9, 4(BX))
-	FSCALEM(Z2, Z10, 8(BX))
-	FSCALEM(Z3, Z11, 12(BX))
-	FSCALEM(Z4, Z12, 0(BX)(R9*1))
-	FSCALEM(Z5, Z13, 4(BX)(R9*1))
-	FSCALEM(Z6, Z14, 8(BX)(R9*1))
-	FSCALEM(Z7, Z15, 12(BX)(R9*1))
+	FSCALEM(Z0, Z8, 0(SP))
+	FSCALEM(Z1, Z9, 4(SP))
+	FSCALEM(Z2, Z10, 8(SP))
+	FSCALEM(Z3, Z11, 12(SP))
+	FSCALEM(Z4, Z12, 16(SP))
+	FSCALEM(Z5, Z13, 20(SP))
+	FSCALEM(Z6, Z14, 24(SP))
+	FSCALEM(Z7, Z15, 28(SP))
 	ADDQ $34, SI
 	ADDQ $34, R12
 	ADDQ R10, R11
-	ADDQ $16, BX
-	ADDQ $16, R14
+	ADDQ $32, BX
 	ADDQ $512, DI
 	ADDQ $64, R15
 	DECQ CX
@@ -472,14 +483,14 @@ t8block:
 	MOVQ ldo+8(FP), R13
 	SHLQ $2, R13
 	MOVQ out+0(FP), AX
-	MOVQ last+72(FP), R12
+	MOVQ last+64(FP), R12
 	TRANSPOSE(Z9, Z8, Z11, Z10)
 	STOREGROUP(t8half)
 
 t8half:
 	MOVQ out+0(FP), AX
 	ADDQ $16, AX
-	MOVQ last+72(FP), R12
+	MOVQ last+64(FP), R12
 	TRANSPOSE(Z13, Z12, Z15, Z14)
 	STOREGROUP(t8done)
 
