@@ -105,3 +105,95 @@ func BenchmarkDecodeAttentionKernels(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStepAttention measures the cache's share of one batched decode step of
+// llama-134m's shape (12 layers, 12 heads of 64, no GQA): 16 sequences of ctx
+// tokens each (and one of 4096) grow by one token, and for every layer each appends its keys and
+// values and attends, one sequence after another on one goroutine (the model runs
+// the sequences of a layer on its threads, each such call alone). The step is then
+// undone (Truncate), so the blocks are written again, not faulted in; where the
+// cache cannot be cut back (KIVI keeps the rows of an unfinished group only), the
+// history grows by a token per step instead. cpu-ms/op is the process CPU time per
+// step.
+//
+//	go test ./kv -run '^$' -bench StepAttention -benchtime=100x
+func BenchmarkStepAttention(b *testing.B) {
+	for _, spec := range []string{"f16", "q8", "kivi4/kivi2"} {
+		for _, c := range [][2]int{{16, 16}, {16, 64}, {16, 144}, {16, 512}, {1, 4096}} {
+			b.Run(fmt.Sprintf("%s/seqs=%d/ctx=%d", spec, c[0], c[1]), func(b *testing.B) { benchStep(b, spec, c[0], c[1]) })
+		}
+	}
+}
+
+func benchStep(b *testing.B, spec string, seqs, ctx int) {
+	const layers, heads, d = 12, 12, 64
+	st, err := New(Config{Layers: layers, Heads: heads, KVHeads: heads, HeadDim: d, Spec: MustParseSpec(spec)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(2, uint64(ctx)))
+	rl := heads * d
+	k := make([]float32, ctx*rl)
+	v := make([]float32, ctx*rl)
+	for i := range k {
+		k[i] = float32(r.NormFloat64())
+		v[i] = float32(r.NormFloat64())
+	}
+	ids := make([]SeqID, seqs)
+	for i := range ids {
+		if ids[i], err = st.NewSeq(); err != nil {
+			b.Fatal(err)
+		}
+		// A history of ctx−1 tokens; the step adds the ctx-th.
+		if err := st.Grow(ids[i], make([]int32, ctx-1)); err != nil {
+			b.Fatal(err)
+		}
+		for l := range layers {
+			if err := st.Append(l, ids[i], k[:(ctx-1)*rl], v[:(ctx-1)*rl]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	q := make([]float32, rl)
+	for i := range q {
+		q[i] = float32(r.NormFloat64())
+	}
+	out := make([]float32, rl)
+	undo := true
+	step := func() {
+		for _, id := range ids {
+			if err := st.Grow(id, []int32{0}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for l := range layers {
+			for _, id := range ids {
+				if err := st.Append(l, id, k[(ctx-1)*rl:], v[(ctx-1)*rl:]); err != nil {
+					b.Fatal(err)
+				}
+				if err := st.Attend(l, id, q, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		for _, id := range ids {
+			if !undo {
+				break
+			}
+			if err := st.Truncate(id, ctx-1); err != nil {
+				if id != ids[0] {
+					b.Fatal(err)
+				}
+				undo = false
+			}
+		}
+	}
+	step() // the step's blocks are faulted in once, before the timing
+	b.ResetTimer()
+	cpu0 := procstat.CPU()
+	for i := 0; i < b.N; i++ {
+		step()
+	}
+	cpu := procstat.CPU() - cpu0
+	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+}

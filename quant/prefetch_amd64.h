@@ -37,6 +37,12 @@
 
 #define PFDIST 4096
 
+// NOPF4 and NOPF1 stand for PREFETCH4X2 and for PFNEXTSET or PFROW2 in the twins of
+// the kernels that ask for nothing ahead: a caller runs them over the rows whose
+// lines ahead it will not read next (quant.pfRows).
+#define NOPF4(r0, r1, r2, r3)
+#define NOPF1(r)
+
 // PFNEXT caps how far ahead the adds that prefetch the calls to come (I16LOOP,
 // ADDQ4Z) ask for rows: twice a call's bytes past its rows (where a cache block's
 // heads follow one another, the call after the next), or PFNEXT bytes when that is

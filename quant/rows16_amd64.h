@@ -15,8 +15,9 @@
 	VPSLLD    $16, y, y
 
 // DOTR4_16 is the body of dotF16R4 (see its declaration). Each group first asks for
-// its rows' lines PFDIST bytes on (prefetch_amd64.h).
-#define DOTR4_16(W16) \
+// its rows' lines PFDIST bytes on through PF (PREFETCH4X2, prefetch_amd64.h), or for
+// none (NOPF4: the rows' twin for the end of what the caller reads).
+#define DOTR4_16(W16, PF) \
 	SHLQ $1, R14; \
 group: \
 	TESTQ R13, R13; \
@@ -32,7 +33,7 @@ group: \
 	LEAQ   (R8)(R9*1), BX; \
 	LEAQ   (R8)(R10*1), CX; \
 	LEAQ   (R8)(R11*1), DX; \
-	PREFETCH4X2(R8, BX, CX, DX); \
+	PF(R8, BX, CX, DX); \
 	XORQ   AX, AX; \
 loop: \
 	VMOVUPS     (SI)(AX*2), Y8; \
@@ -133,8 +134,9 @@ qdone: \
 	RET
 
 // ADDQ1X64_16 is the body of addF16Q1x64 (see its declaration); it asks for the rows
-// ahead as ADDQ1Z (addq1_amd64.h) does.
-#define ADDQ1X64_16(W16) \
+// ahead as ADDQ1Z (addq1_amd64.h) does through PFSET and PFROW (PFNEXTSET and PFROW2,
+// prefetch_amd64.h), or for none (NOPF1 for both).
+#define ADDQ1X64_16(W16, PFSET, PFROW) \
 	VMOVUPS (DI), Y0; \
 	VMOVUPS 32(DI), Y1; \
 	VMOVUPS 64(DI), Y2; \
@@ -143,11 +145,11 @@ qdone: \
 	VMOVUPS 160(DI), Y5; \
 	VMOVUPS 192(DI), Y6; \
 	VMOVUPS 224(DI), Y7; \
-	PFNEXTSET(R10); \
+	PFSET(R10); \
 	TESTQ   R13, R13; \
 	JZ      adone; \
 aloop: \
-	PFROW2(R10); \
+	PFROW(R10); \
 	VBROADCASTSS (SI), Y8; \
 	W16((R8), Y9); \
 	W16(16(R8), Y10); \

@@ -14,7 +14,7 @@
 // out[4k+r] = q · row r, d values (a multiple of 16). Two accumulators per row.
 TEXT ·dotBF16R4asm(SB), NOSPLIT, $0-72
 	R4FRAME
-	DOTR4_16(BF16W16)
+	DOTR4_16(BF16W16, PREFETCH4X2)
 
 // func dotBF16Q4asm(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
 // Per row i < n (at src + i·stride) and query r < 4 (at q + r·qs bytes):
@@ -40,7 +40,7 @@ TEXT ·addBF16Q1x64asm(SB), NOSPLIT, $0-40
 	MOVQ    src+16(FP), R8
 	MOVQ    stride+24(FP), R12
 	MOVQ    n+32(FP), R13
-	ADDQ1X64_16(BF16W16)
+	ADDQ1X64_16(BF16W16, PFNEXTSET, PFROW2)
 
 // func addBF16Q1x16asm(acc, w, src unsafe.Pointer, stride uintptr, n int)
 // acc[c] += Σ_{i<n} w[i]·row_i[c] for c < 16, rows as addF16Q1x64's; even and odd

@@ -58,6 +58,12 @@ func zmmLevel() string {
 //go:noescape
 func dotF16R4(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
 
+// dotF16R4Near is dotF16R4 asking for no lines ahead, for the rows whose lines
+// ahead lie past what the caller reads (aheadRows).
+//
+//go:noescape
+func dotF16R4Near(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
+
 // dotF16Q4 scores four queries against F16 rows: out + 4i + r·ldb gets the score of the query at
 // q + r·qs with the row at src + i·stride, for i < n and r < 4.
 //
@@ -87,6 +93,11 @@ func dotF16Q4Zq(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, s
 //
 //go:noescape
 func addF16Q1x64(acc, w, src unsafe.Pointer, stride uintptr, n int)
+
+// addF16Q1x64Near is addF16Q1x64 asking for no rows ahead (aheadRows).
+//
+//go:noescape
+func addF16Q1x64Near(acc, w, src unsafe.Pointer, stride uintptr, n int)
 
 // addF16Q1x16 is the 16-column q1Kernel of binary16 values.
 //
@@ -236,14 +247,31 @@ func init() {
 			if d%16 != 0 || !haveF16C {
 				return false
 			}
-			dotRowsFused(dotF16Quad, dotF16R4, scores, ld, q, g, src, stride, n, d)
+			// The rows whose lines PFDIST ahead lie past src through the twin that
+			// asks for none (aheadRows); a row's score is the same bits either way.
+			m := aheadRows(len(src), stride, n, pfDist)
+			if m > 0 {
+				dotRowsFused(dotF16Quad, dotF16R4, scores, ld, q, g, src, stride, m, d)
+			}
+			if m < n {
+				dotRowsFused(dotF16Quad, dotF16R4Near, scores[m:], ld, q, g, src[m*stride:], stride, n-m, d)
+			}
 			return true
 		},
 		add: func(_ RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, _ []float32) bool {
 			if d%16 != 0 || !haveF16C {
 				return false
 			}
-			addRowsFused(addF16Q4F16C, addF16Q4Z, addF16Q1x64, addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
+			// As dot: the rows a call's lines ahead would pass src's end for go
+			// through a second call that asks for none; each column's sum takes the
+			// rows in the same order, the same bits.
+			m := aheadRows(len(src), stride, n, min(2*n*stride, pfNext))
+			if m > 0 {
+				addRowsFused(addF16Q4F16C, addF16Q4Z, addF16Q1x64, addF16Q1x16, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, m, d, 2)
+			}
+			if m < n {
+				addRowsFused(addF16Q4F16C, addF16Q4Z, addF16Q1x64Near, addF16Q1x16, acc, unsafe.Pointer(&w[m]), uintptr(4*ld), g, unsafe.Pointer(&src[m*stride]), stride, n-m, d, 2)
+			}
 			return true
 		},
 		decode: func(_ RowCodec, dst []float32, src []byte, stride, n, d int) bool {

@@ -39,7 +39,13 @@
 // out[4k+r] = q · row r, d values (a multiple of 16). Two accumulators per row.
 TEXT ·dotF16R4(SB), NOSPLIT, $0-72
 	R4FRAME
-	DOTR4_16(F16W16)
+	DOTR4_16(F16W16, PREFETCH4X2)
+
+// func dotF16R4Near(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
+// dotF16R4 asking for no lines ahead.
+TEXT ·dotF16R4Near(SB), NOSPLIT, $0-72
+	R4FRAME
+	DOTR4_16(F16W16, NOPF4)
 
 // func dotF16Q4(out unsafe.Pointer, ldb uintptr, q unsafe.Pointer, qs uintptr, src unsafe.Pointer, stride uintptr, n int, d uintptr)
 // Per row i < n (at src + i·stride) and query r < 4 (at q + r·qs bytes):
@@ -65,7 +71,17 @@ TEXT ·addF16Q1x64(SB), NOSPLIT, $0-40
 	MOVQ    src+16(FP), R8
 	MOVQ    stride+24(FP), R12
 	MOVQ    n+32(FP), R13
-	ADDQ1X64_16(F16W16)
+	ADDQ1X64_16(F16W16, PFNEXTSET, PFROW2)
+
+// func addF16Q1x64Near(acc, w, src unsafe.Pointer, stride uintptr, n int)
+// addF16Q1x64 asking for no rows ahead.
+TEXT ·addF16Q1x64Near(SB), NOSPLIT, $0-40
+	MOVQ    acc+0(FP), DI
+	MOVQ    w+8(FP), SI
+	MOVQ    src+16(FP), R8
+	MOVQ    stride+24(FP), R12
+	MOVQ    n+32(FP), R13
+	ADDQ1X64_16(F16W16, NOPF1, NOPF1)
 
 // func addF16Q1x16(acc, w, src unsafe.Pointer, stride uintptr, n int)
 // acc[c] += Σ_{i<n} w[i]·row_i[c] for c < 16, rows as addF16Q1x64's; even and odd

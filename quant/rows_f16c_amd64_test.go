@@ -113,3 +113,66 @@ func TestAddQ4ZRows(t *testing.T) {
 		}
 	}
 }
+
+// TestRowKernelsAhead: DotRows and AddRows give the same bits whatever bytes follow
+// the rows in src (none, a few, more than the kernels ask for ahead): the rows whose
+// lines ahead lie past src go through the twins that ask for none (aheadRows), and
+// a row's score and a column's sum do not depend on which kernel took the row. F16
+// rows, every group size the kernels split, row counts up to past the prefetch
+// distance; with the ZMM kernels on and off.
+func TestRowKernelsAhead(t *testing.T) {
+	if !haveF16C {
+		t.Skip("no F16C")
+	}
+	r := rand.New(rand.NewPCG(97, 98))
+	defer setZMM(setZMM(true))
+	for _, z := range zmmModes() {
+		setZMM(z)
+		for _, g := range []int{1, 3, 4, 5} {
+			for _, n := range []int{1, 3, 4, 7, 16, 33, 64, 100} {
+				rc := newRowCase(r, F16{}, g, n, 64)
+				rows := rc.src
+				var want0, want1 []float32
+				for _, slack := range []int{0, 1, rc.stride, pfDist, pfNext + 300} {
+					rc.src = append(append(make([]byte, 0, len(rows)+slack), rows...), make([]byte, slack)...)
+					scores, acc, _ := rc.run(simdKernels, false)
+					if want0 == nil {
+						want0, want1 = scores, acc
+						continue
+					}
+					name := fmt.Sprintf("zmm=%v/g=%d/n=%d/slack=%d", z, g, n, slack)
+					for i := range want0 {
+						if math.Float32bits(scores[i]) != math.Float32bits(want0[i]) {
+							t.Fatalf("%s: score %d = %v, %v with no bytes after the rows", name, i, scores[i], want0[i])
+						}
+					}
+					for i := range want1 {
+						if math.Float32bits(acc[i]) != math.Float32bits(want1[i]) {
+							t.Fatalf("%s: acc %d = %v, %v with no bytes after the rows", name, i, acc[i], want1[i])
+						}
+					}
+				}
+				rc.src = rows
+			}
+		}
+	}
+}
+
+// TestAheadRows: aheadRows leaves every line a kernel asks for within avail.
+func TestAheadRows(t *testing.T) {
+	for _, c := range []struct{ avail, stride, n, ahead int }{
+		{0, 128, 16, pfDist}, {2048, 128, 16, pfDist}, {4096 + 128, 128, 1, pfDist},
+		{16384, 128, 128, pfDist}, {16384, 128, 128, pfNext}, {1 << 20, 134, 33, pfNext}, {300, 134, 3, 64},
+	} {
+		m := aheadRows(c.avail, c.stride, c.n, c.ahead)
+		if m < 0 || m > c.n {
+			t.Fatalf("%+v: %d rows", c, m)
+		}
+		if m > 0 && (m-1)*c.stride+c.ahead+128 > c.avail {
+			t.Fatalf("%+v: %d rows ask up to %d", c, m, (m-1)*c.stride+c.ahead+128)
+		}
+		if m < c.n && m*c.stride+c.ahead+128 <= c.avail {
+			t.Fatalf("%+v: %d rows, one more would fit", c, m)
+		}
+	}
+}

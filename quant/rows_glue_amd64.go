@@ -22,6 +22,29 @@ func bytesAsF32(b []byte, n int) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
 }
 
+// pfDist and pfNext are PFDIST and PFNEXT of prefetch_amd64.h: how far past a row the
+// score kernels ask for lines, and the most the adds do.
+const (
+	pfDist = 4096
+	pfNext = 8192
+)
+
+// aheadRows returns how many of the n rows at the start of src (stride bytes apart) a
+// kernel that asks for the two lines ahead bytes past each row it reads may run over
+// without asking for a line past the avail bytes of src: DotRows and AddRows callers
+// end src where the bytes they read next end (package attn, where a span's rows of
+// one KV head are not followed by the next head's), and lines asked for past that
+// would be read from memory for nothing.
+func aheadRows(avail, stride, n, ahead int) int {
+	if stride <= 0 {
+		return n
+	}
+	if avail < ahead+128 {
+		return 0
+	}
+	return min(n, (avail-ahead-128)/stride+1)
+}
+
 // r4Kernel is the shape of the *R4 dot kernels: for each group k < ng of four rows
 // at p = src + k·gstep, p+o1, p+o2, p+o3 (bytes), it stores to out[4k+r] (float32
 // bits) the dot of the query at q with row r over d values, d a positive multiple of
