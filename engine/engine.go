@@ -39,6 +39,10 @@
 // caller's goroutine, bounded in time), and admission adopts them as it adopts any
 // cached block; they count in CachedPromptTokens.
 //
+// Idle time: with Config.Prefault, an engine with nothing to do makes cache memory
+// ahead of need (kv.Store.Prefault), a couple of milliseconds at a time, so that
+// steps take blocks whose pages are already there.
+//
 // Streaming past the context: with Config.Window, sequences keep attention sinks and
 // a sliding window (kv.Store.Evict) and may grow beyond the model's context.
 //
@@ -119,6 +123,29 @@ type Config struct {
 	Window, Sinks int
 	// OnStep, if not nil, is called on the scheduler goroutine after every step.
 	OnStep func(StepInfo)
+	// Prefault, if > 0, is the block memory in bytes the engine keeps made and
+	// faulted in ahead of need (kv.Store.Prefault): whenever nothing runs or waits,
+	// it makes free blocks until they hold Prefault bytes or the cache's budget is
+	// made, so that steps take blocks whose pages the kernel has already zeroed
+	// instead of stopping for that. It works in slices of PrefaultSlice: a request
+	// that arrives meanwhile waits at most about that long. Its memory counts in
+	// PoolStats.BlocksMade and HeldBytes, not in the budget's AllocBytes. 0: off.
+	Prefault int64
+	// OnPrefault, if not nil, is called on the scheduler goroutine when idle-time
+	// prefaulting reaches Prefault (or the budget): the bytes faulted in since it
+	// began, and the time spent on it (slices interrupted by work do not count the
+	// work).
+	OnPrefault func(bytes int64, spent time.Duration)
+}
+
+// PrefaultSlice is the longest an engine with nothing to do spends prefaulting
+// (Config.Prefault) before it looks for new work again.
+const PrefaultSlice = 2 * time.Millisecond
+
+// prefaulter is implemented by caches that can make block memory ahead of need
+// (kv.Store).
+type prefaulter interface {
+	Prefault(ready int64, d time.Duration) (more bool)
 }
 
 // prefetcher is implemented by caches that keep blocks beyond memory (kv/tier.Cache):
@@ -227,6 +254,14 @@ type Engine struct {
 	// hold stops admission after a preemption until a running request ends, so that
 	// a preempted request is not readmitted only to be preempted again.
 	hold bool
+	// Idle-time prefaulting (Config.Prefault): pf is the cache's, nil when off;
+	// pfDone is set once it has nothing more to do, until the next step; pfFrom
+	// (PoolStats.PrefaultBytes) and pfSpent are where the current run began and
+	// the time it took so far.
+	pf      prefaulter
+	pfDone  bool
+	pfFrom  int64
+	pfSpent time.Duration
 }
 
 // New starts an engine over m and c. The engine owns both until Close returns.
@@ -269,6 +304,8 @@ func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: BytesPerToken = %g, must be ≥ 0", cfg.BytesPerToken)
 	case cfg.Window < 0 || cfg.Sinks < 0:
 		return nil, fmt.Errorf("engine: Window = %d and Sinks = %d must be ≥ 0", cfg.Window, cfg.Sinks)
+	case cfg.Prefault < 0:
+		return nil, fmt.Errorf("engine: Prefault = %d, must be ≥ 0", cfg.Prefault)
 	}
 	var ev evicter
 	if cfg.Window > 0 {
@@ -278,6 +315,9 @@ func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
 		}
 	}
 	e := &Engine{m: m, c: c, cfg: cfg, ev: ev, wake: make(chan struct{}, 1), exited: make(chan struct{})}
+	if pf, ok := c.(prefaulter); ok && cfg.Prefault > 0 {
+		e.pf = pf
+	}
 	e.stats.Cache = c.Usage()
 	if gw, ok := c.(interface{ GroupWindows() []int }); ok {
 		e.groupWindows = gw.GroupWindows()

@@ -177,6 +177,7 @@ func TestBatchedGreedyEqualsSolo(t *testing.T) {
 		{"small steps beside decodes", "f32", Config{MaxBatchTokens: 32, DecodeStepTokens: 6, LongPrefillTokens: 2}, 0},
 		{"kivi4/kivi2", "kivi4/kivi2:r=16", Config{MaxBatchTokens: 7}, 0},
 		{"q8", "q8", Config{}, 0},
+		{"prefaulted", "f32", Config{Prefault: 1 << 20}, 0},
 		{"default blocks", "f32", Config{MaxBatchTokens: 5, MaxRunning: 3}, kv.DefaultBlockTokens},
 		{"default blocks kivi4/kivi2", "kivi4/kivi2:r=16", Config{MaxBatchTokens: 7}, kv.DefaultBlockTokens},
 	} {

@@ -173,11 +173,40 @@ func (e *Engine) loop() {
 				e.publish(nil)
 				return
 			}
+			if e.prefault() {
+				continue // a slice at a time: new work is taken in between
+			}
 			<-e.wake
 			continue
 		}
 		e.step()
+		e.pfDone = false // the step may have taken free blocks
 	}
+}
+
+// prefault runs one slice of idle-time prefaulting (Config.Prefault) and reports
+// whether more remains.
+func (e *Engine) prefault() bool {
+	if e.pf == nil || e.pfDone {
+		return false
+	}
+	if e.pfSpent == 0 && e.pool != nil {
+		e.pfFrom = e.pool.PoolStats().PrefaultBytes
+	}
+	t := time.Now()
+	more := e.pf.Prefault(e.cfg.Prefault, PrefaultSlice)
+	e.pfSpent += max(time.Since(t), 1)
+	e.publish(nil) // the pool's figures grew
+	if !more {
+		e.pfDone = true
+		if e.cfg.OnPrefault != nil && e.pool != nil {
+			if n := e.stats.Pool.PrefaultBytes - e.pfFrom; n > 0 {
+				e.cfg.OnPrefault(n, e.pfSpent)
+			}
+		}
+		e.pfSpent = 0
+	}
+	return more
 }
 
 // errCancelled is the error that ends a request whose context ended with cause.

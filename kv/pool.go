@@ -2,6 +2,7 @@ package kv
 
 import (
 	"slices"
+	"time"
 
 	"kvq/internal/blockmem"
 )
@@ -42,6 +43,12 @@ type pool struct {
 	used       int             // blocks with refs > 0
 	shared     int             // blocks with refs > 1
 	idx        prefixIndex
+
+	// Prefault (see Store.Prefault): faulting is the extent whose memory is being
+	// faulted in, −1 for none, and faulted the bytes of it done; prefaulted counts
+	// the bytes faulted in since the Store was made.
+	faulting, faulted int
+	prefaulted        int64
 }
 
 // made is the number of blocks whose memory exists.
@@ -80,6 +87,50 @@ func (p *pool) extend() {
 	for s := n - 1; s >= 0; s-- {
 		p.pushFree(int32(x*p.ext + s))
 	}
+}
+
+// faultPiece is the most extent memory prefault faults in between two looks at the
+// clock: a few hundred microseconds even where each base page is a fault (a fresh
+// page took 0.4–1.2 ms per MiB to fault in on the 2-core VM this was measured on, a
+// huge page 0.1 ms per MiB).
+const faultPiece = 512 << 10
+
+// prefault makes extents of free blocks and faults their memory in (blockmem.Fault)
+// until the pool holds ready bytes of free blocks or as many whole extents as the
+// budget holds, or until the clock passes until (checked after every faultPiece
+// bytes). It reports whether more remains to do; the extent it was faulting in when
+// time ran out is resumed by the next call.
+func (p *pool) prefault(ready int64, until time.Time) bool {
+	for {
+		if p.faulting < 0 {
+			if !p.wantsExtent(ready) {
+				return false
+			}
+			p.extend()
+			p.faulting, p.faulted = len(p.data)-1, 0
+		}
+		mem := p.data[p.faulting]
+		for p.faulted < len(mem) {
+			n := min(faultPiece, len(mem)-p.faulted)
+			blockmem.Fault(mem[p.faulted : p.faulted+n])
+			p.faulted += n
+			p.prefaulted += int64(n)
+			if time.Now().After(until) {
+				return p.faulted < len(mem) || p.wantsExtent(ready)
+			}
+		}
+		p.faulting = -1
+	}
+}
+
+// wantsExtent reports whether prefault makes another extent: the free blocks hold
+// fewer than ready bytes and the budget holds a whole extent more (the last extent
+// of a budget that holds only part of one is left to the first alloc that needs it:
+// its memory is laid out for all ext slots, and would be faulted in for slots the
+// budget never hands out).
+func (p *pool) wantsExtent(ready int64) bool {
+	return int64(len(p.free))*int64(p.blockBytes) < ready && p.made()%p.ext == 0 &&
+		(p.maxBlocks == 0 || p.maxBlocks-p.made() >= p.ext)
 }
 
 // fresh, passed to alloc, asks for the first slot of an extent whose slots are all

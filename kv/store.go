@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"kvq/attn"
 	"kvq/internal/blockmem"
@@ -142,7 +143,7 @@ func New(cfg Config) (*Store, error) {
 	maxBlocks := int(cfg.BudgetBytes / int64(g.blockBytes))
 	st := &Store{
 		g: g,
-		pool: pool{blockBytes: g.blockBytes, ext: g.E, lastAny: -1, pieces: g.pieces(), maxBlocks: maxBlocks,
+		pool: pool{blockBytes: g.blockBytes, ext: g.E, lastAny: -1, faulting: -1, pieces: g.pieces(), maxBlocks: maxBlocks,
 			mem: blockmem.New(g.E*g.blockBytes, (maxBlocks+g.E-1)/g.E),
 			idx: prefixIndex{byHash: map[blockKey]int32{}, head: -1, tail: -1}},
 		prefixOK: prefixEligible(g),
@@ -730,6 +731,24 @@ func (st *Store) Usage() Usage {
 	return u
 }
 
+// Prefault makes block memory ahead of need, for a Store with nothing to do: it
+// makes extents of free blocks and faults their pages in (blockmem.Fault), so that
+// the steps that later take those blocks do not stop for the page faults and the
+// kernel's zeroing of fresh pages. It stops once the free blocks (made, in no
+// sequence, not cached) hold at least ready bytes, or the budget's whole extents are
+// all made, or, before that, about d from now (it may run over by the time to fault
+// in 512 KiB), and reports whether more remains; the next call goes on where this
+// one stopped. It holds the Store's lock meanwhile.
+//
+// The budget does not change: made blocks are not AllocBytes, BlocksFree is
+// unchanged, and BlocksMade, BlocksReady, HeldBytes and PrefaultBytes grow. As with
+// freed blocks, the memory is kept until the Store is unreachable.
+func (st *Store) Prefault(ready int64, d time.Duration) (more bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.pool.prefault(ready, time.Now().Add(d))
+}
+
 // PoolStats are a Store's block pool figures.
 type PoolStats struct {
 	BlockTokens  int   // tokens per block
@@ -739,6 +758,7 @@ type PoolStats struct {
 	BlocksShared int   // blocks referenced by more than one sequence
 	BlocksFree   int   // blocks that could be allocated now (budget left after used blocks and tails); −1 when unlimited
 	BlocksMade   int   // blocks whose memory exists (used + kept for reuse)
+	BlocksReady  int   // blocks made and free (in no sequence, not cached): taken before any memory is made
 	UsedBytes    int64 // BlocksUsed × BlockBytes
 	TailBytes    int64 // full-precision rings, sinks and work areas of all sequences
 	// GatherBytes is the room Grow reserved for copies of spans whose blocks are
@@ -747,6 +767,8 @@ type PoolStats struct {
 	GatherBytes int64
 	HeldBytes   int64 // BlocksMade × BlockBytes + TailBytes + GatherBytes: storage memory the Store holds
 	WasteTokens int   // unused token slots in the blocks the sequences hold (each layer group's blocks counted)
+	// PrefaultBytes is the block memory Prefault has faulted in ahead of need.
+	PrefaultBytes int64
 
 	// Prefix caching (see NewSeqWithPrefix).
 	BlocksCached        int   // blocks no sequence uses, kept findable until their memory is needed
@@ -775,10 +797,12 @@ func (st *Store) PoolStats() PoolStats {
 		BlocksShared: st.pool.shared,
 		BlocksFree:   -1,
 		BlocksMade:   st.pool.made(),
+		BlocksReady:  len(st.pool.free),
 		UsedBytes:    int64(st.pool.used) * int64(st.g.blockBytes),
 		TailBytes:    st.tailBytes,
 		GatherBytes:  st.gathBytes,
 
+		PrefaultBytes:       st.pool.prefaulted,
 		BlocksCached:        st.pool.idx.cached - st.pool.idx.sides,
 		BlocksSide:          st.pool.idx.sides,
 		Evictions:           st.pool.idx.evictions,

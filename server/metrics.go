@@ -107,6 +107,7 @@ func (m *metrics) write(w io.Writer, st *engine.Stats, ready bool) {
 	counter("kvq_prefill_tokens_total", "Tokens computed by prefill, recomputation after preemption included.", s.PrefillTokens)
 	counter("kvq_preemptions_total", "Requests preempted for cache memory and recomputed later.", s.Preemptions)
 	counter("kvq_kv_block_evictions_total", "Cached prefix blocks whose memory was taken for new blocks.", s.Pool.Evictions)
+	counter("kvq_kv_prefault_bytes_total", "KV cache memory faulted in ahead of need while no request ran (kvq serve --kv-prefault).", s.Pool.PrefaultBytes)
 	m.ttft.write(w, "kvq_time_to_first_token_seconds", "Time from the request's arrival to its first generated token.")
 	m.itl.write(w, "kvq_inter_token_latency_seconds", "Time between consecutive tokens of one choice.")
 	gauge("kvq_running_sequences", "Sequences (choices) in the running batch.", float64(s.Running))
@@ -118,7 +119,9 @@ func (m *metrics) write(w io.Writer, st *engine.Stats, ready bool) {
 	gauge("kvq_kv_blocks_used", "KV cache blocks referenced by at least one sequence.", float64(s.Pool.BlocksUsed))
 	gauge("kvq_kv_blocks_free", "KV cache blocks that could be allocated now (0 without a budget).", float64(free))
 	gauge("kvq_kv_blocks_cached", "KV cache blocks held only by the prefix cache, reusable by a later request with the same prefix.", float64(s.Pool.BlocksCached))
+	gauge("kvq_kv_blocks_ready", "KV cache blocks made and free (in no sequence, not cached): taken before new memory is made.", float64(s.Pool.BlocksReady))
 	gauge("kvq_kv_bytes", "Bytes of KV cache storage allocated (blocks and full-precision tails).", float64(s.Cache.AllocBytes))
+	gauge("kvq_kv_held_bytes", "Bytes of KV cache memory held: every block made (used, cached or ready) and the full-precision tails.", float64(s.Pool.HeldBytes))
 	gauge("kvq_kv_budget_bytes", "KV cache byte budget (0: unlimited).", float64(s.Cache.BudgetBytes))
 	gauge("kvq_prefix_hit_rate", "Fraction of admitted prompt tokens served from the prefix cache.", s.PrefixHitRate())
 	r := 0.0

@@ -39,6 +39,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	blockTokens := fs.Int("block-tokens", 0, fmt.Sprintf("tokens per cache block (0: the cache's default, %d); smaller blocks waste less per sequence and share shorter prefixes (attention reads 128 positions at a time whatever the block size)", kv.DefaultBlockTokens))
 	var budget byteSize
 	fs.Var(&budget, "kv-budget", "KV cache byte budget, e.g. 512MiB; 0 means unlimited (default: half the memory available once the model is loaded)")
+	prefault := byteSize(defaultKVPrefault)
+	fs.Var(&prefault, "kv-prefault", "KV cache memory kept made and faulted in ahead of need while no request runs, up to --kv-budget (as large as the budget: the whole cache, made at start); steps then take blocks the kernel has already zeroed; 0: off (default 1GiB)")
 	host := fs.String("host", "127.0.0.1", "`ADDRESS` to listen on (loopback by default; 0.0.0.0 for every interface)")
 	port := fs.Int("port", 8080, "TCP port (0 picks a free one)")
 	maxRunning := fs.Int("max-running", engine.DefaultMaxRunning, "maximum sequences decoded together (≤ --max-batch-tokens)")
@@ -221,13 +223,25 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		cache = tc
 		log.Info("kv tiers", "search_order", strings.Join(tc.Tiers(), " "), "timeout", *tierTimeout)
 	}
-	if err := srv.Start(m, cache, engine.Config{MaxBatchTokens: *maxBatch, MaxRunning: *maxRunning, MaxQueue: *maxQueue,
-		DecodeStepTokens: *decodeStep, LongPrefillTokens: *longPrefill}); err != nil {
+	ecfg := engine.Config{MaxBatchTokens: *maxBatch, MaxRunning: *maxRunning, MaxQueue: *maxQueue,
+		DecodeStepTokens: *decodeStep, LongPrefillTokens: *longPrefill, Prefault: int64(prefault)}
+	reported := false
+	ecfg.OnPrefault = func(n int64, spent time.Duration) { // on the engine's goroutine
+		level := slog.LevelDebug // refills after each burst of requests
+		if !reported {
+			level, reported = slog.LevelInfo, true
+		}
+		ps := c.PoolStats()
+		log.Log(context.Background(), level, "kv cache memory prefaulted", "bytes", fmtBytes(n), "spent", spent.Round(time.Microsecond),
+			"ready", fmtBytes(int64(ps.BlocksReady)*int64(ps.BlockBytes)), "held", fmtBytes(ps.HeldBytes))
+	}
+	if err := srv.Start(m, cache, ecfg); err != nil {
 		srv.Shutdown(context.Background())
 		return err
 	}
 	addr := ln.Addr().String()
-	log.Info("serving", "addr", "http://"+addr, "model", srv.ModelName(), "cache", *cacheSpec, "kv_budget", budgetText(int64(budget)), "kv_budget_from", budgetNote, "block_tokens", c.Config().BlockTokens,
+	log.Info("serving", "addr", "http://"+addr, "model", srv.ModelName(), "cache", *cacheSpec, "kv_budget", budgetText(int64(budget)), "kv_budget_from", budgetNote,
+		"kv_prefault", prefaultText(int64(prefault), int64(budget)), "block_tokens", c.Config().BlockTokens,
 		"chat_format", srv.ChatFormat().String(), "auth", *apiKey != "", "load_time", time.Since(t0).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "kvq serve: listening on http://%s (model %s)\n", addr, srv.ModelName())
 
@@ -263,6 +277,30 @@ func defaultKVBudget(avail int64) (byteSize, string) {
 		return fallbackKVBudget, "default: memory available unknown"
 	}
 	return byteSize(avail / 2), "default: half of the " + fmtBytes(avail) + " available"
+}
+
+// defaultKVPrefault is --kv-prefault's default: 1 GiB of cache memory made ahead of
+// need while idle (or the budget, if smaller). That is room for three rounds of 64
+// requests of 128 tokens on llama-134m with an f16 cache (about 330 MiB each), or
+// 8k tokens of a 7B model with grouped-query attention (128 KiB per token at f16),
+// about what llama.cpp allocates at start for a context of 8192. A server takes
+// that much resident memory beyond what its requests have needed so far; the
+// budget (half the memory available, by default) is a ceiling the pool grows
+// toward as prefix caching keeps finished requests' blocks, not memory to take
+// from the machine at start. With --kv-prefault as large as the budget the whole
+// cache is made at start, as vLLM does.
+const defaultKVPrefault = 1 << 30
+
+// prefaultText is --kv-prefault for the log: off, or the memory it keeps ready
+// (capped by a budget b > 0).
+func prefaultText(p, b int64) string {
+	if p == 0 {
+		return "off"
+	}
+	if b > 0 {
+		p = min(p, b)
+	}
+	return fmtBytes(p)
 }
 
 // budgetText is a KV budget for the log: its size, or "unlimited" for 0.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,13 +37,28 @@ func (l *lockedBuffer) String() string {
 
 // TestServe runs `kvq serve` on a free loopback port with 16-token blocks, completes a
 // prompt over HTTP, and stops it with a real SIGINT: the exit is clean and the logs
-// report the block size and the shutdown.
+// report the block size and the shutdown. By default the idle server prefaults cache
+// memory up to the budget (--kv-prefault's 1 GiB is more), logs it once and reports it
+// in /metrics; with --kv-prefault 0 it makes none.
 func TestServe(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		prefault bool
+	}{
+		{"default", nil, true},
+		{"no prefault", []string{"--kv-prefault", "0"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testServe(t, tc.args, tc.prefault) })
+	}
+}
+
+func testServe(t *testing.T, args []string, prefault bool) {
 	outR, outW := io.Pipe()
 	var logs lockedBuffer
 	exit := make(chan int, 1)
 	go func() {
-		exit <- runMain([]string{"serve", "--kv-budget", "4MiB", "--port", "0", "--block-tokens", "16", "--cache", "q8"}, outW, &logs)
+		exit <- runMain(append([]string{"serve", "--kv-budget", "4MiB", "--port", "0", "--block-tokens", "16", "--cache", "q8"}, args...), outW, &logs)
 		outW.Close()
 	}()
 	lines := bufio.NewScanner(outR)
@@ -56,6 +72,13 @@ func TestServe(t *testing.T) {
 	addr, _, _ = strings.Cut(addr, " ")
 	go io.Copy(io.Discard, outR) // the rest of stdout, if any
 
+	if prefault {
+		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(logs.String(), "kv cache memory prefaulted"); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no prefault log 30 s after start: %s", logs.String())
+			}
+		}
+	}
 	resp, err := http.Post(addr+"/v1/completions", "application/json",
 		strings.NewReader(`{"prompt":"Once upon a time","max_tokens":8,"temperature":0}`))
 	if err != nil {
@@ -84,6 +107,21 @@ func TestServe(t *testing.T) {
 	if !strings.Contains(logs.String(), "block_tokens=16") {
 		t.Errorf("start log does not report block_tokens=16: %s", logs.String())
 	}
+	time.Sleep(50 * time.Millisecond) // idle again: a server that prefaults has begun
+	metrics := get(t, addr+"/metrics")
+	faulted, ready := metricValue(t, metrics, "kvq_kv_prefault_bytes_total"), metricValue(t, metrics, "kvq_kv_blocks_ready")
+	wantLog := "kv_prefault=off"
+	if prefault {
+		wantLog = `kv_prefault="4.00 MiB"`
+		if faulted <= 0 || ready <= 0 || metricValue(t, metrics, "kvq_kv_held_bytes") < faulted {
+			t.Errorf("after prefaulting: %v bytes faulted, %v blocks ready, %v bytes held", faulted, ready, metricValue(t, metrics, "kvq_kv_held_bytes"))
+		}
+	} else if faulted != 0 || strings.Contains(logs.String(), "prefaulted") {
+		t.Errorf("--kv-prefault 0: %v bytes faulted; logs: %s", faulted, logs.String())
+	}
+	if !strings.Contains(logs.String(), wantLog) {
+		t.Errorf("start log does not say %s: %s", wantLog, logs.String())
+	}
 
 	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -101,6 +139,37 @@ func TestServe(t *testing.T) {
 	}
 }
 
+// get returns the body of a GET of url.
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// metricValue is the value of the unlabelled metric name in a Prometheus text page.
+func metricValue(t *testing.T, page, name string) float64 {
+	t.Helper()
+	for line := range strings.Lines(page) {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("metric line %q: %v", line, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no metric %s in %s", name, page)
+	return 0
+}
+
 // TestServeFlagErrors: bad flags are refused before anything listens, naming the flag.
 func TestServeFlagErrors(t *testing.T) {
 	for _, tc := range []struct {
@@ -115,6 +184,7 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--max-conns", "0"}, "--max-conns"},
 		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--write-timeout", "-1s"}, "--write-timeout"},
 		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--calibrate-tokens", "-1"}, "--calibrate-tokens"},
+		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--kv-prefault", "-1"}, "kv-prefault"},
 		{[]string{"serve", "--kv-budget", "0", "--port", "0", "--cache", "q8", "--calibrate-tokens", "64"}, "FP8"},
 	} {
 		code, _, errOut := run(t, tc.args...)

@@ -10,7 +10,8 @@
 // is the budget plus a small constant.
 //
 // Blocks are carved from chunks of several megabytes, mapped on demand, so a pool
-// makes few mappings. Pages become resident only when first written. A chunk is
+// makes few mappings. Pages become resident only when first written, or when Fault
+// makes them so ahead of that write (a pool making memory while it is idle). A chunk is
 // never returned while its Arena is in use; Release unmaps them all. Where mapping is
 // not available or fails, blocks come from the Go heap instead.
 //

@@ -101,3 +101,33 @@ func heapObjects() int64 {
 	metrics.Read(s)
 	return int64(s[0].Value.Uint64())
 }
+
+// TestFaultKeepsContents: Fault, and the page-touching it falls back to, change no
+// byte of the range or around it, whatever its alignment and length.
+func TestFaultKeepsContents(t *testing.T) {
+	a := New(3<<20, 0)
+	defer a.Release()
+	b := a.Alloc()
+	for i := range b {
+		b[i] = byte(i*7 + i>>12)
+	}
+	for _, tc := range []struct {
+		name string
+		f    func([]byte)
+	}{{"Fault", Fault}, {"touch", touch}} {
+		for _, r := range [][2]int{{0, len(b)}, {1, 2}, {3, 4096 + 5}, {4093, 3 << 19}, {100, 103}, {len(b) - 1, len(b)}, {5, 5}} {
+			tc.f(b[r[0]:r[1]])
+			for i := range b {
+				if want := byte(i*7 + i>>12); b[i] != want {
+					t.Fatalf("%s of [%d, %d): byte %d is %d, want %d", tc.name, r[0], r[1], i, b[i], want)
+				}
+			}
+		}
+	}
+	heap := make([]byte, 10000) // blocks may come from the heap where mapping fails
+	heap[9999] = 9
+	Fault(heap[1:])
+	if heap[9999] != 9 || heap[0] != 0 {
+		t.Errorf("Fault of heap memory changed it: %d %d", heap[0], heap[9999])
+	}
+}
