@@ -254,14 +254,14 @@ type Engine struct {
 	// hold stops admission after a preemption until a running request ends, so that
 	// a preempted request is not readmitted only to be preempted again.
 	hold bool
-	// Idle-time prefaulting (Config.Prefault): pf is the cache's, nil when off;
-	// pfDone is set once it has nothing more to do, until the next step; pfFrom
-	// (PoolStats.PrefaultBytes) and pfSpent are where the current run began and
-	// the time it took so far.
-	pf      prefaulter
-	pfDone  bool
-	pfFrom  int64
-	pfSpent time.Duration
+	// Idle-time prefaulting (Config.Prefault): pf is the cache's, nil when off.
+	// pfDone is set once it has nothing more to do, until the next step; pfRun
+	// while a run (slices until pfDone) is under way, with pfFrom the
+	// PoolStats.PrefaultBytes it began at and pfSpent its time so far.
+	pf            prefaulter
+	pfDone, pfRun bool
+	pfFrom        int64
+	pfSpent       time.Duration
 }
 
 // New starts an engine over m and c. The engine owns both until Close returns.

@@ -81,13 +81,10 @@ func TestPrefaultIdle(t *testing.T) {
 			c := newCache(t, m, "f16", tc.budget).(*kv.Store)
 			var mu sync.Mutex
 			var reports []int64
-			e := newEngine(t, m, c, Config{Prefault: tc.prefault, OnPrefault: func(n int64, spent time.Duration) {
+			e := newEngine(t, m, c, Config{Prefault: tc.prefault, OnPrefault: func(n int64, _ time.Duration) {
 				mu.Lock()
 				reports = append(reports, n)
 				mu.Unlock()
-				if spent <= 0 {
-					t.Errorf("OnPrefault: %d bytes in %v", n, spent)
-				}
 			}})
 			if tc.wantBlocks > 0 {
 				waitFor(t, "the report of prefaulting", func() bool { mu.Lock(); defer mu.Unlock(); return len(reports) > 0 })

@@ -190,21 +190,19 @@ func (e *Engine) prefault() bool {
 	if e.pf == nil || e.pfDone {
 		return false
 	}
-	if e.pfSpent == 0 && e.pool != nil {
-		e.pfFrom = e.pool.PoolStats().PrefaultBytes
+	if !e.pfRun {
+		// e.stats is written on this goroutine only: reading it needs no lock.
+		e.pfRun, e.pfFrom, e.pfSpent = true, e.stats.Pool.PrefaultBytes, 0
 	}
 	t := time.Now()
 	more := e.pf.Prefault(e.cfg.Prefault, PrefaultSlice)
-	e.pfSpent += max(time.Since(t), 1)
+	e.pfSpent += time.Since(t)
 	e.publish(nil) // the pool's figures grew
 	if !more {
-		e.pfDone = true
-		if e.cfg.OnPrefault != nil && e.pool != nil {
-			if n := e.stats.Pool.PrefaultBytes - e.pfFrom; n > 0 {
-				e.cfg.OnPrefault(n, e.pfSpent)
-			}
+		e.pfDone, e.pfRun = true, false
+		if n := e.stats.Pool.PrefaultBytes - e.pfFrom; n > 0 && e.cfg.OnPrefault != nil {
+			e.cfg.OnPrefault(n, e.pfSpent)
 		}
-		e.pfSpent = 0
 	}
 	return more
 }

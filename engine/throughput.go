@@ -93,8 +93,11 @@ type ThroughputResult struct {
 	WasteFrac float64 `json:"waste_frac"`
 	// PeakGatherBytes is the most memory held for copies of spans whose blocks are
 	// scattered in the pool (kv.PoolStats.GatherBytes), counted in the budget.
-	PeakGatherBytes int64   `json:"peak_gather_bytes"`
-	PrefixHitRate   float64 `json:"prefix_hit_rate"` // prompt tokens served from the prefix cache
+	PeakGatherBytes int64 `json:"peak_gather_bytes"`
+	// PrefaultBytes is the block memory made ahead of the run (Engine.Prefault):
+	// the cache as a server leaves it after idle time.
+	PrefaultBytes int64   `json:"prefault_bytes,omitempty"`
+	PrefixHitRate float64 `json:"prefix_hit_rate"` // prompt tokens served from the prefix cache
 	// SharedHitRate is the cached prompt tokens over the shared-prefix tokens of all
 	// requests (the first request cannot hit: at most (Requests−1)/Requests).
 	SharedHitRate float64 `json:"shared_prefix_hit_rate"`
@@ -219,6 +222,14 @@ func Throughput(m *model.Model, c kv.Cache, tc ThroughputConfig) (ThroughputResu
 		}
 		if userStep != nil {
 			userStep(si)
+		}
+	}
+	if pf, ok := c.(prefaulter); ok && cfg.Prefault > 0 {
+		// All of it before the clock starts, as an idle server would have.
+		for pf.Prefault(cfg.Prefault, time.Second) {
+		}
+		if ps != nil {
+			res.PrefaultBytes = ps.PoolStats().PrefaultBytes
 		}
 	}
 	e, err := New(m, c, cfg)

@@ -48,6 +48,8 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	var budget byteSize
 	fs.Var(&budget, "budget", "KV cache byte budget, e.g. 64MiB (0: unlimited)")
 	blockTokens := fs.Int("block-tokens", 0, "tokens per cache block (0: the cache's default)")
+	var prefault byteSize
+	fs.Var(&prefault, "kv-prefault", "make this much cache memory, its pages faulted in, before the run, as an idle `kvq serve --kv-prefault` does (0: none: every block is fresh memory)")
 	requests := fs.Int("requests", 32, "number of requests")
 	promptLen := fs.Int("prompt-len", 128, "prompt tokens per request")
 	genLen := fs.Int("gen-len", 128, "generated tokens per request (EOS ignored)")
@@ -125,7 +127,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 		*decodeStep = *maxBatch // offline: throughput first
 	}
 	ecfg := engine.Config{MaxBatchTokens: *maxBatch, MaxRunning: min(*maxRunning, *maxBatch), PrefillChunk: *prefillChunk,
-		DecodeStepTokens: *decodeStep, LongPrefillTokens: *longPrefill}
+		DecodeStepTokens: *decodeStep, LongPrefillTokens: *longPrefill, Prefault: int64(prefault)}
 	if *window > 0 {
 		ecfg.Window, ecfg.Sinks = *window, *sinks
 	}
@@ -175,8 +177,12 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "concurrency     peak %d, mean %.1f sequences; %d preemptions\n", res.PeakConcurrency, res.MeanConcurrency, res.Preemptions)
 	fmt.Fprintf(stdout, "prefill         %d prompt tokens: %d computed (recomputation included), %d from the prefix cache\n",
 		res.PromptTokens, res.PrefillTokens, res.ReusedTokens)
-	fmt.Fprintf(stdout, "cache pool      utilization mean %.1f%% peak %.1f%%, waste %.2f%% of used block slots, span copies peak %s\n",
+	fmt.Fprintf(stdout, "cache pool      utilization mean %.1f%% peak %.1f%%, waste %.2f%% of used block slots, span copies peak %s",
 		100*res.MeanUtilization, 100*res.PeakUtilization, 100*res.WasteFrac, fmtBytes(res.PeakGatherBytes))
+	if res.PrefaultBytes > 0 {
+		fmt.Fprintf(stdout, ", %s prefaulted before the run", fmtBytes(res.PrefaultBytes))
+	}
+	fmt.Fprintln(stdout)
 	fmt.Fprintf(stdout, "memory          %.1f bytes/token held (steady state %.1f)\n", res.BytesPerToken, steady)
 	fmt.Fprintf(stdout, "per sequence    %s of blocks at %d tokens (%d per block) + tail %s = %.2f of the blocks\n",
 		fmtBytes(rep.SeqBlockBytes), *promptLen+*genLen, rep.BlockTokens, tailText(tail), float64(tail.Bytes)/float64(rep.SeqBlockBytes))
