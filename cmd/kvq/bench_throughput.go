@@ -49,7 +49,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&budget, "budget", "KV cache byte budget, e.g. 64MiB (0: unlimited)")
 	blockTokens := fs.Int("block-tokens", 0, "tokens per cache block (0: the cache's default)")
 	var prefault byteSize
-	fs.Var(&prefault, "kv-prefault", "make this much cache memory, its pages faulted in, before the run, as an idle `kvq serve --kv-prefault` does (0: none: every block is fresh memory)")
+	fs.Var(&prefault, "kv-prefault", "make `BYTES` of cache memory, its pages faulted in, before the run, as an idle kvq serve with --kv-prefault does (0: none, every block is fresh memory)")
 	requests := fs.Int("requests", 32, "number of requests")
 	promptLen := fs.Int("prompt-len", 128, "prompt tokens per request")
 	genLen := fs.Int("gen-len", 128, "generated tokens per request (EOS ignored)")

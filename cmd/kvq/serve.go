@@ -40,7 +40,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	var budget byteSize
 	fs.Var(&budget, "kv-budget", "KV cache byte budget, e.g. 512MiB; 0 means unlimited (default: half the memory available once the model is loaded)")
 	prefault := byteSize(defaultKVPrefault)
-	fs.Var(&prefault, "kv-prefault", "KV cache memory kept made and faulted in ahead of need while no request runs, up to --kv-budget (as large as the budget: the whole cache, made at start); steps then take blocks the kernel has already zeroed; 0: off (default 1GiB)")
+	fs.Var(&prefault, "kv-prefault", "`BYTES` of KV cache memory kept made and faulted in ahead of need while no request runs, up to --kv-budget (as large as the budget: the whole cache, made at start); steps then take blocks the kernel has already zeroed; 0: off")
 	host := fs.String("host", "127.0.0.1", "`ADDRESS` to listen on (loopback by default; 0.0.0.0 for every interface)")
 	port := fs.Int("port", 8080, "TCP port (0 picks a free one)")
 	maxRunning := fs.Int("max-running", engine.DefaultMaxRunning, "maximum sequences decoded together (≤ --max-batch-tokens)")
