@@ -15,8 +15,8 @@
 // never returned while its Arena is in use; Release unmaps them all. Where mapping is
 // not available or fails, blocks come from the Go heap instead.
 //
-// On Linux each whole huge page of a chunk is made a huge page (hugemem.Collapse)
-// once all of its blocks are handed out: attention reads a layer's whole history
+// On Linux each whole huge page of a chunk (chunks start on a huge page boundary) is
+// made a huge page (hugemem.Collapse) once all of its blocks are handed out: attention reads a layer's whole history
 // every step, and with 4 KiB pages every 4 KiB may miss the TLB. Decode attention
 // over 32768 tokens of q4, q2 and kivi4/kivi2 (32/8/64, 2 threads, 20 MiB per step)
 // took 2–4% less time per step with huge pages; f16 and q8 about the same. The page
@@ -43,13 +43,14 @@ const chunkBytes = 16 << 20
 // blocks share a line.
 const align = 64
 
-// Arena hands out blocks of one size. Alloc and Release must not be called
+// Arena hands out blocks of one size. Alloc, Fault and Release must not be called
 // concurrently; Mapped may be called at any time.
 type Arena struct {
 	size, stride int      // bytes of a block; distance between blocks in a chunk
 	limit        int      // most blocks that will be asked for; 0: unknown
 	made         int      // blocks handed out
-	chunks       [][]byte // the mappings, for Release
+	chunks       [][]byte // the chunks blocks are carved from, each on a huge page boundary
+	mappings     [][]byte // the mappings that hold them, for Release
 	rest         []byte   // unused part of the last chunk
 	made2M       uintptr  // the last chunk's huge pages below this address are handled
 	advise       bool     // no MADV_COLLAPSE: chunks are advised for huge pages instead
@@ -74,7 +75,7 @@ func (a *Arena) Alloc() []byte {
 		if a.limit > a.made {
 			n = min(n, a.limit-a.made)
 		}
-		mem, err := mapChunk(n * a.stride)
+		mem, mapping, err := mapChunk(n * a.stride)
 		if err != nil {
 			a.made++
 			return make([]byte, a.size) // no mapping: the heap's memory still works
@@ -83,7 +84,7 @@ func (a *Arena) Alloc() []byte {
 			hugemem.Advise(mem)
 		}
 		a.mapped.Add(int64(len(mem)))
-		a.chunks = append(a.chunks, mem)
+		a.chunks, a.mappings = append(a.chunks, mem), append(a.mappings, mapping)
 		a.rest, a.made2M = mem, 0
 	}
 	b := a.rest[:a.size:a.size]
@@ -116,17 +117,19 @@ func (a *Arena) collapse() {
 	a.made2M = p
 }
 
-// Mapped reports the bytes the Arena has mapped and not released (its virtual
-// size: pages never written are not resident).
+// Mapped reports the bytes of the chunks the Arena has mapped and not released
+// (their virtual size: pages never written are not resident; each mapping also
+// holds up to a huge page more, never touched, that put its chunk on a huge page
+// boundary).
 func (a *Arena) Mapped() int64 { return a.mapped.Load() }
 
 // Release unmaps every chunk. No block of the Arena may be used after it; Alloc
 // maps new chunks.
 func (a *Arena) Release() {
-	for _, c := range a.chunks {
-		if unmapChunk(c) == nil {
+	for i, c := range a.chunks {
+		if unmapChunk(a.mappings[i]) == nil {
 			a.mapped.Add(-int64(len(c)))
 		}
 	}
-	a.chunks, a.rest, a.made2M = nil, nil, 0
+	a.chunks, a.mappings, a.rest, a.made2M = nil, nil, nil, 0
 }

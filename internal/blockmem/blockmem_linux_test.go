@@ -70,3 +70,38 @@ func anonHugeKiB(p uintptr) (int64, error) {
 	}
 	return 0, fmt.Errorf("no mapping of %#x in /proc/self/smaps", p)
 }
+
+// TestFaultHugePages: blocks faulted in with Arena.Fault, piece by piece as a pool
+// prefaults them, are huge pages wherever a huge page of the chunk lies under them,
+// the one still being handed out included, whether or not the chunk was advised
+// for them (MADV_COLLAPSE or not).
+func TestFaultHugePages(t *testing.T) {
+	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil || !strings.Contains(string(mode), "[always]") && !strings.Contains(string(mode), "[madvise]") {
+		t.Skipf("no transparent huge pages to ask for (%q, %v)", mode, err)
+	}
+	const size = 576 << 10 // not a divisor of a huge page
+	a := New(size, 0)
+	defer a.Release()
+	var first []byte
+	for i := range 9 {
+		b := a.Alloc()
+		if i == 0 {
+			first = b
+		}
+		for off := 0; off < size; off += 128 << 10 {
+			a.Fault(b[off:min(off+128<<10, size)])
+		}
+	}
+	start := uintptr(unsafe.Pointer(&first[0]))
+	end := start + 9*size
+	up := func(p uintptr) uintptr { return (p + hugemem.PageBytes - 1) &^ (hugemem.PageBytes - 1) }
+	want := int64(up(end)-up(start)) >> 10 // the chunk (16 MiB) holds the page under end
+	got, err := anonHugeKiB(start)
+	if err != nil {
+		t.Skip(err)
+	}
+	if got < want {
+		t.Errorf("9 blocks of %d bytes faulted in from %#x: %d KiB of huge pages, want ≥ %d (every page from the first boundary to past %#x)", size, start, got, want, end)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"sync/atomic"
 	"unsafe"
+
+	"kvq/internal/hugemem"
 )
 
 // pageBytes is the base page size: Fault touches one word of each page.
@@ -20,6 +22,35 @@ func Fault(b []byte) {
 		return
 	}
 	touch(b)
+}
+
+// Fault is Fault (the package function) for b, memory of blocks a handed out, in
+// huge pages where the kernel makes them: the huge pages b touches within its chunk
+// are advised for them first, so that faulting b in makes each a huge page at once,
+// zeroed whole (memory of the chunk beyond b included: blocks that will be handed
+// out next). Without that, a chunk that is not advised (see Arena) gets base pages,
+// a fault for each, then Alloc's collapse copies them into a huge page.
+func (a *Arena) Fault(b []byte) {
+	if c := a.chunkOf(b); c != nil {
+		start := uintptr(unsafe.Pointer(unsafe.SliceData(c)))
+		lo, hi := pageRange(b)
+		lo = max(start, lo&^(hugemem.PageBytes-1))
+		hi = min(start+uintptr(len(c)), (hi+hugemem.PageBytes-1)&^(hugemem.PageBytes-1))
+		hugemem.Advise(c[lo-start : hi-start])
+	}
+	Fault(b)
+}
+
+// chunkOf returns the chunk that holds b, or nil (memory from the heap).
+func (a *Arena) chunkOf(b []byte) []byte {
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	for i := len(a.chunks) - 1; i >= 0; i-- { // the newest first: prefaulting follows Alloc
+		c := a.chunks[i]
+		if start := uintptr(unsafe.Pointer(unsafe.SliceData(c))); start <= p && p+uintptr(len(b)) <= start+uintptr(len(c)) {
+			return c
+		}
+	}
+	return nil
 }
 
 // touch adds 0 to one aligned word of each page of b (an atomic add: a write the

@@ -14,7 +14,7 @@ func TestFaultResident(t *testing.T) {
 		name string
 		f    func([]byte)
 	}{{"Fault", Fault}, {"touch", touch}} {
-		mem, err := mapChunk(6 << 20)
+		mem, mapping, err := mapChunk(6 << 20)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,7 +27,7 @@ func TestFaultResident(t *testing.T) {
 		if n, want := resident(t, b), int((hi-lo)/uintptr(pageBytes)); n != want {
 			t.Errorf("%s: %d of %d pages resident", tc.name, n, want)
 		}
-		if err := unmapChunk(mem); err != nil {
+		if err := unmapChunk(mapping); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,6 +9,6 @@ const Supported = false
 
 // mapChunk fails where anonymous mappings are not implemented: blocks come from the
 // Go heap.
-func mapChunk(n int) ([]byte, error) { return nil, errors.ErrUnsupported }
+func mapChunk(n int) (chunk, mapping []byte, err error) { return nil, nil, errors.ErrUnsupported }
 
-func unmapChunk(b []byte) error { return nil }
+func unmapChunk(mapping []byte) error { return nil }
