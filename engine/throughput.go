@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"kvq/internal/procstat"
 	"kvq/kv"
 	"kvq/model"
 )
@@ -94,6 +95,10 @@ type ThroughputResult struct {
 	// PeakGatherBytes is the most memory held for copies of spans whose blocks are
 	// scattered in the pool (kv.PoolStats.GatherBytes), counted in the budget.
 	PeakGatherBytes int64 `json:"peak_gather_bytes"`
+	// CPUMsPerToken is the process's CPU time (all threads) during the run per
+	// generated token: less moved than the rates by other processes on a shared
+	// machine (0 where the CPU time is unknown).
+	CPUMsPerToken float64 `json:"cpu_ms_per_token"`
 	// PrefaultBytes is the block memory made ahead of the run (Engine.Prefault):
 	// the cache as a server leaves it after idle time.
 	PrefaultBytes int64   `json:"prefault_bytes,omitempty"`
@@ -268,7 +273,7 @@ func Throughput(m *model.Model, c kv.Cache, tc ThroughputConfig) (ThroughputResu
 			l.itl = append(l.itl, times[i][k].Sub(times[i][k-1]))
 		}
 	}
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), procstat.CPU()
 	if tc.Concurrency == 0 {
 		streams, err := e.SubmitBatch(context.Background(), reqs)
 		if err != nil {
@@ -301,7 +306,7 @@ func Throughput(m *model.Model, c kv.Cache, tc ThroughputConfig) (ThroughputResu
 		}
 		wg.Wait()
 	}
-	secs := time.Since(t0).Seconds()
+	secs, cpu := time.Since(t0).Seconds(), procstat.CPU()-cpu0
 	if err := e.Close(context.Background()); err != nil && firstErr == nil {
 		firstErr = err
 	}
@@ -311,6 +316,9 @@ func Throughput(m *model.Model, c kv.Cache, tc ThroughputConfig) (ThroughputResu
 	res.PromptTokens, res.GeneratedTokens, res.PrefillTokens = st.PromptTokens, st.GeneratedTokens, st.PrefillTokens
 	res.ReusedTokens = st.ReusedTokens
 	res.TokensPerS = float64(st.GeneratedTokens) / secs
+	if st.GeneratedTokens > 0 {
+		res.CPUMsPerToken = float64(cpu.Microseconds()) / 1e3 / float64(st.GeneratedTokens)
+	}
 	res.TotalTokensPerS = float64(st.GeneratedTokens+st.PromptTokens) / secs
 	res.RequestsPerS = float64(st.Completed) / secs
 	res.Steps, res.Preemptions = st.Steps, st.Preemptions

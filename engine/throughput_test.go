@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -71,8 +72,8 @@ func TestThroughput(t *testing.T) {
 			if res.GeneratedTokens != n*g || res.PromptTokens != n*p {
 				t.Errorf("tokens: %d generated, %d prompt; want %d and %d", res.GeneratedTokens, res.PromptTokens, n*g, n*p)
 			}
-			if res.PeakConcurrency < 2 || res.TokensPerS <= 0 || res.Steps < g {
-				t.Errorf("peak concurrency %d, %.0f tok/s, %d steps", res.PeakConcurrency, res.TokensPerS, res.Steps)
+			if res.PeakConcurrency < 2 || res.TokensPerS <= 0 || res.Steps < g || runtime.GOOS == "linux" && res.CPUMsPerToken <= 0 {
+				t.Errorf("peak concurrency %d, %.0f tok/s, %d steps, %.3f CPU ms per token", res.PeakConcurrency, res.TokensPerS, res.Steps, res.CPUMsPerToken)
 			}
 			if (res.Preemptions > 0) != tc.preempt {
 				t.Errorf("%d preemptions (budget %d)", res.Preemptions, tc.budget)

@@ -171,8 +171,8 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "model %s, cache %s, budget %s, %d requests × (%d prompt [%d shared] + %d generated) tokens\n",
 		rep.Model, rep.Cache, budgetText, res.Requests, res.PromptLen, res.SharedPrefix, res.GenLen)
-	fmt.Fprintf(stdout, "throughput      %.1f generated tok/s, %.1f total tok/s, %.2f req/s (%.2f s, %d steps)\n",
-		res.TokensPerS, res.TotalTokensPerS, res.RequestsPerS, res.Seconds, res.Steps)
+	fmt.Fprintf(stdout, "throughput      %.1f generated tok/s, %.1f total tok/s, %.2f req/s (%.2f s, %d steps, %.2f CPU ms per generated token)\n",
+		res.TokensPerS, res.TotalTokensPerS, res.RequestsPerS, res.Seconds, res.Steps, res.CPUMsPerToken)
 	fmt.Fprintf(stdout, "steps           %d tokens, %d beside decodes, %d per prompt before any gets more\n", rep.MaxBatchTokens, res.DecodeStepTokens, res.LongPrefillTokens)
 	fmt.Fprintf(stdout, "concurrency     peak %d, mean %.1f sequences; %d preemptions\n", res.PeakConcurrency, res.MeanConcurrency, res.Preemptions)
 	fmt.Fprintf(stdout, "prefill         %d prompt tokens: %d computed (recomputation included), %d from the prefix cache\n",
