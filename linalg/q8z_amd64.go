@@ -34,6 +34,12 @@ func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *ui
 //go:noescape
 func q8Tokens8Z(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, last, pfstep int)
 
+// q8Tokens8Y is q8Tokens8Z for a group of at most 8 tokens (last ≤ 8), on YMM
+// registers.
+//
+//go:noescape
+func q8Tokens8Y(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, last, pfstep int)
+
 // dotQ8RowsZ is dotQ8RowsScalar, bit for bit, by q8Rows1Z.
 func dotQ8RowsZ(out []float32, w []byte, rowBytes int, xq []int8, xd []float32, xsum []int32) {
 	nb := len(xd)
@@ -105,10 +111,14 @@ func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt token
 				continue
 			}
 			o := &out[(16*(groups-1))*ldo+i]
-			if i+8 <= r4 {
+			switch {
+			case i+8 <= r4 && last <= 8:
+				q8Tokens8Y(o, ldo, &w[i*rowBytes], rowBytes, at(i),
+					&xt.xp[lp], &xt.xdp[ldp], nb, last, pfstep)
+			case i+8 <= r4:
 				q8Tokens8Z(o, ldo, &w[i*rowBytes], rowBytes, at(i),
 					&xt.xp[lp], &xt.xdp[ldp], nb, last, pfstep)
-			} else {
+			default:
 				q8TokensZ(o, ldo, &w[i*rowBytes], rowBytes, at(i),
 					&xt.xp[lp], &xt.xdp[ldp], nb, 1, last)
 			}

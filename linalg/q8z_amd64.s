@@ -498,6 +498,134 @@ t8done:
 	VZEROUPPER
 	RET
 
+// TOK8Y(k): TOK8 for the first 8 tokens of the group (codes + 128 in Y16).
+#define TOK8Y(k) \
+	VMOVDQU32     (64*k)(DI), Y16 \
+	VPDPBUSD.BCST (2+4*k)(SI), Y16, Y0 \
+	VPDPBUSD.BCST (2+4*k)(SI)(DX*1), Y16, Y1 \
+	VPDPBUSD.BCST (2+4*k)(SI)(DX*2), Y16, Y2 \
+	VPDPBUSD.BCST (2+4*k)(SI)(R8*1), Y16, Y3 \
+	VPDPBUSD.BCST (2+4*k)(R12), Y16, Y4 \
+	VPDPBUSD.BCST (2+4*k)(R12)(DX*1), Y16, Y5 \
+	VPDPBUSD.BCST (2+4*k)(R12)(DX*2), Y16, Y6 \
+	VPDPBUSD.BCST (2+4*k)(R12)(R8*1), Y16, Y7
+
+// FSCALEMY(acc, facc, dw): FSCALEM on 8 tokens.
+#define FSCALEMY(acc, facc, dw) \
+	VCVTDQ2PS   acc, acc \
+	VMULPS.BCST dw, Y18, Y20 \
+	VMULPS      Y20, acc, acc \
+	VADDPS      acc, facc, facc
+
+// TRANSPOSEY(b, a, d, c): TRANSPOSE on 8 tokens, into Y24..Y27.
+#define TRANSPOSEY(a, b, c, d) \
+	VUNPCKLPS a, b, Y20 \
+	VUNPCKHPS a, b, Y21 \
+	VUNPCKLPS c, d, Y22 \
+	VUNPCKHPS c, d, Y23 \
+	VUNPCKLPD Y22, Y20, Y24 \
+	VUNPCKHPD Y22, Y20, Y25 \
+	VUNPCKLPD Y23, Y21, Y26 \
+	VUNPCKHPD Y23, Y21, Y27
+
+// STOREGROUP8(done): STOREGROUP of 8 tokens transposed by TRANSPOSEY.
+#define STOREGROUP8(done) \
+	STORE4(Y24, 0, done) \
+	STORE4(Y25, 0, done) \
+	STORE4(Y26, 0, done) \
+	STORE4(Y27, 0, done) \
+	STORE4(Y24, 1, done) \
+	STORE4(Y25, 1, done) \
+	STORE4(Y26, 1, done) \
+	STORE4(Y27, 1, done)
+
+// func q8Tokens8Y(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, last, pfstep int)
+// q8Tokens8Z for a group of at most 8 tokens (last ≤ 8), on YMM registers: its first
+// 8 lanes, so that a VPDPBUSD does no work for the empty ones (two YMM VPDPBUSD issue
+// in the time of one ZMM). Each token's sums are q8Tokens8Z's, bit for bit.
+TEXT ·q8Tokens8Y(SB), NOSPLIT, $64-80
+	MOVQ rowBytes+24(FP), DX
+	LEAQ (DX)(DX*2), R8
+	MOVQ w+16(FP), SI
+	LEAQ (SI)(DX*4), R12   // rows 4–7
+	LEAQ (SI)(DX*8), R11
+	LEAQ (R11)(DX*8), R11  // the 8 rows after the next
+	MOVQ pfstep+72(FP), R10
+	MOVQ tab+32(FP), BX
+	MOVQ nb+56(FP), R9
+	SHLQ $6, R9            // to the tables of the tile after the next
+	MOVQ xp+40(FP), DI
+	MOVQ xdp+48(FP), R15
+	MOVQ nb+56(FP), CX
+	VPXORD Y8, Y8, Y8
+	VPXORD Y9, Y9, Y9
+	VPXORD Y10, Y10, Y10
+	VPXORD Y11, Y11, Y11
+	VPXORD Y12, Y12, Y12
+	VPXORD Y13, Y13, Y13
+	VPXORD Y14, Y14, Y14
+	VPXORD Y15, Y15, Y15
+
+t8yblock:
+	PREFETCHT1   (R11)
+	PREFETCHT1   64(R11)
+	PREFETCHT1   128(R11)
+	PREFETCHT1   192(R11)
+	PREFETCHT1   256(R11)
+	PREFETCHT1   (BX)(R9*1)
+	TABLES8
+	VPBROADCASTD 32(SP), Y0
+	VPBROADCASTD 36(SP), Y1
+	VPBROADCASTD 40(SP), Y2
+	VPBROADCASTD 44(SP), Y3
+	VPBROADCASTD 48(SP), Y4
+	VPBROADCASTD 52(SP), Y5
+	VPBROADCASTD 56(SP), Y6
+	VPBROADCASTD 60(SP), Y7
+	TOK8Y(0)
+	TOK8Y(1)
+	TOK8Y(2)
+	TOK8Y(3)
+	TOK8Y(4)
+	TOK8Y(5)
+	TOK8Y(6)
+	TOK8Y(7)
+	VMOVUPS (R15), Y18
+	FSCALEMY(Y0, Y8, 0(SP))
+	FSCALEMY(Y1, Y9, 4(SP))
+	FSCALEMY(Y2, Y10, 8(SP))
+	FSCALEMY(Y3, Y11, 12(SP))
+	FSCALEMY(Y4, Y12, 16(SP))
+	FSCALEMY(Y5, Y13, 20(SP))
+	FSCALEMY(Y6, Y14, 24(SP))
+	FSCALEMY(Y7, Y15, 28(SP))
+	ADDQ $34, SI
+	ADDQ $34, R12
+	ADDQ R10, R11
+	ADDQ $32, BX
+	ADDQ $512, DI
+	ADDQ $64, R15
+	DECQ CX
+	JNE  t8yblock
+
+	MOVQ ldo+8(FP), R13
+	SHLQ $2, R13
+	MOVQ out+0(FP), AX
+	MOVQ last+64(FP), R12
+	TRANSPOSEY(Y9, Y8, Y11, Y10)
+	STOREGROUP8(t8yhalf)
+
+t8yhalf:
+	MOVQ out+0(FP), AX
+	ADDQ $16, AX
+	MOVQ last+64(FP), R12
+	TRANSPOSEY(Y13, Y12, Y15, Y14)
+	STOREGROUP8(t8ydone)
+
+t8ydone:
+	VZEROUPPER
+	RET
+
 // Q8CODES(off): the codes + 128 of the Q8_0 block at off(R8) in Y1 (Y15: bytes 0x80).
 #define Q8CODES(off) \
 	VMOVDQU (off+2)(R8), Y1 \
