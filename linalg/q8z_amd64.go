@@ -22,10 +22,10 @@ func q8PrepZ(tab *uint32, w *byte, rowBytes, rows, nb int)
 // q8TokensZ multiplies the 4 Q8_0 rows at w (their entries of a q8PrepZ table at tab,
 // 32 bytes a block) by groups 16-token groups packed by packTokens, storing row i of
 // token 16g+t at out[(16g+t)·ldo+i]: all 16 tokens of each group but the last, last
-// of it.
+// of it. scr is scratch of 8·nb values.
 //
 //go:noescape
-func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, groups, last int)
+func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, groups, last int, scr *uint32)
 
 // q8Tokens8Z is q8TokensZ for the 8 rows of a q8PrepZ tile and one group, of which the
 // first last tokens are stored. It prefetches the 8 rows after the next 8 in memory
@@ -91,6 +91,9 @@ func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt token
 		_ = ent[prepEntries(r4, nb)-1]
 		// at(i) is the table of the 4 or 8 rows from row i, a multiple of 4.
 		at := func(i int) *uint32 { return &ent[(i&^7)*nb+i&4] }
+		scrp := prepPool.get(8 * nb)
+		defer prepPool.put(scrp)
+		scr := &(*scrp)[0]
 		last := n - 16*(groups-1)
 		// Groups in pairs by 4-row tiles; a group left alone by 8-row tiles.
 		pairs, lone := groups&^1, groups&1 != 0
@@ -104,7 +107,7 @@ func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt token
 			if pairs > 0 {
 				for j := i; j < min(r4, i+8); j += 4 {
 					q8TokensZ(&out[j], ldo, &w[j*rowBytes], rowBytes, at(j),
-						&xt.xp[0], &xt.xdp[0], nb, pairs, pairLast)
+						&xt.xp[0], &xt.xdp[0], nb, pairs, pairLast, scr)
 				}
 			}
 			if !lone {
@@ -120,7 +123,7 @@ func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt token
 					&xt.xp[lp], &xt.xdp[ldp], nb, last, pfstep)
 			default:
 				q8TokensZ(o, ldo, &w[i*rowBytes], rowBytes, at(i),
-					&xt.xp[lp], &xt.xdp[ldp], nb, 1, last)
+					&xt.xp[lp], &xt.xdp[ldp], nb, 1, last, scr)
 			}
 		}
 	}

@@ -10,18 +10,8 @@
 // operations (no FMA). Both kernels keep that order, so a token's result is the same
 // whether it is multiplied alone (q8Rows1Z) or among many (q8TokensZ).
 
-// TABLES4 unpacks the 4 rows' table entries of the block at BX (q8PrepZ) to the stack:
-// their scales as float32 at 0(SP), their −128·Σcode at 16(SP).
-#define TABLES4 \
-	VMOVDQU32 (BX), X25 \
-	VPMOVDW   X25, X26 \
-	VCVTPH2PS X26, X26 \
-	VMOVUPS   X26, 0(SP) \
-	VPSRAD    $16, X25, X25 \
-	VPSLLD    $7, X25, X25 \
-	VMOVDQU32 X25, 16(SP)
-
-// TABLES8 is TABLES4 for 8 rows: scales at 0(SP), −128·Σcode at 32(SP).
+// TABLES8 unpacks the 8 rows' table entries of the block at BX (q8PrepZ) to the stack:
+// their scales as float32 at 0(SP), their −128·Σcode at 32(SP).
 #define TABLES8 \
 	VMOVDQU32 (BX), Y25 \
 	VPMOVDW   Y25, X26 \
@@ -182,15 +172,15 @@ pdone:
 	VPDPBUSD.BCST (2+4*k)(SI)(R8*1), Z16, a3
 
 // FSCALE(acc, facc, xdreg, off): facc = facc + (xd·d_w)·float32(acc), d_w of the row
-// at off(SP) (TABLES4).
+// at off(BX) (the tile's tables as q8TokensZ unpacks them).
 #define FSCALE(acc, facc, xdreg, off) \
 	VCVTDQ2PS   acc, acc \
-	VMULPS.BCST off(SP), xdreg, Z20 \
+	VMULPS.BCST off(BX), xdreg, Z20 \
 	VMULPS      Z20, acc, acc \
 	VADDPS      acc, facc, facc
 
-// INIT(acc, off): acc = the row's −128·Σcode at (16+off)(SP) (TABLES4), in every lane.
-#define INIT(acc, off) VPBROADCASTD (16+off)(SP), acc
+// INIT(acc, off): acc = the row's −128·Σcode at (16+off)(BX), in every lane.
+#define INIT(acc, off) VPBROADCASTD (16+off)(BX), acc
 
 // STORE4(u, lane, done): token t's 4 rows (128-bit lane of u) to (AX), then the next
 // token, unless the group's valid tokens (R12) are done: then on at done.
@@ -233,15 +223,37 @@ pdone:
 	STORE4(Z26, 3, done) \
 	STORE4(Z27, 3, done)
 
-// func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, groups, last int)
+// func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, groups, last int, scr *uint32)
 // The 4-row tile of Q8_0 rows at w (row stride rowBytes; their table entries from
-// q8PrepZ at tab, 32 bytes a block) against groups 16-token groups packed by packTokensZ (xp,
+// q8PrepZ at tab, 32 bytes a block, unpacked first to scr, 32 bytes a block: the
+// scales as float32, then −128·Σcode, once for all groups; the next tile's entries
+// are prefetched meanwhile) against groups 16-token groups packed by packTokensZ (xp,
 // xdp): row i of token 16g+t to out[(16g+t)·ldo+i], for every t of a group but the
 // last, of which only its first last tokens are stored. Groups go two at a time,
 // tokens in the lanes: per block and dword, each row's four codes broadcast against
 // the tokens' codes by one VPDPBUSD per group, the int32 sums started at the
 // correction, then per block scaled and added as q8Rows1Z does.
-TEXT ·q8TokensZ(SB), NOSPLIT, $32-80
+TEXT ·q8TokensZ(SB), NOSPLIT, $0-88
+	MOVQ tab+32(FP), BX
+	MOVQ scr+80(FP), R14
+	MOVQ nb+56(FP), CX
+	MOVQ CX, R9
+	SHLQ $5, R9            // to the next 8-row tile's table, prefetched meanwhile
+
+tunpack:
+	PREFETCHT0 (BX)(R9*1)
+	VMOVDQU32 (BX), X25
+	VPMOVDW   X25, X26
+	VCVTPH2PS X26, X26
+	VMOVUPS   X26, (R14)
+	VPSRAD    $16, X25, X25
+	VPSLLD    $7, X25, X25
+	VMOVDQU32 X25, 16(R14)
+	ADDQ      $32, BX
+	ADDQ      $32, R14
+	DECQ      CX
+	JNE       tunpack
+
 	MOVQ out+0(FP), AX
 	MOVQ ldo+8(FP), R13
 	SHLQ $2, R13
@@ -259,7 +271,7 @@ tpair:
 	CMPQ    R11, $2
 	JL      tsingle
 	MOVQ    w+16(FP), SI
-	MOVQ    tab+32(FP), BX
+	MOVQ    scr+80(FP), BX
 	MOVQ    nb+56(FP), CX
 	VPXORD  Z8, Z8, Z8
 	VPXORD  Z9, Z9, Z9
@@ -277,7 +289,6 @@ tblock2:
 	PREFETCHT0 (R12)(DX*2)
 	PREFETCHT0 (R12)(R8*1)
 	ADDQ       $34, R12
-	TABLES4
 	INIT(Z0, 0)
 	INIT(Z2, 4)
 	INIT(Z4, 8)
@@ -332,7 +343,7 @@ tsingle:
 	TESTQ   R11, R11
 	JE      tstored
 	MOVQ    w+16(FP), SI
-	MOVQ    tab+32(FP), BX
+	MOVQ    scr+80(FP), BX
 	MOVQ    nb+56(FP), CX
 	VPXORD  Z8, Z8, Z8
 	VPXORD  Z10, Z10, Z10
@@ -346,7 +357,6 @@ tblock1:
 	PREFETCHT0 (R12)(DX*2)
 	PREFETCHT0 (R12)(R8*1)
 	ADDQ       $34, R12
-	TABLES4
 	INIT(Z0, 0)
 	INIT(Z2, 4)
 	INIT(Z4, 8)
