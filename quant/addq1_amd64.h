@@ -41,16 +41,20 @@
 	ADDQ1ZSTORE
 
 // ADDQ1ZLOOP is ADDQ1Z up to the store: the 64 sums left in Z0..Z3.
-#define ADDQ1ZLOOP(W, ROW64) \
+#define ADDQ1ZLOOP(W, ROW64) ADDQ1ZLOOPPF(W, ROW64, PFNEXTSET, PFROW2)
+
+// ADDQ1ZLOOPPF is ADDQ1ZLOOP asking for the rows ahead through PFSET and PFROW
+// (PFNEXTSET and PFROW2, or NOPF1 for none: prefetch_amd64.h).
+#define ADDQ1ZLOOPPF(W, ROW64, PFSET, PFROW) \
 	VMOVUPS (DI), Z0; \
 	VMOVUPS 64(DI), Z1; \
 	VMOVUPS 128(DI), Z2; \
 	VMOVUPS 192(DI), Z3; \
-	PFNEXTSET(R10); \
+	PFSET(R10); \
 	TESTQ   R13, R13; \
 	JZ      z1done; \
 z1loop: \
-	PFROW2(R10); \
+	PFROW(R10); \
 	W; \
 	ROW64; \
 	VFMADD231PS Z20, Z16, Z0; \

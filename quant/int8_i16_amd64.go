@@ -35,10 +35,12 @@ func dotInt8R4I16Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int
 // dotInt8R8I16Z is dotInt8R4I16Z eight rows at a time (haveVNNI512, d a multiple of
 // 32): out[8u+k] gets the score of the row at src + (8u+k)·stride, for the nu units u
 // of eight rows; the same scores bit for bit, with one transposing reduction per eight
-// rows instead of one per four.
+// rows instead of one per four. It asks for the line ahead bytes past each row it
+// reads (pfDist, or 0 for the rows whose lines that far ahead the caller does not
+// read: aheadRows).
 //
 //go:noescape
-func dotInt8R8I16Z(out, q, src unsafe.Pointer, stride uintptr, nu int, d uintptr)
+func dotInt8R8I16Z(out, q, src unsafe.Pointer, stride uintptr, nu int, d, ahead uintptr)
 
 // dotInt8Q4I16 is dotInt8R4I16 for four queries (codes then D each) at q + r·qs:
 // out + 4i + r·ldb gets the score of query r against row i, for i < n and r < 4; each
@@ -164,10 +166,22 @@ func dotInt8RowsI16(scores []float32, ld int, q, pq []float32, g int, src []byte
 			continue
 		}
 		// Units of eight rows, the last unit moved back to end at row n (the rows it
-		// shares with the one before get the same bits again).
-		dotInt8R8I16Z(out, qj, sp, us, n/8, ud)
+		// shares with the one before get the same bits again); the units whose lines
+		// ahead lie past src ask for none (aheadRows).
+		m := aheadRows(len(src), stride, n, pfDist)
+		ua := min(n/8, m/8)
+		if ua > 0 {
+			dotInt8R8I16Z(out, qj, sp, us, ua, ud, pfDist)
+		}
+		if ua < n/8 {
+			dotInt8R8I16Z(unsafe.Add(out, 32*ua), qj, unsafe.Add(sp, uintptr(8*ua)*us), us, n/8-ua, ud, 0)
+		}
 		if n%8 != 0 {
-			dotInt8R8I16Z(unsafe.Add(out, 4*(n-8)), qj, unsafe.Add(sp, uintptr(n-8)*us), us, 1, ud)
+			ahead := uintptr(0)
+			if m == n {
+				ahead = pfDist
+			}
+			dotInt8R8I16Z(unsafe.Add(out, 4*(n-8)), qj, unsafe.Add(sp, uintptr(n-8)*us), us, 1, ud, ahead)
 		}
 	}
 	return true

@@ -459,7 +459,7 @@ func TestDotInt8R8I16Z(t *testing.T) {
 				qt := make([]float32, d/2+1) // codes, D
 				quantQueryI16(unsafe.Pointer(&qt[0]), unsafe.Pointer(&q[0]), d)
 				out := [2][]float32{constRow(n+8, guard), constRow(n+8, guard)}
-				dotInt8R8I16Z(unsafe.Pointer(&out[0][0]), unsafe.Pointer(&qt[0]), unsafe.Pointer(&src[0]), uintptr(stride), nu, uintptr(d))
+				dotInt8R8I16Z(unsafe.Pointer(&out[0][0]), unsafe.Pointer(&qt[0]), unsafe.Pointer(&src[0]), uintptr(stride), nu, uintptr(d), uintptr(r.IntN(2)*pfDist))
 				dotR4(dotInt8R4I16, unsafe.Pointer(&out[1][0]), unsafe.Pointer(&qt[0]), unsafe.Pointer(&src[0]), uintptr(stride), n, uintptr(d))
 				checkOneScores(t, name, out[0], out[1], n, guard)
 			}

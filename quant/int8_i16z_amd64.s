@@ -495,13 +495,14 @@ GLOBL r8perm<>(SB), RODATA|NOPTR, $32
 // dotInt8R4I16 scales them (times the row's scale, then D), so the scores are the same
 // bits. R15 the unit's rows at the step's codes; row k at R15 + k·S through R12 = S,
 // R9 = 3S, R10 = 5S, R11 = 7S.
-TEXT ·dotInt8R8I16Z(SB), NOSPLIT, $0-48
+TEXT ·dotInt8R8I16Z(SB), NOSPLIT, $0-56
 	MOVQ         out+0(FP), DI
 	MOVQ         q+8(FP), SI
 	MOVQ         src+16(FP), R8
 	MOVQ         stride+24(FP), R12
 	MOVQ         nu+32(FP), R13
 	MOVQ         d+40(FP), R14
+	MOVQ         ahead+48(FP), BX
 	VBROADCASTSS (SI)(R14*2), Y7 // D
 	LEAQ         (R12)(R12*2), R9
 	LEAQ         (R12)(R12*4), R10
@@ -511,14 +512,15 @@ TEXT ·dotInt8R8I16Z(SB), NOSPLIT, $0-48
 	JZ           r8done
 
 r8unit:
-	PREFETCHT0 PFDIST(R8)
-	PREFETCHT0 PFDIST(R8)(R12*1)
-	PREFETCHT0 PFDIST(R8)(R12*2)
-	PREFETCHT0 PFDIST(R8)(R9*1)
-	PREFETCHT0 PFDIST(R8)(R12*4)
-	PREFETCHT0 PFDIST(R8)(R10*1)
-	PREFETCHT0 PFDIST(R8)(R9*2)
-	PREFETCHT0 PFDIST(R8)(R11*1)
+	LEAQ       (R8)(BX*1), CX
+	PREFETCHT0 (CX)
+	PREFETCHT0 (CX)(R12*1)
+	PREFETCHT0 (CX)(R12*2)
+	PREFETCHT0 (CX)(R9*1)
+	PREFETCHT0 (CX)(R12*4)
+	PREFETCHT0 (CX)(R10*1)
+	PREFETCHT0 (CX)(R9*2)
+	PREFETCHT0 (CX)(R11*1)
 	VPXORD     Z0, Z0, Z0
 	VPXORD     Z1, Z1, Z1
 	VPXORD     Z2, Z2, Z2

@@ -117,6 +117,11 @@ func addInt8Q1x64F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
 //go:noescape
 func addInt8Q1x64Z(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
 
+// addInt8Q1x64ZNear is addInt8Q1x64Z asking for no rows ahead (aheadRows).
+//
+//go:noescape
+func addInt8Q1x64ZNear(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
+
 // addInt8Q1x16F16C is addInt8Q1x64F16C for 16 columns.
 //
 //go:noescape
@@ -222,15 +227,23 @@ func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, 
 			addRowsFused(addInt8Q4asm, addInt8Q4Z, nil, nil, acc, unsafe.Pointer(&ws[0]), uintptr(4*m), g4, unsafe.Add(sp, i0*stride+2), stride, m, d, 1)
 		}
 	}
-	k64 := addInt8Q1x64F16C
+	// The ZMM kernel runs the rows whose lines ahead lie past src through its twin
+	// that asks for none (aheadRows): each column's sum takes the rows in the same
+	// order, the same bits.
+	k64, m := addInt8Q1x64F16C, n
 	if haveAVX512F {
-		k64 = addInt8Q1x64Z
+		k64, m = addInt8Q1x64Z, aheadRows(len(src), stride, n, min(2*n*stride, pfNext))
 	}
 	for j := g4; j < g; j++ {
 		a, wj := unsafe.Add(ap, uintptr(j)*ab), unsafe.Pointer(&w[j*ld])
 		c := 0
 		for ; c+64 <= d; c += 64 {
-			k64(unsafe.Add(a, 4*c), wj, unsafe.Add(sp, 2+c), us, n, -(2 + c))
+			if m > 0 {
+				k64(unsafe.Add(a, 4*c), wj, unsafe.Add(sp, 2+c), us, m, -(2 + c))
+			}
+			if m < n {
+				addInt8Q1x64ZNear(unsafe.Add(a, 4*c), unsafe.Add(wj, 4*m), unsafe.Add(sp, m*stride+2+c), us, n-m, -(2 + c))
+			}
 		}
 		for ; c < d; c += 16 {
 			addInt8Q1x16F16C(unsafe.Add(a, 4*c), wj, unsafe.Add(sp, 2+c), us, n, -(2 + c))

@@ -352,3 +352,16 @@ TEXT ·addInt8Q1x64Z(SB), NOSPLIT, $0-48
 	MOVQ so+40(FP), R9
 	ADDQ1Z(W1INT8, INT8ROW64)
 	RET
+
+// func addInt8Q1x64ZNear(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
+// addInt8Q1x64Z asking for no rows ahead.
+TEXT ·addInt8Q1x64ZNear(SB), NOSPLIT, $0-48
+	MOVQ acc+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ src+16(FP), R8
+	MOVQ stride+24(FP), R12
+	MOVQ n+32(FP), R13
+	MOVQ so+40(FP), R9
+	ADDQ1ZLOOPPF(W1INT8, INT8ROW64, NOPF1, NOPF1)
+	ADDQ1ZSTORE
+	RET

@@ -118,8 +118,8 @@ func TestAddQ4ZRows(t *testing.T) {
 // the rows in src (none, a few, more than the kernels ask for ahead): the rows whose
 // lines ahead lie past src go through the twins that ask for none (aheadRows), and
 // a row's score and a column's sum do not depend on which kernel took the row. F16
-// rows, every group size the kernels split, row counts up to past the prefetch
-// distance; with the ZMM kernels on and off.
+// and Int8 rows, every group size the kernels split, row counts up to past the
+// prefetch distance; with the ZMM kernels on and off.
 func TestRowKernelsAhead(t *testing.T) {
 	if !haveF16C {
 		t.Skip("no F16C")
@@ -128,31 +128,37 @@ func TestRowKernelsAhead(t *testing.T) {
 	defer setZMM(setZMM(true))
 	for _, z := range zmmModes() {
 		setZMM(z)
-		for _, g := range []int{1, 3, 4, 5} {
-			for _, n := range []int{1, 3, 4, 7, 16, 33, 64, 100} {
-				rc := newRowCase(r, F16{}, g, n, 64)
-				rows := rc.src
-				var want0, want1 []float32
-				for _, slack := range []int{0, 1, rc.stride, pfDist, pfNext + 300} {
-					rc.src = append(append(make([]byte, 0, len(rows)+slack), rows...), make([]byte, slack)...)
-					scores, acc, _ := rc.run(simdKernels, false)
-					if want0 == nil {
-						want0, want1 = scores, acc
-						continue
-					}
-					name := fmt.Sprintf("zmm=%v/g=%d/n=%d/slack=%d", z, g, n, slack)
-					for i := range want0 {
-						if math.Float32bits(scores[i]) != math.Float32bits(want0[i]) {
-							t.Fatalf("%s: score %d = %v, %v with no bytes after the rows", name, i, scores[i], want0[i])
-						}
-					}
-					for i := range want1 {
-						if math.Float32bits(acc[i]) != math.Float32bits(want1[i]) {
-							t.Fatalf("%s: acc %d = %v, %v with no bytes after the rows", name, i, acc[i], want1[i])
-						}
-					}
+		for _, c := range []RowCodec{F16{}, Int8{}} {
+			for _, g := range []int{1, 3, 4, 5} {
+				for _, n := range []int{1, 3, 4, 7, 9, 16, 33, 64, 100, 150} {
+					testRowsAhead(t, r, c, g, n, fmt.Sprintf("zmm=%v/%s/g=%d/n=%d", z, c.Name(), g, n))
 				}
-				rc.src = rows
+			}
+		}
+	}
+}
+
+// testRowsAhead is TestRowKernelsAhead's check of one shape.
+func testRowsAhead(t *testing.T, r *rand.Rand, c RowCodec, g, n int, name string) {
+	t.Helper()
+	rc := newRowCase(r, c, g, n, 64)
+	rows := rc.src
+	var want0, want1 []float32
+	for _, slack := range []int{0, 1, rc.stride, pfDist, pfNext + 300} {
+		rc.src = append(append(make([]byte, 0, len(rows)+slack), rows...), make([]byte, slack)...)
+		scores, acc, _ := rc.run(simdKernels, false)
+		if want0 == nil {
+			want0, want1 = scores, acc
+			continue
+		}
+		for i := range want0 {
+			if math.Float32bits(scores[i]) != math.Float32bits(want0[i]) {
+				t.Fatalf("%s/slack=%d: score %d = %v, %v with no bytes after the rows", name, slack, i, scores[i], want0[i])
+			}
+		}
+		for i := range want1 {
+			if math.Float32bits(acc[i]) != math.Float32bits(want1[i]) {
+				t.Fatalf("%s/slack=%d: acc %d = %v, %v with no bytes after the rows", name, slack, i, acc[i], want1[i])
 			}
 		}
 	}
