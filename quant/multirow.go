@@ -14,6 +14,10 @@ func ScratchFloats(d int) int { return max(TileFloats, d) }
 // once for its query heads). tmp is scratch of at least ScratchFloats(d) values.
 // kvq's codecs run the batched kernels; any other codec falls back to c.Dot per
 // (row, query). It panics, like slice indexing, when a slice is too short.
+//
+// The bytes of src past the rows should be those the caller reads next: the kernels
+// may ask for them ahead (a few KiB past each row), never past the end of src; the
+// results do not depend on it. AddRows likewise.
 func DotRows(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n int, tmp []float32) {
 	if kt := kernelsOf(c); kt != nil {
 		dotRows(kt, c, scores, ld, q, g, src, stride, n, tmp)
