@@ -52,7 +52,9 @@
 // func q4kTokensZ(res *float32, w *byte, xps *uint32, xdp *float32, xsp *int32, nsb, groups int)
 // res[16g+t] = q4kDotRows's sum of the Q4_K row of nsb super-blocks at w for token t of
 // group g, for g < groups: the groups packed by packTokens with signed codes (xps),
-// scales (xdp) and code sums (xsp).
+// scales (xdp) and code sums (xsp). It prefetches 4 KiB ahead of the super-block it
+// reads, as the one-token kernels do: the rows of a chunk are read one after the
+// other, so that runs on into the next rows.
 TEXT ·q4kTokensZ(SB), NOSPLIT, $64-56
 	MOVQ         res+0(FP), R15
 	MOVQ         xps+16(FP), DI
@@ -77,6 +79,9 @@ kgroup:
 	VPXORD Z23, Z23, Z23
 
 ksb:
+	PREFETCHT0 4096(SI)
+	PREFETCHT0 4160(SI)
+	PREFETCHT0 4224(SI)
 	Q4KSCALES
 	VMOVUPS Y2, 0(SP)
 	VMOVUPS Y3, 32(SP)
