@@ -193,16 +193,17 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		work += int64(w.Rows) * int64(p.rb) * int64(n)
 	}
 	if work < serialWork || Threads() == 1 {
-		// Products that reread their rows in chunks as the parallel path plans them,
-		// so that a chunk stays cache-sized; the others in one call (one stream over
-		// the rows).
+		// Products that reread their rows, and those of the many-token kernels (which
+		// expand or widen a call's rows into scratch), in chunks as the parallel path
+		// plans them, so that a chunk stays cache-sized; the others in one call (one
+		// stream over the rows).
 		for j := range ps {
 			p := &ps[j]
 			if p.kind == kindNone {
 				continue
 			}
 			rpc := p.w.Rows
-			if p.tb < n || p.kind == kindTokens {
+			if p.tb < n || p.kind == kindTokens || p.kind == kindF16Tokens {
 				p.plan(len(ps))
 				rpc = p.rpc
 			}
