@@ -54,7 +54,7 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 	promptLen := fs.Int("prompt-len", 128, "prompt tokens per request")
 	genLen := fs.Int("gen-len", 128, "generated tokens per request (EOS ignored)")
 	shared := fs.Int("shared-prefix", 0, "leading prompt tokens shared by every request")
-	maxBatch := fs.Int("max-batch-tokens", engine.DefaultMaxBatchTokens, "tokens per engine step")
+	maxBatch := fs.Int("max-batch-tokens", engine.DefaultMaxBatchTokens, "most tokens per engine step (see --decode-step-tokens)")
 	maxRunning := fs.Int("max-running", 256, "maximum concurrent sequences (≤ max-batch-tokens)")
 	prefillChunk := fs.Int("prefill-chunk", 0, "most tokens of one sequence per step (0: max-batch-tokens)")
 	decodeStep := fs.Int("decode-step-tokens", 0, fmt.Sprintf("most tokens of a step from which any request gets a token, bounding inter-token latency (0: max-batch-tokens when all requests are submitted at once, as offline; %d with --concurrency, as kvq serve)", engine.DefaultDecodeStepTokens))

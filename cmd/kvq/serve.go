@@ -45,7 +45,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	port := fs.Int("port", 8080, "TCP port (0 picks a free one)")
 	maxRunning := fs.Int("max-running", engine.DefaultMaxRunning, "maximum sequences decoded together (≤ --max-batch-tokens)")
 	maxQueue := fs.Int("max-queue", 256, "maximum requests waiting to start; more get 429")
-	maxBatch := fs.Int("max-batch-tokens", engine.DefaultMaxBatchTokens, "tokens per engine step (decode + prefill)")
+	maxBatch := fs.Int("max-batch-tokens", engine.DefaultMaxBatchTokens, "most tokens per engine step (decode + prefill); steps from which a request gets a token keep to --decode-step-tokens")
 	decodeStep := fs.Int("decode-step-tokens", 0, fmt.Sprintf("most tokens of an engine step from which any request gets a token: long prompts prefill in chunks beside decoding requests, and inter-token latency stays within the time of such a step (0: %d or --max-batch-tokens if fewer; --max-batch-tokens: throughput first)", engine.DefaultDecodeStepTokens))
 	longPrefill := fs.Int("long-prefill-tokens", 0, "share of a step each pending prompt gets before any gets more, so short prompts start beside long ones (0: a quarter of --decode-step-tokens)")
 	apiKey := fs.String("api-key", "", "require this bearer `KEY` on /v1/ routes (default: $KVQ_API_KEY if set)")
