@@ -51,6 +51,9 @@ func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *
 		sc.sub = append(sc.sub, new(Scratch))
 	}
 	sc.stats = BatchStats{Queries: n}
+	for i := range views {
+		sc.stats.Attended += int64(viewTokens(views[i]) * sh.KVHeads)
+	}
 
 	// Views alone: one Decode each, spread over the workers (each on one goroutine:
 	// the results do not depend on it).
@@ -99,7 +102,8 @@ func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *
 type BatchStats struct {
 	Queries    int   // views computed
 	Shared     int   // of which in a group sharing leading spans
-	Rows       int64 // rows read
+	Attended   int64 // rows the queries attend over (each query's view)
+	Rows       int64 // rows read (Attended less the shared rows read once for several)
 	SharedRows int64 // of which read once for every query of a group (a shared pass)
 }
 

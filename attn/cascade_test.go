@@ -130,9 +130,10 @@ func testDecodeBatch(t *testing.T, r *rand.Rand, sh Shape, kk, vk sideKind) {
 				}
 			}
 			st := sc.Stats()
-			if st.Queries != n || st.Shared != wantShared || st.Rows != wantRows || st.SharedRows != sharedRows {
-				t.Errorf("chunks %d, workers %d: stats %+v, want %d queries, %d shared, %d rows of which %d shared",
-					ct, workers, st, n, wantShared, wantRows, sharedRows)
+			attended := wantRows + (sharers-1)*sharedRows
+			if st.Queries != n || st.Shared != wantShared || st.Rows != wantRows || st.SharedRows != sharedRows || st.Attended != attended {
+				t.Errorf("chunks %d, workers %d: stats %+v, want %d queries, %d shared, %d rows attended, %d read of which %d shared",
+					ct, workers, st, n, wantShared, attended, wantRows, sharedRows)
 			}
 		}
 	}

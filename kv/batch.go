@@ -34,6 +34,7 @@ type batchState struct {
 type AttendStats struct {
 	Queries       int64 `json:"queries"`        // one-token queries attended by AttendBatch
 	SharedQueries int64 `json:"shared_queries"` // of which computed with others over the history they share
+	AttendedRows  int64 `json:"attended_rows"`  // rows the queries attend over
 	Rows          int64 `json:"rows"`           // rows the queries read
 	SharedRows    int64 `json:"shared_rows"`    // of which read once for several sequences
 }
@@ -94,6 +95,7 @@ func (st *Store) AttendBatch(layer int, ids []SeqID, q, out [][]float32) error {
 	bs := b.sc.Stats()
 	b.stats.Queries += int64(bs.Queries)
 	b.stats.SharedQueries += int64(bs.Shared)
+	b.stats.AttendedRows += bs.Attended
 	b.stats.Rows += bs.Rows
 	b.stats.SharedRows += bs.SharedRows
 	return nil

@@ -113,12 +113,16 @@ func TestAttendBatchShared(t *testing.T) {
 				got.SharedQueries -= before.SharedQueries
 				got.Rows -= before.Rows
 				got.SharedRows -= before.SharedRows
+				got.AttendedRows -= before.AttendedRows
 				queries := int64(steps * f.layers * len(ids))
 				if got.Queries != queries {
 					t.Errorf("stats %+v: want %d queries", got, queries)
 				}
 				if got.SharedQueries != wantShared {
 					t.Errorf("stats %+v: want %d shared queries", got, wantShared)
+				}
+				if got.AttendedRows != seen {
+					t.Errorf("stats %+v: want %d rows attended", got, seen)
 				}
 				if sharing := wantShared > 0; sharing != (got.SharedRows > 0) || (sharing && got.Rows >= seen) || (!sharing && got.Rows != seen) {
 					t.Errorf("stats %+v: the queries see %d rows; want rows read once for all sharers: %v", got, seen, sharing)

@@ -188,8 +188,8 @@ func runBenchThroughput(args []string, stdout, stderr io.Writer) error {
 		fmtBytes(rep.SeqBlockBytes), *promptLen+*genLen, rep.BlockTokens, tailText(tail), float64(tail.Bytes)/float64(rep.SeqBlockBytes))
 	fmt.Fprintf(stdout, "prefix cache    hit rate %.1f%% of prompt tokens, %.1f%% of shared-prefix tokens\n", 100*res.PrefixHitRate, 100*res.SharedHitRate)
 	if da := rep.DecodeAttention; da.Queries > 0 {
-		fmt.Fprintf(stdout, "decode attn     %.1f%% of queries over shared blocks; %.1f%% of rows read once for several\n",
-			100*float64(da.SharedQueries)/float64(da.Queries), 100*float64(da.SharedRows)/float64(max(1, da.Rows)))
+		fmt.Fprintf(stdout, "decode attn     %.1f%% of queries over shared blocks; rows read %.1f%% of those attended over\n",
+			100*float64(da.SharedQueries)/float64(da.Queries), 100*float64(da.Rows)/float64(max(1, da.AttendedRows)))
 	}
 	fmt.Fprintf(stdout, "latency         mean time to first token %.1f ms, inter-token %.2f ms\n", res.MeanTTFTms, res.MeanITLms)
 	latencyLine := func(name string, l engine.Latencies) {
