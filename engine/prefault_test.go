@@ -138,17 +138,17 @@ func TestPrefaultYields(t *testing.T) {
 	want := solo(t, m, "f16", prompt, 30, model.SamplerConfig{})
 	c := &tracedStore{Store: newCache(t, m, "f16", 0).(*kv.Store)}
 	const prefault = 4 << 20
-	var e *Engine
+	engine := make(chan *Engine, 1) // the slice may begin before newEngine returns
 	sc := make(chan *Stream, 1)
 	c.before = func() { // on the scheduler goroutine, in the engine's first slice
-		s, err := e.Submit(context.Background(), Request{Prompt: prompt, MaxTokens: 30})
+		s, err := (<-engine).Submit(context.Background(), Request{Prompt: prompt, MaxTokens: 30})
 		if err != nil {
 			t.Error(err)
 		}
 		sc <- s
 	}
 	done := make(chan struct{})
-	e = newEngine(t, m, c, Config{Prefault: prefault, OnPrefault: func(int64, time.Duration) { close(done) }})
+	engine <- newEngine(t, m, c, Config{Prefault: prefault, OnPrefault: func(int64, time.Duration) { close(done) }})
 	s := <-sc
 	if s == nil {
 		t.FailNow()

@@ -24,12 +24,12 @@ func Fault(b []byte) {
 	touch(b)
 }
 
-// Fault is Fault (the package function) for b, memory of blocks a handed out, in
+// Fault faults in b, memory of blocks a handed out, as the package's Fault does, in
 // huge pages where the kernel makes them: the huge pages b touches within its chunk
 // are advised for them first, so that faulting b in makes each a huge page at once,
-// zeroed whole (memory of the chunk beyond b included: blocks that will be handed
-// out next). Without that, a chunk that is not advised (see Arena) gets base pages,
-// a fault for each, then Alloc's collapse copies them into a huge page.
+// zeroed whole (memory of the chunk beyond b included: blocks handed out next).
+// Without that, a chunk that is not advised (see Arena) gets base pages, a fault
+// for each, which Alloc's collapse later copies into a huge page.
 func (a *Arena) Fault(b []byte) {
 	if c := a.chunkOf(b); c != nil {
 		start := uintptr(unsafe.Pointer(unsafe.SliceData(c)))
