@@ -19,13 +19,21 @@ func q8Rows1Z(out *float32, w *byte, rowBytes, rows int, xq *int8, xd *float32, 
 //go:noescape
 func q8PrepZ(tab *uint32, w *byte, rowBytes, rows, nb int)
 
-// q8TokensZ multiplies the 4 Q8_0 rows at w (their entries of a q8PrepZ table at tab,
-// 32 bytes a block) by groups 16-token groups packed by packTokens, storing row i of
-// token 16g+t at out[(16g+t)·ldo+i]: all 16 tokens of each group but the last, last
-// of it. scr is scratch of 8·nb values.
+// q8TokensZ multiplies the 4 Q8_0 rows at w (their entries of a q8PrepZ table as
+// q8UnpackZ unpacks them, at tab, 64 bytes a block) by groups 16-token groups packed
+// by packTokens, storing row i of token 16g+t at out[(16g+t)·ldo+i]: all 16 tokens of
+// each group but the last, last of it.
 //
 //go:noescape
-func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, groups, last int, scr *uint32)
+func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, groups, last int)
+
+// q8UnpackZ writes each 4 entries of the q8PrepZ table at tab (n of them, a multiple
+// of 4) to dst at twice their offset, as q8TokensZ reads them: their scales as
+// float32, then −128·Σcode as int32. Done once per call, so that q8TokensZ does not
+// widen them again for every pair of groups.
+//
+//go:noescape
+func q8UnpackZ(dst, tab *uint32, n int)
 
 // q8Tokens8Z is q8TokensZ for the 8 rows of a q8PrepZ tile and one group, of which the
 // first last tokens are stored. It prefetches the 8 rows after the next 8 in memory
@@ -91,39 +99,47 @@ func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt token
 		_ = ent[prepEntries(r4, nb)-1]
 		// at(i) is the table of the 4 or 8 rows from row i, a multiple of 4.
 		at := func(i int) *uint32 { return &ent[(i&^7)*nb+i&4] }
-		scrp := prepPool.get(8 * nb)
-		defer prepPool.put(scrp)
-		scr := &(*scrp)[0]
 		last := n - 16*(groups-1)
-		// Groups in pairs by 4-row tiles; a group left alone by 8-row tiles.
-		pairs, lone := groups&^1, groups&1 != 0
+		// Groups in pairs by 4-row tiles, but for two groups, and a group left
+		// alone, by 8-row tiles.
+		pairs := groups &^ 1
+		if groups == 2 {
+			pairs = 0
+		}
 		pairLast := 16
-		if !lone {
+		if pairs == groups {
 			pairLast = last
 		}
-		lp, ldp := (groups-1)*nb*128, (groups-1)*nb*16 // the lone group's pack
+		var un []uint32 // the table unpacked for q8TokensZ
+		if pairs > 0 || r4%8 != 0 {
+			up := prepPool.get(2 * prepEntries(r4, nb))
+			defer prepPool.put(up)
+			un = *up
+			q8UnpackZ(&un[0], &ent[0], prepEntries(r4, nb))
+		}
+		// unpacked(i) is un's table of the 4 rows from row i, a multiple of 4.
+		unpacked := func(i int) *uint32 { return &un[2*((i&^7)*nb+i&4)] }
 		pfstep := (8*rowBytes + nb - 1) / nb
 		for i := 0; i < r4; i += 8 {
 			if pairs > 0 {
 				for j := i; j < min(r4, i+8); j += 4 {
-					q8TokensZ(&out[j], ldo, &w[j*rowBytes], rowBytes, at(j),
-						&xt.xp[0], &xt.xdp[0], nb, pairs, pairLast, scr)
+					q8TokensZ(&out[j], ldo, &w[j*rowBytes], rowBytes, unpacked(j),
+						&xt.xp[0], &xt.xdp[0], nb, pairs, pairLast)
 				}
 			}
-			if !lone {
-				continue
-			}
-			o := &out[(16*(groups-1))*ldo+i]
-			switch {
-			case i+8 <= r4 && last <= 8:
-				q8Tokens8Y(o, ldo, &w[i*rowBytes], rowBytes, at(i),
-					&xt.xp[lp], &xt.xdp[ldp], nb, last, pfstep)
-			case i+8 <= r4:
-				q8Tokens8Z(o, ldo, &w[i*rowBytes], rowBytes, at(i),
-					&xt.xp[lp], &xt.xdp[ldp], nb, last, pfstep)
-			default:
-				q8TokensZ(o, ldo, &w[i*rowBytes], rowBytes, at(i),
-					&xt.xp[lp], &xt.xdp[ldp], nb, 1, last, scr)
+			for g := pairs; g < groups; g++ {
+				o, xp, xdp, gl := &out[16*g*ldo+i], &xt.xp[g*nb*128], &xt.xdp[g*nb*16], 16
+				if g == groups-1 {
+					gl = last
+				}
+				switch {
+				case i+8 <= r4 && gl <= 8:
+					q8Tokens8Y(o, ldo, &w[i*rowBytes], rowBytes, at(i), xp, xdp, nb, gl, pfstep)
+				case i+8 <= r4:
+					q8Tokens8Z(o, ldo, &w[i*rowBytes], rowBytes, at(i), xp, xdp, nb, gl, pfstep)
+				default:
+					q8TokensZ(o, ldo, &w[i*rowBytes], rowBytes, unpacked(i), xp, xdp, nb, 1, gl)
+				}
 			}
 		}
 	}

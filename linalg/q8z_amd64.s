@@ -143,6 +143,33 @@ pdone:
 	VZEROUPPER
 	RET
 
+// func q8UnpackZ(dst *uint32, tab *uint32, n int)
+// For each 4 entries of a q8PrepZ table at tab (n of them, a multiple of 4), at twice
+// their offset in dst: their scales as float32, then their −128·Σcode as int32
+// (q8TokensZ's tables).
+TEXT ·q8UnpackZ(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ tab+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $2, CX
+	JE   udone
+
+uloop:
+	VMOVDQU   (SI), X0
+	VPMOVDW   X0, X1
+	VCVTPH2PS X1, X1
+	VMOVUPS   X1, (DI)
+	VPSRAD    $16, X0, X0
+	VPSLLD    $7, X0, X0
+	VMOVDQU   X0, 16(DI)
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	DECQ      CX
+	JNE       uloop
+
+udone:
+	RET
+
 // TOK2(k): dword k of the block against two 16-token groups: the groups' codes (+128)
 // in Z16, Z17; each of the 4 rows' dword (signed) broadcast into Z21..Z24 once for both.
 #define TOK2(k) \
@@ -172,7 +199,7 @@ pdone:
 	VPDPBUSD.BCST (2+4*k)(SI)(R8*1), Z16, a3
 
 // FSCALE(acc, facc, xdreg, off): facc = facc + (xd·d_w)·float32(acc), d_w of the row
-// at off(BX) (the tile's tables as q8TokensZ unpacks them).
+// at off(BX) (the tile's tables as q8UnpackZ unpacks them).
 #define FSCALE(acc, facc, xdreg, off) \
 	VCVTDQ2PS   acc, acc \
 	VMULPS.BCST off(BX), xdreg, Z20 \
@@ -223,37 +250,16 @@ pdone:
 	STORE4(Z26, 3, done) \
 	STORE4(Z27, 3, done)
 
-// func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, groups, last int, scr *uint32)
-// The 4-row tile of Q8_0 rows at w (row stride rowBytes; their table entries from
-// q8PrepZ at tab, 32 bytes a block, unpacked first to scr, 32 bytes a block: the
-// scales as float32, then −128·Σcode, once for all groups; the next tile's entries
-// are prefetched meanwhile) against groups 16-token groups packed by packTokensZ (xp,
+// func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, groups, last int)
+// The 4-row tile of Q8_0 rows at w (row stride rowBytes; their table entries as
+// q8UnpackZ unpacks them at tab, 64 bytes a block: the scales as float32, then
+// −128·Σcode) against groups 16-token groups packed by packTokensZ (xp,
 // xdp): row i of token 16g+t to out[(16g+t)·ldo+i], for every t of a group but the
 // last, of which only its first last tokens are stored. Groups go two at a time,
 // tokens in the lanes: per block and dword, each row's four codes broadcast against
 // the tokens' codes by one VPDPBUSD per group, the int32 sums started at the
 // correction, then per block scaled and added as q8Rows1Z does.
-TEXT ·q8TokensZ(SB), NOSPLIT, $0-88
-	MOVQ tab+32(FP), BX
-	MOVQ scr+80(FP), R14
-	MOVQ nb+56(FP), CX
-	MOVQ CX, R9
-	SHLQ $5, R9            // to the next 8-row tile's table, prefetched meanwhile
-
-tunpack:
-	PREFETCHT0 (BX)(R9*1)
-	VMOVDQU32 (BX), X25
-	VPMOVDW   X25, X26
-	VCVTPH2PS X26, X26
-	VMOVUPS   X26, (R14)
-	VPSRAD    $16, X25, X25
-	VPSLLD    $7, X25, X25
-	VMOVDQU32 X25, 16(R14)
-	ADDQ      $32, BX
-	ADDQ      $32, R14
-	DECQ      CX
-	JNE       tunpack
-
+TEXT ·q8TokensZ(SB), NOSPLIT, $0-80
 	MOVQ out+0(FP), AX
 	MOVQ ldo+8(FP), R13
 	SHLQ $2, R13
@@ -271,7 +277,7 @@ tpair:
 	CMPQ    R11, $2
 	JL      tsingle
 	MOVQ    w+16(FP), SI
-	MOVQ    scr+80(FP), BX
+	MOVQ    tab+32(FP), BX
 	MOVQ    nb+56(FP), CX
 	VPXORD  Z8, Z8, Z8
 	VPXORD  Z9, Z9, Z9
@@ -316,7 +322,7 @@ tblock2:
 	FSCALE(Z6, Z14, Z18, 12)
 	FSCALE(Z7, Z15, Z19, 12)
 	ADDQ      $34, SI
-	ADDQ      $32, BX
+	ADDQ      $64, BX
 	ADDQ      $512, DI
 	ADDQ      $64, R15
 	DECQ      CX
@@ -343,7 +349,7 @@ tsingle:
 	TESTQ   R11, R11
 	JE      tstored
 	MOVQ    w+16(FP), SI
-	MOVQ    scr+80(FP), BX
+	MOVQ    tab+32(FP), BX
 	MOVQ    nb+56(FP), CX
 	VPXORD  Z8, Z8, Z8
 	VPXORD  Z10, Z10, Z10
@@ -383,7 +389,7 @@ tblock1:
 	FSCALE(Z4, Z12, Z18, 8)
 	FSCALE(Z6, Z14, Z18, 12)
 	ADDQ      $34, SI
-	ADDQ      $32, BX
+	ADDQ      $64, BX
 	ADDQ      $512, DI
 	ADDQ      $64, R15
 	DECQ      CX
