@@ -251,6 +251,7 @@ type Engine struct {
 	running []*request // sorted by id
 	ending  []ending   // finished requests whose streams the next publish releases
 	sampled int        // tokens sampled in the current step
+	draws   []draw     // apply's draws, kept for reuse
 	// hold stops admission after a preemption until a running request ends, so that
 	// a preempted request is not readmitted only to be preempted again.
 	hold bool

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"time"
 
+	"kvq/internal/workpool"
 	"kvq/kv"
+	"kvq/linalg"
 	"kvq/model"
 	"kvq/tokenizer"
 )
@@ -675,6 +677,8 @@ func (e *Engine) apply(plan []span, logits [][]float32, t0 time.Time) {
 		logits []float32
 	}
 	var forks []forkJob
+	draws := e.draws[:0]
+	defer func() { clear(draws); e.draws = draws[:0] }()
 	info := StepInfo{}
 	for i, p := range plan {
 		c := p.c
@@ -695,8 +699,12 @@ func (e *Engine) apply(plan []span, logits [][]float32, t0 time.Time) {
 			continue
 		}
 		if c.need() == 0 {
-			e.sample(p.r, c, logits[i])
+			draws = append(draws, draw{r: p.r, c: c, logits: logits[i]})
 		}
+	}
+	e.drawAll(draws)
+	for i := range draws {
+		e.emit(draws[i].r, draws[i].c, draws[i].token, draws[i].logprob)
 	}
 	// Forks allocate no new token memory but may need a block for a copy-on-write
 	// tail; on exhaustion preempt newer requests, as for a step.
@@ -726,7 +734,9 @@ func (e *Engine) apply(plan []span, logits [][]float32, t0 time.Time) {
 		r.carrier = nil
 		for _, c := range r.choices {
 			if c.hasSeq && c.active() && c.need() == 0 {
-				e.sample(r, c, f.logits)
+				d := draw{r: r, c: c, logits: f.logits}
+				d.run()
+				e.emit(r, c, d.token, d.logprob)
 			}
 		}
 	}
@@ -754,18 +764,67 @@ func (e *Engine) evict() {
 	}
 }
 
-// sample draws c's next token from logits and applies the stop conditions.
-func (e *Engine) sample(r *request, c *choice, logits []float32) {
-	l := logits
+// draw is one choice's sampling in a step: its inputs, then its token (and its
+// log-probability when the request asks for it).
+type draw struct {
+	r       *request
+	c       *choice
+	logits  []float32
+	token   int32
+	logprob *Logprob
+}
+
+// run samples d.c's next token. It touches only d.c's sampler and constraint, so the
+// draws of one step may run at once.
+func (d *draw) run() {
+	r, c := d.r, d.c
+	l := d.logits
 	if c.con != nil {
-		c.masked = append(c.masked[:0], logits...)
+		c.masked = append(c.masked[:0], d.logits...)
 		c.con.Mask(c.masked, r.maxTokens-c.nGen)
 		l = c.masked
 	}
-	t := c.sampler.Sample(l, c.hist)
+	d.token = c.sampler.Sample(l, c.hist)
 	if c.con != nil {
-		c.con.Accept(t)
+		c.con.Accept(d.token)
 	}
+	if r.req.Logprobs {
+		lp := logprobOf(d.logits, d.token, r.req.TopLogprobs)
+		d.logprob = &lp
+	}
+}
+
+// drawAll runs the draws of a step. Unconstrained draws are spread over the forward
+// pass's threads: each choice has its own sampler, so the tokens are those drawn one
+// after another. Constrained ones run here, in order, as a Constraint need not be
+// safe for concurrent use.
+func (e *Engine) drawAll(draws []draw) {
+	free := 0
+	for i := range draws {
+		if draws[i].c.con != nil {
+			draws[i].run()
+		} else {
+			free++
+		}
+	}
+	if free <= 1 {
+		for i := range draws {
+			if draws[i].c.con == nil {
+				draws[i].run()
+			}
+		}
+		return
+	}
+	workpool.For(linalg.Threads(), len(draws), func(i int) {
+		if draws[i].c.con == nil {
+			draws[i].run()
+		}
+	})
+}
+
+// emit appends the sampled token t to c, publishes its event (lp: its
+// log-probability, nil unless asked for) and applies the stop conditions.
+func (e *Engine) emit(r *request, c *choice, t int32, lp *Logprob) {
 	now := time.Now()
 	c.hist = append(c.hist, t)
 	c.nGen++
@@ -785,11 +844,7 @@ func (e *Engine) sample(r *request, c *choice, logits []float32) {
 	e.mu.Unlock()
 	c.last = now
 
-	ev := Event{Choice: c.idx, Token: t}
-	if r.req.Logprobs {
-		lp := logprobOf(logits, t, r.req.TopLogprobs)
-		ev.Logprob = &lp
-	}
+	ev := Event{Choice: c.idx, Token: t, Logprob: lp}
 	if e.m.Tok.IsEOG(t) && !r.req.IgnoreEOS {
 		s, _ := c.stop.add(c.dec.Flush())
 		ev.Text, ev.Finish = s+c.stop.flush(), FinishStop
