@@ -425,17 +425,30 @@ func geluTanh(v float32) float32 {
 	return float32(0.5 * x * (1 + math.Tanh(c*x*(1+0.044715*x*x))))
 }
 
-// rmsNormRows normalizes each dim-wide row of x into dst (which may alias x).
+// rmsNormRows normalizes each dim-wide row of x into dst (which may alias x). The
+// sum of squares is taken in float64 (each square is exact) over four interleaved
+// partial sums, which the compiler keeps in registers and the CPU adds
+// independently; a row's result depends on that row alone.
 func rmsNormRows(dst, x, w []float32, dim int, eps float32) {
+	w = w[:dim]
 	for r := 0; r+dim <= len(x) && r+dim <= len(dst); r += dim {
-		xr, dr := x[r:r+dim], dst[r:r+dim]
-		var ss float64
-		for _, v := range xr {
-			ss += float64(v) * float64(v)
+		xr, dr := x[r:r+dim:r+dim], dst[r:r+dim:r+dim]
+		var s0, s1, s2, s3 float64
+		i := 0
+		for ; i+4 <= dim; i += 4 {
+			v := xr[i : i+4 : i+4]
+			s0 += float64(v[0]) * float64(v[0])
+			s1 += float64(v[1]) * float64(v[1])
+			s2 += float64(v[2]) * float64(v[2])
+			s3 += float64(v[3]) * float64(v[3])
 		}
+		for ; i < dim; i++ {
+			s0 += float64(xr[i]) * float64(xr[i])
+		}
+		ss := (s0 + s1) + (s2 + s3)
 		s := float32(1 / math.Sqrt(ss/float64(dim)+float64(eps)))
-		for i, v := range xr {
-			dr[i] = v * s * w[i]
+		for i := 0; i < dim; i++ {
+			dr[i] = xr[i] * s * w[i]
 		}
 	}
 }
