@@ -25,6 +25,7 @@ func detectSIMD() *kernelSet {
 	k := *scalarKernels
 	k.name = "avx2-asm"
 	k.dotF32, k.dotF32T, k.siluMul, k.quantQ8 = dotF32FMA, dotF32TAsm, siluMulAsm, quantQ8Asm
+	k.argmax = argmaxAsm
 	if cpufeat.F16C {
 		k.dotF16 = dotF16F16C
 		k.dotQ8, k.dotQ8Rows = dotQ8F16C, dotQ8RowsF16C

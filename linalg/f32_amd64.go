@@ -53,3 +53,46 @@ func dotF32TAsm(out []float32, ld int, w, x []float32, n int) {
 	_ = x[n*cols-1]
 	dotF32Tokens(&out[0], uintptr(4*ld), &w[0], &x[0], uintptr(4*cols), cols, n)
 }
+
+// maxF32x8 leaves in lanes the running maxima of x[:n] by lane (f32_amd64.s): n a
+// positive multiple of 32, x[0] not NaN. It needs AVX.
+//
+//go:noescape
+func maxF32x8(x *float32, n int, lanes *[8]float32)
+
+// firstEqF32 returns the first i < n with x[i] == m, or n (f32_amd64.s): n a
+// positive multiple of 8. It needs AVX.
+//
+//go:noescape
+func firstEqF32(x *float32, n int, m float32) int
+
+// argmaxAsm is argmaxScalar in two passes: the maximum m (maxF32x8 by lanes, then
+// the lanes and the last values in Go, each by "v > m"), then the first index whose
+// value equals m, which is the first index argmaxScalar's strict comparisons keep.
+func argmaxAsm(x []float32) int {
+	if len(x) < 32 || x[0] != x[0] {
+		return argmaxScalar(x)
+	}
+	n := len(x) &^ 31
+	var lanes [8]float32
+	maxF32x8(&x[0], n, &lanes)
+	m := lanes[0]
+	for _, v := range lanes[1:] {
+		if v > m {
+			m = v
+		}
+	}
+	for _, v := range x[n:] {
+		if v > m {
+			m = v
+		}
+	}
+	if i := firstEqF32(&x[0], n, m); i < n {
+		return i
+	}
+	for i := n; ; i++ {
+		if x[i] == m {
+			return i
+		}
+	}
+}

@@ -291,3 +291,67 @@ onesum:
 done1:
 	VZEROUPPER
 	RET
+
+// func maxF32x8(x *float32, n int, lanes *[8]float32)
+// Over x[:n], n a positive multiple of 32, x[0] not NaN: lanes[j] is the running
+// maximum, by "v > m", of the values x[i] with i%8 == j, started at x[0]: VMAXPS
+// with the new values as first source keeps the second (the maximum so far) when a
+// value is NaN or not larger, as argmaxScalar does. Four accumulators, merged the
+// same way (none holds NaN).
+TEXT ·maxF32x8(SB), NOSPLIT, $0-24
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVQ         lanes+16(FP), DI
+	VBROADCASTSS (SI), Y0
+	VMOVAPS      Y0, Y1
+	VMOVAPS      Y0, Y2
+	VMOVAPS      Y0, Y3
+	SHRQ         $5, CX
+
+maxloop:
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VMAXPS  Y0, Y4, Y0
+	VMAXPS  Y1, Y5, Y1
+	VMAXPS  Y2, Y6, Y2
+	VMAXPS  Y3, Y7, Y3
+	ADDQ    $128, SI
+	DECQ    CX
+	JNZ     maxloop
+
+	VMAXPS  Y0, Y1, Y0
+	VMAXPS  Y2, Y3, Y2
+	VMAXPS  Y0, Y2, Y0
+	VMOVUPS Y0, (DI)
+	VZEROUPPER
+	RET
+
+// func firstEqF32(x *float32, n int, m float32) int
+// The first i < n (n a positive multiple of 8) with x[i] == m (ordered compare: a
+// NaN equals nothing), or n when there is none.
+TEXT ·firstEqF32(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS m+16(FP), Y1
+	XORQ         BX, BX
+
+eqloop:
+	VCMPPS    $0, (SI)(BX*4), Y1, Y2
+	VMOVMSKPS Y2, AX
+	TESTL     AX, AX
+	JNZ       found
+	ADDQ      $8, BX
+	CMPQ      BX, CX
+	JB        eqloop
+	MOVQ      CX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+found:
+	BSFL AX, AX
+	ADDQ BX, AX
+	MOVQ AX, ret+24(FP)
+	VZEROUPPER
+	RET

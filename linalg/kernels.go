@@ -69,6 +69,9 @@ type kernelSet struct {
 	dotQ6KRows2 func(out0, out1 []float32, w []byte, rowBytes int, xq []int8, xd []float32)
 	// siluMul does g[i] = g[i]/(1+e^−g[i])·u[i], len(g) == len(u).
 	siluMul func(g, u []float32)
+	// argmax returns the index of the largest value (the first among equal ones; a
+	// NaN is never larger, and x[0] is returned when it is NaN); 0 for no values.
+	argmax func(x []float32) int
 	// axpy does dst[i] += a·x[i], len(dst) == len(x).
 	axpy func(dst []float32, a float32, x []float32)
 	// kRows are the rows kernels (dotQ4KRows's contract) of Q5_K, Q3_K, Q2_K, IQ4_NL
@@ -100,6 +103,7 @@ var scalarKernels = &kernelSet{
 	dotQ5Rows2:  rows2(dotQ5RowsScalar),
 	dotQ6KRows2: rows2(dotQ6KRowsScalar),
 	dotQ6KRows:  dotQ6KRowsScalar,
+	argmax:      argmaxScalar,
 	axpy:        axpyScalar,
 	siluMul:     siluMulScalar,
 	quantQ8:     quantQ8Scalar,

@@ -12,6 +12,22 @@ func Dot(a, b []float32) float32 {
 	return active.Load().dotF32(a[:n], b[:n])
 }
 
+// Argmax returns the index of the largest value of x: the first among equal ones
+// (−0 and +0 are equal), a NaN never larger than another value; x[0] when it is
+// NaN, and 0 when x is empty. Every kernel set returns the same index.
+func Argmax(x []float32) int { return active.Load().argmax(x) }
+
+// argmaxScalar is Argmax with one running maximum, the reference.
+func argmaxScalar(x []float32) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}
+
 // Axpy does dst[i] += a·x[i] over the common prefix of dst and x (callers pass equal
 // lengths; the extra values of the longer one are left alone).
 func Axpy(dst []float32, a float32, x []float32) {

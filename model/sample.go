@@ -1,6 +1,7 @@
 package model
 
 import (
+	"kvq/linalg"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -46,79 +47,9 @@ func NewSampler(cfg SamplerConfig) *Sampler {
 }
 
 // Argmax returns the index of the largest logit (the lowest index among ties; a NaN
-// is never larger, and a NaN at index 0 is returned as it is never exceeded).
-//
-// Eight running maxima over interleaved indices, each with a value kept in a
-// register, break the compare-and-branch chain of one running maximum; they are
-// merged by value, then lowest index, which is the single-maximum answer.
-func Argmax(logits []float32) int32 {
-	n := len(logits)
-	if n == 0 {
-		return 0
-	}
-	v0 := logits[0]
-	if v0 != v0 || n < 16 {
-		return argmaxSerial(logits)
-	}
-	// Eight scalars, not an array, so that the compiler keeps them in registers.
-	v1, v2, v3, v4, v5, v6, v7, v8 := v0, v0, v0, v0, v0, v0, v0, v0
-	var i1, i2, i3, i4, i5, i6, i7, i8 int
-	i := 1
-	for ; i+8 <= n; i += 8 {
-		x := logits[i : i+8 : i+8]
-		if x[0] > v1 {
-			v1, i1 = x[0], i
-		}
-		if x[1] > v2 {
-			v2, i2 = x[1], i+1
-		}
-		if x[2] > v3 {
-			v3, i3 = x[2], i+2
-		}
-		if x[3] > v4 {
-			v4, i4 = x[3], i+3
-		}
-		if x[4] > v5 {
-			v5, i5 = x[4], i+4
-		}
-		if x[5] > v6 {
-			v6, i6 = x[5], i+5
-		}
-		if x[6] > v7 {
-			v7, i7 = x[6], i+6
-		}
-		if x[7] > v8 {
-			v8, i8 = x[7], i+7
-		}
-	}
-	best, bestV := 0, v0
-	for _, l := range [...]struct {
-		v float32
-		i int
-	}{{v1, i1}, {v2, i2}, {v3, i3}, {v4, i4}, {v5, i5}, {v6, i6}, {v7, i7}, {v8, i8}} {
-		if l.v > bestV || l.v == bestV && l.i < best {
-			best, bestV = l.i, l.v
-		}
-	}
-	for ; i < n; i++ {
-		if logits[i] > bestV {
-			best, bestV = i, logits[i]
-		}
-	}
-	return int32(best)
-}
-
-// argmaxSerial is Argmax with one running maximum: the definition Argmax is
-// tested against.
-func argmaxSerial(logits []float32) int32 {
-	best := 0
-	for i, v := range logits {
-		if v > logits[best] {
-			best = i
-		}
-	}
-	return int32(best)
-}
+// is never larger, and a NaN at index 0 is returned as it is never exceeded):
+// linalg.Argmax, SIMD where the CPU has it.
+func Argmax(logits []float32) int32 { return int32(linalg.Argmax(logits)) }
 
 // Sample draws the next token from logits given the tokens so far (for the
 // repetition penalty). logits is not modified.

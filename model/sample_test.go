@@ -1,8 +1,6 @@
 package model
 
 import (
-	"math"
-	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -106,65 +104,5 @@ func TestSamplerOpenAIOptions(t *testing.T) {
 		if got := s.Sample(logits, nil); got != 0 {
 			t.Fatalf("top-k 1 drew %d", got)
 		}
-	}
-}
-
-// TestArgmaxMatchesSerial checks Argmax against one running maximum on lengths
-// around its unrolling, with ties, signed zeros, infinities and NaNs.
-func TestArgmaxMatchesSerial(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	nan := float32(math.NaN())
-	palettes := []struct {
-		name string
-		vals []float32
-	}{
-		{"few values (ties)", []float32{-1, 0, 1, 2}},
-		{"signed zeros", []float32{float32(math.Copysign(0, -1)), 0, -1}},
-		{"infinities", []float32{float32(math.Inf(-1)), float32(math.Inf(1)), 3}},
-		{"NaNs", []float32{nan, 1, 2, nan}},
-		{"all NaN", []float32{nan}},
-		{"all equal", []float32{5}},
-	}
-	for _, p := range palettes {
-		for _, n := range []int{1, 2, 7, 15, 16, 17, 23, 24, 25, 64, 1000, 32000} {
-			for trial := range 20 {
-				l := make([]float32, n)
-				for i := range l {
-					l[i] = p.vals[rng.IntN(len(p.vals))]
-				}
-				if got, want := Argmax(l), argmaxSerial(l); got != want {
-					t.Fatalf("%s, n=%d, trial %d: Argmax %d, serial %d", p.name, n, trial, got, want)
-				}
-			}
-		}
-	}
-	// Random logits: the maximum is unique and anywhere.
-	for trial := range 200 {
-		l := make([]float32, 1+rng.IntN(40000))
-		for i := range l {
-			l[i] = float32(rng.NormFloat64())
-		}
-		if got, want := Argmax(l), argmaxSerial(l); got != want {
-			t.Fatalf("random trial %d (n=%d): Argmax %d, serial %d", trial, len(l), got, want)
-		}
-	}
-}
-
-func BenchmarkArgmax(b *testing.B) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	l := make([]float32, 32000)
-	for i := range l {
-		l[i] = float32(rng.NormFloat64())
-	}
-	for _, f := range []struct {
-		name string
-		fn   func([]float32) int32
-	}{{"unrolled", Argmax}, {"serial", argmaxSerial}} {
-		b.Run(f.name, func(b *testing.B) {
-			b.SetBytes(int64(4 * len(l)))
-			for b.Loop() {
-				f.fn(l)
-			}
-		})
 	}
 }
