@@ -123,3 +123,30 @@ func BenchmarkRMSNormRows(b *testing.B) {
 		rmsNormRows(x, x, w, dim, 1e-5)
 	}
 }
+
+// BenchmarkAddNormRows adds 16 rows of 768 to the residual and normalizes them,
+// fused (addNormRows) and as two passes (addRows, rmsNormRows).
+func BenchmarkAddNormRows(b *testing.B) {
+	const dim, rows = 768, 16
+	x, y, y0 := make([]float32, dim*rows), make([]float32, dim*rows), make([]float32, dim*rows)
+	w := make([]float32, dim)
+	for i := range x {
+		x[i], y0[i] = float32(i%97)*0.01-0.5, float32(i%31)*0.001
+	}
+	for i := range w {
+		w[i] = 1 + float32(i%5)*0.1
+	}
+	b.Run("fused", func(b *testing.B) {
+		for b.Loop() {
+			copy(y, y0)
+			addNormRows(x, y, w, dim, 1e-5)
+		}
+	})
+	b.Run("two-pass", func(b *testing.B) {
+		for b.Loop() {
+			copy(y, y0)
+			addRows(x, y)
+			rmsNormRows(y, x, w, dim, 1e-5)
+		}
+	})
+}

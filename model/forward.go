@@ -453,6 +453,36 @@ func rmsNormRows(dst, x, w []float32, dim int, eps float32) {
 	}
 }
 
+// addNormRows adds the dim-wide rows of y to those of x (x[i] += y[i]) and writes
+// x's rows normalized into y: addRows then rmsNormRows(y, x, ...), bit for bit, in
+// one pass over the rows for the add and the sum of squares.
+func addNormRows(x, y, w []float32, dim int, eps float32) {
+	w = w[:dim]
+	for r := 0; r+dim <= len(x) && r+dim <= len(y); r += dim {
+		xr, yr := x[r:r+dim:r+dim], y[r:r+dim:r+dim]
+		var s0, s1, s2, s3 float64
+		i := 0
+		for ; i+4 <= dim; i += 4 {
+			a, b := xr[i:i+4:i+4], yr[i:i+4:i+4]
+			a0, a1, a2, a3 := a[0]+b[0], a[1]+b[1], a[2]+b[2], a[3]+b[3]
+			a[0], a[1], a[2], a[3] = a0, a1, a2, a3
+			s0 += float64(a0) * float64(a0)
+			s1 += float64(a1) * float64(a1)
+			s2 += float64(a2) * float64(a2)
+			s3 += float64(a3) * float64(a3)
+		}
+		for ; i < dim; i++ {
+			xr[i] += yr[i]
+			s0 += float64(xr[i]) * float64(xr[i])
+		}
+		ss := (s0 + s1) + (s2 + s3)
+		s := float32(1 / math.Sqrt(ss/float64(dim)+float64(eps)))
+		for i := 0; i < dim; i++ {
+			yr[i] = xr[i] * s * w[i]
+		}
+	}
+}
+
 func addRows(x, y []float32) {
 	y = y[:len(x)]
 	for i := range x {

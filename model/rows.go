@@ -54,9 +54,10 @@ func (m *Model) stageRows(r0, r1 int) {
 	switch ws.stage {
 	case stageAttnIn:
 		if li > 0 {
-			m.addOutput(x, xb, m.layers[li-1].postFFN)
+			m.addOutputNorm(x, xb, m.layers[li-1].postFFN, ly.attnNorm)
+		} else {
+			rmsNormRows(xb, x, ly.attnNorm, dim, cfg.RMSEps)
 		}
-		rmsNormRows(xb, x, ly.attnNorm, dim, cfg.RMSEps)
 	case stageQK:
 		qd, kvd, hd := cfg.QDim(), cfg.KVDim(), cfg.HeadDim
 		q, k, v := ws.q[r0*qd:r1*qd], ws.k[r0*kvd:r1*kvd], ws.v[r0*kvd:r1*kvd]
@@ -84,8 +85,7 @@ func (m *Model) stageRows(r0, r1 int) {
 			}
 		}
 	case stageFFNIn:
-		m.addOutput(x, xb, ly.postAttn)
-		rmsNormRows(xb, x, ly.ffnNorm, dim, cfg.RMSEps)
+		m.addOutputNorm(x, xb, ly.postAttn, ly.ffnNorm)
 	case stageAct:
 		ffn := cfg.FFN
 		for r := r0; r < r1; r++ {
@@ -111,4 +111,16 @@ func (m *Model) addOutput(x, y, norm []float32) {
 		rmsNormRows(y, y, norm, m.Dim, m.RMSEps)
 	}
 	addRows(x, y)
+}
+
+// addOutputNorm is addOutput(x, y, norm) then rmsNormRows(y, x, next): the next
+// sublayer's input, normalized with next, in y. Without a norm of the output the
+// add and the next norm's sum of squares share one pass (addNormRows).
+func (m *Model) addOutputNorm(x, y, norm, next []float32) {
+	if norm != nil {
+		m.addOutput(x, y, norm)
+		rmsNormRows(y, x, next, m.Dim, m.RMSEps)
+		return
+	}
+	addNormRows(x, y, next, m.Dim, m.RMSEps)
 }
