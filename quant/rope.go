@@ -218,6 +218,7 @@ func (r *RoPE) Rotate(x []float32, n, d, pos, step int) {
 // one scalar rotation of the model's forward pass and of the scoring kernels' reference.
 func RotatePairs(x, cos, sin []float32, neox bool) {
 	h := len(cos)
+	sin = sin[:h]
 	if neox {
 		a, b := x[:h], x[h:2*h]
 		for j := range h {
@@ -229,9 +230,10 @@ func RotatePairs(x, cos, sin []float32, neox bool) {
 	}
 	x = x[:2*h]
 	for j := range h {
-		x0, x1 := x[2*j], x[2*j+1]
-		x[2*j] = x0*cos[j] - x1*sin[j]
-		x[2*j+1] = x0*sin[j] + x1*cos[j]
+		p := x[2*j : 2*j+2 : 2*j+2]
+		x0, x1 := p[0], p[1]
+		p[0] = x0*cos[j] - x1*sin[j]
+		p[1] = x0*sin[j] + x1*cos[j]
 	}
 }
 
