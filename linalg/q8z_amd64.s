@@ -21,6 +21,94 @@
 	VPSLLD    $7, Y25, Y25 \
 	VMOVDQU32 Y25, 32(SP)
 
+// TOKENS8(x, xd, a0, ..., a7, f0, ..., f7, t0, ..., t7, SG): the whole of q8Tokens8Z
+// (on ZMMs, SG = STOREGROUP) and of q8Tokens8Y (on YMMs, SG = STOREGROUP8), the same
+// instructions on either width: the group's codes in x, its scales in xd, the 8 rows'
+// int32 sums of a block in a0..a7 (started at the tables' −128·Σcode), their float32
+// sums in f0..f7, the transposes through t0..t3 into t4..t7 (the registers SG stores).
+// R12 points at rows 4–7; R11 at the 8 rows after the next 8, prefetched pfstep (R10)
+// bytes a block, and their tables at R9(BX). The registers are arguments (the assembler
+// pastes no tokens); the labels are local to the TEXT that uses it. Defined before any
+// TEXT, so that go vet does not check its frame references against another function's.
+#define TOKENS8(x, xd, a0, a1, a2, a3, a4, a5, a6, a7, f0, f1, f2, f3, f4, f5, f6, f7, t0, t1, t2, t3, t4, t5, t6, t7, SG) \
+	MOVQ rowBytes+24(FP), DX \
+	LEAQ (DX)(DX*2), R8 \
+	MOVQ w+16(FP), SI \
+	LEAQ (SI)(DX*4), R12 \
+	LEAQ (SI)(DX*8), R11 \
+	LEAQ (R11)(DX*8), R11 \
+	MOVQ pfstep+72(FP), R10 \
+	MOVQ tab+32(FP), BX \
+	MOVQ nb+56(FP), R9 \
+	SHLQ $6, R9 \
+	MOVQ xp+40(FP), DI \
+	MOVQ xdp+48(FP), R15 \
+	MOVQ nb+56(FP), CX \
+	VPXORD f0, f0, f0 \
+	VPXORD f1, f1, f1 \
+	VPXORD f2, f2, f2 \
+	VPXORD f3, f3, f3 \
+	VPXORD f4, f4, f4 \
+	VPXORD f5, f5, f5 \
+	VPXORD f6, f6, f6 \
+	VPXORD f7, f7, f7 \
+block: \
+	PREFETCHT1   (R11) \
+	PREFETCHT1   64(R11) \
+	PREFETCHT1   128(R11) \
+	PREFETCHT1   192(R11) \
+	PREFETCHT1   256(R11) \
+	PREFETCHT1   (BX)(R9*1) \
+	TABLES8 \
+	VPBROADCASTD 32(SP), a0 \
+	VPBROADCASTD 36(SP), a1 \
+	VPBROADCASTD 40(SP), a2 \
+	VPBROADCASTD 44(SP), a3 \
+	VPBROADCASTD 48(SP), a4 \
+	VPBROADCASTD 52(SP), a5 \
+	VPBROADCASTD 56(SP), a6 \
+	VPBROADCASTD 60(SP), a7 \
+	TOK8(0, x, a0, a1, a2, a3, a4, a5, a6, a7) \
+	TOK8(1, x, a0, a1, a2, a3, a4, a5, a6, a7) \
+	TOK8(2, x, a0, a1, a2, a3, a4, a5, a6, a7) \
+	TOK8(3, x, a0, a1, a2, a3, a4, a5, a6, a7) \
+	TOK8(4, x, a0, a1, a2, a3, a4, a5, a6, a7) \
+	TOK8(5, x, a0, a1, a2, a3, a4, a5, a6, a7) \
+	TOK8(6, x, a0, a1, a2, a3, a4, a5, a6, a7) \
+	TOK8(7, x, a0, a1, a2, a3, a4, a5, a6, a7) \
+	VMOVUPS (R15), xd \
+	FSCALEM(a0, f0, 0(SP), xd, t0) \
+	FSCALEM(a1, f1, 4(SP), xd, t0) \
+	FSCALEM(a2, f2, 8(SP), xd, t0) \
+	FSCALEM(a3, f3, 12(SP), xd, t0) \
+	FSCALEM(a4, f4, 16(SP), xd, t0) \
+	FSCALEM(a5, f5, 20(SP), xd, t0) \
+	FSCALEM(a6, f6, 24(SP), xd, t0) \
+	FSCALEM(a7, f7, 28(SP), xd, t0) \
+	ADDQ $34, SI \
+	ADDQ $34, R12 \
+	ADDQ R10, R11 \
+	ADDQ $32, BX \
+	ADDQ $512, DI \
+	ADDQ $64, R15 \
+	DECQ CX \
+	JNE  block \
+	MOVQ ldo+8(FP), R13 \
+	SHLQ $2, R13 \
+	MOVQ out+0(FP), AX \
+	MOVQ last+64(FP), R12 \
+	TRANSPOSEW(f1, f0, f3, f2, t0, t1, t2, t3, t4, t5, t6, t7) \
+	SG(half) \
+half: \
+	MOVQ out+0(FP), AX \
+	ADDQ $16, AX \
+	MOVQ last+64(FP), R12 \
+	TRANSPOSEW(f5, f4, f7, f6, t0, t1, t2, t3, t4, t5, t6, t7) \
+	SG(done) \
+done: \
+	VZEROUPPER \
+	RET
+
 // func q8PrepZ(tab *uint32, w *byte, rowBytes, rows, nb int)
 // For the Q8_0 rows at w+r·rowBytes, r < rows (a multiple of 4), in 8-row tiles: for
 // row i of a tile and block b, at (tile·nb + b)·8 + i of tab, the block's binary16
@@ -198,13 +286,17 @@ udone:
 	VPDPBUSD.BCST (2+4*k)(SI)(DX*2), Z16, a2 \
 	VPDPBUSD.BCST (2+4*k)(SI)(R8*1), Z16, a3
 
-// FSCALE(acc, facc, xdreg, off): facc = facc + (xd·d_w)·float32(acc), d_w of the row
-// at off(BX) (the tile's tables as q8UnpackZ unpacks them).
-#define FSCALE(acc, facc, xdreg, off) \
+// FSCALEM(acc, facc, dw, xd, t): facc = facc + (xd·d_w)·float32(acc), d_w of the row
+// at dw, t scratch: on ZMMs for 16 tokens, on YMMs for 8.
+#define FSCALEM(acc, facc, dw, xd, t) \
 	VCVTDQ2PS   acc, acc \
-	VMULPS.BCST off(BX), xdreg, Z20 \
-	VMULPS      Z20, acc, acc \
+	VMULPS.BCST dw, xd, t \
+	VMULPS      t, acc, acc \
 	VADDPS      acc, facc, facc
+
+// FSCALE(acc, facc, xdreg, off): FSCALEM with the row's d_w at off(BX) (the tile's tables
+// as q8UnpackZ unpacks them).
+#define FSCALE(acc, facc, xdreg, off) FSCALEM(acc, facc, off(BX), xdreg, Z20)
 
 // INIT(acc, off): acc = the row's −128·Σcode at (16+off)(BX), in every lane.
 #define INIT(acc, off) VPBROADCASTD (16+off)(BX), acc
@@ -217,38 +309,44 @@ udone:
 	VEXTRACTF32X4 $lane, u, (AX) \
 	ADDQ          R13, AX
 
-// TRANSPOSE(b, a, d, c): rows a, b, c, d (lane t: token t) to tokens: lane l of Z24+j holds
-// token 4l+j's 4 rows.
-#define TRANSPOSE(a, b, c, d) \
-	VUNPCKLPS a, b, Z20 \
-	VUNPCKHPS a, b, Z21 \
-	VUNPCKLPS c, d, Z22 \
-	VUNPCKHPS c, d, Z23 \
-	VUNPCKLPD Z22, Z20, Z24 \
-	VUNPCKHPD Z22, Z20, Z25 \
-	VUNPCKLPD Z23, Z21, Z26 \
-	VUNPCKHPD Z23, Z21, Z27
+// TRANSPOSEW(b, a, d, c, t0, t1, t2, t3, u0, u1, u2, u3): rows a, b, c, d (lane t: token
+// t) to tokens: lane l of u_j holds token 4l+j's 4 rows; t0..t3 scratch. On ZMMs for 16
+// tokens, on YMMs for 8.
+#define TRANSPOSEW(a, b, c, d, t0, t1, t2, t3, u0, u1, u2, u3) \
+	VUNPCKLPS a, b, t0 \
+	VUNPCKHPS a, b, t1 \
+	VUNPCKLPS c, d, t2 \
+	VUNPCKHPS c, d, t3 \
+	VUNPCKLPD t2, t0, u0 \
+	VUNPCKHPD t2, t0, u1 \
+	VUNPCKLPD t3, t1, u2 \
+	VUNPCKHPD t3, t1, u3
+
+// TRANSPOSE(b, a, d, c): TRANSPOSEW of 16 tokens into Z24..Z27.
+#define TRANSPOSE(a, b, c, d) TRANSPOSEW(a, b, c, d, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27)
+
+// STORE8(u0, u1, u2, u3, l, m, done): STORE4 of the 8 tokens in lanes l and m of the
+// transposed u0..u3.
+#define STORE8(u0, u1, u2, u3, l, m, done) \
+	STORE4(u0, l, done) \
+	STORE4(u1, l, done) \
+	STORE4(u2, l, done) \
+	STORE4(u3, l, done) \
+	STORE4(u0, m, done) \
+	STORE4(u1, m, done) \
+	STORE4(u2, m, done) \
+	STORE4(u3, m, done)
 
 // STOREGROUP(done) stores the transposed group (Z24..Z27), valid tokens in R12, from AX
 // with a token stride of R13 bytes; when the valid tokens run out first, it goes on at
 // done.
 #define STOREGROUP(done) \
-	STORE4(Z24, 0, done) \
-	STORE4(Z25, 0, done) \
-	STORE4(Z26, 0, done) \
-	STORE4(Z27, 0, done) \
-	STORE4(Z24, 1, done) \
-	STORE4(Z25, 1, done) \
-	STORE4(Z26, 1, done) \
-	STORE4(Z27, 1, done) \
-	STORE4(Z24, 2, done) \
-	STORE4(Z25, 2, done) \
-	STORE4(Z26, 2, done) \
-	STORE4(Z27, 2, done) \
-	STORE4(Z24, 3, done) \
-	STORE4(Z25, 3, done) \
-	STORE4(Z26, 3, done) \
-	STORE4(Z27, 3, done)
+	STORE8(Z24, Z25, Z26, Z27, 0, 1, done) \
+	STORE8(Z24, Z25, Z26, Z27, 2, 3, done)
+
+// STOREGROUP8(done): STOREGROUP of 8 tokens, transposed by TRANSPOSEW into Y24..Y27.
+#define STOREGROUP8(done) STORE8(Y24, Y25, Y26, Y27, 0, 1, done)
+
 
 // func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, groups, last int)
 // The 4-row tile of Q8_0 rows at w (row stride rowBytes; their table entries as
@@ -403,26 +501,20 @@ tstored:
 	VZEROUPPER
 	RET
 
-// TOK8(k): dword k of the block against one 16-token group (codes + 128 in Z16), each of
-// the 8 rows' dword (signed) broadcast from memory into its VPDPBUSD: rows 0–3 from SI,
-// 4–7 from R12.
-#define TOK8(k) \
-	VMOVDQU32     (64*k)(DI), Z16 \
-	VPDPBUSD.BCST (2+4*k)(SI), Z16, Z0 \
-	VPDPBUSD.BCST (2+4*k)(SI)(DX*1), Z16, Z1 \
-	VPDPBUSD.BCST (2+4*k)(SI)(DX*2), Z16, Z2 \
-	VPDPBUSD.BCST (2+4*k)(SI)(R8*1), Z16, Z3 \
-	VPDPBUSD.BCST (2+4*k)(R12), Z16, Z4 \
-	VPDPBUSD.BCST (2+4*k)(R12)(DX*1), Z16, Z5 \
-	VPDPBUSD.BCST (2+4*k)(R12)(DX*2), Z16, Z6 \
-	VPDPBUSD.BCST (2+4*k)(R12)(R8*1), Z16, Z7
-
-// FSCALEM(acc, facc, dw): FSCALE with the row's d_w at dw.
-#define FSCALEM(acc, facc, dw) \
-	VCVTDQ2PS   acc, acc \
-	VMULPS.BCST dw, Z18, Z20 \
-	VMULPS      Z20, acc, acc \
-	VADDPS      acc, facc, facc
+// TOK8(k, x, a0, ..., a7): dword k of the block against one group (its codes + 128
+// loaded into x: a ZMM for 16 tokens, a YMM for the first 8), each of the 8 rows' dword
+// (signed) broadcast from memory into its VPDPBUSD, into the rows' accumulators a0..a7:
+// rows 0–3 from SI, 4–7 from R12.
+#define TOK8(k, x, a0, a1, a2, a3, a4, a5, a6, a7) \
+	VMOVDQU32     (64*k)(DI), x \
+	VPDPBUSD.BCST (2+4*k)(SI), x, a0 \
+	VPDPBUSD.BCST (2+4*k)(SI)(DX*1), x, a1 \
+	VPDPBUSD.BCST (2+4*k)(SI)(DX*2), x, a2 \
+	VPDPBUSD.BCST (2+4*k)(SI)(R8*1), x, a3 \
+	VPDPBUSD.BCST (2+4*k)(R12), x, a4 \
+	VPDPBUSD.BCST (2+4*k)(R12)(DX*1), x, a5 \
+	VPDPBUSD.BCST (2+4*k)(R12)(DX*2), x, a6 \
+	VPDPBUSD.BCST (2+4*k)(R12)(R8*1), x, a7
 
 // func q8Tokens8Z(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, last, pfstep int)
 // q8TokensZ for 8 rows (an 8-row tile of q8PrepZ's tables at tab, 32 bytes a block) and
@@ -432,215 +524,14 @@ tstored:
 // it reads once, are prefetched to L2 in memory order, pfstep bytes a block, and their
 // tables with them. Each token's sums are q8TokensZ's, bit for bit.
 TEXT ·q8Tokens8Z(SB), NOSPLIT, $64-80
-	MOVQ rowBytes+24(FP), DX
-	LEAQ (DX)(DX*2), R8
-	MOVQ w+16(FP), SI
-	LEAQ (SI)(DX*4), R12   // rows 4–7
-	LEAQ (SI)(DX*8), R11
-	LEAQ (R11)(DX*8), R11  // the 8 rows after the next
-	MOVQ pfstep+72(FP), R10
-	MOVQ tab+32(FP), BX
-	MOVQ nb+56(FP), R9
-	SHLQ $6, R9            // to the tables of the tile after the next
-	MOVQ xp+40(FP), DI
-	MOVQ xdp+48(FP), R15
-	MOVQ nb+56(FP), CX
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-
-t8block:
-	PREFETCHT1   (R11)
-	PREFETCHT1   64(R11)
-	PREFETCHT1   128(R11)
-	PREFETCHT1   192(R11)
-	PREFETCHT1   256(R11)
-	PREFETCHT1   (BX)(R9*1)
-	TABLES8
-	VPBROADCASTD 32(SP), Z0
-	VPBROADCASTD 36(SP), Z1
-	VPBROADCASTD 40(SP), Z2
-	VPBROADCASTD 44(SP), Z3
-	VPBROADCASTD 48(SP), Z4
-	VPBROADCASTD 52(SP), Z5
-	VPBROADCASTD 56(SP), Z6
-	VPBROADCASTD 60(SP), Z7
-	TOK8(0)
-	TOK8(1)
-	TOK8(2)
-	TOK8(3)
-	TOK8(4)
-	TOK8(5)
-	TOK8(6)
-	TOK8(7)
-	VMOVUPS (R15), Z18
-	FSCALEM(Z0, Z8, 0(SP))
-	FSCALEM(Z1, Z9, 4(SP))
-	FSCALEM(Z2, Z10, 8(SP))
-	FSCALEM(Z3, Z11, 12(SP))
-	FSCALEM(Z4, Z12, 16(SP))
-	FSCALEM(Z5, Z13, 20(SP))
-	FSCALEM(Z6, Z14, 24(SP))
-	FSCALEM(Z7, Z15, 28(SP))
-	ADDQ $34, SI
-	ADDQ $34, R12
-	ADDQ R10, R11
-	ADDQ $32, BX
-	ADDQ $512, DI
-	ADDQ $64, R15
-	DECQ CX
-	JNE  t8block
-
-	MOVQ ldo+8(FP), R13
-	SHLQ $2, R13
-	MOVQ out+0(FP), AX
-	MOVQ last+64(FP), R12
-	TRANSPOSE(Z9, Z8, Z11, Z10)
-	STOREGROUP(t8half)
-
-t8half:
-	MOVQ out+0(FP), AX
-	ADDQ $16, AX
-	MOVQ last+64(FP), R12
-	TRANSPOSE(Z13, Z12, Z15, Z14)
-	STOREGROUP(t8done)
-
-t8done:
-	VZEROUPPER
-	RET
-
-// TOK8Y(k): TOK8 for the first 8 tokens of the group (codes + 128 in Y16).
-#define TOK8Y(k) \
-	VMOVDQU32     (64*k)(DI), Y16 \
-	VPDPBUSD.BCST (2+4*k)(SI), Y16, Y0 \
-	VPDPBUSD.BCST (2+4*k)(SI)(DX*1), Y16, Y1 \
-	VPDPBUSD.BCST (2+4*k)(SI)(DX*2), Y16, Y2 \
-	VPDPBUSD.BCST (2+4*k)(SI)(R8*1), Y16, Y3 \
-	VPDPBUSD.BCST (2+4*k)(R12), Y16, Y4 \
-	VPDPBUSD.BCST (2+4*k)(R12)(DX*1), Y16, Y5 \
-	VPDPBUSD.BCST (2+4*k)(R12)(DX*2), Y16, Y6 \
-	VPDPBUSD.BCST (2+4*k)(R12)(R8*1), Y16, Y7
-
-// FSCALEMY(acc, facc, dw): FSCALEM on 8 tokens.
-#define FSCALEMY(acc, facc, dw) \
-	VCVTDQ2PS   acc, acc \
-	VMULPS.BCST dw, Y18, Y20 \
-	VMULPS      Y20, acc, acc \
-	VADDPS      acc, facc, facc
-
-// TRANSPOSEY(b, a, d, c): TRANSPOSE on 8 tokens, into Y24..Y27.
-#define TRANSPOSEY(a, b, c, d) \
-	VUNPCKLPS a, b, Y20 \
-	VUNPCKHPS a, b, Y21 \
-	VUNPCKLPS c, d, Y22 \
-	VUNPCKHPS c, d, Y23 \
-	VUNPCKLPD Y22, Y20, Y24 \
-	VUNPCKHPD Y22, Y20, Y25 \
-	VUNPCKLPD Y23, Y21, Y26 \
-	VUNPCKHPD Y23, Y21, Y27
-
-// STOREGROUP8(done): STOREGROUP of 8 tokens transposed by TRANSPOSEY.
-#define STOREGROUP8(done) \
-	STORE4(Y24, 0, done) \
-	STORE4(Y25, 0, done) \
-	STORE4(Y26, 0, done) \
-	STORE4(Y27, 0, done) \
-	STORE4(Y24, 1, done) \
-	STORE4(Y25, 1, done) \
-	STORE4(Y26, 1, done) \
-	STORE4(Y27, 1, done)
+	TOKENS8(Z16, Z18, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, STOREGROUP)
 
 // func q8Tokens8Y(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, last, pfstep int)
 // q8Tokens8Z for a group of at most 8 tokens (last ≤ 8), on YMM registers: its first
 // 8 lanes, so that a VPDPBUSD does no work for the empty ones (two YMM VPDPBUSD issue
 // in the time of one ZMM). Each token's sums are q8Tokens8Z's, bit for bit.
 TEXT ·q8Tokens8Y(SB), NOSPLIT, $64-80
-	MOVQ rowBytes+24(FP), DX
-	LEAQ (DX)(DX*2), R8
-	MOVQ w+16(FP), SI
-	LEAQ (SI)(DX*4), R12   // rows 4–7
-	LEAQ (SI)(DX*8), R11
-	LEAQ (R11)(DX*8), R11  // the 8 rows after the next
-	MOVQ pfstep+72(FP), R10
-	MOVQ tab+32(FP), BX
-	MOVQ nb+56(FP), R9
-	SHLQ $6, R9            // to the tables of the tile after the next
-	MOVQ xp+40(FP), DI
-	MOVQ xdp+48(FP), R15
-	MOVQ nb+56(FP), CX
-	VPXORD Y8, Y8, Y8
-	VPXORD Y9, Y9, Y9
-	VPXORD Y10, Y10, Y10
-	VPXORD Y11, Y11, Y11
-	VPXORD Y12, Y12, Y12
-	VPXORD Y13, Y13, Y13
-	VPXORD Y14, Y14, Y14
-	VPXORD Y15, Y15, Y15
-
-t8yblock:
-	PREFETCHT1   (R11)
-	PREFETCHT1   64(R11)
-	PREFETCHT1   128(R11)
-	PREFETCHT1   192(R11)
-	PREFETCHT1   256(R11)
-	PREFETCHT1   (BX)(R9*1)
-	TABLES8
-	VPBROADCASTD 32(SP), Y0
-	VPBROADCASTD 36(SP), Y1
-	VPBROADCASTD 40(SP), Y2
-	VPBROADCASTD 44(SP), Y3
-	VPBROADCASTD 48(SP), Y4
-	VPBROADCASTD 52(SP), Y5
-	VPBROADCASTD 56(SP), Y6
-	VPBROADCASTD 60(SP), Y7
-	TOK8Y(0)
-	TOK8Y(1)
-	TOK8Y(2)
-	TOK8Y(3)
-	TOK8Y(4)
-	TOK8Y(5)
-	TOK8Y(6)
-	TOK8Y(7)
-	VMOVUPS (R15), Y18
-	FSCALEMY(Y0, Y8, 0(SP))
-	FSCALEMY(Y1, Y9, 4(SP))
-	FSCALEMY(Y2, Y10, 8(SP))
-	FSCALEMY(Y3, Y11, 12(SP))
-	FSCALEMY(Y4, Y12, 16(SP))
-	FSCALEMY(Y5, Y13, 20(SP))
-	FSCALEMY(Y6, Y14, 24(SP))
-	FSCALEMY(Y7, Y15, 28(SP))
-	ADDQ $34, SI
-	ADDQ $34, R12
-	ADDQ R10, R11
-	ADDQ $32, BX
-	ADDQ $512, DI
-	ADDQ $64, R15
-	DECQ CX
-	JNE  t8yblock
-
-	MOVQ ldo+8(FP), R13
-	SHLQ $2, R13
-	MOVQ out+0(FP), AX
-	MOVQ last+64(FP), R12
-	TRANSPOSEY(Y9, Y8, Y11, Y10)
-	STOREGROUP8(t8yhalf)
-
-t8yhalf:
-	MOVQ out+0(FP), AX
-	ADDQ $16, AX
-	MOVQ last+64(FP), R12
-	TRANSPOSEY(Y13, Y12, Y15, Y14)
-	STOREGROUP8(t8ydone)
-
-t8ydone:
-	VZEROUPPER
-	RET
+	TOKENS8(Y16, Y18, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15, Y20, Y21, Y22, Y23, Y24, Y25, Y26, Y27, STOREGROUP8)
 
 // Q8CODES(off): the codes + 128 of the Q8_0 block at off(R8) in Y1 (Y15: bytes 0x80).
 #define Q8CODES(off) \
