@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "lossy_consts_amd64.h"
 
 // The value sums of ChannelValues blocks (chanvalues_amd64.go) in AVX2 + FMA.
 
@@ -103,6 +104,7 @@ TEXT ·addChanRows(SB), NOSPLIT, $0-72
 	MOVQ n+24(FP), R10
 	MOVQ rb+32(FP), R11
 	MOVQ s+40(FP), BX
+	MOVQ lo+48(FP), AX
 	MOVQ d+56(FP), CX
 	MOVQ bits+64(FP), R12
 	SHRQ $3, CX
@@ -110,19 +112,16 @@ TEXT ·addChanRows(SB), NOSPLIT, $0-72
 	JE   b4
 	CMPQ R12, $8
 	JE   b8
-	MOVQ lo+48(FP), AX
-	VMOVDQU shw2<>(SB), Y14
-	VMOVDQU mask2<>(SB), Y13
+	VMOVDQU sh2<>(SB), Y14
+	VMOVDQU two2<>(SB), Y13
 	STRIPS(C2, 2, 4, 6, 8, 2, q2, q2row, s2, s2row)
 
 b4:
-	MOVQ lo+48(FP), AX
-	VMOVDQU shw4<>(SB), Y14
-	VMOVDQU mask4<>(SB), Y13
+	VMOVDQU sh4<>(SB), Y14
+	VMOVDQU nib4<>(SB), Y13
 	STRIPS(C4, 4, 8, 12, 16, 4, q4, q4row, s4, s4row)
 
 b8:
-	MOVQ lo+48(FP), AX
 	STRIPS(C8, 8, 16, 24, 32, 8, q8, q8row, s8, s8row)
 
 addret:
@@ -193,13 +192,13 @@ TEXT ·addChanRows4(SB), NOSPLIT, $0-88
 	JE   x4
 	CMPQ R12, $8
 	JE   x8
-	VMOVDQU shw2<>(SB), Y14
-	VMOVDQU mask2<>(SB), Y13
+	VMOVDQU sh2<>(SB), Y14
+	VMOVDQU two2<>(SB), Y13
 	QUAD(C2, 2, x2strip, x2row)
 
 x4:
-	VMOVDQU shw4<>(SB), Y14
-	VMOVDQU mask4<>(SB), Y13
+	VMOVDQU sh4<>(SB), Y14
+	VMOVDQU nib4<>(SB), Y13
 	QUAD(C4, 4, x4strip, x4row)
 
 x8:
@@ -208,29 +207,3 @@ x8:
 quadret:
 	VZEROUPPER
 	RET
-
-// Lane shifts and masks of 8 2-bit codes in a 16-bit word, 8 4-bit codes in a
-// 32-bit word.
-DATA shw2<>+0(SB)/8, $0x0000000200000000
-DATA shw2<>+8(SB)/8, $0x0000000600000004
-DATA shw2<>+16(SB)/8, $0x0000000a00000008
-DATA shw2<>+24(SB)/8, $0x0000000e0000000c
-GLOBL shw2<>(SB), RODATA|NOPTR, $32
-
-DATA mask2<>+0(SB)/8, $0x0000000300000003
-DATA mask2<>+8(SB)/8, $0x0000000300000003
-DATA mask2<>+16(SB)/8, $0x0000000300000003
-DATA mask2<>+24(SB)/8, $0x0000000300000003
-GLOBL mask2<>(SB), RODATA|NOPTR, $32
-
-DATA shw4<>+0(SB)/8, $0x0000000400000000
-DATA shw4<>+8(SB)/8, $0x0000000c00000008
-DATA shw4<>+16(SB)/8, $0x0000001400000010
-DATA shw4<>+24(SB)/8, $0x0000001c00000018
-GLOBL shw4<>(SB), RODATA|NOPTR, $32
-
-DATA mask4<>+0(SB)/8, $0x0000000f0000000f
-DATA mask4<>+8(SB)/8, $0x0000000f0000000f
-DATA mask4<>+16(SB)/8, $0x0000000f0000000f
-DATA mask4<>+24(SB)/8, $0x0000000f0000000f
-GLOBL mask4<>(SB), RODATA|NOPTR, $32
