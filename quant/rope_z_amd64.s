@@ -44,6 +44,19 @@
 	VPDPWSSD       T64, Z2, Z1;  \
 	FIN(ACC)
 
+// ZROWS8 runs ZROW over the chunk of each of the eight rows of a batch into Z8..Z15:
+// the first four rows from SI (R11 and R12 the code bytes of one and three rows)
+// with their tables from BX (R13, R14 likewise), the next four from AX and DX.
+#define ZROWS8(LOAD, FIN) \
+	ZROW(LOAD, FIN, (SI), (BX), 64(BX), Z8);                       \
+	ZROW(LOAD, FIN, (SI)(R11*1), (BX)(R13*1), 64(BX)(R13*1), Z9);  \
+	ZROW(LOAD, FIN, (SI)(R11*2), (BX)(R13*2), 64(BX)(R13*2), Z10); \
+	ZROW(LOAD, FIN, (SI)(R12*1), (BX)(R14*1), 64(BX)(R14*1), Z11); \
+	ZROW(LOAD, FIN, (AX), (DX), 64(DX), Z12);                      \
+	ZROW(LOAD, FIN, (AX)(R11*1), (DX)(R13*1), 64(DX)(R13*1), Z13); \
+	ZROW(LOAD, FIN, (AX)(R11*2), (DX)(R13*2), 64(DX)(R13*2), Z14); \
+	ZROW(LOAD, FIN, (AX)(R12*1), (DX)(R14*1), 64(DX)(R14*1), Z15)
+
 // ZPAIR(A, B, S) leaves in S the lane sums of the accumulators of two rows, A's in
 // 128-bit lanes 0–1, B's in 2–3: lane i + lane i+8 (clobbers Z21).
 #define ZPAIR(A, B, S) \
@@ -141,14 +154,7 @@ chunkL:                                                          \
 	VMOVDQU64  256(CX), Z20;                                     \
 	LEAQ       (SI)(R11*4), AX;                                  \
 	LEAQ       (BX)(R13*4), DX;                                  \
-	ZROW(LOAD, FIN, (SI), (BX), 64(BX), Z8);                     \
-	ZROW(LOAD, FIN, (SI)(R11*1), (BX)(R13*1), 64(BX)(R13*1), Z9); \
-	ZROW(LOAD, FIN, (SI)(R11*2), (BX)(R13*2), 64(BX)(R13*2), Z10); \
-	ZROW(LOAD, FIN, (SI)(R12*1), (BX)(R14*1), 64(BX)(R14*1), Z11); \
-	ZROW(LOAD, FIN, (AX), (DX), 64(DX), Z12);                    \
-	ZROW(LOAD, FIN, (AX)(R11*1), (DX)(R13*1), 64(DX)(R13*1), Z13); \
-	ZROW(LOAD, FIN, (AX)(R11*2), (DX)(R13*2), 64(DX)(R13*2), Z14); \
-	ZROW(LOAD, FIN, (AX)(R12*1), (DX)(R14*1), 64(DX)(R14*1), Z15); \
+	ZROWS8(LOAD, FIN);                                           \
 	ADDQ       unp+48(FP), SI;                                   \
 	ADDQ       $128, BX;                                         \
 	ADDQ       $320, CX;                                         \
@@ -180,14 +186,7 @@ batchL:                                                          \
 	PREFETCHT0 PFDIST+64(SI);                                    \
 	PREFETCHT0 PFDIST+128(SI);                                   \
 	PREFETCHT0 PFDIST+192(SI);                                   \
-	ZROW(LOAD, ZCVT, (SI), (BX), 64(BX), Z8);                    \
-	ZROW(LOAD, ZCVT, (SI)(R11*1), (BX)(R13*1), 64(BX)(R13*1), Z9); \
-	ZROW(LOAD, ZCVT, (SI)(R11*2), (BX)(R13*2), 64(BX)(R13*2), Z10); \
-	ZROW(LOAD, ZCVT, (SI)(R12*1), (BX)(R14*1), 64(BX)(R14*1), Z11); \
-	ZROW(LOAD, ZCVT, (AX), (DX), 64(DX), Z12);                    \
-	ZROW(LOAD, ZCVT, (AX)(R11*1), (DX)(R13*1), 64(DX)(R13*1), Z13); \
-	ZROW(LOAD, ZCVT, (AX)(R11*2), (DX)(R13*2), 64(DX)(R13*2), Z14); \
-	ZROW(LOAD, ZCVT, (AX)(R12*1), (DX)(R14*1), 64(DX)(R14*1), Z15); \
+	ZROWS8(LOAD, ZCVT);                                          \
 	LEAQ       (AX)(R11*4), SI;                                  \
 	LEAQ       (DX)(R13*4), BX;                                  \
 	ZRED64;                                                      \
