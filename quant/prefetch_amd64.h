@@ -39,7 +39,7 @@
 
 // NOPF4 and NOPF1 stand for PREFETCH4X2 and for PFNEXTSET or PFROW2 in the twins of
 // the kernels that ask for nothing ahead: a caller runs them over the rows whose
-// lines ahead it will not read next (quant.pfRows).
+// lines ahead it will not read next (quant.aheadRows).
 #define NOPF4(r0, r1, r2, r3)
 #define NOPF1(r)
 
