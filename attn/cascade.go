@@ -251,7 +251,8 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 	// Kernels whose results depend on the queries sharing a call take each query's
 	// group heads in a call of their own, as its Decode does.
 	dotSplit, addSplit := sideSplit(shared, t)
-	sc.chunks = chunkSpans(sc.chunks, shared, opt.chunkTokens())
+	ct := opt.chunkTokens()
+	sc.chunks = chunkSpans(sc.chunks, shared, ct)
 	nc := len(sc.chunks)
 	hg := 1
 	if workers > 1 && nc < 2*workers {
@@ -290,9 +291,9 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 	}
 
 	// Each query over its own spans.
-	errs := growErrs(&sc.errs, min(workers, t))
-	lastChunk := shared[sc.chunks[nc-1][0]].Pos / opt.chunkTokens()
 	ow := min(workers, t)
+	errs := growErrs(&sc.errs, ow)
+	lastChunk := shared[sc.chunks[nc-1][0]].Pos / ct
 	own := func(w int) {
 		ps := &sc.own[w]
 		ps.rows = 0
@@ -305,30 +306,31 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 				return
 			}
 			oMaxSpan, oMaxG = max(oMaxSpan, maxSpan), max(oMaxG, maxG)
+			// The query's own chunks; the first continues the last shared chunk's
+			// state when it lies in the same run of ct positions.
+			ps.chunks = chunkSpans(ps.chunks, rest, ct)
+			oc := ps.chunks
+			if len(rest) == 0 {
+				oc = nil // chunkSpans's one empty chunk
+			}
+			qj := qs[j*hd : (j+1)*hd]
 			res, cur := &ps.res, &ps.cur
 			res.reset(sh, oMaxSpan, oMaxG)
 			for c := range nc {
 				cur.reset(sh, oMaxSpan, oMaxG)
 				extract(cur, &parts[c*hg], sh, j, t)
-				if c == nc-1 && len(rest) > 0 && rest[0].Pos/opt.chunkTokens() == lastChunk {
-					k := 1
-					for k < len(rest) && rest[k].Pos/opt.chunkTokens() == lastChunk {
-						k++
-					}
-					runChunk(cur, qs[j*hd:(j+1)*hd], sh, rest[:k], opt.Rotate, opt.SoftCap, nil, 0, sh.KVHeads)
+				if c == nc-1 && len(oc) > 0 && rest[oc[0][0]].Pos/ct == lastChunk {
+					runChunk(cur, qj, sh, rest[oc[0][0]:oc[0][1]], opt.Rotate, opt.SoftCap, nil, 0, sh.KVHeads)
 					ps.rows += cur.rows
-					rest = rest[k:]
+					oc = oc[1:]
 				}
 				merge(res, cur, d)
 			}
-			if len(rest) > 0 {
-				ps.chunks = chunkSpans(ps.chunks, rest, opt.chunkTokens())
-				for _, c := range ps.chunks {
-					cur.reset(sh, oMaxSpan, oMaxG)
-					runChunk(cur, qs[j*hd:(j+1)*hd], sh, rest[c[0]:c[1]], opt.Rotate, opt.SoftCap, nil, 0, sh.KVHeads)
-					ps.rows += cur.rows
-					merge(res, cur, d)
-				}
+			for _, c := range oc {
+				cur.reset(sh, oMaxSpan, oMaxG)
+				runChunk(cur, qj, sh, rest[c[0]:c[1]], opt.Rotate, opt.SoftCap, nil, 0, sh.KVHeads)
+				ps.rows += cur.rows
+				merge(res, cur, d)
 			}
 			finish(out[i], res, sh)
 		}
