@@ -25,13 +25,7 @@ func TestAttendBatchShared(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/window=%d", spec, window), func(t *testing.T) {
 				f := newFixture(t, spec, 2, 4, 2, 16, prompt+steps, 0)
 				if window > 0 {
-					cfg := f.st.Config()
-					cfg.Windows = []int{window, 0}
-					st, err := New(cfg)
-					if err != nil {
-						t.Fatal(err)
-					}
-					f.st = st
+					f.setWindows(t, window, 0)
 				}
 				st := f.st
 				toks := seqTokens(prompt, 5)

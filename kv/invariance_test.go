@@ -38,13 +38,7 @@ func TestStepsInvariant(t *testing.T) {
 					if window > 0 {
 						// Layer 0 attends over its last window tokens (its views start
 						// anywhere), layer 1 over the whole history.
-						cfg := f.st.Config()
-						cfg.Windows = []int{window, 0}
-						st, err := New(cfg)
-						if err != nil {
-							t.Fatal(err)
-						}
-						f.st = st
+						f.setWindows(t, window, 0)
 					}
 					run := func(chunk int) [][]float32 {
 						id, err := f.st.NewSeq()

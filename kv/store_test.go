@@ -40,6 +40,19 @@ func newFixture(t *testing.T, spec string, layers, heads, kvh, d, n int, budget 
 	return f
 }
 
+// setWindows replaces f's store with an empty one of the same configuration whose
+// layers attend over windows (Config.Windows).
+func (f *fixture) setWindows(t *testing.T, windows ...int) {
+	t.Helper()
+	cfg := f.st.Config()
+	cfg.Windows = windows
+	st, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.st = st
+}
+
 // extend adds n more random positions to the history.
 func (f *fixture) extend(n int) {
 	for len(f.k) < f.layers {
