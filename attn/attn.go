@@ -183,7 +183,6 @@ type Scratch struct {
 	chunks [][2]int
 	task   decodeTask
 	run    func(i int) // task.run, made once (a method value allocates)
-	rows   int64       // rows the last Decode read (see BatchStats)
 }
 
 // decodeTask is one Decode call's work items, kept in its Scratch so that handing
@@ -222,7 +221,6 @@ type partial struct {
 	pqPlan *quant.RowPlan
 	pqn    int
 	pqOK   []bool
-	rows   int64 // rows (one token's key and value of one KV head) read since reset
 	// dotSplit and addSplit (1 after reset): the kernel calls a KV head's group
 	// heads are scored and added in, group/split heads each (see DecodeBatch).
 	dotSplit, addSplit int
@@ -251,7 +249,6 @@ func (p *partial) reset(sh Shape, maxSpan, g int) {
 	}
 	p.pqOK = p.pqOK[:sh.KVHeads]
 	clear(p.pqOK)
-	p.rows = 0
 	p.dotSplit, p.addSplit = 1, 1
 }
 
@@ -371,10 +368,8 @@ func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) 
 	// Merge the parts' (max, sum, acc) into the first one (a head a part did not run
 	// has a sum of 0 there: merge takes the other's state).
 	p0 := &parts[0]
-	sc.rows = p0.rows
 	for i := 1; i < len(parts); i++ {
 		merge(p0, &parts[i], sh.HeadDim)
-		sc.rows += parts[i].rows
 	}
 	finish(out, p0, sh)
 	return nil
@@ -536,7 +531,6 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 		// head, a span's part of a head is often a few hundred bytes, too short
 		// for the hardware prefetchers), as many heads as keep the scores within
 		// scoreFloats.
-		p.rows += int64(ld * (khHi - khLo))
 		kvPer := max(1, min(khHi-khLo, scoreFloats/(group*ld)))
 		for kh0 := khLo; kh0 < khHi; kh0 += kvPer {
 			kh1 := min(khHi, kh0+kvPer)

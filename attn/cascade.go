@@ -54,6 +54,15 @@ func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *
 	for i := range views {
 		sc.stats.Attended += int64(viewTokens(views[i]) * sh.KVHeads)
 	}
+	// Every row is read once per view, but a group's shared rows once for all.
+	sc.stats.Rows = sc.stats.Attended
+	for gi := range sc.groups {
+		g := &sc.groups[gi]
+		shared := int64(viewTokens(views[g.members[0]][:g.shared]) * sh.KVHeads)
+		sc.stats.Shared += len(g.members)
+		sc.stats.SharedRows += shared
+		sc.stats.Rows -= int64(len(g.members)-1) * shared
+	}
 
 	// Views alone: one Decode each, spread over the workers (each on one goroutine:
 	// the results do not depend on it).
@@ -68,14 +77,12 @@ func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *
 	aw := min(workers, len(sc.alone))
 	errs := growErrs(&sc.errs, aw)
 	runAlone := func(w int) {
-		sc.own[w].rows = 0
 		for k := w; k < len(sc.alone); k += aw {
 			i := sc.alone[k]
 			if err := Decode(out[i], q[i], sh, views[i], one, sc.sub[w]); err != nil {
 				errs[w] = fmt.Errorf("query %d: %w", i, err)
 				return
 			}
-			sc.own[w].rows += sc.sub[w].rows
 		}
 	}
 	if aw == 1 {
@@ -84,7 +91,6 @@ func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *
 		parallelFor(aw, aw, runAlone)
 	}
 	for w := range aw {
-		sc.stats.Rows += sc.own[w].rows
 		if errs[w] != nil {
 			return errs[w]
 		}
@@ -97,8 +103,9 @@ func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *
 	return nil
 }
 
-// BatchStats counts a DecodeBatch's work. A row is one token's key and value of one
-// KV head, counted each time a pass of the kernels reads it.
+// BatchStats counts a DecodeBatch's work, as its plan lays it out. A row is one
+// token's key and value of one KV head, counted each time a pass of the kernels
+// reads it: once per view, a group's shared rows once for the group.
 type BatchStats struct {
 	Queries    int   // views computed
 	Shared     int   // of which in a group sharing leading spans
@@ -278,11 +285,6 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 	} else {
 		parallelFor(workers, items, run)
 	}
-	for i := range parts {
-		sc.stats.Rows += parts[i].rows
-		sc.stats.SharedRows += parts[i].rows
-	}
-	sc.stats.Shared += t
 	// A chunk's head ranges into its first state (disjoint heads: merge copies).
 	for c := range nc {
 		for r := 1; r < hg; r++ {
@@ -296,7 +298,6 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 	lastChunk := shared[sc.chunks[nc-1][0]].Pos / ct
 	own := func(w int) {
 		ps := &sc.own[w]
-		ps.rows = 0
 		for j := w; j < t; j += ow {
 			i := g.members[j]
 			rest := views[i][g.shared:]
@@ -321,7 +322,6 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 				extract(cur, &parts[c*hg], sh, j, t)
 				if c == nc-1 && len(oc) > 0 && rest[oc[0][0]].Pos/ct == lastChunk {
 					runChunk(cur, qj, sh, rest[oc[0][0]:oc[0][1]], opt.Rotate, opt.SoftCap, nil, 0, sh.KVHeads)
-					ps.rows += cur.rows
 					oc = oc[1:]
 				}
 				merge(res, cur, d)
@@ -329,7 +329,6 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 			for _, c := range oc {
 				cur.reset(sh, oMaxSpan, oMaxG)
 				runChunk(cur, qj, sh, rest[c[0]:c[1]], opt.Rotate, opt.SoftCap, nil, 0, sh.KVHeads)
-				ps.rows += cur.rows
 				merge(res, cur, d)
 			}
 			finish(out[i], res, sh)
@@ -339,9 +338,6 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 		own(0)
 	} else {
 		parallelFor(ow, ow, own)
-	}
-	for w := range ow {
-		sc.stats.Rows += sc.own[w].rows
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -355,7 +351,6 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 type ownScratch struct {
 	res, cur partial
 	chunks   [][2]int
-	rows     int64
 }
 
 // extract sets p's state to query j's heads of src, the state of a grouped-query
