@@ -63,6 +63,13 @@ func ropeDotZ(c Channel, r *RoPE, out, q, sp []float32, block []byte, d, b0, b1 
 	return true
 }
 
+// ropeZPast is dotRoPEIntZ's past for n code rows rb bytes apart (d channels of the
+// given bits) with avail bytes readable from the first: whether 64 bytes from the
+// last row's last chunk of codes (8·bits bytes a chunk) are.
+func ropeZPast(avail, n, rb, d, bits int) bool {
+	return avail >= (n-1)*rb+(d/64-1)*8*bits+64
+}
+
 // ropeRowsZ runs dotRoPEIntZ over n ≥ 1 rows (d ≤ 256): eight at a time, the last
 // eight again where n is not a multiple of 8 (the same bits: a row's score does not
 // depend on its neighbours), and fewer than eight from padded copies; each chunk's
@@ -73,7 +80,7 @@ func ropeRowsZ(out []float32, codes []byte, w []float32, tab []int16, n, d, bits
 	unp := &ropeZUnpack[bits-2][0]
 	if n >= 8 {
 		m := n &^ 7
-		past := cap(codes) >= (n-1)*rb+(d/64-1)*8*bits+64
+		past := ropeZPast(cap(codes), n, rb, d, bits)
 		dotRoPEIntZ(&out[0], &codes[0], &w[0], &tab[0], m, d, unp, past)
 		if m < n {
 			dotRoPEIntZ(&out[n-8], &codes[(n-8)*rb], &w[0], &tab[(n-8)*d], 8, d, unp, past)
@@ -124,7 +131,7 @@ func ropeSpanZ(c Channel, r *RoPE, pos int, scores, q []float32, src []byte, str
 			// Whole batches of eight rows, their bounds checked above (the block's
 			// codes, its scores, the table's rows b0..b1 < MaxRoPEBlock).
 			at := j*stride + 4*d + b0*rb
-			past := cap(src)-at >= (b1-b0-1)*rb+(d/64-1)*8*c.Bits+64
+			past := ropeZPast(cap(src)-at, b1-b0, rb, d, c.Bits)
 			dotRoPEIntZ(&out[0], &src[at], &w[0], &r.pairsZ[b0*d], b1-b0, d, unp, past)
 		default:
 			ropeRowsZ(out, src[j*stride+4*d+b0*rb:][:(b1-b0)*rb], w, r.pairsZ[b0*d:], b1-b0, d, c.Bits)
