@@ -19,7 +19,12 @@ func TestKernelTableSIMD(t *testing.T) {
 		if !fused[e.Name] {
 			continue
 		}
-		for _, c := range entryRowCodecs(e) {
+		delete(fused, e.Name)
+		codecs := entryRowCodecs(e)
+		if len(codecs) == 0 {
+			t.Errorf("%s: no row codecs", e.Name)
+		}
+		for _, c := range codecs {
 			k := kernelsOf(c)
 			rb := c.RowBytes(d)
 			src := make([]byte, n*rb)
@@ -38,5 +43,8 @@ func TestKernelTableSIMD(t *testing.T) {
 				t.Errorf("%s: no SIMD decoder for d = %d", c.Name(), d)
 			}
 		}
+	}
+	for name := range fused {
+		t.Errorf("%s: not in the registry", name)
 	}
 }
