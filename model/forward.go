@@ -445,11 +445,17 @@ func rmsNormRows(dst, x, w []float32, dim int, eps float32) {
 		for ; i < dim; i++ {
 			s0 += float64(xr[i]) * float64(xr[i])
 		}
-		ss := (s0 + s1) + (s2 + s3)
-		s := float32(1 / math.Sqrt(ss/float64(dim)+float64(eps)))
-		for i := 0; i < dim; i++ {
-			dr[i] = xr[i] * s * w[i]
-		}
+		normRow(dr, xr, w, (s0+s1)+(s2+s3), eps)
+	}
+}
+
+// normRow writes the row x, whose sum of squares is ss, normalized and scaled by w
+// into dst (which may alias x): dst[i] = x[i]·w[i] / sqrt(ss/len(x) + eps).
+func normRow(dst, x, w []float32, ss float64, eps float32) {
+	s := float32(1 / math.Sqrt(ss/float64(len(x))+float64(eps)))
+	dst, w = dst[:len(x)], w[:len(x)]
+	for i, v := range x {
+		dst[i] = v * s * w[i]
 	}
 }
 
@@ -475,11 +481,7 @@ func addNormRows(x, y, w []float32, dim int, eps float32) {
 			xr[i] += yr[i]
 			s0 += float64(xr[i]) * float64(xr[i])
 		}
-		ss := (s0 + s1) + (s2 + s3)
-		s := float32(1 / math.Sqrt(ss/float64(dim)+float64(eps)))
-		for i := 0; i < dim; i++ {
-			yr[i] = xr[i] * s * w[i]
-		}
+		normRow(yr, xr, w, (s0+s1)+(s2+s3), eps)
 	}
 }
 
