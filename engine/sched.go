@@ -410,12 +410,9 @@ func (e *Engine) prefixComing(r *request) bool {
 		if c == nil || !c.hasSeq || x.req.CacheSalt != r.req.CacheSalt || len(x.prompt) <= B || c.fed >= len(x.prompt) {
 			continue
 		}
-		// Shared tokens (whole blocks of them) that x has not computed yet.
-		n := 0
-		for n < min(len(r.prompt), len(x.prompt)) && r.prompt[n] == x.prompt[n] {
-			n++
-		}
-		if n/B*B > c.fed {
+		// Both prompts begin with the same tokens up to the end of the block x
+		// completes next.
+		if n := (c.fed/B + 1) * B; n <= min(len(r.prompt), len(x.prompt)) && slices.Equal(r.prompt[:n], x.prompt[:n]) {
 			return true
 		}
 	}
