@@ -17,42 +17,32 @@
 	VFMADD231PS.BCST (4*i)(BX), Z24, a1 \
 	VFMADD231PS.BCST (4*i)(DX), Z24, a2
 
+// PASSPAIR(off, z0..z7): a pass's accumulators at off(R11) plus the next pass's at
+// (off+512)(R11), lane by lane, to z0..z7.
+#define PASSPAIR(off, z0, z1, z2, z3, z4, z5, z6, z7) \
+	VMOVUPS off(R11), z0 \
+	VMOVUPS (off+64)(R11), z1 \
+	VMOVUPS (off+128)(R11), z2 \
+	VMOVUPS (off+192)(R11), z3 \
+	VMOVUPS (off+256)(R11), z4 \
+	VMOVUPS (off+320)(R11), z5 \
+	VMOVUPS (off+384)(R11), z6 \
+	VMOVUPS (off+448)(R11), z7 \
+	VADDPS  (off+512)(R11), z0, z0 \
+	VADDPS  (off+576)(R11), z1, z1 \
+	VADDPS  (off+640)(R11), z2, z2 \
+	VADDPS  (off+704)(R11), z3, z3 \
+	VADDPS  (off+768)(R11), z4, z4 \
+	VADDPS  (off+832)(R11), z5, z5 \
+	VADDPS  (off+896)(R11), z6, z6 \
+	VADDPS  (off+960)(R11), z7, z7
+
 // F16REDUCE(toff, dst): dotF16C's reduction of one row's four passes' accumulators at
 // toff(R11) (tmp[8a+i] for pass a, lane i) to dst: per lane i, (acc0+acc1) +
 // (acc2+acc3); then lanes i and i+4; then (0+1) + (2+3).
 #define F16REDUCE(toff, dst) \
-	VMOVUPS toff(R11), Z0 \
-	VMOVUPS (toff+64)(R11), Z1 \
-	VMOVUPS (toff+128)(R11), Z2 \
-	VMOVUPS (toff+192)(R11), Z3 \
-	VMOVUPS (toff+256)(R11), Z4 \
-	VMOVUPS (toff+320)(R11), Z5 \
-	VMOVUPS (toff+384)(R11), Z6 \
-	VMOVUPS (toff+448)(R11), Z7 \
-	VADDPS  (toff+512)(R11), Z0, Z0 \
-	VADDPS  (toff+576)(R11), Z1, Z1 \
-	VADDPS  (toff+640)(R11), Z2, Z2 \
-	VADDPS  (toff+704)(R11), Z3, Z3 \
-	VADDPS  (toff+768)(R11), Z4, Z4 \
-	VADDPS  (toff+832)(R11), Z5, Z5 \
-	VADDPS  (toff+896)(R11), Z6, Z6 \
-	VADDPS  (toff+960)(R11), Z7, Z7 \
-	VMOVUPS (toff+1024)(R11), Z8 \
-	VMOVUPS (toff+1088)(R11), Z9 \
-	VMOVUPS (toff+1152)(R11), Z10 \
-	VMOVUPS (toff+1216)(R11), Z11 \
-	VMOVUPS (toff+1280)(R11), Z12 \
-	VMOVUPS (toff+1344)(R11), Z13 \
-	VMOVUPS (toff+1408)(R11), Z14 \
-	VMOVUPS (toff+1472)(R11), Z15 \
-	VADDPS  (toff+1536)(R11), Z8, Z8 \
-	VADDPS  (toff+1600)(R11), Z9, Z9 \
-	VADDPS  (toff+1664)(R11), Z10, Z10 \
-	VADDPS  (toff+1728)(R11), Z11, Z11 \
-	VADDPS  (toff+1792)(R11), Z12, Z12 \
-	VADDPS  (toff+1856)(R11), Z13, Z13 \
-	VADDPS  (toff+1920)(R11), Z14, Z14 \
-	VADDPS  (toff+1984)(R11), Z15, Z15 \
+	PASSPAIR(toff, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7) \
+	PASSPAIR((toff+1024), Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15) \
 	VADDPS  Z8, Z0, Z0 \
 	VADDPS  Z9, Z1, Z1 \
 	VADDPS  Z10, Z2, Z2 \
