@@ -11,7 +11,8 @@ import (
 // TestF16TokensMatchDot checks every kernel set's dotF16Tokens against its own dotF16
 // bit for bit, token by token: rows with and without whole 32s of columns and a tail,
 // token counts with partial 16-token groups and token blocks smaller than the count,
-// rows with a gap after them, and out values outside the results left alone.
+// rows with a gap after them, rows of no columns, and out values outside the results
+// left alone.
 func TestF16TokensMatchDot(t *testing.T) {
 	r := rand.New(rand.NewPCG(111, 112))
 	for _, k := range kernelModes(t) {
@@ -20,6 +21,7 @@ func TestF16TokensMatchDot(t *testing.T) {
 		}
 		for _, tc := range []struct{ rows, cols, gap, n, tb int }{
 			{3, 32, 0, 16, 16}, {5, 71, 2, 17, 32}, {2, 20, 0, 40, 16}, {4, 768, 0, 64, 32}, {1, 96, 6, 33, 48},
+			{3, 0, 0, 17, 16}, // no columns: every sum 0
 		} {
 			t.Run(fmt.Sprintf("%s/rows=%d/cols=%d/gap=%d/n=%d/tb=%d", k.name, tc.rows, tc.cols, tc.gap, tc.n, tc.tb), func(t *testing.T) {
 				rb := 2*tc.cols + tc.gap

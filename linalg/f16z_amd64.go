@@ -31,7 +31,7 @@ func widenF16Z(dst []float32, w []byte) {
 // the block's groups, the rest per token by dotF16Tail, added after as dotF16F16C
 // adds it.
 func dotF16TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt, x []float32, cols, n, tb int) {
-	if rows == 0 || n == 0 {
+	if !tokensWork(out, ldo, rows, n, cols) {
 		return
 	}
 	cols32 := cols &^ 31
