@@ -87,10 +87,8 @@ func checkExactTwin(t *testing.T, r *rand.Rand, tw exactTwin, cases []exactCase)
 				}
 			}
 		}
-		x := randVals(r, tc.n*cols, 1)
-		xq, xd, xsum := make([]int8, tc.n*cols), make([]float32, tc.n*tc.nb), make([]int32, tc.n*tc.nb)
-		quantQ8Scalar(xq, xd, x)
-		blockSums(xsum, xq)
+		xt, xsum := testTokens(r, tc.n, tc.nb)
+		xq, xd := xt.xq, xt.xd
 		want := make([]float32, tc.n*tc.rows)
 		for tok := 0; tok < tc.n; tok++ {
 			for i := 0; i < tc.rows; i++ {
@@ -111,13 +109,6 @@ func checkExactTwin(t *testing.T, r *rand.Rand, tw exactTwin, cases []exactCase)
 					}
 				}
 			}
-			groups := (tc.n + tokenGroup - 1) / tokenGroup
-			xp, xdp := make([]uint32, groups*tc.nb*8*tokenGroup), make([]float32, groups*tc.nb*tokenGroup)
-			for i := range xp {
-				xp[i] = r.Uint32() // the pack must fill every lane it is read by
-			}
-			xt := tokenPack{n: tc.n, nb: tc.nb, xq: xq, xd: xd, xp: xp, xdp: xdp}
-			packTokens(&xt, xsum, 0, tc.n)
 			// A leading stride of rows+3: the 3 values after each token's rows must
 			// stay untouched.
 			ldo := tc.rows + 3
@@ -136,6 +127,25 @@ func checkExactTwin(t *testing.T, r *rand.Rand, tw exactTwin, cases []exactCase)
 			}
 		})
 	}
+}
+
+// testTokens returns n random tokens of nb blocks quantized as matMul quantizes them
+// (the pack's xq and xd, and their per-block code sums) and packed into every pack of
+// packTokens, whose code words are random before packing: packTokens must fill every
+// lane a kernel reads.
+func testTokens(r *rand.Rand, n, nb int) (tokenPack, []int32) {
+	x := randVals(r, n*nb*blockElems, 1)
+	xq, xd, xsum := make([]int8, len(x)), make([]float32, n*nb), make([]int32, n*nb)
+	quantQ8Scalar(xq, xd, x)
+	blockSums(xsum, xq)
+	np := (n + tokenGroup - 1) / tokenGroup * tokenGroup * nb
+	pk := tokenPack{n: n, nb: nb, xq: xq, xd: xd, xp: make([]uint32, 8*np), xps: make([]uint32, 8*np),
+		xdp: make([]float32, np), xsp: make([]int32, np)}
+	for i := range pk.xp {
+		pk.xp[i], pk.xps[i] = r.Uint32(), r.Uint32()
+	}
+	packTokens(&pk, xsum, 0, n)
+	return pk, xsum
 }
 
 // tokensOut returns out for a many-token kernel writing rows values for each of n

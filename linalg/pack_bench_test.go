@@ -14,14 +14,7 @@ func BenchmarkPackTokens(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			const cols = 768
 			nb := cols / blockElems
-			x := randVals(rand.New(rand.NewPCG(7, 7)), n*cols, 1)
-			groups := (n + tokenGroup - 1) / tokenGroup
-			xq, xd, xsum := make([]int8, n*cols), make([]float32, n*nb), make([]int32, n*nb)
-			quantQ8Scalar(xq, xd, x)
-			blockSums(xsum, xq)
-			np := groups * tokenGroup * nb
-			pk := tokenPack{n: n, nb: nb, xq: xq, xd: xd, xp: make([]uint32, 8*np), xps: make([]uint32, 8*np),
-				xdp: make([]float32, np), xsp: make([]int32, np)}
+			pk, xsum := testTokens(rand.New(rand.NewPCG(7, 7)), n, nb)
 			for b.Loop() {
 				packTokens(&pk, xsum, 0, n)
 			}

@@ -68,16 +68,8 @@ func TestQ6KTokensMatchRows(t *testing.T) {
 				for i := range tc.rows {
 					copy(w[i*rb:], packed[i*tc.nsb*q6KBlockBytes:(i+1)*tc.nsb*q6KBlockBytes])
 				}
-				x := randVals(r, tc.n*cols, 1)
-				xq, xd := make([]int8, tc.n*cols), make([]float32, tc.n*nb)
-				quantQ8Scalar(xq, xd, x)
-				groups := (tc.n + tokenGroup - 1) / tokenGroup
-				xt := tokenPack{n: tc.n, nb: nb, xq: xq, xd: xd,
-					xp: make([]uint32, groups*nb*8*tokenGroup), xdp: make([]float32, groups*nb*tokenGroup)}
-				for i := range xt.xp {
-					xt.xp[i] = r.Uint32() // the pack must fill every lane it is read by
-				}
-				packTokens(&xt, nil, 0, tc.n)
+				xt, _ := testTokens(r, tc.n, nb)
+				xq, xd := xt.xq, xt.xd
 				ldo := tc.rows + 2
 				out := tokensOut(tc.n, ldo)
 				k.dotQ6KTokens(out, ldo, w, rb, tc.rows, xt, nil, Matrix{}, 0)

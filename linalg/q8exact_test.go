@@ -54,17 +54,8 @@ func TestQ4KTokensMatchRows(t *testing.T) {
 			for i := 0; i < tc.rows*tc.nsb; i++ { // finite d and dmin
 				w[i*q4KBlockBytes+1], w[i*q4KBlockBytes+3] = halfHigh(r), halfHigh(r)
 			}
-			x := randVals(r, tc.n*cols, 1)
-			xq, xd, xsum := make([]int8, tc.n*cols), make([]float32, tc.n*nb), make([]int32, tc.n*nb)
-			quantQ8Scalar(xq, xd, x)
-			blockSums(xsum, xq)
-			groups := (tc.n + tokenGroup - 1) / tokenGroup
-			xt := tokenPack{n: tc.n, nb: nb, xq: xq, xd: xd,
-				xps: make([]uint32, groups*nb*8*tokenGroup), xdp: make([]float32, groups*nb*tokenGroup), xsp: make([]int32, groups*nb*tokenGroup)}
-			for i := range xt.xps {
-				xt.xps[i] = r.Uint32()
-			}
-			packTokens(&xt, xsum, 0, tc.n)
+			xt, xsum := testTokens(r, tc.n, nb)
+			xq, xd := xt.xq, xt.xd
 			ldo := tc.rows + 2
 			out := tokensOut(tc.n, ldo)
 			k.dotQ4KTokens(out, ldo, w, rb, tc.rows, xt, nil, Matrix{}, 0)
