@@ -386,7 +386,9 @@ func sideSplit(spans []Span, t int) (dot, add int) {
 
 // sideIndependent reports whether the kernels over c, keys or values, give each
 // query the same bits whatever other queries share the call. Values stored per
-// channel are not claimed to.
+// channel are not claimed to: their blocks need not end where the keys' do, and a
+// prefill tile's shared pass over such views gave other bits than each query's
+// Decode (TestLogitsBatchInvariant, kivi2/chan2:g=16).
 func sideIndependent(c *Src, values bool) bool {
 	switch c.Kind {
 	case Rows:

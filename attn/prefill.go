@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"unsafe"
-
-	"kvq/quant"
 )
 
 // Prefill computes causal attention for n consecutive queries: query i (q and out
@@ -196,20 +194,8 @@ func (sc *Scratch) tilePass(out, q []float32, i0, i1 int, sh Shape, shared []Spa
 // (outputs must not depend on how a sequence's tokens were split into steps).
 func queriesIndependent(spans []Span) bool {
 	for i := range spans {
-		for _, c := range [2]*Src{&spans[i].K, &spans[i].V} {
-			switch c.Kind {
-			case Rows:
-				if !quant.RowsQueriesIndependent(c.Row) {
-					return false
-				}
-			case Channel:
-				// Values stored per channel: their blocks need not end where the keys'
-				// do, and a tile's shared pass over such views then gave other bits
-				// than each query's Decode (TestLogitsBatchInvariant, kivi2/chan2:g=16).
-				if c == &spans[i].V || !quant.ChannelQueriesIndependent() {
-					return false
-				}
-			}
+		if !sideIndependent(&spans[i].K, false) || !sideIndependent(&spans[i].V, true) {
+			return false
 		}
 	}
 	return true
