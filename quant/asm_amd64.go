@@ -18,7 +18,7 @@ func detectSIMD() *kernelSet {
 	k := *scalarKernels
 	k.name = "avx2-asm"
 	k.multiDot, k.multiAxpy = multiDotAsm, multiAxpyAsm
-	k.decBlock = decBlockAsm
+	k.decBlock, k.chanAdd = decBlockAsm, addChanBlockAsm
 	k.ropeRows, k.ropeDot1, k.ropeInt = ropeRowsAsm, ropeDotAsm, ropeIntTakes
 	if haveRoPEZ {
 		k.ropeSpan1 = ropeSpanZ

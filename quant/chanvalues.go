@@ -54,12 +54,8 @@ func (c ChannelValues) Dot(scores []float32, q []float32, src []byte, t, d int) 
 	c.layout().Dot(scores, q, src, t, d)
 }
 
-// chanValuesAdd, when set, is the SIMD set's AddRows for the shapes it takes
-// (chanvalues_amd64.go): it reports false, having added nothing, for the others.
-var chanValuesAdd func(c ChannelValues, acc, w []float32, ld, g int, block []byte, d, i0, i1 int, tmp []float32) bool
-
-// AddRows implements ChannelAdder: with the SIMD set, the fused kernel
-// (chanValuesAdd); otherwise, and for the shapes it leaves, the tokens decoded into
+// AddRows implements ChannelAdder: the active kernel set's fused kernel (chanAdd,
+// the SIMD set's); otherwise, and for the shapes it leaves, the tokens decoded into
 // tiles of tmp (after the block's scales and zeros, 2·d values; DecodeBlockRows)
 // and added by MultiAxpy, as many tokens per tile as tmp holds (at least one:
 // ChannelAddFloats).
@@ -69,7 +65,7 @@ func (c ChannelValues) AddRows(acc, w []float32, ld, g int, block []byte, t, d, 
 	}
 	block = block[:c.BlockBytes(t, d)]
 	_, _ = acc[g*d-1], w[(g-1)*ld+i1-i0-1]
-	if chanValuesAdd != nil && active.Load() == simdKernels && chanValuesAdd(c, acc, w, ld, g, block, d, i0, i1, tmp) {
+	if k := active.Load(); k.chanAdd != nil && k.chanAdd(c, acc, w, ld, g, block, d, i0, i1, tmp) {
 		return
 	}
 	lo, s, tile := tmp[:d], tmp[d:2*d], tmp[2*d:]

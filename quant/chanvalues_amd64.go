@@ -26,8 +26,6 @@ func addChanRows(acc, w *float32, codes *byte, n int, rb uintptr, s, lo *float32
 //go:noescape
 func addChanRows4(acc *float32, as uintptr, w *float32, ws uintptr, codes *byte, n int, rb uintptr, s, lo *float32, d, bits int)
 
-func init() { chanValuesAdd = addChanBlockAsm }
-
 // addChanBlockAsm is ChannelValues.AddRows with the SIMD kernels, or false for the
 // shapes it leaves: tmp holds the block's scales and zeros (2·d values).
 func addChanBlockAsm(c ChannelValues, acc, w []float32, ld, g int, block []byte, d, i0, i1 int, tmp []float32) bool {

@@ -65,6 +65,11 @@ type kernelSet struct {
 	// before RoPE as DotChannelRoPE (its arguments checked), or reports false, having
 	// scored nothing, for the shapes it leaves.
 	ropeSpan1 func(c Channel, r *RoPE, pos int, scores, q []float32, src []byte, stride, t, off, n, d int, tmp, qr, lo, s []float32) bool
+	// chanAdd, when set, is ChannelValues.AddRows (its arguments checked, block
+	// sliced to the block's bytes) for the shapes it takes, tmp holding at least
+	// 2·d values; it reports false, having added nothing, for the others, which go
+	// through tiles.
+	chanAdd func(c ChannelValues, acc, w []float32, ld, g int, block []byte, d, i0, i1 int, tmp []float32) bool
 	// ropeInt, when set, reports whether ropeDot1 scores blocks of c in integers
 	// (ChannelScoresRoPE then gives its exact figure).
 	ropeInt func(c Channel, r *RoPE, d int) bool
