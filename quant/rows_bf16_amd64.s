@@ -43,8 +43,8 @@ TEXT ·addBF16Q1x64asm(SB), NOSPLIT, $0-40
 	ADDQ1X64_16(BF16W16, PFNEXTSET, PFROW2)
 
 // func addBF16Q1x16asm(acc, w, src unsafe.Pointer, stride uintptr, n int)
-// acc[c] += Σ_{i<n} w[i]·row_i[c] for c < 16, rows as addF16Q1x64's; even and odd
-// rows in separate accumulators (two chains per half).
+// acc[c] += Σ_{i<n} w[i]·row_i[c] for c < 16, rows as addF16Q1x64's; each
+// column's sum one chain of FMAs in row order (ADDQ1X16_16).
 TEXT ·addBF16Q1x16asm(SB), NOSPLIT, $0-40
 	MOVQ    acc+0(FP), DI
 	MOVQ    w+8(FP), SI

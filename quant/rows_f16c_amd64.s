@@ -84,8 +84,8 @@ TEXT ·addF16Q1x64Near(SB), NOSPLIT, $0-40
 	ADDQ1X64_16(F16W16, NOPF1, NOPF1)
 
 // func addF16Q1x16(acc, w, src unsafe.Pointer, stride uintptr, n int)
-// acc[c] += Σ_{i<n} w[i]·row_i[c] for c < 16, rows as addF16Q1x64's; even and odd
-// rows in separate accumulators (two chains per half).
+// acc[c] += Σ_{i<n} w[i]·row_i[c] for c < 16, rows as addF16Q1x64's; each
+// column's sum one chain of FMAs in row order (ADDQ1X16_16).
 TEXT ·addF16Q1x16(SB), NOSPLIT, $0-40
 	MOVQ    acc+0(FP), DI
 	MOVQ    w+8(FP), SI
