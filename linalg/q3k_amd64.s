@@ -849,7 +849,7 @@ GLOBL kQ3ScaleHi<>(SB), RODATA|NOPTR, $64
 // func q3kDotRowsZ(out *float32, w *byte, rowBytes, rows int, tab *float32, units int)
 // out[r] = the dot of the Q3_K row of units super-blocks at w+r·rowBytes, for r < rows
 // (rows, units ≥ 1; see rows_amd64.go), tab the activations' kPrepZ table.
-TEXT ·q3kDotRowsZ(SB), NOSPLIT, $8-48
+TEXT ·q3kDotRowsZ(SB), NOSPLIT, $0-48
 	MOVQ         out+0(FP), R15
 	MOVQ         w+8(FP), R13
 	MOVQ         rows+24(FP), R14
