@@ -85,11 +85,7 @@ func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *
 			}
 		}
 	}
-	if aw == 1 {
-		runAlone(0)
-	} else if aw > 1 {
-		parallelFor(aw, aw, runAlone)
-	}
+	parallelFor(aw, aw, runAlone) // on the caller alone for aw ≤ 1
 	for w := range aw {
 		if errs[w] != nil {
 			return errs[w]
@@ -278,13 +274,7 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 		c, r := it/hg, it%hg
 		runChunk(&parts[it], vqs, psh, shared[sc.chunks[c][0]:sc.chunks[c][1]], opt.Rotate, opt.SoftCap, nil, r*sh.KVHeads/hg, (r+1)*sh.KVHeads/hg)
 	}
-	if workers <= 1 || items == 1 {
-		for it := range items {
-			run(it)
-		}
-	} else {
-		parallelFor(workers, items, run)
-	}
+	parallelFor(workers, items, run)
 	// A chunk's head ranges into its first state (disjoint heads: merge copies).
 	for c := range nc {
 		for r := 1; r < hg; r++ {
@@ -334,11 +324,7 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 			finish(out[i], res, sh)
 		}
 	}
-	if ow <= 1 {
-		own(0)
-	} else {
-		parallelFor(ow, ow, own)
-	}
+	parallelFor(ow, ow, own)
 	for _, err := range errs {
 		if err != nil {
 			return err
