@@ -102,6 +102,12 @@ func heapObjects() int64 {
 	return int64(s[0].Value.Uint64())
 }
 
+// faulters are Fault and the page-touching it falls back to, for tests of both.
+var faulters = []struct {
+	name string
+	f    func([]byte)
+}{{"Fault", Fault}, {"touch", touch}}
+
 // TestFaultKeepsContents: Fault, and the page-touching it falls back to, change no
 // byte of the range or around it, whatever its alignment and length.
 func TestFaultKeepsContents(t *testing.T) {
@@ -111,10 +117,7 @@ func TestFaultKeepsContents(t *testing.T) {
 	for i := range b {
 		b[i] = byte(i*7 + i>>12)
 	}
-	for _, tc := range []struct {
-		name string
-		f    func([]byte)
-	}{{"Fault", Fault}, {"touch", touch}} {
+	for _, tc := range faulters {
 		for _, r := range [][2]int{{0, len(b)}, {1, 2}, {3, 4096 + 5}, {4093, 3 << 19}, {100, 103}, {len(b) - 1, len(b)}, {5, 5}} {
 			tc.f(b[r[0]:r[1]])
 			for i := range b {

@@ -10,10 +10,7 @@ import (
 // every page of a fresh mapping is resident; before, none is. (The mapping is
 // made as Alloc makes its chunks, without the huge pages Alloc may make at once.)
 func TestFaultResident(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		f    func([]byte)
-	}{{"Fault", Fault}, {"touch", touch}} {
+	for _, tc := range faulters {
 		mem, mapping, err := mapChunk(6 << 20)
 		if err != nil {
 			t.Fatal(err)
