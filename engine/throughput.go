@@ -46,14 +46,16 @@ func latencyOf(ds []time.Duration) Latency {
 		return Latency{}
 	}
 	slices.Sort(ds)
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
 	rank := func(q float64) time.Duration { return ds[max(0, int(math.Ceil(q*float64(len(ds))))-1)] }
 	var sum time.Duration
 	for _, d := range ds {
 		sum += d
 	}
-	return Latency{Count: len(ds), Mean: ms(sum) / float64(len(ds)), P50: ms(rank(0.5)), P99: ms(rank(0.99)), Max: ms(ds[len(ds)-1])}
+	return Latency{Count: len(ds), Mean: millis(sum) / float64(len(ds)), P50: millis(rank(0.5)), P99: millis(rank(0.99)), Max: millis(ds[len(ds)-1])}
 }
+
+// millis is d in milliseconds, to the microsecond.
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
 
 // Latencies are the time to first token (from Submit) and the inter-token latency
 // (between consecutive tokens of a request) of a class of requests.
@@ -317,7 +319,7 @@ func Throughput(m *model.Model, c kv.Cache, tc ThroughputConfig) (ThroughputResu
 	res.ReusedTokens = st.ReusedTokens
 	res.TokensPerS = float64(st.GeneratedTokens) / secs
 	if st.GeneratedTokens > 0 {
-		res.CPUMsPerToken = float64(cpu.Microseconds()) / 1e3 / float64(st.GeneratedTokens)
+		res.CPUMsPerToken = millis(cpu) / float64(st.GeneratedTokens)
 	}
 	res.TotalTokensPerS = float64(st.GeneratedTokens+st.PromptTokens) / secs
 	res.RequestsPerS = float64(st.Completed) / secs
@@ -339,10 +341,10 @@ func Throughput(m *model.Model, c kv.Cache, tc ThroughputConfig) (ThroughputResu
 		res.BytesPerToken = sumBPT / float64(nBPT)
 	}
 	if st.TTFTCount > 0 {
-		res.MeanTTFTms = float64(st.TTFTSum.Microseconds()) / 1e3 / float64(st.TTFTCount)
+		res.MeanTTFTms = millis(st.TTFTSum) / float64(st.TTFTCount)
 	}
 	if st.ITLCount > 0 {
-		res.MeanITLms = float64(st.ITLSum.Microseconds()) / 1e3 / float64(st.ITLCount)
+		res.MeanITLms = millis(st.ITLSum) / float64(st.ITLCount)
 	}
 	res.Short = Latencies{latencyOf(lat[0].ttft), latencyOf(lat[0].itl)}
 	if tc.LongRequests > 0 {
