@@ -10,11 +10,11 @@ import "strconv"
 // accumulators (chanvalues_amd64.go), or, for the scalar set and other shapes,
 // decodes tiles and adds them with MultiAxpy (the SIMD set's tiles give the fused
 // kernel's sums, bit for bit); sums that do not depend on how a block's tokens are
-// split between calls. On small models it beats
-// per-token groups at fewer bytes (kvq eval, stories260K, ctx 512: kivi4/chan4 200
-// bytes per token, KL divergence 0.0035, against kivi4/kivi2 220 bytes, 0.0052); on
-// large ones, per KVQuant, it does not, so the cache types using it (chan4, chan2)
-// are an option, never the default.
+// split between calls. On small models it beats per-token groups at fewer bytes
+// (kvq eval, stories260K, ctx 512: kivi4/chan4 200 bytes per token, KL divergence
+// 0.0035, against kivi4/kivi2 220 bytes, 0.0052); on large ones, per KVQuant, it
+// does not, so the cache types using it (chan4, chan2) are an option, never the
+// default.
 type ChannelValues struct {
 	Bits int // 4 or 2 (8 and 3 as Channel; 3-bit blocks are summed through tiles)
 }

@@ -79,8 +79,8 @@ func AddRows(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n int,
 }
 
 // dotRows implements DotRows for this package's codecs (kt: c's kernel table
-// entry): a fused kernel of the active set when it has one for c, else tiles of rows decoded once (DecodeRows) and scored by
-// MultiDot.
+// entry): a fused kernel of the active set when it has one for c, else tiles of
+// rows decoded once (DecodeRows) and scored by MultiDot.
 func dotRows(kt *rowKernels, c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n int, tmp []float32) {
 	if g <= 0 || n <= 0 || len(q) < g {
 		return
