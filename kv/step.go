@@ -353,7 +353,7 @@ func (st *Store) spans(dst []attn.Span, s *seq, layer, p int) []attn.Span {
 			b, sp.Delta = s.sinkEnd, -gap
 		}
 		spanEnd := (a/C + 1) * C
-		// Every span ends by the next multiple of 256: the softmax
+		// Every span ends by the next multiple of attn.BatchTokens: the softmax
 		// updates then fall at the same positions however the step's rows are held.
 		b = min(b, (a/attn.BatchTokens+1)*attn.BatchTokens)
 		switch {
