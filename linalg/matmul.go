@@ -172,11 +172,10 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	defer putCallState(st)
 	ps := st.ps
 	var work int64
-	// Whether a product reads its rows more than once (once per token block), or
-	// goes through a many-token kernel: those run in chunks, the others in runs.
+	// Whether a product runs in chunks (product.chunked); the others run in runs.
 	// (Runs for the many-token kernels' products of one token block, llama-134m Q8_0
 	// BenchmarkModel: no gain at 16 tokens, 5-10% more CPU time at 64.)
-	reread := false
+	inChunks := false
 	for j, w := range ws {
 		p := &ps[j]
 		*p = product{k: k, w: w, out: outs[j][:n*w.Rows], x: x, n: n, xq: xt.xq, xd: xt.xd, xsum: xsum, xt: xt}
@@ -189,12 +188,11 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 		}
 		p.rb, _ = w.RowBytes() // checked above
 		p.prepare()
-		reread = reread || p.tb < n || p.kind == kindTokens
+		inChunks = inChunks || p.chunked()
 		work += int64(w.Rows) * int64(p.rb) * int64(n)
 	}
 	if work < serialWork || Threads() == 1 {
-		// Products that reread their rows, and those of the many-token kernels (which
-		// expand or widen a call's rows into scratch), in chunks as the parallel path
+		// Products that run in chunks (product.chunked) in chunks as the parallel path
 		// plans them, so that a chunk stays cache-sized; the others in one call (one
 		// stream over the rows).
 		for j := range ps {
@@ -203,7 +201,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 				continue
 			}
 			rpc := p.w.Rows
-			if p.tb < n || p.kind == kindTokens || p.kind == kindF16Tokens {
+			if p.chunked() {
 				p.plan(len(ps))
 				rpc = p.rpc
 			}
@@ -211,7 +209,7 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 				p.chunk(r0, min(p.w.Rows, r0+rpc))
 			}
 		}
-	} else if reread {
+	} else if inChunks {
 		// Chunks of every product in one list: first[j] is product j's first chunk.
 		first := st.first
 		first[0] = 0
@@ -496,6 +494,13 @@ func (p *product) prepare() {
 	if p.tb >= 4 {
 		p.tb &^= 3 // token blocks start on 4-token groups
 	}
+}
+
+// chunked reports whether p runs in cache-sized chunks rather than in runs: when it
+// reads its rows more than once (once per token block), or goes through a many-token
+// kernel, which expands or widens a call's rows into scratch.
+func (p *product) chunked() bool {
+	return p.tb < p.n || p.kind == kindTokens || p.kind == kindF16Tokens
 }
 
 // plan sets the rows per parallel chunk: about chunkBytes of weights, and at least 4
