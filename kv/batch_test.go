@@ -153,13 +153,7 @@ func benchAttendBatch(b *testing.B, spec, mode string) {
 		b.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	rows := func(n, w int) []float32 {
-		x := make([]float32, n*w)
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
-		}
-		return x
-	}
+	rows := func(n, w int) []float32 { return normals(r, n*w) }
 	step := func(id SeqID, n int) {
 		if err := st.Grow(id, make([]int32, n)); err != nil {
 			b.Fatal(err)

@@ -43,12 +43,7 @@ func benchDecode(b *testing.B, spec string, ctx, workers int) {
 	id, _ := st.NewSeq()
 	r := rand.New(rand.NewPCG(1, uint64(ctx)))
 	const chunk = 512
-	k := make([]float32, chunk*kvh*d)
-	v := make([]float32, chunk*kvh*d)
-	for i := range k {
-		k[i] = float32(r.NormFloat64())
-		v[i] = float32(r.NormFloat64())
-	}
+	k, v := normalKV(r, chunk*kvh*d)
 	// History of ctx−1 tokens, then the decode token.
 	for n := 0; n < ctx-1; {
 		m := min(chunk, ctx-1-n)
@@ -66,10 +61,7 @@ func benchDecode(b *testing.B, spec string, ctx, workers int) {
 	if err := st.Append(0, id, k[:kvh*d], v[:kvh*d]); err != nil {
 		b.Fatal(err)
 	}
-	q := make([]float32, heads*d)
-	for i := range q {
-		q[i] = float32(r.NormFloat64())
-	}
+	q := normals(r, heads*d)
 	out := make([]float32, heads*d)
 	b.SetBytes(st.Usage().AllocBytes)
 	b.ResetTimer()
@@ -133,12 +125,7 @@ func benchStep(b *testing.B, spec string, seqs, ctx int) {
 	}
 	r := rand.New(rand.NewPCG(2, uint64(ctx)))
 	rl := heads * d
-	k := make([]float32, ctx*rl)
-	v := make([]float32, ctx*rl)
-	for i := range k {
-		k[i] = float32(r.NormFloat64())
-		v[i] = float32(r.NormFloat64())
-	}
+	k, v := normalKV(r, ctx*rl)
 	ids := make([]SeqID, seqs)
 	for i := range ids {
 		if ids[i], err = st.NewSeq(); err != nil {
@@ -154,10 +141,7 @@ func benchStep(b *testing.B, spec string, seqs, ctx int) {
 			}
 		}
 	}
-	q := make([]float32, rl)
-	for i := range q {
-		q[i] = float32(r.NormFloat64())
-	}
+	q := normals(r, rl)
 	out := make([]float32, rl)
 	undo := true
 	step := func() {
@@ -196,4 +180,24 @@ func benchStep(b *testing.B, spec string, seqs, ctx int) {
 	}
 	cpu := procstat.CPU() - cpu0
 	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+}
+
+// normals returns n values drawn from a standard normal.
+func normals(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+// normalKV returns n keys and n values drawn from a standard normal, a key and a
+// value in turn.
+func normalKV(r *rand.Rand, n int) (k, v []float32) {
+	k, v = make([]float32, n), make([]float32, n)
+	for i := range k {
+		k[i] = float32(r.NormFloat64())
+		v[i] = float32(r.NormFloat64())
+	}
+	return k, v
 }
