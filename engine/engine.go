@@ -48,7 +48,8 @@
 //
 // Concurrency: Submit, Stats and Close may be called from any goroutine; one
 // scheduler goroutine owns the model and the cache for the engine's lifetime (nothing
-// else may use them until Close returns).
+// else may use them until Close returns). It yields to the Go scheduler after every
+// step, so that the goroutines reading a step's tokens get them before the next step.
 package engine
 
 import (
