@@ -545,10 +545,21 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 							prefetch(headBytes(&batch[0].V, kh0))
 						}
 					}
+					// What is read next: the next head's keys, the next span's, the
+					// first span's values.
+					var next []byte
+					switch {
+					case kh+1 < kh1:
+						next = nextRows(&batch[si].K, kh, batch[si].N, &batch[si].K, kh+1, batch[si].N)
+					case si+1 < len(batch):
+						next = nextRows(&batch[si].K, kh, batch[si].N, &batch[si+1].K, kh0, batch[si+1].N)
+					default:
+						next = nextRows(&batch[si].K, kh, batch[si].N, &batch[0].V, kh0, batch[0].N)
+					}
 					// The group heads in p.dotSplit calls of sg heads each.
 					for i, sg := 0, group/p.dotSplit; i < p.dotSplit; i++ {
 						h := kh*group + i*sg
-						scoreKeys(sc[(h-kh0*group)*ld+off:], ld, q[h*d:(h+sg)*d], &batch[si], kh, kh*p.dotSplit+i, d, sg, p)
+						scoreKeys(sc[(h-kh0*group)*ld+off:], ld, q[h*d:(h+sg)*d], &batch[si], kh, kh*p.dotSplit+i, d, sg, p, next)
 					}
 				}
 				off += batch[si].N
@@ -599,9 +610,20 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 							prefetch(headBytes(&spans[0].K, khLo))
 						}
 					}
+					var next []byte
+					switch {
+					case kh+1 < kh1:
+						next = nextRows(&batch[si].V, kh, batch[si].N, &batch[si].V, kh+1, batch[si].N)
+					case si+1 < len(batch):
+						next = nextRows(&batch[si].V, kh, batch[si].N, &batch[si+1].V, kh0, batch[si+1].N)
+					case kh1 < khHi:
+						next = nextRows(&batch[si].V, kh, batch[si].N, &batch[0].K, kh1, batch[0].N)
+					case len(spans) > 0:
+						next = nextRows(&batch[si].V, kh, batch[si].N, &spans[0].K, khLo, spans[0].N)
+					}
 					for i, ag := 0, group/p.addSplit; i < p.addSplit; i++ {
 						h := kh*group + i*ag
-						addValues(p.acc[h*d:(h+ag)*d], sc[(h-kh0*group)*ld+off:], ld, &batch[si], kh, d, ag, p)
+						addValues(p.acc[h*d:(h+ag)*d], sc[(h-kh0*group)*ld+off:], ld, &batch[si], kh, d, ag, p, next)
 					}
 				}
 				off += batch[si].N
@@ -639,6 +661,22 @@ func rowsBytes(c *Src, kh, n int) []byte {
 	return b
 }
 
+// nextRows returns, for the kernels reading the n rows of KV head kh of c, the rows
+// read after them (those of head nkh of nc, nn of them) for the kernels to ask for
+// as they read (quant.RowPlan.DotRowsNext), or nil. Only where c's rows are part of
+// a span (rowsBytes clips them): the lines past a whole span's rows are the next
+// head's, which the kernels ask for anyway, and the lines past a part are unused
+// slots; each head's rows, asked for by nothing, were read from memory as the
+// kernels reached them (f16 decode attention of 16 sequences of 64 tokens spent
+// most of its time waiting for them). Both sides must be rows of one stride.
+func nextRows(c *Src, kh, n int, nc *Src, nkh, nn int) []byte {
+	if c.Kind != Rows || c.Plan == nil || c.HeadStride == n*c.Stride || nc.Kind != Rows || nc.Stride != c.Stride {
+		return nil
+	}
+	b := nc.Bytes[nkh*nc.HeadStride:]
+	return b[:min(len(b), nn*nc.Stride)]
+}
+
 // headBytes returns the bytes of KV head kh of a side stored as bytes (nil for F32).
 func headBytes(c *Src, kh int) []byte {
 	if c.Kind == F32 || kh*c.HeadStride >= len(c.Bytes) {
@@ -669,15 +707,16 @@ const scoreFloats = 16 << 10
 // scoreKeys writes sc[g*ld+i] = q_g · k_i for the span's keys i < s.N of KV head kh
 // and the group query heads qh of its dot call (see preparedQuery), in one pass
 // over the codes for all of them (quant.DotRows; a channel codec's blocks through
-// quant.DotChannelSpan).
-func scoreKeys(sc []float32, ld int, qh []float32, s *Span, kh, call, d, group int, p *partial) {
+// quant.DotChannelSpan). next is what runChunk reads after them (nextRows), for the
+// kernels to ask for.
+func scoreKeys(sc []float32, ld int, qh []float32, s *Span, kh, call, d, group int, p *partial, next []byte) {
 	k, n := &s.K, s.N
 	switch k.Kind {
 	case F32:
 		quant.MultiDot(sc, ld, qh, group, k.F[kh*k.HeadStride:], k.Stride, n, d)
 	case Rows:
 		if k.Plan != nil {
-			k.Plan.DotRowsPrepared(sc, ld, qh, p.preparedQuery(k.Plan, qh, call, group), group, rowsBytes(k, kh, n), k.Stride, n, p.tile)
+			k.Plan.DotRowsNext(sc, ld, qh, p.preparedQuery(k.Plan, qh, call, group), group, rowsBytes(k, kh, n), k.Stride, n, p.tile, next)
 			return
 		}
 		quant.DotRows(k.Row, sc, ld, qh, group, rowsBytes(k, kh, n), k.Stride, n, p.tile)
@@ -693,15 +732,16 @@ func scoreKeys(sc []float32, ld int, qh []float32, s *Span, kh, call, d, group i
 }
 
 // addValues performs acc_g += Σ_i w[g*ld+i]·v_i for the span's values i < s.N of KV
-// head kh, in one pass over the codes for all group heads (quant.AddRows).
-func addValues(acc, w []float32, ld int, s *Span, kh, d, group int, p *partial) {
+// head kh, in one pass over the codes for all group heads (quant.AddRows); next as
+// for scoreKeys.
+func addValues(acc, w []float32, ld int, s *Span, kh, d, group int, p *partial, next []byte) {
 	v, n := &s.V, s.N
 	switch v.Kind {
 	case F32:
 		quant.MultiAxpy(acc, w, ld, group, v.F[kh*v.HeadStride:], v.Stride, n, d)
 	case Rows:
 		if v.Plan != nil {
-			v.Plan.AddRows(acc, w, ld, group, rowsBytes(v, kh, n), v.Stride, n, p.tile)
+			v.Plan.AddRowsNext(acc, w, ld, group, rowsBytes(v, kh, n), v.Stride, n, p.tile, next)
 			return
 		}
 		quant.AddRows(v.Row, acc, w, ld, group, rowsBytes(v, kh, n), v.Stride, n, p.tile)

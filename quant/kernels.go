@@ -22,6 +22,11 @@ type rowKernels struct {
 	dot func(c RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool
 	// add adds n weighted rows into g accumulators, as AddRows; false as dot.
 	add func(c RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool
+	// dotNext and addNext, where the codec has them, are dot and add (the same bits)
+	// asking for the lines of the rows next bytes on from each row they read, which
+	// the caller reads next (RowPlan.DotRowsNext); false as dot.
+	dotNext func(scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, next uintptr) bool
+	addNext func(acc, w []float32, ld, g int, src []byte, stride, n, d int, next uintptr) bool
 	// decode decodes n rows into a tile, bit for bit c.Decode; false as dot.
 	decode func(c RowCodec, dst []float32, src []byte, stride, n, d int) bool
 	// plan resolves c for rows of d values once (RowPlan): its query preparation and

@@ -103,3 +103,62 @@ func TestRowPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestRowPlanNext checks that DotRowsNext and AddRowsNext give DotRowsPrepared's
+// and AddRows's bits, under every kernel set, whatever next holds: no rows, fewer
+// rows than src (the rest read without), as many, more; for F16 rows (whose kernels
+// ask for next's rows) and codecs whose kernels do not.
+func TestRowPlanNext(t *testing.T) {
+	r := rand.New(rand.NewPCG(73, 74))
+	prev := active.Load()
+	defer active.Store(prev)
+	for _, c := range []RowCodec{F16{}, Int8{}, BF16{}, F32{}} {
+		for _, d := range []int{32, 64, 128} {
+			for _, g := range []int{1, 2, 3, 4, 5} {
+				for _, n := range []int{1, 3, 4, 6, 17, 64} {
+					src, stride, _ := lossyCase(r, c, n, d)
+					other := make([]byte, (n+6)*stride) // what is read next: not read here
+					ld := n + 2
+					q := gaussRow(r, g*d, 1)
+					w := gaussRow(r, (g-1)*ld+n, 1)
+					acc0 := gaussRow(r, g*d, 1)
+					tmp := make([]float32, ScratchFloats(d))
+					for _, set := range kernelSets() {
+						active.Store(set)
+						p, err := NewRowPlan(c, d)
+						if err != nil {
+							t.Fatal(err)
+						}
+						var pq []float32
+						if m := p.QueryFloats(g); m > 0 {
+							pq = make([]float32, m)
+							p.PrepareQuery(pq, q, g)
+						}
+						want := make([]float32, (g-1)*ld+n)
+						p.DotRowsPrepared(want, ld, q, pq, g, src, stride, n, tmp)
+						wantAcc := append([]float32(nil), acc0...)
+						p.AddRows(wantAcc, w, ld, g, src, stride, n, tmp)
+						for _, rows := range []int{0, 1, n / 2, n, n + 5} {
+							name := fmt.Sprintf("%s/d=%d/g=%d/n=%d/set=%s/next=%d", c.Name(), d, g, n, set.name, rows)
+							next := other[:max(0, rows*stride-1)] // the last row one byte short: rows−1 whole
+							got := make([]float32, len(want))
+							p.DotRowsNext(got, ld, q, pq, g, src, stride, n, tmp, next)
+							gotAcc := append([]float32(nil), acc0...)
+							p.AddRowsNext(gotAcc, w, ld, g, src, stride, n, tmp, next)
+							for i := range want {
+								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+									t.Fatalf("%s: score %d = %v, DotRowsPrepared %v", name, i, got[i], want[i])
+								}
+							}
+							for i := range wantAcc {
+								if math.Float32bits(gotAcc[i]) != math.Float32bits(wantAcc[i]) {
+									t.Fatalf("%s: acc %d = %v, AddRows %v", name, i, gotAcc[i], wantAcc[i])
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

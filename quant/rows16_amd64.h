@@ -16,7 +16,8 @@
 
 // DOTR4_16 is the body of dotF16R4 (see its declaration). Each group first asks for
 // its rows' lines PFDIST bytes on through PF (PREFETCH4X2, prefetch_amd64.h), or for
-// none (NOPF4: the rows' twin for the end of what the caller reads).
+// none (NOPF4: the rows' twin for the end of what the caller reads), or for the
+// rows the caller reads next (PFNEXTROWS, dotF16R4Next).
 #define DOTR4_16(W16, PF) \
 	SHLQ $1, R14; \
 group: \

@@ -64,6 +64,13 @@ func dotF16R4(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d u
 //go:noescape
 func dotF16R4Near(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr)
 
+// dotF16R4Next is dotF16R4 asking, instead of the lines PFDIST ahead, for every line
+// of each row's twin next bytes on (the rows the caller reads next) into the L2
+// cache.
+//
+//go:noescape
+func dotF16R4Next(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr, next uintptr)
+
 // dotF16Q4 scores four queries against F16 rows: out + 4i + r·ldb gets the score of the query at
 // q + r·qs with the row at src + i·stride, for i < n and r < 4.
 //
@@ -98,6 +105,12 @@ func addF16Q1x64(acc, w, src unsafe.Pointer, stride uintptr, n int)
 //
 //go:noescape
 func addF16Q1x64Near(acc, w, src unsafe.Pointer, stride uintptr, n int)
+
+// addF16Q1x64Next is addF16Q1x64 asking, instead of the rows ahead, for the lines of
+// each row's 64 values next bytes on into the L2 cache (dotF16R4Next).
+//
+//go:noescape
+func addF16Q1x64Next(acc, w, src unsafe.Pointer, stride uintptr, n int, next uintptr)
 
 // addF16Q1x16 is the 16-column q1Kernel of binary16 values.
 //
@@ -285,6 +298,28 @@ func init() {
 			if m < n {
 				addRowsFused(addF16Q4F16C, addF16Q4Z, addF16Q1x64Near, addF16Q1x16, acc, unsafe.Pointer(&w[m]), uintptr(4*ld), g, unsafe.Pointer(&src[m*stride]), stride, n-m, d, 2)
 			}
+			return true
+		},
+		// One query at a time (no four-query group: models without grouped-query
+		// attention), the rows through the twins that ask for the next rows.
+		dotNext: func(scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, next uintptr) bool {
+			if d%16 != 0 || !haveF16C || g >= 4 {
+				return false
+			}
+			r4 := func(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr) {
+				dotF16R4Next(out, q, src, o1, o2, o3, gstep, ng, d, next)
+			}
+			dotRowsFused(nil, r4, scores, ld, q, g, src, stride, n, d)
+			return true
+		},
+		addNext: func(acc, w []float32, ld, g int, src []byte, stride, n, d int, next uintptr) bool {
+			if d%64 != 0 || !haveF16C || g >= 4 {
+				return false
+			}
+			k64 := func(acc, w, src unsafe.Pointer, stride uintptr, n int) {
+				addF16Q1x64Next(acc, w, src, stride, n, next)
+			}
+			addRowsFused(nil, nil, k64, nil, acc, unsafe.Pointer(&w[0]), uintptr(4*ld), g, unsafe.Pointer(&src[0]), stride, n, d, 2)
 			return true
 		},
 		decode: func(_ RowCodec, dst []float32, src []byte, stride, n, d int) bool {

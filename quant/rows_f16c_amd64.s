@@ -365,3 +365,21 @@ TEXT ·addInt8Q1x64ZNear(SB), NOSPLIT, $0-48
 	ADDQ1ZLOOPPF(W1INT8, INT8ROW64, NOPF1, NOPF1)
 	ADDQ1ZSTORE
 	RET
+
+// func dotF16R4Next(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int, d uintptr, next uintptr)
+// dotF16R4 asking, instead of the lines PFDIST ahead, for the rows next bytes on
+// (PFNEXTROWS).
+TEXT ·dotF16R4Next(SB), NOSPLIT, $0-80
+	R4FRAME
+	DOTR4_16(F16W16, PFNEXTROWS)
+
+// func addF16Q1x64Next(acc, w, src unsafe.Pointer, stride uintptr, n int, next uintptr)
+// addF16Q1x64 asking, instead of the rows ahead, for the two lines next bytes on
+// from each row's 64 values.
+TEXT ·addF16Q1x64Next(SB), NOSPLIT, $0-48
+	MOVQ    acc+0(FP), DI
+	MOVQ    w+8(FP), SI
+	MOVQ    src+16(FP), R8
+	MOVQ    stride+24(FP), R12
+	MOVQ    n+32(FP), R13
+	ADDQ1X64_16(F16W16, NEXTSET, PFROW2L2)

@@ -182,3 +182,24 @@ func TestAheadRows(t *testing.T) {
 		}
 	}
 }
+
+// TestF16NextKernels: the F16 rows of one to three queries with F16C go through
+// the kernels that ask for the next rows (dotF16R4Next, addF16Q1x64Next), which
+// TestRowPlanNext checks against the others.
+func TestF16NextKernels(t *testing.T) {
+	if !haveF16C {
+		t.Skip("no F16C")
+	}
+	r := rand.New(rand.NewPCG(75, 76))
+	for _, g := range []int{1, 2, 3} {
+		rc := newRowCase(r, F16{}, g, 9, 64)
+		next := make([]byte, len(rc.src))
+		scores := make([]float32, (g-1)*rc.ld+rc.n)
+		acc := append([]float32(nil), rc.acc0...)
+		off := uintptr(unsafe.Pointer(&next[0])) - uintptr(unsafe.Pointer(&rc.src[0]))
+		if !f16Kernels.dotNext(scores, rc.ld, rc.q, g, rc.src, rc.stride, rc.n, rc.d, off) ||
+			!f16Kernels.addNext(acc, rc.w, rc.ld, g, rc.src, rc.stride, rc.n, rc.d, off) {
+			t.Fatalf("g=%d: F16 rows of 64 values not taken", g)
+		}
+	}
+}
