@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"kvq/attn"
+	"kvq/internal/prefetch"
 	"kvq/quant"
 )
 
@@ -43,11 +44,12 @@ func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 		return fmt.Errorf("kv: append sequence %d layer %d: len(k)=%d len(v)=%d, want %d tokens × %d kv heads × %d = %d",
 			id, layer, len(k), len(v), s.pending, st.g.cfg.KVHeads, st.g.cfg.HeadDim, s.pending*rl)
 	}
+	ly, t := &st.g.layers[layer], &s.tails[layer]
+	st.prefetchRows(s, ly)
 	if err := checkFinite(k, v, s.base, st.g.cfg.KVHeads, st.g.cfg.HeadDim); err != nil {
 		return fmt.Errorf("kv: append sequence %d layer %d: %w", id, layer, err)
 	}
 	st.fold(s)
-	ly, t := &st.g.layers[layer], &s.tails[layer]
 	d, B, tr := st.g.cfg.HeadDim, st.g.B, st.g.tailRow
 	if ly.hasKTail() {
 		st.encodeTail(s.work.k, k)
@@ -90,6 +92,27 @@ func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 	s.done[layer] = true
 	s.nDone++
 	return nil
+}
+
+// prefetchRows asks for the rows of a decode step's token (one pending) that Append
+// encodes into its block, for writing, before it encodes any: each head's key and
+// value rows lie in lines of their own, rarely still cached, and stored to one
+// after another each waited for its line in turn (f32ToF16F16C's stores took most
+// of Append's time in BenchmarkStepAttention).
+func (st *Store) prefetchRows(s *seq, ly *layer) {
+	if s.pending != 1 {
+		return
+	}
+	p := s.base
+	blk, slot := s.tables[ly.grp][p/st.g.B], p%st.g.B
+	for h := 0; h < st.g.cfg.KVHeads; h++ {
+		if ly.kRow != nil {
+			prefetch.Write(st.kSec(blk, ly, h)[slot*ly.kRowBytes:][:ly.kRowBytes])
+		}
+		if ly.vRow != nil {
+			prefetch.Write(st.vSec(blk, ly, h)[slot*ly.vRowBytes:][:ly.vRowBytes])
+		}
+	}
 }
 
 // extendKeyRing copies into the key ring the step's keys of the key block the ring
