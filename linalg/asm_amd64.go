@@ -26,6 +26,7 @@ func detectSIMD() *kernelSet {
 	k.name = "avx2-asm"
 	k.dotF32, k.dotF32T, k.siluMul, k.quantQ8 = dotF32FMA, dotF32TAsm, siluMulAsm, quantQ8Asm
 	k.argmax = argmaxAsm
+	k.pack8 = pack8Asm
 	if cpufeat.F16C {
 		k.dotF16 = dotF16F16C
 		k.dotQ8, k.dotQ8Rows = dotQ8F16C, dotQ8RowsF16C

@@ -144,7 +144,7 @@ func testTokens(r *rand.Rand, n, nb int) (tokenPack, []int32) {
 	for i := range pk.xp {
 		pk.xp[i], pk.xps[i] = r.Uint32(), r.Uint32()
 	}
-	packTokens(&pk, xsum, 0, n)
+	packTokens(active.Load(), &pk, xsum, 0, n)
 	return pk, xsum
 }
 

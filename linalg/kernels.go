@@ -84,6 +84,10 @@ type kernelSet struct {
 	// quantQ8 quantizes x per 32-value block: xd[b] = max|x|/127, xq = round(x/xd[b]);
 	// len(x) == len(xq) == 32·len(xd).
 	quantQ8 func(xq []int8, xd []float32, x []float32)
+	// pack8 transposes n 8×8 matrices of dwords for packTokens: for it < n, i < 8 and
+	// j < 8, dst[128·it+16·j+i] = src[stride·i+8·it+j] XOR flip (8 tokens' rows of
+	// stride dwords in, 8 runs of 8 lanes of a 16-token group out).
+	pack8 func(dst, src []uint32, stride, n int, flip uint32)
 }
 
 var scalarKernels = &kernelSet{
@@ -95,6 +99,7 @@ var scalarKernels = &kernelSet{
 	dotQ8Rows:   dotQ8RowsScalar,
 	dotQ8RowsX:  dotQ8RowsXScalar,
 	dotQ8Tokens: dotQ8TokensScalar,
+	pack8:       pack8Scalar,
 	dotQ4Rows:   dotQ4RowsScalar,
 	dotQ5Rows:   dotQ5RowsScalar,
 	dotQ4KRows:  dotQ4KRowsScalar,
@@ -217,40 +222,63 @@ const tokenGroup = 16
 // code sum (from xsum); nil packs are skipped. xq, xd and xsum hold all n tokens,
 // token-major. When t1 is n, the last group's lanes past n get codes 0 (xp: 0x80
 // bytes), scale 0 and sum 0.
-func packTokens(pk *tokenPack, xsum []int32, t0, t1 int) {
+func packTokens(k *kernelSet, pk *tokenPack, xsum []int32, t0, t1 int) {
 	n, nb := pk.n, pk.nb
 	xq, xd := pk.xq, pk.xd
-	// Token by token, block by block: the block's 32 codes read as eight
-	// little-endian words (one load each) and stored 16 words apart, with one bounds
-	// check per block and pack. Assembling each word from four bytes took 8% of the
-	// CPU time of 64-sequence decode steps (run by one thread while the other
-	// waited); BenchmarkPackTokens, ns per token at 64 tokens, three interleaved runs:
-	// 820–1007 that way, 523–551 this way (a group-major order writing whole lines
-	// was slower: 977–1558).
+	// Runs of 8 tokens from lane 0 or 8 of a group by k.pack8: the codes block by
+	// block, the scales and sums 8 blocks at a time. The tokens and blocks left one at
+	// a time: the block's 32 codes read as eight little-endian words (one load each)
+	// and stored 16 words apart, with one bounds check per block and pack. At 16
+	// tokens of 768 values a product's packing runs on one thread while the other
+	// waits; BenchmarkPackTokens n=16 with AVX2, ns per token, interleaved runs:
+	// 294–1041 a token at a time, 39–102 by pack8.
 	const span = 7*tokenGroup + 1 // the words of one token and block, first to last
-	for t := t0; t < t1; t++ {
-		g, l := t/tokenGroup, t%tokenGroup
-		q := xq[t*nb*blockElems : (t+1)*nb*blockElems]
-		for b := 0; b < nb; b++ {
-			c := (*[blockElems]byte)(unsafe.Pointer(&q[blockElems*b]))
-			o := (g*nb+b)*8*tokenGroup + l
+	for t := t0; t < t1; {
+		run, done := 1, 0 // tokens in this run, blocks of their scales and sums packed
+		if t%8 == 0 && t+8 <= t1 {
+			run, done = 8, nb&^7
+			g, l := t/tokenGroup, t%tokenGroup
+			q := words(xq[t*nb*blockElems : (t+8)*nb*blockElems])
 			if pk.xp != nil {
-				d := pk.xp[o : o+span]
-				for k := range 8 {
-					d[k*tokenGroup] = binary.LittleEndian.Uint32(c[4*k:]) ^ 0x80808080
-				}
+				k.pack8(pk.xp[g*nb*8*tokenGroup+l:], q, nb*8, nb, 0x80808080)
 			}
 			if pk.xps != nil {
-				d := pk.xps[o : o+span]
-				for k := range 8 {
-					d[k*tokenGroup] = binary.LittleEndian.Uint32(c[4*k:])
-				}
+				k.pack8(pk.xps[g*nb*8*tokenGroup+l:], q, nb*8, nb, 0)
 			}
-			pk.xdp[(g*nb+b)*tokenGroup+l] = xd[t*nb+b]
+			k.pack8(words(pk.xdp[g*nb*tokenGroup+l:]), words(xd[t*nb:(t+8)*nb]), nb, nb/8, 0)
 			if pk.xsp != nil {
-				pk.xsp[(g*nb+b)*tokenGroup+l] = xsum[t*nb+b]
+				k.pack8(words(pk.xsp[g*nb*tokenGroup+l:]), words(xsum[t*nb:(t+8)*nb]), nb, nb/8, 0)
 			}
 		}
+		for u := t; u < t+run; u++ {
+			g, l := u/tokenGroup, u%tokenGroup
+			q := xq[u*nb*blockElems : (u+1)*nb*blockElems]
+			if run == 1 {
+				for b := 0; b < nb; b++ {
+					c := (*[blockElems]byte)(unsafe.Pointer(&q[blockElems*b]))
+					o := (g*nb+b)*8*tokenGroup + l
+					if pk.xp != nil {
+						d := pk.xp[o : o+span]
+						for k := range 8 {
+							d[k*tokenGroup] = binary.LittleEndian.Uint32(c[4*k:]) ^ 0x80808080
+						}
+					}
+					if pk.xps != nil {
+						d := pk.xps[o : o+span]
+						for k := range 8 {
+							d[k*tokenGroup] = binary.LittleEndian.Uint32(c[4*k:])
+						}
+					}
+				}
+			}
+			for b := done; b < nb; b++ {
+				pk.xdp[(g*nb+b)*tokenGroup+l] = xd[u*nb+b]
+				if pk.xsp != nil {
+					pk.xsp[(g*nb+b)*tokenGroup+l] = xsum[u*nb+b]
+				}
+			}
+		}
+		t += run
 	}
 	if t1 != n || n == 0 {
 		return
@@ -272,6 +300,31 @@ func packTokens(pk *tokenPack, xsum []int32, t0, t1 int) {
 			}
 		}
 	}
+}
+
+// pack8Scalar is the reference for kernelSet.pack8.
+func pack8Scalar(dst, src []uint32, stride, n int, flip uint32) {
+	if n == 0 {
+		return
+	}
+	dst = dst[:128*(n-1)+16*7+8]
+	src = src[:7*stride+8*n]
+	for it := range n {
+		for i := range 8 {
+			for j := range 8 {
+				dst[128*it+16*j+i] = src[stride*i+8*it+j] ^ flip
+			}
+		}
+	}
+}
+
+// words views s (of 4-byte elements, or bytes a multiple of 4 long) as dwords.
+func words[T int8 | int32 | float32](s []T) []uint32 {
+	if len(s) == 0 {
+		return nil
+	}
+	n := len(s) * int(unsafe.Sizeof(s[0])) / 4
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&s[0])), n)
 }
 
 // dotQ8TokensScalar is the reference for dotQ8Tokens: dotQ8Scalar per row and token.

@@ -739,7 +739,7 @@ func (q *quantTask) run(g int) {
 		blockSums(q.xsum[t0*nb:t1*nb], xq[t0*cols:t1*cols])
 	}
 	if q.packOn {
-		packTokens(&q.pack, q.xsum, t0, t1)
+		packTokens(k, &q.pack, q.xsum, t0, t1)
 	}
 }
 

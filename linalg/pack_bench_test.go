@@ -16,7 +16,7 @@ func BenchmarkPackTokens(b *testing.B) {
 			nb := cols / blockElems
 			pk, xsum := testTokens(rand.New(rand.NewPCG(7, 7)), n, nb)
 			for b.Loop() {
-				packTokens(&pk, xsum, 0, n)
+				packTokens(active.Load(), &pk, xsum, 0, n)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/token")
 		})

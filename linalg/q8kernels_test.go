@@ -115,7 +115,7 @@ func BenchmarkQ8Kernels(b *testing.B) {
 	blockSums(xsum, xq)
 	xp, xdp := make([]uint32, n*nb*8), make([]float32, n*nb)
 	xt := tokenPack{n: n, nb: nb, xq: xq, xd: xd, xp: xp, xdp: xdp}
-	packTokens(&xt, xsum, 0, n)
+	packTokens(active.Load(), &xt, xsum, 0, n)
 	out := make([]float32, n*rows)
 	sets := append([]*kernelSet{scalarKernels, simdKernels}, alternateKernels...)
 	var sink float32

@@ -26,3 +26,19 @@ func quantQ8Asm(xq []int8, xd []float32, x []float32) {
 		}
 	}
 }
+
+// pack8 is pack8Scalar (kernelSet.pack8) with AVX2: per it, an 8×8 matrix of dwords
+// transposed in registers.
+//
+//go:noescape
+func pack8(dst, src *uint32, stride, n int, flip uint32)
+
+// pack8Asm is pack8Scalar by pack8.
+func pack8Asm(dst, src []uint32, stride, n int, flip uint32) {
+	if n == 0 {
+		return
+	}
+	_ = dst[128*(n-1)+16*7+7]
+	_ = src[7*stride+8*n-1]
+	pack8(&dst[0], &src[0], stride, n, flip)
+}

@@ -115,3 +115,81 @@ qdone:
 	VZEROUPPER
 	MOVQ AX, ret+32(FP)
 	RET
+
+// func pack8(dst, src *uint32, stride, n int, flip uint32)
+// For it < n, i < 8 and j < 8: dst[128·it+16·j+i] = src[stride·i+8·it+j] XOR flip (stride
+// in dwords). Per it the 8 rows of 8 dwords from src (one YMM each) are transposed by
+// dword and qword unpacks and a swap of 128-bit halves, and the columns stored 64
+// bytes apart.
+TEXT ·pack8(SB), NOSPLIT, $0-36
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         stride+16(FP), DX
+	SHLQ         $2, DX            // bytes from one row to the next
+	MOVQ         n+24(FP), CX
+	MOVL         flip+32(FP), AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	LEAQ         (DX)(DX*2), R8    // 3 rows
+	LEAQ         (SI)(DX*4), R9    // rows 4–7
+	TESTQ        CX, CX
+	JE           pdone
+
+pblock:
+	VMOVDQU      (SI), Y0
+	VMOVDQU      (SI)(DX*1), Y1
+	VMOVDQU      (SI)(DX*2), Y2
+	VMOVDQU      (SI)(R8*1), Y3
+	VMOVDQU      (R9), Y4
+	VMOVDQU      (R9)(DX*1), Y5
+	VMOVDQU      (R9)(DX*2), Y6
+	VMOVDQU      (R9)(R8*1), Y7
+	VPUNPCKLDQ   Y1, Y0, Y8        // rows 0, 1: dwords 0, 1 | 4, 5
+	VPUNPCKHDQ   Y1, Y0, Y9        // dwords 2, 3 | 6, 7
+	VPUNPCKLDQ   Y3, Y2, Y10
+	VPUNPCKHDQ   Y3, Y2, Y11
+	VPUNPCKLDQ   Y5, Y4, Y12
+	VPUNPCKHDQ   Y5, Y4, Y13
+	VPUNPCKLDQ   Y7, Y6, Y14
+	VPUNPCKHDQ   Y7, Y6, Y0
+	VPUNPCKLQDQ  Y10, Y8, Y1       // rows 0–3: dword 0 | dword 4
+	VPUNPCKHQDQ  Y10, Y8, Y2       // dword 1 | dword 5
+	VPUNPCKLQDQ  Y11, Y9, Y3       // dword 2 | dword 6
+	VPUNPCKHQDQ  Y11, Y9, Y4       // dword 3 | dword 7
+	VPUNPCKLQDQ  Y14, Y12, Y5      // rows 4–7: dword 0 | dword 4
+	VPUNPCKHQDQ  Y14, Y12, Y6
+	VPUNPCKLQDQ  Y0, Y13, Y7
+	VPUNPCKHQDQ  Y0, Y13, Y8
+	VPERM2I128   $0x20, Y5, Y1, Y9
+	VPERM2I128   $0x31, Y5, Y1, Y10
+	VPERM2I128   $0x20, Y6, Y2, Y11
+	VPERM2I128   $0x31, Y6, Y2, Y12
+	VPERM2I128   $0x20, Y7, Y3, Y13
+	VPERM2I128   $0x31, Y7, Y3, Y14
+	VPERM2I128   $0x20, Y8, Y4, Y5
+	VPERM2I128   $0x31, Y8, Y4, Y6
+	VPXOR        Y15, Y9, Y9
+	VPXOR        Y15, Y11, Y11
+	VPXOR        Y15, Y13, Y13
+	VPXOR        Y15, Y5, Y5
+	VPXOR        Y15, Y10, Y10
+	VPXOR        Y15, Y12, Y12
+	VPXOR        Y15, Y14, Y14
+	VPXOR        Y15, Y6, Y6
+	VMOVDQU      Y9, (DI)          // column 0
+	VMOVDQU      Y11, 64(DI)       // column 1
+	VMOVDQU      Y13, 128(DI)      // column 2
+	VMOVDQU      Y5, 192(DI)       // column 3
+	VMOVDQU      Y10, 256(DI)      // column 4
+	VMOVDQU      Y12, 320(DI)      // column 5
+	VMOVDQU      Y14, 384(DI)      // column 6
+	VMOVDQU      Y6, 448(DI)       // column 7
+	ADDQ         $32, SI
+	ADDQ         $32, R9
+	ADDQ         $512, DI
+	DECQ         CX
+	JNE          pblock
+
+pdone:
+	VZEROUPPER
+	RET
