@@ -253,6 +253,7 @@ type Engine struct {
 	ending  []ending   // finished requests whose streams the next publish releases
 	sampled int        // tokens sampled in the current step
 	draws   []draw     // apply's draws, kept for reuse
+	yielder yielder    // lets the readers of a step's tokens run before the next step
 	// hold stops admission after a preemption until a running request ends, so that
 	// a preempted request is not readmitted only to be preempted again.
 	hold bool
@@ -316,7 +317,7 @@ func New(m *model.Model, c kv.Cache, cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("engine: Window = %d needs a cache that can evict (%T cannot)", cfg.Window, c)
 		}
 	}
-	e := &Engine{m: m, c: c, cfg: cfg, ev: ev, wake: make(chan struct{}, 1), exited: make(chan struct{})}
+	e := &Engine{m: m, c: c, cfg: cfg, ev: ev, wake: make(chan struct{}, 1), exited: make(chan struct{}), yielder: newYielder()}
 	if pf, ok := c.(prefaulter); ok && cfg.Prefault > 0 {
 		e.pf = pf
 	}

@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"time"
 
@@ -183,14 +182,8 @@ func (e *Engine) loop() {
 			continue
 		}
 		e.step()
-		e.pfDone = false // the step may have taken free blocks
-		// This goroutine does not block while requests run, and the forward pass's
-		// helpers poll between loops with the OS's yield, not the runtime's: the
-		// goroutines a step woke (stream readers, HTTP handlers writing its tokens)
-		// and new requests' handlers would wait for the runtime's preemption, ~10 ms
-		// (llama-134m, 2 threads: a token reached its HTTP handler a whole step
-		// late). Yielding lets them run between steps.
-		runtime.Gosched()
+		e.pfDone = false  // the step may have taken free blocks
+		e.yielder.yield() // readers of the step's tokens go first
 	}
 }
 
