@@ -42,6 +42,12 @@ func dotInt8R4I16Z(out, q, src unsafe.Pointer, o1, o2, o3, gstep uintptr, ng int
 //go:noescape
 func dotInt8R8I16Z(out, q, src unsafe.Pointer, stride uintptr, nu int, d, ahead uintptr)
 
+// dotInt8R8I16ZNext is dotInt8R8I16Z asking for the line of each row's twin ahead
+// bytes on into the L2 cache (PREFETCHT1; dotF16R4Next) rather than into L1.
+//
+//go:noescape
+func dotInt8R8I16ZNext(out, q, src unsafe.Pointer, stride uintptr, nu int, d, ahead uintptr)
+
 // dotInt8Q4I16 is dotInt8R4I16 for four queries (codes then D each) at q + r·qs:
 // out + 4i + r·ldb gets the score of query r against row i, for i < n and r < 4; each
 // row's codes are widened once for the four.
@@ -79,10 +85,24 @@ func i16Rows(d int) bool { return haveF16C && d%16 == 0 && d <= maxI16Dim }
 func init() {
 	int8Kernels = rowKernels{
 		dot: func(_ RowCodec, scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
-			return i16Rows(d) && dotInt8RowsI16(scores, ld, q, nil, g, src, stride, n, d, tmp)
+			return i16Rows(d) && dotInt8RowsI16(scores, ld, q, nil, g, src, stride, n, d, tmp, 0)
 		},
 		add: func(_ RowCodec, acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
-			return d%16 == 0 && haveF16C && addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp)
+			return d%16 == 0 && haveF16C && addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp, 0)
+		},
+		// One query at a time (no four-query group), the rows through the ZMM
+		// kernels' twins that ask for the next rows.
+		dotNext: func(scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n, d int, tmp []float32, next uintptr) bool {
+			if !i16Rows(d) || !haveVNNI512 || d%32 != 0 || g >= 4 {
+				return false
+			}
+			return dotInt8RowsI16(scores, ld, q, pq, g, src, stride, n, d, tmp, next)
+		},
+		addNext: func(acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32, next uintptr) bool {
+			if d%64 != 0 || !haveF16C || !haveAVX512F || g >= 4 {
+				return false
+			}
+			return addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp, next)
 		},
 		decode: func(_ RowCodec, dst []float32, src []byte, stride, n, d int) bool {
 			if d%8 != 0 || !haveF16C {
@@ -99,10 +119,10 @@ func init() {
 				queryFloats: func(g int) int { return g * (d/2 + 1) },
 				prepare:     func(pq, q []float32, g int) { prepareI16(pq, q, g, d) },
 				dot: func(scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n int, tmp []float32) {
-					dotInt8RowsI16(scores, ld, q, pq, g, src, stride, n, d, tmp)
+					dotInt8RowsI16(scores, ld, q, pq, g, src, stride, n, d, tmp, 0)
 				},
 				add: func(acc, w []float32, ld, g int, src []byte, stride, n int, tmp []float32) bool {
-					return addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp)
+					return addInt8RowsF16C(acc, w, ld, g, src, stride, n, d, tmp, 0)
 				},
 			}
 		},
@@ -127,7 +147,7 @@ func init() {
 // tmp holds four (with haveVNNI512, dotInt8Q4I16Z for the rows of whole blocks of
 // four), the rest one at a time through dotInt8R4I16 (dotInt8R4I16Z with haveVNNI512
 // and d a multiple of 32; ScratchFloats(d) holds one for every d ≤ maxI16Dim).
-func dotInt8RowsI16(scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n, d int, tmp []float32) bool {
+func dotInt8RowsI16(scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n, d int, tmp []float32, next uintptr) bool {
 	qf := d/2 + 1 // floats of one quantized query
 	_, _ = q[g*d-1], tmp[qf-1]
 	qt, sp := unsafe.Pointer(&tmp[0]), unsafe.Pointer(&src[0])
@@ -167,7 +187,15 @@ func dotInt8RowsI16(scores []float32, ld int, q, pq []float32, g int, src []byte
 		}
 		// Units of eight rows, the last unit moved back to end at row n (the rows it
 		// shares with the one before get the same bits again); the units whose lines
-		// ahead lie past src ask for none (aheadRows).
+		// ahead lie past src ask for none (aheadRows), or, given next, all ask for
+		// the rows there.
+		if next != 0 {
+			dotInt8R8I16ZNext(out, qj, sp, us, n/8, ud, next)
+			if n%8 != 0 {
+				dotInt8R8I16ZNext(unsafe.Add(out, 4*(n-8)), qj, unsafe.Add(sp, uintptr(n-8)*us), us, 1, ud, next)
+			}
+			continue
+		}
 		m := aheadRows(len(src), stride, n, pfDist)
 		ua := min(n/8, m/8)
 		if ua > 0 {

@@ -25,8 +25,9 @@ type rowKernels struct {
 	// dotNext and addNext, where the codec has them, are dot and add (the same bits)
 	// asking for the lines of the rows next bytes on from each row they read, which
 	// the caller reads next (RowPlan.DotRowsNext); false as dot.
-	dotNext func(scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, next uintptr) bool
-	addNext func(acc, w []float32, ld, g int, src []byte, stride, n, d int, next uintptr) bool
+	// pq: the queries prepared (RowPlan.PrepareQuery) or nil.
+	dotNext func(scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n, d int, tmp []float32, next uintptr) bool
+	addNext func(acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32, next uintptr) bool
 	// decode decodes n rows into a tile, bit for bit c.Decode; false as dot.
 	decode func(c RowCodec, dst []float32, src []byte, stride, n, d int) bool
 	// plan resolves c for rows of d values once (RowPlan): its query preparation and

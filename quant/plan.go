@@ -109,7 +109,10 @@ func (p *RowPlan) DotRowsNext(scores []float32, ld int, q, pq []float32, g int, 
 		d := p.d
 		_ = scores[(g-1)*ld+m-1]
 		_ = src[(m-1)*stride+p.rb-1]
-		if p.kt.dotNext(scores, ld, q[:g*d], g, src, stride, m, d, uintptr(unsafe.Pointer(&next[0]))-uintptr(unsafe.Pointer(&src[0]))) {
+		if pq != nil {
+			pq = pq[:p.QueryFloats(g)]
+		}
+		if p.kt.dotNext(scores, ld, q[:g*d], pq, g, src, stride, m, d, tmp[:ScratchFloats(d)], uintptr(unsafe.Pointer(&next[0]))-uintptr(unsafe.Pointer(&src[0]))) {
 			if m < n {
 				p.DotRowsPrepared(scores[m:], ld, q, pq, g, src[m*stride:], stride, n-m, tmp)
 			}
@@ -128,7 +131,7 @@ func (p *RowPlan) AddRowsNext(acc, w []float32, ld, g int, src []byte, stride, n
 		d := p.d
 		_ = w[(g-1)*ld+m-1]
 		_ = src[(m-1)*stride+p.rb-1]
-		if p.kt.addNext(acc[:g*d], w, ld, g, src, stride, m, d, uintptr(unsafe.Pointer(&next[0]))-uintptr(unsafe.Pointer(&src[0]))) {
+		if p.kt.addNext(acc[:g*d], w, ld, g, src, stride, m, d, tmp[:ScratchFloats(d)], uintptr(unsafe.Pointer(&next[0]))-uintptr(unsafe.Pointer(&src[0]))) {
 			if m < n {
 				p.AddRows(acc, w[m:], ld, g, src[m*stride:], stride, n-m, tmp)
 			}

@@ -99,6 +99,9 @@ pfrows: \
 // NEXTSET(r) loads into r how far on from a row addF16Q1x64Next asks for lines.
 #define NEXTSET(r) MOVQ next+40(FP), r
 
+// NEXTSET48(r) is NEXTSET for the kernels with one more argument before next (so).
+#define NEXTSET48(r) MOVQ next+48(FP), r
+
 // PFROW2L2(r) is PFROW2 into the L2 cache (see PFNEXTROWS).
 #define PFROW2L2(r) \
 	PREFETCHT1 (R8)(r*1); \

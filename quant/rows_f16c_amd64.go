@@ -135,6 +135,12 @@ func addInt8Q1x64Z(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
 //go:noescape
 func addInt8Q1x64ZNear(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
 
+// addInt8Q1x64ZNext is addInt8Q1x64Z asking, instead of the rows ahead, for the two
+// lines next bytes on from each row's codes into the L2 cache (dotF16R4Next).
+//
+//go:noescape
+func addInt8Q1x64ZNext(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, next uintptr)
+
 // addInt8Q1x16F16C is addInt8Q1x64F16C for 16 columns.
 //
 //go:noescape
@@ -207,7 +213,7 @@ func addF16Q4F16C(acc unsafe.Pointer, as uintptr, w unsafe.Pointer, ws uintptr, 
 // AddRowsRounding). The queries left over go through addInt8Q1x64F16C (then
 // addInt8Q1x16F16C), which fold the scales themselves. It reports false, having
 // done nothing, when tmp cannot hold the weights of four queries.
-func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32) bool {
+func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, tmp []float32, next uintptr) bool {
 	g4 := g &^ 3
 	if len(tmp) < g4 {
 		return false
@@ -243,8 +249,15 @@ func addInt8RowsF16C(acc, w []float32, ld, g int, src []byte, stride, n, d int, 
 	// The ZMM kernel runs the rows whose lines ahead lie past src through its twin
 	// that asks for none (aheadRows): each column's sum takes the rows in the same
 	// order, the same bits.
+	// With next (not 0: haveAVX512F, see int8Kernels.addNext), every row through the
+	// twin that asks for the rows next bytes on.
 	k64, m := addInt8Q1x64F16C, n
-	if haveAVX512F {
+	switch {
+	case next != 0:
+		k64 = func(acc, w, src unsafe.Pointer, stride uintptr, n int, so int) {
+			addInt8Q1x64ZNext(acc, w, src, stride, n, so, next)
+		}
+	case haveAVX512F:
 		k64, m = addInt8Q1x64Z, aheadRows(len(src), stride, n, min(2*n*stride, pfNext))
 	}
 	for j := g4; j < g; j++ {
@@ -302,7 +315,7 @@ func init() {
 		},
 		// One query at a time (no four-query group: models without grouped-query
 		// attention), the rows through the twins that ask for the next rows.
-		dotNext: func(scores []float32, ld int, q []float32, g int, src []byte, stride, n, d int, next uintptr) bool {
+		dotNext: func(scores []float32, ld int, q, _ []float32, g int, src []byte, stride, n, d int, _ []float32, next uintptr) bool {
 			if d%16 != 0 || !haveF16C || g >= 4 {
 				return false
 			}
@@ -312,7 +325,7 @@ func init() {
 			dotRowsFused(nil, r4, scores, ld, q, g, src, stride, n, d)
 			return true
 		},
-		addNext: func(acc, w []float32, ld, g int, src []byte, stride, n, d int, next uintptr) bool {
+		addNext: func(acc, w []float32, ld, g int, src []byte, stride, n, d int, _ []float32, next uintptr) bool {
 			if d%64 != 0 || !haveF16C || g >= 4 {
 				return false
 			}

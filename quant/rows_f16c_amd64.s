@@ -383,3 +383,17 @@ TEXT ·addF16Q1x64Next(SB), NOSPLIT, $0-48
 	MOVQ    stride+24(FP), R12
 	MOVQ    n+32(FP), R13
 	ADDQ1X64_16(F16W16, NEXTSET, PFROW2L2)
+
+// func addInt8Q1x64ZNext(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, next uintptr)
+// addInt8Q1x64Z asking, instead of the rows ahead, for the two lines next bytes on
+// from each row's codes.
+TEXT ·addInt8Q1x64ZNext(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ src+16(FP), R8
+	MOVQ stride+24(FP), R12
+	MOVQ n+32(FP), R13
+	MOVQ so+40(FP), R9
+	ADDQ1ZLOOPPF(W1INT8, INT8ROW64, NEXTSET48, PFROW2L2)
+	ADDQ1ZSTORE
+	RET

@@ -183,23 +183,31 @@ func TestAheadRows(t *testing.T) {
 	}
 }
 
-// TestF16NextKernels: the F16 rows of one to three queries with F16C go through
-// the kernels that ask for the next rows (dotF16R4Next, addF16Q1x64Next), which
-// TestRowPlanNext checks against the others.
-func TestF16NextKernels(t *testing.T) {
-	if !haveF16C {
-		t.Skip("no F16C")
-	}
+// TestNextKernels: F16 rows of one to three queries with F16C, and Int8 rows with
+// AVX-512 VNNI, go through the kernels that ask for the next rows (dotF16R4Next,
+// addF16Q1x64Next; dotInt8R8I16ZNext, addInt8Q1x64ZNext), which TestRowPlanNext
+// checks against the others.
+func TestNextKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(75, 76))
-	for _, g := range []int{1, 2, 3} {
-		rc := newRowCase(r, F16{}, g, 9, 64)
-		next := make([]byte, len(rc.src))
-		scores := make([]float32, (g-1)*rc.ld+rc.n)
-		acc := append([]float32(nil), rc.acc0...)
-		off := uintptr(unsafe.Pointer(&next[0])) - uintptr(unsafe.Pointer(&rc.src[0]))
-		if !f16Kernels.dotNext(scores, rc.ld, rc.q, g, rc.src, rc.stride, rc.n, rc.d, off) ||
-			!f16Kernels.addNext(acc, rc.w, rc.ld, g, rc.src, rc.stride, rc.n, rc.d, off) {
-			t.Fatalf("g=%d: F16 rows of 64 values not taken", g)
+	for _, c := range []struct {
+		codec RowCodec
+		kt    *rowKernels
+		has   bool
+	}{{F16{}, &f16Kernels, haveF16C}, {Int8{}, &int8Kernels, haveF16C && haveVNNI512}} {
+		if !c.has {
+			continue
+		}
+		for _, g := range []int{1, 2, 3} {
+			rc := newRowCase(r, c.codec, g, 9, 64)
+			next := make([]byte, len(rc.src))
+			scores := make([]float32, (g-1)*rc.ld+rc.n)
+			acc := append([]float32(nil), rc.acc0...)
+			tmp := make([]float32, ScratchFloats(rc.d))
+			off := uintptr(unsafe.Pointer(&next[0])) - uintptr(unsafe.Pointer(&rc.src[0]))
+			if !c.kt.dotNext(scores, rc.ld, rc.q, nil, g, rc.src, rc.stride, rc.n, rc.d, tmp, off) ||
+				!c.kt.addNext(acc, rc.w, rc.ld, g, rc.src, rc.stride, rc.n, rc.d, tmp, off) {
+				t.Fatalf("%s/g=%d: rows of 64 values not taken", c.codec.Name(), g)
+			}
 		}
 	}
 }
