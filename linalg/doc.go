@@ -37,9 +37,9 @@
 // group, so a weight read from cache serves 16 tokens: from 3 groups, groups in pairs
 // by 4-row tiles; a group left alone, as the one group of a 16-sequence decode step,
 // and each of two groups, by 8-row tiles, q8Tokens8Z, so that 8 rows share each load
-// of its codes, on YMM registers when it has at most 8 tokens, q8Tokens8Y, a group
-// alone through all the tiles of a call in one; its weights, which it reads once, are
-// prefetched to L2 two tiles ahead in memory order). Activations are packed for it once per call (packTokens); the per-block
+// of its codes, on YMM registers when it has at most 8 tokens, q8Tokens8Y, each group
+// through all the tiles of a call in one; its weights, which it reads once per group,
+// are prefetched to L2 two tiles ahead in memory order). Activations are packed for it once per call (packTokens); the per-block
 // weight scales and code sums it needs are made once per matrix (made by NewMatrix) at
 // its first many-token product and kept, in one table of 8-row tiles: 4 bytes per 32
 // weights (the binary16 scale and the negated code sum, widened per block and tile by

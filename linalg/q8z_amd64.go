@@ -120,37 +120,46 @@ func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt token
 		// unpacked(i) is un's table of the 4 rows from row i, a multiple of 4.
 		unpacked := func(i int) *uint32 { return &un[2*((i&^7)*nb+i&4)] }
 		pfstep := (8*rowBytes + nb - 1) / nb
-		// A group alone (a 16-sequence decode step's) goes through all its whole 8-row
-		// tiles in one call: a call per tile cost 2-4% more CPU time at 8 and 16 tokens
-		// (llama-134m Q8_0). Two groups go tile by tile, each tile for both while it is
-		// in L1.
-		per := 1
-		if groups == 1 {
-			per = max(1, r4/8)
+		// group multiplies group g by q8Tokens8Z (q8Tokens8Y for at most 8 tokens) over
+		// the tiles whole 8-row tiles from row i in one call, or, tiles 0, by q8TokensZ
+		// over the 4 rows from row i.
+		group := func(g, i, tiles int) {
+			o, xp, xdp, gl := &out[16*g*ldo+i], &xt.xp[g*nb*128], &xt.xdp[g*nb*16], 16
+			if g == groups-1 {
+				gl = last
+			}
+			switch {
+			case tiles > 0 && gl <= 8:
+				q8Tokens8Y(o, ldo, &w[i*rowBytes], rowBytes, at(i), xp, xdp, nb, gl, pfstep, tiles)
+			case tiles > 0:
+				q8Tokens8Z(o, ldo, &w[i*rowBytes], rowBytes, at(i), xp, xdp, nb, gl, pfstep, tiles)
+			default:
+				q8TokensZ(o, ldo, &w[i*rowBytes], rowBytes, unpacked(i), xp, xdp, nb, 1, gl)
+			}
 		}
-		for i := 0; i < r4; {
-			tiles := min(per, (r4-i)/8) // 0: the last 4 rows
-			if pairs > 0 {
+		if pairs == 0 {
+			// One or two groups (decode steps of up to 32 sequences): each through all
+			// the whole tiles in one call. A call per tile, both groups of a tile in
+			// turn while it is in L1, cost more CPU time (llama-134m Q8_0: 2-4% at 8
+			// and 16 tokens, 6-7% at 24 and 32).
+			for g := range groups {
+				if r4 >= 8 {
+					group(g, 0, r4/8)
+				}
+				if r4%8 != 0 {
+					group(g, r4&^7, 0)
+				}
+			}
+		} else {
+			for i := 0; i < r4; i += 8 {
 				for j := i; j < min(r4, i+8); j += 4 {
 					q8TokensZ(&out[j], ldo, &w[j*rowBytes], rowBytes, unpacked(j),
 						&xt.xp[0], &xt.xdp[0], nb, pairs, pairLast)
 				}
-			}
-			for g := pairs; g < groups; g++ {
-				o, xp, xdp, gl := &out[16*g*ldo+i], &xt.xp[g*nb*128], &xt.xdp[g*nb*16], 16
-				if g == groups-1 {
-					gl = last
-				}
-				switch {
-				case tiles > 0 && gl <= 8:
-					q8Tokens8Y(o, ldo, &w[i*rowBytes], rowBytes, at(i), xp, xdp, nb, gl, pfstep, tiles)
-				case tiles > 0:
-					q8Tokens8Z(o, ldo, &w[i*rowBytes], rowBytes, at(i), xp, xdp, nb, gl, pfstep, tiles)
-				default:
-					q8TokensZ(o, ldo, &w[i*rowBytes], rowBytes, unpacked(i), xp, xdp, nb, 1, gl)
+				if pairs < groups {
+					group(groups-1, i, min(1, (r4-i)/8))
 				}
 			}
-			i += max(8*tiles, 4)
 		}
 	}
 	for r := r4; r < rows; r++ {
