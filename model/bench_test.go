@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"kvq/internal/procstat"
 	"kvq/kv"
@@ -149,4 +150,49 @@ func BenchmarkAddNormRows(b *testing.B) {
 			rmsNormRows(y, x, w, dim, 1e-5)
 		}
 	})
+}
+
+// BenchmarkDecodeBatch times decode steps of 16 sequences at once (one token each)
+// after 16-token prompts, as 16 concurrent requests run them, through 128 steps
+// before starting over (f16 cache); ms/step and CPU ms per step are reported.
+func BenchmarkDecodeBatch(b *testing.B) {
+	const seqs, prompt, steps = 16, 16, 128
+	m := benchModel(b)
+	batch := make([]Span, seqs)
+	var c kv.Cache
+	fresh := func() {
+		c, _ = benchCache(b, m, "f16")
+		for i := range batch {
+			seq, err := c.NewSeq()
+			if err != nil {
+				b.Fatal(err)
+			}
+			toks := tokens(m, prompt+i)[i:] // different prompts: no shared history
+			if _, err := m.Forward(c, []Span{{Seq: seq, Tokens: toks}}); err != nil {
+				b.Fatal(err)
+			}
+			batch[i] = Span{Seq: seq, Tokens: []int32{int32(i)}}
+		}
+	}
+	fresh()
+	step := 0
+	var cpu time.Duration // CPU time of the timed steps
+	c0 := procstat.CPU()
+	for b.Loop() {
+		if step == steps {
+			b.StopTimer()
+			cpu += procstat.CPU() - c0
+			fresh()
+			step = 0
+			c0 = procstat.CPU()
+			b.StartTimer()
+		}
+		if _, err := m.Forward(c, batch); err != nil {
+			b.Fatal(err)
+		}
+		step++
+	}
+	b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/step")
+	cpu += procstat.CPU() - c0
+	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/step")
 }
