@@ -32,7 +32,9 @@ const DefaultPassTokens = 64
 type workspace struct {
 	arena                        []float32 // backs x … hb2 (see pass)
 	x, xb, q, k, v, att, hb, hb2 []float32
-	rows                         []int // rows of the pass that need logits
+	rows                         []int     // rows of the pass that need logits
+	selOf                        []int     // per row of the pass: its index in rows, or -1
+	sel                          []float32 // the rows of rows, normalized for the output product
 	logits                       []float32
 	cos, sin                     []float32 // per token × RopeDims/2
 	lcos, lsin                   []float32 // the same for sliding-window layers with their own RoPE base
@@ -49,6 +51,15 @@ type workspace struct {
 	stageLayer, stageN int
 	stageParts         int
 	stagePart          func(i int)
+	// attendPieces' state for runPiece (made once, as stagePart): the cache, layer
+	// and pieces of the loop, whether each piece's stageQK runs in it, and whether
+	// each piece attends on its own (a cache that is not a kv.BatchAttender).
+	pieceCache  kv.Cache
+	pieceLayer  int
+	pieceList   []piece
+	qkFused     bool
+	pieceAttend bool
+	pieceRun    func(i int)
 }
 
 // piece is the part of one span that a pass runs: tokens at positions pos… of seq.
@@ -265,8 +276,10 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 			return fmt.Errorf("model: layer %d q/k/v: %w", li, err)
 		}
 		lt.lap(PartQKV)
-		m.runRows(stageQK, li, n)
-		lt.lap(PartOther)
+		if !m.smallPieces(pieces) {
+			m.runRows(stageQK, li, n)
+			lt.lap(PartOther)
+		}
 		if err := m.attendPieces(c, li, pieces); err != nil {
 			return err
 		}
@@ -288,35 +301,36 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 		}
 		lt.lap(PartDown)
 	}
-	if len(m.layers) > 0 {
-		m.runRows(stageOut, len(m.layers)-1, n)
-	}
-	lt.lap(PartOther)
-	defer lt.lap(PartLogits)
-
 	// Logits only for the rows that need them. They are consecutive rows of the
-	// call's logits: a pass is a contiguous run of the batch's tokens.
+	// call's logits: a pass is a contiguous run of the batch's tokens. The last
+	// stage adds the last layer's output to those rows and normalizes them into sel,
+	// in row order (sel[i] is row ws.rows[i]; ws.selOf maps back).
 	ws.rows = ws.rows[:0]
+	ws.selOf = growInts(ws.selOf, n)
 	row = 0
 	first := -1
 	for _, pc := range pieces {
 		if pc.nLogits > 0 && first < 0 {
 			first = pc.logitRow
 		}
-		for j := len(pc.tokens) - pc.nLogits; j < len(pc.tokens); j++ {
-			ws.rows = append(ws.rows, row+j)
+		for j := range pc.tokens {
+			ws.selOf[row+j] = -1
+			if j >= len(pc.tokens)-pc.nLogits {
+				ws.selOf[row+j] = len(ws.rows)
+				ws.rows = append(ws.rows, row+j)
+			}
 		}
 		row += len(pc.tokens)
 	}
 	nr := len(ws.rows)
+	ws.sel = grow(ws.sel, nr*cfg.Dim)
+	m.runRows(stageOut, len(m.layers)-1, n)
+	lt.lap(PartOther)
+	defer lt.lap(PartLogits)
 	if nr == 0 {
 		return nil
 	}
-	sel := ws.xb[:nr*cfg.Dim] // xb is free now; rows are gathered in increasing order
-	for i, r := range ws.rows {
-		copy(sel[i*cfg.Dim:(i+1)*cfg.Dim], ws.x[r*cfg.Dim:(r+1)*cfg.Dim])
-	}
-	rmsNormRows(sel, sel, m.outNorm, cfg.Dim, cfg.RMSEps)
+	sel := ws.sel
 	logits := ws.logits[first*cfg.Vocab : (first+nr)*cfg.Vocab]
 	if err := linalg.MatMul(logits, m.output, sel, nr); err != nil {
 		return fmt.Errorf("model: output: %w", err)
@@ -329,22 +343,43 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 	return nil
 }
 
+// smallPieces reports whether every piece of the pass has at most minStageRows
+// tokens (a decode step's pieces have one): the per-piece loop of attendPieces then
+// also runs each piece's stageQK, which saves the stage a parallel loop of its own,
+// and the loop's items stay small enough to balance.
+func (m *Model) smallPieces(pieces []piece) bool {
+	if len(pieces) < 2 {
+		return false
+	}
+	for i := range pieces {
+		if len(pieces[i].tokens) > minStageRows {
+			return false
+		}
+	}
+	return true
+}
+
 // attendPieces appends the keys and values of layer li to the cache and attends,
-// for every piece of the pass; the pieces (different sequences) run in parallel. A
-// cache that attends a step's sequences together (kv.BatchAttender: history they
-// share computed once) gets them in one call after the appends.
+// for every piece of the pass; the pieces (different sequences) run in parallel,
+// each after its rows' stageQK when the pieces are small (smallPieces; otherwise
+// the caller has run the stage over all rows). A cache that attends a step's
+// sequences together (kv.BatchAttender: history they share computed once) gets
+// them in one call after the appends.
 func (m *Model) attendPieces(c kv.Cache, li int, pieces []piece) error {
 	if len(pieces) == 1 {
 		return m.attendPiece(c, li, &pieces[0])
 	}
 	ws := &m.ws
 	ws.errs = growErrs(ws.errs, len(pieces))
-	ba, batched := c.(kv.BatchAttender)
-	if batched {
-		workpool.For(linalg.Threads(), len(pieces), func(i int) { ws.errs[i] = m.appendPiece(c, li, &pieces[i]) })
-	} else {
-		workpool.For(linalg.Threads(), len(pieces), func(i int) { ws.errs[i] = m.attendPiece(c, li, &pieces[i]) })
+	_, batched := c.(kv.BatchAttender)
+	ws.stage, ws.stageLayer = stageQK, li
+	ws.qkFused = m.smallPieces(pieces)
+	ws.pieceCache, ws.pieceLayer, ws.pieceList, ws.pieceAttend = c, li, pieces, !batched
+	if ws.pieceRun == nil {
+		ws.pieceRun = m.runPiece // made once: a method value per call would be garbage
 	}
+	workpool.For(linalg.Threads(), len(pieces), ws.pieceRun)
+	ws.pieceCache, ws.pieceList = nil, nil
 	for _, err := range ws.errs {
 		if err != nil {
 			return err
@@ -353,6 +388,7 @@ func (m *Model) attendPieces(c kv.Cache, li int, pieces []piece) error {
 	if !batched {
 		return nil
 	}
+	ba := c.(kv.BatchAttender)
 	qd := m.Heads * m.HeadDim
 	ws.bseqs, ws.bq, ws.bout = ws.bseqs[:0], ws.bq[:0], ws.bout[:0]
 	for i := range pieces {
@@ -365,6 +401,21 @@ func (m *Model) attendPieces(c kv.Cache, li int, pieces []piece) error {
 		return fmt.Errorf("model: layer %d: %w", li, err)
 	}
 	return nil
+}
+
+// runPiece is attendPieces' work for piece i: its rows' stageQK when fused, then
+// its append (and, for a cache that attends sequence by sequence, its attention).
+func (m *Model) runPiece(i int) {
+	ws := &m.ws
+	pc := &ws.pieceList[i]
+	if ws.qkFused {
+		m.stageRows(pc.row, pc.row+len(pc.tokens))
+	}
+	if ws.pieceAttend {
+		ws.errs[i] = m.attendPiece(ws.pieceCache, ws.pieceLayer, pc)
+	} else {
+		ws.errs[i] = m.appendPiece(ws.pieceCache, ws.pieceLayer, pc)
+	}
 }
 
 // appendPiece appends the keys and values of layer li of one piece.
@@ -496,6 +547,13 @@ func addBiasRows(x, b []float32) {
 	for r := 0; r < len(x); r += len(b) {
 		addRows(x[r:r+len(b)], b)
 	}
+}
+
+func growInts(b []int, n int) []int {
+	if cap(b) < n {
+		return make([]int, n)
+	}
+	return b[:n]
 }
 
 func growErrs(b []error, n int) []error {

@@ -16,7 +16,7 @@ const (
 	stageQK                     // biases, per-head q/k norms and RoPE of q and k
 	stageFFNIn                  // the attention output added to x; x normalized into xb
 	stageAct                    // SwiGLU (or GeGLU) of hb and hb2 into hb
-	stageOut                    // the last layer's FFN output added to x
+	stageOut                    // the last layer's FFN output added to x (li < 0: no layers); the rows that need logits normalized into sel
 )
 
 // minStageRows is the fewest token rows a thread takes in runRows: below it a
@@ -48,9 +48,20 @@ func (m *Model) runRows(s rowStage, li, n int) {
 func (m *Model) stageRows(r0, r1 int) {
 	cfg, ws := &m.Config, &m.ws
 	li := ws.stageLayer
-	ly := &m.layers[li]
 	dim := cfg.Dim
 	x, xb := ws.x[r0*dim:r1*dim], ws.xb[r0*dim:r1*dim]
+	if ws.stage == stageOut {
+		if li >= 0 {
+			m.addOutput(x, xb, m.layers[li].postFFN)
+		}
+		for r := r0; r < r1; r++ {
+			if i := ws.selOf[r]; i >= 0 {
+				rmsNormRows(ws.sel[i*dim:(i+1)*dim], ws.x[r*dim:(r+1)*dim], m.outNorm, dim, cfg.RMSEps)
+			}
+		}
+		return
+	}
+	ly := &m.layers[li]
 	switch ws.stage {
 	case stageAttnIn:
 		if li > 0 {
@@ -99,8 +110,6 @@ func (m *Model) stageRows(r0, r1 int) {
 				_ = linalg.SiLUMul(g, u)
 			}
 		}
-	case stageOut:
-		m.addOutput(x, xb, ly.postFFN)
 	}
 }
 

@@ -8,12 +8,12 @@ type Part int
 // The parts of a forward pass, in the order a layer runs them.
 const (
 	PartQKV       Part = iota // the query, key and value products
-	PartAttention             // the KV cache: reserving, appending and attending
+	PartAttention             // the KV cache: reserving, appending and attending (and RoPE when fused with the appends, see attendPieces)
 	PartAttnOut               // the attention output product
 	PartGateUp                // the FFN's gate and up products
 	PartDown                  // the FFN's down product
-	PartLogits                // the final norm and the output product
-	PartOther                 // embeddings, norms, RoPE, biases, residual adds, SwiGLU
+	PartLogits                // the output product (and the final soft cap)
+	PartOther                 // embeddings, norms (the final one too), RoPE, biases, residual adds, SwiGLU
 	NumParts
 )
 
