@@ -128,20 +128,18 @@ type Config struct {
 	// faulted in ahead of need (kv.Store.Prefault): whenever nothing runs or waits,
 	// it makes free blocks until they hold Prefault bytes or the cache's budget is
 	// made, so that steps take blocks whose pages the kernel has already zeroed
-	// instead of stopping for that. It works in slices of PrefaultSlice: a request
-	// that arrives meanwhile waits at most about that long. Its memory counts in
-	// PoolStats.BlocksMade and HeldBytes, not in the budget's AllocBytes. 0: off.
+	// instead of stopping for that. It works a piece at a time (one call of
+	// kv.Store.Prefault with no time to spare: 512 KiB), looking for new work in
+	// between: a request that arrives meanwhile waits for that piece. Its memory
+	// counts in PoolStats.BlocksMade and HeldBytes, not in the budget's AllocBytes.
+	// 0: off.
 	Prefault int64
 	// OnPrefault, if not nil, is called on the scheduler goroutine when idle-time
 	// prefaulting reaches Prefault (or the budget): the bytes faulted in since it
-	// began, and the time spent on it (slices interrupted by work do not count the
+	// began, and the time spent on it (pieces interrupted by work do not count the
 	// work).
 	OnPrefault func(bytes int64, spent time.Duration)
 }
-
-// PrefaultSlice is the longest an engine with nothing to do spends prefaulting
-// (Config.Prefault) before it looks for new work again.
-const PrefaultSlice = 2 * time.Millisecond
 
 // prefaulter is implemented by caches that can make block memory ahead of need
 // (kv.Store).
@@ -259,7 +257,7 @@ type Engine struct {
 	hold bool
 	// Idle-time prefaulting (Config.Prefault): pf is the cache's, nil when off.
 	// pfDone is set once it has nothing more to do, until the next step; pfRun
-	// while a run (slices until pfDone) is under way, with pfFrom the
+	// while a run (pieces until pfDone) is under way, with pfFrom the
 	// PoolStats.PrefaultBytes it began at and pfSpent its time so far.
 	pf            prefaulter
 	pfDone, pfRun bool

@@ -130,7 +130,7 @@ func TestPrefaultIdle(t *testing.T) {
 }
 
 // TestPrefaultYields: a request that arrives while the engine prefaults runs at the
-// next step, with no prefault slice before its end, and gives the tokens it gives
+// next step, with no prefault piece before its end, and gives the tokens it gives
 // alone; prefaulting resumes when the engine is idle again, up to Prefault.
 func TestPrefaultYields(t *testing.T) {
 	m := loadModel(t)

@@ -176,7 +176,7 @@ func (e *Engine) loop() {
 				return
 			}
 			if e.prefault() {
-				continue // a slice at a time: new work is taken in between
+				continue // a piece at a time: new work is taken in between
 			}
 			<-e.wake
 			continue
@@ -187,7 +187,7 @@ func (e *Engine) loop() {
 	}
 }
 
-// prefault runs one slice of idle-time prefaulting (Config.Prefault) and reports
+// prefault runs one piece of idle-time prefaulting (Config.Prefault) and reports
 // whether more remains.
 func (e *Engine) prefault() bool {
 	if e.pf == nil || e.pfDone {
@@ -198,7 +198,11 @@ func (e *Engine) prefault() bool {
 		e.pfRun, e.pfFrom, e.pfSpent = true, e.stats.Pool.PrefaultBytes, 0
 	}
 	t := time.Now()
-	more := e.pf.Prefault(e.cfg.Prefault, PrefaultSlice)
+	// One piece per call, then a look for new work: on a loaded machine slices of
+	// 2 ms ran to 8.7 ms at the median (a piece, a huge page made and zeroed by the
+	// kernel, took up to tens of ms), and a request arriving meanwhile waited the
+	// slice out.
+	more := e.pf.Prefault(e.cfg.Prefault, 0)
 	e.pfSpent += time.Since(t)
 	e.publish(nil) // the pool's figures grew
 	if !more {
