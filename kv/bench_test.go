@@ -112,12 +112,26 @@ func BenchmarkDecodeAttentionKernels(b *testing.B) {
 func BenchmarkStepAttention(b *testing.B) {
 	for _, spec := range []string{"f16", "q8", "kivi4/kivi2"} {
 		for _, c := range [][2]int{{16, 16}, {16, 64}, {16, 144}, {16, 512}, {1, 4096}} {
-			b.Run(fmt.Sprintf("%s/seqs=%d/ctx=%d", spec, c[0], c[1]), func(b *testing.B) { benchStep(b, spec, c[0], c[1]) })
+			b.Run(fmt.Sprintf("%s/seqs=%d/ctx=%d", spec, c[0], c[1]), func(b *testing.B) { benchStep(b, spec, c[0], c[1], false) })
 		}
 	}
 }
 
-func benchStep(b *testing.B, spec string, seqs, ctx int) {
+// BenchmarkStepAttendBatch is BenchmarkStepAttention's step as a model runs it: per
+// layer every sequence appends, then one AttendBatch attends them all (on
+// DefaultWorkers goroutines).
+//
+//	go test ./kv -run '^$' -bench StepAttendBatch -benchtime=100x
+func BenchmarkStepAttendBatch(b *testing.B) {
+	for _, spec := range []string{"f16", "q8"} {
+		for _, ctx := range []int{16, 64, 144} {
+			b.Run(fmt.Sprintf("%s/seqs=16/ctx=%d", spec, ctx), func(b *testing.B) { benchStep(b, spec, 16, ctx, true) })
+		}
+	}
+}
+
+// benchStep runs BenchmarkStepAttention's step, through AttendBatch if batch.
+func benchStep(b *testing.B, spec string, seqs, ctx int, batch bool) {
 	const layers, heads, d = 12, 12, 64
 	st, err := New(Config{Layers: layers, Heads: heads, KVHeads: heads, HeadDim: d, Spec: MustParseSpec(spec)})
 	if err != nil {
@@ -143,6 +157,10 @@ func benchStep(b *testing.B, spec string, seqs, ctx int) {
 	}
 	q := normals(r, rl)
 	out := make([]float32, rl)
+	qs, outs := make([][]float32, seqs), make([][]float32, seqs)
+	for i := range qs {
+		qs[i], outs[i] = q, make([]float32, rl)
+	}
 	undo := true
 	step := func() {
 		for _, id := range ids {
@@ -155,7 +173,15 @@ func benchStep(b *testing.B, spec string, seqs, ctx int) {
 				if err := st.Append(l, id, k[(ctx-1)*rl:], v[(ctx-1)*rl:]); err != nil {
 					b.Fatal(err)
 				}
+				if batch {
+					continue
+				}
 				if err := st.Attend(l, id, q, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if batch {
+				if err := st.AttendBatch(l, ids, qs, outs); err != nil {
 					b.Fatal(err)
 				}
 			}
