@@ -241,9 +241,7 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 	sc.qs = grow32(sc.qs, 2*t*hd)
 	qs, vqs := sc.qs[:t*hd], sc.qs[t*hd:]
 	for j, i := range g.members {
-		for c, x := range q[i] {
-			qs[j*hd+c] = x * scale
-		}
+		scaleTo(qs[j*hd:], q[i], scale)
 	}
 	psh := Shape{Heads: sh.KVHeads * t * group, KVHeads: sh.KVHeads, HeadDim: d}
 	for kh := 0; kh < sh.KVHeads; kh++ {

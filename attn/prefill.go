@@ -145,10 +145,7 @@ func (sc *Scratch) tilePass(out, q []float32, i0, i1 int, sh Shape, shared []Spa
 			for g := 0; g < group; g++ {
 				vh := (kh*t+j)*group + g
 				src := q[(i0+j)*hd+(kh*group+g)*d:][:d]
-				dst := sc.qs[vh*d : (vh+1)*d]
-				for c, x := range src {
-					dst[c] = x * scale
-				}
+				scaleTo(sc.qs[vh*d:], src, scale)
 				ts.visible[vh] = tokens[j]
 			}
 		}
@@ -177,10 +174,8 @@ func (sc *Scratch) tilePass(out, q []float32, i0, i1 int, sh Shape, shared []Spa
 		for kh := 0; kh < sh.KVHeads; kh++ {
 			for g := 0; g < group; g++ {
 				h, vh := kh*group+g, (kh*t+j)*group+g
-				inv := float32(1 / p.l[vh]) // every query sees its first token: l > 0
-				for c, a := range p.acc[vh*d : (vh+1)*d] {
-					o[h*d+c] = a * inv
-				}
+				// Every query sees its first token: l > 0.
+				scaleTo(o[h*d:], p.acc[vh*d:(vh+1)*d], float32(1/p.l[vh]))
 			}
 		}
 	}
