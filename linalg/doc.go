@@ -34,16 +34,17 @@
 // s = s + (d_w·d_x)·dot, three rounded float32 operations, block after block):
 // q8Rows1Z for up to 5 tokens (a row at a time, each token in turn), q8TokensZ from 6
 // (16-token groups in the lanes, each row's four codes broadcast into a VPDPBUSD per
-// group, so a weight read from cache serves 16 tokens: from 3 groups, groups in pairs
-// by 4-row tiles; a group left alone, as the one group of a 16-sequence decode step,
-// and each of two groups, by 8-row tiles, q8Tokens8Z, so that 8 rows share each load
-// of its codes, on YMM registers when it has at most 8 tokens, q8Tokens8Y, each group
+// group, so a weight read from cache serves 16 tokens: from 4 groups, groups in pairs
+// by 4-row tiles, a group left over by 8-row tiles; up to 3 groups, as decode steps
+// of up to 48 sequences have, each by 8-row tiles, q8Tokens8Z, so that 8 rows share
+// each load of its codes, on YMM registers when it has at most 8 tokens, q8Tokens8Y,
 // through all the tiles of a call in one; its weights, which it reads once per group,
-// are prefetched to L2 two tiles ahead in memory order). Activations are packed for it once per call (packTokens); the per-block
-// weight scales and code sums it needs are made once per matrix (made by NewMatrix) at
-// its first many-token product and kept, in one table of 8-row tiles: 4 bytes per 32
-// weights (the binary16 scale and the negated code sum, widened per block and tile by
-// the kernels), which streams from memory beside the weights' 34. Q4_K
+// are prefetched to L2 two tiles ahead in memory order). Activations are packed for
+// it once per call (packTokens); the per-block weight scales and code sums it needs
+// are made once per matrix (made by NewMatrix) at its first many-token product and
+// kept, in one table of 8-row tiles: 4 bytes per 32 weights (the binary16 scale and
+// the negated code sum, widened per block and tile by the kernels), which streams
+// from memory beside the weights' 34. Q4_K
 // products of 6 or more tokens go through q4kTokensZ, which gives each token the sum
 // of the one-token AVX2 kernel bit for bit (its eight sub-block lanes become eight
 // registers of 16 tokens each, updated by the same fused multiply-adds and added in

@@ -100,10 +100,10 @@ func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt token
 		// at(i) is the table of the 4 or 8 rows from row i, a multiple of 4.
 		at := func(i int) *uint32 { return &ent[(i&^7)*nb+i&4] }
 		last := n - 16*(groups-1)
-		// Groups in pairs by 4-row tiles, but for two groups, and a group left
-		// alone, by 8-row tiles.
+		// From 4 groups, groups in pairs by 4-row tiles (a group left over by 8-row
+		// tiles); up to 3 groups each by 8-row tiles (see group).
 		pairs := groups &^ 1
-		if groups == 2 {
+		if groups <= 3 {
 			pairs = 0
 		}
 		pairLast := 16
@@ -138,10 +138,12 @@ func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt token
 			}
 		}
 		if pairs == 0 {
-			// One or two groups (decode steps of up to 32 sequences): each through all
-			// the whole tiles in one call. A call per tile, both groups of a tile in
+			// Up to 3 groups (decode steps of up to 48 sequences): each through all
+			// the whole tiles in one call. A call per tile, the groups of a tile in
 			// turn while it is in L1, cost more CPU time (llama-134m Q8_0: 2-4% at 8
-			// and 16 tokens, 6-7% at 24 and 32).
+			// and 16 tokens, 6-7% at 24 and 32), and 3 groups as a pair and a group
+			// left over 7% more at 36 and 48 tokens; from 64 tokens pairs cost the
+			// same or less.
 			for g := range groups {
 				if r4 >= 8 {
 					group(g, 0, r4/8)
