@@ -3,6 +3,7 @@ package model
 import (
 	"kvq/internal/workpool"
 	"kvq/linalg"
+	"kvq/quant"
 )
 
 // rowStage is a piece of a layer's per-token work between its matrix products: the
@@ -88,12 +89,8 @@ func (m *Model) stageRows(r0, r1 int) {
 		}
 		for r := r0; r < r1; r++ {
 			cs, sn := cos[r*half:(r+1)*half], sin[r*half:(r+1)*half]
-			for h := range cfg.Heads {
-				m.rope(ws.q[r*qd+h*hd:r*qd+(h+1)*hd], cs, sn)
-			}
-			for h := range cfg.KVHeads {
-				m.rope(ws.k[r*kvd+h*hd:r*kvd+(h+1)*hd], cs, sn)
-			}
+			quant.RotateHeads(ws.q[r*qd:(r+1)*qd], cfg.Heads, hd, cs, sn, cfg.RopeNeoX)
+			quant.RotateHeads(ws.k[r*kvd:(r+1)*kvd], cfg.KVHeads, hd, cs, sn, cfg.RopeNeoX)
 		}
 	case stageFFNIn:
 		m.addOutputNorm(x, xb, ly.postAttn, ly.ffnNorm)

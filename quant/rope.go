@@ -237,6 +237,32 @@ func RotatePairs(x, cos, sin []float32, neox bool) {
 	}
 }
 
+// RotateHeads rotates each of the n head vectors of d values in x (head i at
+// x[i*d:]) by the same angles, as RotatePairs rotates one: the same bits (a pair's
+// x0·cos − x1·sin is x0·cos + x1·(−sin), and x1·cos + x0·sin its sum in the other
+// order). The SIMD kernel set rotates a head eight values at a time (ropeRowsAsm,
+// the angles spread once for all the heads), where RotatePairs takes a pair at a
+// time: 12 heads of 64 values took 343–351 ns against 876–884
+// (BenchmarkRotateHeads).
+func RotateHeads(x []float32, n, d int, cos, sin []float32, neox bool) {
+	h := len(cos)
+	var buf [512]float32 // on the stack: rotateRowsSIMD does not keep it
+	if 4*h > len(buf) || active.Load() != simdKernels {
+		for i := range n {
+			RotatePairs(x[i*d:(i+1)*d], cos, sin, neox)
+		}
+		return
+	}
+	sin = sin[:h]
+	sp := buf[:4*h]
+	for j := range h {
+		putSpread(sp, h, j, cos[j], sin[j], neox)
+	}
+	for i := range n {
+		rotateRowsSIMD(x[i*d:(i+1)*d], 1, d, sp, 2*h, neox)
+	}
+}
+
 // rotateRowsGo rotates the n rows of d values at x (row i at x[i*d:]) by the spread
 // angles at sp[i·2·dims:] (RoPE.spread from some offset): row = row∘cos +
 // partner(row)∘sin over the first dims values. It is the scalar twin of rotateRows.

@@ -33,6 +33,12 @@ func ropeRowsAsm(x []float32, n, d int, sp []float32, dims int, neox bool) {
 	ropeRowsAVX2(&x[0], n, d, &sp[0], dims, neox)
 }
 
+// rotateRowsSIMD is the SIMD set's ropeRows, called by name (RotateHeads: a stack
+// buffer passed to a function value would be moved to the heap).
+func rotateRowsSIMD(x []float32, n, d int, sp []float32, dims int, neox bool) {
+	ropeRowsAsm(x, n, d, sp, dims, neox)
+}
+
 // dotRoPEFold1 is the one-query pre-RoPE score kernel, ropeFoldGo in AVX2 (contract
 // in rope_amd64.s).
 //

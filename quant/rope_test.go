@@ -243,3 +243,79 @@ func TestRoPEBackSpread(t *testing.T) {
 		}
 	}
 }
+
+// TestRotateHeads: RotateHeads gives each head RotatePairs's bits, under every
+// kernel set, for both pair layouts, rotated widths the SIMD kernel takes and not
+// (and one too wide for its buffer), all or part of each head, values and angles
+// with signed zeros among them; and it allocates nothing.
+func TestRotateHeads(t *testing.T) {
+	r := rand.New(rand.NewPCG(81, 82))
+	prev := active.Load()
+	defer active.Store(prev)
+	vals := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			switch r.IntN(10) {
+			case 0:
+				x[i] = 0
+			case 1:
+				x[i] = float32(math.Copysign(0, -1))
+			default:
+				x[i] = float32(r.NormFloat64() * 3)
+			}
+		}
+		return x
+	}
+	for _, set := range kernelSets() {
+		active.Store(set)
+		for _, neox := range []bool{false, true} {
+			for _, c := range [][2]int{{64, 64}, {64, 32}, {128, 128}, {80, 80}, {24, 24}, {6, 6}, {64, 48}, {320, 320}} {
+				d, dims := c[0], c[1]
+				for _, n := range []int{1, 3, 12} {
+					name := fmt.Sprintf("%s/neox=%v/d=%d/dims=%d/n=%d", set.name, neox, d, dims, n)
+					cos, sin := vals(dims/2), vals(dims/2)
+					got := vals(n * d)
+					want := append([]float32(nil), got...)
+					for i := range n {
+						RotatePairs(want[i*d:(i+1)*d], cos, sin, neox)
+					}
+					RotateHeads(got, n, d, cos, sin, neox)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s: value %d = %v, RotatePairs %v", name, i, got[i], want[i])
+						}
+					}
+					if a := testing.AllocsPerRun(10, func() { RotateHeads(got, n, d, cos, sin, neox) }); a != 0 {
+						t.Fatalf("%s: %v allocations", name, a)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkRotateHeads rotates a token's 12 query heads of 64 values (llama-134m) by
+// one position's angles: RotateHeads against RotatePairs per head.
+//
+//	go test ./quant -run '^$' -bench RotateHeads
+func BenchmarkRotateHeads(b *testing.B) {
+	const heads, d = 12, 64
+	x := make([]float32, heads*d)
+	cos, sin := make([]float32, d/2), make([]float32, d/2)
+	for j := range cos {
+		s, c := math.Sincos(float64(j) / 7)
+		sin[j], cos[j] = float32(s), float32(c)
+	}
+	b.Run("pairs", func(b *testing.B) {
+		for range b.N {
+			for h := range heads {
+				RotatePairs(x[h*d:(h+1)*d], cos, sin, false)
+			}
+		}
+	})
+	b.Run("heads", func(b *testing.B) {
+		for range b.N {
+			RotateHeads(x, heads, d, cos, sin, false)
+		}
+	})
+}
