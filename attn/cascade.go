@@ -2,6 +2,7 @@ package attn
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"kvq/quant"
 )
@@ -65,7 +66,10 @@ func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *
 	}
 
 	// Views alone: one Decode each, spread over the workers (each on one goroutine:
-	// the results do not depend on it).
+	// the results do not depend on it). Each worker takes the next view not yet
+	// taken, so that views of different lengths, or a worker slowed by other load,
+	// leave the others no more than one view's work to wait for (a fixed share per
+	// worker left the caller waiting for the rest of a descheduled helper's share).
 	one := opt
 	one.Workers = 1
 	if len(sc.alone) == 1 {
@@ -76,8 +80,13 @@ func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *
 	}
 	aw := min(workers, len(sc.alone))
 	errs := growErrs(&sc.errs, aw)
+	sc.nextAlone.Store(0)
 	runAlone := func(w int) {
-		for k := w; k < len(sc.alone); k += aw {
+		for {
+			k := int(sc.nextAlone.Add(1)) - 1
+			if k >= len(sc.alone) {
+				return
+			}
 			i := sc.alone[k]
 			if err := Decode(out[i], q[i], sh, views[i], one, sc.sub[w]); err != nil {
 				errs[w] = fmt.Errorf("query %d: %w", i, err)
@@ -123,7 +132,9 @@ type BatchScratch struct {
 	chunks [][2]int
 	parts  []partial    // the shared pass's states (see cascade)
 	own    []ownScratch // per worker
-	stats  BatchStats
+	// nextAlone is the next index of alone that no worker has taken.
+	nextAlone atomic.Int32
+	stats     BatchStats
 }
 
 // Stats returns the statistics of the last DecodeBatch.
