@@ -93,8 +93,9 @@ func (p *RowPlan) DotRowsPrepared(scores []float32, ld int, q, pq []float32, g i
 
 // DotRowsNext is DotRowsPrepared for a caller that reads the rows in next (stride
 // bytes apart too) next: the kernels that can, as they read row i of src, ask for
-// the lines of row i of next (the rows next holds) into the core's L2 cache, instead
-// of the lines past the rows. The scores are DotRowsPrepared's, bit for bit.
+// the lines of row i of next (the rows next holds; into L2 or L1, whichever
+// measured faster for the kernel), instead of the lines past the rows. The scores
+// are DotRowsPrepared's, bit for bit.
 //
 // The next reads of decode attention over a cache are the next KV head's rows of a
 // span, then the values: when a span is partly filled (a sequence's last span), the

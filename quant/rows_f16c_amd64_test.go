@@ -185,8 +185,8 @@ func TestAheadRows(t *testing.T) {
 
 // TestNextKernels: F16 rows of one to three queries with F16C, and Int8 rows with
 // AVX-512 VNNI, go through the kernels that ask for the next rows (dotF16R4Next,
-// addF16Q1x64Next; dotInt8R8I16ZNext, addInt8Q1x64ZNext), which TestRowPlanNext
-// checks against the others.
+// addF16Q1x64Next; dotInt8R8I16Z, addInt8Q1x64ZNext), which TestRowPlanNext checks
+// against the others.
 func TestNextKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(75, 76))
 	for _, c := range []struct {
