@@ -560,11 +560,11 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 					var next []byte
 					switch {
 					case kh+1 < kh1:
-						next = nextRows(&batch[si].K, kh, batch[si].N, &batch[si].K, kh+1, batch[si].N)
+						next = nextRows(&batch[si].K, &batch[si].K, kh+1, batch[si].N)
 					case si+1 < len(batch):
-						next = nextRows(&batch[si].K, kh, batch[si].N, &batch[si+1].K, kh0, batch[si+1].N)
+						next = nextRows(&batch[si].K, &batch[si+1].K, kh0, batch[si+1].N)
 					default:
-						next = nextRows(&batch[si].K, kh, batch[si].N, &batch[0].V, kh0, batch[0].N)
+						next = nextRows(&batch[si].K, &batch[0].V, kh0, batch[0].N)
 					}
 					// The group heads in p.dotSplit calls of sg heads each.
 					for i, sg := 0, group/p.dotSplit; i < p.dotSplit; i++ {
@@ -623,13 +623,13 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 					var next []byte
 					switch {
 					case kh+1 < kh1:
-						next = nextRows(&batch[si].V, kh, batch[si].N, &batch[si].V, kh+1, batch[si].N)
+						next = nextRows(&batch[si].V, &batch[si].V, kh+1, batch[si].N)
 					case si+1 < len(batch):
-						next = nextRows(&batch[si].V, kh, batch[si].N, &batch[si+1].V, kh0, batch[si+1].N)
+						next = nextRows(&batch[si].V, &batch[si+1].V, kh0, batch[si+1].N)
 					case kh1 < khHi:
-						next = nextRows(&batch[si].V, kh, batch[si].N, &batch[0].K, kh1, batch[0].N)
+						next = nextRows(&batch[si].V, &batch[0].K, kh1, batch[0].N)
 					case len(spans) > 0:
-						next = nextRows(&batch[si].V, kh, batch[si].N, &spans[0].K, khLo, spans[0].N)
+						next = nextRows(&batch[si].V, &spans[0].K, khLo, spans[0].N)
 					}
 					for i, ag := 0, group/p.addSplit; i < p.addSplit; i++ {
 						h := kh*group + i*ag
@@ -671,17 +671,17 @@ func rowsBytes(c *Src, kh, n int) []byte {
 	return b
 }
 
-// nextRows returns, for the kernels reading the n rows of KV head kh of c, the rows
-// read after them (those of head nkh of nc, nn of them) for the kernels to ask for
-// as they read (quant.RowPlan.DotRowsNext), or nil; both sides must be rows of one
-// stride. Where c's rows are part of a span (a sequence's last span, rowsBytes
+// nextRows returns, for the kernels reading rows of c, the rows read after them
+// (those of KV head nkh of nc, nn of them) for the kernels to ask for as they read
+// (quant.RowPlan.DotRowsNext), or nil; both sides must be rows of one stride, read
+// through a plan. Where c's rows are part of a span (a sequence's last span, rowsBytes
 // clips them), the kernels asked for nothing past them otherwise (past them lie
 // unused slots), and each head's rows were read from memory as the kernels reached
 // them; where they are a whole span, the next head's rows one head ahead beat the
 // lines PFDIST ahead. BenchmarkStepAttention (package kv), f16, cpu-ms per step:
 // 16 sequences of 64 tokens 5.4–6.2 → 3.7–3.8 (parts of spans only), one of 4096
 // 11.7–13.8 → 9.5–10.5 (whole spans as well).
-func nextRows(c *Src, kh, n int, nc *Src, nkh, nn int) []byte {
+func nextRows(c, nc *Src, nkh, nn int) []byte {
 	if c.Kind != Rows || c.Plan == nil || nc.Kind != Rows || nc.Stride != c.Stride {
 		return nil
 	}
