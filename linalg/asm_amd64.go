@@ -9,15 +9,15 @@ import (
 )
 
 // detectSIMD returns, on CPUs with AVX2 and FMA, the scalar set with the assembly
-// kernels in place ("avx2-asm"): F32 dots, SiLU and the quantization of activations;
-// with F16C as well the F16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K products. Every AVX2 CPU made has F16C; without it the other kernels stay scalar. With
-// AVX-512 VNNI as well ("avx512-vnni"), Q8_0 products take the exact kernels of
+// kernels in place ("avx2-asm"): F32 dots, SiLU, argmax and the quantization and
+// packing of activations; with F16C as well the F16, Q8_0, Q4_0, Q5_0, Q4_K and Q6_K
+// products. Every AVX2 CPU made has F16C; without it the other kernels stay scalar.
+// With AVX-512 VNNI as well ("avx512-vnni"), Q8_0 products take the exact kernels of
 // q8z_amd64.s, for one token and for many, Q4_0 and Q5_0 products those of
 // q45z_amd64.s, Q4_K, Q6_K and F16 products of many tokens those of q4kz_amd64.s,
-// q6kz_amd64.s and f16z_amd64.s, and with VBMI and GFNI the one-token IQ4_NL, IQ4_XS, Q3_K and Q2_K
-// products those of iq4_amd64.s and q3k_amd64.s; KVQ_NOAVX512=1 in the environment keeps
-// the AVX2 set (to compare).
-
+// q6kz_amd64.s and f16z_amd64.s, and with VBMI and GFNI the one-token IQ4_NL, IQ4_XS,
+// Q3_K and Q2_K products those of iq4_amd64.s and q3k_amd64.s; KVQ_NOAVX512=1 in the
+// environment keeps the AVX2 set (to compare).
 func detectSIMD() *kernelSet {
 	if !cpufeat.AVX2FMA {
 		return nil

@@ -40,11 +40,11 @@
 // each load of its codes, on YMM registers when it has at most 8 tokens, q8Tokens8Y,
 // through all the tiles of a call in one; its weights, which it reads once per group,
 // are prefetched to L2 two tiles ahead in memory order). Activations are packed for
-// it once per call (packTokens); the per-block weight scales and code sums it needs
-// are made once per matrix (made by NewMatrix) at its first many-token product and
-// kept, in one table of 8-row tiles: 4 bytes per 32 weights (the binary16 scale and
-// the negated code sum, widened per block and tile by the kernels), which streams
-// from memory beside the weights' 34. Q4_K
+// it once per call (packTokens: 8 tokens at a time by an AVX2 transpose, pack8); the
+// per-block weight scales and code sums it needs are made once per matrix (made by
+// NewMatrix) at its first many-token product and kept, in one table of 8-row tiles: 4
+// bytes per 32 weights (the binary16 scale and the negated code sum, widened per block
+// and tile by the kernels), which streams from memory beside the weights' 34. Q4_K
 // products of 6 or more tokens go through q4kTokensZ, which gives each token the sum
 // of the one-token AVX2 kernel bit for bit (its eight sub-block lanes become eight
 // registers of 16 tokens each, updated by the same fused multiply-adds and added in
@@ -84,8 +84,9 @@
 //
 // Each hot kernel has a portable scalar version (kernels.go), which is the reference the
 // conformance tests check every other version against. On amd64 CPUs with AVX2 and FMA,
-// Go assembly runs the F32 dots (one call per weight row and token block, f32_amd64.s)
-// and SiLUMul (its exponential a polynomial) in every build; with F16C also the F16
+// Go assembly runs the F32 dots (one call per weight row and token block, f32_amd64.s),
+// SiLUMul (its exponential a polynomial) and the quantizing and packing of activations
+// (quant_amd64.s) in every build; with F16C also the F16
 // kernels and the Q8_0, Q4_0, Q5_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS
 // products (f16c_amd64.s, q8_amd64.s, q45_amd64.s, q4k_amd64.s, q5k_amd64.s, q3k_amd64.s,
 // q6k_amd64.s, iq4_amd64.s; rows_amd64.go, kquants_amd64.go), which widen binary16 scales with

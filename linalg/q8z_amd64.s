@@ -25,15 +25,15 @@
 // (on ZMMs, SG = STOREGROUP) and of q8Tokens8Y (on YMMs, SG = STOREGROUP8), the same
 // instructions on either width, tile after tile (the tile's rows, table and outputs
 // kept at 64, 72 and 80(SP), the tiles left at 88(SP)): the group's codes in x, its
-// scales in xd, the 8 rows'
-// int32 sums of a block in a0..a7 (started at the tables' −128·Σcode), their float32
-// sums in f0..f7, the transposes through t0..t3 into t4..t7 (the registers SG stores).
-// R12 points at rows 4–7; R11 at the 8 rows after the next 8, prefetched pfstep (R10)
-// bytes a block, and their tables at R9(BX): one line after each of the block's first
-// six dwords, not all six at the block's start (1-4% less CPU time at 8, 16 and 32
-// tokens, llama-134m Q8_0). The registers are arguments (the assembler
-// pastes no tokens); the labels are local to the TEXT that uses it. Defined before any
-// TEXT, so that go vet does not check its frame references against another function's.
+// scales in xd, the 8 rows' int32 sums of a block in a0..a7 (started at the tables'
+// −128·Σcode), their float32 sums in f0..f7, the transposes through t0..t3 into
+// t4..t7 (the registers SG stores). R12 points at rows 4–7; R11 at the 8 rows after
+// the next 8, prefetched pfstep (R10) bytes a block, and their tables at R9(BX): one
+// line after each of the block's first six dwords, not all six at the block's start
+// (1-4% less CPU time at 8, 16 and 32 tokens, llama-134m Q8_0). The registers are
+// arguments (the assembler pastes no tokens); the labels are local to the TEXT that
+// uses it. Defined before any TEXT, so that go vet does not check its frame references
+// against another function's.
 #define TOKENS8(x, xd, a0, a1, a2, a3, a4, a5, a6, a7, f0, f1, f2, f3, f4, f5, f6, f7, t0, t1, t2, t3, t4, t5, t6, t7, SG) \
 	MOVQ w+16(FP), SI \
 	MOVQ SI, 64(SP) \
@@ -373,7 +373,7 @@ udone:
 // func q8TokensZ(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, groups, last int)
 // The 4-row tile of Q8_0 rows at w (row stride rowBytes; their table entries as
 // q8UnpackZ unpacks them at tab, 64 bytes a block: the scales as float32, then
-// −128·Σcode) against groups 16-token groups packed by packTokensZ (xp,
+// −128·Σcode) against groups 16-token groups packed by packTokens (xp,
 // xdp): row i of token 16g+t to out[(16g+t)·ldo+i], for every t of a group but the
 // last, of which only its first last tokens are stored. Groups go two at a time,
 // tokens in the lanes: per block and dword, each row's four codes broadcast against
@@ -541,11 +541,11 @@ tstored:
 // func q8Tokens8Z(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, last, pfstep, tiles int)
 // q8TokensZ for tiles 8-row tiles (the 8-row tiles of q8PrepZ's tables from tab, 32
 // bytes a block; tiles ≥ 1), one after the other in one call, and one group, of which
-// the first last tokens are stored: a weight dword broadcast
-// serves only one group, so 8 rows share each load of the group's codes, and 8
-// accumulators each take one VPDPBUSD per dword. The 8 rows after the next 8, which
-// it reads once, are prefetched to L2 in memory order, pfstep bytes a block, and their
-// tables with them. Each token's sums are q8TokensZ's, bit for bit.
+// the first last tokens are stored: a weight dword broadcast serves only one group, so
+// 8 rows share each load of the group's codes, and 8 accumulators each take one
+// VPDPBUSD per dword. The 8 rows after the next 8, which it reads once, are prefetched
+// to L2 in memory order, pfstep bytes a block, and their tables with them. Each token's
+// sums are q8TokensZ's, bit for bit.
 TEXT ·q8Tokens8Z(SB), NOSPLIT, $96-88
 	TOKENS8(Z16, Z18, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, STOREGROUP)
 
