@@ -138,9 +138,10 @@ func TestRowPlanNext(t *testing.T) {
 						p.DotRowsPrepared(want, ld, q, pq, g, src, stride, n, tmp)
 						wantAcc := append([]float32(nil), acc0...)
 						p.AddRows(wantAcc, w, ld, g, src, stride, n, tmp)
-						for _, rows := range []int{0, 1, n / 2, n, n + 5} {
+						for _, rows := range []int{-1, 0, 1, n / 2, n - 1, n, n + 5} {
 							name := fmt.Sprintf("%s/d=%d/g=%d/n=%d/set=%s/next=%d", c.Name(), d, g, n, set.name, rows)
-							next := other[:max(0, rows*stride-1)] // the last row one byte short: rows−1 whole
+							// rows whole rows, then one a byte short (nothing at all for −1).
+							next := other[:max(0, rows*stride+c.RowBytes(d)-1)]
 							got := make([]float32, len(want))
 							p.DotRowsNext(got, ld, q, pq, g, src, stride, n, tmp, next)
 							gotAcc := append([]float32(nil), acc0...)
