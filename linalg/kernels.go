@@ -233,11 +233,19 @@ func packTokens(k *kernelSet, pk *tokenPack, xsum []int32, t0, t1 int) {
 	// waits; BenchmarkPackTokens n=16 with AVX2, ns per token, interleaved runs:
 	// 294–1041 a token at a time, 39–102 by pack8.
 	const span = 7*tokenGroup + 1 // the words of one token and block, first to last
+	// scales packs token u's scales and code sums from block b0 on.
+	scales := func(u, b0 int) {
+		g, l := u/tokenGroup, u%tokenGroup
+		for b := b0; b < nb; b++ {
+			pk.xdp[(g*nb+b)*tokenGroup+l] = xd[u*nb+b]
+			if pk.xsp != nil {
+				pk.xsp[(g*nb+b)*tokenGroup+l] = xsum[u*nb+b]
+			}
+		}
+	}
 	for t := t0; t < t1; {
-		run, done := 1, 0 // tokens in this run, blocks of their scales and sums packed
+		g, l := t/tokenGroup, t%tokenGroup
 		if t%8 == 0 && t+8 <= t1 {
-			run, done = 8, nb&^7
-			g, l := t/tokenGroup, t%tokenGroup
 			q := words(xq[t*nb*blockElems : (t+8)*nb*blockElems])
 			if pk.xp != nil {
 				k.pack8(pk.xp[g*nb*8*tokenGroup+l:], q, nb*8, nb, 0x80808080)
@@ -249,36 +257,31 @@ func packTokens(k *kernelSet, pk *tokenPack, xsum []int32, t0, t1 int) {
 			if pk.xsp != nil {
 				k.pack8(words(pk.xsp[g*nb*tokenGroup+l:]), words(xsum[t*nb:(t+8)*nb]), nb, nb/8, 0)
 			}
+			for u := t; u < t+8; u++ {
+				scales(u, nb&^7)
+			}
+			t += 8
+			continue
 		}
-		for u := t; u < t+run; u++ {
-			g, l := u/tokenGroup, u%tokenGroup
-			q := xq[u*nb*blockElems : (u+1)*nb*blockElems]
-			if run == 1 {
-				for b := 0; b < nb; b++ {
-					c := (*[blockElems]byte)(unsafe.Pointer(&q[blockElems*b]))
-					o := (g*nb+b)*8*tokenGroup + l
-					if pk.xp != nil {
-						d := pk.xp[o : o+span]
-						for k := range 8 {
-							d[k*tokenGroup] = binary.LittleEndian.Uint32(c[4*k:]) ^ 0x80808080
-						}
-					}
-					if pk.xps != nil {
-						d := pk.xps[o : o+span]
-						for k := range 8 {
-							d[k*tokenGroup] = binary.LittleEndian.Uint32(c[4*k:])
-						}
-					}
+		q := xq[t*nb*blockElems : (t+1)*nb*blockElems]
+		for b := 0; b < nb; b++ {
+			c := (*[blockElems]byte)(unsafe.Pointer(&q[blockElems*b]))
+			o := (g*nb+b)*8*tokenGroup + l
+			if pk.xp != nil {
+				d := pk.xp[o : o+span]
+				for k := range 8 {
+					d[k*tokenGroup] = binary.LittleEndian.Uint32(c[4*k:]) ^ 0x80808080
 				}
 			}
-			for b := done; b < nb; b++ {
-				pk.xdp[(g*nb+b)*tokenGroup+l] = xd[u*nb+b]
-				if pk.xsp != nil {
-					pk.xsp[(g*nb+b)*tokenGroup+l] = xsum[u*nb+b]
+			if pk.xps != nil {
+				d := pk.xps[o : o+span]
+				for k := range 8 {
+					d[k*tokenGroup] = binary.LittleEndian.Uint32(c[4*k:])
 				}
 			}
 		}
-		t += run
+		scales(t, 0)
+		t++
 	}
 	if t1 != n || n == 0 {
 		return
