@@ -32,9 +32,8 @@ const DefaultPassTokens = 64
 type workspace struct {
 	arena                        []float32 // backs x … hb2 (see pass)
 	x, xb, q, k, v, att, hb, hb2 []float32
-	rows                         []int     // rows of the pass that need logits
-	selOf                        []int     // per row of the pass: its index in rows, or -1
-	sel                          []float32 // the rows of rows, normalized for the output product
+	selOf                        []int     // per row of the pass: its row in sel, or -1 (no logits)
+	sel                          []float32 // the rows that need logits, in order, normalized for the output product
 	logits                       []float32
 	cos, sin                     []float32 // per token × RopeDims/2
 	lcos, lsin                   []float32 // the same for sliding-window layers with their own RoPE base
@@ -52,8 +51,9 @@ type workspace struct {
 	stageParts         int
 	stagePart          func(i int)
 	// attendPieces' state for runPiece (made once, as stagePart): the cache, layer
-	// and pieces of the loop, whether each piece's stageQK runs in it, and whether
-	// each piece attends on its own (a cache that is not a kv.BatchAttender).
+	// and pieces of the loop, whether each piece's stageQK runs in it (the pass's
+	// smallPieces), and whether each piece attends on its own (a cache that is not a
+	// kv.BatchAttender).
 	pieceCache  kv.Cache
 	pieceLayer  int
 	pieceList   []piece
@@ -268,6 +268,7 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 		}
 	}
 
+	ws.qkFused = m.smallPieces(pieces)
 	for li := range m.layers {
 		ly := &m.layers[li]
 		m.runRows(stageAttnIn, li, n)
@@ -276,7 +277,7 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 			return fmt.Errorf("model: layer %d q/k/v: %w", li, err)
 		}
 		lt.lap(PartQKV)
-		if !m.smallPieces(pieces) {
+		if !ws.qkFused {
 			m.runRows(stageQK, li, n)
 			lt.lap(PartOther)
 		}
@@ -304,10 +305,9 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 	// Logits only for the rows that need them. They are consecutive rows of the
 	// call's logits: a pass is a contiguous run of the batch's tokens. The last
 	// stage adds the last layer's output to those rows and normalizes them into sel,
-	// in row order (sel[i] is row ws.rows[i]; ws.selOf maps back).
-	ws.rows = ws.rows[:0]
+	// in row order (row r goes to row ws.selOf[r] of sel).
 	ws.selOf = growInts(ws.selOf, n)
-	row = 0
+	row, nr := 0, 0
 	first := -1
 	for _, pc := range pieces {
 		if pc.nLogits > 0 && first < 0 {
@@ -316,13 +316,12 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 		for j := range pc.tokens {
 			ws.selOf[row+j] = -1
 			if j >= len(pc.tokens)-pc.nLogits {
-				ws.selOf[row+j] = len(ws.rows)
-				ws.rows = append(ws.rows, row+j)
+				ws.selOf[row+j] = nr
+				nr++
 			}
 		}
 		row += len(pc.tokens)
 	}
-	nr := len(ws.rows)
 	ws.sel = grow(ws.sel, nr*cfg.Dim)
 	m.runRows(stageOut, len(m.layers)-1, n)
 	lt.lap(PartOther)
@@ -371,9 +370,8 @@ func (m *Model) attendPieces(c kv.Cache, li int, pieces []piece) error {
 	}
 	ws := &m.ws
 	ws.errs = growErrs(ws.errs, len(pieces))
-	_, batched := c.(kv.BatchAttender)
+	ba, batched := c.(kv.BatchAttender)
 	ws.stage, ws.stageLayer = stageQK, li
-	ws.qkFused = m.smallPieces(pieces)
 	ws.pieceCache, ws.pieceLayer, ws.pieceList, ws.pieceAttend = c, li, pieces, !batched
 	if ws.pieceRun == nil {
 		ws.pieceRun = m.runPiece // made once: a method value per call would be garbage
@@ -388,7 +386,6 @@ func (m *Model) attendPieces(c kv.Cache, li int, pieces []piece) error {
 	if !batched {
 		return nil
 	}
-	ba := c.(kv.BatchAttender)
 	qd := m.Heads * m.HeadDim
 	ws.bseqs, ws.bq, ws.bout = ws.bseqs[:0], ws.bq[:0], ws.bout[:0]
 	for i := range pieces {
