@@ -25,14 +25,11 @@ func ropeAngles(freq []float64, cos, sin []float32, pos int) {
 	}
 }
 
-// rope rotates one head vector in place by the given per-pair angles. Pairs are
-// (2j, 2j+1) for llama and (j, j+RopeDims/2) for NeoX-style architectures; dimensions
-// past RopeDims are left unrotated.
-func (m *Model) rope(x, cos, sin []float32) { quant.RotatePairs(x, cos, sin, m.RopeNeoX) }
-
 // Rotate rotates one head vector (HeadDim values, after RoPE at some position p) so
 // that it equals the vector rotated at p+delta. Caches use it to keep attention exact
 // when they shift positions (sink + window eviction) without touching stored keys.
+// Pairs are (2j, 2j+1) for llama and (j, j+RopeDims/2) for NeoX-style
+// architectures; dimensions past RopeDims are left unrotated.
 //
 // It is called per query head and segment during attention with eviction, so the
 // angles of common head sizes live on the stack.
@@ -45,5 +42,5 @@ func (m *Model) Rotate(x []float32, delta int) {
 	}
 	cos, sin = cos[:half], sin[:half]
 	ropeAngles(m.ropeFreq, cos, sin, delta)
-	m.rope(x, cos, sin)
+	quant.RotatePairs(x, cos, sin, m.RopeNeoX)
 }
