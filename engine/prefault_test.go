@@ -12,13 +12,13 @@ import (
 )
 
 // tracedStore is a kv.Store that records, in order, the engine's Prefault calls and
-// the Grow of each step, and runs before (once) at the first Prefault. Its Prefault
-// does one piece per call (no time to spare), so that the engine's loop, not the
-// clock, decides how the calls and the steps interleave.
+// the Grow of each step, and the most time a Prefault call was given, and runs
+// before (once) at the first Prefault.
 type tracedStore struct {
 	*kv.Store
 	mu     sync.Mutex
 	events []string
+	spare  time.Duration
 	before func()
 }
 
@@ -39,7 +39,10 @@ func (s *tracedStore) Prefault(ready int64, d time.Duration) bool {
 		f()
 	}
 	s.log("prefault")
-	return s.Store.Prefault(ready, 0)
+	s.mu.Lock()
+	s.spare = max(s.spare, d)
+	s.mu.Unlock()
+	return s.Store.Prefault(ready, d)
 }
 
 func (s *tracedStore) trace() []string {
@@ -101,7 +104,7 @@ func TestPrefaultIdle(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			if err := e.Close(ctx); err != nil { // no more slices: the figures are final
+			if err := e.Close(ctx); err != nil { // no more pieces: the figures are final
 				t.Fatal(err)
 			}
 			ps, st := c.PoolStats(), e.Stats()
@@ -129,18 +132,19 @@ func TestPrefaultIdle(t *testing.T) {
 	}
 }
 
-// TestPrefaultYields: a request that arrives while the engine prefaults runs at the
-// next step, with no prefault piece before its end, and gives the tokens it gives
-// alone; prefaulting resumes when the engine is idle again, up to Prefault.
+// TestPrefaultYields: the engine prefaults a piece per call (no time to spare), so
+// a request that arrives while it prefaults runs at the next step, with no prefault
+// piece before its end, and gives the tokens it gives alone; prefaulting resumes
+// when the engine is idle again, up to Prefault.
 func TestPrefaultYields(t *testing.T) {
 	m := loadModel(t)
 	prompt := m.Tok.Encode("Lily and Tom went to the park. They saw a big", true)
 	want := solo(t, m, "f16", prompt, 30, model.SamplerConfig{})
 	c := &tracedStore{Store: newCache(t, m, "f16", 0).(*kv.Store)}
 	const prefault = 4 << 20
-	engine := make(chan *Engine, 1) // the slice may begin before newEngine returns
+	engine := make(chan *Engine, 1) // the first piece may begin before newEngine returns
 	sc := make(chan *Stream, 1)
-	c.before = func() { // on the scheduler goroutine, in the engine's first slice
+	c.before = func() { // on the scheduler goroutine, in the engine's first piece
 		s, err := (<-engine).Submit(context.Background(), Request{Prompt: prompt, MaxTokens: 30})
 		if err != nil {
 			t.Error(err)
@@ -166,6 +170,12 @@ func TestPrefaultYields(t *testing.T) {
 		t.Fatal("prefaulting did not finish 30 s after the request")
 	}
 	ev := c.trace()
+	c.mu.Lock()
+	spare := c.spare
+	c.mu.Unlock()
+	if spare != 0 {
+		t.Errorf("Prefault given up to %v, want no time to spare (a piece per call)", spare)
+	}
 	first, lastGrow := slices.Index(ev, "grow"), -1
 	for i, x := range ev {
 		if x == "grow" {
