@@ -23,11 +23,11 @@
 
 // TOKENS8(x, xd, a0, ..., a7, f0, ..., f7, t0, ..., t7, SG): the whole of q8Tokens8Z
 // (on ZMMs, SG = STOREGROUP) and of q8Tokens8Y (on YMMs, SG = STOREGROUP8), the same
-// instructions on either width, tile after tile (the tile's rows, table and outputs
-// kept at 64, 72 and 80(SP), the tiles left at 88(SP)): the group's codes in x, its
-// scales in xd, the 8 rows' int32 sums of a block in a0..a7 (started at the tables'
-// −128·Σcode), their float32 sums in f0..f7, the transposes through t0..t3 into
-// t4..t7 (the registers SG stores). R12 points at rows 4–7; R11 at the 8 rows after
+// instructions on either width, tile after tile (the tile's rows and outputs kept at
+// 64 and 72(SP), the tiles left at 80(SP); BX, past one tile's table, is at the
+// next's): the group's codes in x, its scales in xd, the 8 rows' int32 sums of a block
+// in a0..a7 (started at the tables' −128·Σcode), their float32 sums in f0..f7, the
+// transposes through t0..t3 into t4..t7 (the registers SG stores). R12 points at rows 4–7; R11 at the 8 rows after
 // the next 8, prefetched pfstep (R10) bytes a block, and their tables at R9(BX): one
 // line after each of the block's first six dwords, not all six at the block's start
 // (1-4% less CPU time at 8, 16 and 32 tokens, llama-134m Q8_0). The registers are
@@ -38,11 +38,10 @@
 	MOVQ w+16(FP), SI \
 	MOVQ SI, 64(SP) \
 	MOVQ tab+32(FP), BX \
-	MOVQ BX, 72(SP) \
 	MOVQ out+0(FP), AX \
-	MOVQ AX, 80(SP) \
+	MOVQ AX, 72(SP) \
 	MOVQ tiles+80(FP), CX \
-	MOVQ CX, 88(SP) \
+	MOVQ CX, 80(SP) \
 tile: \
 	MOVQ rowBytes+24(FP), DX \
 	LEAQ (DX)(DX*2), R8 \
@@ -51,7 +50,6 @@ tile: \
 	LEAQ (SI)(DX*8), R11 \
 	LEAQ (R11)(DX*8), R11 \
 	MOVQ pfstep+72(FP), R10 \
-	MOVQ 72(SP), BX \
 	MOVQ nb+56(FP), R9 \
 	SHLQ $6, R9 \
 	MOVQ xp+40(FP), DI \
@@ -108,12 +106,12 @@ block: \
 	JNE  block \
 	MOVQ ldo+8(FP), R13 \
 	SHLQ $2, R13 \
-	MOVQ 80(SP), AX \
+	MOVQ 72(SP), AX \
 	MOVQ last+64(FP), R12 \
 	TRANSPOSEW(f1, f0, f3, f2, t0, t1, t2, t3, t4, t5, t6, t7) \
 	SG(half) \
 half: \
-	MOVQ 80(SP), AX \
+	MOVQ 72(SP), AX \
 	ADDQ $16, AX \
 	MOVQ last+64(FP), R12 \
 	TRANSPOSEW(f5, f4, f7, f6, t0, t1, t2, t3, t4, t5, t6, t7) \
@@ -122,11 +120,8 @@ done: \
 	MOVQ rowBytes+24(FP), DX \
 	SHLQ $3, DX \
 	ADDQ DX, 64(SP) \
-	MOVQ nb+56(FP), DX \
-	SHLQ $5, DX \
-	ADDQ DX, 72(SP) \
-	ADDQ $32, 80(SP) \
-	DECQ 88(SP) \
+	ADDQ $32, 72(SP) \
+	DECQ 80(SP) \
 	JNE  tile \
 	VZEROUPPER \
 	RET
@@ -546,14 +541,14 @@ tstored:
 // VPDPBUSD per dword. The 8 rows after the next 8, which it reads once, are prefetched
 // to L2 in memory order, pfstep bytes a block, and their tables with them. Each token's
 // sums are q8TokensZ's, bit for bit.
-TEXT ·q8Tokens8Z(SB), NOSPLIT, $96-88
+TEXT ·q8Tokens8Z(SB), NOSPLIT, $88-88
 	TOKENS8(Z16, Z18, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, STOREGROUP)
 
 // func q8Tokens8Y(out *float32, ldo int, w *byte, rowBytes int, tab *uint32, xp *uint32, xdp *float32, nb, last, pfstep, tiles int)
 // q8Tokens8Z for a group of at most 8 tokens (last ≤ 8), on YMM registers: its first
 // 8 lanes, so that a VPDPBUSD does no work for the empty ones (two YMM VPDPBUSD issue
 // in the time of one ZMM). Each token's sums are q8Tokens8Z's, bit for bit.
-TEXT ·q8Tokens8Y(SB), NOSPLIT, $96-88
+TEXT ·q8Tokens8Y(SB), NOSPLIT, $88-88
 	TOKENS8(Y16, Y18, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15, Y20, Y21, Y22, Y23, Y24, Y25, Y26, Y27, STOREGROUP8)
 
 // Q8CODES(off): the codes + 128 of the Q8_0 block at off(R8) in Y1 (Y15: bytes 0x80).
