@@ -111,7 +111,7 @@ func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float3
 				ly.rope.Rotate(dst, 1, d, pos, 0)
 			}
 		default:
-			ly.kRow.Decode(dst, st.kSec(blk, ly, head)[slot*ly.kRowBytes:][:ly.kRowBytes])
+			ly.kRow.Decode(dst, st.kRowAt(blk, ly, head, slot))
 		}
 		return nil
 	}
@@ -132,7 +132,7 @@ func (st *Store) readRow(side Side, id SeqID, layer, pos, head int, dst []float3
 		ly.vChan.Decode(buf, st.vSec(blk, ly, head)[slot/G*ly.vBlkBytes:][:ly.vBlkBytes], G, d)
 		copy(dst, buf[(slot%G)*d:][:d])
 	default:
-		ly.vRow.Decode(dst, st.vSec(blk, ly, head)[slot*ly.vRowBytes:][:ly.vRowBytes])
+		ly.vRow.Decode(dst, st.vRowAt(blk, ly, head, slot))
 	}
 	return nil
 }

@@ -67,10 +67,10 @@ func (st *Store) Append(layer int, id SeqID, k, v []float32) error {
 		kr, vr := k[i*rl:(i+1)*rl], v[i*rl:(i+1)*rl]
 		for h := 0; h < st.g.cfg.KVHeads; h++ {
 			if ly.kRow != nil {
-				ly.kRow.Encode(st.kSec(blk, ly, h)[slot*ly.kRowBytes:][:ly.kRowBytes], kr[h*d:(h+1)*d])
+				ly.kRow.Encode(st.kRowAt(blk, ly, h, slot), kr[h*d:(h+1)*d])
 			}
 			if ly.vRow != nil {
-				ly.vRow.Encode(st.vSec(blk, ly, h)[slot*ly.vRowBytes:][:ly.vRowBytes], vr[h*d:(h+1)*d])
+				ly.vRow.Encode(st.vRowAt(blk, ly, h, slot), vr[h*d:(h+1)*d])
 			}
 		}
 		if p < ly.sinksK {
@@ -107,10 +107,10 @@ func (st *Store) prefetchRows(s *seq, ly *layer) {
 	blk, slot := s.tables[ly.grp][p/st.g.B], p%st.g.B
 	for h := 0; h < st.g.cfg.KVHeads; h++ {
 		if ly.kRow != nil {
-			prefetch.Write(st.kSec(blk, ly, h)[slot*ly.kRowBytes:][:ly.kRowBytes])
+			prefetch.Write(st.kRowAt(blk, ly, h, slot))
 		}
 		if ly.vRow != nil {
-			prefetch.Write(st.vSec(blk, ly, h)[slot*ly.vRowBytes:][:ly.vRowBytes])
+			prefetch.Write(st.vRowAt(blk, ly, h, slot))
 		}
 	}
 }
@@ -438,6 +438,16 @@ func (st *Store) kSec(id int32, ly *layer, h int) []byte {
 
 func (st *Store) vSec(id int32, ly *layer, h int) []byte {
 	return st.pool.section(id, ly.vOff+h*ly.vHeadStride, ly.vHeadStride)
+}
+
+// kRowAt and vRowAt return the row codes of the key (value) of slot of block id, KV
+// head h, of a layer whose keys (values) are stored in rows.
+func (st *Store) kRowAt(id int32, ly *layer, h, slot int) []byte {
+	return st.kSec(id, ly, h)[slot*ly.kRowBytes:][:ly.kRowBytes]
+}
+
+func (st *Store) vRowAt(id int32, ly *layer, h, slot int) []byte {
+	return st.vSec(id, ly, h)[slot*ly.vRowBytes:][:ly.vRowBytes]
 }
 
 // placeFor is where block i of group g of s should go (pool.alloc's preference),
