@@ -483,3 +483,31 @@ func TestExp32(t *testing.T) {
 		t.Errorf("exp32(0)=%v exp32(-100)=%v exp32(-Inf)=%v", exp32(0), exp32(-100), exp32(float32(math.Inf(-1))))
 	}
 }
+
+// TestScaleTo: scaleTo gives every value the bits of x·s one at a time, for lengths
+// below, at and past its eight-value step, and leaves dst past len(src) alone.
+func TestScaleTo(t *testing.T) {
+	r := rand.New(rand.NewPCG(91, 92))
+	for n := range 20 {
+		src := make([]float32, n)
+		for i := range src {
+			src[i] = float32(r.NormFloat64() * 5)
+		}
+		s := float32(r.Float64() + 0.1)
+		dst := make([]float32, n+3)
+		for i := range dst {
+			dst[i] = -7
+		}
+		scaleTo(dst, src, s)
+		for i, x := range src {
+			if want := x * s; math.Float32bits(dst[i]) != math.Float32bits(want) {
+				t.Fatalf("n=%d: dst[%d] = %v, want %v", n, i, dst[i], want)
+			}
+		}
+		for i := n; i < len(dst); i++ {
+			if dst[i] != -7 {
+				t.Fatalf("n=%d: dst[%d] = %v written past src", n, i, dst[i])
+			}
+		}
+	}
+}
