@@ -8,7 +8,7 @@ type Part int
 // The parts of a forward pass, in the order a layer runs them.
 const (
 	PartQKV       Part = iota // the query, key and value products
-	PartAttention             // the KV cache: reserving, appending and attending (and RoPE when fused with the appends, see attendPieces)
+	PartAttention             // the KV cache: reserving, appending and attending (a decode step's q/k biases, norms and RoPE too: smallPieces)
 	PartAttnOut               // the attention output product
 	PartGateUp                // the FFN's gate and up products
 	PartDown                  // the FFN's down product
