@@ -74,9 +74,11 @@ type piece struct {
 	row      int // the pass's row of the piece's first token
 }
 
-func grow(b []float32, n int) []float32 {
+// grow returns b with length n, reusing its array when it has room (the contents
+// are not cleared), else a new zeroed slice.
+func grow[T any](b []T, n int) []T {
 	if cap(b) < n {
-		return make([]float32, n)
+		return make([]T, n)
 	}
 	return b[:n]
 }
@@ -306,7 +308,7 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 	// call's logits: a pass is a contiguous run of the batch's tokens. The last
 	// stage adds the last layer's output to those rows and normalizes them into sel,
 	// in row order (row r goes to row ws.selOf[r] of sel).
-	ws.selOf = growInts(ws.selOf, n)
+	ws.selOf = grow(ws.selOf, n)
 	row, nr := 0, 0
 	first := -1
 	for _, pc := range pieces {
@@ -369,7 +371,7 @@ func (m *Model) attendPieces(c kv.Cache, li int, pieces []piece) error {
 		return m.attendPiece(c, li, &pieces[0])
 	}
 	ws := &m.ws
-	ws.errs = growErrs(ws.errs, len(pieces))
+	ws.errs = grow(ws.errs, len(pieces))
 	ba, batched := c.(kv.BatchAttender)
 	ws.stage, ws.stageLayer = stageQK, li
 	ws.pieceCache, ws.pieceLayer, ws.pieceList, ws.pieceAttend = c, li, pieces, !batched
@@ -544,18 +546,4 @@ func addBiasRows(x, b []float32) {
 	for r := 0; r < len(x); r += len(b) {
 		addRows(x[r:r+len(b)], b)
 	}
-}
-
-func growInts(b []int, n int) []int {
-	if cap(b) < n {
-		return make([]int, n)
-	}
-	return b[:n]
-}
-
-func growErrs(b []error, n int) []error {
-	if cap(b) < n {
-		return make([]error, n)
-	}
-	return b[:n]
 }
