@@ -549,24 +549,20 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 			off := 0
 			for si := range batch {
 				for kh := kh0; kh < kh1; kh++ {
-					if kh == kh1-1 { // the next span's keys, or the first span's values (headBytes)
-						if si+1 < len(batch) {
-							prefetchHead(headBytes(&batch[si+1].K, kh0))
-						} else {
-							prefetchHead(headBytes(&batch[0].V, kh0))
-						}
-					}
-					// What is read next: the next head's keys, the next span's, the
-					// first span's values.
-					var next []byte
+					// What is read next (nc's head nkh, nn rows): the next head's
+					// keys, the next span's, the first span's values.
+					nc, nkh, nn := &batch[si].K, kh+1, batch[si].N
 					switch {
 					case kh+1 < kh1:
-						next = nextRows(&batch[si].K, &batch[si].K, kh+1, batch[si].N)
 					case si+1 < len(batch):
-						next = nextRows(&batch[si].K, &batch[si+1].K, kh0, batch[si+1].N)
+						nc, nkh, nn = &batch[si+1].K, kh0, batch[si+1].N
 					default:
-						next = nextRows(&batch[si].K, &batch[0].V, kh0, batch[0].N)
+						nc, nkh, nn = &batch[0].V, kh0, batch[0].N
 					}
+					if kh == kh1-1 { // what follows lies elsewhere: its first bytes too
+						prefetchHead(headBytes(nc, nkh))
+					}
+					next := nextRows(&batch[si].K, nc, nkh, nn)
 					// The group heads in p.dotSplit calls of sg heads each.
 					for i, sg := 0, group/p.dotSplit; i < p.dotSplit; i++ {
 						h := kh*group + i*sg
@@ -611,26 +607,26 @@ func runChunk(p *partial, qs []float32, sh Shape, spans []Span, rotate func([]fl
 			off = 0
 			for si := range batch {
 				for kh := kh0; kh < kh1; kh++ {
-					if kh == kh1-1 { // the next span's values, or the next keys
-						switch {
-						case si+1 < len(batch):
-							prefetchHead(headBytes(&batch[si+1].V, kh0))
-						case kh1 < khHi:
-							prefetchHead(headBytes(&batch[0].K, kh1))
-						case len(spans) > 0:
-							prefetchHead(headBytes(&spans[0].K, khLo))
-						}
-					}
-					var next []byte
+					// What is read next: the next head's values, the next span's, the
+					// next heads' keys, the next batch's; nothing (nc nil) at the end.
+					nc, nkh, nn := &batch[si].V, kh+1, batch[si].N
 					switch {
 					case kh+1 < kh1:
-						next = nextRows(&batch[si].V, &batch[si].V, kh+1, batch[si].N)
 					case si+1 < len(batch):
-						next = nextRows(&batch[si].V, &batch[si+1].V, kh0, batch[si+1].N)
+						nc, nkh, nn = &batch[si+1].V, kh0, batch[si+1].N
 					case kh1 < khHi:
-						next = nextRows(&batch[si].V, &batch[0].K, kh1, batch[0].N)
+						nc, nkh, nn = &batch[0].K, kh1, batch[0].N
 					case len(spans) > 0:
-						next = nextRows(&batch[si].V, &spans[0].K, khLo, spans[0].N)
+						nc, nkh, nn = &spans[0].K, khLo, spans[0].N
+					default:
+						nc = nil
+					}
+					var next []byte
+					if nc != nil {
+						if kh == kh1-1 {
+							prefetchHead(headBytes(nc, nkh))
+						}
+						next = nextRows(&batch[si].V, nc, nkh, nn)
 					}
 					for i, ag := 0, group/p.addSplit; i < p.addSplit; i++ {
 						h := kh*group + i*ag
