@@ -107,5 +107,9 @@
 // share takes runs from the end of another's, so a thread slowed by other load is
 // caught up (workpool.ForRuns). Prefill chunks, and the many-token kernels' chunks, are
 // claimed one at a time. MatMulMany runs several products that share their input in
-// one dispatch. All functions are safe for concurrent use.
+// one dispatch. MatMulQuantized runs them on Activations that the goroutines computing
+// them quantized as they went (Activations.Quantize over their token ranges), so that
+// no goroutine quantizes the input alone before the product while the others wait: at
+// 16 tokens the quantization runs on the calling goroutine (too small to split). All
+// functions but an Activations' methods are safe for concurrent use.
 package linalg

@@ -102,26 +102,12 @@ func checkProduct(name string, out []float32, w Matrix, x []float32, n int) erro
 
 func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) error {
 	k := active.Load()
-	needQ, needSums := false, false
-	needUnsigned, needSigned := false, false // the packs the many-token kernels read
 	for j, w := range ws {
 		if err := checkProduct(name, outs[j], w, x, n); err != nil {
 			if len(ws) > 1 {
 				return fmt.Errorf("matrix %d: %w", j, err)
 			}
 			return err
-		}
-		if qt := quantTypes[w.Type]; qt != nil {
-			needQ = true
-			if qt.many(k, n) != nil {
-				// The many-token kernels read the code sums only through the
-				// signed pack.
-				needUnsigned = needUnsigned || !qt.packSigned
-				needSigned = needSigned || qt.packSigned
-				needSums = needSums || qt.packSigned
-			} else {
-				needSums = needSums || qt.takesSums(k)
-			}
 		}
 	}
 	if n == 0 || len(ws) == 0 {
@@ -131,33 +117,20 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 	x = x[:n*cols]
 	var xt tokenPack
 	var xsum []int32
-	if needQ && cols > 0 {
+	if nd := needsOf(k, ws, n); nd.q && cols > 0 {
 		nb := cols / blockElems
 		groups := 0
-		needPack := needUnsigned || needSigned
+		needPack := nd.unsigned || nd.signed
 		if needPack {
 			groups = (n + tokenGroup - 1) / tokenGroup
 		}
 		s := getQ8Scratch(n*cols, groups*tokenGroup*nb)
 		defer putQ8Scratch(s)
-		xt = tokenPack{n: n, nb: nb, xq: s.q, xd: s.d}
-		if needPack {
-			xt.xdp = s.pd
-		}
-		if needUnsigned {
-			xt.xp = s.p
-		}
-		if needSigned {
-			xt.xps, xt.xsp = s.ps, s.psum
-		}
+		xt, xsum = s.pack(n, nb, nd)
 		// Each token is quantized on its own, the same way whatever the batch.
-		q := quantTask{k: k, x: x, n: n, cols: cols, xq: xt.xq, xd: xt.xd}
+		q := quantTask{k: k, x: x, n: n, cols: cols, xq: xt.xq, xd: xt.xd, xsum: xsum}
 		if needPack {
 			q.pack, q.packOn = xt, true // a copy: &xt would move xt to the heap on every call
-		}
-		if needSums {
-			xsum = s.sum
-			q.xsum = xsum
 		}
 		if groups := (n + 7) / 8; n*cols >= serialQuant {
 			pq := q // escapes through parallelFor: a heap copy only on this path
@@ -168,6 +141,43 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 			}
 		}
 	}
+	return products(k, outs, ws, x, n, xt, xsum)
+}
+
+// quantNeeds is what a call's products read of its activations: whether any
+// quantizes them, the blocks' code sums, and the packs of the many-token kernels.
+type quantNeeds struct{ q, sums, unsigned, signed bool }
+
+// needsOf returns what products of n tokens with ws read under kernel set k.
+func needsOf(k *kernelSet, ws []Matrix, n int) quantNeeds {
+	var nd quantNeeds
+	for _, w := range ws {
+		qt := quantTypes[w.Type]
+		if qt == nil {
+			continue
+		}
+		nd.q = true
+		if qt.many(k, n) != nil {
+			// The many-token kernels read the code sums only through the signed pack.
+			nd.unsigned = nd.unsigned || !qt.packSigned
+			nd.signed = nd.signed || qt.packSigned
+			nd.sums = nd.sums || qt.packSigned
+		} else {
+			nd.sums = nd.sums || qt.takesSums(k)
+		}
+	}
+	return nd
+}
+
+// covers reports whether activations quantized for nd serve products that need o.
+func (nd quantNeeds) covers(o quantNeeds) bool {
+	return (nd.q || !o.q) && (nd.sums || !o.sums) && (nd.unsigned || !o.unsigned) && (nd.signed || !o.signed)
+}
+
+// products runs the checked products outs[j] = ws[j]·x of n > 0 tokens with
+// kernel set k, x quantized (where a weight type reads it so) into xt and xsum.
+func products(k *kernelSet, outs [][]float32, ws []Matrix, x []float32, n int, xt tokenPack, xsum []int32) error {
+	cols := ws[0].Cols
 	st := getCallState(len(ws))
 	defer putCallState(st)
 	ps := st.ps
@@ -675,6 +685,12 @@ func getQ8Scratch(n, np int) *q8Scratch {
 	if s == nil {
 		s = &q8Scratch{}
 	}
+	s.size(n, np)
+	return s
+}
+
+// size sizes s for n activations and a pack of np blocks, growing it if needed.
+func (s *q8Scratch) size(n, np int) {
 	if cap(s.q) < n {
 		s.q = make([]int8, n)
 		s.d = make([]float32, n/blockElems)
@@ -687,7 +703,26 @@ func getQ8Scratch(n, np int) *q8Scratch {
 	nb := n / blockElems
 	s.q, s.d, s.sum = s.q[:n], s.d[:nb], s.sum[:nb]
 	s.p, s.ps, s.pd, s.psum = s.p[:8*np], s.ps[:8*np], s.pd[:np], s.psum[:np]
-	return s
+}
+
+// pack returns the views of s (sized for n tokens of nb blocks) that products
+// needing nd read: the token pack, with only the packs nd asks for, and the code
+// sums (nil unless nd.sums).
+func (s *q8Scratch) pack(n, nb int, nd quantNeeds) (tokenPack, []int32) {
+	xt := tokenPack{n: n, nb: nb, xq: s.q, xd: s.d}
+	if nd.unsigned || nd.signed {
+		xt.xdp = s.pd
+	}
+	if nd.unsigned {
+		xt.xp = s.p
+	}
+	if nd.signed {
+		xt.xps, xt.xsp = s.ps, s.psum
+	}
+	if nd.sums {
+		return xt, s.sum
+	}
+	return xt, nil
 }
 
 func putQ8Scratch(s *q8Scratch) { q8Pool.Put(s) }

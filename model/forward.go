@@ -50,6 +50,10 @@ type workspace struct {
 	stageLayer, stageN int
 	stageParts         int
 	stagePart          func(i int)
+	// act is the input of the product after the stage, quantized by the stage's
+	// rows (stageQuantizes) so that no goroutine quantizes it alone before the
+	// product.
+	act linalg.Activations
 	// attendPieces' state for runPiece (made once, as stagePart): the cache, layer
 	// and pieces of the loop, whether each piece's stageQK runs in it (the pass's
 	// smallPieces), and whether each piece attends on its own (a cache that is not a
@@ -273,9 +277,13 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 	ws.qkFused = m.smallPieces(pieces)
 	for li := range m.layers {
 		ly := &m.layers[li]
+		qkv := []linalg.Matrix{ly.wq, ly.wk, ly.wv}
+		if err := ws.act.Prepare(ws.xb, n, qkv...); err != nil {
+			return fmt.Errorf("model: layer %d q/k/v: %w", li, err)
+		}
 		m.runRows(stageAttnIn, li, n)
 		lt.lap(PartOther)
-		if err := linalg.MatMulMany([][]float32{ws.q, ws.k, ws.v}, []linalg.Matrix{ly.wq, ly.wk, ly.wv}, ws.xb, n); err != nil {
+		if err := linalg.MatMulQuantized([][]float32{ws.q, ws.k, ws.v}, qkv, &ws.act); err != nil {
 			return fmt.Errorf("model: layer %d q/k/v: %w", li, err)
 		}
 		lt.lap(PartQKV)
@@ -291,15 +299,23 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 			return fmt.Errorf("model: layer %d attention output: %w", li, err)
 		}
 		lt.lap(PartAttnOut)
+		gateUp := []linalg.Matrix{ly.wGate, ly.wUp}
+		if err := ws.act.Prepare(ws.xb, n, gateUp...); err != nil {
+			return fmt.Errorf("model: layer %d gate/up: %w", li, err)
+		}
 		m.runRows(stageFFNIn, li, n)
 		lt.lap(PartOther)
-		if err := linalg.MatMulMany([][]float32{ws.hb, ws.hb2}, []linalg.Matrix{ly.wGate, ly.wUp}, ws.xb, n); err != nil {
+		if err := linalg.MatMulQuantized([][]float32{ws.hb, ws.hb2}, gateUp, &ws.act); err != nil {
 			return fmt.Errorf("model: layer %d gate/up: %w", li, err)
 		}
 		lt.lap(PartGateUp)
+		down := []linalg.Matrix{ly.wDown}
+		if err := ws.act.Prepare(ws.hb[:n*cfg.FFN], n, down...); err != nil {
+			return fmt.Errorf("model: layer %d down: %w", li, err)
+		}
 		m.runRows(stageAct, li, n)
 		lt.lap(PartOther)
-		if err := linalg.MatMul(ws.xb, ly.wDown, ws.hb, n); err != nil {
+		if err := linalg.MatMulQuantized([][]float32{ws.xb}, down, &ws.act); err != nil {
 			return fmt.Errorf("model: layer %d down: %w", li, err)
 		}
 		lt.lap(PartDown)
@@ -325,15 +341,18 @@ func (m *Model) pass(c kv.Cache, pieces []piece) error {
 		row += len(pc.tokens)
 	}
 	ws.sel = grow(ws.sel, nr*cfg.Dim)
+	output := []linalg.Matrix{m.output}
+	if err := ws.act.Prepare(ws.sel, nr, output...); err != nil {
+		return fmt.Errorf("model: output: %w", err)
+	}
 	m.runRows(stageOut, len(m.layers)-1, n)
 	lt.lap(PartOther)
 	defer lt.lap(PartLogits)
 	if nr == 0 {
 		return nil
 	}
-	sel := ws.sel
 	logits := ws.logits[first*cfg.Vocab : (first+nr)*cfg.Vocab]
-	if err := linalg.MatMul(logits, m.output, sel, nr); err != nil {
+	if err := linalg.MatMulQuantized([][]float32{logits}, output, &ws.act); err != nil {
 		return fmt.Errorf("model: output: %w", err)
 	}
 	if c := cfg.FinalSoftCap; c > 0 {

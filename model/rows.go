@@ -55,10 +55,18 @@ func (m *Model) stageRows(r0, r1 int) {
 		if li >= 0 {
 			m.addOutput(x, xb, m.layers[li].postFFN)
 		}
+		i0, i1 := -1, -1 // the rows' sel indices: consecutive, in row order
 		for r := r0; r < r1; r++ {
 			if i := ws.selOf[r]; i >= 0 {
 				rmsNormRows(ws.sel[i*dim:(i+1)*dim], ws.x[r*dim:(r+1)*dim], m.outNorm, dim, cfg.RMSEps)
+				if i0 < 0 {
+					i0 = i
+				}
+				i1 = i + 1
 			}
+		}
+		if i0 >= 0 {
+			ws.act.Quantize(i0, i1)
 		}
 		return
 	}
@@ -107,6 +115,9 @@ func (m *Model) stageRows(r0, r1 int) {
 				_ = linalg.SiLUMul(g, u)
 			}
 		}
+	}
+	if ws.stage != stageQK {
+		ws.act.Quantize(r0, r1) // the next product's input, prepared by forward
 	}
 }
 
