@@ -230,21 +230,21 @@ type partial struct {
 // reset prepares p for a chunk; maxSpan is the longest span and g the longest
 // channel-codec block (in tokens, 1 if none).
 func (p *partial) reset(sh Shape, maxSpan, g int) {
-	p.m = grow64(p.m, sh.Heads)
-	p.l = grow64(p.l, sh.Heads)
-	p.acc = grow32(p.acc, sh.Heads*sh.HeadDim)
+	p.m = grow(p.m, sh.Heads)
+	p.l = grow(p.l, sh.Heads)
+	p.acc = grow(p.acc, sh.Heads*sh.HeadDim)
 	for i := range p.m {
 		p.m[i] = math.Inf(-1)
 		p.l[i] = 0
 	}
 	clear(p.acc)
 	group := sh.Heads / sh.KVHeads
-	p.scores = grow32(p.scores, max(group*max(maxSpan, BatchTokens), scoreFloats))
-	p.tile = grow32(p.tile, max(quant.ScratchFloats(sh.HeadDim), g*sh.HeadDim, quant.ChannelAddFloats(sh.HeadDim)))
-	p.lo = grow32(p.lo, sh.HeadDim)
-	p.sc = grow32(p.sc, sh.HeadDim)
-	p.qrot = grow32(p.qrot, sh.Heads*sh.HeadDim)
-	p.qblk = grow32(p.qblk, group*sh.HeadDim)
+	p.scores = grow(p.scores, max(group*max(maxSpan, BatchTokens), scoreFloats))
+	p.tile = grow(p.tile, max(quant.ScratchFloats(sh.HeadDim), g*sh.HeadDim, quant.ChannelAddFloats(sh.HeadDim)))
+	p.lo = grow(p.lo, sh.HeadDim)
+	p.sc = grow(p.sc, sh.HeadDim)
+	p.qrot = grow(p.qrot, sh.Heads*sh.HeadDim)
+	p.qblk = grow(p.qblk, group*sh.HeadDim)
 	if cap(p.pqOK) < sh.KVHeads {
 		p.pqOK = make([]bool, sh.KVHeads)
 	}
@@ -277,7 +277,7 @@ func (p *partial) preparedQuery(plan *quant.RowPlan, qh []float32, k, group int)
 	}
 	if plan != p.pqPlan || m != p.pqn || len(p.pq) < len(p.pqOK)*m {
 		p.pqPlan, p.pqn = plan, m
-		p.pq = grow32(p.pq, len(p.pqOK)*m)
+		p.pq = grow(p.pq, len(p.pqOK)*m)
 		clear(p.pqOK)
 	}
 	pq := p.pq[k*m : (k+1)*m]
@@ -288,16 +288,11 @@ func (p *partial) preparedQuery(plan *quant.RowPlan, qh []float32, k, group int)
 	return pq
 }
 
-func grow32(b []float32, n int) []float32 {
+// grow returns b with length n, reusing its array when it has room (the contents
+// are not cleared), else a new zeroed slice.
+func grow[T any](b []T, n int) []T {
 	if cap(b) < n {
-		return make([]float32, n)
-	}
-	return b[:n]
-}
-
-func grow64(b []float64, n int) []float64 {
-	if cap(b) < n {
-		return make([]float64, n)
+		return make([]T, n)
 	}
 	return b[:n]
 }
@@ -322,7 +317,7 @@ func Decode(out, q []float32, sh Shape, spans []Span, opt Options, sc *Scratch) 
 		return err
 	}
 	// Fold the softmax scale into the query once.
-	sc.qs = grow32(sc.qs, hd)
+	sc.qs = grow(sc.qs, hd)
 	scaleTo(sc.qs, q, opt.scale(sh.HeadDim))
 
 	// Partition spans into chunks of ChunkTokens positions (chunkSpans); every

@@ -79,7 +79,9 @@ func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *
 		sc.own = append(sc.own, ownScratch{})
 	}
 	aw := min(workers, len(sc.alone))
-	errs := growErrs(&sc.errs, aw)
+	sc.errs = grow(sc.errs, aw)
+	errs := sc.errs
+	clear(errs)
 	sc.nextAlone.Store(0)
 	runAlone := func(w int) {
 		for {
@@ -249,7 +251,7 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 	// Pre-scaled queries: query j's at qs[j·hd:], and laid out (KV head, query,
 	// group head) as the heads of one grouped-query shape psh in vqs.
 	hd := sh.Heads * d
-	sc.qs = grow32(sc.qs, 2*t*hd)
+	sc.qs = grow(sc.qs, 2*t*hd)
 	qs, vqs := sc.qs[:t*hd], sc.qs[t*hd:]
 	for j, i := range g.members {
 		scaleTo(qs[j*hd:], q[i], scale)
@@ -293,7 +295,9 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 
 	// Each query over its own spans.
 	ow := min(workers, t)
-	errs := growErrs(&sc.errs, ow)
+	sc.errs = grow(sc.errs, ow)
+	errs := sc.errs
+	clear(errs)
 	lastChunk := shared[sc.chunks[nc-1][0]].Pos / ct
 	own := func(w int) {
 		ps := &sc.own[w]
@@ -392,14 +396,4 @@ func sideIndependent(c *Src, values bool) bool {
 		return !values && quant.ChannelQueriesIndependent()
 	}
 	return true
-}
-
-// growErrs returns (*b)[:n] cleared, growing it if needed.
-func growErrs(b *[]error, n int) []error {
-	if cap(*b) < n {
-		*b = make([]error, n)
-	}
-	*b = (*b)[:n]
-	clear(*b)
-	return *b
 }

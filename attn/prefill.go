@@ -104,7 +104,7 @@ func (sc *Scratch) prefillTile(out, q []float32, i0, i1 int, sh Shape, spans fun
 	t := i1 - i0
 	sc.spans = spans(i1-1, sc.spans[:0])
 	last := sc.spans
-	ts.tokens = growInt(ts.tokens, t)
+	ts.tokens = grow(ts.tokens, t)
 	ts.tokens[t-1] = viewTokens(last)
 	prefix := t > 1 && queriesIndependent(last)
 	for j := 0; j < t-1 && prefix; j++ {
@@ -137,8 +137,8 @@ func (sc *Scratch) tilePass(out, q []float32, i0, i1 int, sh Shape, shared []Spa
 	hd, d, group, t := sh.Heads*sh.HeadDim, sh.HeadDim, sh.Heads/sh.KVHeads, i1-i0
 	vg := t * group
 	vsh := Shape{Heads: sh.KVHeads * vg, KVHeads: sh.KVHeads, HeadDim: d}
-	sc.qs = grow32(sc.qs, vsh.Heads*d)
-	ts.visible = growInt(ts.visible, vsh.Heads)
+	sc.qs = grow(sc.qs, vsh.Heads*d)
+	ts.visible = grow(ts.visible, vsh.Heads)
 	scale := opt.scale(d)
 	for kh := 0; kh < sh.KVHeads; kh++ {
 		for j := 0; j < t; j++ {
@@ -154,7 +154,7 @@ func (sc *Scratch) tilePass(out, q []float32, i0, i1 int, sh Shape, shared []Spa
 	for len(sc.parts) < len(sc.chunks) {
 		sc.parts = append(sc.parts, partial{})
 	}
-	ts.vis = growInt(ts.vis, vsh.Heads)
+	ts.vis = grow(ts.vis, vsh.Heads)
 	before := 0 // tokens of the chunks before
 	for c, ch := range sc.chunks {
 		p := &sc.parts[c]
@@ -248,11 +248,4 @@ func prefixOf(view, last []Span) (tokens int, ok bool) {
 func sameStorage(a, b *Src) bool {
 	return a.Kind == b.Kind && a.HeadStride == b.HeadStride && a.Stride == b.Stride && a.G == b.G && a.Off == b.Off && a.RoPE == b.RoPE &&
 		unsafe.SliceData(a.F) == unsafe.SliceData(b.F) && unsafe.SliceData(a.Bytes) == unsafe.SliceData(b.Bytes)
-}
-
-func growInt(b []int, n int) []int {
-	if cap(b) < n {
-		return make([]int, n)
-	}
-	return b[:n]
 }
