@@ -19,9 +19,10 @@ import (
 func ropeRowsAVX2(x *float32, n, d int, sp *float32, dims int, neox bool)
 
 // ropeRowsAsm is rotateRowsGo through ropeRowsAVX2 where the rotated width fits it
-// (a multiple of 8 values, of 16 with NeoX pairs), else the Go loop.
+// (a multiple of 8 values, of 16 with NeoX pairs), else the Go loop; no rows or no
+// rotated values leave x as it is.
 func ropeRowsAsm(x []float32, n, d int, sp []float32, dims int, neox bool) {
-	if n <= 0 {
+	if n <= 0 || dims <= 0 {
 		return
 	}
 	if !cpufeat.AVX2FMA || dims%8 != 0 || (neox && dims%16 != 0) {

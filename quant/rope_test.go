@@ -246,7 +246,7 @@ func TestRoPEBackSpread(t *testing.T) {
 
 // TestRotateHeads: RotateHeads gives each head RotatePairs's bits, under every
 // kernel set, for both pair layouts, rotated widths the SIMD kernel takes and not
-// (and one too wide for its buffer), all or part of each head, values and angles
+// (and one too wide for its buffer), all, part or none of each head, values and angles
 // with signed zeros among them; and it allocates nothing.
 func TestRotateHeads(t *testing.T) {
 	r := rand.New(rand.NewPCG(81, 82))
@@ -269,7 +269,7 @@ func TestRotateHeads(t *testing.T) {
 	for _, set := range kernelSets() {
 		active.Store(set)
 		for _, neox := range []bool{false, true} {
-			for _, c := range [][2]int{{64, 64}, {64, 32}, {128, 128}, {80, 80}, {24, 24}, {6, 6}, {64, 48}, {320, 320}} {
+			for _, c := range [][2]int{{64, 64}, {64, 32}, {128, 128}, {80, 80}, {24, 24}, {6, 6}, {64, 48}, {320, 320}, {64, 0}} {
 				d, dims := c[0], c[1]
 				for _, n := range []int{1, 3, 12} {
 					name := fmt.Sprintf("%s/neox=%v/d=%d/dims=%d/n=%d", set.name, neox, d, dims, n)
