@@ -214,8 +214,9 @@ func (r *RoPE) Rotate(x []float32, n, d, pos, step int) {
 }
 
 // RotatePairs rotates the pairs of x's first 2·len(cos) values by the angles whose
-// cos and sin are given: pairs (2j, 2j+1), or (j, j+len(cos)) when neox. It is the
-// one scalar rotation of the model's forward pass and of the scoring kernels' reference.
+// cos and sin are given: pairs (2j, 2j+1), or (j, j+len(cos)) when neox; x's values
+// past them are left alone. It is the scalar reference rotation: RotateHeads (the
+// forward pass's query and key heads) and the rotation kernels give its bits.
 func RotatePairs(x, cos, sin []float32, neox bool) {
 	h := len(cos)
 	sin = sin[:h]
