@@ -19,6 +19,7 @@ func detectSIMD() *kernelSet {
 	k.name = "avx2-asm"
 	k.multiDot, k.multiAxpy = multiDotAsm, multiAxpyAsm
 	k.decBlock, k.chanAdd = decBlockAsm, addChanBlockAsm
+	k.chanDot, k.chanSpan, k.chanInt = dotChannelAsm, dotChannelSpanI8Z, chanMode
 	k.ropeRows, k.ropeDot1, k.ropeInt = ropeRowsAsm, ropeDotAsm, ropeIntTakes
 	if haveRoPEZ {
 		k.ropeSpan1 = ropeSpanZ

@@ -31,22 +31,17 @@ func DotChannelRows(c ChannelCodec, scores []float32, ld int, q []float32, g int
 	ch, ok := c.(Channel)
 	if per := channelBatch(d, tmp); ok && per >= 1 {
 		block = block[:ch.BlockBytes(t, d)]
-		if active.Load() != simdKernels || dotChannelFused == nil {
-			// No vector Channel kernels (the scalar set): the scalar algebra beats
-			// decoding.
-			dotChannelScalar(ch, scores, ld, q, g, block, d, i0, i1, tmp)
-			return
-		}
+		chanDot := active.Load().chanDot
 		for j := 0; ; j += per {
 			n := min(per, g-j)
-			if !dotChannelFused(ch, scores[j*ld:], ld, q[j*d:], n, block, t, d, i0, i1, tmp) {
+			if !chanDot(ch, scores[j*ld:], ld, q[j*d:], n, block, t, d, i0, i1, tmp) {
 				break // a shape the kernels leave (the same for every batch: j is 0)
 			}
 			if j+n == g {
 				return
 			}
 		}
-		// Shapes the fused kernels leave: the vector decoder and MultiDot beat
+		// Shapes the SIMD set's kernel leaves: the vector decoder and MultiDot beat
 		// the scalar algebra.
 	}
 	DecodeBlockRows(c, tmp, block, t, d, i0, i1, lo, s)
@@ -70,16 +65,18 @@ func DotChannelSpan(c ChannelCodec, scores []float32, ld int, q []float32, g int
 	_ = scores[(g-1)*ld+n-1]
 	_ = q[g*d-1]
 	ch, ok := c.(Channel)
-	// The fused kernel directly when it takes every query at once, as DotChannelRows
-	// would call it; otherwise (and for shapes it leaves) DotChannelRows per block.
-	fused := ok && active.Load() == simdKernels && dotChannelFused != nil && channelBatch(d, tmp) >= g
-	if fused && dotChannelSpanFused != nil && dotChannelSpanFused(ch, scores, ld, q, g, src, stride, t, off, n, d, tmp) {
+	// The kernel set's Channel kernels directly when they take every query at once,
+	// as DotChannelRows would call them; otherwise (and for shapes they leave)
+	// DotChannelRows per block.
+	k := active.Load()
+	whole := ok && channelBatch(d, tmp) >= g
+	if whole && k.chanSpan != nil && k.chanSpan(ch, scores, ld, q, g, src, stride, t, off, n, d, tmp) {
 		return
 	}
 	for j := range blocks {
 		b0, b1 := max(0, off-j*t), min(t, off+n-j*t)
 		out, block := scores[j*t+b0-off:], src[j*stride:][:bb]
-		if !fused || !dotChannelFused(ch, out, ld, q, g, block, t, d, b0, b1, tmp) {
+		if !whole || !k.chanDot(ch, out, ld, q, g, block, t, d, b0, b1, tmp) {
 			DotChannelRows(c, out, ld, q, g, block, t, d, b0, b1, tmp, lo, s)
 		}
 	}
@@ -90,20 +87,10 @@ func DotChannelSpan(c ChannelCodec, scores []float32, ld int, q []float32, g int
 // their zero terms (n·d + 2·d + n + 4 values for n queries).
 func channelBatch(d int, tmp []float32) int { return (len(tmp) - 2*d - 4) / (d + 1) }
 
-// dotChannelFused is the SIMD kernel of DotChannelRows for Channel (nil when this
-// build has none): arguments checked by DotChannelRows, tmp at least g·d + 2·d + g +
-// 4 values; it reports false for shapes it does not handle.
-var dotChannelFused func(c Channel, scores []float32, ld int, q []float32, g int, block []byte, t, d, i0, i1 int, tmp []float32) bool
-
-// dotChannelSpanFused is the SIMD kernel of DotChannelSpan for the runs whose every
-// block it scores as dotChannelFused would (nil when this build has none): arguments
-// checked by DotChannelSpan, tmp at least g·d + 2·d + g + 4 values; it reports false,
-// having scored nothing, for the runs it leaves.
-var dotChannelSpanFused func(c Channel, scores []float32, ld int, q []float32, g int, src []byte, stride, t, off, n, d int, tmp []float32) bool
-
-// dotChannelScalar is the reference for the Channel path of DotChannelRows:
-// Channel.Dot's algebra per query, the pre-scaled query in tmp[:d].
-func dotChannelScalar(c Channel, scores []float32, ld int, q []float32, g int, block []byte, d, i0, i1 int, tmp []float32) {
+// dotChannelScalar is the scalar set's chanDot and the reference for the Channel
+// path of DotChannelRows: Channel.Dot's algebra per query, the pre-scaled query in
+// tmp[:d]. It takes every shape (reports true); t is not read.
+func dotChannelScalar(c Channel, scores []float32, ld int, q []float32, g int, block []byte, _, d, i0, i1 int, tmp []float32) bool {
 	qs := tmp[:d]
 	rb := packedBytes(d, c.Bits)
 	codes := block[4*d:]
@@ -118,12 +105,8 @@ func dotChannelScalar(c Channel, scores []float32, ld int, q []float32, g int, b
 			out[i] = dotPlain(qs, codes[(i0+i)*rb:][:rb], c.Bits) + b
 		}
 	}
+	return true
 }
-
-// chanInt returns how the fused kernel scores blocks of c with d channels: 8 with
-// int8 queries per group of 32 channels, 16 with int16 queries per head, 0 in float
-// (nil: always 0); set by the platforms whose kernels use integers.
-var chanInt func(c Channel, d int) int
 
 // ChannelScores sets out[i], i < t, to the score DotChannelRows gives the query q (d
 // values) against token i of the block of c (c.BlockBytes(t, d) bytes), in float64,
@@ -134,8 +117,10 @@ var chanInt func(c Channel, d int) int
 // KIVI keys, as ScoredQuery is for rows.
 func ChannelScores(c ChannelCodec, out []float64, q []float32, block []byte, t, d int) {
 	mode := 0
-	if ch, ok := c.(Channel); ok && chanInt != nil && active.Load() == simdKernels {
-		mode = chanInt(ch, d)
+	if ch, ok := c.(Channel); ok {
+		if k := active.Load(); k.chanInt != nil {
+			mode = k.chanInt(ch, d)
+		}
 	}
 	channelScores(c, out, q, block, t, d, mode)
 }

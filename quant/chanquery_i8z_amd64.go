@@ -17,8 +17,6 @@ import "unsafe"
 //go:noescape
 func chanQueryI8Z(q8, qf, q, block unsafe.Pointer, d int)
 
-func init() { dotChannelSpanFused = dotChannelSpanI8Z }
-
 // chanCodeBytes is the code bytes of 32 channels of a 2-bit Channel token row.
 const chanCodeBytes = 8
 

@@ -238,11 +238,6 @@ func fusedAddRowsLossy(c Affine, acc, w []float32, ld, g int, src []byte, stride
 	return true
 }
 
-func init() {
-	dotChannelFused = dotChannelAsm
-	chanInt = chanMode
-}
-
 // dotChannelAsm is DotChannelRows for a Channel block with d a multiple of 16: the
 // block's scales and zeros widened once (channelQueryF16C, channelQuery4Z for four
 // queries with AVX-512, or channelQuery without F16C), the queries pre-scaled into

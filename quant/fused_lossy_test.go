@@ -216,9 +216,9 @@ func TestDotChannelRows(t *testing.T) {
 				}
 				for _, g := range []int{1, 2, 3, 4, 6, 7} {
 					q := gaussRow(r, g*d, 1)
-					if dotChannelFused != nil { // the SIMD kernel takes every d multiple of 16
+					if simdKernels != nil { // the SIMD kernel takes every d multiple of 16
 						scores, tmp := make([]float32, g*tt), make([]float32, g*d+2*d+g+4)
-						if got := dotChannelFused(c, scores, tt, q, g, block, tt, d, 0, tt, tmp); got != (d%16 == 0 && bits != 3) {
+						if got := simdKernels.chanDot(c, scores, tt, q, g, block, tt, d, 0, tt, tmp); got != (d%16 == 0 && bits != 3) {
 							t.Fatalf("%s t=%d d=%d g=%d: fused channel kernel reports %v", c.Name(), tt, d, g, got)
 						}
 					}

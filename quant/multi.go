@@ -65,6 +65,20 @@ type kernelSet struct {
 	// before RoPE as DotChannelRoPE (its arguments checked), or reports false, having
 	// scored nothing, for the shapes it leaves.
 	ropeSpan1 func(c Channel, r *RoPE, pos int, scores, q []float32, src []byte, stride, t, off, n, d int, tmp, qr, lo, s []float32) bool
+	// chanDot scores g queries against tokens i0..i1-1 of a Channel block as
+	// DotChannelRows (its arguments checked, block sliced to the block's bytes, tmp
+	// holding at least g·d + 2·d + g + 4 values: channelBatch), or reports false,
+	// having scored nothing, for the shapes it leaves, which DotChannelRows decodes
+	// into tiles. The scalar set's (dotChannelScalar) takes every shape.
+	chanDot func(c Channel, scores []float32, ld int, q []float32, g int, block []byte, t, d, i0, i1 int, tmp []float32) bool
+	// chanSpan, when set, scores g queries against a run of Channel blocks as
+	// DotChannelSpan (its arguments checked, tmp as for chanDot), or reports false,
+	// having scored nothing, for the runs it leaves.
+	chanSpan func(c Channel, scores []float32, ld int, q []float32, g int, src []byte, stride, t, off, n, d int, tmp []float32) bool
+	// chanInt, when set, returns how chanDot scores blocks of c with d channels: 8
+	// with int8 queries per group of 32 channels, 16 with int16 queries per head, 0
+	// in float (nil: always 0; ChannelScores models it).
+	chanInt func(c Channel, d int) int
 	// chanAdd, when set, is ChannelValues.AddRows (its arguments checked, block
 	// sliced to the block's bytes) for the shapes it takes, tmp holding at least
 	// 2·d values; it reports false, having added nothing, for the others, which go
@@ -88,6 +102,7 @@ var scalarKernels = &kernelSet{
 	multiAxpy: multiAxpyScalar,
 	decRows:   decRowsRef,
 	decBlock:  decBlockScalar,
+	chanDot:   dotChannelScalar,
 	ropeRows:  rotateRowsGo,
 	ropeDot1:  ropeDotGo,
 	encF16:    encodeF16Scalar,

@@ -336,7 +336,7 @@ func TestDotChannelAsm(t *testing.T) {
 									continue
 								}
 								want := make([]float32, g*ld)
-								dotChannelScalar(c, want, ld, q, g, block, d, i0, i1, make([]float32, d))
+								dotChannelScalar(c, want, ld, q, g, block, tt, d, i0, i1, make([]float32, d))
 								mode := chanMode(c, d) // integer scores: the reference models them
 								for j := range g {
 									sc := make([]float64, tt)
