@@ -51,16 +51,16 @@ func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *
 	for len(sc.sub) < workers {
 		sc.sub = append(sc.sub, new(Scratch))
 	}
-	sc.stats = BatchStats{Queries: n}
+	sc.stats = BatchStats{Queries: int64(n)}
 	for i := range views {
-		sc.stats.Attended += int64(viewTokens(views[i]) * sh.KVHeads)
+		sc.stats.AttendedRows += int64(viewTokens(views[i]) * sh.KVHeads)
 	}
 	// Every row is read once per view, but a group's shared rows once for all.
-	sc.stats.Rows = sc.stats.Attended
+	sc.stats.Rows = sc.stats.AttendedRows
 	for gi := range sc.groups {
 		g := &sc.groups[gi]
 		shared := int64(viewTokens(views[g.members[0]][:g.shared]) * sh.KVHeads)
-		sc.stats.Shared += len(g.members)
+		sc.stats.SharedQueries += int64(len(g.members))
 		sc.stats.SharedRows += shared
 		sc.stats.Rows -= int64(len(g.members)-1) * shared
 	}
@@ -110,15 +110,25 @@ func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *
 	return nil
 }
 
-// BatchStats counts a DecodeBatch's work, as its plan lays it out. A row is one
-// token's key and value of one KV head, counted each time a pass of the kernels
-// reads it: once per view, a group's shared rows once for the group.
+// BatchStats counts a DecodeBatch's work, as its plan lays it out, or the sum of
+// several (Add). A row is one token's key and value of one KV head, counted each
+// time a pass of the kernels reads it: once per view, a group's shared rows once for
+// the group.
 type BatchStats struct {
-	Queries    int   // views computed
-	Shared     int   // of which in a group sharing leading spans
-	Attended   int64 // rows the queries attend over (each query's view)
-	Rows       int64 // rows read (Attended less the shared rows read once for several)
-	SharedRows int64 // of which read once for every query of a group (a shared pass)
+	Queries       int64 `json:"queries"`        // one-token queries (views) computed
+	SharedQueries int64 `json:"shared_queries"` // of which in a group sharing leading spans
+	AttendedRows  int64 `json:"attended_rows"`  // rows the queries attend over (each query's view)
+	Rows          int64 `json:"rows"`           // rows read (AttendedRows less the shared rows read once for several)
+	SharedRows    int64 `json:"shared_rows"`    // of which read once for every query of a group (a shared pass)
+}
+
+// Add adds o's counts to s's.
+func (s *BatchStats) Add(o BatchStats) {
+	s.Queries += o.Queries
+	s.SharedQueries += o.SharedQueries
+	s.AttendedRows += o.AttendedRows
+	s.Rows += o.Rows
+	s.SharedRows += o.SharedRows
 }
 
 // BatchScratch holds DecodeBatch's reusable buffers and the statistics of its last

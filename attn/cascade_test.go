@@ -131,7 +131,7 @@ func testDecodeBatch(t *testing.T, r *rand.Rand, sh Shape, kk, vk sideKind) {
 			}
 			st := sc.Stats()
 			attended := wantRows + (sharers-1)*sharedRows
-			if st.Queries != n || st.Shared != wantShared || st.Rows != wantRows || st.SharedRows != sharedRows || st.Attended != attended {
+			if st.Queries != int64(n) || st.SharedQueries != int64(wantShared) || st.Rows != wantRows || st.SharedRows != sharedRows || st.AttendedRows != attended {
 				t.Errorf("chunks %d, workers %d: stats %+v, want %d queries, %d shared, %d rows attended, %d read of which %d shared",
 					ct, workers, st, n, wantShared, attended, wantRows, sharedRows)
 			}

@@ -24,23 +24,13 @@ type batchState struct {
 	sc        attn.BatchScratch
 	views     [][]attn.Span
 	q, out    [][]float32
-	stats     AttendStats
+	stats     attn.BatchStats // AttendBatch's decode queries since the Store was made
 	decodeIDs []SeqID
 }
 
-// AttendStats counts the work of AttendBatch's one-token queries (decode steps)
-// since the Store was made. A row is one token's key and value of one KV head, read
-// by attention's kernels.
-type AttendStats struct {
-	Queries       int64 `json:"queries"`        // one-token queries attended by AttendBatch
-	SharedQueries int64 `json:"shared_queries"` // of which computed with others over the history they share
-	AttendedRows  int64 `json:"attended_rows"`  // rows the queries attend over
-	Rows          int64 `json:"rows"`           // rows the queries read
-	SharedRows    int64 `json:"shared_rows"`    // of which read once for several sequences
-}
-
-// AttendStats returns the counters of AttendBatch.
-func (st *Store) AttendStats() AttendStats {
+// AttendStats returns the work of AttendBatch's one-token queries (decode steps)
+// since the Store was made: the sum of the statistics of its attn.DecodeBatch calls.
+func (st *Store) AttendStats() attn.BatchStats {
 	st.batch.mu.Lock()
 	defer st.batch.mu.Unlock()
 	return st.batch.stats
@@ -92,11 +82,6 @@ func (st *Store) AttendBatch(layer int, ids []SeqID, q, out [][]float32) error {
 	if err := attn.DecodeBatch(b.out, b.q, st.shape, b.views, st.opts, &b.sc); err != nil {
 		return fmt.Errorf("kv: attend batch layer %d (sequences %v): %w", layer, b.decodeIDs, err)
 	}
-	bs := b.sc.Stats()
-	b.stats.Queries += int64(bs.Queries)
-	b.stats.SharedQueries += int64(bs.Shared)
-	b.stats.AttendedRows += bs.Attended
-	b.stats.Rows += bs.Rows
-	b.stats.SharedRows += bs.SharedRows
+	b.stats.Add(b.sc.Stats())
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"kvq/attn"
 	"kvq/engine"
 	"kvq/kv"
 	"kvq/model"
@@ -36,7 +37,7 @@ type throughputReport struct {
 	Breakdown map[string]float64 `json:"breakdown_us_per_pass,omitempty"`
 	// DecodeAttention counts the one-token queries of the replay and the key/value
 	// rows they read, and how many were computed over blocks shared with others.
-	DecodeAttention kv.AttendStats `json:"decode_attention"`
+	DecodeAttention attn.BatchStats `json:"decode_attention"`
 	engine.ThroughputResult
 }
 
