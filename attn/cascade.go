@@ -78,8 +78,12 @@ func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *
 	for len(sc.own) < workers {
 		sc.own = append(sc.own, ownScratch{})
 	}
+	// errs[k] is the error of view alone[k]. A worker stops at its first error, and
+	// the views are taken in order, so every view before the first that fails was
+	// computed: the error returned is that view's, as a loop over the views in order
+	// would return, whichever worker took it.
 	aw := min(workers, len(sc.alone))
-	sc.errs = grow(sc.errs, aw)
+	sc.errs = grow(sc.errs, len(sc.alone))
 	errs := sc.errs
 	clear(errs)
 	sc.nextAlone.Store(0)
@@ -91,15 +95,15 @@ func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *
 			}
 			i := sc.alone[k]
 			if err := Decode(out[i], q[i], sh, views[i], one, sc.sub[w]); err != nil {
-				errs[w] = fmt.Errorf("query %d: %w", i, err)
+				errs[k] = fmt.Errorf("query %d: %w", i, err)
 				return
 			}
 		}
 	}
 	parallelFor(aw, aw, runAlone) // on the caller alone for aw ≤ 1
-	for w := range aw {
-		if errs[w] != nil {
-			return errs[w]
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	for gi := range sc.groups {

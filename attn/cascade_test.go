@@ -1,9 +1,11 @@
 package attn
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"kvq/quant"
@@ -166,6 +168,28 @@ func TestSharedSpans(t *testing.T) {
 	for _, c := range cases {
 		if got := SharedSpans(c.a, c.b); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestDecodeBatchFirstError: of the views computed alone, the first whose query
+// fails is the one DecodeBatch reports, whichever worker took it, on every call.
+func TestDecodeBatchFirstError(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	sh := Shape{Heads: 2, KVHeads: 2, HeadDim: 16}
+	hd := sh.Heads * sh.HeadDim
+	const n = 8
+	views, q, out := make([][]Span, n), make([][]float32, n), make([][]float32, n)
+	for i := range views {
+		views[i] = buildHistory(r, sh, 64+16*i, 48, sideKinds[2], sideKinds[2]).spans
+		q[i], out[i] = randVec(r, hd, 1), make([]float32, hd)
+	}
+	views[3][0].Delta, views[6][0].Delta = 1, 2 // a delta with no Options.Rotate
+	var sc BatchScratch
+	for range 200 {
+		err := DecodeBatch(out, q, sh, views, Options{Workers: 2}, &sc)
+		if !errors.Is(err, ErrShape) || !strings.HasPrefix(err.Error(), "query 3: ") {
+			t.Fatalf("DecodeBatch: %v, want query 3's ErrShape", err)
 		}
 	}
 }
