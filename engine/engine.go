@@ -40,8 +40,8 @@
 // cached block; they count in CachedPromptTokens.
 //
 // Idle time: with Config.Prefault, an engine with nothing to do makes cache memory
-// ahead of need (kv.Store.Prefault), a couple of milliseconds at a time, so that
-// steps take blocks whose pages are already there.
+// ahead of need (kv.Store.Prefault), a piece (512 KiB) at a time, looking for new
+// work in between, so that steps take blocks whose pages are already there.
 //
 // Streaming past the context: with Config.Window, sequences keep attention sinks and
 // a sliding window (kv.Store.Evict) and may grow beyond the model's context.
