@@ -185,8 +185,9 @@ func TestAheadRows(t *testing.T) {
 
 // TestNextKernels: F16 rows of one to three queries with F16C, and Int8 rows with
 // AVX-512 VNNI, go through the kernels that ask for the next rows (dotF16R4Next,
-// addF16Q1x64Next; dotInt8R8I16Z, addInt8Q1x64ZNext), which TestRowPlanNext checks
-// against the others.
+// addF16Q1x64Next; dotInt8R8I16Z, addInt8Q1x64ZNext), and give the bits of the
+// entry's dot and add; TestRowPlanNext checks the same through RowPlan, whatever
+// kernels take the call.
 func TestNextKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(75, 76))
 	for _, c := range []struct {
@@ -207,6 +208,22 @@ func TestNextKernels(t *testing.T) {
 			if !c.kt.dotNext(scores, rc.ld, rc.q, nil, g, rc.src, rc.stride, rc.n, rc.d, tmp, off) ||
 				!c.kt.addNext(acc, rc.w, rc.ld, g, rc.src, rc.stride, rc.n, rc.d, tmp, off) {
 				t.Fatalf("%s/g=%d: rows of 64 values not taken", c.codec.Name(), g)
+			}
+			want := make([]float32, len(scores))
+			wantAcc := append([]float32(nil), rc.acc0...)
+			if !c.kt.dot(c.codec, want, rc.ld, rc.q, g, rc.src, rc.stride, rc.n, rc.d, tmp) ||
+				!c.kt.add(c.codec, wantAcc, rc.w, rc.ld, g, rc.src, rc.stride, rc.n, rc.d, tmp) {
+				t.Fatalf("%s/g=%d: rows of 64 values not taken by dot and add", c.codec.Name(), g)
+			}
+			for i := range want {
+				if math.Float32bits(scores[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s/g=%d: score %d = %v, dot %v", c.codec.Name(), g, i, scores[i], want[i])
+				}
+			}
+			for i := range wantAcc {
+				if math.Float32bits(acc[i]) != math.Float32bits(wantAcc[i]) {
+					t.Fatalf("%s/g=%d: acc %d = %v, add %v", c.codec.Name(), g, i, acc[i], wantAcc[i])
+				}
 			}
 		}
 	}
