@@ -134,6 +134,15 @@ qdone: \
 	VZEROUPPER; \
 	RET
 
+// ADDQ1ARGS loads the arguments the one-query add kernels of 16-bit and Int8 rows
+// (add*Q1x*) begin with: DI acc, SI w, R8 src, R12 stride, R13 n.
+#define ADDQ1ARGS \
+	MOVQ acc+0(FP), DI;      \
+	MOVQ w+8(FP), SI;        \
+	MOVQ src+16(FP), R8;     \
+	MOVQ stride+24(FP), R12; \
+	MOVQ n+32(FP), R13
+
 // ADDQ1X64_16 is the body of addF16Q1x64 (see its declaration); it asks for the rows
 // ahead as ADDQ1Z (addq1_amd64.h) does through PFSET and PFROW (PFNEXTSET and PFROW2,
 // prefetch_amd64.h), or for none (NOPF1 for both).

@@ -35,20 +35,12 @@ TEXT ·dotBF16Q4asm(SB), NOSPLIT, $0-64
 // acc[c] += Σ_{i<n} w[i]·row_i[c] for c < 64, row i's bfloat16 values at
 // src + i·stride: the 64 sums stay in eight registers while the rows stream by.
 TEXT ·addBF16Q1x64asm(SB), NOSPLIT, $0-40
-	MOVQ    acc+0(FP), DI
-	MOVQ    w+8(FP), SI
-	MOVQ    src+16(FP), R8
-	MOVQ    stride+24(FP), R12
-	MOVQ    n+32(FP), R13
+	ADDQ1ARGS
 	ADDQ1X64_16(BF16W16, PFNEXTSET, PFROW2)
 
 // func addBF16Q1x16asm(acc, w, src unsafe.Pointer, stride uintptr, n int)
 // acc[c] += Σ_{i<n} w[i]·row_i[c] for c < 16, rows as addF16Q1x64's; each
 // column's sum one chain of FMAs in row order (ADDQ1X16_16).
 TEXT ·addBF16Q1x16asm(SB), NOSPLIT, $0-40
-	MOVQ    acc+0(FP), DI
-	MOVQ    w+8(FP), SI
-	MOVQ    src+16(FP), R8
-	MOVQ    stride+24(FP), R12
-	MOVQ    n+32(FP), R13
+	ADDQ1ARGS
 	ADDQ1X16_16(BF16W16)

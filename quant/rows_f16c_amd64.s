@@ -66,32 +66,20 @@ TEXT ·dotF16Q4(SB), NOSPLIT, $0-64
 // acc[c] += Σ_{i<n} w[i]·row_i[c] for c < 64, row i's binary16 values at
 // src + i·stride: the 64 sums stay in eight registers while the rows stream by.
 TEXT ·addF16Q1x64(SB), NOSPLIT, $0-40
-	MOVQ    acc+0(FP), DI
-	MOVQ    w+8(FP), SI
-	MOVQ    src+16(FP), R8
-	MOVQ    stride+24(FP), R12
-	MOVQ    n+32(FP), R13
+	ADDQ1ARGS
 	ADDQ1X64_16(F16W16, PFNEXTSET, PFROW2)
 
 // func addF16Q1x64Near(acc, w, src unsafe.Pointer, stride uintptr, n int)
 // addF16Q1x64 asking for no rows ahead.
 TEXT ·addF16Q1x64Near(SB), NOSPLIT, $0-40
-	MOVQ    acc+0(FP), DI
-	MOVQ    w+8(FP), SI
-	MOVQ    src+16(FP), R8
-	MOVQ    stride+24(FP), R12
-	MOVQ    n+32(FP), R13
+	ADDQ1ARGS
 	ADDQ1X64_16(F16W16, NOPF1, NOPF1)
 
 // func addF16Q1x16(acc, w, src unsafe.Pointer, stride uintptr, n int)
 // acc[c] += Σ_{i<n} w[i]·row_i[c] for c < 16, rows as addF16Q1x64's; each
 // column's sum one chain of FMAs in row order (ADDQ1X16_16).
 TEXT ·addF16Q1x16(SB), NOSPLIT, $0-40
-	MOVQ    acc+0(FP), DI
-	MOVQ    w+8(FP), SI
-	MOVQ    src+16(FP), R8
-	MOVQ    stride+24(FP), R12
-	MOVQ    n+32(FP), R13
+	ADDQ1ARGS
 	ADDQ1X16_16(F16W16)
 
 // The Int8 add kernels: codes widened by VPMOVSXBD straight from memory (8 per
@@ -103,11 +91,7 @@ TEXT ·addF16Q1x16(SB), NOSPLIT, $0-40
 // and its f16 scale s_i at src + i·stride + so (so < 0); the rows asked for ahead as
 // ADDQ1Z (addq1_amd64.h) does.
 TEXT ·addInt8Q1x64F16C(SB), NOSPLIT, $0-48
-	MOVQ    acc+0(FP), DI
-	MOVQ    w+8(FP), SI
-	MOVQ    src+16(FP), R8
-	MOVQ    stride+24(FP), R12
-	MOVQ    n+32(FP), R13
+	ADDQ1ARGS
 	MOVQ    so+40(FP), R9
 	VMOVUPS (DI), Y0
 	VMOVUPS 32(DI), Y1
@@ -172,11 +156,7 @@ kdone:
 // func addInt8Q1x16F16C(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
 // addInt8Q1x64F16C for 16 columns; even and odd rows in separate accumulators.
 TEXT ·addInt8Q1x16F16C(SB), NOSPLIT, $0-48
-	MOVQ    acc+0(FP), DI
-	MOVQ    w+8(FP), SI
-	MOVQ    src+16(FP), R8
-	MOVQ    stride+24(FP), R12
-	MOVQ    n+32(FP), R13
+	ADDQ1ARGS
 	MOVQ    so+40(FP), R9
 	VMOVUPS (DI), Y0
 	VMOVUPS 32(DI), Y1
@@ -344,11 +324,7 @@ TEXT ·addBF16Q4Z(SB), NOSPLIT, $0-56
 // func addInt8Q1x64Z(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
 // addInt8Q1x64F16C in ZMM registers (ADDQ1Z): the same sums bit for bit.
 TEXT ·addInt8Q1x64Z(SB), NOSPLIT, $0-48
-	MOVQ acc+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ src+16(FP), R8
-	MOVQ stride+24(FP), R12
-	MOVQ n+32(FP), R13
+	ADDQ1ARGS
 	MOVQ so+40(FP), R9
 	ADDQ1Z(W1INT8, INT8ROW64)
 	RET
@@ -356,11 +332,7 @@ TEXT ·addInt8Q1x64Z(SB), NOSPLIT, $0-48
 // func addInt8Q1x64ZNear(acc, w, src unsafe.Pointer, stride uintptr, n int, so int)
 // addInt8Q1x64Z asking for no rows ahead.
 TEXT ·addInt8Q1x64ZNear(SB), NOSPLIT, $0-48
-	MOVQ acc+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ src+16(FP), R8
-	MOVQ stride+24(FP), R12
-	MOVQ n+32(FP), R13
+	ADDQ1ARGS
 	MOVQ so+40(FP), R9
 	ADDQ1ZLOOPPF(W1INT8, INT8ROW64, NOPF1, NOPF1)
 	ADDQ1ZSTORE
@@ -377,22 +349,14 @@ TEXT ·dotF16R4Next(SB), NOSPLIT, $0-80
 // addF16Q1x64 asking, instead of the rows ahead, for the two lines next bytes on
 // from each row's 64 values.
 TEXT ·addF16Q1x64Next(SB), NOSPLIT, $0-48
-	MOVQ    acc+0(FP), DI
-	MOVQ    w+8(FP), SI
-	MOVQ    src+16(FP), R8
-	MOVQ    stride+24(FP), R12
-	MOVQ    n+32(FP), R13
+	ADDQ1ARGS
 	ADDQ1X64_16(F16W16, NEXTSET, PFROW2L2)
 
 // func addInt8Q1x64ZNext(acc, w, src unsafe.Pointer, stride uintptr, n int, so int, next uintptr)
 // addInt8Q1x64Z asking, instead of the rows ahead, for the two lines next bytes on
 // from each row's codes.
 TEXT ·addInt8Q1x64ZNext(SB), NOSPLIT, $0-56
-	MOVQ acc+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ src+16(FP), R8
-	MOVQ stride+24(FP), R12
-	MOVQ n+32(FP), R13
+	ADDQ1ARGS
 	MOVQ so+40(FP), R9
 	ADDQ1ZLOOPPF(W1INT8, INT8ROW64, NEXTSET48, PFROW2L2)
 	ADDQ1ZSTORE
