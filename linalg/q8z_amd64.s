@@ -27,13 +27,13 @@
 // 64 and 72(SP), the tiles left at 80(SP); BX, past one tile's table, is at the
 // next's): the group's codes in x, its scales in xd, the 8 rows' int32 sums of a block
 // in a0..a7 (started at the tables' −128·Σcode), their float32 sums in f0..f7, the
-// transposes through t0..t3 into t4..t7 (the registers SG stores). R12 points at rows 4–7; R11 at the 8 rows after
-// the next 8, prefetched pfstep (R10) bytes a block, and their tables at R9(BX): one
-// line after each of the block's first six dwords, not all six at the block's start
-// (1-4% less CPU time at 8, 16 and 32 tokens, llama-134m Q8_0). The registers are
-// arguments (the assembler pastes no tokens); the labels are local to the TEXT that
-// uses it. Defined before any TEXT, so that go vet does not check its frame references
-// against another function's.
+// transposes through t0..t3 into t4..t7 (the registers SG stores). R12 points at rows
+// 4–7; R11 at the 8 rows after the next 8, prefetched pfstep (R10) bytes a block, and
+// their tables at R9(BX): one line after each of the block's first six dwords, not all
+// six at the block's start (2.5–4.3% less CPU time at 8, 16 and 32 tokens, llama-134m
+// Q8_0). The registers are arguments (the assembler pastes no tokens); the labels are
+// local to the TEXT that uses it. Defined before any TEXT, so that go vet does not
+// check its frame references against another function's.
 #define TOKENS8(x, xd, a0, a1, a2, a3, a4, a5, a6, a7, f0, f1, f2, f3, f4, f5, f6, f7, t0, t1, t2, t3, t4, t5, t6, t7, SG) \
 	MOVQ w+16(FP), SI \
 	MOVQ SI, 64(SP) \
