@@ -38,13 +38,10 @@ func (a *Activations) Prepare(x []float32, n int, ws ...Matrix) error {
 	if len(ws) == 0 || n == 0 {
 		return nil
 	}
-	cols := ws[0].Cols
-	for j := 1; j < len(ws); j++ {
-		if ws[j].Cols != cols {
-			return fmt.Errorf("linalg: Prepare: %w: matrix %d has %d columns, matrix 0 has %d",
-				ErrShape, j, ws[j].Cols, cols)
-		}
+	if err := checkOutputs("Prepare", nil, ws); err != nil {
+		return err
 	}
+	cols := ws[0].Cols
 	if n < 0 || (cols > 0 && n > len(x)/cols) || len(x) < n*cols {
 		return fmt.Errorf("linalg: Prepare: %w: %d tokens of %d columns, x has %d values", ErrShape, n, cols, len(x))
 	}
@@ -107,14 +104,8 @@ func (a *Activations) Quantize(t0, t1 int) {
 // invalid argument, or when Quantize did not cover every token once.
 func MatMulQuantized(outs [][]float32, ws []Matrix, a *Activations) error {
 	const name = "MatMulQuantized"
-	if len(outs) != len(ws) {
-		return fmt.Errorf("linalg: %s: %w: %d outputs for %d matrices", name, ErrShape, len(outs), len(ws))
-	}
-	for j := 1; j < len(ws); j++ {
-		if ws[j].Cols != ws[0].Cols {
-			return fmt.Errorf("linalg: %s: %w: matrix %d has %d columns, matrix 0 has %d",
-				name, ErrShape, j, ws[j].Cols, ws[0].Cols)
-		}
+	if err := checkOutputs(name, outs, ws); err != nil {
+		return err
 	}
 	k, x, n := active.Load(), a.x, a.n
 	if len(ws) > 0 && a.n > 0 && ws[0].Cols != a.cols {
@@ -124,13 +115,8 @@ func MatMulQuantized(outs [][]float32, ws []Matrix, a *Activations) error {
 	if k != a.k || !a.nd.covers(nd) {
 		return matMul(name, outs, ws, x, n)
 	}
-	for j, w := range ws {
-		if err := checkProduct(name, outs[j], w, x, n); err != nil {
-			if len(ws) > 1 {
-				return fmt.Errorf("matrix %d: %w", j, err)
-			}
-			return err
-		}
+	if err := checkProducts(name, outs, ws, x, n); err != nil {
+		return err
 	}
 	if n == 0 || len(ws) == 0 {
 		return nil

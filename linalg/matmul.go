@@ -66,16 +66,25 @@ func MatMul(out []float32, w Matrix, x []float32, n int) error {
 // it costs less than separate MatMul calls. Every ws[j] must have the same Cols. On an
 // invalid argument it returns an error and writes nothing.
 func MatMulMany(outs [][]float32, ws []Matrix, x []float32, n int) error {
-	if len(outs) != len(ws) {
-		return fmt.Errorf("linalg: MatMulMany: %w: %d outputs for %d matrices", ErrShape, len(outs), len(ws))
+	if err := checkOutputs("MatMulMany", outs, ws); err != nil {
+		return err
+	}
+	return matMul("MatMulMany", outs, ws, x, n)
+}
+
+// checkOutputs checks that there is one output per matrix (outs nil: none asked) and
+// that the matrices share their input: the same Cols.
+func checkOutputs(name string, outs [][]float32, ws []Matrix) error {
+	if outs != nil && len(outs) != len(ws) {
+		return fmt.Errorf("linalg: %s: %w: %d outputs for %d matrices", name, ErrShape, len(outs), len(ws))
 	}
 	for j := 1; j < len(ws); j++ {
 		if ws[j].Cols != ws[0].Cols {
-			return fmt.Errorf("linalg: MatMulMany: %w: matrix %d has %d columns, matrix 0 has %d",
-				ErrShape, j, ws[j].Cols, ws[0].Cols)
+			return fmt.Errorf("linalg: %s: %w: matrix %d has %d columns, matrix 0 has %d",
+				name, ErrShape, j, ws[j].Cols, ws[0].Cols)
 		}
 	}
-	return matMul("MatMulMany", outs, ws, x, n)
+	return nil
 }
 
 // checkProduct validates one product's arguments.
@@ -100,8 +109,9 @@ func checkProduct(name string, out []float32, w Matrix, x []float32, n int) erro
 	return nil
 }
 
-func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) error {
-	k := active.Load()
+// checkProducts runs checkProduct for every product outs[j] = ws[j]·x, naming the
+// matrix when there are several.
+func checkProducts(name string, outs [][]float32, ws []Matrix, x []float32, n int) error {
 	for j, w := range ws {
 		if err := checkProduct(name, outs[j], w, x, n); err != nil {
 			if len(ws) > 1 {
@@ -109,6 +119,14 @@ func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) erro
 			}
 			return err
 		}
+	}
+	return nil
+}
+
+func matMul(name string, outs [][]float32, ws []Matrix, x []float32, n int) error {
+	k := active.Load()
+	if err := checkProducts(name, outs, ws, x, n); err != nil {
+		return err
 	}
 	if n == 0 || len(ws) == 0 {
 		return nil
