@@ -51,15 +51,14 @@ type workspace struct {
 	stageParts         int
 	stagePart          func(i int)
 	// act is the input of the product after the stage, quantized by the stage's
-	// rows (stageQuantizes) so that no goroutine quantizes it alone before the
-	// product.
+	// rows (stageRows calls act.Quantize) so that no goroutine quantizes it alone
+	// before the product.
 	act linalg.Activations
-	// attendPieces' state for runPiece (made once, as stagePart): the cache, layer
-	// and pieces of the loop, whether each piece's stageQK runs in it (the pass's
+	// attendPieces' state for runPiece (made once, as stagePart): the cache and
+	// pieces of the loop (the layer is stageLayer), whether each piece's stageQK runs in it (the pass's
 	// smallPieces), and whether each piece attends on its own (a cache that is not a
 	// kv.BatchAttender).
 	pieceCache  kv.Cache
-	pieceLayer  int
 	pieceList   []piece
 	qkFused     bool
 	pieceAttend bool
@@ -393,7 +392,7 @@ func (m *Model) attendPieces(c kv.Cache, li int, pieces []piece) error {
 	ws.errs = grow(ws.errs, len(pieces))
 	ba, batched := c.(kv.BatchAttender)
 	ws.stage, ws.stageLayer = stageQK, li
-	ws.pieceCache, ws.pieceLayer, ws.pieceList, ws.pieceAttend = c, li, pieces, !batched
+	ws.pieceCache, ws.pieceList, ws.pieceAttend = c, pieces, !batched
 	if ws.pieceRun == nil {
 		ws.pieceRun = m.runPiece // made once: a method value per call would be garbage
 	}
@@ -430,9 +429,9 @@ func (m *Model) runPiece(i int) {
 		m.stageRows(pc.row, pc.row+len(pc.tokens))
 	}
 	if ws.pieceAttend {
-		ws.errs[i] = m.attendPiece(ws.pieceCache, ws.pieceLayer, pc)
+		ws.errs[i] = m.attendPiece(ws.pieceCache, ws.stageLayer, pc)
 	} else {
-		ws.errs[i] = m.appendPiece(ws.pieceCache, ws.pieceLayer, pc)
+		ws.errs[i] = m.appendPiece(ws.pieceCache, ws.stageLayer, pc)
 	}
 }
 
