@@ -103,8 +103,8 @@ func (p *RowPlan) DotRowsPrepared(scores []float32, ld int, q, pq []float32, g i
 // fetch the span's unused slots. Asked for one head ahead, a step of f16 decode
 // attention of 16 sequences of 64 tokens took a third less CPU time
 // (BenchmarkStepAttention in package kv). Kernels that do it, for fewer than four
-// queries (models without grouped-query attention): F16 rows with F16C, Int8 rows
-// with AVX-512 VNNI.
+// queries per KV head (models without grouped-query attention, or with two or three
+// query heads per KV head): F16 rows with F16C, Int8 rows with AVX-512 VNNI.
 func (p *RowPlan) DotRowsNext(scores []float32, ld int, q, pq []float32, g int, src []byte, stride, n int, tmp []float32, next []byte) {
 	m := p.twinRows(g, src, stride, n, next)
 	if m > 0 && p.kt != nil && p.kt.dotNext != nil && active.Load() == simdKernels {

@@ -74,7 +74,7 @@
 // DOTR4_16's loop): the rows the caller reads next. Asked for into L1 (PREFETCHT0)
 // instead, a step of f16 decode attention of 16 sequences of 64 tokens
 // (BenchmarkStepAttention) took about as long as asking for nothing, 5.8–6.3 ms
-// against 5.5–6.7, where into L2 it took 3.7–4.2.
+// against 5.42–6.22, where into L2 it took 3.71–3.82 (d6ec16f).
 #define PFNEXTROWS(r0, r1, r2, r3) \
 	MOVQ       next+72(FP), AX; \
 	ADDQ       AX, r0; \

@@ -313,8 +313,8 @@ func init() {
 			}
 			return true
 		},
-		// One query at a time (no four-query group: models without grouped-query
-		// attention), the rows through the twins that ask for the next rows.
+		// Fewer than four queries per KV head (no four-query group), the rows
+		// through the twins that ask for the next rows.
 		dotNext: func(scores []float32, ld int, q, _ []float32, g int, src []byte, stride, n, d int, _ []float32, next uintptr) bool {
 			if d%16 != 0 || !haveF16C || g >= 4 {
 				return false
