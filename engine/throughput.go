@@ -40,8 +40,8 @@ type Latency struct {
 	Max   float64 `json:"max_ms"`
 }
 
-// latencyOf summarizes ds (it sorts them); the percentiles are nearest-rank.
-func latencyOf(ds []time.Duration) Latency {
+// LatencyOf summarizes ds (it sorts them); the percentiles are nearest-rank.
+func LatencyOf(ds []time.Duration) Latency {
 	if len(ds) == 0 {
 		return Latency{}
 	}
@@ -346,9 +346,9 @@ func Throughput(m *model.Model, c kv.Cache, tc ThroughputConfig) (ThroughputResu
 	if st.ITLCount > 0 {
 		res.MeanITLms = millis(st.ITLSum) / float64(st.ITLCount)
 	}
-	res.Short = Latencies{latencyOf(lat[0].ttft), latencyOf(lat[0].itl)}
+	res.Short = Latencies{LatencyOf(lat[0].ttft), LatencyOf(lat[0].itl)}
 	if tc.LongRequests > 0 {
-		res.Long = &Latencies{latencyOf(lat[1].ttft), latencyOf(lat[1].itl)}
+		res.Long = &Latencies{LatencyOf(lat[1].ttft), LatencyOf(lat[1].itl)}
 	}
 	return res, firstErr
 }

@@ -186,8 +186,8 @@ func TestLatencyOf(t *testing.T) {
 		// Nearest rank: p99 of 200 values is the 198th.
 		{ms(desc...), Latency{Count: 200, Mean: 100.5, P50: 100, P99: 198, Max: 200}},
 	} {
-		if got := latencyOf(tc.in); got != tc.want {
-			t.Errorf("latencyOf(%v) = %+v, want %+v", tc.in, got, tc.want)
+		if got := LatencyOf(tc.in); got != tc.want {
+			t.Errorf("LatencyOf(%v) = %+v, want %+v", tc.in, got, tc.want)
 		}
 	}
 }
