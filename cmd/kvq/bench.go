@@ -18,7 +18,7 @@ func registerBench(name, summary string, run func(args []string, stdout, stderr 
 }
 
 func init() {
-	register("bench", "run a benchmark: decode, attention, bandwidth, throughput or tier", runBench)
+	register("bench", "run a benchmark: decode, prefill, attention, bandwidth, throughput, tier or serve", runBench)
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
