@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -154,7 +155,8 @@ func TestBenchServe(t *testing.T) {
 // TestBenchServeFailures runs bench serve against a server that misbehaves on some
 // requests: failures are counted and the first one printed, tokens come from the
 // number of text chunks when a stream has no usage, a stalled stream ends at
-// --timeout, and each --extra goes to the --url of its position.
+// --timeout, a closed port fails each request at once, and each --extra goes to the
+// --url of its position.
 func TestBenchServeFailures(t *testing.T) {
 	var mu sync.Mutex
 	extras := map[string][]string{} // path → the extra fields its requests carried
@@ -205,16 +207,24 @@ func TestBenchServeFailures(t *testing.T) {
 	}))
 	defer ts.Close()
 
+	// A port nobody listens on.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+
 	jsonPath := filepath.Join(t.TempDir(), "serve.json")
-	code, out, errOut := run(t, "bench", "serve", "--url", ts.URL+"/mix", "--url", ts.URL+"/nousage", "--url", ts.URL+"/stall",
-		"--extra", `{"a":1}`, "--extra", `{"b":2}`, "--extra", `{}`,
+	code, out, errOut := run(t, "bench", "serve", "--url", ts.URL+"/mix", "--url", ts.URL+"/nousage", "--url", ts.URL+"/stall", "--url", closed,
+		"--extra", `{"a":1}`, "--extra", `{"b":2}`, "--extra", `{}`, "--extra", `{}`,
 		"--concurrency", "2", "--requests", "8", "--rounds", "1", "--timeout", "300ms", "--json", jsonPath)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	rep := readServeReport(t, jsonPath)
-	if len(rep.Records) != 3 {
-		t.Fatalf("%d records, want 3:\n%s", len(rep.Records), out)
+	if len(rep.Records) != 4 {
+		t.Fatalf("%d records, want 4:\n%s", len(rep.Records), out)
 	}
 	for _, tc := range []struct {
 		rec            serveRecord
@@ -226,14 +236,15 @@ func TestBenchServeFailures(t *testing.T) {
 		{rep.Records[0], 4, 2*5 + 2*7, "usage (2 requests) and text chunks (2)", "status 500"},
 		{rep.Records[1], 8, 8 * 3, "text chunks", ""},
 		{rep.Records[2], 0, 0, "none", "deadline exceeded"},
+		{rep.Records[3], 0, 0, "none", "connection refused"},
 	} {
 		if tc.rec.OK != tc.ok || tc.rec.Failed != 8-tc.ok || tc.rec.Tokens != tc.tokens || tc.rec.TokensFrom != tc.from || !strings.Contains(tc.rec.FirstError, tc.firstErr) {
 			t.Errorf("%s: %d ok, %d failed, %d tokens from %q, first error %q; want %d ok, %d tokens from %q, first error %q",
 				tc.rec.URL, tc.rec.OK, tc.rec.Failed, tc.rec.Tokens, tc.rec.TokensFrom, tc.rec.FirstError, tc.ok, tc.tokens, tc.from, tc.firstErr)
 		}
 	}
-	if n := strings.Count(out, "first error"); n != 2 || !strings.Contains(out, "first error ("+ts.URL+"/mix c=2): status 500: ") {
-		t.Errorf("want the first error of /mix and /stall printed once each:\n%s", out)
+	if n := strings.Count(out, "first error"); n != 3 || !strings.Contains(out, "first error ("+ts.URL+"/mix c=2): status 500: ") {
+		t.Errorf("want the first error of /mix, /stall and the closed port printed once each:\n%s", out)
 	}
 	if !strings.Contains(errOut, "warm-up request to "+ts.URL+"/stall failed") {
 		t.Errorf("stderr does not report the failed warm-up: %s", errOut)
