@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +30,7 @@ func init() {
 // serveBench is one `kvq bench serve` run: what is sent, and where.
 type serveBench struct {
 	urls        []string         // base URLs, without a trailing slash
+	names       []string         // what the output calls each: its URL, with " #k" (its position) where a URL is given twice
 	extras      []map[string]any // fields merged into the body of each url's requests (nil: none)
 	model       string           // the body's "model" ("": left out)
 	apiKey      string
@@ -49,7 +51,8 @@ type serveResult struct {
 
 // serveRecord is one level of a run: one (round, url, concurrency).
 type serveRecord struct {
-	Round       int     `json:"round"` // from 1
+	Round       int     `json:"round"`  // from 1
+	Server      int     `json:"server"` // the --url's position, from 0
 	URL         string  `json:"url"`
 	Concurrency int     `json:"concurrency"`
 	Requests    int     `json:"requests"`
@@ -68,6 +71,7 @@ type serveRecord struct {
 
 // serveSummary is one (url, concurrency) over the rounds.
 type serveSummary struct {
+	Server      int     `json:"server"`
 	URL         string  `json:"url"`
 	Concurrency int     `json:"concurrency"`
 	TokensPerS  float64 `json:"tokens_per_s_median"`
@@ -98,9 +102,9 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 		"per round, server and concurrency, the aggregate generated tok/s, the time to first token and the inter-token latency, then the median of each over the rounds "+
 		"and its ratio to the first server's first concurrency.\n\n"+
 		"At concurrency c, c clients each send their next request when the previous one ends, --requests in all. Each round runs every (url, concurrency) pair in turn, "+
-		"so that pairs are compared in the same minutes. Prompts are short synthetic texts, the same on every run and every server, different for each request.", stderr)
+		"the servers' order reversed every other round, so that pairs are compared in the same minutes. Prompts are short synthetic texts, the same on every run and every server, different for each request.", stderr)
 	var urls, extras listFlag
-	fs.Var(&urls, "url", "base `URL` of a server, e.g. http://127.0.0.1:8080 (requests go to URL/v1/completions); repeat to compare servers")
+	fs.Var(&urls, "url", "base `URL` of a server, e.g. http://127.0.0.1:8080 (requests go to URL/v1/completions); repeat to compare servers (a URL given twice, with different --extra, is called URL #k, k its position)")
 	fs.Var(&extras, "extra", "JSON `OBJECT` whose fields are merged into every request's body, e.g. '{\"ignore_eos\":true}'; given once it applies to every --url, repeated it pairs with the --url of the same position")
 	concList := fs.String("concurrency", "1,16", "comma-separated `LIST` of client counts")
 	requests := fs.Int("requests", 0, "requests per level (0: twice the concurrency, at least 4)")
@@ -140,6 +144,13 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 		}
 		b.urls = append(b.urls, base)
 	}
+	for i, u := range b.urls {
+		name := u
+		if slices.Index(b.urls, u) != i || slices.Index(b.urls[i+1:], u) >= 0 {
+			name += fmt.Sprintf(" #%d", i+1)
+		}
+		b.names = append(b.names, name)
+	}
 	var rawExtras []json.RawMessage
 	for _, e := range extras {
 		m, err := parseExtra(e)
@@ -168,16 +179,21 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 	// One request per server first, not counted, its prompt that of a round after the
 	// last: a server that is down or refuses the body says so before the run, and the
 	// first counted requests do not pay for paging in weights.
-	for ui, u := range b.urls {
+	for ui := range b.urls {
 		if res := b.do(context.Background(), ui, b.prompt(*rounds, 0, 0)); res.err != nil {
-			fmt.Fprintf(stderr, "bench serve: warm-up request to %s failed: %v\n", u, res.err)
+			fmt.Fprintf(stderr, "bench serve: warm-up request to %s failed: %v\n", b.names[ui], res.err)
 		}
 	}
 	rep := serveReport{URLs: b.urls, Extra: rawExtras, Concurrency: conc, MaxTokens: b.maxTokens, PromptWords: b.promptWords, Rounds: *rounds}
-	reported := map[[2]int]bool{} // (url, concurrency index) pairs whose first error was printed
+	reported := map[[2]int]bool{}     // (url, concurrency index) pairs whose first error was printed
+	order := make([]int, len(b.urls)) // the servers' order in a round
+	for i := range order {
+		order[i] = i
+	}
 	for r := range *rounds {
 		for ci, c := range conc {
-			for ui, u := range b.urls {
+			for _, ui := range order {
+				u := b.names[ui]
 				label := fmt.Sprintf("round %d/%d %s c=%d", r+1, *rounds, u, c)
 				rec := b.level(r, ci, ui, c, levelRequests(c), newProgress(stderr, label, "requests", 1))
 				rep.Records = append(rep.Records, rec)
@@ -189,9 +205,10 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 				}
 			}
 		}
+		slices.Reverse(order) // no server always goes first
 	}
-	rep.Summary = summarizeServe(rep.Records, b.urls, conc)
-	printServeSummary(stdout, rep.Summary, *rounds)
+	rep.Summary = summarizeServe(rep.Records, len(b.urls), conc)
+	printServeSummary(stdout, rep.Summary, b.names, *rounds)
 	if *jsonPath != "" {
 		return writeJSON(*jsonPath, rep)
 	}
@@ -306,7 +323,7 @@ func (b *serveBench) level(r, ci, ui, c, n int, bar *progress) serveRecord {
 		})
 	}
 	wg.Wait()
-	rec := serveRecord{Round: r + 1, URL: b.urls[ui], Concurrency: c, Requests: n, Seconds: time.Since(t0).Seconds()}
+	rec := serveRecord{Round: r + 1, Server: ui, URL: b.urls[ui], Concurrency: c, Requests: n, Seconds: time.Since(t0).Seconds()}
 	bar.done()
 	var ttft, itl []time.Duration
 	fromUsage, fromChunks := 0, 0
@@ -465,30 +482,28 @@ func parseSSELine(line []byte) (sseEvent, error) {
 	return ev, nil
 }
 
-// summarizeServe gives each (url, concurrency) pair's medians over the rounds of
-// recs, and the median of its per-round tok/s ratio to the first pair's.
-func summarizeServe(recs []serveRecord, urls []string, conc []int) []serveSummary {
-	type key struct {
-		url string
-		c   int
-	}
+// summarizeServe gives each (server, concurrency) pair's medians over the rounds of
+// recs, and the median of its per-round tok/s ratio to the first pair's (server 0 at
+// conc[0]), for servers 0 to n−1.
+func summarizeServe(recs []serveRecord, n int, conc []int) []serveSummary {
+	type key struct{ server, c int }
 	byPair := map[key][]serveRecord{}
 	first := map[int]float64{} // round → the first pair's tok/s
 	for _, rec := range recs {
-		k := key{rec.URL, rec.Concurrency}
+		k := key{rec.Server, rec.Concurrency}
 		byPair[k] = append(byPair[k], rec)
-		if k == (key{urls[0], conc[0]}) {
+		if k == (key{0, conc[0]}) {
 			first[rec.Round] = rec.TokensPerS
 		}
 	}
 	var out []serveSummary
-	for _, u := range urls {
+	for server := range n {
 		for _, c := range conc {
-			rs := byPair[key{u, c}]
+			rs := byPair[key{server, c}]
 			if len(rs) == 0 {
 				continue
 			}
-			s := serveSummary{URL: u, Concurrency: c, MinTokensS: math.Inf(1)}
+			s := serveSummary{Server: server, URL: rs[0].URL, Concurrency: c, MinTokensS: math.Inf(1)}
 			var tps, itl, ratios []float64
 			for _, r := range rs {
 				tps = append(tps, r.TokensPerS)
@@ -511,23 +526,23 @@ func summarizeServe(recs []serveRecord, urls []string, conc []int) []serveSummar
 	return out
 }
 
-// printServeSummary writes the summary table.
-func printServeSummary(w io.Writer, sum []serveSummary, rounds int) {
+// printServeSummary writes the summary table, calling server i names[i].
+func printServeSummary(w io.Writer, sum []serveSummary, names []string, rounds int) {
 	if len(sum) == 0 {
 		return
 	}
 	width := len("url")
-	for _, s := range sum {
-		width = max(width, len(s.URL))
+	for _, n := range names {
+		width = max(width, len(n))
 	}
-	fmt.Fprintf(w, "\nsummary of %d rounds: median tok/s [range]; ratio: median of the rounds' tok/s over %s c=%d's in the same round\n", rounds, sum[0].URL, sum[0].Concurrency)
+	fmt.Fprintf(w, "\nsummary of %d rounds: median tok/s [range]; ratio: median of the rounds' tok/s over %s c=%d's in the same round\n", rounds, names[sum[0].Server], sum[0].Concurrency)
 	fmt.Fprintf(w, "%-*s  %4s  %24s  %6s  %10s  %s\n", width, "url", "c", "tok/s [range]", "ratio", "ITL p99 ms", "ok/failed")
 	for _, s := range sum {
 		ratio := "-"
 		if s.Ratio != nil {
 			ratio = fmt.Sprintf("%.2f", *s.Ratio)
 		}
-		fmt.Fprintf(w, "%-*s  %4d  %24s  %6s  %10.2f  %d/%d\n", width, s.URL, s.Concurrency,
+		fmt.Fprintf(w, "%-*s  %4d  %24s  %6s  %10.2f  %d/%d\n", width, names[s.Server], s.Concurrency,
 			fmt.Sprintf("%.1f [%.1f–%.1f]", s.TokensPerS, s.MinTokensS, s.MaxTokensS), ratio, s.ITLP99ms, s.OK, s.Failed)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,11 +39,17 @@ func readServeReport(t *testing.T, path string) serveReport {
 	return rep
 }
 
-// TestBenchServe runs bench serve against a kvq server over the built-in model on a
-// loopback socket, with every end-of-generation token banned through --extra's
-// logit_bias: every request generates exactly --max-tokens tokens, and the report
-// counts them from the streams' usage.
-func TestBenchServe(t *testing.T) {
+// builtinServer is a kvq server over the built-in model on a loopback socket that
+// keeps the JSON bodies of the requests it gets.
+type builtinServer struct {
+	*httptest.Server
+	m      *model.Model
+	mu     sync.Mutex
+	bodies []map[string]any
+}
+
+func newBuiltinServer(t *testing.T) *builtinServer {
+	t.Helper()
 	m, err := model.LoadDefault()
 	if err != nil {
 		t.Fatal(err)
@@ -59,29 +66,33 @@ func TestBenchServe(t *testing.T) {
 	if err := s.Start(m, c, engine.Config{}); err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var bodies []map[string]any
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	bs := &builtinServer{m: m}
+	bs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		var body map[string]any
 		if err := json.Unmarshal(b, &body); err != nil {
 			t.Errorf("request body %s: %v", b, err)
 		}
-		mu.Lock()
-		bodies = append(bodies, body)
-		mu.Unlock()
+		bs.mu.Lock()
+		bs.bodies = append(bs.bodies, body)
+		bs.mu.Unlock()
 		r.Body = io.NopCloser(bytes.NewReader(b))
 		s.Handler().ServeHTTP(w, r)
 	}))
-	defer ts.Close()
-	defer func() {
+	t.Cleanup(bs.Close) // runs after Shutdown
+	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		if err := s.Shutdown(ctx); err != nil {
 			t.Errorf("Shutdown: %v", err)
 		}
-	}()
+	})
+	return bs
+}
 
+// noEOG is --extra's object banning every end-of-generation token of m.
+func noEOG(t *testing.T, m *model.Model) map[string]any {
+	t.Helper()
 	bias := map[string]float64{}
 	for id := range int32(m.Vocab) {
 		if m.Tok.IsEOG(id) {
@@ -91,7 +102,16 @@ func TestBenchServe(t *testing.T) {
 	if len(bias) == 0 {
 		t.Fatal("the built-in model has no end-of-generation token")
 	}
-	extra, _ := json.Marshal(map[string]any{"logit_bias": bias})
+	return map[string]any{"logit_bias": bias}
+}
+
+// TestBenchServe runs bench serve against a kvq server over the built-in model on a
+// loopback socket, with every end-of-generation token banned through --extra's
+// logit_bias: every request generates exactly --max-tokens tokens, and the report
+// counts them from the streams' usage.
+func TestBenchServe(t *testing.T) {
+	ts := newBuiltinServer(t)
+	extra, _ := json.Marshal(noEOG(t, ts.m))
 	jsonPath := filepath.Join(t.TempDir(), "serve.json")
 	const maxTokens = 8
 	code, out, errOut := run(t, "bench", "serve", "--url", ts.URL+"/", "--concurrency", "1,2", "--rounds", "1",
@@ -136,11 +156,13 @@ func TestBenchServe(t *testing.T) {
 
 	// The bodies: a warm-up request, then 4 per level, each streaming at temperature 0
 	// with usage asked for, --extra merged in, and no two prompts of the levels alike.
-	if len(bodies) != 9 {
-		t.Fatalf("server got %d requests, want 9", len(bodies))
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if len(ts.bodies) != 9 {
+		t.Fatalf("server got %d requests, want 9", len(ts.bodies))
 	}
 	prompts := map[any]bool{}
-	for _, b := range bodies[1:] {
+	for _, b := range ts.bodies[1:] {
 		so, _ := b["stream_options"].(map[string]any)
 		if b["stream"] != true || so["include_usage"] != true || b["temperature"] != 0.0 || b["max_tokens"] != float64(maxTokens) || b["logit_bias"] == nil {
 			t.Errorf("request body %v", b)
@@ -149,6 +171,62 @@ func TestBenchServe(t *testing.T) {
 	}
 	if len(prompts) != 8 {
 		t.Errorf("%d different prompts in 8 requests: %v", len(prompts), prompts)
+	}
+}
+
+// TestBenchServeRounds runs two rounds over one server given twice, the second time
+// with --extra setting max_tokens to 4: the servers take turns first, each keeps its
+// own rows under its position, and the summary's medians and ratios are those of the
+// rounds' records.
+func TestBenchServeRounds(t *testing.T) {
+	ts := newBuiltinServer(t)
+	extra0, _ := json.Marshal(noEOG(t, ts.m))
+	short := noEOG(t, ts.m)
+	short["max_tokens"] = 4
+	extra1, _ := json.Marshal(short)
+	jsonPath := filepath.Join(t.TempDir(), "serve.json")
+	code, out, errOut := run(t, "bench", "serve", "--url", ts.URL, "--extra", string(extra0), "--url", ts.URL, "--extra", string(extra1),
+		"--concurrency", "1,2", "--rounds", "2", "--max-tokens", "8", "--json", jsonPath)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	rep := readServeReport(t, jsonPath)
+	if len(rep.Records) != 8 || len(rep.Summary) != 4 {
+		t.Fatalf("%d records and %d summaries, want 8 and 4", len(rep.Records), len(rep.Summary))
+	}
+	var order []int
+	for _, rec := range rep.Records {
+		order = append(order, rec.Server)
+		if want := 4 * []int{8, 4}[rec.Server]; rec.OK != 4 || rec.Tokens != want || rec.URL != ts.URL {
+			t.Errorf("record %+v: want 4 requests ok with %d tokens", rec, want)
+		}
+	}
+	if want := []int{0, 1, 0, 1, 1, 0, 1, 0}; !slices.Equal(order, want) {
+		t.Errorf("servers ran in the order %v, want %v", order, want)
+	}
+	for _, name := range []string{ts.URL + " #1", ts.URL + " #2"} {
+		if !strings.Contains(out, "round 2/2  "+name+"  c=2 ") || !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(name)+` +2 `).MatchString(out) {
+			t.Errorf("output does not name %q in its lines and summary:\n%s", name, out)
+		}
+	}
+	first := map[int]float64{}
+	for _, rec := range rep.Records {
+		if rec.Server == 0 && rec.Concurrency == 1 {
+			first[rec.Round] = rec.TokensPerS
+		}
+	}
+	for _, s := range rep.Summary {
+		var tps, itl, ratio []float64
+		for _, rec := range rep.Records {
+			if rec.Server == s.Server && rec.Concurrency == s.Concurrency {
+				tps, itl, ratio = append(tps, rec.TokensPerS), append(itl, rec.ITL.P99), append(ratio, rec.TokensPerS/first[rec.Round])
+			}
+		}
+		mid := func(x []float64) float64 { return (min(x[0], x[1]) + max(x[0], x[1])) / 2 }
+		if len(tps) != 2 || s.TokensPerS != mid(tps) || s.MinTokensS != min(tps[0], tps[1]) || s.MaxTokensS != max(tps[0], tps[1]) ||
+			s.ITLP99ms != mid(itl) || s.Ratio == nil || *s.Ratio != mid(ratio) || s.OK != 8 {
+			t.Errorf("summary %+v of tok/s %v, ITL p99 %v, ratios %v", s, tps, itl, ratio)
+		}
 	}
 }
 
