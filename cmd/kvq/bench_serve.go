@@ -45,6 +45,7 @@ type serveResult struct {
 	err    error
 	ttft   time.Duration   // to the first chunk with text (0: none came)
 	itl    []time.Duration // gaps between consecutive chunks with text
+	gen    time.Duration   // from the first chunk with text to the last
 	chunks int             // chunks with text
 	usage  int             // the stream's usage.completion_tokens; -1: it sent none
 }
@@ -63,9 +64,12 @@ type serveRecord struct {
 	Seconds     float64 `json:"seconds"`      // wall time of the level
 	TokensPerS  float64 `json:"tokens_per_s"` // Tokens / Seconds
 	// TTFT is the time from sending a request to its first chunk with text; ITL the
-	// gaps between consecutive chunks with text of one request, over all requests.
+	// gaps between consecutive chunks with text of one request, over all requests;
+	// TPOT each request's time per output token after the first (from its first chunk
+	// with text to its last, over its tokens less one; requests of one token have none).
 	TTFT       engine.Latency `json:"ttft"`
 	ITL        engine.Latency `json:"itl"`
+	TPOT       engine.Latency `json:"tpot"`
 	FirstError string         `json:"first_error,omitempty"`
 }
 
@@ -81,8 +85,10 @@ type serveSummary struct {
 	// the same round (omitted when no round had both).
 	Ratio    *float64 `json:"ratio_to_first,omitempty"`
 	ITLP99ms float64  `json:"itl_p99_ms_median"`
-	OK       int      `json:"ok"`
-	Failed   int      `json:"failed"`
+	// TPOTms is the median over rounds of the level's median time per output token.
+	TPOTms float64 `json:"tpot_p50_ms_median"`
+	OK     int     `json:"ok"`
+	Failed int     `json:"failed"`
 }
 
 // serveReport is the JSON output of `kvq bench serve`.
@@ -197,8 +203,8 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 				label := fmt.Sprintf("round %d/%d %s c=%d", r+1, *rounds, u, c)
 				rec := b.level(r, ci, ui, c, levelRequests(c), newProgress(stderr, label, "requests", 1))
 				rep.Records = append(rep.Records, rec)
-				fmt.Fprintf(stdout, "round %d/%d  %s  c=%-3d %9.1f tok/s  TTFT p50 %.1f p99 %.1f ms  ITL p50 %.2f p99 %.2f ms  %d ok %d failed  (%d tokens from %s in %.2f s)\n",
-					r+1, *rounds, u, c, rec.TokensPerS, rec.TTFT.P50, rec.TTFT.P99, rec.ITL.P50, rec.ITL.P99, rec.OK, rec.Failed, rec.Tokens, rec.TokensFrom, rec.Seconds)
+				fmt.Fprintf(stdout, "round %d/%d  %s  c=%-3d %9.1f tok/s  TTFT p50 %.1f p99 %.1f ms  TPOT p50 %.2f ms  ITL p50 %.2f p99 %.2f ms  %d ok %d failed  (%d tokens from %s in %.2f s)\n",
+					r+1, *rounds, u, c, rec.TokensPerS, rec.TTFT.P50, rec.TTFT.P99, rec.TPOT.P50, rec.ITL.P50, rec.ITL.P99, rec.OK, rec.Failed, rec.Tokens, rec.TokensFrom, rec.Seconds)
 				if rec.FirstError != "" && !reported[[2]int{ui, ci}] {
 					reported[[2]int{ui, ci}] = true
 					fmt.Fprintf(stdout, "  first error (%s c=%d): %s\n", u, c, rec.FirstError)
@@ -325,7 +331,7 @@ func (b *serveBench) level(r, ci, ui, c, n int, bar *progress) serveRecord {
 	wg.Wait()
 	rec := serveRecord{Round: r + 1, Server: ui, URL: b.urls[ui], Concurrency: c, Requests: n, Seconds: time.Since(t0).Seconds()}
 	bar.done()
-	var ttft, itl []time.Duration
+	var ttft, itl, tpot []time.Duration
 	fromUsage, fromChunks := 0, 0
 	for _, res := range results {
 		if res.err != nil {
@@ -336,12 +342,16 @@ func (b *serveBench) level(r, ci, ui, c, n int, bar *progress) serveRecord {
 			continue
 		}
 		rec.OK++
+		tokens := res.chunks
 		if res.usage >= 0 {
-			rec.Tokens += res.usage
+			tokens = res.usage
 			fromUsage++
 		} else {
-			rec.Tokens += res.chunks
 			fromChunks++
+		}
+		rec.Tokens += tokens
+		if tokens > 1 && res.chunks > 0 {
+			tpot = append(tpot, res.gen/time.Duration(tokens-1))
 		}
 		if res.chunks > 0 {
 			ttft = append(ttft, res.ttft)
@@ -361,7 +371,7 @@ func (b *serveBench) level(r, ci, ui, c, n int, bar *progress) serveRecord {
 	if rec.Seconds > 0 {
 		rec.TokensPerS = float64(rec.Tokens) / rec.Seconds
 	}
-	rec.TTFT, rec.ITL = engine.LatencyOf(ttft), engine.LatencyOf(itl)
+	rec.TTFT, rec.ITL, rec.TPOT = engine.LatencyOf(ttft), engine.LatencyOf(itl), engine.LatencyOf(tpot)
 	return rec
 }
 
@@ -401,7 +411,7 @@ func (b *serveBench) do(ctx context.Context, ui int, prompt string) serveResult 
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
-	var last time.Time
+	var first, last time.Time
 	for sc.Scan() {
 		ev, err := parseSSELine(sc.Bytes())
 		if err != nil {
@@ -417,11 +427,13 @@ func (b *serveBench) do(ctx context.Context, ui int, prompt string) serveResult 
 		if ev.text {
 			now := time.Now()
 			if res.chunks == 0 {
+				first = now
 				res.ttft = now.Sub(t0)
 			} else {
 				res.itl = append(res.itl, now.Sub(last))
 			}
 			last = now
+			res.gen = last.Sub(first)
 			res.chunks++
 		}
 	}
@@ -504,10 +516,11 @@ func summarizeServe(recs []serveRecord, n int, conc []int) []serveSummary {
 				continue
 			}
 			s := serveSummary{Server: server, URL: rs[0].URL, Concurrency: c, MinTokensS: math.Inf(1)}
-			var tps, itl, ratios []float64
+			var tps, itl, tpot, ratios []float64
 			for _, r := range rs {
 				tps = append(tps, r.TokensPerS)
 				itl = append(itl, r.ITL.P99)
+				tpot = append(tpot, r.TPOT.P50)
 				s.MinTokensS, s.MaxTokensS = min(s.MinTokensS, r.TokensPerS), max(s.MaxTokensS, r.TokensPerS)
 				s.OK += r.OK
 				s.Failed += r.Failed
@@ -515,7 +528,7 @@ func summarizeServe(recs []serveRecord, n int, conc []int) []serveSummary {
 					ratios = append(ratios, r.TokensPerS/f)
 				}
 			}
-			s.TokensPerS, s.ITLP99ms = median(tps), median(itl)
+			s.TokensPerS, s.ITLP99ms, s.TPOTms = median(tps), median(itl), median(tpot)
 			if len(ratios) > 0 {
 				m := median(ratios)
 				s.Ratio = &m
@@ -535,14 +548,15 @@ func printServeSummary(w io.Writer, sum []serveSummary, names []string, rounds i
 	for _, n := range names {
 		width = max(width, len(n))
 	}
-	fmt.Fprintf(w, "\nsummary of %d rounds: median tok/s [range]; ratio: median of the rounds' tok/s over %s c=%d's in the same round\n", rounds, names[sum[0].Server], sum[0].Concurrency)
-	fmt.Fprintf(w, "%-*s  %4s  %24s  %6s  %10s  %s\n", width, "url", "c", "tok/s [range]", "ratio", "ITL p99 ms", "ok/failed")
+	fmt.Fprintf(w, "\nsummary of %d rounds: median tok/s [range]; ratio: median of the rounds' tok/s over %s c=%d's in the same round; "+
+		"TPOT: time per output token after a request's first, the median of the rounds' medians\n", rounds, names[sum[0].Server], sum[0].Concurrency)
+	fmt.Fprintf(w, "%-*s  %4s  %24s  %6s  %11s  %10s  %s\n", width, "url", "c", "tok/s [range]", "ratio", "TPOT p50 ms", "ITL p99 ms", "ok/failed")
 	for _, s := range sum {
 		ratio := "-"
 		if s.Ratio != nil {
 			ratio = fmt.Sprintf("%.2f", *s.Ratio)
 		}
-		fmt.Fprintf(w, "%-*s  %4d  %24s  %6s  %10.2f  %d/%d\n", width, names[s.Server], s.Concurrency,
-			fmt.Sprintf("%.1f [%.1f–%.1f]", s.TokensPerS, s.MinTokensS, s.MaxTokensS), ratio, s.ITLP99ms, s.OK, s.Failed)
+		fmt.Fprintf(w, "%-*s  %4d  %24s  %6s  %11.2f  %10.2f  %d/%d\n", width, names[s.Server], s.Concurrency,
+			fmt.Sprintf("%.1f [%.1f–%.1f]", s.TokensPerS, s.MinTokensS, s.MaxTokensS), ratio, s.TPOTms, s.ITLP99ms, s.OK, s.Failed)
 	}
 }

@@ -126,7 +126,7 @@ func TestBenchServe(t *testing.T) {
 		}
 	}
 	if !strings.Contains(out, "summary of 1 rounds") || !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(ts.URL)+` +1 +\S+ \[\S+\] +1\.00 `).MatchString(out) ||
-		!regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(ts.URL)+` +2 +\S+ \[\S+\] +[0-9]+\.[0-9]{2} +[0-9.]+ +4/0$`).MatchString(out) {
+		!regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(ts.URL)+` +2 +\S+ \[\S+\] +[0-9]+\.[0-9]{2} +[0-9.]+ +[0-9.]+ +4/0$`).MatchString(out) {
 		t.Errorf("summary table missing or without ratios:\n%s", out)
 	}
 	if !strings.Contains(errOut, "c=2: 4/4 requests (100%)") {
@@ -139,7 +139,7 @@ func TestBenchServe(t *testing.T) {
 	}
 	for _, rec := range rep.Records {
 		if rec.Requests != 4 || rec.OK != 4 || rec.Failed != 0 || rec.Tokens != 4*maxTokens || rec.TokensFrom != "usage" ||
-			rec.TokensPerS <= 0 || rec.TTFT.Count != 4 || rec.ITL.Count == 0 {
+			rec.TokensPerS <= 0 || rec.TTFT.Count != 4 || rec.ITL.Count == 0 || rec.TPOT.Count != 4 || rec.TPOT.Max > 1000*rec.Seconds {
 			t.Errorf("record %+v: want 4 requests ok with %d tokens from usage", rec, 4*maxTokens)
 		}
 	}
@@ -264,9 +264,13 @@ func TestBenchServeFailures(t *testing.T) {
 			<-r.Context().Done()
 			return
 		case r.URL.Path == "/nousage/v1/completions":
-			for range 3 {
+			for k := range 3 {
+				if k > 0 {
+					time.Sleep(20 * time.Millisecond) // a token every 20 ms: TPOT ≥ 20 ms
+				}
 				chunk("x")
 				chunk("") // no text: not a token
+				w.(http.Flusher).Flush()
 			}
 			fmt.Fprint(w, "data: [DONE]\n\n")
 		case i%4 == 0:
@@ -320,6 +324,14 @@ func TestBenchServeFailures(t *testing.T) {
 			t.Errorf("%s: %d ok, %d failed, %d tokens from %q, first error %q; want %d ok, %d tokens from %q, first error %q",
 				tc.rec.URL, tc.rec.OK, tc.rec.Failed, tc.rec.Tokens, tc.rec.TokensFrom, tc.rec.FirstError, tc.ok, tc.tokens, tc.from, tc.firstErr)
 		}
+	}
+	// TPOT: /mix's requests of 5 chunks and of one chunk with a usage of 7 (all its
+	// tokens at once: 0); /nousage's 3 tokens 20 ms apart.
+	if tp := rep.Records[0].TPOT; tp.Count != 4 || tp.P50 != 0 {
+		t.Errorf("/mix TPOT %+v: want 4 requests, half of them 0", tp)
+	}
+	if tp := rep.Records[1].TPOT; tp.Count != 8 || tp.P50 < 20 || tp.Max > 300 {
+		t.Errorf("/nousage TPOT %+v: want 8 requests of 20 ms or more each", tp)
 	}
 	if n := strings.Count(out, "first error"); n != 3 || !strings.Contains(out, "first error ("+ts.URL+"/mix c=2): status 500: ") {
 		t.Errorf("want the first error of /mix, /stall and the closed port printed once each:\n%s", out)
