@@ -105,10 +105,10 @@ type serveReport struct {
 
 func runBenchServe(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench serve", "Loads OpenAI-compatible servers (kvq serve, or any other) through streaming POST URL/v1/completions requests with temperature 0 and reports, "+
-		"per round, server and concurrency, the aggregate generated tok/s, the time to first token and the inter-token latency, then the median of each over the rounds "+
+		"per round, server and concurrency, the aggregate generated tok/s, the time to first token, the time per output token and the inter-token latency, then the median of each over the rounds "+
 		"and its ratio to the first server's first concurrency.\n\n"+
 		"At concurrency c, c clients each send their next request when the previous one ends, --requests in all. Each round runs every (url, concurrency) pair in turn, "+
-		"the servers' order reversed every other round, so that pairs are compared in the same minutes. Prompts are short synthetic texts, the same on every run and every server, different for each request.", stderr)
+		"every other round in reverse order (ABBA), so that pairs are compared in the same minutes and a drifting machine favours none. Prompts are short synthetic texts, the same on every run and every server, different for each request.", stderr)
 	var urls, extras listFlag
 	fs.Var(&urls, "url", "base `URL` of a server, e.g. http://127.0.0.1:8080 (requests go to URL/v1/completions); repeat to compare servers (a URL given twice, with different --extra, is called URL #k, k its position)")
 	fs.Var(&extras, "extra", "JSON `OBJECT` whose fields are merged into every request's body, e.g. '{\"ignore_eos\":true}'; given once it applies to every --url, repeated it pairs with the --url of the same position")
@@ -191,27 +191,31 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	rep := serveReport{URLs: b.urls, Extra: rawExtras, Concurrency: conc, MaxTokens: b.maxTokens, PromptWords: b.promptWords, Rounds: *rounds}
-	reported := map[[2]int]bool{}     // (url, concurrency index) pairs whose first error was printed
-	order := make([]int, len(b.urls)) // the servers' order in a round
-	for i := range order {
-		order[i] = i
+	reported := map[[2]int]bool{} // (url, concurrency index) pairs whose first error was printed
+	// The levels of a round: concurrency by concurrency, every server at each, in this
+	// order in odd rounds and the reverse in even ones, so that a machine whose speed
+	// drifts during a round favours no pair over the rounds (ABBA).
+	var levels [][2]int // (concurrency index, url index)
+	for ci := range conc {
+		for ui := range b.urls {
+			levels = append(levels, [2]int{ci, ui})
+		}
 	}
 	for r := range *rounds {
-		for ci, c := range conc {
-			for _, ui := range order {
-				u := b.names[ui]
-				label := fmt.Sprintf("round %d/%d %s c=%d", r+1, *rounds, u, c)
-				rec := b.level(r, ci, ui, c, levelRequests(c), newProgress(stderr, label, "requests", 1))
-				rep.Records = append(rep.Records, rec)
-				fmt.Fprintf(stdout, "round %d/%d  %s  c=%-3d %9.1f tok/s  TTFT p50 %.1f p99 %.1f ms  TPOT p50 %.2f ms  ITL p50 %.2f p99 %.2f ms  %d ok %d failed  (%d tokens from %s in %.2f s)\n",
-					r+1, *rounds, u, c, rec.TokensPerS, rec.TTFT.P50, rec.TTFT.P99, rec.TPOT.P50, rec.ITL.P50, rec.ITL.P99, rec.OK, rec.Failed, rec.Tokens, rec.TokensFrom, rec.Seconds)
-				if rec.FirstError != "" && !reported[[2]int{ui, ci}] {
-					reported[[2]int{ui, ci}] = true
-					fmt.Fprintf(stdout, "  first error (%s c=%d): %s\n", u, c, rec.FirstError)
-				}
+		for _, lv := range levels {
+			ci, ui := lv[0], lv[1]
+			c, u := conc[ci], b.names[ui]
+			label := fmt.Sprintf("round %d/%d %s c=%d", r+1, *rounds, u, c)
+			rec := b.level(r, ci, ui, c, levelRequests(c), newProgress(stderr, label, "requests", 1))
+			rep.Records = append(rep.Records, rec)
+			fmt.Fprintf(stdout, "round %d/%d  %s  c=%-3d %9.1f tok/s  TTFT p50 %.1f p99 %.1f ms  TPOT p50 %.2f ms  ITL p50 %.2f p99 %.2f ms  %d ok %d failed  (%d tokens from %s in %.2f s)\n",
+				r+1, *rounds, u, c, rec.TokensPerS, rec.TTFT.P50, rec.TTFT.P99, rec.TPOT.P50, rec.ITL.P50, rec.ITL.P99, rec.OK, rec.Failed, rec.Tokens, rec.TokensFrom, rec.Seconds)
+			if rec.FirstError != "" && !reported[[2]int{ui, ci}] {
+				reported[[2]int{ui, ci}] = true
+				fmt.Fprintf(stdout, "  first error (%s c=%d): %s\n", u, c, rec.FirstError)
 			}
 		}
-		slices.Reverse(order) // no server always goes first
+		slices.Reverse(levels)
 	}
 	rep.Summary = summarizeServe(rep.Records, len(b.urls), conc)
 	printServeSummary(stdout, rep.Summary, b.names, *rounds)

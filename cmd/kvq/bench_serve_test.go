@@ -175,8 +175,8 @@ func TestBenchServe(t *testing.T) {
 }
 
 // TestBenchServeRounds runs two rounds over one server given twice, the second time
-// with --extra setting max_tokens to 4: the servers take turns first, each keeps its
-// own rows under its position, and the summary's medians and ratios are those of the
+// with --extra setting max_tokens to 4: the second round runs the first's levels in
+// reverse, each server keeps its own rows under its position, and the summary's medians and ratios are those of the
 // rounds' records.
 func TestBenchServeRounds(t *testing.T) {
 	ts := newBuiltinServer(t)
@@ -194,15 +194,16 @@ func TestBenchServeRounds(t *testing.T) {
 	if len(rep.Records) != 8 || len(rep.Summary) != 4 {
 		t.Fatalf("%d records and %d summaries, want 8 and 4", len(rep.Records), len(rep.Summary))
 	}
-	var order []int
+	var order [][2]int // (server, concurrency) of each level in turn
 	for _, rec := range rep.Records {
-		order = append(order, rec.Server)
+		order = append(order, [2]int{rec.Server, rec.Concurrency})
 		if want := 4 * []int{8, 4}[rec.Server]; rec.OK != 4 || rec.Tokens != want || rec.URL != ts.URL {
 			t.Errorf("record %+v: want 4 requests ok with %d tokens", rec, want)
 		}
 	}
-	if want := []int{0, 1, 0, 1, 1, 0, 1, 0}; !slices.Equal(order, want) {
-		t.Errorf("servers ran in the order %v, want %v", order, want)
+	// Round 2 runs round 1's levels in reverse (ABBA).
+	if want := [][2]int{{0, 1}, {1, 1}, {0, 2}, {1, 2}, {1, 2}, {0, 2}, {1, 1}, {0, 1}}; !slices.Equal(order, want) {
+		t.Errorf("levels (server, concurrency) ran in the order %v, want %v", order, want)
 	}
 	for _, name := range []string{ts.URL + " #1", ts.URL + " #2"} {
 		if !strings.Contains(out, "round 2/2  "+name+"  c=2 ") || !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(name)+` +2 `).MatchString(out) {
