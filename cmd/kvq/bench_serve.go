@@ -423,6 +423,7 @@ func (b *serveBench) do(ctx context.Context, ui int, prompt string) serveResult 
 			return res
 		}
 		if ev.done {
+			res.gen = last.Sub(first)
 			return res
 		}
 		if ev.usage >= 0 {
@@ -437,7 +438,6 @@ func (b *serveBench) do(ctx context.Context, ui int, prompt string) serveResult 
 				res.itl = append(res.itl, now.Sub(last))
 			}
 			last = now
-			res.gen = last.Sub(first)
 			res.chunks++
 		}
 	}
