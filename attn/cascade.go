@@ -66,10 +66,7 @@ func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *
 	}
 
 	// Views alone: one Decode each, spread over the workers (each on one goroutine:
-	// the results do not depend on it). Each worker takes the next view not yet
-	// taken, so that views of different lengths, or a worker slowed by other load,
-	// leave the others no more than one view's work to wait for (a fixed share per
-	// worker left the caller waiting for the rest of a descheduled helper's share).
+	// the results do not depend on it).
 	one := opt
 	one.Workers = 1
 	if len(sc.alone) == 1 {
@@ -78,33 +75,15 @@ func DecodeBatch(out, q [][]float32, sh Shape, views [][]Span, opt Options, sc *
 	for len(sc.own) < workers {
 		sc.own = append(sc.own, ownScratch{})
 	}
-	// errs[k] is the error of view alone[k]. A worker stops at its first error, and
-	// the views are taken in order, so every view before the first that fails was
-	// computed: the error returned is that view's, as a loop over the views in order
-	// would return, whichever worker took it.
-	aw := min(workers, len(sc.alone))
-	sc.errs = grow(sc.errs, len(sc.alone))
-	errs := sc.errs
-	clear(errs)
-	sc.nextAlone.Store(0)
-	runAlone := func(w int) {
-		for {
-			k := int(sc.nextAlone.Add(1)) - 1
-			if k >= len(sc.alone) {
-				return
-			}
-			i := sc.alone[k]
-			if err := Decode(out[i], q[i], sh, views[i], one, sc.sub[w]); err != nil {
-				errs[k] = fmt.Errorf("query %d: %w", i, err)
-				return
-			}
+	err := sc.each(workers, len(sc.alone), func(w, k int) error {
+		i := sc.alone[k]
+		if err := Decode(out[i], q[i], sh, views[i], one, sc.sub[w]); err != nil {
+			return fmt.Errorf("query %d: %w", i, err)
 		}
-	}
-	parallelFor(aw, aw, runAlone) // on the caller alone for aw ≤ 1
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for gi := range sc.groups {
 		if err := sc.cascade(out, q, sh, views, &sc.groups[gi], opt, workers); err != nil {
@@ -148,9 +127,13 @@ type BatchScratch struct {
 	chunks [][2]int
 	parts  []partial    // the shared pass's states (see cascade)
 	own    []ownScratch // per worker
-	// nextAlone is the next index of alone that no worker has taken.
-	nextAlone atomic.Int32
-	stats     BatchStats
+	// each's loop: the next item no worker has taken, of eachN, each run by
+	// eachFn; eachRun is runEach, made once.
+	next    atomic.Int32
+	eachN   int
+	eachFn  func(w, k int) error
+	eachRun func(w int)
+	stats   BatchStats
 }
 
 // Stats returns the statistics of the last DecodeBatch.
@@ -308,56 +291,83 @@ func (sc *BatchScratch) cascade(out, q [][]float32, sh Shape, views [][]Span, g 
 	}
 
 	// Each query over its own spans.
-	ow := min(workers, t)
-	sc.errs = grow(sc.errs, ow)
-	errs := sc.errs
-	clear(errs)
 	lastChunk := shared[sc.chunks[nc-1][0]].Pos / ct
-	own := func(w int) {
+	return sc.each(workers, t, func(w, j int) error {
 		ps := &sc.own[w]
-		for j := w; j < t; j += ow {
-			i := g.members[j]
-			rest := views[i][g.shared:]
-			oMaxSpan, oMaxG, err := checkSpans(rest, sh, opt)
-			if err != nil {
-				errs[w] = fmt.Errorf("query %d: %w", i, err)
-				return
-			}
-			oMaxSpan, oMaxG = max(oMaxSpan, maxSpan), max(oMaxG, maxG)
-			// The query's own chunks; the first continues the last shared chunk's
-			// state when it lies in the same run of ct positions.
-			ps.chunks = chunkSpans(ps.chunks, rest, ct)
-			oc := ps.chunks
-			if len(rest) == 0 {
-				oc = nil // chunkSpans's one empty chunk
-			}
-			qj := qs[j*hd : (j+1)*hd]
-			res, cur := &ps.res, &ps.cur
-			res.reset(sh, oMaxSpan, oMaxG)
-			for c := range nc {
-				cur.reset(sh, oMaxSpan, oMaxG)
-				extract(cur, &parts[c*hg], sh, j, t)
-				if c == nc-1 && len(oc) > 0 && rest[oc[0][0]].Pos/ct == lastChunk {
-					runChunk(cur, qj, sh, rest[oc[0][0]:oc[0][1]], opt.Rotate, opt.SoftCap, nil, 0, sh.KVHeads)
-					oc = oc[1:]
-				}
-				merge(res, cur, d)
-			}
-			for _, c := range oc {
-				cur.reset(sh, oMaxSpan, oMaxG)
-				runChunk(cur, qj, sh, rest[c[0]:c[1]], opt.Rotate, opt.SoftCap, nil, 0, sh.KVHeads)
-				merge(res, cur, d)
-			}
-			finish(out[i], res, sh)
+		i := g.members[j]
+		rest := views[i][g.shared:]
+		oMaxSpan, oMaxG, err := checkSpans(rest, sh, opt)
+		if err != nil {
+			return fmt.Errorf("query %d: %w", i, err)
 		}
+		oMaxSpan, oMaxG = max(oMaxSpan, maxSpan), max(oMaxG, maxG)
+		// The query's own chunks; the first continues the last shared chunk's
+		// state when it lies in the same run of ct positions.
+		ps.chunks = chunkSpans(ps.chunks, rest, ct)
+		oc := ps.chunks
+		if len(rest) == 0 {
+			oc = nil // chunkSpans's one empty chunk
+		}
+		qj := qs[j*hd : (j+1)*hd]
+		res, cur := &ps.res, &ps.cur
+		res.reset(sh, oMaxSpan, oMaxG)
+		for c := range nc {
+			cur.reset(sh, oMaxSpan, oMaxG)
+			extract(cur, &parts[c*hg], sh, j, t)
+			if c == nc-1 && len(oc) > 0 && rest[oc[0][0]].Pos/ct == lastChunk {
+				runChunk(cur, qj, sh, rest[oc[0][0]:oc[0][1]], opt.Rotate, opt.SoftCap, nil, 0, sh.KVHeads)
+				oc = oc[1:]
+			}
+			merge(res, cur, d)
+		}
+		for _, c := range oc {
+			cur.reset(sh, oMaxSpan, oMaxG)
+			runChunk(cur, qj, sh, rest[c[0]:c[1]], opt.Rotate, opt.SoftCap, nil, 0, sh.KVHeads)
+			merge(res, cur, d)
+		}
+		finish(out[i], res, sh)
+		return nil
+	})
+}
+
+// each runs fn(w, k) for every k < n on up to workers goroutines (w: the worker,
+// whose scratch fn may use), each taking the next k no worker has taken, so that
+// items of different sizes, or a worker slowed by other load, leave the others at
+// most one item to wait for (a fixed share per worker left the caller waiting for
+// the rest of a descheduled helper's share). A worker stops at its first error; as
+// the items are taken in order, every item before the lowest that failed was run,
+// and each returns that item's error, as a loop over the items in order would.
+func (sc *BatchScratch) each(workers, n int, fn func(w, k int) error) error {
+	sc.errs = grow(sc.errs, n)
+	clear(sc.errs)
+	sc.next.Store(0)
+	sc.eachN, sc.eachFn = n, fn
+	if sc.eachRun == nil {
+		sc.eachRun = sc.runEach // made once: a method value per call would be garbage
 	}
-	parallelFor(ow, ow, own)
-	for _, err := range errs {
+	nw := min(workers, n)
+	parallelFor(nw, nw, sc.eachRun) // on the caller alone for nw ≤ 1
+	sc.eachFn = nil
+	for _, err := range sc.errs {
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// runEach is worker w's loop of each.
+func (sc *BatchScratch) runEach(w int) {
+	for {
+		k := int(sc.next.Add(1)) - 1
+		if k >= sc.eachN {
+			return
+		}
+		if err := sc.eachFn(w, k); err != nil {
+			sc.errs[k] = err
+			return
+		}
+	}
 }
 
 // ownScratch is one worker's buffers for the own spans of a group's queries.

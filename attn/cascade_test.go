@@ -192,4 +192,23 @@ func TestDecodeBatchFirstError(t *testing.T) {
 			t.Fatalf("DecodeBatch: %v, want query 3's ErrShape", err)
 		}
 	}
+
+	// The same for the queries of one group, over their own spans past the shared
+	// ones.
+	const long = 513 // shared up to 512
+	common := cutAtBatches(buildHistory(r, sh, long, 48, sideKinds[2], sideKinds[2]).spans)
+	for i := range views {
+		own := cutAtBatches(buildHistory(r, sh, 40+8*i, 48, sideKinds[2], sideKinds[2]).spans)
+		views[i] = append(append([]Span(nil), common...), cutAtBatches(moved(own, long))...)
+	}
+	views[3][len(common)].Delta, views[6][len(common)].Delta = 1, 2
+	for range 200 {
+		err := DecodeBatch(out, q, sh, views, Options{Workers: 2}, &sc)
+		if !errors.Is(err, ErrShape) || !strings.HasPrefix(err.Error(), "query 3: ") {
+			t.Fatalf("DecodeBatch of a group: %v, want query 3's ErrShape", err)
+		}
+		if st := sc.Stats(); st.SharedQueries != n {
+			t.Fatalf("%d of %d queries in a group, want all", st.SharedQueries, n)
+		}
+	}
 }
