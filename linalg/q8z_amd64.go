@@ -141,8 +141,8 @@ func dotQ8TokensZ(out []float32, ldo int, w []byte, rowBytes, rows int, xt token
 			// Up to 3 groups (decode steps of up to 48 sequences): each through all
 			// the whole tiles in one call. A call per tile, the groups of a tile in
 			// turn while it is in L1, cost more CPU time (llama-134m Q8_0: 2-4% at 8
-			// and 16 tokens, 6-7% at 24 and 32), and 3 groups as a pair and a group
-			// left over 7% more at 36 and 48 tokens; from 64 tokens pairs cost the
+			// and 16 tokens, 7-8% at 24 and 32), and 3 groups as a pair and a group
+			// left over 7-8% more at 36 to 48 tokens; from 64 tokens pairs cost the
 			// same or less.
 			for g := range groups {
 				if r4 >= 8 {
